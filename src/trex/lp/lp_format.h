@@ -1,0 +1,32 @@
+// The LP file format (CPLEX LP, and the dialect Gurobi writes).
+//
+// read_lp takes what is found in the wild: "\" line comments and "\* ... *\" block comments;
+// every section spelling (minimize/minimise/minimum/min, maximize/.../max, subject to/such
+// that/st/s.t., bounds/bound, general/generals/gen/integer/integers, binary/binaries/bin,
+// end); names with brackets such as x[0] or flow[a,b]; constants on either side; ranged rows
+// "l <= expr <= u"; bounds "x free", "-inf <= x <= 5", "x = 3", "x >= -infinity";
+// quadratic terms "[ 2 x ^ 2 + 3 x * y ] / 2" in the objective and "[ x * y ]" in rows;
+// "lazy constraints" and "user cuts" sections, read as ordinary rows. Semi-continuous
+// variables, SOS and general-constraint sections are rejected with an error.
+// Every error is an InputError naming the file and the line.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "trex/lp/model.h"
+
+namespace trex::lp {
+
+// `filename` is only used in error messages.
+Model read_lp(std::string_view text, const std::string& filename = "<lp>");
+
+// Writes CPLEX LP text that read_lp reads back to the same model (same_model()).
+// Numbers are written in shortest round-trip form. Throws InputError::field when a name
+// cannot be written in LP format (a space, a leading digit, an operator character).
+std::string write_lp(const Model& model);
+
+// True when `name` can be written as an LP-format name.
+bool is_valid_lp_name(std::string_view name);
+
+}  // namespace trex::lp

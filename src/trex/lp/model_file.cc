@@ -1,0 +1,39 @@
+#include "trex/lp/model_file.h"
+
+#include "trex/lp/lp_format.h"
+#include "trex/lp/mps_format.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace trex::lp {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (size_t k = 0; k < suffix.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - suffix.size() + k])) != suffix[k])
+      return false;
+  return true;
+}
+
+}  // namespace
+
+FileFormat format_of(const std::string& path) {
+  if (ends_with(path, ".lp")) return FileFormat::kLp;
+  if (ends_with(path, ".mps") || ends_with(path, ".fmps")) return FileFormat::kMps;
+  throw InputError(path, 0, "unknown model format (expected .lp or .mps)");
+}
+
+Model read_model_file(const std::string& path) {
+  FileFormat format = format_of(path);
+  std::string text = read_file(path);
+  return format == FileFormat::kLp ? read_lp(text, path) : read_mps(text, path);
+}
+
+void write_model_file(const Model& model, const std::string& path) {
+  FileFormat format = format_of(path);
+  write_file_atomic(path, format == FileFormat::kLp ? write_lp(model) : write_mps(model));
+}
+
+}  // namespace trex::lp

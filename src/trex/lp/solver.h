@@ -1,0 +1,78 @@
+// Solving a Model: one interface, several back ends.
+//
+// A back end either solves a model it can handle or returns kUnsupported with a reason;
+// it never drops what it cannot handle (a quadratic term, say) and solves the rest.
+// "Did the call work" and "what is true of the model" are one status here because every
+// outcome, infeasible and unbounded included, is a successful solve; kError is kept for a
+// back end that failed (a crashed subprocess, a numerical breakdown).
+//
+// Back ends (see solver_names()):
+//   "cbc"   COIN-OR CBC in-process (CbcModel::branchAndBound over OsiClpSolverInterface)
+//           for MILPs, CLP for LPs, CLP's QP for convex quadratic objectives. The default.
+//   "glpk"  GLPK's glpsol as a separate process (GPL-3+, so never linked), for cross-checks.
+//
+// Thread safety: solve() may be called from many threads at once, on the same or different
+// Solver objects; each call builds its own solver state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trex/lp/model.h"
+
+namespace trex::lp {
+
+// New values go last: statuses are written to JSON by name, but code may switch on them.
+enum class SolveStatus {
+  kOptimal,
+  kInfeasible,
+  kUnbounded,
+  kInfeasibleOrUnbounded,
+  kTimeLimitFeasible,    // stopped by the time limit with an incumbent (objective/x valid)
+  kTimeLimitNoSolution,  // stopped by the time limit without one
+  kUnsupported,          // the back end cannot solve this class of model; see message
+  kError,                // the back end failed; see message
+};
+
+const char* to_string(SolveStatus s);
+// True when objective and primal values are meaningful.
+bool has_solution(SolveStatus s);
+
+struct SolveOptions {
+  double time_limit_s = 0;   // 0: none
+  int threads = 1;           // MIP search threads; results are deterministic for a fixed count
+  double mip_rel_gap = 1e-9; // stop when (incumbent - bound) / max(1, |incumbent|) <= this
+  bool verbose = false;      // let the back end print its log on stderr
+};
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::kError;
+  double objective = 0;            // in the model's own sense, constant included
+  std::vector<double> x;           // one value per variable, when has_solution(status)
+  std::string solver;              // back-end name, e.g. "cbc"
+  std::string solver_version;      // e.g. "CBC 2.10.8 / CLP 1.17.6"
+  std::string message;             // why, for kUnsupported and kError; extra detail otherwise
+  double seconds = 0;              // wall time of the solve call
+  double best_bound = 0;           // MIP dual bound when known
+};
+
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  // validate()s the model first: a malformed model throws InputError.
+  virtual SolveResult solve(const Model& model, const SolveOptions& options) const = 0;
+};
+
+// Names of the back ends built into this binary.
+std::vector<std::string> solver_names();
+// Throws InputError::field("--solver", ...) for an unknown name.
+std::unique_ptr<Solver> make_solver(const std::string& name = "cbc");
+
+// Back-end factories (one file each).
+std::unique_ptr<Solver> make_cbc_solver();
+std::unique_ptr<Solver> make_glpk_solver();
+
+}  // namespace trex::lp

@@ -6,7 +6,9 @@
 // end); names with brackets such as x[0] or flow[a,b]; constants on either side; ranged rows
 // "l <= expr <= u"; bounds "x free", "-inf <= x <= 5", "x = 3", "x >= -infinity";
 // quadratic terms "[ 2 x ^ 2 + 3 x * y ] / 2" in the objective and "[ x * y ]" in rows;
-// "lazy constraints" and "user cuts" sections, read as ordinary rows. Semi-continuous
+// "lazy constraints" and "user cuts" sections, read as ordinary rows; Gurobi's empty rows
+// ("R0: <= 5") and objective constant ("+ 5 Constant"); repeated row names, which Gurobi
+// writes and which are renamed "name#2", "name#3", ... (nothing in LP refers to rows). Semi-continuous
 // variables, SOS and general-constraint sections are rejected with an error.
 // Every error is an InputError naming the file and the line.
 #pragma once

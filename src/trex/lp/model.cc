@@ -156,14 +156,16 @@ double Model::max_violation(const std::vector<double>& x) const {
   double worst = 0;
   for (size_t j = 0; j < vars_.size(); ++j) {
     const Variable& v = vars_[j];
-    worst = std::max({worst, v.lower - x[j], x[j] - v.upper});
+    worst = std::max({worst, (v.lower - x[j]) / std::max(1.0, std::fabs(v.lower)),
+                      (x[j] - v.upper) / std::max(1.0, std::fabs(v.upper))});
     if (v.type != VarType::kContinuous) worst = std::max(worst, std::fabs(x[j] - std::round(x[j])));
   }
   for (const auto& r : rows_) {
     double a = 0;
     for (const auto& t : r.terms) a += t.coef * x[size_t(t.var)];
     for (const auto& q : r.quad) a += q.coef * x[size_t(q.i)] * x[size_t(q.j)];
-    worst = std::max({worst, r.lower - a, a - r.upper});
+    worst = std::max({worst, (r.lower - a) / std::max(1.0, std::fabs(r.lower)),
+                      (a - r.upper) / std::max(1.0, std::fabs(r.upper))});
   }
   return worst;
 }

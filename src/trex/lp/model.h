@@ -104,7 +104,8 @@ class Model {
 
   // Objective value of a point (size num_vars()).
   double objective_value(const std::vector<double>& x) const;
-  // Largest violation of a row, bound or integrality by x (0 when feasible).
+  // Largest violation of a row, bound or integrality by x (0 when feasible). Row and bound
+  // violations are relative to max(1, |bound|); integrality is absolute.
   double max_violation(const std::vector<double>& x) const;
 
   // Sorts and merges terms, merges quadratic pairs; call after editing rows by hand.

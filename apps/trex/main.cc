@@ -1,0 +1,47 @@
+// trex: one binary, one subcommand per part. Usage errors and bad input end here as a
+// single line on stderr and exit code 2, whichever subcommand raised them.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "commands.h"
+#include "trex/util/data_dir.h"
+#include "trex/util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"trex: MoE post-training systems and solver-grounded OR tools"};
+  app.set_version_flag("--version", std::string("trex ") + trex::version());
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  trex::cli::Action action;
+  trex::cli::add_demo_command(app, &action);
+  trex::cli::add_solve_command(app, &action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::fprintf(stderr, "trex: error: %s (see trex --help)\n", what.c_str());
+    return trex::kUsageExitCode;
+  }
+
+  try {
+    return action ? action() : trex::kUsageExitCode;
+  } catch (const trex::InputError& e) {
+    std::fprintf(stderr, "trex: error: %s\n", e.what());
+    return trex::kUsageExitCode;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "trex: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trex: internal error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,109 @@
+// trex solve FILE: read an .lp or .mps model, solve it, print status, objective and the
+// nonzero variables (or one JSON object with --json).
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "commands.h"
+#include "nlohmann/json.hpp"
+#include "trex/lp/model_file.h"
+#include "trex/lp/solver.h"
+#include "trex/util/error.h"
+
+namespace trex::cli {
+
+namespace {
+
+struct SolveArgs {
+  std::string file;
+  std::string solver = "cbc";
+  double time_limit = 0;
+  int threads = 1;
+  bool json = false;
+  bool all = false;
+};
+
+// Shortest text that reads back as the same double.
+std::string number(double v) {
+  char buf[32];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+int exit_code_for(lp::SolveStatus s) {
+  return s == lp::SolveStatus::kUnsupported || s == lp::SolveStatus::kError ? kSolverFailedExitCode
+                                                                              : 0;
+}
+
+int run_solve(const SolveArgs& args) {
+  if (args.time_limit < 0) throw InputError::field("--time-limit", "must be >= 0");
+  if (args.threads < 1) throw InputError::field("--threads", "must be >= 1");
+  auto solver = lp::make_solver(args.solver);
+  lp::Model model = lp::read_model_file(args.file);
+  lp::SolveOptions options;
+  options.time_limit_s = args.time_limit;
+  options.threads = args.threads;
+  lp::SolveResult r = solver->solve(model, options);
+  bool solved = lp::has_solution(r.status);
+
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["file"] = args.file;
+    j["status"] = lp::to_string(r.status);
+    j["objective"] = solved ? nlohmann::ordered_json(r.objective) : nlohmann::ordered_json(nullptr);
+    nlohmann::ordered_json vars = nlohmann::ordered_json::object();
+    if (solved)
+      for (int k = 0; k < model.num_vars(); ++k)
+        if (args.all || r.x[size_t(k)] != 0) vars[model.var(k).name] = r.x[size_t(k)];
+    j["variables"] = vars;
+    j["solver"] = r.solver;
+    j["solver_version"] = r.solver_version;
+    j["seconds"] = r.seconds;
+    if (!r.message.empty()) j["message"] = r.message;
+    std::printf("%s\n", j.dump().c_str());
+    return exit_code_for(r.status);
+  }
+
+  std::printf("model:     %s (%d variables, %d integer, %d constraints, %lld nonzeros%s)\n",
+              args.file.c_str(), model.num_vars(), model.num_integer_vars(), model.num_rows(),
+              (long long)model.num_nonzeros(),
+              model.has_quadratic_objective() || model.has_quadratic_constraints() ? ", quadratic"
+                                                                                    : "");
+  std::printf("status:    %s\n", lp::to_string(r.status));
+  if (solved) std::printf("objective: %s\n", number(r.objective).c_str());
+  std::printf("solver:    %s (%s), %.3f s\n", r.solver.c_str(), r.solver_version.c_str(), r.seconds);
+  if (!r.message.empty()) std::printf("message:   %s\n", r.message.c_str());
+  if (solved) {
+    int shown = 0;
+    for (int k = 0; k < model.num_vars(); ++k) {
+      double v = r.x[size_t(k)];
+      if (!args.all && v == 0) continue;
+      if (shown++ == 0) std::printf("%s:\n", args.all ? "variables" : "nonzero variables");
+      std::printf("  %s = %s\n", model.var(k).name.c_str(), number(v).c_str());
+    }
+    if (shown == 0) std::printf("all variables are zero\n");
+  }
+  return exit_code_for(r.status);
+}
+
+}  // namespace
+
+void add_solve_command(CLI::App& app, Action* action) {
+  auto args = std::make_shared<SolveArgs>();
+  CLI::App* cmd = app.add_subcommand("solve", "Solve an optimization model (.lp or .mps)");
+  cmd->add_option("file", args->file, "Model file: CPLEX/Gurobi LP format or free MPS")->required();
+  cmd->add_option("--solver", args->solver, "Back end: cbc (default; CLP for LPs and convex QPs) or glpk");
+  cmd->add_option("--time-limit", args->time_limit, "Seconds before giving up (0: none)");
+  cmd->add_option("--threads", args->threads, "Threads for the MIP search (default 1)");
+  cmd->add_flag("--json", args->json, "Print one JSON object: status, objective, variables, solver, seconds");
+  cmd->add_flag("--all", args->all, "List every variable, zeros included");
+  cmd->footer(
+      "Exit status: 0 when the model was read and solved (infeasible and unbounded included),\n"
+      "2 for usage and input errors, 3 when the back end cannot solve this kind of model.");
+  cmd->callback([args, action] { *action = [args] { return run_solve(*args); }; });
+}
+
+}  // namespace trex::cli

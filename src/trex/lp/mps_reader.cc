@@ -1,0 +1,541 @@
+// Free MPS reader. One pass over the text, line by line, with string_view tokens: every line
+// is scanned a bounded number of times, so a huge or binary input fails fast and in linear time.
+//
+// Rows are created in the ROWS section with their type only; the right-hand side and range
+// of each row are collected on the side and turned into [lower, upper] at ENDATA, because
+// RHS and RANGES may name a row in either order. Bounds are applied as they come and checked
+// at ENDATA (a later bound may repair an earlier one), naming the last bound line of a
+// variable that ends up with lower > upper.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include "trex/lp/mps_format.h"
+#include "trex/util/error.h"
+
+namespace trex::lp {
+
+namespace {
+
+// Values this large in RHS, RANGES and BOUNDS mean "no bound", as in every MPS writer.
+constexpr double kMpsInfinity = 1e30;
+
+// A data line never needs more fields than this; more means the line is not MPS.
+constexpr size_t kMaxFields = 6;
+
+enum class Section {
+  kNone, kName, kObjSense, kRows, kColumns, kRhs, kRanges, kBounds, kQuadObj, kQMatrix,
+  kQcMatrix, kEndData
+};
+
+// Row-map values that are not indices of model rows.
+constexpr int kObjectiveRow = -1;
+constexpr int kDroppedRow = -2;  // an N row after the first: entries naming it are ignored
+
+struct RowInfo {
+  char type;          // 'L', 'G' or 'E'
+  double rhs = 0;
+  double range = 0;
+  bool has_range = false;
+  long line = 0;      // where the row's bounds were last set (ROWS, RHS or RANGES)
+};
+
+// RHS, RANGES and BOUNDS lines may carry a set name; only the first set named counts, as
+// in every MPS reader, and lines of later sets are skipped.
+struct SetFilter {
+  std::string_view name;
+  bool known = false;
+  bool accepts(std::string_view set) {
+    if (!known) {
+      known = true;
+      name = set;
+    }
+    return set == name;
+  }
+};
+
+struct VarInfo {
+  bool lower_set = false;  // the lower bound was given explicitly (see the UP rule)
+  long bound_line = 0;     // last BOUNDS line naming the variable, 0 if none
+};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+char upper_ascii(char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (upper_ascii(a[k]) != upper_ascii(b[k])) return false;
+  return true;
+}
+
+// A token for an error message: quoted, and cut short so a 100 MB token makes a short line.
+std::string quote(std::string_view token) {
+  constexpr size_t kMax = 40;
+  if (token.size() <= kMax) return "'" + std::string(token) + "'";
+  return "'" + std::string(token.substr(0, kMax)) + "...'";
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+class MpsReader {
+ public:
+  MpsReader(std::string_view text, const std::string& filename)
+      : text_(text), filename_(filename) {}
+
+  Model read();
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InputError(filename_, line_no_, message);
+  }
+  [[noreturn]] void fail_at(long line, const std::string& message) const {
+    throw InputError(filename_, line, message);
+  }
+
+  void check_bytes(std::string_view line) const;
+  bool split(std::string_view line);
+  double number(std::string_view token) const;
+  double finite_number(std::string_view token, const char* what) const;
+  double bound_number(std::string_view token) const;
+
+  void header(std::string_view line);
+  void data();
+  void objsense(std::string_view word);
+  void row_entry();
+  void column_entry();
+  void rhs_entry();
+  void range_entry();
+  void bound_entry();
+  void quad_entry();
+  void finish();
+
+  int row_of(std::string_view name) const;
+  int column_of(std::string_view name) const;
+  // Where the (row, value) pairs of an RHS or RANGES line start; false: skip the line.
+  bool find_pairs(SetFilter& sets, size_t* first);
+
+  std::string_view text_;
+  const std::string& filename_;
+  long line_no_ = 0;
+  std::vector<std::string_view> fields_;
+  bool too_many_fields_ = false;
+
+  Model model_;
+  Section section_ = Section::kNone;
+  bool seen_rows_ = false;
+  bool have_objective_ = false;
+  bool in_integer_block_ = false;
+  int qc_row_ = -1;
+  SetFilter rhs_sets_, range_sets_, bound_sets_;
+
+  // Names point into text_, which outlives the reader.
+  std::unordered_map<std::string_view, int> rows_;
+  std::unordered_map<std::string_view, int> cols_;
+  std::vector<RowInfo> row_info_;
+  std::vector<VarInfo> var_info_;
+};
+
+// Binary data is refused up front: NUL and other control characters never occur in MPS.
+void MpsReader::check_bytes(std::string_view line) const {
+  for (char ch : line) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+      fail("binary data (control character " + std::to_string(int(c)) + ") in MPS text");
+  }
+}
+
+// Splits into at most kMaxFields white-space separated fields; returns false when blank.
+bool MpsReader::split(std::string_view line) {
+  fields_.clear();
+  too_many_fields_ = false;
+  size_t k = 0;
+  while (k < line.size()) {
+    while (k < line.size() && is_space(line[k])) ++k;
+    if (k == line.size()) break;
+    if (fields_.size() == kMaxFields) {
+      too_many_fields_ = true;
+      break;
+    }
+    size_t start = k;
+    while (k < line.size() && !is_space(line[k])) ++k;
+    fields_.push_back(line.substr(start, k - start));
+  }
+  return !fields_.empty();
+}
+
+// Parses the whole token as a double. Overflow is an error; underflow gives the tiny value
+// (or zero) that strtod rounds to, which is what a writer of such a number meant.
+double MpsReader::number(std::string_view token) const {
+  std::string_view digits = token;
+  // from_chars takes no leading '+', which MPS writers do emit.
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-' && digits[1] != '+')
+    digits.remove_prefix(1);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ptr != digits.data() + digits.size() || (ec != std::errc() &&
+                                               ec != std::errc::result_out_of_range))
+    fail("expected a number, found " + quote(token));
+  if (ec == std::errc::result_out_of_range) {
+    std::string copy(digits);
+    errno = 0;
+    value = std::strtod(copy.c_str(), nullptr);
+    if (std::isinf(value)) fail("number out of range: " + quote(token));
+  }
+  if (std::isnan(value)) fail("NaN is not a valid number: " + quote(token));
+  return value;
+}
+
+// A matrix or objective coefficient: infinity is meaningless there.
+double MpsReader::finite_number(std::string_view token, const char* what) const {
+  double v = number(token);
+  if (std::isinf(v)) fail(std::string(what) + " is infinite: " + quote(token));
+  return v;
+}
+
+// A value in RHS, RANGES or BOUNDS, where 1e30 and beyond mean infinity.
+double MpsReader::bound_number(std::string_view token) const {
+  double v = number(token);
+  if (v >= kMpsInfinity) return kInf;
+  if (v <= -kMpsInfinity) return -kInf;
+  return v;
+}
+
+int MpsReader::row_of(std::string_view name) const {
+  auto it = rows_.find(name);
+  if (it == rows_.end()) fail("unknown row " + quote(name));
+  return it->second;
+}
+
+int MpsReader::column_of(std::string_view name) const {
+  auto it = cols_.find(name);
+  if (it == cols_.end()) fail("unknown column " + quote(name));
+  return it->second;
+}
+
+Model MpsReader::read() {
+  bool any_data = false;
+  size_t pos = 0;
+  while (pos < text_.size()) {
+    size_t end = text_.find('\n', pos);
+    if (end == std::string_view::npos) end = text_.size();
+    std::string_view line = text_.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no_;
+    check_bytes(line);
+    if (line.empty() || line[0] == '*') continue;
+    if (!split(line)) continue;
+    any_data = true;
+    if (!is_space(line[0])) {
+      header(line);
+      if (section_ == Section::kEndData) break;
+    } else {
+      if (too_many_fields_) fail("too many fields on one line");
+      data();
+    }
+  }
+  if (!any_data) {
+    line_no_ = 1;
+    fail("empty file: no MPS data");
+  }
+  if (section_ != Section::kEndData) {
+    if (line_no_ == 0) line_no_ = 1;
+    fail("missing ENDATA");
+  }
+  if (!seen_rows_) fail("no ROWS section");
+  finish();
+  return std::move(model_);
+}
+
+void MpsReader::header(std::string_view line) {
+  std::string_view word = fields_[0];
+  in_integer_block_ = false;
+  if (iequals(word, "NAME")) {
+    model_.name = std::string(trim(line.substr(word.size())));
+    section_ = Section::kName;
+  } else if (iequals(word, "OBJSENSE")) {
+    section_ = Section::kObjSense;
+    if (fields_.size() > 1) objsense(fields_[1]);  // else the sense is on the next line
+  } else if (iequals(word, "ROWS")) {
+    section_ = Section::kRows;
+    seen_rows_ = true;
+  } else if (iequals(word, "COLUMNS")) {
+    section_ = Section::kColumns;
+  } else if (iequals(word, "RHS")) {
+    section_ = Section::kRhs;
+  } else if (iequals(word, "RANGES")) {
+    section_ = Section::kRanges;
+  } else if (iequals(word, "BOUNDS")) {
+    section_ = Section::kBounds;
+  } else if (iequals(word, "QUADOBJ")) {
+    section_ = Section::kQuadObj;
+  } else if (iequals(word, "QMATRIX")) {
+    section_ = Section::kQMatrix;
+  } else if (iequals(word, "QCMATRIX")) {
+    if (fields_.size() < 2) fail("QCMATRIX needs a row name");
+    int r = row_of(fields_[1]);
+    if (r < 0) fail("QCMATRIX names the free row " + quote(fields_[1]));
+    qc_row_ = r;
+    section_ = Section::kQcMatrix;
+  } else if (iequals(word, "ENDATA")) {
+    section_ = Section::kEndData;
+  } else if (iequals(word, "SOS")) {
+    fail("SOS sections are not supported");
+  } else {
+    fail("unknown section " + quote(word));
+  }
+}
+
+void MpsReader::objsense(std::string_view word) {
+  if (iequals(word, "MAX") || iequals(word, "MAXIMIZE") || iequals(word, "MAXIMISE")) {
+    model_.sense = Sense::kMaximize;
+  } else if (iequals(word, "MIN") || iequals(word, "MINIMIZE") || iequals(word, "MINIMISE")) {
+    model_.sense = Sense::kMinimize;
+  } else {
+    fail("unknown objective sense " + quote(word) + " (expected MIN or MAX)");
+  }
+}
+
+void MpsReader::data() {
+  switch (section_) {
+    case Section::kNone:
+    case Section::kName:
+      fail("data line outside any section");
+    case Section::kObjSense:
+      if (fields_.size() != 1) fail("OBJSENSE takes one word, MIN or MAX");
+      objsense(fields_[0]);
+      return;
+    case Section::kRows: return row_entry();
+    case Section::kColumns: return column_entry();
+    case Section::kRhs: return rhs_entry();
+    case Section::kRanges: return range_entry();
+    case Section::kBounds: return bound_entry();
+    case Section::kQuadObj:
+    case Section::kQMatrix:
+    case Section::kQcMatrix: return quad_entry();
+    case Section::kEndData: return;
+  }
+}
+
+void MpsReader::row_entry() {
+  if (fields_.size() != 2) fail("a ROWS line is a type and a name");
+  std::string_view type = fields_[0], name = fields_[1];
+  if (type.size() != 1) fail("unknown row type " + quote(type));
+  char t = upper_ascii(type[0]);
+  if (t != 'N' && t != 'L' && t != 'G' && t != 'E') fail("unknown row type " + quote(type));
+  if (rows_.count(name)) fail("duplicate row name " + quote(name));
+  if (t == 'N') {
+    rows_.emplace(name, have_objective_ ? kDroppedRow : kObjectiveRow);
+    if (!have_objective_) model_.objective_name = std::string(name);
+    have_objective_ = true;
+    return;
+  }
+  double lower = t == 'L' ? -kInf : 0, upper = t == 'G' ? kInf : 0;
+  int r = model_.add_row(std::string(name), {}, lower, upper);
+  rows_.emplace(name, r);
+  row_info_.push_back(RowInfo{t, 0, 0, false, line_no_});
+}
+
+void MpsReader::column_entry() {
+  if (fields_.size() >= 2 && fields_[1] == "'MARKER'") {
+    if (fields_.size() != 3) fail("a MARKER line is a name, 'MARKER' and 'INTORG' or 'INTEND'");
+    if (fields_[2] == "'INTORG'") {
+      in_integer_block_ = true;
+    } else if (fields_[2] == "'INTEND'") {
+      in_integer_block_ = false;
+    } else {
+      fail("unknown marker " + quote(fields_[2]));
+    }
+    return;
+  }
+  if (fields_.size() != 3 && fields_.size() != 5)
+    fail("a COLUMNS line is a column name and one or two (row, value) pairs");
+  std::string_view col = fields_[0];
+  auto [it, added] = cols_.emplace(col, model_.num_vars());
+  int j = it->second;
+  if (added) {
+    model_.add_var(std::string(col));
+    var_info_.emplace_back();
+  }
+  // Integer columns keep the default bounds [0, inf). Some old readers give integer columns
+  // without bounds an upper bound of 1; that is not what the file says, so trex does not.
+  if (in_integer_block_ && model_.var(j).type == VarType::kContinuous)
+    model_.var(j).type = VarType::kInteger;
+  for (size_t k = 1; k + 1 < fields_.size(); k += 2) {
+    int r = row_of(fields_[k]);
+    double v = finite_number(fields_[k + 1], "coefficient");
+    if (r == kObjectiveRow) {
+      model_.var(j).cost += v;
+    } else if (r >= 0) {
+      model_.row(r).terms.push_back(Term{j, v});
+    }
+  }
+}
+
+// RHS and RANGES lines are "[set] row value [row value]": an odd field count has a set name.
+bool MpsReader::find_pairs(SetFilter& sets, size_t* first) {
+  if (fields_.size() < 2 || fields_.size() > 5)
+    fail("expected [set name] row value [row value]");
+  *first = fields_.size() % 2;
+  return *first == 0 || sets.accepts(fields_[0]);
+}
+
+void MpsReader::rhs_entry() {
+  size_t k;
+  if (!find_pairs(rhs_sets_, &k)) return;
+  for (; k + 1 < fields_.size(); k += 2) {
+    int r = row_of(fields_[k]);
+    double v = bound_number(fields_[k + 1]);
+    if (r == kObjectiveRow) {
+      if (std::isinf(v)) fail("objective constant is infinite: " + quote(fields_[k + 1]));
+      model_.objective_constant = -v;
+    } else if (r >= 0) {
+      row_info_[size_t(r)].rhs = v;
+      row_info_[size_t(r)].line = line_no_;
+    }
+  }
+}
+
+void MpsReader::range_entry() {
+  size_t k;
+  if (!find_pairs(range_sets_, &k)) return;
+  for (; k + 1 < fields_.size(); k += 2) {
+    int r = row_of(fields_[k]);
+    double v = bound_number(fields_[k + 1]);
+    if (r < 0) continue;  // a range on a free row changes nothing
+    RowInfo& info = row_info_[size_t(r)];
+    info.range = v;
+    info.has_range = true;
+    info.line = line_no_;
+  }
+}
+
+void MpsReader::bound_entry() {
+  std::string_view type = fields_[0];
+  std::string t = type.size() == 2 ? std::string{upper_ascii(type[0]), upper_ascii(type[1])} : "";
+  bool needs_value = t == "UP" || t == "LO" || t == "FX" || t == "LI" || t == "UI";
+  bool optional_value = t == "FR" || t == "MI" || t == "PL" || t == "BV";
+  if (t == "SC") fail("semi-continuous (SC) bounds are not supported");
+  if (!needs_value && !optional_value) fail("unknown bound type " + quote(type));
+
+  // Fields after the type: [set] column [value]. The set name is optional, so a
+  // three-field tail is "set column value" and a one-field tail is "column"; with two fields
+  // a value is required for needs_value types, else the second field decides: a known
+  // column makes it "set column".
+  size_t n = fields_.size() - 1;
+  bool has_set = false, has_value = false;
+  if (n == 3) {
+    has_set = has_value = true;
+  } else if (n == 2) {
+    if (needs_value || !cols_.count(fields_[2])) {
+      has_value = true;
+    } else {
+      has_set = true;
+    }
+  } else if (!(n == 1 && !needs_value)) {
+    fail("expected TYPE [set name] column" + std::string(needs_value ? " value" : ""));
+  }
+  if (has_set && !bound_sets_.accepts(fields_[1])) return;
+  std::string_view col = fields_[has_set ? 2 : 1];
+  int j = column_of(col);
+  double v = has_value ? bound_number(fields_[n]) : 0;
+  Variable& var = model_.var(j);
+  VarInfo& info = var_info_[size_t(j)];
+  info.bound_line = line_no_;
+  auto set_lower = [&](double lo) {
+    if (lo == kInf) fail("lower bound of " + quote(col) + " is +infinity");
+    var.lower = lo;
+    info.lower_set = true;
+  };
+  auto set_upper = [&](double up) {
+    if (up == -kInf) fail("upper bound of " + quote(col) + " is -infinity");
+    var.upper = up;
+    // As CPLEX does: a negative upper bound with the default lower bound 0 would make the
+    // variable infeasible; the writer of such a file meant a free lower bound.
+    if (up < 0 && !info.lower_set) var.lower = -kInf;
+  };
+  if (t == "UP" || t == "UI") {
+    set_upper(v);
+  } else if (t == "LO" || t == "LI") {
+    set_lower(v);
+  } else if (t == "FX") {
+    if (std::isinf(v)) fail("fixed bound of " + quote(col) + " is infinite");
+    set_lower(v);
+    set_upper(v);
+  } else if (t == "FR") {
+    set_lower(-kInf);
+    set_upper(kInf);
+  } else if (t == "MI") {
+    set_lower(-kInf);
+  } else if (t == "PL") {
+    set_upper(kInf);
+  } else if (t == "BV") {
+    var.type = VarType::kBinary;
+    set_lower(0);
+    set_upper(1);
+  }
+  if ((t == "LI" || t == "UI") && var.type == VarType::kContinuous) var.type = VarType::kInteger;
+}
+
+// QUADOBJ and QMATRIX give 0.5 x'Qx (QUADOBJ one triangle, QMATRIX both); QCMATRIX gives
+// x'Qx with both triangles. Model terms are the plain coefficient of x_i x_j.
+void MpsReader::quad_entry() {
+  if (fields_.size() != 3) fail("a quadratic entry is two column names and a value");
+  int i = column_of(fields_[0]), j = column_of(fields_[1]);
+  double v = finite_number(fields_[2], "quadratic coefficient");
+  if (section_ == Section::kQuadObj) {
+    model_.add_objective_quad(i, j, i == j ? 0.5 * v : v);
+  } else if (section_ == Section::kQMatrix) {
+    model_.add_objective_quad(i, j, 0.5 * v);
+  } else {
+    model_.row(qc_row_).quad.push_back(QuadTerm{std::min(i, j), std::max(i, j), v});
+  }
+}
+
+void MpsReader::finish() {
+  for (int r = 0; r < model_.num_rows(); ++r) {
+    const RowInfo& info = row_info_[size_t(r)];
+    double lower = info.rhs, upper = info.rhs;
+    double range = std::fabs(info.range);
+    if (info.type == 'L') lower = info.has_range ? info.rhs - range : -kInf;
+    if (info.type == 'G') upper = info.has_range ? info.rhs + range : kInf;
+    if (info.type == 'E' && info.has_range) {
+      if (info.range > 0) upper = info.rhs + range;
+      if (info.range < 0) lower = info.rhs - range;
+    }
+    if (!(lower < kInf) || !(upper > -kInf) || !(lower <= upper))
+      fail_at(info.line, "row " + quote(model_.row(r).name) + " gets an impossible range");
+    model_.row(r).lower = lower;
+    model_.row(r).upper = upper;
+  }
+  for (int j = 0; j < model_.num_vars(); ++j) {
+    Variable& v = model_.var(j);
+    if (v.lower > v.upper)
+      fail_at(var_info_[size_t(j)].bound_line,
+              "bounds of " + quote(v.name) + " cross: lower > upper");
+    // A later UP/LO on a BV column can widen it; a Model binary stays within [0, 1].
+    if (v.type == VarType::kBinary && (v.lower < 0 || v.upper > 1)) v.type = VarType::kInteger;
+  }
+  model_.normalize();
+}
+
+}  // namespace
+
+Model read_mps(std::string_view text, const std::string& filename) {
+  return MpsReader(text, filename).read();
+}
+
+}  // namespace trex::lp

@@ -1,0 +1,323 @@
+// Free MPS writer. Everything is written so that read_mps gives back the same model bit for
+// bit: numbers in shortest round-trip form, quadratic coefficients scaled only by powers of
+// two, ranges chosen so that rhs +- |R| lands exactly on the other end of the row.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "trex/lp/mps_format.h"
+#include "trex/util/error.h"
+
+namespace trex::lp {
+
+namespace {
+
+void append_number(std::string& out, double v) {
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, res.ptr);
+}
+
+// A name is one free-MPS field: no white space, nothing a reader would take for binary data.
+bool writable_name(const std::string& name) {
+  if (name.empty()) return false;
+  for (char ch : name) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+void check_name(const std::string& name, const std::string& what) {
+  if (!writable_name(name))
+    throw InputError::field(name.empty() ? what : name, "cannot be written as an MPS name");
+}
+
+// The model name goes on the NAME line as free text; only line breaks and control
+// characters could break the file, and the name is not part of the model's meaning.
+std::string clean_model_name(const std::string& name) {
+  std::string out = name;
+  for (char& ch : out)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+  return out;
+}
+
+// Row names as Model::name_unnamed_rows() would give them, so that a model with unnamed
+// rows reads back equal to that model after naming.
+std::vector<std::string> row_names(const Model& model) {
+  std::unordered_set<std::string> taken;
+  for (const auto& r : model.rows())
+    if (!r.name.empty()) taken.insert(r.name);
+  for (const auto& v : model.vars()) taken.insert(v.name);
+  std::vector<std::string> names;
+  for (int r = 0; r < model.num_rows(); ++r) {
+    std::string name = model.row(r).name;
+    if (name.empty()) {
+      name = "c" + std::to_string(r + 1);
+      for (int bump = 1; taken.count(name); ++bump)
+        name = "c" + std::to_string(r + 1) + "_" + std::to_string(bump);
+      taken.insert(name);
+    }
+    check_name(name, "row " + std::to_string(r + 1));
+    names.push_back(name);
+  }
+  return names;
+}
+
+// The objective's row must not share a name with a constraint.
+std::string objective_row_name(const Model& model, const std::vector<std::string>& rows) {
+  std::unordered_set<std::string> taken(rows.begin(), rows.end());
+  if (writable_name(model.objective_name) && !taken.count(model.objective_name))
+    return model.objective_name;
+  std::string name = "obj";
+  for (int bump = 1; taken.count(name); ++bump) name = "obj_" + std::to_string(bump);
+  return name;
+}
+
+// How a row's [lower, upper] is written: a type, a right-hand side and maybe a range.
+struct RowForm {
+  char type;
+  double rhs;
+  bool has_range = false;
+  double range = 0;
+};
+
+// For a ranged row, a range R such that the reader's rhs + |R| (G row) or rhs - |R| (L row)
+// gives the other end exactly. upper - lower is usually it; rounding can need a neighbour.
+RowForm ranged_form(const std::string& name, double lower, double upper) {
+  double guess = upper - lower;
+  double candidates[5] = {guess, std::nextafter(guess, kInf), std::nextafter(guess, 0.0),
+                          0, 0};
+  candidates[3] = std::nextafter(candidates[1], kInf);
+  candidates[4] = std::nextafter(candidates[2], 0.0);
+  for (double range : candidates) {
+    if (!(range > 0) || std::isinf(range)) continue;
+    if (lower + range == upper) return RowForm{'G', lower, true, range};
+    if (upper - range == lower) return RowForm{'L', upper, true, range};
+  }
+  throw InputError::field(name, "range cannot be written exactly in MPS");
+}
+
+RowForm row_form(const std::string& name, const Constraint& row) {
+  switch (row.sense()) {
+    case RowSense::kLessEqual: return RowForm{'L', row.upper};
+    case RowSense::kGreaterEqual: return RowForm{'G', row.lower};
+    case RowSense::kEqual: return RowForm{'E', row.lower};
+    case RowSense::kRanged: return ranged_form(name, row.lower, row.upper);
+    case RowSense::kFree: break;
+  }
+  // An N row would be dropped by any reader: the row would silently disappear.
+  throw InputError::field(name, "free row cannot be written in MPS");
+}
+
+// Terms merged per variable in stored order, so sums round as same_model() sums them.
+struct Entry {
+  int row;
+  double coef;
+};
+
+std::vector<std::vector<Entry>> columns_of(const Model& model) {
+  std::vector<std::vector<Entry>> cols(size_t(model.num_vars()));
+  for (int r = 0; r < model.num_rows(); ++r) {
+    for (const Term& t : model.row(r).terms) {
+      auto& col = cols[size_t(t.var)];
+      if (!col.empty() && col.back().row == r) {
+        col.back().coef += t.coef;
+      } else {
+        col.push_back(Entry{r, t.coef});
+      }
+    }
+  }
+  return cols;
+}
+
+// Quadratic terms with i <= j, one per pair, summed in stored order.
+std::vector<QuadTerm> merged(std::vector<QuadTerm> quad) {
+  for (auto& q : quad)
+    if (q.i > q.j) std::swap(q.i, q.j);
+  std::stable_sort(quad.begin(), quad.end(), [](const QuadTerm& a, const QuadTerm& b) {
+    return a.i != b.i ? a.i < b.i : a.j < b.j;
+  });
+  std::vector<QuadTerm> out;
+  for (const auto& q : quad) {
+    if (!out.empty() && out.back().i == q.i && out.back().j == q.j) {
+      out.back().coef += q.coef;
+    } else {
+      out.push_back(q);
+    }
+  }
+  return out;
+}
+
+class MpsWriter {
+ public:
+  explicit MpsWriter(const Model& model) : m_(model) {}
+  std::string write();
+
+ private:
+  void line(std::initializer_list<std::string_view> fields);
+  void line_with_value(std::initializer_list<std::string_view> fields, double value);
+  void rows();
+  void columns();
+  void rhs_and_ranges();
+  void bounds();
+  void bounds_of(const Variable& v);
+  void quadratic();
+
+  const Model& m_;
+  std::string out_;
+  std::vector<std::string> row_names_;
+  std::vector<RowForm> forms_;
+  std::string objective_;
+};
+
+void MpsWriter::line(std::initializer_list<std::string_view> fields) {
+  for (std::string_view f : fields) {
+    out_ += ' ';
+    out_ += f;
+  }
+  out_ += '\n';
+}
+
+void MpsWriter::line_with_value(std::initializer_list<std::string_view> fields, double value) {
+  for (std::string_view f : fields) {
+    out_ += ' ';
+    out_ += f;
+  }
+  out_ += ' ';
+  append_number(out_, value);
+  out_ += '\n';
+}
+
+std::string MpsWriter::write() {
+  m_.validate();
+  for (int j = 0; j < m_.num_vars(); ++j)
+    check_name(m_.var(j).name, "variable " + std::to_string(j + 1));
+  row_names_ = row_names(m_);
+  for (const auto& name : row_names_)
+    if (name == "'MARKER'") throw InputError::field(name, "cannot be written as an MPS name");
+  objective_ = objective_row_name(m_, row_names_);
+  for (int r = 0; r < m_.num_rows(); ++r)
+    forms_.push_back(row_form(row_names_[size_t(r)], m_.row(r)));
+
+  std::string name = clean_model_name(m_.name);
+  out_ += name.empty() ? "NAME\n" : "NAME " + name + "\n";
+  if (m_.sense == Sense::kMaximize) out_ += "OBJSENSE\n    MAX\n";
+  rows();
+  columns();
+  rhs_and_ranges();
+  bounds();
+  quadratic();
+  out_ += "ENDATA\n";
+  return std::move(out_);
+}
+
+void MpsWriter::rows() {
+  out_ += "ROWS\n";
+  line({"N", objective_});
+  for (size_t r = 0; r < forms_.size(); ++r)
+    line({std::string_view(&forms_[r].type, 1), row_names_[r]});
+}
+
+void MpsWriter::columns() {
+  out_ += "COLUMNS\n";
+  auto cols = columns_of(m_);
+  bool in_integer_block = false;
+  for (int j = 0; j < m_.num_vars(); ++j) {
+    const Variable& v = m_.var(j);
+    bool integer = v.type != VarType::kContinuous;
+    if (integer != in_integer_block) {
+      line({"MARKER", "'MARKER'", integer ? "'INTORG'" : "'INTEND'"});
+      in_integer_block = integer;
+    }
+    const auto& col = cols[size_t(j)];
+    // A column with no entries at all still has to appear to exist.
+    if (v.cost != 0 || col.empty()) line_with_value({v.name, objective_}, v.cost);
+    for (const Entry& e : col) line_with_value({v.name, row_names_[size_t(e.row)]}, e.coef);
+  }
+  if (in_integer_block) line({"MARKER", "'MARKER'", "'INTEND'"});
+}
+
+void MpsWriter::rhs_and_ranges() {
+  out_ += "RHS\n";
+  if (m_.objective_constant != 0) line_with_value({"RHS", objective_}, -m_.objective_constant);
+  for (size_t r = 0; r < forms_.size(); ++r)
+    if (forms_[r].rhs != 0) line_with_value({"RHS", row_names_[r]}, forms_[r].rhs);
+  bool any_range = false;
+  for (size_t r = 0; r < forms_.size(); ++r) {
+    if (!forms_[r].has_range) continue;
+    if (!any_range) out_ += "RANGES\n";
+    any_range = true;
+    line_with_value({"RNG", row_names_[r]}, forms_[r].range);
+  }
+}
+
+void MpsWriter::bounds() {
+  out_ += "BOUNDS\n";
+  for (const Variable& v : m_.vars()) bounds_of(v);
+}
+
+// Bounds that differ from the reader's defaults, in an order that avoids the reader's
+// "negative UP with default lower bound" rule: a lower bound is always given first.
+void MpsWriter::bounds_of(const Variable& v) {
+  double lo = v.lower, up = v.upper;
+  if (v.type == VarType::kBinary) {
+    line({"BV", "BND", v.name});
+    if (lo == up) {
+      line_with_value({"FX", "BND", v.name}, lo);
+    } else {
+      if (lo != 0) line_with_value({"LO", "BND", v.name}, lo);
+      if (up != 1) line_with_value({"UP", "BND", v.name}, up);
+    }
+    return;
+  }
+  if (lo == -kInf && up == kInf) {
+    line({"FR", "BND", v.name});
+  } else if (lo == up) {
+    line_with_value({"FX", "BND", v.name}, lo);
+  } else {
+    if (lo == -kInf) line({"MI", "BND", v.name});
+    if (lo != -kInf && lo != 0) line_with_value({"LO", "BND", v.name}, lo);
+    if (up != kInf) line_with_value({"UP", "BND", v.name}, up);
+    // Some readers give integer columns a default upper bound of 1; say "none" outright.
+    if (up == kInf && v.type == VarType::kInteger) line({"PL", "BND", v.name});
+  }
+}
+
+// QUADOBJ means 0.5 x'Qx over one triangle: a stored x_i^2 coefficient c is Q_ii = 2c and
+// an x_i x_j one is Q_ij = c. QCMATRIX means x'Qx over both triangles: Q_ii = c, and
+// Q_ij + Q_ji = c, split as h and c - h so the reader's sum is exactly c.
+void MpsWriter::quadratic() {
+  auto quad = merged(m_.objective_quad);
+  if (!quad.empty()) out_ += "QUADOBJ\n";
+  for (const QuadTerm& q : quad) {
+    double v = q.i == q.j ? 2 * q.coef : q.coef;
+    if (std::isinf(v)) throw InputError::field(objective_, "quadratic coefficient too large");
+    line_with_value({m_.var(q.i).name, m_.var(q.j).name}, v);
+  }
+  for (int r = 0; r < m_.num_rows(); ++r) {
+    auto rq = merged(m_.row(r).quad);
+    if (rq.empty()) continue;
+    out_ += "QCMATRIX " + row_names_[size_t(r)] + "\n";
+    for (const QuadTerm& q : rq) {
+      const std::string& a = m_.var(q.i).name;
+      const std::string& b = m_.var(q.j).name;
+      if (q.i == q.j) {
+        line_with_value({a, a}, q.coef);
+      } else {
+        double half = q.coef / 2;
+        line_with_value({a, b}, half);
+        line_with_value({b, a}, q.coef - half);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string write_mps(const Model& model) { return MpsWriter(model).write(); }
+
+}  // namespace trex::lp

@@ -16,7 +16,7 @@ namespace {
 
 struct SolveArgs {
   std::string file;
-  std::string solver = "cbc";
+  std::string solver = lp::kDefaultSolver;
   double time_limit = 0;
   int threads = 1;
   bool json = false;
@@ -95,7 +95,7 @@ void add_solve_command(CLI::App& app, Action* action) {
   auto args = std::make_shared<SolveArgs>();
   CLI::App* cmd = app.add_subcommand("solve", "Solve an optimization model (.lp or .mps)");
   cmd->add_option("file", args->file, "Model file: CPLEX/Gurobi LP format or free MPS")->required();
-  cmd->add_option("--solver", args->solver, "Back end: cbc (default; CLP for LPs and convex QPs) or glpk");
+  cmd->add_option("--solver", args->solver, "Back end: auto (default: cbc, or sbb for nonconvex quadratic models), cbc, sbb or glpk");
   cmd->add_option("--time-limit", args->time_limit, "Seconds before giving up (0: none)");
   cmd->add_option("--threads", args->threads, "Threads for the MIP search (default 1)");
   cmd->add_flag("--json", args->json, "Print one JSON object: status, objective, variables, solver, seconds");

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -291,6 +293,29 @@ TEST_F(GlpkSolver, MissingGlpsolIsAnError) {
   ::setenv("PATH", saved.c_str(), 1);
   EXPECT_EQ(r.status, SolveStatus::kError);
   EXPECT_NE(r.message.find("glpsol not found"), std::string::npos) << r.message;
+}
+
+TEST_F(GlpkSolver, FailingGlpsolIsAnErrorWithItsLastLine) {
+  (void)solver_->version();  // cache the real version before PATH changes
+  char dir_template[] = "/tmp/trex-glpk-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string fake = dir + "/glpsol";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\necho 'Reading problem data'\necho 'something broke'\nexit 3\n";
+  }
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  const char* old = std::getenv("PATH");
+  std::string saved = old ? old : "";
+  ::setenv("PATH", (dir + ":" + saved).c_str(), 1);
+  Model m;
+  m.add_var("x", 0, 1, VarType::kContinuous, 1);
+  SolveResult r = solve(m);
+  ::setenv("PATH", saved.c_str(), 1);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.status, SolveStatus::kError);
+  EXPECT_NE(r.message.find("something broke"), std::string::npos) << r.message;
 }
 
 // A market-split-style instance (Cornuejols and Dawande): sum_j a_ij x_j = b_i over 40

@@ -8,6 +8,7 @@
 //
 // The objective is always handed to COIN minimized (negated for a maximized model), so
 // no result depends on a back end's handling of the sense.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -28,6 +29,8 @@ namespace {
 constexpr double kIntegralityTolerance = 1e-6;
 // A returned point may miss a row or bound by round-off, not by more.
 constexpr double kFeasibilityCheckTolerance = 1e-5;
+// Time allowed to decide whether a MILP with an unbounded relaxation has an integer point.
+constexpr double kFeasibilityCheckSeconds = 10;
 
 // The model in the column-wise arrays COIN loads, minimized.
 struct CoinArrays {
@@ -302,10 +305,19 @@ class CbcSolver final : public Solver {
     if (run.status == SolveStatus::kUnbounded) {
       // The relaxation is unbounded; with rational data the MILP is then unbounded exactly
       // when it has an integer point at all.
-      CbcRun feasible = run_cbc(model, a, options, /*zero_objective=*/true, /*preprocess=*/false);
-      r.status = feasible.status == SolveStatus::kOptimal      ? SolveStatus::kUnbounded
+      // Finding that point can be as hard as any MILP (an equality with fractional
+      // coefficients over integers, say), so it gets a bounded share of the time.
+      SolveOptions feasibility = options;
+      feasibility.time_limit_s =
+          options.time_limit_s > 0 ? std::min(options.time_limit_s, kFeasibilityCheckSeconds)
+                                   : kFeasibilityCheckSeconds;
+      CbcRun feasible = run_cbc(model, a, feasibility, /*zero_objective=*/true, /*preprocess=*/false);
+      r.status = has_solution(feasible.status)                 ? SolveStatus::kUnbounded
                  : feasible.status == SolveStatus::kInfeasible ? SolveStatus::kInfeasible
                                                                : SolveStatus::kInfeasibleOrUnbounded;
+      if (r.status == SolveStatus::kInfeasibleOrUnbounded)
+        r.message = "cbc: the LP relaxation is unbounded; no integer point was found or ruled out in " +
+                    std::to_string(int(feasibility.time_limit_s)) + " s";
       return r;
     }
     r.status = run.status;

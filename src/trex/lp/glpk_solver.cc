@@ -22,9 +22,9 @@
 //
 // Objective values are recomputed from the returned point (glpsol prints 15 digits), so
 // they carry the model's own constant exactly.
-#include <stdlib.h>
-#include <unistd.h>
+#include <stdlib.h>  // mkdtemp
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -39,7 +40,6 @@
 #include <vector>
 
 #include "trex/lp/solver.h"
-#include "trex/util/error.h"
 #include "trex/util/subprocess.h"
 
 namespace trex::lp {
@@ -50,9 +50,12 @@ constexpr const char* kProgram = "glpsol";
 // Without a time limit glpsol still gets one hour before it is killed, so a wedged child
 // can never hang trex forever.
 constexpr double kSafetyTimeoutS = 3600;
-// glpsol checks --tmlim only now and then (and not while reading or presolving), so the
-// wall clock that kills it runs this much longer than the limit it was given.
+// glpsol checks --tmlim only between steps of its search (never while reading its input),
+// so the wall clock that kills it runs this much longer than the limit it was given.
 constexpr double kTimeoutMarginS = 30;
+
+// glpsol keeps --tmlim in milliseconds in an int; a longer limit would overflow it.
+constexpr double kMaxTmlimS = 1e6;
 
 using Clock = std::chrono::steady_clock;
 
@@ -162,7 +165,8 @@ std::string to_free_mps(const Model& m, bool zero_objective) {
     const double cost = zero_objective ? 0.0 : v.cost;
     // A column with no entries at all still has to be declared; a zero cost does that.
     if (cost != 0 || cols[j].empty()) out << ' ' << name << " OBJ " << num(cost) << '\n';
-    for (const auto& [r, coef] : cols[j]) out << ' ' << name << ' ' << row_name(r) << ' ' << num(coef) << '\n';
+    for (const auto& [r, coef] : cols[j])
+      out << ' ' << name << ' ' << row_name(r) << ' ' << num(coef) << '\n';
   }
   if (in_marker) out << " M" << ++markers << " 'MARKER' 'INTEND'\n";
 
@@ -171,7 +175,8 @@ std::string to_free_mps(const Model& m, bool zero_objective) {
     out << " RHS OBJ " << num(m.objective_constant) << '\n';
   for (size_t r = 0; r < m.rows().size(); ++r) {
     const Constraint& c = m.rows()[r];
-    if (!is_free(c) && row_rhs(c) != 0) out << " RHS " << row_name(r) << ' ' << num(row_rhs(c)) << '\n';
+    if (!is_free(c) && row_rhs(c) != 0)
+      out << " RHS " << row_name(r) << ' ' << num(row_rhs(c)) << '\n';
   }
   out << "RANGES\n";
   for (size_t r = 0; r < m.rows().size(); ++r) {
@@ -314,6 +319,12 @@ struct Job {
 // is left of the call's.
 Run run_glpsol(const Job& job, const std::string& tag, const std::string& mps, bool maximize,
                const std::vector<std::string>& extra) {
+  Run run;
+  // A follow-up run after the first one used up the time limit would only overrun it.
+  if (job.has_limit() && job.seconds_left() <= 0) {
+    run.time_limit = true;
+    return run;
+  }
   const std::string model_path = job.dir.file(tag + ".mps");
   const std::string sol_path = job.dir.file(tag + ".sol");
   write_file(model_path, mps);
@@ -325,13 +336,12 @@ Run run_glpsol(const Job& job, const std::string& tag, const std::string& mps, b
   if (job.has_limit()) {
     double left = std::max(job.seconds_left(), 0.0);
     argv.push_back("--tmlim");
-    argv.push_back(std::to_string(std::max(1L, long(std::ceil(left)))));
+    argv.push_back(std::to_string(long(std::clamp(std::ceil(left), 1.0, kMaxTmlimS))));
     popt.timeout_s = left + kTimeoutMarginS;
   }
   argv.insert(argv.end(), extra.begin(), extra.end());
 
   ProcessResult pr = run_process(argv, popt);
-  Run run;
   run.log = pr.out + pr.err;
   if (job.options.verbose) std::cerr << run.log;
   run.killed = pr.timed_out;
@@ -361,8 +371,8 @@ SolveResult with_point(const Job& job, SolveStatus status, const std::vector<dou
   return r;
 }
 
-// A run that ended without a usable answer: killed, crashed, or stopped by the limit.
-// Returns true (and fills `out`) when that is the case.
+// A run that ended without a solution file to read: killed by our wall clock, crashed,
+// or refused the input. Returns true (and fills `out`) when that is the case.
 bool ended_badly(const Job& job, const Run& run, SolveResult& out) {
   if (run.killed) {
     out = job.has_limit()
@@ -476,6 +486,8 @@ SolveResult solve_mip(const Job& job) {
   if (run.sol.primal == 'n')
     return status_only(SolveStatus::kInfeasible, "glpk: LP relaxation infeasible");
   if (run.sol.primal == 'f' && run.sol.dual == 'n') return settle_unbounded_relaxation(job);
+  if (run.sol.dual == 'n')
+    return status_only(SolveStatus::kInfeasibleOrUnbounded, "glpsol: " + last_line(run.log));
   return status_only(SolveStatus::kError, "glpk: no MIP status from glpsol: " +
                                               last_line(run.log));
 }

@@ -243,13 +243,14 @@ class LpReader {
     Section section = Section::kNone;
     bool saw_objective = false;
     while (lex_.peek().kind != Tok::kEnd) {
+      long line = lex_.peek().line;
       std::optional<Section> next = section_keyword();
       if (next) {
         if (*next == Section::kObjective) {
-          if (saw_objective) lex_.fail(lex_.peek().line, "second objective section");
+          if (saw_objective) lex_.fail(line, "second objective section");
           saw_objective = true;
         } else if (!saw_objective) {
-          lex_.fail(lex_.peek().line, "expected Minimize or Maximize before this section");
+          lex_.fail(line, "expected Minimize or Maximize before this section");
         }
         section = *next;
         if (section == Section::kEnd) break;

@@ -39,6 +39,9 @@ void sort_and_merge(std::vector<QuadTerm>& quad) {
     }
   }
   quad.resize(out);
+  // A pair that cancels (x*y - y*x) is no quadratic term at all.
+  quad.erase(std::remove_if(quad.begin(), quad.end(), [](const QuadTerm& q) { return q.coef == 0; }),
+             quad.end());
 }
 
 bool bad_number(double v) { return std::isnan(v) || std::isinf(v); }

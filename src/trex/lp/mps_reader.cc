@@ -11,7 +11,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -89,6 +88,12 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
+}
+
+bool is_sense_word(std::string_view word) {
+  for (const char* w : {"MAX", "MAXIMIZE", "MAXIMISE", "MIN", "MINIMIZE", "MINIMISE"})
+    if (iequals(word, w)) return true;
+  return false;
 }
 
 class MpsReader {
@@ -243,7 +248,6 @@ Model MpsReader::read() {
       header(line);
       if (section_ == Section::kEndData) break;
     } else {
-      if (too_many_fields_) fail("too many fields on one line");
       data();
     }
   }
@@ -251,10 +255,7 @@ Model MpsReader::read() {
     line_no_ = 1;
     fail("empty file: no MPS data");
   }
-  if (section_ != Section::kEndData) {
-    if (line_no_ == 0) line_no_ = 1;
-    fail("missing ENDATA");
-  }
+  if (section_ != Section::kEndData) fail("missing ENDATA");  // named at the last line
   if (!seen_rows_) fail("no ROWS section");
   finish();
   return std::move(model_);
@@ -263,6 +264,11 @@ Model MpsReader::read() {
 void MpsReader::header(std::string_view line) {
   std::string_view word = fields_[0];
   in_integer_block_ = false;
+  // Some writers put the sense under OBJSENSE without indenting it.
+  if (section_ == Section::kObjSense && fields_.size() == 1 && is_sense_word(word)) {
+    objsense(word);
+    return;
+  }
   if (iequals(word, "NAME")) {
     model_.name = std::string(trim(line.substr(word.size())));
     section_ = Section::kName;
@@ -310,10 +316,13 @@ void MpsReader::objsense(std::string_view word) {
 }
 
 void MpsReader::data() {
+  if (section_ == Section::kNone || section_ == Section::kName)
+    fail("data line outside any section");
+  if (too_many_fields_) fail("too many fields on one line");
   switch (section_) {
     case Section::kNone:
     case Section::kName:
-      fail("data line outside any section");
+    case Section::kEndData: return;
     case Section::kObjSense:
       if (fields_.size() != 1) fail("OBJSENSE takes one word, MIN or MAX");
       objsense(fields_[0]);
@@ -326,7 +335,6 @@ void MpsReader::data() {
     case Section::kQuadObj:
     case Section::kQMatrix:
     case Section::kQcMatrix: return quad_entry();
-    case Section::kEndData: return;
   }
 }
 

@@ -1,10 +1,13 @@
 // Free MPS writer. Everything is written so that read_mps gives back the same model bit for
 // bit: numbers in shortest round-trip form, quadratic coefficients scaled only by powers of
-// two, ranges chosen so that rhs +- |R| lands exactly on the other end of the row.
+// two, ranges chosen so that rhs +- |R| lands exactly on the other end of the row. The one
+// exception is a ranged row whose width MPS cannot state exactly (see ranged_form).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -85,20 +88,37 @@ struct RowForm {
   double range = 0;
 };
 
-// For a ranged row, a range R such that the reader's rhs + |R| (G row) or rhs - |R| (L row)
-// gives the other end exactly. upper - lower is usually it; rounding can need a neighbour.
+// MPS gives a ranged row one end (the rhs) and a width R; the reader computes the other end
+// as rhs + |R| (G row) or rhs - |R| (L row). A width whose sum lands exactly on the other
+// end is searched near upper - lower, where rounding can need a neighbour. For some pairs
+// none exists (lower = -0.6408..., upper = 0.5372... with the two ends on different binary
+// grids: R has one bit less than either end), and no MPS text states such a row exactly;
+// then the closest width is written, leaving the far end off by an ulp, as every MPS writer
+// does. Only a width that cannot come close (beyond the double range) is an error.
+double ulp(double v) { return std::nextafter(std::fabs(v), kInf) - std::fabs(v); }
+
 RowForm ranged_form(const std::string& name, double lower, double upper) {
   double guess = upper - lower;
-  double candidates[5] = {guess, std::nextafter(guess, kInf), std::nextafter(guess, 0.0),
-                          0, 0};
+  double candidates[5] = {guess, std::nextafter(guess, kInf), std::nextafter(guess, 0.0), 0, 0};
   candidates[3] = std::nextafter(candidates[1], kInf);
   candidates[4] = std::nextafter(candidates[2], 0.0);
+  RowForm best{'G', lower, true, 0};
+  double best_miss = kInf;  // in ulps of the end that is computed
   for (double range : candidates) {
     if (!(range > 0) || std::isinf(range)) continue;
-    if (lower + range == upper) return RowForm{'G', lower, true, range};
-    if (upper - range == lower) return RowForm{'L', upper, true, range};
+    double miss_g = std::fabs((lower + range) - upper) / ulp(upper);
+    double miss_l = std::fabs((upper - range) - lower) / ulp(lower);
+    if (miss_g == 0) return RowForm{'G', lower, true, range};
+    if (miss_l == 0) return RowForm{'L', upper, true, range};
+    if (miss_g < best_miss) best_miss = miss_g, best = RowForm{'G', lower, true, range};
+    if (miss_l < best_miss) best_miss = miss_l, best = RowForm{'L', upper, true, range};
   }
-  throw InputError::field(name, "range cannot be written exactly in MPS");
+  if (best_miss <= 1) return best;
+  std::string range = "[";
+  append_number(range, lower);
+  range += ", ";
+  append_number(range, upper);
+  throw InputError::field(name, "range " + range + "] is too wide to be written in MPS");
 }
 
 RowForm row_form(const std::string& name, const Constraint& row) {
@@ -235,7 +255,8 @@ void MpsWriter::columns() {
     }
     const auto& col = cols[size_t(j)];
     // A column with no entries at all still has to appear to exist.
-    if (v.cost != 0 || col.empty()) line_with_value({v.name, objective_}, v.cost);
+    // (A zero cost is written as +0: the reader adds costs up from +0, which drops a -0.)
+    if (v.cost != 0 || col.empty()) line_with_value({v.name, objective_}, v.cost + 0.0);
     for (const Entry& e : col) line_with_value({v.name, row_names_[size_t(e.row)]}, e.coef);
   }
   if (in_integer_block) line({"MARKER", "'MARKER'", "'INTEND'"});

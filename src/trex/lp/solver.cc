@@ -22,10 +22,12 @@ bool has_solution(SolveStatus s) {
   return s == SolveStatus::kOptimal || s == SolveStatus::kTimeLimitFeasible;
 }
 
-std::vector<std::string> solver_names() { return {"cbc", "glpk"}; }
+std::vector<std::string> solver_names() { return {"auto", "cbc", "sbb", "glpk"}; }
 
 std::unique_ptr<Solver> make_solver(const std::string& name) {
+  if (name == "auto") return make_auto_solver();
   if (name == "cbc") return make_cbc_solver();
+  if (name == "sbb") return make_spatial_solver();
   if (name == "glpk") return make_glpk_solver();
   std::string known;
   for (const auto& n : solver_names()) known += (known.empty() ? "" : ", ") + n;

@@ -7,8 +7,12 @@
 // back end that failed (a crashed subprocess, a numerical breakdown).
 //
 // Back ends (see solver_names()):
+//   "auto"  the default: "cbc" for every model it can solve, "sbb" for the rest (quadratic
+//           rows, nonconvex quadratic objectives, integer variables with quadratic terms).
 //   "cbc"   COIN-OR CBC in-process (CbcModel::branchAndBound over OsiClpSolverInterface)
-//           for MILPs, CLP for LPs, CLP's QP for convex quadratic objectives. The default.
+//           for MILPs, CLP for LPs, CLP's QP for convex quadratic objectives.
+//   "sbb"   trex's spatial branch-and-bound over CLP: global optima of nonconvex quadratic
+//           models whose quadratic variables are bounded (McCormick relaxations).
 //   "glpk"  GLPK's glpsol as a separate process (GPL-3+, so never linked), for cross-checks.
 //
 // Thread safety: solve() may be called from many threads at once, on the same or different
@@ -66,6 +70,9 @@ class Solver {
   virtual SolveResult solve(const Model& model, const SolveOptions& options) const = 0;
 };
 
+// The back end `trex solve` and the other parts use unless told otherwise.
+inline constexpr const char* kDefaultSolver = "auto";
+
 // Names of the back ends built into this binary.
 std::vector<std::string> solver_names();
 // Throws InputError::field("--solver", ...) for an unknown name.
@@ -74,5 +81,7 @@ std::unique_ptr<Solver> make_solver(const std::string& name = "cbc");
 // Back-end factories (one file each).
 std::unique_ptr<Solver> make_cbc_solver();
 std::unique_ptr<Solver> make_glpk_solver();
+std::unique_ptr<Solver> make_spatial_solver();
+std::unique_ptr<Solver> make_auto_solver();
 
 }  // namespace trex::lp

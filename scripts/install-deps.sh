@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   g++ cmake ninja-build make pkg-config
-  # lp: COIN-OR CBC/CLP in-process (EPL-2.0 / EPL-1.0); glpsol runs as a separate process only (GPL-3+)
+  # lp: COIN-OR CBC/CLP in-process (EPL-1.0); glpsol runs as a separate process only (GPL-3+)
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcgl-dev coinor-libcoinutils-dev
   glpk-utils
   # command line and data

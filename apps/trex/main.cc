@@ -28,6 +28,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      bool known = false;
+      for (const CLI::App* sub : app.get_subcommands({})) known |= sub->get_name() == argv[1];
+      if (!known) what = std::string("unknown command '") + argv[1] + "'";
+    }
     std::fprintf(stderr, "trex: error: %s (see trex --help)\n", what.c_str());
     return trex::kUsageExitCode;
   }

@@ -23,13 +23,11 @@ struct SolveArgs {
   bool all = false;
 };
 
-// Shortest text that reads back as the same double.
+// Human output rounds to 12 significant digits (99.99999999999999 reads as 100); --json
+// carries every digit.
 std::string number(double v) {
   char buf[32];
-  for (int precision = 6; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
+  std::snprintf(buf, sizeof buf, "%.12g", v);
   return buf;
 }
 

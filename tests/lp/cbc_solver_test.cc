@@ -43,6 +43,34 @@ TEST(CbcSolver, LpInfeasibleAndUnbounded) {
   EXPECT_EQ(solve_text("max\n x + y\nst\n x - y >= 1\n x - y <= 0\nend\n").status, SolveStatus::kInfeasible);
 }
 
+TEST(CbcSolver, UnboundedColumnInNoRowIsUnboundedNotInfeasible) {
+  // CLP 1.17's dual and primal simplex both call this feasible, unbounded LP infeasible
+  // (found by the cross-check against GLPK); x = 0 is feasible and x0 runs off.
+  const char* text = R"(Minimize
+ obj: - 1 x0 - 5 x1 + 1.75 x2 - 4 x3 + 1.5 x4 - 5.5 x5 + 5.25 x6 - 4.5 x7
+Subject To
+ r0: -32 <= - 2 x1 + 8 x3 - 1 x4 - 1 x5 <= 32
+ r1: - 4 x3 + 6 x5 + 8 x6 >= -25
+ r2: 7 x1 + 1 x2 + 8 x3 + 7 x4 + 4 x5 - 5 x6 + 1 x7 >= -13
+ r3: - 3 x1 - 2 x2 + 3 x3 - 2 x4 + 2 x6 + 3 x7 <= 20
+ r4: -18 <= 1 x1 - 3 x2 + 4 x4 <= 18
+ r5: 7 x3 + 9 x4 + 1 x5 + 2 x6 + 6 x7 >= -7
+Bounds
+ -3 <= x1 <= 7
+ -2 <= x2 <= 14
+ -2 <= x3 <= 17
+ -1 <= x4 <= 12
+ 0 <= x5 <= 17
+ 0 <= x6 <= 16
+ -4 <= x7 <= 16
+End
+)";
+  EXPECT_EQ(solve_text(text).status, SolveStatus::kUnbounded);
+  std::string milp = std::string(text);
+  milp.replace(milp.find("End"), 3, "Generals\n x1 x3\nEnd");
+  EXPECT_EQ(solve_text(milp).status, SolveStatus::kUnbounded);
+}
+
 TEST(CbcSolver, MilpKnapsack) {
   SolveResult r = solve_text(
       "max\n 10 a + 13 b + 7 c + 8 d\nst\n 5 a + 6 b + 4 c + 5 d <= 10\nbinaries\n a b c d\nend\n");

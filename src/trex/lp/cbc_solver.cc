@@ -31,6 +31,8 @@ constexpr double kIntegralityTolerance = 1e-6;
 constexpr double kFeasibilityCheckTolerance = 1e-5;
 // Time allowed to decide whether a MILP with an unbounded relaxation has an integer point.
 constexpr double kFeasibilityCheckSeconds = 10;
+// ClpRun::status when CLP could not tell infeasible from unbounded.
+constexpr int kUndecided = 100;
 
 // The model in the column-wise arrays COIN loads, minimized.
 struct CoinArrays {
@@ -131,7 +133,7 @@ class CbcSolver final : public Solver {
   };
 
   static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options,
-                        bool presolve, bool zero_objective) {
+                        bool presolve, bool zero_objective, bool primal = false) {
     ClpSimplex clp;
     clp.setLogLevel(options.verbose ? 1 : 0);
     std::vector<double> zeros(a.cost.size(), 0.0);
@@ -147,7 +149,7 @@ class CbcSolver final : public Solver {
       clp.primal();
     } else {
       ClpSolve how;
-      how.setSolveType(ClpSolve::useDual);
+      how.setSolveType(primal ? ClpSolve::usePrimal : ClpSolve::useDual);
       how.setPresolveType(presolve ? ClpSolve::presolveOn : ClpSolve::presolveOff);
       clp.initialSolve(how);
     }
@@ -158,6 +160,40 @@ class CbcSolver final : public Solver {
     run.x.assign(sol, sol + model.num_vars());
     run.objective = clp.objectiveValue();
     return run;
+  }
+
+  // The verdict on a continuous model (or a MILP's relaxation). Presolve and the simplex codes
+  // are fast but not to be trusted on a negative verdict: CLP 1.17's dual and primal simplex
+  // both call some unbounded LPs infeasible (seen with an unbounded column that is in no row).
+  // So "infeasible" or "unbounded" is decided again without presolve: feasibility first, on a
+  // zero objective, then boundedness from the feasible basis found.
+  static ClpRun lp_verdict(const Model& model, const CoinArrays& a, const SolveOptions& options) {
+    ClpRun run = run_clp(model, a, options, /*presolve=*/true, false);
+    if (run.status != 1 && run.status != 2) return run;
+    if (model.has_quadratic_objective()) return run;  // convex QP: primal simplex already
+    // Is there any point? A zero objective answers that reliably.
+    ClpSimplex clp;
+    clp.setLogLevel(0);
+    std::vector<double> zeros(a.cost.size(), 0.0);
+    clp.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(), zeros.data(),
+                    a.row_lower.data(), a.row_upper.data());
+    if (options.time_limit_s > 0) clp.setMaximumSeconds(options.time_limit_s);
+    clp.dual();
+    ClpRun verdict;
+    if (clp.status() != 0) {
+      verdict.status = clp.status() == 1 ? 1 : kUndecided;
+      return verdict;
+    }
+    // There is: the primal simplex goes on from that feasible basis with the real objective,
+    // so it never searches for feasibility again and its verdict on boundedness holds.
+    clp.chgObjCoefficients(a.cost.data());
+    clp.primal();
+    verdict.status = clp.status() == 0 || clp.status() == 2 ? clp.status() : kUndecided;
+    verdict.primal_feasible = true;
+    const double* sol = clp.primalColumnSolution();
+    verdict.x.assign(sol, sol + model.num_vars());
+    verdict.objective = clp.objectiveValue();
+    return verdict;
   }
 
   // CLP's quadratic objective is c'x + 1/2 x'Hx with one triangle of H stored: an
@@ -177,12 +213,7 @@ class CbcSolver final : public Solver {
 
   SolveResult solve_lp(const Model& model, const SolveOptions& options) const {
     CoinArrays a = to_coin(model);
-    ClpRun run = run_clp(model, a, options, /*presolve=*/true, false);
-    if (run.status == 1 || run.status == 2) {
-      // Presolve can call a model infeasible that is unbounded or the other way round:
-      // confirm on the original model.
-      run = run_clp(model, a, options, /*presolve=*/false, false);
-    }
+    ClpRun run = lp_verdict(model, a, options);
     SolveResult r;
     switch (run.status) {
       case 0:
@@ -191,14 +222,13 @@ class CbcSolver final : public Solver {
       case 1:
         r.status = SolveStatus::kInfeasible;
         return r;
-      case 2: {
-        // Dual infeasible: unbounded if any feasible point exists.
-        ClpRun feasible = run_clp(model, a, options, false, /*zero_objective=*/true);
-        r.status = feasible.status == 0   ? SolveStatus::kUnbounded
-                   : feasible.status == 1 ? SolveStatus::kInfeasible
-                                          : SolveStatus::kInfeasibleOrUnbounded;
+      case 2:
+        r.status = SolveStatus::kUnbounded;
         return r;
-      }
+      case kUndecided:
+        r.status = SolveStatus::kInfeasibleOrUnbounded;
+        r.message = "clp: could not tell infeasible from unbounded";
+        return r;
       case 3:
         if (!run.primal_feasible) {
           r.status = SolveStatus::kTimeLimitNoSolution;
@@ -239,15 +269,22 @@ class CbcSolver final : public Solver {
     CbcRun run;
     // The relaxation first: its infeasibility proves the MILP's, and its unboundedness is
     // settled apart, since CBC's own verdict there does not say whether integers fit.
+    if (!zero_objective) {
+      ClpRun relaxation = lp_verdict(model, a, options);
+      if (relaxation.status == 1) {
+        run.status = SolveStatus::kInfeasible;
+        return run;
+      }
+      if (relaxation.status == 2) {
+        run.status = SolveStatus::kUnbounded;  // of the relaxation; the caller decides
+        return run;
+      }
+      if (relaxation.status == kUndecided) {
+        run.status = SolveStatus::kInfeasibleOrUnbounded;
+        return run;
+      }
+    }
     solver.initialSolve();
-    if (solver.isProvenPrimalInfeasible()) {
-      run.status = SolveStatus::kInfeasible;
-      return run;
-    }
-    if (solver.isProvenDualInfeasible()) {
-      run.status = SolveStatus::kUnbounded;  // of the relaxation; the caller decides
-      return run;
-    }
 
     CbcModel cbc(solver);
     cbc.setLogLevel(options.verbose ? 1 : 0);
@@ -322,6 +359,8 @@ class CbcSolver final : public Solver {
     }
     r.status = run.status;
     if (r.status == SolveStatus::kError) r.message = "cbc: search ended without a verdict";
+    if (r.status == SolveStatus::kInfeasibleOrUnbounded)
+      r.message = "clp: could not tell whether the relaxation is infeasible or unbounded";
     if (!has_solution(r.status)) return r;
     for (int j = 0; j < model.num_vars(); ++j) {
       double& v = run.x[size_t(j)];

@@ -94,15 +94,33 @@ double seconds_since(Clock::time_point t0) {
 LpStatus run_clp(ClpSimplex& clp) {
   clp.dual();
   int s = clp.status();
-  if (s != 0 && s != 1) {
-    // The dual simplex is not the one to trust on unboundedness or after a stall.
-    clp.primal();
-    s = clp.status();
-  }
   if (s == 0) return LpStatus::kOptimal;
-  if (s == 1) return LpStatus::kInfeasible;
-  if (s == 2) return LpStatus::kUnbounded;
-  return LpStatus::kFailed;
+  // CLP 1.17's simplex codes, dual and primal alike, call some unbounded LPs infeasible (seen
+  // on a feasible LP whose unbounded column is in no row). The question "is there any point"
+  // is answered reliably with a zero objective, so a negative verdict is decided on that,
+  // in a fresh copy of the problem.
+  ClpSimplex feasibility;
+  feasibility.setLogLevel(0);
+  std::vector<double> zeros(size_t(clp.numberColumns()), 0.0);
+  feasibility.loadProblem(*clp.matrix(), clp.columnLower(), clp.columnUpper(), zeros.data(),
+                          clp.rowLower(), clp.rowUpper());
+  feasibility.setMaximumSeconds(clp.maximumSeconds());
+  feasibility.dual();
+  int f = feasibility.status();
+  if (f == 1) return LpStatus::kInfeasible;
+  if (f != 0) return s == 1 ? LpStatus::kInfeasible : LpStatus::kFailed;
+  // A point exists: the primal simplex goes on from it with the real objective, so it
+  // never has to search for feasibility again and its verdict on boundedness holds.
+  feasibility.chgObjCoefficients(clp.objective());
+  feasibility.setOptimizationDirection(clp.optimizationDirection());
+  feasibility.primal();
+  switch (feasibility.status()) {
+    case 0:
+      clp = feasibility;
+      return LpStatus::kOptimal;
+    case 2: return LpStatus::kUnbounded;
+    default: return LpStatus::kFailed;
+  }
 }
 
 class Search {
@@ -271,14 +289,17 @@ Search::Tighten Search::tighten(Box& box, bool envelopes, bool cutoff) {
       objective[size_t(j)] = 0;
       // After an objective change the last basis stays primal feasible (CLP starts from it),
       // so the primal simplex goes on from there; the first solve has no basis yet.
+      LpStatus status;
       if (solved) {
         clp.primal();
+        status = clp.status() == 0   ? LpStatus::kOptimal
+                 : clp.status() == 1 ? LpStatus::kInfeasible
+                                     : LpStatus::kFailed;
       } else {
-        clp.dual();
+        status = run_clp(clp);
       }
-      const int s = clp.status();
-      if (s == 1) return Tighten::kInfeasible;
-      solved = s == 0;
+      if (status == LpStatus::kInfeasible) return Tighten::kInfeasible;
+      solved = status == LpStatus::kOptimal;
       if (!solved) continue;
       const double v = clp.primalColumnSolution()[j];
       const double slack = kBoundSlack * std::max(1.0, std::fabs(v));

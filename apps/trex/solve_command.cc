@@ -61,7 +61,8 @@ int run_solve(const SolveArgs& args) {
     j["solver_version"] = r.solver_version;
     j["seconds"] = r.seconds;
     if (!r.message.empty()) j["message"] = r.message;
-    std::printf("%s\n", j.dump().c_str());
+    // Names are bytes from the file; invalid UTF-8 is replaced, never an error.
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return exit_code_for(r.status);
   }
 

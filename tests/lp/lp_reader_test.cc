@@ -218,6 +218,7 @@ TEST(LpReader, ErrorsNameFileAndLine) {
       {"min\n x\nst\n c: x = inf\nend\n", "bad.lp:4:"},
       {"min\n x\nst\n c: x >= 1\n\x01\x02\nend\n", "bad.lp:5: binary data"},
       {"min\n x\nmin\n y\nend\n", "bad.lp:3: second objective"},
+      {"min\n x ->\nst\n c: x >= 1\nend\n", "bad.lp:2: unexpected '->'"},  // once looped forever
   };
   for (const Case& c : cases) {
     std::string err = read_error(c.text);

@@ -95,6 +95,14 @@ class CbcSolver final : public Solver {
 
   SolveResult solve(const Model& model, const SolveOptions& options) const override {
     model.validate();
+    if (std::string huge = model.find_huge_number(kLargestCoinNumber); !huge.empty()) {
+      SolveResult refused;
+      refused.status = SolveStatus::kUnsupported;
+      refused.message = "cbc: " + huge + " is too large for CLP (limit 1e20)";
+      refused.solver = name();
+      refused.solver_version = version();
+      return refused;
+    }
     auto t0 = std::chrono::steady_clock::now();
     SolveResult r;
     if (model.has_quadratic_constraints()) {

@@ -55,8 +55,11 @@ class Lexer {
     peek();
     Token t = buffer_.front();
     buffer_.pop_front();
+    ++consumed_;
     return t;
   }
+  // Tokens consumed so far: a parse step that consumes none would loop forever.
+  long consumed() const { return consumed_; }
   [[noreturn]] void fail(long line, const std::string& message) const {
     throw InputError(file_, line, message);
   }
@@ -206,6 +209,7 @@ class Lexer {
   size_t pos_ = 0;
   long line_ = 1;
   bool at_line_start_ = true;
+  long consumed_ = 0;
   std::deque<Token> buffer_;
 };
 
@@ -256,6 +260,7 @@ class LpReader {
         if (section == Section::kEnd) break;
         continue;
       }
+      long before = lex_.consumed();
       switch (section) {
         case Section::kNone:
           lex_.fail(lex_.peek().line, "expected Minimize or Maximize, found '" +
@@ -267,6 +272,8 @@ class LpReader {
         case Section::kBinaries: read_integer(true); break;
         case Section::kEnd: break;
       }
+      if (lex_.consumed() == before)
+        lex_.fail(lex_.peek().line, "unexpected '" + std::string(lex_.peek().text) + "'");
     }
     if (!saw_objective) lex_.fail(lex_.line(), "empty file: no objective section");
     finish_bounds();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -171,6 +172,30 @@ double Model::max_violation(const std::vector<double>& x) const {
                       (a - r.upper) / std::max(1.0, std::fabs(r.upper))});
   }
   return worst;
+}
+
+std::string Model::find_huge_number(double limit) const {
+  auto big = [&](double v) { return std::isfinite(v) && std::fabs(v) > limit; };
+  auto text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  if (big(objective_constant)) return "objective constant " + text(objective_constant);
+  for (const auto& v : vars_) {
+    if (big(v.cost)) return "objective coefficient " + text(v.cost) + " of " + v.name;
+    if (big(v.lower) || big(v.upper)) return "a bound of " + v.name;
+  }
+  for (const auto& q : objective_quad)
+    if (big(q.coef)) return "quadratic objective coefficient " + text(q.coef);
+  for (const auto& r : rows_) {
+    if (big(r.lower) || big(r.upper)) return "the right-hand side of " + r.name;
+    for (const auto& t : r.terms)
+      if (big(t.coef)) return "coefficient " + text(t.coef) + " in row " + r.name;
+    for (const auto& q : r.quad)
+      if (big(q.coef)) return "quadratic coefficient " + text(q.coef) + " in row " + r.name;
+  }
+  return "";
 }
 
 void Model::normalize() {

@@ -108,6 +108,11 @@ class Model {
   // violations are relative to max(1, |bound|); integrality is absolute.
   double max_violation(const std::vector<double>& x) const;
 
+  // The first coefficient, bound or right-hand side whose magnitude exceeds `limit` (infinite
+  // bounds excepted), described as "objective coefficient 1e+26 of x", or "" when none does.
+  // Back ends refuse such models: CLP 1.17 aborts on an objective coefficient of 1e25.
+  std::string find_huge_number(double limit) const;
+
   // Sorts and merges terms, merges quadratic pairs; call after editing rows by hand.
   void normalize();
   // Throws InputError (field = the variable or row name) on NaN or infinite

@@ -70,6 +70,11 @@ class Solver {
   virtual SolveResult solve(const Model& model, const SolveOptions& options) const = 0;
 };
 
+// The largest magnitude of a coefficient, finite bound or right-hand side that the COIN-OR
+// back ends accept; beyond it CLP 1.17 misbehaves (it aborts on an objective coefficient of
+// 1e25), so such models get kUnsupported instead.
+inline constexpr double kLargestCoinNumber = 1e20;
+
 // The back end `trex solve` and the other parts use unless told otherwise.
 inline constexpr const char* kDefaultSolver = "auto";
 

@@ -635,6 +635,14 @@ class SpatialSolver final : public Solver {
 
   SolveResult solve(const Model& model, const SolveOptions& options) const override {
     model.validate();
+    if (std::string huge = model.find_huge_number(kLargestCoinNumber); !huge.empty()) {
+      SolveResult refused;
+      refused.status = SolveStatus::kUnsupported;
+      refused.message = "sbb: " + huge + " is too large for CLP (limit 1e20)";
+      refused.solver = name();
+      refused.solver_version = version();
+      return refused;
+    }
     const auto t0 = Clock::now();
     const auto deadline = options.time_limit_s > 0
                               ? t0 + std::chrono::duration_cast<Clock::duration>(

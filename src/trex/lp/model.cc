@@ -105,14 +105,32 @@ int Model::find_row(const std::string& name) const {
   return it == row_index_.end() ? -1 : it->second;
 }
 
+std::vector<std::string> Model::row_labels() const {
+  std::vector<std::string> labels;
+  labels.reserve(rows_.size());
+  std::unordered_map<std::string, int> assigned;
+  auto taken = [&](const std::string& n) {
+    return row_index_.count(n) || var_index_.count(n) || assigned.count(n);
+  };
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    std::string name = rows_[r].name;
+    if (name.empty()) {
+      name = "c" + std::to_string(r + 1);
+      for (int bump = 1; taken(name); ++bump)
+        name = "c" + std::to_string(r + 1) + "_" + std::to_string(bump);
+      assigned.emplace(name, int(r));
+    }
+    labels.push_back(std::move(name));
+  }
+  return labels;
+}
+
 void Model::name_unnamed_rows() {
+  std::vector<std::string> labels = row_labels();
   for (size_t r = 0; r < rows_.size(); ++r) {
     if (!rows_[r].name.empty()) continue;
-    std::string name = "c" + std::to_string(r + 1);
-    for (int bump = 1; row_index_.count(name) || var_index_.count(name); ++bump)
-      name = "c" + std::to_string(r + 1) + "_" + std::to_string(bump);
-    rows_[r].name = name;
-    row_index_.emplace(name, int(r));
+    rows_[r].name = labels[r];
+    row_index_.emplace(labels[r], int(r));
   }
 }
 

@@ -80,6 +80,9 @@ class Model {
   // Rows may be added with an empty name; this names each one "c<k>" (k = its 1-based
   // index, bumped past names already taken). Readers call it once at the end.
   void name_unnamed_rows();
+  // Every row's name, unnamed rows given the names name_unnamed_rows() would give them,
+  // without changing the model (writers use it).
+  std::vector<std::string> row_labels() const;
   // Convenience forms of add_row.
   int add_le(const std::string& name, std::vector<Term> terms, double rhs);
   int add_ge(const std::string& name, std::vector<Term> terms, double rhs);

@@ -51,22 +51,8 @@ std::string clean_model_name(const std::string& name) {
 // Row names as Model::name_unnamed_rows() would give them, so that a model with unnamed
 // rows reads back equal to that model after naming.
 std::vector<std::string> row_names(const Model& model) {
-  std::unordered_set<std::string> taken;
-  for (const auto& r : model.rows())
-    if (!r.name.empty()) taken.insert(r.name);
-  for (const auto& v : model.vars()) taken.insert(v.name);
-  std::vector<std::string> names;
-  for (int r = 0; r < model.num_rows(); ++r) {
-    std::string name = model.row(r).name;
-    if (name.empty()) {
-      name = "c" + std::to_string(r + 1);
-      for (int bump = 1; taken.count(name); ++bump)
-        name = "c" + std::to_string(r + 1) + "_" + std::to_string(bump);
-      taken.insert(name);
-    }
-    check_name(name, "row " + std::to_string(r + 1));
-    names.push_back(name);
-  }
+  std::vector<std::string> names = model.row_labels();
+  for (size_t r = 0; r < names.size(); ++r) check_name(names[r], "row " + std::to_string(r + 1));
   return names;
 }
 

@@ -11,7 +11,7 @@ PACKAGES=(
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcgl-dev coinor-libcoinutils-dev
   glpk-utils
   # command line and data
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine coinor-cbc
 )

@@ -13,6 +13,7 @@ using Action = std::function<int()>;
 
 void add_demo_command(CLI::App& app, Action* action);
 void add_solve_command(CLI::App& app, Action* action);
+void add_hw_command(CLI::App& app, Action* action);
 
 // Exit code when the input was fine but no back end could solve it (unsupported or failed).
 inline constexpr int kSolverFailedExitCode = 3;

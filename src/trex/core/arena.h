@@ -1,0 +1,78 @@
+// Aligned memory: a plain aligned allocation and a bump arena.
+//
+// Every allocation here starts on a 64-byte boundary (a cache line and an AVX-512 register),
+// so kernels may use aligned loads on the start of any buffer they were given.
+//
+// Arena hands out pieces of large blocks by moving a pointer; nothing is freed one at a time.
+// reset() makes all of it reusable at once: after a reset the arena keeps one block as big as
+// everything it handed out before, so a loop that allocates the same buffers every step (the
+// activations of a training step) touches the system allocator only in its first steps.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace trex::core {
+
+inline constexpr size_t kDefaultAlignment = 64;
+
+// Returns `bytes` of uninitialised memory aligned to `alignment` (a power of two, at least
+// sizeof(void*)); a request for 0 bytes returns a valid, unique pointer. Throws std::bad_alloc
+// when the system has no memory. Release with aligned_free.
+void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
+void aligned_free(void* p);
+
+struct AlignedDeleter {
+  void operator()(void* p) const { aligned_free(p); }
+};
+
+// An owning pointer to an aligned, uninitialised array of n trivially constructible T.
+template <class T>
+std::unique_ptr<T[], AlignedDeleter> aligned_array(size_t n) {
+  return std::unique_ptr<T[], AlignedDeleter>(
+      static_cast<T*>(aligned_alloc_bytes(n * sizeof(T), kDefaultAlignment)));
+}
+
+class Arena {
+ public:
+  // block_bytes: the size of each block taken from the system (larger requests get a block of
+  // their own size).
+  explicit Arena(size_t block_bytes = size_t(1) << 20);
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  // Uninitialised memory valid until the next reset() or the arena's destruction.
+  // REQUIRES: alignment is a power of two no larger than 4096.
+  void* allocate(size_t bytes, size_t alignment = kDefaultAlignment);
+
+  template <class T>
+  T* allocate_array(size_t n) {
+    return static_cast<T*>(allocate(n * sizeof(T), alignof(T) > kDefaultAlignment ? alignof(T) : kDefaultAlignment));
+  }
+
+  // Invalidates every pointer handed out; keeps (at most) one block for reuse.
+  void reset();
+
+  // Bytes handed out since the last reset, alignment padding included.
+  size_t bytes_used() const { return used_; }
+  // Bytes held from the system.
+  size_t bytes_reserved() const;
+  size_t num_blocks() const { return blocks_.size(); }
+
+ private:
+  struct Block {
+    char* data;
+    size_t size;
+  };
+  void add_block(size_t min_bytes);
+
+  size_t block_bytes_;
+  std::vector<Block> blocks_;
+  size_t current_ = 0;  // index into blocks_ of the block being filled
+  size_t offset_ = 0;   // bytes used in blocks_[current_]
+  size_t used_ = 0;
+};
+
+}  // namespace trex::core

@@ -14,6 +14,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine coinor-cbc
+  # the GEMM baseline for kernel tests and benchmarks (BSD-3)
+  libopenblas-dev
 )
 
 missing=()

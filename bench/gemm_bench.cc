@@ -1,0 +1,89 @@
+// trex sgemm against OpenBLAS cblas_sgemm, side by side, on the squares of issue 5 and the
+// model's skinny shapes (tokens x N x K), with 1 and 2 threads. Reports GFLOP/s (2*M*N*K per
+// call). Both libraries get the same thread count: trex through its own pool, OpenBLAS through
+// openblas_set_num_threads. Run with repetitions, randomly interleaved so that both libraries see
+// the same background load, and read the medians:
+//   build-gemm/gemm_bench --benchmark_repetitions=5
+//       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/gemm.h"
+
+namespace {
+
+struct Operands {
+  std::vector<float> a, b, c;
+};
+
+Operands make(int64_t m, int64_t n, int64_t k) {
+  Operands o;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(-1, 1);
+  o.a.resize(size_t(m * k));
+  o.b.resize(size_t(k * n));
+  o.c.assign(size_t(m * n), 0.0f);
+  for (auto& v : o.a) v = u(rng);
+  for (auto& v : o.b) v = u(rng);
+  return o;
+}
+
+trex::core::ThreadPool& pool(int threads) {
+  static trex::core::ThreadPool one(1), two(2);
+  return threads == 1 ? one : two;
+}
+
+void set_counters(benchmark::State& s, int64_t m, int64_t n, int64_t k) {
+  s.counters["GFLOPS"] = benchmark::Counter(2.0 * double(m) * double(n) * double(k) / 1e9,
+                                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_trex_sgemm(benchmark::State& s) {
+  const int64_t m = s.range(0), n = s.range(1), k = s.range(2);
+  const int threads = int(s.range(3));
+  Operands o = make(m, n, k);
+  trex::kernels::GemmOptions opt{&pool(threads), nullptr};
+  for (auto _ : s) {
+    trex::kernels::sgemm(trex::kernels::Trans::kNo, trex::kernels::Trans::kNo, m, n, k, 1.0f,
+                         o.a.data(), k, o.b.data(), n, 0.0f, o.c.data(), n, opt);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(s, m, n, k);
+}
+
+void BM_openblas_sgemm(benchmark::State& s) {
+  const int64_t m = s.range(0), n = s.range(1), k = s.range(2);
+  openblas_set_num_threads(int(s.range(3)));
+  Operands o = make(m, n, k);
+  for (auto _ : s) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f,
+                o.a.data(), int(k), o.b.data(), int(n), 0.0f, o.c.data(), int(n));
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(s, m, n, k);
+}
+
+// M x N x K: squares, then the model's tokens x N x K projections.
+void shapes(benchmark::internal::Benchmark* b) {
+  const std::vector<std::vector<int64_t>> mnk = {{1024, 1024, 1024}, {2048, 2048, 2048},
+                                                 {4096, 4096, 4096}, {2048, 256, 256},
+                                                 {2048, 1024, 256},  {2048, 256, 4096}};
+  for (int threads : {1, 2})
+    for (const auto& s : mnk) b->Args({s[0], s[1], s[2], threads});
+  b->ArgNames({"M", "N", "K", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(BM_trex_sgemm)->Apply(shapes);
+BENCHMARK(BM_openblas_sgemm)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

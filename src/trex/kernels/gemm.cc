@@ -1,0 +1,170 @@
+// The GEMM loops (BLIS order): jc over NC columns, pc over KC depth (pack B), ic over MC rows
+// (pack A), then the macro-kernel: jr over NR slivers of B, ir over MR slivers of A, one
+// micro-kernel call per tile.
+//
+// Threading: per (jc, pc) block, one pool job packs disjoint B panels, a second computes. The
+// compute job splits the rows of C into blocks that threads take in turn when there are enough
+// rows (each thread packs its own A rows, so no thread waits on another), else the NR-column
+// slivers (each thread packs all of the small A). The split never changes the per-element order
+// of the k loop (pc blocks run in order, each a sequential FMA chain), so 1 and 2 threads give
+// the same bits.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "trex/core/arena.h"
+#include "trex/kernels/gemm.h"
+#include "trex/kernels/gemm_internal.h"
+
+namespace trex::kernels {
+namespace {
+
+using gemm_detail::MicroKernel;
+
+MicroKernel microkernel_for(const GemmBlocking& g) {
+  switch (g.isa) {
+    case core::Isa::kAvx512: return gemm_detail::microkernel_avx512_12x32;
+    case core::Isa::kAvx2: return gemm_detail::microkernel_avx2_6x16;
+    default: return gemm_detail::microkernel_scalar_6x16;
+  }
+}
+
+// A buffer per thread that only grows, so steady-state calls neither allocate nor page-fault.
+float* thread_buffer(int slot, size_t floats) {
+  struct Buf {
+    std::unique_ptr<float[], core::AlignedDeleter> p;
+    size_t n = 0;
+  };
+  thread_local Buf bufs[2];
+  Buf& b = bufs[slot];
+  if (b.n < floats) {
+    b.p = core::aligned_array<float>(floats);
+    b.n = floats;
+  }
+  return b.p.get();
+}
+
+// C = beta * C over the m x n window (alpha == 0 or k == 0); beta == 0 does not read C.
+void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+struct Problem {
+  const GemmBlocking* g;
+  MicroKernel ukr;
+  bool ta, tb;
+  const float* a;
+  int64_t lda;
+  float alpha;
+  float* c;
+  int64_t ldc;
+};
+
+// Tiles rows [i0, i0 + mc) of C (A block packed at a_packed) against NR slivers [q0, q1) of the
+// packed B block (columns j0 + q*NR ...), with the block's effective beta.
+void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packed, int64_t kc,
+                  int64_t i0, int64_t mc, int64_t j0, int64_t nc, int64_t q0, int64_t q1,
+                  float beta) {
+  const int mr = pr.g->mr, nr = pr.g->nr;
+  alignas(64) float tile[gemm_detail::kMaxMr * gemm_detail::kMaxNr];
+  for (int64_t q = q0; q < q1; ++q) {
+    int64_t jr = q * nr;
+    int64_t cols = std::min<int64_t>(nr, nc - jr);
+    const float* bp = b_packed + q * kc * nr;
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+      int64_t rows = std::min<int64_t>(mr, mc - ir);
+      const float* ap = a_packed + ir * kc;
+      float* ct = pr.c + (i0 + ir) * pr.ldc + j0 + jr;
+      if (rows == mr && cols == nr) {
+        pr.ukr(kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
+      } else {
+        // Edge tile: the full tile into a scratch (alpha 1, beta 0 keeps acc exact), then the
+        // same epilogue as the micro-kernel's, element by element, on the part inside C.
+        pr.ukr(kc, ap, bp, tile, nr, 1.0f, 0.0f);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            float t = pr.alpha * tile[i * nr + j];
+            float& cij = ct[i * pr.ldc + j];
+            cij = beta == 0.0f ? t : std::fma(beta, cij, t);
+          }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options) {
+  if (m <= 0 || n <= 0) return;
+  if (alpha == 0.0f || k <= 0) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  const GemmBlocking& g = options.blocking ? *options.blocking : gemm_blocking();
+  if (!core::isa_supported(g.isa)) throw std::invalid_argument("sgemm: blocking ISA unsupported");
+  core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
+  const int nt = pool.num_threads();
+  Problem pr{&g, microkernel_for(g), trans_a == Trans::kYes, trans_b == Trans::kYes, a, lda,
+             alpha, c, ldc};
+  const int mr = g.mr, nr = g.nr;
+
+  const int64_t nc_max = std::min<int64_t>(g.nc, (n + nr - 1) / nr * nr);
+  const int64_t kc_max = std::min<int64_t>(g.kc, k);
+  float* b_packed = thread_buffer(0, size_t(kc_max * nc_max));
+
+  for (int64_t jc = 0; jc < n; jc += g.nc) {
+    const int64_t nc = std::min<int64_t>(g.nc, n - jc);
+    const int64_t n_panels = (nc + nr - 1) / nr;
+    for (int64_t pc = 0; pc < k; pc += g.kc) {
+      const int64_t kc = std::min<int64_t>(g.kc, k - pc);
+      // Later depth blocks accumulate onto what the earlier ones wrote.
+      const float beta_eff = pc == 0 ? beta : 1.0f;
+      pool.run([&](int t) {
+        int64_t lo = n_panels * t / nt, hi = n_panels * (t + 1) / nt;
+        gemm_detail::pack_b(pr.tb, b, ldb, pc, kc, jc, nc, nr, lo, hi, b_packed);
+      });
+      const int64_t m_panels = (m + mr - 1) / mr;
+      if (m_panels >= 4 * int64_t(nt)) {
+        // Row blocks (at most MC rows), taken by threads in turn so that a busy core takes
+        // fewer. With several threads: at least four blocks each and a multiple of the thread
+        // count, so that on idle cores no thread waits long for the last block.
+        int64_t unit = g.mc;
+        if (nt > 1) {
+          int64_t blocks = (m + g.mc - 1) / g.mc;
+          blocks = std::max<int64_t>((blocks + nt - 1) / nt * nt, 4 * int64_t(nt));
+          unit = std::min<int64_t>(g.mc, (m_panels + blocks - 1) / blocks * mr);
+        }
+        const int64_t units = (m + unit - 1) / unit;
+        pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
+          float* a_packed = thread_buffer(1, size_t(unit * kc));
+          for (int64_t u = u0; u < u1; ++u) {
+            const int64_t ic = u * unit, mc = std::min<int64_t>(unit, m - ic);
+            gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
+            macro_kernel(pr, a_packed, b_packed, kc, ic, mc, jc, nc, 0, n_panels, beta_eff);
+          }
+        });
+      } else {
+        // Few rows: split the NR slivers instead; each unit packs the (small) A itself, so one
+        // thread takes all slivers in one unit.
+        const int64_t per = nt == 1 ? n_panels : (n_panels + 4 * nt - 1) / (4 * nt);
+        const int64_t units = (n_panels + per - 1) / per;
+        pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
+          const int64_t mc_max = std::min<int64_t>(g.mc, m_panels * mr);
+          float* a_packed = thread_buffer(1, size_t(mc_max * kc));
+          const int64_t q0 = u0 * per, q1 = std::min<int64_t>(n_panels, u1 * per);
+          for (int64_t ic = 0; ic < m; ic += g.mc) {
+            const int64_t mc = std::min<int64_t>(g.mc, m - ic);
+            gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
+            macro_kernel(pr, a_packed, b_packed, kc, ic, mc, jc, nc, q0, q1, beta_eff);
+          }
+        });
+      }
+    }
+  }
+}
+
+}  // namespace trex::kernels

@@ -1,0 +1,60 @@
+// AVX-512 micro-kernel, 12 x 32: 24 zmm accumulators (12 rows x 2 vectors), 2 zmm for the B row,
+// 1 for the broadcast: 27 of 32 registers. 24 independent FMA chains cover latency 4 x two
+// 512-bit FMA ports with room to spare; 14 loads per 24 FMAs stay under the load ports' rate.
+// Compiled by target attribute; the driver calls it only when cpu_features says AVX-512.
+#include <immintrin.h>
+
+#include "trex/kernels/gemm_internal.h"
+
+namespace trex::kernels::gemm_detail {
+
+__attribute__((target("avx512f"))) void microkernel_avx512_12x32(int64_t kc, const float* a,
+                                                                 const float* b, float* c,
+                                                                 int64_t ldc, float alpha,
+                                                                 float beta) {
+  constexpr int kMr = kMrAvx512;
+  // The C tile is read only in the epilogue; fetch it now so that its latency (it is often in
+  // L3 or memory when the k loop is split into several KC blocks) hides behind the k loop.
+  if (beta != 0.0f) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
+    }
+  }
+  __m512 acc[kMr][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    __m512 b0 = _mm512_load_ps(b);
+    __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+    b += 32;
+  }
+  __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      _mm512_storeu_ps(c + i * ldc, _mm512_mul_ps(va, acc[i][0]));
+      _mm512_storeu_ps(c + i * ldc + 16, _mm512_mul_ps(va, acc[i][1]));
+    }
+  } else {
+    __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < kMr; ++i) {
+      float* ci = c + i * ldc;
+      _mm512_storeu_ps(ci, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), _mm512_mul_ps(va, acc[i][0])));
+      _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16),
+                                                _mm512_mul_ps(va, acc[i][1])));
+    }
+  }
+}
+
+}  // namespace trex::kernels::gemm_detail

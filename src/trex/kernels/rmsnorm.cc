@@ -1,0 +1,177 @@
+// Fused RMSNorm: one pass over a row to get sum(x^2) (and sum(w dy x) in the backward), a second
+// pass over the same row, still in L1/L2, to write the output. Memory traffic is the minimum:
+// forward reads x and writes y, backward reads x and dy and writes dx (plus dw partials).
+#include "trex/kernels/rmsnorm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "trex/core/arena.h"
+#include "trex/kernels/elementwise_simd.h"
+
+namespace trex::kernels {
+namespace {
+
+using simd::ld;
+using simd::st;
+
+// Rows per dw partial: fixed (never derived from the thread count) so dw is deterministic.
+constexpr int64_t kDwChunkRows = 64;
+
+int64_t row_grain(int64_t dim) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)); }
+
+core::ThreadPool& pool_or_default(core::ThreadPool* p) {
+  return p ? *p : core::default_thread_pool();
+}
+
+// sum(x^2) of one row [dim]: two accumulators to hide the FMA latency.
+template <class T>
+float sum_sq(const T* x, int64_t dim) {
+  int64_t i = 0;
+  float s = 0.f;
+#ifdef TREX_ELEM_AVX2
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  for (; i + 16 <= dim; i += 16) {
+    __m256 v0 = simd::load8(x + i), v1 = simd::load8(x + i + 8);
+    a0 = _mm256_fmadd_ps(v0, v0, a0);
+    a1 = _mm256_fmadd_ps(v1, v1, a1);
+  }
+  for (; i + 8 <= dim; i += 8) {
+    __m256 v = simd::load8(x + i);
+    a0 = _mm256_fmadd_ps(v, v, a0);
+  }
+  s = simd::hsum(_mm256_add_ps(a0, a1));
+#endif
+  for (; i < dim; ++i) s += ld(x + i) * ld(x + i);
+  return s;
+}
+
+template <bool NT, class T>
+void forward_row(const T* x, const float* w, T* y, int64_t dim, float eps) {
+  // Exact 1/sqrt (not the 12-bit rsqrt estimate): once per row, it costs nothing.
+  float r = 1.f / std::sqrt(sum_sq(x, dim) / float(dim) + eps);
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  __m256 vr = _mm256_set1_ps(r);
+  if (w) {
+    for (; i + 8 <= dim; i += 8)
+      simd::put8<NT>(y + i, _mm256_mul_ps(_mm256_mul_ps(simd::load8(x + i), vr),
+                                          _mm256_loadu_ps(w + i)));
+  } else {
+    for (; i + 8 <= dim; i += 8) simd::put8<NT>(y + i, _mm256_mul_ps(simd::load8(x + i), vr));
+  }
+#endif
+  for (; i < dim; ++i) st(y + i, w ? ld(x + i) * r * w[i] : ld(x + i) * r);
+}
+
+// One row of the backward. dx = r gw - (r^3 sum(gw x) / dim) x, with gw = w dy; this is
+// r (gw - xh mean(gw xh)) with xh = r x expanded. dwp (may be null) += dy * x * r.
+template <bool NT, class T>
+void backward_row(const T* x, const float* w, const T* dy, T* dx, float* dwp, int64_t dim,
+                  float eps) {
+  int64_t i = 0;
+  float ss = 0.f, sd = 0.f;
+#ifdef TREX_ELEM_AVX2
+  __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+  for (; i + 8 <= dim; i += 8) {
+    __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
+    if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
+    as = _mm256_fmadd_ps(v, v, as);
+    ad = _mm256_fmadd_ps(g, v, ad);
+  }
+  ss = simd::hsum(as);
+  sd = simd::hsum(ad);
+#endif
+  for (; i < dim; ++i) {
+    float v = ld(x + i), g = ld(dy + i) * (w ? w[i] : 1.f);
+    ss += v * v;
+    sd += g * v;
+  }
+  float r = 1.f / std::sqrt(ss / float(dim) + eps);
+  float c = r * r * r * sd / float(dim);
+  i = 0;
+#ifdef TREX_ELEM_AVX2
+  __m256 vr = _mm256_set1_ps(r), vc = _mm256_set1_ps(c);
+  for (; i + 8 <= dim; i += 8) {
+    __m256 v = simd::load8(x + i), d = simd::load8(dy + i);
+    __m256 g = w ? _mm256_mul_ps(d, _mm256_loadu_ps(w + i)) : d;
+    simd::put8<NT>(dx + i, _mm256_fnmadd_ps(vc, v, _mm256_mul_ps(vr, g)));
+    if (dwp)
+      _mm256_storeu_ps(dwp + i, _mm256_fmadd_ps(_mm256_mul_ps(d, v), vr, _mm256_loadu_ps(dwp + i)));
+  }
+#endif
+  for (; i < dim; ++i) {
+    float v = ld(x + i), d = ld(dy + i), g = d * (w ? w[i] : 1.f);
+    st(dx + i, r * g - c * v);
+    if (dwp) dwp[i] += d * v * r;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim, float eps,
+                     core::ThreadPool* pool) {
+  if (rows <= 0 || dim <= 0) return;
+  bool nt = simd::use_streaming<T>(rows * dim, dim, {y});
+  pool_or_default(pool).parallel_for(0, rows, row_grain(dim), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      if (nt) forward_row<true>(x + r * dim, w, y + r * dim, dim, eps);
+      else forward_row<false>(x + r * dim, w, y + r * dim, dim, eps);
+    }
+    simd::fence_streams(nt);
+  });
+}
+
+template <class T>
+void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw, int64_t rows,
+                      int64_t dim, float eps, core::ThreadPool* pool) {
+  if (dim <= 0) return;
+  core::ThreadPool& tp = pool_or_default(pool);
+  bool want_dw = w != nullptr && dw != nullptr;
+  if (rows <= 0) {
+    if (want_dw) std::fill(dw, dw + dim, 0.f);
+    return;
+  }
+  int64_t n_chunks = (rows + kDwChunkRows - 1) / kDwChunkRows;
+  bool nt = simd::use_streaming<T>(rows * dim, dim, {dx});
+  // partial[c] = sum over the rows of chunk c of dy * xh; summed row by row inside a chunk.
+  std::unique_ptr<float[], core::AlignedDeleter> partial;
+  if (want_dw) partial = core::aligned_array<float>(size_t(n_chunks * dim));
+  tp.parallel_for(0, n_chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      float* dwp = want_dw ? partial.get() + c * dim : nullptr;
+      if (dwp) std::fill(dwp, dwp + dim, 0.f);
+      int64_t r1 = std::min(rows, (c + 1) * kDwChunkRows);
+      for (int64_t r = c * kDwChunkRows; r < r1; ++r) {
+        if (nt) backward_row<true>(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
+        else backward_row<false>(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
+      }
+    }
+    simd::fence_streams(nt);
+  });
+  if (!want_dw) return;
+  // Fixed pairwise tree over chunks (shape depends on n_chunks only), parallel over columns.
+  tp.parallel_for(0, dim, 1024, [&](int64_t j0, int64_t j1) {
+    for (int64_t step = 1; step < n_chunks; step *= 2)
+      for (int64_t c = 0; c + step < n_chunks; c += 2 * step) {
+        float* a = partial.get() + c * dim;
+        const float* b = partial.get() + (c + step) * dim;
+        for (int64_t j = j0; j < j1; ++j) a[j] += b[j];
+      }
+    for (int64_t j = j0; j < j1; ++j) dw[j] = partial[size_t(j)];
+  });
+}
+
+#define TREX_INSTANTIATE(T)                                                                    \
+  template void rmsnorm_forward<T>(const T*, const float*, T*, int64_t, int64_t, float,       \
+                                   core::ThreadPool*);                                        \
+  template void rmsnorm_backward<T>(const T*, const float*, const T*, T*, float*, int64_t,    \
+                                    int64_t, float, core::ThreadPool*);
+TREX_INSTANTIATE(float)
+TREX_INSTANTIATE(core::bf16)
+#undef TREX_INSTANTIATE
+
+}  // namespace trex::kernels

@@ -1,0 +1,258 @@
+// RMSNorm (weight-free and weighted): fused vs the eager reference chain, finite differences of
+// the backward against a double-precision forward, candidate gating (NaN-poisoned outputs,
+// inputs unchanged) and bit-identical results across thread counts.
+//
+// Tolerances (|fused - ref| <= atol + rtol |ref|): fp32 atol = rtol = 1e-4 (the KernelBench gate;
+// the two differ only in summation order, ~1e-6 relative); bf16 storage 1e-2 (one bf16 ulp is
+// 2^-8 = 0.4% relative, and fused and reference may round a value on either side of a tie); dw is
+// fp32 in both dtypes and summed in a different order (chunks of 64 rows vs row by row): 1e-4.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "trex/core/arena.h"
+#include "trex/core/bf16.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/rmsnorm.h"
+
+namespace trex::kernels {
+namespace {
+
+using core::bf16;
+
+float val(float v) { return v; }
+float val(bf16 v) { return core::to_float(v); }
+template <class T>
+T from(float v) {
+  if constexpr (std::is_same_v<T, float>) return v; else return core::to_bf16(v);
+}
+template <class T>
+T nan_value() {
+  return from<T>(std::numeric_limits<float>::quiet_NaN());
+}
+
+// Inputs from several distributions so shortcuts fail: 0 normal, 1 uniform(-3, 3),
+// 2 heavy-tailed (normal / sqrt(uniform)), 3 normal with every 5th value zero.
+template <class T>
+std::vector<T> random_vec(int64_t n, uint32_t seed, int dist, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_real_distribution<float> ud(0.f, 1.f);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    float x = nd(rng);
+    if (dist == 1) x = 6.f * ud(rng) - 3.f;
+    if (dist == 2) x = x / std::sqrt(std::max(ud(rng), 1e-3f));
+    if (dist == 3 && i % 5 == 0) x = 0.f;
+    v[size_t(i)] = from<T>(x * scale);
+  }
+  return v;
+}
+
+template <class T>
+void expect_close(const std::vector<T>& got, const std::vector<T>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double a = val(got[i]), b = val(want[i]);
+    if (!(std::fabs(a - b) <= tol + tol * std::fabs(b))) {
+      if (bad++ < 3) ADD_FAILURE() << what << " [" << i << "]: fused " << a << " ref " << b;
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+struct Shape2 {
+  int64_t rows, dim;
+};
+const Shape2 kShapes[] = {{1, 1}, {3, 7}, {5, 33}, {2, 4097}, {130, 64}, {65, 8}, {4, 128}};
+
+// Fused vs reference for forward and backward, one dtype, weighted or not, with gating.
+template <class T>
+void check_against_ref(bool weighted, double tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 1;
+  for (const Shape2& s : kShapes) {
+    for (int dist = 0; dist < 4; ++dist, ++seed) {
+      int64_t n = s.rows * s.dim;
+      std::string tag = std::string(weighted ? "weighted" : "weight-free") + " [" +
+                        std::to_string(s.rows) + ", " + std::to_string(s.dim) + "] dist " +
+                        std::to_string(dist);
+      auto x = random_vec<T>(n, seed, dist), dy = random_vec<T>(n, seed + 1000, 0);
+      auto wv = random_vec<float>(s.dim, seed + 2000, 1);
+      const float* w = weighted ? wv.data() : nullptr;
+      auto x0 = x, dy0 = dy, w0 = wv;
+      // Outputs start as NaN: a kernel that skips an element leaves a NaN behind.
+      std::vector<T> y(size_t(n), nan_value<T>()), yr(size_t(n), nan_value<T>());
+      std::vector<T> dx(size_t(n), nan_value<T>()), dxr(size_t(n), nan_value<T>());
+      std::vector<float> dw(size_t(s.dim), NAN), dwr(size_t(s.dim), NAN);
+      rmsnorm_forward(x.data(), w, y.data(), s.rows, s.dim, kRmsNormEps, &pool);
+      rmsnorm_forward_ref(x.data(), w, yr.data(), s.rows, s.dim, kRmsNormEps, &pool);
+      rmsnorm_backward(x.data(), w, dy.data(), dx.data(), weighted ? dw.data() : nullptr, s.rows,
+                       s.dim, kRmsNormEps, &pool);
+      rmsnorm_backward_ref(x.data(), w, dy.data(), dxr.data(), weighted ? dwr.data() : nullptr,
+                           s.rows, s.dim, kRmsNormEps, &pool);
+      for (size_t i = 0; i < y.size(); ++i) {
+        ASSERT_FALSE(std::isnan(val(y[i]))) << tag << " y[" << i << "] not written";
+        ASSERT_FALSE(std::isnan(val(dx[i]))) << tag << " dx[" << i << "] not written";
+      }
+      EXPECT_TRUE(same_bytes(x, x0) && same_bytes(dy, dy0) && same_bytes(wv, w0))
+          << tag << ": an input changed";
+      expect_close(y, yr, tol, tag + " y");
+      expect_close(dx, dxr, tol, tag + " dx");
+      if (weighted) expect_close(dw, dwr, 1e-4, tag + " dw");
+    }
+  }
+}
+
+TEST(RmsNorm, WeightFreeF32MatchesReference) { check_against_ref<float>(false, 1e-4); }
+TEST(RmsNorm, WeightedF32MatchesReference) { check_against_ref<float>(true, 1e-4); }
+TEST(RmsNorm, WeightFreeBf16MatchesReference) { check_against_ref<bf16>(false, 1e-2); }
+TEST(RmsNorm, WeightedBf16MatchesReference) { check_against_ref<bf16>(true, 1e-2); }
+
+// loss = sum(dy * y(x, w)) in double: its gradient in x is dx and in w is dw.
+double loss(const std::vector<double>& x, const std::vector<double>& w, bool weighted,
+            const std::vector<double>& dy, int64_t rows, int64_t dim) {
+  double l = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t j = 0; j < dim; ++j) ss += x[size_t(r * dim + j)] * x[size_t(r * dim + j)];
+    double rs = 1.0 / std::sqrt(ss / double(dim) + double(kRmsNormEps));
+    for (int64_t j = 0; j < dim; ++j) {
+      size_t i = size_t(r * dim + j);
+      l += dy[i] * x[i] * rs * (weighted ? w[size_t(j)] : 1.0);
+    }
+  }
+  return l;
+}
+
+// Central differences of the double forward (h = 1e-5 relative to the value's scale: truncation
+// ~h^2 = 1e-10, rounding ~1e-16 / h = 1e-11) against the fp32 fused backward, whose own error is
+// ~1e-6 relative: tolerance 2e-4 (absolute + relative to the largest gradient of the row).
+TEST(RmsNorm, BackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  const Shape2 shapes[] = {{1, 1}, {3, 7}, {2, 33}, {70, 3}};
+  uint32_t seed = 77;
+  for (const Shape2& s : shapes) {
+    for (bool weighted : {false, true}) {
+      ++seed;
+      int64_t n = s.rows * s.dim;
+      auto x = random_vec<float>(n, seed, 0), dy = random_vec<float>(n, seed + 1, 0);
+      auto w = random_vec<float>(s.dim, seed + 2, 1);
+      std::vector<float> dx(static_cast<size_t>(n)), dw(static_cast<size_t>(s.dim));
+      rmsnorm_backward(x.data(), weighted ? w.data() : nullptr, dy.data(), dx.data(),
+                       weighted ? dw.data() : nullptr, s.rows, s.dim, kRmsNormEps, &pool);
+      std::vector<double> xd(x.begin(), x.end()), dyd(dy.begin(), dy.end()), wd(w.begin(), w.end());
+      double gmax = 1.0;
+      for (float v : dx) gmax = std::max(gmax, double(std::fabs(v)));
+      for (int64_t i = 0; i < n; ++i) {
+        double h = 1e-5 * std::max(1.0, std::fabs(xd[size_t(i)])), keep = xd[size_t(i)];
+        xd[size_t(i)] = keep + h;
+        double lp = loss(xd, wd, weighted, dyd, s.rows, s.dim);
+        xd[size_t(i)] = keep - h;
+        double lm = loss(xd, wd, weighted, dyd, s.rows, s.dim);
+        xd[size_t(i)] = keep;
+        double fd = (lp - lm) / (2 * h);
+        EXPECT_NEAR(dx[size_t(i)], fd, 2e-4 * gmax) << "dx[" << i << "] dim " << s.dim;
+      }
+      if (!weighted) continue;
+      for (int64_t j = 0; j < s.dim; ++j) {
+        double h = 1e-5 * std::max(1.0, std::fabs(wd[size_t(j)])), keep = wd[size_t(j)];
+        wd[size_t(j)] = keep + h;
+        double lp = loss(xd, wd, true, dyd, s.rows, s.dim);
+        wd[size_t(j)] = keep - h;
+        double lm = loss(xd, wd, true, dyd, s.rows, s.dim);
+        wd[size_t(j)] = keep;
+        double fd = (lp - lm) / (2 * h);
+        EXPECT_NEAR(dw[size_t(j)], fd, 2e-4 * std::max(1.0, std::fabs(fd))) << "dw[" << j << "]";
+      }
+    }
+  }
+}
+
+// The same inputs give bit-identical outputs (dw included) with 1, 2 and 3 threads.
+template <class T>
+void check_thread_determinism() {
+  const int64_t rows = 300, dim = 97;
+  auto x = random_vec<T>(rows * dim, 5, 2), dy = random_vec<T>(rows * dim, 6, 0);
+  auto w = random_vec<float>(dim, 7, 1);
+  std::vector<T> y1, dx1;
+  std::vector<float> dw1;
+  for (int threads : {1, 2, 3}) {
+    core::ThreadPool pool(threads);
+    std::vector<T> y(static_cast<size_t>(rows * dim)), dx(static_cast<size_t>(rows * dim));
+    std::vector<float> dw(static_cast<size_t>(dim));
+    rmsnorm_forward(x.data(), w.data(), y.data(), rows, dim, kRmsNormEps, &pool);
+    rmsnorm_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), rows, dim, kRmsNormEps,
+                     &pool);
+    if (threads == 1) {
+      y1 = y, dx1 = dx, dw1 = dw;
+      continue;
+    }
+    EXPECT_TRUE(same_bytes(y, y1)) << threads << " threads";
+    EXPECT_TRUE(same_bytes(dx, dx1)) << threads << " threads";
+    EXPECT_TRUE(same_bytes(dw, dw1)) << threads << " threads";
+  }
+}
+
+TEST(RmsNorm, BitIdenticalAcrossThreadCountsF32) { check_thread_determinism<float>(); }
+TEST(RmsNorm, BitIdenticalAcrossThreadCountsBf16) { check_thread_determinism<bf16>(); }
+
+// Outputs of 8 MiB and more on 32-byte boundaries take the non-temporal store path: it must give
+// the same results as the reference (and write every element) too.
+template <class T>
+void check_streaming_path() {
+  core::ThreadPool pool(2);
+  const int64_t dim = 1024, rows = int64_t((size_t(9) << 20) / sizeof(T)) / dim;
+  const int64_t n = rows * dim;
+  auto xs = random_vec<T>(n, 41, 0), dys = random_vec<T>(n, 42, 0);
+  auto w = random_vec<float>(dim, 43, 1);
+  auto x = core::aligned_array<T>(size_t(n)), dy = core::aligned_array<T>(size_t(n));
+  auto y = core::aligned_array<T>(size_t(n)), dx = core::aligned_array<T>(size_t(n));
+  std::copy(xs.begin(), xs.end(), x.get());
+  std::copy(dys.begin(), dys.end(), dy.get());
+  std::fill(y.get(), y.get() + n, nan_value<T>());
+  std::fill(dx.get(), dx.get() + n, nan_value<T>());
+  std::vector<T> yr(static_cast<size_t>(n)), dxr(static_cast<size_t>(n));
+  std::vector<float> dw(static_cast<size_t>(dim)), dwr(static_cast<size_t>(dim));
+  rmsnorm_forward(x.get(), w.data(), y.get(), rows, dim, kRmsNormEps, &pool);
+  rmsnorm_backward(x.get(), w.data(), dy.get(), dx.get(), dw.data(), rows, dim, kRmsNormEps, &pool);
+  rmsnorm_forward_ref(xs.data(), w.data(), yr.data(), rows, dim, kRmsNormEps, &pool);
+  rmsnorm_backward_ref(xs.data(), w.data(), dys.data(), dxr.data(), dwr.data(), rows, dim,
+                       kRmsNormEps, &pool);
+  double tol = std::is_same_v<T, float> ? 1e-4 : 1e-2;
+  expect_close(std::vector<T>(y.get(), y.get() + n), yr, tol, "streamed y");
+  expect_close(std::vector<T>(dx.get(), dx.get() + n), dxr, tol, "streamed dx");
+  // dw sums 9 MiB worth of rows in a different order: relative 1e-4 of its magnitude ~sqrt(rows).
+  expect_close(dw, dwr, 1e-3, "dw");
+}
+
+TEST(RmsNorm, StreamingStorePathF32) { check_streaming_path<float>(); }
+TEST(RmsNorm, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
+
+// A zero row normalises to zero (r = eps^-1/2 is finite) and its gradient is r dy.
+TEST(RmsNorm, ZeroRow) {
+  core::ThreadPool pool(1);
+  std::vector<float> x(9, 0.f), y(9, NAN), dy(9, 1.f), dx(9, NAN);
+  rmsnorm_forward(x.data(), nullptr, y.data(), 1, 9, kRmsNormEps, &pool);
+  rmsnorm_backward(x.data(), nullptr, dy.data(), dx.data(), nullptr, 1, 9, kRmsNormEps, &pool);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(y[size_t(i)], 0.f);
+    EXPECT_NEAR(dx[size_t(i)], 1.0 / std::sqrt(double(kRmsNormEps)), 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace trex::kernels

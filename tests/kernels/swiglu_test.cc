@@ -1,0 +1,291 @@
+// Limited SwiGLU: fused vs the eager reference chain, finite differences of the closed-form
+// backward against a double-precision forward, the clamp boundaries (gradient passes at
+// equality), candidate gating (NaN-poisoned outputs, inputs unchanged) and bit-identical results
+// across thread counts.
+//
+// Tolerances (|fused - ref| <= atol + rtol |ref|): fp32 1e-4 (the KernelBench gate; the fused
+// kernel's polynomial exp is within a few ulp of std::exp, and the two compute the same products
+// in a different order); bf16 storage 1e-2 (one bf16 ulp is 0.4% relative, and a value may round
+// to either side). dw is an fp32 row sum in both dtypes: 1e-4 (1e-3 for bf16: its terms reach
+// |dh a| ~ 100 with L = 10, so fp32 order effects are ~1e-5 relative of the largest term).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "trex/core/arena.h"
+#include "trex/core/bf16.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/swiglu.h"
+
+namespace trex::kernels {
+namespace {
+
+using core::bf16;
+
+float val(float v) { return v; }
+float val(bf16 v) { return core::to_float(v); }
+template <class T>
+T from(float v) {
+  if constexpr (std::is_same_v<T, float>) return v; else return core::to_bf16(v);
+}
+template <class T>
+T nan_value() {
+  return from<T>(std::numeric_limits<float>::quiet_NaN());
+}
+
+// Inputs from several distributions so shortcuts fail: 0 normal, 1 uniform(-3, 3),
+// 2 heavy-tailed (normal / sqrt(uniform)), 3 normal with every 5th value zero.
+template <class T>
+std::vector<T> random_vec(int64_t n, uint32_t seed, int dist, float scale = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_real_distribution<float> ud(0.f, 1.f);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    float x = nd(rng);
+    if (dist == 1) x = 6.f * ud(rng) - 3.f;
+    if (dist == 2) x = x / std::sqrt(std::max(ud(rng), 1e-3f));
+    if (dist == 3 && i % 5 == 0) x = 0.f;
+    v[size_t(i)] = from<T>(x * scale);
+  }
+  return v;
+}
+
+template <class T>
+void expect_close(const std::vector<T>& got, const std::vector<T>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double a = val(got[i]), b = val(want[i]);
+    if (!(std::fabs(a - b) <= tol + tol * std::fabs(b))) {
+      if (bad++ < 3) ADD_FAILURE() << what << " [" << i << "]: fused " << a << " ref " << b;
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+struct Shape2 {
+  int64_t rows, cols;
+};
+const Shape2 kShapes[] = {{1, 1}, {3, 7}, {5, 33}, {2, 4097}, {17, 64}, {4, 128}};
+constexpr float kL = kSwigluLimit;
+
+// Gate and up spread over N(0, 8^2) so ~20% of values lie beyond the limits, plus exact +-L.
+template <class T>
+std::vector<T> gate_like(int64_t n, uint32_t seed, int dist) {
+  auto v = random_vec<T>(n, seed, dist, 8.f);
+  if (n > 3) v[1] = from<T>(kL), v[2] = from<T>(-kL);
+  return v;
+}
+
+template <class T>
+void check_against_ref(bool routed, double tol, double dw_tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 11;
+  for (const Shape2& s : kShapes) {
+    for (int dist = 0; dist < 4; ++dist, ++seed) {
+      int64_t n = s.rows * s.cols;
+      std::string tag = std::string(routed ? "routed" : "shared") + " [" + std::to_string(s.rows) +
+                        ", " + std::to_string(s.cols) + "] dist " + std::to_string(dist);
+      auto g = gate_like<T>(n, seed, dist), u = gate_like<T>(n, seed + 500, dist);
+      auto dh = random_vec<T>(n, seed + 1000, 0);
+      auto wv = random_vec<float>(s.rows, seed + 2000, 1);
+      const float* w = routed ? wv.data() : nullptr;
+      auto g0 = g, u0 = u, dh0 = dh, w0 = wv;
+      // Outputs start as NaN: a kernel that skips an element leaves a NaN behind.
+      std::vector<T> o(size_t(n), nan_value<T>()), orf(size_t(n), nan_value<T>());
+      std::vector<T> dg(size_t(n), nan_value<T>()), dgr(size_t(n), nan_value<T>());
+      std::vector<T> du(size_t(n), nan_value<T>()), dur(size_t(n), nan_value<T>());
+      std::vector<float> dw(size_t(s.rows), NAN), dwr(size_t(s.rows), NAN);
+      float* dwp = routed ? dw.data() : nullptr;
+      float* dwrp = routed ? dwr.data() : nullptr;
+      swiglu_forward(g.data(), u.data(), w, o.data(), s.rows, s.cols, kL, &pool);
+      swiglu_forward_ref(g.data(), u.data(), w, orf.data(), s.rows, s.cols, kL, &pool);
+      swiglu_backward(g.data(), u.data(), w, dh.data(), dg.data(), du.data(), dwp, s.rows, s.cols,
+                      kL, &pool);
+      swiglu_backward_ref(g.data(), u.data(), w, dh.data(), dgr.data(), dur.data(), dwrp, s.rows,
+                          s.cols, kL, &pool);
+      for (size_t i = 0; i < o.size(); ++i) {
+        ASSERT_FALSE(std::isnan(val(o[i]))) << tag << " out[" << i << "] not written";
+        ASSERT_FALSE(std::isnan(val(dg[i]))) << tag << " dg[" << i << "] not written";
+        ASSERT_FALSE(std::isnan(val(du[i]))) << tag << " du[" << i << "] not written";
+      }
+      EXPECT_TRUE(same_bytes(g, g0) && same_bytes(u, u0) && same_bytes(dh, dh0) &&
+                  same_bytes(wv, w0))
+          << tag << ": an input changed";
+      expect_close(o, orf, tol, tag + " out");
+      expect_close(dg, dgr, tol, tag + " dg");
+      expect_close(du, dur, tol, tag + " du");
+      if (routed) expect_close(dw, dwr, dw_tol, tag + " dw");
+    }
+  }
+}
+
+TEST(Swiglu, SharedF32MatchesReference) { check_against_ref<float>(false, 1e-4, 1e-4); }
+TEST(Swiglu, RoutedF32MatchesReference) { check_against_ref<float>(true, 1e-4, 1e-4); }
+TEST(Swiglu, SharedBf16MatchesReference) { check_against_ref<bf16>(false, 1e-2, 1e-3); }
+TEST(Swiglu, RoutedBf16MatchesReference) { check_against_ref<bf16>(true, 1e-2, 1e-3); }
+
+// loss = sum(dh * w a) in double.
+double loss(const std::vector<double>& g, const std::vector<double>& u,
+            const std::vector<double>& w, const std::vector<double>& dh, int64_t rows,
+            int64_t cols) {
+  double l = 0, L = kL;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      size_t i = size_t(r * cols + j);
+      double gc = std::min(g[i], L), uc = std::clamp(u[i], -L, L);
+      l += dh[i] * w[size_t(r)] * gc / (1 + std::exp(-gc)) * uc;
+    }
+  return l;
+}
+
+// Central differences (h = 1e-4: truncation ~h^2 |third derivative| ~ 1e-8, rounding
+// ~1e-16 / h) of the double forward against the fp32 fused backward (error ~1e-6 relative):
+// tolerance 1e-4 of max(1, |grad|). Points within 1e-3 of a kink (g = L, u = +-L) are skipped:
+// there the difference quotient straddles two pieces; ClampBoundaries checks them exactly.
+TEST(Swiglu, BackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  const Shape2 shapes[] = {{1, 1}, {3, 7}, {2, 33}};
+  uint32_t seed = 300;
+  for (const Shape2& s : shapes) {
+    ++seed;
+    int64_t n = s.rows * s.cols;
+    auto g = random_vec<float>(n, seed, 0, 8.f), u = random_vec<float>(n, seed + 1, 0, 8.f);
+    auto dh = random_vec<float>(n, seed + 2, 0), w = random_vec<float>(s.rows, seed + 3, 1);
+    std::vector<float> dg(static_cast<size_t>(n)), du(static_cast<size_t>(n));
+    std::vector<float> dw(static_cast<size_t>(s.rows));
+    swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.data(), du.data(), dw.data(),
+                    s.rows, s.cols, kL, &pool);
+    std::vector<double> gd(g.begin(), g.end()), ud(u.begin(), u.end());
+    std::vector<double> dhd(dh.begin(), dh.end()), wd(w.begin(), w.end());
+    auto fd = [&](std::vector<double>& v, size_t i) {
+      const double h = 1e-4, keep = v[i];
+      v[i] = keep + h;
+      double lp = loss(gd, ud, wd, dhd, s.rows, s.cols);
+      v[i] = keep - h;
+      double lm = loss(gd, ud, wd, dhd, s.rows, s.cols);
+      v[i] = keep;
+      return (lp - lm) / (2 * h);
+    };
+    auto near_kink = [](double v) { return std::fabs(std::fabs(v) - kL) < 1e-3; };
+    for (size_t i = 0; i < size_t(n); ++i) {
+      if (!near_kink(gd[i])) {
+        double f = fd(gd, i);
+        EXPECT_NEAR(dg[i], f, 1e-4 * std::max(1.0, std::fabs(f))) << "dg[" << i << "]";
+      }
+      if (!near_kink(ud[i])) {
+        double f = fd(ud, i);
+        EXPECT_NEAR(du[i], f, 1e-4 * std::max(1.0, std::fabs(f))) << "du[" << i << "]";
+      }
+    }
+    for (size_t r = 0; r < size_t(s.rows); ++r) {
+      double f = fd(wd, r);
+      EXPECT_NEAR(dw[r], f, 1e-4 * std::max(1.0, std::fabs(f))) << "dw[" << r << "]";
+    }
+  }
+}
+
+// At the limits the gradient passes (as torch.clamp); beyond them it is exactly zero. The same
+// 8 cases run in the SIMD body (lanes 0..7) and again in the scalar tail (lanes 8..15).
+TEST(Swiglu, ClampBoundaries) {
+  core::ThreadPool pool(1);
+  const float gs[] = {kL, kL + 1, 1.f, 1.f, 1.f, 1.f, -200.f, 3.f};
+  const float us[] = {2.f, 2.f, kL, -kL, kL + 0.5f, -kL - 0.5f, 1.f, 1.f};
+  std::vector<float> g(gs, gs + 8), u(us, us + 8);
+  g.insert(g.end(), gs, gs + 7), u.insert(u.end(), us, us + 7);  // 15: the copy is all tail
+  size_t n = g.size();
+  std::vector<float> dh(n, 1.f), dg(n, NAN), du(n, NAN), out(n, NAN);
+  swiglu_forward(g.data(), u.data(), nullptr, out.data(), 1, int64_t(n), kL, &pool);
+  swiglu_backward(g.data(), u.data(), nullptr, dh.data(), dg.data(), du.data(), nullptr, 1,
+                  int64_t(n), kL, &pool);
+  for (size_t b : {size_t(0), size_t(8)}) {
+    EXPECT_NE(dg[b + 0], 0.f) << b;  // g == L passes
+    EXPECT_EQ(dg[b + 1], 0.f) << b;  // g > L blocked
+    EXPECT_NE(du[b + 2], 0.f) << b;  // u == L passes
+    EXPECT_NE(du[b + 3], 0.f) << b;  // u == -L passes
+    EXPECT_EQ(du[b + 4], 0.f) << b;
+    EXPECT_EQ(du[b + 5], 0.f) << b;
+    // g beyond the limit still contributes silu(L) through the product.
+    EXPECT_NEAR(out[b + 1], kL / (1 + std::exp(-kL)) * 2.f, 1e-4) << b;
+    EXPECT_NEAR(out[b + 4], 1.f / (1 + std::exp(-1.f)) * kL, 1e-5) << b;
+    EXPECT_NEAR(out[b + 6], 0.f, 1e-30) << b;  // very negative gate: no overflow, no NaN
+    EXPECT_FALSE(std::isnan(dg[b + 6])) << b;
+  }
+}
+
+// Outputs of 8 MiB and more on 32-byte boundaries take the non-temporal store path.
+template <class T>
+void check_streaming_path() {
+  core::ThreadPool pool(2);
+  const int64_t cols = 1024, rows = int64_t((size_t(9) << 20) / sizeof(T)) / cols;
+  const int64_t n = rows * cols;
+  auto gs = gate_like<T>(n, 51, 0), us = gate_like<T>(n, 52, 0), dhs = random_vec<T>(n, 53, 0);
+  auto w = random_vec<float>(rows, 54, 1);
+  auto g = core::aligned_array<T>(size_t(n)), u = core::aligned_array<T>(size_t(n));
+  auto dh = core::aligned_array<T>(size_t(n)), o = core::aligned_array<T>(size_t(n));
+  auto dg = core::aligned_array<T>(size_t(n)), du = core::aligned_array<T>(size_t(n));
+  std::copy(gs.begin(), gs.end(), g.get());
+  std::copy(us.begin(), us.end(), u.get());
+  std::copy(dhs.begin(), dhs.end(), dh.get());
+  for (T* p : {o.get(), dg.get(), du.get()}) std::fill(p, p + n, nan_value<T>());
+  std::vector<T> orf(static_cast<size_t>(n)), dgr(orf.size()), dur(orf.size());
+  std::vector<float> dw(static_cast<size_t>(rows)), dwr(static_cast<size_t>(rows));
+  swiglu_forward(g.get(), u.get(), w.data(), o.get(), rows, cols, kL, &pool);
+  swiglu_backward(g.get(), u.get(), w.data(), dh.get(), dg.get(), du.get(), dw.data(), rows, cols,
+                  kL, &pool);
+  swiglu_forward_ref(gs.data(), us.data(), w.data(), orf.data(), rows, cols, kL, &pool);
+  swiglu_backward_ref(gs.data(), us.data(), w.data(), dhs.data(), dgr.data(), dur.data(),
+                      dwr.data(), rows, cols, kL, &pool);
+  double tol = std::is_same_v<T, float> ? 1e-4 : 1e-2;
+  expect_close(std::vector<T>(o.get(), o.get() + n), orf, tol, "streamed out");
+  expect_close(std::vector<T>(dg.get(), dg.get() + n), dgr, tol, "streamed dg");
+  expect_close(std::vector<T>(du.get(), du.get() + n), dur, tol, "streamed du");
+  expect_close(dw, dwr, 1e-3, "dw");
+}
+
+TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }
+TEST(Swiglu, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
+
+template <class T>
+void check_thread_determinism() {
+  const int64_t rows = 300, cols = 97;
+  auto g = gate_like<T>(rows * cols, 5, 2), u = gate_like<T>(rows * cols, 6, 0);
+  auto dh = random_vec<T>(rows * cols, 7, 0);
+  auto w = random_vec<float>(rows, 8, 1);
+  std::vector<T> o1, dg1, du1;
+  std::vector<float> dw1;
+  for (int threads : {1, 2, 3}) {
+    core::ThreadPool pool(threads);
+    std::vector<T> o(static_cast<size_t>(rows * cols)), dg(o.size()), du(o.size());
+    std::vector<float> dw(static_cast<size_t>(rows));
+    swiglu_forward(g.data(), u.data(), w.data(), o.data(), rows, cols, kL, &pool);
+    swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.data(), du.data(), dw.data(), rows,
+                    cols, kL, &pool);
+    if (threads == 1) {
+      o1 = o, dg1 = dg, du1 = du, dw1 = dw;
+      continue;
+    }
+    EXPECT_TRUE(same_bytes(o, o1) && same_bytes(dg, dg1) && same_bytes(du, du1) &&
+                same_bytes(dw, dw1))
+        << threads << " threads";
+  }
+}
+
+TEST(Swiglu, BitIdenticalAcrossThreadCountsF32) { check_thread_determinism<float>(); }
+TEST(Swiglu, BitIdenticalAcrossThreadCountsBf16) { check_thread_determinism<bf16>(); }
+
+}  // namespace
+}  // namespace trex::kernels

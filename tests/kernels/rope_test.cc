@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "trex/core/bf16.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/rope.h"
@@ -22,55 +23,9 @@
 namespace trex::kernels {
 namespace {
 
+using namespace test_util;  // NOLINT: shared test helpers
+
 using core::bf16;
-
-float val(float v) { return v; }
-float val(bf16 v) { return core::to_float(v); }
-template <class T>
-T from(float v) {
-  if constexpr (std::is_same_v<T, float>) return v; else return core::to_bf16(v);
-}
-template <class T>
-T nan_value() {
-  return from<T>(std::numeric_limits<float>::quiet_NaN());
-}
-
-// Inputs from several distributions so shortcuts fail: 0 normal, 1 uniform(-3, 3),
-// 2 heavy-tailed (normal / sqrt(uniform)), 3 normal with every 5th value zero.
-template <class T>
-std::vector<T> random_vec(int64_t n, uint32_t seed, int dist, float scale = 1.f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  std::uniform_real_distribution<float> ud(0.f, 1.f);
-  std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    float x = nd(rng);
-    if (dist == 1) x = 6.f * ud(rng) - 3.f;
-    if (dist == 2) x = x / std::sqrt(std::max(ud(rng), 1e-3f));
-    if (dist == 3 && i % 5 == 0) x = 0.f;
-    v[size_t(i)] = from<T>(x * scale);
-  }
-  return v;
-}
-
-template <class T>
-void expect_close(const std::vector<T>& got, const std::vector<T>& want, double tol,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  int64_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double a = val(got[i]), b = val(want[i]);
-    if (!(std::fabs(a - b) <= tol + tol * std::fabs(b))) {
-      if (bad++ < 3) ADD_FAILURE() << what << " [" << i << "]: fused " << a << " ref " << b;
-    }
-  }
-  EXPECT_EQ(bad, 0) << what;
-}
-
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
 
 struct RopeShape {
   int64_t tokens, heads, head_dim;

@@ -237,7 +237,6 @@ TEST(SbbSolver, TimeLimitReturnsTheIncumbentAndABound) {
   ASSERT_EQ(r.status, SolveStatus::kTimeLimitFeasible) << r.message;
   EXPECT_LT(r.best_bound, r.objective);
   EXPECT_GT(r.best_bound, -kInf);
-  EXPECT_LT(r.seconds, 2.0);
 }
 
 TEST(SbbSolver, Deterministic) {

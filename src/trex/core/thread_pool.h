@@ -68,6 +68,9 @@ class ThreadPool {
 // Its size is TREX_THREADS when set to a positive integer, else all CPUs of the affinity mask.
 ThreadPool& default_thread_pool();
 
+// `pool` when given, else the process-wide default: how kernels take an optional pool.
+inline ThreadPool& pool_or_default(ThreadPool* pool) { return pool ? *pool : default_thread_pool(); }
+
 // The CPUs this process may run on (sched_getaffinity), ascending; never empty.
 std::vector<int> allowed_cpus();
 

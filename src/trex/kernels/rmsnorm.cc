@@ -14,6 +14,8 @@
 namespace trex::kernels {
 namespace {
 
+using core::pool_or_default;
+
 using simd::ld;
 using simd::st;
 
@@ -21,10 +23,6 @@ using simd::st;
 constexpr int64_t kDwChunkRows = 64;
 
 int64_t row_grain(int64_t dim) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)); }
-
-core::ThreadPool& pool_or_default(core::ThreadPool* p) {
-  return p ? *p : core::default_thread_pool();
-}
 
 // sum(x^2) of one row [dim]: two accumulators to hide the FMA latency.
 template <class T>

@@ -13,12 +13,10 @@
 namespace trex::kernels {
 namespace {
 
+using core::pool_or_default;
+
 using simd::ld;
 using simd::st;
-
-core::ThreadPool& pool_or_default(core::ThreadPool* p) {
-  return p ? *p : core::default_thread_pool();
-}
 
 template <class T>
 void rotate_row(const T* x, T* y, int64_t head_dim, int rd, const float* c, const float* s,

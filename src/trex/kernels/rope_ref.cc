@@ -10,30 +10,15 @@
 #include <memory>
 #include <type_traits>
 
+#include "trex/kernels/eager_chain.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/rope.h"
 
 namespace trex::kernels {
-namespace {
-
-using Buf = std::unique_ptr<float[]>;
-Buf fresh(int64_t n) { return Buf(new float[size_t(n)]); }
-
-core::ThreadPool& pool_or_default(core::ThreadPool* p) {
-  return p ? *p : core::default_thread_pool();
-}
-
-template <class F>
-Buf map(core::ThreadPool& tp, int64_t n, F f) {
-  Buf out = fresh(n);
-  float* o = out.get();
-  tp.parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) o[i] = f(i);
-  });
-  return out;
-}
-
-}  // namespace
+using eager::as_f32;
+using eager::Buf;
+using eager::map;
+using core::pool_or_default;
 
 template <class T>
 void rope_apply_ref(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_t heads,
@@ -44,13 +29,7 @@ void rope_apply_ref(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_
   int64_t total = n * head_dim;
   float sg = sign < 0 ? -1.f : 1.f;
   Buf xo;
-  const float* xf = nullptr;
-  if constexpr (std::is_same_v<T, float>) {
-    xf = x;
-  } else {
-    xo = map(tp, total, [&](int64_t i) { return simd::ld(x + i); });
-    xf = xo.get();
-  }
+  const float* xf = as_f32(tp, x, total, xo);
   Buf xr = map(tp, n * rd, [&](int64_t i) { return xf[(i / rd) * head_dim + o + i % rd]; });
   const float* xrp = xr.get();
   Buf x0 = map(tp, n * h, [&](int64_t i) { return xrp[(i / h) * rd + 2 * (i % h)]; });

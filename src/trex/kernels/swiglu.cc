@@ -11,12 +11,10 @@
 namespace trex::kernels {
 namespace {
 
+using core::pool_or_default;
+
 using simd::ld;
 using simd::st;
-
-core::ThreadPool& pool_or_default(core::ThreadPool* p) {
-  return p ? *p : core::default_thread_pool();
-}
 
 int64_t row_grain(int64_t cols) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1));

@@ -12,46 +12,19 @@
 #include <memory>
 #include <type_traits>
 
+#include "trex/kernels/eager_chain.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/swiglu.h"
 
 namespace trex::kernels {
 namespace {
 
-using Buf = std::unique_ptr<float[]>;
-Buf fresh(int64_t n) { return Buf(new float[size_t(n)]); }
-
-core::ThreadPool& pool_or_default(core::ThreadPool* p) {
-  return p ? *p : core::default_thread_pool();
-}
-
-// out[i] = f(i) for i < n: one eager elementwise op.
-template <class F>
-Buf map(core::ThreadPool& tp, int64_t n, F f) {
-  Buf out = fresh(n);
-  float* o = out.get();
-  tp.parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) o[i] = f(i);
-  });
-  return out;
-}
-
-template <class T>
-const float* as_f32(core::ThreadPool& tp, const T* x, int64_t n, Buf& owner) {
-  if constexpr (std::is_same_v<T, float>) {
-    return x;
-  } else {
-    owner = map(tp, n, [&](int64_t i) { return simd::ld(x + i); });
-    return owner.get();
-  }
-}
-
-template <class T>
-void store_as(core::ThreadPool& tp, const float* a, T* out, int64_t n) {
-  tp.parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) simd::st(out + i, a[i]);
-  });
-}
+using eager::Buf;
+using eager::as_f32;
+using eager::fresh;
+using eager::map;
+using eager::store_as;
+using core::pool_or_default;
 
 // The forward intermediates the backward recomputes (eager autograd would have saved them).
 struct Fwd {

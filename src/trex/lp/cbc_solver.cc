@@ -47,7 +47,7 @@ double coin_bound(double v) {
   return v;
 }
 
-CoinArrays to_coin(const Model& m, bool zero_objective = false) {
+CoinArrays to_coin(const Model& m) {
   CoinArrays a;
   a.sign = m.sense == Sense::kMinimize ? 1.0 : -1.0;
   const int n = m.num_vars();
@@ -58,7 +58,7 @@ CoinArrays to_coin(const Model& m, bool zero_objective = false) {
     const Variable& v = m.var(j);
     a.col_lower[size_t(j)] = coin_bound(v.lower);
     a.col_upper[size_t(j)] = coin_bound(v.upper);
-    a.cost[size_t(j)] = zero_objective ? 0.0 : a.sign * v.cost;
+    a.cost[size_t(j)] = a.sign * v.cost;
   }
   std::vector<int> rows, cols;
   std::vector<double> vals;
@@ -140,15 +140,13 @@ class CbcSolver final : public Solver {
     double objective = 0;  // minimized form, without the constant
   };
 
-  static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options,
-                        bool presolve, bool zero_objective, bool primal = false) {
+  // One CLP solve with presolve: the dual simplex for an LP, CLP's nonlinear primal for a QP.
+  static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options) {
     ClpSimplex clp;
     clp.setLogLevel(options.verbose ? 1 : 0);
-    std::vector<double> zeros(a.cost.size(), 0.0);
-    clp.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(),
-                    zero_objective ? zeros.data() : a.cost.data(), a.row_lower.data(),
-                    a.row_upper.data());
-    bool quadratic = model.has_quadratic_objective() && !zero_objective;
+    clp.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(), a.cost.data(),
+                    a.row_lower.data(), a.row_upper.data());
+    bool quadratic = model.has_quadratic_objective();
     if (quadratic) load_hessian(model, a.sign, clp);
     if (options.time_limit_s > 0) clp.setMaximumSeconds(options.time_limit_s);
     if (quadratic) {
@@ -157,8 +155,8 @@ class CbcSolver final : public Solver {
       clp.primal();
     } else {
       ClpSolve how;
-      how.setSolveType(primal ? ClpSolve::usePrimal : ClpSolve::useDual);
-      how.setPresolveType(presolve ? ClpSolve::presolveOn : ClpSolve::presolveOff);
+      how.setSolveType(ClpSolve::useDual);
+      how.setPresolveType(ClpSolve::presolveOn);
       clp.initialSolve(how);
     }
     ClpRun run;
@@ -176,7 +174,7 @@ class CbcSolver final : public Solver {
   // So "infeasible" or "unbounded" is decided again without presolve: feasibility first, on a
   // zero objective, then boundedness from the feasible basis found.
   static ClpRun lp_verdict(const Model& model, const CoinArrays& a, const SolveOptions& options) {
-    ClpRun run = run_clp(model, a, options, /*presolve=*/true, false);
+    ClpRun run = run_clp(model, a, options);
     if (run.status != 1 && run.status != 2) return run;
     if (model.has_quadratic_objective()) return run;  // convex QP: primal simplex already
     // Is there any point? A zero objective answers that reliably.

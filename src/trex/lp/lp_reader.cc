@@ -240,7 +240,7 @@ struct Expr {
 
 class LpReader {
  public:
-  LpReader(std::string_view text, const std::string& file) : lex_(text, file), file_(file) {}
+  LpReader(std::string_view text, const std::string& file) : lex_(text, file) {}
 
   Model read() {
     if (!lex_.peek().line_start || lex_.peek().kind == Tok::kEnd) lex_.fail(lex_.line(), "empty file: no objective section");
@@ -459,9 +459,8 @@ class LpReader {
       Token d = lex_.next();
       if (d.kind != Tok::kNumber || d.value == 0) lex_.fail(d.line, "expected a nonzero number after '/'");
       scale /= d.value;
-    } else if (objective) {
-      // CPLEX requires "/ 2" in the objective; a bracket without it means the terms as written.
     }
+    // CPLEX requires "/ 2" in the objective; a bracket without it means the terms as written.
     for (auto& q : quad) {
       q.coef *= scale;
       if (q.i > q.j) std::swap(q.i, q.j);
@@ -480,12 +479,6 @@ class LpReader {
     for (const auto& q : e.quad) model_.add_objective_quad(q.i, q.j, q.coef);
     if (lex_.peek().kind == Tok::kName && lex_.peek(1).kind == Tok::kColon && !at_section_or_end())
       lex_.fail(lex_.peek().line, "a second label in the objective (is 'Subject To' missing?)");
-  }
-
-  static bool only_in_objective(const Expr& e, int var) {
-    for (const auto& q : e.quad)
-      if (q.i == var || q.j == var) return false;
-    return true;
   }
 
   bool ends_comparator() {
@@ -664,7 +657,6 @@ class LpReader {
   }
 
   Lexer lex_;
-  const std::string& file_;
   Model model_;
   std::unordered_map<int, long> bound_line_;
 };

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "trex/lp/lp_format.h"
@@ -82,15 +81,6 @@ std::vector<std::string> row_names(const Model& model) {
   std::vector<std::string> names = model.row_labels();
   for (size_t r = 0; r < names.size(); ++r) check_name(names[r], "row " + std::to_string(r + 1));
   return names;
-}
-
-std::string objective_label(const Model& model, const std::vector<std::string>& rows) {
-  std::unordered_set<std::string> taken(rows.begin(), rows.end());
-  if (is_valid_lp_name(model.objective_name) && !taken.count(model.objective_name))
-    return model.objective_name;
-  std::string name = "obj";
-  for (int bump = 1; taken.count(name); ++bump) name = "obj_" + std::to_string(bump);
-  return name;
 }
 
 // Builds the text of the LP file, breaking long expressions between pieces.
@@ -195,7 +185,7 @@ std::string LpWriter::write() {
   for (int j = 0; j < m_.num_vars(); ++j)
     check_name(m_.var(j).name, "variable " + std::to_string(j + 1));
   row_names_ = row_names(m_);
-  objective_label_ = objective_label(m_, row_names_);
+  objective_label_ = m_.objective_label(row_names_, is_valid_lp_name(m_.objective_name));
 
   std::string name = m_.name;
   for (char& c : name)

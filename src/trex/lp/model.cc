@@ -125,6 +125,15 @@ std::vector<std::string> Model::row_labels() const {
   return labels;
 }
 
+std::string Model::objective_label(const std::vector<std::string>& rows, bool usable) const {
+  std::unordered_map<std::string, int> taken;
+  for (const auto& r : rows) taken.emplace(r, 0);
+  if (usable && !objective_name.empty() && !taken.count(objective_name)) return objective_name;
+  std::string label = "obj";
+  for (int bump = 1; taken.count(label); ++bump) label = "obj_" + std::to_string(bump);
+  return label;
+}
+
 void Model::name_unnamed_rows() {
   std::vector<std::string> labels = row_labels();
   for (size_t r = 0; r < rows_.size(); ++r) {

@@ -83,6 +83,9 @@ class Model {
   // Every row's name, unnamed rows given the names name_unnamed_rows() would give them,
   // without changing the model (writers use it).
   std::vector<std::string> row_labels() const;
+  // The objective's name for a writer: objective_name when `usable` and not one of `rows`,
+  // else "obj" (bumped to "obj_1", ... past the row names).
+  std::string objective_label(const std::vector<std::string>& rows, bool usable) const;
   // Convenience forms of add_row.
   int add_le(const std::string& name, std::vector<Term> terms, double rhs);
   int add_ge(const std::string& name, std::vector<Term> terms, double rhs);

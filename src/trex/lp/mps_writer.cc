@@ -8,7 +8,6 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "trex/lp/mps_format.h"
@@ -54,16 +53,6 @@ std::vector<std::string> row_names(const Model& model) {
   std::vector<std::string> names = model.row_labels();
   for (size_t r = 0; r < names.size(); ++r) check_name(names[r], "row " + std::to_string(r + 1));
   return names;
-}
-
-// The objective's row must not share a name with a constraint.
-std::string objective_row_name(const Model& model, const std::vector<std::string>& rows) {
-  std::unordered_set<std::string> taken(rows.begin(), rows.end());
-  if (writable_name(model.objective_name) && !taken.count(model.objective_name))
-    return model.objective_name;
-  std::string name = "obj";
-  for (int bump = 1; taken.count(name); ++bump) name = "obj_" + std::to_string(bump);
-  return name;
 }
 
 // How a row's [lower, upper] is written: a type, a right-hand side and maybe a range.
@@ -205,7 +194,7 @@ std::string MpsWriter::write() {
   row_names_ = row_names(m_);
   for (const auto& name : row_names_)
     if (name == "'MARKER'") throw InputError::field(name, "cannot be written as an MPS name");
-  objective_ = objective_row_name(m_, row_names_);
+  objective_ = m_.objective_label(row_names_, writable_name(m_.objective_name));
   for (int r = 0; r < m_.num_rows(); ++r)
     forms_.push_back(row_form(row_names_[size_t(r)], m_.row(r)));
 

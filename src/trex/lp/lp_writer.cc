@@ -155,25 +155,6 @@ void LpWriter::quad_bracket(const std::vector<QuadTerm>& quad, double scale, boo
   piece("]");
 }
 
-// Quadratic terms with i <= j, one per pair, summed in stored order (as same_model() sums
-// them), so a reader that merges pairs in another order still gets the same sums.
-std::vector<QuadTerm> merged(std::vector<QuadTerm> quad) {
-  for (auto& q : quad)
-    if (q.i > q.j) std::swap(q.i, q.j);
-  std::stable_sort(quad.begin(), quad.end(), [](const QuadTerm& a, const QuadTerm& b) {
-    return a.i != b.i ? a.i < b.i : a.j < b.j;
-  });
-  std::vector<QuadTerm> out;
-  for (const auto& q : quad) {
-    if (!out.empty() && out.back().i == q.i && out.back().j == q.j) {
-      out.back().coef += q.coef;
-    } else {
-      out.push_back(q);
-    }
-  }
-  return out;
-}
-
 bool has_nonzero(const std::vector<QuadTerm>& quad) {
   for (const auto& q : quad)
     if (q.coef != 0) return true;
@@ -219,7 +200,7 @@ void LpWriter::objective() {
     piece(text);
     first = false;
   }
-  auto quad = merged(m_.objective_quad);
+  auto quad = merge_quad_terms(m_.objective_quad);
   if (has_nonzero(quad)) {
     quad_bracket(quad, 2, first);
     piece("/ 2");
@@ -247,7 +228,7 @@ void LpWriter::row(int r) {
     term(t.coef, m_.var(t.var).name, first);
     first = false;
   }
-  auto quad = merged(c.quad);
+  auto quad = merge_quad_terms(c.quad);
   if (has_nonzero(quad)) {
     quad_bracket(quad, 1, first);
     first = false;

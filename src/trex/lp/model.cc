@@ -25,29 +25,31 @@ void sort_and_merge(std::vector<Term>& terms) {
   terms.resize(out);
 }
 
-void sort_and_merge(std::vector<QuadTerm>& quad) {
-  for (auto& q : quad)
-    if (q.i > q.j) std::swap(q.i, q.j);
-  std::sort(quad.begin(), quad.end(), [](const QuadTerm& a, const QuadTerm& b) {
-    return a.i != b.i ? a.i < b.i : a.j < b.j;
-  });
-  size_t out = 0;
-  for (size_t k = 0; k < quad.size(); ++k) {
-    if (out > 0 && quad[out - 1].i == quad[k].i && quad[out - 1].j == quad[k].j) {
-      quad[out - 1].coef += quad[k].coef;
-    } else {
-      quad[out++] = quad[k];
-    }
-  }
-  quad.resize(out);
-  // A pair that cancels (x*y - y*x) is no quadratic term at all.
-  quad.erase(std::remove_if(quad.begin(), quad.end(), [](const QuadTerm& q) { return q.coef == 0; }),
-             quad.end());
-}
+void sort_and_merge(std::vector<QuadTerm>& quad) { quad = merge_quad_terms(std::move(quad)); }
 
 bool bad_number(double v) { return std::isnan(v) || std::isinf(v); }
 
 }  // namespace
+
+std::vector<QuadTerm> merge_quad_terms(std::vector<QuadTerm> quad) {
+  for (auto& q : quad)
+    if (q.i > q.j) std::swap(q.i, q.j);
+  std::stable_sort(quad.begin(), quad.end(), [](const QuadTerm& a, const QuadTerm& b) {
+    return a.i != b.i ? a.i < b.i : a.j < b.j;
+  });
+  std::vector<QuadTerm> out;
+  for (const auto& q : quad) {
+    if (!out.empty() && out.back().i == q.i && out.back().j == q.j) {
+      out.back().coef += q.coef;
+    } else {
+      out.push_back(q);
+    }
+  }
+  // A pair that cancels (x*y - y*x) is no quadratic term at all.
+  out.erase(std::remove_if(out.begin(), out.end(), [](const QuadTerm& q) { return q.coef == 0; }),
+            out.end());
+  return out;
+}
 
 RowSense Constraint::sense() const {
   bool lo = lower > -kInf, up = upper < kInf;

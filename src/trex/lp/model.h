@@ -132,6 +132,10 @@ class Model {
   std::unordered_map<std::string, int> row_index_;
 };
 
+// Quadratic terms with i <= j, one per pair, each summed in stored order (stable, so the sum
+// is the same wherever it is formed), pairs that cancel to 0 dropped.
+std::vector<QuadTerm> merge_quad_terms(std::vector<QuadTerm> quad);
+
 // Same model up to the order of variables and rows: matched by name, with coefficients
 // compared exactly. On a difference, `why` (if given) says the first one found.
 bool same_model(const Model& a, const Model& b, std::string* why = nullptr);

@@ -129,24 +129,6 @@ std::vector<std::vector<Entry>> columns_of(const Model& model) {
   return cols;
 }
 
-// Quadratic terms with i <= j, one per pair, summed in stored order.
-std::vector<QuadTerm> merged(std::vector<QuadTerm> quad) {
-  for (auto& q : quad)
-    if (q.i > q.j) std::swap(q.i, q.j);
-  std::stable_sort(quad.begin(), quad.end(), [](const QuadTerm& a, const QuadTerm& b) {
-    return a.i != b.i ? a.i < b.i : a.j < b.j;
-  });
-  std::vector<QuadTerm> out;
-  for (const auto& q : quad) {
-    if (!out.empty() && out.back().i == q.i && out.back().j == q.j) {
-      out.back().coef += q.coef;
-    } else {
-      out.push_back(q);
-    }
-  }
-  return out;
-}
-
 class MpsWriter {
  public:
   explicit MpsWriter(const Model& model) : m_(model) {}
@@ -287,7 +269,7 @@ void MpsWriter::bounds_of(const Variable& v) {
 // an x_i x_j one is Q_ij = c. QCMATRIX means x'Qx over both triangles: Q_ii = c, and
 // Q_ij + Q_ji = c, split as h and c - h so the reader's sum is exactly c.
 void MpsWriter::quadratic() {
-  auto quad = merged(m_.objective_quad);
+  auto quad = merge_quad_terms(m_.objective_quad);
   if (!quad.empty()) out_ += "QUADOBJ\n";
   for (const QuadTerm& q : quad) {
     double v = q.i == q.j ? 2 * q.coef : q.coef;
@@ -295,7 +277,7 @@ void MpsWriter::quadratic() {
     line_with_value({m_.var(q.i).name, m_.var(q.j).name}, v);
   }
   for (int r = 0; r < m_.num_rows(); ++r) {
-    auto rq = merged(m_.row(r).quad);
+    auto rq = merge_quad_terms(m_.row(r).quad);
     if (rq.empty()) continue;
     out_ += "QCMATRIX " + row_names_[size_t(r)] + "\n";
     for (const QuadTerm& q : rq) {

@@ -16,6 +16,16 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev hyperfine coinor-cbc
   # the GEMM baseline for kernel tests and benchmarks (BSD-3)
   libopenblas-dev
+  # HTTP for the chat-completions client and the loopback test server (curl: MIT-like;
+  # cpp-httplib: MIT), zstd and xxhash for corpus export and hashing (BSD)
+  libcurl4-openssl-dev libcpp-httplib-dev libzstd-dev libxxhash-dev
+  # MPI is the distributed engine (BSD-3); io_uring for the swap optimizer's slow tier (MIT);
+  # SentencePiece tokenizers (Apache-2.0)
+  libopenmpi-dev openmpi-bin liburing-dev libsentencepiece-dev sentencepiece
+  # Python baselines and reference implementations, run by Debian's /usr/bin/python3 only:
+  # PuLP and scipy (HiGHS) for corpus baselines, networkx for the ORGEval baseline,
+  # PyTorch for the eager-kernel baseline and the model cross-check
+  python3-numpy python3-scipy python3-pulp python3-networkx python3-torch
 )
 
 missing=()

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -11,9 +13,27 @@ namespace trex::cli {
 
 using Action = std::function<int()>;
 
-void add_demo_command(CLI::App& app, Action* action);
-void add_solve_command(CLI::App& app, Action* action);
-void add_hw_command(CLI::App& app, Action* action);
+using AddCommand = void (*)(CLI::App& app, Action* action);
+
+// Each subcommand's file registers itself with one static CommandRegistration, so a part
+// that lands later adds its own file and edits nothing shared. `order` is the position in
+// `trex --help`: demo 10, solve 20, data 30, eval 40, hw 50, kernels 60, model 70,
+// train 80, generate 90, profile 100, plan 110, aura 120.
+struct CommandRegistration {
+  CommandRegistration(int order, AddCommand add);
+};
+
+// Adds every registered subcommand to app, in order.
+void add_registered_commands(CLI::App& app, Action* action);
+
+// `trex demo` runs the lp step, then every registered step in order. A step prints its
+// own lines and returns 0 when everything it checked agreed. The same registration
+// pattern as commands: a part's demo step lives in that part's apps/trex file.
+using DemoStep = int (*)();
+struct DemoStepRegistration {
+  DemoStepRegistration(int order, DemoStep step);
+};
+const std::vector<std::pair<int, DemoStep>>& registered_demo_steps();
 
 // Exit code when the input was fine but no back end could solve it (unsupported or failed).
 inline constexpr int kSolverFailedExitCode = 3;

@@ -1,6 +1,6 @@
-// trex demo: the main job end to end on built-in data, in seconds. It grows as parts land;
-// today it runs the lp layer: read a model in Gurobi's LP dialect, solve it with CBC,
-// cross-check with GLPK in a separate process, and round-trip it through MPS.
+// trex demo: the main job end to end on built-in data, in seconds. It grows as parts land:
+// first the lp layer (read a model in Gurobi's LP dialect, solve it with CBC, cross-check
+// with GLPK in a separate process, round-trip it through MPS), then each registered step.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -78,7 +78,11 @@ int run_demo() {
   }
   std::printf("  LP -> MPS -> model round trip: %s%s\n", round_trip ? "identical" : "differs: ",
               round_trip ? "" : why.c_str());
-  return lp::has_solution(cbc.status) && agree && round_trip ? 0 : 1;
+  int status = lp::has_solution(cbc.status) && agree && round_trip ? 0 : 1;
+  // The steps the other parts registered (a small corpus run, an evaluation, ...).
+  for (const auto& [order, step] : registered_demo_steps())
+    if (step() != 0) status = 1;
+  return status;
 }
 
 }  // namespace
@@ -87,5 +91,9 @@ void add_demo_command(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand("demo", "Run trex end to end on built-in data (a few seconds)");
   cmd->callback([action] { *action = [] { return run_demo(); }; });
 }
+
+namespace {
+const CommandRegistration kRegistration(10, add_demo_command);
+}  // namespace
 
 }  // namespace trex::cli

@@ -184,4 +184,8 @@ void add_hw_command(CLI::App& app, Action* action) {
   probe->callback([args, action] { *action = [args] { return run_hw_probe(*args); }; });
 }
 
+namespace {
+const CommandRegistration kRegistration(50, add_hw_command);
+}  // namespace
+
 }  // namespace trex::cli

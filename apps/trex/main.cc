@@ -15,9 +15,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
 
   trex::cli::Action action;
-  trex::cli::add_demo_command(app, &action);
-  trex::cli::add_solve_command(app, &action);
-  trex::cli::add_hw_command(app, &action);
+  trex::cli::add_registered_commands(app, &action);
 
   try {
     app.parse(argc, argv);

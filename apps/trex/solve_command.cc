@@ -105,4 +105,8 @@ void add_solve_command(CLI::App& app, Action* action) {
   cmd->callback([args, action] { *action = [args] { return run_solve(*args); }; });
 }
 
+namespace {
+const CommandRegistration kRegistration(20, add_solve_command);
+}  // namespace
+
 }  // namespace trex::cli

@@ -15,6 +15,9 @@ using core::pool_or_default;
 
 using simd::ld;
 using simd::st;
+#ifdef TREX_ELEM_AVX2
+using simd::exp8;
+#endif
 
 int64_t row_grain(int64_t cols) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1));
@@ -23,27 +26,6 @@ int64_t row_grain(int64_t cols) {
 float sigmoid(float z) { return 1.f / (1.f + std::exp(-z)); }
 
 #ifdef TREX_ELEM_AVX2
-// exp(x) for 8 lanes: Cephes expf (range reduction by ln 2 in two parts, degree-6 polynomial),
-// relative error about 2 ulp. x is clamped to [-87, 88] so 2^n stays a normal float; below -87
-// sigma underflows to ~1e-38 instead of 0, which changes silu by less than 1e-36 absolute.
-inline __m256 exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.f)), _mm256_set1_ps(88.f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
-  __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
-  e = _mm256_slli_epi32(e, 23);  // 2^n as a float's bits
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
-}
-
 inline __m256 sigmoid8(__m256 z) {
   __m256 one = _mm256_set1_ps(1.f);
   return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), z))));

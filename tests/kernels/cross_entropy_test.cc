@@ -1,0 +1,119 @@
+// Softmax cross-entropy: fused vs the eager chain (fp32 and bf16 logits, ignored rows, in-place
+// gradient), gating (NaN-poisoned outputs, inputs unchanged), finite differences of the fused
+// gradient, bit-identical results for 1, 2 and 3 threads.
+//
+// Tolerances (atol = rtol): loss 1e-4 in fp32 (summation order only) and 1e-3 with bf16 logits
+// (both read the same bf16 values; the loss is fp32 in both, but the lse of a 4097-wide row sums
+// terms in a different order); gradient 1e-4 fp32, 1e-2 bf16 (one bf16 ulp is 2^-8 relative).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "grad_check.h"
+#include "kernel_test_util.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/cross_entropy.h"
+
+namespace trex::kernels {
+namespace {
+
+using namespace test_util;  // NOLINT: shared test helpers
+
+struct CeShape {
+  int64_t rows, vocab;
+};
+const CeShape kShapes[] = {{1, 1}, {3, 7}, {5, 33}, {4, 1000}, {2, 4097}, {17, 8}};
+
+std::vector<int32_t> random_targets(int64_t rows, int64_t vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    t[size_t(r)] = (r % 4 == 3) ? -1 : int32_t(rng() % uint32_t(vocab));  // every 4th ignored
+  return t;
+}
+
+template <class T>
+void check_against_ref(double loss_tol, double grad_tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 11;
+  for (const CeShape& s : kShapes) {
+    for (int dist = 0; dist < 4; ++dist, ++seed) {
+      std::string tag = "[" + std::to_string(s.rows) + ", " + std::to_string(s.vocab) +
+                        "] dist " + std::to_string(dist);
+      int64_t n = s.rows * s.vocab;
+      auto x = random_vec<T>(n, seed, dist, 3.f);
+      auto tg = random_targets(s.rows, s.vocab, seed + 7);
+      auto x0 = x;
+      auto tg0 = tg;
+      std::vector<float> loss(static_cast<size_t>(s.rows), NAN), lossr(static_cast<size_t>(s.rows), NAN);
+      std::vector<T> dx(static_cast<size_t>(n), nan_value<T>()), dxr(static_cast<size_t>(n), nan_value<T>());
+      float scale = 1.f / float(s.rows);
+      cross_entropy_forward_backward(x.data(), tg.data(), loss.data(), dx.data(), s.rows, s.vocab,
+                                     scale, &pool);
+      cross_entropy_forward_backward_ref(x.data(), tg.data(), lossr.data(), dxr.data(), s.rows,
+                                         s.vocab, scale, &pool);
+      EXPECT_TRUE(same_bytes(x, x0) && same_bytes(tg, tg0)) << tag << ": an input changed";
+      for (size_t i = 0; i < dx.size(); ++i)
+        ASSERT_FALSE(std::isnan(val(dx[i]))) << tag << " dlogits[" << i << "] not written";
+      expect_close(loss, lossr, loss_tol, tag + " loss");
+      expect_close(dx, dxr, grad_tol, tag + " dlogits");
+      // In place: the gradient overwrites the logits and equals the out-of-place one.
+      auto xi = x;
+      std::vector<float> lossi(static_cast<size_t>(s.rows), NAN);
+      cross_entropy_forward_backward(xi.data(), tg.data(), lossi.data(), xi.data(), s.rows,
+                                     s.vocab, scale, &pool);
+      EXPECT_TRUE(same_bytes(xi, dx) && same_bytes(lossi, loss)) << tag << ": in place differs";
+    }
+  }
+}
+
+TEST(CrossEntropy, F32MatchesReference) { check_against_ref<float>(1e-4, 1e-4); }
+TEST(CrossEntropy, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-3, 1e-2); }
+
+TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  for (CeShape s : {CeShape{3, 7}, CeShape{2, 130}}) {
+    int64_t n = s.rows * s.vocab;
+    auto x = random_vec<float>(n, 5, 0, 2.f);
+    auto tg = random_targets(s.rows, s.vocab, 6);
+    std::vector<float> loss(static_cast<size_t>(s.rows)), dx(static_cast<size_t>(n));
+    float scale = 0.7f;
+    cross_entropy_forward_backward(x.data(), tg.data(), loss.data(), dx.data(), s.rows, s.vocab,
+                                   scale, &pool);
+    auto total = [&] {
+      std::vector<float> l(static_cast<size_t>(s.rows));
+      cross_entropy_forward_backward<float>(x.data(), tg.data(), l.data(), nullptr, s.rows,
+                                            s.vocab, scale, &pool);
+      double sum = 0;
+      for (float v : l) sum += double(v) * scale;
+      return sum;
+    };
+    expect_grad_matches_fd("dlogits", x.data(), n, dx.data(), total);
+  }
+}
+
+TEST(CrossEntropy, DeterministicAcrossThreadCounts) {
+  const int64_t rows = 37, vocab = 3001;
+  auto x = random_vec<core::bf16>(rows * vocab, 9, 2);
+  auto tg = random_targets(rows, vocab, 10);
+  std::vector<float> l1;
+  std::vector<core::bf16> d1;
+  for (int threads : {1, 2, 3}) {
+    core::ThreadPool pool(threads);
+    std::vector<float> l(static_cast<size_t>(rows));
+    std::vector<core::bf16> d(static_cast<size_t>(rows * vocab));
+    cross_entropy_forward_backward(x.data(), tg.data(), l.data(), d.data(), rows, vocab, 0.1f,
+                                   &pool);
+    if (threads == 1) {
+      l1 = l;
+      d1 = d;
+    } else {
+      EXPECT_TRUE(same_bytes(l, l1) && same_bytes(d, d1)) << threads << " threads";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trex::kernels

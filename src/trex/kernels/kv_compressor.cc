@@ -1,0 +1,194 @@
+// Fused KV compressor: per entry and block of 8 channels, the scores of all rows stay in
+// registers: a max pass, then one pass that sums exp and the weighted keys. The backward
+// recomputes S and k from kt and zt (no saved softmax) and writes every gradient in one pass.
+#include "trex/kernels/kv_compressor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "trex/kernels/elementwise_simd.h"
+
+namespace trex::kernels {
+
+int compressor_rows(int64_t i, int ratio, int64_t hd, CompressorRow* rows) {
+  int n = 0;
+  if (ratio == 4) {
+    if (i > 0)
+      for (int r = 0; r < 4; ++r) rows[n++] = {4 * (i - 1) + r, 0, r};
+    for (int r = 0; r < 4; ++r) rows[n++] = {4 * i + r, hd, r};
+    return n;
+  }
+  for (int r = 0; r < ratio; ++r) rows[n++] = {int64_t(ratio) * i + r, 0, r};
+  return n;
+}
+
+namespace {
+
+constexpr int kMaxRows = 1024;  // ratio <= 1024 (the model uses 4 and 128)
+
+struct RowOffsets {
+  int n = 0;
+  int64_t x[2 * kMaxRows];    // into kt / zt (plus channel e)
+  int64_t ape[2 * kMaxRows];  // into ape (plus channel e)
+};
+
+void entry_offsets(int64_t i, int ratio, int64_t hd, RowOffsets* o) {
+  static thread_local CompressorRow rows[2 * kMaxRows];
+  int64_t C = compressor_width(ratio, hd);
+  o->n = compressor_rows(i, ratio, hd, rows);
+  for (int j = 0; j < o->n; ++j) {
+    o->x[j] = rows[j].token * C + rows[j].channel_offset;
+    o->ape[j] = rows[j].ape_row * C + rows[j].channel_offset;
+  }
+}
+
+// One channel, scalar: the same arithmetic as the SIMD path, for channel tails.
+void forward_channel(const float* kt, const float* zt, const float* ape, const RowOffsets& o,
+                     int64_t e, float* k) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int j = 0; j < o.n; ++j) mx = std::max(mx, zt[o.x[j] + e] + ape[o.ape[j] + e]);
+  float sum = 0.f, acc = 0.f;
+  for (int j = 0; j < o.n; ++j) {
+    float p = std::exp(zt[o.x[j] + e] + ape[o.ape[j] + e] - mx);
+    sum += p;
+    acc += p * kt[o.x[j] + e];
+  }
+  *k = acc / sum;
+}
+
+void backward_channel(const float* kt, const float* zt, const float* ape, const RowOffsets& o,
+                      int64_t e, float dk, float* dkt, float* dzt, float* dape) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int j = 0; j < o.n; ++j) mx = std::max(mx, zt[o.x[j] + e] + ape[o.ape[j] + e]);
+  float sum = 0.f, acc = 0.f;
+  for (int j = 0; j < o.n; ++j) {
+    float p = std::exp(zt[o.x[j] + e] + ape[o.ape[j] + e] - mx);
+    sum += p;
+    acc += p * kt[o.x[j] + e];
+  }
+  float k = acc / sum, inv = 1.f / sum;
+  for (int j = 0; j < o.n; ++j) {
+    float g = std::exp(zt[o.x[j] + e] + ape[o.ape[j] + e] - mx) * inv * dk;
+    float dz = g * (kt[o.x[j] + e] - k);
+    dkt[o.x[j] + e] = g;
+    dzt[o.x[j] + e] = dz;
+    dape[o.ape[j] + e] += dz;
+  }
+}
+
+#ifdef TREX_ELEM_AVX2
+inline __m256 score8(const float* zt, const float* ape, const RowOffsets& o, int j, int64_t e) {
+  return _mm256_add_ps(_mm256_loadu_ps(zt + o.x[j] + e), _mm256_loadu_ps(ape + o.ape[j] + e));
+}
+
+// Max, sum of exp and weighted key sum of 8 channels.
+inline void stats8(const float* kt, const float* zt, const float* ape, const RowOffsets& o,
+                   int64_t e, __m256* mx, __m256* sum, __m256* acc) {
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int j = 0; j < o.n; ++j) m = _mm256_max_ps(m, score8(zt, ape, o, j, e));
+  __m256 s = _mm256_setzero_ps(), a = _mm256_setzero_ps();
+  for (int j = 0; j < o.n; ++j) {
+    __m256 p = simd::exp8(_mm256_sub_ps(score8(zt, ape, o, j, e), m));
+    s = _mm256_add_ps(s, p);
+    a = _mm256_fmadd_ps(p, _mm256_loadu_ps(kt + o.x[j] + e), a);
+  }
+  *mx = m;
+  *sum = s;
+  *acc = a;
+}
+#endif
+
+// Channels [e0, e1) of entries [i0, i1).
+void forward_block(const float* kt, const float* zt, const float* ape, float* k, int64_t i0,
+                   int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1) {
+  RowOffsets o;
+  for (int64_t i = i0; i < i1; ++i) {
+    entry_offsets(i, ratio, hd, &o);
+    int64_t e = e0;
+#ifdef TREX_ELEM_AVX2
+    for (; e + 8 <= e1; e += 8) {
+      __m256 mx, sum, acc;
+      stats8(kt, zt, ape, o, e, &mx, &sum, &acc);
+      _mm256_storeu_ps(k + i * hd + e, _mm256_div_ps(acc, sum));
+    }
+#endif
+    for (; e < e1; ++e) forward_channel(kt, zt, ape, o, e, k + i * hd + e);
+  }
+}
+
+void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
+                    float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
+                    int ratio, int64_t e0, int64_t e1) {
+  int64_t C = compressor_width(ratio, hd);
+  // Zero this block's columns (both halves for m = 4): rows no entry reads keep the 0.
+  for (int64_t t = 0; t < s; ++t)
+    for (int64_t off = 0; off < C; off += hd) {
+      std::fill(dkt + t * C + off + e0, dkt + t * C + off + e1, 0.f);
+      std::fill(dzt + t * C + off + e0, dzt + t * C + off + e1, 0.f);
+    }
+  for (int64_t r = 0; r < ratio; ++r)
+    for (int64_t off = 0; off < C; off += hd) std::fill(dape + r * C + off + e0, dape + r * C + off + e1, 0.f);
+  RowOffsets o;
+  for (int64_t i = 0; i < n; ++i) {
+    entry_offsets(i, ratio, hd, &o);
+    int64_t e = e0;
+#ifdef TREX_ELEM_AVX2
+    for (; e + 8 <= e1; e += 8) {
+      __m256 mx, sum, acc;
+      stats8(kt, zt, ape, o, e, &mx, &sum, &acc);
+      __m256 inv = _mm256_div_ps(_mm256_set1_ps(1.f), sum);
+      __m256 kv = _mm256_mul_ps(acc, inv);
+      __m256 gk = _mm256_mul_ps(_mm256_loadu_ps(dk + i * hd + e), inv);
+      for (int j = 0; j < o.n; ++j) {
+        __m256 g = _mm256_mul_ps(simd::exp8(_mm256_sub_ps(score8(zt, ape, o, j, e), mx)), gk);
+        __m256 dz = _mm256_mul_ps(g, _mm256_sub_ps(_mm256_loadu_ps(kt + o.x[j] + e), kv));
+        _mm256_storeu_ps(dkt + o.x[j] + e, g);
+        _mm256_storeu_ps(dzt + o.x[j] + e, dz);
+        float* da = dape + o.ape[j] + e;
+        _mm256_storeu_ps(da, _mm256_add_ps(_mm256_loadu_ps(da), dz));
+      }
+    }
+#endif
+    for (; e < e1; ++e)
+      backward_channel(kt, zt, ape, o, e, dk[i * hd + e], dkt, dzt, dape);
+  }
+}
+
+constexpr int64_t kChannelBlock = 16;
+
+}  // namespace
+
+void kv_compress_forward(const float* kt, const float* zt, const float* ape, float* k, int64_t s,
+                         int64_t hd, int ratio, core::ThreadPool* pool) {
+  int64_t n = compressor_entries(s, ratio);
+  if (n <= 0 || hd <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  // Entries are independent in the forward: split entries and channel blocks alike.
+  int64_t blocks = (hd + kChannelBlock - 1) / kChannelBlock;
+  tp.parallel_for(0, n * blocks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t w = lo; w < hi; ++w) {
+      int64_t i = w / blocks, b = w % blocks;
+      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * kChannelBlock,
+                    std::min(hd, (b + 1) * kChannelBlock));
+    }
+  });
+}
+
+void kv_compress_backward(const float* kt, const float* zt, const float* ape, const float* dk,
+                          float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
+                          core::ThreadPool* pool) {
+  if (hd <= 0 || s < 0) return;
+  int64_t n = compressor_entries(s, ratio);
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  int64_t blocks = (hd + kChannelBlock - 1) / kChannelBlock;
+  tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b)
+      backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * kChannelBlock,
+                     std::min(hd, (b + 1) * kChannelBlock));
+  });
+}
+
+}  // namespace trex::kernels

@@ -1,0 +1,58 @@
+// KV compressor pooling (DeepSeek-V4 CSA/HCA): softmax-gated pooling of m token rows into one
+// compressed entry, per channel, forward and backward. fp32 only: the model computes compressor
+// projections and pooling in fp32 (spec section 2).
+//
+// Shapes (s tokens of one document, c = 2 when m = 4 else 1, C = c hd):
+//   kt, zt [s, C] (the projections W_ckv x and W_cg x), ape [m, C], k [n, hd] with n = floor(s/m)
+//   (a trailing partial block emits no entry; documents are pooled one call each, so no entry
+//   crosses a document boundary).
+// Entry i, channel e < hd, pools rows r with key kt, score zt + ape:
+//   m != 4 (disjoint, m = 128 in the model): rows r < m are token i m + r at channel e, ape row r;
+//   m == 4 (overlapping, width 2m, stride m): rows r < 4 are token 4(i-1) + r at channel e with
+//     ape row r (absent for i = 0: score -inf), rows 4 <= r < 8 are token 4i + r - 4 at channel
+//     hd + e with ape row r - 4.
+//   S_r = softmax_r(score_r),  k_ie = sum_r S_r kt_r
+// Backward (dk [n, hd] given): dkt_r = S_r dk,  dzt_r = S_r dk (kt_r - k),  dape_row += dzt_r.
+// Each (token, channel) of kt/zt feeds at most one entry, so dkt and dzt are written, not summed;
+// positions no entry reads get 0. dape is overwritten with the sum over entries. The RMSNorm and
+// RoPE that follow the pooling are the rmsnorm and rope kernels, applied by the caller.
+// Work is split over channel blocks, each owned by one thread for every entry, so dape is summed
+// in entry order whatever the thread count: results are bit-identical for any pool size.
+#pragma once
+
+#include <cstdint>
+
+#include "trex/core/thread_pool.h"
+
+namespace trex::kernels {
+
+// The rows of entry i: for row j, the token and channel offset it reads (kt/zt index
+// token * C + offset + e) and its ape row. Returns the row count (m, or 2m for m == 4 with i > 0;
+// m for i == 0, whose first half is absent).
+struct CompressorRow {
+  int64_t token;
+  int64_t channel_offset;
+  int64_t ape_row;
+};
+int compressor_rows(int64_t i, int ratio, int64_t hd, CompressorRow* rows);
+
+inline int64_t compressor_entries(int64_t s, int ratio) { return s / ratio; }
+inline int64_t compressor_width(int ratio, int64_t hd) { return ratio == 4 ? 2 * hd : hd; }
+
+// REQUIRES: ratio >= 1, hd >= 1; k does not alias the inputs.
+void kv_compress_forward(const float* kt, const float* zt, const float* ape, float* k, int64_t s,
+                         int64_t hd, int ratio, core::ThreadPool* pool = nullptr);
+void kv_compress_backward(const float* kt, const float* zt, const float* ape, const float* dk,
+                          float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
+                          core::ThreadPool* pool = nullptr);
+
+// The eager chain: gather rows into [n, R, hd] tensors (R = rows per entry, absent rows with
+// score -inf), add ape, max, subtract, exp, sum, divide, multiply, sum over rows; the backward
+// likewise, with index scatters and a sum over entries for dape.
+void kv_compress_forward_ref(const float* kt, const float* zt, const float* ape, float* k,
+                             int64_t s, int64_t hd, int ratio, core::ThreadPool* pool = nullptr);
+void kv_compress_backward_ref(const float* kt, const float* zt, const float* ape, const float* dk,
+                              float* dkt, float* dzt, float* dape, int64_t s, int64_t hd,
+                              int ratio, core::ThreadPool* pool = nullptr);
+
+}  // namespace trex::kernels

@@ -1,0 +1,117 @@
+// KV compressor pooling: fused vs the eager chain for ratio 4 (overlapping) and 128 (disjoint)
+// plus an odd ratio, odd head dims and trailing partial blocks; gating (poisoned outputs, inputs
+// unchanged); finite differences of dkt, dzt and dape; bit-identical results for 1-3 threads.
+//
+// Tolerance 1e-4 (atol = rtol, fp32 in both; they differ in exp (Cephes polynomial vs libm,
+// ~2 ulp) and summation order only).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "grad_check.h"
+#include "kernel_test_util.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/kv_compressor.h"
+
+namespace trex::kernels {
+namespace {
+
+using namespace test_util;  // NOLINT: shared test helpers
+
+struct CompShape {
+  int64_t s, hd;
+  int ratio;
+};
+const CompShape kShapes[] = {{8, 4, 4},     {13, 5, 4},   {3, 8, 4},  {23, 16, 4}, {41, 33, 4},
+                             {300, 17, 128}, {256, 8, 128}, {9, 3, 2}, {130, 24, 128}};
+
+struct Inputs {
+  std::vector<float> kt, zt, ape, dk;
+};
+Inputs make_inputs(const CompShape& c, uint32_t seed, int dist) {
+  int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+  return {random_vec<float>(c.s * C, seed, dist), random_vec<float>(c.s * C, seed + 1, dist, 2.f),
+          random_vec<float>(c.ratio * C, seed + 2, 0, 0.5f),
+          random_vec<float>(n * c.hd, seed + 3, 0)};
+}
+
+TEST(KvCompressor, MatchesReference) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 3;
+  for (const CompShape& c : kShapes) {
+    for (int dist = 0; dist < 4; ++dist, seed += 10) {
+      std::string tag = "s " + std::to_string(c.s) + " hd " + std::to_string(c.hd) + " ratio " +
+                        std::to_string(c.ratio) + " dist " + std::to_string(dist);
+      Inputs in = make_inputs(c, seed, dist);
+      Inputs in0 = in;
+      int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+      std::vector<float> k(static_cast<size_t>(n * c.hd), NAN), kr = k;
+      std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt, dktr = dkt, dztr = dkt;
+      std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN), daper = dape;
+      kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio,
+                          &pool);
+      kv_compress_forward_ref(in.kt.data(), in.zt.data(), in.ape.data(), kr.data(), c.s, c.hd,
+                              c.ratio, &pool);
+      kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                           dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+      kv_compress_backward_ref(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(),
+                               dktr.data(), dztr.data(), daper.data(), c.s, c.hd, c.ratio, &pool);
+      EXPECT_TRUE(same_bytes(in.kt, in0.kt) && same_bytes(in.zt, in0.zt) &&
+                  same_bytes(in.ape, in0.ape) && same_bytes(in.dk, in0.dk))
+          << tag << ": an input changed";
+      for (const auto* v : {&k, &dkt, &dzt, &dape})
+        for (float x : *v) ASSERT_FALSE(std::isnan(x)) << tag << ": an output was not written";
+      expect_close(k, kr, 1e-4, tag + " k");
+      expect_close(dkt, dktr, 1e-4, tag + " dkt");
+      expect_close(dzt, dztr, 1e-4, tag + " dzt");
+      expect_close(dape, daper, 1e-4, tag + " dape");
+    }
+  }
+}
+
+TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  for (CompShape c : {CompShape{14, 5, 4}, CompShape{260, 3, 128}, CompShape{7, 9, 2}}) {
+    Inputs in = make_inputs(c, 21, 0);
+    int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+    std::vector<float> dkt(static_cast<size_t>(c.s * C)), dzt = dkt;
+    std::vector<float> dape(static_cast<size_t>(c.ratio * C));
+    kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                         dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+    auto loss = [&] {
+      std::vector<float> k(static_cast<size_t>(n * c.hd));
+      kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio,
+                          &pool);
+      return weighted_sum(k, in.dk, [](float v) { return v; });
+    };
+    std::string tag = "ratio " + std::to_string(c.ratio);
+    expect_grad_matches_fd(tag + " dkt", in.kt.data(), c.s * C, dkt.data(), loss);
+    expect_grad_matches_fd(tag + " dzt", in.zt.data(), c.s * C, dzt.data(), loss);
+    expect_grad_matches_fd(tag + " dape", in.ape.data(), c.ratio * C, dape.data(), loss);
+  }
+}
+
+TEST(KvCompressor, DeterministicAcrossThreadCounts) {
+  for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}}) {
+    Inputs in = make_inputs(c, 5, 2);
+    int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+    std::vector<float> ref;
+    for (int threads : {1, 2, 3}) {
+      core::ThreadPool pool(threads);
+      std::vector<float> k(static_cast<size_t>(n * c.hd)), dkt(static_cast<size_t>(c.s * C));
+      std::vector<float> dzt = dkt, dape(static_cast<size_t>(c.ratio * C));
+      kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio,
+                          &pool);
+      kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                           dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+      std::vector<float> all = k;
+      for (const auto* v : {&dkt, &dzt, &dape}) all.insert(all.end(), v->begin(), v->end());
+      if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trex::kernels

@@ -1,0 +1,329 @@
+// Fused shared-KV sparse attention. Per query token: gather its window and compressed keys into
+// one fp32 block (bf16 converted on the way), then S = tau Q K^T and O = P K as two sgemm calls;
+// the softmax with the sink runs on S in place. The backward recomputes S and P from lse and
+// runs four GEMMs per token (S, dP = dO K^T, dQ = tau dS K, dK = tau dS^T Q + P^T dO).
+// Token chunks: the backward's key gradients are scatter-adds, which collide across queries;
+// each of a fixed number of token chunks owns a private window slice and compressed-entry block
+// of the workspace, reduced afterwards in chunk order (deterministic, no atomics).
+#include "trex/kernels/sparse_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/gemm.h"
+
+namespace trex::kernels {
+
+std::vector<int32_t> sparse_attention_dense_index(int64_t s, int ratio, int64_t n_comp,
+                                                  int64_t* k_comp) {
+  int64_t k = std::max<int64_t>(0, std::min<int64_t>(n_comp, s / ratio));
+  *k_comp = k;
+  std::vector<int32_t> idx(static_cast<size_t>(s * k), -1);
+  for (int64_t t = 0; t < s; ++t) {
+    int64_t v = std::min<int64_t>(k, (t + 1) / ratio);
+    for (int64_t i = 0; i < v; ++i) idx[size_t(t * k + i)] = int32_t(i);
+  }
+  return idx;
+}
+
+namespace {
+
+using simd::ld;
+using simd::st;
+
+// The keys of query t: window rows first, then the used compressed slots (slot_of[j] = the
+// comp_idx column of key j, for comp_prob).
+struct KeySet {
+  int64_t n = 0, nw = 0;
+  std::vector<const void*> rows;
+  std::vector<int64_t> slot;
+  std::vector<int64_t> target;  // backward: row of the chunk's window slice or comp block
+};
+
+template <class T>
+void key_set(const T* kv, const T* kv_comp, const int32_t* comp_idx, const SparseAttnShape& sh,
+             int64_t t, KeySet* ks) {
+  int64_t lo = std::max<int64_t>(0, t - sh.window + 1);
+  ks->nw = t - lo + 1;
+  ks->rows.clear();
+  ks->slot.clear();
+  for (int64_t j = lo; j <= t; ++j) {
+    ks->rows.push_back(kv + j * sh.hd);
+    ks->slot.push_back(-1);
+  }
+  for (int64_t c = 0; c < sh.k_comp; ++c) {
+    int32_t i = comp_idx[t * sh.k_comp + c];
+    if (i < 0) continue;
+    ks->rows.push_back(kv_comp + int64_t(i) * sh.hd);
+    ks->slot.push_back(c);
+  }
+  ks->n = int64_t(ks->rows.size());
+}
+
+template <class T>
+void to_f32(const T* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, simd::load8(src + i));
+#endif
+  for (; i < n; ++i) dst[i] = ld(src + i);
+}
+
+template <class T>
+void from_f32(const float* src, T* dst, int64_t n) {
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; i + 8 <= n; i += 8) simd::store8(dst + i, _mm256_loadu_ps(src + i));
+#endif
+  for (; i < n; ++i) st(dst + i, src[i]);
+}
+
+template <class T>
+void gather_keys(const KeySet& ks, int64_t hd, float* K) {
+  for (int64_t j = 0; j < ks.n; ++j) to_f32(static_cast<const T*>(ks.rows[size_t(j)]), K + j * hd, hd);
+}
+
+// exp(x - m) over a row, in place; returns the sum.
+float exp_row(float* x, int64_t n, float m) {
+  int64_t j = 0;
+  float sum = 0.f;
+#ifdef TREX_ELEM_AVX2
+  __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
+  for (; j + 8 <= n; j += 8) {
+    __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
+    _mm256_storeu_ps(x + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  sum = simd::hsum(acc);
+#endif
+  for (; j < n; ++j) {
+    x[j] = std::exp(x[j] - m);
+    sum += x[j];
+  }
+  return sum;
+}
+
+struct Scratch {
+  std::vector<float> K, S, Q, O, dO, dP, dQ, dK;
+};
+
+GemmOptions serial(core::ThreadPool& tp) {
+  // Called from inside a pool job: the pool runs the GEMM's inner jobs on this thread.
+  GemmOptions g;
+  g.pool = &tp;
+  return g;
+}
+
+}  // namespace
+
+template <class T>
+void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                              const float* sink, T* o, float* lse, float* comp_prob,
+                              const SparseAttnShape& sh, core::ThreadPool* pool) {
+  if (sh.s <= 0 || sh.heads <= 0 || sh.hd <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
+  const float tau = 1.f / std::sqrt(float(hd));
+  tp.parallel_for(0, sh.s, 4, [&](int64_t t0, int64_t t1) {
+    Scratch w;
+    w.K.resize(size_t(kmax * hd));
+    w.S.resize(size_t(H * kmax));
+    w.Q.resize(size_t(H * hd));
+    w.O.resize(size_t(H * hd));
+    KeySet ks;
+    GemmOptions go = serial(tp);
+    for (int64_t t = t0; t < t1; ++t) {
+      key_set(kv, kv_comp, comp_idx, sh, t, &ks);
+      const int64_t n = ks.n;
+      gather_keys<T>(ks, hd, w.K.data());
+      const float* Q = nullptr;
+      if constexpr (std::is_same_v<T, float>) {
+        Q = q + t * H * hd;
+      } else {
+        to_f32(q + t * H * hd, w.Q.data(), H * hd);
+        Q = w.Q.data();
+      }
+      sgemm(Trans::kNo, Trans::kYes, H, n, hd, tau, Q, hd, w.K.data(), hd, 0.f, w.S.data(), n, go);
+      for (int64_t h = 0; h < H; ++h) {
+        float* srow = w.S.data() + h * n;
+        float m = sink[h];
+        for (int64_t j = 0; j < n; ++j) m = std::max(m, srow[j]);
+        float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
+        float inv = 1.f / zs;
+        for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
+        lse[t * H + h] = m + std::log(zs);
+      }
+      if (comp_prob) {
+        float* cp = comp_prob + t * sh.k_comp;
+        std::fill(cp, cp + sh.k_comp, 0.f);
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t j = ks.nw; j < n; ++j) cp[ks.slot[size_t(j)]] += w.S[size_t(h * n + j)];
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        sgemm(Trans::kNo, Trans::kNo, H, hd, n, 1.f, w.S.data(), n, w.K.data(), hd, 0.f,
+              o + t * H * hd, hd, go);
+      } else {
+        sgemm(Trans::kNo, Trans::kNo, H, hd, n, 1.f, w.S.data(), n, w.K.data(), hd, 0.f,
+              w.O.data(), hd, go);
+        from_f32(w.O.data(), o + t * H * hd, H * hd);
+      }
+    }
+  });
+}
+
+namespace {
+
+struct ChunkPlan {
+  int64_t chunks = 0, len = 0;   // token chunks of len tokens (the last may be shorter)
+  int64_t win_rows = 0;          // rows of a chunk's window slice: len + window - 1
+  int64_t per_chunk = 0;         // floats per chunk: win_rows hd + n_comp hd + H
+};
+
+// At most 16 chunks, independent of the thread count (for determinism).
+ChunkPlan plan_chunks(const SparseAttnShape& sh) {
+  ChunkPlan p;
+  p.chunks = std::min<int64_t>(16, std::max<int64_t>(1, sh.s));
+  p.len = (sh.s + p.chunks - 1) / p.chunks;
+  p.chunks = (sh.s + p.len - 1) / p.len;
+  p.win_rows = p.len + sh.window - 1;
+  p.per_chunk = (p.win_rows + sh.n_comp) * sh.hd + sh.heads;
+  return p;
+}
+
+}  // namespace
+
+int64_t sparse_attention_backward_workspace(const SparseAttnShape& sh) {
+  if (sh.s <= 0) return 0;
+  ChunkPlan p = plan_chunks(sh);
+  return p.chunks * p.per_chunk;
+}
+
+template <class T>
+void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                               const float* sink, const T* o, const float* lse, const T* d_o,
+                               T* dq, T* dkv, T* dkv_comp, float* dsink,
+                               const SparseAttnShape& sh, float* workspace,
+                               core::ThreadPool* pool) {
+  const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
+  for (int64_t h = 0; h < H; ++h) dsink[h] = 0.f;
+  if (sh.s <= 0 || H <= 0 || hd <= 0) {
+    for (int64_t i = 0; i < sh.n_comp * hd; ++i) st(dkv_comp + i, 0.f);
+    return;
+  }
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const float tau = 1.f / std::sqrt(float(hd));
+  ChunkPlan plan = plan_chunks(sh);
+  std::vector<float> owned;
+  if (!workspace) {
+    owned.resize(size_t(plan.chunks * plan.per_chunk));
+    workspace = owned.data();
+  }
+  tp.parallel_for(0, plan.chunks, 1, [&](int64_t c0, int64_t c1) {
+    Scratch w;
+    w.K.resize(size_t(kmax * hd));
+    w.S.resize(size_t(H * kmax));
+    w.dP.resize(size_t(H * kmax));
+    w.dK.resize(size_t(kmax * hd));
+    w.Q.resize(size_t(H * hd));
+    w.O.resize(size_t(H * hd));
+    w.dO.resize(size_t(H * hd));
+    w.dQ.resize(size_t(H * hd));
+    KeySet ks;
+    GemmOptions go = serial(tp);
+    for (int64_t c = c0; c < c1; ++c) {
+      float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
+      float* comp_acc = win_acc + plan.win_rows * hd;
+      float* sink_acc = comp_acc + sh.n_comp * hd;
+      std::fill(win_acc, win_acc + plan.per_chunk, 0.f);
+      const int64_t tlo = c * plan.len, thi = std::min(sh.s, tlo + plan.len);
+      const int64_t base = tlo - sh.window + 1;  // token of win_acc row 0 (may be negative)
+      for (int64_t t = tlo; t < thi; ++t) {
+        key_set(kv, kv_comp, comp_idx, sh, t, &ks);
+        const int64_t n = ks.n;
+        gather_keys<T>(ks, hd, w.K.data());
+        to_f32(q + t * H * hd, w.Q.data(), H * hd);
+        to_f32(o + t * H * hd, w.O.data(), H * hd);
+        to_f32(d_o + t * H * hd, w.dO.data(), H * hd);
+        float* S = w.S.data();
+        float* dP = w.dP.data();
+        sgemm(Trans::kNo, Trans::kYes, H, n, hd, tau, w.Q.data(), hd, w.K.data(), hd, 0.f, S, n, go);
+        sgemm(Trans::kNo, Trans::kYes, H, n, hd, 1.f, w.dO.data(), hd, w.K.data(), hd, 0.f, dP, n,
+              go);
+        for (int64_t h = 0; h < H; ++h) {
+          const float l = lse[t * H + h];
+          float D = 0.f;
+          for (int64_t e = 0; e < hd; ++e) D += w.dO[size_t(h * hd + e)] * w.O[size_t(h * hd + e)];
+          float* srow = S + h * n;
+          float* drow = dP + h * n;
+          exp_row(srow, n, l);  // P
+          for (int64_t j = 0; j < n; ++j) drow[j] = srow[j] * (drow[j] - D);  // dS
+          sink_acc[h] -= std::exp(sink[h] - l) * D;
+        }
+        // dQ = tau dS K;  dK = tau dS^T Q + P^T dO.
+        sgemm(Trans::kNo, Trans::kNo, H, hd, n, tau, dP, n, w.K.data(), hd, 0.f, w.dQ.data(), hd,
+              go);
+        from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
+        sgemm(Trans::kYes, Trans::kNo, n, hd, H, tau, dP, n, w.Q.data(), hd, 0.f, w.dK.data(), hd,
+              go);
+        sgemm(Trans::kYes, Trans::kNo, n, hd, H, 1.f, S, n, w.dO.data(), hd, 1.f, w.dK.data(), hd,
+              go);
+        const int64_t wlo = t - ks.nw + 1;
+        for (int64_t j = 0; j < n; ++j) {
+          float* dst = j < ks.nw
+                           ? win_acc + (wlo + j - base) * hd
+                           : comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
+          const float* src = w.dK.data() + j * hd;
+          for (int64_t e = 0; e < hd; ++e) dst[e] += src[e];
+        }
+      }
+    }
+  });
+  // Reduce in chunk order. Window key j is in the slices of the chunks whose tokens reach it.
+  tp.parallel_for(0, sh.s, 16, [&](int64_t j0, int64_t j1) {
+    std::vector<float> acc(static_cast<size_t>(hd));
+    for (int64_t j = j0; j < j1; ++j) {
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int64_t c = 0; c < plan.chunks; ++c) {
+        const int64_t tlo = c * plan.len, base = tlo - sh.window + 1;
+        const int64_t thi = std::min(sh.s, tlo + plan.len);
+        if (j < base || j >= thi) continue;
+        const float* src = workspace + c * plan.per_chunk + (j - base) * hd;
+        for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += src[e];
+      }
+      from_f32(acc.data(), dkv + j * hd, hd);
+    }
+  });
+  tp.parallel_for(0, sh.n_comp, 16, [&](int64_t i0, int64_t i1) {
+    std::vector<float> acc(static_cast<size_t>(hd));
+    for (int64_t i = i0; i < i1; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int64_t c = 0; c < plan.chunks; ++c) {
+        const float* src = workspace + c * plan.per_chunk + (plan.win_rows + i) * hd;
+        for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += src[e];
+      }
+      from_f32(acc.data(), dkv_comp + i * hd, hd);
+    }
+  });
+  for (int64_t c = 0; c < plan.chunks; ++c) {
+    const float* src = workspace + c * plan.per_chunk + (plan.win_rows + sh.n_comp) * hd;
+    for (int64_t h = 0; h < H; ++h) dsink[h] += src[h];
+  }
+}
+
+#define TREX_SPARSE_ATTN(T)                                                                      \
+  template void sparse_attention_forward<T>(const T*, const T*, const T*, const int32_t*,        \
+                                            const float*, T*, float*, float*,                    \
+                                            const SparseAttnShape&, core::ThreadPool*);          \
+  template void sparse_attention_backward<T>(const T*, const T*, const T*, const int32_t*,       \
+                                             const float*, const T*, const float*, const T*, T*, \
+                                             T*, T*, float*, const SparseAttnShape&, float*,     \
+                                             core::ThreadPool*);
+TREX_SPARSE_ATTN(float)
+TREX_SPARSE_ATTN(core::bf16)
+#undef TREX_SPARSE_ATTN
+
+}  // namespace trex::kernels

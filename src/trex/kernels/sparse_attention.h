@@ -1,0 +1,80 @@
+// Shared-KV sparse attention with a per-head sink (DeepSeek-V4 core attention), forward and
+// backward. One KV head is shared by all H query heads and serves as key and value (K = V).
+//
+// Shapes (one document of s tokens; positions and blocks restart per document):
+//   q [s, H, hd] T;  kv [s, hd] T (the window keys, one per token);  kv_comp [n_comp, hd] T
+//   (compressed entries); comp_idx [s, k_comp] int32: the compressed entries query t attends to,
+//   -1 for an unused slot (ratio 4: the indexer's top-k; ratio 128: every visible entry, see
+//   sparse_attention_dense_index; ratio 0: k_comp = 0); sink [H] fp32.
+//   o [s, H, hd] T;  lse [s, H] fp32 (log of the softmax denominator, sink included).
+// Key set of query t: window keys j = max(0, t-win+1)..t, then comp_idx[t, :] (tokens first).
+//   s_j = tau <q_h, key_j> (tau = hd^-1/2);  M = max(max_j s_j, z_h);
+//   Zs = sum_j exp(s_j - M) + exp(z_h - M);  p_j = exp(s_j - M) / Zs;  o_h = sum_j p_j key_j
+// Backward (p recomputed as exp(s_j - lse)):
+//   dp_j = <do_h, key_j>;  D = <do_h, o_h>;  ds_j = p_j (dp_j - D);  dq_h = tau sum_j ds_j key_j
+//   dkey_j += tau ds_j q_h + p_j do_h  (summed over heads and queries);  dz_h = -sum_t p_sink D
+// The inverse RoPE on o that follows is rope_apply with sign -1, applied by the caller.
+// T is float or core::bf16 (storage); scores, softmax and accumulation are fp32. A token's keys
+// are gathered once into an fp32 block, and its H x |S_t| scores and H x hd outputs are two GEMM
+// calls (trex's sgemm), so the FLOPs run at GEMM speed; tokens are split over the pool.
+// Backward: dkv and dkv_comp are summed over fixed token chunks (not thread-dependent) into a
+// workspace and the chunk partials added in chunk order, so every result is bit-identical for
+// any thread count. REQUIRES: 0 <= comp_idx < n_comp or -1; outputs do not alias inputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trex/core/bf16.h"
+#include "trex/core/thread_pool.h"
+
+namespace trex::kernels {
+
+struct SparseAttnShape {
+  int64_t s = 0;       // query tokens (= window keys)
+  int64_t heads = 0;   // H
+  int64_t hd = 0;      // head dim (keys, values, queries)
+  int64_t window = 0;  // win >= 1
+  int64_t n_comp = 0;  // rows of kv_comp
+  int64_t k_comp = 0;  // columns of comp_idx (0: window only)
+};
+
+// comp_idx for ratio-128 layers: query t sees entries i < floor((t+1)/ratio), all of them.
+// Returns [s, k_comp] with k_comp = min(n_comp, floor(s/ratio)), -1 padded.
+std::vector<int32_t> sparse_attention_dense_index(int64_t s, int ratio, int64_t n_comp,
+                                                  int64_t* k_comp);
+
+// comp_prob (optional, [s, k_comp] fp32): sum over heads of p of each compressed slot (0 for an
+// unused slot): the indexer's KL teacher before normalisation.
+template <class T>
+void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                              const float* sink, T* o, float* lse, float* comp_prob,
+                              const SparseAttnShape& shape, core::ThreadPool* pool = nullptr);
+
+// Floats of workspace the backward needs (the caller may pass nullptr to have it allocated).
+int64_t sparse_attention_backward_workspace(const SparseAttnShape& shape);
+
+// o and lse as the forward wrote them. dq, dkv, dkv_comp and dsink are overwritten.
+template <class T>
+void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                               const float* sink, const T* o, const float* lse, const T* d_o,
+                               T* dq, T* dkv, T* dkv_comp, float* dsink,
+                               const SparseAttnShape& shape, float* workspace = nullptr,
+                               core::ThreadPool* pool = nullptr);
+
+// The eager chain: gather the keys of every query into a padded [s, K, hd] tensor with a mask,
+// batched matmuls, scale, masked fill, concatenated sink column, softmax as max / subtract / exp /
+// sum / divide, slice, matmul; the backward likewise op by op, index_add for dkv.
+template <class T>
+void sparse_attention_forward_ref(const T* q, const T* kv, const T* kv_comp,
+                                  const int32_t* comp_idx, const float* sink, T* o, float* lse,
+                                  float* comp_prob, const SparseAttnShape& shape,
+                                  core::ThreadPool* pool = nullptr);
+template <class T>
+void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
+                                   const int32_t* comp_idx, const float* sink, const T* o,
+                                   const float* lse, const T* d_o, T* dq, T* dkv, T* dkv_comp,
+                                   float* dsink, const SparseAttnShape& shape,
+                                   core::ThreadPool* pool = nullptr);
+
+}  // namespace trex::kernels

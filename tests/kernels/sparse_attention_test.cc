@@ -1,0 +1,180 @@
+// Shared-KV sparse attention with sink: fused vs the eager chain on window-only, ratio-4 (random
+// top-k sets, v_t < k, unused slots) and ratio-128 (dense visible entries) key sets, s < win
+// included, odd head dims, fp32 and bf16; gating (poisoned outputs, inputs unchanged); finite
+// differences of dq, dkv, dkv_comp and dsink; bit-identical results for 1-3 threads.
+//
+// Tolerances (atol = rtol): fp32 1e-4 (same math, different summation order and exp); bf16
+// storage 1e-2 for every stored output (one bf16 ulp is 2^-8 relative; both sides accumulate
+// dkv and dkv_comp in fp32 and round once); lse, comp_prob and dsink are fp32 in both: 1e-4.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grad_check.h"
+#include "kernel_test_util.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/sparse_attention.h"
+
+namespace trex::kernels {
+namespace {
+
+using namespace test_util;  // NOLINT: shared test helpers
+
+struct AttnCase {
+  int64_t s, H, hd, win;
+  int ratio;  // 0 window only, 4 top-k, 128 dense
+  int64_t k;  // top-k for ratio 4
+};
+const AttnCase kCases[] = {{5, 2, 8, 3, 0, 0},    {23, 3, 16, 8, 4, 4},  {6, 2, 7, 16, 4, 2},
+                           {300, 2, 12, 32, 128, 0}, {40, 4, 64, 9, 4, 5}, {17, 1, 33, 4, 4, 8}};
+
+// Top-k style index sets for ratio 4: min(k, v_t) distinct visible entries in random order.
+std::vector<int32_t> random_topk(int64_t s, int64_t k, int ratio, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> idx(static_cast<size_t>(s * k), -1);
+  for (int64_t t = 0; t < s; ++t) {
+    int64_t v = (t + 1) / ratio;
+    std::vector<int32_t> all(static_cast<size_t>(v));
+    for (int64_t i = 0; i < v; ++i) all[size_t(i)] = int32_t(i);
+    std::shuffle(all.begin(), all.end(), rng);
+    for (int64_t c = 0; c < std::min(k, v); ++c) idx[size_t(t * k + c)] = all[size_t(c)];
+  }
+  return idx;
+}
+
+template <class T>
+struct Problem {
+  SparseAttnShape sh;
+  std::vector<T> q, kv, kc, d_o;
+  std::vector<float> sink;
+  std::vector<int32_t> idx;
+};
+
+template <class T>
+Problem<T> make_problem(const AttnCase& c, uint32_t seed, int dist) {
+  Problem<T> p;
+  p.sh.s = c.s;
+  p.sh.heads = c.H;
+  p.sh.hd = c.hd;
+  p.sh.window = c.win;
+  p.sh.n_comp = c.ratio ? c.s / c.ratio : 0;
+  if (c.ratio == 4) {
+    p.sh.k_comp = c.k;
+    p.idx = random_topk(c.s, c.k, 4, seed + 5);
+  } else if (c.ratio == 128) {
+    p.idx = sparse_attention_dense_index(c.s, 128, p.sh.n_comp, &p.sh.k_comp);
+  }
+  p.q = random_vec<T>(c.s * c.H * c.hd, seed, dist, 1.5f);
+  p.kv = random_vec<T>(c.s * c.hd, seed + 1, dist);
+  p.kc = random_vec<T>(p.sh.n_comp * c.hd, seed + 2, dist);
+  p.d_o = random_vec<T>(c.s * c.H * c.hd, seed + 3, 0);
+  p.sink = random_vec<float>(c.H, seed + 4, 0);
+  return p;
+}
+
+template <class T>
+void check_against_ref(double tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 100;
+  for (const AttnCase& c : kCases) {
+    for (int dist = 0; dist < 3; ++dist, seed += 10) {
+      std::string tag = "s " + std::to_string(c.s) + " H " + std::to_string(c.H) + " hd " +
+                        std::to_string(c.hd) + " ratio " + std::to_string(c.ratio) + " dist " +
+                        std::to_string(dist);
+      Problem<T> p = make_problem<T>(c, seed, dist);
+      Problem<T> p0 = p;
+      const SparseAttnShape& sh = p.sh;
+      size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
+      std::vector<T> o(no, nan_value<T>()), orf(no, nan_value<T>());
+      std::vector<float> lse(static_cast<size_t>(sh.s * sh.heads), NAN), lser = lse;
+      std::vector<float> cp(static_cast<size_t>(sh.s * sh.k_comp), NAN), cpr = cp;
+      sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                               o.data(), lse.data(), cp.data(), sh, &pool);
+      sparse_attention_forward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(),
+                                   p.sink.data(), orf.data(), lser.data(), cpr.data(), sh, &pool);
+      expect_close(o, orf, tol, tag + " o");
+      expect_close(lse, lser, 1e-4, tag + " lse");
+      expect_close(cp, cpr, 1e-4, tag + " comp_prob");
+      std::vector<T> dq(no, nan_value<T>()), dqr = dq;
+      std::vector<T> dkv(p.kv.size(), nan_value<T>()), dkvr = dkv;
+      std::vector<T> dkc(p.kc.size(), nan_value<T>()), dkcr = dkc;
+      std::vector<float> ds(static_cast<size_t>(sh.heads), NAN), dsr = ds;
+      std::vector<float> ws(static_cast<size_t>(sparse_attention_backward_workspace(sh)), NAN);
+      sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(),
+                                p.sink.data(), o.data(), lse.data(), p.d_o.data(), dq.data(),
+                                dkv.data(), dkc.data(), ds.data(), sh, ws.data(), &pool);
+      sparse_attention_backward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(),
+                                    p.sink.data(), o.data(), lse.data(), p.d_o.data(), dqr.data(),
+                                    dkvr.data(), dkcr.data(), dsr.data(), sh, &pool);
+      EXPECT_TRUE(same_bytes(p.q, p0.q) && same_bytes(p.kv, p0.kv) && same_bytes(p.kc, p0.kc) &&
+                  same_bytes(p.d_o, p0.d_o) && same_bytes(p.sink, p0.sink) &&
+                  same_bytes(p.idx, p0.idx))
+          << tag << ": an input changed";
+      for (const auto* v : {&o, &dq, &dkv, &dkc})
+        for (const T& x : *v) ASSERT_FALSE(std::isnan(val(x))) << tag << ": output not written";
+      expect_close(dq, dqr, tol, tag + " dq");
+      expect_close(dkv, dkvr, tol, tag + " dkv");
+      expect_close(dkc, dkcr, tol, tag + " dkv_comp");
+      expect_close(ds, dsr, 1e-4, tag + " dsink");
+    }
+  }
+}
+
+TEST(SparseAttention, F32MatchesReference) { check_against_ref<float>(1e-4); }
+TEST(SparseAttention, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2); }
+
+TEST(SparseAttention, BackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  for (AttnCase c : {AttnCase{13, 2, 6, 4, 4, 3}, AttnCase{260, 2, 5, 8, 128, 0}}) {
+    Problem<float> p = make_problem<float>(c, 7, 0);
+    const SparseAttnShape& sh = p.sh;
+    size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
+    std::vector<float> o(no), lse(static_cast<size_t>(sh.s * sh.heads));
+    sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                             o.data(), lse.data(), nullptr, sh, &pool);
+    std::vector<float> dq(no), dkv(p.kv.size()), dkc(p.kc.size()), ds(static_cast<size_t>(sh.heads));
+    sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                              o.data(), lse.data(), p.d_o.data(), dq.data(), dkv.data(),
+                              dkc.data(), ds.data(), sh, nullptr, &pool);
+    auto loss = [&] {
+      std::vector<float> oo(no), ll(lse.size());
+      sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                               oo.data(), ll.data(), nullptr, sh, &pool);
+      return weighted_sum(oo, p.d_o, [](float v) { return v; });
+    };
+    std::string tag = "ratio " + std::to_string(c.ratio);
+    expect_grad_matches_fd(tag + " dq", p.q.data(), int64_t(p.q.size()), dq.data(), loss);
+    expect_grad_matches_fd(tag + " dkv", p.kv.data(), int64_t(p.kv.size()), dkv.data(), loss);
+    expect_grad_matches_fd(tag + " dkv_comp", p.kc.data(), int64_t(p.kc.size()), dkc.data(), loss);
+    expect_grad_matches_fd(tag + " dsink", p.sink.data(), sh.heads, ds.data(), loss);
+  }
+}
+
+TEST(SparseAttention, DeterministicAcrossThreadCounts) {
+  Problem<core::bf16> p = make_problem<core::bf16>(AttnCase{150, 3, 24, 16, 4, 6}, 9, 2);
+  const SparseAttnShape& sh = p.sh;
+  size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
+  std::vector<core::bf16> ref;
+  for (int threads : {1, 2, 3}) {
+    core::ThreadPool pool(threads);
+    std::vector<core::bf16> o(no), dq(no), dkv(p.kv.size()), dkc(p.kc.size());
+    std::vector<float> lse(static_cast<size_t>(sh.s * sh.heads)), ds(static_cast<size_t>(sh.heads));
+    sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                             o.data(), lse.data(), nullptr, sh, &pool);
+    sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                              o.data(), lse.data(), p.d_o.data(), dq.data(), dkv.data(),
+                              dkc.data(), ds.data(), sh, nullptr, &pool);
+    std::vector<core::bf16> all = o;
+    for (const auto* v : {&dq, &dkv, &dkc}) all.insert(all.end(), v->begin(), v->end());
+    for (float f : ds) all.push_back(core::to_bf16(f));
+    for (float f : lse) all.push_back(core::to_bf16(f));
+    if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
+  }
+}
+
+}  // namespace
+}  // namespace trex::kernels

@@ -19,17 +19,18 @@
 namespace trex::kernels::test_util {
 
 // loss(): the scalar whose gradient in p[0..n) is grad. At most max_checks elements are checked,
-// evenly strided (the first and last always).
+// evenly strided (the first and last always). step: the relative step h / max(1, |p|) (smaller
+// for functions with kinks, such as ReLU, so that a step rarely crosses one).
 inline void expect_grad_matches_fd(const std::string& what, float* p, int64_t n, const float* grad,
                                    const std::function<double()>& loss, double tol = 2e-3,
-                                   int64_t max_checks = 48) {
+                                   int64_t max_checks = 48, float step = 1e-2f) {
   if (n <= 0) return;
   int64_t checks = std::min(n, max_checks);
   int bad = 0;
   for (int64_t c = 0; c < checks; ++c) {
     int64_t i = checks == 1 ? 0 : c * (n - 1) / (checks - 1);
     float keep = p[i];
-    float h = 1e-2f * std::max(1.f, std::fabs(keep));
+    float h = step * std::max(1.f, std::fabs(keep));
     p[i] = keep + h;
     double lp = loss();
     p[i] = keep - h;

@@ -1,0 +1,358 @@
+// Fused mHC kernels. Pre-projection, per token: one pass over the bf16 (or fp32) row computes the
+// R projections and the sum of squares together (rows of phi in groups of 8, x widened in
+// registers), the gates and Sinkhorn run on R scalars, and a second pass forms y. The backward
+// has two stages: per token (parallel over tokens) the small gradients dp, db, dscale and the
+// RMS coefficient; then per block of nd columns (parallel over columns, each block owned by one
+// thread for all tokens) dX and dphi, so the sum over tokens needs no per-thread copies of dphi.
+#include "trex/kernels/mhc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/mhc_sinkhorn.h"
+
+namespace trex::kernels {
+namespace {
+
+using simd::ld;
+using simd::st;
+
+constexpr int kMaxRows = (kMhcMaxStreams + 2) * kMhcMaxStreams;
+
+// p[r] = <phi_r, x> for r < R and the sum of squares of x (length nd).
+template <class T>
+void project(const T* x, const float* phi, int64_t nd, int R, float* p, float* sumsq) {
+  float ss = 0.f;
+  for (int g0 = 0; g0 < R; g0 += 8) {
+    const int rows = std::min(8, R - g0);
+    const float* pr[8];
+    for (int r = 0; r < 8; ++r) pr[r] = phi + int64_t(g0 + std::min(r, rows - 1)) * nd;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    __m256 sq = _mm256_setzero_ps();
+    for (; i + 8 <= nd; i += 8) {
+      __m256 xv = simd::load8(x + i);
+      if (g0 == 0) sq = _mm256_fmadd_ps(xv, xv, sq);
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[0] + i), xv, a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[1] + i), xv, a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[2] + i), xv, a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[3] + i), xv, a3);
+      a4 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[4] + i), xv, a4);
+      a5 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[5] + i), xv, a5);
+      a6 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[6] + i), xv, a6);
+      a7 = _mm256_fmadd_ps(_mm256_loadu_ps(pr[7] + i), xv, a7);
+    }
+    acc[0] = simd::hsum(a0), acc[1] = simd::hsum(a1), acc[2] = simd::hsum(a2);
+    acc[3] = simd::hsum(a3), acc[4] = simd::hsum(a4), acc[5] = simd::hsum(a5);
+    acc[6] = simd::hsum(a6), acc[7] = simd::hsum(a7);
+    if (g0 == 0) ss = simd::hsum(sq);
+#endif
+    for (; i < nd; ++i) {
+      float xv = ld(x + i);
+      if (g0 == 0) ss += xv * xv;
+      for (int r = 0; r < 8; ++r) acc[r] += pr[r][i] * xv;
+    }
+    for (int r = 0; r < rows; ++r) p[g0 + r] = acc[r];
+  }
+  *sumsq = ss;
+}
+
+// <a, b> over d elements of two stored rows.
+template <class T>
+float dot(const T* a, const T* b, int64_t d) {
+  int64_t e = 0;
+  float s = 0.f;
+#ifdef TREX_ELEM_AVX2
+  __m256 acc = _mm256_setzero_ps();
+  for (; e + 8 <= d; e += 8) acc = _mm256_fmadd_ps(simd::load8(a + e), simd::load8(b + e), acc);
+  s = simd::hsum(acc);
+#endif
+  for (; e < d; ++e) s += ld(a + e) * ld(b + e);
+  return s;
+}
+
+// y = sum_i w_i X_i over d.
+template <class T>
+void weighted_streams(const T* X, const float* w, int n, int64_t d, T* y) {
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; e + 8 <= d; e += 8) {
+    __m256 acc = _mm256_mul_ps(_mm256_set1_ps(w[0]), simd::load8(X + e));
+    for (int i = 1; i < n; ++i) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[i]), simd::load8(X + i * d + e), acc);
+    simd::store8(y + e, acc);
+  }
+#endif
+  for (; e < d; ++e) {
+    float acc = w[0] * ld(X + e);
+    for (int i = 1; i < n; ++i) acc = std::fma(w[i], ld(X + i * d + e), acc);
+    st(y + e, acc);
+  }
+}
+
+struct TokenMix {
+  float p[kMaxRows], m[kMaxRows], sig_a[kMhcMaxStreams], sig_c[kMhcMaxStreams];
+  float r = 0.f;
+};
+
+template <class T>
+void token_forward(const T* x, const float* phi, const float* b, const float* scale,
+                   const MhcShape& sh, TokenMix* tm, float* pre, float* post, float* C,
+                   float* trace) {
+  const int R = int(sh.rows());
+  const int64_t nd = sh.n * sh.d;
+  float ss = 0.f;
+  project(x, phi, nd, R, tm->p, &ss);
+  tm->r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
+  for (int q = 0; q < R; ++q) tm->m[q] = tm->r * tm->p[q];
+  mhc_detail::mix_forward(tm->m, b, scale, sh, pre, post, C, tm->sig_a, tm->sig_c, trace);
+}
+
+}  // namespace
+
+template <class T>
+void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* scale, T* y,
+                     float* pre, float* post, float* C, const MhcShape& sh,
+                     core::ThreadPool* pool) {
+  if (sh.tokens <= 0 || sh.d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int n = sh.n;
+  const int64_t nd = n * sh.d;
+  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
+    TokenMix tm;
+    for (int64_t t = t0; t < t1; ++t) {
+      const T* x = X + t * nd;
+      token_forward(x, phi, b, scale, sh, &tm, pre + t * n, post + t * n, C + t * n * n,
+                    trace.data());
+      weighted_streams(x, pre + t * n, n, sh.d, y + t * sh.d);
+    }
+  });
+}
+
+namespace {
+
+// Per-token record of stage 1 of the backward.
+struct PreBackLayout {
+  int64_t R, n, per_token;
+  int64_t dp() const { return 0; }
+  int64_t db() const { return R; }
+  int64_t ds() const { return 2 * R; }
+  int64_t coef() const { return 2 * R + 3; }
+  int64_t pre() const { return 2 * R + 4; }
+};
+PreBackLayout pre_back_layout(const MhcShape& sh) {
+  PreBackLayout l{sh.rows(), sh.n, 0};
+  l.per_token = 2 * l.R + 4 + l.n;
+  return l;
+}
+
+constexpr int64_t kColumnBlock = 64;
+
+}  // namespace
+
+int64_t mhc_pre_backward_workspace(const MhcShape& sh) {
+  return sh.tokens * pre_back_layout(sh).per_token;
+}
+
+template <class T>
+void mhc_pre_backward(const T* X, const float* phi, const float* b, const float* scale,
+                      const T* dy, const float* dpost, const float* dC, T* dX, float* dphi,
+                      float* db, float* dscale, const MhcShape& sh, float* workspace,
+                      core::ThreadPool* pool) {
+  const int n = sh.n, R = int(sh.rows());
+  const int64_t d = sh.d, nd = n * d;
+  std::fill(db, db + R, 0.f);
+  std::fill(dscale, dscale + 3, 0.f);
+  std::fill(dphi, dphi + R * nd, 0.f);
+  if (sh.tokens <= 0 || d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const PreBackLayout L = pre_back_layout(sh);
+  std::vector<float> owned;
+  if (!workspace) {
+    owned.resize(size_t(sh.tokens * L.per_token));
+    workspace = owned.data();
+  }
+  // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>.
+  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
+    TokenMix tm;
+    float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
+    float dpre[kMhcMaxStreams], dm[kMaxRows];
+    for (int64_t t = t0; t < t1; ++t) {
+      const T* x = X + t * nd;
+      float* rec = workspace + t * L.per_token;
+      token_forward(x, phi, b, scale, sh, &tm, pre, post, Cm, trace.data());
+      for (int i = 0; i < n; ++i) dpre[i] = dot(dy + t * d, x + i * d, d);
+      mhc_detail::mix_backward(tm.m, scale, tm.sig_a, tm.sig_c, trace.data(), dpre, dpost + t * n,
+                               dC + t * n * n, sh, dm, rec + L.db(), rec + L.ds());
+      float dr = 0.f;
+      for (int q = 0; q < R; ++q) {
+        rec[L.dp() + q] = tm.r * dm[q];
+        dr += dm[q] * tm.p[q];
+      }
+      rec[L.coef()] = -dr * tm.r * tm.r * tm.r / float(nd);
+      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
+    }
+  });
+  // Stage 2: per column block, over all tokens in order:
+  //   dxv = phi^T dp + coef xv;  dX += dxv + pre_i dy;  dphi += dp xv^T.
+  const int64_t blocks = (nd + kColumnBlock - 1) / kColumnBlock;
+  tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+    float xv[kColumnBlock], g[kColumnBlock], dxv[kColumnBlock];
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const int64_t c0 = blk * kColumnBlock, w = std::min(kColumnBlock, nd - c0);
+      for (int64_t t = 0; t < sh.tokens; ++t) {
+        const float* rec = workspace + t * L.per_token;
+        const float coef = rec[L.coef()];
+        for (int64_t c = 0; c < w; ++c) {
+          const int64_t col = c0 + c;
+          xv[c] = ld(X + t * nd + col);
+          g[c] = ld(dy + t * d + col % d) * rec[L.pre() + col / d];
+          dxv[c] = coef * xv[c];
+        }
+        for (int q = 0; q < R; ++q) {
+          const float dpq = rec[L.dp() + q];
+          const float* ph = phi + q * nd + c0;
+          float* dph = dphi + q * nd + c0;
+          for (int64_t c = 0; c < w; ++c) {
+            dxv[c] += ph[c] * dpq;
+            dph[c] += dpq * xv[c];
+          }
+        }
+        T* dx = dX + t * nd + c0;
+        for (int64_t c = 0; c < w; ++c) st(dx + c, ld(dx + c) + (dxv[c] + g[c]));
+      }
+    }
+  });
+  for (int64_t t = 0; t < sh.tokens; ++t) {
+    const float* rec = workspace + t * L.per_token;
+    for (int q = 0; q < R; ++q) db[q] += rec[L.db() + q];
+    for (int k = 0; k < 3; ++k) dscale[k] += rec[L.ds() + k];
+  }
+}
+
+template <class T>
+void mhc_post_forward(const T* F, const T* X, const float* post, const float* C, T* out,
+                      const MhcShape& sh, core::ThreadPool* pool) {
+  if (sh.tokens <= 0 || sh.d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int n = sh.n;
+  const int64_t d = sh.d, nd = n * d;
+  tp.parallel_for(0, sh.tokens, 8, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* pt = post + t * n;
+      const float* Ct = C + t * n * n;
+      const T* f = F + t * d;
+      const T* x = X + t * nd;
+      T* o = out + t * nd;
+      int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+      for (; e + 8 <= d; e += 8) {
+        __m256 fv = simd::load8(f + e), xs[kMhcMaxStreams];
+        for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
+        for (int k = 0; k < n; ++k) {
+          __m256 acc = _mm256_mul_ps(_mm256_set1_ps(pt[k]), fv);
+          for (int j = 0; j < n; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), xs[j], acc);
+          simd::store8(o + k * d + e, acc);
+        }
+      }
+#endif
+      for (; e < d; ++e) {
+        float fv = ld(f + e);
+        for (int k = 0; k < n; ++k) {
+          float acc = pt[k] * fv;
+          for (int j = 0; j < n; ++j) acc = std::fma(Ct[j * n + k], ld(x + j * d + e), acc);
+          st(o + k * d + e, acc);
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, const float* C,
+                       T* dF, T* dX, float* dpost, float* dC, const MhcShape& sh,
+                       core::ThreadPool* pool) {
+  if (sh.tokens <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int n = sh.n;
+  const int64_t d = sh.d, nd = n * d;
+  tp.parallel_for(0, sh.tokens, 8, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* pt = post + t * n;
+      const float* Ct = C + t * n * n;
+      const T* f = F + t * d;
+      const T* x = X + t * nd;
+      const T* g = G + t * nd;
+      float dpo[kMhcMaxStreams] = {}, dc[kMhcMaxStreams * kMhcMaxStreams] = {};
+      int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+      __m256 apo[kMhcMaxStreams], ac[kMhcMaxStreams * kMhcMaxStreams];
+      for (int q = 0; q < n; ++q) apo[q] = _mm256_setzero_ps();
+      for (int q = 0; q < n * n; ++q) ac[q] = _mm256_setzero_ps();
+      for (; e + 8 <= d; e += 8) {
+        __m256 fv = simd::load8(f + e), gs[kMhcMaxStreams], xs[kMhcMaxStreams];
+        for (int k = 0; k < n; ++k) gs[k] = simd::load8(g + k * d + e);
+        for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
+        __m256 df = _mm256_setzero_ps();
+        for (int k = 0; k < n; ++k) {
+          df = _mm256_fmadd_ps(_mm256_set1_ps(pt[k]), gs[k], df);
+          apo[k] = _mm256_fmadd_ps(gs[k], fv, apo[k]);
+        }
+        simd::store8(dF + t * d + e, df);
+        for (int j = 0; j < n; ++j) {
+          __m256 dx = _mm256_setzero_ps();
+          for (int k = 0; k < n; ++k) {
+            dx = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), gs[k], dx);
+            ac[j * n + k] = _mm256_fmadd_ps(gs[k], xs[j], ac[j * n + k]);
+          }
+          simd::store8(dX + t * nd + j * d + e, dx);
+        }
+      }
+      for (int q = 0; q < n; ++q) dpo[q] = simd::hsum(apo[q]);
+      for (int q = 0; q < n * n; ++q) dc[q] = simd::hsum(ac[q]);
+#endif
+      for (; e < d; ++e) {
+        float fv = ld(f + e), df = 0.f;
+        for (int k = 0; k < n; ++k) {
+          float gk = ld(g + k * d + e);
+          df = std::fma(pt[k], gk, df);
+          dpo[k] += gk * fv;
+        }
+        st(dF + t * d + e, df);
+        for (int j = 0; j < n; ++j) {
+          float xj = ld(x + j * d + e), dx = 0.f;
+          for (int k = 0; k < n; ++k) {
+            float gk = ld(g + k * d + e);
+            dx = std::fma(Ct[j * n + k], gk, dx);
+            dc[j * n + k] += gk * xj;
+          }
+          st(dX + t * nd + j * d + e, dx);
+        }
+      }
+      std::copy(dpo, dpo + n, dpost + t * n);
+      std::copy(dc, dc + n * n, dC + t * n * n);
+    }
+  });
+}
+
+#define TREX_MHC(T)                                                                             \
+  template void mhc_pre_forward<T>(const T*, const float*, const float*, const float*, T*,      \
+                                   float*, float*, float*, const MhcShape&, core::ThreadPool*); \
+  template void mhc_pre_backward<T>(const T*, const float*, const float*, const float*,         \
+                                    const T*, const float*, const float*, T*, float*, float*,   \
+                                    float*, const MhcShape&, float*, core::ThreadPool*);        \
+  template void mhc_post_forward<T>(const T*, const T*, const float*, const float*, T*,         \
+                                    const MhcShape&, core::ThreadPool*);                        \
+  template void mhc_post_backward<T>(const T*, const T*, const T*, const float*, const float*,  \
+                                     T*, T*, float*, float*, const MhcShape&,                   \
+                                     core::ThreadPool*);
+TREX_MHC(float)
+TREX_MHC(core::bf16)
+#undef TREX_MHC
+
+}  // namespace trex::kernels

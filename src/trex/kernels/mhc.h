@@ -1,0 +1,96 @@
+// mHC (manifold-constrained hyper-connections, DeepSeek-V4): the pre-projection that mixes the
+// n residual streams into one layer input, and the post-projection that writes the layer output
+// back into the streams, forward and backward (spec section 4).
+//
+// Shapes (n streams of width d, R = (n+2) n mixing rows, nd = n d):
+//   X [tokens, n, d] T (stream-major: xv = X[t] flattened is the length-nd vector);
+//   phi [R, nd] fp32;  b [R] fp32;  scale [3] fp32 (s_0, s_1, s_2);
+//   y [tokens, d] T;  pre, post [tokens, n] fp32;  C [tokens, n, n] fp32 (C[t][j][k], row j).
+// Pre-projection, per token:
+//   r = (mean(xv^2) + rms_eps)^-1/2  (weight-free RMS, applied after the matmul);  m = r (phi xv)
+//   pre_i = sigma(m_i s_0 + b_i) + eps;  post_i = 2 sigma(m_{n+i} s_1 + b_{n+i})
+//   Z_jk = m_{2n+jn+k} s_2 + b_{2n+jn+k};  C = rowsoftmax(Z) + eps;  C_jk /= sum_j C_jk + eps;
+//   then iters - 1 times: rows C_jk /= sum_k C_jk + eps, columns as before;  y = sum_i pre_i X_i
+// Post-projection: X'_k = post_k F + sum_j C_jk X_j  (the transposed mix C^T X), F [tokens, d].
+// Backward as in the spec; the Sinkhorn backward recomputes its 2 iters - 1 intermediate n x n
+// matrices per token rather than storing them.
+//
+// bf16 inputs stay bf16 until a kernel needs their values: X is read as bf16 by the projection,
+// the RMS and the mix and widened in registers; no fp32 copy of X is ever written (the eager
+// chain's early promotion is what made the paper's pre-projection memory-bound).
+//
+// Gradient conventions: mhc_post_backward overwrites dX; mhc_pre_backward ADDS its part into dX
+// (the model runs the post backward first, then the pre backward, for the same X). dphi, db and
+// dscale are overwritten with sums over tokens. Token work is split over the pool; the sums over
+// tokens are either per-token values added in token order or column blocks owned by one thread,
+// so every result is bit-identical for any thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "trex/core/bf16.h"
+#include "trex/core/thread_pool.h"
+
+namespace trex::kernels {
+
+inline constexpr int kMhcMaxStreams = 8;
+
+struct MhcShape {
+  int64_t tokens = 0;
+  int64_t d = 0;
+  int n = 4;             // streams, 1..kMhcMaxStreams
+  int iters = 20;        // Sinkhorn iterations T
+  float eps = 1e-6f;     // hc_eps
+  float rms_eps = 1e-6f; // rms_norm_eps
+  int64_t rows() const { return int64_t(n + 2) * n; }
+};
+
+template <class T>
+void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* scale, T* y,
+                     float* pre, float* post, float* C, const MhcShape& shape,
+                     core::ThreadPool* pool = nullptr);
+
+// Floats of workspace mhc_pre_backward needs (nullptr: allocated inside).
+int64_t mhc_pre_backward_workspace(const MhcShape& shape);
+
+// dy [tokens, d] T; dpost [tokens, n] and dC [tokens, n, n] fp32 (from mhc_post_backward).
+// dX += the pre-projection's part; dphi [R, nd], db [R], dscale [3] are overwritten.
+template <class T>
+void mhc_pre_backward(const T* X, const float* phi, const float* b, const float* scale,
+                      const T* dy, const float* dpost, const float* dC, T* dX, float* dphi,
+                      float* db, float* dscale, const MhcShape& shape, float* workspace = nullptr,
+                      core::ThreadPool* pool = nullptr);
+
+// out [tokens, n, d] T = post F + C^T X. out must not alias X.
+template <class T>
+void mhc_post_forward(const T* F, const T* X, const float* post, const float* C, T* out,
+                      const MhcShape& shape, core::ThreadPool* pool = nullptr);
+// G [tokens, n, d] T = dL/dout. Overwrites dF [tokens, d], dX [tokens, n, d], dpost [tokens, n],
+// dC [tokens, n, n].
+template <class T>
+void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, const float* C,
+                       T* dF, T* dX, float* dpost, float* dC, const MhcShape& shape,
+                       core::ThreadPool* pool = nullptr);
+
+// The eager chains (same contracts): X cast to fp32 first, a matmul, then one whole-tensor op at
+// a time (squares, mean, rsqrt, slices, sigmoid, softmax, 2 iters - 1 normalisations of three
+// ops each, weighted sums), each into a fresh temporary; the backward replays them in reverse
+// from saved intermediates, as autograd does.
+template <class T>
+void mhc_pre_forward_ref(const T* X, const float* phi, const float* b, const float* scale, T* y,
+                         float* pre, float* post, float* C, const MhcShape& shape,
+                         core::ThreadPool* pool = nullptr);
+template <class T>
+void mhc_pre_backward_ref(const T* X, const float* phi, const float* b, const float* scale,
+                          const T* dy, const float* dpost, const float* dC, T* dX, float* dphi,
+                          float* db, float* dscale, const MhcShape& shape,
+                          core::ThreadPool* pool = nullptr);
+template <class T>
+void mhc_post_forward_ref(const T* F, const T* X, const float* post, const float* C, T* out,
+                          const MhcShape& shape, core::ThreadPool* pool = nullptr);
+template <class T>
+void mhc_post_backward_ref(const T* G, const T* F, const T* X, const float* post, const float* C,
+                           T* dF, T* dX, float* dpost, float* dC, const MhcShape& shape,
+                           core::ThreadPool* pool = nullptr);
+
+}  // namespace trex::kernels

@@ -1,0 +1,217 @@
+// mHC pre- and post-projection: fused vs the eager chain (fp32 and bf16 streams, n = 1..4, odd
+// widths, few Sinkhorn iterations and the model's 20), Sinkhorn columns summing to 1, gating
+// (poisoned outputs, inputs unchanged), finite differences of every gradient (X, phi, b, scale;
+// F, X, post, C), and bit-identical results for 1-3 threads.
+//
+// Tolerances (atol = rtol): fp32 outputs 1e-4 (summation order: the fused projection sums 8-lane
+// partials, the reference GEMM sums KC blocks; 20 Sinkhorn steps do not amplify this because
+// each step is a contraction of relative errors); bf16-stored y, out, dF, dX 1e-2 (one bf16 ulp
+// is 2^-8); the fp32 gates, C, dphi, db and dscale 1e-4 in both dtypes (computed in fp32 from the
+// same stored values), except dphi, db and dscale in bf16, which sum over tokens values derived
+// from bf16-rounded inputs in different orders: 1e-3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "grad_check.h"
+#include "kernel_test_util.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/mhc.h"
+
+namespace trex::kernels {
+namespace {
+
+using namespace test_util;  // NOLINT: shared test helpers
+
+MhcShape shape(int64_t tokens, int64_t d, int n, int iters) {
+  MhcShape s;
+  s.tokens = tokens;
+  s.d = d;
+  s.n = n;
+  s.iters = iters;
+  return s;
+}
+const MhcShape kShapes[] = {shape(1, 8, 4, 20), shape(5, 7, 4, 20), shape(3, 33, 4, 20),
+                            shape(17, 64, 4, 20), shape(4, 16, 3, 5), shape(6, 5, 1, 3),
+                            shape(9, 24, 2, 1)};
+
+template <class T>
+struct Params {
+  std::vector<T> X, dy, F, G, dX0;
+  std::vector<float> phi, b, scale, dpost, dC;
+};
+template <class T>
+Params<T> make_params(const MhcShape& sh, uint32_t seed, int dist) {
+  const int64_t nd = sh.n * sh.d, R = sh.rows();
+  Params<T> p;
+  p.X = random_vec<T>(sh.tokens * nd, seed, dist);
+  p.dy = random_vec<T>(sh.tokens * sh.d, seed + 1, 0);
+  p.F = random_vec<T>(sh.tokens * sh.d, seed + 2, dist);
+  p.G = random_vec<T>(sh.tokens * nd, seed + 3, 0);
+  p.dX0 = random_vec<T>(sh.tokens * nd, seed + 4, 0);
+  // phi ~ N(0, 1/nd) so that m = r phi xv is O(1) and every gate is away from saturation.
+  p.phi = random_vec<float>(R * nd, seed + 5, 0, 1.f / std::sqrt(float(nd)));
+  p.b = random_vec<float>(R, seed + 6, 0, 0.5f);
+  p.scale = {1.2f, 0.8f, 1.5f};
+  p.dpost = random_vec<float>(sh.tokens * sh.n, seed + 7, 0);
+  p.dC = random_vec<float>(sh.tokens * sh.n * sh.n, seed + 8, 0);
+  return p;
+}
+
+std::string name(const MhcShape& sh) {
+  return "tokens " + std::to_string(sh.tokens) + " d " + std::to_string(sh.d) + " n " +
+         std::to_string(sh.n) + " T " + std::to_string(sh.iters);
+}
+
+template <class T>
+void check_against_ref(double tol, double sum_tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 500;
+  for (const MhcShape& sh : kShapes) {
+    for (int dist = 0; dist < 3; ++dist, seed += 11) {
+      std::string tag = name(sh) + " dist " + std::to_string(dist);
+      Params<T> p = make_params<T>(sh, seed, dist);
+      Params<T> p0 = p;
+      const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d, R = sh.rows();
+      std::vector<T> y(static_cast<size_t>(tok * sh.d), nan_value<T>()), yr = y;
+      std::vector<float> pre(static_cast<size_t>(tok * n), NAN), prer = pre, post = pre, postr = pre;
+      std::vector<float> C(static_cast<size_t>(tok * n * n), NAN), Cr = C;
+      mhc_pre_forward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), y.data(), pre.data(),
+                      post.data(), C.data(), sh, &pool);
+      mhc_pre_forward_ref(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), yr.data(),
+                          prer.data(), postr.data(), Cr.data(), sh, &pool);
+      expect_close(y, yr, tol, tag + " y");
+      expect_close(pre, prer, 1e-4, tag + " pre");
+      expect_close(post, postr, 1e-4, tag + " post");
+      expect_close(C, Cr, 1e-4, tag + " C");
+      for (int64_t t = 0; t < tok; ++t)
+        for (int64_t k = 0; k < n; ++k) {
+          double s = 0;
+          for (int64_t j = 0; j < n; ++j) s += C[size_t(t * n * n + j * n + k)];
+          EXPECT_NEAR(s, 1.0, 1e-5) << tag << " column " << k << " of token " << t;
+        }
+      // Pre backward: dX accumulates onto dX0.
+      std::vector<T> dX = p.dX0, dXr = p.dX0;
+      std::vector<float> dphi(static_cast<size_t>(R * nd), NAN), dphir = dphi;
+      std::vector<float> db(static_cast<size_t>(R), NAN), dbr = db, ds(3, NAN), dsr = ds;
+      std::vector<float> ws(static_cast<size_t>(mhc_pre_backward_workspace(sh)), NAN);
+      mhc_pre_backward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), p.dy.data(),
+                       p.dpost.data(), p.dC.data(), dX.data(), dphi.data(), db.data(), ds.data(),
+                       sh, ws.data(), &pool);
+      mhc_pre_backward_ref(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), p.dy.data(),
+                           p.dpost.data(), p.dC.data(), dXr.data(), dphir.data(), dbr.data(),
+                           dsr.data(), sh, &pool);
+      expect_close(dX, dXr, tol, tag + " dX (pre)");
+      expect_close(dphi, dphir, sum_tol, tag + " dphi");
+      expect_close(db, dbr, sum_tol, tag + " db");
+      expect_close(ds, dsr, sum_tol, tag + " dscale");
+      // Post forward and backward.
+      std::vector<T> out(static_cast<size_t>(tok * nd), nan_value<T>()), outr = out;
+      mhc_post_forward(p.F.data(), p.X.data(), post.data(), C.data(), out.data(), sh, &pool);
+      mhc_post_forward_ref(p.F.data(), p.X.data(), post.data(), C.data(), outr.data(), sh, &pool);
+      expect_close(out, outr, tol, tag + " out");
+      std::vector<T> dF(static_cast<size_t>(tok * sh.d), nan_value<T>()), dFr = dF;
+      std::vector<T> dXp(static_cast<size_t>(tok * nd), nan_value<T>()), dXpr = dXp;
+      std::vector<float> dpo(static_cast<size_t>(tok * n), NAN), dpor = dpo;
+      std::vector<float> dCo(static_cast<size_t>(tok * n * n), NAN), dCor = dCo;
+      mhc_post_backward(p.G.data(), p.F.data(), p.X.data(), post.data(), C.data(), dF.data(),
+                        dXp.data(), dpo.data(), dCo.data(), sh, &pool);
+      mhc_post_backward_ref(p.G.data(), p.F.data(), p.X.data(), post.data(), C.data(), dFr.data(),
+                            dXpr.data(), dpor.data(), dCor.data(), sh, &pool);
+      expect_close(dF, dFr, tol, tag + " dF");
+      expect_close(dXp, dXpr, tol, tag + " dX (post)");
+      expect_close(dpo, dpor, 1e-4, tag + " dpost");
+      expect_close(dCo, dCor, 1e-4, tag + " dC");
+      for (const auto* v : {&y, &out, &dF, &dXp, &dX})
+        for (const T& x : *v) ASSERT_FALSE(std::isnan(val(x))) << tag << ": output not written";
+      for (const auto* v : {&pre, &post, &C, &dphi, &db, &ds, &dpo, &dCo})
+        for (float x : *v) ASSERT_FALSE(std::isnan(x)) << tag << ": output not written";
+      EXPECT_TRUE(same_bytes(p.X, p0.X) && same_bytes(p.dy, p0.dy) && same_bytes(p.F, p0.F) &&
+                  same_bytes(p.G, p0.G) && same_bytes(p.phi, p0.phi) && same_bytes(p.b, p0.b) &&
+                  same_bytes(p.scale, p0.scale) && same_bytes(p.dpost, p0.dpost) &&
+                  same_bytes(p.dC, p0.dC))
+          << tag << ": an input changed";
+    }
+  }
+}
+
+TEST(Mhc, F32MatchesReference) { check_against_ref<float>(1e-4, 1e-4); }
+TEST(Mhc, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2, 1e-3); }
+
+TEST(Mhc, PreBackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  for (MhcShape sh : {shape(3, 6, 4, 20), shape(2, 5, 2, 3)}) {
+    Params<float> p = make_params<float>(sh, 71, 0);
+    const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d, R = sh.rows();
+    std::vector<float> dX(static_cast<size_t>(tok * nd), 0.f), dphi(static_cast<size_t>(R * nd));
+    std::vector<float> db(static_cast<size_t>(R)), ds(3);
+    mhc_pre_backward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), p.dy.data(),
+                     p.dpost.data(), p.dC.data(), dX.data(), dphi.data(), db.data(), ds.data(), sh,
+                     nullptr, &pool);
+    // loss = <dy, y> + <dpost, post> + <dC, C>.
+    auto loss = [&] {
+      std::vector<float> y(static_cast<size_t>(tok * sh.d)), pre(static_cast<size_t>(tok * n));
+      std::vector<float> post(pre.size()), C(static_cast<size_t>(tok * n * n));
+      mhc_pre_forward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), y.data(), pre.data(),
+                      post.data(), C.data(), sh, &pool);
+      auto id = [](float v) { return v; };
+      return weighted_sum(y, p.dy, id) + weighted_sum(post, p.dpost, id) +
+             weighted_sum(C, p.dC, id);
+    };
+    std::string tag = name(sh);
+    expect_grad_matches_fd(tag + " dX", p.X.data(), tok * nd, dX.data(), loss);
+    expect_grad_matches_fd(tag + " dphi", p.phi.data(), R * nd, dphi.data(), loss);
+    expect_grad_matches_fd(tag + " db", p.b.data(), R, db.data(), loss);
+    expect_grad_matches_fd(tag + " dscale", p.scale.data(), 3, ds.data(), loss);
+  }
+}
+
+TEST(Mhc, PostBackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  MhcShape sh = shape(3, 9, 4, 20);
+  Params<float> p = make_params<float>(sh, 81, 0);
+  const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+  auto post = random_vec<float>(tok * n, 3, 0), C = random_vec<float>(tok * n * n, 4, 0);
+  std::vector<float> dF(static_cast<size_t>(tok * sh.d)), dX(static_cast<size_t>(tok * nd));
+  std::vector<float> dpost(post.size()), dC(C.size());
+  mhc_post_backward(p.G.data(), p.F.data(), p.X.data(), post.data(), C.data(), dF.data(),
+                    dX.data(), dpost.data(), dC.data(), sh, &pool);
+  auto loss = [&] {
+    std::vector<float> out(static_cast<size_t>(tok * nd));
+    mhc_post_forward(p.F.data(), p.X.data(), post.data(), C.data(), out.data(), sh, &pool);
+    return weighted_sum(out, p.G, [](float v) { return v; });
+  };
+  expect_grad_matches_fd("dF", p.F.data(), tok * sh.d, dF.data(), loss);
+  expect_grad_matches_fd("dX", p.X.data(), tok * nd, dX.data(), loss);
+  expect_grad_matches_fd("dpost", post.data(), tok * n, dpost.data(), loss);
+  expect_grad_matches_fd("dC", C.data(), tok * n * n, dC.data(), loss);
+}
+
+TEST(Mhc, DeterministicAcrossThreadCounts) {
+  MhcShape sh = shape(131, 40, 4, 20);
+  Params<core::bf16> p = make_params<core::bf16>(sh, 5, 2);
+  const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d, R = sh.rows();
+  std::vector<float> ref;
+  for (int threads : {1, 2, 3}) {
+    core::ThreadPool pool(threads);
+    std::vector<core::bf16> y(static_cast<size_t>(tok * sh.d)), dX = p.dX0;
+    std::vector<float> pre(static_cast<size_t>(tok * n)), post(pre.size());
+    std::vector<float> C(static_cast<size_t>(tok * n * n)), dphi(static_cast<size_t>(R * nd));
+    std::vector<float> db(static_cast<size_t>(R)), ds(3);
+    mhc_pre_forward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), y.data(), pre.data(),
+                    post.data(), C.data(), sh, &pool);
+    mhc_pre_backward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), p.dy.data(),
+                     p.dpost.data(), p.dC.data(), dX.data(), dphi.data(), db.data(), ds.data(), sh,
+                     nullptr, &pool);
+    std::vector<float> all = pre;
+    for (const auto* v : {&post, &C, &dphi, &db, &ds}) all.insert(all.end(), v->begin(), v->end());
+    for (const auto* v : {&y, &dX})
+      for (core::bf16 x : *v) all.push_back(core::to_float(x));
+    if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
+  }
+}
+
+}  // namespace
+}  // namespace trex::kernels

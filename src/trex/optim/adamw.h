@@ -1,0 +1,31 @@
+// AdamW with its whole state in memory: fp32 master weights and both moments, 12 bytes per
+// parameter, stepped by the fused kernel (kernels/adamw.h) group by group. The baseline the swap
+// optimizer must match byte for byte.
+#pragma once
+
+#include <vector>
+
+#include "trex/core/thread_pool.h"
+#include "trex/optim/optimizer.h"
+
+namespace trex::optim {
+
+class AdamW : public Optimizer {
+ public:
+  // master: the initial fp32 weights, [sum of group sizes]; the moments start at zero.
+  // pool: the compute pool (nullptr: core::default_thread_pool()).
+  AdamW(std::vector<ParamGroup> groups, const float* master, core::ThreadPool* pool = nullptr);
+
+  void step(const float* grads, core::bf16* weights) override;
+  void read_state(StateArray which, int64_t offset, int64_t count, float* dst) override;
+
+ protected:
+  void write_state(int64_t offset, int64_t count, const float* master, const float* exp_avg,
+                   const float* exp_avg_sq) override;
+
+ private:
+  core::ThreadPool* pool_;
+  AccountedBuffer state_[3];  // master, exp_avg, exp_avg_sq
+};
+
+}  // namespace trex::optim

@@ -1,0 +1,183 @@
+#include "trex/optim/swap_file.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "trex/core/arena.h"
+#include "trex/util/error.h"
+
+namespace trex::optim {
+namespace {
+
+constexpr uint64_t kRequestBytes = uint64_t(1) << 20;
+constexpr unsigned kQueueDepth = 8;
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+class PreadChannel : public SwapFile::Channel {
+ public:
+  PreadChannel(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  void read(uint64_t offset, uint64_t bytes, void* dst) override {
+    transfer(false, offset, bytes, static_cast<char*>(dst));
+  }
+  void write(uint64_t offset, uint64_t bytes, const void* src) override {
+    transfer(true, offset, bytes, const_cast<char*>(static_cast<const char*>(src)));
+  }
+
+ private:
+  void transfer(bool write, uint64_t offset, uint64_t bytes, char* p) {
+    uint64_t done = 0;
+    while (done < bytes) {
+      size_t n = size_t(std::min(kRequestBytes, bytes - done));
+      ssize_t r = write ? ::pwrite(fd_, p + done, n, off_t(offset + done))
+                        : ::pread(fd_, p + done, n, off_t(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0)
+        throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed: " +
+                                 (r < 0 ? errno_text(errno) : "unexpected end of file"));
+      done += uint64_t(r);
+    }
+  }
+  int fd_;
+  std::string path_;
+};
+
+class UringChannel : public SwapFile::Channel {
+ public:
+  // Throws std::runtime_error carrying io_uring_queue_init's error when no ring can be set up.
+  UringChannel(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
+    int rc = io_uring_queue_init(kQueueDepth, &ring_, 0);
+    if (rc < 0) throw std::runtime_error("io_uring_queue_init: " + errno_text(-rc));
+  }
+  ~UringChannel() override { io_uring_queue_exit(&ring_); }
+  void read(uint64_t offset, uint64_t bytes, void* dst) override {
+    transfer(false, offset, bytes, static_cast<char*>(dst));
+  }
+  void write(uint64_t offset, uint64_t bytes, const void* src) override {
+    transfer(true, offset, bytes, const_cast<char*>(static_cast<const char*>(src)));
+  }
+
+ private:
+  // Keeps up to kQueueDepth requests of kRequestBytes in flight until all bytes have moved.
+  void transfer(bool write, uint64_t offset, uint64_t bytes, char* p) {
+    uint64_t next = 0;
+    unsigned inflight = 0;
+    std::string failure;
+    while ((next < bytes && failure.empty()) || inflight > 0) {
+      while (failure.empty() && next < bytes && inflight < kQueueDepth) {
+        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+        if (!sqe) break;
+        unsigned n = unsigned(std::min(kRequestBytes, bytes - next));
+        if (write)
+          io_uring_prep_write(sqe, fd_, p + next, n, offset + next);
+        else
+          io_uring_prep_read(sqe, fd_, p + next, n, offset + next);
+        sqe->user_data = n;
+        next += n;
+        ++inflight;
+      }
+      int rc = io_uring_submit(&ring_);
+      // Requests the kernel did not take would never complete: waiting for them would hang.
+      if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
+        throw std::runtime_error(path_ + ": io_uring_submit: " + errno_text(-rc));
+      io_uring_cqe* cqe = nullptr;
+      rc = io_uring_wait_cqe(&ring_, &cqe);
+      if (rc == -EINTR) continue;
+      if (rc < 0) throw std::runtime_error(path_ + ": io_uring_wait_cqe: " + errno_text(-rc));
+      int res = cqe->res;
+      uint64_t want = cqe->user_data;
+      io_uring_cqe_seen(&ring_, cqe);
+      --inflight;
+      // A short count on a regular file means the end of the file: the file was cut.
+      if (failure.empty() && (res < 0 || uint64_t(res) != want))
+        failure = res < 0 ? errno_text(-res) : "short transfer (file truncated?)";
+    }
+    if (!failure.empty())
+      throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed: " +
+                               failure);
+  }
+  int fd_;
+  std::string path_;
+  io_uring ring_{};
+};
+
+}  // namespace
+
+const char* to_string(IoBackend b) {
+  switch (b) {
+    case IoBackend::kAuto: return "auto";
+    case IoBackend::kIoUring: return "io_uring";
+    case IoBackend::kPread: return "pread/pwrite";
+  }
+  return "?";
+}
+
+SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool direct)
+    : path_(std::move(path)) {
+  int flags = O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC;
+  if (direct) {
+    fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);
+    if (fd_ >= 0) {
+      direct_ = true;
+    } else if (errno == EINVAL) {
+      fallback_ = "O_DIRECT refused by the filesystem (" + errno_text(errno) + ")";
+    } else {
+      throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
+    }
+  }
+  if (fd_ < 0) fd_ = ::open(path_.c_str(), flags, 0600);
+  if (fd_ < 0) throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
+  if (::ftruncate(fd_, off_t(bytes)) != 0) {
+    std::string why = errno_text(errno);
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    throw InputError(path_, 0, "cannot size the swap file to " + std::to_string(bytes) +
+                                   " bytes: " + why);
+  }
+  backend_ = IoBackend::kPread;
+  if (backend != IoBackend::kPread) {
+    // Set up a ring and move one block out and back, so a ring that exists but whose operations
+    // are blocked is caught here rather than in the first step.
+    std::string why;
+    try {
+      UringChannel probe(fd_, path_);
+      // 4096-byte aligned, as O_DIRECT requires.
+      std::unique_ptr<char, core::AlignedDeleter> block(
+          static_cast<char*>(core::aligned_alloc_bytes(4096, 4096)));
+      std::memset(block.get(), 0, 4096);
+      probe.write(0, 4096, block.get());
+      probe.read(0, 4096, block.get());
+      backend_ = IoBackend::kIoUring;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (backend_ != IoBackend::kIoUring) {
+      if (backend == IoBackend::kIoUring) {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+        throw InputError(path_, 0, "io_uring is not available here: " + why);
+      }
+      fallback_ += (fallback_.empty() ? "" : "; ") + ("io_uring unavailable (" + why + ")");
+    }
+  }
+}
+
+SwapFile::~SwapFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+}
+
+std::unique_ptr<SwapFile::Channel> SwapFile::channel() {
+  if (backend_ == IoBackend::kIoUring) return std::make_unique<UringChannel>(fd_, path_);
+  return std::make_unique<PreadChannel>(fd_, path_);
+}
+
+}  // namespace trex::optim

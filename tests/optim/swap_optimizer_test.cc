@@ -1,0 +1,253 @@
+// The swap optimizer against the in-memory AdamW: bitwise-identical state and bf16 weights over
+// many steps for odd sizes, several chunk sizes, 2 and 3 slots, both I/O back ends and O_DIRECT;
+// resident memory bounded by its slots (from the allocator accounting, not timings); one-line
+// errors for bad options; an I/O error mid-step (the swap file cut under it) surfaces and leaves
+// the optimizer refusing further steps.
+#include "trex/optim/swap_optimizer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "trex/optim/adamw.h"
+#include "trex/util/error.h"
+
+namespace trex::optim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Three groups of odd sizes with different hyperparameters (the middle one without decay).
+std::vector<ParamGroup> test_groups() {
+  return {{"blocks", 5003, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f}},
+          {"norms", 17, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.f}},
+          {"experts", 12007, {3e-3f, 0.8f, 0.95f, 1e-6f, 0.01f}}};
+}
+
+std::vector<float> normal(int64_t n, uint32_t seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("trex_swap_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+std::vector<float> state_of(Optimizer& o, StateArray a) {
+  std::vector<float> v(static_cast<size_t>(o.num_params()));
+  o.read_state(a, 0, o.num_params(), v.data());
+  return v;
+}
+
+bool same(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+// Steps both optimizers `steps` times with the same gradients (new ones every step) and checks
+// that weights and all three state arrays stay byte-identical.
+void expect_lockstep(Optimizer& want, Optimizer& got, int steps, uint32_t seed,
+                     const std::string& tag) {
+  int64_t n = want.num_params();
+  std::vector<core::bf16> w1(static_cast<size_t>(n)), w2(static_cast<size_t>(n));
+  for (int t = 0; t < steps; ++t) {
+    // Gradients with a large spread, and a few exact zeros.
+    std::vector<float> g = normal(n, seed + uint32_t(t), t % 3 == 0 ? 10.f : 0.01f);
+    for (int64_t i = 0; i < n; i += 97) g[size_t(i)] = 0.f;
+    want.step(g.data(), w1.data());
+    std::fill(w2.begin(), w2.end(), core::bf16{0x7fc1});
+    got.step(g.data(), w2.data());
+    ASSERT_EQ(std::memcmp(w1.data(), w2.data(), w1.size() * 2), 0) << tag << " step " << t;
+  }
+  EXPECT_EQ(got.step_count(), want.step_count());
+  for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq})
+    EXPECT_TRUE(same(state_of(want, a), state_of(got, a))) << tag << " array " << int(a);
+}
+
+TEST(SwapOptimizer, BitIdenticalToInMemoryAdamW) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 1, 0.5f);
+  struct Config {
+    int64_t chunk;
+    int slots;
+    IoBackend backend;
+  };
+  // 1024 and 3000 (-> 3072): many chunks crossing group boundaries; 5000 -> 5120; one chunk.
+  const Config configs[] = {{1024, 3, IoBackend::kAuto},  {3000, 2, IoBackend::kAuto},
+                            {5000, 3, IoBackend::kPread}, {1024, 2, IoBackend::kPread},
+                            {1 << 20, 3, IoBackend::kAuto}};
+  for (const Config& c : configs) {
+    AdamW mem(groups, init.data());
+    SwapOptions o;
+    o.path = temp_path("eq.swap");
+    o.chunk_elems = c.chunk;
+    o.slots = c.slots;
+    o.backend = c.backend;
+    SwapOptimizer swap(groups, init.data(), o);
+    std::string tag = "chunk " + std::to_string(swap.chunk_elems()) + " slots " +
+                      std::to_string(swap.slots()) + " " + to_string(swap.backend());
+    std::printf("  %s (%lld chunks)%s%s\n", tag.c_str(), (long long)swap.num_chunks(),
+                swap.fallback_reason().empty() ? "" : ": ", swap.fallback_reason().c_str());
+    expect_lockstep(mem, swap, 12, 100, tag);
+  }
+}
+
+TEST(SwapOptimizer, DirectIoIsBitIdenticalToo) {
+  auto groups = test_groups();
+  std::vector<float> init = normal(5003 + 17 + 12007, 2, 0.5f);
+  AdamW mem(groups, init.data());
+  SwapOptions o;
+  o.path = temp_path("direct.swap");
+  o.chunk_elems = 4096;
+  o.direct = true;
+  SwapOptimizer swap(groups, init.data(), o);
+  std::printf("  O_DIRECT %s, backend %s%s%s\n", swap.direct() ? "on" : "refused",
+              to_string(swap.backend()), swap.fallback_reason().empty() ? "" : ": ",
+              swap.fallback_reason().c_str());
+  expect_lockstep(mem, swap, 5, 200, "direct");
+}
+
+TEST(SwapOptimizer, ResidentMemoryBoundedBySlots) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 3, 0.5f);
+  AdamW mem(groups, init.data());
+  EXPECT_EQ(mem.memory().current(), size_t(12 * n));
+  for (int slots : {2, 3}) {
+    SwapOptions o;
+    o.path = temp_path("mem.swap");
+    o.chunk_elems = 2048;
+    o.slots = slots;
+    SwapOptimizer swap(groups, init.data(), o);
+    std::vector<float> g = normal(n, 4, 1.f);
+    std::vector<core::bf16> w(static_cast<size_t>(n));
+    for (int t = 0; t < 3; ++t) swap.step(g.data(), w.data());
+    std::string ckpt = temp_path("mem.safetensors");
+    swap.save_state(ckpt);
+    swap.load_state(ckpt);
+    fs::remove(ckpt);
+    EXPECT_EQ(swap.buffer_bytes(), size_t(slots) * 12 * 2048);
+    EXPECT_EQ(swap.memory().peak(), swap.buffer_bytes()) << slots << " slots";
+    EXPECT_LT(swap.memory().peak(), size_t(12 * n) / 2) << slots << " slots";
+  }
+  // A chunk from a memory budget fits the budget.
+  int64_t c = SwapOptimizer::chunk_elems_for_budget(size_t(64) << 20, 3);
+  EXPECT_EQ(c % 1024, 0);
+  EXPECT_LE(size_t(3 * 12 * c), size_t(64) << 20);
+  EXPECT_GT(size_t(3 * 12 * (c + 1024)), size_t(64) << 20);
+  EXPECT_EQ(SwapOptimizer::chunk_elems_for_budget(1000, 3), 0);
+}
+
+TEST(SwapOptimizer, StatsAccountForEveryChunk) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 5, 0.5f), g = normal(n, 6, 1.f);
+  SwapOptions o;
+  o.path = temp_path("stats.swap");
+  o.chunk_elems = 1024;
+  SwapOptimizer swap(groups, init.data(), o);
+  swap.step(g.data(), nullptr);
+  swap.step(g.data(), nullptr);
+  const SwapStats& s = swap.last_step();
+  EXPECT_EQ(s.bytes_read, uint64_t(swap.num_chunks()) * 12 * 1024);
+  EXPECT_EQ(s.bytes_written, s.bytes_read);
+  EXPECT_EQ(swap.total().steps, 2);
+  EXPECT_EQ(swap.total().bytes_read, 2 * s.bytes_read);
+  EXPECT_GE(s.hidden_fraction(), 0.0);
+  EXPECT_LE(s.hidden_fraction(), 1.0);
+  EXPECT_TRUE(swap.backend() == IoBackend::kIoUring || swap.backend() == IoBackend::kPread);
+  std::printf("  backend %s; hidden %.0f%% of %.2f ms I/O\n", to_string(swap.backend()),
+              100 * s.hidden_fraction(), 1e3 * (s.read_s + s.write_s));
+}
+
+// The one-line message of the InputError that f() throws ("" when none).
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SwapOptimizer, BadOptionsGiveOneLineErrors) {
+  auto groups = test_groups();
+  std::vector<float> init(5003 + 17 + 12007, 0.f);
+  auto make = [&](int64_t chunk, int slots, const std::string& path) {
+    SwapOptions o;
+    o.path = path;
+    o.chunk_elems = chunk;
+    o.slots = slots;
+    SwapOptimizer s(groups, init.data(), o);
+  };
+  std::string e = input_error([&] { make(0, 3, temp_path("bad.swap")); });
+  EXPECT_NE(e.find("chunk_elems: must be at least 1, got 0"), std::string::npos) << e;
+  e = input_error([&] { make(1024, 1, temp_path("bad.swap")); });
+  EXPECT_NE(e.find("slots"), std::string::npos) << e;
+  std::string bad = "/nonexistent-dir/trex/state.swap";
+  e = input_error([&] { make(1024, 3, bad); });
+  EXPECT_NE(e.find(bad), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot create the swap file"), std::string::npos) << e;
+  e = input_error([&] { make(1024, 3, ""); });
+  EXPECT_NE(e.find("path"), std::string::npos) << e;
+  for (const std::string& msg : {e}) EXPECT_EQ(msg.find('\n'), std::string::npos);
+  e = input_error([&] { AdamW a({{"x", 0, {}}}, init.data()); });
+  EXPECT_NE(e.find("size must be positive"), std::string::npos) << e;
+  e = input_error([&] { AdamW a({{"x", 3, {}}, {"x", 3, {}}}, init.data()); });
+  EXPECT_NE(e.find("given twice"), std::string::npos) << e;
+  e = input_error([&] { AdamW a({{"x", 3, {1e-3f, 1.f, 0.999f, 1e-8f, 0.f}}}, init.data()); });
+  EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+}
+
+TEST(SwapOptimizer, SwapFileLivesWithTheOptimizer) {
+  auto groups = test_groups();
+  std::vector<float> init(5003 + 17 + 12007, 1.f);
+  SwapOptions o;
+  o.path = temp_path("life.swap");
+  o.chunk_elems = 1024;
+  {
+    SwapOptimizer s(groups, init.data(), o);
+    EXPECT_TRUE(fs::exists(o.path));
+    EXPECT_EQ(fs::file_size(o.path), uint64_t(s.num_chunks()) * 12 * 1024);
+  }
+  EXPECT_FALSE(fs::exists(o.path));
+}
+
+// The swap file cut to nothing under a running optimizer: the step fails with the file named,
+// and the optimizer refuses to go on (its state is no longer trustworthy).
+TEST(SwapOptimizer, IoErrorMidStepSurfaces) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 7, 0.5f), g = normal(n, 8, 1.f);
+  for (IoBackend b : {IoBackend::kPread, IoBackend::kAuto}) {
+    SwapOptions o;
+    o.path = temp_path("cut.swap");
+    o.chunk_elems = 1024;
+    o.backend = b;
+    SwapOptimizer swap(groups, init.data(), o);
+    swap.step(g.data(), nullptr);
+    ASSERT_EQ(::truncate(o.path.c_str(), 0), 0);
+    std::string what;
+    try {
+      swap.step(g.data(), nullptr);
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find(o.path), std::string::npos) << to_string(swap.backend()) << ": " << what;
+    EXPECT_NE(what.find("read failed"), std::string::npos) << what;
+    EXPECT_THROW(swap.step(g.data(), nullptr), std::runtime_error);
+  }
+}
+
+}  // namespace
+}  // namespace trex::optim

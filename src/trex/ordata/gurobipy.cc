@@ -1,0 +1,334 @@
+// The gurobipy writer and its reader (see reconstruct.h).
+//
+// Variables are grouped by the part of their name before '[': make[chair] becomes the
+// Python dict entry make["chair"], flow[a,b] becomes flow["a", "b"] (a tuple key). A name
+// without brackets is a plain Python variable.
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+#include "trex/ordata/reconstruct.h"
+#include "trex/ordata/story.h"
+#include "trex/util/error.h"
+
+namespace trex::ordata {
+
+namespace {
+
+const std::set<std::string>& reserved() {
+  static const std::set<std::string> r = {"m", "gp", "GRB", "v", "and", "as", "def", "del", "for", "from", "if",
+                                          "in", "is", "not", "or", "print", "abs", "lambda", "None", "True", "False"};
+  return r;
+}
+
+bool identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+// The Python expression that names variable `name`.
+std::string reference(const std::string& name, std::set<std::string>* groups) {
+  size_t lb = name.find('[');
+  std::string base = name.substr(0, lb);
+  bool bracket = lb != std::string::npos && name.back() == ']' && identifier(base) && !reserved().count(base);
+  if (!bracket) {
+    if (identifier(name) && !reserved().count(name)) return name;
+    return "v[\"" + name + "\"]";  // anything else lives in the catch-all dict
+  }
+  if (groups) groups->insert(base);
+  std::string inner = name.substr(lb + 1, name.size() - lb - 2);
+  std::string key;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = inner.find(',', start);
+    key += (start ? ", " : "") + std::string("\"") + inner.substr(start, comma - start) + "\"";
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return base + "[" + key + "]";
+}
+
+std::string expression(const lp::Model& m, const std::vector<lp::Term>& terms) {
+  std::string s;
+  for (const lp::Term& t : terms) {
+    double c = t.coef;
+    if (c == 0) continue;
+    std::string ref = reference(m.var(t.var).name, nullptr);
+    if (s.empty()) {
+      s += c == 1 ? "" : c == -1 ? "-" : num(c) + " * ";
+    } else {
+      s += c < 0 ? " - " : " + ";
+      double a = c < 0 ? -c : c;
+      s += a == 1 ? "" : num(a) + " * ";
+    }
+    s += ref;
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string bound(double v) {
+  if (v == lp::kInf) return "GRB.INFINITY";
+  if (v == -lp::kInf) return "-GRB.INFINITY";
+  return num(v);
+}
+
+}  // namespace
+
+std::string write_gurobipy(const lp::Model& m) {
+  std::set<std::string> groups;
+  bool catch_all = false;
+  for (const lp::Variable& v : m.vars()) {
+    std::string r = reference(v.name, &groups);
+    catch_all = catch_all || r.rfind("v[", 0) == 0;
+  }
+  std::string s = "import gurobipy as gp\nfrom gurobipy import GRB\n\n";
+  s += "m = gp.Model(\"" + m.name + "\")\n";
+  for (const std::string& g : groups) s += g + " = {}\n";
+  if (catch_all) s += "v = {}\n";
+  s += "\n# Variables\n";
+  for (const lp::Variable& v : m.vars()) {
+    const char* type = v.type == lp::VarType::kBinary    ? "GRB.BINARY"
+                       : v.type == lp::VarType::kInteger ? "GRB.INTEGER"
+                                                         : "GRB.CONTINUOUS";
+    s += reference(v.name, nullptr) + " = m.addVar(lb=" + bound(v.lower) + ", ub=" + bound(v.upper) +
+         ", vtype=" + type + ", name=\"" + v.name + "\")\n";
+  }
+  s += "\n# Objective\n";
+  std::vector<lp::Term> obj;
+  for (int j = 0; j < m.num_vars(); ++j)
+    if (m.var(j).cost != 0) obj.push_back({j, m.var(j).cost});
+  std::string oe = expression(m, obj);
+  if (m.objective_constant != 0) oe += (m.objective_constant < 0 ? " - " : " + ") + num(std::abs(m.objective_constant));
+  s += "m.setObjective(" + oe + ", " + (m.sense == lp::Sense::kMaximize ? "GRB.MAXIMIZE" : "GRB.MINIMIZE") + ")\n";
+  s += "\n# Constraints\n";
+  std::vector<std::string> labels = m.row_labels();
+  for (int r = 0; r < m.num_rows(); ++r) {
+    const lp::Constraint& c = m.row(r);
+    std::string e = expression(m, c.terms);
+    const std::string name = ", name=\"" + labels[size_t(r)] + "\")\n";
+    switch (c.sense()) {
+      case lp::RowSense::kLessEqual: s += "m.addConstr(" + e + " <= " + num(c.upper) + name; break;
+      case lp::RowSense::kGreaterEqual: s += "m.addConstr(" + e + " >= " + num(c.lower) + name; break;
+      case lp::RowSense::kEqual: s += "m.addConstr(" + e + " == " + num(c.lower) + name; break;
+      case lp::RowSense::kRanged: s += "m.addRange(" + e + ", " + num(c.lower) + ", " + num(c.upper) + name; break;
+      case lp::RowSense::kFree: break;  // a free row constrains nothing
+    }
+  }
+  s += "\nm.optimize()\n\n";
+  s += "if m.Status == GRB.OPTIMAL:\n";
+  s += "    print(f\"objective: {m.ObjVal}\")\n";
+  s += "    for var in m.getVars():\n";
+  s += "        if abs(var.X) > 1e-9:\n";
+  s += "            print(f\"{var.VarName} = {var.X}\")\n";
+  s += "elif m.Status == GRB.INFEASIBLE:\n    print(\"infeasible\")\n";
+  s += "elif m.Status == GRB.UNBOUNDED:\n    print(\"unbounded\")\n";
+  s += "else:\n    print(f\"status {m.Status}\")\n";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(const std::string& program) : text_(program) {}
+
+  lp::Model read() {
+    size_t pos = 0;
+    while (pos <= text_.size()) {
+      size_t nl = text_.find('\n', pos);
+      if (nl == std::string::npos) nl = text_.size();
+      ++line_;
+      std::string l = text_.substr(pos, nl - pos);
+      pos = nl + 1;
+      parse_line(l);
+      if (nl == text_.size()) break;
+    }
+    if (!have_objective_) fail("no m.setObjective(...) call");
+    model_.name_unnamed_rows();
+    model_.validate();
+    return std::move(model_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const { throw InputError("<gurobipy>", line_, msg); }
+
+  static bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+  void parse_line(const std::string& l) {
+    if (l.empty() || l[0] == '#' || starts(l, "import ") || starts(l, "from ") || starts(l, " ") ||
+        starts(l, "m = gp.Model(") || starts(l, "m.optimize()") || starts(l, "if m.Status") ||
+        starts(l, "elif m.Status") || starts(l, "else:"))
+      return;
+    if (l.size() > 5 && l.compare(l.size() - 5, 5, " = {}") == 0) return;
+    if (size_t p = l.find(" = m.addVar("); p != std::string::npos) return add_var(l.substr(0, p), l.substr(p + 12));
+    if (starts(l, "m.setObjective(")) return set_objective(l.substr(15));
+    if (starts(l, "m.addConstr(")) return add_constr(l.substr(12));
+    if (starts(l, "m.addRange(")) return add_range(l.substr(11));
+    fail("unexpected statement: " + l.substr(0, 60));
+  }
+
+  // Reads `key=value` arguments up to the closing parenthesis.
+  std::map<std::string, std::string> kwargs(const std::string& s) {
+    std::map<std::string, std::string> out;
+    if (s.empty() || s.back() != ')') fail("missing ')'");
+    std::string body = s.substr(0, s.size() - 1);
+    size_t i = 0;
+    while (i < body.size()) {
+      size_t eq = body.find('=', i);
+      if (eq == std::string::npos) fail("expected key=value");
+      std::string k = trim(body.substr(i, eq - i));
+      size_t end;
+      if (body[eq + 1] == '"') {
+        end = body.find('"', eq + 2);
+        if (end == std::string::npos) fail("unterminated string");
+        out[k] = body.substr(eq + 2, end - eq - 2);
+        end = body.find(',', end);
+      } else {
+        end = body.find(',', eq);
+        out[k] = trim(body.substr(eq + 1, end == std::string::npos ? std::string::npos : end - eq - 1));
+      }
+      if (end == std::string::npos) break;
+      i = end + 1;
+    }
+    return out;
+  }
+
+  static std::string trim(const std::string& s) {
+    size_t a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
+    return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+  }
+
+  double number(const std::string& s) {
+    std::string t = trim(s);
+    if (t == "GRB.INFINITY") return lp::kInf;
+    if (t == "-GRB.INFINITY") return -lp::kInf;
+    double v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size()) fail("not a number: '" + t + "'");
+    return v;
+  }
+
+  void add_var(const std::string& ref, const std::string& args) {
+    auto kw = kwargs(args);
+    for (const char* k : {"lb", "ub", "vtype", "name"})
+      if (!kw.count(k)) fail(std::string("addVar without ") + k);
+    lp::VarType type = kw["vtype"] == "GRB.BINARY"    ? lp::VarType::kBinary
+                       : kw["vtype"] == "GRB.INTEGER" ? lp::VarType::kInteger
+                       : kw["vtype"] == "GRB.CONTINUOUS"
+                           ? lp::VarType::kContinuous
+                           : (fail("unknown vtype " + kw["vtype"]), lp::VarType::kContinuous);
+    if (refs_.count(ref)) fail("variable " + ref + " defined twice");
+    refs_[ref] = model_.add_var(kw["name"], number(kw["lb"]), number(kw["ub"]), type);
+  }
+
+  // Parses "c * ref + ref - c * ref" up to `stop` (one of the stop strings at depth 0).
+  std::vector<lp::Term> parse_expr(const std::string& e) {
+    std::vector<lp::Term> terms;
+    size_t i = 0;
+    auto skip = [&] { while (i < e.size() && e[i] == ' ') ++i; };
+    skip();
+    if (e.substr(i) == "0") return terms;
+    double sign = 1;
+    while (i < e.size()) {
+      skip();
+      if (e[i] == '+' || e[i] == '-') {
+        sign = e[i] == '-' ? -1 : 1;
+        ++i;
+        skip();
+      }
+      double coef = 1;
+      if (std::isdigit(static_cast<unsigned char>(e[i])) || e[i] == '.') {
+        size_t star = e.find(" * ", i);
+        if (star == std::string::npos) fail("constant term in an expression");
+        coef = number(e.substr(i, star - i));
+        i = star + 3;
+      }
+      // The reference runs to the matching ']' or to the next space.
+      size_t end;
+      size_t lb = e.find('[', i), sp = e.find(' ', i);
+      if (lb != std::string::npos && (sp == std::string::npos || lb < sp)) {
+        end = e.find(']', lb);
+        if (end == std::string::npos) fail("missing ']'");
+        ++end;
+      } else {
+        end = sp == std::string::npos ? e.size() : sp;
+      }
+      std::string ref = e.substr(i, end - i);
+      auto it = refs_.find(ref);
+      if (it == refs_.end()) fail("unknown variable " + ref);
+      terms.push_back({it->second, sign * coef});
+      i = end;
+      sign = 1;
+    }
+    return terms;
+  }
+
+  void set_objective(const std::string& s) {
+    size_t comma = s.rfind(", GRB.");
+    if (comma == std::string::npos || s.back() != ')') fail("setObjective needs a sense");
+    std::string sense = s.substr(comma + 2, s.size() - comma - 3);
+    if (sense == "GRB.MAXIMIZE") model_.sense = lp::Sense::kMaximize;
+    else if (sense == "GRB.MINIMIZE") model_.sense = lp::Sense::kMinimize;
+    else fail("unknown sense " + sense);
+    std::string e = s.substr(0, comma);
+    // An objective constant is written last as "+ c" or "- c".
+    size_t last = e.find_last_of("+-");
+    if (last != std::string::npos && last + 2 < e.size() && e.find_first_not_of("0123456789.e+-", last + 2) == std::string::npos &&
+        e.find('*', last) == std::string::npos && e.find('[', last) == std::string::npos) {
+      model_.objective_constant = (e[last] == '-' ? -1 : 1) * number(e.substr(last + 2));
+      e = e.substr(0, last);
+    }
+    for (const lp::Term& t : parse_expr(e)) model_.var(t.var).cost += t.coef;
+    have_objective_ = true;
+  }
+
+  std::string take_name(std::string& s) {
+    size_t p = s.rfind(", name=\"");
+    if (p == std::string::npos || s.size() < p + 10 || s.compare(s.size() - 2, 2, "\")") != 0) fail("constraint without name=\"...\")");
+    std::string name = s.substr(p + 8, s.size() - p - 10);
+    s = s.substr(0, p);
+    return name;
+  }
+
+  void add_constr(std::string s) {
+    std::string name = take_name(s);
+    for (const char* op : {" <= ", " >= ", " == "}) {
+      size_t p = s.rfind(op);
+      if (p == std::string::npos) continue;
+      double rhs = number(s.substr(p + 4));
+      auto terms = parse_expr(s.substr(0, p));
+      if (op[1] == '<') model_.add_le(name, terms, rhs);
+      else if (op[1] == '>') model_.add_ge(name, terms, rhs);
+      else model_.add_eq(name, terms, rhs);
+      return;
+    }
+    fail("addConstr without <=, >= or ==");
+  }
+
+  void add_range(std::string s) {
+    std::string name = take_name(s);
+    size_t c2 = s.rfind(", ");
+    size_t c1 = c2 == std::string::npos ? c2 : s.rfind(", ", c2 - 1);
+    if (c1 == std::string::npos) fail("addRange needs an expression and two bounds");
+    double hi = number(s.substr(c2 + 2)), lo = number(s.substr(c1 + 2, c2 - c1 - 2));
+    model_.add_row(name, parse_expr(s.substr(0, c1)), lo, hi);
+  }
+
+  const std::string& text_;
+  long line_ = 0;
+  lp::Model model_;
+  std::unordered_map<std::string, int> refs_;
+  bool have_objective_ = false;
+};
+
+}  // namespace
+
+lp::Model read_gurobipy(const std::string& program) { return Reader(program).read(); }
+
+}  // namespace trex::ordata

@@ -1,0 +1,54 @@
+// Scoring completions against a benchmark: extract, execute (sandboxed), solve or compare
+// structure, classify. Items run in parallel on `jobs` workers; results come back in input
+// order, so a run is deterministic whatever the scheduling.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trex/oreval/benchmark.h"
+#include "trex/oreval/execute.h"
+#include "trex/oreval/scoring.h"
+
+namespace trex::oreval {
+
+struct Completion {
+  std::string id;
+  int sample = 0;  // 0..k-1 for --samples k
+  std::string text;
+};
+
+// JSONL lines {"id": ..., "completion": ..., ["sample": n]}; ids may be strings or numbers.
+// Throws InputError naming the file and line.
+std::vector<Completion> read_completions(const std::string& path);
+
+struct ItemResult {
+  std::string id;
+  int sample = 0;
+  CodeKind code_kind = CodeKind::kNone;
+  std::string code;
+  ErrorClass error = ErrorClass::kNoCode;
+  std::string status;                // solver status, or the execution status
+  std::optional<double> objective;
+  Answer answer;
+  std::string message;
+  double seconds = 0;
+};
+
+struct EvalOptions {
+  Comparator mode = Comparator::kAbsolute;
+  ExecOptions exec;
+  int jobs = 2;
+};
+
+// One completion against one item (reference_signature cache is internal).
+ItemResult evaluate_one(const Benchmark& bench, const Item& item, const Completion& c, const EvalOptions& o);
+
+// Every completion whose id is in the benchmark; an item without any completion counts as
+// no-code. `progress` (may be empty) is called after each result, from worker threads.
+std::vector<ItemResult> evaluate(const Benchmark& bench, const std::vector<Completion>& completions,
+                                 const EvalOptions& o, const std::function<void()>& progress = {});
+
+}  // namespace trex::oreval

@@ -1,0 +1,41 @@
+// Turning an extracted formulation into a model: LP and MPS text through the lp readers,
+// Python through /usr/bin/python3 in the sandbox with trex's gurobipy-compatible module.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "trex/lp/model.h"
+#include "trex/oreval/extract.h"
+#include "trex/oreval/sandbox.h"
+
+namespace trex::oreval {
+
+enum class ExecStatus { kOk, kSyntaxError, kRuntimeError, kTimeout, kNoModel };
+const char* to_string(ExecStatus s);
+
+struct ExecOptions {
+  SandboxLimits limits;
+  std::string python = "/usr/bin/python3";
+  std::string python_dir;        // folder holding gurobipy/ and trex_eval_runner.py; "" = python_module_dir()
+  std::string solver = "auto";   // for the module's optimize() requests
+  double solve_time_limit_s = 10;
+};
+
+struct Execution {
+  ExecStatus status = ExecStatus::kNoModel;
+  std::optional<lp::Model> model;
+  std::string message;    // one line: the error, or where the model came from
+  std::string output;     // the program's stdout (capped)
+  int solve_requests = 0; // optimize() calls served
+  double seconds = 0;
+};
+
+// Where python/gurobipy lives: $TREX_PYTHON_DIR, else the source tree's python/ compiled in,
+// else ../python beside the trex binary. Throws InputError when none holds the module.
+std::string python_module_dir();
+
+// `data_json`: a file copied into the sandbox as data.json, or "".
+Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options);
+
+}  // namespace trex::oreval

@@ -1,0 +1,130 @@
+#include "trex/plan/cluster.h"
+
+#include <filesystem>
+
+#include "trex/model/toml_fields.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+
+using model::TomlFields;
+
+const LinkLevel& Cluster::level_for_extent(long extent) const {
+  for (const LinkLevel& l : links)
+    if (l.group_size >= extent) return l;
+  return links.back();
+}
+
+namespace {
+
+std::string relative_to(const std::string& file, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
+}
+
+LinkLevel read_link(TomlFields& f) {
+  LinkLevel l;
+  l.name = f.text("level");
+  l.group_size = f.integer("group_size", 1);
+  l.bw_unidir = f.number("bw_unidir_bytes_per_s", 1e3, 1e15);
+  l.latency_s = f.number_or("latency_s", 0, 0, 1);
+  l.efficiency = f.number_or("efficiency", 1, 0.01, 1);
+  l.source = f.text("source");
+  f.allow({"confidence", "note"});
+  f.finish();
+  return l;
+}
+
+}  // namespace
+
+void check_reach(const Cluster& c, const std::string& path);
+
+Cluster load_cluster(const std::string& path) {
+  toml::table root = TomlFields::parse_file(path);
+  TomlFields top(path, root, "");
+  Cluster c;
+  c.file = path;
+  const toml::table* ct = top.table("cluster");
+  if (ct == nullptr) throw InputError(path, 0, "cluster: missing table [cluster]");
+  {
+    TomlFields f(path, *ct, "cluster");
+    c.name = f.text("name");
+    c.source = f.text("source");
+    c.device_file = relative_to(path, f.text("device"));
+    c.nodes = f.integer("nodes", 1);
+    c.devices_per_node = f.integer("devices_per_node", 1);
+    c.reserved_bytes = f.number_or("reserved_bytes", 0, 0, 1e15);
+    c.host_bytes_per_device = f.number_or("host_bytes_per_device", 0, 0, 1e16);
+    c.host_link_bw = f.number_or("host_link_bytes_per_s", 0, 0, 1e15);
+    c.host_source = f.text_or("host_source", "");
+    if ((c.host_bytes_per_device > 0 || c.host_link_bw > 0) && c.host_source.empty())
+      f.fail("host_source", "missing (host memory and host link figures need a source)");
+    f.allow({"confidence", "note"});
+    f.finish();
+    if (c.devices() > 10'000'000) f.fail("nodes", "implausibly many devices");
+  }
+  try {
+    c.device = core::load_hw_description(c.device_file);
+  } catch (const InputError& e) {
+    throw InputError(path, 0, std::string("cluster.device: ") + e.what());
+  }
+  c.peak_flops = c.device.peak.flops_bf16.value;
+  const core::HwMemory& hbm = c.device.device_memory();
+  c.hbm_bytes = hbm.size_bytes.value;
+  if (!hbm.bw_read) throw InputError(path, 0, "cluster.device: the device memory has no bw_read");
+  c.hbm_bw = hbm.bw_read->value;
+  if (c.reserved_bytes >= c.hbm_bytes) throw InputError(path, 0, "cluster.reserved_bytes: not below the device memory");
+
+  // Efficiency: the device's [calibration] first, then the cluster's [efficiency] overrides.
+  if (const auto& cal = c.device.calibration) {
+    if (cal->compute_efficiency) c.eff.matmul = cal->compute_efficiency->value;
+    if (cal->memory_efficiency) c.eff.memory = cal->memory_efficiency->value;
+    if (cal->launch_s_matrix) c.eff.launch_s = cal->launch_s_matrix->value;
+    if (cal->launch_s_comm) c.eff.comm_launch_s = cal->launch_s_comm->value;
+    c.eff.source = "device calibration (" + c.device_file + ")";
+  }
+  if (const toml::table* et = top.table("efficiency")) {
+    TomlFields f(path, *et, "efficiency");
+    c.eff.matmul = f.number_or("matmul", c.eff.matmul, 0.01, 1);
+    c.eff.attention = f.number_or("attention", c.eff.attention, 0.01, 1);
+    c.eff.memory = f.number_or("memory", c.eff.memory, 0.01, 1);
+    c.eff.launch_s = f.number_or("launch_s", c.eff.launch_s, 0, 1);
+    c.eff.comm_launch_s = f.number_or("comm_launch_s", c.eff.comm_launch_s, 0, 1);
+    c.eff.source = f.text("source");
+    f.allow({"confidence", "note"});
+    f.finish();
+  } else if (c.eff.source.empty()) {
+    throw InputError(path, 0, "efficiency: missing table [efficiency] (and the device has no [calibration])");
+  }
+
+  std::vector<const toml::table*> lt = top.tables("link");
+  for (const toml::table* t : lt) {
+    TomlFields f(path, *t, "link");
+    c.links.push_back(read_link(f));
+  }
+  top.finish();
+  if (c.links.empty()) throw InputError(path, 0, "link: no [[link]] levels (a cluster needs at least one)");
+  for (size_t i = 1; i < c.links.size(); ++i)
+    if (c.links[i].group_size <= c.links[i - 1].group_size || c.links[i].group_size % c.links[i - 1].group_size != 0)
+      throw InputError(path, 0, "link: level \"" + c.links[i].name + "\" group_size " +
+                                    std::to_string(c.links[i].group_size) + " must be a larger multiple of the level inside it (" +
+                                    std::to_string(c.links[i - 1].group_size) + ")");
+  check_reach(c, path);
+  return c;
+}
+
+void set_nodes(Cluster& c, long nodes) {
+  if (nodes < 1) throw InputError::field("nodes", "must be at least 1");
+  c.nodes = nodes;
+  check_reach(c, c.file);
+}
+
+void check_reach(const Cluster& c, const std::string& path) {
+  if (c.links.back().group_size < c.devices())
+    throw InputError(path, 0, "link: the outermost level \"" + c.links.back().name + "\" joins " +
+                                  std::to_string(c.links.back().group_size) + " devices but the cluster has " +
+                                  std::to_string(c.devices()) + " (some devices could not reach each other)");
+}
+
+}  // namespace trex::plan

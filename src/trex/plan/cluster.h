@@ -1,0 +1,71 @@
+// A cluster description: how many devices of which kind, how they are linked, what host memory
+// and host link each device has, and the efficiency factors the time model applies.
+// One TOML file under configs/cluster/ (format in docs/plan.md); the device itself is a
+// hardware description of configs/hw/ that the cluster file names by a relative path.
+//
+// Links are levels, innermost first: level i joins groups of group_size devices (2 dies, 8 in
+// a node, 384 in a SuperPOD...) at bw_unidir bytes/s per device, with a per-message latency and
+// an achieved fraction (efficiency). A collective among devices that all lie in one group of
+// level i runs at level i; the outermost level must hold every device, otherwise the cluster
+// is impossible and refused.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trex/core/hw_description.h"
+
+namespace trex::plan {
+
+struct LinkLevel {
+  std::string name;
+  long group_size = 0;           // devices in one group at this level
+  double bw_unidir = 0;          // bytes/s per device, one direction
+  double latency_s = 0;          // per message (alpha)
+  double efficiency = 1;         // achieved fraction of bw_unidir
+  std::string source;
+};
+
+// Fractions of the roofs that real kernels reach, and fixed costs. Each is stated with its
+// source in the cluster file (or taken from the device's [calibration]); the planner never
+// adjusts them per run.
+struct Efficiency {
+  double matmul = 0.7;       // large GEMMs, fraction of the dense 16-bit peak
+  double attention = 0.5;    // attention core (flash-style), fraction of the same peak
+  double memory = 0.6;       // memory-bound kernels, fraction of HBM bandwidth
+  double launch_s = 5e-6;    // per kernel (matrix or vector): the floor of any kernel's time
+  double comm_launch_s = 10e-6;  // per collective call, on top of alpha-beta
+  std::string source;
+};
+
+struct Cluster {
+  std::string name;
+  std::string file;
+  std::string source;
+  core::HwDescription device;
+  std::string device_file;
+  long nodes = 0;
+  long devices_per_node = 0;
+  std::vector<LinkLevel> links;  // innermost first; the last holds every device
+  double peak_flops = 0;         // dense 16-bit peak per device (from the device file)
+  double hbm_bytes = 0;          // device memory capacity
+  double hbm_bw = 0;             // device memory bandwidth, bytes/s
+  double reserved_bytes = 0;     // device memory the runtime and allocator keep (context, fragmentation)
+  double host_bytes_per_device = 0;  // host memory available to one device's swapped state
+  double host_link_bw = 0;           // host <-> device, bytes/s per device, each direction
+  std::string host_source;
+  Efficiency eff;
+
+  long devices() const { return nodes * devices_per_node; }
+  // The innermost level whose groups hold `extent` consecutive ranks (extent >= 1).
+  const LinkLevel& level_for_extent(long extent) const;
+};
+
+// Reads and checks a cluster file. Throws InputError naming file, line and field.
+Cluster load_cluster(const std::string& path);
+
+// The same cluster with another node count (validation runs and --nodes). Throws InputError
+// when the outermost link level cannot join that many devices.
+void set_nodes(Cluster& c, long nodes);
+
+}  // namespace trex::plan

@@ -1,0 +1,26 @@
+// Alpha-beta times of collectives over a cluster's link levels.
+//
+// A group of g ranks whose consecutive-rank extent is `extent` (TP: extent TP; DP: TP CP DP,
+// since the layout puts TP innermost) runs at the innermost link level whose groups hold that
+// extent. Its bandwidth is that level's per-device one-direction bandwidth times its efficiency:
+// rings and pairwise exchanges keep every device's link busy, so the outermost level crossed is
+// the bottleneck. Formulas (S = bytes each rank contributes or receives in total):
+//   all-reduce (ring)          2 (g-1) alpha + 2 (g-1)/g S / B
+//   all-gather, reduce-scatter (g-1) alpha +   (g-1)/g S / B      (S = the full gathered size)
+//   all-to-all (pairwise)      (g-1) alpha +   (g-1)/g S / B      (S = bytes a rank sends)
+//   point-to-point             alpha + S / B
+// plus one collective launch cost (cluster efficiency comm_launch_s). The all-to-all charges
+// the share of traffic leaving each link level at that level's bandwidth and takes the
+// slowest level, since NVLink/UB and the scale-out NICs work in parallel.
+#pragma once
+
+#include "trex/plan/cluster.h"
+
+namespace trex::plan {
+
+double all_reduce_s(const Cluster& c, long g, long extent, double bytes);
+double all_gather_s(const Cluster& c, long g, long extent, double bytes);  // = reduce-scatter
+double all_to_all_s(const Cluster& c, long g, long stride, double bytes);
+double p2p_s(const Cluster& c, long extent, double bytes);
+
+}  // namespace trex::plan

@@ -1,0 +1,552 @@
+#include "trex/plan/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "trex/plan/collectives.h"
+
+namespace trex::plan {
+
+double Prediction::mfu_of(model::FlopConvention c) const {
+  for (const MfuFigure& f : mfu)
+    if (f.convention == c) return f.mfu;
+  return 0;
+}
+
+std::vector<std::string> model_assumptions() {
+  return {
+      "GEMM time = max(FLOPs / (peak x matmul efficiency), bytes / (HBM bandwidth x memory efficiency)); bytes = inputs, weights and outputs once",
+      "attention core (flash-style) at peak x attention efficiency, or its bytes (sparse top-k keys gathered per query) if slower",
+      "vector kernels (norms, activations, RoPE, mHC sums, permutes) memory-bound at HBM bandwidth x memory efficiency",
+      "every kernel takes at least the launch cost (the fragmented tail); backward = 2x GEMM, 2.5x attention, 2x vector work",
+      "TP with sequence parallelism: an all-gather and a reduce-scatter per block and direction, not overlapped unless tp_overlap",
+      "EP all-to-all: dispatch and combine per MoE layer and direction, exposed except the stated a2a_overlap share",
+      "CP ring exchange of K/V overlaps the attention core; only the excess is exposed",
+      "PP: one activation send per stage boundary and direction per micro-batch, exposed; bubble (pp-1)/vpp micro-batch times (1F1B, interleaved)",
+      "DP: gradient reduce-scatter (ZeRO>=1) or all-reduce overlaps the last micro-batch's backward, parameter all-gather the first forward",
+      "optimizer: AdamW reads 16 B and writes 14 B per parameter of the local shard at memory bandwidth; the swap optimizer streams 12 B/param each way over the host link, double-buffered",
+      "routing uniform unless moe_imbalance says otherwise; the gradient-norm all-reduce, the loss and data loading are not charged",
+  };
+}
+
+namespace {
+
+// Work of one block (or the head) for one micro-batch on one device, forward pass.
+struct Work {
+  double mm = 0, attn = 0, vec = 0;          // roofline seconds by class
+  double mm_launch = 0, attn_launch = 0, vec_launch = 0;  // extra seconds from the launch floor
+  double flops = 0;                          // executed FLOPs
+  double saved = 0;                          // activation bytes kept for backward
+  double attn_saved = 0;                     // the attention core's share of `saved`
+  double input_bytes = 0;                    // the block input (kept under full recomputation)
+  double tp_s = 0;                           // TP collectives, forward
+  double ep_s = 0;                           // EP all-to-all and ETP gather/scatter, forward
+  double cp_s = 0;                           // CP ring exchange of K/V, forward
+  double fwd() const { return mm + attn + vec; }
+  double launch() const { return mm_launch + attn_launch + vec_launch; }
+  double bwd() const { return 2 * mm + 2.5 * attn + 2 * vec; }
+  double bwd_launch() const { return 2 * mm_launch + 2 * attn_launch + 2 * vec_launch; }
+  void add(const Work& o, double k = 1) {
+    mm += k * o.mm; attn += k * o.attn; vec += k * o.vec;
+    mm_launch += k * o.mm_launch; attn_launch += k * o.attn_launch; vec_launch += k * o.vec_launch;
+    flops += k * o.flops; saved += k * o.saved; attn_saved += k * o.attn_saved; input_bytes += k * o.input_bytes;
+    tp_s += k * o.tp_s; ep_s += k * o.ep_s; cp_s += k * o.cp_s;
+  }
+};
+
+class Builder {
+ public:
+  Builder(const model::ModelConfig& m, const Cluster& c, const Run& r, const Strategy& s)
+      : m_(m), c_(c), s_(s) {
+    ta_ = double(r.micro_batch) * double(r.seq_len) / double(s.cp);
+    tsp_ = (s.tp > 1 && s.sequence_parallel) ? ta_ / double(s.tp) : ta_;
+    tp_ = double(s.tp);
+    seq_ = r.seq_len;
+    peak_mm_ = c.peak_flops * c.eff.matmul;
+    peak_attn_ = c.peak_flops * c.eff.attention;
+    bw_ = c.hbm_bw * c.eff.memory;
+  }
+
+  double ta() const { return ta_; }
+  double tsp() const { return tsp_; }
+
+  // Time the launch floor adds when `time` is split evenly over `kernels` launches: a kernel
+  // never takes less than the launch cost.
+  double floor_extra(double time, double kernels) const {
+    return kernels * std::max(0.0, c_.eff.launch_s - time / kernels);
+  }
+
+  // A GEMM of t rows, k inputs, n outputs (elem bytes per element), `kernels` launches.
+  void gemm(Work& w, double t, double k, double n, bool gathered_input = false, double elem = 2, double kernels = 1) {
+    double flops = 2 * t * k * n;
+    double bytes = elem * (t * k + k * n + t * n);
+    double time = std::max(flops / peak_mm_, bytes / bw_);
+    w.mm += time;
+    w.mm_launch += floor_extra(time, kernels);
+    w.flops += flops;
+    w.saved += elem * t * k / (gathered_input && s_.sequence_parallel ? tp_ : 1);
+  }
+  // A memory-bound kernel moving `bytes`; it keeps `saved` bytes for backward.
+  void vec(Work& w, double bytes, double saved, double kernels = 1) {
+    double time = bytes / bw_;
+    w.vec += time;
+    w.vec_launch += floor_extra(time, kernels);
+    w.saved += saved;
+  }
+  void attention(Work& w, double flops, double bytes, double saved) {
+    double time = std::max(flops / peak_attn_, bytes / bw_);
+    w.attn += time;
+    w.attn_launch += floor_extra(time, 1);
+    w.flops += flops;
+    w.saved += saved;
+    w.attn_saved += saved;
+  }
+
+  // Residual-stream width in bytes per token: mHC keeps n fp32 streams, else one bf16 vector.
+  double stream_bytes() const {
+    return m_.mhc.streams > 1 ? 4.0 * m_.mhc.streams * m_.hidden : 2.0 * m_.hidden;
+  }
+
+  // mHC pre (Phi, Sinkhorn, weighted sum) or plain norm input; then post (mix and add).
+  void residual_site(Work& w) {
+    double d = m_.hidden, n = m_.mhc.streams;
+    if (n > 1) {
+      gemm(w, tsp_, n * d, (n + 2) * n, false, 4);
+      vec(w, tsp_ * (4 * n * d + 2 * d), tsp_ * 4 * n * d, 2);   // Sinkhorn (fused) and y = sum pre_i X_i
+      vec(w, tsp_ * (4 * n * d + 2 * d + 4 * n * d), tsp_ * 2 * d);  // X' = post F + C^T X
+    } else {
+      vec(w, tsp_ * 6 * d, 0);  // residual add
+    }
+  }
+
+  void norm(Work& w, double t, double width) { vec(w, t * 4 * width, t * 2 * width); }
+
+  // TP with sequence parallelism: an all-gather before the block and a reduce-scatter after
+  // it; without sequence parallelism one all-reduce of the same volume. `share` < 1 for the
+  // head, which only gathers.
+  void tp_block(Work& w, double share = 1) {
+    if (s_.tp <= 1) return;
+    double bytes = ta_ * 2 * m_.hidden;
+    w.tp_s += share * (s_.sequence_parallel ? 2 * all_gather_s(c_, s_.tp, s_.tp, bytes)
+                                            : all_reduce_s(c_, s_.tp, s_.tp, bytes));
+  }
+
+  // Ring exchange of `bytes` of K/V per rank over CP: cp - 1 steps.
+  void cp_ring(Work& w, double bytes) {
+    if (s_.cp <= 1) return;
+    w.cp_s += double(s_.cp - 1) * p2p_s(c_, s_.tp * s_.cp, bytes);
+  }
+
+  // Experts of one rank as one grouped GEMM (or one kernel per expert): every local expert's
+  // weights are read once per micro-batch, so few rows per expert make it memory-bound.
+  void grouped_gemm(Work& w, double rows, double k, double n, double experts, double kernels) {
+    double flops = 2 * rows * k * n;
+    double bytes = 2 * (rows * k + experts * k * n + rows * n);
+    double time = std::max(flops / peak_mm_, bytes / bw_);
+    w.mm += time;
+    w.mm_launch += floor_extra(time, kernels);
+    w.flops += flops;
+    w.saved += 2 * rows * k;
+  }
+
+  void attention_block(Work& w, int ratio) {
+    const model::AttentionConfig& a = m_.attention;
+    double d = m_.hidden, H = a.heads / tp_, hd = a.head_dim;
+    residual_site(w);
+    norm(w, tsp_, d);
+    tp_block(w);
+    double keys = model::mean_attended_keys(m_, ratio < 0 ? -1 : 0, seq_);
+    if (ratio >= 0 && a.kind == model::AttentionKind::kV4) keys = keys_for_ratio(ratio);
+    switch (a.kind) {
+      case model::AttentionKind::kGqa: {
+        double kv = std::max(1.0, a.kv_heads / tp_);
+        gemm(w, ta_, d, (H + 2 * kv) * hd, true);
+        vec(w, ta_ * (H + kv) * hd * 4, 0);  // RoPE on q and k
+        double bytes = 2 * ta_ * (2 * H * hd + 2 * kv * hd);
+        attention(w, 4 * H * hd * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        gemm(w, ta_, H * hd, d);
+        cp_ring(w, ta_ * 2 * kv * hd * 2);
+        break;
+      }
+      case model::AttentionKind::kMla: {
+        double qk = a.qk_nope_head_dim + a.qk_rope_head_dim, qlr = a.q_lora_rank, kvl = a.kv_lora_rank;
+        if (qlr > 0) {
+          gemm(w, ta_, d, qlr + kvl + a.qk_rope_head_dim, true);
+          norm(w, ta_, qlr + kvl);
+          gemm(w, ta_, qlr, H * qk);
+        } else {
+          gemm(w, ta_, d, H * qk + kvl + a.qk_rope_head_dim, true);
+          norm(w, ta_, kvl);
+        }
+        gemm(w, ta_, kvl, H * (a.qk_nope_head_dim + a.v_head_dim));
+        vec(w, ta_ * (H + 1) * a.qk_rope_head_dim * 4, 0);
+        double bytes = 2 * ta_ * H * (2 * qk + 2 * a.v_head_dim);
+        attention(w, 2 * H * (qk + a.v_head_dim) * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        gemm(w, ta_, H * a.v_head_dim, d);
+        cp_ring(w, ta_ * (kvl + a.qk_rope_head_dim) * 2);
+        break;
+      }
+      case model::AttentionKind::kV4: {
+        double qlr = a.q_lora_rank;
+        // Low-rank query and the shared K=V head: the down projections are not split over TP.
+        gemm(w, ta_, d, qlr + hd, true);
+        norm(w, ta_, qlr + hd);
+        gemm(w, ta_, qlr, H * hd);
+        vec(w, ta_ * H * hd * 4, ta_ * H * hd * 2);          // per-head weight-free RMSNorm
+        vec(w, ta_ * (H + 1) * a.rope_dims * 4, 0);          // RoPE on q and kv
+        double kv_read = 2 * ta_ * a.window * hd / 64;       // window keys: a 64-query tile reuses them
+        if (ratio > 0) {
+          double cw = ratio == 4 ? 2 : 1;
+          gemm(w, ta_, d, 2 * cw * hd);
+          vec(w, ta_ * 2 * cw * hd * 4 * 2, ta_ * 2 * cw * hd * 4);  // softmax pooling with ape (fp32)
+          norm(w, ta_ / ratio, hd);
+        }
+        if (ratio == 4) {
+          double IH = m_.indexer.heads / tp_, Ihd = m_.indexer.head_dim;
+          gemm(w, ta_, qlr, IH * Ihd);
+          gemm(w, ta_, d, IH);
+          gemm(w, ta_, d, 4 * Ihd);
+          double visible = model::mean_visible_entries(4, seq_);
+          attention(w, 2 * IH * (Ihd + 1) * visible * ta_, ta_ * (2 * IH * Ihd + 4 * visible), ta_ * 2 * IH * Ihd);
+          vec(w, ta_ * visible * 4, ta_ * 4 * m_.indexer.top_k);  // top-k over the scores
+          kv_read += 2 * ta_ * std::min<double>(m_.indexer.top_k, visible) * hd;  // gathered per query
+        }
+        if (ratio == 128) kv_read += 2 * (ta_ / 128) * hd * std::max(1.0, ta_ / 64 / 64);
+        double io = 2 * ta_ * 2 * H * hd;
+        attention(w, 4 * H * hd * keys * ta_, io + kv_read, io + 4 * ta_ * H);
+        vec(w, ta_ * H * a.rope_dims * 4, 0);                // inverse RoPE on o
+        double G = a.o_groups / tp_, olr = a.o_lora_rank;
+        gemm(w, ta_, H * hd, olr * 1.0, false, 2, 1);        // grouped W_oa: G/tp groups in one kernel
+        (void)G;
+        gemm(w, ta_, a.o_groups * olr / tp_, d);
+        cp_ring(w, ta_ * hd * 2);
+        break;
+      }
+    }
+  }
+
+  double keys_for_ratio(int ratio) const {
+    // mean_attended_keys looks the ratio up by layer; find a layer with this ratio.
+    for (int i = 0; i < m_.layers; ++i)
+      if (m_.compress_ratio(i) == ratio) return model::mean_attended_keys(m_, i, seq_);
+    return model::mean_attended_keys(m_, -1, seq_);
+  }
+
+  void dense_ffn(Work& w, double width, double tp) {
+    double d = m_.hidden, f = width / tp;
+    bool swiglu = m_.ffn.activation == model::Activation::kSwiglu;
+    gemm(w, ta_, d, (swiglu ? 2 : 1) * f, true);
+    vec(w, ta_ * f * (swiglu ? 6 : 4), ta_ * f * (swiglu ? 4 : 2));
+    gemm(w, ta_, f, d);
+  }
+
+  void ffn_block(Work& w, bool moe) {
+    double d = m_.hidden;
+    residual_site(w);
+    norm(w, tsp_, d);
+    if (!moe) {
+      tp_block(w);
+      dense_ffn(w, m_.ffn.hidden, tp_);
+      return;
+    }
+    const model::FfnConfig& f = m_.ffn;
+    double E = f.routed_experts, K = f.top_k;
+    gemm(w, tsp_, d, E, false, 2, 1);
+    vec(w, tsp_ * E * 12, tsp_ * E * 4, 2);                   // scores, top-k, weights
+    vec(w, tsp_ * K * d * 4, 0);                               // permute
+    double etp = double(s_.etp);
+    double rows = tsp_ * K * etp * s_.moe_imbalance;           // rows processed here
+    double local = E / double(s_.ep);
+    double fe = f.expert_hidden / etp;
+    double kernels = s_.grouped_gemm ? 1 : local;
+    grouped_gemm(w, rows, d, 2 * fe, local, kernels);
+    vec(w, rows * fe * 6, rows * fe * 4, kernels);
+    grouped_gemm(w, rows, fe, d, local, kernels);
+    vec(w, tsp_ * K * d * 4, 0);                               // unpermute and weighted sum
+    // Dispatch and combine; with ETP, a gather before the experts and a scatter after.
+    w.ep_s += 2 * all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2);
+    if (s_.etp > 1) w.ep_s += 2 * all_gather_s(c_, s_.etp, s_.etp, rows * d * 2);
+    if (f.shared_experts > 0) {
+      tp_block(w);
+      dense_ffn(w, double(f.shared_experts) * f.expert_hidden, tp_);
+    }
+  }
+
+  // Block for main layer i (or the MTP block for i < 0).
+  Work block(int i) {
+    Work w;
+    w.input_bytes = tsp_ * stream_bytes();
+    int ratio = i < 0 ? 0 : m_.compress_ratio(i);
+    bool moe = i < 0 ? m_.is_moe() : m_.layer_is_moe(i);
+    attention_block(w, m_.attention.kind == model::AttentionKind::kV4 ? ratio : -1);
+    ffn_block(w, moe);
+    return w;
+  }
+
+  Work embedding() {
+    Work w;
+    vec(w, tsp_ * 2 * m_.hidden * 2, 0);
+    if (m_.mhc.streams > 1) vec(w, tsp_ * stream_bytes(), 0);
+    return w;
+  }
+
+  Work head(bool mtp) {
+    Work w;
+    double d = m_.hidden, n = m_.mhc.streams;
+    if (n > 1) {
+      gemm(w, tsp_, n * d, n, false, 4);
+      vec(w, tsp_ * (4 * n * d + 2 * d), tsp_ * 4 * n * d);
+    }
+    norm(w, tsp_, d);
+    tp_block(w, 0.5);  // gather before the vocabulary-parallel head
+    double heads = 1 + (mtp ? m_.mtp_depth : 0);
+    for (int k = 0; k < int(heads); ++k) {
+      gemm(w, ta_, d, double(m_.vocab) / tp_, true);
+      vec(w, ta_ * double(m_.vocab) / tp_ * 4 * 3, 0, 2);  // fp32 softmax cross-entropy (vocab-parallel)
+    }
+    if (mtp) {
+      for (int k = 0; k < m_.mtp_depth; ++k) {
+        Work b = block(-1);
+        w.add(b);
+        gemm(w, ta_, 2 * d, d, true);  // e_proj and h_proj
+      }
+    }
+    return w;
+  }
+
+ private:
+  const model::ModelConfig& m_;
+  const Cluster& c_;
+  const Strategy& s_;
+  double ta_ = 0, tsp_ = 0, tp_ = 1;
+  long seq_ = 0;
+  double peak_mm_ = 0, peak_attn_ = 0, bw_ = 0;
+};
+
+// Parameters held by one device for the blocks of one pipeline rank.
+struct ParamShare {
+  double dense = 0;   // replicated over CP x DP (sharded over TP where split)
+  double expert = 0;  // replicated over EDP
+};
+
+double tp_split_params(const model::ModelConfig& m, const model::LayerParams& p, double tp) {
+  // Low-rank down projections, the shared K=V head, router and mHC are replicated over TP;
+  // the rest is split. For V4/MLA the replicated part is small; for GQA everything splits.
+  double replicated = p.router + p.mhc + p.norms;
+  const model::AttentionConfig& a = m.attention;
+  if (a.kind == model::AttentionKind::kV4) replicated += double(a.q_lora_rank) * m.hidden + double(a.head_dim) * m.hidden;
+  if (a.kind == model::AttentionKind::kMla)
+    replicated += double(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) * m.hidden;
+  double total = p.total() - p.routed_experts;
+  return replicated + (total - replicated) / tp;
+}
+
+}  // namespace
+
+Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run, Strategy s) {
+  complete_and_check(m, c, run, s);
+  Prediction pr;
+  pr.strategy = s;
+  pr.micro_batches = run.global_batch / (s.dp * run.micro_batch);
+  pr.tokens_per_step = run.global_batch * run.seq_len;
+  const long mb = pr.micro_batches;
+  Builder b(m, c, run, s);
+
+  // Distinct block kinds are computed once: (compress ratio, MoE or dense).
+  std::map<std::pair<int, bool>, Work> cache;
+  auto block = [&](int i) -> const Work& {
+    std::pair<int, bool> key(m.compress_ratio(i), m.layer_is_moe(i));
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, b.block(i)).first;
+    return it->second;
+  };
+
+  // Layers to pipeline chunks: pp x vpp chunks, as even as possible; the first chunks take the
+  // remainder, since the last one also holds the output head.
+  long chunks = s.pp * s.vpp;
+  std::vector<long> first(size_t(chunks) + 1, 0);
+  for (long k = 0; k < chunks; ++k) first[size_t(k) + 1] = first[size_t(k)] + m.layers / chunks + (k < m.layers % chunks ? 1 : 0);
+
+  const double tp = double(s.tp);
+  long ns = s.tp * s.cp * s.dp;  // ranks per pipeline stage
+  double stream = m.mhc.streams > 1 ? 2.0 * m.mhc.streams * m.hidden : 2.0 * m.hidden;  // bf16 on the wire
+  double p2p_bytes = b.tsp() * stream;
+  double p2p = p2p_s(c, ns + 1, p2p_bytes);
+
+  struct RankTime {
+    double compute = 0, recompute = 0, launch = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+    double fwd = 0, bwd = 0;
+    double total() const { return compute + launch + tp + cp + ep + pp; }
+  };
+  std::vector<RankTime> ranks(size_t(s.pp));
+  std::vector<Work> rank_work(size_t(s.pp));
+  std::vector<ParamShare> share(size_t(s.pp));
+
+  for (long r = 0; r < s.pp; ++r) {
+    Work w;
+    ParamShare& ps = share[size_t(r)];
+    for (long v = 0; v < s.vpp; ++v) {
+      long k = v * s.pp + r;
+      for (long i = first[size_t(k)]; i < first[size_t(k) + 1]; ++i) {
+        w.add(block(int(i)));
+        model::LayerParams p = model::layer_params(m, int(i));
+        ps.dense += tp_split_params(m, p, tp);
+        ps.expert += p.routed_experts / double(s.ep * s.etp);
+      }
+    }
+    if (r == 0) {
+      w.add(b.embedding());
+      ps.dense += double(m.vocab) * m.hidden / tp;
+    }
+    if (r == s.pp - 1) {
+      w.add(b.head(run.train_mtp));
+      if (!m.tie_embeddings || s.pp > 1) ps.dense += double(m.vocab) * m.hidden / tp;
+      if (run.train_mtp && m.mtp_depth > 0) {
+        model::LayerParams p = model::layer_params(m, 0, true);
+        ps.dense += m.mtp_depth * (tp_split_params(m, p, tp) + 2.0 * m.hidden * m.hidden / tp);
+        ps.expert += m.mtp_depth * p.routed_experts / double(s.ep * s.etp);
+      }
+    }
+    rank_work[size_t(r)] = w;
+
+    RankTime& t = ranks[size_t(r)];
+    double recompute = 0, recompute_launch = 0;
+    double comm_repeat = 1;  // forward collectives run again under full recomputation
+    if (s.recompute == Recompute::kFull) {
+      recompute = w.fwd();
+      recompute_launch = w.launch();
+      comm_repeat = 2;
+    } else if (s.recompute == Recompute::kSelective) {
+      recompute = w.attn;
+      recompute_launch = w.attn_launch;
+    }
+    t.fwd = w.fwd() + w.launch();
+    t.bwd = w.bwd() + w.bwd_launch() + recompute + recompute_launch;
+    t.compute = w.fwd() + w.bwd() + recompute;
+    t.recompute = recompute;
+    t.launch = w.launch() + w.bwd_launch() + recompute_launch;
+    // Collectives run forward and backward (and forward again under full recomputation).
+    t.tp = w.tp_s * (1 + comm_repeat) * (1 - s.tp_overlap);
+    t.ep = w.ep_s * (1 + comm_repeat) * (1 - s.a2a_overlap);
+    // CP: the ring hides behind the attention core where it fits (backward moves K/V and their gradients).
+    t.cp = std::max(0.0, w.cp_s - w.attn) + std::max(0.0, 2 * w.cp_s - 2.5 * w.attn);
+    if (s.pp > 1) t.pp = 2 * double(s.vpp) * p2p;
+  }
+
+  // The slowest pipeline rank sets the pace.
+  size_t slow = 0;
+  for (size_t r = 1; r < ranks.size(); ++r)
+    if (ranks[r].total() > ranks[slow].total()) slow = r;
+  const RankTime& t = ranks[slow];
+  double t_mb = t.total();
+  TimeBreakdown& tb = pr.time;
+  tb.compute = double(mb) * t.compute;
+  tb.recompute = double(mb) * t.recompute;
+  tb.launch = double(mb) * t.launch;
+  tb.tp_comm = double(mb) * t.tp;
+  tb.cp_comm = double(mb) * t.cp;
+  tb.ep_comm = double(mb) * t.ep;
+  tb.pp_comm = double(mb) * t.pp;
+  tb.bubble = double(s.pp - 1) / double(s.vpp) * t_mb;
+
+  // Data parallelism and the optimizer, on the rank with the most parameters.
+  size_t big = 0;
+  for (size_t r = 1; r < share.size(); ++r)
+    if (share[r].dense + share[r].expert > share[big].dense + share[big].expert) big = r;
+  const ParamShare& ps = share[big];
+  long dense_group = s.cp * s.dp, expert_group = s.edp;
+  double dp_time = 0;
+  if (s.zero >= 1) {
+    dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
+    dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
+    double gather = all_gather_s(c, dense_group, ns, ps.dense * 2) + all_gather_s(c, expert_group, ns, ps.expert * 2);
+    if (s.dp_overlap)
+      tb.dp_comm = std::max(0.0, dp_time - ranks[big].bwd) + std::max(0.0, gather - ranks[big].fwd);
+    else
+      tb.dp_comm = dp_time + gather;
+  } else {
+    dp_time += all_reduce_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);
+    dp_time += all_reduce_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
+    tb.dp_comm = s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time;
+  }
+  double shard = ps.dense / (s.zero >= 1 ? double(dense_group) : 1.0) + ps.expert / (s.zero >= 1 ? double(expert_group) : 1.0);
+  double adam = shard * 30 / (c.hbm_bw * c.eff.memory);
+  if (s.swap_optimizer) {
+    double state = shard * 12;
+    double chunk = std::min(s.swap_chunk_bytes, state);
+    double n = std::ceil(state / chunk);
+    double a = chunk / c.host_link_bw, w = a, cu = adam / n;
+    pr.swap_serial_s = n * (a + cu + w);
+    pr.swap_overlapped_s = s.swap_slots >= 3 ? a + n * std::max({a, cu, w}) + w : a + n * std::max(cu, w + a) + w;
+    tb.optimizer = pr.swap_overlapped_s;
+  } else {
+    tb.optimizer = adam;
+  }
+  tb.step = tb.compute + tb.launch + tb.tp_comm + tb.cp_comm + tb.ep_comm + tb.pp_comm + tb.bubble + tb.dp_comm +
+            tb.optimizer;
+  pr.tokens_per_s = double(pr.tokens_per_step) / tb.step;
+
+  // Memory on every pipeline rank; report the fullest.
+  double best_total = -1;
+  for (long r = 0; r < s.pp; ++r) {
+    const Work& w = rank_work[size_t(r)];
+    const ParamShare& p = share[size_t(r)];
+    MemoryBreakdown mem;
+    mem.pipeline_rank = int(r);
+    double dense_w = p.dense / (s.zero >= 3 ? double(dense_group) : 1.0);
+    double expert_w = p.expert / (s.zero >= 3 ? double(expert_group) : 1.0);
+    mem.weights = 2 * (dense_w + expert_w);
+    mem.gradients = run.grad_bytes * (p.dense / (s.zero >= 2 ? double(dense_group) : 1.0) +
+                                      p.expert / (s.zero >= 2 ? double(expert_group) : 1.0));
+    double sh = p.dense / (s.zero >= 1 ? double(dense_group) : 1.0) + p.expert / (s.zero >= 1 ? double(expert_group) : 1.0);
+    if (s.swap_optimizer) {
+      mem.optimizer = double(s.swap_slots) * std::min(s.swap_chunk_bytes, sh * 12);
+      mem.host_state = sh * 12;
+      mem.host_fits = mem.host_state <= c.host_bytes_per_device;
+    } else {
+      mem.optimizer = 12 * sh;
+    }
+    double in_flight = double(std::min<long>(mb, s.pp - r));
+    if (s.vpp > 1) in_flight *= 1 + double(s.pp - 1) / double(s.pp * s.vpp);
+    long layers_here = 0;
+    for (long v = 0; v < s.vpp; ++v) layers_here += first[size_t(v * s.pp + r) + 1] - first[size_t(v * s.pp + r)];
+    double per_mb = w.saved;
+    if (s.recompute == Recompute::kFull)
+      per_mb = w.input_bytes;
+    else if (s.recompute == Recompute::kSelective)
+      per_mb = w.saved - w.attn_saved;
+    mem.activations = per_mb * in_flight;
+    if (s.recompute == Recompute::kFull && layers_here > 0) mem.activations += w.saved / double(layers_here);
+    if (r == s.pp - 1) mem.logits = b.ta() * double(m.vocab) / tp * 8;
+    mem.comm_buffers = b.ta() * 2 * m.hidden * (s.tp > 1 ? 1 : 0);
+    if (m.is_moe()) mem.comm_buffers += 2 * b.tsp() * m.ffn.top_k * m.hidden * 2 * double(s.etp);
+    mem.reserved = c.reserved_bytes;
+    mem.capacity = c.hbm_bytes;
+    mem.fits = mem.total() <= mem.capacity && mem.host_fits;
+    if (mem.total() > best_total) {
+      best_total = mem.total();
+      pr.memory = mem;
+    }
+  }
+
+  // Executed FLOPs per token (forward + backward + recomputation), for reference.
+  double flops_mb = 0;
+  for (long r = 0; r < s.pp; ++r) {
+    const Work& w = rank_work[size_t(r)];
+    flops_mb += w.flops * (s.recompute == Recompute::kFull ? 4.0 : 3.0);
+  }
+  pr.hardware_flops_per_token = flops_mb * double(ns) / (double(run.micro_batch) * run.seq_len * s.dp);
+
+  double denom = tb.step * double(c.devices()) * c.peak_flops;
+  for (model::FlopConvention conv : model::all_conventions()) {
+    MfuFigure f;
+    f.convention = conv;
+    f.flops_per_token = model::training_flops_per_token(m, run.seq_len, conv, run.train_mtp);
+    f.mfu = f.flops_per_token * double(pr.tokens_per_step) / denom;
+    pr.mfu.push_back(f);
+  }
+  return pr;
+}
+
+}  // namespace trex::plan

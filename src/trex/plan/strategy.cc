@@ -1,0 +1,153 @@
+#include "trex/plan/strategy.h"
+
+#include "trex/plan/strategy_toml.h"
+
+#include "trex/model/toml_fields.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+
+using model::TomlFields;
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+
+Run read_run(const toml::table& t, const std::string& file) {
+  TomlFields f(file, t, "run");
+  Run r;
+  r.name = f.text_or("name", "run");
+  r.seq_len = f.integer("seq_len", 1);
+  r.global_batch = f.integer("global_batch", 1);
+  r.micro_batch = f.integer_or("micro_batch", 1, 1);
+  r.grad_bytes = f.number_or("grad_bytes", 4, 2, 4);
+  r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", r.grad_bytes, 1, 4);
+  r.train_mtp = f.boolean_or("train_mtp", false);
+  std::string precision = f.choice_or("precision", "bf16", {"bf16"});
+  (void)precision;
+  f.allow({"source", "note"});
+  f.finish();
+  if (r.seq_len > (1L << 24)) f.fail("seq_len", "implausibly long");
+  return r;
+}
+
+Strategy read_strategy(const toml::table& t, const std::string& file) {
+  TomlFields f(file, t, "strategy");
+  Strategy s;
+  s.name = f.text_or("name", "strategy");
+  s.tp = f.integer_or("tp", 1, 1);
+  s.pp = f.integer_or("pp", 1, 1);
+  s.vpp = f.integer_or("vpp", 1, 1);
+  s.dp = f.integer_or("dp", 0, 0);
+  s.cp = f.integer_or("cp", 1, 1);
+  s.ep = f.integer_or("ep", 1, 1);
+  s.etp = f.integer_or("etp", 1, 1);
+  s.zero = int(f.integer_or("zero", 1, 0));
+  if (s.zero > 3) f.fail("zero", "must be 0, 1, 2 or 3");
+  std::string rc = f.choice_or("recompute", "none", {"none", "selective", "full"});
+  s.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  s.sequence_parallel = f.boolean_or("sequence_parallel", true);
+  s.swap_optimizer = f.boolean_or("swap_optimizer", false);
+  s.swap_slots = f.integer_or("swap_slots", 3, 2);
+  if (s.swap_slots > 3) f.fail("swap_slots", "must be 2 or 3");
+  s.swap_chunk_bytes = f.number_or("swap_chunk_bytes", 256e6, 1e6, 1e12);
+  s.a2a_overlap = f.number_or("a2a_overlap", 0, 0, 1);
+  s.tp_overlap = f.number_or("tp_overlap", 0, 0, 1);
+  s.dp_overlap = f.boolean_or("dp_overlap", true);
+  s.moe_imbalance = f.number_or("moe_imbalance", 1, 1, 100);
+  s.grouped_gemm = f.boolean_or("grouped_gemm", true);
+  f.allow({"source", "note"});
+  f.finish();
+  return s;
+}
+
+namespace {
+
+toml::table parse(const std::string& path) { return TomlFields::parse_file(path); }
+
+const toml::table& section(const toml::table& root, const std::string& path, const char* key) {
+  const toml::node* n = root.get(key);
+  if (n == nullptr || !n->is_table()) throw InputError(path, 0, std::string(key) + ": missing table [" + key + "]");
+  for (const auto& [k, v] : root)
+    if (k.str() != key) throw InputError(path, long(v.source().begin.line), std::string(k.str()) + ": unknown table");
+  return *n->as_table();
+}
+
+[[noreturn]] void refuse(const std::string& axis, const std::string& why) {
+  throw InputError::field("strategy." + axis, why);
+}
+
+std::string num(long v) { return std::to_string(v); }
+
+}  // namespace
+
+Run load_run(const std::string& path) {
+  toml::table root = parse(path);
+  return read_run(section(root, path, "run"), path);
+}
+
+Strategy load_strategy(const std::string& path) {
+  toml::table root = parse(path);
+  return read_strategy(section(root, path, "strategy"), path);
+}
+
+void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run& run, Strategy& s) {
+  long devices = c.devices();
+  long tcp = s.tp * s.cp * s.pp;
+  if (devices % tcp != 0)
+    refuse("tp", "tp x cp x pp = " + num(tcp) + " does not divide the " + num(devices) + " devices of " + c.name);
+  long dp = devices / tcp;
+  if (s.dp != 0 && s.dp != dp)
+    refuse("dp", "tp x cp x dp x pp = " + num(tcp * s.dp) + " but the cluster has " + num(devices) + " devices");
+  s.dp = dp;
+  const model::AttentionConfig& a = m.attention;
+  if (a.heads % s.tp != 0) refuse("tp", "tp " + num(s.tp) + " does not divide the " + num(a.heads) + " attention heads");
+  if (a.kind == model::AttentionKind::kGqa && a.kv_heads % s.tp != 0 && s.tp % a.kv_heads != 0)
+    refuse("tp", "tp " + num(s.tp) + " and the " + num(a.kv_heads) + " key/value heads do not divide one another");
+  if (a.kind == model::AttentionKind::kV4 && a.o_groups % s.tp != 0)
+    refuse("tp", "tp " + num(s.tp) + " does not divide the " + num(a.o_groups) + " output-projection groups");
+  if (!m.is_moe() || m.ffn.dense_layers > 0) {
+    if (m.ffn.hidden % s.tp != 0) refuse("tp", "tp " + num(s.tp) + " does not divide the FFN width " + num(m.ffn.hidden));
+  }
+  if (m.vocab % s.tp != 0 && s.tp > 1) {
+    // Megatron pads the vocabulary to a multiple of TP (and 128); the planner does the same.
+  }
+  if (run.seq_len % s.cp != 0) refuse("cp", "cp " + num(s.cp) + " does not divide the sequence length " + num(run.seq_len));
+  if (m.is_moe()) {
+    if (m.ffn.routed_experts % s.ep != 0)
+      refuse("ep", "ep " + num(s.ep) + " does not divide the " + num(m.ffn.routed_experts) + " routed experts");
+    if (m.ffn.expert_hidden % s.etp != 0)
+      refuse("etp", "etp " + num(s.etp) + " does not divide the expert width " + num(m.ffn.expert_hidden));
+    if (m.ffn.shared_experts > 0 && m.ffn.expert_hidden % s.tp != 0)
+      refuse("tp", "tp " + num(s.tp) + " does not divide the shared-expert width " + num(m.ffn.expert_hidden));
+    long attn = s.tp * s.cp * s.dp;
+    if (attn % (s.etp * s.ep) != 0)
+      refuse("ep", "folding invariant broken: tp x cp x dp = " + num(attn) + " is not a multiple of etp x ep = " +
+                       num(s.etp * s.ep));
+    s.edp = attn / (s.etp * s.ep);
+  } else {
+    if (s.ep != 1) refuse("ep", "ep " + num(s.ep) + " needs routed experts; " + m.name + " is dense");
+    if (s.etp != 1) refuse("etp", "etp " + num(s.etp) + " needs routed experts; " + m.name + " is dense");
+    s.edp = s.tp * s.cp * s.dp;
+  }
+  long blocks = m.layers + (run.train_mtp ? m.mtp_depth : 0);
+  if (s.pp * s.vpp > m.layers)
+    refuse("pp", "pp x vpp = " + num(s.pp * s.vpp) + " stages but only " + num(m.layers) +
+                     " layers: a pipeline stage would have no layer");
+  (void)blocks;
+  if (run.global_batch % (s.dp * run.micro_batch) != 0)
+    refuse("dp", "the global batch " + num(run.global_batch) + " does not split into dp " + num(s.dp) +
+                     " x micro-batch " + num(run.micro_batch) + " x whole micro-batches");
+  long micro = run.global_batch / (s.dp * run.micro_batch);
+  if (s.vpp > 1 && micro % s.pp != 0)
+    refuse("vpp", "the interleaved schedule needs the " + num(micro) + " micro-batches to be a multiple of pp " + num(s.pp));
+  if (s.swap_optimizer && (c.host_bytes_per_device <= 0 || c.host_link_bw <= 0))
+    refuse("swap_optimizer", "the cluster " + c.name + " states no host memory or host link bandwidth");
+}
+
+}  // namespace trex::plan

@@ -1,0 +1,15 @@
+// Reading [run] and [strategy] tables that sit inside another TOML file (validation runs,
+// ladder scenarios). Internal to the plan part: it exposes toml++.
+#pragma once
+
+#include <string>
+
+#include "toml++/toml.h"
+#include "trex/plan/strategy.h"
+
+namespace trex::plan {
+
+Run read_run(const toml::table& t, const std::string& file);
+Strategy read_strategy(const toml::table& t, const std::string& file);
+
+}  // namespace trex::plan

@@ -1,0 +1,146 @@
+// Cluster descriptions: shipped files load; impossible clusters are refused with the reason.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "plan/plan_test_util.h"
+#include "trex/plan/collectives.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+namespace {
+
+using testing::shipped_cluster;
+using testing::source_path;
+
+TEST(Cluster, EveryShippedClusterLoads) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(source_path("configs/cluster"))) {
+    SCOPED_TRACE(e.path().string());
+    Cluster c = load_cluster(e.path().string());
+    EXPECT_GT(c.devices(), 0);
+    EXPECT_GT(c.peak_flops, 0);
+    EXPECT_GT(c.hbm_bw, 0);
+    EXPECT_FALSE(c.eff.source.empty());
+    EXPECT_GE(c.links.back().group_size, c.devices());
+    ++n;
+  }
+  EXPECT_GE(n, 4);
+}
+
+TEST(Cluster, CloudMatrixCarriesTheSpecFigures) {
+  Cluster c = shipped_cluster("cloudmatrix384");
+  EXPECT_EQ(c.devices(), 384);
+  EXPECT_DOUBLE_EQ(c.peak_flops, 752e12);
+  EXPECT_DOUBLE_EQ(c.hbm_bytes, 128e9);
+  EXPECT_DOUBLE_EQ(c.eff.matmul, 0.7);
+  EXPECT_EQ(c.level_for_extent(8).name, "UB within node (1-level Clos)");
+  EXPECT_EQ(c.level_for_extent(9).name, "UB across nodes (2-level Clos)");
+  EXPECT_EQ(c.level_for_extent(384).name, "UB across nodes (2-level Clos)");
+}
+
+// Writes `text` to a temporary cluster file; "HW/" stands for the shipped configs/hw/.
+class TempCluster {
+ public:
+  explicit TempCluster(std::string text) {
+    size_t at = text.find("HW/");
+    if (at != std::string::npos) text.replace(at, 3, source_path("configs/hw/"));
+    path_ = (std::filesystem::temp_directory_path() /
+             ("trex-cluster-test-" + std::to_string(getpid()) + "-" + std::to_string(counter_++) + ".toml"))
+                .string();
+    std::ofstream(path_) << text;
+  }
+  ~TempCluster() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  static inline int counter_ = 0;
+};
+
+const char* kGood = R"([cluster]
+name = "t"
+source = "test"
+device = "HW/h200.toml"
+nodes = 4
+devices_per_node = 8
+[efficiency]
+source = "test"
+[[link]]
+level = "nv"
+group_size = 8
+bw_unidir_bytes_per_s = 400e9
+source = "test"
+[[link]]
+level = "ib"
+group_size = 32
+bw_unidir_bytes_per_s = 50e9
+source = "test"
+)";
+
+std::string error_of(const std::string& text) {
+  TempCluster t(text);
+  try {
+    load_cluster(t.path());
+  } catch (const InputError& e) {
+    return e.detail();
+  }
+  return "";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(Cluster, MinimalClusterLoads) { EXPECT_EQ(error_of(kGood), ""); }
+
+TEST(Cluster, ImpossibleClustersAreRefused) {
+  EXPECT_EQ(error_of(replace(kGood, "nodes = 4", "nodes = 5")),
+            "link: the outermost level \"ib\" joins 32 devices but the cluster has 40 (some devices could not reach each other)");
+  EXPECT_EQ(error_of(replace(kGood, "group_size = 32", "group_size = 12")),
+            "link: level \"ib\" group_size 12 must be a larger multiple of the level inside it (8)");
+  EXPECT_EQ(error_of(replace(kGood, "nodes = 4", "nodes = 0")), "cluster.nodes: must be at least 1");
+  EXPECT_NE(error_of(replace(kGood, "HW/h200.toml", "HW/none.toml")).find("cluster.device"), std::string::npos);
+  EXPECT_EQ(error_of(replace(kGood, "name = \"t\"", "name = \"t\"\nreserved_bytes = 500e9")),
+            "cluster.reserved_bytes: not below the device memory");
+  EXPECT_EQ(error_of(replace(kGood, "bw_unidir_bytes_per_s = 50e9", "bw_unidir_bytes_per_s = -1")),
+            "link.bw_unidir_bytes_per_s: must be in [1000, 1e+15], got -1");
+  EXPECT_EQ(error_of(replace(kGood, "[[link]]\nlevel = \"nv\"", "[[link]]\nlevl = \"nv\"")), "link.level: missing");
+  EXPECT_NE(error_of(replace(kGood, "name = \"t\"", "name = \"t\"\nhost_link_bytes_per_s = 1e9")).find("host_source"),
+            std::string::npos);
+}
+
+TEST(Cluster, SetNodesChecksReach) {
+  TempCluster t(kGood);
+  Cluster c = load_cluster(t.path());
+  set_nodes(c, 2);
+  EXPECT_EQ(c.devices(), 16);
+  EXPECT_THROW(set_nodes(c, 8), InputError);
+}
+
+TEST(Collectives, AlphaBetaFormulas) {
+  TempCluster t(replace(replace(kGood, "[efficiency]\nsource = \"test\"", "[efficiency]\nsource = \"test\"\ncomm_launch_s = 0"),
+                        "group_size = 8\n", "group_size = 8\nlatency_s = 1e-6\n"));
+  Cluster c = load_cluster(t.path());
+  double S = 1e9;
+  // Ring all-reduce over 8 ranks inside the node: 2 (g-1) alpha + 2 (g-1)/g S / B.
+  EXPECT_NEAR(all_reduce_s(c, 8, 8, S), 2 * 7 * 1e-6 + 2 * 7.0 / 8 * S / 400e9, 1e-12);
+  EXPECT_NEAR(all_gather_s(c, 8, 8, S), 7 * 1e-6 + 7.0 / 8 * S / 400e9, 1e-12);
+  // Across nodes the outer level is the bottleneck.
+  EXPECT_NEAR(all_gather_s(c, 4, 32, S), 3.0 / 4 * S / 50e9, 1e-12);
+  EXPECT_NEAR(p2p_s(c, 16, S), S / 50e9, 1e-12);
+  EXPECT_EQ(all_reduce_s(c, 1, 1, S), 0);
+  // All-to-all over 16 ranks with stride 1: 7 of 16 peers inside the node, 8 outside; the
+  // outer share (8/16 of S at 50 GB/s) is slower than the inner one.
+  EXPECT_NEAR(all_to_all_s(c, 16, 1, S), 8.0 / 16 * S / 50e9, 1e-12);
+  EXPECT_NEAR(all_to_all_s(c, 8, 1, S), 7.0 / 8 * S / 400e9 + 7 * 1e-6, 1e-12);
+}
+
+}  // namespace
+}  // namespace trex::plan

@@ -1,0 +1,78 @@
+// `trex plan` run as a subprocess: table, JSON, SVG; bad input gives one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "nlohmann/json.hpp"
+#include "trex/util/atomic_file.h"
+#include "trex/util/subprocess.h"
+
+namespace trex {
+namespace {
+
+ProcessResult trex_run(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {TREX_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout_s = 120;
+  o.cwd = TREX_SOURCE_DIR;
+  return run_process(argv, o);
+}
+
+const std::vector<std::string> kGpt = {"plan", "--model", "configs/model/gpt3-175b.toml", "--cluster",
+                                       "configs/cluster/dgx-a100.toml", "--run", "configs/run/gpt3-175b-megatron.toml",
+                                       "--strategy", "configs/strategy/gpt3-tp8-pp8.toml"};
+
+TEST(PlanCommand, PrintsVerdictBreakdownAndEveryConvention) {
+  ProcessResult r = trex_run(kGpt);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("-> fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pipeline bubble"), std::string::npos);
+  EXPECT_NE(r.out.find("TP comm (exposed)"), std::string::npos);
+  for (const char* c : {"trex", "6n", "megatron", "dense-attn", "megatron-hfu"})
+    EXPECT_NE(r.out.find(std::string("  ") + c + " "), std::string::npos) << c;
+}
+
+TEST(PlanCommand, JsonAndSvg) {
+  std::string svg = (std::filesystem::temp_directory_path() / ("trex-plan-" + std::to_string(getpid()) + ".svg")).string();
+  std::vector<std::string> args = kGpt;
+  args.insert(args.end(), {"--json", "--nodes", "64", "--svg", svg});
+  ProcessResult r = trex_run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["devices"].get<long>(), 512);
+  EXPECT_EQ(j["strategy"]["dp"].get<long>(), 8);
+  double step = j["time"]["step"].get<double>();
+  EXPECT_GT(step, 0);
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * step, 1536.0 * 2048, 1);
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  std::string chart = read_file(svg);
+  EXPECT_EQ(chart.rfind("<svg", 0), 0u);
+  EXPECT_NE(chart.find("</svg>"), std::string::npos);
+  std::filesystem::remove(svg);
+}
+
+TEST(PlanCommand, InvalidStrategyIsRefusedWithItsReason) {
+  std::vector<std::string> args = kGpt;
+  args.insert(args.end(), {"--nodes", "3"});  // 24 devices: tp 8 x pp 8 does not divide them
+  ProcessResult r = trex_run(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "trex: error: strategy.tp: tp x cp x pp = 64 does not divide the 24 devices of DGX A100 (Selene)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(PlanCommand, MissingFlagOrFileIsOneLine) {
+  ProcessResult r = trex_run({"plan", "--model", "configs/model/gpt3-175b.toml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--cluster: missing"), std::string::npos) << r.err;
+  std::vector<std::string> args = kGpt;
+  args[2] = "configs/model/nope.toml";
+  r = trex_run(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace trex

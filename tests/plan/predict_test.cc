@@ -1,0 +1,188 @@
+// The memory and time model: invariants that follow from its stated rules, checked on real
+// configs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "plan/plan_test_util.h"
+#include "trex/model/accounting.h"
+#include "trex/plan/predict.h"
+
+namespace trex::plan {
+namespace {
+
+using testing::make_run;
+using testing::shipped_cluster;
+using testing::shipped_model;
+
+class Predict : public ::testing::Test {
+ protected:
+  model::ModelConfig gpt = shipped_model("gpt3-175b");
+  model::ModelConfig pro = shipped_model("deepseek-v4-pro");
+  Cluster a100 = shipped_cluster("dgx-a100");
+  Cluster cm = shipped_cluster("cloudmatrix384");
+
+  Strategy gpt_strategy() const {
+    Strategy s;
+    s.tp = 8;
+    s.pp = 8;
+    s.recompute = Recompute::kFull;
+    return s;
+  }
+};
+
+TEST_F(Predict, BreakdownAddsUpToTheStep) {
+  Prediction p = predict(gpt, a100, make_run(2048, 1536), gpt_strategy());
+  const TimeBreakdown& t = p.time;
+  EXPECT_NEAR(t.compute + t.launch + t.comm() + t.bubble + t.optimizer, t.step, 1e-9 * t.step);
+  EXPECT_NEAR(p.tokens_per_s * t.step, double(p.tokens_per_step), 1e-6 * double(p.tokens_per_step));
+  EXPECT_EQ(p.tokens_per_step, 1536 * 2048);
+  EXPECT_EQ(p.micro_batches, 1536 / 16);
+}
+
+TEST_F(Predict, WeightsAndOptimizerStateFollowTheShardingRules) {
+  Strategy s = gpt_strategy();
+  s.zero = 0;
+  Prediction p = predict(gpt, a100, make_run(2048, 1536), s);
+  double params = model::count_parameters(gpt).total();
+  // TP 8 x PP 8 split every parameter 64 ways (the tied head adds one vocabulary matrix on the last stage).
+  double per_device = params / 64;
+  EXPECT_NEAR(p.memory.weights / (2 * per_device), 1.0, 0.05);
+  EXPECT_NEAR(p.memory.optimizer / p.memory.weights, 6.0, 1e-9);  // 12 B vs 2 B per parameter
+  s.zero = 1;
+  Prediction z1 = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_NEAR(z1.memory.optimizer * 16, p.memory.optimizer, 1e-6 * p.memory.optimizer);  // sharded over DP 16
+  s.zero = 2;
+  Prediction z2 = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_NEAR(z2.memory.gradients * 16, z1.memory.gradients, 1e-6 * z1.memory.gradients);
+}
+
+TEST_F(Predict, RecomputationTradesMemoryForTime) {
+  Strategy s = gpt_strategy();
+  s.recompute = Recompute::kNone;
+  Prediction none = predict(gpt, a100, make_run(2048, 1536), s);
+  s.recompute = Recompute::kSelective;
+  Prediction sel = predict(gpt, a100, make_run(2048, 1536), s);
+  s.recompute = Recompute::kFull;
+  Prediction full = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_GT(none.memory.activations, sel.memory.activations);
+  EXPECT_GT(sel.memory.activations, 5 * full.memory.activations);
+  EXPECT_LT(none.time.compute, sel.time.compute);
+  EXPECT_LT(sel.time.compute, full.time.compute);
+  EXPECT_EQ(none.time.recompute, 0);
+  // Full recomputation repeats the forward: about a third more compute.
+  EXPECT_NEAR(full.time.compute / none.time.compute, 4.0 / 3.0, 0.05);
+}
+
+TEST_F(Predict, GptActivationsMatchKorthikantiWithoutDropout) {
+  // Korthikanti et al. 2022: per layer s b h (34/t + 5 a s/(h t)) bytes with TP + SP; flash
+  // attention removes the 5 a s / h term and the planner keeps no dropout masks (2 of the 34),
+  // so expect about 32 s b h / t per layer, for 1F1B's pp in-flight micro-batches on rank 0.
+  Strategy s = gpt_strategy();
+  s.recompute = Recompute::kNone;
+  s.vpp = 1;
+  Prediction p = predict(gpt, a100, make_run(2048, 1536), s);
+  double sbh = 2048.0 * 1 * 12288;
+  double per_layer = sbh * 32 / 8;
+  double expected = per_layer * (96 / 8) * 8;
+  EXPECT_NEAR(p.memory.activations / expected, 1.0, 0.15);
+}
+
+TEST_F(Predict, BubbleFollowsTheSchedule) {
+  Strategy s = gpt_strategy();
+  s.vpp = 1;
+  Prediction p1 = predict(gpt, a100, make_run(2048, 1536), s);
+  double t_mb = (p1.time.step - p1.time.bubble - p1.time.dp_comm - p1.time.optimizer) / double(p1.micro_batches);
+  EXPECT_NEAR(p1.time.bubble, 7 * t_mb, 1e-6 * p1.time.bubble);  // (pp - 1) micro-batch times
+  s.vpp = 3;
+  Prediction p3 = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_LT(p3.time.bubble, p1.time.bubble / 2.5);  // interleaving divides it by vpp (more p2p sends)
+}
+
+TEST_F(Predict, MfuConventionsAreConsistent) {
+  Prediction p = predict(gpt, a100, make_run(2048, 1536), gpt_strategy());
+  for (const MfuFigure& f : p.mfu) {
+    double implied = f.flops_per_token * double(p.tokens_per_step) / (p.time.step * a100.devices() * a100.peak_flops);
+    EXPECT_NEAR(f.mfu, implied, 1e-12);
+    EXPECT_GT(f.mfu, 0.05);
+    EXPECT_LT(f.mfu, 1.0);
+  }
+  EXPECT_GT(p.mfu_of(model::FlopConvention::kMegatronHfu), p.mfu_of(model::FlopConvention::kMegatron));
+}
+
+TEST_F(Predict, SwapOptimizerMovesStateToTheHost) {
+  Strategy s;
+  s.pp = 8;
+  s.vpp = 2;
+  s.ep = 48;
+  s.recompute = Recompute::kFull;
+  Prediction off = predict(pro, cm, make_run(8192, 384), s);
+  s.swap_optimizer = true;
+  Prediction on = predict(pro, cm, make_run(8192, 384), s);
+  EXPECT_NEAR(on.memory.host_state, off.memory.optimizer, 1e-6 * off.memory.optimizer);
+  EXPECT_LE(on.memory.optimizer, 3 * 256e6 + 1);
+  // Double buffering: between the lower bound (one direction's transfer) and the serial sum.
+  double one_way = on.memory.host_state / cm.host_link_bw;
+  EXPECT_GE(on.swap_overlapped_s, one_way);
+  EXPECT_LT(on.swap_overlapped_s, on.swap_serial_s);
+  EXPECT_NEAR(on.swap_serial_s / on.swap_overlapped_s, 2.0, 0.1);  // transfer-bound: load + store vs max
+  EXPECT_GT(on.time.optimizer, off.time.optimizer);
+}
+
+TEST_F(Predict, V4ProDoesNotFitWithoutShardingOrRecomputation) {
+  Strategy s;
+  s.pp = 4;
+  s.ep = 8;
+  s.zero = 0;
+  Prediction p = predict(pro, cm, make_run(8192, 384), s);
+  EXPECT_FALSE(p.memory.fits);
+  EXPECT_GT(p.memory.total(), cm.hbm_bytes);
+}
+
+TEST_F(Predict, ExpertParallelAllToAllAppearsOnlyWithEp) {
+  Strategy s;
+  s.pp = 8;
+  s.vpp = 2;
+  s.ep = 1;
+  s.recompute = Recompute::kFull;
+  Prediction ep1 = predict(pro, cm, make_run(8192, 384), s);
+  EXPECT_EQ(ep1.time.ep_comm, 0);
+  s.ep = 48;
+  Prediction ep48 = predict(pro, cm, make_run(8192, 384), s);
+  EXPECT_GT(ep48.time.ep_comm, 0);
+  s.a2a_overlap = 1;
+  EXPECT_EQ(predict(pro, cm, make_run(8192, 384), s).time.ep_comm, 0);
+  // Fewer experts per device: less expert weight to stream and to hold.
+  EXPECT_LT(ep48.memory.weights, ep1.memory.weights / 10);
+}
+
+TEST_F(Predict, DeterministicAndMonotoneInBandwidth) {
+  Strategy s = gpt_strategy();
+  Prediction a = predict(gpt, a100, make_run(2048, 1536), s);
+  Prediction b = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_EQ(a.time.step, b.time.step);
+  Cluster fast = a100;
+  for (LinkLevel& l : fast.links) l.bw_unidir *= 2;
+  Prediction f = predict(gpt, fast, make_run(2048, 1536), s);
+  EXPECT_LT(f.time.tp_comm, a.time.tp_comm);
+  EXPECT_LT(f.time.step, a.time.step);
+  EXPECT_EQ(f.time.compute, a.time.compute);
+}
+
+TEST_F(Predict, LaunchFloorChargesTheFragmentedTail) {
+  // One kernel per expert (no grouped GEMM) with few tokens per expert: 48 local experts and
+  // 512 tokens x 6 routes per device leave 64 rows per expert, GEMMs of a few microseconds.
+  Strategy s;
+  s.pp = 8;
+  s.vpp = 2;
+  s.ep = 8;
+  s.recompute = Recompute::kFull;
+  Prediction grouped = predict(pro, cm, make_run(512, 384), s);
+  s.grouped_gemm = false;
+  Prediction per_expert = predict(pro, cm, make_run(512, 384), s);
+  EXPECT_GT(per_expert.time.launch, 2 * grouped.time.launch);
+  EXPECT_GT(per_expert.time.step, grouped.time.step);
+}
+
+}  // namespace
+}  // namespace trex::plan

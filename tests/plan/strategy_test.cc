@@ -1,0 +1,148 @@
+// Invalid strategies are refused with the reason before any prediction or search.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/plan_test_util.h"
+#include "trex/plan/predict.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+namespace {
+
+using testing::make_run;
+using testing::shipped_cluster;
+using testing::shipped_model;
+
+std::string refusal(const model::ModelConfig& m, const Cluster& c, const Run& r, Strategy s) {
+  try {
+    complete_and_check(m, c, r, s);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class StrategyCheck : public ::testing::Test {
+ protected:
+  model::ModelConfig pro = shipped_model("deepseek-v4-pro");
+  model::ModelConfig gpt = shipped_model("gpt3-175b");
+  Cluster cm = shipped_cluster("cloudmatrix384");
+  plan::Run run = make_run(8192, 384);
+};
+
+TEST_F(StrategyCheck, ValidStrategyCompletesDpAndEdp) {
+  Strategy s;
+  s.pp = 8;
+  s.ep = 16;
+  s.tp = 2;
+  EXPECT_EQ(refusal(pro, cm, run, s), "");
+  complete_and_check(pro, cm, run, s);
+  EXPECT_EQ(s.dp, 24);
+  EXPECT_EQ(s.edp, 3);  // tp cp dp = 48 = etp ep edp = 1 x 16 x 3
+}
+
+TEST_F(StrategyCheck, TpMustDivideHeads) {
+  Strategy s;
+  s.tp = 3;
+  s.pp = 2;
+  EXPECT_EQ(refusal(pro, cm, run, s), "strategy.tp: tp 3 does not divide the 128 attention heads");
+}
+
+TEST_F(StrategyCheck, TpMustDivideOutputGroups) {
+  Strategy s;
+  s.tp = 32;
+  EXPECT_EQ(refusal(pro, cm, run, s), "strategy.tp: tp 32 does not divide the 16 output-projection groups");
+}
+
+TEST_F(StrategyCheck, EpMustDivideExperts) {
+  Strategy s;
+  s.ep = 5;
+  s.pp = 2;
+  Cluster c = cm;
+  set_nodes(c, 40);  // 320 devices, so ep 5 fits the devices but not the 384 experts
+  EXPECT_EQ(refusal(pro, c, make_run(8192, 160), s), "strategy.ep: ep 5 does not divide the 384 routed experts");
+}
+
+TEST_F(StrategyCheck, FoldingInvariantMustHold) {
+  Strategy s;
+  s.pp = 16;  // tp cp dp = 24
+  s.ep = 16;  // 16 does not divide 24
+  EXPECT_EQ(refusal(pro, cm, run, s),
+            "strategy.ep: folding invariant broken: tp x cp x dp = 24 is not a multiple of etp x ep = 16");
+}
+
+TEST_F(StrategyCheck, EtpMustDivideExpertWidth) {
+  Strategy s;
+  s.etp = 5;
+  s.pp = 1;
+  EXPECT_NE(refusal(pro, cm, run, s).find("etp 5 does not divide the expert width 3072"), std::string::npos);
+}
+
+TEST_F(StrategyCheck, EveryPipelineStageNeedsALayer) {
+  Strategy s;
+  s.pp = 64;
+  s.vpp = 1;
+  Cluster c = cm;
+  set_nodes(c, 8);  // 64 devices
+  EXPECT_EQ(refusal(pro, c, make_run(8192, 64), s),
+            "strategy.pp: pp x vpp = 64 stages but only 61 layers: a pipeline stage would have no layer");
+  s.pp = 32;
+  s.vpp = 2;
+  EXPECT_NE(refusal(pro, c, make_run(8192, 64), s).find("a pipeline stage would have no layer"), std::string::npos);
+}
+
+TEST_F(StrategyCheck, ProductsMustCoverTheDevices) {
+  Strategy s;
+  s.tp = 8;
+  s.pp = 5;
+  EXPECT_EQ(refusal(pro, cm, run, s), "strategy.tp: tp x cp x pp = 40 does not divide the 384 devices of CloudMatrix384");
+  s.pp = 4;
+  s.dp = 7;
+  EXPECT_EQ(refusal(pro, cm, run, s), "strategy.dp: tp x cp x dp x pp = 224 but the cluster has 384 devices");
+}
+
+TEST_F(StrategyCheck, BatchMustSplitIntoMicroBatches) {
+  Strategy s;
+  s.pp = 4;  // dp 96
+  EXPECT_EQ(refusal(pro, cm, make_run(8192, 100), s),
+            "strategy.dp: the global batch 100 does not split into dp 96 x micro-batch 1 x whole micro-batches");
+  s.pp = 8;
+  s.vpp = 2;  // dp 48: 384 / 48 = 8 micro-batches, a multiple of pp 8
+  EXPECT_EQ(refusal(pro, cm, run, s), "");
+  EXPECT_NE(refusal(pro, cm, make_run(8192, 192), s).find("multiple of pp 8"), std::string::npos);
+}
+
+TEST_F(StrategyCheck, DenseModelsHaveNoExpertParallelism) {
+  Strategy s;
+  s.tp = 8;
+  s.pp = 8;
+  s.ep = 2;
+  Cluster a100 = shipped_cluster("dgx-a100");
+  EXPECT_EQ(refusal(gpt, a100, make_run(2048, 1536), s), "strategy.ep: ep 2 needs routed experts; gpt3-175b is dense");
+}
+
+TEST_F(StrategyCheck, CpMustDivideTheSequence) {
+  Strategy s;
+  s.cp = 3;
+  s.pp = 1;
+  EXPECT_EQ(refusal(pro, cm, make_run(8192, 384), s), "strategy.cp: cp 3 does not divide the sequence length 8192");
+}
+
+TEST_F(StrategyCheck, SwapNeedsHostFigures) {
+  Cluster c = cm;
+  c.host_link_bw = 0;
+  Strategy s;
+  s.pp = 8;
+  s.swap_optimizer = true;
+  EXPECT_NE(refusal(pro, c, run, s).find("strategy.swap_optimizer"), std::string::npos);
+}
+
+TEST_F(StrategyCheck, PredictRefusesBeforePredicting) {
+  Strategy s;
+  s.tp = 3;
+  EXPECT_THROW(predict(pro, cm, run, s), InputError);
+}
+
+}  // namespace
+}  // namespace trex::plan

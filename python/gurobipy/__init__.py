@@ -668,8 +668,12 @@ class Model:
         if isinstance(lhs, TempConstr) and sense is None:
             tc = lhs
             lhs, sense, rhs = tc._lhs, tc._sense, tc._rhs
-        if isinstance(lhs, bool) or lhs is None:
-            raise GurobiError(10003, "Invalid argument to Model.addConstr (a comparison that Python evaluated to %r)" % lhs)
+        if lhs is None:
+            raise GurobiError(10003, "Invalid argument to Model.addConstr")
+        if isinstance(lhs, bool) or type(lhs).__name__ == "bool_":
+            # A comparison Python already decided (e.g. two empty sums). Gurobi records it as an
+            # empty row, "R: <= 0" when true and "R: <= -1" when false; so does this module.
+            lhs, sense, rhs = LinExpr(), "<", 0.0 if bool(lhs) else -1.0
         sense = {"<=": "<", ">=": ">", "==": "="}.get(sense, sense)
         if sense not in ("<", ">", "="):
             raise GurobiError(10003, "Invalid constraint sense %r" % (sense,))

@@ -101,7 +101,7 @@ TEST(Structure, DifferencesAreFoundAndNamed) {
   EXPECT_NE(why_not(knapsack(), m).find("sense"), std::string::npos);
 
   m = knapsack();
-  m.add_var("unused");
+  m.add_var("only_in_objective", 0, kInf, VarType::kContinuous, 1);
   EXPECT_NE(why_not(knapsack(), m).find("variables: 3 against 4"), std::string::npos);
 
   m = knapsack();
@@ -134,6 +134,25 @@ TEST(Structure, QuadraticTermsCount) {
   Model c = knapsack();
   c.add_objective_quad(0, 2, 1.5);
   EXPECT_TRUE(structurally_equivalent(a, c));
+}
+
+// Gurobi's LP writer drops variables used nowhere and writes an objective constant as a
+// variable "Constant" fixed at 1; neither changes the problem.
+TEST(Structure, IsolatedVariablesDoNotCount) {
+  Model m = knapsack();
+  m.add_var("declared_but_unused", 0, 5);
+  m.add_var("fixed_and_unused", 2, 2);
+  EXPECT_TRUE(structurally_equivalent(knapsack(), m));
+  EXPECT_EQ(structure_signature(m).num_dropped_vars, 2);
+
+  Model with_constant = read_lp("Minimize\n x + 2 y + 7 Constant\nSubject To\n r: x + y >= 1\nBounds\n Constant = 1\nEnd\n");
+  Model plain = read_lp("Minimize\n x + 2 y + 7\nSubject To\n r: x + y >= 1\nEnd\n");
+  std::string why;
+  EXPECT_TRUE(structurally_equivalent(with_constant, plain, &why)) << why;
+
+  Model infeasible = knapsack();
+  infeasible.add_var("empty_domain", 3, 2);
+  EXPECT_FALSE(structurally_equivalent(knapsack(), infeasible));
 }
 
 TEST(Structure, LastDigitsDoNotMatter) {
@@ -205,7 +224,14 @@ Model perturbed_copy(const Model& m, std::mt19937& rng, std::string* what) {
     bound += 1 + 0.01 * std::fabs(bound);
     *what = "right-hand side of " + row.name;
   } else if (kind == 2) {
-    Variable& v = out.var(int(rng() % size_t(m.num_vars())));
+    // A variable the model uses: an isolated one (Gurobi's "Constant") does not count.
+    std::vector<int> used;
+    for (const Constraint& row : m.rows())
+      for (const Term& t : row.terms) used.push_back(t.var);
+    for (int j = 0; j < m.num_vars(); ++j)
+      if (m.var(j).cost != 0) used.push_back(j);
+    if (used.empty()) used.push_back(0);
+    Variable& v = out.var(used[rng() % used.size()]);
     v.type = v.type == VarType::kContinuous ? VarType::kInteger : VarType::kContinuous;
     *what = "type of " + v.name;
   } else {

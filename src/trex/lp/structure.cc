@@ -71,6 +71,7 @@ struct QuadEdge {
 
 struct Graph {
   std::vector<uint64_t> var_colour, row_colour;  // round-0 colours
+  std::vector<char> active;                      // variables kept by step 2
   std::vector<std::vector<Edge>> var_rows, row_vars, var_vars;
   std::vector<std::vector<QuadEdge>> row_quads, var_quads;
 };
@@ -182,19 +183,29 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
   }
 
   g.var_colour.resize(size_t(nv));
+  g.active.assign(size_t(nv), 1);
+  int kept = 0;
   for (int j = 0; j < nv; ++j) {
     const Variable& v = m.var(j);
+    const size_t k = size_t(j);
+    if (g.var_rows[k].empty() && g.var_vars[k].empty() && g.var_quads[k].empty() && v.cost == 0 &&
+        self_quad[k] == 0 && lower[k] <= upper[k]) {
+      g.active[k] = 0;  // isolated (step 2)
+      ++sig->num_dropped_vars;
+      continue;
+    }
+    ++kept;
     int type = v.type == VarType::kContinuous ? 0 : 1;
     sig->num_integer += type;
     uint64_t c = Hasher()
                      .add(1)
                      .add(type)
-                     .add(quantize(lower[size_t(j)]))
-                     .add(quantize(upper[size_t(j)]))
+                     .add(quantize(lower[k]))
+                     .add(quantize(upper[k]))
                      .add(quantize(v.cost))
-                     .add(self_quad[size_t(j)])
+                     .add(self_quad[k])
                      .h;
-    g.var_colour[size_t(j)] = c;
+    g.var_colour[k] = c;
     sig->var_features.push_back(c);
   }
   g.row_colour.resize(row_bounds.size());
@@ -203,7 +214,7 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
     g.row_colour[r] = c;
     sig->row_features.push_back(c);
   }
-  sig->num_vars = nv;
+  sig->num_vars = kept;
   sig->num_rows = int(row_bounds.size());
   std::sort(sig->var_features.begin(), sig->var_features.end());
   std::sort(sig->row_features.begin(), sig->row_features.end());
@@ -218,10 +229,12 @@ struct Histogram {
   size_t distinct;
 };
 
-Histogram histogram(const std::vector<uint64_t>& vars, const std::vector<uint64_t>& rows,
-                    std::vector<uint64_t>& scratch) {
+Histogram histogram(const std::vector<uint64_t>& vars, const std::vector<char>& active,
+                    const std::vector<uint64_t>& rows, std::vector<uint64_t>& scratch) {
   Hasher h;
-  scratch = vars;
+  scratch.clear();
+  for (size_t j = 0; j < vars.size(); ++j)
+    if (active[j]) scratch.push_back(vars[j]);
   std::sort(scratch.begin(), scratch.end());
   h.add_all(scratch);
   size_t distinct = size_t(std::unique(scratch.begin(), scratch.end()) - scratch.begin());
@@ -291,13 +304,13 @@ StructureSignature structure_signature(const Model& model) {
   sig.objective_constant = quantize(model.objective_constant);
   Graph g = canonical_graph(model, &sig);
   std::vector<uint64_t> vc = g.var_colour, rc = g.row_colour, scratch, items;
-  Histogram hist = histogram(vc, rc, scratch);
+  Histogram hist = histogram(vc, g.active, rc, scratch);
   sig.rounds.push_back(hist.hash);
   // The partition refines at most once per node, so this ends within n + m + 1 rounds.
   const size_t max_rounds = vc.size() + rc.size() + 1;
   for (size_t round = 0; round < max_rounds; ++round) {
     refine(g, vc, rc, items);
-    Histogram next = histogram(vc, rc, scratch);
+    Histogram next = histogram(vc, g.active, rc, scratch);
     sig.rounds.push_back(next.hash);
     if (next.distinct == hist.distinct) break;
     hist = next;

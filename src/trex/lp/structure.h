@@ -6,7 +6,10 @@
 //   1. A row with one variable (a * x in [l, u]) becomes a bound on x and disappears; a row
 //      with no variable disappears when 0 lies in [l, u] (Gurobi writes such rows, "R1: <= 0")
 //      and is counted as an infeasible constant row otherwise. Free rows disappear.
-//   2. Binary variables become integer variables with bounds clipped to [0, 1].
+//   2. Binary variables become integer variables with bounds clipped to [0, 1]. A variable in
+//      no row, with no objective term, disappears when its bounds admit a value: it cannot
+//      change the problem, and Gurobi's LP writer drops such variables (and writes an
+//      objective constant as a variable "Constant" fixed at 1).
 //   3. A row a'x in [l, u] and its negation -a'x in [-u, -l] are the same constraint; each row
 //      is stored in whichever of the two orientations has the smaller sorted coefficient list
 //      (then the smaller bound pair). A row equal to its own negation in those terms (x - y = 0)
@@ -40,12 +43,13 @@ namespace trex::lp {
 struct StructureSignature {
   uint64_t hash = 0;                // the final WL hash (structure_hash)
   std::vector<uint64_t> rounds;     // histogram hash after round 0, 1, ..., refinement end
-  int num_vars = 0;
+  int num_vars = 0;                 // variables left after step 2
   int num_rows = 0;                 // rows left after step 1
   int64_t num_nonzeros = 0;         // linear nonzeros in those rows
   int num_integer = 0;
   int num_bound_rows = 0;           // rows turned into bounds
   int num_infeasible_constant_rows = 0;
+  int num_dropped_vars = 0;         // isolated variables removed in step 2
   Sense sense = Sense::kMinimize;
   int64_t objective_constant = 0;   // quantized
   // Sorted feature multisets of round 0, used to explain a difference.

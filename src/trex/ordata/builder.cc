@@ -71,6 +71,7 @@ Sample SampleBuilder::build(uint64_t index, StageTimes& times) {
 
   Instance inst = family.generate(mix.ranges, s.mode, industry, rng);
   s.params = inst.params;
+  s.implied_numbers = inst.implied_numbers;
   times.generate += since(t0);
 
   // Reference solve through the lp layer (CLP for LPs, CBC for MILPs).

@@ -50,6 +50,18 @@ bool check_shape(const lp::Model& m, const ExpectedShape& e, std::string* detail
   return true;
 }
 
+// The reference point and duals in the reconstruction's order (it names the same variables and
+// rows, possibly in another order: read_lp numbers variables as they first appear).
+void remap(const lp::Model& ref, const lp::Model& m, const Reference& r, std::vector<double>* x,
+           std::vector<double>* y) {
+  x->assign(size_t(m.num_vars()), 0.0);
+  for (int j = 0; j < ref.num_vars(); ++j) (*x)[size_t(m.find_var(ref.var(j).name))] = (*r.x)[size_t(j)];
+  if (!r.duals) return;
+  y->assign(size_t(m.num_rows()), 0.0);
+  std::vector<std::string> labels = ref.row_labels();
+  for (int i = 0; i < ref.num_rows(); ++i) (*y)[size_t(m.find_row(labels[size_t(i)]))] = (*r.duals)[size_t(i)];
+}
+
 bool contains_word(const std::string& text, const char* word) {
   std::string lower;
   for (char ch : text) lower += char(std::tolower(static_cast<unsigned char>(ch)));
@@ -186,7 +198,9 @@ void run_checks(const Instance& inst, const Reference& ref, const lp::Solver& re
     if (lp::same_model(*ref.model, *m, &why)) {
       // The same model: the reference verdict carries over; an optimum is re-proved by certificate.
       if (ref.status != lp::SolveStatus::kOptimal) continue;
-      std::string bad = check_optimality_certificate(*m, ref.objective, *ref.x, ref.duals);
+      std::vector<double> x, y;
+      remap(*ref.model, *m, ref, &x, &y);
+      std::string bad = check_optimality_certificate(*m, ref.objective, x, ref.duals ? &y : nullptr);
       if (!bad.empty()) {
         fail(s, "validation", reason::kCertificate, std::string(label) + ": " + bad);
         return;

@@ -50,7 +50,11 @@ std::string write_math(const lp::Model& m, const Story& story) {
   }
   std::string s = "Sets\n";
   if (groups.empty()) s += "  (none: every variable is a scalar)\n";
-  for (const auto& g : groups) s += "  " + g + "[.] is indexed by {" + join_and(members[g]) + "}\n";
+  for (const auto& g : groups) {
+    std::string set;
+    for (const auto& i : members[g]) set += (set.empty() ? "" : ", ") + i;
+    s += "  " + g + "[.] is indexed by {" + set + "}\n";
+  }
   s += "\nParameters\n";
   for (const Table& t : story.tables) {
     s += "  " + cap(t.caption) + ":\n";

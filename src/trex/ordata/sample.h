@@ -44,6 +44,7 @@ struct Sample {
   uint64_t seed = 0;  // the sample's own stream key (run seed, index)
   FeasibilityMode mode = FeasibilityMode::kFeasible;
   std::vector<std::pair<std::string, double>> params;
+  std::vector<double> implied_numbers;  // derived coefficients the reviewer allows (family.h)
   std::string family_version;
   std::string statement;
   Formulations formulations;

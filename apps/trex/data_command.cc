@@ -1,0 +1,248 @@
+// trex data families|gen|check: the OR-CPT corpus engine.
+//
+//   families  each generator family with its contract (parameters, ranges, units, modes)
+//   gen       generate, solve, render, reconstruct, check, deduplicate and export a corpus
+//   check     re-verify an exported corpus independently (another solver, every check again)
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "commands.h"
+#include "nlohmann/json.hpp"
+#include "trex/ordata/config.h"
+#include "trex/ordata/corpus_check.h"
+#include "trex/ordata/corpus_run.h"
+#include "trex/ordata/family.h"
+#include "trex/ordata/story.h"
+#include "trex/util/error.h"
+
+namespace trex::cli {
+
+namespace {
+
+using namespace trex::ordata;
+
+struct GenArgs {
+  std::string config, families, out, shard;
+  long count = -1;
+  long long seed = -1;
+  int threads = 0;
+  double near = -1;
+  std::vector<std::string> against;
+  bool quiet = false;
+};
+
+// "i/n" -> (i, n).
+std::pair<int, int> parse_shard(const std::string& s) {
+  size_t slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      size_t a = 0, b = 0;
+      int i = std::stoi(s.substr(0, slash), &a), n = std::stoi(s.substr(slash + 1), &b);
+      if (a == slash && b == s.size() - slash - 1 && n >= 1 && i >= 0 && i < n) return {i, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw InputError::field("--shard", "expected i/n with 0 <= i < n, got '" + s + "'");
+}
+
+// Under mpirun, each rank is one shard (Open MPI and MPICH/Hydra name the rank and size in
+// the environment), so `mpirun -n 4 trex data gen ...` splits the run four ways.
+bool mpi_rank(int* rank, int* size) {
+  for (auto [r, s] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, std::pair{"PMI_RANK", "PMI_SIZE"}}) {
+    const char* rv = std::getenv(r);
+    const char* sv = std::getenv(s);
+    if (rv && sv) {
+      *rank = std::atoi(rv), *size = std::atoi(sv);
+      return *size >= 1 && *rank >= 0 && *rank < *size;
+    }
+  }
+  return false;
+}
+
+int run_families(bool json) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const Family* f : all_families()) {
+    const Contract& c = f->contract();
+    nlohmann::ordered_json j;
+    j["family"] = c.family;
+    j["title"] = c.title;
+    j["class"] = to_string(c.problem_class);
+    j["version"] = c.version;
+    std::vector<std::string> modes;
+    for (FeasibilityMode m : c.modes) modes.push_back(to_string(m));
+    j["modes"] = modes;
+    j["industries"] = f->industries();
+    nlohmann::ordered_json ps = nlohmann::ordered_json::array();
+    for (const ParamSpec& p : c.params)
+      ps.push_back({{"name", p.name},
+                    {"type", p.integer ? "integer" : "real"},
+                    {"role", p.role == ParamSpec::Role::kSize ? "size" : p.role == ParamSpec::Role::kDifficulty ? "difficulty" : "data"},
+                    {"min", p.min},
+                    {"max", p.max},
+                    {"default", {p.lo, p.hi}},
+                    {"unit", p.unit},
+                    {"doc", p.doc}});
+    j["params"] = ps;
+    all.push_back(j);
+  }
+  if (json) {
+    std::printf("%s\n", all.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%zu families (each parameter: contract range, default sampling range, unit)\n", all.size());
+  for (const auto& j : all) {
+    std::printf("\n%s  [%s]  %s\n", j["family"].get<std::string>().c_str(), j["class"].get<std::string>().c_str(),
+                j["title"].get<std::string>().c_str());
+    std::string modes, inds;
+    for (const auto& m : j["modes"]) modes += (modes.empty() ? "" : ", ") + m.get<std::string>();
+    for (const auto& m : j["industries"]) inds += (inds.empty() ? "" : ", ") + m.get<std::string>();
+    std::printf("  modes:      %s\n  industries: %s\n", modes.c_str(), inds.c_str());
+    for (const auto& p : j["params"]) {
+      std::string range = "[" + num(p["min"].get<double>()) + ", " + num(p["max"].get<double>()) + "]";
+      std::string def = "[" + num(p["default"][0].get<double>()) + ", " + num(p["default"][1].get<double>()) + "]";
+      std::string unit = p["unit"].get<std::string>();
+      std::printf("  %-12s %-7s %-16s default %-12s %s%s\n", p["name"].get<std::string>().c_str(),
+                  p["type"].get<std::string>().c_str(), range.c_str(), def.c_str(),
+                  p["doc"].get<std::string>().c_str(), unit.empty() ? "" : (" (" + unit + ")").c_str());
+    }
+  }
+  return 0;
+}
+
+int run_gen(const GenArgs& a) {
+  if (a.out.empty()) throw InputError::field("--out", "required");
+  CorpusConfig cfg = a.config.empty() ? default_config() : load_config(a.config);
+  if (!a.families.empty()) select_families(cfg, a.families);
+  if (a.count == 0 || a.count < -1) throw InputError::field("--count", "must be >= 1");
+  if (a.count > 0) cfg.count = a.count;
+  if (a.seed < -1) throw InputError::field("--seed", "must be >= 0");
+  if (a.seed >= 0) cfg.seed = uint64_t(a.seed);
+  if (a.near >= 0) {
+    if (a.near > 1) throw InputError::field("--near-threshold", "must be in [0, 1]");
+    cfg.near_threshold = a.near;
+  }
+  if (a.threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
+  finalize_config(cfg);
+
+  RunOptions o;
+  o.config = cfg;
+  o.out_dir = a.out;
+  o.threads = a.threads;
+  o.against = a.against;
+  o.progress = !a.quiet;
+  int rank = 0, size = 1;
+  bool mpi = a.shard.empty() && mpi_rank(&rank, &size) && size > 1;
+  if (!a.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(a.shard);
+  if (mpi) {
+    o.shard = rank, o.shards = size;
+    if (a.threads == 0) o.threads = std::max(1, int(std::thread::hardware_concurrency()) / size);
+  }
+  RunReport r = run_corpus(o);
+
+  nlohmann::ordered_json m = r.manifest;
+  if (mpi && rank == 0) {
+    // Rank 0 merges once every rank's manifest is there (ranks share the output directory).
+    for (int waited = 0;; ++waited) {
+      try {
+        m = merge_manifests(a.out, size);
+        break;
+      } catch (const InputError& e) {
+        if (waited > 36000) throw;  // an hour
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+  if (mpi && rank != 0) {
+    std::printf("trex data gen: rank %d of %d: %ld samples (shard manifest %s)\n", rank, size, r.accepted,
+                r.manifest_path.c_str());
+    return 0;
+  }
+  std::string where = m["shard"]["count"].get<int>() > 1 && !m["shard"].contains("merged")
+                          ? " (shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ")"
+                          : "";
+  std::printf("trex data gen: %ld samples in %s%s (%ld generated, %zu families, %d threads%s)\n",
+              m["samples"].get<long>(), a.out.c_str(), where.c_str(), m["candidates"].get<long>(),
+              m["per_family"].size(), m["threads"].get<int>(),
+              r.blocks_resumed ? (", " + std::to_string(r.blocks_resumed) + " blocks resumed").c_str() : "");
+  std::printf("  throughput: %.1f verified samples/s (wall %.2f s)\n", m["samples_per_second"].get<double>(),
+              m["wall_seconds"].get<double>());
+  const auto& st = m["stage_seconds"];
+  std::printf("  stages (thread-seconds): generate %.3f, solve %.3f, render %.3f, verify %.3f, dedup %.3f, write %.3f\n",
+              st["generate"].get<double>(), st["solve"].get<double>(), st["render"].get<double>(),
+              st["verify"].get<double>(), st["dedup"].get<double>(), st["write"].get<double>());
+  if (m["per_reason"].empty()) std::printf("  rejected: none\n");
+  for (const auto& [k, v] : m["per_reason"].items())
+    std::printf("  rejected: %-22s %5ld (%.2f%% of generated)\n", k.c_str(), v["count"].get<long>(),
+                100 * v["share_of_generated"].get<double>());
+  std::string manifest = a.out + "/" + (m["shard"].contains("merged") ? "manifest.json" : manifest_name(o.shard, o.shards));
+  std::printf("  manifest: %s\n", manifest.c_str());
+  return 0;
+}
+
+int run_check(const std::string& dir, const std::string& solver, int threads, int max_issues) {
+  if (threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
+  CorpusCheckReport r = check_corpus(dir, solver, threads);
+  int shown = 0;
+  for (const CheckIssue& i : r.issues) {
+    if (max_issues >= 0 && shown++ >= max_issues) break;
+    std::printf("%s:%ld: %s%s%s: %s\n", i.file.c_str(), i.line, i.kind.c_str(), i.id.empty() ? "" : " ",
+                i.id.c_str(), i.message.c_str());
+  }
+  long corrupt = 0, disagree = 0, dup = 0;
+  for (const CheckIssue& i : r.issues) {
+    if (i.kind == "corrupt" || i.kind == "truncated") ++corrupt;
+    else if (i.kind == "duplicate") ++dup;
+    else ++disagree;
+  }
+  std::printf("trex data check: %ld samples in %ld parts re-verified with %s in %.2f s: %ld disagreements, %ld "
+              "duplicates, %ld corrupt or truncated lines\n",
+              r.samples, r.parts, r.solver.c_str(), r.seconds, disagree, dup, corrupt);
+  return r.issues.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_data_command(CLI::App& app, Action* action) {
+  CLI::App* data = app.add_subcommand("data", "OR-CPT corpus: generator families, corpus generation, verification");
+  data->require_subcommand(1);
+
+  auto json = std::make_shared<bool>(false);
+  CLI::App* fam = data->add_subcommand("families", "List the generator families and their parameter contracts");
+  fam->add_flag("--json", *json, "Print the contracts as JSON");
+  fam->callback([json, action] { *action = [json] { return run_families(*json); }; });
+
+  auto g = std::make_shared<GenArgs>();
+  CLI::App* gen = data->add_subcommand("gen", "Generate, verify, deduplicate and export a corpus");
+  gen->add_option("--config", g->config, "TOML mixture (see configs/data/default.toml)");
+  gen->add_option("--families", g->families, "Comma-separated families to use (default: all, or the config's)");
+  gen->add_option("--count", g->count, "Samples to export (default 100, or the config's)");
+  gen->add_option("--seed", g->seed, "Run seed (default 1, or the config's)");
+  gen->add_option("--out", g->out, "Output directory (resumes a run found there)")->required();
+  gen->add_option("--threads", g->threads, "Worker threads (default 0: all CPUs)");
+  gen->add_option("--shard", g->shard, "Take shard i of n (i/n): blocks i, i+n, ...; under mpirun, the rank");
+  gen->add_option("--against", g->against, "A corpus directory whose samples count as seen (repeatable)");
+  gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
+  gen->add_flag("--quiet", g->quiet, "No progress bar");
+  gen->callback([g, action] { *action = [g] { return run_gen(*g); }; });
+
+  auto dir = std::make_shared<std::string>();
+  auto solver = std::make_shared<std::string>("glpk");
+  auto threads = std::make_shared<int>(0);
+  auto max_issues = std::make_shared<int>(50);
+  CLI::App* chk = data->add_subcommand("check", "Re-verify an exported corpus with another solver; report each disagreement");
+  chk->add_option("dir", *dir, "Corpus directory (written by trex data gen)")->required();
+  chk->add_option("--solver", *solver, "Back end for the re-solve (default glpk; the corpus was solved with cbc)");
+  chk->add_option("--threads", *threads, "Worker threads (default 0: all CPUs)");
+  chk->add_option("--max-issues", *max_issues, "Issues to print (default 50; -1: all)");
+  chk->footer("Exit status: 0 when every sample agrees, 1 when any issue was found, 2 for usage errors.");
+  chk->callback([=] { *action = [=] { return run_check(*dir, *solver, *threads, *max_issues); }; });
+}
+
+namespace {
+const CommandRegistration kRegistration(30, add_data_command);
+}  // namespace
+
+}  // namespace trex::cli

@@ -1,0 +1,333 @@
+#include "trex/ordata/corpus_run.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "trex/core/thread_pool.h"
+#include "trex/lp/lp_format.h"
+#include "trex/ordata/builder.h"
+#include "trex/ordata/dedup.h"
+#include "trex/ordata/export.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+#include "trex/util/progress.h"
+
+namespace fs = std::filesystem;
+
+namespace trex::ordata {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string part_name(const char* dir, int block) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%s/part-%05d.jsonl", dir, block);
+  return b;
+}
+
+std::string block_name(int block) {
+  char b[64];
+  std::snprintf(b, sizeof b, "blocks/block-%05d.json", block);
+  return b;
+}
+
+nlohmann::ordered_json times_json(const StageTimes& t) {
+  return {{"generate", t.generate}, {"solve", t.solve}, {"render", t.render},
+          {"verify", t.verify},     {"dedup", t.dedup}, {"write", t.write}};
+}
+
+StageTimes times_from(const nlohmann::ordered_json& j) {
+  StageTimes t;
+  t.generate = j.value("generate", 0.0), t.solve = j.value("solve", 0.0), t.render = j.value("render", 0.0);
+  t.verify = j.value("verify", 0.0), t.dedup = j.value("dedup", 0.0), t.write = j.value("write", 0.0);
+  return t;
+}
+
+// Feeds every sample of a corpus's data parts to the deduplicator, in file order.
+// Returns the number of samples read.
+long admit_corpus(const std::string& dir, const std::vector<std::string>& parts, Deduplicator& dedup) {
+  long n = 0;
+  for (const std::string& part : parts) {
+    std::string path = dir + "/" + part;
+    std::string text = read_file(path);
+    size_t pos = 0;
+    long line = 0;
+    while (pos < text.size()) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string::npos) throw InputError(path, line + 1, "truncated line (no newline at the end)");
+      ++line;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(text.begin() + long(pos), text.begin() + long(nl));
+        lp::Model m = lp::read_lp(j.at("formulations").at("lp").get<std::string>(), path);
+        dedup.admit(j.at("id").get<std::string>(), j.at("statement").get<std::string>(), m, nullptr);
+      } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, line, std::string("not a sample: ") + e.what());
+      }
+      ++n;
+      pos = nl + 1;
+    }
+  }
+  return n;
+}
+
+std::vector<std::string> data_parts(const std::string& dir) {
+  std::vector<std::string> parts;
+  std::error_code ec;
+  if (!fs::is_directory(dir + "/data", ec)) throw InputError(dir, 0, "not a corpus directory (no data/ folder)");
+  for (const auto& e : fs::directory_iterator(dir + "/data")) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("part-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl")
+      parts.push_back("data/" + name);
+  }
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
+
+struct Totals {
+  std::map<std::string, long> generated, accepted, rejected;
+  std::map<std::string, std::vector<nlohmann::ordered_json>> examples;  // a few per reason
+  StageTimes times;
+  double wall = 0;
+  long candidates = 0, exported = 0;
+  nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+};
+
+void add_block(Totals& t, const nlohmann::ordered_json& b) {
+  for (const auto& [k, v] : b["generated"].items()) t.generated[k] += v.get<long>();
+  for (const auto& [k, v] : b["accepted"].items()) t.accepted[k] += v.get<long>();
+  for (const auto& [k, v] : b["rejected"].items()) t.rejected[k] += v.get<long>();
+  for (const auto& [k, v] : b["examples"].items())
+    for (const auto& e : v)
+      if (t.examples[k].size() < 3) t.examples[k].push_back(e);
+  t.times += times_from(b["stage_seconds"]);
+  t.wall += b["wall_seconds"].get<double>();
+  t.candidates += b["candidates"].get<long>();
+  t.exported += b["exported"].get<long>();
+  t.parts.push_back({{"data", b["data"]}, {"cpt", b["cpt"]}, {"sft", b["sft"]}, {"samples", b["exported"]}});
+}
+
+nlohmann::ordered_json manifest_from(const Totals& t, const RunOptions& o, int threads, int resumed) {
+  nlohmann::ordered_json m;
+  m["schema_version"] = 1;
+  m["generator"] = kGeneratorName;
+  m["generator_version"] = kGeneratorVersion;
+  m["config_source"] = o.config.source;
+  m["config"] = nlohmann::ordered_json::parse(config_fingerprint(o.config));
+  m["shard"] = {{"index", o.shard}, {"count", o.shards}};
+  m["samples"] = t.exported;
+  m["candidates"] = t.candidates;
+  nlohmann::ordered_json fam = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : t.generated) {
+    auto it = t.accepted.find(k);
+    fam[k] = {{"generated", v}, {"exported", it == t.accepted.end() ? 0 : it->second}};
+  }
+  m["per_family"] = fam;
+  nlohmann::ordered_json rej = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : t.rejected)
+    rej[k] = {{"count", v},
+              {"share_of_generated", t.candidates ? double(v) / double(t.candidates) : 0.0},
+              {"examples", t.examples.count(k) ? t.examples.at(k) : std::vector<nlohmann::ordered_json>{}}};
+  m["per_reason"] = rej;
+  m["parts"] = t.parts;
+  m["stage_seconds"] = times_json(t.times);
+  m["wall_seconds"] = t.wall;
+  m["samples_per_second"] = t.wall > 0 ? double(t.exported) / t.wall : 0.0;
+  m["threads"] = threads;
+  m["resumed_blocks"] = resumed;
+  return m;
+}
+
+}  // namespace
+
+std::string manifest_name(int shard, int shards) {
+  if (shards == 1) return "manifest.json";
+  return "manifest-shard-" + std::to_string(shard) + "-of-" + std::to_string(shards) + ".json";
+}
+
+RunReport run_corpus(const RunOptions& o) {
+  const CorpusConfig& cfg = o.config;
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) throw InputError::field("--shard", "must be i/n with 0 <= i < n");
+  std::error_code ec;
+  fs::create_directories(o.out_dir + "/data", ec);
+  fs::create_directories(o.out_dir + "/cpt", ec);
+  fs::create_directories(o.out_dir + "/sft", ec);
+  fs::create_directories(o.out_dir + "/blocks", ec);
+  if (ec) throw InputError(o.out_dir, 0, "cannot create the output directory: " + ec.message());
+
+  // The run record: a resume must have the same configuration.
+  nlohmann::ordered_json run;
+  run["fingerprint"] = nlohmann::ordered_json::parse(config_fingerprint(cfg));
+  run["shards"] = o.shards;
+  const std::string run_path = o.out_dir + "/run.json";
+  if (fs::exists(run_path)) {
+    nlohmann::ordered_json old;
+    try {
+      old = nlohmann::ordered_json::parse(read_file(run_path));
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(run_path, 0, "unreadable run record; use an empty directory");
+    }
+    if (old != run)
+      throw InputError(run_path, 0, "this directory holds a run with a different configuration or shard count; "
+                                    "use an empty directory");
+  } else {
+    write_file_atomic(run_path, run.dump(2) + "\n");
+  }
+
+  Deduplicator dedup(cfg.near_threshold);
+  for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), dedup);
+
+  const long target = cfg.count / o.shards + (o.shard < cfg.count % o.shards ? 1 : 0);
+  core::ThreadPool pool(o.threads);
+  const int threads = pool.num_threads();
+  std::vector<std::unique_ptr<SampleBuilder>> builders;
+  for (int t = 0; t < threads; ++t) builders.push_back(std::make_unique<SampleBuilder>(cfg));
+
+  RunReport report;
+  Totals totals;
+  long exported = 0;
+  int written_now = 0;
+  std::unique_ptr<ProgressBar> bar;
+  if (o.progress) bar = std::make_unique<ProgressBar>("data gen", target);
+  for (int block = o.shard; exported < target; block += o.shards) {
+    const std::string marker = o.out_dir + "/" + block_name(block);
+    if (fs::exists(marker)) {  // finished earlier: replay its samples into the dedup state
+      nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(marker));
+      admit_corpus(o.out_dir, {b["data"].get<std::string>()}, dedup);
+      exported += b["exported"].get<long>();
+      add_block(totals, b);
+      ++report.blocks_resumed;
+      ++report.blocks;
+      if (bar) bar->advance(b["exported"].get<long>());
+      continue;
+    }
+    if (o.stop_after_blocks > 0 && written_now >= o.stop_after_blocks) {
+      report.accepted = exported;
+      return report;  // the testing hook's "kill"
+    }
+    auto t0 = Clock::now();
+    const uint64_t first = uint64_t(block) * uint64_t(cfg.block_size);
+    std::vector<Sample> samples(static_cast<size_t>(cfg.block_size));
+    std::vector<StageTimes> per_thread(static_cast<size_t>(threads));
+    std::atomic<int> next{0};
+    pool.run([&](int t) {
+      for (int k; (k = next.fetch_add(1)) < cfg.block_size;)
+        samples[size_t(k)] = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
+    });
+    StageTimes times;
+    for (const StageTimes& s : per_thread) times += s;
+
+    // Dedup and selection, in index order.
+    auto t1 = Clock::now();
+    nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
+                           rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object();
+    std::string data, cpt, sft;
+    long examined = 0, kept = 0;
+    auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
+    for (Sample& s : samples) {
+      if (exported + kept >= target) break;
+      ++examined;
+      bump(gen, s.family);
+      if (s.rejection.empty()) {
+        std::string of;
+        std::string dup = dedup.admit(s.id, s.statement, s.model, &of);
+        if (!dup.empty()) {
+          s.rejection = dup;
+          s.rejection_detail = "duplicates " + of;
+        }
+      }
+      if (!s.rejection.empty()) {
+        bump(rej, s.rejection);
+        if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
+        continue;
+      }
+      bump(acc, s.family);
+      ++kept;
+      data += jsonl_line(sample_json(s, cfg));
+      cpt += jsonl_line(cpt_json(s));
+      sft += jsonl_line(sft_json(s));
+    }
+    times.dedup += since(t1);
+
+    auto t2 = Clock::now();
+    nlohmann::ordered_json b;
+    b["block"] = block;
+    b["data"] = part_name("data", block);
+    b["cpt"] = part_name("cpt", block);
+    b["sft"] = part_name("sft", block);
+    write_file_atomic(o.out_dir + "/" + b["data"].get<std::string>(), data);
+    write_file_atomic(o.out_dir + "/" + b["cpt"].get<std::string>(), cpt);
+    write_file_atomic(o.out_dir + "/" + b["sft"].get<std::string>(), sft);
+    times.write += since(t2);
+    b["candidates"] = examined;
+    b["exported"] = kept;
+    b["generated"] = gen;
+    b["accepted"] = acc;
+    b["rejected"] = rej;
+    b["examples"] = ex;
+    b["stage_seconds"] = times_json(times);
+    b["wall_seconds"] = since(t0);
+    write_file_atomic(marker, b.dump(2) + "\n");  // the block is done once this exists
+    add_block(totals, b);
+    exported += kept;
+    ++written_now;
+    ++report.blocks;
+    if (bar) bar->advance(kept);
+  }
+  if (bar) bar->finish();
+
+  report.manifest = manifest_from(totals, o, threads, report.blocks_resumed);
+  report.manifest_path = o.out_dir + "/" + manifest_name(o.shard, o.shards);
+  write_file_atomic(report.manifest_path, report.manifest.dump(2) + "\n");
+  if (o.shards == 1) write_file_atomic(o.out_dir + "/card.md", dataset_card(report.manifest));
+  report.accepted = exported;
+  report.candidates = totals.candidates;
+  report.wall_seconds = totals.wall;
+  return report;
+}
+
+nlohmann::ordered_json merge_manifests(const std::string& dir, int shards) {
+  nlohmann::ordered_json merged;
+  Totals t;
+  int resumed = 0, threads = 0;
+  for (int i = 0; i < shards; ++i) {
+    std::string path = dir + "/" + manifest_name(i, shards);
+    if (!fs::exists(path)) throw InputError(path, 0, "missing: shard " + std::to_string(i) + " has not finished");
+    nlohmann::ordered_json m = nlohmann::ordered_json::parse(read_file(path));
+    if (i == 0) merged = m;
+    else if (m["config"] != merged["config"]) throw InputError(path, 0, "a different configuration from shard 0");
+    for (const auto& [k, v] : m["per_family"].items()) {
+      t.generated[k] += v["generated"].get<long>();
+      t.accepted[k] += v["exported"].get<long>();
+    }
+    for (const auto& [k, v] : m["per_reason"].items()) {
+      t.rejected[k] += v["count"].get<long>();
+      for (const auto& e : v["examples"])
+        if (t.examples[k].size() < 3) t.examples[k].push_back(e);
+    }
+    for (const auto& p : m["parts"]) t.parts.push_back(p);
+    t.times += times_from(m["stage_seconds"]);
+    // Shards run side by side: the run takes as long as the slowest.
+    t.wall = std::max(t.wall, m["wall_seconds"].get<double>());
+    t.candidates += m["candidates"].get<long>();
+    t.exported += m["samples"].get<long>();
+    resumed += m["resumed_blocks"].get<int>();
+    threads += m["threads"].get<int>();
+  }
+  RunOptions o;
+  o.config.source = merged.value("config_source", "");
+  nlohmann::ordered_json out = manifest_from(t, o, threads, resumed);
+  out["config"] = merged["config"];
+  out["config_source"] = merged["config_source"];
+  out["shard"] = {{"index", 0}, {"count", shards}, {"merged", true}};
+  write_file_atomic(dir + "/manifest.json", out.dump(2) + "\n");
+  write_file_atomic(dir + "/card.md", dataset_card(out));
+  return out;
+}
+
+}  // namespace trex::ordata

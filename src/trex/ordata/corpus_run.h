@@ -1,0 +1,53 @@
+// A corpus run: blocks of candidate samples built on all threads, deduplicated in index
+// order, and written as shards; then the manifest and the dataset card.
+//
+// The unit of work is a block of config.block_size candidate indices. Block b is finished
+// when blocks/block-BBBBB.json exists; it is written last, after the block's data, CPT and
+// SFT parts have been renamed into place. A run that finds finished blocks in its output
+// directory (same configuration) rebuilds its dedup state from their data parts and
+// continues with the next block, so a killed and resumed run writes the same bytes as one
+// that was never interrupted. With --shard i/n a run takes blocks i, i+n, i+2n, ... and
+// exports its share of the count; merge_manifests() combines the shards' manifests.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "trex/ordata/config.h"
+#include "trex/ordata/sample.h"
+
+namespace trex::ordata {
+
+struct RunOptions {
+  CorpusConfig config;  // finalized
+  std::string out_dir;
+  int threads = 0;  // 0: all CPUs
+  int shard = 0, shards = 1;
+  std::vector<std::string> against;  // corpora whose samples count as already seen
+  bool progress = false;
+  // Testing hook: stop (as if killed) after this many blocks have been written (0: never).
+  int stop_after_blocks = 0;
+};
+
+struct RunReport {
+  long accepted = 0, candidates = 0;
+  int blocks = 0, blocks_resumed = 0;
+  double wall_seconds = 0;
+  std::string manifest_path;
+  nlohmann::ordered_json manifest;
+};
+
+// Throws InputError for an output directory that holds a different run or cannot be written.
+RunReport run_corpus(const RunOptions& options);
+
+// The manifest's file name for one shard of n ("manifest.json" when n == 1).
+std::string manifest_name(int shard, int shards);
+// Reads the shard manifests of a sharded run in `dir` and writes manifest.json and card.md
+// for the whole corpus. Throws InputError when one is missing or they disagree.
+nlohmann::ordered_json merge_manifests(const std::string& dir, int shards);
+// The dataset card (Markdown) written from a manifest.
+std::string dataset_card(const nlohmann::ordered_json& manifest);
+
+}  // namespace trex::ordata

@@ -1,0 +1,181 @@
+#include "trex/ordata/dedup.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "trex/ordata/rng.h"
+#include "trex/ordata/sample.h"
+#include "xxhash.h"
+
+namespace trex::ordata {
+
+std::string normalize_for_hash(const std::string& text) {
+  std::string out;
+  bool space = false;
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isspace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += char(std::tolower(c));
+  }
+  return out;
+}
+
+uint64_t text_hash(const std::string& text) {
+  std::string n = normalize_for_hash(text);
+  return XXH3_64bits(n.data(), n.size());
+}
+
+MinHash minhash(const std::string& text) {
+  std::string n = normalize_for_hash(text);
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < n.size()) {
+    size_t j = n.find(' ', i);
+    if (j == std::string::npos) j = n.size();
+    words.emplace_back(n.data() + i, j - i);
+    i = j + 1;
+  }
+  constexpr size_t kShingle = 5;
+  MinHash sig;
+  sig.fill(UINT64_MAX);
+  size_t count = words.size() < kShingle ? 1 : words.size() - kShingle + 1;
+  for (size_t s = 0; s < count; ++s) {
+    size_t len = 0;
+    const char* start = words.empty() ? n.data() : words[s].data();
+    size_t last = std::min(words.size(), s + kShingle);
+    if (!words.empty()) len = size_t(words[last - 1].data() + words[last - 1].size() - start);
+    uint64_t h = XXH3_64bits(start, len);
+    // 128 hash functions from one: h_k = mix(h, k), the usual MinHash construction.
+    for (int k = 0; k < kMinHashSize; ++k) {
+      uint64_t s2 = h + 0x9e3779b97f4a7c15ULL * uint64_t(k + 1);
+      uint64_t v = splitmix64(s2);
+      if (v < sig[size_t(k)]) sig[size_t(k)] = v;
+    }
+  }
+  return sig;
+}
+
+double minhash_similarity(const MinHash& a, const MinHash& b) {
+  int same = 0;
+  for (int k = 0; k < kMinHashSize; ++k) same += a[size_t(k)] == b[size_t(k)];
+  return double(same) / kMinHashSize;
+}
+
+namespace {
+
+uint64_t hash_double(double v) {
+  if (v == 0) v = 0;  // -0 and 0 alike
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+uint64_t combine(uint64_t h, uint64_t v) { return mix_key(h, v); }
+
+}  // namespace
+
+uint64_t structure_fingerprint(const lp::Model& m) {
+  const int n = m.num_vars();
+  // Bounds tightened by single-variable rows, which are bounds written as rows.
+  std::vector<double> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n));
+  for (int j = 0; j < n; ++j) lo[size_t(j)] = m.var(j).lower, hi[size_t(j)] = m.var(j).upper;
+  std::vector<int> rows;
+  for (int r = 0; r < m.num_rows(); ++r) {
+    const lp::Constraint& c = m.row(r);
+    if (c.terms.size() == 1 && c.quad.empty() && c.terms[0].coef != 0) {
+      double a = c.terms[0].coef, l = c.lower / a, u = c.upper / a;
+      if (a < 0) std::swap(l, u);
+      size_t j = size_t(c.terms[0].var);
+      lo[j] = std::max(lo[j], l), hi[j] = std::min(hi[j], u);
+    } else {
+      rows.push_back(r);
+    }
+  }
+  std::vector<uint64_t> vc(static_cast<size_t>(n)), rc(rows.size());
+  for (int j = 0; j < n; ++j) {
+    const lp::Variable& v = m.var(j);
+    uint64_t h = combine(uint64_t(v.type == lp::VarType::kContinuous ? 0 : 1), hash_double(v.cost));
+    vc[size_t(j)] = combine(combine(h, hash_double(lo[size_t(j)])), hash_double(hi[size_t(j)]));
+  }
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const lp::Constraint& c = m.row(rows[k]);
+    rc[k] = combine(combine(7, hash_double(c.lower)), hash_double(c.upper));
+  }
+  // Column view of the rows kept.
+  std::vector<std::vector<std::pair<size_t, double>>> cols(static_cast<size_t>(n));
+  for (size_t k = 0; k < rows.size(); ++k)
+    for (const lp::Term& t : m.row(rows[k]).terms) cols[size_t(t.var)].push_back({k, t.coef});
+  std::vector<uint64_t> buf;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint64_t> nv(vc.size()), nr(rc.size());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      buf.clear();
+      for (const lp::Term& t : m.row(rows[k]).terms) buf.push_back(combine(vc[size_t(t.var)], hash_double(t.coef)));
+      std::sort(buf.begin(), buf.end());
+      uint64_t h = rc[k];
+      for (uint64_t b : buf) h = combine(h, b);
+      nr[k] = h;
+    }
+    for (size_t j = 0; j < vc.size(); ++j) {
+      buf.clear();
+      for (auto [k, a] : cols[j]) buf.push_back(combine(rc[k], hash_double(a)));
+      std::sort(buf.begin(), buf.end());
+      uint64_t h = vc[j];
+      for (uint64_t b : buf) h = combine(h, b);
+      nv[j] = h;
+    }
+    vc.swap(nv);
+    rc.swap(nr);
+  }
+  std::sort(vc.begin(), vc.end());
+  std::sort(rc.begin(), rc.end());
+  uint64_t h = combine(m.sense == lp::Sense::kMinimize ? 1 : 2, hash_double(m.objective_constant));
+  for (uint64_t v : vc) h = combine(h, v);
+  h = combine(h, 0xabcdef);
+  for (uint64_t r : rc) h = combine(h, r);
+  return h;
+}
+
+std::string Deduplicator::admit(const std::string& id, const std::string& statement, const lp::Model& model,
+                                std::string* of) {
+  uint64_t th = text_hash(statement);
+  if (auto it = exact_.find(th); it != exact_.end()) {
+    if (of) *of = ids_[it->second];
+    return reason::kDuplicateExact;
+  }
+  MinHash sig = minhash(statement);
+  std::array<uint64_t, kLshBands> keys;
+  constexpr int rows_per_band = kMinHashSize / kLshBands;
+  for (int b = 0; b < kLshBands; ++b) {
+    keys[size_t(b)] = XXH3_64bits(sig.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band);
+    auto it = bands_[size_t(b)].find(keys[size_t(b)]);
+    if (it == bands_[size_t(b)].end()) continue;
+    for (size_t other : it->second)
+      if (minhash_similarity(sig, signatures_[other]) >= near_threshold_) {
+        if (of) *of = ids_[other];
+        return reason::kDuplicateNear;
+      }
+  }
+  uint64_t sh = structure_fingerprint(model);
+  if (auto it = structural_.find(sh); it != structural_.end()) {
+    if (of) *of = ids_[it->second];
+    return reason::kDuplicateStructural;
+  }
+  size_t k = ids_.size();
+  ids_.push_back(id);
+  signatures_.push_back(sig);
+  exact_.emplace(th, k);
+  structural_.emplace(sh, k);
+  for (int b = 0; b < kLshBands; ++b) bands_[size_t(b)][keys[size_t(b)]].push_back(k);
+  return "";
+}
+
+}  // namespace trex::ordata

@@ -1,0 +1,54 @@
+// Deduplication: exact (normalized text), near-duplicate text (MinHash with LSH) and
+// structural (a canonical hash of the model, invariant to names and to the order of
+// variables and rows).
+//
+// Samples are offered in index order by one thread, so which of two duplicates survives
+// (the earlier) does not depend on threads or timing. Corpora given with --against are
+// added first; a sample that duplicates one of them is dropped the same way.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "trex/lp/model.h"
+
+namespace trex::ordata {
+
+inline constexpr int kMinHashSize = 128;
+inline constexpr int kLshBands = 32;  // 32 bands of 4 rows: candidates from a Jaccard of about 0.4 up
+
+using MinHash = std::array<uint64_t, kMinHashSize>;
+
+// Lower-cased words joined by single spaces (the text the exact hash is taken of).
+std::string normalize_for_hash(const std::string& text);
+uint64_t text_hash(const std::string& text);
+// MinHash signature over word 5-shingles of the normalized text.
+MinHash minhash(const std::string& text);
+double minhash_similarity(const MinHash& a, const MinHash& b);
+// Weisfeiler-Lehman hash of the variable-constraint graph with coefficients; single-variable
+// rows count as bounds. Equal for models equal up to renaming and reordering.
+uint64_t structure_fingerprint(const lp::Model& model);
+
+class Deduplicator {
+ public:
+  explicit Deduplicator(double near_threshold) : near_threshold_(near_threshold) {}
+
+  // "" when the sample is new (it is then recorded), else the duplicate reason from sample.h
+  // and, in *of, the id of the sample it duplicates.
+  std::string admit(const std::string& id, const std::string& statement, const lp::Model& model, std::string* of);
+  size_t size() const { return ids_.size(); }
+
+ private:
+  double near_threshold_;
+  std::vector<std::string> ids_;
+  std::vector<MinHash> signatures_;
+  std::unordered_map<uint64_t, size_t> exact_;
+  std::unordered_map<uint64_t, size_t> structural_;
+  std::array<std::unordered_map<uint64_t, std::vector<size_t>>, kLshBands> bands_;
+};
+
+}  // namespace trex::ordata

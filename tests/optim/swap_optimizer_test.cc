@@ -166,7 +166,18 @@ TEST(SwapOptimizer, StatsAccountForEveryChunk) {
   EXPECT_LE(s.hidden_fraction(), 1.0);
   EXPECT_TRUE(swap.backend() == IoBackend::kIoUring || swap.backend() == IoBackend::kPread);
   std::printf("  backend %s; hidden %.0f%% of %.2f ms I/O\n", to_string(swap.backend()),
-              100 * s.hidden_fraction(), 1e3 * (s.read_s + s.write_s));
+              100 * s.hidden_fraction(), 1e3 * s.io_s);
+}
+
+// The hidden share from its definition: (io - wait) / io, within [0, 1].
+TEST(SwapOptimizer, HiddenFractionDefinition) {
+  SwapStats s;
+  EXPECT_EQ(s.hidden_fraction(), 1.0);  // no I/O: nothing exposed
+  s.io_s = 2.0;
+  s.wait_s = 0.5;
+  EXPECT_DOUBLE_EQ(s.hidden_fraction(), 0.75);
+  s.wait_s = 3.0;
+  EXPECT_EQ(s.hidden_fraction(), 0.0);
 }
 
 // The one-line message of the InputError that f() throws ("" when none).

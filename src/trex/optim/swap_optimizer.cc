@@ -19,9 +19,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 double SwapStats::hidden_fraction() const {
-  double io = read_s + write_s;
-  if (io <= 0) return 1.0;
-  return std::clamp(1.0 - wait_s / io, 0.0, 1.0);
+  if (io_s <= 0) return 1.0;
+  return std::clamp(1.0 - wait_s / io_s, 0.0, 1.0);
+}
+
+void SwapOptimizer::io_begin() {
+  if (io_active_++ == 0) io_since_ = std::chrono::steady_clock::now();
+}
+
+void SwapOptimizer::io_end() {
+  if (--io_active_ == 0) io_s_ += seconds_since(io_since_);
 }
 
 int64_t SwapOptimizer::chunk_elems_for_budget(size_t budget_bytes, int slots) {
@@ -112,12 +119,15 @@ void SwapOptimizer::loader_loop() {
           std::unique_lock<std::mutex> lock(mu_);
           cv_.wait(lock, [&] { return failed_ || state_[s] == SlotState::kFree; });
           if (failed_) break;
+          io_begin();
         }
         auto t0 = std::chrono::steady_clock::now();
+        IoEnd end{this};
         ch->read(chunk_offset(c), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
+          end.now();
           read_s_ += dt;
           state_[s] = SlotState::kReady;
           slot_chunk_[s] = c;
@@ -157,12 +167,15 @@ void SwapOptimizer::storer_loop() {
             return failed_ || (state_[s] == SlotState::kStore && slot_chunk_[s] == c);
           });
           if (failed_) break;
+          io_begin();
         }
         auto t0 = std::chrono::steady_clock::now();
+        IoEnd end{this};
         ch->write(chunk_offset(c), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
+          end.now();
           write_s_ += dt;
           state_[s] = SlotState::kFree;
         }
@@ -187,7 +200,7 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
     std::lock_guard<std::mutex> lock(mu_);
     check_usable();
     std::fill(state_.begin(), state_.end(), SlotState::kFree);
-    read_s_ = write_s_ = 0;
+    read_s_ = write_s_ = io_s_ = 0;
     idle_ = 0;
     ++job_;
   }
@@ -232,6 +245,7 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
     last_.steps = 1;
     last_.read_s = read_s_;
     last_.write_s = write_s_;
+    last_.io_s = io_s_;
   }
   last_.compute_s = compute_s;
   last_.wait_s = wait_s;
@@ -243,6 +257,7 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
   total_.wait_s += last_.wait_s;
   total_.read_s += last_.read_s;
   total_.write_s += last_.write_s;
+  total_.io_s += last_.io_s;
   total_.bytes_read += last_.bytes_read;
   total_.bytes_written += last_.bytes_written;
   ++step_;

@@ -21,6 +21,7 @@
 // memory(); the state is swapped out chunk by chunk as it is created and when a checkpoint loads.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -45,14 +46,17 @@ struct SwapOptions {
   core::ThreadPool* pool = nullptr;  // compute pool (nullptr: core::default_thread_pool())
 };
 
-// Where the time of steps went. read_s and write_s are the loader's and storer's busy time;
-// wait_s is how long the caller waited for them (for a chunk to arrive, for the last writes).
+// Where the time of steps went. read_s and write_s are the loader's and storer's busy times;
+// io_s is the time at least one of them was busy (reads and writes overlap each other, so
+// io_s <= read_s + write_s); compute_s is the caller's update time; wait_s is how long the
+// caller waited for I/O (for a chunk to arrive, for the last writes).
 struct SwapStats {
   int64_t steps = 0;
-  double wall_s = 0, compute_s = 0, wait_s = 0, read_s = 0, write_s = 0;
+  double wall_s = 0, compute_s = 0, wait_s = 0, read_s = 0, write_s = 0, io_s = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
-  // Share of the I/O time hidden behind compute: 1 - (time the caller waited) / (I/O busy time),
-  // clamped to [0, 1]; 1 when there was no I/O.
+  // Share of the I/O time hidden behind compute: (io_s - wait_s) / io_s, the part of the time
+  // I/O was in flight during which the caller was not waiting for it, clamped to [0, 1]; 1 when
+  // there was no I/O. It cannot exceed compute_s / io_s.
   double hidden_fraction() const;
 };
 
@@ -115,6 +119,25 @@ class SwapOptimizer : public Optimizer {
   bool failed_ = false;
   std::string failure_;
   double read_s_ = 0, write_s_ = 0;  // busy time of the current job
+  int io_active_ = 0;                // transfers in flight (loader, storer)
+  std::chrono::steady_clock::time_point io_since_;  // when io_active_ last became nonzero
+  double io_s_ = 0;                  // time with io_active_ > 0 in the current job
+  void io_begin();                   // REQUIRES: mu_ held
+  void io_end();                     // REQUIRES: mu_ held
+  // Ends one transfer's I/O interval exactly once: now() with mu_ held, or when unwinding.
+  struct IoEnd {
+    SwapOptimizer* self;
+    bool done = false;
+    void now() {
+      self->io_end();
+      done = true;
+    }
+    ~IoEnd() {
+      if (done) return;
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->io_end();
+    }
+  };
 
   SwapStats last_, total_;
   std::thread loader_, storer_;

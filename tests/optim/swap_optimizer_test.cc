@@ -42,6 +42,17 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
+// The one-line message of the InputError that f() throws ("" when none).
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::vector<float> state_of(Optimizer& o, StateArray a) {
   std::vector<float> v(static_cast<size_t>(o.num_params()));
   o.read_state(a, 0, o.num_params(), v.data());
@@ -169,6 +180,38 @@ TEST(SwapOptimizer, StatsAccountForEveryChunk) {
               100 * s.hidden_fraction(), 1e3 * s.io_s);
 }
 
+// Where io_uring cannot be set up (simulated with TREX_DISABLE_IO_URING), kAuto falls back to
+// pread/pwrite and says why, the results stay bit-identical, and kIoUring is refused.
+TEST(SwapOptimizer, FallsBackToPreadWithoutIoUring) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 9, 0.5f);
+  ::setenv("TREX_DISABLE_IO_URING", "1", 1);
+  SwapOptions o;
+  o.path = temp_path("fallback.swap");
+  o.chunk_elems = 2048;
+  std::string forced;
+  {
+    SwapOptimizer swap(groups, init.data(), o);
+    EXPECT_EQ(swap.backend(), IoBackend::kPread);
+    EXPECT_NE(swap.fallback_reason().find("io_uring unavailable (disabled by TREX_DISABLE_IO_URING)"),
+              std::string::npos)
+        << swap.fallback_reason();
+    AdamW mem(groups, init.data());
+    expect_lockstep(mem, swap, 3, 300, "fallback");
+    // A second optimizer on the same path must not clobber the live swap file.
+    std::string clash = input_error([&] { SwapOptimizer s2(groups, init.data(), o); });
+    EXPECT_NE(clash.find("already exists"), std::string::npos) << clash;
+    expect_lockstep(mem, swap, 1, 400, "after clash");
+    o.backend = IoBackend::kIoUring;
+    o.path = temp_path("forced.swap");
+    forced = input_error([&] { SwapOptimizer s2(groups, init.data(), o); });
+  }
+  ::unsetenv("TREX_DISABLE_IO_URING");
+  EXPECT_NE(forced.find("io_uring is not available here"), std::string::npos) << forced;
+  EXPECT_FALSE(fs::exists(o.path));
+}
+
 // The hidden share from its definition: (io - wait) / io, within [0, 1].
 TEST(SwapOptimizer, HiddenFractionDefinition) {
   SwapStats s;
@@ -178,17 +221,6 @@ TEST(SwapOptimizer, HiddenFractionDefinition) {
   EXPECT_DOUBLE_EQ(s.hidden_fraction(), 0.75);
   s.wait_s = 3.0;
   EXPECT_EQ(s.hidden_fraction(), 0.0);
-}
-
-// The one-line message of the InputError that f() throws ("" when none).
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(SwapOptimizer, BadOptionsGiveOneLineErrors) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -120,19 +121,24 @@ const char* to_string(IoBackend b) {
 
 SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool direct)
     : path_(std::move(path)) {
-  int flags = O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC;
+  // O_EXCL: never truncate a file that exists (another optimizer's live swap file, or anything
+  // else a mistyped path could name).
+  int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
   if (direct) {
     fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);
     if (fd_ >= 0) {
       direct_ = true;
     } else if (errno == EINVAL) {
       fallback_ = "O_DIRECT refused by the filesystem (" + errno_text(errno) + ")";
-    } else {
-      throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
     }
   }
-  if (fd_ < 0) fd_ = ::open(path_.c_str(), flags, 0600);
-  if (fd_ < 0) throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
+  if (fd_ < 0 && (!direct || errno == EINVAL)) fd_ = ::open(path_.c_str(), flags, 0600);
+  if (fd_ < 0) {
+    if (errno == EEXIST)
+      throw InputError(path_, 0, "the swap file already exists (another optimizer's, or left "
+                                 "by a crashed run: remove it)");
+    throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
+  }
   if (::ftruncate(fd_, off_t(bytes)) != 0) {
     std::string why = errno_text(errno);
     ::close(fd_);
@@ -146,6 +152,11 @@ SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool dir
     // are blocked is caught here rather than in the first step.
     std::string why;
     try {
+      // An operator's switch (and the tests' way into the fallback path): behave as if the
+      // kernel had refused the ring.
+      const char* off = std::getenv("TREX_DISABLE_IO_URING");
+      if (off && *off && std::string(off) != "0")
+        throw std::runtime_error("disabled by TREX_DISABLE_IO_URING");
       UringChannel probe(fd_, path_);
       // 4096-byte aligned, as O_DIRECT requires.
       std::unique_ptr<char, core::AlignedDeleter> block(

@@ -1,7 +1,8 @@
 // The swap optimizer's slower tier: a file on disk, read and written in large aligned blocks by
 // io_uring or, where io_uring cannot be set up (a container's seccomp profile, an old kernel),
 // by pread/pwrite. Which one runs is decided once, by setting up a ring and moving one block
-// through it, and reported with the reason for a fallback.
+// through it, and reported with the reason for a fallback. TREX_DISABLE_IO_URING=1 in the
+// environment makes the probe fail as a kernel without io_uring would.
 //
 // Each I/O thread takes its own Channel (its own ring), so the loader and the storer never share
 // a queue. A transfer is cut into requests of 1 MiB with up to 8 in flight (ZeRO-Infinity's
@@ -30,7 +31,7 @@ class SwapFile {
     virtual void write(uint64_t offset, uint64_t bytes, const void* src) = 0;
   };
 
-  // Creates (or truncates) `path` and sizes it to `bytes`. backend kAuto tries io_uring, then
+  // Creates `path`, which must not exist yet, and sizes it to `bytes`. backend kAuto tries io_uring, then
   // pread/pwrite; kIoUring insists (InputError when unavailable). direct: try O_DIRECT, falling
   // back to buffered I/O when the filesystem refuses it. Throws InputError naming the path when
   // it cannot be created. The file is removed when the SwapFile is destroyed.

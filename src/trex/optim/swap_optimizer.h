@@ -38,7 +38,7 @@
 namespace trex::optim {
 
 struct SwapOptions {
-  std::string path;                // the swap file: created, and removed with the optimizer
+  std::string path;                // the swap file: must not exist; removed with the optimizer
   int64_t chunk_elems = 1 << 20;   // elements per chunk, >= 1; rounded up to a multiple of 1024
   int slots = 3;                   // K, >= 2
   IoBackend backend = IoBackend::kAuto;
@@ -64,7 +64,7 @@ class SwapOptimizer : public Optimizer {
  public:
   // master: the initial fp32 weights, [sum of group sizes] (moments start at zero); written to
   // the tier chunk by chunk. Throws InputError for chunk_elems < 1 (field "chunk_elems"),
-  // slots < 2 ("slots"), an empty path or one that cannot be created (naming the path), or
+  // slots < 2 ("slots"), an empty path, one that exists or cannot be created (naming it), or
   // backend kIoUring where io_uring is unavailable.
   SwapOptimizer(std::vector<ParamGroup> groups, const float* master, SwapOptions options);
   ~SwapOptimizer() override;

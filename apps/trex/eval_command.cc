@@ -28,7 +28,7 @@ struct EvalArgs {
   std::string completions, out, mode = "absolute";
   std::string id_field, question_field = "question", answer_field = "answer";
   int jobs = 2;
-  double timeout = 20, solve_time_limit = 10;
+  double timeout = 20, solve_time_limit = 60;
   double memory_mb = 2048;
   bool quiet = false;
   bool references = false;

@@ -19,7 +19,7 @@ struct ExecOptions {
   std::string python = "/usr/bin/python3";
   std::string python_dir;        // folder holding gurobipy/ and trex_eval_runner.py; "" = python_module_dir()
   std::string solver = "auto";   // for the module's optimize() requests
-  double solve_time_limit_s = 10;
+  double solve_time_limit_s = 60;
 };
 
 struct Execution {

@@ -179,6 +179,11 @@ RunReport run_corpus(const RunOptions& o) {
     write_file_atomic(run_path, run.dump(2) + "\n");
   }
 
+  // Temporaries of a run that was killed while writing: never complete, always redone.
+  for (const char* sub : {"data", "cpt", "sft", "blocks"})
+    for (const auto& e : fs::directory_iterator(o.out_dir + "/" + sub))
+      if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path(), ec);
+
   Deduplicator dedup(cfg.near_threshold);
   for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), dedup);
 

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstring>
-#include <map>
 
+#include "trex/lp/structure.h"
 #include "trex/ordata/rng.h"
 #include "trex/ordata/sample.h"
 #include "xxhash.h"
@@ -69,80 +68,7 @@ double minhash_similarity(const MinHash& a, const MinHash& b) {
   return double(same) / kMinHashSize;
 }
 
-namespace {
-
-uint64_t hash_double(double v) {
-  if (v == 0) v = 0;  // -0 and 0 alike
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-
-uint64_t combine(uint64_t h, uint64_t v) { return mix_key(h, v); }
-
-}  // namespace
-
-uint64_t structure_fingerprint(const lp::Model& m) {
-  const int n = m.num_vars();
-  // Bounds tightened by single-variable rows, which are bounds written as rows.
-  std::vector<double> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n));
-  for (int j = 0; j < n; ++j) lo[size_t(j)] = m.var(j).lower, hi[size_t(j)] = m.var(j).upper;
-  std::vector<int> rows;
-  for (int r = 0; r < m.num_rows(); ++r) {
-    const lp::Constraint& c = m.row(r);
-    if (c.terms.size() == 1 && c.quad.empty() && c.terms[0].coef != 0) {
-      double a = c.terms[0].coef, l = c.lower / a, u = c.upper / a;
-      if (a < 0) std::swap(l, u);
-      size_t j = size_t(c.terms[0].var);
-      lo[j] = std::max(lo[j], l), hi[j] = std::min(hi[j], u);
-    } else {
-      rows.push_back(r);
-    }
-  }
-  std::vector<uint64_t> vc(static_cast<size_t>(n)), rc(rows.size());
-  for (int j = 0; j < n; ++j) {
-    const lp::Variable& v = m.var(j);
-    uint64_t h = combine(uint64_t(v.type == lp::VarType::kContinuous ? 0 : 1), hash_double(v.cost));
-    vc[size_t(j)] = combine(combine(h, hash_double(lo[size_t(j)])), hash_double(hi[size_t(j)]));
-  }
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const lp::Constraint& c = m.row(rows[k]);
-    rc[k] = combine(combine(7, hash_double(c.lower)), hash_double(c.upper));
-  }
-  // Column view of the rows kept.
-  std::vector<std::vector<std::pair<size_t, double>>> cols(static_cast<size_t>(n));
-  for (size_t k = 0; k < rows.size(); ++k)
-    for (const lp::Term& t : m.row(rows[k]).terms) cols[size_t(t.var)].push_back({k, t.coef});
-  std::vector<uint64_t> buf;
-  for (int round = 0; round < 3; ++round) {
-    std::vector<uint64_t> nv(vc.size()), nr(rc.size());
-    for (size_t k = 0; k < rows.size(); ++k) {
-      buf.clear();
-      for (const lp::Term& t : m.row(rows[k]).terms) buf.push_back(combine(vc[size_t(t.var)], hash_double(t.coef)));
-      std::sort(buf.begin(), buf.end());
-      uint64_t h = rc[k];
-      for (uint64_t b : buf) h = combine(h, b);
-      nr[k] = h;
-    }
-    for (size_t j = 0; j < vc.size(); ++j) {
-      buf.clear();
-      for (auto [k, a] : cols[j]) buf.push_back(combine(rc[k], hash_double(a)));
-      std::sort(buf.begin(), buf.end());
-      uint64_t h = vc[j];
-      for (uint64_t b : buf) h = combine(h, b);
-      nv[j] = h;
-    }
-    vc.swap(nv);
-    rc.swap(nr);
-  }
-  std::sort(vc.begin(), vc.end());
-  std::sort(rc.begin(), rc.end());
-  uint64_t h = combine(m.sense == lp::Sense::kMinimize ? 1 : 2, hash_double(m.objective_constant));
-  for (uint64_t v : vc) h = combine(h, v);
-  h = combine(h, 0xabcdef);
-  for (uint64_t r : rc) h = combine(h, r);
-  return h;
-}
+uint64_t structure_fingerprint(const lp::Model& m) { return lp::structure_hash(m); }
 
 std::string Deduplicator::admit(const std::string& id, const std::string& statement, const lp::Model& model,
                                 std::string* of) {

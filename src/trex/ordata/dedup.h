@@ -29,8 +29,9 @@ uint64_t text_hash(const std::string& text);
 // MinHash signature over word 5-shingles of the normalized text.
 MinHash minhash(const std::string& text);
 double minhash_similarity(const MinHash& a, const MinHash& b);
-// Weisfeiler-Lehman hash of the variable-constraint graph with coefficients; single-variable
-// rows count as bounds. Equal for models equal up to renaming and reordering.
+// The structural hash of the lp layer (lp/structure.h): Weisfeiler-Lehman colours of the
+// variable-constraint graph with coefficients, single-variable rows as bounds. Equal for
+// models equal up to renaming and reordering.
 uint64_t structure_fingerprint(const lp::Model& model);
 
 class Deduplicator {

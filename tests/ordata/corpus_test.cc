@@ -1,0 +1,259 @@
+// Whole corpus runs through the library: byte-identical reruns, resume after a stop,
+// duplicates injected and removed, the views' formats, and the independent check finding
+// corrupt lines and wrong answers.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nlohmann/json.hpp"
+#include "trex/lp/lp_format.h"
+#include "trex/ordata/builder.h"
+#include "trex/ordata/corpus_check.h"
+#include "trex/ordata/corpus_run.h"
+#include "trex/ordata/dedup.h"
+#include "trex/ordata/render.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace trex::ordata {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string temp_dir(const std::string& name) {
+  std::string d = (fs::temp_directory_path() / ("trex_ordata_" + name + "_" + std::to_string(getpid()))).string();
+  fs::remove_all(d);
+  return d;
+}
+
+RunOptions small_run(const std::string& out, long count = 60, uint64_t seed = 5) {
+  RunOptions o;
+  o.config = default_config();
+  o.config.count = count;
+  o.config.seed = seed;
+  o.config.block_size = 16;
+  finalize_config(o.config);
+  o.out_dir = out;
+  o.threads = 2;
+  return o;
+}
+
+// Every file a run publishes except the manifest and card (which hold timings).
+std::map<std::string, std::string> published(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const char* sub : {"data", "cpt", "sft"})
+    for (const auto& e : fs::directory_iterator(dir + "/" + sub))
+      files[std::string(sub) + "/" + e.path().filename().string()] = read_file(e.path().string());
+  return files;
+}
+
+std::vector<nlohmann::json> lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) out.push_back(nlohmann::json::parse(l));
+  return out;
+}
+
+TEST(CorpusRun, ExportsTheCountWithManifestAndCard) {
+  std::string dir = temp_dir("count");
+  RunReport r = run_corpus(small_run(dir));
+  EXPECT_EQ(r.accepted, 60);
+  EXPECT_GE(r.candidates, 60);
+  long total = 0;
+  for (const auto& [name, text] : published(dir))
+    if (name.rfind("data/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) {
+        ++total;
+        for (const char* k : {"id", "family", "industry", "template", "seed", "statement", "formulations", "answer",
+                              "checks", "provenance"})
+          EXPECT_TRUE(j.contains(k)) << k;
+        for (const auto& [check, result] : j["checks"].items()) EXPECT_EQ(result, "pass") << check;
+        EXPECT_EQ(j["provenance"]["generator"], kGeneratorName);
+      }
+  EXPECT_EQ(total, 60);
+  nlohmann::json m = nlohmann::json::parse(read_file(dir + "/manifest.json"));
+  EXPECT_EQ(m["samples"], 60);
+  long per_family = 0;
+  for (const auto& [k, v] : m["per_family"].items()) per_family += v["exported"].get<long>();
+  EXPECT_EQ(per_family, 60);
+  for (const char* stage : {"generate", "solve", "render", "verify", "dedup", "write"})
+    EXPECT_TRUE(m["stage_seconds"].contains(stage));
+  std::string card = read_file(dir + "/card.md");
+  EXPECT_NE(card.find("# OR-CPT corpus"), std::string::npos);
+  EXPECT_NE(card.find("| Family |"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(CorpusRun, SameConfigGivesByteIdenticalFilesWithAnyThreadCount) {
+  std::string a = temp_dir("same_a"), b = temp_dir("same_b");
+  RunOptions oa = small_run(a), ob = small_run(b);
+  ob.threads = 1;
+  run_corpus(oa);
+  run_corpus(ob);
+  EXPECT_EQ(published(a), published(b));
+  RunOptions oc = small_run(temp_dir("same_c"), 60, 6);
+  run_corpus(oc);
+  EXPECT_NE(published(a), published(oc.out_dir));
+  for (const auto& d : {a, b, oc.out_dir}) fs::remove_all(d);
+}
+
+TEST(CorpusRun, StoppedAndResumedEqualsUninterrupted) {
+  std::string whole = temp_dir("whole"), split = temp_dir("split");
+  run_corpus(small_run(whole));
+  RunOptions first = small_run(split);
+  first.stop_after_blocks = 2;
+  RunReport partial = run_corpus(first);
+  EXPECT_LT(partial.accepted, 60);
+  EXPECT_FALSE(fs::exists(split + "/manifest.json"));
+  // A half-written temporary from the "killed" run must not survive or matter.
+  write_file_atomic(split + "/data/part-00002.jsonl", "{\"partial\":");
+  RunReport rest = run_corpus(small_run(split));
+  EXPECT_EQ(rest.blocks_resumed, 2);
+  EXPECT_EQ(rest.accepted, 60);
+  EXPECT_EQ(published(whole), published(split));
+  fs::remove_all(whole);
+  fs::remove_all(split);
+}
+
+TEST(CorpusRun, RefusesADirectoryWithAnotherConfiguration) {
+  std::string dir = temp_dir("other");
+  run_corpus(small_run(dir, 20));
+  EXPECT_THROW(run_corpus(small_run(dir, 20, 99)), InputError);
+  fs::remove_all(dir);
+}
+
+TEST(CorpusRun, ShardsPartitionTheWorkAndMerge) {
+  std::string dir = temp_dir("shards");
+  for (int i = 0; i < 2; ++i) {
+    RunOptions o = small_run(dir, 40);
+    o.shard = i, o.shards = 2;
+    EXPECT_EQ(run_corpus(o).accepted, 20);
+  }
+  nlohmann::ordered_json m = merge_manifests(dir, 2);
+  EXPECT_EQ(m["samples"], 40);
+  EXPECT_TRUE(fs::exists(dir + "/card.md"));
+  std::set<std::string> ids;
+  for (const auto& [name, text] : published(dir))
+    if (name.rfind("data/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) EXPECT_TRUE(ids.insert(j["id"]).second);
+  EXPECT_EQ(ids.size(), 40u);
+  fs::remove_all(dir);
+}
+
+TEST(Dedup, InjectedExactNearAndStructuralDuplicatesAreRemoved) {
+  const Family* f = find_family("transportation");
+  Rng rng(17);
+  Instance inst = f->generate(default_ranges(f->contract()), FeasibilityMode::kFeasible, 0, rng);
+  std::string text = render_statement(inst.story, 0, false);
+  Deduplicator d(0.8);
+  std::string of;
+  EXPECT_EQ(d.admit("orig", text, inst.model, &of), "");
+  // Exact: the same text with other case and spacing.
+  std::string shouty = text;
+  for (char& c : shouty) c = char(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_EQ(d.admit("exact", "  " + shouty + "\n\n", inst.model, &of), reason::kDuplicateExact);
+  EXPECT_EQ(of, "orig");
+  // Near: one sentence added and a word changed, on a different model.
+  lp::Model other = inst.model;
+  other.var(0).cost += 1;
+  std::string near = text;
+  near.replace(near.find("The task"), 8, "Your job");
+  EXPECT_EQ(d.admit("near", near + "Please be quick.\n", other, &of), reason::kDuplicateNear);
+  // Structural: the same data told in another industry and template, variables renamed.
+  Rng rng2(17);
+  Instance same = f->generate(default_ranges(f->contract()), FeasibilityMode::kFeasible, 2, rng2);
+  std::string told = render_statement(same.story, 2, true);
+  ASSERT_LT(minhash_similarity(minhash(told), minhash(text)), 0.5);
+  EXPECT_EQ(d.admit("structural", told, same.model, &of), reason::kDuplicateStructural);
+  // A different instance is new.
+  Rng rng3(18);
+  Instance fresh = f->generate(default_ranges(f->contract()), FeasibilityMode::kFeasible, 0, rng3);
+  EXPECT_EQ(d.admit("fresh", render_statement(fresh.story, 0, false), fresh.model, &of), "");
+}
+
+TEST(Dedup, AgainstAnEarlierCorpusEverySampleIsADuplicate) {
+  std::string first = temp_dir("against_a"), second = temp_dir("against_b");
+  run_corpus(small_run(first, 20));
+  RunOptions o = small_run(second, 5);
+  o.against = {first};
+  o.config.block_size = 20;  // the same 20 candidates (same seed) come first and are all seen
+  RunReport r = run_corpus(o);
+  nlohmann::json m = nlohmann::json::parse(read_file(second + "/manifest.json"));
+  long dups = 0;
+  for (const char* k : {"duplicate_exact", "duplicate_near", "duplicate_structural"})
+    if (m["per_reason"].contains(k)) dups += m["per_reason"][k]["count"].get<long>();
+  EXPECT_GE(dups, 20);
+  EXPECT_EQ(r.accepted, 5);
+  fs::remove_all(first);
+  fs::remove_all(second);
+}
+
+TEST(Views, SftRowsAreOpenAiMessagesAndCptRowsAreText) {
+  std::string dir = temp_dir("views");
+  run_corpus(small_run(dir, 30));
+  long rows = 0;
+  for (const auto& [name, text] : published(dir)) {
+    if (name.rfind("sft/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) {
+        ++rows;
+        ASSERT_TRUE(j["messages"].is_array());
+        ASSERT_EQ(j["messages"].size(), 2u);
+        EXPECT_EQ(j["messages"][0]["role"], "user");
+        EXPECT_EQ(j["messages"][1]["role"], "assistant");
+        EXPECT_FALSE(j["messages"][0]["content"].get<std::string>().empty());
+        EXPECT_NE(j["messages"][1]["content"].get<std::string>().find("import gurobipy"), std::string::npos);
+        EXPECT_TRUE(j["metadata"].contains("id"));
+      }
+    if (name.rfind("cpt/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) EXPECT_NE(j["text"].get<std::string>().find("Solution"), std::string::npos);
+  }
+  EXPECT_EQ(rows, 30);
+  fs::remove_all(dir);
+}
+
+TEST(CorpusCheck, CleanCorpusHasNoIssues) {
+  std::string dir = temp_dir("check_clean");
+  run_corpus(small_run(dir, 40));
+  CorpusCheckReport r = check_corpus(dir, "glpk", 2);
+  EXPECT_EQ(r.samples, 40);
+  for (const CheckIssue& i : r.issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.kind << ": " << i.message;
+  fs::remove_all(dir);
+}
+
+TEST(CorpusCheck, ReportsCorruptTruncatedAndWrongLinesByLine) {
+  std::string dir = temp_dir("check_bad");
+  run_corpus(small_run(dir, 40));
+  std::string part = dir + "/data/part-00000.jsonl";
+  std::vector<std::string> ls;
+  {
+    std::ifstream in(part);
+    for (std::string l; std::getline(in, l);) ls.push_back(l);
+  }
+  ASSERT_GE(ls.size(), 4u);
+  // Line 2: garbage. Line 3: a wrong objective. Last line: cut off in the middle.
+  ls[1] = "{\"id\": \"broken\", \"statement\":";
+  nlohmann::json j = nlohmann::json::parse(ls[2]);
+  std::string wrong_id = j["id"];
+  bool had_objective = !j["answer"]["objective"].is_null();
+  if (had_objective) j["answer"]["objective"] = j["answer"]["objective"].get<double>() + 7;
+  else j["answer"]["status"] = "optimal";
+  ls[2] = j.dump();
+  std::string text;
+  for (size_t k = 0; k + 1 < ls.size(); ++k) text += ls[k] + "\n";
+  text += ls.back().substr(0, ls.back().size() / 2);
+  write_file_atomic(part, text);
+  CorpusCheckReport r = check_corpus(dir, "glpk", 2);
+  std::map<long, std::string> by_line;
+  for (const CheckIssue& i : r.issues)
+    if (i.file == part) by_line[i.line] = i.kind;
+  EXPECT_EQ(by_line[2], "corrupt");
+  EXPECT_EQ(by_line[3], "disagreement");
+  EXPECT_EQ(by_line[long(ls.size())], "truncated");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trex::ordata

@@ -98,7 +98,8 @@ std::string bench_dir() {
 }
 
 // range(0): 0 = in-memory AdamW, 1 = swap buffered, 2 = swap O_DIRECT, 3 = swap buffered
-// through pread/pwrite instead of io_uring. range(1): slots.
+// through pread/pwrite instead of io_uring, 4 = swap buffered with a compute pool of one thread
+// fewer than the default pool (a core left to the loader and the storer). range(1): slots.
 // range(2): chunk elements in units of 2^20.
 void BM_OptimizerStep(benchmark::State& st) {
   const int64_t n = bench_params();
@@ -108,6 +109,7 @@ void BM_OptimizerStep(benchmark::State& st) {
       {"norms", n / 100, {1e-4f, 0.9f, 0.999f, 1e-8f, 0.f}}};
   auto grads = make(n, 5, -1e-2f, 2e-2f);
   auto w = trex::core::aligned_array<bf16>(size_t(n));
+  std::unique_ptr<trex::core::ThreadPool> small_pool;  // outlives opt (declared first)
   std::unique_ptr<trex::optim::Optimizer> opt;
   trex::optim::SwapOptimizer* swap = nullptr;
   {
@@ -121,6 +123,11 @@ void BM_OptimizerStep(benchmark::State& st) {
       o.chunk_elems = st.range(2) << 20;
       o.direct = kind == 2;
       if (kind == 3) o.backend = trex::optim::IoBackend::kPread;
+      if (kind == 4) {
+        int t = std::max(1, trex::core::default_thread_pool().num_threads() - 1);
+        small_pool = std::make_unique<trex::core::ThreadPool>(t);
+        o.pool = small_pool.get();
+      }
       auto s = std::make_unique<trex::optim::SwapOptimizer>(groups, init.get(), o);
       swap = s.get();
       opt = std::move(s);
@@ -170,6 +177,7 @@ BENCHMARK(BM_OptimizerStep)
     ->Args({1, 2, 1})
     ->Args({1, 3, 4})
     ->Args({3, 3, 1})
+    ->Args({4, 3, 4})
     ->Args({2, 3, 4})
     ->ArgNames({"kind", "slots", "chunkM"})
     ->Unit(benchmark::kMillisecond)

@@ -1,0 +1,135 @@
+// `trex eval` through the real binary: equiv, list, run on a small benchmark, bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nlohmann/json.hpp"
+#include "trex/util/atomic_file.h"
+#include "trex/util/data_dir.h"
+#include "trex/util/subprocess.h"
+
+namespace trex {
+namespace {
+
+namespace fs = std::filesystem;
+
+ProcessResult trex(std::vector<std::string> args) {
+  args.insert(args.begin(), TREX_BINARY);
+  ProcessOptions o;
+  o.timeout_s = 120;
+  return run_process(args, o);
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    path = (fs::temp_directory_path() / ("trex_eval_cli_" + std::to_string(getpid()))).string();
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+const char* kLpA = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= 4\n c2: x + 3 y <= 6\n xb: x <= 3\nEnd\n";
+// The same model: renamed, rows swapped and negated, the bound written in Bounds.
+const char* kLpB = "Maximize\n profit: 2 b + 3 a\nSubject To\n r2: - a - 3 b >= -6\n r1: b + a <= 4\nBounds\n a <= 3\nEnd\n";
+const char* kLpC = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= 4\n c2: x + 2 y <= 6\n xb: x <= 3\nEnd\n";
+
+TEST(EvalCli, Equiv) {
+  TempDir d;
+  write_file_atomic(d.path + "/a.lp", kLpA);
+  write_file_atomic(d.path + "/b.lp", kLpB);
+  write_file_atomic(d.path + "/c.lp", kLpC);
+  ProcessResult same = trex({"eval", "equiv", d.path + "/a.lp", d.path + "/b.lp"});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("equivalent"), std::string::npos) << same.out;
+  ProcessResult differ = trex({"eval", "equiv", d.path + "/a.lp", d.path + "/c.lp"});
+  EXPECT_EQ(differ.exit_code, 1);
+  EXPECT_NE(differ.out.find("different: coefficients differ"), std::string::npos) << differ.out;
+  write_file_atomic(d.path + "/bad.lp", "Maximize\n obj: 3 x +\nSubject To\n c1: x <=\nEnd\n");
+  ProcessResult bad = trex({"eval", "equiv", d.path + "/a.lp", d.path + "/bad.lp"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.lp:"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+}
+
+TEST(EvalCli, RunScoresAndReports) {
+  TempDir d;
+  std::string bench = d.path + "/bench.jsonl";
+  write_file_atomic(bench,
+                    "{\"id\":\"lp\",\"q\":\"max 3x+2y\",\"a\":\"11\"}\n"
+                    "{\"id\":\"py\",\"q\":\"max\",\"a\":14}\n"
+                    "{\"id\":\"wrong\",\"q\":\"max\",\"a\":99}\n"
+                    "{\"id\":\"junk\",\"q\":\"?\",\"a\":1}\n"
+                    "{\"id\":\"silent\",\"q\":\"?\",\"a\":1}\n"
+                    "{\"id\":\"infeasible\",\"q\":\"?\",\"a\":\"No Best Solution\"}\n");
+  nlohmann::json lines = nlohmann::json::array();
+  std::string py =
+      "```python\nfrom gurobipy import Model, GRB, quicksum\nmodel = Model()\n"
+      "x = model.addVars(3, vtype=GRB.INTEGER, ub=4)\n"
+      "model.setObjective(quicksum((i + 1) * x[i] for i in range(3)), GRB.MAXIMIZE)\n"
+      "model.addConstr(x.sum() <= 5)\nmodel.optimize()\nprint(model.ObjVal)\n```";
+  std::string completions;
+  auto add = [&](const std::string& id, const std::string& text) {
+    completions += nlohmann::json({{"id", id}, {"completion", text}}).dump() + "\n";
+  };
+  add("lp", std::string("```lp\n") + kLpA + "```");
+  add("py", py);
+  add("wrong", std::string("```lp\n") + kLpA + "```");
+  add("junk", "```python\ndef (:\n```");
+  add("infeasible", "```lp\nMinimize\n obj: x\nSubject To\n c: x >= 5\n d: x <= 2\nEnd\n```");
+  write_file_atomic(d.path + "/completions.jsonl", completions);
+  ProcessResult r = trex({"eval", "run", "--bench", bench, "--id-field", "id", "--question-field", "q", "--answer-field", "a",
+                          "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| bench | 6 | 1 | 50.0% | 50.0% | 3 | 1 | 0 | 0 | 0 | 1 | 0 | 1 |"), std::string::npos) << r.out;
+  std::map<std::string, std::string> cls;
+  std::ifstream in(d.path + "/out/results.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    cls[j["id"]] = j["class"];
+    EXPECT_EQ(j["mode"], "absolute");
+  }
+  EXPECT_EQ(cls["lp"], "correct");
+  EXPECT_EQ(cls["py"], "correct");
+  EXPECT_EQ(cls["wrong"], "wrong-objective");
+  EXPECT_EQ(cls["junk"], "syntax-error");
+  EXPECT_EQ(cls["silent"], "no-code");
+  EXPECT_EQ(cls["infeasible"], "correct");
+  for (const char* f : {"summary.json", "summary.md", "report.html"}) EXPECT_TRUE(fs::exists(d.path + "/out/" + f)) << f;
+  std::string html = read_file(d.path + "/out/report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);  // self-contained
+}
+
+TEST(EvalCli, BadInputIsOneLineAndWritesNothing) {
+  TempDir d;
+  write_file_atomic(d.path + "/bench.jsonl", "{\"question\":\"q\",\"answer\":1}\n");
+  write_file_atomic(d.path + "/c.jsonl", "{\"id\":\"1\",\"completion\":\"x\"}\n{\"id\":2}\n");
+  ProcessResult mode = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--completions", d.path + "/c.jsonl",
+                             "--out", d.path + "/out", "--mode", "fuzzy"});
+  EXPECT_EQ(mode.exit_code, 2);
+  EXPECT_NE(mode.err.find("--mode"), std::string::npos) << mode.err;
+  ProcessResult comp = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--completions", d.path + "/c.jsonl",
+                             "--out", d.path + "/out"});
+  EXPECT_EQ(comp.exit_code, 2);
+  EXPECT_NE(comp.err.find("c.jsonl:2:"), std::string::npos) << comp.err;
+  ProcessResult bench = trex({"eval", "run", "--bench", "nosuch", "--completions", d.path + "/c.jsonl", "--out", d.path + "/out"});
+  EXPECT_EQ(bench.exit_code, 2);
+  EXPECT_NE(bench.err.find("--bench"), std::string::npos) << bench.err;
+  EXPECT_FALSE(fs::exists(d.path + "/out"));
+}
+
+TEST(EvalCli, List) {
+  ProcessResult r = trex({"eval", "list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("b4o-orgeval"), std::string::npos);
+  if (find_data("or-benchmarks").empty()) GTEST_SKIP() << "benchmark data not found";
+  ProcessResult f = trex({"eval", "list", "b4o-feasible"});
+  EXPECT_NE(f.out.find("344 items"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("reference programs: 87"), std::string::npos) << f.out;
+}
+
+}  // namespace
+}  // namespace trex

@@ -108,7 +108,7 @@ void read_ffn(TomlFields& f, ModelConfig& m) {
   f.finish();
 }
 
-ModelConfig read(const toml::table& root, const std::string& file) {
+ModelConfig read(const toml::table& root, const std::string& file, bool other_tables = false) {
   TomlFields top(file, root, "");
   ModelConfig m;
   m.file = file;
@@ -161,7 +161,7 @@ ModelConfig read(const toml::table& root, const std::string& file) {
     m.mhc.eps = f.number_or("eps", 1e-6, 0, 1);
     f.finish();
   }
-  top.finish();
+  if (!other_tables) top.finish();
   bool has_csa = false;
   for (int r : m.attention.compress_ratios) has_csa |= r == 4;
   if (has_csa && m.indexer.heads == 0)
@@ -177,6 +177,11 @@ ModelConfig read(const toml::table& root, const std::string& file) {
 ModelConfig load_model_config(const std::string& path) {
   toml::table t = TomlFields::parse_file(path);
   return read(t, path);
+}
+
+ModelConfig load_model_tables(const std::string& path) {
+  toml::table t = TomlFields::parse_file(path);
+  return read(t, path, true);
 }
 
 ModelConfig parse_model_config(const std::string& text, const std::string& name) {

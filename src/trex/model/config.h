@@ -114,6 +114,10 @@ struct ModelConfig {
 
 // Reads and checks a model config. Throws InputError.
 ModelConfig load_model_config(const std::string& path);
+// Reads the model tables ([model], [attention], [ffn], [indexer], [mhc]) of a file that also
+// holds other tables (a validation run describes its model inline); other tables are left to
+// their own reader.
+ModelConfig load_model_tables(const std::string& path);
 // The same from text; `name` stands for the file in errors.
 ModelConfig parse_model_config(const std::string& text, const std::string& name);
 

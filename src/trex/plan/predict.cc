@@ -63,7 +63,8 @@ class Builder {
     tsp_ = (s.tp > 1 && s.sequence_parallel) ? ta_ / double(s.tp) : ta_;
     tp_ = double(s.tp);
     seq_ = r.seq_len;
-    peak_mm_ = c.peak_flops * c.eff.matmul;
+    fp8_ = r.fp8_matmul;
+    peak_mm_ = (fp8_ ? c.device.peak.flops_fp8->value : c.peak_flops) * c.eff.matmul;
     peak_attn_ = c.peak_flops * c.eff.attention;
     bw_ = c.hbm_bw * c.eff.memory;
   }
@@ -94,6 +95,22 @@ class Builder {
     w.vec_launch += floor_extra(time, kernels);
     w.saved += saved;
   }
+  // Unfused attention core (no FlashAttention): QK^T and PV as batched GEMMs over all s keys
+  // (the causal mask is applied after the product), the s x s scores written, soft-maxed,
+  // dropped out and read back: about 13 bytes per (query, head, key) forward.
+  void unfused_attention(Work& w, double heads, double qk_dim, double v_dim, double head_bytes) {
+    double keys = double(seq_);
+    double flops = 2 * heads * (qk_dim + v_dim) * keys * ta_;
+    double time = flops / peak_mm_;
+    w.mm += time;
+    w.mm_launch += floor_extra(time, 2);
+    w.flops += flops;
+    double scores = ta_ * heads * keys;
+    vec(w, scores * 12, scores * 5, 2);  // softmax + dropout; keeps softmax output and mask
+    w.saved += head_bytes;
+    w.attn_saved += scores * 5 + head_bytes;
+  }
+
   void attention(Work& w, double flops, double bytes, double saved) {
     double time = std::max(flops / peak_attn_, bytes / bw_);
     w.attn += time;
@@ -164,7 +181,10 @@ class Builder {
         gemm(w, ta_, d, (H + 2 * kv) * hd, true);
         vec(w, ta_ * (H + kv) * hd * 4, 0);  // RoPE on q and k
         double bytes = 2 * ta_ * (2 * H * hd + 2 * kv * hd);
-        attention(w, 4 * H * hd * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        if (s_.flash_attention)
+          attention(w, 4 * H * hd * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        else
+          unfused_attention(w, H, hd, hd, bytes);
         gemm(w, ta_, H * hd, d);
         cp_ring(w, ta_ * 2 * kv * hd * 2);
         break;
@@ -182,7 +202,10 @@ class Builder {
         gemm(w, ta_, kvl, H * (a.qk_nope_head_dim + a.v_head_dim));
         vec(w, ta_ * (H + 1) * a.qk_rope_head_dim * 4, 0);
         double bytes = 2 * ta_ * H * (2 * qk + 2 * a.v_head_dim);
-        attention(w, 2 * H * (qk + a.v_head_dim) * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        if (s_.flash_attention)
+          attention(w, 2 * H * (qk + a.v_head_dim) * keys * ta_, bytes, bytes + 4 * ta_ * H);
+        else
+          unfused_attention(w, H, qk, a.v_head_dim, bytes);
         gemm(w, ta_, H * a.v_head_dim, d);
         cp_ring(w, ta_ * (kvl + a.qk_rope_head_dim) * 2);
         break;
@@ -265,7 +288,8 @@ class Builder {
     grouped_gemm(w, rows, fe, d, local, kernels);
     vec(w, tsp_ * K * d * 4, 0);                               // unpermute and weighted sum
     // Dispatch and combine; with ETP, a gather before the experts and a scatter after.
-    w.ep_s += 2 * all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2);
+    double dispatch_elem = fp8_ ? 1 : 2;  // FP8 dispatch, BF16 combine (DeepEP's setting)
+    w.ep_s += all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem) + all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2);
     if (s_.etp > 1) w.ep_s += 2 * all_gather_s(c_, s_.etp, s_.etp, rows * d * 2);
     if (f.shared_experts > 0) {
       tp_block(w);
@@ -322,6 +346,7 @@ class Builder {
   double ta_ = 0, tsp_ = 0, tp_ = 1;
   long seq_ = 0;
   double peak_mm_ = 0, peak_attn_ = 0, bw_ = 0;
+  bool fp8_ = false;
 };
 
 // Parameters held by one device for the blocks of one pipeline rank.

@@ -28,8 +28,7 @@ Run read_run(const toml::table& t, const std::string& file) {
   r.grad_bytes = f.number_or("grad_bytes", 4, 2, 4);
   r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", r.grad_bytes, 1, 4);
   r.train_mtp = f.boolean_or("train_mtp", false);
-  std::string precision = f.choice_or("precision", "bf16", {"bf16"});
-  (void)precision;
+  r.fp8_matmul = f.choice_or("matmul_precision", "bf16", {"bf16", "fp8"}) == "fp8";
   f.allow({"source", "note"});
   f.finish();
   if (r.seq_len > (1L << 24)) f.fail("seq_len", "implausibly long");
@@ -61,6 +60,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file) {
   s.dp_overlap = f.boolean_or("dp_overlap", true);
   s.moe_imbalance = f.number_or("moe_imbalance", 1, 1, 100);
   s.grouped_gemm = f.boolean_or("grouped_gemm", true);
+  s.flash_attention = f.boolean_or("flash_attention", true);
   f.allow({"source", "note"});
   f.finish();
   return s;
@@ -111,6 +111,8 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
     refuse("tp", "tp " + num(s.tp) + " and the " + num(a.kv_heads) + " key/value heads do not divide one another");
   if (a.kind == model::AttentionKind::kV4 && a.o_groups % s.tp != 0)
     refuse("tp", "tp " + num(s.tp) + " does not divide the " + num(a.o_groups) + " output-projection groups");
+  if (!s.flash_attention && a.kind == model::AttentionKind::kV4)
+    refuse("flash_attention", "V4's sparse attention has no unfused (dense-score) form in the planner");
   if (!m.is_moe() || m.ffn.dense_layers > 0) {
     if (m.ffn.hidden % s.tp != 0) refuse("tp", "tp " + num(s.tp) + " does not divide the FFN width " + num(m.ffn.hidden));
   }
@@ -146,6 +148,8 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
   long micro = run.global_batch / (s.dp * run.micro_batch);
   if (s.vpp > 1 && micro % s.pp != 0)
     refuse("vpp", "the interleaved schedule needs the " + num(micro) + " micro-batches to be a multiple of pp " + num(s.pp));
+  if (run.fp8_matmul && !c.device.peak.flops_fp8)
+    throw InputError::field("run.matmul_precision", "fp8 but the device " + c.device.device.name + " states no flops_fp8");
   if (s.swap_optimizer && (c.host_bytes_per_device <= 0 || c.host_link_bw <= 0))
     refuse("swap_optimizer", "the cluster " + c.name + " states no host memory or host link bandwidth");
 }

@@ -25,6 +25,7 @@ struct Run {
   double grad_bytes = 4;     // fp32 main gradients
   double grad_reduce_bytes = 4;  // bytes per gradient element in the data-parallel reduction
   bool train_mtp = false;    // MTP modules run and are counted
+  bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch
 };
 
 enum class Recompute { kNone, kSelective, kFull };
@@ -45,6 +46,8 @@ struct Strategy {
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward
   double moe_imbalance = 1.0;     // slowest EP rank's load over the mean (1 = uniform routing)
   bool grouped_gemm = true;       // one grouped GEMM per expert matrix, not one kernel per expert
+  bool flash_attention = true;    // fused attention; false: batched GEMMs over all s keys plus
+                                  // softmax and dropout kernels over the s x s scores (Megatron-LM 2021)
 };
 
 // Files holding a [run] or a [strategy] table (read_run/read_strategy in strategy_toml.h

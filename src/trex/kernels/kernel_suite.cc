@@ -120,9 +120,9 @@ CheckResult check_case(KernelCase& c) {
 }
 
 CaseTiming time_call(const std::function<void()>& call, double min_seconds, int min_runs,
-                     int max_runs) {
+                     int max_runs, bool warmup) {
   using clock = std::chrono::steady_clock;
-  call();  // warm-up: page faults of first-touched outputs, caches, the pool's threads
+  if (warmup) call();  // page faults of first-touched outputs, caches, the pool's threads
   std::vector<double> t;
   double total = 0;
   while (int(t.size()) < max_runs && (int(t.size()) < min_runs || total < min_seconds)) {

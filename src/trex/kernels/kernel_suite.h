@@ -71,13 +71,14 @@ struct CheckResult {
 // The gate above for one case.
 CheckResult check_case(KernelCase& c);
 
-// Median wall time of one call, after one warm-up call: at least min_runs calls and, within
-// max_runs, until min_seconds have passed. All worker threads have joined when a call returns.
+// Median wall time of one call, after one warm-up call (unless warmup is false: the caller has
+// just run it): at least min_runs calls and, within max_runs, until min_seconds have passed.
+// All worker threads have joined when a call returns.
 struct CaseTiming {
   double seconds = 0;
   int runs = 0;
 };
 CaseTiming time_call(const std::function<void()>& call, double min_seconds, int min_runs,
-                     int max_runs);
+                     int max_runs, bool warmup = true);
 
 }  // namespace trex::kernels

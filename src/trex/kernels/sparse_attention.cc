@@ -1,7 +1,9 @@
-// Fused shared-KV sparse attention. Per query token: gather its window and compressed keys into
-// one fp32 block (bf16 converted on the way), then S = tau Q K^T and O = P K as two sgemm calls;
-// the softmax with the sink runs on S in place. The backward recomputes S and P from lse and
-// runs four GEMMs per token (S, dP = dO K^T, dQ = tau dS K, dK = tau dS^T Q + P^T dO).
+// Fused shared-KV sparse attention. Per query token: the H x |S_t| scores S = tau Q K^T and the
+// output O = P K are register-tiled products over the key rows where they lie (attention_tiles.h:
+// no gather or packing for fp32; bf16 keys are widened once into a block); the softmax with the
+// sink runs on S in place. The backward recomputes S and P from lse and runs the products
+// dP = dO K^T, dQ = tau dS K and dK = tau dS^T Q + P^T dO the same way, the window part of dK
+// added straight into the chunk's accumulator.
 // Token chunks: the backward's key gradients are scatter-adds, which collide across queries;
 // each of a fixed number of token chunks owns a private window slice and compressed-entry block
 // of the workspace, reduced afterwards in chunk order (deterministic, no atomics).
@@ -14,7 +16,7 @@
 #include <vector>
 
 #include "trex/kernels/elementwise_simd.h"
-#include "trex/kernels/gemm.h"
+#include "trex/kernels/attention_tiles.h"
 
 namespace trex::kernels {
 
@@ -82,9 +84,24 @@ void from_f32(const float* src, T* dst, int64_t n) {
   for (; i < n; ++i) st(dst + i, src[i]);
 }
 
+// fp32 pointers to the key rows: the rows themselves for fp32 storage, else widened into K.
 template <class T>
-void gather_keys(const KeySet& ks, int64_t hd, float* K) {
-  for (int64_t j = 0; j < ks.n; ++j) to_f32(static_cast<const T*>(ks.rows[size_t(j)]), K + j * hd, hd);
+void key_rows(const KeySet& ks, int64_t hd, float* K, std::vector<const float*>& rows) {
+  rows.resize(size_t(ks.n));
+  for (int64_t j = 0; j < ks.n; ++j) {
+    if constexpr (std::is_same_v<T, float>) {
+      rows[size_t(j)] = static_cast<const float*>(ks.rows[size_t(j)]);
+    } else {
+      to_f32(static_cast<const T*>(ks.rows[size_t(j)]), K + j * hd, hd);
+      rows[size_t(j)] = K + j * hd;
+    }
+  }
+}
+
+// Pointers to the H rows of a token's [H, hd] block.
+void head_rows(const float* base, int64_t H, int64_t hd, std::vector<const float*>& rows) {
+  rows.resize(size_t(H));
+  for (int64_t h = 0; h < H; ++h) rows[size_t(h)] = base + h * hd;
 }
 
 // exp(x - m) over a row, in place; returns the sum.
@@ -109,14 +126,11 @@ float exp_row(float* x, int64_t n, float m) {
 
 struct Scratch {
   std::vector<float> K, S, Q, O, dO, dP, dQ, dK;
+  std::vector<const float*> krows, qrows, dorows;
 };
 
-GemmOptions serial(core::ThreadPool& tp) {
-  // Called from inside a pool job: the pool runs the GEMM's inner jobs on this thread.
-  GemmOptions g;
-  g.pool = &tp;
-  return g;
-}
+using attn_detail::dot_tiles;
+using attn_detail::outer_tiles;
 
 }  // namespace
 
@@ -135,11 +149,10 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
     w.Q.resize(size_t(H * hd));
     w.O.resize(size_t(H * hd));
     KeySet ks;
-    GemmOptions go = serial(tp);
     for (int64_t t = t0; t < t1; ++t) {
       key_set(kv, kv_comp, comp_idx, sh, t, &ks);
       const int64_t n = ks.n;
-      gather_keys<T>(ks, hd, w.K.data());
+      key_rows<T>(ks, hd, w.K.data(), w.krows);
       const float* Q = nullptr;
       if constexpr (std::is_same_v<T, float>) {
         Q = q + t * H * hd;
@@ -147,7 +160,8 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         to_f32(q + t * H * hd, w.Q.data(), H * hd);
         Q = w.Q.data();
       }
-      sgemm(Trans::kNo, Trans::kYes, H, n, hd, tau, Q, hd, w.K.data(), hd, 0.f, w.S.data(), n, go);
+      head_rows(Q, H, hd, w.qrows);
+      dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, w.S.data(), n);
       for (int64_t h = 0; h < H; ++h) {
         float* srow = w.S.data() + h * n;
         float m = sink[h];
@@ -164,11 +178,9 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
           for (int64_t j = ks.nw; j < n; ++j) cp[ks.slot[size_t(j)]] += w.S[size_t(h * n + j)];
       }
       if constexpr (std::is_same_v<T, float>) {
-        sgemm(Trans::kNo, Trans::kNo, H, hd, n, 1.f, w.S.data(), n, w.K.data(), hd, 0.f,
-              o + t * H * hd, hd, go);
+        outer_tiles(H, hd, n, w.S.data(), n, 1, w.krows.data(), o + t * H * hd, hd, false);
       } else {
-        sgemm(Trans::kNo, Trans::kNo, H, hd, n, 1.f, w.S.data(), n, w.K.data(), hd, 0.f,
-              w.O.data(), hd, go);
+        outer_tiles(H, hd, n, w.S.data(), n, 1, w.krows.data(), w.O.data(), hd, false);
         from_f32(w.O.data(), o + t * H * hd, H * hd);
       }
     }
@@ -233,7 +245,6 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     w.dO.resize(size_t(H * hd));
     w.dQ.resize(size_t(H * hd));
     KeySet ks;
-    GemmOptions go = serial(tp);
     for (int64_t c = c0; c < c1; ++c) {
       float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
       float* comp_acc = win_acc + plan.win_rows * hd;
@@ -243,16 +254,17 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
       const int64_t base = tlo - sh.window + 1;  // token of win_acc row 0 (may be negative)
       for (int64_t t = tlo; t < thi; ++t) {
         key_set(kv, kv_comp, comp_idx, sh, t, &ks);
-        const int64_t n = ks.n;
-        gather_keys<T>(ks, hd, w.K.data());
+        const int64_t n = ks.n, nw = ks.nw;
+        key_rows<T>(ks, hd, w.K.data(), w.krows);
         to_f32(q + t * H * hd, w.Q.data(), H * hd);
         to_f32(o + t * H * hd, w.O.data(), H * hd);
         to_f32(d_o + t * H * hd, w.dO.data(), H * hd);
+        head_rows(w.Q.data(), H, hd, w.qrows);
+        head_rows(w.dO.data(), H, hd, w.dorows);
         float* S = w.S.data();
         float* dP = w.dP.data();
-        sgemm(Trans::kNo, Trans::kYes, H, n, hd, tau, w.Q.data(), hd, w.K.data(), hd, 0.f, S, n, go);
-        sgemm(Trans::kNo, Trans::kYes, H, n, hd, 1.f, w.dO.data(), hd, w.K.data(), hd, 0.f, dP, n,
-              go);
+        dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, S, n);
+        dot_tiles(H, n, hd, w.dorows.data(), w.krows.data(), 1.f, dP, n);
         for (int64_t h = 0; h < H; ++h) {
           const float l = lse[t * H + h];
           float D = 0.f;
@@ -260,24 +272,23 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
           float* srow = S + h * n;
           float* drow = dP + h * n;
           exp_row(srow, n, l);  // P
-          for (int64_t j = 0; j < n; ++j) drow[j] = srow[j] * (drow[j] - D);  // dS
+          for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D);  // tau dS
           sink_acc[h] -= std::exp(sink[h] - l) * D;
         }
-        // dQ = tau dS K;  dK = tau dS^T Q + P^T dO.
-        sgemm(Trans::kNo, Trans::kNo, H, hd, n, tau, dP, n, w.K.data(), hd, 0.f, w.dQ.data(), hd,
-              go);
+        // dQ = (tau dS) K;  dK = (tau dS)^T Q + P^T dO, window rows straight into win_acc.
+        outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
         from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
-        sgemm(Trans::kYes, Trans::kNo, n, hd, H, tau, dP, n, w.Q.data(), hd, 0.f, w.dK.data(), hd,
-              go);
-        sgemm(Trans::kYes, Trans::kNo, n, hd, H, 1.f, S, n, w.dO.data(), hd, 1.f, w.dK.data(), hd,
-              go);
-        const int64_t wlo = t - ks.nw + 1;
-        for (int64_t j = 0; j < n; ++j) {
-          float* dst = j < ks.nw
-                           ? win_acc + (wlo + j - base) * hd
-                           : comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
-          const float* src = w.dK.data() + j * hd;
-          for (int64_t e = 0; e < hd; ++e) dst[e] += src[e];
+        float* dst = win_acc + (t - nw + 1 - base) * hd;
+        outer_tiles(nw, hd, H, dP, 1, n, w.qrows.data(), dst, hd, true);
+        outer_tiles(nw, hd, H, S, 1, n, w.dorows.data(), dst, hd, true);
+        if (n > nw) {
+          outer_tiles(n - nw, hd, H, dP + nw, 1, n, w.qrows.data(), w.dK.data(), hd, false);
+          outer_tiles(n - nw, hd, H, S + nw, 1, n, w.dorows.data(), w.dK.data(), hd, true);
+          for (int64_t j = nw; j < n; ++j) {
+            float* cdst = comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
+            const float* src = w.dK.data() + (j - nw) * hd;
+            for (int64_t e = 0; e < hd; ++e) cdst[e] += src[e];
+          }
         }
       }
     }

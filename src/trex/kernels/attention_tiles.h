@@ -1,0 +1,24 @@
+// Register-tiled small matrix products for the sparse attention kernels, over rows given by
+// pointers (the keys of one query are scattered rows of kv and kv_comp; gathering them into a
+// block and packing it for a GEMM would move more bytes than the products compute on).
+//   dot_tiles:   C[i][j] = alpha <a_i, b_j>           (S = tau Q K^T, dP = dO K^T)
+//   outer_tiles: C_i (+)= sum_k A(i, k) b_k           (O = P K, dQ = dS K, dK = dS^T Q + P^T dO)
+// Rows are fp32 of length K (dot) or N (outer), any alignment. Tiles are 4 x 4: 16 vector
+// accumulators, AVX-512 when compiled for it, else AVX2, else scalar; edge tiles repeat the last
+// row and drop its results, so every element comes from the same code and summation order.
+#pragma once
+
+#include <cstdint>
+
+namespace trex::kernels::attn_detail {
+
+// C is M x N with row stride ldc.
+void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const float* const* b,
+               float alpha, float* C, int64_t ldc);
+
+// A(i, k) = A[i * si + k * sk]; b[k] is a row of N floats; C_i = C + i * ldc. accumulate: add
+// to C instead of overwriting it.
+void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
+                 const float* const* b, float* C, int64_t ldc, bool accumulate);
+
+}  // namespace trex::kernels::attn_detail

@@ -6,9 +6,10 @@
 //
 // Each I/O thread takes its own Channel (its own ring), so the loader and the storer never share
 // a queue. A transfer is cut into requests of 1 MiB with up to 8 in flight (ZeRO-Infinity's
-// defaults). With direct I/O (O_DIRECT, when the filesystem allows it) the page cache is
-// bypassed, so the tier's speed is the device's, not memory's; it REQUIRES offsets, lengths and
-// buffers aligned to 4096 bytes.
+// defaults), except buffered writes, which go as one request (swap_file.cc says why). With
+// direct I/O (O_DIRECT, when the filesystem allows it) the page cache is bypassed, so the tier's
+// speed is the device's, not memory's; it REQUIRES offsets, lengths and buffers aligned to
+// 4096 bytes.
 #pragma once
 
 #include <cstdint>

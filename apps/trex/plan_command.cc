@@ -5,6 +5,7 @@
 //   trex plan validate [DIR] [--json]
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "trex/plan/cluster.h"
 #include "trex/plan/predict.h"
 #include "trex/plan/report.h"
+#include "trex/plan/search.h"
 #include "trex/plan/strategy.h"
 #include "trex/plan/validation.h"
 #include "trex/util/atomic_file.h"
@@ -54,6 +56,76 @@ int run_plan(const PlanArgs& a) {
     return 0;
   }
   std::printf("%s", plan::format_prediction(m, c, r, p).c_str());
+  return 0;
+}
+
+struct SearchArgs {
+  std::string model, cluster, run, base, convention = "trex", svg;
+  long nodes = 0;
+  int top = 5;
+  bool json = false;
+};
+
+int run_search(const SearchArgs& a) {
+  require(a.model, "--model");
+  require(a.cluster, "--cluster");
+  require(a.run, "--run");
+  model::FlopConvention conv = model::parse_convention(a.convention, "--convention");
+  model::ModelConfig m = model::load_model_config(a.model);
+  plan::Cluster c = plan::load_cluster(a.cluster);
+  if (a.nodes > 0) plan::set_nodes(c, a.nodes);
+  plan::Run r = plan::load_run(a.run);
+  plan::SearchOptions o;
+  o.top_k = a.top;
+  if (!a.base.empty()) o.base = plan::load_strategy(a.base);
+  auto t0 = std::chrono::steady_clock::now();
+  plan::SearchResult res = plan::search(m, c, r, o);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!a.svg.empty()) {
+    std::vector<plan::ChartBar> bars;
+    for (size_t i = 0; i < res.top.size(); ++i) {
+      char note[48];
+      std::snprintf(note, sizeof note, "MFU %.1f%%", 100 * res.top[i].mfu_of(conv));
+      bars.push_back({"#" + std::to_string(i + 1) + " " + plan::strategy_text(res.top[i].strategy).substr(0, 28),
+                      res.top[i].time, 0, note});
+    }
+    write_file_atomic(a.svg, plan::breakdown_svg("trex plan search: " + m.name + " on " + c.name, bars));
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["model"] = m.name;
+    j["cluster"] = c.name;
+    j["devices"] = c.devices();
+    j["layouts"] = res.layouts;
+    j["refused"] = res.refused;
+    j["pruned_memory"] = res.pruned_memory;
+    j["evaluated"] = res.evaluated;
+    j["fitting"] = res.fitting;
+    j["seconds"] = seconds;
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (const plan::Prediction& p : res.top) top.push_back(plan::prediction_json(m, c, r, p));
+    j["top"] = top;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("search: %s on %s (%ld devices), seq %ld, global batch %ld\n", m.name.c_str(), c.name.c_str(),
+              c.devices(), r.seq_len, r.global_batch);
+  std::printf("        %ld layouts, %ld refused by the checks, %ld pruned by memory, %ld predictions (%ld fit) in %.2f s\n",
+              res.layouts, res.refused, res.pruned_memory, res.evaluated, res.fitting, seconds);
+  if (res.top.empty()) {
+    std::printf("no strategy fits in %s per device\n", plan::bytes_text(c.hbm_bytes).c_str());
+    return 0;
+  }
+  std::printf("%-3s %-72s %8s %7s %9s %8s %8s %8s %8s\n", "#", "strategy", "step s", "MFU", "memory", "compute",
+              "comm", "bubble", "optim");
+  for (size_t i = 0; i < res.top.size(); ++i) {
+    const plan::Prediction& p = res.top[i];
+    const plan::TimeBreakdown& t = p.time;
+    std::printf("%-3zu %-72s %8.3f %6.1f%% %9s %8.3f %8.3f %8.3f %8.3f\n", i + 1, plan::strategy_text(p.strategy).c_str(),
+                t.step, 100 * p.mfu_of(conv), plan::bytes_text(p.memory.total()).c_str(), t.compute + t.launch,
+                t.comm(), t.bubble, t.optimizer);
+  }
+  std::printf("MFU under the %s convention (--convention); times in seconds per step\n", model::to_string(conv));
   return 0;
 }
 
@@ -133,6 +205,19 @@ void add_plan_command(CLI::App& app, Action* action) {
   cmd->add_flag("--json", args->json, "Print one JSON object");
   cmd->add_option("--svg", args->svg, "Also write the step-time breakdown as an SVG bar chart");
   cmd->footer("Model, formulas and assumptions: docs/plan.md.");
+  auto sargs = std::make_shared<SearchArgs>();
+  CLI::App* search = cmd->add_subcommand("search", "Enumerate valid strategies, prune by memory, rank by predicted step time");
+  search->add_option("--model", sargs->model, "Model config");
+  search->add_option("--cluster", sargs->cluster, "Cluster description");
+  search->add_option("--run", sargs->run, "Run description");
+  search->add_option("--base", sargs->base, "Strategy file for the fields not searched (ZeRO, overlap shares, ...)");
+  search->add_option("--nodes", sargs->nodes, "Override the cluster's node count")->check(CLI::Range(1L, 1L << 20));
+  search->add_option("--top", sargs->top, "How many strategies to print")->check(CLI::Range(1, 1000))->capture_default_str();
+  search->add_option("--convention", sargs->convention, "FLOP convention of the MFU column")->capture_default_str();
+  search->add_option("--svg", sargs->svg, "Write the top strategies' breakdowns as SVG");
+  search->add_flag("--json", sargs->json, "Print one JSON object");
+  search->callback([sargs, action] { *action = [sargs] { return run_search(*sargs); }; });
+
   auto vargs = std::make_shared<ValidateArgs>();
   CLI::App* validate = cmd->add_subcommand("validate", "Re-predict the published runs of configs/validation and print the error table");
   validate->add_option("dir", vargs->dir, "Folder of validation files")->capture_default_str();

@@ -18,7 +18,7 @@ std::string bytes_text(double b) {
 
 std::string strategy_text(const Strategy& s) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "TP%ld PP%ld%s DP%ld CP%ld EP%ld ETP%ld EDP%ld ZeRO%d recompute=%s swap=%s mb-grouped=%s",
+  std::snprintf(buf, sizeof buf, "TP%ld PP%ld%s DP%ld CP%ld EP%ld ETP%ld EDP%ld ZeRO%d recompute=%s swap=%s grouped-gemm=%s",
                 s.tp, s.pp, s.vpp > 1 ? (" VPP" + std::to_string(s.vpp)).c_str() : "", s.dp, s.cp, s.ep, s.etp, s.edp,
                 s.zero, to_string(s.recompute), s.swap_optimizer ? "on" : "off", s.grouped_gemm ? "yes" : "no");
   return buf;

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "trex/model/config.h"
 #include "trex/plan/cluster.h"
+#include "trex/plan/ladder.h"
 #include "trex/plan/predict.h"
 #include "trex/plan/report.h"
 #include "trex/plan/search.h"
@@ -129,6 +130,81 @@ int run_search(const SearchArgs& a) {
   return 0;
 }
 
+struct LadderArgs {
+  std::string file, svg;
+  bool json = false;
+};
+
+int run_ladder_command(const LadderArgs& a) {
+  plan::Ladder l = plan::load_ladder(a.file);
+  std::vector<plan::RungResult> rungs = plan::run_ladder(l);
+  if (!a.svg.empty()) {
+    std::vector<plan::ChartBar> bars;
+    for (const plan::RungResult& r : rungs) {
+      char note[64];
+      std::snprintf(note, sizeof note, "MFU %.1f%%", 100 * r.prediction.mfu_of(l.convention));
+      double ref = 0;
+      if (r.rung.reported_mfu > 0)
+        ref = r.prediction.time.step * r.prediction.mfu_of(l.convention) / r.rung.reported_mfu;
+      bars.push_back({r.rung.name, r.prediction.time, ref, note});
+    }
+    write_file_atomic(a.svg, plan::breakdown_svg(l.name, bars));
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["name"] = l.name;
+    j["source"] = l.source;
+    j["convention"] = model::to_string(l.convention);
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const plan::RungResult& r : rungs) {
+      nlohmann::ordered_json x = plan::prediction_json(l.model, l.cluster, l.run, r.prediction);
+      x["rung"] = r.rung.name;
+      x["assumptions"] = r.rung.assumptions;
+      x["searched"] = r.rung.search;
+      x["efficiency"] = {{"matmul", r.rung.efficiency.matmul}, {"attention", r.rung.efficiency.attention},
+                         {"memory", r.rung.efficiency.memory}, {"launch_s", r.rung.efficiency.launch_s}};
+      if (r.rung.reported_mfu > 0) x["reported_mfu"] = r.rung.reported_mfu;
+      arr.push_back(x);
+    }
+    j["rungs"] = arr;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s\n%s, %ld devices; %s, seq %ld, global batch %ld\nsource: %s\n\n", l.name.c_str(), l.cluster.name.c_str(),
+              l.cluster.devices(), l.model.name.c_str(), l.run.seq_len, l.run.global_batch, l.source.c_str());
+  std::printf("%-3s %-44s %8s %9s %9s %9s %9s  %s\n", "", "rung", "step s", model::to_string(l.convention), "6n",
+              "megatron", "reported", "memory");
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    const plan::RungResult& r = rungs[i];
+    char rep[16] = "-";
+    if (r.rung.reported_mfu > 0) std::snprintf(rep, sizeof rep, "%.2f%%", 100 * r.rung.reported_mfu);
+    std::printf("%-3zu %-44s %8.3f %8.1f%% %8.1f%% %8.1f%% %9s  %s %s\n", i, r.rung.name.c_str(), r.prediction.time.step,
+                100 * r.prediction.mfu_of(l.convention), 100 * r.prediction.mfu_of(model::FlopConvention::kSixN),
+                100 * r.prediction.mfu_of(model::FlopConvention::kMegatron), rep,
+                plan::bytes_text(r.prediction.memory.total()).c_str(), r.prediction.memory.fits ? "fits" : "DOES NOT FIT");
+  }
+  if (rungs.size() > 1) {
+    double first = rungs.front().prediction.mfu_of(l.convention), last = rungs.back().prediction.mfu_of(l.convention);
+    std::printf("predicted gain %.2fx", last / first);
+    if (rungs.front().rung.reported_mfu > 0 && rungs.back().rung.reported_mfu > 0)
+      std::printf(" (reported %.2fx)", rungs.back().rung.reported_mfu / rungs.front().rung.reported_mfu);
+    std::printf("\n");
+  }
+  std::printf("\nwhat each rung rests on:\n");
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    const plan::RungResult& r = rungs[i];
+    const plan::TimeBreakdown& t = r.prediction.time;
+    std::printf("%zu. %s: %s\n", i, r.rung.name.c_str(), plan::strategy_text(r.prediction.strategy).c_str());
+    std::printf("   %s\n", r.rung.assumptions.c_str());
+    std::printf("   efficiency: matmul %.2f, attention %.2f, memory %.2f, launch %.1f us%s\n", r.rung.efficiency.matmul,
+                r.rung.efficiency.attention, r.rung.efficiency.memory, 1e6 * r.rung.efficiency.launch_s,
+                r.rung.search ? "; strategy chosen by trex plan search" : "");
+    std::printf("   step %.2f s = compute %.2f + launch %.2f + comm %.2f + bubble %.2f + optimizer %.2f\n", t.step,
+                t.compute, t.launch, t.comm(), t.bubble, t.optimizer);
+  }
+  return 0;
+}
+
 struct ValidateArgs {
   std::string dir = "configs/validation";
   std::string svg;
@@ -217,6 +293,13 @@ void add_plan_command(CLI::App& app, Action* action) {
   search->add_option("--svg", sargs->svg, "Write the top strategies' breakdowns as SVG");
   search->add_flag("--json", sargs->json, "Print one JSON object");
   search->callback([sargs, action] { *action = [sargs] { return run_search(*sargs); }; });
+
+  auto largs = std::make_shared<LadderArgs>();
+  CLI::App* ladder = cmd->add_subcommand("ladder", "Walk a scenario file's rungs (e.g. the MFU ladder) and print each rung's prediction");
+  ladder->add_option("file", largs->file, "Scenario file (configs/plan/*.toml)")->required();
+  ladder->add_flag("--json", largs->json, "Print one JSON object");
+  ladder->add_option("--svg", largs->svg, "Write the rungs' breakdowns as SVG (dashed: the step time the reported MFU implies)");
+  ladder->callback([largs, action] { *action = [largs] { return run_ladder_command(*largs); }; });
 
   auto vargs = std::make_shared<ValidateArgs>();
   CLI::App* validate = cmd->add_subcommand("validate", "Re-predict the published runs of configs/validation and print the error table");

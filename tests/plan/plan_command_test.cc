@@ -74,5 +74,34 @@ TEST(PlanCommand, MissingFlagOrFileIsOneLine) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+TEST(PlanCommand, SearchPrintsRankedStrategies) {
+  ProcessResult r = trex_run({"plan", "search", "--model", "configs/model/deepseek-v4-flash.toml", "--cluster",
+                              "configs/cluster/cloudmatrix384.toml", "--nodes", "8", "--run", "configs/run/v4-pro-8k.toml",
+                              "--top", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["top"].size(), 3u);
+  EXPECT_LE(j["top"][0]["time"]["step"].get<double>(), j["top"][1]["time"]["step"].get<double>());
+  EXPECT_GT(j["refused"].get<long>(), 0);
+}
+
+TEST(PlanCommand, LadderPrintsEveryRungBesideTheReport) {
+  ProcessResult r = trex_run({"plan", "ladder", "configs/plan/v4-pro-cm384-ladder.toml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("11.67%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("34.22%"), std::string::npos);
+  EXPECT_NE(r.out.find("what each rung rests on"), std::string::npos);
+  EXPECT_NE(r.out.find("3 + kernel optimization"), std::string::npos);
+}
+
+TEST(PlanCommand, ValidatePrintsTheErrorTable) {
+  ProcessResult r = trex_run({"plan", "validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("megatron-gpt-145.6b"), std::string::npos);
+  EXPECT_NE(r.out.find("mean |error|"), std::string::npos);
+  r = trex_run({"plan", "validate", "/nonexistent-dir"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace trex

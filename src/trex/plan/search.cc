@@ -21,7 +21,7 @@ SearchResult search(const model::ModelConfig& m, const Cluster& c, const Run& ru
   SearchResult res;
   const long devices = c.devices();
   const long max_tp = o.max_tp > 0 ? o.max_tp : c.devices_per_node;
-  const bool can_swap = c.host_bytes_per_device > 0 && c.host_link_bw > 0;
+  const bool can_swap = o.allow_swap && c.host_bytes_per_device > 0 && c.host_link_bw > 0;
   std::vector<Prediction> fits;
 
   auto try_one = [&](Strategy s) -> const Prediction* {

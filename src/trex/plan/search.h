@@ -25,6 +25,7 @@ struct SearchOptions {
   int top_k = 5;
   Strategy base;       // fields not searched
   long max_tp = 0;     // 0: devices per node
+  bool allow_swap = true;  // consider the swap optimizer (where the cluster states host figures)
 };
 
 struct SearchResult {

@@ -215,7 +215,9 @@ void swiglu_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* poo
       T* dh = b.input<T>("dh", n, seed + 3, 1.f);
       auto [dg, dgr] = b.output<T>("dg", n, tol);
       auto [du, dur] = b.output<T>("du", n, tol);
-      auto [dw, dwr] = b.output<float>("dw", rows, 1e-3);
+      // dw is a sum over cols terms as large as L^2 = 100 in magnitude, summed in different
+      // orders (SIMD lanes vs sequential): its error grows like sqrt(cols).
+      auto [dw, dwr] = b.output<float>("dw", rows, 2e-4 * std::sqrt(double(cols)));
       out.push_back(b.done(5.0 * n * sizeof(T), 0,
           [=] { swiglu_backward(g, u, w, dh, dg, du, dw, rows, cols, kSwigluLimit, pool); },
           [=] { swiglu_backward_ref(g, u, w, dh, dgr, dur, dwr, rows, cols, kSwigluLimit, pool); }));

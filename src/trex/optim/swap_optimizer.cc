@@ -74,7 +74,8 @@ SwapOptimizer::~SwapOptimizer() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  load_cv_.notify_all();
+  store_cv_.notify_all();
   if (loader_.joinable()) loader_.join();
   if (storer_.joinable()) storer_.join();
 }
@@ -86,6 +87,9 @@ int64_t SwapOptimizer::chunk_valid(int64_t c) const {
 void SwapOptimizer::fail(std::exception_ptr e) {
   if (failed_) return;
   failed_ = true;
+  load_cv_.notify_all();
+  compute_cv_.notify_all();
+  store_cv_.notify_all();
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -107,7 +111,7 @@ void SwapOptimizer::loader_loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || job_ > seen; });
+      load_cv_.wait(lock, [&] { return stop_ || job_ > seen; });
       if (stop_) return;
       seen = job_;
     }
@@ -117,7 +121,7 @@ void SwapOptimizer::loader_loop() {
         size_t s = size_t(c % int64_t(slots_.size()));
         {
           std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] { return failed_ || state_[s] == SlotState::kFree; });
+          load_cv_.wait(lock, [&] { return failed_ || state_[s] == SlotState::kFree; });
           if (failed_) break;
           io_begin();
         }
@@ -132,7 +136,7 @@ void SwapOptimizer::loader_loop() {
           state_[s] = SlotState::kReady;
           slot_chunk_[s] = c;
         }
-        cv_.notify_all();
+        compute_cv_.notify_one();
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -142,7 +146,7 @@ void SwapOptimizer::loader_loop() {
       std::lock_guard<std::mutex> lock(mu_);
       ++idle_;
     }
-    cv_.notify_all();
+    compute_cv_.notify_one();
   }
 }
 
@@ -153,7 +157,7 @@ void SwapOptimizer::storer_loop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || job_ > seen; });
+      store_cv_.wait(lock, [&] { return stop_ || job_ > seen; });
       if (stop_) return;
       seen = job_;
     }
@@ -163,7 +167,7 @@ void SwapOptimizer::storer_loop() {
         size_t s = size_t(c % int64_t(slots_.size()));
         {
           std::unique_lock<std::mutex> lock(mu_);
-          cv_.wait(lock, [&] {
+          store_cv_.wait(lock, [&] {
             return failed_ || (state_[s] == SlotState::kStore && slot_chunk_[s] == c);
           });
           if (failed_) break;
@@ -179,7 +183,7 @@ void SwapOptimizer::storer_loop() {
           write_s_ += dt;
           state_[s] = SlotState::kFree;
         }
-        cv_.notify_all();
+        load_cv_.notify_one();
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -189,7 +193,7 @@ void SwapOptimizer::storer_loop() {
       std::lock_guard<std::mutex> lock(mu_);
       ++idle_;
     }
-    cv_.notify_all();
+    compute_cv_.notify_one();
   }
 }
 
@@ -204,14 +208,15 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
     idle_ = 0;
     ++job_;
   }
-  cv_.notify_all();
+  load_cv_.notify_one();
+  store_cv_.notify_one();
   double compute_s = 0, wait_s = 0;
   for (int64_t c = 0; c < num_chunks_; ++c) {
     size_t s = size_t(c % int64_t(slots_.size()));
     {
       auto t0 = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] {
+      compute_cv_.wait(lock, [&] {
         return failed_ || (state_[s] == SlotState::kReady && slot_chunk_[s] == c);
       });
       wait_s += seconds_since(t0);
@@ -234,12 +239,12 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
       std::lock_guard<std::mutex> lock(mu_);
       state_[s] = SlotState::kStore;
     }
-    cv_.notify_all();
+    store_cv_.notify_one();
   }
   {
     auto t0 = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return idle_ == 2; });
+    compute_cv_.wait(lock, [&] { return idle_ == 2; });
     wait_s += seconds_since(t0);
     check_usable();
     last_.steps = 1;

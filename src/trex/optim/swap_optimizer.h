@@ -110,7 +110,9 @@ class SwapOptimizer : public Optimizer {
   std::unique_ptr<SwapFile::Channel> sync_channel_;  // between steps: init, checkpoints
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  // One condition variable per waiter, so each hand-off wakes only the thread it concerns (on a
+  // busy machine every needless wake-up costs a scheduling slice).
+  std::condition_variable load_cv_, compute_cv_, store_cv_;
   std::vector<SlotState> state_;
   std::vector<int64_t> slot_chunk_;
   uint64_t job_ = 0;  // generation: a new step for the I/O threads

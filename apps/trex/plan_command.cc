@@ -34,7 +34,7 @@ struct PlanArgs {
 };
 
 void require(const std::string& value, const char* flag) {
-  if (value.empty()) throw InputError::field(flag, "missing (trex plan needs --model, --cluster, --run and --strategy)");
+  if (value.empty()) throw InputError::field(flag, "missing");
 }
 
 int run_plan(const PlanArgs& a) {

@@ -57,6 +57,22 @@ TEST_F(Predict, WeightsAndOptimizerStateFollowTheShardingRules) {
   EXPECT_NEAR(z2.memory.gradients * 16, z1.memory.gradients, 1e-6 * z1.memory.gradients);
 }
 
+TEST_F(Predict, Zero3ShardsWeightsAndGathersThemEveryMicroBatch) {
+  Strategy s = gpt_strategy();
+  s.zero = 1;
+  Prediction z1 = predict(gpt, a100, make_run(2048, 1536), s);
+  s.zero = 3;
+  Prediction z3 = predict(gpt, a100, make_run(2048, 1536), s);
+  EXPECT_NEAR(z3.memory.weights * 16, z1.memory.weights, 1e-6 * z1.memory.weights);
+  // Slow links expose the per-micro-batch gathers that compute hides on fast ones.
+  Cluster slow = a100;
+  for (LinkLevel& l : slow.links) l.bw_unidir /= 100;
+  Prediction z3_slow = predict(gpt, slow, make_run(2048, 1536), s);
+  s.zero = 1;
+  Prediction z1_slow = predict(gpt, slow, make_run(2048, 1536), s);
+  EXPECT_GT(z3_slow.time.dp_comm, z1_slow.time.dp_comm);
+}
+
 TEST_F(Predict, RecomputationTradesMemoryForTime) {
   Strategy s = gpt_strategy();
   s.recompute = Recompute::kNone;

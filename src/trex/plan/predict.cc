@@ -400,9 +400,9 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   double p2p = p2p_s(c, ns + 1, p2p_bytes);
 
   struct RankTime {
-    double compute = 0, recompute = 0, launch = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+    double compute = 0, recompute = 0, launch = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;
     double fwd = 0, bwd = 0;
-    double total() const { return compute + launch + tp + cp + ep + pp; }
+    double total() const { return compute + launch + tp + cp + ep + pp + zero3; }
   };
   std::vector<RankTime> ranks(size_t(s.pp));
   std::vector<Work> rank_work(size_t(s.pp));
@@ -457,6 +457,16 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     // CP: the ring hides behind the attention core where it fits (backward moves K/V and their gradients).
     t.cp = std::max(0.0, w.cp_s - w.attn) + std::max(0.0, 2 * w.cp_s - 2.5 * w.attn);
     if (s.pp > 1) t.pp = 2 * double(s.vpp) * p2p;
+    // ZeRO-3: every micro-batch gathers the rank's weights for the forward and again for the
+    // backward, and reduce-scatters its gradients; prefetching hides this behind compute, so
+    // only the excess is exposed.
+    if (s.zero >= 3) {
+      long dg = s.cp * s.dp, eg = s.edp;
+      double gather = all_gather_s(c, dg, ns, ps.dense * 2) + all_gather_s(c, eg, ns, ps.expert * 2);
+      double scatter = all_gather_s(c, dg, ns, ps.dense * run.grad_reduce_bytes) +
+                       all_gather_s(c, eg, ns, ps.expert * run.grad_reduce_bytes);
+      t.zero3 = std::max(0.0, 2 * gather + scatter - t.compute);
+    }
   }
 
   // The slowest pipeline rank sets the pace.
@@ -473,6 +483,7 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   tb.cp_comm = double(mb) * t.cp;
   tb.ep_comm = double(mb) * t.ep;
   tb.pp_comm = double(mb) * t.pp;
+  tb.dp_comm = double(mb) * t.zero3;
   tb.bubble = double(s.pp - 1) / double(s.vpp) * t_mb;
 
   // Data parallelism and the optimizer, on the rank with the most parameters.
@@ -482,7 +493,9 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   const ParamShare& ps = share[big];
   long dense_group = s.cp * s.dp, expert_group = s.edp;
   double dp_time = 0;
-  if (s.zero >= 1) {
+  if (s.zero >= 3) {
+    // Gradients were reduce-scattered per micro-batch (above); nothing is left for the step.
+  } else if (s.zero >= 1) {
     dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
     dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
     double gather = all_gather_s(c, dense_group, ns, ps.dense * 2) + all_gather_s(c, expert_group, ns, ps.expert * 2);

@@ -1,0 +1,80 @@
+// `trex demo` step: the model accounting and the planner on the shipped configs: V4-Pro's
+// published sizes, the strategy search for V4-Pro on one CloudMatrix384, and the error table
+// against published runs.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "commands.h"
+#include "trex/model/accounting.h"
+#include "trex/plan/search.h"
+#include "trex/plan/validation.h"
+
+namespace trex::cli {
+
+namespace {
+
+// configs/ in the working directory, or beside the binary's build folder.
+std::string configs_dir() {
+  namespace fs = std::filesystem;
+  if (fs::is_directory("configs/model")) return "configs";
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::is_directory(exe.parent_path().parent_path() / "configs/model"))
+    return (exe.parent_path().parent_path() / "configs").string();
+  return "";
+}
+
+int plan_demo() {
+  std::string dir = configs_dir();
+  std::printf("trex demo: model accounting and the step planner\n");
+  if (dir.empty()) {
+    std::printf("  not run: configs/ not found (run from the repository root)\n");
+    return 1;
+  }
+  int failures = 0;
+  model::ModelConfig pro = model::load_model_config(dir + "/model/deepseek-v4-pro.toml");
+  model::ParamCounts p = model::count_parameters(pro);
+  bool sizes = std::abs(p.total() / 1.6e12 - 1) <= 0.02 && std::abs(p.activated / 49e9 - 1) <= 0.02;
+  std::printf("  V4-Pro: %.3fT parameters, %.1fB activated (published 1.6T / 49B: %s)\n", p.total() / 1e12,
+              p.activated / 1e9, sizes ? "within 2%" : "MISMATCH");
+  failures += !sizes;
+
+  plan::Cluster cm = plan::load_cluster(dir + "/cluster/cloudmatrix384.toml");
+  plan::Run run = plan::load_run(dir + "/run/v4-pro-8k.toml");
+  auto t0 = std::chrono::steady_clock::now();
+  plan::SearchOptions o;
+  o.top_k = 1;
+  plan::SearchResult s = plan::search(pro, cm, run, o);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (s.top.empty()) {
+    std::printf("  search: no strategy fits\n");
+    return 1;
+  }
+  const plan::Prediction& best = s.top.front();
+  std::printf("  search on %ld NPUs: %ld predictions in %.2f s; best TP%ld PP%ld CP%ld EP%ld, %.2f s/step, MFU %.1f%% (trex)\n",
+              cm.devices(), s.evaluated, seconds, best.strategy.tp, best.strategy.pp, best.strategy.cp, best.strategy.ep,
+              best.time.step, 100 * best.mfu_of(model::FlopConvention::kTrex));
+  failures += !best.memory.fits;
+
+  double sum = 0, worst = 0;
+  std::vector<plan::ValidationCase> cases = plan::load_validation_dir(dir + "/validation");
+  for (const plan::ValidationCase& c : cases) {
+    double e = std::abs(plan::evaluate(c).error);
+    sum += e;
+    worst = std::max(worst, e);
+  }
+  double mean = cases.empty() ? 1 : sum / double(cases.size());
+  std::printf("  validation: %zu published runs, mean |error| %.1f%%, worst %.1f%% (bound: mean 12%%)\n", cases.size(),
+              100 * mean, 100 * worst);
+  failures += mean > 0.12;
+  return failures == 0 ? 0 : 1;
+}
+
+const DemoStepRegistration kStep(110, plan_demo);
+
+}  // namespace
+
+}  // namespace trex::cli

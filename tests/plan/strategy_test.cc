@@ -1,7 +1,10 @@
 // Invalid strategies are refused with the reason before any prediction or search.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include "plan/plan_test_util.h"
 #include "trex/plan/predict.h"
@@ -136,6 +139,39 @@ TEST_F(StrategyCheck, SwapNeedsHostFigures) {
   s.pp = 8;
   s.swap_optimizer = true;
   EXPECT_NE(refusal(pro, c, run, s).find("strategy.swap_optimizer"), std::string::npos);
+}
+
+// A run or strategy file with a bad field: one line naming file, line and field.
+std::string file_error(const std::string& text, bool run) {
+  std::string path = (std::filesystem::temp_directory_path() / ("trex-plan-input-" + std::to_string(getpid()) + ".toml")).string();
+  std::ofstream(path) << text;
+  std::string what;
+  try {
+    if (run)
+      load_run(path);
+    else
+      load_strategy(path);
+  } catch (const InputError& e) {
+    what = e.detail() + " @" + std::to_string(e.line());
+  }
+  std::filesystem::remove(path);
+  return what;
+}
+
+TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
+  EXPECT_EQ(file_error("[run]\nseq_len = 0\nglobal_batch = 8\n", true), "run.seq_len: must be at least 1 @2");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\n", true), "run.global_batch: missing @1");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nmicro_bach = 2\n", true), "run.micro_bach: unknown field @4");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nmatmul_precision = \"fp4\"\n", true),
+            "run.matmul_precision: is \"fp4\", expected bf16 or fp8 @4");
+  EXPECT_EQ(file_error("[strategy]\ntp = 0\n", false), "strategy.tp: must be at least 1 @2");
+  EXPECT_EQ(file_error("[strategy]\nrecompute = \"some\"\n", false),
+            "strategy.recompute: is \"some\", expected none, selective or full @2");
+  EXPECT_EQ(file_error("[strategy]\na2a_overlap = 1.5\n", false), "strategy.a2a_overlap: must be in [0, 1], got 1.5 @2");
+  EXPECT_EQ(file_error("[strategy]\nzero = 4\n", false), "strategy.zero: must be 0, 1, 2 or 3 @2");
+  EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");
+  EXPECT_EQ(file_error("[strategy\n", false).rfind("", 0), 0u);
+  EXPECT_NE(file_error("[strategy\n", false), "");
 }
 
 TEST_F(StrategyCheck, PredictRefusesBeforePredicting) {

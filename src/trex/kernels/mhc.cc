@@ -3,7 +3,8 @@
 // registers), the gates and Sinkhorn run on R scalars, and a second pass forms y. The backward
 // has two stages: per token (parallel over tokens) the small gradients dp, db, dscale and the
 // RMS coefficient; then per block of nd columns (parallel over columns, each block owned by one
-// thread for all tokens) dX and dphi, so the sum over tokens needs no per-thread copies of dphi.
+// thread for all tokens) dX and dphi as two GEMMs per chunk of tokens, so the sum over tokens
+// needs no per-thread copies of dphi and runs at GEMM speed.
 #include "trex/kernels/mhc.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc_sinkhorn.h"
 
 namespace trex::kernels {
@@ -150,7 +152,33 @@ PreBackLayout pre_back_layout(const MhcShape& sh) {
   return l;
 }
 
-constexpr int64_t kColumnBlock = 64;
+constexpr int64_t kColumnBlock = 256;  // columns of nd per stage-2 block
+constexpr int64_t kTokenChunk = 512;    // tokens per stage-2 GEMM: a 512 KiB fp32 block of X
+
+// dx += (dr + coef xr) + pre g over n elements.
+template <class T>
+void add_stream_grad(T* dx, const float* dr, const float* xr, const T* g, float coef, float pre,
+                     int64_t n) {
+  int64_t c = 0;
+#ifdef TREX_ELEM_AVX2
+  const __m256 vc = _mm256_set1_ps(coef), vp = _mm256_set1_ps(pre);
+  for (; c + 8 <= n; c += 8) {
+    __m256 v = _mm256_fmadd_ps(vc, _mm256_loadu_ps(xr + c), _mm256_loadu_ps(dr + c));
+    v = _mm256_add_ps(v, _mm256_mul_ps(simd::load8(g + c), vp));
+    simd::store8(dx + c, _mm256_add_ps(simd::load8(dx + c), v));
+  }
+#endif
+  for (; c < n; ++c) st(dx + c, ld(dx + c) + (std::fma(coef, xr[c], dr[c]) + ld(g + c) * pre));
+}
+
+template <class T>
+void widen(const T* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, simd::load8(src + i));
+#endif
+  for (; i < n; ++i) dst[i] = ld(src + i);
+}
 
 }  // namespace
 
@@ -198,33 +226,42 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
       for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
     }
   });
-  // Stage 2: per column block, over all tokens in order:
-  //   dxv = phi^T dp + coef xv;  dX += dxv + pre_i dy;  dphi += dp xv^T.
+  // Stage 2: per block of columns of nd (owned by one thread), over fixed chunks of tokens in
+  // order, two GEMMs on the chunk's columns of X widened to fp32 (a block that stays in L2, the
+  // only fp32 copy of X ever made):
+  //   dphi[:, cols] += dp_chunk^T X_chunk[:, cols]      (R x cols, summed over the chunk)
+  //   DX = dp_chunk phi[:, cols];  dX += DX + coef X + pre_i dy
   const int64_t blocks = (nd + kColumnBlock - 1) / kColumnBlock;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    float xv[kColumnBlock], g[kColumnBlock], dxv[kColumnBlock];
+    std::vector<float> xb(static_cast<size_t>(kTokenChunk * kColumnBlock));
+    std::vector<float> dxb(xb.size());
+    GemmOptions go;
+    go.pool = &tp;  // inside a pool job: the GEMMs run on this thread
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t c0 = blk * kColumnBlock, w = std::min(kColumnBlock, nd - c0);
-      for (int64_t t = 0; t < sh.tokens; ++t) {
-        const float* rec = workspace + t * L.per_token;
-        const float coef = rec[L.coef()];
-        for (int64_t c = 0; c < w; ++c) {
-          const int64_t col = c0 + c;
-          xv[c] = ld(X + t * nd + col);
-          g[c] = ld(dy + t * d + col % d) * rec[L.pre() + col / d];
-          dxv[c] = coef * xv[c];
-        }
-        for (int q = 0; q < R; ++q) {
-          const float dpq = rec[L.dp() + q];
-          const float* ph = phi + q * nd + c0;
-          float* dph = dphi + q * nd + c0;
-          for (int64_t c = 0; c < w; ++c) {
-            dxv[c] += ph[c] * dpq;
-            dph[c] += dpq * xv[c];
+      for (int64_t t0 = 0; t0 < sh.tokens; t0 += kTokenChunk) {
+        const int64_t nt = std::min(kTokenChunk, sh.tokens - t0);
+        for (int64_t t = 0; t < nt; ++t) widen(X + (t0 + t) * nd + c0, xb.data() + t * w, w);
+        const float* dp = workspace + t0 * L.per_token + L.dp();
+        sgemm(Trans::kYes, Trans::kNo, R, w, nt, 1.f, dp, L.per_token, xb.data(), w, 1.f,
+              dphi + c0, nd, go);
+        sgemm(Trans::kNo, Trans::kNo, nt, w, R, 1.f, dp, L.per_token, phi + c0, nd, 0.f,
+              dxb.data(), w, go);
+        for (int64_t t = 0; t < nt; ++t) {
+          const float* rec = workspace + (t0 + t) * L.per_token;
+          const float coef = rec[L.coef()];
+          const float* xr = xb.data() + t * w;
+          const float* dr = dxb.data() + t * w;
+          T* dx = dX + (t0 + t) * nd + c0;
+          const T* g = dy + (t0 + t) * d;
+          // The block's columns in segments of one stream each (stream i reads dy at col - i d).
+          for (int64_t c = 0; c < w;) {
+            const int64_t i = (c0 + c) / d, end = std::min(w, (i + 1) * d - c0);
+            add_stream_grad(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
+                            rec[L.pre() + i], end - c);
+            c = end;
           }
         }
-        T* dx = dX + t * nd + c0;
-        for (int64_t c = 0; c < w; ++c) st(dx + c, ld(dx + c) + (dxv[c] + g[c]));
       }
     }
   });

@@ -157,7 +157,7 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
   }
 }
 
-constexpr int64_t kChannelBlock = 16;
+constexpr int64_t kChannelBlock = 64;
 
 }  // namespace
 

@@ -25,9 +25,11 @@ TEST(Ladder, V4ProScenarioClimbs) {
     SCOPED_TRACE(r[i].rung.name);
     EXPECT_TRUE(r[i].prediction.memory.fits);
     EXPECT_FALSE(r[i].rung.assumptions.empty());
-    if (i > 0) EXPECT_GT(r[i].prediction.mfu_of(l.convention), r[i - 1].prediction.mfu_of(l.convention));
+    if (i > 0) {
+      EXPECT_GT(r[i].prediction.mfu_of(l.convention), r[i - 1].prediction.mfu_of(l.convention));
+    }
   }
-  // The rungs that may swap do, and the kernel rung changes only efficiency factors.
+  // Rung 1 may not swap; the kernel rung changes only efficiency factors.
   EXPECT_FALSE(r[1].prediction.strategy.swap_optimizer);
   EXPECT_GT(r[3].rung.efficiency.attention, r[2].rung.efficiency.attention);
   EXPECT_DOUBLE_EQ(r[3].rung.efficiency.matmul, r[2].rung.efficiency.matmul);

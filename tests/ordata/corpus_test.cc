@@ -137,8 +137,9 @@ TEST(CorpusRun, ShardsPartitionTheWorkAndMerge) {
   EXPECT_TRUE(fs::exists(dir + "/card.md"));
   std::set<std::string> ids;
   for (const auto& [name, text] : published(dir))
-    if (name.rfind("data/", 0) == 0)
+    if (name.rfind("data/", 0) == 0) {
       for (const auto& j : lines(dir + "/" + name)) EXPECT_TRUE(ids.insert(j["id"]).second);
+    }
   EXPECT_EQ(ids.size(), 40u);
   fs::remove_all(dir);
 }
@@ -207,8 +208,9 @@ TEST(Views, SftRowsAreOpenAiMessagesAndCptRowsAreText) {
         EXPECT_NE(j["messages"][1]["content"].get<std::string>().find("import gurobipy"), std::string::npos);
         EXPECT_TRUE(j["metadata"].contains("id"));
       }
-    if (name.rfind("cpt/", 0) == 0)
+    if (name.rfind("cpt/", 0) == 0) {
       for (const auto& j : lines(dir + "/" + name)) EXPECT_NE(j["text"].get<std::string>().find("Solution"), std::string::npos);
+    }
   }
   EXPECT_EQ(rows, 30);
   fs::remove_all(dir);

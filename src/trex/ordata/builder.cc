@@ -32,7 +32,7 @@ StageTimes& StageTimes::operator+=(const StageTimes& o) {
   return *this;
 }
 
-SampleBuilder::SampleBuilder(const CorpusConfig& config) : config_(config), solver_(lp::make_solver("cbc")) {
+SampleBuilder::SampleBuilder(const CorpusConfig& config) : config_(config), resolver_(lp::make_solver("cbc")) {
   double acc = 0;
   for (const FamilyMix& m : config.families) cumulative_.push_back(acc += m.weight);
 }
@@ -78,10 +78,11 @@ Sample SampleBuilder::build(uint64_t index, StageTimes& times) {
   auto t1 = Clock::now();
   lp::SolveOptions opts;
   opts.time_limit_s = config_.solve_time_limit;
-  lp::SolveResult ref = solver_->solve(inst.model, opts);
   std::vector<double> duals;
-  bool have_duals = false;
-  if (ref.status == lp::SolveStatus::kOptimal && !inst.model.is_mip()) have_duals = lp_row_duals(inst.model, &duals);
+  lp::SolveResult ref = batch_.solve(inst.model, opts, &duals);
+  // An optimal LP answered by the standard back end (a numerical doubt) has no duals yet.
+  if (ref.status == lp::SolveStatus::kOptimal && !inst.model.is_mip() && duals.empty()) lp_row_duals(inst.model, &duals);
+  bool have_duals = !duals.empty();
   times.solve += since(t1);
   s.status = ref.status;
   s.objective = ref.objective;
@@ -114,10 +115,16 @@ Sample SampleBuilder::build(uint64_t index, StageTimes& times) {
   } else {
     s.checks.push_back({"solve", "pass"});
     Reference r{&inst.model, ref.status, ref.objective, &ref.x, have_duals ? &duals : nullptr};
-    run_checks(inst, r, *solver_, s);
+    run_checks(inst, r, *resolver_, s);
   }
   times.verify += since(t3);
+  if (s.rejection.empty()) {
+    auto t4 = Clock::now();
+    s.fingerprint = fingerprint(s.statement, inst.model);
+    times.dedup += since(t4);
+  }
   s.model = std::move(inst.model);
+  s.story = std::move(inst.story);
   return s;
 }
 

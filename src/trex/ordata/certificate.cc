@@ -26,7 +26,7 @@ std::string fmt(double v) {
 bool objectives_agree(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
 
 bool lp_row_duals(const lp::Model& m, std::vector<double>* y) {
-  thread_local ClpSimplex clp;  // reused: loadProblem replaces the model, keeps the allocations
+  ClpSimplex clp;  // fresh per model: a reused one carries state that changes the last bits
   const int n = m.num_vars(), rows = m.num_rows();
   const double sign = m.sense == lp::Sense::kMinimize ? 1 : -1;
   std::vector<double> cl(n), cu(n), c(n), rl(rows), ru(rows);

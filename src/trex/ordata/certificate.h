@@ -17,7 +17,7 @@
 namespace trex::ordata {
 
 // Row duals of an optimal LP in the minimized form (a maximized model's costs negated), from
-// CLP with one reused ClpSimplex per thread. Returns false when CLP does not end optimal.
+// CLP. Returns false when CLP does not end optimal.
 // REQUIRES: the model is linear with no integer variables.
 bool lp_row_duals(const lp::Model& model, std::vector<double>* y);
 

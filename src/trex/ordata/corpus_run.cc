@@ -240,7 +240,7 @@ RunReport run_corpus(const RunOptions& o) {
       bump(gen, s.family);
       if (s.rejection.empty()) {
         std::string of;
-        std::string dup = dedup.admit(s.id, s.statement, s.model, &of);
+        std::string dup = dedup.admit(s.id, s.fingerprint, &of);
         if (!dup.empty()) {
           s.rejection = dup;
           s.rejection_detail = "duplicates " + of;

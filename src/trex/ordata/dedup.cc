@@ -51,12 +51,13 @@ MinHash minhash(const std::string& text) {
     const char* start = words.empty() ? n.data() : words[s].data();
     size_t last = std::min(words.size(), s + kShingle);
     if (!words.empty()) len = size_t(words[last - 1].data() + words[last - 1].size() - start);
-    uint64_t h = XXH3_64bits(start, len);
-    // 128 hash functions from one: h_k = mix(h, k), the usual MinHash construction.
+    XXH128_hash_t h = XXH3_128bits(start, len);
+    // 128 hash functions from two, h_k = h1 + k * h2 (Kirsch and Mitzenmacher's double
+    // hashing; h2 odd so that the k values differ): a loop the compiler vectorizes.
+    const uint64_t h1 = h.low64, h2 = h.high64 | 1;
     for (int k = 0; k < kMinHashSize; ++k) {
-      uint64_t s2 = h + 0x9e3779b97f4a7c15ULL * uint64_t(k + 1);
-      uint64_t v = splitmix64(s2);
-      if (v < sig[size_t(k)]) sig[size_t(k)] = v;
+      uint64_t v = h1 + uint64_t(k) * h2;
+      sig[size_t(k)] = v < sig[size_t(k)] ? v : sig[size_t(k)];
     }
   }
   return sig;
@@ -70,14 +71,21 @@ double minhash_similarity(const MinHash& a, const MinHash& b) {
 
 uint64_t structure_fingerprint(const lp::Model& m) { return lp::structure_hash(m); }
 
-std::string Deduplicator::admit(const std::string& id, const std::string& statement, const lp::Model& model,
-                                std::string* of) {
-  uint64_t th = text_hash(statement);
+Fingerprint fingerprint(const std::string& statement, const lp::Model& model) {
+  Fingerprint f;
+  f.text = text_hash(statement);
+  f.signature = minhash(statement);
+  f.structure = structure_fingerprint(model);
+  return f;
+}
+
+std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, std::string* of) {
+  const uint64_t th = fp.text;
   if (auto it = exact_.find(th); it != exact_.end()) {
     if (of) *of = ids_[it->second];
     return reason::kDuplicateExact;
   }
-  MinHash sig = minhash(statement);
+  const MinHash& sig = fp.signature;
   std::array<uint64_t, kLshBands> keys;
   constexpr int rows_per_band = kMinHashSize / kLshBands;
   for (int b = 0; b < kLshBands; ++b) {
@@ -90,7 +98,7 @@ std::string Deduplicator::admit(const std::string& id, const std::string& statem
         return reason::kDuplicateNear;
       }
   }
-  uint64_t sh = structure_fingerprint(model);
+  const uint64_t sh = fp.structure;
   if (auto it = structural_.find(sh); it != structural_.end()) {
     if (of) *of = ids_[it->second];
     return reason::kDuplicateStructural;

@@ -34,13 +34,25 @@ double minhash_similarity(const MinHash& a, const MinHash& b);
 // models equal up to renaming and reordering.
 uint64_t structure_fingerprint(const lp::Model& model);
 
+// What dedup compares, computed where the sample is built (in parallel); only the lookups
+// run in index order.
+struct Fingerprint {
+  uint64_t text = 0;       // text_hash of the statement
+  MinHash signature{};     // minhash of the statement
+  uint64_t structure = 0;  // structure_fingerprint of the model
+};
+Fingerprint fingerprint(const std::string& statement, const lp::Model& model);
+
 class Deduplicator {
  public:
   explicit Deduplicator(double near_threshold) : near_threshold_(near_threshold) {}
 
   // "" when the sample is new (it is then recorded), else the duplicate reason from sample.h
   // and, in *of, the id of the sample it duplicates.
-  std::string admit(const std::string& id, const std::string& statement, const lp::Model& model, std::string* of);
+  std::string admit(const std::string& id, const Fingerprint& fp, std::string* of);
+  std::string admit(const std::string& id, const std::string& statement, const lp::Model& model, std::string* of) {
+    return admit(id, fingerprint(statement, model), of);
+  }
   size_t size() const { return ids_.size(); }
 
  private:

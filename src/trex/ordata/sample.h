@@ -8,8 +8,10 @@
 
 #include "trex/lp/model.h"
 #include "trex/lp/solver.h"
+#include "trex/ordata/dedup.h"
 #include "trex/ordata/contract.h"
 #include "trex/ordata/reconstruct.h"
+#include "trex/ordata/story.h"
 
 namespace trex::ordata {
 
@@ -56,6 +58,8 @@ struct Sample {
   std::string rejection;  // "" when the sample passed every gate
   std::string rejection_detail;
   lp::Model model;        // the reference model, for dedup (not exported)
+  Story story;            // what the statement was rendered from (not exported)
+  Fingerprint fingerprint;  // for dedup, filled for samples that passed the checks
 };
 
 // Seconds spent per stage, summed over samples (CPU time of the worker threads).

@@ -1,0 +1,156 @@
+#include "trex/lp/batch_solver.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "coin/ClpSimplex.hpp"
+#include "coin/CoinPackedMatrix.hpp"
+
+namespace trex::lp {
+
+namespace {
+
+constexpr double kIntTol = 1e-6;
+constexpr double kFeasTol = 1e-6;
+
+double coin(double v) { return v == kInf ? COIN_DBL_MAX : v == -kInf ? -COIN_DBL_MAX : v; }
+
+void load(ClpSimplex& clp, const Model& m) {
+  const int n = m.num_vars(), rows = m.num_rows();
+  const double sign = m.sense == Sense::kMinimize ? 1 : -1;
+  const size_t nv = static_cast<size_t>(n), nr = static_cast<size_t>(rows);
+  std::vector<double> cl(nv), cu(nv), c(nv), rl(nr), ru(nr);
+  for (int j = 0; j < n; ++j) {
+    cl[size_t(j)] = coin(m.var(j).lower), cu[size_t(j)] = coin(m.var(j).upper), c[size_t(j)] = sign * m.var(j).cost;
+  }
+  std::vector<int> ri, ci;
+  std::vector<double> v;
+  for (int r = 0; r < rows; ++r) {
+    rl[size_t(r)] = coin(m.row(r).lower), ru[size_t(r)] = coin(m.row(r).upper);
+    for (const Term& t : m.row(r).terms) ri.push_back(r), ci.push_back(t.var), v.push_back(t.coef);
+  }
+  CoinPackedMatrix a(true, ri.data(), ci.data(), v.data(), CoinBigIndex(v.size()));
+  a.setDimensions(rows, n);
+  clp.loadProblem(a, cl.data(), cu.data(), c.data(), rl.data(), ru.data());
+}
+
+// A branch-and-bound node: bounds of the integer variables (index into `ints`).
+struct Node {
+  std::vector<double> lo, hi;
+};
+
+}  // namespace
+
+BatchSolver::BatchSolver() : clp_(std::make_unique<ClpSimplex>()), fallback_solver_(make_cbc_solver()) {
+  clp_->setLogLevel(0);
+}
+
+BatchSolver::~BatchSolver() = default;
+
+SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std::vector<double>* row_duals) {
+  if (row_duals) row_duals->clear();
+  auto t0 = std::chrono::steady_clock::now();
+  auto fallback = [&] {
+    ++fallback_;
+    return fallback_solver_->solve(m, options);
+  };
+  m.validate();
+  if (m.has_quadratic_objective() || m.has_quadratic_constraints() || !m.find_huge_number(kLargestCoinNumber).empty())
+    return fallback();
+
+  // A fresh simplex object per model: CLP's scaling and factorization state would otherwise
+  // carry over from the previous model, and the last bits of a solution would depend on
+  // which models this thread solved before (runs must not depend on threads).
+  clp_ = std::make_unique<ClpSimplex>();
+  clp_->setLogLevel(0);
+  ClpSimplex& clp = *clp_;
+  load(clp, m);
+  clp.dual();
+  if (!clp.isProvenOptimal()) return fallback();
+
+  const int n = m.num_vars();
+  std::vector<double> x;
+  if (!m.is_mip()) {
+    x.assign(clp.primalColumnSolution(), clp.primalColumnSolution() + n);
+    if (m.max_violation(x) > kFeasTol) return fallback();
+    if (row_duals) row_duals->assign(clp.dualRowSolution(), clp.dualRowSolution() + m.num_rows());
+  } else {
+    // Depth-first branch and bound; the incumbent is kept in the minimized form.
+    std::vector<int> ints;
+    for (int j = 0; j < n; ++j)
+      if (m.var(j).type != VarType::kContinuous) ints.push_back(j);
+    Node root;
+    for (int j : ints) {
+      root.lo.push_back(std::ceil(m.var(j).lower - kIntTol));
+      root.hi.push_back(std::floor(m.var(j).upper + kIntTol));
+    }
+    // With integer costs on integer variables only, every integer point has an integer
+    // objective, so a node whose bound rounds up to the incumbent cannot improve on it.
+    bool integral_objective = true;
+    for (int j = 0; j < n; ++j) {
+      const Variable& var = m.var(j);
+      if (var.cost != 0 && (var.type == VarType::kContinuous || var.cost != std::round(var.cost)))
+        integral_objective = false;
+    }
+    double incumbent = kInf;
+    std::vector<double> best;
+    std::vector<Node> stack{root};
+    long nodes = 0;
+    while (!stack.empty()) {
+      if (++nodes > kNodeLimit) return fallback();
+      Node node = std::move(stack.back());
+      stack.pop_back();
+      for (size_t k = 0; k < ints.size(); ++k) {
+        clp.setColumnLower(ints[k], coin(node.lo[k]));
+        clp.setColumnUpper(ints[k], coin(node.hi[k]));
+      }
+      clp.dual();
+      if (clp.isProvenPrimalInfeasible()) continue;
+      if (!clp.isProvenOptimal()) return fallback();
+      double bound = clp.objectiveValue();
+      if (integral_objective) bound = std::ceil(bound - 1e-6);
+      if (bound >= incumbent - 1e-9 * std::max(1.0, std::fabs(incumbent))) continue;
+      const double* sol = clp.primalColumnSolution();
+      int branch = -1;
+      double most = kIntTol;
+      for (size_t k = 0; k < ints.size(); ++k) {
+        double v = sol[ints[k]], frac = std::fabs(v - std::round(v));
+        if (frac > most) most = frac, branch = int(k);
+      }
+      if (branch < 0) {
+        incumbent = clp.objectiveValue();
+        best.assign(sol, sol + n);
+        continue;
+      }
+      double v = sol[ints[size_t(branch)]];
+      Node down = node, up = std::move(node);
+      down.hi[size_t(branch)] = std::floor(v);
+      up.lo[size_t(branch)] = std::ceil(v);
+      // Explore the side the relaxation leans to first (pushed last).
+      if (v - std::floor(v) >= 0.5) {
+        stack.push_back(std::move(down));
+        stack.push_back(std::move(up));
+      } else {
+        stack.push_back(std::move(up));
+        stack.push_back(std::move(down));
+      }
+    }
+    nodes_ += nodes;
+    if (best.empty()) return fallback();  // no integer point: the standard back end proves infeasibility
+    for (int j : ints) best[size_t(j)] = std::round(best[size_t(j)]) + 0.0;
+    if (m.max_violation(best) > kFeasTol) return fallback();
+    x = std::move(best);
+  }
+  ++fast_;
+  SolveResult r;
+  r.status = SolveStatus::kOptimal;
+  r.objective = m.objective_value(x);
+  r.best_bound = r.objective;
+  r.x = std::move(x);
+  r.solver = m.is_mip() ? "clp-bb" : "clp";
+  r.solver_version = std::string(m.is_mip() ? "trex depth-first branch and bound over " : "") + "CLP " + TREX_CLP_VERSION;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace trex::lp

@@ -99,7 +99,8 @@ std::string bench_dir() {
 
 // range(0): 0 = in-memory AdamW, 1 = swap buffered, 2 = swap O_DIRECT, 3 = swap buffered
 // through pread/pwrite instead of io_uring, 4 = swap buffered with a compute pool of one thread
-// fewer than the default pool (a core left to the loader and the storer). range(1): slots.
+// fewer than the default pool (a core left to the loader and the storer), 5 = swap through the
+// mmap back end (memcpy to and from the mapped file). range(1): slots.
 // range(2): chunk elements in units of 2^20.
 void BM_OptimizerStep(benchmark::State& st) {
   const int64_t n = bench_params();
@@ -123,6 +124,7 @@ void BM_OptimizerStep(benchmark::State& st) {
       o.chunk_elems = st.range(2) << 20;
       o.direct = kind == 2;
       if (kind == 3) o.backend = trex::optim::IoBackend::kPread;
+      if (kind == 5) o.backend = trex::optim::IoBackend::kMmap;
       if (kind == 4) {
         int t = std::max(1, trex::core::default_thread_pool().num_threads() - 1);
         small_pool = std::make_unique<trex::core::ThreadPool>(t);
@@ -178,6 +180,8 @@ BENCHMARK(BM_OptimizerStep)
     ->Args({1, 3, 4})
     ->Args({3, 3, 1})
     ->Args({4, 3, 4})
+    ->Args({5, 3, 1})
+    ->Args({5, 2, 1})
     ->Args({2, 3, 4})
     ->ArgNames({"kind", "slots", "chunkM"})
     ->Unit(benchmark::kMillisecond)

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -95,7 +96,8 @@ TEST(SwapOptimizer, BitIdenticalToInMemoryAdamW) {
   // 1024 and 3000 (-> 3072): many chunks crossing group boundaries; 5000 -> 5120; one chunk.
   const Config configs[] = {{1024, 3, IoBackend::kAuto},  {3000, 2, IoBackend::kAuto},
                             {5000, 3, IoBackend::kPread}, {1024, 2, IoBackend::kPread},
-                            {1 << 20, 3, IoBackend::kAuto}};
+                            {1 << 20, 3, IoBackend::kAuto}, {INT64_MAX, 2, IoBackend::kAuto},
+                            {1024, 3, IoBackend::kMmap},  {3000, 2, IoBackend::kMmap}};
   for (const Config& c : configs) {
     AdamW mem(groups, init.data());
     SwapOptions o;
@@ -106,6 +108,10 @@ TEST(SwapOptimizer, BitIdenticalToInMemoryAdamW) {
     SwapOptimizer swap(groups, init.data(), o);
     std::string tag = "chunk " + std::to_string(swap.chunk_elems()) + " slots " +
                       std::to_string(swap.slots()) + " " + to_string(swap.backend());
+    // A chunk larger than the parameters shrinks to them: one chunk, one slot.
+    if (c.chunk > n) {
+      EXPECT_EQ(swap.chunk_elems(), 17408) << tag;
+    }
     std::printf("  %s (%lld chunks)%s%s\n", tag.c_str(), (long long)swap.num_chunks(),
                 swap.fallback_reason().empty() ? "" : ": ", swap.fallback_reason().c_str());
     expect_lockstep(mem, swap, 25, 100, tag);
@@ -212,6 +218,30 @@ TEST(SwapOptimizer, FallsBackToPreadWithoutIoUring) {
   EXPECT_FALSE(fs::exists(o.path));
 }
 
+// The mmap back end is explicit, never combined with O_DIRECT, and cleans up after itself.
+TEST(SwapOptimizer, MmapBackend) {
+  auto groups = test_groups();
+  std::vector<float> init(5003 + 17 + 12007, 0.5f);
+  SwapOptions o;
+  o.path = temp_path("mmap.swap");
+  o.chunk_elems = 4096;
+  o.backend = IoBackend::kMmap;
+  {
+    SwapOptimizer s(groups, init.data(), o);
+    EXPECT_EQ(s.backend(), IoBackend::kMmap);
+    EXPECT_STREQ(to_string(s.backend()), "mmap");
+    EXPECT_EQ(s.memory().peak(), s.buffer_bytes());
+  }
+  EXPECT_FALSE(fs::exists(o.path));
+  o.direct = true;
+  std::string e = input_error([&] { SwapOptimizer s(groups, init.data(), o); });
+  // Where the filesystem refuses O_DIRECT the file opens buffered and mmap is fine.
+  if (!e.empty()) {
+    EXPECT_NE(e.find("cannot be combined with direct I/O"), std::string::npos) << e;
+  }
+  EXPECT_FALSE(fs::exists(o.path));
+}
+
 // The hidden share from its definition: (io - wait) / io, within [0, 1].
 TEST(SwapOptimizer, HiddenFractionDefinition) {
   SwapStats s;
@@ -267,7 +297,8 @@ TEST(SwapOptimizer, SwapFileLivesWithTheOptimizer) {
 }
 
 // The swap file cut to nothing under a running optimizer: the step fails with the file named,
-// and the optimizer refuses to go on (its state is no longer trustworthy).
+// and the optimizer refuses to go on (its state is no longer trustworthy). Not for kMmap, where
+// the kernel answers such a cut with SIGBUS (documented in swap_file.h).
 TEST(SwapOptimizer, IoErrorMidStepSurfaces) {
   auto groups = test_groups();
   int64_t n = 5003 + 17 + 12007;

@@ -1,7 +1,9 @@
 #include "trex/optim/swap_file.h"
 
 #include <fcntl.h>
+#include <immintrin.h>
 #include <liburing.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <stdexcept>
 
 #include "trex/core/arena.h"
+#include "trex/core/cpu_features.h"
 #include "trex/util/error.h"
 
 namespace trex::optim {
@@ -116,6 +119,48 @@ class UringChannel : public SwapFile::Channel {
   io_uring ring_{};
 };
 
+// Copies with non-temporal stores: written-back state is not read again until the next step,
+// so it should not evict the slots the update is using from the cache. REQUIRES 64-byte
+// aligned dst and src and a length that is a multiple of 64 (4 KiB blocks always are).
+__attribute__((target("avx512f"))) void copy_streaming_avx512(char* dst, const char* src,
+                                                              uint64_t bytes) {
+  for (uint64_t i = 0; i < bytes; i += 64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + i),
+                        _mm512_load_si512(reinterpret_cast<const __m512i*>(src + i)));
+  _mm_sfence();
+}
+
+// The file mapped once (MAP_SHARED): a transfer is a memcpy between the page cache and a slot in
+// user space, with no system call and no per-request kernel copy path.
+class MmapChannel : public SwapFile::Channel {
+ public:
+  MmapChannel(char* base, uint64_t size, std::string path)
+      : base_(base), size_(size), path_(std::move(path)) {}
+  void read(uint64_t offset, uint64_t bytes, void* dst) override {
+    check(offset, bytes);
+    std::memcpy(dst, base_ + offset, bytes);
+  }
+  void write(uint64_t offset, uint64_t bytes, const void* src) override {
+    check(offset, bytes);
+    const char* s = static_cast<const char*>(src);
+    char* d = base_ + offset;
+    bool aligned = (reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d) | bytes) % 64 == 0;
+    if (aligned && core::isa_supported(core::Isa::kAvx512))
+      copy_streaming_avx512(d, s, bytes);
+    else
+      std::memcpy(d, s, bytes);
+  }
+
+ private:
+  void check(uint64_t offset, uint64_t bytes) const {
+    if (offset > size_ || bytes > size_ - offset)
+      throw std::runtime_error(path_ + ": swap transfer outside the mapped file");
+  }
+  char* base_;
+  uint64_t size_;
+  std::string path_;
+};
+
 }  // namespace
 
 const char* to_string(IoBackend b) {
@@ -123,6 +168,7 @@ const char* to_string(IoBackend b) {
     case IoBackend::kAuto: return "auto";
     case IoBackend::kIoUring: return "io_uring";
     case IoBackend::kPread: return "pread/pwrite";
+    case IoBackend::kMmap: return "mmap";
   }
   return "?";
 }
@@ -155,7 +201,24 @@ SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool dir
                                    " bytes: " + why);
   }
   backend_ = IoBackend::kPread;
-  if (backend != IoBackend::kPread) {
+  if (backend == IoBackend::kMmap) {
+    if (direct_) {
+      ::close(fd_);
+      ::unlink(path_.c_str());
+      throw InputError(path_, 0, "the mmap back end goes through the page cache: it cannot be "
+                                 "combined with direct I/O");
+    }
+    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+    if (m == MAP_FAILED) {
+      std::string why = errno_text(errno);
+      ::close(fd_);
+      ::unlink(path_.c_str());
+      throw InputError(path_, 0, "cannot map the swap file: " + why);
+    }
+    map_ = static_cast<char*>(m);
+    map_size_ = bytes;
+    backend_ = IoBackend::kMmap;
+  } else if (backend != IoBackend::kPread) {
     // Set up a ring and move one block out and back, so a ring that exists but whose operations
     // are blocked is caught here rather than in the first step.
     std::string why;
@@ -188,6 +251,7 @@ SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool dir
 }
 
 SwapFile::~SwapFile() {
+  if (map_) ::munmap(map_, map_size_);
   if (fd_ >= 0) {
     ::close(fd_);
     ::unlink(path_.c_str());
@@ -195,6 +259,7 @@ SwapFile::~SwapFile() {
 }
 
 std::unique_ptr<SwapFile::Channel> SwapFile::channel() {
+  if (backend_ == IoBackend::kMmap) return std::make_unique<MmapChannel>(map_, map_size_, path_);
   if (backend_ == IoBackend::kIoUring)
     return std::make_unique<UringChannel>(fd_, path_, direct_ ? kRequestBytes : kBufferedWriteBytes);
   return std::make_unique<PreadChannel>(fd_, path_);

@@ -18,7 +18,11 @@
 
 namespace trex::optim {
 
-enum class IoBackend { kAuto, kIoUring, kPread };
+// kMmap, chosen explicitly, maps the file once and moves chunks with memcpy (non-temporal
+// stores for write-back): no system call per transfer, still through the page cache (never with
+// O_DIRECT). Unlike the others it cannot report a file cut under it: access beyond the new end
+// raises SIGBUS and ends the process.
+enum class IoBackend { kAuto, kIoUring, kPread, kMmap };
 
 const char* to_string(IoBackend b);
 
@@ -44,7 +48,7 @@ class SwapFile {
   std::unique_ptr<Channel> channel();
 
   const std::string& path() const { return path_; }
-  IoBackend backend() const { return backend_; }  // kIoUring or kPread, never kAuto
+  IoBackend backend() const { return backend_; }  // never kAuto
   bool direct() const { return direct_; }
   // Why a requested io_uring or O_DIRECT is not in use ("" when everything asked for runs).
   const std::string& fallback_reason() const { return fallback_; }
@@ -55,6 +59,8 @@ class SwapFile {
   IoBackend backend_ = IoBackend::kPread;
   bool direct_ = false;
   std::string fallback_;
+  char* map_ = nullptr;  // kMmap: the whole file
+  uint64_t map_size_ = 0;
 };
 
 }  // namespace trex::optim

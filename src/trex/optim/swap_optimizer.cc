@@ -47,7 +47,9 @@ SwapOptimizer::SwapOptimizer(std::vector<ParamGroup> groups, const float* master
     throw InputError::field("slots", "double buffering needs at least 2 slots, got " +
                                          std::to_string(options_.slots));
   if (options_.path.empty()) throw InputError::field("path", "the swap file path is empty");
-  chunk_ = (options_.chunk_elems + kAlignElems - 1) / kAlignElems * kAlignElems;
+  // A chunk never exceeds the parameters (which also keeps the rounding below from overflowing).
+  int64_t want = std::min(options_.chunk_elems, num_params_);
+  chunk_ = (want + kAlignElems - 1) / kAlignElems * kAlignElems;
   num_chunks_ = (num_params_ + chunk_ - 1) / chunk_;
   file_ = std::make_unique<SwapFile>(options_.path, chunk_offset(num_chunks_), options_.backend,
                                      options_.direct);

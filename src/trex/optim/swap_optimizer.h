@@ -39,7 +39,8 @@ namespace trex::optim {
 
 struct SwapOptions {
   std::string path;                // the swap file: must not exist; removed with the optimizer
-  int64_t chunk_elems = 1 << 20;   // elements per chunk, >= 1; rounded up to a multiple of 1024
+  int64_t chunk_elems = 1 << 20;   // elements per chunk, >= 1; at most the parameter count,
+                                   // then rounded up to a multiple of 1024
   int slots = 3;                   // K, >= 2
   IoBackend backend = IoBackend::kAuto;
   bool direct = false;             // O_DIRECT: bypass the page cache where the filesystem allows

@@ -28,7 +28,7 @@ namespace trex::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, run, strategy, svg;
+  std::string model, cluster, run, strategy, svg, calibration;
   long nodes = 0;
   bool json = false;
 };
@@ -43,8 +43,9 @@ int run_plan(const PlanArgs& a) {
   require(a.run, "--run");
   require(a.strategy, "--strategy");
   model::ModelConfig m = model::load_model_config(a.model);
-  plan::Cluster c = plan::load_cluster(a.cluster);
+  plan::Cluster c = plan::load_cluster_or_device(a.cluster);
   if (a.nodes > 0) plan::set_nodes(c, a.nodes);
+  if (!a.calibration.empty()) plan::calibrate_from_kernels_bench(c, a.calibration);
   plan::Run r = plan::load_run(a.run);
   plan::Strategy s = plan::load_strategy(a.strategy);
   plan::Prediction p = plan::predict(m, c, r, s);
@@ -73,7 +74,7 @@ int run_search(const SearchArgs& a) {
   require(a.run, "--run");
   model::FlopConvention conv = model::parse_convention(a.convention, "--convention");
   model::ModelConfig m = model::load_model_config(a.model);
-  plan::Cluster c = plan::load_cluster(a.cluster);
+  plan::Cluster c = plan::load_cluster_or_device(a.cluster);
   if (a.nodes > 0) plan::set_nodes(c, a.nodes);
   plan::Run r = plan::load_run(a.run);
   plan::SearchOptions o;
@@ -274,7 +275,11 @@ void add_plan_command(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand("plan", "Full-scale training-step planner: memory, step time, MFU, strategy search");
   auto args = std::make_shared<PlanArgs>();
   cmd->add_option("--model", args->model, "Model config (configs/model/*.toml)");
-  cmd->add_option("--cluster", args->cluster, "Cluster description (configs/cluster/*.toml)");
+  cmd->add_option("--cluster", args->cluster,
+                  "Cluster description (configs/cluster/*.toml), or a hardware description for one device "
+                  "(e.g. what `trex hw probe` wrote for this machine)");
+  cmd->add_option("--calibration", args->calibration,
+                  "JSON of `trex kernels bench --json` on this machine: measured efficiency factors");
   cmd->add_option("--run", args->run, "Run description (configs/run/*.toml)");
   cmd->add_option("--strategy", args->strategy, "Parallel strategy (configs/strategy/*.toml)");
   cmd->add_option("--nodes", args->nodes, "Override the cluster's node count")->check(CLI::Range(1L, 1L << 20));

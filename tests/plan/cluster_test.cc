@@ -144,3 +144,37 @@ TEST(Collectives, AlphaBetaFormulas) {
 
 }  // namespace
 }  // namespace trex::plan
+
+namespace trex::plan {
+namespace {
+
+TEST(SingleDevice, ClusterFromAHardwareDescription) {
+  Cluster c = cluster_from_device(source_path("configs/hw/h200.toml"));
+  EXPECT_EQ(c.devices(), 1);
+  EXPECT_DOUBLE_EQ(c.peak_flops, 989e12);
+  EXPECT_EQ(load_cluster_or_device(source_path("configs/hw/h200.toml")).devices(), 1);
+  EXPECT_EQ(load_cluster_or_device(source_path("configs/cluster/cloudmatrix384.toml")).devices(), 384);
+}
+
+TEST(SingleDevice, CalibrationFromKernelsBenchJson) {
+  Cluster c = cluster_from_device(source_path("configs/hw/h200.toml"));
+  std::string path = (std::filesystem::temp_directory_path() / ("trex-kb-" + std::to_string(getpid()) + ".json")).string();
+  std::ofstream(path) << R"({"context":{"peak_flops_fp32":400e9,"triad_bytes_per_s":40e9},"results":[
+    {"kernel":"gemm","valid":true,"gflop_per_s":300,"gb_per_s":1,"bound":"compute"},
+    {"kernel":"sparse_attention.fwd","valid":true,"gflop_per_s":100,"gb_per_s":5,"bound":"compute"},
+    {"kernel":"rmsnorm.fwd","valid":true,"gflop_per_s":1,"gb_per_s":30,"bound":"memory"},
+    {"kernel":"swiglu.fwd","valid":true,"gflop_per_s":1,"gb_per_s":20,"bound":"memory"},
+    {"kernel":"rope.fwd","valid":true,"gflop_per_s":1,"gb_per_s":36,"bound":"memory"},
+    {"kernel":"broken","valid":false,"problem":"x"}]})";
+  calibrate_from_kernels_bench(c, path);
+  EXPECT_DOUBLE_EQ(c.eff.matmul, 0.75);
+  EXPECT_DOUBLE_EQ(c.eff.attention, 0.25);
+  EXPECT_DOUBLE_EQ(c.eff.memory, 0.75);  // median of 0.5, 0.75, 0.9
+  EXPECT_NE(c.eff.source.find("measured"), std::string::npos);
+  std::ofstream(path) << R"({"context":{},"results":[]})";
+  EXPECT_THROW(calibrate_from_kernels_bench(c, path), InputError);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace trex::plan

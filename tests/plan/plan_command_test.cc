@@ -105,3 +105,33 @@ TEST(PlanCommand, ValidatePrintsTheErrorTable) {
 
 }  // namespace
 }  // namespace trex
+
+namespace trex {
+namespace {
+
+// The planner on this machine: `trex hw probe` describes it, `trex plan` takes that file as a
+// one-device cluster and predicts a v4-nano training step.
+TEST(PlanCommand, PredictsAStepOnThisMachineFromItsProbe) {
+  std::string hw = (std::filesystem::temp_directory_path() / ("trex-probe-" + std::to_string(getpid()) + ".toml")).string();
+  ProcessResult probe = trex_run({"hw", "probe", "--quick", "--out", hw});
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  std::string run = hw + ".run.toml", strategy = hw + ".strategy.toml";
+  write_file_atomic(run, "[run]\nseq_len = 512\nglobal_batch = 8\nmicro_batch = 2\n");
+  write_file_atomic(strategy, "[strategy]\nzero = 0\n");
+  ProcessResult r = trex_run({"plan", "--model", "configs/model/v4-nano.toml", "--cluster", hw, "--run", run,
+                              "--strategy", strategy, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["devices"].get<long>(), 1);
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_EQ(j["time"]["tp_comm"].get<double>(), 0);
+  EXPECT_EQ(j["time"]["bubble"].get<double>(), 0);
+  EXPECT_GT(j["time"]["step"].get<double>(), 0);
+  double mfu = j["mfu"]["trex"]["mfu"].get<double>();
+  EXPECT_GT(mfu, 0.01);
+  EXPECT_LT(mfu, 1.0);
+  for (const std::string& f : {hw, run, strategy}) std::filesystem::remove(f);
+}
+
+}  // namespace
+}  // namespace trex

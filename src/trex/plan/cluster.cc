@@ -1,6 +1,10 @@
 #include "trex/plan/cluster.h"
 
+#include <algorithm>
 #include <filesystem>
+
+#include "nlohmann/json.hpp"
+#include "trex/util/atomic_file.h"
 
 #include "trex/model/toml_fields.h"
 #include "trex/util/error.h"
@@ -112,6 +116,81 @@ Cluster load_cluster(const std::string& path) {
                                     std::to_string(c.links[i - 1].group_size) + ")");
   check_reach(c, path);
   return c;
+}
+
+Cluster cluster_from_device(const std::string& hw_path) {
+  Cluster c;
+  c.file = hw_path;
+  c.device_file = hw_path;
+  c.device = core::load_hw_description(hw_path);
+  c.name = c.device.device.name;
+  c.source = "hardware description " + hw_path;
+  c.nodes = 1;
+  c.devices_per_node = 1;
+  bool cpu = c.device.device.kind == "cpu";
+  c.peak_flops = cpu ? c.device.peak.flops_fp32.value : c.device.peak.flops_bf16.value;
+  const core::HwMemory& mem = c.device.device_memory();
+  c.hbm_bytes = mem.size_bytes.value;
+  if (!mem.bw_read) throw InputError(hw_path, 0, "the device memory has no bw_read");
+  c.hbm_bw = mem.bw_read->value;
+  if (cpu && c.device.stream && c.device.stream->triad) c.hbm_bw = c.device.stream->triad->value;
+  c.eff.matmul = 0.8;
+  c.eff.attention = 0.5;
+  c.eff.memory = cpu ? 1.0 : 0.8;
+  c.eff.launch_s = 2e-6;
+  c.eff.comm_launch_s = 0;
+  c.eff.source = "trex defaults for a single device (docs/plan.md), not measured";
+  if (const auto& cal = c.device.calibration) {
+    if (cal->compute_efficiency) c.eff.matmul = cal->compute_efficiency->value;
+    if (cal->memory_efficiency) c.eff.memory = cal->memory_efficiency->value;
+    if (cal->launch_s_matrix) c.eff.launch_s = cal->launch_s_matrix->value;
+    c.eff.source = "device calibration (" + hw_path + ")";
+  }
+  LinkLevel none;
+  none.name = "none (one device)";
+  none.group_size = 1;
+  none.bw_unidir = 1e12;
+  none.source = "a single device has no interconnect";
+  c.links.push_back(none);
+  return c;
+}
+
+Cluster load_cluster_or_device(const std::string& path) {
+  toml::table root = TomlFields::parse_file(path);
+  if (root.get("cluster") == nullptr && root.get("device") != nullptr) return cluster_from_device(path);
+  return load_cluster(path);
+}
+
+void calibrate_from_kernels_bench(Cluster& c, const std::string& json_path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(json_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(json_path, 0, std::string("not the JSON of trex kernels bench: ") + e.what());
+  }
+  try {
+    double peak = j.at("context").at("peak_flops_fp32").get<double>();
+    double triad = j.at("context").at("triad_bytes_per_s").get<double>();
+    double gemm = 0, attn = 0;
+    std::vector<double> mem;
+    for (const auto& r : j.at("results")) {
+      if (!r.value("valid", false)) continue;
+      std::string k = r.at("kernel").get<std::string>();
+      if (k == "gemm") gemm = r.at("gflop_per_s").get<double>() * 1e9;
+      if (k == "sparse_attention.fwd") attn = r.at("gflop_per_s").get<double>() * 1e9;
+      if (r.value("bound", "") == "memory") mem.push_back(r.at("gb_per_s").get<double>() * 1e9 / triad);
+    }
+    if (gemm <= 0 || peak <= 0) throw InputError(json_path, 0, "no valid gemm result to calibrate the matmul efficiency");
+    c.eff.matmul = std::min(1.0, gemm / peak);
+    if (attn > 0) c.eff.attention = std::min(1.0, attn / peak);
+    if (!mem.empty()) {
+      std::sort(mem.begin(), mem.end());
+      c.eff.memory = std::clamp(mem[mem.size() / 2], 0.01, 1.0);
+    }
+    c.eff.source = "measured by trex kernels bench (" + json_path + ")";
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(json_path, 0, std::string("missing field: ") + e.what());
+  }
 }
 
 void set_nodes(Cluster& c, long nodes) {

@@ -64,6 +64,23 @@ struct Cluster {
 // Reads and checks a cluster file. Throws InputError naming file, line and field.
 Cluster load_cluster(const std::string& path);
 
+// A one-device "cluster" from a hardware description alone (what `trex hw probe` writes for
+// this machine): one node of one device, no links needed. For a CPU the peak is the fp32 one
+// (CPUs without bf16 matrix units compute bf16 at the fp32 rate). Efficiencies come from the
+// file's [calibration] or, absent that, stated defaults (matmul 0.8, attention 0.5, memory 1.0
+// of the measured STREAM bandwidth, 2 us per parallel region); calibrate_from_kernels_bench()
+// replaces them with measured ones.
+Cluster cluster_from_device(const std::string& hw_path);
+
+// Loads `path` as a cluster file, or as a hardware description when it has no [cluster] table.
+Cluster load_cluster_or_device(const std::string& path);
+
+// Sets the efficiency factors from the JSON that `trex kernels bench --json` prints on this
+// machine: matmul = gemm GFLOP/s over the fp32 peak it states, attention = sparse-attention
+// forward GFLOP/s over the same, memory = median over the memory-bound kernels of GB/s over its
+// STREAM triad bandwidth. Throws InputError when the file lacks what it needs.
+void calibrate_from_kernels_bench(Cluster& c, const std::string& json_path);
+
 // The same cluster with another node count (validation runs and --nodes). Throws InputError
 // when the outermost link level cannot join that many devices.
 void set_nodes(Cluster& c, long nodes);

@@ -53,7 +53,7 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   char buf[400];
   std::snprintf(buf, sizeof buf, "model:     %s (%s)\n", m.name.c_str(), m.file.c_str());
   o += buf;
-  std::snprintf(buf, sizeof buf, "cluster:   %s, %ld x %s (%ld nodes of %ld), %.0f TFLOPS bf16 and %s HBM each\n",
+  std::snprintf(buf, sizeof buf, "cluster:   %s, %ld x %s (%ld x %ld), peak %.4g TFLOPS and %s memory each\n",
                 c.name.c_str(), c.devices(), c.device.device.name.c_str(), c.nodes, c.devices_per_node,
                 c.peak_flops / 1e12, bytes_text(c.hbm_bytes).c_str());
   o += buf;
@@ -62,6 +62,9 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
                 r.train_mtp ? ", MTP trained" : "");
   o += buf;
   o += "strategy:  " + strategy_text(p.strategy) + "\n";
+  std::snprintf(buf, sizeof buf, "factors:   matmul %.2f, attention %.2f, memory %.2f of the roofs, launch %.1f us (%s)\n",
+                c.eff.matmul, c.eff.attention, c.eff.memory, 1e6 * c.eff.launch_s, c.eff.source.c_str());
+  o += buf;
   const MemoryBreakdown& mem = p.memory;
   std::snprintf(buf, sizeof buf, "\nmemory per device (pipeline rank %d): %s of %s -> %s\n", mem.pipeline_rank,
                 bytes_text(mem.total()).c_str(), bytes_text(mem.capacity).c_str(),
@@ -99,11 +102,11 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   }
   o += "\nMFU by FLOP convention:\n";
   for (const MfuFigure& f : p.mfu) {
-    std::snprintf(buf, sizeof buf, "  %-13s %7.1f GFLOP/token  MFU %5.1f%%  (%s)\n", model::to_string(f.convention),
+    std::snprintf(buf, sizeof buf, "  %-13s %7.4g GFLOP/token  MFU %5.1f%%  (%s)\n", model::to_string(f.convention),
                   f.flops_per_token / 1e9, 100 * f.mfu, model::describe(f.convention));
     o += buf;
   }
-  std::snprintf(buf, sizeof buf, "  executed (with recomputation): %.1f GFLOP/token\n", p.hardware_flops_per_token / 1e9);
+  std::snprintf(buf, sizeof buf, "  executed (with recomputation): %.4g GFLOP/token\n", p.hardware_flops_per_token / 1e9);
   o += buf;
   return o;
 }
@@ -113,6 +116,8 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
   j["model"] = m.name;
   j["cluster"] = c.name;
   j["devices"] = c.devices();
+  j["efficiency"] = {{"matmul", c.eff.matmul}, {"attention", c.eff.attention}, {"memory", c.eff.memory},
+                     {"launch_s", c.eff.launch_s}, {"source", c.eff.source}};
   j["run"] = {{"seq_len", r.seq_len}, {"global_batch", r.global_batch}, {"micro_batch", r.micro_batch},
               {"train_mtp", r.train_mtp}};
   const Strategy& s = p.strategy;

@@ -1,5 +1,6 @@
 #include "trex/ordata/corpus_run.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -220,9 +221,18 @@ RunReport run_corpus(const RunOptions& o) {
     std::vector<Sample> samples(static_cast<size_t>(cfg.block_size));
     std::vector<StageTimes> per_thread(static_cast<size_t>(threads));
     std::atomic<int> next{0};
+    // The three JSON lines of every sample that passed its checks are written here too, in
+    // parallel; the ordered pass below only decides which ones are kept.
+    std::vector<std::array<std::string, 3>> lines(samples.size());
     pool.run([&](int t) {
-      for (int k; (k = next.fetch_add(1)) < cfg.block_size;)
-        samples[size_t(k)] = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
+      for (int k; (k = next.fetch_add(1)) < cfg.block_size;) {
+        Sample& s = samples[size_t(k)];
+        s = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
+        if (!s.rejection.empty()) continue;
+        auto tw = Clock::now();
+        lines[size_t(k)] = {sample_line(s, cfg), cpt_line(s), sft_line(s)};
+        per_thread[size_t(t)].write += since(tw);
+      }
     });
     StageTimes times;
     for (const StageTimes& s : per_thread) times += s;
@@ -234,7 +244,8 @@ RunReport run_corpus(const RunOptions& o) {
     std::string data, cpt, sft;
     long examined = 0, kept = 0;
     auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
-    for (Sample& s : samples) {
+    for (size_t k = 0; k < samples.size(); ++k) {
+      Sample& s = samples[k];
       if (exported + kept >= target) break;
       ++examined;
       bump(gen, s.family);
@@ -253,9 +264,9 @@ RunReport run_corpus(const RunOptions& o) {
       }
       bump(acc, s.family);
       ++kept;
-      data += jsonl_line(sample_json(s, cfg));
-      cpt += jsonl_line(cpt_json(s));
-      sft += jsonl_line(sft_json(s));
+      data += lines[k][0];
+      cpt += lines[k][1];
+      sft += lines[k][2];
     }
     times.dedup += since(t1);
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "trex/ordata/builder.h"
+#include "trex/ordata/json_writer.h"
 
 namespace trex::ordata {
 
@@ -35,73 +36,94 @@ std::string answer_narrative(const Sample& s) {
 
 }  // namespace
 
-nlohmann::ordered_json sample_json(const Sample& s, const CorpusConfig& config) {
-  nlohmann::ordered_json j;
-  j["schema_version"] = kSampleSchemaVersion;
-  j["id"] = s.id;
-  j["family"] = s.family;
-  j["industry"] = s.industry;
-  j["template"] = s.template_name;
-  j["variant"] = s.variant;
-  j["seed"] = s.seed;
-  j["feasibility_mode"] = to_string(s.mode);
-  j["statement"] = s.statement;
-  j["formulations"] = {{"lp", s.formulations.lp}, {"gurobipy", s.formulations.gurobipy}, {"math", s.formulations.math}};
-  nlohmann::ordered_json sol = nlohmann::ordered_json::object();
-  for (const auto& [name, v] : s.solution) sol[name] = v;
-  j["answer"] = {{"status", lp::to_string(s.status)},
-                 {"objective", s.status == lp::SolveStatus::kOptimal ? nlohmann::ordered_json(s.objective)
-                                                                      : nlohmann::ordered_json(nullptr)},
-                 {"solution", sol}};
-  nlohmann::ordered_json checks = nlohmann::ordered_json::object();
-  for (const Check& c : s.checks) checks[c.name] = c.result;
-  j["checks"] = checks;
-  nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : s.params) params[k] = v;
-  nlohmann::ordered_json ranges = nlohmann::ordered_json::object();
+std::string sample_line(const Sample& s, const CorpusConfig& config) {
+  std::string out;
+  out.reserve(s.statement.size() + s.formulations.lp.size() + s.formulations.gurobipy.size() +
+              s.formulations.math.size() + 2048);
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("schema_version").value(kSampleSchemaVersion);
+  w.key("id").value(s.id);
+  w.key("family").value(s.family);
+  w.key("industry").value(s.industry);
+  w.key("template").value(s.template_name);
+  w.key("variant").value(s.variant);
+  w.key("seed").value(s.seed);
+  w.key("feasibility_mode").value(to_string(s.mode));
+  w.key("statement").value(s.statement);
+  w.key("formulations").begin_object();
+  w.key("lp").value(s.formulations.lp);
+  w.key("gurobipy").value(s.formulations.gurobipy);
+  w.key("math").value(s.formulations.math);
+  w.end_object();
+  w.key("answer").begin_object();
+  w.key("status").value(lp::to_string(s.status));
+  w.key("objective");
+  if (s.status == lp::SolveStatus::kOptimal) w.value(s.objective);
+  else w.null();
+  w.key("solution").begin_object();
+  for (const auto& [name, v] : s.solution) w.key(name).value(v);
+  w.end_object();
+  w.end_object();
+  w.key("checks").begin_object();
+  for (const Check& c : s.checks) w.key(c.name).value(c.result);
+  w.end_object();
+  w.key("provenance").begin_object();
+  w.key("generator").value(kGeneratorName);
+  w.key("generator_version").value(kGeneratorVersion);
+  w.key("family_version").value(s.family_version);
+  w.key("source").value("reference");
+  w.key("run_seed").value(config.seed);
+  w.key("index").value(s.index);
+  w.key("parameters").begin_object();
+  for (const auto& [k, v] : s.params) w.key(k).value(v);
+  w.end_object();
+  w.key("parameter_ranges").begin_object();
   for (const FamilyMix& m : config.families)
     if (m.family->contract().family == s.family)
-      for (const auto& [k, r] : m.ranges) ranges[k] = {r.first, r.second};
-  j["provenance"] = {{"generator", kGeneratorName},
-                     {"generator_version", kGeneratorVersion},
-                     {"family_version", s.family_version},
-                     {"source", "reference"},
-                     {"run_seed", config.seed},
-                     {"index", s.index},
-                     {"parameters", params},
-                     {"parameter_ranges", ranges},
-                     {"implied_numbers", s.implied_numbers},
-                     {"solver", s.solver},
-                     {"solver_version", s.solver_version}};
-  return j;
+      for (const auto& [k, r] : m.ranges) w.key(k).begin_array().value(r.first).value(r.second).end_array();
+  w.end_object();
+  w.key("implied_numbers").begin_array();
+  for (double v : s.implied_numbers) w.value(v);
+  w.end_array();
+  w.key("solver").value(s.solver);
+  w.key("solver_version").value(s.solver_version);
+  w.end_object();
+  w.end_object();
+  out += '\n';
+  return out;
 }
 
-nlohmann::ordered_json cpt_json(const Sample& s) {
+std::string cpt_line(const Sample& s) {
   std::string text = "Problem\n\n" + s.statement + "\nMathematical model\n\n" + s.formulations.math +
                      "\nLP formulation\n\n" + s.formulations.lp + "\nSolution\n\n" + answer_narrative(s) + "\n";
-  nlohmann::ordered_json j;
-  j["id"] = s.id;
-  j["text"] = text;
-  return j;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object().key("id").value(s.id).key("text").value(text).end_object();
+  out += '\n';
+  return out;
 }
 
-nlohmann::ordered_json sft_json(const Sample& s) {
+std::string sft_line(const Sample& s) {
   std::string user = s.statement +
                      "\nWrite the mathematical model, then a Python program using gurobipy that solves it, and "
                      "state the result.";
   std::string assistant = "Mathematical model:\n\n" + s.formulations.math + "\nGurobipy program:\n\n```python\n" +
                           s.formulations.gurobipy + "```\n\nResult: " + answer_narrative(s) + "\n";
-  nlohmann::ordered_json j;
-  j["messages"] = nlohmann::ordered_json::array(
-      {{{"role", "user"}, {"content", user}}, {{"role", "assistant"}, {"content", assistant}}});
-  j["metadata"] = {{"id", s.id},
-                   {"family", s.family},
-                   {"status", lp::to_string(s.status)},
-                   {"objective", s.status == lp::SolveStatus::kOptimal ? nlohmann::ordered_json(s.objective)
-                                                                        : nlohmann::ordered_json(nullptr)}};
-  return j;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object().key("messages").begin_array();
+  w.begin_object().key("role").value("user").key("content").value(user).end_object();
+  w.begin_object().key("role").value("assistant").key("content").value(assistant).end_object();
+  w.end_array();
+  w.key("metadata").begin_object();
+  w.key("id").value(s.id).key("family").value(s.family).key("status").value(lp::to_string(s.status));
+  w.key("objective");
+  if (s.status == lp::SolveStatus::kOptimal) w.value(s.objective);
+  else w.null();
+  w.end_object().end_object();
+  out += '\n';
+  return out;
 }
-
-std::string jsonl_line(const nlohmann::ordered_json& j) { return j.dump() + "\n"; }
 
 }  // namespace trex::ordata

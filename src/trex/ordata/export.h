@@ -9,7 +9,6 @@
 
 #include <string>
 
-#include "nlohmann/json.hpp"
 #include "trex/ordata/config.h"
 #include "trex/ordata/sample.h"
 
@@ -17,11 +16,10 @@ namespace trex::ordata {
 
 inline constexpr int kSampleSchemaVersion = 1;
 
-nlohmann::ordered_json sample_json(const Sample& s, const CorpusConfig& config);
-nlohmann::ordered_json cpt_json(const Sample& s);
-nlohmann::ordered_json sft_json(const Sample& s);
-
-// One JSON value per line; invalid UTF-8 cannot occur (all text is generated ASCII).
-std::string jsonl_line(const nlohmann::ordered_json& j);
+// Each returns one JSON object and a newline. All text is generated ASCII, so no line can
+// hold invalid UTF-8.
+std::string sample_line(const Sample& s, const CorpusConfig& config);
+std::string cpt_line(const Sample& s);
+std::string sft_line(const Sample& s);
 
 }  // namespace trex::ordata

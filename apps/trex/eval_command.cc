@@ -238,7 +238,7 @@ int run_equiv(const EvalArgs& args) {
   std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", args.b.c_str(), sb.num_vars, sb.num_rows,
               sb.num_bound_rows, (unsigned long long)sb.hash);
   if (same)
-    std::printf("equivalent (WL refinement stable after %zu rounds)\n", sa.rounds.size() - 1);
+    std::printf("equivalent (WL refinement stable after %zu round%s)\n", sa.rounds.size() - 1, sa.rounds.size() == 2 ? "" : "s");
   else
     std::printf("different: %s\n", why.c_str());
   return same ? 0 : 1;

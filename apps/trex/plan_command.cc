@@ -51,7 +51,7 @@ int run_plan(const PlanArgs& a) {
   plan::Prediction p = plan::predict(m, c, r, s);
   if (!a.svg.empty()) {
     plan::ChartBar bar{m.name + " " + plan::strategy_text(p.strategy).substr(0, 30), p.time, 0, ""};
-    write_file_atomic(a.svg, plan::breakdown_svg("trex plan: step time breakdown", {bar}));
+    write_file_atomic(a.svg, plan::breakdown_chart_file(a.svg, "trex plan: step time breakdown", {bar}));
   }
   if (a.json) {
     std::printf("%s\n", plan::prediction_json(m, c, r, p).dump().c_str());
@@ -91,7 +91,7 @@ int run_search(const SearchArgs& a) {
       bars.push_back({"#" + std::to_string(i + 1) + " " + plan::strategy_text(res.top[i].strategy).substr(0, 28),
                       res.top[i].time, 0, note});
     }
-    write_file_atomic(a.svg, plan::breakdown_svg("trex plan search: " + m.name + " on " + c.name, bars));
+    write_file_atomic(a.svg, plan::breakdown_chart_file(a.svg, "trex plan search: " + m.name + " on " + c.name, bars));
   }
   if (a.json) {
     nlohmann::ordered_json j;
@@ -149,7 +149,7 @@ int run_ladder_command(const LadderArgs& a) {
         ref = r.prediction.time.step * r.prediction.mfu_of(l.convention) / r.rung.reported_mfu;
       bars.push_back({r.rung.name, r.prediction.time, ref, note});
     }
-    write_file_atomic(a.svg, plan::breakdown_svg(l.name, bars));
+    write_file_atomic(a.svg, plan::breakdown_chart_file(a.svg, l.name, bars));
   }
   if (a.json) {
     nlohmann::ordered_json j;
@@ -256,7 +256,7 @@ int run_validate(const ValidateArgs& a) {
   }
   double mean_abs = sum_abs / double(cases.size());
   if (!a.svg.empty())
-    write_file_atomic(a.svg, plan::breakdown_svg("trex plan validate: predicted step breakdown, dashed = reported", bars));
+    write_file_atomic(a.svg, plan::breakdown_chart_file(a.svg, "trex plan validate: predicted step breakdown, dashed = reported", bars));
   if (a.json) {
     nlohmann::ordered_json j;
     j["runs"] = rows;
@@ -284,7 +284,7 @@ void add_plan_command(CLI::App& app, Action* action) {
   cmd->add_option("--strategy", args->strategy, "Parallel strategy (configs/strategy/*.toml)");
   cmd->add_option("--nodes", args->nodes, "Override the cluster's node count")->check(CLI::Range(1L, 1L << 20));
   cmd->add_flag("--json", args->json, "Print one JSON object");
-  cmd->add_option("--svg", args->svg, "Also write the step-time breakdown as an SVG bar chart");
+  cmd->add_option("--svg", args->svg, "Also write the step-time breakdown as a bar chart (SVG, or HTML for a .html name)");
   cmd->footer("Model, formulas and assumptions: docs/plan.md.");
   auto sargs = std::make_shared<SearchArgs>();
   CLI::App* search = cmd->add_subcommand("search", "Enumerate valid strategies, prune by memory, rank by predicted step time");

@@ -85,6 +85,18 @@ TEST(PlanCommand, SearchPrintsRankedStrategies) {
   EXPECT_GT(j["refused"].get<long>(), 0);
 }
 
+TEST(PlanCommand, HtmlChartHoldsTheSvgAndATable) {
+  std::string html = (std::filesystem::temp_directory_path() / ("trex-ladder-" + std::to_string(getpid()) + ".html")).string();
+  ProcessResult r = trex_run({"plan", "ladder", "configs/plan/v4-pro-cm384-ladder.toml", "--svg", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string page = read_file(html);
+  EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_NE(page.find("3 + kernel optimization"), std::string::npos);
+  EXPECT_NE(page.find("</table>"), std::string::npos);
+  std::filesystem::remove(html);
+}
+
 TEST(PlanCommand, LadderPrintsEveryRungBesideTheReport) {
   ProcessResult r = trex_run({"plan", "ladder", "configs/plan/v4-pro-cm384-ladder.toml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -223,4 +223,31 @@ std::string breakdown_svg(const std::string& title, const std::vector<ChartBar>&
   return o;
 }
 
+std::string breakdown_chart_file(const std::string& path, const std::string& title, const std::vector<ChartBar>& bars) {
+  std::string svg = breakdown_svg(title, bars);
+  bool html = path.size() >= 5 && path.compare(path.size() - 5, 5, ".html") == 0;
+  if (!html) return svg;
+  auto esc = [](const std::string& s) {
+    std::string e;
+    for (char ch : s) e += ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '&' ? "&amp;" : std::string(1, ch);
+    return e;
+  };
+  std::string o = "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + esc(title) +
+                  "</title></head>\n<body style=\"font-family:sans-serif\">\n" + svg +
+                  "<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">\n<tr><th>bar</th><th>step s</th>"
+                  "<th>compute</th><th>launch</th><th>TP</th><th>CP</th><th>EP</th><th>PP</th><th>DP</th><th>bubble</th>"
+                  "<th>optimizer</th><th>note</th></tr>\n";
+  char buf[512];
+  for (const ChartBar& b : bars) {
+    const TimeBreakdown& t = b.time;
+    std::snprintf(buf, sizeof buf,
+                  "<td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+                  "<td>%.3f</td><td>%.3f</td>",
+                  t.step, t.compute, t.launch, t.tp_comm, t.cp_comm, t.ep_comm, t.pp_comm, t.dp_comm, t.bubble, t.optimizer);
+    o += "<tr><td>" + esc(b.label) + "</td>" + buf + "<td>" + esc(b.note) + "</td></tr>\n";
+  }
+  o += "</table>\n</body></html>\n";
+  return o;
+}
+
 }  // namespace trex::plan

@@ -32,4 +32,8 @@ struct ChartBar {
 };
 std::string breakdown_svg(const std::string& title, const std::vector<ChartBar>& bars);
 
+// The chart for a file: SVG, or (for a name ending in .html) an HTML page holding the SVG and
+// a table of the same figures.
+std::string breakdown_chart_file(const std::string& path, const std::string& title, const std::vector<ChartBar>& bars);
+
 }  // namespace trex::plan

@@ -1,4 +1,4 @@
-// mHC pre- and post-projection: fused vs the eager chain (fp32 and bf16 streams, n = 1..4, odd
+// mHC pre- and post-projection and the final head's mix: fused vs the eager chain (fp32 and bf16 streams, n = 1..4, odd
 // widths, few Sinkhorn iterations and the model's 20), Sinkhorn columns summing to 1, gating
 // (poisoned outputs, inputs unchanged), finite differences of every gradient (X, phi, b, scale;
 // F, X, post, C), and bit-identical results for 1-3 threads.
@@ -187,6 +187,69 @@ TEST(Mhc, PostBackwardMatchesFiniteDifferences) {
   expect_grad_matches_fd("dX", p.X.data(), tok * nd, dX.data(), loss);
   expect_grad_matches_fd("dpost", post.data(), tok * n, dpost.data(), loss);
   expect_grad_matches_fd("dC", C.data(), tok * n * n, dC.data(), loss);
+}
+
+// The final head's mix (hc_head): fused vs eager, then finite differences of every gradient.
+template <class T>
+void check_head(double tol, double sum_tol) {
+  core::ThreadPool pool(2);
+  uint32_t seed = 900;
+  for (const MhcShape& sh : kShapes) {
+    for (int dist = 0; dist < 3; ++dist, seed += 13) {
+      std::string tag = "head " + name(sh) + " dist " + std::to_string(dist);
+      const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+      auto X = random_vec<T>(tok * nd, seed, dist), X0 = X;
+      auto dy = random_vec<T>(tok * sh.d, seed + 1, 0);
+      auto phi = random_vec<float>(n * nd, seed + 2, 0, 1.f / std::sqrt(float(nd)));
+      auto b = random_vec<float>(n, seed + 3, 0, 0.5f);
+      const float scale = 1.3f;
+      std::vector<T> y(static_cast<size_t>(tok * sh.d), nan_value<T>()), yr = y;
+      std::vector<float> w(static_cast<size_t>(tok * n), NAN), wr = w;
+      mhc_head_forward(X.data(), phi.data(), b.data(), scale, y.data(), w.data(), sh, &pool);
+      mhc_head_forward_ref(X.data(), phi.data(), b.data(), scale, yr.data(), wr.data(), sh, &pool);
+      expect_close(y, yr, tol, tag + " y");
+      expect_close(w, wr, 1e-4, tag + " w");
+      auto dX = random_vec<T>(tok * nd, seed + 4, 0), dXr = dX;
+      std::vector<float> dphi(static_cast<size_t>(n * nd), NAN), dphir = dphi;
+      std::vector<float> db(static_cast<size_t>(n), NAN), dbr = db, ds(1, NAN), dsr = ds;
+      mhc_head_backward(X.data(), phi.data(), b.data(), scale, dy.data(), dX.data(), dphi.data(),
+                        db.data(), ds.data(), sh, nullptr, &pool);
+      mhc_head_backward_ref(X.data(), phi.data(), b.data(), scale, dy.data(), dXr.data(),
+                            dphir.data(), dbr.data(), dsr.data(), sh, &pool);
+      expect_close(dX, dXr, tol, tag + " dX");
+      expect_close(dphi, dphir, sum_tol, tag + " dphi");
+      expect_close(db, dbr, sum_tol, tag + " db");
+      expect_close(ds, dsr, sum_tol, tag + " dscale");
+      for (const T& v : y) ASSERT_FALSE(std::isnan(val(v))) << tag << ": y not written";
+      EXPECT_TRUE(same_bytes(X, X0)) << tag << ": X changed";
+    }
+  }
+}
+
+TEST(Mhc, HeadF32MatchesReference) { check_head<float>(1e-4, 1e-4); }
+TEST(Mhc, HeadBf16MatchesReference) { check_head<core::bf16>(1e-2, 1e-3); }
+
+TEST(Mhc, HeadBackwardMatchesFiniteDifferences) {
+  core::ThreadPool pool(2);
+  MhcShape sh = shape(3, 7, 4, 20);
+  const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+  auto X = random_vec<float>(tok * nd, 1, 0), dy = random_vec<float>(tok * sh.d, 2, 0);
+  auto phi = random_vec<float>(n * nd, 3, 0, 1.f / std::sqrt(float(nd)));
+  auto b = random_vec<float>(n, 4, 0, 0.5f);
+  std::vector<float> scale = {1.3f};
+  std::vector<float> dX(static_cast<size_t>(tok * nd), 0.f), dphi(static_cast<size_t>(n * nd));
+  std::vector<float> db(static_cast<size_t>(n)), ds(1);
+  mhc_head_backward(X.data(), phi.data(), b.data(), scale[0], dy.data(), dX.data(), dphi.data(),
+                    db.data(), ds.data(), sh, nullptr, &pool);
+  auto loss = [&] {
+    std::vector<float> y(static_cast<size_t>(tok * sh.d)), w(static_cast<size_t>(tok * n));
+    mhc_head_forward(X.data(), phi.data(), b.data(), scale[0], y.data(), w.data(), sh, &pool);
+    return weighted_sum(y, dy, [](float v) { return v; });
+  };
+  expect_grad_matches_fd("head dX", X.data(), tok * nd, dX.data(), loss);
+  expect_grad_matches_fd("head dphi", phi.data(), n * nd, dphi.data(), loss);
+  expect_grad_matches_fd("head db", b.data(), n, db.data(), loss);
+  expect_grad_matches_fd("head dscale", scale.data(), 1, ds.data(), loss);
 }
 
 TEST(Mhc, DeterministicAcrossThreadCounts) {

@@ -501,7 +501,32 @@ std::vector<KernelCase> mhc_cases(const std::string& which, SuiteSize size, uint
     const int64_t tok = sh.tokens, n = sh.n, d = sh.d, nd = n * d, R = sh.rows();
     bf16* X = b.input<bf16>("X", tok * nd, seed, 1.f, int(seed % 3));
     const double xb = 2.0 * double(tok * nd);
-    if (which == "mhc.pre_fwd" || which == "mhc.pre_bwd") {
+    if (which == "mhc.head_fwd" || which == "mhc.head_bwd") {
+      float* phi = b.input<float>("phi_h", n * nd, seed + 1, 1.7f / std::sqrt(float(nd)));
+      float* bias = b.input<float>("b", n, seed + 2, 0.5f);
+      const float scale = 1.3f;
+      if (which == "mhc.head_fwd") {
+        auto [y, yr] = b.output<bf16>("y", tok * d, 1e-2);
+        auto [w, wr] = b.output<float>("w", tok * n, 1e-4);
+        out.push_back(b.done(xb + 4.0 * double(n * nd) + 2.0 * double(tok * d),
+                             2.0 * double(tok) * double(n * nd + nd),
+            [=] { mhc_head_forward(X, phi, bias, scale, y, w, sh, pool); },
+            [=] { mhc_head_forward_ref(X, phi, bias, scale, yr, wr, sh, pool); }));
+      } else {
+        bf16* dy = b.input<bf16>("dy", tok * d, seed + 3, 1.f);
+        std::vector<bf16> dx0(static_cast<size_t>(tok * nd));
+        for (size_t i = 0; i < dx0.size(); ++i) dx0[i] = core::to_bf16(hash_unit(i, seed + 6));
+        auto [dX, dXr] = b.output<bf16>("dX", tok * nd, 1e-2, dx0.data());
+        auto [dphi, dphir] = b.output<float>("dphi", n * nd, 1e-3);
+        auto [db, dbr] = b.output<float>("db", n, 1e-3);
+        auto [ds, dsr] = b.output<float>("dscale", 1, 1e-3);
+        float* ws = b.scratch<float>(mhc_head_backward_workspace(sh));
+        out.push_back(b.done(3 * xb + 8.0 * double(n * nd) + 2.0 * double(tok * d),
+                             6.0 * double(tok) * double(n * nd),
+            [=] { mhc_head_backward(X, phi, bias, scale, dy, dX, dphi, db, ds, sh, ws, pool); },
+            [=] { mhc_head_backward_ref(X, phi, bias, scale, dy, dXr, dphir, dbr, dsr, sh, pool); }));
+      }
+    } else if (which == "mhc.pre_fwd" || which == "mhc.pre_bwd") {
       float* phi = b.input<float>("phi", R * nd, seed + 1, 1.7f / std::sqrt(float(nd)));
       float* bias = b.input<float>("b", R, seed + 2, 0.5f);
       float* scale = b.input_values<float>("scale", {1.2f, 0.8f, 1.5f});
@@ -590,7 +615,7 @@ const std::vector<std::string>& suite_kernels() {
       "swiglu.bwd",     "rope.fwd",          "cross_entropy",        "kv_compress.fwd",
       "kv_compress.bwd", "sparse_attention.fwd", "sparse_attention.bwd", "indexer.select",
       "indexer.kl_bwd", "mhc.pre_fwd",       "mhc.pre_bwd",          "mhc.post_fwd",
-      "mhc.post_bwd",   "adamw"};
+      "mhc.post_bwd",   "mhc.head_fwd",      "mhc.head_bwd",         "adamw"};
   return names;
 }
 
@@ -627,9 +652,8 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
   }
   if (kernel == "indexer.select") return indexer_select_cases(size, seed, pool);
   if (kernel == "indexer.kl_bwd") return indexer_kl_cases(size, seed, pool);
-  if (kernel.rfind("mhc.", 0) == 0 &&
-      (kernel == "mhc.pre_fwd" || kernel == "mhc.pre_bwd" || kernel == "mhc.post_fwd" ||
-       kernel == "mhc.post_bwd"))
+  if (kernel == "mhc.pre_fwd" || kernel == "mhc.pre_bwd" || kernel == "mhc.post_fwd" ||
+      kernel == "mhc.post_bwd" || kernel == "mhc.head_fwd" || kernel == "mhc.head_bwd")
     return mhc_cases(kernel, size, seed, pool);
   if (kernel == "adamw") return adamw_cases(size, seed, pool);
   throw std::invalid_argument("unknown kernel '" + kernel + "'");

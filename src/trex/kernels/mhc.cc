@@ -146,8 +146,9 @@ struct PreBackLayout {
   int64_t coef() const { return 2 * R + 3; }
   int64_t pre() const { return 2 * R + 4; }
 };
-PreBackLayout pre_back_layout(const MhcShape& sh) {
-  PreBackLayout l{sh.rows(), sh.n, 0};
+// R: the projected rows ((n+2)n for a layer's pre-projection, n for the final head).
+PreBackLayout pre_back_layout(int64_t R, int64_t n) {
+  PreBackLayout l{R, n, 0};
   l.per_token = 2 * l.R + 4 + l.n;
   return l;
 }
@@ -180,55 +181,15 @@ void widen(const T* src, float* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = ld(src + i);
 }
 
-}  // namespace
-
-int64_t mhc_pre_backward_workspace(const MhcShape& sh) {
-  return sh.tokens * pre_back_layout(sh).per_token;
-}
-
 template <class T>
-void mhc_pre_backward(const T* X, const float* phi, const float* b, const float* scale,
-                      const T* dy, const float* dpost, const float* dC, T* dX, float* dphi,
-                      float* db, float* dscale, const MhcShape& sh, float* workspace,
-                      core::ThreadPool* pool) {
-  const int n = sh.n, R = int(sh.rows());
-  const int64_t d = sh.d, nd = n * d;
-  std::fill(db, db + R, 0.f);
-  std::fill(dscale, dscale + 3, 0.f);
-  std::fill(dphi, dphi + R * nd, 0.f);
-  if (sh.tokens <= 0 || d <= 0) return;
-  core::ThreadPool& tp = core::pool_or_default(pool);
-  const PreBackLayout L = pre_back_layout(sh);
-  std::vector<float> owned;
-  if (!workspace) {
-    owned.resize(size_t(sh.tokens * L.per_token));
-    workspace = owned.data();
-  }
-  // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>.
-  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
-    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
-    TokenMix tm;
-    float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
-    float dpre[kMhcMaxStreams], dm[kMaxRows];
-    for (int64_t t = t0; t < t1; ++t) {
-      const T* x = X + t * nd;
-      float* rec = workspace + t * L.per_token;
-      token_forward(x, phi, b, scale, sh, &tm, pre, post, Cm, trace.data());
-      for (int i = 0; i < n; ++i) dpre[i] = dot(dy + t * d, x + i * d, d);
-      mhc_detail::mix_backward(tm.m, scale, tm.sig_a, tm.sig_c, trace.data(), dpre, dpost + t * n,
-                               dC + t * n * n, sh, dm, rec + L.db(), rec + L.ds());
-      float dr = 0.f;
-      for (int q = 0; q < R; ++q) {
-        rec[L.dp() + q] = tm.r * dm[q];
-        dr += dm[q] * tm.p[q];
-      }
-      rec[L.coef()] = -dr * tm.r * tm.r * tm.r / float(nd);
-      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
-    }
-  });
-  // Stage 2: per block of columns of nd (owned by one thread), over fixed chunks of tokens in
-  // order, two GEMMs on the chunk's columns of X widened to fp32 (a block that stays in L2, the
-  // only fp32 copy of X ever made):
+void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float* dphi,
+                         const MhcShape& sh, const PreBackLayout& L, const float* workspace,
+                         core::ThreadPool& tp) {
+  const int R = int(L.R);
+  const int64_t d = sh.d, nd = sh.n * d;
+  // Stage 2 of the backward of m = r (phi xv) and y = sum_i w_i X_i: per block of columns of
+  // nd (owned by one thread), over fixed chunks of tokens in order, two GEMMs on the chunk's
+  // columns of X widened to fp32 (a block that stays in L2, the only fp32 copy of X ever made):
   //   dphi[:, cols] += dp_chunk^T X_chunk[:, cols]      (R x cols, summed over the chunk)
   //   DX = dp_chunk phi[:, cols];  dX += DX + coef X + pre_i dy
   const int64_t blocks = (nd + kColumnBlock - 1) / kColumnBlock;
@@ -265,6 +226,55 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
       }
     }
   });
+}
+
+}  // namespace
+
+int64_t mhc_pre_backward_workspace(const MhcShape& sh) {
+  return sh.tokens * pre_back_layout(sh.rows(), sh.n).per_token;
+}
+
+template <class T>
+void mhc_pre_backward(const T* X, const float* phi, const float* b, const float* scale,
+                      const T* dy, const float* dpost, const float* dC, T* dX, float* dphi,
+                      float* db, float* dscale, const MhcShape& sh, float* workspace,
+                      core::ThreadPool* pool) {
+  const int n = sh.n, R = int(sh.rows());
+  const int64_t d = sh.d, nd = n * d;
+  std::fill(db, db + R, 0.f);
+  std::fill(dscale, dscale + 3, 0.f);
+  std::fill(dphi, dphi + R * nd, 0.f);
+  if (sh.tokens <= 0 || d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const PreBackLayout L = pre_back_layout(R, n);
+  std::vector<float> owned;
+  if (!workspace) {
+    owned.resize(size_t(sh.tokens * L.per_token));
+    workspace = owned.data();
+  }
+  // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>.
+  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
+    TokenMix tm;
+    float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
+    float dpre[kMhcMaxStreams], dm[kMaxRows];
+    for (int64_t t = t0; t < t1; ++t) {
+      const T* x = X + t * nd;
+      float* rec = workspace + t * L.per_token;
+      token_forward(x, phi, b, scale, sh, &tm, pre, post, Cm, trace.data());
+      for (int i = 0; i < n; ++i) dpre[i] = dot(dy + t * d, x + i * d, d);
+      mhc_detail::mix_backward(tm.m, scale, tm.sig_a, tm.sig_c, trace.data(), dpre, dpost + t * n,
+                               dC + t * n * n, sh, dm, rec + L.db(), rec + L.ds());
+      float dr = 0.f;
+      for (int q = 0; q < R; ++q) {
+        rec[L.dp() + q] = tm.r * dm[q];
+        dr += dm[q] * tm.p[q];
+      }
+      rec[L.coef()] = -dr * tm.r * tm.r * tm.r / float(nd);
+      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
+    }
+  });
+  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace, tp);
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int q = 0; q < R; ++q) db[q] += rec[L.db() + q];
@@ -377,6 +387,93 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   });
 }
 
+
+namespace {
+
+float sigmoid1(float z) { return 1.f / (1.f + std::exp(-z)); }
+
+// The head's gates of one token from its projection p [n] and RMS factor r.
+void head_gates(const float* p, float r, const float* b, float scale, int n, float eps, float* m,
+                float* sig, float* w) {
+  for (int i = 0; i < n; ++i) {
+    m[i] = r * p[i];
+    sig[i] = sigmoid1(m[i] * scale + b[i]);
+    w[i] = sig[i] + eps;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void mhc_head_forward(const T* X, const float* phi, const float* b, float scale, T* y, float* w,
+                      const MhcShape& sh, core::ThreadPool* pool) {
+  if (sh.tokens <= 0 || sh.d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int n = sh.n;
+  const int64_t nd = n * sh.d;
+  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+    float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss = 0.f;
+    for (int64_t t = t0; t < t1; ++t) {
+      const T* x = X + t * nd;
+      project(x, phi, nd, n, p, &ss);
+      float r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
+      head_gates(p, r, b, scale, n, sh.eps, m, sig, w + t * n);
+      weighted_streams(x, w + t * n, n, sh.d, y + t * sh.d);
+    }
+  });
+}
+
+int64_t mhc_head_backward_workspace(const MhcShape& sh) {
+  return sh.tokens * pre_back_layout(sh.n, sh.n).per_token;
+}
+
+template <class T>
+void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                       T* dX, float* dphi, float* db, float* dscale, const MhcShape& sh,
+                       float* workspace, core::ThreadPool* pool) {
+  const int n = sh.n;
+  const int64_t d = sh.d, nd = n * d;
+  std::fill(db, db + n, 0.f);
+  dscale[0] = 0.f;
+  std::fill(dphi, dphi + n * nd, 0.f);
+  if (sh.tokens <= 0 || d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const PreBackLayout L = pre_back_layout(n, n);
+  std::vector<float> owned;
+  if (!workspace) {
+    owned.resize(size_t(sh.tokens * L.per_token));
+    workspace = owned.data();
+  }
+  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+    float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams], ss = 0.f;
+    for (int64_t t = t0; t < t1; ++t) {
+      const T* x = X + t * nd;
+      float* rec = workspace + t * L.per_token;
+      project(x, phi, nd, n, p, &ss);
+      const float r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
+      head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
+      float dr = 0.f, ds = 0.f;
+      for (int i = 0; i < n; ++i) {
+        const float da = dot(dy + t * d, x + i * d, d) * sig[i] * (1.f - sig[i]);
+        const float dm = da * scale;
+        rec[L.db() + i] = da;
+        ds += da * m[i];
+        rec[L.dp() + i] = r * dm;
+        dr += dm * p[i];
+        rec[L.pre() + i] = w[i];
+      }
+      rec[L.ds()] = ds;
+      rec[L.coef()] = -dr * r * r * r / float(nd);
+    }
+  });
+  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace, tp);
+  for (int64_t t = 0; t < sh.tokens; ++t) {
+    const float* rec = workspace + t * L.per_token;
+    for (int i = 0; i < n; ++i) db[i] += rec[L.db() + i];
+    dscale[0] += rec[L.ds()];
+  }
+}
+
 #define TREX_MHC(T)                                                                             \
   template void mhc_pre_forward<T>(const T*, const float*, const float*, const float*, T*,      \
                                    float*, float*, float*, const MhcShape&, core::ThreadPool*); \
@@ -387,6 +484,11 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
                                     const MhcShape&, core::ThreadPool*);                        \
   template void mhc_post_backward<T>(const T*, const T*, const T*, const float*, const float*,  \
                                      T*, T*, float*, float*, const MhcShape&,                   \
+                                     core::ThreadPool*);                                        \
+  template void mhc_head_forward<T>(const T*, const float*, const float*, float, T*, float*,    \
+                                    const MhcShape&, core::ThreadPool*);                        \
+  template void mhc_head_backward<T>(const T*, const float*, const float*, float, const T*, T*, \
+                                     float*, float*, float*, const MhcShape&, float*,           \
                                      core::ThreadPool*);
 TREX_MHC(float)
 TREX_MHC(core::bf16)

@@ -72,6 +72,19 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
                        T* dF, T* dX, float* dpost, float* dC, const MhcShape& shape,
                        core::ThreadPool* pool = nullptr);
 
+// The final head's mix (hc_head): the pre part alone with n rows and a single scale, no Sinkhorn:
+//   m = r (phi_h xv), phi_h [n, nd];  w_i = sigma(m_i s + b_i) + eps;  y = sum_i w_i X_i
+// w [tokens, n] fp32 is written for the caller's inspection. The backward adds into dX and
+// overwrites dphi [n, nd], db [n] and dscale [1] (sums over tokens).
+template <class T>
+void mhc_head_forward(const T* X, const float* phi, const float* b, float scale, T* y, float* w,
+                      const MhcShape& shape, core::ThreadPool* pool = nullptr);
+int64_t mhc_head_backward_workspace(const MhcShape& shape);
+template <class T>
+void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                       T* dX, float* dphi, float* db, float* dscale, const MhcShape& shape,
+                       float* workspace = nullptr, core::ThreadPool* pool = nullptr);
+
 // The eager chains (same contracts): X cast to fp32 first, a matmul, then one whole-tensor op at
 // a time (squares, mean, rsqrt, slices, sigmoid, softmax, 2 iters - 1 normalisations of three
 // ops each, weighted sums), each into a fresh temporary; the backward replays them in reverse
@@ -88,6 +101,13 @@ void mhc_pre_backward_ref(const T* X, const float* phi, const float* b, const fl
 template <class T>
 void mhc_post_forward_ref(const T* F, const T* X, const float* post, const float* C, T* out,
                           const MhcShape& shape, core::ThreadPool* pool = nullptr);
+template <class T>
+void mhc_head_forward_ref(const T* X, const float* phi, const float* b, float scale, T* y,
+                          float* w, const MhcShape& shape, core::ThreadPool* pool = nullptr);
+template <class T>
+void mhc_head_backward_ref(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                           T* dX, float* dphi, float* db, float* dscale, const MhcShape& shape,
+                           core::ThreadPool* pool = nullptr);
 template <class T>
 void mhc_post_backward_ref(const T* G, const T* F, const T* X, const float* post, const float* C,
                            T* dF, T* dX, float* dpost, float* dC, const MhcShape& shape,

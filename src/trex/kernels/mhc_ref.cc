@@ -13,6 +13,10 @@
 //                 dm = cat(da s0, dc s1, dz s2); ds_k = sum(d* m); db = sum over tokens;
 //                 dp = dm * r; dr = sum(dm * p); dphi = dp^T @ xf; dxa = dp @ phi;
 //                 coef = -dr r^3 / nd; dxb = coef * xf; dX = T(float(dX) + dxp + dxa + dxb)
+//   head forward: xf = float(X); p = xf @ phi_h^T; ... r, m as above; a = m*s; a = a + b;
+//                 sg = sigmoid(a); w = sg + eps; xw = xf * w[..., None]; y = T(sum(xw, streams))
+//   head backward: dw = sum(xf * dyf, d); da = dw * sg * (1 - sg); dm = da*s; dscale = sum(da*m);
+//                 db = sum over tokens of da; then dp, dr, dphi, dxa, coef, dxb as for pre
 //   post forward: Ff, Xf; pf = post[..., None] * Ff[:, None]; mix = C^T Xf; out = T(pf + mix)
 //   post backward: Gf; gp = Gf * post[..., None]; dF = sum(gp, streams); dX = C Gf;
 //                 gf = Gf * Ff[:, None]; dpost = sum(gf, d); dC = Xf Gf^T
@@ -311,6 +315,126 @@ void mhc_post_backward_ref(const T* G, const T* F, const T* X, const float* post
   std::copy(dc.get(), dc.get() + tok * nn, dC);
 }
 
+
+namespace {
+
+struct HeadTape {
+  Buf xf_own;
+  const float* xf = nullptr;
+  Buf p, r, m, sg, w;
+};
+
+template <class T>
+HeadTape head_forward_tape(core::ThreadPool& tp, const T* X, const float* phi, const float* b,
+                           float scale, const MhcShape& sh) {
+  HeadTape tape;
+  const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+  tape.xf = eager::as_f32(tp, X, tok * nd, tape.xf_own);
+  const float* xf = tape.xf;
+  tape.p = eager::fresh(tok * n);
+  GemmOptions go;
+  go.pool = &tp;
+  sgemm(Trans::kNo, Trans::kYes, tok, n, nd, 1.f, xf, nd, phi, nd, 0.f, tape.p.get(), n, go);
+  Buf sq = map(tp, tok * nd, [&](int64_t i) { return xf[i] * xf[i]; });
+  Buf ss = sum_last(tp, sq.get(), tok, nd);
+  const float* ssp = ss.get();
+  Buf ms = map(tp, tok, [&](int64_t t) { return ssp[t] / float(nd); });
+  const float* msp = ms.get();
+  Buf mse = map(tp, tok, [&](int64_t t) { return msp[t] + sh.rms_eps; });
+  const float* msep = mse.get();
+  tape.r = map(tp, tok, [&](int64_t t) { return 1.f / std::sqrt(msep[t]); });
+  const float* rp = tape.r.get();
+  const float* pp = tape.p.get();
+  tape.m = map(tp, tok * n, [&](int64_t i) { return pp[i] * rp[i / n]; });
+  const float* mp = tape.m.get();
+  Buf a1 = map(tp, tok * n, [&](int64_t i) { return mp[i] * scale; });
+  const float* a1p = a1.get();
+  Buf a = map(tp, tok * n, [&](int64_t i) { return a1p[i] + b[i % n]; });
+  const float* ap = a.get();
+  tape.sg = map(tp, tok * n, [&](int64_t i) { return sigmoid(ap[i]); });
+  const float* sgp = tape.sg.get();
+  tape.w = map(tp, tok * n, [&](int64_t i) { return sgp[i] + sh.eps; });
+  return tape;
+}
+
+}  // namespace
+
+template <class T>
+void mhc_head_forward_ref(const T* X, const float* phi, const float* b, float scale, T* y,
+                          float* w, const MhcShape& sh, core::ThreadPool* pool) {
+  if (sh.tokens <= 0 || sh.d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  HeadTape tape = head_forward_tape(tp, X, phi, b, scale, sh);
+  const int64_t tok = sh.tokens, n = sh.n, d = sh.d;
+  const float* xf = tape.xf;
+  const float* wp = tape.w.get();
+  Buf xw = map(tp, tok * n * d, [&](int64_t i) { return xf[i] * wp[i / d]; });
+  Buf yf = sum_mid(tp, xw.get(), tok, n, d);
+  eager::store_as(tp, yf.get(), y, tok * d);
+  std::copy(wp, wp + tok * n, w);
+}
+
+template <class T>
+void mhc_head_backward_ref(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                           T* dX, float* dphi, float* db, float* dscale, const MhcShape& sh,
+                           core::ThreadPool* pool) {
+  const int64_t tok = sh.tokens, n = sh.n, d = sh.d, nd = n * d;
+  std::fill(db, db + n, 0.f);
+  dscale[0] = 0.f;
+  std::fill(dphi, dphi + n * nd, 0.f);
+  if (tok <= 0 || d <= 0) return;
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  HeadTape tape = head_forward_tape(tp, X, phi, b, scale, sh);
+  const float* xf = tape.xf;
+  Buf own_dy;
+  const float* dyf = eager::as_f32(tp, dy, tok * d, own_dy);
+  Buf xd = map(tp, tok * nd, [&](int64_t i) { return xf[i] * dyf[(i / nd) * d + i % d]; });
+  Buf dw = sum_last(tp, xd.get(), tok * n, d);
+  const float* sgp = tape.sg.get();
+  Buf om = map(tp, tok * n, [&](int64_t i) { return 1.f - sgp[i]; });
+  const float* omp = om.get();
+  Buf sd = map(tp, tok * n, [&](int64_t i) { return sgp[i] * omp[i]; });
+  const float* sdp = sd.get();
+  const float* dwp = dw.get();
+  Buf da = map(tp, tok * n, [&](int64_t i) { return dwp[i] * sdp[i]; });
+  const float* dap = da.get();
+  Buf dm = map(tp, tok * n, [&](int64_t i) { return dap[i] * scale; });
+  const float* mp = tape.m.get();
+  Buf dsm = map(tp, tok * n, [&](int64_t i) { return dap[i] * mp[i]; });
+  for (int64_t i = 0; i < tok * n; ++i) {
+    db[i % n] += dap[i];
+    dscale[0] += dsm[size_t(i)];
+  }
+  const float* rp = tape.r.get();
+  const float* dmp = dm.get();
+  Buf dp = map(tp, tok * n, [&](int64_t i) { return dmp[i] * rp[i / n]; });
+  const float* pp = tape.p.get();
+  Buf dmpp = map(tp, tok * n, [&](int64_t i) { return dmp[i] * pp[i]; });
+  Buf dr = sum_last(tp, dmpp.get(), tok, n);
+  GemmOptions gopt;
+  gopt.pool = &tp;
+  sgemm(Trans::kYes, Trans::kNo, n, nd, tok, 1.f, dp.get(), n, xf, nd, 0.f, dphi, nd, gopt);
+  Buf dxa = eager::fresh(tok * nd);
+  sgemm(Trans::kNo, Trans::kNo, tok, nd, n, 1.f, dp.get(), n, phi, nd, 0.f, dxa.get(), nd, gopt);
+  const float* drp = dr.get();
+  Buf coef = map(tp, tok, [&](int64_t t) { return -drp[t] * rp[t] * rp[t] * rp[t] / float(nd); });
+  const float* cp = coef.get();
+  Buf dxb = map(tp, tok * nd, [&](int64_t i) { return cp[i / nd] * xf[i]; });
+  const float* wp = tape.w.get();
+  Buf dxp = map(tp, tok * nd, [&](int64_t i) { return wp[i / d] * dyf[(i / nd) * d + i % d]; });
+  Buf own_dx;
+  const float* dxin = eager::as_f32(tp, static_cast<const T*>(dX), tok * nd, own_dx);
+  const float* dxpp = dxp.get();
+  const float* dxap = dxa.get();
+  const float* dxbp = dxb.get();
+  Buf s1 = map(tp, tok * nd, [&](int64_t i) { return dxpp[i] + dxap[i]; });
+  const float* s1p = s1.get();
+  Buf s2 = map(tp, tok * nd, [&](int64_t i) { return s1p[i] + dxbp[i]; });
+  const float* s2p = s2.get();
+  Buf tot = map(tp, tok * nd, [&](int64_t i) { return dxin[i] + s2p[i]; });
+  eager::store_as(tp, tot.get(), dX, tok * nd);
+}
+
 #define TREX_MHC_REF(T)                                                                          \
   template void mhc_pre_forward_ref<T>(const T*, const float*, const float*, const float*, T*,   \
                                        float*, float*, float*, const MhcShape&,                  \
@@ -322,6 +446,11 @@ void mhc_post_backward_ref(const T* G, const T* F, const T* X, const float* post
                                         const MhcShape&, core::ThreadPool*);                     \
   template void mhc_post_backward_ref<T>(const T*, const T*, const T*, const float*,             \
                                          const float*, T*, T*, float*, float*, const MhcShape&,  \
+                                         core::ThreadPool*);                                     \
+  template void mhc_head_forward_ref<T>(const T*, const float*, const float*, float, T*, float*,  \
+                                        const MhcShape&, core::ThreadPool*);                     \
+  template void mhc_head_backward_ref<T>(const T*, const float*, const float*, float, const T*,  \
+                                         T*, float*, float*, float*, const MhcShape&,            \
                                          core::ThreadPool*);
 TREX_MHC_REF(float)
 TREX_MHC_REF(core::bf16)

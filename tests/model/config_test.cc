@@ -84,6 +84,13 @@ TEST(ModelConfig, V4ProCarriesTheSpecShapes) {
   EXPECT_DOUBLE_EQ(m.ffn.swiglu_limit, 10);
   EXPECT_DOUBLE_EQ(m.attention.yarn_factor, 16);
   EXPECT_EQ(m.mtp_depth, 1);
+  EXPECT_DOUBLE_EQ(m.indexer.loss_weight, 1.0);
+  EXPECT_DOUBLE_EQ(m.ffn.bias_update_rate, 0.0);  // post-training a release keeps its bias
+  EXPECT_EQ(m.attention.window, 128);
+  EXPECT_EQ(m.attention.o_groups, 16);
+  EXPECT_EQ(m.indexer.top_k, 1024);
+  EXPECT_EQ(m.ffn.routed_experts, 384);
+  EXPECT_DOUBLE_EQ(m.ffn.routed_scaling_factor, 2.5);
 }
 
 TEST(ModelConfig, MinimalV4Parses) {

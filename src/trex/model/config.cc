@@ -100,6 +100,8 @@ void read_ffn(TomlFields& f, ModelConfig& m) {
   ffn.hash_layers = int(f.integer_or("hash_layers", 0, 0));
   ffn.routed_scaling_factor = f.number_or("routed_scaling_factor", 1, 0, 1e6);
   ffn.score_function = f.choice_or("score_function", "softmax", {"softmax", "sigmoid", "sqrtsoftplus"});
+  ffn.bias_update_rate = f.number_or("bias_update_rate", 1e-3, 0, 1);
+  ffn.hash_seed = f.integer_or("hash_seed", 0, 0);
   if (ffn.top_k > ffn.routed_experts)
     f.fail("top_k", "exceeds routed_experts (" + std::to_string(ffn.routed_experts) + ")");
   if (ffn.dense_layers >= m.layers) f.fail("dense_layers", "leaves no MoE layer");
@@ -152,6 +154,7 @@ ModelConfig read(const toml::table& root, const std::string& file, bool other_ta
     m.indexer.heads = int(f.integer("heads", 1));
     m.indexer.head_dim = int(f.integer("head_dim", 1));
     m.indexer.top_k = int(f.integer("top_k", 1));
+    m.indexer.loss_weight = f.number_or("loss_weight", 1.0, 0, 1e6);
     f.finish();
   }
   if (const toml::table* ht = top.table("mhc")) {

@@ -58,6 +58,7 @@ struct IndexerConfig {
   int heads = 0;     // IH
   int head_dim = 0;  // Ihd
   int top_k = 0;     // k
+  double loss_weight = 1.0;  // lambda_I of the indexer's KL loss (spec section 8; [uncertain] for V4)
 };
 
 // Manifold-constrained hyper-connections; streams = 1 means a plain residual stream.
@@ -82,6 +83,8 @@ struct FfnConfig {
   int hash_layers = 0;       // the first layers route by a frozen token->expert table (V4)
   double routed_scaling_factor = 1;
   std::string score_function = "softmax";  // softmax | sigmoid | sqrtsoftplus
+  double bias_update_rate = 1e-3;  // u of the aux-loss-free balancing bias (0 when post-training a release)
+  long hash_seed = 0;              // seeds the frozen token -> expert table of the hash layers
 };
 
 struct ModelConfig {

@@ -33,18 +33,28 @@ std::vector<float> to_f32(const T* x, int64_t n) {
   return out;
 }
 
-// Rows t0..t1-1 of the scores into rows[(t - t0) * ld + i] for i < v_t (the rest is not written).
-// U is scratch for (t1 - t0) IH x v floats.
-void score_block(const float* q, const float* kf, const float* w, const IndexerShape& sh,
-                 int64_t t0, int64_t t1, std::vector<float>& U, float* rows, int64_t ldr,
-                 core::ThreadPool& tp) {
+// Rows t0..t1-1 of the scores into rows[(t - t0) * ldr + i] for i < v_t (the rest is not written).
+// U is scratch for (t1 - t0) IH x v floats; qbuf for the block's queries widened to fp32 (bf16
+// storage only: the queries are widened a block at a time, never as a whole tensor).
+template <class T>
+void score_block(const T* q, const float* kf, const float* w, const IndexerShape& sh, int64_t t0,
+                 int64_t t1, std::vector<float>& U, std::vector<float>& qbuf, float* rows,
+                 int64_t ldr, core::ThreadPool& tp) {
   const int64_t IH = sh.heads, hd = sh.hd, v = visible(t1 - 1, sh);
   if (v <= 0) return;
+  const float* qf = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    qf = q + t0 * IH * hd;
+  } else {
+    const int64_t n = (t1 - t0) * IH * hd;
+    qbuf.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) qbuf[size_t(i)] = ld(q + t0 * IH * hd + i);
+    qf = qbuf.data();
+  }
   U.resize(size_t((t1 - t0) * IH * v));
   GemmOptions go;
   go.pool = &tp;  // inside a pool job: runs on this thread
-  sgemm(Trans::kNo, Trans::kYes, (t1 - t0) * IH, v, hd, 1.f, q + t0 * IH * hd, hd, kf, hd, 0.f,
-        U.data(), v, go);
+  sgemm(Trans::kNo, Trans::kYes, (t1 - t0) * IH, v, hd, 1.f, qf, hd, kf, hd, 0.f, U.data(), v, go);
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t vt = visible(t, sh);
     float* r = rows + (t - t0) * ldr;
@@ -71,21 +81,17 @@ void select_row(const float* row, int64_t v, int64_t k, int32_t* idx, float* top
   }
 }
 
-// Queries and keys as fp32 (views for fp32 storage, converted copies for bf16).
+// The keys as fp32 (a view for fp32 storage, a widened copy of the n_comp x Ihd block for bf16).
 template <class T>
-struct F32Inputs {
-  std::vector<float> qbuf, kbuf;
-  const float* q = nullptr;
+struct F32Keys {
+  std::vector<float> buf;
   const float* k = nullptr;
-  F32Inputs(const T* qI, const T* kI, const IndexerShape& sh) {
+  F32Keys(const T* kI, const IndexerShape& sh) {
     if constexpr (std::is_same_v<T, float>) {
-      q = qI;
       k = kI;
     } else {
-      qbuf = to_f32(qI, sh.s * sh.heads * sh.hd);
-      kbuf = to_f32(kI, sh.n_comp * sh.hd);
-      q = qbuf.data();
-      k = kbuf.data();
+      buf = to_f32(kI, sh.n_comp * sh.hd);
+      k = buf.data();
     }
   }
 };
@@ -96,13 +102,13 @@ template <class T>
 void indexer_scores(const T* qI, const T* kI, const float* w, float* I, const IndexerShape& sh,
                     core::ThreadPool* pool) {
   core::ThreadPool& tp = core::pool_or_default(pool);
-  F32Inputs<T> in(qI, kI, sh);
+  F32Keys<T> keys(kI, sh);
   const int64_t blocks = (sh.s + kTokenBlock - 1) / kTokenBlock;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    std::vector<float> U;
+    std::vector<float> U, qbuf;
     for (int64_t b = b0; b < b1; ++b) {
       int64_t t0 = b * kTokenBlock, t1 = std::min(sh.s, t0 + kTokenBlock);
-      score_block(in.q, in.k, w, sh, t0, t1, U, I + t0 * sh.n_comp, sh.n_comp, tp);
+      score_block(qI, keys.k, w, sh, t0, t1, U, qbuf, I + t0 * sh.n_comp, sh.n_comp, tp);
       for (int64_t t = t0; t < t1; ++t)
         std::fill(I + t * sh.n_comp + visible(t, sh), I + (t + 1) * sh.n_comp,
                   -std::numeric_limits<float>::infinity());
@@ -125,14 +131,14 @@ template <class T>
 void indexer_select(const T* qI, const T* kI, const float* w, int32_t* idx, float* top,
                     const IndexerShape& sh, core::ThreadPool* pool) {
   core::ThreadPool& tp = core::pool_or_default(pool);
-  F32Inputs<T> in(qI, kI, sh);
+  F32Keys<T> keys(kI, sh);
   const int64_t blocks = (sh.s + kTokenBlock - 1) / kTokenBlock;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    std::vector<float> U, rows(static_cast<size_t>(kTokenBlock * std::max<int64_t>(sh.n_comp, 1)));
+    std::vector<float> U, qbuf, rows(static_cast<size_t>(kTokenBlock * std::max<int64_t>(sh.n_comp, 1)));
     std::vector<int32_t> order;
     for (int64_t b = b0; b < b1; ++b) {
       int64_t t0 = b * kTokenBlock, t1 = std::min(sh.s, t0 + kTokenBlock);
-      score_block(in.q, in.k, w, sh, t0, t1, U, rows.data(), sh.n_comp, tp);
+      score_block(qI, keys.k, w, sh, t0, t1, U, qbuf, rows.data(), sh.n_comp, tp);
       for (int64_t t = t0; t < t1; ++t)
         select_row(rows.data() + (t - t0) * sh.n_comp, visible(t, sh), sh.top_k,
                    idx + t * sh.top_k, top + t * sh.top_k, order);

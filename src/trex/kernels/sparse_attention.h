@@ -14,9 +14,9 @@
 //   dp_j = <do_h, key_j>;  D = <do_h, o_h>;  ds_j = p_j (dp_j - D);  dq_h = tau sum_j ds_j key_j
 //   dkey_j += tau ds_j q_h + p_j do_h  (summed over heads and queries);  dz_h = -sum_t p_sink D
 // The inverse RoPE on o that follows is rope_apply with sign -1, applied by the caller.
-// T is float or core::bf16 (storage); scores, softmax and accumulation are fp32. A token's keys
-// are gathered once into an fp32 block, and its H x |S_t| scores and H x hd outputs are two GEMM
-// calls (trex's sgemm), so the FLOPs run at GEMM speed; tokens are split over the pool.
+// T is float or core::bf16 (storage); scores, softmax and accumulation are fp32. A token's
+// H x |S_t| scores and H x hd outputs are register-tiled products over its key rows where they
+// lie (bf16 keys widened once per token), see attention_tiles.h; tokens are split over the pool.
 // Backward: dkv and dkv_comp are summed over fixed token chunks (not thread-dependent) into a
 // workspace and the chunk partials added in chunk order, so every result is bit-identical for
 // any thread count. REQUIRES: 0 <= comp_idx < n_comp or -1; outputs do not alias inputs.

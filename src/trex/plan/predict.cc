@@ -235,13 +235,15 @@ class Builder {
           vec(w, ta_ * visible * 4, ta_ * 4 * m_.indexer.top_k);  // top-k over the scores
           kv_read += 2 * ta_ * std::min<double>(m_.indexer.top_k, visible) * hd;  // gathered per query
         }
-        if (ratio == 128) kv_read += 2 * (ta_ / 128) * hd * std::max(1.0, ta_ / 64 / 64);
+        // HCA: each 64-query tile reads the compressed entries visible to it (on average half of them).
+        if (ratio == 128) kv_read += 2 * hd * (ta_ / 64) * (ta_ / 256);
         double io = 2 * ta_ * 2 * H * hd;
         attention(w, 4 * H * hd * keys * ta_, io + kv_read, io + 4 * ta_ * H);
         vec(w, ta_ * H * a.rope_dims * 4, 0);                // inverse RoPE on o
-        double G = a.o_groups / tp_, olr = a.o_lora_rank;
-        gemm(w, ta_, H * hd, olr * 1.0, false, 2, 1);        // grouped W_oa: G/tp groups in one kernel
-        (void)G;
+        // Grouped W_oa: G/tp groups of H hd/G inputs and olr outputs each, in one kernel; the
+        // FLOPs and weight bytes equal one GEMM of H hd/tp inputs and olr outputs.
+        double olr = a.o_lora_rank;
+        gemm(w, ta_, H * hd, olr);
         gemm(w, ta_, a.o_groups * olr / tp_, d);
         cp_ring(w, ta_ * hd * 2);
         break;

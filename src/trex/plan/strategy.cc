@@ -116,9 +116,7 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
   if (!m.is_moe() || m.ffn.dense_layers > 0) {
     if (m.ffn.hidden % s.tp != 0) refuse("tp", "tp " + num(s.tp) + " does not divide the FFN width " + num(m.ffn.hidden));
   }
-  if (m.vocab % s.tp != 0 && s.tp > 1) {
-    // Megatron pads the vocabulary to a multiple of TP (and 128); the planner does the same.
-  }
+  // The vocabulary need not divide TP: Megatron pads it to a multiple, and so does the planner's head.
   if (run.seq_len % s.cp != 0) refuse("cp", "cp " + num(s.cp) + " does not divide the sequence length " + num(run.seq_len));
   if (m.is_moe()) {
     if (m.ffn.routed_experts % s.ep != 0)
@@ -137,11 +135,10 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
     if (s.etp != 1) refuse("etp", "etp " + num(s.etp) + " needs routed experts; " + m.name + " is dense");
     s.edp = s.tp * s.cp * s.dp;
   }
-  long blocks = m.layers + (run.train_mtp ? m.mtp_depth : 0);
+  // MTP blocks ride on the last stage, so only the main layers count here.
   if (s.pp * s.vpp > m.layers)
     refuse("pp", "pp x vpp = " + num(s.pp * s.vpp) + " stages but only " + num(m.layers) +
                      " layers: a pipeline stage would have no layer");
-  (void)blocks;
   if (run.global_batch % (s.dp * run.micro_batch) != 0)
     refuse("dp", "the global batch " + num(run.global_batch) + " does not split into dp " + num(s.dp) +
                      " x micro-batch " + num(run.micro_batch) + " x whole micro-batches");

@@ -35,6 +35,19 @@ TEST(Ladder, V4ProScenarioClimbs) {
   EXPECT_DOUBLE_EQ(r[3].rung.efficiency.matmul, r[2].rung.efficiency.matmul);
 }
 
+TEST(Ladder, ShippedBaselineAndOptimizedStrategiesAreTheLadderEnds) {
+  Ladder l = load_ladder(source_path("configs/plan/v4-pro-cm384-ladder.toml"));
+  std::vector<RungResult> r = run_ladder(l);
+  Strategy base = load_strategy(source_path("configs/strategy/v4-pro-cm384-baseline.toml"));
+  Strategy opt = load_strategy(source_path("configs/strategy/v4-pro-cm384-optimized.toml"));
+  Prediction pb = predict(l.model, l.cluster, l.run, base);
+  Prediction po = predict(l.model, l.cluster, l.run, opt);
+  EXPECT_TRUE(pb.memory.fits);
+  EXPECT_TRUE(po.memory.fits);
+  EXPECT_DOUBLE_EQ(pb.time.step, r.front().prediction.time.step);
+  EXPECT_DOUBLE_EQ(po.time.step, r[2].prediction.time.step);  // rung 2: same kernels as the cluster file
+}
+
 TEST(Ladder, RungWithoutStrategyIsRefused) {
   std::string path = (std::filesystem::temp_directory_path() / "trex-ladder-bad.toml").string();
   {

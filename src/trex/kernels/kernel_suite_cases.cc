@@ -578,6 +578,43 @@ std::vector<KernelCase> mhc_cases(const std::string& which, SuiteSize size, uint
   return out;
 }
 
+// ---------------------------------------------------------------------------- casts
+// The model's dtype casts (memory-bound): core's SIMD conversion split over the pool in fixed
+// chunks, against the portable scalar conversion (one element at a time, one thread).
+std::vector<KernelCase> cast_cases(bool to_bf16, SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
+  std::vector<int64_t> sizes;
+  if (size == SuiteSize::kCheck) sizes = {1, 7, 1000, 4099};
+  else if (size == SuiteSize::kQuick) sizes = {int64_t(1) << 20};
+  else sizes = {int64_t(1) << 25};
+  std::vector<KernelCase> out;
+  core::ThreadPool* tp = &core::pool_or_default(pool);
+  for (int64_t n : sizes) {
+    Builder b(to_bf16 ? "cast.fp32_to_bf16" : "cast.bf16_to_fp32", to_bf16 ? "bf16" : "fp32", dims({n}));
+    if (to_bf16) {
+      float* x = b.input<float>("x", n, seed, 3.f, int(seed % 3));
+      auto [y, yr] = b.output<bf16>("y", n, 0);
+      out.push_back(b.done(6.0 * double(n), 0,
+          [=] {
+            tp->parallel_for(0, n, 1 << 16, [=](int64_t lo, int64_t hi) {
+              core::fp32_to_bf16(x + lo, y + lo, size_t(hi - lo));
+            });
+          },
+          [=] { core::fp32_to_bf16_scalar(x, yr, size_t(n)); }));
+    } else {
+      bf16* x = b.input<bf16>("x", n, seed, 3.f, int(seed % 3));
+      auto [y, yr] = b.output<float>("y", n, 0);
+      out.push_back(b.done(6.0 * double(n), 0,
+          [=] {
+            tp->parallel_for(0, n, 1 << 16, [=](int64_t lo, int64_t hi) {
+              core::bf16_to_fp32(x + lo, y + lo, size_t(hi - lo));
+            });
+          },
+          [=] { core::bf16_to_fp32_scalar(x, yr, size_t(n)); }));
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------- AdamW
 std::vector<KernelCase> adamw_cases(SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
   std::vector<int64_t> sizes;
@@ -615,7 +652,8 @@ const std::vector<std::string>& suite_kernels() {
       "swiglu.bwd",     "rope.fwd",          "cross_entropy",        "kv_compress.fwd",
       "kv_compress.bwd", "sparse_attention.fwd", "sparse_attention.bwd", "indexer.select",
       "indexer.kl_bwd", "mhc.pre_fwd",       "mhc.pre_bwd",          "mhc.post_fwd",
-      "mhc.post_bwd",   "mhc.head_fwd",      "mhc.head_bwd",         "adamw"};
+      "mhc.post_bwd",   "mhc.head_fwd",      "mhc.head_bwd",         "cast.fp32_to_bf16",
+      "cast.bf16_to_fp32", "adamw"};
   return names;
 }
 
@@ -655,6 +693,8 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
   if (kernel == "mhc.pre_fwd" || kernel == "mhc.pre_bwd" || kernel == "mhc.post_fwd" ||
       kernel == "mhc.post_bwd" || kernel == "mhc.head_fwd" || kernel == "mhc.head_bwd")
     return mhc_cases(kernel, size, seed, pool);
+  if (kernel == "cast.fp32_to_bf16") return cast_cases(true, size, seed, pool);
+  if (kernel == "cast.bf16_to_fp32") return cast_cases(false, size, seed, pool);
   if (kernel == "adamw") return adamw_cases(size, seed, pool);
   throw std::invalid_argument("unknown kernel '" + kernel + "'");
 }

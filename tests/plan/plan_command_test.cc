@@ -48,6 +48,8 @@ TEST(PlanCommand, JsonAndSvg) {
   EXPECT_GT(step, 0);
   EXPECT_NEAR(j["tokens_per_s"].get<double>() * step, 1536.0 * 2048, 1);
   EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_GE(j["assumptions"].size(), 5u);
+  EXPECT_FALSE(j["efficiency"]["source"].get<std::string>().empty());
   std::string chart = read_file(svg);
   EXPECT_EQ(chart.rfind("<svg", 0), 0u);
   EXPECT_NE(chart.find("</svg>"), std::string::npos);

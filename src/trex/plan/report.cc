@@ -142,6 +142,7 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
     mfu[model::to_string(f.convention)] = {{"flops_per_token", f.flops_per_token}, {"mfu", f.mfu}};
   j["mfu"] = mfu;
   j["executed_flops_per_token"] = p.hardware_flops_per_token;
+  j["assumptions"] = model_assumptions();
   return j;
 }
 

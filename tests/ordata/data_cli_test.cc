@@ -1,0 +1,133 @@
+// `trex data` as a user meets it: the real binary in a separate process, real files, bad
+// input, and a run killed with SIGKILL and resumed.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "nlohmann/json.hpp"
+#include "trex/util/atomic_file.h"
+#include "trex/util/subprocess.h"
+
+namespace trex {
+namespace {
+
+namespace fs = std::filesystem;
+
+ProcessResult trex_run(const std::vector<std::string>& args, double timeout = 120) {
+  std::vector<std::string> argv{TREX_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout_s = timeout;
+  return run_process(argv, o);
+}
+
+std::string temp_dir(const std::string& name) {
+  std::string d = (fs::temp_directory_path() / ("trex_data_cli_" + name + "_" + std::to_string(getpid()))).string();
+  fs::remove_all(d);
+  return d;
+}
+
+std::map<std::string, std::string> published(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const char* sub : {"data", "cpt", "sft"})
+    for (const auto& e : fs::directory_iterator(dir + "/" + sub))
+      if (e.path().filename().string().find(".tmp.") == std::string::npos)
+        files[std::string(sub) + "/" + e.path().filename().string()] = read_file(e.path().string());
+  return files;
+}
+
+TEST(DataCli, FamiliesListsEveryContract) {
+  ProcessResult r = trex_run({"data", "families", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j.size(), 16u);
+  for (const auto& f : j) {
+    EXPECT_GE(f["industries"].size(), 4u);
+    EXPECT_FALSE(f["params"].empty());
+    for (const auto& p : f["params"]) EXPECT_LE(p["min"].get<double>(), p["max"].get<double>());
+  }
+  ProcessResult text = trex_run({"data", "families"});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("tsp_mtz"), std::string::npos);
+}
+
+TEST(DataCli, GenThenCheckAgrees) {
+  std::string dir = temp_dir("gen");
+  ProcessResult g = trex_run({"data", "gen", "--count", "40", "--seed", "3", "--out", dir, "--quiet"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.out.find("40 samples"), std::string::npos) << g.out;
+  EXPECT_NE(g.out.find("throughput"), std::string::npos);
+  ProcessResult c = trex_run({"data", "check", dir});
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(c.out.find("0 disagreements"), std::string::npos) << c.out;
+  fs::remove_all(dir);
+}
+
+TEST(DataCli, KilledAndResumedEqualsUninterrupted) {
+  std::string whole = temp_dir("whole"), killed = temp_dir("killed"), cfg = temp_dir("cfg") + ".toml";
+  write_file_atomic(cfg, "[run]\ncount = 150\nseed = 4\nblock_size = 10\n");
+  ASSERT_EQ(trex_run({"data", "gen", "--config", cfg, "--out", whole, "--quiet", "--threads", "2"}).exit_code, 0);
+  // SIGKILL (the whole process group) part-way, then the same command again.
+  ProcessResult k = trex_run({"data", "gen", "--config", cfg, "--out", killed, "--quiet", "--threads", "2"}, 0.4);
+  if (!k.timed_out) GTEST_LOG_(INFO) << "the first run finished before the kill; resume is then a no-op";
+  ProcessResult again = trex_run({"data", "gen", "--config", cfg, "--out", killed, "--quiet", "--threads", "1"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(published(whole), published(killed));
+  fs::remove_all(whole);
+  fs::remove_all(killed);
+  fs::remove(cfg);
+}
+
+TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
+  std::string dir = temp_dir("bad"), cfg = temp_dir("badcfg") + ".toml";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  write_file_atomic(cfg, "[run]\ncount = 10\n[families.knapsack]\nparams.size = [2, 40]\n");
+  std::vector<Case> cases = {
+      {{"data", "gen", "--families", "knapsack,no_such", "--out", dir}, "unknown family 'no_such'"},
+      {{"data", "gen", "--config", cfg, "--out", dir}, ".toml:4: families.knapsack.params.size: [2, 40] is outside"},
+      {{"data", "gen", "--shard", "2/2", "--out", dir}, "--shard"},
+      {{"data", "gen", "--count", "0", "--out", dir}, "--count"},
+  };
+  for (const Case& c : cases) {
+    ProcessResult r = trex_run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("trex: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "wrote output for bad input";
+  }
+  write_file_atomic(cfg, "[run]\ncount = 10\n[families.tsp_mtz]\nmodes = { infeasible = 1.0 }\n");
+  ProcessResult r = trex_run({"data", "gen", "--config", cfg, "--out", dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tsp_mtz cannot produce infeasible instances"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+  ProcessResult missing = trex_run({"data", "check", dir});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("not a corpus directory"), std::string::npos) << missing.err;
+  fs::remove(cfg);
+}
+
+TEST(DataCli, CheckReportsACorruptLineByNumber) {
+  std::string dir = temp_dir("corrupt");
+  ASSERT_EQ(trex_run({"data", "gen", "--count", "12", "--seed", "8", "--out", dir, "--quiet"}).exit_code, 0);
+  std::string part = dir + "/data/part-00000.jsonl";
+  std::string text = read_file(part);
+  size_t second = text.find('\n') + 1;
+  text.insert(second, "this is not json\n");
+  write_file_atomic(part, text);
+  ProcessResult c = trex_run({"data", "check", dir});
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.out.find("part-00000.jsonl:2: corrupt"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("12 samples"), std::string::npos) << c.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trex

@@ -202,6 +202,9 @@ void set_limit(int resource, rlim_t value) {
   set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
   set_limit(RLIMIT_CORE, 0);
   if (plan.probe.root) {
+    // Counts every process and thread of uid nobody, so it is generous; it matters only
+    // where seccomp (which refuses fork) is unavailable.
+    set_limit(RLIMIT_NPROC, 512);
     if (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0) child_fail("setuid(nobody)");
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no_new_privs");

@@ -3,14 +3,14 @@
 // The child gets, in this order: its own process group; a private working directory as cwd;
 // a new network namespace when the kernel allows it (no interface but a downed loopback);
 // resource limits (CPU seconds, address space, file size, open files, no core dumps); when
-// trex runs as root, the unprivileged user nobody; no_new_privs; a Landlock ruleset (Linux
-// >= 5.13) that lets it read and execute only the listed read-only paths and write only its
-// working directory, and, from Landlock ABI 4, neither bind nor connect TCP; and a seccomp
-// filter (x86-64) that refuses fork, vfork, clone without CLONE_THREAD (so no new processes,
-// while threads still work), socket creation, signals to other processes, raising resource
-// limits, and ptrace/mount/namespace/module calls. The parent kills the whole group at the
-// wall-clock limit or when the output cap is passed, and reads at most `output_bytes` of
-// stdout and stderr each.
+// trex runs as root, the unprivileged user nobody and a process limit for that user;
+// no_new_privs; a Landlock ruleset (Linux >= 5.13) that lets it read and execute only the
+// listed read-only paths and write only its working directory, and, from Landlock ABI 4,
+// neither bind nor connect TCP; and a seccomp filter (x86-64) that refuses fork, vfork, clone
+// without CLONE_THREAD (so no new processes, while threads still work), socket creation,
+// signals to other processes, raising resource limits, and ptrace/mount/namespace/module
+// calls. The parent kills the whole group at the wall-clock limit or when the output cap is
+// passed, and reads at most `output_bytes` of stdout and stderr each.
 //
 // A request channel (a socketpair on the child's fd 3) lets the child ask the parent for
 // work it may not do itself: the gurobipy-compatible module sends "solve" requests through

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,14 @@ int run_eval(const EvalArgs& args) {
     }));
     if (!args.quiet) bar.finish();
     summaries.push_back(summarize(b, results.back()));
+    std::set<std::string> ids;
+    for (const Item& it : b.items) ids.insert(it.id);
+    size_t unmatched = 0;
+    for (const Completion& c : completions[k]) unmatched += !ids.count(c.id);
+    // With one benchmark, a completion for no item is most likely an id mismatch: say so.
+    if (unmatched && benches.size() == 1)
+      std::fprintf(stderr, "trex eval: %zu of %zu completions match no item of %s (check the ids)\n", unmatched,
+                   completions[k].size(), b.name.c_str());
   }
   RunInfo info{to_string(o.mode), sandbox_isolation(), args.references ? "the benchmarks' reference programs" : args.completions,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};

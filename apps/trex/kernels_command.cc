@@ -8,7 +8,10 @@
 //   GB/s and GFLOP/s, percent of the roofline of this machine (from a hardware description
 //   written by `trex hw probe`, or a quick probe when there is none), and the speedup. Results
 //   that exceed the roofline or a 10x speedup are flagged "suspect" (KernelBench's tripwire).
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +27,7 @@
 #include "trex/core/hw_description.h"
 #include "trex/core/hw_probe.h"
 #include "trex/core/thread_pool.h"
+#include "trex/kernels/gemm.h"
 #include "trex/kernels/kernel_suite.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/error.h"
@@ -222,6 +226,74 @@ BenchRow bench_one(KernelCase& c, const Roofline& roof, int threads, double min_
   return r;
 }
 
+// OpenBLAS, loaded at run time only for this comparison (trex never links it: its own thread
+// pool would compete with trex's, and the kernels do not use it). Null when not installed.
+struct OpenBlas {
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int,
+                         float, float*, int);
+  using SetThreads = void (*)(int);
+  Sgemm sgemm = nullptr;
+  SetThreads set_threads = nullptr;
+  static const OpenBlas* load() {
+    static OpenBlas lib = [] {
+      OpenBlas o;
+      for (const char* name : {"libopenblas.so.0", "libopenblas.so"}) {
+        void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (!h) continue;
+        o.sgemm = reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm"));
+        o.set_threads = reinterpret_cast<SetThreads>(dlsym(h, "openblas_set_num_threads"));
+        if (o.sgemm && o.set_threads) break;
+        o.sgemm = nullptr;
+      }
+      return o;
+    }();
+    return lib.sgemm ? &lib : nullptr;
+  }
+};
+
+struct GemmVsBlas {
+  int64_t m = 0, n = 0, k = 0;
+  double trex_gflops = 0, openblas_gflops = 0;
+  bool agree = false;  // the two results within 1e-4 (1 + |c|) of each other
+};
+
+// trex sgemm and OpenBLAS at the same thread count on the squares and the model's skinny
+// shapes (tokens x 256..1024 x 256..4096).
+std::vector<GemmVsBlas> gemm_vs_openblas(core::ThreadPool& pool, bool quick, double min_time) {
+  std::vector<GemmVsBlas> out;
+  const OpenBlas* blas = OpenBlas::load();
+  if (!blas) return out;
+  blas->set_threads(pool.num_threads());
+  std::vector<std::array<int64_t, 3>> shapes =
+      quick ? std::vector<std::array<int64_t, 3>>{{256, 256, 256}, {512, 256, 256}}
+            : std::vector<std::array<int64_t, 3>>{{1024, 1024, 1024}, {2048, 2048, 2048},
+                                                  {2048, 256, 256}, {2048, 1024, 4096}};
+  for (auto [m, n, k] : shapes) {
+    std::vector<float> A(size_t(m * k)), B(size_t(k * n)), C(size_t(m * n)), D(size_t(m * n));
+    for (size_t i = 0; i < A.size(); ++i) A[i] = float(int(i * 7919 % 2001) - 1000) / 1000.f;
+    for (size_t i = 0; i < B.size(); ++i) B[i] = float(int(i * 104729 % 2001) - 1000) / 1000.f;
+    kernels::GemmOptions go;
+    go.pool = &pool;
+    auto ours = [&] {
+      kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kNo, m, n, k, 1.f, A.data(), k, B.data(),
+                     n, 0.f, C.data(), n, go);
+    };
+    auto theirs = [&] {
+      blas->sgemm(101, 111, 111, int(m), int(n), int(k), 1.f, A.data(), int(k), B.data(), int(n),
+                  0.f, D.data(), int(n));  // row-major, no transposes
+    };
+    GemmVsBlas r{m, n, k};
+    double flops = 2.0 * double(m) * double(n) * double(k);
+    r.trex_gflops = flops / kernels::time_call(ours, min_time, 5, 1000).seconds / 1e9;
+    r.openblas_gflops = flops / kernels::time_call(theirs, min_time, 5, 1000).seconds / 1e9;
+    r.agree = true;
+    for (size_t i = 0; i < C.size(); ++i)
+      if (!(std::fabs(C[i] - D[i]) <= 1e-4 * (1 + std::fabs(D[i])))) r.agree = false;
+    out.push_back(r);
+  }
+  return out;
+}
+
 int run_bench(const KernelsArgs& a) {
   if (a.min_time <= 0) throw InputError::field("--min-time", "must be > 0");
   std::vector<std::string> names = chosen_kernels(a);
@@ -256,6 +328,10 @@ int run_bench(const KernelsArgs& a) {
     if (r.kernel == "sparse_attention.fwd" && r.valid) attn_gflops = r.gflops;
   }
   bool all_valid = std::all_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.valid; });
+  std::vector<GemmVsBlas> blas;
+  if (std::find(names.begin(), names.end(), "gemm") != names.end())
+    blas = gemm_vs_openblas(*pool, a.quick, a.min_time);
+  for (const GemmVsBlas& g : blas) all_valid = all_valid && g.agree;
   if (a.json) {
     nlohmann::ordered_json j;
     j["schema_version"] = 1;
@@ -297,6 +373,12 @@ int run_bench(const KernelsArgs& a) {
     j["results"] = arr;
     if (gemm_gflops > 0 && attn_gflops > 0)
       j["sparse_attention_fwd_over_gemm"] = attn_gflops / gemm_gflops;
+    nlohmann::ordered_json gb = nlohmann::ordered_json::array();
+    for (const GemmVsBlas& g : blas)
+      gb.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"trex_gflop_per_s", g.trex_gflops},
+                    {"openblas_gflop_per_s", g.openblas_gflops},
+                    {"trex_over_openblas", g.trex_gflops / g.openblas_gflops}, {"agree", g.agree}});
+    j["gemm_vs_openblas"] = gb;
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("roofline: %.1f GFLOP/s fp32 peak (%d of %d cores), %.1f GB/s triad, from %s\n",
@@ -304,6 +386,10 @@ int run_bench(const KernelsArgs& a) {
                 std::min(threads, roof.cores), roof.cores, roof.bandwidth / 1e9, roof.source.c_str());
     if (gemm_gflops > 0 && attn_gflops > 0)
       std::printf("sparse attention forward / GEMM FLOP rate: %.0f%%\n", 100 * attn_gflops / gemm_gflops);
+    for (const GemmVsBlas& g : blas)
+      std::printf("gemm %ld x %ld x %ld: trex %.1f GFLOP/s, OpenBLAS %.1f GFLOP/s (%.0f%%)%s\n",
+                  long(g.m), long(g.n), long(g.k), g.trex_gflops, g.openblas_gflops,
+                  100 * g.trex_gflops / g.openblas_gflops, g.agree ? "" : " RESULTS DIFFER");
   }
   return all_valid ? 0 : 1;
 }

@@ -50,6 +50,18 @@ TEST(KernelsCommand, BenchJsonHasEveryFigure) {
   }
 }
 
+TEST(KernelsCommand, BenchComparesGemmWithOpenBlas) {
+  ProcessResult p = run_process({TREX_BINARY, "kernels", "bench", "--quick", "--json", "--min-time",
+                                 "0.01", "--kernel", "gemm"}, limit(300));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  ASSERT_EQ(j["gemm_vs_openblas"].size(), 2u) << p.out;  // OpenBLAS is a build dependency
+  for (const auto& g : j["gemm_vs_openblas"]) {
+    EXPECT_TRUE(g["agree"].get<bool>()) << g.dump();
+    EXPECT_GT(g["trex_over_openblas"].get<double>(), 0) << g.dump();
+  }
+}
+
 TEST(KernelsCommand, ListNamesEveryKernel) {
   ProcessResult p = run_process({TREX_BINARY, "kernels", "list"}, limit(60));
   ASSERT_EQ(p.exit_code, 0);

@@ -169,6 +169,9 @@ def main(name, work_fn, init_fn=None):
     processes = int(sys.argv[3])
     wall, results = run_pool(work_fn, specs, processes)
     verified = sum(1 for r in results if r == "ok")
+    for spec, r in zip(specs, results):
+        if r != "ok":
+            print("%s: disagrees with trex (%s)" % (spec["id"], r), file=sys.stderr)
     out = {"baseline": name, "processes": processes, "samples": len(specs), "verified": verified,
            "disagreements": sum(1 for r in results if r not in ("ok",)), "wall_s": wall,
            "samples_per_s": len(specs) / wall}

@@ -53,9 +53,9 @@ def work(spec):
     status2, obj2 = solve(again)
     os.unlink(path)
     if status != status2 or status != spec["status"]:
-        return "status"
+        return "status %s, trex %s" % (status, spec["status"])
     if status == "optimal" and not (common.agree(obj2, obj) and common.agree(obj, spec["objective"])):
-        return "objective"
+        return "objective %r, trex %r" % (obj, spec["objective"])
     return "ok"
 
 

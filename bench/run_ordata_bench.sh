@@ -5,7 +5,7 @@
 #   (b) scipy.optimize.milp (HiGHS)  1 and 2 processes (bench/ordata_baseline_highs.py)
 # The baselines solve the instances trex generates (exported by `ordata_bench export-specs`).
 # Each configuration runs REPS times, interleaved; the table gives medians and the ratio of
-# trex (2 threads) to the faster baseline at 2 processes. Writes bench/results/ordata_bench.md.
+# trex (2 threads) to the fastest baseline configuration. Writes bench/results/ordata_bench.md.
 #
 # Usage: bench/run_ordata_bench.sh [BUILD_DIR]   (default: build)
 # Environment: REPS (default 3), COUNT (default 2000), PULP_COUNT (default 200: the PuLP
@@ -36,8 +36,9 @@ run_trex() {  # threads -> samples/s
   "$TREX" data gen --count "$COUNT" --seed 1 --threads "$1" --out "$WORK/out" --quiet > "$WORK/trex.txt"
   "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples_per_second"])' "$WORK/out/manifest.json"
 }
-run_py() {  # script count procs -> samples/s
-  (cd "$REPO/bench" && "$PY" "$1" "$WORK/specs.jsonl" "$2" "$3") | "$PY" -c 'import json,sys; d=json.loads(sys.stdin.read()); assert d["disagreements"]==0, d; print(d["samples_per_s"])'
+run_py() {  # script count procs -> samples/s; disagreements with trex's answers go to a log
+  (cd "$REPO/bench" && "$PY" "$1" "$WORK/specs.jsonl" "$2" "$3") | tee -a "$WORK/baselines.jsonl" |
+    "$PY" -c 'import json,sys; print(json.loads(sys.stdin.read())["samples_per_s"])'
 }
 for rep in $(seq "$REPS"); do
   echo "== repetition $rep of $REPS" >&2
@@ -48,7 +49,7 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 declare -A MED
 for k in "${!RUNS[@]}"; do MED[$k]=$(echo "${RUNS[$k]}" | median); done
-best_base=$(printf '%s\n%s\n' "${MED[highs_2]}" "${MED[pulp_2]}" | sort -g | tail -1)
+best_base=$(printf '%s\n' "${MED[highs_1]}" "${MED[highs_2]}" "${MED[pulp_1]}" "${MED[pulp_2]}" | sort -g | tail -1)
 ratio=$(awk -v a="${MED[trex_2]}" -v b="$best_base" 'BEGIN {printf "%.2f", a / b}')
 
 rm -rf "$WORK/out"
@@ -76,7 +77,18 @@ mkdir -p "$(dirname "$OUT")"
   echo "| (a) PuLP + cbc program, 1 process | ${MED[pulp_1]} | ${RUNS[pulp_1]}|"
   echo "| (a) PuLP + cbc program, 2 processes | ${MED[pulp_2]} | ${RUNS[pulp_2]}|"
   echo
-  echo "Ratio, trex with 2 threads to the faster baseline with 2 processes: **${ratio}x**."
+  echo "Ratio, trex with 2 threads to the fastest baseline configuration (either baseline, 1 or 2"
+  echo "processes): **${ratio}x**."
+  echo
+  echo "Baseline answers that disagreed with trex's (status, or objective beyond 1e-6 relative), per run:"
+  "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    print("- %s, %d process(es): %d of %d" % (d["baseline"], d["processes"], d["disagreements"], d["samples"]))' "$WORK/baselines.jsonl" | sort | uniq -c | sed 's/^ *\([0-9]*\) - /- (x\1) /'
+  echo
+  echo "The baseline scripts print each disagreeing sample id on stderr. The one seen"
+  echo "here (facility_location-s1-0001690) is scipy 1.10's HiGHS reporting 3070 where CBC, GLPK and"
+  echo "trex all find 2670 with a feasible point."
   echo
   echo "Stage times of one more trex run (2 threads; thread-seconds summed over the workers):"
   echo

@@ -3,6 +3,8 @@
 //   families  each generator family with its contract (parameters, ranges, units, modes)
 //   gen       generate, solve, render, reconstruct, check, deduplicate and export a corpus
 //   check     re-verify an exported corpus independently (another solver, every check again)
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -113,6 +115,12 @@ int run_families(bool json) {
 }
 
 int run_gen(const GenArgs& a) {
+  // A corpus run allocates and frees many strings of 10 to 100 KiB per sample. Keeping freed
+  // memory in the process (no trimming, no mmap for these sizes) saves page faults that cost
+  // about a tenth of the run.
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
   if (a.out.empty()) throw InputError::field("--out", "required");
   CorpusConfig cfg = a.config.empty() ? default_config() : load_config(a.config);
   if (!a.families.empty()) select_families(cfg, a.families);

@@ -114,6 +114,24 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
   fs::remove(cfg);
 }
 
+TEST(DataCli, UnderMpirunEachRankTakesAShardAndRankZeroMerges) {
+  if (!program_available("mpirun")) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  std::string dir = temp_dir("mpi");
+  ProcessOptions o;
+  o.timeout_s = 120;
+  ProcessResult r = run_process({"mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2", TREX_BINARY, "data",
+                                 "gen", "--count", "30", "--seed", "2", "--out", dir, "--quiet"},
+                                o);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/manifest-shard-0-of-2.json"));
+  EXPECT_TRUE(fs::exists(dir + "/manifest-shard-1-of-2.json"));
+  nlohmann::json m = nlohmann::json::parse(read_file(dir + "/manifest.json"));
+  EXPECT_EQ(m["samples"], 30);
+  EXPECT_EQ(m["shard"]["merged"], true);
+  EXPECT_EQ(trex_run({"data", "check", dir}).exit_code, 0);
+  fs::remove_all(dir);
+}
+
 TEST(DataCli, CheckReportsACorruptLineByNumber) {
   std::string dir = temp_dir("corrupt");
   ASSERT_EQ(trex_run({"data", "gen", "--count", "12", "--seed", "8", "--out", dir, "--quiet"}).exit_code, 0);

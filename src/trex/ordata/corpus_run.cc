@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -181,10 +182,16 @@ RunReport run_corpus(const RunOptions& o) {
     write_file_atomic(run_path, run.dump(2) + "\n");
   }
 
-  // Temporaries of a run that was killed while writing: never complete, always redone.
+  // Temporaries of a run that was killed while writing: never complete, always redone. Only
+  // this shard's blocks: other shards may be writing theirs in the same directory right now.
   for (const char* sub : {"data", "cpt", "sft", "blocks"})
-    for (const auto& e : fs::directory_iterator(o.out_dir + "/" + sub))
-      if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path(), ec);
+    for (const auto& e : fs::directory_iterator(o.out_dir + "/" + sub)) {
+      const std::string name = e.path().filename().string();
+      size_t dash = name.find('-');
+      if (name.find(".tmp.") == std::string::npos || dash == std::string::npos) continue;
+      long block = std::strtol(name.c_str() + dash + 1, nullptr, 10);
+      if (block % o.shards == o.shard) fs::remove(e.path(), ec);
+    }
 
   Deduplicator dedup(cfg.near_threshold);
   for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), dedup);

@@ -6,7 +6,9 @@
 #include <malloc.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,7 +19,11 @@
 #include "trex/ordata/corpus_check.h"
 #include "trex/ordata/corpus_run.h"
 #include "trex/ordata/family.h"
+#include "trex/lp/lp_format.h"
+#include "trex/lp/structure.h"
 #include "trex/ordata/story.h"
+#include "trex/oreval/execute.h"
+#include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
 namespace trex::cli {
@@ -190,9 +196,49 @@ int run_gen(const GenArgs& a) {
   return 0;
 }
 
-int run_check(const std::string& dir, const std::string& solver, int threads, int max_issues) {
+// Runs the gurobipy programs of the first `limit` samples for real: /usr/bin/python3 with
+// trex's gurobipy-compatible module, in the evaluation sandbox (oreval), and compares the model
+// each program builds with the sample's LP. Appends an issue per program that fails or differs.
+long execute_programs(const std::string& dir, long limit, CorpusCheckReport& r) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> parts;
+  for (const auto& e : fs::directory_iterator(dir + "/data"))
+    if (e.path().extension() == ".jsonl") parts.push_back(e.path().string());
+  std::sort(parts.begin(), parts.end());
+  oreval::ExecOptions opts;
+  long done = 0;
+  for (const std::string& part : parts) {
+    std::string text = read_file(part);
+    size_t pos = 0;
+    for (long line = 1; pos < text.size() && done < limit; ++line) {
+      size_t nl = text.find('\n', pos);
+      if (nl == std::string::npos) break;
+      nlohmann::json j = nlohmann::json::parse(text.begin() + long(pos), text.begin() + long(nl), nullptr, false);
+      pos = nl + 1;
+      if (j.is_discarded() || !j.contains("formulations")) continue;  // reported by the main check
+      ++done;
+      oreval::Extraction code{oreval::CodeKind::kPython, j["formulations"]["gurobipy"].get<std::string>()};
+      oreval::Execution e = oreval::execute(code, "", opts);
+      std::string id = j.value("id", "");
+      if (e.status != oreval::ExecStatus::kOk || !e.model) {
+        r.issues.push_back({part, line, id, "disagreement",
+                            std::string("the gurobipy program did not run (") + oreval::to_string(e.status) + "): " + e.message});
+        continue;
+      }
+      lp::Model ref = lp::read_lp(j["formulations"]["lp"].get<std::string>(), part);
+      std::string why;
+      if (!lp::same_model(ref, *e.model, &why) && !lp::structurally_equivalent(ref, *e.model, &why))
+        r.issues.push_back({part, line, id, "disagreement", "the gurobipy program builds another model: " + why});
+    }
+  }
+  return done;
+}
+
+int run_check(const std::string& dir, const std::string& solver, int threads, int max_issues, long execute) {
   if (threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
+  if (execute < 0) throw InputError::field("--execute", "must be >= 0");
   CorpusCheckReport r = check_corpus(dir, solver, threads);
+  long executed = execute > 0 ? execute_programs(dir, execute, r) : 0;
   int shown = 0;
   for (const CheckIssue& i : r.issues) {
     if (max_issues >= 0 && shown++ >= max_issues) break;
@@ -208,6 +254,9 @@ int run_check(const std::string& dir, const std::string& solver, int threads, in
   std::printf("trex data check: %ld samples in %ld parts re-verified with %s in %.2f s: %ld disagreements, %ld "
               "duplicates, %ld corrupt or truncated lines\n",
               r.samples, r.parts, r.solver.c_str(), r.seconds, disagree, dup, corrupt);
+  if (executed > 0)
+    std::printf("  executed %ld gurobipy programs with /usr/bin/python3 and trex's gurobipy module (included above)\n",
+                executed);
   return r.issues.empty() ? 0 : 1;
 }
 
@@ -240,13 +289,17 @@ void add_data_command(CLI::App& app, Action* action) {
   auto solver = std::make_shared<std::string>("glpk");
   auto threads = std::make_shared<int>(0);
   auto max_issues = std::make_shared<int>(50);
+  auto execute = std::make_shared<long>(0);
   CLI::App* chk = data->add_subcommand("check", "Re-verify an exported corpus with another solver; report each disagreement");
   chk->add_option("dir", *dir, "Corpus directory (written by trex data gen)")->required();
   chk->add_option("--solver", *solver, "Back end for the re-solve (default glpk; the corpus was solved with cbc)");
   chk->add_option("--threads", *threads, "Worker threads (default 0: all CPUs)");
   chk->add_option("--max-issues", *max_issues, "Issues to print (default 50; -1: all)");
+  chk->add_option("--execute", *execute,
+                  "Also run the gurobipy programs of the first N samples (python3 with trex's gurobipy module, "
+                  "sandboxed) and compare the model each builds with the LP (default 0)");
   chk->footer("Exit status: 0 when every sample agrees, 1 when any issue was found, 2 for usage errors.");
-  chk->callback([=] { *action = [=] { return run_check(*dir, *solver, *threads, *max_issues); }; });
+  chk->callback([=] { *action = [=] { return run_check(*dir, *solver, *threads, *max_issues, *execute); }; });
 }
 
 namespace {

@@ -64,6 +64,12 @@ TEST(DataCli, GenThenCheckAgrees) {
   ProcessResult c = trex_run({"data", "check", dir});
   EXPECT_EQ(c.exit_code, 0) << c.out;
   EXPECT_NE(c.out.find("0 disagreements"), std::string::npos) << c.out;
+  // The gurobipy programs run for real (python3 with trex's gurobipy module) and build the LP's model.
+  if (fs::exists("/usr/bin/python3")) {
+    ProcessResult x = trex_run({"data", "check", dir, "--execute", "4"});
+    EXPECT_EQ(x.exit_code, 0) << x.out << x.err;
+    EXPECT_NE(x.out.find("executed 4 gurobipy programs"), std::string::npos) << x.out;
+  }
   fs::remove_all(dir);
 }
 

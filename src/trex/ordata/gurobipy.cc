@@ -53,12 +53,13 @@ std::string reference(const std::string& name, std::set<std::string>* groups) {
   return base + "[" + key + "]";
 }
 
-std::string expression(const lp::Model& m, const std::vector<lp::Term>& terms) {
+// `refs`: the Python reference of each variable, by index.
+std::string expression(const std::vector<std::string>& refs, const std::vector<lp::Term>& terms) {
   std::string s;
   for (const lp::Term& t : terms) {
     double c = t.coef;
     if (c == 0) continue;
-    std::string ref = reference(m.var(t.var).name, nullptr);
+    const std::string& ref = refs[size_t(t.var)];
     if (s.empty()) {
       s += c == 1 ? "" : c == -1 ? "-" : num(c) + " * ";
     } else {
@@ -82,34 +83,37 @@ std::string bound(double v) {
 std::string write_gurobipy(const lp::Model& m) {
   std::set<std::string> groups;
   bool catch_all = false;
+  std::vector<std::string> refs;
+  refs.reserve(size_t(m.num_vars()));
   for (const lp::Variable& v : m.vars()) {
-    std::string r = reference(v.name, &groups);
-    catch_all = catch_all || r.rfind("v[", 0) == 0;
+    refs.push_back(reference(v.name, &groups));
+    catch_all = catch_all || refs.back().rfind("v[", 0) == 0;
   }
   std::string s = "import gurobipy as gp\nfrom gurobipy import GRB\n\n";
   s += "m = gp.Model(\"" + m.name + "\")\n";
   for (const std::string& g : groups) s += g + " = {}\n";
   if (catch_all) s += "v = {}\n";
   s += "\n# Variables\n";
-  for (const lp::Variable& v : m.vars()) {
+  for (int j = 0; j < m.num_vars(); ++j) {
+    const lp::Variable& v = m.var(j);
     const char* type = v.type == lp::VarType::kBinary    ? "GRB.BINARY"
                        : v.type == lp::VarType::kInteger ? "GRB.INTEGER"
                                                          : "GRB.CONTINUOUS";
-    s += reference(v.name, nullptr) + " = m.addVar(lb=" + bound(v.lower) + ", ub=" + bound(v.upper) +
+    s += refs[size_t(j)] + " = m.addVar(lb=" + bound(v.lower) + ", ub=" + bound(v.upper) +
          ", vtype=" + type + ", name=\"" + v.name + "\")\n";
   }
   s += "\n# Objective\n";
   std::vector<lp::Term> obj;
   for (int j = 0; j < m.num_vars(); ++j)
     if (m.var(j).cost != 0) obj.push_back({j, m.var(j).cost});
-  std::string oe = expression(m, obj);
+  std::string oe = expression(refs, obj);
   if (m.objective_constant != 0) oe += (m.objective_constant < 0 ? " - " : " + ") + num(std::abs(m.objective_constant));
   s += "m.setObjective(" + oe + ", " + (m.sense == lp::Sense::kMaximize ? "GRB.MAXIMIZE" : "GRB.MINIMIZE") + ")\n";
   s += "\n# Constraints\n";
   std::vector<std::string> labels = m.row_labels();
   for (int r = 0; r < m.num_rows(); ++r) {
     const lp::Constraint& c = m.row(r);
-    std::string e = expression(m, c.terms);
+    std::string e = expression(refs, c.terms);
     const std::string name = ", name=\"" + labels[size_t(r)] + "\")\n";
     switch (c.sense()) {
       case lp::RowSense::kLessEqual: s += "m.addConstr(" + e + " <= " + num(c.upper) + name; break;

@@ -1,6 +1,9 @@
 #include "trex/ordata/json_writer.h"
 
 #include <charconv>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <cmath>
 
 namespace trex::ordata {
@@ -8,12 +11,34 @@ namespace trex::ordata {
 void JsonWriter::escape(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
   out += '"';
+  const size_t n = s.size();
   size_t run = 0;  // start of the pending run of characters that need no escape
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t i = 0;
+  while (i < n) {
+#ifdef __SSE2__
+    // Skip sixteen bytes at a time to the next one that needs escaping (a control character,
+    // '"' or '\\'): text lines are tens of characters between newlines.
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1f);
+    while (i + 16 <= n) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));  // x <= 0x1f
+      int mask = _mm_movemask_epi8(bad);
+      if (mask != 0) {
+        i += size_t(__builtin_ctz(unsigned(mask)));
+        break;
+      }
+      i += 16;
+    }
+    if (i >= n) break;
+#endif
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
     out.append(s.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -26,7 +51,7 @@ void JsonWriter::escape(std::string& out, std::string_view s) {
         out += hex[c & 15];
     }
   }
-  out.append(s.data() + run, s.size() - run);
+  out.append(s.data() + run, n - run);
   out += '"';
 }
 

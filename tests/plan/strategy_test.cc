@@ -158,6 +158,30 @@ std::string file_error(const std::string& text, bool run) {
   return what;
 }
 
+TEST(PlanInputFiles, EveryShippedRunAndStrategyLoads) {
+  int n = 0;
+  for (const char* dir : {"configs/run", "configs/strategy"}) {
+    for (const auto& e : std::filesystem::directory_iterator(testing::source_path(dir))) {
+      SCOPED_TRACE(e.path().string());
+      if (std::string(dir) == "configs/run")
+        EXPECT_GT(load_run(e.path().string()).seq_len, 0);
+      else
+        EXPECT_GE(load_strategy(e.path().string()).tp, 1);
+      ++n;
+    }
+  }
+  EXPECT_GE(n, 6);
+}
+
+TEST(PlanInputFiles, V4FlashOnH200Fits) {
+  Cluster c = shipped_cluster("hgx-h200");
+  set_nodes(c, 8);
+  Prediction p = predict(shipped_model("deepseek-v4-flash"), c, load_run(testing::source_path("configs/run/v4-flash-8k.toml")),
+                         load_strategy(testing::source_path("configs/strategy/v4-flash-h200-64.toml")));
+  EXPECT_TRUE(p.memory.fits) << p.memory.total();
+  EXPECT_GT(p.mfu_of(model::FlopConvention::kTrex), 0.1);
+}
+
 TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
   EXPECT_EQ(file_error("[run]\nseq_len = 0\nglobal_batch = 8\n", true), "run.seq_len: must be at least 1 @2");
   EXPECT_EQ(file_error("[run]\nseq_len = 8\n", true), "run.global_batch: missing @1");

@@ -62,6 +62,7 @@ struct Hasher {
 struct Edge {
   int node;
   int64_t coef;
+  uint64_t key = 0;  // linear edges: a hash of coef and direction, set once, used every round
 };
 
 struct QuadEdge {
@@ -69,21 +70,32 @@ struct QuadEdge {
   int64_t coef;
 };
 
+// Linear edges in compressed form: node k's edges are edges[start[k] .. start[k + 1]).
+struct Adjacency {
+  std::vector<int> start;
+  std::vector<Edge> edges;
+  size_t degree(size_t k) const { return size_t(start[k + 1] - start[k]); }
+  const Edge* begin(size_t k) const { return edges.data() + start[k]; }
+  const Edge* end(size_t k) const { return edges.data() + start[k + 1]; }
+};
+
 struct Graph {
   std::vector<uint64_t> var_colour, row_colour;  // round-0 colours
   std::vector<char> active;                      // variables kept by step 2
-  std::vector<std::vector<Edge>> var_rows, row_vars, var_vars;
+  Adjacency var_rows, row_vars;                  // the linear coefficients, both ways
+  std::vector<std::vector<Edge>> var_vars;
   std::vector<std::vector<QuadEdge>> row_quads, var_quads;
 };
 
 // Chooses the orientation of a row (see structure.h, step 3). Returns +1 to keep it, -1 to
 // negate it, 0 when the row equals its own negation.
 int orientation(const Constraint& row) {
-  std::vector<int64_t> keys, negated;
+  thread_local std::vector<int64_t> keys, negated;  // reused: this runs once per row
+  keys.clear();
+  negated.clear();
   for (const Term& t : row.terms) keys.push_back(quantize(t.coef));
   for (const QuadTerm& q : row.quad) keys.push_back(quantize(q.coef));
   std::sort(keys.begin(), keys.end());
-  negated.reserve(keys.size());
   for (auto it = keys.rbegin(); it != keys.rend(); ++it) negated.push_back(-*it);
   if (keys < negated) return 1;
   if (negated < keys) return -1;
@@ -108,7 +120,7 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
   }
 
   Graph g;
-  g.var_rows.resize(size_t(nv));
+  g.row_vars.start.push_back(0);
   g.var_vars.resize(size_t(nv));
   g.var_quads.resize(size_t(nv));
   std::vector<std::pair<int64_t, int64_t>> row_bounds;
@@ -146,16 +158,14 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
       int64_t k = quantize(orient >= 0 ? c : -c);
       return orient == 0 ? std::abs(k) : k;
     };
-    std::vector<Edge> vars;
     for (const Term& t : row.terms) {
       if (t.coef == 0) continue;
       int64_t c = edge_coef(t.coef);
-      vars.push_back({t.var, c});
-      g.var_rows[size_t(t.var)].push_back({r, c});
+      g.row_vars.edges.push_back({t.var, c, 0});
       sig->coefficients.push_back(uint64_t(c));
       ++sig->num_nonzeros;
     }
-    g.row_vars.push_back(std::move(vars));
+    g.row_vars.start.push_back(int(g.row_vars.edges.size()));
     std::vector<QuadEdge> quads;
     for (const QuadTerm& q : row.quad) {
       if (q.coef == 0) continue;
@@ -167,6 +177,20 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
     }
     g.row_quads.push_back(std::move(quads));
   }
+
+  // The transpose: each variable's rows, by counting.
+  g.var_rows.start.assign(size_t(nv) + 1, 0);
+  for (const Edge& e : g.row_vars.edges) ++g.var_rows.start[size_t(e.node) + 1];
+  for (int j = 0; j < nv; ++j) g.var_rows.start[size_t(j) + 1] += g.var_rows.start[size_t(j)];
+  g.var_rows.edges.resize(g.row_vars.edges.size());
+  {
+    std::vector<int> fill(g.var_rows.start.begin(), g.var_rows.start.end() - 1);
+    for (size_t r = 0; r + 1 < g.row_vars.start.size(); ++r)
+      for (const Edge* e = g.row_vars.begin(r); e != g.row_vars.end(r); ++e)
+        g.var_rows.edges[size_t(fill[size_t(e->node)]++)] = {int(r), e->coef, 0};
+  }
+  for (Edge& e : g.row_vars.edges) e.key = mix(uint64_t(e.coef) ^ 0x726f772d76617273ULL);
+  for (Edge& e : g.var_rows.edges) e.key = mix(uint64_t(e.coef) ^ 0x7661722d726f7773ULL);
 
   // Objective: diagonal quadratic terms belong to the variable's own colour, the others are
   // variable-variable edges.
@@ -188,7 +212,7 @@ Graph canonical_graph(const Model& m, StructureSignature* sig) {
   for (int j = 0; j < nv; ++j) {
     const Variable& v = m.var(j);
     const size_t k = size_t(j);
-    if (g.var_rows[k].empty() && g.var_vars[k].empty() && g.var_quads[k].empty() && v.cost == 0 &&
+    if (g.var_rows.degree(k) == 0 && g.var_vars[k].empty() && g.var_quads[k].empty() && v.cost == 0 &&
         self_quad[k] == 0 && lower[k] <= upper[k]) {
       g.active[k] = 0;  // isolated (step 2)
       ++sig->num_dropped_vars;
@@ -245,6 +269,13 @@ Histogram histogram(const std::vector<uint64_t>& vars, const std::vector<char>& 
   return {h.h, distinct};
 }
 
+// A node's new colour from its colour and its sorted, already mixed items: one mix each.
+uint64_t combine(uint64_t colour, const std::vector<uint64_t>& items) {
+  uint64_t h = mix(colour ^ uint64_t(items.size()));
+  for (uint64_t x : items) h = mix(h ^ x);
+  return h;
+}
+
 // One WL round: every node's new colour hashes its colour with the sorted multiset of
 // (edge kind, edge feature, neighbour colours).
 void refine(const Graph& g, std::vector<uint64_t>& vc, std::vector<uint64_t>& rc,
@@ -252,22 +283,22 @@ void refine(const Graph& g, std::vector<uint64_t>& vc, std::vector<uint64_t>& rc
   std::vector<uint64_t> nvc(vc.size()), nrc(rc.size());
   for (size_t j = 0; j < vc.size(); ++j) {
     items.clear();
-    for (const Edge& e : g.var_rows[j]) items.push_back(Hasher().add(10).add(e.coef).add(rc[size_t(e.node)]).h);
+    for (const Edge* e = g.var_rows.begin(j); e != g.var_rows.end(j); ++e) items.push_back(mix(e->key ^ rc[size_t(e->node)]));
     for (const Edge& e : g.var_vars[j]) items.push_back(Hasher().add(11).add(e.coef).add(vc[size_t(e.node)]).h);
     for (const QuadEdge& q : g.var_quads[j])
       items.push_back(Hasher().add(12).add(q.coef).add(rc[size_t(q.a)]).add(vc[size_t(q.b)]).h);
     std::sort(items.begin(), items.end());
-    nvc[j] = Hasher().add(vc[j]).add_all(items).h;
+    nvc[j] = combine(vc[j], items);
   }
   for (size_t r = 0; r < rc.size(); ++r) {
     items.clear();
-    for (const Edge& e : g.row_vars[r]) items.push_back(Hasher().add(20).add(e.coef).add(vc[size_t(e.node)]).h);
+    for (const Edge* e = g.row_vars.begin(r); e != g.row_vars.end(r); ++e) items.push_back(mix(e->key ^ vc[size_t(e->node)]));
     for (const QuadEdge& q : g.row_quads[r]) {
       uint64_t a = vc[size_t(q.a)], b = vc[size_t(q.b)];
       items.push_back(Hasher().add(21).add(q.coef).add(std::min(a, b)).add(std::max(a, b)).h);
     }
     std::sort(items.begin(), items.end());
-    nrc[r] = Hasher().add(rc[r]).add_all(items).h;
+    nrc[r] = combine(rc[r], items);
   }
   vc.swap(nvc);
   rc.swap(nrc);

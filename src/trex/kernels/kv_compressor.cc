@@ -123,12 +123,17 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
                     float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
                     int ratio, int64_t e0, int64_t e1) {
   int64_t C = compressor_width(ratio, hd);
-  // Zero this block's columns (both halves for m = 4): rows no entry reads keep the 0.
-  for (int64_t t = 0; t < s; ++t)
-    for (int64_t off = 0; off < C; off += hd) {
-      std::fill(dkt + t * C + off + e0, dkt + t * C + off + e1, 0.f);
-      std::fill(dzt + t * C + off + e0, dzt + t * C + off + e1, 0.f);
-    }
+  // Every (token, channel) is read by at most one entry, which writes its gradient below; only
+  // the ones no entry reads are zeroed here: the trailing partial block (both halves for m = 4)
+  // and, for m = 4, the first half of the last complete block (entry n does not exist).
+  auto zero = [&](int64_t t, int64_t off) {
+    std::fill(dkt + t * C + off + e0, dkt + t * C + off + e1, 0.f);
+    std::fill(dzt + t * C + off + e0, dzt + t * C + off + e1, 0.f);
+  };
+  for (int64_t t = n * ratio; t < s; ++t)
+    for (int64_t off = 0; off < C; off += hd) zero(t, off);
+  if (ratio == 4 && n > 0)
+    for (int64_t t = 4 * (n - 1); t < 4 * n; ++t) zero(t, 0);
   for (int64_t r = 0; r < ratio; ++r)
     for (int64_t off = 0; off < C; off += hd) std::fill(dape + r * C + off + e0, dape + r * C + off + e1, 0.f);
   RowOffsets o;

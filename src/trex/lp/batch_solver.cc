@@ -113,11 +113,17 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
       if (integral_objective) bound = std::ceil(bound - 1e-6);
       if (bound >= incumbent - 1e-9 * std::max(1.0, std::fabs(incumbent))) continue;
       const double* sol = clp.primalColumnSolution();
+      // Most fractional variable, binaries first: fixing a yes/no decision (a setup, a
+      // container) settles more of the model than moving a quantity by one.
       int branch = -1;
       double most = kIntTol;
+      bool branch_binary = false;
       for (size_t k = 0; k < ints.size(); ++k) {
         double v = sol[ints[k]], frac = std::fabs(v - std::round(v));
-        if (frac > most) most = frac, branch = int(k);
+        if (frac <= kIntTol) continue;
+        bool binary = node.lo[k] >= 0 && node.hi[k] <= 1;
+        if ((binary && !branch_binary) || (binary == branch_binary && frac > most))
+          most = frac, branch = int(k), branch_binary = binary;
       }
       if (branch < 0) {
         incumbent = clp.objectiveValue();

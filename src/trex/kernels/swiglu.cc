@@ -27,8 +27,12 @@ float sigmoid(float z) { return 1.f / (1.f + std::exp(-z)); }
 
 #ifdef TREX_ELEM_AVX2
 inline __m256 sigmoid8(__m256 z) {
+  // 1 / (1 + e^-z) by the 12-bit reciprocal estimate and one Newton step (relative error about
+  // 1e-7, within an ulp or two of the division), which costs a third of a division's issue slots.
   __m256 one = _mm256_set1_ps(1.f);
-  return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), z))));
+  __m256 x = _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), z)));
+  __m256 r = _mm256_rcp_ps(x);
+  return _mm256_mul_ps(r, _mm256_fnmadd_ps(x, r, _mm256_set1_ps(2.f)));
 }
 #endif
 

@@ -23,6 +23,10 @@ TREX=$BUILD/trex
 BENCH=$BUILD/ordata_bench
 for b in "$TREX" "$BENCH"; do [[ -x $b ]] || die "$b is missing: build it first"; done
 PY=/usr/bin/python3
+# CLP (through LAPACK) and numpy/scipy both load Debian's OpenBLAS, whose idle worker threads
+# spin on sched_yield: about a tenth of the CPU of either side. Every side here parallelizes
+# over samples, so each gets one BLAS thread.
+export OPENBLAS_NUM_THREADS=1
 REPS=${REPS:-3}
 COUNT=${COUNT:-2000}
 PULP_COUNT=${PULP_COUNT:-200}
@@ -67,6 +71,7 @@ mkdir -p "$(dirname "$OUT")"
   echo "deduplicates and writes the JSONL parts and views; the baselines read trex's instances"
   echo "(\`ordata_bench export-specs\`) instead of running family logic. Default mixture (16 families),"
   echo "seed 1; trex: $COUNT samples, HiGHS baseline: $COUNT samples, PuLP baseline: $PULP_COUNT samples."
+  echo "OPENBLAS_NUM_THREADS=1 for every side (OpenBLAS's idle threads otherwise spin in both)."
   echo
   echo "| Configuration | Samples/s (median) | Runs |"
   echo "|---|---|---|"

@@ -204,21 +204,35 @@ RunReport run_corpus(const RunOptions& o) {
 
   RunReport report;
   Totals totals;
-  std::future<nlohmann::ordered_json> pending;  // the block being written
+  long exported = 0;
+  int written_now = 0;
+  std::unique_ptr<ProgressBar> bar;
+  if (o.progress) bar = std::make_unique<ProgressBar>("data gen", target);
+  // Block b's ordered pass (dedup, selection) and its files run on a finisher thread while
+  // block b+1 is built. Finishers run one at a time in block order, so the dedup state sees
+  // samples in index order exactly as a serial run would.
+  std::future<nlohmann::ordered_json> pending;
+  long in_flight = 0;  // candidates of the pending block: the most it can still export
   auto finish_pending = [&] {
     if (!pending.valid()) return;
     auto tw = Clock::now();
     nlohmann::ordered_json done = pending.get();
     done["wall_seconds"] = done["wall_seconds"].get<double>() + since(tw);  // time the run waited for it
     add_block(totals, done);
+    exported += done["exported"].get<long>();
+    in_flight = 0;
+    if (bar) bar->advance(done["exported"].get<long>());
   };
-  long exported = 0;
-  int written_now = 0;
-  std::unique_ptr<ProgressBar> bar;
-  if (o.progress) bar = std::make_unique<ProgressBar>("data gen", target);
   for (int block = o.shard; exported < target; block += o.shards) {
+    // Build the next block ahead only when the pending one cannot finish the run: the output
+    // never depends on it, and no block is built in vain.
+    if (pending.valid() && exported + in_flight >= target) {
+      finish_pending();
+      if (exported >= target) break;
+    }
     const std::string marker = o.out_dir + "/" + block_name(block);
     if (fs::exists(marker)) {  // finished earlier: replay its samples into the dedup state
+      finish_pending();
       nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(marker));
       admit_corpus(o.out_dir, {b["data"].get<std::string>()}, dedup);
       exported += b["exported"].get<long>();
@@ -239,7 +253,7 @@ RunReport run_corpus(const RunOptions& o) {
     std::vector<StageTimes> per_thread(static_cast<size_t>(threads));
     std::atomic<int> next{0};
     // The three JSON lines of every sample that passed its checks are written here too, in
-    // parallel; the ordered pass below only decides which ones are kept.
+    // parallel; the ordered pass only decides which ones are kept.
     std::vector<std::array<std::string, 3>> lines(samples.size());
     pool.run([&](int t) {
       for (int k; (k = next.fetch_add(1)) < cfg.block_size;) {
@@ -253,71 +267,70 @@ RunReport run_corpus(const RunOptions& o) {
     });
     StageTimes times;
     for (const StageTimes& s : per_thread) times += s;
+    const double build_wall = since(t0);
 
-    // Dedup and selection, in index order.
-    auto t1 = Clock::now();
-    nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
-                           rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object();
-    std::string data, cpt, sft;
-    long examined = 0, kept = 0;
-    auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
-    for (size_t k = 0; k < samples.size(); ++k) {
-      Sample& s = samples[k];
-      if (exported + kept >= target) break;
-      ++examined;
-      bump(gen, s.family);
-      if (s.rejection.empty()) {
-        std::string of;
-        std::string dup = dedup.admit(s.id, s.fingerprint, &of);
-        if (!dup.empty()) {
-          s.rejection = dup;
-          s.rejection_detail = "duplicates " + of;
+    finish_pending();  // the previous block's ordered pass comes first
+    if (exported >= target) break;
+    const long need = target - exported;
+    pending = std::async(std::launch::async, [&dedup, block, marker, need, times, build_wall, dir = o.out_dir,
+                                              samples = std::move(samples), lines = std::move(lines)]() mutable {
+      // Dedup and selection, in index order.
+      auto t1 = Clock::now();
+      nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
+                             rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object();
+      std::string data, cpt, sft;
+      long examined = 0, kept = 0;
+      auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
+      for (size_t k = 0; k < samples.size(); ++k) {
+        Sample& s = samples[k];
+        if (kept >= need) break;
+        ++examined;
+        bump(gen, s.family);
+        if (s.rejection.empty()) {
+          std::string of;
+          std::string dup = dedup.admit(s.id, s.fingerprint, &of);
+          if (!dup.empty()) {
+            s.rejection = dup;
+            s.rejection_detail = "duplicates " + of;
+          }
         }
+        if (!s.rejection.empty()) {
+          bump(rej, s.rejection);
+          if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
+          continue;
+        }
+        bump(acc, s.family);
+        ++kept;
+        data += lines[k][0];
+        cpt += lines[k][1];
+        sft += lines[k][2];
       }
-      if (!s.rejection.empty()) {
-        bump(rej, s.rejection);
-        if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
-        continue;
-      }
-      bump(acc, s.family);
-      ++kept;
-      data += lines[k][0];
-      cpt += lines[k][1];
-      sft += lines[k][2];
-    }
-    times.dedup += since(t1);
-
-    nlohmann::ordered_json b;
-    b["block"] = block;
-    b["data"] = part_name("data", block);
-    b["cpt"] = part_name("cpt", block);
-    b["sft"] = part_name("sft", block);
-    b["candidates"] = examined;
-    b["exported"] = kept;
-    b["generated"] = gen;
-    b["accepted"] = acc;
-    b["rejected"] = rej;
-    b["examples"] = ex;
-    b["stage_seconds"] = times_json(times);
-    b["wall_seconds"] = since(t0);
-    // Files are written (and fsynced, about 10 ms each here) while the next block is built.
-    // One block at most is in flight, so blocks are published in order, and a block's
-    // marker is written only after its parts.
-    finish_pending();
-    pending = std::async(std::launch::async, [b = std::move(b), data = std::move(data), cpt = std::move(cpt),
-                                              sft = std::move(sft), marker, dir = o.out_dir]() mutable {
+      times.dedup += since(t1);
+      nlohmann::ordered_json b;
+      b["block"] = block;
+      b["data"] = part_name("data", block);
+      b["cpt"] = part_name("cpt", block);
+      b["sft"] = part_name("sft", block);
+      b["candidates"] = examined;
+      b["exported"] = kept;
+      b["generated"] = gen;
+      b["accepted"] = acc;
+      b["rejected"] = rej;
+      b["examples"] = ex;
+      // Parts first (each fsynced and renamed), the marker last: the block is done once it exists.
       auto tw = Clock::now();
       write_file_atomic(dir + "/" + b["data"].get<std::string>(), data);
       write_file_atomic(dir + "/" + b["cpt"].get<std::string>(), cpt);
       write_file_atomic(dir + "/" + b["sft"].get<std::string>(), sft);
-      b["stage_seconds"]["write"] = b["stage_seconds"]["write"].get<double>() + since(tw);
-      write_file_atomic(marker, b.dump(2) + "\n");  // the block is done once this exists
+      times.write += since(tw);
+      b["stage_seconds"] = times_json(times);
+      b["wall_seconds"] = build_wall;
+      write_file_atomic(marker, b.dump(2) + "\n");
       return b;
     });
-    exported += kept;
+    in_flight = cfg.block_size;
     ++written_now;
     ++report.blocks;
-    if (bar) bar->advance(kept);
   }
   finish_pending();
   if (bar) bar->finish();

@@ -1,7 +1,9 @@
 // A corpus run: blocks of candidate samples built on all threads, deduplicated in index
 // order, and written as shards; then the manifest and the dataset card.
 //
-// The unit of work is a block of config.block_size candidate indices. Block b is finished
+// The unit of work is a block of config.block_size candidate indices, built on all threads;
+// its ordered pass and files run on a finisher thread while the next block is built
+// (finishers one at a time, in block order). Block b is finished
 // when blocks/block-BBBBB.json exists; it is written last, after the block's data, CPT and
 // SFT parts have been renamed into place. A run that finds finished blocks in its output
 // directory (same configuration) rebuilds its dedup state from their data parts and

@@ -1,5 +1,13 @@
 // See attention_tiles.h. The vector width is fixed at compile time (this library is built with
 // -march=native); the scalar path handles lengths that are not a multiple of it.
+//
+// GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 headers when
+// _mm512_reduce_add_ps is inlined (the undefined source operand of a masked extract; GCC
+// bug 105593). The state must be set before immintrin.h is first included.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include "trex/kernels/attention_tiles.h"
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <vector>
 #include <unistd.h>
 
 #include "trex/util/atomic_file.h"
@@ -16,9 +17,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The files temp_file wrote, removed when the test program exits so /tmp does not fill up.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const auto& p : paths) fs::remove(p, ec);
+  }
+};
+TempFiles g_temp_files;
+
 std::string temp_file(const std::string& name, const std::string& text) {
   std::string p = (fs::temp_directory_path() / ("trex_oreval_test_" + std::to_string(getpid()) + "_" + name)).string();
   write_file_atomic(p, text);
+  g_temp_files.paths.push_back(p);
   return p;
 }
 

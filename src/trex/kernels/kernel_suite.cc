@@ -8,8 +8,18 @@
 #include <limits>
 #include <vector>
 
+// Inlined xxHash's AVX-512 path trips GCC 12's false -Wmaybe-uninitialized inside its own
+// intrinsics headers (GCC bug 105593); the warning is about the compiler's headers, not ours.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #include "trex/core/bf16.h"
 

@@ -1,6 +1,7 @@
 #include "trex/model/toml_fields.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "trex/util/error.h"
 
@@ -176,6 +177,12 @@ void TomlFields::finish() const {
       throw InputError(file_, long(v.source().begin.line), name + ": unknown field");
     }
   }
+}
+
+std::string resolve_beside(const std::string& config_file, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(config_file).parent_path() / p).lexically_normal().string();
 }
 
 }  // namespace trex::model

@@ -64,4 +64,8 @@ class TomlFields {
   std::set<std::string> known_;
 };
 
+// A file named inside config file `config_file`: absolute as given, otherwise relative to the
+// folder that holds config_file (so scenarios can name their model, cluster and run files).
+std::string resolve_beside(const std::string& config_file, const std::string& path);
+
 }  // namespace trex::model

@@ -1,7 +1,6 @@
 #include "trex/plan/cluster.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "nlohmann/json.hpp"
 #include "trex/util/atomic_file.h"
@@ -20,12 +19,6 @@ const LinkLevel& Cluster::level_for_extent(long extent) const {
 }
 
 namespace {
-
-std::string relative_to(const std::string& file, const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
-}
 
 LinkLevel read_link(TomlFields& f) {
   LinkLevel l;
@@ -55,7 +48,7 @@ Cluster load_cluster(const std::string& path) {
     TomlFields f(path, *ct, "cluster");
     c.name = f.text("name");
     c.source = f.text("source");
-    c.device_file = relative_to(path, f.text("device"));
+    c.device_file = model::resolve_beside(path, f.text("device"));
     c.nodes = f.integer("nodes", 1);
     c.devices_per_node = f.integer("devices_per_node", 1);
     c.reserved_bytes = f.number_or("reserved_bytes", 0, 0, 1e15);

@@ -1,6 +1,5 @@
 #include "trex/plan/ladder.h"
 
-#include <filesystem>
 
 #include "trex/model/toml_fields.h"
 #include "trex/plan/search.h"
@@ -10,16 +9,6 @@
 namespace trex::plan {
 
 using model::TomlFields;
-
-namespace {
-
-std::string relative_to(const std::string& file, const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
-}
-
-}  // namespace
 
 Ladder load_ladder(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
@@ -32,9 +21,9 @@ Ladder load_ladder(const std::string& path) {
     TomlFields f(path, *lt, "ladder");
     l.name = f.text("name");
     l.source = f.text("source");
-    l.model = model::load_model_config(relative_to(path, f.text("model")));
-    l.cluster = load_cluster(relative_to(path, f.text("cluster")));
-    l.run = load_run(relative_to(path, f.text("run")));
+    l.model = model::load_model_config(model::resolve_beside(path, f.text("model")));
+    l.cluster = load_cluster(model::resolve_beside(path, f.text("cluster")));
+    l.run = load_run(model::resolve_beside(path, f.text("run")));
     l.convention = model::parse_convention(f.text_or("convention", "trex"), "ladder.convention");
     f.allow({"note"});
     f.finish();

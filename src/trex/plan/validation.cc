@@ -11,16 +11,6 @@ namespace trex::plan {
 
 using model::TomlFields;
 
-namespace {
-
-std::string relative_to(const std::string& file, const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
-}
-
-}  // namespace
-
 ValidationCase load_validation_case(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TomlFields top(path, root, "");
@@ -36,7 +26,7 @@ ValidationCase load_validation_case(const std::string& path) {
     v.source = f.text("source");
     v.notes = f.text_or("notes", "");
     model_file = f.text_or("model", "");
-    cluster_file = relative_to(path, f.text("cluster"));
+    cluster_file = model::resolve_beside(path, f.text("cluster"));
     nodes = f.integer_or("nodes", 0, 0);
     v.convention = model::parse_convention(f.text_or("convention", "megatron"), "validation.convention");
     v.reported_mfu = f.number_or("reported_mfu", 0, 0, 1);
@@ -50,7 +40,7 @@ ValidationCase load_validation_case(const std::string& path) {
     if (nodes > 0) set_nodes(v.cluster, nodes);
     if (tflops > 0) v.reported_mfu = tflops * 1e12 / v.cluster.peak_flops;
   }
-  v.model = model_file.empty() ? model::load_model_tables(path) : model::load_model_config(relative_to(path, model_file));
+  v.model = model_file.empty() ? model::load_model_tables(path) : model::load_model_config(model::resolve_beside(path, model_file));
   top.allow({"model", "attention", "ffn", "indexer", "mhc"});
   const toml::table* rt = top.table("run");
   const toml::table* st = top.table("strategy");

@@ -1,0 +1,90 @@
+// One DeepSeek-V4 attention layer composed from the kernels, forward and backward (spec
+// sections 6-8): low-rank query with q_norm and a weight-free per-head norm, one shared K = V
+// head with kv_norm, RoPE on the last rd dims, sliding window, the compressor of ratio 4 (CSA,
+// with the lightning indexer choosing the top-k entries) or 128 (HCA, every visible entry), the
+// per-head sink, inverse RoPE on the output and the grouped low-rank output projection.
+//
+// Tokens arrive packed: T tokens made of documents (DocSpan), each its own sequence for
+// attention: positions restart at 0, compressor blocks align to the document start, no key,
+// entry or indexer candidate crosses a boundary (spec section 12). Projections run as one GEMM
+// over all T tokens; the attention kernels run one document per call.
+//
+// The indexer learns only from its KL loss L_I (x and qr detached, teacher detached): its
+// parameter gradients come from L_I, the backbone's from dout alone.
+//
+// Storage is fp32 throughout (parameters, activations, gradients). The layer keeps the
+// activations its backward needs from the last forward; backward must follow the forward it
+// belongs to. Parameter gradients are ADDED into the gradient tensors (the caller zeroes them
+// once per step), so micro-batches accumulate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "trex/model/config.h"
+
+namespace trex::model {
+
+// Tokens [begin, begin + len) of a packed batch form one document. A batch's spans cover
+// [0, T) in order, each len >= 1.
+struct DocSpan {
+  int64_t begin = 0;
+  int64_t len = 0;
+};
+
+// The tensors of one attention layer, by their spec names ([out, in] row-major). P is
+// const float* (parameters) or float* (gradients). Fields of parts the layer does not have are
+// null (comp_* when ratio 0, idx_* unless ratio 4).
+template <class P>
+struct AttentionTensors {
+  P wq_a = nullptr;       // [qlr, d]
+  P q_norm = nullptr;     // [qlr]
+  P wq_b = nullptr;       // [H*hd, qlr]
+  P wkv = nullptr;        // [hd, d]
+  P kv_norm = nullptr;    // [hd]
+  P attn_sink = nullptr;  // [H]
+  P wo_a = nullptr;       // [G*olr, H*hd/G]: group g's rows [g*olr, (g+1)*olr)
+  P wo_b = nullptr;       // [d, G*olr]
+  // compressor (ratio > 0), c = 2 if ratio 4 else 1
+  P comp_wkv = nullptr;    // [c*hd, d]
+  P comp_wgate = nullptr;  // [c*hd, d]
+  P comp_ape = nullptr;    // [ratio, c*hd]
+  P comp_norm = nullptr;   // [hd]
+  // lightning indexer (ratio 4)
+  P idx_wq_b = nullptr;          // [IH*Ihd, qlr]
+  P idx_weights_proj = nullptr;  // [IH, d]
+  P idx_comp_wkv = nullptr;      // [2*Ihd, d]
+  P idx_comp_wgate = nullptr;    // [2*Ihd, d]
+  P idx_comp_ape = nullptr;      // [4, 2*Ihd]
+  P idx_comp_norm = nullptr;     // [Ihd]
+};
+using AttentionParams = AttentionTensors<const float*>;
+using AttentionGrads = AttentionTensors<float*>;
+
+class AttentionLayer {
+ public:
+  // `layer` is the main layer index (its compress ratio comes from the config); MTP blocks
+  // pass ratio 0 through `ratio_override` >= 0.
+  AttentionLayer(const ModelConfig& config, int layer, int ratio_override = -1);
+  ~AttentionLayer();
+  AttentionLayer(AttentionLayer&&) noexcept;
+  AttentionLayer& operator=(AttentionLayer&&) noexcept;
+
+  int ratio() const;
+
+  // x [T, d]: the layer input after attn_norm. out [T, d] is overwritten. Returns the
+  // indexer's KL loss L_I of this forward (already multiplied by lambda_I; 0 unless ratio 4).
+  double forward(const AttentionParams& p, const float* x, std::span<const DocSpan> docs,
+                 int64_t T, float* out);
+
+  // dout [T, d] -> dx [T, d] (overwritten, the backbone's gradient only). Parameter gradients
+  // (the indexer's from L_I) are added into g.
+  void backward(const AttentionParams& p, const float* dout, float* dx, const AttentionGrads& g);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace trex::model

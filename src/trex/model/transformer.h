@@ -1,0 +1,110 @@
+// A DeepSeek-V4-style transformer that trains: parameters in one flat fp32 array (llm.c style),
+// forward and backward over a packed batch, composed from the kernels (spec sections 3-11).
+//
+//   e = Embed(id);  X_i = e (n mHC streams)
+//   per layer: y = hc_pre(X); F = Attention(RMSNorm(y)); X = hc_post(F, X)
+//              y = hc_pre(X); F = MoE(RMSNorm(y), id); X = hc_post(F, X)
+//   y = hc_head(X); logits = head RMSNorm(y); loss = cross-entropy (+ MTP, + indexer KL)
+//
+// The parameter layout (names, shapes, offsets) is fixed by the config; names follow the spec
+// ("embed", "layers.3.attn.wq_a", "layers.3.ffn.experts.5.w1", "mtp.0.e_proj", "head", ...).
+// Initialisation follows spec section 11 and is a pure function of (config, seed).
+// Non-parameter state: the balancing bias of each score-routed MoE layer (updated by the
+// aux-loss-free rule, no gradient) and the frozen token -> expert table of each hash layer
+// (built from hash_seed); both are saved with the weights.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trex/model/attention.h"
+#include "trex/model/config.h"
+
+namespace trex::model {
+
+struct ParamInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;   // first element in the flat array
+  int64_t numel = 0;
+  bool decay = true;    // weight decay applies: matrices yes; norms, sinks, ape, mHC b/scale no
+  bool indexer = false; // trained by the indexer's KL loss alone
+};
+
+struct ParamLayout {
+  std::vector<ParamInfo> params;  // in flat order, contiguous, no gaps
+  int64_t total = 0;
+  // nullptr when absent.
+  const ParamInfo* find(std::string_view name) const;
+};
+
+// The layout of a config: main layers, then MTP blocks (when mtp_depth > 0 and with_mtp).
+ParamLayout build_param_layout(const ModelConfig& config, bool with_mtp = true);
+
+// A packed batch of T tokens.
+struct Batch {
+  int64_t tokens = 0;            // T
+  std::vector<int32_t> ids;      // [T] input token ids, 0 <= id < vocab
+  std::vector<int32_t> targets;  // [T] the token to predict at each position; -1: no loss there
+  std::vector<DocSpan> docs;     // cover [0, T) in order; attention never crosses them
+};
+
+struct LossStats {
+  double ce_sum = 0;          // sum of the main cross-entropy over counted positions
+  int64_t counted = 0;        // positions with a target
+  double mtp_sum = 0;         // the same for the MTP head (0 when off)
+  int64_t mtp_counted = 0;
+  double indexer_loss = 0;    // sum over ratio-4 layers of lambda_I L_I
+  double loss() const { return counted ? ce_sum / double(counted) : 0.0; }
+};
+
+class Transformer {
+ public:
+  // Throws InputError (field named) for a config that is not a V4 config. with_mtp = false
+  // trains without the MTP blocks even when the config has them.
+  Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp = true);
+  ~Transformer();
+  Transformer(const Transformer&) = delete;
+  Transformer& operator=(const Transformer&) = delete;
+
+  const ModelConfig& config() const;
+  const ParamLayout& layout() const;
+  bool mtp_enabled() const;
+
+  // The flat parameter array the forward reads, and the gradient array of the same layout.
+  float* params();
+  const float* params() const;
+  float* grads();
+  void zero_grads();
+
+  // Forward and backward. Adds into grads() the gradient of
+  //   grad_scale * (ce_sum + mtp_loss_weight * mtp_sum) + indexer_loss
+  // (grad_scale <= 0 means 1 / counted, a mean over the batch). Does not zero grads first.
+  // Throws InputError for a malformed batch (ids out of range, docs not covering [0, T)).
+  LossStats forward_backward(const Batch& batch, float grad_scale = 0);
+  // Forward only. logits (optional): [T, vocab] of the main head.
+  LossStats forward(const Batch& batch, std::vector<float>* logits = nullptr);
+
+  // Tokens routed to each expert by the last forward, per MoE layer ([layer][expert]).
+  const std::vector<std::vector<int64_t>>& expert_load() const;
+  // b_e += u * sign(mean_load - load_e) for every score-routed layer, from expert_load()
+  // (u = config ffn.bias_update_rate).
+  void update_routing_bias();
+
+  // Every parameter (F32, by name) and the non-parameter state ("...gate.bias" F32,
+  // "...gate.tid2eid" I32) in one safetensors file, written atomically, with metadata.
+  void save(const std::string& path, const std::map<std::string, std::string>& metadata = {}) const;
+  // Reads a file save() wrote; every name and shape must match. Throws InputError naming the
+  // file and the tensor.
+  void load(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trex::model

@@ -127,7 +127,7 @@ void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& 
     out += line;
   }
   out += "]}\n";
-  util::write_file_atomic(path, out);
+  write_file_atomic(path, out);
 }
 
 TraceSummary summarize_trace(const std::vector<TraceEvent>& events, int thread, int64_t begin_ns,

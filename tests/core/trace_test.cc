@@ -1,0 +1,124 @@
+// Operator tracing: spans are recorded only while enabled, nest into self times, land in the
+// Chrome trace JSON with their categories, and threads keep their own buffers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trex/core/trace.h"
+#include "trex/util/error.h"
+
+namespace trex::core {
+namespace {
+
+void busy_for_us(int64_t us) {
+  int64_t until = trace_now_ns() + us * 1000;
+  while (trace_now_ns() < until) {
+  }
+}
+
+class TraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_enable(false);
+    trace_clear();
+  }
+  void TearDown() override {
+    trace_enable(false);
+    trace_clear();
+  }
+};
+
+TEST_F(TraceTest, DisabledRecordsNothing) {
+  { TREX_TRACE(kGemm, "off"); }
+  EXPECT_TRUE(trace_collect().empty());
+}
+
+TEST_F(TraceTest, NestedSpansSplitIntoSelfTimes) {
+  trace_enable(true);
+  int64_t t0 = trace_now_ns();
+  {
+    TREX_TRACE(kAttention, "outer");
+    busy_for_us(2000);
+    {
+      TREX_TRACE(kGemm, "inner");
+      busy_for_us(3000);
+    }
+  }
+  busy_for_us(1000);
+  int64_t t1 = trace_now_ns();
+  trace_enable(false);
+  std::vector<TraceEvent> ev = trace_collect();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_STREQ(ev[0].name, "outer");  // the enclosing span sorts first
+  EXPECT_STREQ(ev[1].name, "inner");
+  TraceSummary s = summarize_trace(ev, trace_thread_id(), t0, t1);
+  double inner = double(ev[1].end_ns - ev[1].begin_ns) / 1e9;
+  double outer = double(ev[0].end_ns - ev[0].begin_ns) / 1e9;
+  EXPECT_NEAR(s.seconds[int(TraceCategory::kGemm)], inner, 1e-9);
+  EXPECT_NEAR(s.seconds[int(TraceCategory::kAttention)], outer - inner, 1e-9);
+  // Nothing is counted twice: categories plus idle make up the wall time.
+  double sum = s.idle_s;
+  for (double x : s.seconds) sum += x;
+  EXPECT_NEAR(sum, s.wall_s, 1e-9);
+  EXPECT_GT(s.idle_s, 0.0);
+  EXPECT_NE(s.to_string().find("attention"), std::string::npos);
+  EXPECT_NE(s.to_string().find("idle"), std::string::npos);
+}
+
+TEST_F(TraceTest, ThreadsKeepTheirOwnSpans) {
+  trace_enable(true);
+  int main_id = trace_thread_id();
+  int other_id = -1;
+  std::thread t([&] {
+    other_id = trace_thread_id();
+    TREX_TRACE(kData, "loader");
+  });
+  t.join();
+  { TREX_TRACE(kOptimizer, "step"); }
+  std::vector<TraceEvent> ev = trace_collect();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_NE(main_id, other_id);
+  for (const TraceEvent& e : ev) {
+    if (std::string(e.name) == "loader") {
+      EXPECT_EQ(e.thread, other_id);
+      EXPECT_EQ(e.category, TraceCategory::kData);
+    } else {
+      EXPECT_EQ(e.thread, main_id);
+    }
+  }
+}
+
+TEST_F(TraceTest, ChromeTraceIsValidJsonWithCategories) {
+  trace_enable(true);
+  {
+    TREX_TRACE(kMoeDispatch, "dispatch");
+    TREX_TRACE(kElementwise, "swiglu");
+  }
+  std::vector<TraceEvent> ev = trace_collect();
+  std::string path = ::testing::TempDir() + "trex_trace_test.json";
+  write_chrome_trace(path, ev);
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["traceEvents"].size(), 2u);
+  EXPECT_EQ(j["traceEvents"][0]["name"], "dispatch");
+  EXPECT_EQ(j["traceEvents"][0]["cat"], "moe_dispatch");
+  EXPECT_EQ(j["traceEvents"][0]["ph"], "X");
+  EXPECT_EQ(j["traceEvents"][1]["cat"], "elementwise");
+  EXPECT_GE(j["traceEvents"][0]["dur"].get<double>(), j["traceEvents"][1]["dur"].get<double>());
+  std::remove(path.c_str());
+}
+
+TEST_F(TraceTest, UnwritablePathIsAnInputError) {
+  EXPECT_THROW(write_chrome_trace("/nonexistent-dir/trace.json", {}), InputError);
+}
+
+}  // namespace
+}  // namespace trex::core

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "trex/core/bf16.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/gemm.h"
 
@@ -71,6 +72,40 @@ void BM_openblas_sgemm(benchmark::State& s) {
   set_counters(s, m, n, k);
 }
 
+// Mixed precision: the model's layout, activations [M, K] fp32 times bf16 weights stored [N, K]
+// (op(B) = W^T), against the same product with fp32 weights, so the ratio is what bf16 weight
+// storage costs or saves. Only the skinny model shapes (see model_shapes).
+void BM_trex_sgemm_weights(benchmark::State& s, bool bf16_weights) {
+  const int64_t m = s.range(0), n = s.range(1), k = s.range(2);
+  const int threads = int(s.range(3));
+  Operands o = make(m, n, k);  // o.b is read as [N, K]
+  std::vector<trex::core::bf16> b16(o.b.size());
+  trex::core::fp32_to_bf16(o.b.data(), b16.data(), o.b.size());
+  trex::core::bf16_to_fp32(b16.data(), o.b.data(), o.b.size());  // same values either way
+  trex::kernels::GemmOptions opt{&pool(threads), nullptr};
+  for (auto _ : s) {
+    if (bf16_weights)
+      trex::kernels::sgemm(trex::kernels::Trans::kNo, trex::kernels::Trans::kYes, m, n, k, 1.0f,
+                           o.a.data(), k, b16.data(), k, 0.0f, o.c.data(), n, opt);
+    else
+      trex::kernels::sgemm(trex::kernels::Trans::kNo, trex::kernels::Trans::kYes, m, n, k, 1.0f,
+                           o.a.data(), k, o.b.data(), k, 0.0f, o.c.data(), n, opt);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(s, m, n, k);
+}
+void BM_trex_sgemm_fp32_weights(benchmark::State& s) { BM_trex_sgemm_weights(s, false); }
+void BM_trex_sgemm_bf16_weights(benchmark::State& s) { BM_trex_sgemm_weights(s, true); }
+
+void model_shapes(benchmark::internal::Benchmark* b) {
+  const std::vector<std::vector<int64_t>> mnk = {
+      {2048, 256, 512}, {2048, 512, 256}, {2048, 8192, 512}, {512, 4096, 256}};
+  for (int threads : {1, 2})
+    for (const auto& s : mnk) b->Args({s[0], s[1], s[2], threads});
+  b->ArgNames({"M", "N", "K", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 // M x N x K: squares, then the model's tokens x N x K projections.
 void shapes(benchmark::internal::Benchmark* b) {
   const std::vector<std::vector<int64_t>> mnk = {{1024, 1024, 1024}, {2048, 2048, 2048},
@@ -83,6 +118,8 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_trex_sgemm)->Apply(shapes);
 BENCHMARK(BM_openblas_sgemm)->Apply(shapes);
+BENCHMARK(BM_trex_sgemm_fp32_weights)->Apply(model_shapes);
+BENCHMARK(BM_trex_sgemm_bf16_weights)->Apply(model_shapes);
 
 }  // namespace
 

@@ -55,7 +55,6 @@ struct Problem {
   const GemmBlocking* g;
   MicroKernel ukr;
   bool ta, tb;
-  const float* a;
   int64_t lda;
   float alpha;
   float* c;
@@ -94,11 +93,11 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packe
   }
 }
 
-}  // namespace
-
-void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-           int64_t ldc, const GemmOptions& options) {
+// The driver for every operand type: TA and TB are float or core::bf16, widened by the packing.
+template <class TA, class TB>
+void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 const TA* a, int64_t lda, const TB* b, int64_t ldb, float beta, float* c,
+                 int64_t ldc, const GemmOptions& options) {
   if (m <= 0 || n <= 0) return;
   if (alpha == 0.0f || k <= 0) {
     scale_c(m, n, beta, c, ldc);
@@ -108,8 +107,8 @@ void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float 
   if (!core::isa_supported(g.isa)) throw std::invalid_argument("sgemm: blocking ISA unsupported");
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
-  Problem pr{&g, microkernel_for(g), trans_a == Trans::kYes, trans_b == Trans::kYes, a, lda,
-             alpha, c, ldc};
+  Problem pr{&g, microkernel_for(g), trans_a == Trans::kYes, trans_b == Trans::kYes, lda, alpha,
+             c, ldc};
   const int mr = g.mr, nr = g.nr;
 
   const int64_t nc_max = std::min<int64_t>(g.nc, (n + nr - 1) / nr * nr);
@@ -165,6 +164,32 @@ void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float 
       }
     }
   }
+}
+
+}  // namespace
+
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options) {
+  gemm_driver(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
+}
+
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const core::bf16* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options) {
+  gemm_driver(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
+}
+
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const core::bf16* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options) {
+  gemm_driver(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
+}
+
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const core::bf16* a, int64_t lda, const core::bf16* b, int64_t ldb, float beta,
+           float* c, int64_t ldc, const GemmOptions& options) {
+  gemm_driver(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
 }
 
 }  // namespace trex::kernels

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 
+#include "trex/core/bf16.h"
 #include "trex/core/cpu_features.h"
 #include "trex/core/thread_pool.h"
 
@@ -67,6 +68,20 @@ void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float 
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc, const GemmOptions& options = {});
 
+// Mixed precision: A, B or both stored as bf16 (weights and activations of a bf16 model), C and
+// every product and sum fp32. Packing widens bf16 exactly into the fp32 panels the micro-kernels
+// read, so each overload gives bit for bit what sgemm gives on fp32 copies of the operands, with
+// half the operand bytes read from memory. Same contract and determinism as sgemm.
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const core::bf16* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options = {});
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const core::bf16* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const GemmOptions& options = {});
+void sgemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const core::bf16* a, int64_t lda, const core::bf16* b, int64_t ldb, float beta,
+           float* c, int64_t ldc, const GemmOptions& options = {});
+
 // The eager baseline: a plain triple loop (i, j, then p in order, fp32 accumulation), same
 // contract as sgemm. Slow; for tests and as the "before" in benchmarks.
 void sgemm_reference(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -81,5 +96,10 @@ void sgemm_reference(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t
 void grouped_sgemm(Trans trans_b, int64_t n, int64_t k, std::span<const int64_t> rows,
                    float alpha, const float* a, int64_t lda, std::span<const float* const> b,
                    int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options = {});
+// The same with bf16 expert weights (fp32 activations and output; see the mixed-precision sgemm).
+void grouped_sgemm(Trans trans_b, int64_t n, int64_t k, std::span<const int64_t> rows,
+                   float alpha, const float* a, int64_t lda,
+                   std::span<const core::bf16* const> b, int64_t ldb, float beta, float* c,
+                   int64_t ldc, const GemmOptions& options = {});
 
 }  // namespace trex::kernels

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "trex/core/bf16.h"
 #include "trex/core/cpu_features.h"
 
 namespace trex::kernels::gemm_detail {
@@ -27,14 +28,16 @@ void microkernel_scalar_6x16(int64_t kc, const float* a, const float* b, float* 
                              float alpha, float beta);
 
 // Packs rows [i0, i0 + mc) x depth [p0, p0 + kc) of op(A) into ceil(mc/MR) panels, each kc x MR
-// (p-major, MR values per p), rows past mc zero-filled.
-void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
+// (p-major, MR values per p), rows past mc zero-filled. S is float or core::bf16 (widened).
+template <class S>
+void pack_a(bool trans, const S* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
             int64_t kc, int mr, float* dst);
 
 // Packs depth [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into ceil(nc/NR) panels, each kc x NR
 // (p-major, NR values per p), columns past nc zero-filled. Only panels [panel_lo, panel_hi) are
 // written (so threads can split the work); panel q lands at dst + q*kc*NR.
-void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+template <class S>
+void pack_b(bool trans, const S* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
             int64_t nc, int nr, int64_t panel_lo, int64_t panel_hi, float* dst);
 
 }  // namespace trex::kernels::gemm_detail

@@ -2,29 +2,36 @@
 // are unit-stride and aligned whatever the transposes and leading dimensions of the caller.
 #include <algorithm>
 
+#include "trex/core/bf16.h"
 #include "trex/kernels/gemm_internal.h"
 
 namespace trex::kernels::gemm_detail {
 
 namespace {
 
+// Operands are fp32 or bf16 in memory; packing widens bf16 exactly (16 zero bits appended), so
+// the micro-kernels only ever see fp32 and a bf16 operand gives the bits of its fp32 copy.
+inline float widen(float x) { return x; }
+inline float widen(core::bf16 x) { return core::to_float(x); }
+
 // A full panel whose R source rows each hold one packed lane (non-transposed A, transposed B):
 // p-major, so the stores are contiguous and the R source rows are read as R sequential streams.
 // R is a constant so the inner loop unrolls. Storing row by row instead (stride R floats) made
 // packing a fifth of the run time of a 2048 x 256 x 4096 product.
-template <int R>
-void pack_panel_rows(const float* s, int64_t ld, int64_t kc, float* d) {
-  const float* rows[R];
+template <int R, class S>
+void pack_panel_rows(const S* s, int64_t ld, int64_t kc, float* d) {
+  const S* rows[R];
   for (int i = 0; i < R; ++i) rows[i] = s + i * ld;
   for (int64_t p = 0; p < kc; ++p) {
 #pragma GCC unroll 32
-    for (int i = 0; i < R; ++i) d[p * R + i] = rows[i][p];
+    for (int i = 0; i < R; ++i) d[p * R + i] = widen(rows[i][p]);
   }
 }
 
 }  // namespace
 
-void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
+template <class S>
+void pack_a(bool trans, const S* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
             int64_t kc, int mr, float* dst) {
   for (int64_t ir = 0; ir < mc; ir += mr) {
     int64_t rows = std::min<int64_t>(mr, mc - ir);
@@ -32,19 +39,19 @@ void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int
     if (trans) {
       // op(A)(i, p) = a[p*lda + i]: MR consecutive floats per p, a straight copy.
       for (int64_t p = 0; p < kc; ++p) {
-        const float* s = a + (p0 + p) * lda + i0 + ir;
-        for (int64_t i = 0; i < rows; ++i) d[p * mr + i] = s[i];
+        const S* s = a + (p0 + p) * lda + i0 + ir;
+        for (int64_t i = 0; i < rows; ++i) d[p * mr + i] = widen(s[i]);
         for (int64_t i = rows; i < mr; ++i) d[p * mr + i] = 0.0f;
       }
     } else if (rows == mr && mr == 12) {
-      pack_panel_rows<12>(a + (i0 + ir) * lda + p0, lda, kc, d);
+      pack_panel_rows<12, S>(a + (i0 + ir) * lda + p0, lda, kc, d);
     } else if (rows == mr && mr == 6) {
-      pack_panel_rows<6>(a + (i0 + ir) * lda + p0, lda, kc, d);
+      pack_panel_rows<6, S>(a + (i0 + ir) * lda + p0, lda, kc, d);
     } else {
       // Edge panel (or another MR): row by row, zero rows past the edge.
       for (int64_t i = 0; i < rows; ++i) {
-        const float* s = a + (i0 + ir + i) * lda + p0;
-        for (int64_t p = 0; p < kc; ++p) d[p * mr + i] = s[p];
+        const S* s = a + (i0 + ir + i) * lda + p0;
+        for (int64_t p = 0; p < kc; ++p) d[p * mr + i] = widen(s[p]);
       }
       for (int64_t i = rows; i < mr; ++i)
         for (int64_t p = 0; p < kc; ++p) d[p * mr + i] = 0.0f;
@@ -52,7 +59,8 @@ void pack_a(bool trans, const float* a, int64_t lda, int64_t i0, int64_t mc, int
   }
 }
 
-void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+template <class S>
+void pack_b(bool trans, const S* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
             int64_t nc, int nr, int64_t panel_lo, int64_t panel_hi, float* dst) {
   for (int64_t q = panel_lo; q < panel_hi; ++q) {
     int64_t jr = q * nr;
@@ -61,24 +69,33 @@ void pack_b(bool trans, const float* b, int64_t ldb, int64_t p0, int64_t kc, int
     if (!trans) {
       // op(B)(p, j) = b[p*ldb + j]: NR consecutive floats per p.
       for (int64_t p = 0; p < kc; ++p) {
-        const float* s = b + (p0 + p) * ldb + j0 + jr;
-        for (int64_t j = 0; j < cols; ++j) d[p * nr + j] = s[j];
+        const S* s = b + (p0 + p) * ldb + j0 + jr;
+        for (int64_t j = 0; j < cols; ++j) d[p * nr + j] = widen(s[j]);
         for (int64_t j = cols; j < nr; ++j) d[p * nr + j] = 0.0f;
       }
     } else if (cols == nr && nr == 32) {
-      pack_panel_rows<32>(b + (j0 + jr) * ldb + p0, ldb, kc, d);
+      pack_panel_rows<32, S>(b + (j0 + jr) * ldb + p0, ldb, kc, d);
     } else if (cols == nr && nr == 16) {
-      pack_panel_rows<16>(b + (j0 + jr) * ldb + p0, ldb, kc, d);
+      pack_panel_rows<16, S>(b + (j0 + jr) * ldb + p0, ldb, kc, d);
     } else {
       // op(B)(p, j) = b[j*ldb + p], edge panel: read each source row contiguously.
       for (int64_t j = 0; j < cols; ++j) {
-        const float* s = b + (j0 + jr + j) * ldb + p0;
-        for (int64_t p = 0; p < kc; ++p) d[p * nr + j] = s[p];
+        const S* s = b + (j0 + jr + j) * ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) d[p * nr + j] = widen(s[p]);
       }
       for (int64_t j = cols; j < nr; ++j)
         for (int64_t p = 0; p < kc; ++p) d[p * nr + j] = 0.0f;
     }
   }
 }
+
+template void pack_a<float>(bool, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                            float*);
+template void pack_a<core::bf16>(bool, const core::bf16*, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t, int, float*);
+template void pack_b<float>(bool, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int,
+                            int64_t, int64_t, float*);
+template void pack_b<core::bf16>(bool, const core::bf16*, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t, int, int64_t, int64_t, float*);
 
 }  // namespace trex::kernels::gemm_detail

@@ -1,0 +1,54 @@
+#include "trex/train/chat_template.h"
+
+namespace trex::train {
+namespace {
+
+void append(TokenizedDoc& d, int32_t id, bool loss) {
+  d.ids.push_back(id);
+  d.loss.push_back(loss ? 1 : 0);
+}
+
+void append_messages(TokenizedDoc& d, const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+  for (const ChatMessage& m : messages) {
+    bool counted = m.role == Role::kAssistant;
+    append(d, tok.role_id(m.role), false);
+    for (int32_t id : tok.encode(m.content)) append(d, id, counted);
+    append(d, tok.end_id(), counted);
+  }
+}
+
+}  // namespace
+
+bool parse_role(const std::string& name, Role* role) {
+  if (name == "system") *role = Role::kSystem;
+  else if (name == "user") *role = Role::kUser;
+  else if (name == "assistant") *role = Role::kAssistant;
+  else return false;
+  return true;
+}
+
+TokenizedDoc render_chat(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+  TokenizedDoc d;
+  append(d, tok.bos_id(), false);
+  append_messages(d, messages, tok);
+  append(d, tok.eos_id(), false);
+  return d;
+}
+
+std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+  TokenizedDoc d;
+  append(d, tok.bos_id(), false);
+  append_messages(d, messages, tok);
+  d.ids.push_back(tok.role_id(Role::kAssistant));
+  return d.ids;
+}
+
+TokenizedDoc render_text(const std::string& text, const Tokenizer& tok) {
+  TokenizedDoc d;
+  append(d, tok.bos_id(), false);
+  for (int32_t id : tok.encode(text)) append(d, id, true);
+  append(d, tok.eos_id(), true);
+  return d;
+}
+
+}  // namespace trex::train

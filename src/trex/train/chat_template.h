@@ -1,0 +1,41 @@
+// The chat template: how an OpenAI-style conversation becomes tokens, and which of them the SFT
+// loss counts.
+//
+//   <s> <|system|> content <|end|> <|user|> content <|end|> <|assistant|> content <|end|> ... </s>
+//
+// Role markers and <|end|> are control ids (tokenizer.h), so no message text can forge them.
+// The loss counts an assistant's content tokens and its closing <|end|> (so the model learns
+// where to stop); everything else (<s>, markers, system and user text, </s>) is context only.
+// A prompt for generation ends with an open "<|assistant|>".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trex/train/tokenizer.h"
+
+namespace trex::train {
+
+struct ChatMessage {
+  Role role = Role::kUser;
+  std::string content;
+};
+
+// Tokens with a per-token loss flag: loss[j] = 1 when token j is a prediction target.
+struct TokenizedDoc {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> loss;
+};
+
+// A whole conversation for training.
+TokenizedDoc render_chat(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
+// The tokens of a prompt: the messages, then "<|assistant|>" for the model to continue.
+std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
+// Plain text, for continued pre-training: <s> text </s>, every token but <s> counted.
+TokenizedDoc render_text(const std::string& text, const Tokenizer& tok);
+
+// "system" | "user" | "assistant"; false for anything else.
+bool parse_role(const std::string& name, Role* role);
+
+}  // namespace trex::train

@@ -1,0 +1,101 @@
+#include "trex/train/config.h"
+
+#include "trex/model/toml_fields.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+
+using model::TomlFields;
+
+const char* to_string(TrainMode m) { return m == TrainMode::kSft ? "sft" : "cpt"; }
+
+TrainConfig load_train_config(const std::string& path) {
+  toml::table root = TomlFields::parse_file(path);
+  TrainConfig c;
+  c.file = path;
+  TomlFields top(path, root, "");
+
+  const toml::table* run_t = top.table("run");
+  if (run_t == nullptr) top.fail("run", "missing table [run]");
+  TomlFields run(path, *run_t, "run");
+  c.model_file = model::resolve_beside(path, run.text("model"));
+  c.mode = run.choice_or("mode", "cpt", {"cpt", "sft"}) == "sft" ? TrainMode::kSft : TrainMode::kCpt;
+  c.seed = uint64_t(run.integer_or("seed", 1, 0));
+  c.seq = run.integer("seq", 2);
+  c.rows = run.integer_or("rows", 4, 1);
+  c.micro_batches = run.integer_or("micro_batches", 1, 1);
+  c.steps = run.integer("steps", 1);
+  c.mtp = run.boolean_or("mtp", true);
+  c.log_every = run.integer_or("log_every", 10, 0);
+  if (run.has("init_from")) c.init_from = model::resolve_beside(path, run.text("init_from"));
+  run.finish();
+
+  if (const toml::table* t = top.table("tokenizer")) {
+    TomlFields tk(path, *t, "tokenizer");
+    c.tokenizer.model_type = tk.choice_or("model_type", "bpe", {"bpe", "unigram"});
+    c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
+    c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
+    if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));
+    tk.finish();
+  }
+
+  const toml::table* opt_t = top.table("optimizer");
+  if (opt_t == nullptr) top.fail("optimizer", "missing table [optimizer]");
+  TomlFields opt(path, *opt_t, "optimizer");
+  c.optimizer = opt.choice_or("kind", "adamw", {"adamw", "swap"});
+  c.schedule.kind = opt.choice_or("schedule", "cosine", {"cosine", "constant"});
+  c.schedule.peak_lr = opt.number("lr", 0, 10);
+  c.schedule.min_lr = opt.number_or("min_lr", c.schedule.peak_lr * 0.1, 0, c.schedule.peak_lr);
+  c.schedule.warmup = opt.integer_or("warmup", 0, 0);
+  c.weight_decay = opt.number_or("weight_decay", c.weight_decay, 0, 10);
+  c.beta1 = opt.number_or("beta1", c.beta1, 0, 0.999999);
+  c.beta2 = opt.number_or("beta2", c.beta2, 0, 0.999999);
+  c.eps = opt.number_or("eps", c.eps, 1e-30, 1);
+  c.clip_norm = opt.number_or("clip_norm", c.clip_norm, 0, 1e30);
+  if (opt.has("swap_dir")) c.swap_dir = model::resolve_beside(path, opt.text("swap_dir"));
+  c.swap_chunk = opt.integer_or("swap_chunk", c.swap_chunk, 1);
+  c.swap_slots = int(opt.integer_or("swap_slots", c.swap_slots, 2));
+  opt.finish();
+
+  if (const toml::table* t = top.table("checkpoint")) {
+    TomlFields ck(path, *t, "checkpoint");
+    c.checkpoint_every = ck.integer_or("every", c.checkpoint_every, 0);
+    c.keep_last = ck.integer_or("keep_last", c.keep_last, 1);
+    ck.finish();
+  }
+  if (const toml::table* t = top.table("guard")) {
+    TomlFields g(path, *t, "guard");
+    c.nan_limit = g.integer_or("nan_limit", c.nan_limit, 1);
+    if (g.has("nan_at_step")) c.nan_at_step = g.integers("nan_at_step", 1);
+    g.finish();
+  }
+
+  std::vector<const toml::table*> data = top.tables("data");
+  if (data.empty()) top.fail("data", "no [[data]] source");
+  for (size_t i = 0; i < data.size(); ++i) {
+    std::string section = "data[" + std::to_string(i) + "]";
+    TomlFields d(path, *data[i], section);
+    SourceSpec s;
+    s.name = d.text_or("name", section);
+    std::string kind = d.choice("kind", {"text", "cpt", "sft"});
+    s.kind = kind == "text" ? SourceKind::kText : kind == "cpt" ? SourceKind::kCpt : SourceKind::kSft;
+    std::string p = d.text("path");
+    // A glob or a path: relative ones are beside the config, like the model file.
+    s.path = model::resolve_beside(path, p);
+    s.weight = d.number_or("weight", 1.0, 1e-9, 1e9);
+    s.count_all = s.kind == SourceKind::kSft && c.mode == TrainMode::kCpt;
+    d.finish();
+    c.data.push_back(std::move(s));
+  }
+  top.finish();
+
+  c.model = model::load_model_config(c.model_file);
+  c.tokenizer.vocab = c.model.vocab;
+  c.tokenizer.seed = uint32_t(c.seed);
+  c.schedule.total = c.steps;
+  if (c.model.attention.kind != model::AttentionKind::kV4)
+    throw InputError(path, 0, "run.model: " + c.model_file + " is not a V4 model (the trainer trains V4 models)");
+  return c;
+}
+
+}  // namespace trex::train

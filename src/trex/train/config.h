@@ -1,0 +1,64 @@
+// A training run as plain data, read from a TOML file under configs/train/ (every key in
+// docs/train.md). Unknown keys are errors; every error is one line naming FILE:LINE: field.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trex/model/config.h"
+#include "trex/train/dataset.h"
+#include "trex/train/schedule.h"
+#include "trex/train/tokenizer.h"
+
+namespace trex::train {
+
+enum class TrainMode { kCpt, kSft };
+
+struct TrainConfig {
+  std::string file;        // where it was read from
+  // [run]
+  std::string model_file;  // resolved beside the config
+  model::ModelConfig model;
+  TrainMode mode = TrainMode::kCpt;
+  uint64_t seed = 1;
+  int64_t seq = 512;
+  int64_t rows = 4;            // rows of seq tokens per micro-batch
+  int64_t micro_batches = 1;   // gradients accumulated over this many micro-batches per step
+  int64_t steps = 100;
+  bool mtp = true;             // train the config's MTP blocks (when it has any)
+  int64_t log_every = 10;      // a printed line every N steps (0: none)
+  // A checkpoint (or run directory: its newest) whose weights and tokenizer start this run;
+  // the optimizer and the data start fresh (SFT after CPT).
+  std::string init_from;
+  // [tokenizer]
+  TokenizerOptions tokenizer;  // vocab = the model's
+  int64_t tokenizer_sample_bytes = 4 << 20;  // text sampled from the sources to train it
+  std::string tokenizer_file;  // a SentencePiece model to use instead of training one
+  // [optimizer]
+  std::string optimizer = "adamw";  // adamw | swap
+  Schedule schedule;
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  double clip_norm = 1.0;      // 0: no clipping
+  std::string swap_dir;        // swap: where the swap file goes (default: the run directory)
+  int64_t swap_chunk = 1 << 18;  // swap: elements per chunk
+  int swap_slots = 3;
+  // [checkpoint]
+  int64_t checkpoint_every = 100;  // 0: only the final one
+  int64_t keep_last = 2;
+  // [guard]
+  int64_t nan_limit = 5;       // stop after this many non-finite steps in a row
+  // Debug only (tests of the guard): after the backward of these steps, one gradient
+  // element is set to NaN, so the step must be skipped.
+  std::vector<long> nan_at_step;
+  // [[data]]
+  std::vector<SourceSpec> data;
+};
+
+// Reads and checks the config and the model config it names. Throws InputError.
+TrainConfig load_train_config(const std::string& path);
+
+const char* to_string(TrainMode m);
+
+}  // namespace trex::train

@@ -1,0 +1,103 @@
+#include "trex/train/packing.h"
+
+#include "trex/core/trace.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+
+nlohmann::json DataPosition::to_json() const {
+  nlohmann::json j = {{"mixture", mixture.to_json()}, {"documents", documents}};
+  if (pending)
+    j["pending"] = {{"source", pending_doc.source}, {"doc", pending_doc.doc}, {"offset", pending_offset}};
+  else
+    j["pending"] = nullptr;
+  return j;
+}
+
+DataPosition DataPosition::from_json(const nlohmann::json& j, size_t sources, const std::string& field) {
+  DataPosition p;
+  try {
+    p.mixture = MixturePosition::from_json(j.at("mixture"), sources, field + ".mixture");
+    p.documents = j.at("documents").get<int64_t>();
+    const nlohmann::json& pend = j.at("pending");
+    if (!pend.is_null()) {
+      p.pending = true;
+      p.pending_doc.source = pend.at("source").get<size_t>();
+      p.pending_doc.doc = pend.at("doc").get<size_t>();
+      p.pending_offset = pend.at("offset").get<int64_t>();
+      if (p.pending_doc.source >= sources) throw InputError::field(field, "pending source out of range");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError::field(field, std::string("malformed data position: ") + e.what());
+  }
+  return p;
+}
+
+Packer::Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows)
+    : sources_(sources), tok_(tok), seq_(seq), rows_(rows), mixture_(sources, seed), per_source_(sources->size(), 0) {
+  if (seq < 2 || rows < 1) throw std::logic_error("Packer: seq >= 2 and rows >= 1 required");
+}
+
+const TokenizedDoc& Packer::document(const DocumentRef& ref) {
+  if (ref.source != cached_ref_.source || ref.doc != cached_ref_.doc) {
+    cached_ = (*sources_)[ref.source].tokenize(ref.doc, *tok_);
+    cached_ref_ = ref;
+  }
+  return cached_;
+}
+
+model::Batch Packer::next() {
+  TREX_TRACE(kData, "pack_batch");
+  model::Batch b;
+  b.tokens = seq_ * rows_;
+  b.ids.reserve(size_t(b.tokens));
+  b.targets.reserve(size_t(b.tokens));
+  for (int64_t r = 0; r < rows_; ++r) {
+    int64_t room = seq_;
+    while (room > 0) {
+      if (!pending_) {
+        pending_doc_ = mixture_.next();
+        pending_offset_ = 0;
+        pending_ = true;
+        ++documents_;
+        ++per_source_[pending_doc_.source];
+      }
+      const TokenizedDoc& d = document(pending_doc_);
+      int64_t len = int64_t(d.ids.size());
+      int64_t take = std::min(room, len - pending_offset_);
+      b.docs.push_back({int64_t(b.ids.size()), take});
+      for (int64_t i = 0; i < take; ++i) {
+        int64_t p = pending_offset_ + i;
+        b.ids.push_back(d.ids[size_t(p)]);
+        bool counted = p + 1 < len && d.loss[size_t(p + 1)];
+        b.targets.push_back(counted ? d.ids[size_t(p + 1)] : -1);
+      }
+      pending_offset_ += take;
+      room -= take;
+      if (pending_offset_ >= len) pending_ = false;
+    }
+  }
+  return b;
+}
+
+DataPosition Packer::position() const {
+  DataPosition p;
+  p.mixture = mixture_.position();
+  p.pending = pending_;
+  p.pending_doc = pending_doc_;
+  p.pending_offset = pending_offset_;
+  p.documents = documents_;
+  return p;
+}
+
+void Packer::restore(const DataPosition& pos) {
+  mixture_.restore(pos.mixture);
+  pending_ = pos.pending;
+  pending_doc_ = pos.pending_doc;
+  pending_offset_ = pos.pending_offset;
+  documents_ = pos.documents;
+  if (pending_ && (pending_doc_.source >= sources_->size() || pending_doc_.doc >= (*sources_)[pending_doc_.source].size()))
+    throw InputError::field("data_position.pending", "refers to a document the sources do not have");
+}
+
+}  // namespace trex::train

@@ -1,0 +1,72 @@
+// Packing documents into fixed-size batches: `rows` rows of `seq` tokens, T = rows x seq.
+//
+// Rows are filled from the mixture's documents back to back, with no padding: a document that
+// does not fit in what is left of a row is cut, its first piece ends the row and the rest
+// continues in the next row (and batch); a document longer than seq is cut into as many
+// pieces as needed. Every piece is its own DocSpan, so attention never crosses a piece, and no
+// span crosses a row.
+//
+// Targets: position i of a piece holds document token p; its target is document token p + 1
+// when that exists and counts for the loss (TokenizedDoc::loss), else -1. So the last token
+// of a piece still predicts the first token of the next piece of its document, CPT counts
+// every token after <s>, and SFT counts only assistant tokens.
+//
+// The data position (the mixture's position plus the piece of a document cut at the last
+// batch's end) serializes to JSON; restoring it makes the next batches identical.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "trex/model/transformer.h"
+#include "trex/train/dataset.h"
+#include "trex/train/mixture.h"
+#include "trex/train/tokenizer.h"
+
+namespace trex::train {
+
+struct DataPosition {
+  MixturePosition mixture;
+  bool pending = false;    // a document was cut at the end of the last batch
+  DocumentRef pending_doc;
+  int64_t pending_offset = 0;  // its next token
+  int64_t documents = 0;   // documents started so far
+  nlohmann::json to_json() const;
+  static DataPosition from_json(const nlohmann::json& j, size_t sources, const std::string& field);
+};
+
+class Packer {
+ public:
+  // sources and tok must outlive the packer. REQUIRES: seq >= 2, rows >= 1.
+  Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows);
+
+  // The next batch: ids, targets and docs of rows x seq tokens.
+  model::Batch next();
+
+  DataPosition position() const;
+  void restore(const DataPosition& pos);
+
+  int64_t seq() const { return seq_; }
+  int64_t rows() const { return rows_; }
+  // Documents started, per source (for metrics: the realized mixture).
+  const std::vector<int64_t>& documents_per_source() const { return per_source_; }
+
+ private:
+  const TokenizedDoc& document(const DocumentRef& ref);
+
+  const std::vector<Source>* sources_;
+  const Tokenizer* tok_;
+  int64_t seq_, rows_;
+  Mixture mixture_;
+  bool pending_ = false;
+  DocumentRef pending_doc_;
+  int64_t pending_offset_ = 0;
+  int64_t documents_ = 0;
+  std::vector<int64_t> per_source_;
+  // The last tokenized document, so a document spanning several rows is tokenized once.
+  DocumentRef cached_ref_{~size_t(0), ~size_t(0)};
+  TokenizedDoc cached_;
+};
+
+}  // namespace trex::train

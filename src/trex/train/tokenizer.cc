@@ -1,0 +1,156 @@
+#include "trex/train/tokenizer.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+namespace {
+
+// SentencePiece drops training sentences longer than max_sentence_length bytes; documents are
+// fed as chunks of whole lines below this size so newlines and indentation are learned too.
+constexpr size_t kChunkBytes = 2000;
+constexpr size_t kMaxSentenceBytes = 8192;
+
+// A cut at `pos` that does not split a UTF-8 sequence (moves back over continuation bytes).
+size_t utf8_boundary(std::string_view s, size_t pos) {
+  while (pos > 0 && pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) --pos;
+  return pos;
+}
+
+class ChunkIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit ChunkIterator(std::vector<std::string> chunks) : chunks_(std::move(chunks)) {}
+  bool done() const override { return i_ >= chunks_.size(); }
+  void Next() override { ++i_; }
+  const std::string& value() const override { return chunks_[i_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  std::vector<std::string> chunks_;
+  size_t i_ = 0;
+};
+
+std::vector<std::string> chunk_documents(const std::vector<std::string>& texts, size_t limit) {
+  std::vector<std::string> chunks;
+  for (const std::string& text : texts) {
+    std::string_view rest = text;
+    while (!rest.empty() && chunks.size() < limit) {
+      size_t cut = rest.size();
+      if (cut > kChunkBytes) {
+        size_t nl = rest.rfind('\n', kChunkBytes);
+        cut = (nl != std::string_view::npos && nl > 0) ? nl + 1 : utf8_boundary(rest, kChunkBytes);
+        if (cut == 0) cut = kChunkBytes;
+      }
+      std::string_view piece = rest.substr(0, cut);
+      if (piece.find_first_not_of(" \t\r\n") != std::string_view::npos) chunks.emplace_back(piece);
+      rest.remove_prefix(cut);
+    }
+  }
+  return chunks;
+}
+
+}  // namespace
+
+const std::vector<std::string>& chat_control_symbols() {
+  static const std::vector<std::string> kSymbols = {"<|system|>", "<|user|>", "<|assistant|>",
+                                                    "<|end|>"};
+  return kSymbols;
+}
+
+Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const TokenizerOptions& options) {
+  if (options.vocab < 300)
+    throw InputError::field("tokenizer.vocab", "must be at least 300 (specials and 256 byte pieces), got " +
+                                                   std::to_string(options.vocab));
+  if (options.model_type != "bpe" && options.model_type != "unigram")
+    throw InputError::field("tokenizer.model_type", "must be \"bpe\" or \"unigram\", got \"" +
+                                                        options.model_type + "\"");
+  std::vector<std::string> chunks = chunk_documents(texts, size_t(options.max_sentences));
+  if (chunks.empty()) throw InputError::field("tokenizer", "no training text (every source is empty)");
+
+  std::string controls;
+  for (const std::string& s : chat_control_symbols()) controls += (controls.empty() ? "" : ",") + s;
+  std::unordered_map<std::string, std::string> args = {
+      {"model_type", options.model_type},
+      {"vocab_size", std::to_string(options.vocab)},
+      {"hard_vocab_limit", "false"},
+      {"byte_fallback", "true"},
+      {"control_symbols", controls},
+      {"character_coverage", "0.9995"},
+      {"normalization_rule_name", "identity"},
+      {"remove_extra_whitespaces", "false"},
+      {"add_dummy_prefix", "false"},
+      {"split_digits", "true"},
+      {"allow_whitespace_only_pieces", "true"},
+      {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
+      {"input_sentence_size", std::to_string(options.max_sentences)},
+      {"shuffle_input_sentence", "false"},
+      {"num_threads", "1"},
+      {"minloglevel", "2"},
+      {"unk_id", "0"},
+      {"bos_id", "1"},
+      {"eos_id", "2"},
+      {"pad_id", "-1"},
+  };
+  sentencepiece::SetRandomGeneratorSeed(options.seed);
+  ChunkIterator it(std::move(chunks));
+  std::string proto;
+  sentencepiece::util::Status st = sentencepiece::SentencePieceTrainer::Train(args, &it, &proto);
+  if (!st.ok()) throw InputError::field("tokenizer", std::string("SentencePiece training failed: ") + st.ToString());
+  return from_serialized(proto, "trained tokenizer");
+}
+
+Tokenizer Tokenizer::from_serialized(const std::string& model_proto, const std::string& name) {
+  Tokenizer t;
+  sentencepiece::util::Status st = t.sp_->LoadFromSerializedProto(model_proto);
+  if (!st.ok()) throw InputError(name, 0, std::string("not a SentencePiece model: ") + st.ToString());
+  t.proto_ = model_proto;
+  // The chat template relies on these ids; a model trained elsewhere may not have them.
+  const std::vector<std::string>& controls = chat_control_symbols();
+  for (size_t i = 0; i < controls.size(); ++i)
+    if (t.sp_->PieceToId(controls[i]) != int(3 + i) || !t.sp_->IsControl(int(3 + i)))
+      throw InputError(name, 0, "not a trex tokenizer: control symbol " + controls[i] + " is not id " +
+                                    std::to_string(3 + i));
+  if (t.sp_->bos_id() != 1 || t.sp_->eos_id() != 2 || t.sp_->unk_id() != 0)
+    throw InputError(name, 0, "not a trex tokenizer: unk, bos, eos must be ids 0, 1, 2");
+  if (t.sp_->PieceToId("<0x00>") != 7 || !t.sp_->IsByte(7))
+    throw InputError(name, 0, "not a trex tokenizer: no byte fallback pieces");
+  return t;
+}
+
+Tokenizer Tokenizer::load(const std::string& path) { return from_serialized(read_file(path, size_t(1) << 28), path); }
+
+void Tokenizer::save(const std::string& path) const { write_file_atomic(path, proto_); }
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<int> ids;
+  sentencepiece::util::Status st = sp_->Encode(text, &ids);
+  if (!st.ok()) throw std::runtime_error("tokenizer: encode failed: " + st.ToString());
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
+  std::vector<int> v(ids.begin(), ids.end());
+  std::string out;
+  sentencepiece::util::Status st = sp_->Decode(v, &out);
+  if (!st.ok()) throw std::runtime_error("tokenizer: decode failed: " + st.ToString());
+  return out;
+}
+
+std::string Tokenizer::piece(int32_t id) const { return sp_->IdToPiece(id); }
+
+int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+
+bool Tokenizer::is_byte(int32_t id) const { return id >= 0 && id < vocab_size() && sp_->IsByte(id); }
+
+}  // namespace trex::train

@@ -1,0 +1,370 @@
+#include "trex/train/trainer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+
+#include "trex/core/bf16.h"
+#include "trex/model/accounting.h"
+#include "trex/model/transformer.h"
+#include "trex/optim/adamw.h"
+#include "trex/optim/swap_optimizer.h"
+#include "trex/train/checkpoint.h"
+#include "trex/train/metrics.h"
+#include "trex/train/packing.h"
+#include "trex/train/plot.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+#include "trex/util/progress.h"
+
+namespace fs = std::filesystem;
+
+namespace trex::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Text for the tokenizer: documents in source order, each source's share of sample_bytes in
+// proportion to its weight (at least one document each).
+std::vector<std::string> tokenizer_sample(const std::vector<Source>& sources, int64_t sample_bytes) {
+  double total_w = 0;
+  for (const Source& s : sources) total_w += s.spec().weight;
+  std::vector<std::string> texts;
+  for (const Source& s : sources) {
+    int64_t budget = int64_t(double(sample_bytes) * s.spec().weight / total_w);
+    int64_t used = 0;
+    for (size_t i = 0; i < s.size() && (i == 0 || used < budget); ++i) {
+      std::string t = s.text(i);
+      if (int64_t(t.size()) > budget - used && i > 0) t.resize(size_t(std::max<int64_t>(budget - used, 0)));
+      used += int64_t(t.size());
+      if (!t.empty()) texts.push_back(std::move(t));
+    }
+  }
+  return texts;
+}
+
+// Parameter groups: consecutive runs of parameters with the same weight-decay flag.
+std::vector<optim::ParamGroup> param_groups(const model::ParamLayout& layout, const TrainConfig& c) {
+  std::vector<optim::ParamGroup> groups;
+  int index = 0;
+  for (const model::ParamInfo& p : layout.params) {
+    if (groups.empty() || (groups.back().hyper.weight_decay > 0) != p.decay) {
+      optim::ParamGroup g;
+      g.name = std::string(p.decay ? "decay" : "no_decay") + "." + std::to_string(index++) + "." + p.name;
+      g.hyper.lr = float(c.schedule.peak_lr);
+      g.hyper.beta1 = float(c.beta1);
+      g.hyper.beta2 = float(c.beta2);
+      g.hyper.eps = float(c.eps);
+      g.hyper.weight_decay = p.decay ? float(c.weight_decay) : 0.0f;
+      groups.push_back(g);
+    }
+    groups.back().size += p.numel;
+  }
+  // With weight_decay 0 every parameter lands in one group.
+  return groups;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The global L2 norm of the gradient, summed in double in a fixed order.
+double grad_norm(const float* g, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += double(g[i]) * g[i];
+    s1 += double(g[i + 1]) * g[i + 1];
+    s2 += double(g[i + 2]) * g[i + 2];
+    s3 += double(g[i + 3]) * g[i + 3];
+  }
+  for (; i < n; ++i) s0 += double(g[i]) * g[i];
+  return std::sqrt((s0 + s1) + (s2 + s3));
+}
+
+std::vector<LossPoint> read_loss_points(const std::string& metrics_path) {
+  std::vector<LossPoint> pts;
+  std::string text;
+  try {
+    text = read_file(metrics_path);
+  } catch (const InputError&) {
+    return pts;
+  }
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    nlohmann::json j = nlohmann::json::parse(text.substr(pos, nl - pos), nullptr, false);
+    pos = nl + 1;
+    if (!j.is_object()) continue;
+    LossPoint p;
+    p.step = j.value("step", int64_t(0));
+    bool skipped = j.value("skipped", false);
+    p.loss = (!skipped && j["loss"].is_number()) ? j["loss"].get<double>() : std::numeric_limits<double>::quiet_NaN();
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainConfig& config_in, const TrainOptions& options) {
+  TrainConfig c = config_in;
+  if (options.steps > 0) {
+    c.steps = options.steps;
+    c.schedule.total = options.steps;
+  }
+  if (options.out_dir.empty()) throw InputError::field("--out", "must not be empty");
+  fs::create_directories(options.out_dir);
+  const std::string run_dir = options.out_dir;
+
+  // Resume: the checkpoint's state first, so a mismatch is reported before any work.
+  std::string ckpt;
+  nlohmann::json resume_state;
+  int64_t start_step = 0;
+  if (!options.resume.empty()) {
+    ckpt = resolve_checkpoint(options.resume);
+    resume_state = read_checkpoint_state(ckpt);
+    start_step = resume_state.value("step", int64_t(0));
+    if (resume_state.value("seq", int64_t(0)) != c.seq || resume_state.value("rows", int64_t(0)) != c.rows ||
+        resume_state.value("micro_batches", int64_t(0)) != c.micro_batches ||
+        resume_state.value("sources", size_t(0)) != c.data.size())
+      throw InputError::field("--resume", ckpt + " was written by a run with another seq, rows, micro_batches or "
+                                                 "data sources than " + c.file);
+  }
+  int64_t stop = c.steps;
+  if (options.stop_after > 0) stop = std::min(stop, options.stop_after);
+
+  // Data and tokenizer.
+  std::vector<Source> sources;
+  for (const SourceSpec& s : c.data) sources.push_back(Source::load(s));
+  std::unique_ptr<Tokenizer> tok;
+  std::string init = (ckpt.empty() && !c.init_from.empty()) ? resolve_checkpoint(c.init_from) : "";
+  if (!ckpt.empty())
+    tok = std::make_unique<Tokenizer>(Tokenizer::load((fs::path(ckpt) / "tokenizer.model").string()));
+  else if (!init.empty())
+    tok = std::make_unique<Tokenizer>(Tokenizer::load((fs::path(init) / "tokenizer.model").string()));
+  else if (!c.tokenizer_file.empty())
+    tok = std::make_unique<Tokenizer>(Tokenizer::load(c.tokenizer_file));
+  else
+    tok = std::make_unique<Tokenizer>(Tokenizer::train(tokenizer_sample(sources, c.tokenizer_sample_bytes), c.tokenizer));
+  if (tok->vocab_size() > c.model.vocab)
+    throw InputError::field("tokenizer", "vocabulary of " + std::to_string(tok->vocab_size()) +
+                                             " pieces exceeds the model's vocab " + std::to_string(c.model.vocab));
+  tok->save((fs::path(run_dir) / "tokenizer.model").string());
+
+  Packer packer(&sources, tok.get(), c.seed, c.seq, c.rows);
+  if (!ckpt.empty())
+    packer.restore(DataPosition::from_json(resume_state.at("data"), sources.size(), "state.json: data"));
+
+  // Model and optimizer.
+  model::Transformer model(c.model, c.seed, c.mtp);
+  const int64_t n = model.layout().total;
+  if (!init.empty()) model.load((fs::path(init) / "model.safetensors").string());
+  std::vector<optim::ParamGroup> groups = param_groups(model.layout(), c);
+  std::unique_ptr<optim::Optimizer> opt;
+  std::string swap_path;
+  if (c.optimizer == "swap") {
+    std::string dir = c.swap_dir.empty() ? run_dir : c.swap_dir;
+    swap_path = (fs::path(dir) / ("optimizer-" + std::to_string(::getpid()) + ".swap")).string();
+    fs::remove(swap_path);
+    optim::SwapOptions so;
+    so.path = swap_path;
+    so.chunk_elems = std::min<int64_t>(c.swap_chunk, n);
+    so.slots = c.swap_slots;
+    opt = std::make_unique<optim::SwapOptimizer>(groups, model.params(), so);
+  } else {
+    opt = std::make_unique<optim::AdamW>(groups, model.params());
+  }
+  std::vector<core::bf16> weights(static_cast<size_t>(n));
+  if (!ckpt.empty()) {
+    model.load((fs::path(ckpt) / "model.safetensors").string());
+    opt->load_state((fs::path(ckpt) / "optimizer.safetensors").string());
+  } else {
+    // The model computes with bf16-rounded weights from the first step; the optimizer keeps
+    // the fp32 initialization as its master copy.
+    core::fp32_to_bf16(model.params(), weights.data(), size_t(n));
+    core::bf16_to_fp32(weights.data(), model.params(), size_t(n));
+  }
+
+  const bool with_mtp = c.mtp && c.model.mtp_depth > 0;
+  const double flops_fwd_per_token = model::forward_flops(c.model, c.seq, with_mtp).total();
+  const int64_t tokens_per_step = c.seq * c.rows * c.micro_batches;
+
+  const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
+  MetricsLog metrics(metrics_path, ckpt.empty() ? -1 : start_step);
+
+  core::trace_clear();
+  core::trace_enable(true);
+  const int trace_thread = core::trace_thread_id();
+  const int64_t trace_begin = core::trace_now_ns();
+
+  int64_t consecutive_bad = resume_state.value("consecutive_skips", int64_t(0));
+  int64_t skipped_total = resume_state.value("skipped_total", int64_t(0));
+  TrainResult result;
+  result.first_step = start_step + 1;
+  result.last_step = start_step;
+  result.vocab_used = tok->vocab_size();
+  std::vector<double> step_times, opt_times;
+  double run_time = 0;
+  int64_t run_tokens = 0;
+
+  std::unique_ptr<ProgressBar> bar;
+  if (options.progress && stop > start_step)
+    bar = std::make_unique<ProgressBar>("train", stop - start_step, ProgressBar::Mode::kAuto);
+  if (options.print)
+    std::printf("train: %s %s, %lld params, vocab %d (tokenizer %d), seq %lld x %lld rows x %lld micro, steps %lld..%lld, %s\n",
+                c.model.name.c_str(), to_string(c.mode), static_cast<long long>(n), c.model.vocab, tok->vocab_size(),
+                static_cast<long long>(c.seq), static_cast<long long>(c.rows),
+                static_cast<long long>(c.micro_batches), static_cast<long long>(start_step + 1),
+                static_cast<long long>(stop), c.optimizer.c_str());
+
+  std::string last_ckpt;
+  for (int64_t step = start_step + 1; step <= stop; ++step) {
+    StepMetrics m;
+    m.step = step;
+    Clock::time_point t0 = Clock::now();
+
+    std::vector<model::Batch> batches;
+    int64_t counted = 0;
+    for (int64_t k = 0; k < c.micro_batches; ++k) {
+      batches.push_back(packer.next());
+      for (int32_t t : batches.back().targets) counted += t >= 0;
+    }
+    m.data_s = seconds_since(t0);
+
+    Clock::time_point t1 = Clock::now();
+    model.zero_grads();
+    double ce = 0;
+    for (const model::Batch& b : batches) {
+      model::LossStats st = model.forward_backward(b, counted > 0 ? float(1.0 / double(counted)) : 1.0f);
+      ce += st.ce_sum;
+    }
+    m.loss = counted > 0 ? ce / double(counted) : 0.0;
+    m.counted = counted;
+    if (std::find(c.nan_at_step.begin(), c.nan_at_step.end(), long(step)) != c.nan_at_step.end())
+      model.grads()[0] = std::numeric_limits<float>::quiet_NaN();  // debug hook: see config.h
+    m.fwd_bwd_s = seconds_since(t1);
+
+    Clock::time_point t2 = Clock::now();
+    float* g = model.grads();
+    {
+      TREX_TRACE(kOptimizer, "grad_norm");
+      m.grad_norm = grad_norm(g, n);
+    }
+    m.lr = c.schedule.lr(step);
+    if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
+      m.skipped = true;
+      ++consecutive_bad;
+      ++skipped_total;
+      if (options.print)
+        std::printf("step %lld: skipped (loss %g, grad norm %g not finite; %lld in a row)\n",
+                    static_cast<long long>(step), m.loss, m.grad_norm, static_cast<long long>(consecutive_bad));
+    } else {
+      consecutive_bad = 0;
+      if (c.clip_norm > 0 && m.grad_norm > c.clip_norm) {
+        TREX_TRACE(kOptimizer, "clip");
+        float scale = float(c.clip_norm / m.grad_norm);
+        for (int64_t i = 0; i < n; ++i) g[i] *= scale;
+        m.clipped = true;
+      }
+      for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
+      {
+        TREX_TRACE(kOptimizer, "optimizer_step");
+        opt->step(g, weights.data());
+      }
+      {
+        TREX_TRACE(kOptimizer, "bf16_to_params");
+        core::bf16_to_fp32(weights.data(), model.params(), size_t(n));
+      }
+      model.update_routing_bias();
+    }
+    m.optimizer_s = seconds_since(t2);
+    m.step_s = seconds_since(t0);
+    m.tokens = tokens_per_step;
+    m.tokens_per_s = double(tokens_per_step) / m.step_s;
+    if (options.peak_flops > 0)
+      m.mfu = 3.0 * flops_fwd_per_token * double(tokens_per_step) / (m.step_s * options.peak_flops);
+    m.optimizer_bytes = int64_t(opt->memory().current());
+    m.rss_bytes = current_rss_bytes();
+    metrics.write(m);
+
+    result.losses.push_back(m.loss);
+    result.skipped.push_back(m.skipped);
+    result.last_step = step;
+    step_times.push_back(m.step_s);
+    opt_times.push_back(m.optimizer_s);
+    run_time += m.step_s;
+    run_tokens += tokens_per_step;
+    if (bar) bar->advance();
+    if (options.print && c.log_every > 0 && (step % c.log_every == 0 || step == start_step + 1))
+      std::printf("step %5lld  loss %.4f  grad_norm %.3f  lr %.2e  %.0f tok/s  MFU %.1f%%%s\n",
+                  static_cast<long long>(step), m.loss, m.grad_norm, m.lr, m.tokens_per_s, 100 * m.mfu,
+                  m.skipped ? "  SKIPPED" : "");
+    if (options.print) std::fflush(stdout);
+
+    if (consecutive_bad >= c.nan_limit)
+      throw TrainingStopped("train: stopped at step " + std::to_string(step) + ": " +
+                               std::to_string(consecutive_bad) + " steps in a row with a non-finite loss or gradient "
+                               "(guard.nan_limit = " + std::to_string(c.nan_limit) + ")");
+
+    if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) {
+      TREX_TRACE(kOther, "checkpoint");
+      nlohmann::json state = {
+          {"format", "trex.train.checkpoint"},
+          {"version", 1},
+          {"step", step},
+          {"config", fs::absolute(c.file).string()},
+          {"model", c.model.name},
+          {"mode", to_string(c.mode)},
+          {"seed", c.seed},
+          {"seq", c.seq},
+          {"rows", c.rows},
+          {"micro_batches", c.micro_batches},
+          {"sources", c.data.size()},
+          {"data", packer.position().to_json()},
+          {"schedule", {{"kind", c.schedule.kind}, {"peak_lr", c.schedule.peak_lr}, {"min_lr", c.schedule.min_lr},
+                        {"warmup", c.schedule.warmup}, {"total", c.schedule.total}, {"next_lr", c.schedule.lr(step + 1)}}},
+          {"consecutive_skips", consecutive_bad},
+          {"skipped_total", skipped_total},
+          {"optimizer", c.optimizer},
+      };
+      last_ckpt = write_checkpoint(run_dir, step, model, *opt, state, *tok, c.keep_last);
+    }
+  }
+  if (bar) bar->finish();
+  const int64_t trace_end = core::trace_now_ns();
+  core::trace_enable(false);
+  std::vector<core::TraceEvent> events = core::trace_collect();
+  result.trace = core::summarize_trace(events, trace_thread, trace_begin, trace_end);
+  if (!options.trace_path.empty()) core::write_chrome_trace(options.trace_path, events);
+  core::trace_clear();
+
+  result.checkpoint = last_ckpt;
+  result.skipped_steps = skipped_total;
+  result.tokens = run_tokens;
+  result.tokens_per_s = run_time > 0 ? double(run_tokens) / run_time : 0;
+  if (options.peak_flops > 0 && run_time > 0)
+    result.mfu = 3.0 * flops_fwd_per_token * double(run_tokens) / (run_time * options.peak_flops);
+  result.median_step_s = median(step_times);
+  result.median_optimizer_s = median(opt_times);
+
+  write_file_atomic((fs::path(run_dir) / "loss.svg").string(),
+                    loss_curve_svg(read_loss_points(metrics_path),
+                                   c.model.name + " " + to_string(c.mode) + " (" + fs::path(c.file).filename().string() + ")"));
+  opt.reset();  // removes the swap file
+  return result;
+}
+
+}  // namespace trex::train

@@ -1,0 +1,72 @@
+// The training loop: a V4 transformer trained on packed, tokenized data with AdamW (in memory
+// or swapped to a file), mixed precision, clipping, a NaN guard, checkpoints and metrics.
+//
+// One step:
+//   1. data:      micro_batches batches of rows x seq tokens from the packer
+//   2. gradients: zero, forward_backward per micro-batch with grad_scale 1 / (counted tokens of
+//                 the whole step), so micro-batches sum to the mean over the step
+//   3. guard:     loss or global gradient norm not finite: the step is skipped (no update, no
+//                 routing-bias change, reported in metrics); nan_limit in a row stop the run
+//   4. clip:      grads *= clip_norm / norm when norm > clip_norm
+//   5. update:    lr from the schedule into every group (set_lr), optimizer step writing bf16
+//                 weights, copied back into the model's fp32 parameters: the model computes
+//                 with bf16-rounded weights, the optimizer keeps fp32 master weights
+//   6. routing:   update_routing_bias() from this step's expert load
+// The initial parameters are rounded to bf16 the same way before step 1.
+//
+// Determinism: with the same config, seed and thread count, a run gives the same losses and
+// weight bytes every time, and a run resumed from a checkpoint continues bit for bit (the data
+// position, the optimizer state and the routing state are all in the checkpoint; the schedule
+// is a function of the step).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trex/core/trace.h"
+#include "trex/train/config.h"
+
+namespace trex::train {
+
+struct TrainOptions {
+  std::string out_dir;          // the run directory (created)
+  int64_t steps = 0;            // > 0: overrides the config's steps (and the schedule's length)
+  int64_t stop_after = 0;       // > 0: stop once this step is done (the schedule still spans
+                                // all steps); for interrupting a run in tests
+  std::string resume;           // a checkpoint or run directory to continue from
+  std::string trace_path;       // write the Chrome trace JSON here
+  double peak_flops = 0;        // fp32 peak of the machine for MFU; 0: MFU not reported
+  std::string peak_source;      // where the peak came from (printed)
+  bool progress = true;         // a progress bar on stderr
+  bool print = true;            // log lines and the summary on stdout
+};
+
+struct TrainResult {
+  int64_t first_step = 0;       // the first step this call ran
+  int64_t last_step = 0;        // the last step done
+  std::vector<double> losses;   // per step run by this call (NaN for a non-finite loss)
+  std::vector<bool> skipped;
+  int64_t skipped_steps = 0;
+  double tokens_per_s = 0;      // over the steps of this call
+  double mfu = 0;
+  double median_step_s = 0;
+  double median_optimizer_s = 0;
+  int64_t tokens = 0;
+  int vocab_used = 0;           // the tokenizer's vocabulary
+  std::string checkpoint;       // the last checkpoint written
+  core::TraceSummary trace;
+};
+
+// The NaN guard stopped the run (guard.nan_limit non-finite steps in a row).
+class TrainingStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Runs (or resumes) training. Throws InputError for bad input, TrainingStopped when the NaN
+// guard stops the run.
+TrainResult run_training(const TrainConfig& config, const TrainOptions& options);
+
+}  // namespace trex::train

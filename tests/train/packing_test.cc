@@ -1,0 +1,156 @@
+// Packing: spans cover every row without crossing it, targets are the next token of the same
+// document (or -1), long documents are cut into pieces that still predict across the cut, SFT
+// counts only assistant tokens, and a restored data position gives the same batches.
+#include "trex/train/packing.h"
+
+#include <gtest/gtest.h>
+
+#include "test_text.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+namespace {
+
+using testing::license_texts;
+using testing::TempDir;
+
+const Tokenizer& tokenizer() {
+  static const Tokenizer tok = [] {
+    TokenizerOptions o;
+    o.vocab = 512;
+    return Tokenizer::train(license_texts(), o);
+  }();
+  return tok;
+}
+
+std::vector<Source> text_sources(const TempDir& dir) {
+  // Documents of very different lengths: some shorter than a row, one much longer.
+  dir.write("text/a.txt", "short one.\n");
+  dir.write("text/b.txt", "another short document, a bit longer than the first.\n");
+  dir.write("text/c.txt", license_texts()[0]);
+  std::vector<Source> s;
+  s.push_back(Source::load({"text", SourceKind::kText, dir.path("text"), 1.0}));
+  return s;
+}
+
+TEST(PackingTest, SpansAndTargetsFollowDocuments) {
+  TempDir dir("pack");
+  std::vector<Source> sources = text_sources(dir);
+  const Tokenizer& tok = tokenizer();
+  const int64_t seq = 64, rows = 3;
+  Packer packer(&sources, &tok, 7, seq, rows);
+  int64_t counted = 0, total = 0;
+  for (int batch = 0; batch < 30; ++batch) {
+    model::Batch b = packer.next();
+    ASSERT_EQ(b.tokens, seq * rows);
+    ASSERT_EQ(b.ids.size(), size_t(b.tokens));
+    ASSERT_EQ(b.targets.size(), size_t(b.tokens));
+    int64_t pos = 0;
+    for (const model::DocSpan& d : b.docs) {
+      ASSERT_EQ(d.begin, pos);
+      ASSERT_GE(d.len, 1);
+      // No span crosses a row boundary.
+      ASSERT_EQ(d.begin / seq, (d.begin + d.len - 1) / seq);
+      // Within a span, the target of position i is the input at i + 1 (when counted).
+      for (int64_t i = d.begin; i + 1 < d.begin + d.len; ++i)
+        if (b.targets[size_t(i)] >= 0) {
+          EXPECT_EQ(b.targets[size_t(i)], b.ids[size_t(i + 1)]);
+        }
+      pos += d.len;
+    }
+    ASSERT_EQ(pos, b.tokens);
+    for (size_t i = 0; i < b.ids.size(); ++i) {
+      ASSERT_GE(b.ids[i], 0);
+      ASSERT_LT(b.ids[i], tok.vocab_size());
+      // <s> is never a target; </s> is the target of a document's last token.
+      EXPECT_NE(b.targets[i], tok.bos_id());
+      counted += b.targets[i] >= 0;
+      ++total;
+    }
+  }
+  // CPT counts all but the last token of each document (and of its <s>): nearly everything.
+  EXPECT_GT(double(counted) / double(total), 0.9);
+}
+
+TEST(PackingTest, LongDocumentIsCutIntoPiecesThatPredictAcrossTheCut) {
+  TempDir dir("packlong");
+  dir.write("long.txt", license_texts()[0]);
+  std::vector<Source> sources;
+  sources.push_back(Source::load({"long", SourceKind::kText, dir.path("long.txt"), 1.0}));
+  const Tokenizer& tok = tokenizer();
+  TokenizedDoc doc = sources[0].tokenize(0, tok);
+  const int64_t seq = 50;
+  ASSERT_GT(int64_t(doc.ids.size()), 3 * seq);
+  Packer packer(&sources, &tok, 1, seq, 1);
+  // The first rows are consecutive pieces of the one document; the last token of each piece
+  // predicts the first of the next.
+  for (int64_t r = 0; r < 3; ++r) {
+    model::Batch b = packer.next();
+    ASSERT_EQ(b.docs.size(), 1u);
+    for (int64_t i = 0; i < seq; ++i) {
+      EXPECT_EQ(b.ids[size_t(i)], doc.ids[size_t(r * seq + i)]);
+      EXPECT_EQ(b.targets[size_t(i)], doc.ids[size_t(r * seq + i + 1)]);
+    }
+  }
+}
+
+TEST(PackingTest, SftCountsOnlyAssistantTokens) {
+  TempDir dir("packsft");
+  dir.write("sft.jsonl", testing::sft_jsonl(5));
+  std::vector<Source> sources;
+  sources.push_back(Source::load({"sft", SourceKind::kSft, dir.path("sft.jsonl"), 1.0}));
+  const Tokenizer& tok = tokenizer();
+  Packer packer(&sources, &tok, 3, 256, 2);
+  model::Batch b = packer.next();
+  const int32_t assistant = tok.role_id(Role::kAssistant), end = tok.end_id();
+  // Walk each span: a target counts exactly when its token is in an assistant turn's content
+  // or that turn's <|end|>.
+  int64_t counted = 0;
+  for (const model::DocSpan& d : b.docs) {
+    if (b.ids[size_t(d.begin)] != tok.bos_id()) continue;  // a continued piece: its turn is unknown here
+    int32_t role = -1;
+    for (int64_t i = d.begin; i < d.begin + d.len; ++i) {
+      int32_t id = b.ids[size_t(i)];
+      if (id >= tok.role_id(Role::kSystem) && id <= assistant) role = id;
+      if (i + 1 >= d.begin + d.len) break;
+      int32_t next = b.ids[size_t(i + 1)];
+      bool next_is_marker = next >= tok.role_id(Role::kSystem) && next <= assistant;
+      bool next_in_assistant = role == assistant && !next_is_marker && next != tok.eos_id() &&
+                               !(id == end);  // after <|end|> the turn is over
+      if (b.targets[size_t(i)] >= 0) {
+        ++counted;
+        EXPECT_TRUE(next_in_assistant) << "position " << i << " predicts " << tok.piece(next);
+        EXPECT_EQ(b.targets[size_t(i)], next);
+      } else {
+        EXPECT_FALSE(next_in_assistant) << "position " << i << " should predict " << tok.piece(next);
+      }
+    }
+  }
+  EXPECT_GT(counted, 0);
+  // Both the user text and the system prompt are present and never counted.
+  EXPECT_LT(counted, b.tokens / 2);
+}
+
+TEST(PackingTest, RestoredPositionGivesTheSameBatches) {
+  TempDir dir("packresume");
+  std::vector<Source> sources = text_sources(dir);
+  dir.write("sft.jsonl", testing::sft_jsonl(7));
+  sources.push_back(Source::load({"sft", SourceKind::kSft, dir.path("sft.jsonl"), 2.0}));
+  const Tokenizer& tok = tokenizer();
+  Packer a(&sources, &tok, 11, 48, 2);
+  for (int i = 0; i < 9; ++i) a.next();
+  // Through JSON, as a checkpoint stores it.
+  nlohmann::json saved = nlohmann::json::parse(a.position().to_json().dump());
+  Packer b(&sources, &tok, 11, 48, 2);
+  b.restore(DataPosition::from_json(saved, sources.size(), "data"));
+  for (int i = 0; i < 20; ++i) {
+    model::Batch x = a.next(), y = b.next();
+    ASSERT_EQ(x.ids, y.ids) << "batch " << i;
+    ASSERT_EQ(x.targets, y.targets);
+    ASSERT_EQ(x.docs.size(), y.docs.size());
+  }
+  EXPECT_THROW(DataPosition::from_json(saved, sources.size() + 1, "data"), InputError);
+}
+
+}  // namespace
+}  // namespace trex::train

@@ -1,0 +1,100 @@
+// The tokenizer: exact round trips (whitespace and newlines kept), byte fallback for characters
+// never seen in training, control symbols that text cannot produce, determinism of training,
+// save and load, and the errors for a bad vocabulary or a file that is not a model.
+#include "trex/train/tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "test_text.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+namespace {
+
+using testing::license_texts;
+using testing::TempDir;
+
+const Tokenizer& shared_tokenizer() {
+  static const Tokenizer tok = [] {
+    TokenizerOptions o;
+    o.vocab = 512;
+    return Tokenizer::train(license_texts(), o);
+  }();
+  return tok;
+}
+
+TEST(TokenizerTest, RoundTripKeepsEveryByte) {
+  const Tokenizer& tok = shared_tokenizer();
+  ASSERT_LE(tok.vocab_size(), 512);
+  ASSERT_GT(tok.vocab_size(), 300);
+  for (const std::string& s : {std::string("Licensed under the Apache License, Version 2.0"),
+                               std::string("  two leading spaces,\n\ttabs and\n\nblank lines  \n"),
+                               std::string("x1 + 2 x2 <= 40\nmaximize 3.5 y"), license_texts()[1]}) {
+    std::vector<int32_t> ids = tok.encode(s);
+    for (int32_t id : ids) ASSERT_NE(id, tok.unk_id());
+    EXPECT_EQ(tok.decode(ids), s);
+  }
+}
+
+TEST(TokenizerTest, UnseenCharactersFallBackToBytes) {
+  const Tokenizer& tok = shared_tokenizer();
+  // Neither Greek, CJK nor an emoji occurs in the license texts.
+  std::string s = "λ 最优 🚚 done";
+  std::vector<int32_t> ids = tok.encode(s);
+  int bytes = 0;
+  for (int32_t id : ids) {
+    EXPECT_NE(id, tok.unk_id());
+    bytes += tok.is_byte(id);
+  }
+  // λ (2 bytes), 最优 (6), 🚚 (4): every one spelled as bytes.
+  EXPECT_GE(bytes, 12);
+  EXPECT_EQ(tok.decode(ids), s);
+}
+
+TEST(TokenizerTest, ControlSymbolsAreNotProducedByText) {
+  const Tokenizer& tok = shared_tokenizer();
+  EXPECT_EQ(tok.piece(tok.role_id(Role::kUser)), "<|user|>");
+  EXPECT_EQ(tok.piece(tok.role_id(Role::kAssistant)), "<|assistant|>");
+  EXPECT_EQ(tok.piece(tok.end_id()), "<|end|>");
+  std::vector<int32_t> ids = tok.encode("<|user|> hi <|end|>");
+  std::set<int32_t> specials = {tok.bos_id(), tok.eos_id(), tok.role_id(Role::kSystem), tok.role_id(Role::kUser),
+                                tok.role_id(Role::kAssistant), tok.end_id()};
+  for (int32_t id : ids) EXPECT_EQ(specials.count(id), 0u) << tok.piece(id);
+  // Control ids decode to nothing.
+  EXPECT_EQ(tok.decode({tok.bos_id(), tok.role_id(Role::kUser), tok.end_id(), tok.eos_id()}), "");
+}
+
+TEST(TokenizerTest, TrainingIsDeterministicAndSavesAndLoads) {
+  TokenizerOptions o;
+  o.vocab = 400;
+  std::vector<std::string> texts = {license_texts()[0]};
+  Tokenizer a = Tokenizer::train(texts, o);
+  Tokenizer b = Tokenizer::train(texts, o);
+  EXPECT_EQ(a.serialized(), b.serialized());
+  TempDir dir("tok");
+  a.save(dir.path("t.model"));
+  Tokenizer c = Tokenizer::load(dir.path("t.model"));
+  std::string s = "Grant of Copyright License. Subject to the terms";
+  EXPECT_EQ(c.encode(s), a.encode(s));
+}
+
+TEST(TokenizerTest, Errors) {
+  TokenizerOptions o;
+  o.vocab = 100;
+  EXPECT_THROW(Tokenizer::train(license_texts(), o), InputError);
+  o.vocab = 512;
+  EXPECT_THROW(Tokenizer::train({"", "  \n"}, o), InputError);
+  TempDir dir("tokerr");
+  std::string p = dir.write("junk.model", "this is not a protobuf");
+  try {
+    Tokenizer::load(p);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trex::train

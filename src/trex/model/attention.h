@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "trex/model/config.h"
 
@@ -73,8 +74,17 @@ class AttentionLayer {
 
   int ratio() const;
 
-  // x [T, d]: the layer input after attn_norm. out [T, d] is overwritten. Returns the
-  // indexer's KL loss L_I of this forward (already multiplied by lambda_I; 0 unless ratio 4).
+  // The compressed entries each query attended to in the last forward: per document in order,
+  // [len, k_doc] row-major, -1 for an unused slot (ratio 4: the indexer's top-k with
+  // k_doc = min(top_k, entries of the document); ratio 128: every visible entry; ratio 0: empty).
+  // Tests use it to tell a selection flip from a wrong gradient.
+  std::vector<int32_t> last_selection() const;
+
+  // x [T, d]: the layer input after attn_norm (copied; the caller may reuse it). out [T, d] is
+  // overwritten. Returns the indexer's KL loss L_I of this forward (already multiplied by
+  // lambda_I; 0 unless ratio 4), averaged over every query row of the batch that has a
+  // selection (so a packed batch weighs each such row once, whatever its document). Throws
+  // InputError ("docs") when the spans do not tile [0, T).
   double forward(const AttentionParams& p, const float* x, std::span<const DocSpan> docs,
                  int64_t T, float* out);
 

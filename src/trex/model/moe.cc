@@ -1,0 +1,359 @@
+#include "trex/model/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "trex/core/thread_pool.h"
+#include "trex/core/trace.h"
+#include "trex/kernels/gemm.h"
+#include "trex/kernels/swiglu.h"
+#include "trex/util/error.h"
+
+namespace trex::model {
+
+using kernels::grouped_sgemm;
+using kernels::sgemm;
+using kernels::Trans;
+
+namespace {
+
+uint64_t splitmix64_next(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// softplus without overflow: for large l, log1p(exp(l)) = l to fp32 precision.
+float softplus(float l) { return l > 20.f ? l : std::log1p(std::exp(l)); }
+float sigmoid(float l) { return 1.f / (1.f + std::exp(-l)); }
+
+}  // namespace
+
+std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t hash_seed) {
+  if (top_k > experts) throw std::invalid_argument("build_tid2eid: top_k > experts");
+  std::vector<int32_t> table(size_t(vocab) * top_k);
+  for (int t = 0; t < vocab; ++t) {
+    uint64_t state = (hash_seed << 32) ^ uint64_t(t);
+    int32_t* row = &table[size_t(t) * top_k];
+    for (int k = 0; k < top_k;) {
+      int32_t e = int32_t(splitmix64_next(state) % uint64_t(experts));
+      if (std::find(row, row + k, e) == row + k) row[k++] = e;
+    }
+  }
+  return table;
+}
+
+struct MoeLayer::State {
+  bool hash = false;
+  int64_t d = 0, f = 0;
+  int E = 0, K = 0, shared = 0, vocab = 0;
+  float gamma = 1, limit = 0;
+  std::vector<float> bias;       // [E]
+  std::vector<int32_t> tid2eid;  // [V, K] (hash)
+
+  // Saved by forward for backward (sized for the largest T seen, reused).
+  int64_t T = 0;
+  std::vector<float> x;          // [T, d]
+  std::vector<float> logits;     // [T, E]
+  std::vector<float> scores;     // [T, E] s
+  std::vector<int32_t> sel;      // [T, K]
+  std::vector<float> w;          // [T, K]
+  std::vector<int64_t> slot;     // [T, K] -> row of the dispatched arrays
+  std::vector<int64_t> rows;     // [E]
+  std::vector<int64_t> load;     // [E] (= rows, as counts kept for the caller)
+  std::vector<int64_t> slot_token;  // [T K] dispatched row -> token
+  std::vector<float> wperm;      // [T K] routing weight of each dispatched row
+  std::vector<float> xs;         // [T K, d] dispatched inputs
+  std::vector<float> g, u, h;    // [T K, f]
+  std::vector<float> ye;         // [T K, d] expert outputs
+  std::vector<float> sg, su, sh; // [shared, T, f]
+  // Backward scratch.
+  std::vector<float> dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
+
+  template <class V>
+  static void fit(V& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+  }
+};
+
+MoeLayer::MoeLayer(const ModelConfig& c, bool hash) : s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.hash = hash;
+  s.d = c.hidden;
+  s.f = c.ffn.expert_hidden;
+  s.E = c.ffn.routed_experts;
+  s.K = c.ffn.top_k;
+  s.shared = c.ffn.shared_experts;
+  s.vocab = c.vocab;
+  s.gamma = float(c.ffn.routed_scaling_factor);
+  s.limit = c.ffn.swiglu_limit > 0 ? float(c.ffn.swiglu_limit) : INFINITY;
+  if (s.E < 1 || s.K < 1 || s.K > s.E || s.f < 1)
+    throw InputError::field(c.name + ": ffn", "an MoE layer needs 1 <= top_k <= routed_experts and expert_hidden >= 1");
+  if (c.ffn.score_function != "sqrtsoftplus")
+    throw InputError::field(c.name + ": ffn.score_function",
+                            "'" + c.ffn.score_function + "' not supported by the V4 MoE layer (sqrtsoftplus)");
+  s.bias.assign(size_t(s.E), 0.f);
+  if (hash) s.tid2eid = build_tid2eid(c.vocab, s.E, s.K, uint64_t(c.ffn.hash_seed));
+  s.rows.assign(size_t(s.E), 0);
+  s.load.assign(size_t(s.E), 0);
+}
+
+MoeLayer::~MoeLayer() = default;
+MoeLayer::MoeLayer(MoeLayer&&) noexcept = default;
+MoeLayer& MoeLayer::operator=(MoeLayer&&) noexcept = default;
+
+bool MoeLayer::hash() const { return s_->hash; }
+int MoeLayer::experts() const { return s_->E; }
+int MoeLayer::top_k() const { return s_->K; }
+const std::vector<int32_t>& MoeLayer::selected() const { return s_->sel; }
+const std::vector<float>& MoeLayer::weights() const { return s_->w; }
+const std::vector<int64_t>& MoeLayer::load() const { return s_->load; }
+std::vector<float>& MoeLayer::bias() { return s_->bias; }
+const std::vector<float>& MoeLayer::bias() const { return s_->bias; }
+std::vector<int32_t>& MoeLayer::tid2eid() { return s_->tid2eid; }
+const std::vector<int32_t>& MoeLayer::tid2eid() const { return s_->tid2eid; }
+
+void MoeLayer::update_bias(float rate) {
+  State& s = *s_;
+  if (s.hash) return;
+  double total = 0;
+  for (int64_t c : s.load) total += double(c);
+  double mean = total / s.E;
+  for (int e = 0; e < s.E; ++e) {
+    double diff = mean - double(s.load[size_t(e)]);
+    s.bias[size_t(e)] += rate * float((diff > 0) - (diff < 0));
+  }
+}
+
+void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out) {
+  State& s = *s_;
+  const int64_t d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
+  core::ThreadPool& pool = core::default_thread_pool();
+  s.T = T;
+  State::fit(s.x, size_t(T * d));
+  State::fit(s.logits, size_t(T * E));
+  State::fit(s.scores, size_t(T * E));
+  s.sel.resize(size_t(TK));
+  s.w.resize(size_t(TK));
+  State::fit(s.slot, size_t(TK));
+  State::fit(s.slot_token, size_t(TK));
+  State::fit(s.wperm, size_t(TK));
+  State::fit(s.xs, size_t(TK * d));
+  State::fit(s.g, size_t(TK * f));
+  State::fit(s.u, size_t(TK * f));
+  State::fit(s.h, size_t(TK * f));
+  State::fit(s.ye, size_t(TK * d));
+  State::fit(s.sg, size_t(s.shared * T * f));
+  State::fit(s.su, size_t(s.shared * T * f));
+  State::fit(s.sh, size_t(s.shared * T * f));
+  if (T == 0) return;
+  std::memcpy(s.x.data(), x, sizeof(float) * size_t(T * d));
+
+  {
+    TREX_TRACE(kGemm, "moe.gate");
+    sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
+  }
+  {
+    TREX_TRACE(kMoeDispatch, "moe.route");
+    for (int64_t t = 0; t < T; ++t) {
+      const float* l = &s.logits[size_t(t * E)];
+      float* sc = &s.scores[size_t(t * E)];
+      for (int64_t e = 0; e < E; ++e) sc[e] = std::sqrt(softplus(l[e]));
+      int32_t* sel = &s.sel[size_t(t * K)];
+      if (s.hash) {
+        int32_t id = ids[t];
+        if (id < 0 || id >= s.vocab)
+          throw InputError::field("moe", "token id " + std::to_string(id) + " outside [0, " +
+                                             std::to_string(s.vocab) + ")");
+        std::memcpy(sel, &s.tid2eid[size_t(id) * size_t(K)], sizeof(int32_t) * size_t(K));
+      } else {
+        // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
+        for (int64_t k = 0; k < K; ++k) {
+          int32_t best = -1;
+          float best_v = 0;
+          for (int32_t e = 0; e < int32_t(E); ++e) {
+            if (std::find(sel, sel + k, e) != sel + k) continue;
+            float v = sc[e] + s.bias[size_t(e)];
+            if (best < 0 || v > best_v) best = e, best_v = v;
+          }
+          sel[k] = best;
+        }
+      }
+      float sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += sc[sel[k]];
+      for (int64_t k = 0; k < K; ++k) s.w[size_t(t * K + k)] = s.gamma * sc[sel[k]] / sum;
+    }
+    // Counting sort of the T K (token, slot) pairs by expert, token order inside an expert.
+    std::fill(s.rows.begin(), s.rows.end(), 0);
+    for (int64_t i = 0; i < TK; ++i) s.rows[size_t(s.sel[size_t(i)])]++;
+    std::vector<int64_t> next(size_t(E), 0);
+    for (int64_t e = 1; e < E; ++e) next[size_t(e)] = next[size_t(e - 1)] + s.rows[size_t(e - 1)];
+    for (int64_t i = 0; i < TK; ++i) {
+      int64_t r = next[size_t(s.sel[size_t(i)])]++;
+      s.slot[size_t(i)] = r;
+      s.slot_token[size_t(r)] = i / K;
+      s.wperm[size_t(r)] = s.w[size_t(i)];
+    }
+    s.load = s.rows;
+    pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r)
+        std::memcpy(&s.xs[size_t(r * d)], x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+    });
+  }
+  {
+    TREX_TRACE(kGemm, "moe.experts.w1w3");
+    grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w1, d, 0.f, s.g.data(), f);
+    grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w3, d, 0.f, s.u.data(), f);
+  }
+  {
+    TREX_TRACE(kElementwise, "moe.swiglu");
+    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), TK, f, s.limit);
+  }
+  {
+    TREX_TRACE(kGemm, "moe.experts.w2");
+    grouped_sgemm(Trans::kYes, d, f, s.rows, 1.f, s.h.data(), f, p.w2, f, 0.f, s.ye.data(), d);
+  }
+  // Shared experts write out first; the routed outputs are added on top.
+  for (int j = 0; j < s.shared; ++j) {
+    float* sg = &s.sg[size_t(j * T * f)];
+    float* su = &s.su[size_t(j * T * f)];
+    float* sh = &s.sh[size_t(j * T * f)];
+    {
+      TREX_TRACE(kGemm, "moe.shared.w1w3");
+      sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
+      sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
+    }
+    {
+      TREX_TRACE(kElementwise, "moe.shared.swiglu");
+      kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
+    }
+    TREX_TRACE(kGemm, "moe.shared.w2");
+    sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
+  }
+  TREX_TRACE(kMoeDispatch, "moe.combine");
+  bool first = s.shared == 0;
+  pool.parallel_for(0, T, 16, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      float* o = out + t * d;
+      if (first) std::memset(o, 0, sizeof(float) * size_t(d));
+      for (int64_t k = 0; k < K; ++k) {
+        const float* y = &s.ye[size_t(s.slot[size_t(t * K + k)] * d)];
+        for (int64_t i = 0; i < d; ++i) o[i] += y[i];
+      }
+    }
+  });
+}
+
+void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g) {
+  State& s = *s_;
+  const int64_t T = s.T, d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
+  core::ThreadPool& pool = core::default_thread_pool();
+  State::fit(s.dye, size_t(TK * d));
+  State::fit(s.dh, size_t(TK * f));
+  State::fit(s.dg, size_t(TK * f));
+  State::fit(s.du, size_t(TK * f));
+  State::fit(s.dw, size_t(TK));
+  State::fit(s.dxs, size_t(TK * d));
+  State::fit(s.dl, size_t(T * E));
+  State::fit(s.sdh, size_t(T * f));
+  State::fit(s.sdg, size_t(T * f));
+  State::fit(s.sdu, size_t(T * f));
+  if (T == 0) return;
+  const float* x = s.x.data();
+
+  {
+    TREX_TRACE(kMoeDispatch, "moe.dispatch_grad");
+    pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r)
+        std::memcpy(&s.dye[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+    });
+  }
+  {
+    TREX_TRACE(kGemm, "moe.experts.w2.bwd");
+    grouped_sgemm(Trans::kNo, f, d, s.rows, 1.f, s.dye.data(), d, p.w2, f, 0.f, s.dh.data(), f);
+    int64_t r0 = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      int64_t n = s.rows[size_t(e)];
+      if (n > 0)
+        sgemm(Trans::kYes, Trans::kNo, d, f, n, 1.f, &s.dye[size_t(r0 * d)], d, &s.h[size_t(r0 * f)], f, 1.f,
+              g.w2[size_t(e)], f);
+      r0 += n;
+    }
+  }
+  {
+    TREX_TRACE(kElementwise, "moe.swiglu.bwd");
+    kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), s.dh.data(), s.dg.data(), s.du.data(),
+                             s.dw.data(), TK, f, s.limit);
+  }
+  {
+    TREX_TRACE(kGemm, "moe.experts.w1w3.bwd");
+    int64_t r0 = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      int64_t n = s.rows[size_t(e)];
+      if (n > 0) {
+        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &s.dg[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
+              g.w1[size_t(e)], d);
+        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &s.du[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
+              g.w3[size_t(e)], d);
+      }
+      r0 += n;
+    }
+    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, s.dg.data(), f, p.w1, d, 0.f, s.dxs.data(), d);
+    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, s.du.data(), f, p.w3, d, 1.f, s.dxs.data(), d);
+  }
+  // Shared experts: dx starts as their input gradient.
+  if (s.shared == 0) std::memset(dx, 0, sizeof(float) * size_t(T * d));
+  for (int j = 0; j < s.shared; ++j) {
+    const float* sg = &s.sg[size_t(j * T * f)];
+    const float* su = &s.su[size_t(j * T * f)];
+    const float* sh = &s.sh[size_t(j * T * f)];
+    TREX_TRACE(kGemm, "moe.shared.bwd");
+    sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, s.sdh.data(), f);
+    sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);
+    kernels::swiglu_backward<float>(sg, su, nullptr, s.sdh.data(), s.sdg.data(), s.sdu.data(), nullptr, T, f,
+                                    s.limit);
+    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, s.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
+    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, s.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
+    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, s.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
+    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, s.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
+  }
+  {
+    TREX_TRACE(kMoeDispatch, "moe.combine_grad");
+    // Routing-weight gradient through w_k = gamma s_k / S, then through s = sqrt(softplus(l)):
+    // ds_m = (gamma / S)(dw_m - sum_k dw_k w_k / gamma),  dl = ds sigma(l) / (2 s).
+    std::fill(s.dl.begin(), s.dl.begin() + T * E, 0.f);
+    pool.parallel_for(0, T, 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) {
+        const int32_t* sel = &s.sel[size_t(t * K)];
+        const float* sc = &s.scores[size_t(t * E)];
+        const float* l = &s.logits[size_t(t * E)];
+        float sum = 0, dot = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          sum += sc[sel[k]];
+          dot += s.dw[size_t(s.slot[size_t(t * K + k)])] * s.w[size_t(t * K + k)];
+        }
+        float* dl = &s.dl[size_t(t * E)];
+        for (int64_t k = 0; k < K; ++k) {
+          int32_t m = sel[k];
+          float dwm = s.dw[size_t(s.slot[size_t(t * K + k)])];
+          float ds = s.gamma / sum * (dwm - dot / s.gamma);
+          dl[m] = sc[m] > 0 ? ds * sigmoid(l[m]) / (2.f * sc[m]) : 0.f;
+        }
+        float* o = dx + t * d;
+        for (int64_t k = 0; k < K; ++k) {
+          const float* y = &s.dxs[size_t(s.slot[size_t(t * K + k)] * d)];
+          for (int64_t i = 0; i < d; ++i) o[i] += y[i];
+        }
+      }
+    });
+  }
+  TREX_TRACE(kGemm, "moe.gate.bwd");
+  sgemm(Trans::kYes, Trans::kNo, E, d, T, 1.f, s.dl.data(), E, x, d, 1.f, g.gate, d);
+  sgemm(Trans::kNo, Trans::kNo, T, d, E, 1.f, s.dl.data(), E, p.gate, d, 1.f, dx, d);
+}
+
+}  // namespace trex::model

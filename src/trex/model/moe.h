@@ -1,0 +1,85 @@
+// One DeepSeek-V4 MoE layer, forward and backward over T tokens (spec sections 9 and 10):
+// sqrtsoftplus gate, top-K selection by score plus a selection-only balancing bias (or, in the
+// first hash_layers layers, a frozen token -> expert table), normalised and scaled routing
+// weights, E routed experts and the shared experts as limited SwiGLU MLPs.
+//
+//   l = W_g x (fp32);  s = sqrt(softplus(l))
+//   I = topK(s + b)  (score-routed; ties go to the lower expert index)  |  I = tid2eid[token] (hash)
+//   w_k = gamma s_{I_k} / sum_k' s_{I_k'}
+//   y = sum_k w_k-weighted Expert_{I_k}(x) + sum Shared(x)
+//
+// Tokens are dispatched per expert (counting sort: expert-major, token order inside an expert),
+// so each expert is one GEMM over its rows (grouped_sgemm), and combined back in slot order k.
+// The routing weight is applied before W2 (the swiglu kernel takes w), so dw comes out of the
+// swiglu backward and reaches W_g through s, in hash layers too.
+//
+// The layer owns its non-parameter routing state: the bias b [E] (score-routed layers) and the
+// table tid2eid [V, K] (hash layers). The table is a pure function of (hash_seed, token id):
+// a splitmix64 stream with state (uint64(hash_seed) << 32) ^ token, drawing expert = next() % E
+// and skipping experts already drawn, until K distinct experts are chosen.
+//
+// x [T, d] is the ffn-normed layer input; out [T, d] is overwritten. The layer copies what its
+// backward needs; backward must follow the forward it belongs to. Parameter gradients are ADDED
+// into the gradient tensors. T = 1 works (a generator calls it one token at a time).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "trex/model/config.h"
+
+namespace trex::model {
+
+// The tensors of one MoE layer ([out, in] row-major). P is const float* or float*.
+template <class P>
+struct MoeTensors {
+  P gate = nullptr;                  // [E, d]
+  std::vector<P> w1, w2, w3;         // per routed expert: [f, d], [d, f], [f, d]
+  std::vector<P> shared_w1, shared_w2, shared_w3;  // per shared expert, same shapes
+};
+using MoeParams = MoeTensors<const float*>;
+using MoeGrads = MoeTensors<float*>;
+
+// The frozen token -> expert table of a hash layer: [vocab, top_k] expert ids (see above).
+std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t hash_seed);
+
+class MoeLayer {
+ public:
+  // hash: route by tid2eid (built from config.ffn.hash_seed) instead of by score.
+  MoeLayer(const ModelConfig& config, bool hash);
+  ~MoeLayer();
+  MoeLayer(MoeLayer&&) noexcept;
+  MoeLayer& operator=(MoeLayer&&) noexcept;
+
+  bool hash() const;
+  int experts() const;
+  int top_k() const;
+
+  // x [T, d]; ids [T] token ids (read by hash layers, < vocab); out [T, d] overwritten.
+  void forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out);
+  // dout [T, d] -> dx [T, d] (overwritten). Parameter gradients are added into g.
+  void backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g);
+
+  // The experts chosen by the last forward, [T, K] (in slot order), and their weights w.
+  const std::vector<int32_t>& selected() const;
+  const std::vector<float>& weights() const;
+  // Tokens routed to each expert by the last forward, [E].
+  const std::vector<int64_t>& load() const;
+
+  // The selection bias [E] (zeros for a hash layer, which never reads it).
+  std::vector<float>& bias();
+  const std::vector<float>& bias() const;
+  // b_e += rate * sign(mean_load - load_e) from load(); nothing for a hash layer.
+  void update_bias(float rate);
+
+  // [vocab, K]; empty for a score-routed layer.
+  std::vector<int32_t>& tid2eid();
+  const std::vector<int32_t>& tid2eid() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace trex::model

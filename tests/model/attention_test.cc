@@ -385,6 +385,33 @@ TEST(AttentionLayer, GradientsAccumulateAcrossBackwardCalls) {
   }
 }
 
+// Incremental decoding with a cache gives the forward's output at every position: past the
+// window, across ratio-4 and ratio-128 block boundaries, with the indexer choosing among more
+// entries than top_k.
+TEST(AttentionLayer, DecodeMatchesForwardAtEveryPosition) {
+  for (int ratio : {0, 4, 128}) {
+    ModelConfig c = small_config();
+    const int64_t d = c.hidden, T = ratio == 128 ? 300 : 45;
+    LayerTensors w(c, ratio, 61);
+    std::vector<float> x = random_vector(T * d, 62);
+    AttentionLayer layer(c, layer_of_ratio(ratio));
+    std::vector<float> full(static_cast<size_t>(T * d)), step(static_cast<size_t>(d));
+    layer.forward(w.params(), x.data(), spans({T}), T, full.data());
+    AttentionCache cache;
+    for (int64_t t = 0; t < T; ++t) {
+      layer.decode(w.params(), x.data() + t * d, cache, step.data());
+      ASSERT_EQ(cache.len, t + 1);
+      double err = 0, ref = 0;
+      for (int64_t e = 0; e < d; ++e) {
+        err = std::max(err, double(std::abs(step[size_t(e)] - full[size_t(t * d + e)])));
+        ref = std::max(ref, double(std::abs(full[size_t(t * d + e)])));
+      }
+      ASSERT_LE(err, 1e-4 * ref + 1e-6) << "ratio " << ratio << ", position " << t;
+    }
+    EXPECT_EQ(int64_t(cache.comp.size()), ratio > 0 ? T / ratio * c.attention.head_dim : 0);
+  }
+}
+
 TEST(AttentionLayer, RejectsSpansThatDoNotTileTheBatch) {
   ModelConfig c = small_config();
   LayerTensors w(c, 0, 51);

@@ -15,6 +15,7 @@
 // Gradients of GEMM weights are accumulated by sgemm with beta = 1; kernels that overwrite
 // their weight gradient (RMSNorm dw, dape, dsink) write a scratch buffer that is then added.
 #include "trex/model/attention.h"
+#include "trex/model/attention_state.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,12 +35,9 @@ namespace trex::model {
 namespace {
 
 using kernels::Trans;
-using Buf = std::vector<float>;
-
-float* ptr(Buf& b, int64_t n) {
-  if (int64_t(b.size()) < n) b.resize(size_t(n));
-  return b.data();
-}
+using attention_detail::add_into;
+using attention_detail::Buf;
+using attention_detail::ptr;
 
 // y [T, out] = x [T, in] W^T (W [out, in]), y row stride ldy, x row stride ldx.
 void linear(const float* x, int64_t ldx, const float* w, int64_t T, int64_t out, int64_t in,
@@ -60,72 +58,8 @@ void linear_dw(const float* dy, int64_t lddy, const float* x, int64_t ldx, int64
   kernels::sgemm(Trans::kYes, Trans::kNo, out, in, T, 1.f, dy, lddy, x, ldx, 1.f, dw, in);
 }
 
-void add_into(float* dst, const float* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
-}
-
 }  // namespace
 
-struct AttentionLayer::State {
-  // Shapes.
-  int ratio = 0;
-  int64_t d = 0, qlr = 0, H = 0, hd = 0, rd = 0, G = 0, olr = 0, win = 0;
-  int64_t C = 0;                          // compressor width c * hd
-  int64_t IH = 0, Ihd = 0, top_k = 0;     // indexer
-  float eps = 1e-6f;
-  float lambda = 1.f;
-  kernels::RopeFreqConfig freq_config;
-  std::vector<double> freq;
-  kernels::RopeTable table;
-
-  // The last forward's batch.
-  int64_t T = 0;
-  std::vector<DocSpan> docs;
-  std::vector<int64_t> pos;              // [T]
-  std::vector<int64_t> comp_off;         // [docs + 1]: first compressed entry of each document
-  std::vector<int64_t> comp_pos;         // [entries]: i * m
-  std::vector<int64_t> idx_off;          // [docs + 1]: first comp_idx element of each document
-  std::vector<int64_t> k_comp;           // [docs]: comp_idx columns of each document
-  std::vector<int32_t> comp_idx;         // per document [s, k_comp]
-  int64_t n_entries = 0;
-  bool has_indexer_grads = false;
-
-  // Saved activations.
-  Buf x, qa, qr, q0, q, kva, kv, kt, zt, kc0, kc, o, lse, oi, u, comp_prob;
-  // Indexer (ratio 4): inputs of its backward and the gradients its KL loss gives.
-  Buf qI, kIt, kIz, kI0, kI, wI, dqI, dkI, dwI;
-  // Backward scratch.
-  Buf du, doi, dO, dq, dkv, dkc, dtmp, dnorm, dkt, dzt, dwork, dape;
-
-  void ensure_table(int64_t max_pos) {
-    if (table.max_pos >= max_pos) return;
-    int64_t n = std::max<int64_t>(64, table.max_pos);
-    while (n < max_pos) n *= 2;
-    table = kernels::rope_table(freq, n);
-  }
-  void rope(const float* in, float* out, const int64_t* p, int64_t rows, int64_t heads,
-            int64_t dim, int sign) {
-    if (rows == 0) return;
-    kernels::rope_apply(in, out, p, rows, heads, dim, table, sign);
-  }
-  void norm_fwd(const float* in, const float* w, float* out, int64_t rows, int64_t dim) {
-    if (rows == 0) return;
-    kernels::rmsnorm_forward(in, w, out, rows, dim, eps);
-  }
-  // dx = RMSNorm backward; when w is given, its gradient is added into dw.
-  void norm_bwd(const float* in, const float* w, const float* dy, float* dx, float* dw,
-                int64_t rows, int64_t dim) {
-    if (rows == 0) return;
-    if (w == nullptr) {
-      kernels::rmsnorm_backward(in, static_cast<const float*>(nullptr), dy, dx,
-                                static_cast<float*>(nullptr), rows, dim, eps);
-      return;
-    }
-    float* scratch = ptr(dnorm, dim);
-    kernels::rmsnorm_backward(in, w, dy, dx, scratch, rows, dim, eps);
-    if (dw) add_into(dw, scratch, dim);
-  }
-};
 
 AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, int ratio_override)
     : s_(std::make_unique<State>()) {

@@ -63,6 +63,21 @@ struct AttentionTensors {
 using AttentionParams = AttentionTensors<const float*>;
 using AttentionGrads = AttentionTensors<float*>;
 
+// What decoding one more token of a sequence needs from the tokens before it, for one layer
+// (AttentionLayer::decode fills it; start from a default-constructed or clear()ed cache).
+struct AttentionCache {
+  int64_t len = 0;                 // tokens decoded so far: the next token's position
+  std::vector<float> window;       // [win, hd] roped kv rows, token t at row t % win
+  // Compressor projections (kt, zt) of the tokens of the open block and, for ratio 4, of the
+  // block before it (which the next entry also pools): token t at row t % rows, rows = m or 2m.
+  std::vector<float> kt, zt;       // [rows, c hd]
+  std::vector<float> comp;         // [entries, hd] compressed entries, normed and roped
+  // The indexer's own compressor (ratio 4): the same for its projections and keys.
+  std::vector<float> idx_kt, idx_zt;  // [8, 2 Ihd]
+  std::vector<float> idx_comp;        // [entries, Ihd]
+  void clear() { *this = AttentionCache(); }
+};
+
 class AttentionLayer {
  public:
   // `layer` is the main layer index (its compress ratio comes from the config); MTP blocks
@@ -87,6 +102,11 @@ class AttentionLayer {
   // InputError ("docs") when the spans do not tile [0, T).
   double forward(const AttentionParams& p, const float* x, std::span<const DocSpan> docs,
                  int64_t T, float* out);
+
+  // Incremental decoding: x [d] is the next token of the cache's sequence (after attn_norm), at
+  // position cache.len; out [d] (overwritten) is what forward gives for that position of the
+  // sequence (up to rounding), and the cache advances by one token. Uses no state of forward.
+  void decode(const AttentionParams& p, const float* x, AttentionCache& cache, float* out);
 
   // dout [T, d] -> dx [T, d] (overwritten, the backbone's gradient only). Parameter gradients
   // (the indexer's from L_I) are added into g.

@@ -1,0 +1,19 @@
+// Choosing the next token from a model's logits: greedy, or temperature and top-p (nucleus)
+// sampling, driven by a uniform draw the caller supplies (so a seeded generator is
+// reproducible, and tests can pick the draw).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace trex::model {
+
+// logits [V] -> a token id.
+//   temperature <= 0: argmax (ties to the lower id); u is ignored.
+//   otherwise p = softmax(logits / temperature) in double; tokens in descending p (ties to the
+//   lower id); the nucleus is the shortest prefix whose mass reaches top_p (top_p >= 1: all
+//   tokens); the token is the first of the nucleus whose cumulative mass exceeds u times the
+//   nucleus mass. REQUIRES: V >= 1, 0 <= u < 1, top_p > 0.
+int32_t sample_token(std::span<const float> logits, double temperature, double top_p, double u);
+
+}  // namespace trex::model

@@ -42,6 +42,10 @@ struct ParamLayout {
   const ParamInfo* find(std::string_view name) const;
 };
 
+// Throws InputError naming the field when `config` is not one the V4 transformer runs (kind v4,
+// MoE in every layer, mHC streams >= 2, untied head, at most one MTP block).
+void check_v4_config(const ModelConfig& config);
+
 // The layout of a config: main layers, then MTP blocks (when mtp_depth > 0 and with_mtp).
 ParamLayout build_param_layout(const ModelConfig& config, bool with_mtp = true);
 
@@ -94,6 +98,9 @@ class Transformer {
   // b_e += u * sign(mean_load - load_e) for every score-routed layer, from expert_load()
   // (u = config ffn.bias_update_rate).
   void update_routing_bias();
+  // The selection bias [E] of MoE layer i (the main layers, then the MTP block), which
+  // update_routing_bias() moves; nullptr for a hash-routed layer.
+  float* routing_bias(int moe_layer);
 
   // Every parameter (F32, by name) and the non-parameter state ("...gate.bias" F32,
   // "...gate.tid2eid" I32) in one safetensors file, written atomically, with metadata.

@@ -131,7 +131,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
   // Resume: the checkpoint's state first, so a mismatch is reported before any work.
   std::string ckpt;
-  nlohmann::json resume_state;
+  nlohmann::json resume_state = nlohmann::json::object();
   int64_t start_step = 0;
   if (!options.resume.empty()) {
     ckpt = resolve_checkpoint(options.resume);
@@ -177,6 +177,11 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   std::string swap_path;
   if (c.optimizer == "swap") {
     std::string dir = c.swap_dir.empty() ? run_dir : c.swap_dir;
+    // A killed run leaves its swap file behind; in the run's own directory it is stale.
+    if (c.swap_dir.empty())
+      for (const fs::directory_entry& e : fs::directory_iterator(run_dir))
+        if (e.path().filename().string().rfind("optimizer-", 0) == 0 && e.path().extension() == ".swap")
+          fs::remove(e.path());
     swap_path = (fs::path(dir) / ("optimizer-" + std::to_string(::getpid()) + ".swap")).string();
     fs::remove(swap_path);
     optim::SwapOptions so;
@@ -208,7 +213,22 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   core::trace_clear();
   core::trace_enable(true);
   const int trace_thread = core::trace_thread_id();
-  const int64_t trace_begin = core::trace_now_ns();
+  int64_t trace_window = core::trace_now_ns();
+  core::TraceSummary trace_total;
+  std::vector<core::TraceEvent> kept_events;  // all of them when a Chrome trace is wanted
+  // Summarizes the spans recorded since trace_window and drops them, so a long run does not
+  // hold every span in memory (called between steps, when no span of this thread is open).
+  auto fold_trace = [&] {
+    int64_t now = core::trace_now_ns();
+    std::vector<core::TraceEvent> events = core::trace_collect();
+    core::trace_clear();
+    core::TraceSummary part = core::summarize_trace(events, trace_thread, trace_window, now);
+    trace_total.wall_s += part.wall_s;
+    trace_total.idle_s += part.idle_s;
+    for (int k = 0; k < core::kTraceCategories; ++k) trace_total.seconds[k] += part.seconds[k];
+    if (!options.trace_path.empty()) kept_events.insert(kept_events.end(), events.begin(), events.end());
+    trace_window = now;
+  };
 
   int64_t consecutive_bad = resume_state.value("consecutive_skips", int64_t(0));
   int64_t skipped_total = resume_state.value("skipped_total", int64_t(0));
@@ -319,6 +339,8 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
                                std::to_string(consecutive_bad) + " steps in a row with a non-finite loss or gradient "
                                "(guard.nan_limit = " + std::to_string(c.nan_limit) + ")");
 
+    if (step % 25 == 0) fold_trace();
+
     if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) {
       TREX_TRACE(kOther, "checkpoint");
       nlohmann::json state = {
@@ -344,12 +366,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     }
   }
   if (bar) bar->finish();
-  const int64_t trace_end = core::trace_now_ns();
+  fold_trace();
   core::trace_enable(false);
-  std::vector<core::TraceEvent> events = core::trace_collect();
-  result.trace = core::summarize_trace(events, trace_thread, trace_begin, trace_end);
-  if (!options.trace_path.empty()) core::write_chrome_trace(options.trace_path, events);
-  core::trace_clear();
+  result.trace = trace_total;
+  if (!options.trace_path.empty()) core::write_chrome_trace(options.trace_path, kept_events);
 
   result.checkpoint = last_ckpt;
   result.skipped_steps = skipped_total;

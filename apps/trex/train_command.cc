@@ -1,0 +1,149 @@
+// trex train --config FILE [--out DIR] [--steps N] [--resume DIR] [--trace FILE] [--hw FILE]
+// [--threads N]: train a V4 model (CPT or SFT) as the config says (docs/train.md); print a line
+// every log_every steps, a final summary and the time per category; write metrics, checkpoints
+// and the loss curve under the run directory.
+//
+// MFU needs the machine's fp32 peak: from --hw (a hardware description such as `trex hw probe`
+// writes), else measured once by the probe and cached in $XDG_CACHE_HOME/trex (or
+// ~/.cache/trex) per thread count, so later runs start at once.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "trex/core/hw_description.h"
+#include "trex/core/hw_probe.h"
+#include "trex/core/thread_pool.h"
+#include "trex/train/checkpoint.h"
+#include "trex/train/config.h"
+#include "trex/train/trainer.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace fs = std::filesystem;
+
+namespace trex::cli {
+
+namespace {
+
+struct TrainArgs {
+  std::string config;
+  std::string out;
+  long steps = 0;
+  long stop_after = 0;
+  std::string resume;
+  std::string trace;
+  std::string hw;
+  int threads = 0;
+};
+
+std::string cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/trex";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/trex";
+  return "";
+}
+
+// The fp32 peak for MFU and where it came from.
+std::pair<double, std::string> machine_peak(const std::string& hw_file, int threads) {
+  if (!hw_file.empty()) {
+    core::HwDescription d = core::load_hw_description(hw_file);
+    return {d.peak.flops_fp32.value, hw_file};
+  }
+  std::string dir = cache_dir();
+  std::string cached = dir.empty() ? "" : dir + "/hw-probe-t" + std::to_string(threads) + ".toml";
+  if (!cached.empty() && fs::exists(cached)) {
+    try {
+      return {core::load_hw_description(cached).peak.flops_fp32.value, cached + " (cached probe)"};
+    } catch (const InputError&) {
+      // A damaged cache is measured again below.
+    }
+  }
+  std::fprintf(stderr, "train: measuring this machine's peak once (trex hw probe, about 10 s)...\n");
+  core::ProbeOptions po;
+  po.threads = threads;
+  core::ProbeResult r = core::probe_hardware(po);
+  core::HwDescription d = core::describe(r);
+  if (!cached.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (!ec) write_file_atomic(cached, core::to_toml(d, "Written by trex train: the probe of this machine for MFU."));
+  }
+  return {d.peak.flops_fp32.value, cached.empty() ? "probe" : cached + " (probed now)"};
+}
+
+int run_train(const TrainArgs& args) {
+  if (args.threads < 0) throw InputError::field("--threads", "must be >= 0");
+  if (args.steps < 0) throw InputError::field("--steps", "must be >= 1");
+  if (args.threads > 0) setenv("TREX_THREADS", std::to_string(args.threads).c_str(), 1);
+  std::string config_path = args.config;
+  std::string out = args.out;
+  if (!args.resume.empty()) {
+    std::string ckpt = train::resolve_checkpoint(args.resume);
+    if (config_path.empty()) config_path = train::read_checkpoint_state(ckpt).value("config", std::string());
+    // A checkpoint lives in RUN/checkpoints/step-N: the run continues in RUN.
+    if (out.empty()) out = fs::path(ckpt).parent_path().parent_path().string();
+  }
+  if (config_path.empty()) throw InputError::field("--config", "required (or --resume with a checkpoint)");
+  train::TrainConfig config = train::load_train_config(config_path);
+  if (out.empty()) out = "runs/" + fs::path(config_path).stem().string();
+
+  int threads = core::default_thread_pool().num_threads();
+  auto [peak, peak_source] = machine_peak(args.hw, threads);
+
+  train::TrainOptions o;
+  o.out_dir = out;
+  o.steps = args.steps;
+  o.stop_after = args.stop_after;
+  o.resume = args.resume;
+  o.trace_path = args.trace;
+  o.peak_flops = peak;
+  o.peak_source = peak_source;
+  train::TrainResult r;
+  try {
+    r = train::run_training(config, o);
+  } catch (const train::TrainingStopped& e) {
+    std::fprintf(stderr, "trex: error: %s\n", e.what());
+    return 1;
+  }
+
+  double first = 0, last = 0;
+  for (size_t i = 0; i < r.losses.size(); ++i)
+    if (!r.skipped[i]) {
+      if (first == 0) first = r.losses[i];
+      last = r.losses[i];
+    }
+  std::printf("done: steps %lld..%lld, loss %.4f -> %.4f, %lld skipped, %.0f tokens/s, MFU %.1f%% of %.1f GFLOP/s fp32 "
+              "(%s), %d threads, median step %.3f s (optimizer %.3f s)\n",
+              static_cast<long long>(r.first_step), static_cast<long long>(r.last_step), first, last,
+              static_cast<long long>(r.skipped_steps), r.tokens_per_s, 100 * r.mfu, peak / 1e9,
+              peak_source.c_str(), threads, r.median_step_s, r.median_optimizer_s);
+  std::printf("time per category (training thread):\n%s", r.trace.to_string().c_str());
+  std::printf("wrote: %s/metrics.jsonl, %s/loss.svg, %s%s%s\n", out.c_str(), out.c_str(), r.checkpoint.c_str(),
+              args.trace.empty() ? "" : ", ", args.trace.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, Action* action) {
+  auto args = std::make_shared<TrainArgs>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a V4 model: CPT or SFT with checkpoints, metrics and MFU");
+  cmd->add_option("--config", args->config, "Train config (TOML, configs/train/)");
+  cmd->add_option("--out", args->out, "Run directory (default runs/<config name>; with --resume the checkpoint's run)");
+  cmd->add_option("--steps", args->steps, "Total steps, overriding the config (also the schedule's length)");
+  cmd->add_option("--stop-after", args->stop_after, "Stop after this step (the schedule still spans --steps)");
+  cmd->add_option("--resume", args->resume, "Continue bit for bit from a checkpoint or the newest one of a run directory");
+  cmd->add_option("--trace", args->trace, "Also write the per-operator Chrome trace JSON here");
+  cmd->add_option("--hw", args->hw, "Hardware description with the fp32 peak for MFU (default: probe once, cached)");
+  cmd->add_option("--threads", args->threads, "Compute threads (default: TREX_THREADS or all CPUs)");
+  cmd->footer("Config keys, data formats, checkpoint layout and metrics: docs/train.md.");
+  cmd->callback([args, action] { *action = [args] { return run_train(*args); }; });
+}
+
+namespace {
+const CommandRegistration kRegistration(80, add_train_command);
+}  // namespace
+
+}  // namespace trex::cli

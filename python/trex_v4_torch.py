@@ -291,20 +291,24 @@ def hc_pre(c, X, fn, base, scale):
     for _ in range(c.T_sk - 1):
         C = C / (C.sum(1, keepdim=True) + c.hc_eps)
         C = C / (C.sum(0, keepdim=True) + c.hc_eps)
-    y = torch.einsum("tn,tnd->td", pre, X)
+    y = (pre[:, :, None] * X).sum(1)
     return y, post, C.permute(2, 0, 1)
 
 
 def hc_post(Fo, X, post, C):
-    """X'_k = post_k F + sum_j C_jk X_j."""
-    return post[:, :, None] * Fo[:, None, :] + torch.einsum("tjk,tjd->tkd", C, X)
+    """X'_k = post_k F + sum_j C_jk X_j (broadcast products: torch 1.13's bmm loops over the
+    batch in Python-visible selects for tiny matrices)."""
+    out = post[:, :, None] * Fo[:, None, :]
+    for j in range(X.shape[1]):
+        out = out + C[:, j, :, None] * X[:, j, None, :]
+    return out
 
 
 def hc_head(c, X, fn, base, scale):
     T = X.shape[0]
     xv = X.reshape(T, -1)
     w = torch.sigmoid(inv_rms(xv, c.eps) * (xv @ fn.t()) * scale[0] + base) + c.hc_eps
-    return torch.einsum("tn,tnd->td", w, X)
+    return (w[:, :, None] * X).sum(1)
 
 
 def compress(c, x_doc, wkv, wgate, ape, norm, ratio, head_dim, freqs):

@@ -613,6 +613,25 @@ def cmd_selftest(args):
         flag = "" if ok_one else "   <-- MISMATCH"
         print(f"{name:45s} fd {num: .9e} autograd {ana: .9e} rel {err:.1e}{flag}")
     print(f"worst relative error (derivatives > 1e-4) {worst:.2e}; mismatches {bad}")
+    # Packing and causality: a token changed in the second document leaves the first document's
+    # logits unchanged, and a token changed at t leaves every earlier logit unchanged ("unchanged"
+    # up to 1e-12: rows routed to an expert change with the token, and a GEMM of another height
+    # may round the other rows differently).
+    with torch.no_grad():
+        base_logits = forward(c, params, bias, tid2eid, ids, targets, docs)["logits"]
+        for t in (docs[0] + 10, docs[0] // 2):
+            ids2 = ids.clone()
+            ids2[t] = (ids2[t] + 1) % c.V
+            l2 = forward(c, params, bias, tid2eid, ids2, targets, docs)["logits"]
+            lo = docs[0] if t >= docs[0] else 0
+            def differ(a, b):
+                return float((a - b).abs().max()) if a.numel() else 0.0
+            same = differ(l2[:t], base_logits[:t]) < 1e-12
+            changed = differ(l2[t:], base_logits[t:]) > 1e-6
+            leak = differ(l2[docs[0]:], base_logits[docs[0]:]) >= 1e-12 if t < docs[0] else False
+            print(f"token {t} changed: logits before it unchanged {same}, after it changed {changed}"
+                  + (f", second document unchanged {not leak}" if t < docs[0] else f" (document starts at {lo})"))
+            bad += (not same) + (not changed) + leak
     P = leaf_params({k: v.float() for k, v in init_state(c, 2, torch.float32)[0].items()})
     opt = make_optimizer(P, {"lr": 3e-3, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weight_decay": 0.1},
                          {n for n, _, d in param_shapes(c) if not d})

@@ -299,5 +299,37 @@ TEST(Transformer, LossFallsInAShortTrainingRun) {
   EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
 }
 
+TEST(Transformer, Bf16PrecisionRoundsWeightsAndActivationsOnly) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4", 1);
+  Transformer m(c, 41);
+  Batch batch = two_documents(c, 40, 30, 42);
+  m.zero_grads();
+  LossStats f32 = m.forward_backward(batch);
+  std::vector<float> g32(m.grads(), m.grads() + m.layout().total);
+  std::vector<float> master(m.params(), m.params() + m.layout().total);
+  m.set_precision(Precision::kBf16);
+  EXPECT_EQ(m.precision(), Precision::kBf16);
+  m.zero_grads();
+  LossStats b16 = m.forward_backward(batch);
+  // The master weights are untouched; the loss moves by bf16's relative precision, not more.
+  EXPECT_EQ(std::memcmp(master.data(), m.params(), sizeof(float) * master.size()), 0);
+  EXPECT_NE(f32.ce_sum, b16.ce_sum);
+  EXPECT_NEAR(b16.loss(), f32.loss(), 2e-2 * f32.loss());
+  // Gradients agree in direction (cosine close to 1) though not in every bit.
+  double dot = 0, n32 = 0, n16 = 0;
+  for (size_t i = 0; i < g32.size(); ++i) {
+    dot += double(g32[i]) * m.grads()[i];
+    n32 += double(g32[i]) * g32[i];
+    n16 += double(m.grads()[i]) * m.grads()[i];
+  }
+  EXPECT_GT(dot / std::sqrt(n32 * n16), 0.99);
+  // Back to fp32: bit for bit the first result.
+  m.set_precision(Precision::kFp32);
+  m.zero_grads();
+  LossStats again = m.forward_backward(batch);
+  EXPECT_EQ(again.ce_sum, f32.ce_sum);
+  EXPECT_EQ(std::memcmp(g32.data(), m.grads(), sizeof(float) * g32.size()), 0);
+}
+
 }  // namespace
 }  // namespace trex::model

@@ -121,6 +121,10 @@ struct Transformer::Impl {
   ParamLayout layout;
   bool mtp = false;
   std::vector<float> params, grads;
+  Precision precision = Precision::kFp32;
+  std::vector<float> rounded;  // kBf16: params with the matrices rounded to bf16
+  std::vector<const ParamInfo*> bf16_tensors;
+  const float* W = nullptr;    // the weights forward and backward read: params or rounded
   std::unordered_map<std::string, int64_t> offset;  // name -> first element
 
   struct Block {
@@ -156,12 +160,34 @@ struct Transformer::Impl {
   std::vector<float> mhc_ws;
   std::vector<std::vector<int64_t>> load;
 
-  float* P(const std::string& name) { return params.data() + offset.at(name); }
+  const float* P(const std::string& name) const { return W + offset.at(name); }
   float* Gd(const std::string& name) { return grads.data() + offset.at(name); }
-  const float* P(const std::string& name) const { return params.data() + offset.at(name); }
-  float* ptr_or_null(std::vector<float>& base, const std::string& name) {
+  template <class PT>
+  PT ptr_or_null(PT base, const std::string& name) {
     auto it = offset.find(name);
-    return it == offset.end() ? nullptr : base.data() + it->second;
+    return it == offset.end() ? nullptr : base + it->second;
+  }
+
+  // kBf16: values rounded to bf16 in place (an op boundary of the bf16 model).
+  void boundary(float* x, int64_t n) {
+    if (precision != Precision::kBf16) return;
+    core::default_thread_pool().parallel_for(0, n, 1 << 14, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) x[i] = core::to_float(core::to_bf16(x[i]));
+    });
+  }
+  void refresh_weights() {
+    if (precision != Precision::kBf16) {
+      W = params.data();
+      return;
+    }
+    rounded = params;
+    for (const ParamInfo* p : bf16_tensors) {
+      float* w = rounded.data() + p->offset;
+      core::default_thread_pool().parallel_for(0, p->numel, 1 << 14, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) w[i] = core::to_float(core::to_bf16(w[i]));
+      });
+    }
+    W = rounded.data();
   }
 
   kernels::MhcShape mhc_shape(int64_t tokens) const {
@@ -177,7 +203,7 @@ struct Transformer::Impl {
   float eps() const { return float(config.norm_eps); }
 
   template <class PT>
-  AttentionTensors<PT> attn_tensors(std::vector<float>& base, const std::string& prefix) {
+  AttentionTensors<PT> attn_tensors(PT base, const std::string& prefix) {
     std::string a = prefix + "attn.";
     auto at = [&](const char* n) { return ptr_or_null(base, a + n); };
     AttentionTensors<PT> t;
@@ -203,21 +229,21 @@ struct Transformer::Impl {
   }
 
   template <class PT>
-  MoeTensors<PT> moe_tensors(std::vector<float>& base, const std::string& prefix) {
+  MoeTensors<PT> moe_tensors(PT base, const std::string& prefix) {
     std::string f = prefix + "ffn.";
     MoeTensors<PT> t;
-    t.gate = base.data() + offset.at(f + "gate.weight");
+    t.gate = base + offset.at(f + "gate.weight");
     for (int e = 0; e < config.ffn.routed_experts; ++e) {
       std::string ex = f + "experts." + std::to_string(e) + ".";
-      t.w1.push_back(base.data() + offset.at(ex + "w1"));
-      t.w2.push_back(base.data() + offset.at(ex + "w2"));
-      t.w3.push_back(base.data() + offset.at(ex + "w3"));
+      t.w1.push_back(base + offset.at(ex + "w1"));
+      t.w2.push_back(base + offset.at(ex + "w2"));
+      t.w3.push_back(base + offset.at(ex + "w3"));
     }
     for (int j = 0; j < config.ffn.shared_experts; ++j) {
       std::string sx = f + "shared_experts." + (config.ffn.shared_experts > 1 ? std::to_string(j) + "." : "");
-      t.shared_w1.push_back(base.data() + offset.at(sx + "w1"));
-      t.shared_w2.push_back(base.data() + offset.at(sx + "w2"));
-      t.shared_w3.push_back(base.data() + offset.at(sx + "w3"));
+      t.shared_w1.push_back(base + offset.at(sx + "w1"));
+      t.shared_w2.push_back(base + offset.at(sx + "w2"));
+      t.shared_w3.push_back(base + offset.at(sx + "w3"));
     }
     return t;
   }
@@ -278,14 +304,18 @@ struct Transformer::Impl {
       TREX_TRACE(kElementwise, "mhc_pre");
       kernels::mhc_pre_forward(Xin, P(hc + "fn"), P(hc + "base"), P(hc + "scale"), s.y.data(), s.pre.data(),
                                s.post.data(), s.C.data(), sh);
+      boundary(s.y.data(), T * d);
     }
     {
       TREX_TRACE(kElementwise, "rmsnorm");
       kernels::rmsnorm_forward(s.y.data(), P(prefix + norm), s.xn.data(), T, d, eps());
+      boundary(s.xn.data(), T * d);
     }
     layer(s.xn.data(), s.F.data());
+    boundary(s.F.data(), T * d);
     TREX_TRACE(kElementwise, "mhc_post");
     kernels::mhc_post_forward(s.F.data(), Xin, s.post.data(), s.C.data(), Xout, sh);
+    boundary(Xout, T * config.mhc.streams * d);
   }
 
   // The site's backward: G = dL/dXout -> dXin (overwritten), parameter gradients added.
@@ -317,12 +347,12 @@ struct Transformer::Impl {
   double block_forward(Block& b, const float* Xin, float* Xout, const int32_t* ids,
                        std::span<const DocSpan> docs) {
     double idx_loss = 0;
-    AttentionParams ap = attn_tensors<const float*>(params, b.prefix);
+    AttentionParams ap = attn_tensors<const float*>(W, b.prefix);
     site_forward(b.prefix, "hc_attn_", "attn_norm", b.a, Xin, b.X_mid.data(), [&](const float* x, float* out) {
       TREX_TRACE(kAttention, "attention");
       idx_loss = b.attn.forward(ap, x, docs, T, out);
     });
-    MoeParams mp = moe_tensors<const float*>(params, b.prefix);
+    MoeParams mp = moe_tensors<const float*>(W, b.prefix);
     site_forward(b.prefix, "hc_ffn_", "ffn_norm", b.f, b.X_mid.data(), Xout,
                  [&](const float* x, float* out) { b.moe.forward(mp, x, ids, T, out); });
     return idx_loss;
@@ -330,10 +360,10 @@ struct Transformer::Impl {
 
   // G [T, n, d] = dL/dXout (in gA) -> dL/dXin (in gA again; gB is scratch).
   void block_backward(Block& b, const float* Xin) {
-    AttentionParams ap = attn_tensors<const float*>(params, b.prefix);
-    AttentionGrads ag = attn_tensors<float*>(grads, b.prefix);
-    MoeParams mp = moe_tensors<const float*>(params, b.prefix);
-    MoeGrads mg = moe_tensors<float*>(grads, b.prefix);
+    AttentionParams ap = attn_tensors<const float*>(W, b.prefix);
+    AttentionGrads ag = attn_tensors<float*>(grads.data(), b.prefix);
+    MoeParams mp = moe_tensors<const float*>(W, b.prefix);
+    MoeGrads mg = moe_tensors<float*>(grads.data(), b.prefix);
     site_backward(b.prefix, "hc_ffn_", "ffn_norm", b.f, b.X_mid.data(), gA.data(), gB.data(),
                   [&](const float* dout, float* dx) { b.moe.backward(mp, dout, dx, mg); });
     site_backward(b.prefix, "hc_attn_", "attn_norm", b.a, Xin, gB.data(), gA.data(),
@@ -355,6 +385,7 @@ struct Transformer::Impl {
       kernels::mhc_head_forward(X, P(prefix + "hc_head_fn"), P(prefix + "hc_head_base"),
                                 P(prefix + "hc_head_scale")[0], y.data(), w.data(), sh);
       kernels::rmsnorm_forward(y.data(), P(prefix + "norm"), yn.data(), T, d, eps());
+      boundary(yn.data(), T * d);
     }
     {
       TREX_TRACE(kGemm, "lm_head");
@@ -430,6 +461,7 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
                                  std::vector<float>* logits_out) {
   check_batch(batch, backward);
   fit_buffers(batch.tokens);
+  refresh_weights();
   const int64_t d = config.hidden, n = config.mhc.streams, L = config.layers;
   std::vector<DocSpan> one_doc{DocSpan{0, T}};
   std::span<const DocSpan> docs = batch.docs.empty() ? std::span<const DocSpan>(one_doc)
@@ -475,11 +507,14 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
         std::memcpy(&mtp_e[size_t(t * d)], E + int64_t(mtp_ids[size_t(t)]) * d, sizeof(float) * size_t(d));
       kernels::rmsnorm_forward(mtp_e.data(), P("mtp.0.enorm"), mtp_en.data(), T, d, eps());
       kernels::rmsnorm_forward(Xf, P("mtp.0.hnorm"), mtp_hn.data(), T * n, d, eps());
+      boundary(mtp_en.data(), T * d);
+      boundary(mtp_hn.data(), T * n * d);
       // X0[t, i] = h_proj hn[t, i] + e_proj en[t]
       sgemm(Trans::kNo, Trans::kYes, T * n, d, d, 1.f, mtp_hn.data(), d, P("mtp.0.h_proj"), d, 0.f, mtp_X0.data(), d);
       sgemm(Trans::kNo, Trans::kYes, T, d, d, 1.f, mtp_en.data(), d, P("mtp.0.e_proj"), d, 0.f, dtmp.data(), d);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t i = 0; i < n; ++i) add_into(&mtp_X0[size_t((t * n + i) * d)], &dtmp[size_t(t * d)], d);
+      boundary(mtp_X0.data(), T * n * d);
     }
     st.indexer_loss += block_forward(mb, mtp_X0.data(), mtp_Xout.data(), mtp_ids.data(), docs);
     int64_t mc = 0;
@@ -533,9 +568,15 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
   m.config = config;
   m.layout = build_param_layout(config, with_mtp);
   m.mtp = with_mtp && config.mtp_depth > 0;
-  for (const ParamInfo& p : m.layout.params) m.offset.emplace(p.name, p.offset);
+  for (const ParamInfo& p : m.layout.params) {
+    m.offset.emplace(p.name, p.offset);
+    bool fp32 = p.name.find("hc_") != std::string::npos || p.name.find("gate.weight") != std::string::npos ||
+                p.name.find(".ape") != std::string::npos;
+    if (p.shape.size() == 2 && !fp32) m.bf16_tensors.push_back(&p);
+  }
   m.params.assign(size_t(m.layout.total), 0.f);
   m.grads.assign(size_t(m.layout.total), 0.f);
+  m.W = m.params.data();
   for (const ParamInfo& p : m.layout.params) init_tensor(p, m.params.data() + p.offset, seed, float(config.init_std));
   for (int i = 0; i < config.layers; ++i)
     m.blocks.emplace_back(config, "layers." + std::to_string(i) + ".", i, -1, i < config.ffn.hash_layers);
@@ -546,6 +587,11 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
 Transformer::~Transformer() = default;
 
 const ModelConfig& Transformer::config() const { return impl_->config; }
+void Transformer::set_precision(Precision p) {
+  impl_->precision = p;
+  if (p == Precision::kFp32) impl_->rounded = {};
+}
+Precision Transformer::precision() const { return impl_->precision; }
 const ParamLayout& Transformer::layout() const { return impl_->layout; }
 bool Transformer::mtp_enabled() const { return impl_->mtp; }
 float* Transformer::params() { return impl_->params.data(); }

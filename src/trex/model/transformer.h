@@ -66,6 +66,15 @@ struct LossStats {
   double loss() const { return counted ? ce_sum / double(counted) : 0.0; }
 };
 
+// kFp32: everything fp32. kBf16 (spec section 2: bf16 weights and activations, fp32 master
+// weights and accumulation): the forward and backward read the weight matrices rounded to bf16
+// (a working copy refreshed from params() at every forward; the mHC tensors, norms, sinks, ape
+// and the gate stay fp32), and the activations that cross an op boundary and are kept for the
+// backward (the mHC streams, the normed layer inputs, the mixed inputs y and the layer outputs)
+// are rounded to bf16 values. Storage stays fp32 (sgemm and the attention layer are fp32-only),
+// so this reproduces bf16's numerics, not its memory. Logits, losses and gradients stay fp32.
+enum class Precision { kFp32, kBf16 };
+
 class Transformer {
  public:
   // Throws InputError (field named) for a config that is not a V4 config. with_mtp = false
@@ -76,6 +85,8 @@ class Transformer {
   Transformer& operator=(const Transformer&) = delete;
 
   const ModelConfig& config() const;
+  void set_precision(Precision p);
+  Precision precision() const;
   const ParamLayout& layout() const;
   bool mtp_enabled() const;
 

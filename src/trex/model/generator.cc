@@ -1,0 +1,245 @@
+// Generator: the Transformer's forward for one token at a time (see generator.h), composed from
+// the same kernels and layers: mHC pre/post/head, RMSNorm, AttentionLayer::decode, MoeLayer on
+// one token, the LM head as one GEMV.
+#include "trex/model/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "trex/core/safetensors.h"
+#include "trex/core/trace.h"
+#include "trex/kernels/gemm.h"
+#include "trex/kernels/mhc.h"
+#include "trex/kernels/rmsnorm.h"
+#include "trex/model/moe.h"
+#include "trex/util/error.h"
+
+namespace trex::model {
+
+namespace {
+
+struct LayerParams {
+  AttentionParams attn;
+  MoeParams moe;
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  const float* hc_fn[2] = {};    // attn site, ffn site
+  const float* hc_base[2] = {};
+  const float* hc_scale[2] = {};
+};
+
+}  // namespace
+
+struct Generator::Impl {
+  const Transformer& model;
+  const ModelConfig& c;
+  std::vector<AttentionLayer> attn;
+  std::vector<MoeLayer> moe;
+  std::vector<AttentionCache> cache;
+  std::vector<LayerParams> layer;  // resolved against params_base
+  const float* params_base = nullptr;
+  int64_t pos = 0;
+  // Working rows of one token.
+  std::vector<float> X, X2, y, xn, F, logits;
+  float pre[kernels::kMhcMaxStreams], post[kernels::kMhcMaxStreams],
+      C[kernels::kMhcMaxStreams * kernels::kMhcMaxStreams];
+
+  Impl(const Transformer& m) : model(m), c(m.config()) {
+    for (int l = 0; l < c.layers; ++l) {
+      attn.emplace_back(c, l);
+      moe.emplace_back(c, l < c.ffn.hash_layers);
+    }
+    cache.resize(static_cast<size_t>(c.layers));
+    const int64_t n = c.mhc.streams, d = c.hidden;
+    X.resize(static_cast<size_t>(n * d));
+    X2.resize(static_cast<size_t>(n * d));
+    y.resize(static_cast<size_t>(d));
+    xn.resize(static_cast<size_t>(d));
+    F.resize(static_cast<size_t>(d));
+    logits.resize(static_cast<size_t>(c.vocab));
+  }
+
+  const float* tensor(const std::string& name, bool required = true) const {
+    const ParamInfo* info = model.layout().find(name);
+    if (!info) {
+      if (!required) return nullptr;
+      throw InputError::field(name, "the model's layout has no such parameter");
+    }
+    return model.params() + info->offset;
+  }
+
+  LayerParams layer_params(int l) const {
+    const std::string pre_s = "layers." + std::to_string(l) + ".";
+    const std::string a = pre_s + "attn.";
+    LayerParams p;
+    p.attn.wq_a = tensor(a + "wq_a");
+    p.attn.q_norm = tensor(a + "q_norm");
+    p.attn.wq_b = tensor(a + "wq_b");
+    p.attn.wkv = tensor(a + "wkv");
+    p.attn.kv_norm = tensor(a + "kv_norm");
+    p.attn.attn_sink = tensor(a + "attn_sink");
+    p.attn.wo_a = tensor(a + "wo_a");
+    p.attn.wo_b = tensor(a + "wo_b");
+    const int ratio = c.compress_ratio(l);
+    if (ratio > 0) {
+      p.attn.comp_wkv = tensor(a + "compressor.wkv");
+      p.attn.comp_wgate = tensor(a + "compressor.wgate");
+      p.attn.comp_ape = tensor(a + "compressor.ape");
+      p.attn.comp_norm = tensor(a + "compressor.norm");
+    }
+    if (ratio == 4) {
+      p.attn.idx_wq_b = tensor(a + "indexer.wq_b");
+      p.attn.idx_weights_proj = tensor(a + "indexer.weights_proj");
+      p.attn.idx_comp_wkv = tensor(a + "indexer.compressor.wkv");
+      p.attn.idx_comp_wgate = tensor(a + "indexer.compressor.wgate");
+      p.attn.idx_comp_ape = tensor(a + "indexer.compressor.ape");
+      p.attn.idx_comp_norm = tensor(a + "indexer.compressor.norm");
+    }
+    const std::string f = pre_s + "ffn.";
+    p.moe.gate = tensor(f + "gate.weight");
+    for (int e = 0; e < c.ffn.routed_experts; ++e) {
+      const std::string ex = f + "experts." + std::to_string(e) + ".";
+      p.moe.w1.push_back(tensor(ex + "w1"));
+      p.moe.w2.push_back(tensor(ex + "w2"));
+      p.moe.w3.push_back(tensor(ex + "w3"));
+    }
+    for (int j = 0; j < c.ffn.shared_experts; ++j) {
+      const std::string sx = f + "shared_experts." +
+                             (c.ffn.shared_experts > 1 ? std::to_string(j) + "." : "");
+      p.moe.shared_w1.push_back(tensor(sx + "w1"));
+      p.moe.shared_w2.push_back(tensor(sx + "w2"));
+      p.moe.shared_w3.push_back(tensor(sx + "w3"));
+    }
+    p.attn_norm = tensor(pre_s + "attn_norm");
+    p.ffn_norm = tensor(pre_s + "ffn_norm");
+    const char* sites[2] = {"hc_attn_", "hc_ffn_"};
+    for (int s = 0; s < 2; ++s) {
+      p.hc_fn[s] = tensor(pre_s + sites[s] + "fn");
+      p.hc_base[s] = tensor(pre_s + sites[s] + "base");
+      p.hc_scale[s] = tensor(pre_s + sites[s] + "scale");
+    }
+    return p;
+  }
+
+  kernels::MhcShape mhc_shape() const {
+    kernels::MhcShape sh;
+    sh.tokens = 1;
+    sh.d = c.hidden;
+    sh.n = c.mhc.streams;
+    sh.iters = c.mhc.sinkhorn_iters;
+    sh.eps = float(c.mhc.eps);
+    sh.rms_eps = float(c.norm_eps);
+    return sh;
+  }
+
+  // The layers' parameter pointers, resolved again only if the model's array moved.
+  void resolve() {
+    if (params_base == model.params() && !layer.empty()) return;
+    layer.clear();
+    for (int l = 0; l < c.layers; ++l) layer.push_back(layer_params(l));
+    params_base = model.params();
+  }
+
+  std::span<const float> step(int32_t id) {
+    TREX_TRACE(kOther, "generate.step");
+    if (id < 0 || id >= c.vocab)
+      throw InputError::field("token", "id " + std::to_string(id) + " outside [0, " +
+                                           std::to_string(c.vocab) + ")");
+    const int64_t n = c.mhc.streams, d = c.hidden;
+    const float eps = float(c.norm_eps);
+    const kernels::MhcShape sh = mhc_shape();
+    resolve();
+    const float* embed = tensor("embed");
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(X.data() + i * d, embed + int64_t(id) * d, size_t(d) * sizeof(float));
+    for (int l = 0; l < c.layers; ++l) {
+      const LayerParams& p = layer[size_t(l)];
+      // Attention site.
+      kernels::mhc_pre_forward(X.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y.data(), pre,
+                               post, C, sh);
+      kernels::rmsnorm_forward(y.data(), p.attn_norm, xn.data(), 1, d, eps);
+      attn[size_t(l)].decode(p.attn, xn.data(), cache[size_t(l)], F.data());
+      kernels::mhc_post_forward(F.data(), X.data(), post, C, X2.data(), sh);
+      std::swap(X, X2);
+      // FFN site.
+      kernels::mhc_pre_forward(X.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y.data(), pre,
+                               post, C, sh);
+      kernels::rmsnorm_forward(y.data(), p.ffn_norm, xn.data(), 1, d, eps);
+      moe[size_t(l)].forward(p.moe, xn.data(), &id, 1, F.data());
+      kernels::mhc_post_forward(F.data(), X.data(), post, C, X2.data(), sh);
+      std::swap(X, X2);
+    }
+    float w[kernels::kMhcMaxStreams];
+    kernels::mhc_head_forward(X.data(), tensor("hc_head_fn"), tensor("hc_head_base"),
+                              tensor("hc_head_scale")[0], y.data(), w, sh);
+    kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), 1, d, eps);
+    kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kYes, 1, c.vocab, d, 1.f, xn.data(), d,
+                   tensor("head"), d, 0.f, logits.data(), c.vocab);
+    ++pos;
+    return logits;
+  }
+};
+
+Generator::Generator(const Transformer& model) : impl_(std::make_unique<Impl>(model)) {}
+Generator::~Generator() = default;
+
+void Generator::load_routing_state(const std::string& path) {
+  core::SafetensorsFile file(path);
+  const ModelConfig& c = impl_->c;
+  for (int l = 0; l < c.layers; ++l) {
+    MoeLayer& m = impl_->moe[size_t(l)];
+    const std::string base = "layers." + std::to_string(l) + ".ffn.gate.";
+    if (const core::StTensorInfo* t = file.find(base + "bias")) {
+      if (t->dtype != core::StDtype::kF32 || t->numel() != int64_t(m.bias().size()))
+        throw InputError(path, 0, "tensor '" + t->name + "': expected F32 [" +
+                                      std::to_string(m.bias().size()) + "]");
+      std::memcpy(m.bias().data(), file.bytes(*t).data(), m.bias().size() * sizeof(float));
+    }
+    if (const core::StTensorInfo* t = file.find(base + "tid2eid")) {
+      const int64_t want = int64_t(c.vocab) * c.ffn.top_k;
+      if (t->dtype != core::StDtype::kI32 || t->numel() != want)
+        throw InputError(path, 0, "tensor '" + t->name + "': expected I32 [" +
+                                      std::to_string(c.vocab) + ", " +
+                                      std::to_string(c.ffn.top_k) + "]");
+      m.tid2eid().resize(static_cast<size_t>(want));
+      std::memcpy(m.tid2eid().data(), file.bytes(*t).data(), size_t(want) * sizeof(int32_t));
+    }
+  }
+}
+
+void Generator::reset() {
+  for (AttentionCache& c : impl_->cache) c.clear();
+  impl_->pos = 0;
+}
+
+int64_t Generator::position() const { return impl_->pos; }
+
+std::span<const float> Generator::step(int32_t id) { return impl_->step(id); }
+
+std::span<const float> Generator::prefill(std::span<const int32_t> ids) {
+  std::span<const float> out;
+  for (int32_t id : ids) out = impl_->step(id);
+  return out;
+}
+
+std::vector<int32_t> Generator::generate(std::span<const int32_t> prompt,
+                                         const SamplingOptions& o) {
+  if (prompt.empty()) throw InputError::field("prompt", "generation needs at least one token");
+  reset();
+  std::span<const float> logits = prefill(prompt);
+  std::mt19937_64 rng(o.seed);
+  std::vector<int32_t> out;
+  for (int64_t i = 0; i < o.max_tokens; ++i) {
+    const double u = double(rng() >> 11) * 0x1.0p-53;
+    const size_t limit = o.vocab_limit > 0 ? std::min(logits.size(), size_t(o.vocab_limit))
+                                           : logits.size();
+    const int32_t id = sample_token(logits.first(limit), o.temperature, o.top_p, u);
+    if (std::find(o.stop_ids.begin(), o.stop_ids.end(), id) != o.stop_ids.end()) break;
+    out.push_back(id);
+    if (i + 1 < o.max_tokens) logits = impl_->step(id);
+  }
+  return out;
+}
+
+}  // namespace trex::model

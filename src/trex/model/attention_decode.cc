@@ -15,22 +15,16 @@
 #include <vector>
 
 #include "trex/core/trace.h"
-#include "trex/kernels/gemm.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/kernels/rope.h"
 #include "trex/model/attention.h"
 #include "trex/model/attention_state.h"
+#include "trex/model/matvec.h"
 
 namespace trex::model {
 
 namespace {
-
-// y [out] = W [out, in] x [in].
-void matvec(const float* w, const float* x, int64_t out, int64_t in, float* y) {
-  kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kYes, 1, out, in, 1.f, x, in, w, in, 0.f, y,
-                 out);
-}
 
 // Appends the compressor projections of token t to the pending rows and, when t closes block
 // i, returns true with the pooled (not yet normed) entry in k0 [hd].

@@ -9,9 +9,9 @@
 
 #include "trex/core/safetensors.h"
 #include "trex/core/trace.h"
-#include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
+#include "trex/model/matvec.h"
 #include "trex/model/moe.h"
 #include "trex/util/error.h"
 
@@ -174,8 +174,7 @@ struct Generator::Impl {
     kernels::mhc_head_forward(X.data(), tensor("hc_head_fn"), tensor("hc_head_base"),
                               tensor("hc_head_scale")[0], y.data(), w, sh);
     kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), 1, d, eps);
-    kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kYes, 1, c.vocab, d, 1.f, xn.data(), d,
-                   tensor("head"), d, 0.f, logits.data(), c.vocab);
+    matvec(tensor("head"), xn.data(), c.vocab, d, logits.data());
     ++pos;
     return logits;
   }

@@ -9,6 +9,7 @@
 // The parameter layout (names, shapes, offsets) is fixed by the config; names follow the spec
 // ("embed", "layers.3.attn.wq_a", "layers.3.ffn.experts.5.w1", "mtp.0.e_proj", "head", ...).
 // Initialisation follows spec section 11 and is a pure function of (config, seed).
+// Layout, init, routing table, MTP and precision details: docs/model-transformer.md.
 // Non-parameter state: the balancing bias of each score-routed MoE layer (updated by the
 // aux-loss-free rule, no gradient) and the frozen token -> expert table of each hash layer
 // (built from hash_seed); both are saved with the weights.
@@ -55,6 +56,7 @@ struct Batch {
   std::vector<int32_t> ids;      // [T] input token ids, 0 <= id < vocab
   std::vector<int32_t> targets;  // [T] the token to predict at each position; -1: no loss there
   std::vector<DocSpan> docs;     // cover [0, T) in order; attention never crosses them
+                                 // (empty: the whole batch is one document)
 };
 
 struct LossStats {

@@ -10,6 +10,7 @@
 #include "trex/core/trace.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/swiglu.h"
+#include "trex/model/matvec.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -153,9 +154,15 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   if (T == 0) return;
   std::memcpy(s.x.data(), x, sizeof(float) * size_t(T * d));
 
+  // One token (decoding): each weight is read once by a matrix-vector product; a GEMM with one
+  // row would pack every weight into panels first, which costs more than the product.
+  const bool one = T == 1;
   {
     TREX_TRACE(kGemm, "moe.gate");
-    sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
+    if (one)
+      matvec(p.gate, x, E, d, s.logits.data());
+    else
+      sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
   }
   {
     TREX_TRACE(kMoeDispatch, "moe.route");
@@ -206,8 +213,16 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3");
-    grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w1, d, 0.f, s.g.data(), f);
-    grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w3, d, 0.f, s.u.data(), f);
+    if (one) {
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t r = s.slot[size_t(k)];
+        matvec(p.w1[size_t(s.sel[size_t(k)])], x, f, d, &s.g[size_t(r * f)]);
+        matvec(p.w3[size_t(s.sel[size_t(k)])], x, f, d, &s.u[size_t(r * f)]);
+      }
+    } else {
+      grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w1, d, 0.f, s.g.data(), f);
+      grouped_sgemm(Trans::kYes, f, d, s.rows, 1.f, s.xs.data(), d, p.w3, d, 0.f, s.u.data(), f);
+    }
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu");
@@ -215,7 +230,13 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2");
-    grouped_sgemm(Trans::kYes, d, f, s.rows, 1.f, s.h.data(), f, p.w2, f, 0.f, s.ye.data(), d);
+    if (one)
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t r = s.slot[size_t(k)];
+        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &s.ye[size_t(r * d)]);
+      }
+    else
+      grouped_sgemm(Trans::kYes, d, f, s.rows, 1.f, s.h.data(), f, p.w2, f, 0.f, s.ye.data(), d);
   }
   // Shared experts write out first; the routed outputs are added on top.
   for (int j = 0; j < s.shared; ++j) {
@@ -224,15 +245,28 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     float* sh = &s.sh[size_t(j * T * f)];
     {
       TREX_TRACE(kGemm, "moe.shared.w1w3");
-      sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
-      sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
+      if (one) {
+        matvec(p.shared_w1[size_t(j)], x, f, d, sg);
+        matvec(p.shared_w3[size_t(j)], x, f, d, su);
+      } else {
+        sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
+        sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
+      }
     }
     {
       TREX_TRACE(kElementwise, "moe.shared.swiglu");
       kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
     }
     TREX_TRACE(kGemm, "moe.shared.w2");
-    sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
+    if (one && j == 0) {
+      matvec(p.shared_w2[size_t(j)], sh, d, f, out);
+    } else if (one) {
+      std::vector<float> tmp(static_cast<size_t>(d));
+      matvec(p.shared_w2[size_t(j)], sh, d, f, tmp.data());
+      for (int64_t i = 0; i < d; ++i) out[i] += tmp[size_t(i)];
+    } else {
+      sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
+    }
   }
   TREX_TRACE(kMoeDispatch, "moe.combine");
   bool first = s.shared == 0;

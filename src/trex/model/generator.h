@@ -6,7 +6,9 @@
 //                                y = hc_pre(X); F = MoE(RMSNorm(y), id);      X = hc_post(F, X)
 //   y = hc_head(X);  logits = head RMSNorm(y)
 // exactly the Transformer's forward for that position (one document; the MTP block is not
-// used), so the logits of step t equal row t of Transformer::forward up to rounding.
+// used), so the logits of step t equal row t of Transformer::forward up to rounding. The
+// Generator computes in fp32 whatever the model's Precision: in kBf16 mode the training forward
+// also rounds weights and activations to bf16, so there the two agree to bf16 rounding.
 //
 // Parameters are read through the model's layout names from its params() array on every step
 // (the Generator keeps a reference: the model must outlive it, and may be trained or loaded in

@@ -84,6 +84,30 @@ TEST(Generator, IncrementalLogitsEqualTheFullForwardAtEveryPosition) {
     ASSERT_NEAR(first[size_t(v)], full[size_t(v)], 1e-4 * (std::abs(full[size_t(v)]) + 1));
 }
 
+TEST(Generator, BatchedPrefillThenStepsEqualTheFullForward) {
+  ModelConfig c = small_config();
+  Transformer model(c, 13, false);
+  const int64_t T = 300, P = 150;  // the prompt ends inside a ratio-4 block, past a ratio-128 one
+  std::mt19937_64 rng(14);
+  std::vector<int32_t> ids(static_cast<size_t>(T));
+  for (int32_t& id : ids) id = int32_t(rng() % uint64_t(c.vocab));
+  std::vector<float> full;
+  model.forward(one_document(ids), &full);
+  Generator gen(model);
+  auto check = [&](std::span<const float> got, int64_t t) {
+    double err = 0, ref = 0;
+    for (int64_t v = 0; v < c.vocab; ++v) {
+      const double f = full[size_t(t * c.vocab + v)];
+      err = std::max(err, std::abs(double(got[size_t(v)]) - f));
+      ref = std::max(ref, std::abs(f));
+    }
+    ASSERT_LE(err, 1e-4 * ref + 1e-6) << "position " << t;
+  };
+  check(gen.prefill(std::span<const int32_t>(ids.data(), size_t(P))), P - 1);
+  EXPECT_EQ(gen.position(), P);
+  for (int64_t t = P; t < T; ++t) check(gen.step(ids[size_t(t)]), t);
+}
+
 TEST(Generator, GreedyGenerationFollowsTheFullForwardAndStops) {
   ModelConfig c = small_config();
   Transformer model(c, 9, false);

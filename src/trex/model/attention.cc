@@ -310,7 +310,7 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
   // with a selection counts once over the whole batch, so each document's call gets lambda
   // scaled by its share of those rows.
   s.has_indexer_grads = false;
-  if (m != 4) return 0.0;
+  if (m != 4 || s.skip_indexer_loss) return 0.0;
   TREX_TRACE(kAttention, "attn.indexer_loss");
   int64_t rows_total = 0;
   std::vector<int64_t> rows_doc(nd, 0);

@@ -108,6 +108,13 @@ class AttentionLayer {
   // sequence (up to rounding), and the cache advances by one token. Uses no state of forward.
   void decode(const AttentionParams& p, const float* x, AttentionCache& cache, float* out);
 
+  // The same for a whole prompt at once: x [T, d] are the first T tokens of the cache's
+  // sequence (REQUIRES: cache.len == 0); out [T, d] is forward's output for one document, and
+  // the cache is left as T decode calls would leave it (up to rounding). Runs forward without
+  // the indexer loss, so a backward must not follow it.
+  void prefill(const AttentionParams& p, const float* x, int64_t T, AttentionCache& cache,
+               float* out);
+
   // dout [T, d] -> dx [T, d] (overwritten, the backbone's gradient only). Parameter gradients
   // (the indexer's from L_I) are added into g.
   void backward(const AttentionParams& p, const float* dout, float* dx, const AttentionGrads& g);

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "trex/core/trace.h"
@@ -21,6 +22,7 @@
 #include "trex/model/attention.h"
 #include "trex/model/attention_state.h"
 #include "trex/model/matvec.h"
+#include "trex/util/error.h"
 
 namespace trex::model {
 
@@ -178,6 +180,56 @@ void AttentionLayer::decode(const AttentionParams& p, const float* x, AttentionC
     matvec(p.wo_a + g * s.olr * gw, oi.data() + g * gw, s.olr, gw, u.data() + g * s.olr);
   matvec(p.wo_b, u.data(), d, Gol, out);
   cache.len = t + 1;
+}
+
+}  // namespace trex::model
+
+namespace trex::model {
+
+namespace {
+
+// The last `rows` rows of src [T, width] into a ring [rows, width] at row t % rows.
+void fill_ring(const float* src, int64_t T, int64_t width, int64_t rows, std::vector<float>& ring) {
+  ring.assign(static_cast<size_t>(rows * width), 0.f);
+  for (int64_t t = std::max<int64_t>(0, T - rows); t < T; ++t)
+    std::copy(src + t * width, src + (t + 1) * width, ring.begin() + (t % rows) * width);
+}
+
+}  // namespace
+
+void AttentionLayer::prefill(const AttentionParams& p, const float* x, int64_t T,
+                             AttentionCache& cache, float* out) {
+  TREX_TRACE(kAttention, "attn.prefill");
+  State& s = *s_;
+  if (cache.len != 0)
+    throw InputError::field("cache", "prefill needs an empty cache (it holds " +
+                                         std::to_string(cache.len) + " tokens)");
+  const DocSpan doc{0, T};
+  s.skip_indexer_loss = true;
+  try {
+    forward(p, x, std::span<const DocSpan>(&doc, 1), T, out);
+  } catch (...) {
+    s.skip_indexer_loss = false;
+    throw;
+  }
+  s.skip_indexer_loss = false;
+  const int64_t hd = s.hd, m = s.ratio;
+  // Window: the roped kv rows of the last win tokens.
+  fill_ring(s.kv.data(), T, hd, s.win, cache.window);
+  if (m > 0) {
+    // Pending compressor rows: the open block and, for ratio 4, the block before it.
+    const int64_t rows = m == 4 ? 2 * m : m;
+    fill_ring(s.kt.data(), T, s.C, rows, cache.kt);
+    fill_ring(s.zt.data(), T, s.C, rows, cache.zt);
+    cache.comp.assign(s.kc.begin(), s.kc.begin() + s.n_entries * hd);
+  }
+  if (m == 4) {
+    const int64_t w2 = 2 * s.Ihd;
+    fill_ring(s.kIt.data(), T, w2, 8, cache.idx_kt);
+    fill_ring(s.kIz.data(), T, w2, 8, cache.idx_zt);
+    cache.idx_comp.assign(s.kI.begin(), s.kI.begin() + s.n_entries * s.Ihd);
+  }
+  cache.len = T;
 }
 
 }  // namespace trex::model

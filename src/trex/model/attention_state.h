@@ -51,6 +51,7 @@ struct AttentionLayer::State {
   std::vector<int32_t> comp_idx;         // per document [s, k_comp]
   int64_t n_entries = 0;
   bool has_indexer_grads = false;
+  bool skip_indexer_loss = false;  // prefill: the forward without L_I (nothing will train)
 
   // Saved activations.
   attention_detail::Buf x, qa, qr, q0, q, kva, kv, kt, zt, kc0, kc, o, lse, oi, u, comp_prob;

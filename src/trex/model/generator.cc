@@ -141,6 +141,58 @@ struct Generator::Impl {
     params_base = model.params();
   }
 
+  // The logits after the last of the tokens in X [n, d] (one token's streams).
+  std::span<const float> head(const float* X1) {
+    const int64_t d = c.hidden;
+    float w[kernels::kMhcMaxStreams];
+    kernels::mhc_head_forward(X1, tensor("hc_head_fn"), tensor("hc_head_base"),
+                              tensor("hc_head_scale")[0], y.data(), w, mhc_shape());
+    kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), 1, d, float(c.norm_eps));
+    matvec(tensor("head"), xn.data(), c.vocab, d, logits.data());
+    return logits;
+  }
+
+  // A whole prompt from position 0 as one batch: the GEMMs of every layer run over all its
+  // tokens, AttentionLayer::prefill leaves each cache as token-by-token steps would, and only
+  // the last token goes through the head.
+  std::span<const float> prefill(std::span<const int32_t> ids) {
+    TREX_TRACE(kOther, "generate.prefill");
+    const int64_t T = int64_t(ids.size()), n = c.mhc.streams, d = c.hidden;
+    for (int32_t id : ids)
+      if (id < 0 || id >= c.vocab)
+        throw InputError::field("token", "id " + std::to_string(id) + " outside [0, " +
+                                             std::to_string(c.vocab) + ")");
+    resolve();
+    kernels::MhcShape sh = mhc_shape();
+    sh.tokens = T;
+    const float eps = float(c.norm_eps);
+    std::vector<float> XT(static_cast<size_t>(T * n * d)), XT2(XT.size()),
+        yT(static_cast<size_t>(T * d)), xnT(yT.size()), FT(yT.size()),
+        preT(static_cast<size_t>(T * n)), postT(preT.size()), CT(static_cast<size_t>(T * n * n));
+    const float* embed = tensor("embed");
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(XT.data() + (t * n + i) * d, embed + int64_t(ids[size_t(t)]) * d,
+                    size_t(d) * sizeof(float));
+    for (int l = 0; l < c.layers; ++l) {
+      const LayerParams& p = layer[size_t(l)];
+      kernels::mhc_pre_forward(XT.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], yT.data(),
+                               preT.data(), postT.data(), CT.data(), sh);
+      kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
+      attn[size_t(l)].prefill(p.attn, xnT.data(), T, cache[size_t(l)], FT.data());
+      kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
+      std::swap(XT, XT2);
+      kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
+                               preT.data(), postT.data(), CT.data(), sh);
+      kernels::rmsnorm_forward(yT.data(), p.ffn_norm, xnT.data(), T, d, eps);
+      moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
+      kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
+      std::swap(XT, XT2);
+    }
+    pos = T;
+    return head(XT.data() + (T - 1) * n * d);
+  }
+
   std::span<const float> step(int32_t id) {
     TREX_TRACE(kOther, "generate.step");
     if (id < 0 || id >= c.vocab)
@@ -170,13 +222,8 @@ struct Generator::Impl {
       kernels::mhc_post_forward(F.data(), X.data(), post, C, X2.data(), sh);
       std::swap(X, X2);
     }
-    float w[kernels::kMhcMaxStreams];
-    kernels::mhc_head_forward(X.data(), tensor("hc_head_fn"), tensor("hc_head_base"),
-                              tensor("hc_head_scale")[0], y.data(), w, sh);
-    kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), 1, d, eps);
-    matvec(tensor("head"), xn.data(), c.vocab, d, logits.data());
     ++pos;
-    return logits;
+    return head(X.data());
   }
 };
 
@@ -217,6 +264,7 @@ int64_t Generator::position() const { return impl_->pos; }
 std::span<const float> Generator::step(int32_t id) { return impl_->step(id); }
 
 std::span<const float> Generator::prefill(std::span<const int32_t> ids) {
+  if (impl_->pos == 0 && ids.size() > 1) return impl_->prefill(ids);
   std::span<const float> out;
   for (int32_t id : ids) out = impl_->step(id);
   return out;

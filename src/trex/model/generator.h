@@ -57,7 +57,9 @@ class Generator {
   // Feeds one token at the next position; returns the logits [V] for the token after it
   // (valid until the next call). Throws InputError for an id outside [0, vocab).
   std::span<const float> step(int32_t id);
-  // Feeds every token of `ids` in order; returns the logits after the last one.
+  // Feeds every token of `ids` in order; returns the logits after the last one. From position 0
+  // the tokens run as one batch (GEMMs over the whole prompt; same result up to rounding).
+  // Throws InputError for an id outside [0, vocab).
   std::span<const float> prefill(std::span<const int32_t> ids);
 
   // reset(), prefill(prompt), then draw up to max_tokens tokens, feeding each back; stops after

@@ -2,7 +2,8 @@
 // falls over 20 steps without a NaN; the NaN guard skips an injected non-finite gradient and
 // stops after nan_limit in a row; a run interrupted and resumed reproduces the uninterrupted
 // run bit for bit (losses, weights, optimizer state), in-process and through the CLI with the
-// first run SIGKILLed mid-way; the swap optimizer trains exactly like the in-memory AdamW.
+// first run SIGKILLed mid-way; the swap optimizer trains exactly like the in-memory AdamW; bf16
+// activations train close to fp32 ones.
 #include "trex/train/trainer.h"
 
 #include <gtest/gtest.h>
@@ -118,6 +119,26 @@ TEST(TrainerTest, SmokeRunLossFallsWithoutNan) {
   // The data and optimizer spans reached the category summary.
   EXPECT_GT(r.trace.seconds[int(core::TraceCategory::kData)], 0);
   EXPECT_GT(r.trace.seconds[int(core::TraceCategory::kOptimizer)], 0);
+}
+
+TEST(TrainerTest, Bf16ActivationsTrainCloseToFp32) {
+  TempDir dir("bf16");
+  TrainConfig fp32 = load_train_config(write_config(dir));
+  TrainConfig bf16 = load_train_config(write_config(dir, "", "activations = \"bf16\"\n"));
+  ASSERT_EQ(bf16.activations, "bf16");
+  TrainOptions o = quiet(dir.path("fp32"));
+  o.steps = 6;
+  TrainResult a = run_training(fp32, o);
+  o.out_dir = dir.path("bf16");
+  TrainResult b = run_training(bf16, o);
+  bool differs = false;
+  for (size_t i = 0; i < a.losses.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(b.losses[i]));
+    // bf16 activations carry 8 significant bits: the losses agree to a few hundredths.
+    EXPECT_NEAR(a.losses[i], b.losses[i], 0.05) << "step " << i + 1;
+    differs |= a.losses[i] != b.losses[i];
+  }
+  EXPECT_TRUE(differs) << "bf16 activations changed nothing";
 }
 
 TEST(TrainerTest, NanGuardSkipsAndStops) {

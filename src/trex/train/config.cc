@@ -26,6 +26,7 @@ TrainConfig load_train_config(const std::string& path) {
   c.micro_batches = run.integer_or("micro_batches", 1, 1);
   c.steps = run.integer("steps", 1);
   c.mtp = run.boolean_or("mtp", true);
+  c.activations = run.choice_or("activations", "fp32", {"fp32", "bf16"});
   c.log_every = run.integer_or("log_every", 10, 0);
   if (run.has("init_from")) c.init_from = model::resolve_beside(path, run.text("init_from"));
   run.finish();

@@ -27,6 +27,9 @@ struct TrainConfig {
   int64_t micro_batches = 1;   // gradients accumulated over this many micro-batches per step
   int64_t steps = 100;
   bool mtp = true;             // train the config's MTP blocks (when it has any)
+  // Weights are always bf16-rounded (the optimizer's bf16 output); "bf16" also rounds the
+  // activations kept across ops to bf16 (model::Precision::kBf16), "fp32" keeps them fp32.
+  std::string activations = "fp32";
   int64_t log_every = 10;      // a printed line every N steps (0: none)
   // A checkpoint (or run directory: its newest) whose weights and tokenizer start this run;
   // the optimizer and the data start fresh (SFT after CPT).

@@ -170,6 +170,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
   // Model and optimizer.
   model::Transformer model(c.model, c.seed, c.mtp);
+  if (c.activations == "bf16") model.set_precision(model::Precision::kBf16);
   const int64_t n = model.layout().total;
   if (!init.empty()) model.load((fs::path(init) / "model.safetensors").string());
   std::vector<optim::ParamGroup> groups = param_groups(model.layout(), c);

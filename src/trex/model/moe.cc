@@ -70,10 +70,8 @@ struct MoeLayer::State {
   std::vector<float> wperm;      // [T K] routing weight of each dispatched row
   std::vector<float> xs;         // [T K, d] dispatched inputs
   std::vector<float> g, u, h;    // [T K, f]
-  std::vector<float> ye;         // [T K, d] expert outputs
   std::vector<float> sg, su, sh; // [shared, T, f]
-  // Backward scratch.
-  std::vector<float> dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
+  MoeScratch own;                // scratch when the caller passes none
 
   template <class V>
   static void fit(V& v, size_t n) {
@@ -130,8 +128,10 @@ void MoeLayer::update_bias(float rate) {
   }
 }
 
-void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out) {
+void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out,
+                       MoeScratch* scratch) {
   State& s = *s_;
+  MoeScratch& w = scratch ? *scratch : s.own;
   const int64_t d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
   core::ThreadPool& pool = core::default_thread_pool();
   s.T = T;
@@ -147,7 +147,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   State::fit(s.g, size_t(TK * f));
   State::fit(s.u, size_t(TK * f));
   State::fit(s.h, size_t(TK * f));
-  State::fit(s.ye, size_t(TK * d));
+  State::fit(w.ye, size_t(TK * d));
   State::fit(s.sg, size_t(s.shared * T * f));
   State::fit(s.su, size_t(s.shared * T * f));
   State::fit(s.sh, size_t(s.shared * T * f));
@@ -233,10 +233,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     if (one)
       for (int64_t k = 0; k < K; ++k) {
         int64_t r = s.slot[size_t(k)];
-        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &s.ye[size_t(r * d)]);
+        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &w.ye[size_t(r * d)]);
       }
     else
-      grouped_sgemm(Trans::kYes, d, f, s.rows, 1.f, s.h.data(), f, p.w2, f, 0.f, s.ye.data(), d);
+      grouped_sgemm(Trans::kYes, d, f, s.rows, 1.f, s.h.data(), f, p.w2, f, 0.f, w.ye.data(), d);
   }
   // Shared experts write out first; the routed outputs are added on top.
   for (int j = 0; j < s.shared; ++j) {
@@ -275,27 +275,29 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       float* o = out + t * d;
       if (first) std::memset(o, 0, sizeof(float) * size_t(d));
       for (int64_t k = 0; k < K; ++k) {
-        const float* y = &s.ye[size_t(s.slot[size_t(t * K + k)] * d)];
+        const float* y = &w.ye[size_t(s.slot[size_t(t * K + k)] * d)];
         for (int64_t i = 0; i < d; ++i) o[i] += y[i];
       }
     }
   });
 }
 
-void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g) {
+void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g,
+                        MoeScratch* scratch) {
   State& s = *s_;
+  MoeScratch& w = scratch ? *scratch : s.own;
   const int64_t T = s.T, d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
   core::ThreadPool& pool = core::default_thread_pool();
-  State::fit(s.dye, size_t(TK * d));
-  State::fit(s.dh, size_t(TK * f));
-  State::fit(s.dg, size_t(TK * f));
-  State::fit(s.du, size_t(TK * f));
-  State::fit(s.dw, size_t(TK));
-  State::fit(s.dxs, size_t(TK * d));
-  State::fit(s.dl, size_t(T * E));
-  State::fit(s.sdh, size_t(T * f));
-  State::fit(s.sdg, size_t(T * f));
-  State::fit(s.sdu, size_t(T * f));
+  State::fit(w.dye, size_t(TK * d));
+  State::fit(w.dh, size_t(TK * f));
+  State::fit(w.dg, size_t(TK * f));
+  State::fit(w.du, size_t(TK * f));
+  State::fit(w.dw, size_t(TK));
+  State::fit(w.dxs, size_t(TK * d));
+  State::fit(w.dl, size_t(T * E));
+  State::fit(w.sdh, size_t(T * f));
+  State::fit(w.sdg, size_t(T * f));
+  State::fit(w.sdu, size_t(T * f));
   if (T == 0) return;
   const float* x = s.x.data();
 
@@ -303,25 +305,25 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad");
     pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r)
-        std::memcpy(&s.dye[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+        std::memcpy(&w.dye[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
     });
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2.bwd");
-    grouped_sgemm(Trans::kNo, f, d, s.rows, 1.f, s.dye.data(), d, p.w2, f, 0.f, s.dh.data(), f);
+    grouped_sgemm(Trans::kNo, f, d, s.rows, 1.f, w.dye.data(), d, p.w2, f, 0.f, w.dh.data(), f);
     int64_t r0 = 0;
     for (int64_t e = 0; e < E; ++e) {
       int64_t n = s.rows[size_t(e)];
       if (n > 0)
-        sgemm(Trans::kYes, Trans::kNo, d, f, n, 1.f, &s.dye[size_t(r0 * d)], d, &s.h[size_t(r0 * f)], f, 1.f,
+        sgemm(Trans::kYes, Trans::kNo, d, f, n, 1.f, &w.dye[size_t(r0 * d)], d, &s.h[size_t(r0 * f)], f, 1.f,
               g.w2[size_t(e)], f);
       r0 += n;
     }
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu.bwd");
-    kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), s.dh.data(), s.dg.data(), s.du.data(),
-                             s.dw.data(), TK, f, s.limit);
+    kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), w.dh.data(), w.dg.data(), w.du.data(),
+                             w.dw.data(), TK, f, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3.bwd");
@@ -329,15 +331,15 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     for (int64_t e = 0; e < E; ++e) {
       int64_t n = s.rows[size_t(e)];
       if (n > 0) {
-        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &s.dg[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
+        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &w.dg[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
               g.w1[size_t(e)], d);
-        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &s.du[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
+        sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, &w.du[size_t(r0 * f)], f, &s.xs[size_t(r0 * d)], d, 1.f,
               g.w3[size_t(e)], d);
       }
       r0 += n;
     }
-    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, s.dg.data(), f, p.w1, d, 0.f, s.dxs.data(), d);
-    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, s.du.data(), f, p.w3, d, 1.f, s.dxs.data(), d);
+    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, w.dg.data(), f, p.w1, d, 0.f, w.dxs.data(), d);
+    grouped_sgemm(Trans::kNo, d, f, s.rows, 1.f, w.du.data(), f, p.w3, d, 1.f, w.dxs.data(), d);
   }
   // Shared experts: dx starts as their input gradient.
   if (s.shared == 0) std::memset(dx, 0, sizeof(float) * size_t(T * d));
@@ -346,20 +348,20 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     const float* su = &s.su[size_t(j * T * f)];
     const float* sh = &s.sh[size_t(j * T * f)];
     TREX_TRACE(kGemm, "moe.shared.bwd");
-    sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, s.sdh.data(), f);
+    sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f);
     sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);
-    kernels::swiglu_backward<float>(sg, su, nullptr, s.sdh.data(), s.sdg.data(), s.sdu.data(), nullptr, T, f,
+    kernels::swiglu_backward<float>(sg, su, nullptr, w.sdh.data(), w.sdg.data(), w.sdu.data(), nullptr, T, f,
                                     s.limit);
-    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, s.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
-    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, s.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
-    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, s.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
-    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, s.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
+    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
+    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
+    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
+    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
   }
   {
     TREX_TRACE(kMoeDispatch, "moe.combine_grad");
     // Routing-weight gradient through w_k = gamma s_k / S, then through s = sqrt(softplus(l)):
     // ds_m = (gamma / S)(dw_m - sum_k dw_k w_k / gamma),  dl = ds sigma(l) / (2 s).
-    std::fill(s.dl.begin(), s.dl.begin() + T * E, 0.f);
+    std::fill(w.dl.begin(), w.dl.begin() + T * E, 0.f);
     pool.parallel_for(0, T, 16, [&](int64_t lo, int64_t hi) {
       for (int64_t t = lo; t < hi; ++t) {
         const int32_t* sel = &s.sel[size_t(t * K)];
@@ -368,26 +370,26 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
         float sum = 0, dot = 0;
         for (int64_t k = 0; k < K; ++k) {
           sum += sc[sel[k]];
-          dot += s.dw[size_t(s.slot[size_t(t * K + k)])] * s.w[size_t(t * K + k)];
+          dot += w.dw[size_t(s.slot[size_t(t * K + k)])] * s.w[size_t(t * K + k)];
         }
-        float* dl = &s.dl[size_t(t * E)];
+        float* dl = &w.dl[size_t(t * E)];
         for (int64_t k = 0; k < K; ++k) {
           int32_t m = sel[k];
-          float dwm = s.dw[size_t(s.slot[size_t(t * K + k)])];
+          float dwm = w.dw[size_t(s.slot[size_t(t * K + k)])];
           float ds = s.gamma / sum * (dwm - dot / s.gamma);
           dl[m] = sc[m] > 0 ? ds * sigmoid(l[m]) / (2.f * sc[m]) : 0.f;
         }
         float* o = dx + t * d;
         for (int64_t k = 0; k < K; ++k) {
-          const float* y = &s.dxs[size_t(s.slot[size_t(t * K + k)] * d)];
+          const float* y = &w.dxs[size_t(s.slot[size_t(t * K + k)] * d)];
           for (int64_t i = 0; i < d; ++i) o[i] += y[i];
         }
       }
     });
   }
   TREX_TRACE(kGemm, "moe.gate.bwd");
-  sgemm(Trans::kYes, Trans::kNo, E, d, T, 1.f, s.dl.data(), E, x, d, 1.f, g.gate, d);
-  sgemm(Trans::kNo, Trans::kNo, T, d, E, 1.f, s.dl.data(), E, p.gate, d, 1.f, dx, d);
+  sgemm(Trans::kYes, Trans::kNo, E, d, T, 1.f, w.dl.data(), E, x, d, 1.f, g.gate, d);
+  sgemm(Trans::kNo, Trans::kNo, T, d, E, 1.f, w.dl.data(), E, p.gate, d, 1.f, dx, d);
 }
 
 }  // namespace trex::model

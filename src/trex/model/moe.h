@@ -41,6 +41,13 @@ struct MoeTensors {
 using MoeParams = MoeTensors<const float*>;
 using MoeGrads = MoeTensors<float*>;
 
+// Buffers a layer needs only while one forward or backward call runs (the expert outputs, every
+// gradient in between). Layers that run one after another can share one, so a model holds one
+// set instead of one per layer; a layer without one uses its own.
+struct MoeScratch {
+  std::vector<float> ye, dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
+};
+
 // The frozen token -> expert table of a hash layer: [vocab, top_k] expert ids (see above).
 std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t hash_seed);
 
@@ -57,9 +64,11 @@ class MoeLayer {
   int top_k() const;
 
   // x [T, d]; ids [T] token ids (read by hash layers, < vocab); out [T, d] overwritten.
-  void forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out);
+  void forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out,
+               MoeScratch* scratch = nullptr);
   // dout [T, d] -> dx [T, d] (overwritten). Parameter gradients are added into g.
-  void backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g);
+  void backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g,
+                MoeScratch* scratch = nullptr);
 
   // The experts chosen by the last forward, [T, K] (in slot order), and their weights w.
   const std::vector<int32_t>& selected() const;

@@ -137,6 +137,7 @@ struct Transformer::Impl {
         : prefix(std::move(p)), attn(c, layer, ratio_override), moe(c, hash) {}
   };
   std::vector<Block> blocks;  // main layers, then the MTP block
+  MoeScratch moe_scratch;     // shared by the blocks' MoE layers, which run one at a time
 
   // Activations.
   int64_t T = 0;
@@ -354,7 +355,7 @@ struct Transformer::Impl {
     });
     MoeParams mp = moe_tensors<const float*>(W, b.prefix);
     site_forward(b.prefix, "hc_ffn_", "ffn_norm", b.f, b.X_mid.data(), Xout,
-                 [&](const float* x, float* out) { b.moe.forward(mp, x, ids, T, out); });
+                 [&](const float* x, float* out) { b.moe.forward(mp, x, ids, T, out, &moe_scratch); });
     return idx_loss;
   }
 
@@ -365,7 +366,7 @@ struct Transformer::Impl {
     MoeParams mp = moe_tensors<const float*>(W, b.prefix);
     MoeGrads mg = moe_tensors<float*>(grads.data(), b.prefix);
     site_backward(b.prefix, "hc_ffn_", "ffn_norm", b.f, b.X_mid.data(), gA.data(), gB.data(),
-                  [&](const float* dout, float* dx) { b.moe.backward(mp, dout, dx, mg); });
+                  [&](const float* dout, float* dx) { b.moe.backward(mp, dout, dx, mg, &moe_scratch); });
     site_backward(b.prefix, "hc_attn_", "attn_norm", b.a, Xin, gB.data(), gA.data(),
                   [&](const float* dout, float* dx) {
                     TREX_TRACE(kAttention, "attention.bwd");

@@ -181,13 +181,13 @@ TEST(MoeLayer, BiasRuleMovesTowardsTheMeanLoad) {
 }
 
 // L = sum(out * R) in double; directional and per-element finite differences.
-void check_moe_gradients(bool hash, uint32_t seed) {
+void check_moe_gradients(bool hash, uint32_t seed, int64_t T = 9) {
   ModelConfig c = test_util::tiny_v4_config();
   MoeBlob blob(c, seed);
   MoeLayer layer(c, hash);
   if (!hash)
     for (int e = 0; e < layer.experts(); ++e) layer.bias()[size_t(e)] = 0.02f * float(e);
-  const int64_t T = 9, d = c.hidden;
+  const int64_t d = c.hidden;
   std::vector<float> x = randn(size_t(T * d), seed + 1), R = randn(size_t(T * d), seed + 2);
   std::vector<float> out(static_cast<size_t>(T * d)), dx(size_t(T * d));
   std::vector<int32_t> ids(static_cast<size_t>(T));
@@ -240,6 +240,11 @@ void check_moe_gradients(bool hash, uint32_t seed) {
 
 TEST(MoeLayer, GradientsMatchFiniteDifferencesScoreRouted) { check_moe_gradients(false, 11); }
 TEST(MoeLayer, GradientsMatchFiniteDifferencesHashRouted) { check_moe_gradients(true, 21); }
+// One token takes the matrix-vector path of the forward.
+TEST(MoeLayer, GradientsMatchFiniteDifferencesOneToken) {
+  check_moe_gradients(false, 51, 1);
+  check_moe_gradients(true, 61, 1);
+}
 
 TEST(MoeLayer, GradientsAccumulateAcrossCalls) {
   ModelConfig c = test_util::tiny_v4_config();

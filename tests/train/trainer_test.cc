@@ -194,12 +194,13 @@ TEST(TrainerTest, ResumeIsBitExact) {
 
 TEST(TrainerTest, SwapOptimizerTrainsLikeAdamW) {
   TempDir dir("swap");
-  TrainConfig adamw = load_train_config(write_config(dir));
+  // Two micro-batches per step, so the accumulation path runs too.
+  TrainConfig adamw = load_train_config(write_config(dir, "", "micro_batches = 2\n"));
   TrainOptions o = quiet(dir.path("adamw"));
   o.steps = 6;
   TrainResult a = run_training(adamw, o);
   // Chunks far smaller than the model, so the step really streams through the file.
-  TrainConfig swap = load_train_config(write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n"));
+  TrainConfig swap = load_train_config(write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n", "micro_batches = 2\n"));
   o.out_dir = dir.path("swap");
   TrainResult s = run_training(swap, o);
   ASSERT_EQ(a.losses.size(), s.losses.size());

@@ -350,6 +350,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
           {"step", step},
           {"config", fs::absolute(c.file).string()},
           {"model", c.model.name},
+          {"model_file", fs::absolute(c.model_file).string()},
           {"mode", to_string(c.mode)},
           {"seed", c.seed},
           {"seq", c.seq},

@@ -1,0 +1,141 @@
+// model_step_bench: one training step of trex's Transformer, timed: forward_backward over a packed
+// sequence, then an in-memory AdamW step (optim::AdamW) whose fp32 master weights are copied back
+// into the model's parameters. The trex side of bench/train_vs_torch.py, which runs the PyTorch
+// implementation (python/trex_v4_torch.py bench) on the same config, sequence and thread count.
+//
+//   TREX_THREADS=2 build/model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp]
+//
+// Prints one JSON object: per-step wall times (whole step, forward+backward, optimizer), their
+// medians, tokens/s and the losses. MTP blocks are off unless --mtp (the PyTorch side has none).
+// Not a Google Benchmark program: a step takes seconds, and the comparison wants the raw times.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "trex/core/thread_pool.h"
+#include "trex/model/config.h"
+#include "trex/model/transformer.h"
+#include "trex/optim/adamw.h"
+#include "trex/util/error.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp]\n");
+  return 2;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string config = argv[1];
+  long seq = 0, steps = 3, warmup = 1;
+  bool mtp = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&](const char* name) -> long {
+      if (i + 1 >= argc) throw trex::InputError(std::string(name) + ": missing value");
+      char* end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 0) throw trex::InputError(std::string(name) + ": not a count: " + argv[i]);
+      return v;
+    };
+    if (a == "--seq") seq = next("--seq");
+    else if (a == "--steps") steps = std::max(1L, next("--steps"));
+    else if (a == "--warmup") warmup = next("--warmup");
+    else if (a == "--mtp") mtp = true;
+    else return usage();
+  }
+  trex::model::ModelConfig cfg = trex::model::load_model_config(config);
+  if (seq == 0) seq = cfg.train_seq_len;
+  trex::model::Transformer model(cfg, /*seed=*/1, mtp);
+  const trex::model::ParamLayout& layout = model.layout();
+
+  // One document of random tokens; every position but the last has a target.
+  trex::model::Batch batch;
+  batch.tokens = seq;
+  batch.docs = {{0, seq}};
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> id(0, cfg.vocab - 1);
+  for (long t = 0; t < seq; ++t) batch.ids.push_back(id(rng));
+  for (long t = 0; t < seq; ++t) batch.targets.push_back(t + 1 < seq ? batch.ids[t + 1] : -1);
+
+  // Optimizer groups: consecutive runs of parameters with the same weight-decay flag.
+  std::vector<trex::optim::ParamGroup> groups;
+  for (const trex::model::ParamInfo& p : layout.params) {
+    if (groups.empty() || (groups.back().hyper.weight_decay > 0) != p.decay) {
+      trex::optim::ParamGroup g;
+      g.name = "g" + std::to_string(groups.size());
+      g.hyper.lr = 1e-4f;
+      g.hyper.beta2 = 0.95f;
+      g.hyper.weight_decay = p.decay ? 0.1f : 0.0f;
+      groups.push_back(g);
+    }
+    groups.back().size += p.numel;
+  }
+  trex::optim::AdamW opt(groups, model.params());
+
+  std::vector<double> step_s, fb_s, opt_s, losses;
+  for (long s = 0; s < warmup + steps; ++s) {
+    Clock::time_point t0 = Clock::now();
+    model.zero_grads();
+    trex::model::LossStats st = model.forward_backward(batch);
+    double fb = seconds_since(t0);
+    Clock::time_point t1 = Clock::now();
+    opt.step(model.grads(), nullptr);
+    opt.read_state(trex::optim::StateArray::kMaster, 0, layout.total, model.params());
+    double o = seconds_since(t1);
+    double all = seconds_since(t0);
+    losses.push_back(st.loss());
+    if (s >= warmup) {
+      step_s.push_back(all);
+      fb_s.push_back(fb);
+      opt_s.push_back(o);
+    }
+  }
+  nlohmann::json j;
+  j["config"] = config;
+  j["seq"] = seq;
+  j["threads"] = trex::core::default_thread_pool().num_threads();
+  j["mtp"] = mtp;
+  j["params"] = layout.total;
+  j["step_times_s"] = step_s;
+  j["forward_backward_s"] = fb_s;
+  j["optimizer_s"] = opt_s;
+  j["median_step_s"] = median(step_s);
+  j["median_forward_backward_s"] = median(fb_s);
+  j["median_optimizer_s"] = median(opt_s);
+  j["tokens_per_s"] = double(seq) / median(step_s);
+  j["losses"] = losses;
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "model_step_bench: %s\n", e.what());
+    return 1;
+  }
+}

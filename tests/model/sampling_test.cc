@@ -1,6 +1,7 @@
 // sample_token: greedy ties, the nucleus cut, and draw frequencies that follow the softmax.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -43,6 +44,36 @@ TEST(SampleToken, TopPKeepsTheSmallestPrefixReachingTheMass) {
   for (double u : {0.0, 0.3, 0.6, 0.9, 0.999999}) EXPECT_NE(sample_token(l, 1, 0.81, u), 2);
   // A tiny top_p is greedy.
   EXPECT_EQ(sample_token(l, 1, 1e-6, 0.9), 1);
+}
+
+// A nucleus larger than the first partial sort (64 tokens) grows it: the draw still follows
+// the renormalised nucleus, and tokens outside it are never drawn.
+TEST(SampleToken, LargeNucleusAcrossPartialSortSteps) {
+  const int V = 1000;
+  std::vector<float> l(V);
+  for (int i = 0; i < V; ++i) l[size_t(i)] = -0.004f * float((i * 7919) % V);  // a permutation
+  double z = 0;
+  std::vector<double> p(V);
+  for (int i = 0; i < V; ++i) z += p[size_t(i)] = std::exp(double(l[size_t(i)]));
+  std::vector<int> order(V);
+  for (int i = 0; i < V; ++i) order[size_t(i)] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return l[size_t(a)] > l[size_t(b)]; });
+  double mass = 0;
+  int keep = 0;
+  while (mass < 0.5) mass += p[size_t(order[size_t(keep++)])] / z;
+  ASSERT_GT(keep, 64);
+  std::vector<char> inside(V, 0);
+  for (int j = 0; j < keep; ++j) inside[size_t(order[size_t(j)])] = 1;
+  const int n = 20000;
+  std::vector<int> count(V, 0);
+  for (int k = 0; k < n; ++k) ++count[size_t(sample_token(l, 1, 0.5, (k + 0.5) / n))];
+  for (int i = 0; i < V; ++i) {
+    if (!inside[size_t(i)]) {
+      ASSERT_EQ(count[size_t(i)], 0) << i;
+      continue;
+    }
+    EXPECT_NEAR(count[size_t(i)] / double(n), p[size_t(i)] / z / mass, 2e-4) << i;
+  }
 }
 
 }  // namespace

@@ -19,34 +19,52 @@ int32_t sample_token(std::span<const float> logits, double temperature, double t
       if (logits[size_t(i)] > logits[size_t(best)]) best = i;
     return int32_t(best);
   }
-  // Probabilities in double, in descending order (ties to the lower id), then the nucleus.
-  std::vector<int32_t> order(static_cast<size_t>(V));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
-  const double mx = logits[size_t(order[0])];
+  // Unnormalised probabilities in double, by id.
+  float mx = logits[0];
+  for (int64_t i = 1; i < V; ++i) mx = std::max(mx, logits[size_t(i)]);
   std::vector<double> p(static_cast<size_t>(V));
   double z = 0;
-  for (int64_t j = 0; j < V; ++j) {
-    p[size_t(j)] = std::exp((double(logits[size_t(order[size_t(j)])]) - mx) / temperature);
-    z += p[size_t(j)];
+  for (int64_t i = 0; i < V; ++i) {
+    p[size_t(i)] = std::exp((double(logits[size_t(i)]) - double(mx)) / temperature);
+    z += p[size_t(i)];
   }
-  int64_t keep = V;
-  if (top_p < 1) {
-    double mass = 0;
-    for (int64_t j = 0; j < V; ++j) {
-      mass += p[size_t(j)] / z;
-      if (mass >= top_p) {
-        keep = j + 1;
-        break;
-      }
+  if (top_p >= 1) {  // every token, in id order: no sort needed
+    const double target = u * z;
+    double acc = 0;
+    for (int64_t i = 0; i < V; ++i) {
+      acc += p[size_t(i)];
+      if (target < acc) return int32_t(i);
     }
+    return int32_t(V - 1);
+  }
+  // The nucleus: the most likely tokens (ties to the lower id, a strict order, so a partial
+  // sort is deterministic), sorted only as far as needed: 64 first, then 4x more each time.
+  std::vector<int32_t> order(static_cast<size_t>(V));
+  std::iota(order.begin(), order.end(), 0);
+  auto before = [&](int32_t a, int32_t b) {
+    return logits[size_t(a)] > logits[size_t(b)] || (logits[size_t(a)] == logits[size_t(b)] && a < b);
+  };
+  int64_t keep = V;
+  for (int64_t k = std::min<int64_t>(V, 64);; k = std::min<int64_t>(V, 4 * k)) {
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    double mass = 0;
+    int64_t j = 0;
+    for (; j < k; ++j) {
+      mass += p[size_t(order[size_t(j)])] / z;
+      if (mass >= top_p) break;
+    }
+    if (j < k) {
+      keep = j + 1;
+      break;
+    }
+    if (k == V) break;
   }
   double kept = 0;
-  for (int64_t j = 0; j < keep; ++j) kept += p[size_t(j)];
-  double target = u * kept, acc = 0;
+  for (int64_t j = 0; j < keep; ++j) kept += p[size_t(order[size_t(j)])];
+  const double target = u * kept;
+  double acc = 0;
   for (int64_t j = 0; j < keep; ++j) {
-    acc += p[size_t(j)];
+    acc += p[size_t(order[size_t(j)])];
     if (target < acc) return order[size_t(j)];
   }
   return order[size_t(keep - 1)];

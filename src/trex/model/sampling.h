@@ -10,10 +10,11 @@ namespace trex::model {
 
 // logits [V] -> a token id.
 //   temperature <= 0: argmax (ties to the lower id); u is ignored.
-//   otherwise p = softmax(logits / temperature) in double; tokens in descending p (ties to the
-//   lower id); the nucleus is the shortest prefix whose mass reaches top_p (top_p >= 1: all
-//   tokens); the token is the first of the nucleus whose cumulative mass exceeds u times the
-//   nucleus mass. REQUIRES: V >= 1, 0 <= u < 1, top_p > 0.
+//   otherwise p = softmax(logits / temperature) in double. top_p >= 1: the token is the first
+//   id whose cumulative mass (in id order) exceeds u. top_p < 1: tokens in descending p (ties
+//   to the lower id); the nucleus is the shortest prefix whose mass reaches top_p; the token is
+//   the first of the nucleus whose cumulative mass exceeds u times the nucleus mass (only as
+//   much of the order is sorted as the nucleus needs). REQUIRES: V >= 1, 0 <= u < 1, top_p > 0.
 int32_t sample_token(std::span<const float> logits, double temperature, double top_p, double u);
 
 }  // namespace trex::model

@@ -123,7 +123,7 @@ struct Transformer::Impl {
   std::vector<float> params, grads;
   Precision precision = Precision::kFp32;
   std::vector<float> rounded;  // kBf16: params with the matrices rounded to bf16
-  std::vector<const ParamInfo*> bf16_tensors;
+  std::vector<bool> bf16_tensor;  // per layout entry: read rounded to bf16 in kBf16
   const float* W = nullptr;    // the weights forward and backward read: params or rounded
   std::unordered_map<std::string, int64_t> offset;  // name -> first element
 
@@ -176,16 +176,22 @@ struct Transformer::Impl {
       for (int64_t i = lo; i < hi; ++i) x[i] = core::to_float(core::to_bf16(x[i]));
     });
   }
+  // One pass over the parameters: each matrix rounded, everything else copied.
   void refresh_weights() {
     if (precision != Precision::kBf16) {
       W = params.data();
       return;
     }
-    rounded = params;
-    for (const ParamInfo* p : bf16_tensors) {
-      float* w = rounded.data() + p->offset;
-      core::default_thread_pool().parallel_for(0, p->numel, 1 << 14, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) w[i] = core::to_float(core::to_bf16(w[i]));
+    rounded.resize(params.size());
+    for (const ParamInfo& p : layout.params) {
+      const float* src = params.data() + p.offset;
+      float* dst = rounded.data() + p.offset;
+      bool round = bf16_tensor[size_t(&p - layout.params.data())];
+      core::default_thread_pool().parallel_for(0, p.numel, 1 << 16, [&](int64_t lo, int64_t hi) {
+        if (round)
+          for (int64_t i = lo; i < hi; ++i) dst[i] = core::to_float(core::to_bf16(src[i]));
+        else
+          std::memcpy(dst + lo, src + lo, sizeof(float) * size_t(hi - lo));
       });
     }
     W = rounded.data();
@@ -573,7 +579,7 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
     m.offset.emplace(p.name, p.offset);
     bool fp32 = p.name.find("hc_") != std::string::npos || p.name.find("gate.weight") != std::string::npos ||
                 p.name.find(".ape") != std::string::npos;
-    if (p.shape.size() == 2 && !fp32) m.bf16_tensors.push_back(&p);
+    m.bf16_tensor.push_back(p.shape.size() == 2 && !fp32);
   }
   m.params.assign(size_t(m.layout.total), 0.f);
   m.grads.assign(size_t(m.layout.total), 0.f);

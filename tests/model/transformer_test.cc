@@ -195,6 +195,11 @@ TEST(Transformer, PackedDocumentsEqualSeparateRuns) {
   b.targets.assign(both.targets.begin() + 140, both.targets.end());
   LossStats sa = m.forward(a, &logits_a), sc = m.forward(b, &logits_b);
   EXPECT_EQ(sb.counted, sa.counted + sc.counted);
+  // MTP at t predicts target t + 1 inside the document: one position fewer per document, and the
+  // masked target at 5 costs both heads one position each.
+  EXPECT_EQ(sb.counted, 140 - 2 + 60 - 1);
+  EXPECT_EQ(sb.mtp_counted, sb.counted - 2);
+  EXPECT_EQ(sb.mtp_counted, sa.mtp_counted + sc.mtp_counted);
   EXPECT_NEAR(sb.ce_sum, sa.ce_sum + sc.ce_sum, 1e-4 * sb.ce_sum);
   EXPECT_NEAR(sb.mtp_sum, sa.mtp_sum + sc.mtp_sum, 1e-4 * sb.mtp_sum);
   // (The indexer loss is a mean over the rows of one call, so it does not add across calls.)

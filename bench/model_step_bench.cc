@@ -4,9 +4,13 @@
 // implementation (python/trex_v4_torch.py bench) on the same config, sequence and thread count.
 //
 //   TREX_THREADS=2 build/model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp]
+//                                          [--trace FILE]
 //
 // Prints one JSON object: per-step wall times (whole step, forward+backward, optimizer), their
-// medians, tokens/s and the losses. MTP blocks are off unless --mtp (the PyTorch side has none).
+// medians, tokens/s and the losses; also the process CPU time (user + sys, all threads) and the
+// minor page faults of each forward+backward, which on a shared machine are steadier than wall
+// time. MTP blocks are off unless --mtp (the PyTorch side has none). --trace writes the Chrome
+// trace of the timed steps' forward+backward (per-operator spans, trex/core/trace.h).
 // Not a Google Benchmark program: a step takes seconds, and the comparison wants the raw times.
 #include <algorithm>
 #include <chrono>
@@ -14,11 +18,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sys/resource.h>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "trex/core/thread_pool.h"
+#include "trex/core/trace.h"
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
 #include "trex/optim/adamw.h"
@@ -39,8 +45,20 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+struct Usage {
+  double cpu_s;
+  long minor_faults;
+};
+Usage process_usage() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return {double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+              1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec),
+          u.ru_minflt};
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp]\n");
+  std::fprintf(stderr, "usage: model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp] [--trace FILE]\n");
   return 2;
 }
 
@@ -49,6 +67,7 @@ int run(int argc, char** argv) {
   std::string config = argv[1];
   long seq = 0, steps = 3, warmup = 1;
   bool mtp = false;
+  std::string trace_path;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&](const char* name) -> long {
@@ -62,6 +81,7 @@ int run(int argc, char** argv) {
     else if (a == "--steps") steps = std::max(1L, next("--steps"));
     else if (a == "--warmup") warmup = next("--warmup");
     else if (a == "--mtp") mtp = true;
+    else if (a == "--trace" && i + 1 < argc) trace_path = argv[++i];
     else return usage();
   }
   trex::model::ModelConfig cfg = trex::model::load_model_config(config);
@@ -93,12 +113,16 @@ int run(int argc, char** argv) {
   }
   trex::optim::AdamW opt(groups, model.params());
 
-  std::vector<double> step_s, fb_s, opt_s, losses;
+  std::vector<double> step_s, fb_s, opt_s, fb_cpu_s, losses;
+  std::vector<long> fb_faults;
   for (long s = 0; s < warmup + steps; ++s) {
+    if (s == warmup && !trace_path.empty()) trex::core::trace_enable(true);
+    const Usage u0 = process_usage();
     Clock::time_point t0 = Clock::now();
     model.zero_grads();
     trex::model::LossStats st = model.forward_backward(batch);
     double fb = seconds_since(t0);
+    const Usage u1 = process_usage();
     Clock::time_point t1 = Clock::now();
     opt.step(model.grads(), nullptr);
     opt.read_state(trex::optim::StateArray::kMaster, 0, layout.total, model.params());
@@ -109,7 +133,13 @@ int run(int argc, char** argv) {
       step_s.push_back(all);
       fb_s.push_back(fb);
       opt_s.push_back(o);
+      fb_cpu_s.push_back(u1.cpu_s - u0.cpu_s);
+      fb_faults.push_back(u1.minor_faults - u0.minor_faults);
     }
+  }
+  if (!trace_path.empty()) {
+    trex::core::trace_enable(false);
+    trex::core::write_chrome_trace(trace_path, trex::core::trace_collect());
   }
   nlohmann::json j;
   j["config"] = config;
@@ -123,6 +153,9 @@ int run(int argc, char** argv) {
   j["median_step_s"] = median(step_s);
   j["median_forward_backward_s"] = median(fb_s);
   j["median_optimizer_s"] = median(opt_s);
+  j["forward_backward_cpu_s"] = fb_cpu_s;
+  j["median_forward_backward_cpu_s"] = median(fb_cpu_s);
+  j["forward_backward_minor_faults"] = fb_faults;
   j["tokens_per_s"] = double(seq) / median(step_s);
   j["losses"] = losses;
   std::printf("%s\n", j.dump().c_str());

@@ -11,9 +11,8 @@ independent implementation the C++ model is cross-checked against, in two setups
            (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_ at glibc's 32 MiB maximum,
            MALLOC_TOP_PAD_); run twice, with OpenMP's default (spinning) wait policy and with
            OMP_WAIT_POLICY=PASSIVE, the faster counting as the best
-Same config, sequence (one document), thread count; MTP off on both sides (the PyTorch model has
-none). Each side: warm-up steps, then the median of --steps step times. MFU = 3 F_fwd tokens /
-(time peak) with 3 F_fwd from `trex model info CONFIG --json --seq N` (spec section 13, MTP off)
+Same config, sequence (one document), thread count; the MTP block on both sides (--no-mtp: off). Each side: warm-up steps, then the median of --steps step times. MFU = 3 F_fwd tokens /
+(time peak) with 3 F_fwd from `trex model info CONFIG --json --seq N` (spec section 13)
 and peak the fp32 FMA peak `trex hw probe --json --threads THREADS` measures for THREADS cores.
 
   /usr/bin/python3 bench/train_vs_torch.py --build build [--config configs/model/v4-micro.toml]
@@ -58,6 +57,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-mtp", action="store_true", help="without the MTP block on both sides")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/train_vs_torch.md"))
     args = ap.parse_args()
     build = os.path.abspath(args.build)
@@ -68,13 +68,16 @@ def main():
     load_before = os.getloadavg()
 
     info = run_json([trex, "model", "info", args.config, "--json", "--seq", str(args.seq)])
-    train_flops = info["training_flops_per_token"]["trex"]["mtp_off"]
+    mtp = not args.no_mtp
+    train_flops = info["training_flops_per_token"]["trex"]["mtp_on" if mtp else "mtp_off"]
     with tempfile.TemporaryDirectory() as tmp:
         probe = run_json([trex, "hw", "probe", "--json", "--threads", str(args.threads),
                           "--out", os.path.join(tmp, "hw.toml")])
     peak = probe["peak_flops_fp32_all_cores"]
 
     common = ["--seq", str(args.seq), "--steps", str(args.steps), "--warmup", str(args.warmup)]
+    if mtp:
+        common.append("--mtp")
     runs = {}
     env = dict(os.environ, TREX_THREADS=str(args.threads))
     runs["trex"] = run_json([step_bench, args.config] + common, env=env)
@@ -114,9 +117,9 @@ def main():
         f"load average {load_before[0]:.1f} before and {load_after[0]:.1f} after (the machine is shared; "
         "a load above the thread count means the figures are pessimistic for both sides).",
         "",
-        f"Config `{args.config}` (MTP off on both sides), one document of {args.seq} tokens per step, "
+        f"Config `{args.config}` (MTP {'on' if mtp else 'off'} on both sides), one document of {args.seq} tokens per step, "
         f"{args.threads} threads, {args.warmup} warm-up step(s), median of {args.steps} steps. "
-        f"3 F_fwd = {train_flops / 1e6:.1f} MFLOP per token (`trex model info --json`, spec section 13); "
+        f"3 F_fwd = {train_flops / 1e6:.1f} MFLOP per token (`trex model info --json`, spec section 13, MTP {'on' if mtp else 'off'}); "
         f"peak = {peak / 1e9:.1f} GFLOP/s fp32 on {args.threads} cores (`trex hw probe --threads "
         f"{args.threads}`). PyTorch {runs['torch best'].get('torch', '1.13')} eager, fp32; best setup: "
         f"OpenBLAS {blas_note} via LD_LIBRARY_PATH, OMP/OPENBLAS_NUM_THREADS={args.threads}, glibc "

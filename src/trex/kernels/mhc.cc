@@ -5,7 +5,7 @@
 // RMS coefficient; then per block of nd columns (parallel over columns, each block owned by one
 // thread for all tokens) dX and dphi as two GEMMs per chunk of tokens, so the sum over tokens
 // needs no per-thread copies of dphi and runs at GEMM speed. (Computing the projections as one
-// GEMM over all tokens instead of the per-token matvec was 15% faster here, but its different
+// GEMM over all tokens instead of the per-token matvec was 10-15% faster here, but its different
 // order of summation moved a v4-tiny training run off the PyTorch reference's trajectory within
 // 10 AdamW steps (a selection flip), so the matvec and its bits stay.)
 #include "trex/kernels/mhc.h"

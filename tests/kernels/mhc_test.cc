@@ -282,6 +282,34 @@ void check_deterministic() {
   }
 }
 
+// The pre-projection computes the projections of two tokens at once; each token's sums keep the
+// order of the one-token path, so a batch gives the bits of token-by-token calls (decoding).
+template <class T>
+void check_batched_equals_per_token() {
+  MhcShape sh = shape(9, 24, 4, 20);  // nd = 96: the paired path, and an unpaired last token
+  Params<T> p = make_params<T>(sh, 11, 1);
+  const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+  core::ThreadPool pool(2);
+  std::vector<T> y(static_cast<size_t>(tok * sh.d)), y1(y.size());
+  std::vector<float> pre(static_cast<size_t>(tok * n)), post(pre.size()), pre1(pre.size()),
+      post1(pre.size()), C(static_cast<size_t>(tok * n * n)), C1(C.size());
+  mhc_pre_forward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), y.data(), pre.data(),
+                  post.data(), C.data(), sh, &pool);
+  MhcShape one = sh;
+  one.tokens = 1;
+  for (int64_t t = 0; t < tok; ++t)
+    mhc_pre_forward(p.X.data() + t * nd, p.phi.data(), p.b.data(), p.scale.data(),
+                    y1.data() + t * sh.d, pre1.data() + t * n, post1.data() + t * n,
+                    C1.data() + t * n * n, one, &pool);
+  EXPECT_TRUE(same_bytes(y, y1) && same_bytes(pre, pre1) && same_bytes(post, post1) &&
+              same_bytes(C, C1));
+}
+
+TEST(Mhc, PreForwardBatchedEqualsPerToken) {
+  check_batched_equals_per_token<float>();
+  check_batched_equals_per_token<core::bf16>();
+}
+
 TEST(Mhc, DeterministicAcrossThreadCounts) {
   check_deterministic<float>();
   check_deterministic<core::bf16>();

@@ -1,6 +1,6 @@
 // Fused mHC kernels. Pre-projection, per token: one pass over the bf16 (or fp32) row computes the
 // R projections and the sum of squares together (rows of phi in groups of 8, x widened in
-// registers), the gates and Sinkhorn run on R scalars, and a second pass forms y. The backward
+// registers; two tokens at a time, so that each load of phi serves both), the gates and Sinkhorn run on R scalars, and a second pass forms y. The backward
 // has two stages: per token (parallel over tokens) the small gradients dp, db, dscale and the
 // RMS coefficient; then per block of nd columns (parallel over columns, each block owned by one
 // thread for all tokens) dX and dphi as two GEMMs per chunk of tokens, so the sum over tokens
@@ -75,6 +75,51 @@ void project(const T* x, const float* phi, int64_t nd, int R, float* p, float* s
   *sumsq = ss;
 }
 
+// project() for two tokens at once: each phi vector loaded serves both, halving the traffic of
+// streaming phi from L2, while each token's sums run in exactly project()'s order (same bits).
+template <class T>
+void project2(const T* x0, const T* x1, const float* phi, int64_t nd, int R, float* p0, float* p1,
+              float* sumsq0, float* sumsq1) {
+#ifdef TREX_ELEM_AVX2
+  if (nd % 8 != 0) {
+#endif
+    project(x0, phi, nd, R, p0, sumsq0);
+    project(x1, phi, nd, R, p1, sumsq1);
+#ifdef TREX_ELEM_AVX2
+    return;
+  }
+  for (int g0 = 0; g0 < R; g0 += 8) {
+    const int rows = std::min(8, R - g0);
+    const float* pr[8];
+    for (int r = 0; r < 8; ++r) pr[r] = phi + int64_t(g0 + std::min(r, rows - 1)) * nd;
+    __m256 a[8], b[8];
+    for (int r = 0; r < 8; ++r) a[r] = b[r] = _mm256_setzero_ps();
+    __m256 sa = _mm256_setzero_ps(), sb = sa;
+    for (int64_t i = 0; i < nd; i += 8) {
+      const __m256 xa = simd::load8(x0 + i), xb = simd::load8(x1 + i);
+      if (g0 == 0) {
+        sa = _mm256_fmadd_ps(xa, xa, sa);
+        sb = _mm256_fmadd_ps(xb, xb, sb);
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < 8; ++r) {
+        const __m256 w = _mm256_loadu_ps(pr[r] + i);
+        a[r] = _mm256_fmadd_ps(w, xa, a[r]);
+        b[r] = _mm256_fmadd_ps(w, xb, b[r]);
+      }
+    }
+    for (int r = 0; r < rows; ++r) {
+      p0[g0 + r] = simd::hsum(a[r]);
+      p1[g0 + r] = simd::hsum(b[r]);
+    }
+    if (g0 == 0) {
+      *sumsq0 = simd::hsum(sa);
+      *sumsq1 = simd::hsum(sb);
+    }
+  }
+#endif
+}
+
 // <a, b> over d elements of two stored rows.
 template <class T>
 float dot(const T* a, const T* b, int64_t d) {
@@ -107,19 +152,40 @@ void weighted_streams(const T* X, const float* w, int n, int64_t d, T* y) {
   }
 }
 
+// The projections of the tokens of a chunk [t0, t1), computed two at a time by project2: for
+// token t, p(t) is its R projections (nullptr for an unpaired last token) and ss(t) its sum of
+// squares.
+struct PairedProjections {
+  float p2[2][kMaxRows], ss2[2];
+  template <class T>
+  const float* at(const T* X, const float* phi, int64_t nd, int R, int64_t t0, int64_t t1,
+                  int64_t t) {
+    if ((t - t0) % 2 == 1) return p2[1];
+    if (t + 1 >= t1) return nullptr;
+    project2(X + t * nd, X + (t + 1) * nd, phi, nd, R, p2[0], p2[1], &ss2[0], &ss2[1]);
+    return p2[0];
+  }
+  float ss(int64_t t0, int64_t t) const { return ss2[(t - t0) % 2]; }
+};
+
 struct TokenMix {
   float p[kMaxRows], m[kMaxRows], sig_a[kMhcMaxStreams], sig_c[kMhcMaxStreams];
   float r = 0.f;
 };
 
+// The token's gates from its row x; p_in, ss_in: its projections and sum of squares when
+// PairedProjections computed them already (nullptr: computed here).
 template <class T>
-void token_forward(const T* x, const float* phi, const float* b, const float* scale,
-                   const MhcShape& sh, TokenMix* tm, float* pre, float* post, float* C,
-                   float* trace) {
+void token_forward(const T* x, const float* p_in, float ss_in, const float* phi, const float* b,
+                   const float* scale, const MhcShape& sh, TokenMix* tm, float* pre, float* post,
+                   float* C, float* trace) {
   const int R = int(sh.rows());
   const int64_t nd = sh.n * sh.d;
-  float ss = 0.f;
-  project(x, phi, nd, R, tm->p, &ss);
+  float ss = ss_in;
+  if (p_in)
+    std::copy(p_in, p_in + R, tm->p);
+  else
+    project(x, phi, nd, R, tm->p, &ss);
   tm->r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
   for (int q = 0; q < R; ++q) tm->m[q] = tm->r * tm->p[q];
   mhc_detail::mix_forward(tm->m, b, scale, sh, pre, post, C, tm->sig_a, tm->sig_c, trace);
@@ -133,15 +199,17 @@ void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* 
                      core::ThreadPool* pool) {
   if (sh.tokens <= 0 || sh.d <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
-  const int n = sh.n;
+  const int n = sh.n, R = int(sh.rows());
   const int64_t nd = n * sh.d;
   tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
     std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
     TokenMix tm;
+    PairedProjections pp;
     for (int64_t t = t0; t < t1; ++t) {
       const T* x = X + t * nd;
-      token_forward(x, phi, b, scale, sh, &tm, pre + t * n, post + t * n, C + t * n * n,
-                    trace.data());
+      const float* pt = pp.at(X, phi, nd, R, t0, t1, t);
+      token_forward(x, pt, pt ? pp.ss(t0, t) : 0.f, phi, b, scale, sh, &tm, pre + t * n,
+                    post + t * n, C + t * n * n, trace.data());
       weighted_streams(x, pre + t * n, n, sh.d, y + t * sh.d);
     }
   });
@@ -281,10 +349,13 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
     TokenMix tm;
     float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
     float dpre[kMhcMaxStreams], dm[kMaxRows];
+    PairedProjections pp;
     for (int64_t t = t0; t < t1; ++t) {
       const T* x = X + t * nd;
       float* rec = workspace + t * L.per_token;
-      token_forward(x, phi, b, scale, sh, &tm, pre, post, Cm, trace.data());
+      const float* pt = pp.at(X, phi, nd, R, t0, t1, t);
+      token_forward(x, pt, pt ? pp.ss(t0, t) : 0.f, phi, b, scale, sh, &tm, pre, post, Cm,
+                    trace.data());
       for (int i = 0; i < n; ++i) dpre[i] = dot(dy + t * d, x + i * d, d);
       mhc_detail::mix_backward(tm.m, scale, tm.sig_a, tm.sig_c, trace.data(), dpre, dpost + t * n,
                                dC + t * n * n, sh, dm, rec + L.db(), rec + L.ds());

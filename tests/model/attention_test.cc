@@ -17,27 +17,13 @@
 #include "trex/model/attention.h"
 #include "trex/model/config.h"
 #include "trex/util/error.h"
+#include "model/tiny_config.h"
 
 namespace trex::model {
 namespace {
 
 ModelConfig small_config() {
-  ModelConfig c = load_model_config(std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml");
-  c.hidden = 32;
-  c.layers = 3;
-  c.train_seq_len = 64;
-  AttentionConfig& a = c.attention;
-  a.heads = 4;
-  a.head_dim = 16;
-  a.rope_dims = 8;
-  a.q_lora_rank = 16;
-  a.window = 8;
-  a.o_groups = 2;
-  a.o_lora_rank = 8;
-  a.compress_ratios = {0, 4, 128};
-  c.indexer.heads = 2;
-  c.indexer.head_dim = 8;
-  c.indexer.top_k = 3;
+  ModelConfig c = test_util::shrunk_nano_config();
   c.indexer.loss_weight = 0.5;
   return c;
 }

@@ -13,29 +13,15 @@
 #include "trex/model/generator.h"
 #include "trex/model/transformer.h"
 #include "trex/util/error.h"
+#include "model/tiny_config.h"
 
 namespace trex::model {
 namespace {
 
 // nano's structure (mHC 4 streams, hash-routed first layer, ratios 0 / 4 / 128) at small sizes.
 ModelConfig small_config() {
-  ModelConfig c = load_model_config(std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml");
+  ModelConfig c = test_util::shrunk_nano_config();
   c.vocab = 96;
-  c.hidden = 32;
-  c.layers = 3;
-  c.train_seq_len = 64;
-  AttentionConfig& a = c.attention;
-  a.heads = 4;
-  a.head_dim = 16;
-  a.rope_dims = 8;
-  a.q_lora_rank = 16;
-  a.window = 8;
-  a.o_groups = 2;
-  a.o_lora_rank = 8;
-  a.compress_ratios = {0, 4, 128};
-  c.indexer.heads = 2;
-  c.indexer.head_dim = 8;
-  c.indexer.top_k = 3;
   c.ffn.routed_experts = 4;
   c.ffn.top_k = 2;
   c.ffn.expert_hidden = 24;

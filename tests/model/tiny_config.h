@@ -53,4 +53,27 @@ hash_seed = 7
   return parse_model_config(text, "tiny-v4");
 }
 
+// configs/model/v4-nano.toml shrunk to three layers with ratios 0, 4 and 128 (d 32, 4 heads of 16,
+// window 8, indexer top-3): nano's own mHC, MoE and hash settings at test size. Callers shrink
+// further what their test needs (vocabulary, experts, loss weights).
+inline ModelConfig shrunk_nano_config() {
+  ModelConfig c = load_model_config(std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml");
+  c.hidden = 32;
+  c.layers = 3;
+  c.train_seq_len = 64;
+  AttentionConfig& a = c.attention;
+  a.heads = 4;
+  a.head_dim = 16;
+  a.rope_dims = 8;
+  a.q_lora_rank = 16;
+  a.window = 8;
+  a.o_groups = 2;
+  a.o_lora_rank = 8;
+  a.compress_ratios = {0, 4, 128};
+  c.indexer.heads = 2;
+  c.indexer.head_dim = 8;
+  c.indexer.top_k = 3;
+  return c;
+}
+
 }  // namespace trex::model::test_util

@@ -276,6 +276,50 @@ TEST(Transformer, GradientsAccumulateAndFollowGradScale) {
     EXPECT_NEAR(m.grads()[idx->offset + i], once[size_t(idx->offset + i)], 1e-6f + 1e-4f * std::fabs(once[size_t(idx->offset + i)]));
 }
 
+// A step of several micro-batches balances the experts by the load of all of them: the bias
+// moves by the sign of (mean - summed load), and zero_grads() starts the next step's count.
+TEST(Transformer, RoutingBiasBalancesTheLoadOfEveryMicroBatchOfAStep) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4", 0, /*hash_layers=*/0);
+  Transformer m(c, 5);
+  Batch a = two_documents(c, 40, 24, 1), b = two_documents(c, 30, 30, 2);
+  m.zero_grads();
+  m.forward_backward(a);
+  const auto la = m.expert_load();
+  m.forward_backward(b);
+  const auto lb = m.expert_load();
+  m.forward(a);  // evaluation does not count
+  const auto step = m.step_expert_load();
+  ASSERT_EQ(step.size(), la.size());
+  const int E = c.ffn.routed_experts;
+  const float u = float(c.ffn.bias_update_rate);
+  auto sign_vs_mean = [&](const std::vector<int64_t>& load, int e) {
+    double mean = 0;
+    for (int64_t x : load) mean += double(x) / E;
+    double diff = mean - double(load[size_t(e)]);
+    return (diff > 0) - (diff < 0);
+  };
+  std::vector<std::vector<float>> want;
+  int differs_from_last_batch = 0;  // where balancing by the last micro-batch alone would differ
+  for (size_t i = 0; i < step.size(); ++i) {
+    for (int e = 0; e < E; ++e) {
+      ASSERT_EQ(step[i][size_t(e)], la[i][size_t(e)] + lb[i][size_t(e)]);
+      differs_from_last_batch += sign_vs_mean(step[i], e) != sign_vs_mean(lb[i], e);
+    }
+    const float* bias = m.routing_bias(int(i));
+    ASSERT_NE(bias, nullptr);
+    want.emplace_back(bias, bias + E);
+    for (int e = 0; e < E; ++e) want.back()[size_t(e)] += u * float(sign_vs_mean(step[i], e));
+  }
+  EXPECT_GT(differs_from_last_batch, 0) << "these batches do not tell the two rules apart";
+  m.update_routing_bias();
+  for (size_t i = 0; i < step.size(); ++i)
+    for (int e = 0; e < E; ++e)
+      EXPECT_EQ(m.routing_bias(int(i))[e], want[i][size_t(e)]) << "layer " << i << " expert " << e;
+  m.zero_grads();
+  for (const auto& layer : m.step_expert_load())
+    for (int64_t x : layer) EXPECT_EQ(x, 0);
+}
+
 TEST(Transformer, RejectsMalformedBatchesAndConfigs) {
   ModelConfig c = test_util::tiny_v4_config("0, 4", 0);
   Transformer m(c, 1);

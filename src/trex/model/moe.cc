@@ -149,14 +149,17 @@ const std::vector<float>& MoeLayer::bias() const { return s_->bias; }
 std::vector<int32_t>& MoeLayer::tid2eid() { return s_->tid2eid; }
 const std::vector<int32_t>& MoeLayer::tid2eid() const { return s_->tid2eid; }
 
-void MoeLayer::update_bias(float rate) {
+void MoeLayer::update_bias(float rate) { update_bias(rate, s_->load); }
+
+void MoeLayer::update_bias(float rate, std::span<const int64_t> load) {
   State& s = *s_;
   if (s.hash) return;
+  if (int64_t(load.size()) != s.E) throw std::invalid_argument("MoeLayer::update_bias: load size != experts");
   double total = 0;
-  for (int64_t c : s.load) total += double(c);
+  for (int64_t c : load) total += double(c);
   double mean = total / s.E;
   for (int e = 0; e < s.E; ++e) {
-    double diff = mean - double(s.load[size_t(e)]);
+    double diff = mean - double(load[size_t(e)]);
     s.bias[size_t(e)] += rate * float((diff > 0) - (diff < 0));
   }
 }

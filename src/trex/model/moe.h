@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "trex/model/config.h"
@@ -81,6 +82,8 @@ class MoeLayer {
   const std::vector<float>& bias() const;
   // b_e += rate * sign(mean_load - load_e) from load(); nothing for a hash layer.
   void update_bias(float rate);
+  // The same from a given load [E] (a step's tokens over several forwards).
+  void update_bias(float rate, std::span<const int64_t> load);
 
   // [vocab, K]; empty for a score-routed layer.
   std::vector<int32_t>& tid2eid();

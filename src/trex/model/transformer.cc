@@ -160,6 +160,9 @@ struct Transformer::Impl {
   std::vector<float> dphi, db, dscale, dnorm; // parameter scratch
   std::vector<float> mhc_ws;
   std::vector<std::vector<int64_t>> load;
+  // Tokens per expert summed over the forward_backward calls since zero_grads(): the step's
+  // load, which update_routing_bias() balances (several micro-batches make one step).
+  std::vector<std::vector<int64_t>> step_load;
 
   const float* P(const std::string& name) const { return W + offset.at(name); }
   float* Gd(const std::string& name) { return grads.data() + offset.at(name); }
@@ -589,6 +592,7 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
     m.blocks.emplace_back(config, "layers." + std::to_string(i) + ".", i, -1, i < config.ffn.hash_layers);
   if (m.mtp) m.blocks.emplace_back(config, "mtp.0.", 0, 0, false);
   m.load.assign(m.blocks.size(), std::vector<int64_t>(size_t(config.ffn.routed_experts), 0));
+  m.step_load = m.load;
 }
 
 Transformer::~Transformer() = default;
@@ -604,11 +608,17 @@ bool Transformer::mtp_enabled() const { return impl_->mtp; }
 float* Transformer::params() { return impl_->params.data(); }
 const float* Transformer::params() const { return impl_->params.data(); }
 float* Transformer::grads() { return impl_->grads.data(); }
-void Transformer::zero_grads() { std::fill(impl_->grads.begin(), impl_->grads.end(), 0.f); }
+void Transformer::zero_grads() {
+  std::fill(impl_->grads.begin(), impl_->grads.end(), 0.f);
+  for (auto& l : impl_->step_load) std::fill(l.begin(), l.end(), 0);
+}
 
 LossStats Transformer::forward_backward(const Batch& batch, float grad_scale) {
   LossStats st = impl_->run(batch, true, grad_scale, nullptr);
-  for (size_t b = 0; b < impl_->blocks.size(); ++b) impl_->load[b] = impl_->blocks[b].moe.load();
+  for (size_t b = 0; b < impl_->blocks.size(); ++b) {
+    impl_->load[b] = impl_->blocks[b].moe.load();
+    for (size_t e = 0; e < impl_->load[b].size(); ++e) impl_->step_load[b][e] += impl_->load[b][e];
+  }
   return st;
 }
 
@@ -620,8 +630,13 @@ LossStats Transformer::forward(const Batch& batch, std::vector<float>* logits) {
 
 const std::vector<std::vector<int64_t>>& Transformer::expert_load() const { return impl_->load; }
 
+const std::vector<std::vector<int64_t>>& Transformer::step_expert_load() const {
+  return impl_->step_load;
+}
+
 void Transformer::update_routing_bias() {
-  for (Impl::Block& b : impl_->blocks) b.moe.update_bias(float(impl_->config.ffn.bias_update_rate));
+  for (size_t b = 0; b < impl_->blocks.size(); ++b)
+    impl_->blocks[b].moe.update_bias(float(impl_->config.ffn.bias_update_rate), impl_->step_load[b]);
 }
 
 float* Transformer::routing_bias(int i) {

@@ -96,6 +96,7 @@ class Transformer {
   float* params();
   const float* params() const;
   float* grads();
+  // Zeroes the gradients and the step's expert load (step_expert_load()).
   void zero_grads();
 
   // Forward and backward. Adds into grads() the gradient of
@@ -108,7 +109,10 @@ class Transformer {
 
   // Tokens routed to each expert by the last forward, per MoE layer ([layer][expert]).
   const std::vector<std::vector<int64_t>>& expert_load() const;
-  // b_e += u * sign(mean_load - load_e) for every score-routed layer, from expert_load()
+  // The same summed over the forward_backward calls since zero_grads() (the micro-batches of a
+  // step, like the gradients); forward() does not count.
+  const std::vector<std::vector<int64_t>>& step_expert_load() const;
+  // b_e += u * sign(mean_load - load_e) for every score-routed layer, from step_expert_load()
   // (u = config ffn.bias_update_rate).
   void update_routing_bias();
   // The selection bias [E] of MoE layer i (the main layers, then the MTP block), which

@@ -11,6 +11,7 @@
 #include "trex/core/trace.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
+#include "trex/model/block_tensors.h"
 #include "trex/model/matvec.h"
 #include "trex/model/moe.h"
 #include "trex/util/error.h"
@@ -60,57 +61,16 @@ struct Generator::Impl {
     logits.resize(static_cast<size_t>(c.vocab));
   }
 
-  const float* tensor(const std::string& name, bool required = true) const {
-    const ParamInfo* info = model.layout().find(name);
-    if (!info) {
-      if (!required) return nullptr;
-      throw InputError::field(name, "the model's layout has no such parameter");
-    }
-    return model.params() + info->offset;
+  const float* tensor(const std::string& name) const {
+    return model.params() + model.layout().offset_of(name);
   }
 
   LayerParams layer_params(int l) const {
     const std::string pre_s = "layers." + std::to_string(l) + ".";
-    const std::string a = pre_s + "attn.";
+    const ParamLayout& layout = model.layout();
     LayerParams p;
-    p.attn.wq_a = tensor(a + "wq_a");
-    p.attn.q_norm = tensor(a + "q_norm");
-    p.attn.wq_b = tensor(a + "wq_b");
-    p.attn.wkv = tensor(a + "wkv");
-    p.attn.kv_norm = tensor(a + "kv_norm");
-    p.attn.attn_sink = tensor(a + "attn_sink");
-    p.attn.wo_a = tensor(a + "wo_a");
-    p.attn.wo_b = tensor(a + "wo_b");
-    const int ratio = c.compress_ratio(l);
-    if (ratio > 0) {
-      p.attn.comp_wkv = tensor(a + "compressor.wkv");
-      p.attn.comp_wgate = tensor(a + "compressor.wgate");
-      p.attn.comp_ape = tensor(a + "compressor.ape");
-      p.attn.comp_norm = tensor(a + "compressor.norm");
-    }
-    if (ratio == 4) {
-      p.attn.idx_wq_b = tensor(a + "indexer.wq_b");
-      p.attn.idx_weights_proj = tensor(a + "indexer.weights_proj");
-      p.attn.idx_comp_wkv = tensor(a + "indexer.compressor.wkv");
-      p.attn.idx_comp_wgate = tensor(a + "indexer.compressor.wgate");
-      p.attn.idx_comp_ape = tensor(a + "indexer.compressor.ape");
-      p.attn.idx_comp_norm = tensor(a + "indexer.compressor.norm");
-    }
-    const std::string f = pre_s + "ffn.";
-    p.moe.gate = tensor(f + "gate.weight");
-    for (int e = 0; e < c.ffn.routed_experts; ++e) {
-      const std::string ex = f + "experts." + std::to_string(e) + ".";
-      p.moe.w1.push_back(tensor(ex + "w1"));
-      p.moe.w2.push_back(tensor(ex + "w2"));
-      p.moe.w3.push_back(tensor(ex + "w3"));
-    }
-    for (int j = 0; j < c.ffn.shared_experts; ++j) {
-      const std::string sx = f + "shared_experts." +
-                             (c.ffn.shared_experts > 1 ? std::to_string(j) + "." : "");
-      p.moe.shared_w1.push_back(tensor(sx + "w1"));
-      p.moe.shared_w2.push_back(tensor(sx + "w2"));
-      p.moe.shared_w3.push_back(tensor(sx + "w3"));
-    }
+    p.attn = attention_tensors(layout, model.params(), pre_s);
+    p.moe = moe_tensors(c, layout, model.params(), pre_s);
     p.attn_norm = tensor(pre_s + "attn_norm");
     p.ffn_norm = tensor(pre_s + "ffn_norm");
     const char* sites[2] = {"hc_attn_", "hc_ffn_"};
@@ -122,16 +82,7 @@ struct Generator::Impl {
     return p;
   }
 
-  kernels::MhcShape mhc_shape() const {
-    kernels::MhcShape sh;
-    sh.tokens = 1;
-    sh.d = c.hidden;
-    sh.n = c.mhc.streams;
-    sh.iters = c.mhc.sinkhorn_iters;
-    sh.eps = float(c.mhc.eps);
-    sh.rms_eps = float(c.norm_eps);
-    return sh;
-  }
+  kernels::MhcShape mhc_shape() const { return model::mhc_shape(c, 1); }
 
   // The layers' parameter pointers, resolved again only if the model's array moved.
   void resolve() {

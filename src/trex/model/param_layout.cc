@@ -10,9 +10,14 @@
 namespace trex::model {
 
 const ParamInfo* ParamLayout::find(std::string_view name) const {
-  for (const ParamInfo& p : params)
-    if (p.name == name) return &p;
-  return nullptr;
+  auto it = index.find(std::string(name));
+  return it == index.end() ? nullptr : &params[it->second];
+}
+
+int64_t ParamLayout::offset_of(std::string_view name) const {
+  const ParamInfo* p = find(name);
+  if (!p) throw InputError::field(std::string(name), "the model's layout has no such parameter");
+  return p->offset;
 }
 
 namespace {
@@ -30,6 +35,7 @@ class LayoutBuilder {
     p.decay = p.shape.size() == 2 && name.find(".ape") == std::string::npos;
     p.indexer = indexer;
     out_.total += p.numel;
+    out_.index.emplace(p.name, out_.params.size());
     out_.params.push_back(std::move(p));
   }
 

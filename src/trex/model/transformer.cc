@@ -21,6 +21,7 @@
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
+#include "trex/model/block_tensors.h"
 #include "trex/model/moe.h"
 #include "trex/util/error.h"
 
@@ -125,7 +126,6 @@ struct Transformer::Impl {
   std::vector<float> rounded;  // kBf16: params with the matrices rounded to bf16
   std::vector<bool> bf16_tensor;  // per layout entry: read rounded to bf16 in kBf16
   const float* W = nullptr;    // the weights forward and backward read: params or rounded
-  std::unordered_map<std::string, int64_t> offset;  // name -> first element
 
   struct Block {
     std::string prefix;  // "layers.3." or "mtp.0."
@@ -164,13 +164,8 @@ struct Transformer::Impl {
   // load, which update_routing_bias() balances (several micro-batches make one step).
   std::vector<std::vector<int64_t>> step_load;
 
-  const float* P(const std::string& name) const { return W + offset.at(name); }
-  float* Gd(const std::string& name) { return grads.data() + offset.at(name); }
-  template <class PT>
-  PT ptr_or_null(PT base, const std::string& name) {
-    auto it = offset.find(name);
-    return it == offset.end() ? nullptr : base + it->second;
-  }
+  const float* P(const std::string& name) const { return W + layout.offset_of(name); }
+  float* Gd(const std::string& name) { return grads.data() + layout.offset_of(name); }
 
   // kBf16: values rounded to bf16 in place (an op boundary of the bf16 model).
   void boundary(float* x, int64_t n) {
@@ -200,62 +195,16 @@ struct Transformer::Impl {
     W = rounded.data();
   }
 
-  kernels::MhcShape mhc_shape(int64_t tokens) const {
-    kernels::MhcShape s;
-    s.tokens = tokens;
-    s.d = config.hidden;
-    s.n = config.mhc.streams;
-    s.iters = config.mhc.sinkhorn_iters;
-    s.eps = float(config.mhc.eps);
-    s.rms_eps = float(config.norm_eps);
-    return s;
-  }
+  kernels::MhcShape mhc_shape(int64_t tokens) const { return model::mhc_shape(config, tokens); }
   float eps() const { return float(config.norm_eps); }
 
   template <class PT>
-  AttentionTensors<PT> attn_tensors(PT base, const std::string& prefix) {
-    std::string a = prefix + "attn.";
-    auto at = [&](const char* n) { return ptr_or_null(base, a + n); };
-    AttentionTensors<PT> t;
-    t.wq_a = at("wq_a");
-    t.q_norm = at("q_norm");
-    t.wq_b = at("wq_b");
-    t.wkv = at("wkv");
-    t.kv_norm = at("kv_norm");
-    t.attn_sink = at("attn_sink");
-    t.wo_a = at("wo_a");
-    t.wo_b = at("wo_b");
-    t.comp_wkv = at("compressor.wkv");
-    t.comp_wgate = at("compressor.wgate");
-    t.comp_ape = at("compressor.ape");
-    t.comp_norm = at("compressor.norm");
-    t.idx_wq_b = at("indexer.wq_b");
-    t.idx_weights_proj = at("indexer.weights_proj");
-    t.idx_comp_wkv = at("indexer.compressor.wkv");
-    t.idx_comp_wgate = at("indexer.compressor.wgate");
-    t.idx_comp_ape = at("indexer.compressor.ape");
-    t.idx_comp_norm = at("indexer.compressor.norm");
-    return t;
+  AttentionTensors<PT> attn_tensors(PT base, const std::string& prefix) const {
+    return attention_tensors(layout, base, prefix);
   }
-
   template <class PT>
-  MoeTensors<PT> moe_tensors(PT base, const std::string& prefix) {
-    std::string f = prefix + "ffn.";
-    MoeTensors<PT> t;
-    t.gate = base + offset.at(f + "gate.weight");
-    for (int e = 0; e < config.ffn.routed_experts; ++e) {
-      std::string ex = f + "experts." + std::to_string(e) + ".";
-      t.w1.push_back(base + offset.at(ex + "w1"));
-      t.w2.push_back(base + offset.at(ex + "w2"));
-      t.w3.push_back(base + offset.at(ex + "w3"));
-    }
-    for (int j = 0; j < config.ffn.shared_experts; ++j) {
-      std::string sx = f + "shared_experts." + (config.ffn.shared_experts > 1 ? std::to_string(j) + "." : "");
-      t.shared_w1.push_back(base + offset.at(sx + "w1"));
-      t.shared_w2.push_back(base + offset.at(sx + "w2"));
-      t.shared_w3.push_back(base + offset.at(sx + "w3"));
-    }
-    return t;
+  MoeTensors<PT> moe_tensors(PT base, const std::string& prefix) const {
+    return model::moe_tensors(config, layout, base, prefix);
   }
 
   void fit_buffers(int64_t tokens) {
@@ -579,7 +528,6 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
   m.layout = build_param_layout(config, with_mtp);
   m.mtp = with_mtp && config.mtp_depth > 0;
   for (const ParamInfo& p : m.layout.params) {
-    m.offset.emplace(p.name, p.offset);
     bool fp32 = p.name.find("hc_") != std::string::npos || p.name.find("gate.weight") != std::string::npos ||
                 p.name.find(".ape") != std::string::npos;
     m.bf16_tensor.push_back(p.shape.size() == 2 && !fp32);
@@ -705,7 +653,7 @@ void Transformer::load(const std::string& path) {
   }
   if (file.tensors().size() != expected)
     for (const core::StTensorInfo& t : file.tensors()) {
-      bool known = m.offset.count(t.name) > 0;
+      bool known = m.layout.find(t.name) != nullptr;
       for (const Impl::Block& b : m.blocks) known = known || t.name == bias_name(b.prefix) || t.name == table_name(b.prefix);
       if (!known) fail(t.name, "not a tensor of the model " + m.config.name);
     }

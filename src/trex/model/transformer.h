@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "trex/model/attention.h"
@@ -39,8 +40,11 @@ struct ParamInfo {
 struct ParamLayout {
   std::vector<ParamInfo> params;  // in flat order, contiguous, no gaps
   int64_t total = 0;
+  std::unordered_map<std::string, size_t> index;  // name -> position in params
   // nullptr when absent.
   const ParamInfo* find(std::string_view name) const;
+  // Element offset of a tensor; throws InputError naming it when absent.
+  int64_t offset_of(std::string_view name) const;
 };
 
 // Throws InputError naming the field when `config` is not one the V4 transformer runs (kind v4,

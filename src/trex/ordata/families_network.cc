@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "trex/ordata/families.h"
+#include "trex/ordata/family_recipe.h"
 #include "trex/ordata/family_util.h"
 
 namespace trex::ordata {
@@ -51,202 +52,153 @@ const std::vector<ShipFlavor>& ship_flavors() {
   return f;
 }
 
-std::vector<std::string> ship_industries() {
-  std::vector<std::string> v;
-  for (const auto& f : ship_flavors()) v.push_back(f.industry);
-  return v;
+// ---------------------------------------------------------------------------------------
+void build_transportation(const BuildContext& ctx, Instance& inst) {
+  const ShipFlavor& f = ship_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  const int m = std::min(4, 2 + n / 4);
+  auto src = first(f.sources, m);
+  auto dst = first(f.dests, n);
+  std::vector<double> dem(n), sup(m);
+  std::vector<std::vector<double>> cost(m, std::vector<double>(n));
+  for (int j = 0; j < n; ++j) dem[j] = d("demand");
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) cost[i][j] = d("unit_cost");
+  double total = 0;
+  for (double v : dem) total += v;
+  // Supply exceeds demand by a slack that shrinks with difficulty (or falls short on purpose).
+  double factor = mode == FeasibilityMode::kInfeasible ? 0.8 : 1.05 + 0.6 * (1 - diff);
+  for (int i = 0; i < m; ++i) sup[i] = std::max(1.0, std::ceil(total * factor / m));
+
+  lp::Model& mod = inst.model;
+  mod.objective_name = "shipping_cost";
+  std::vector<std::vector<int>> x(m, std::vector<int>(n));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      x[i][j] = mod.add_var("ship[" + key(src[i]) + "," + key(dst[j]) + "]", 0, lp::kInf,
+                            lp::VarType::kContinuous, cost[i][j]);
+  for (int i = 0; i < m; ++i) {
+    std::vector<Term> t;
+    for (int j = 0; j < n; ++j) t.push_back({x[i][j], 1});
+    mod.add_le("supply[" + key(src[i]) + "]", t, sup[i]);
+  }
+  for (int j = 0; j < n; ++j) {
+    std::vector<Term> t;
+    for (int i = 0; i < m; ++i) t.push_back({x[i][j], 1});
+    mod.add_ge("demand[" + key(dst[j]) + "]", t, dem[j]);
+  }
+  inst.shape = {m * n, 0, 0, true, lp::Sense::kMinimize};
+
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " ships " + f.good + " from its " + f.source + "s (" + join_and(src) +
+              ") to each " + f.dest + " (" + join_and(dst) + ").";
+  s.decision = std::string("how many ") + f.unit + "s to ship on each route (fractions allowed)";
+  std::vector<std::string> cols;
+  for (const auto& x2 : dst) cols.push_back(x2);
+  cols.push_back("Supply (" + std::string(f.unit) + "s)");
+  Table t = table("Shipping cost in dollars per " + std::string(f.unit) + ", and supply", "From", cols, src);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) t.cells[i][j] = num(cost[i][j]);
+    t.cells[i][n] = num(sup[i]);
+  }
+  s.tables.push_back(t);
+  Table td = table("Requirements", cap(f.dest), {"Demand (" + std::string(f.unit) + "s)"}, dst);
+  for (int j = 0; j < n; ++j) td.cells[j] = {num(dem[j])};
+  s.tables.push_back(td);
+  s.rules.push_back(std::string("No ") + f.source + " may ship more than its supply.");
+  s.rules.push_back(std::string("Every ") + f.dest + " must receive at least its demand.");
+  s.objective = "minimize the total shipping cost in dollars";
 }
 
 // ---------------------------------------------------------------------------------------
-class Transportation final : public Family {
- public:
-  Transportation() {
-    c_.family = "transportation";
-    c_.title = "Transportation problem";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 2, 6, "number of destinations"), difficulty_param(),
-                 data_param("unit_cost", true, 1, 1000, 2, 30, "$ per unit shipped", "shipping cost per unit"),
-                 data_param("demand", true, 1, 100000, 20, 150, "units", "destination requirement")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
-  }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override { return ship_industries(); }
+void build_min_cost_flow(const BuildContext& ctx, Instance& inst) {
+  const ShipFlavor& f = ship_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Rng& rng = ctx.rng;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  const int m = 2, h = n <= 3 ? 2 : 3;
+  auto src = first(f.sources, m), hub = first(f.hubs, h), dst = first(f.dests, n);
+  std::vector<double> dem(n);
+  for (int j = 0; j < n; ++j) dem[j] = d("demand");
+  double total = 0;
+  for (double v : dem) total += v;
+  std::vector<std::vector<double>> c1(m, std::vector<double>(h)), c2(h, std::vector<double>(n));
+  std::vector<std::vector<double>> u1(m, std::vector<double>(h)), u2(h, std::vector<double>(n));
+  for (int i = 0; i < m; ++i)
+    for (int k = 0; k < h; ++k) c1[i][k] = d("unit_cost");
+  for (int k = 0; k < h; ++k)
+    for (int j = 0; j < n; ++j) c2[k][j] = d("unit_cost");
+  // Capacities: any two hubs can together serve a customer; tighter with difficulty.
+  for (int i = 0; i < m; ++i)
+    for (int k = 0; k < h; ++k) u1[i][k] = std::ceil(total * (0.9 - 0.3 * diff));
+  for (int k = 0; k < h; ++k)
+    for (int j = 0; j < n; ++j) u2[k][j] = std::ceil(dem[j] * (1.0 - 0.4 * diff) * rng.real(0.9, 1.1, 2));
+  std::vector<double> sup(m);
+  double factor = mode == FeasibilityMode::kInfeasible ? 0.4 : 0.6 + 0.3 * (1 - diff);
+  for (int i = 0; i < m; ++i) sup[i] = std::ceil(total * factor);
 
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const ShipFlavor& f = ship_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    const int m = std::min(4, 2 + n / 4);
-    auto src = first(f.sources, m);
-    auto dst = first(f.dests, n);
-    std::vector<double> dem(n), sup(m);
-    std::vector<std::vector<double>> cost(m, std::vector<double>(n));
-    for (int j = 0; j < n; ++j) dem[j] = d("demand");
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) cost[i][j] = d("unit_cost");
-    double total = 0;
-    for (double v : dem) total += v;
-    // Supply exceeds demand by a slack that shrinks with difficulty (or falls short on purpose).
-    double factor = mode == FeasibilityMode::kInfeasible ? 0.8 : 1.05 + 0.6 * (1 - diff);
-    for (int i = 0; i < m; ++i) sup[i] = std::max(1.0, std::ceil(total * factor / m));
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "transportation";
-    mod.objective_name = "shipping_cost";
-    std::vector<std::vector<int>> x(m, std::vector<int>(n));
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j)
-        x[i][j] = mod.add_var("ship[" + key(src[i]) + "," + key(dst[j]) + "]", 0, lp::kInf,
-                              lp::VarType::kContinuous, cost[i][j]);
-    for (int i = 0; i < m; ++i) {
-      std::vector<Term> t;
-      for (int j = 0; j < n; ++j) t.push_back({x[i][j], 1});
-      mod.add_le("supply[" + key(src[i]) + "]", t, sup[i]);
-    }
-    for (int j = 0; j < n; ++j) {
-      std::vector<Term> t;
-      for (int i = 0; i < m; ++i) t.push_back({x[i][j], 1});
-      mod.add_ge("demand[" + key(dst[j]) + "]", t, dem[j]);
-    }
-    inst.shape = {m * n, 0, 0, true, lp::Sense::kMinimize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " ships " + f.good + " from its " + f.source + "s (" + join_and(src) +
-                ") to each " + f.dest + " (" + join_and(dst) + ").";
-    s.decision = std::string("how many ") + f.unit + "s to ship on each route (fractions allowed)";
-    std::vector<std::string> cols;
-    for (const auto& x2 : dst) cols.push_back(x2);
-    cols.push_back("Supply (" + std::string(f.unit) + "s)");
-    Table t = table("Shipping cost in dollars per " + std::string(f.unit) + ", and supply", "From", cols, src);
-    for (int i = 0; i < m; ++i) {
-      for (int j = 0; j < n; ++j) t.cells[i][j] = num(cost[i][j]);
-      t.cells[i][n] = num(sup[i]);
-    }
-    s.tables.push_back(t);
-    Table td = table("Requirements", cap(f.dest), {"Demand (" + std::string(f.unit) + "s)"}, dst);
-    for (int j = 0; j < n; ++j) td.cells[j] = {num(dem[j])};
-    s.tables.push_back(td);
-    s.rules.push_back(std::string("No ") + f.source + " may ship more than its supply.");
-    s.rules.push_back(std::string("Every ") + f.dest + " must receive at least its demand.");
-    s.objective = "minimize the total shipping cost in dollars";
-    return inst;
-  }
-
- private:
-  Contract c_;
-};
-
-// ---------------------------------------------------------------------------------------
-class MinCostFlow final : public Family {
- public:
-  MinCostFlow() {
-    c_.family = "min_cost_flow";
-    c_.title = "Transshipment (min-cost flow through hubs with arc capacities)";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 2, 5, "number of customers"), difficulty_param(),
-                 data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "arc cost per unit"),
-                 data_param("demand", true, 1, 100000, 20, 100, "units", "customer requirement")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
-  }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override { return ship_industries(); }
-
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const ShipFlavor& f = ship_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    const int m = 2, h = n <= 3 ? 2 : 3;
-    auto src = first(f.sources, m), hub = first(f.hubs, h), dst = first(f.dests, n);
-    std::vector<double> dem(n);
-    for (int j = 0; j < n; ++j) dem[j] = d("demand");
-    double total = 0;
-    for (double v : dem) total += v;
-    std::vector<std::vector<double>> c1(m, std::vector<double>(h)), c2(h, std::vector<double>(n));
-    std::vector<std::vector<double>> u1(m, std::vector<double>(h)), u2(h, std::vector<double>(n));
-    for (int i = 0; i < m; ++i)
-      for (int k = 0; k < h; ++k) c1[i][k] = d("unit_cost");
+  lp::Model& mod = inst.model;
+  mod.objective_name = "flow_cost";
+  std::vector<std::vector<int>> a(m, std::vector<int>(h)), b(h, std::vector<int>(n));
+  for (int i = 0; i < m; ++i)
     for (int k = 0; k < h; ++k)
-      for (int j = 0; j < n; ++j) c2[k][j] = d("unit_cost");
-    // Capacities: any two hubs can together serve a customer; tighter with difficulty.
-    for (int i = 0; i < m; ++i)
-      for (int k = 0; k < h; ++k) u1[i][k] = std::ceil(total * (0.9 - 0.3 * diff));
-    for (int k = 0; k < h; ++k)
-      for (int j = 0; j < n; ++j) u2[k][j] = std::ceil(dem[j] * (1.0 - 0.4 * diff) * rng.real(0.9, 1.1, 2));
-    std::vector<double> sup(m);
-    double factor = mode == FeasibilityMode::kInfeasible ? 0.4 : 0.6 + 0.3 * (1 - diff);
-    for (int i = 0; i < m; ++i) sup[i] = std::ceil(total * factor);
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "min_cost_flow";
-    mod.objective_name = "flow_cost";
-    std::vector<std::vector<int>> a(m, std::vector<int>(h)), b(h, std::vector<int>(n));
-    for (int i = 0; i < m; ++i)
-      for (int k = 0; k < h; ++k)
-        a[i][k] = mod.add_var("flow[" + key(src[i]) + "," + key(hub[k]) + "]", 0, u1[i][k], lp::VarType::kContinuous, c1[i][k]);
-    for (int k = 0; k < h; ++k)
-      for (int j = 0; j < n; ++j)
-        b[k][j] = mod.add_var("flow[" + key(hub[k]) + "," + key(dst[j]) + "]", 0, u2[k][j], lp::VarType::kContinuous, c2[k][j]);
-    for (int i = 0; i < m; ++i) {
-      std::vector<Term> t;
-      for (int k = 0; k < h; ++k) t.push_back({a[i][k], 1});
-      mod.add_le("supply[" + key(src[i]) + "]", t, sup[i]);
-    }
-    for (int k = 0; k < h; ++k) {
-      std::vector<Term> t;
-      for (int i = 0; i < m; ++i) t.push_back({a[i][k], 1});
-      for (int j = 0; j < n; ++j) t.push_back({b[k][j], -1});
-      mod.add_eq("balance[" + key(hub[k]) + "]", t, 0);
-    }
-    for (int j = 0; j < n; ++j) {
-      std::vector<Term> t;
-      for (int k = 0; k < h; ++k) t.push_back({b[k][j], 1});
-      mod.add_ge("demand[" + key(dst[j]) + "]", t, dem[j]);
-    }
-    inst.shape = {m * h + h * n, 0, 0, true, lp::Sense::kMinimize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " moves " + f.good + " from " + join_and(src) + " through " + join_and(hub) +
-                " to " + join_and(dst) + ". Nothing is stored at a " + f.hub + ": what arrives leaves.";
-    s.decision = std::string("how many ") + f.unit + "s to send on each link";
-    std::vector<std::string> c1cols;
-    for (const auto& x2 : hub) c1cols.push_back(x2 + " cost ($ per " + f.unit + ")");
-    for (const auto& x2 : hub) c1cols.push_back(x2 + " capacity (" + f.unit + "s)");
-    c1cols.push_back("Supply (" + std::string(f.unit) + "s)");
-    Table t1 = table("Inbound links", "From", c1cols, src);
-    for (int i = 0; i < m; ++i) {
-      for (int k = 0; k < h; ++k) t1.cells[i][k] = num(c1[i][k]), t1.cells[i][h + k] = num(u1[i][k]);
-      t1.cells[i][2 * h] = num(sup[i]);
-    }
-    std::vector<std::string> c2cols;
-    for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": cost ($ per " + f.unit + ")");
-    for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": capacity (" + f.unit + "s)");
-    c2cols.push_back("Demand (" + std::string(f.unit) + "s)");
-    Table t2 = table("Outbound links", "To", c2cols, dst);
-    for (int j = 0; j < n; ++j) {
-      for (int k = 0; k < h; ++k) t2.cells[j][k] = num(c2[k][j]), t2.cells[j][h + k] = num(u2[k][j]);
-      t2.cells[j][2 * h] = num(dem[j]);
-    }
-    s.tables = {t1, t2};
-    s.rules.push_back("No link may carry more than its capacity, and no source may send more than its supply.");
-    s.rules.push_back(std::string("Flow into each ") + f.hub + " equals flow out of it.");
-    s.rules.push_back(std::string("Each ") + f.dest + " must receive at least its demand.");
-    s.objective = "minimize the total transport cost in dollars";
-    return inst;
+      a[i][k] = mod.add_var("flow[" + key(src[i]) + "," + key(hub[k]) + "]", 0, u1[i][k], lp::VarType::kContinuous, c1[i][k]);
+  for (int k = 0; k < h; ++k)
+    for (int j = 0; j < n; ++j)
+      b[k][j] = mod.add_var("flow[" + key(hub[k]) + "," + key(dst[j]) + "]", 0, u2[k][j], lp::VarType::kContinuous, c2[k][j]);
+  for (int i = 0; i < m; ++i) {
+    std::vector<Term> t;
+    for (int k = 0; k < h; ++k) t.push_back({a[i][k], 1});
+    mod.add_le("supply[" + key(src[i]) + "]", t, sup[i]);
   }
+  for (int k = 0; k < h; ++k) {
+    std::vector<Term> t;
+    for (int i = 0; i < m; ++i) t.push_back({a[i][k], 1});
+    for (int j = 0; j < n; ++j) t.push_back({b[k][j], -1});
+    mod.add_eq("balance[" + key(hub[k]) + "]", t, 0);
+  }
+  for (int j = 0; j < n; ++j) {
+    std::vector<Term> t;
+    for (int k = 0; k < h; ++k) t.push_back({b[k][j], 1});
+    mod.add_ge("demand[" + key(dst[j]) + "]", t, dem[j]);
+  }
+  inst.shape = {m * h + h * n, 0, 0, true, lp::Sense::kMinimize};
 
- private:
-  Contract c_;
-};
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " moves " + f.good + " from " + join_and(src) + " through " + join_and(hub) +
+              " to " + join_and(dst) + ". Nothing is stored at a " + f.hub + ": what arrives leaves.";
+  s.decision = std::string("how many ") + f.unit + "s to send on each link";
+  std::vector<std::string> c1cols;
+  for (const auto& x2 : hub) c1cols.push_back(x2 + " cost ($ per " + f.unit + ")");
+  for (const auto& x2 : hub) c1cols.push_back(x2 + " capacity (" + f.unit + "s)");
+  c1cols.push_back("Supply (" + std::string(f.unit) + "s)");
+  Table t1 = table("Inbound links", "From", c1cols, src);
+  for (int i = 0; i < m; ++i) {
+    for (int k = 0; k < h; ++k) t1.cells[i][k] = num(c1[i][k]), t1.cells[i][h + k] = num(u1[i][k]);
+    t1.cells[i][2 * h] = num(sup[i]);
+  }
+  std::vector<std::string> c2cols;
+  for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": cost ($ per " + f.unit + ")");
+  for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": capacity (" + f.unit + "s)");
+  c2cols.push_back("Demand (" + std::string(f.unit) + "s)");
+  Table t2 = table("Outbound links", "To", c2cols, dst);
+  for (int j = 0; j < n; ++j) {
+    for (int k = 0; k < h; ++k) t2.cells[j][k] = num(c2[k][j]), t2.cells[j][h + k] = num(u2[k][j]);
+    t2.cells[j][2 * h] = num(dem[j]);
+  }
+  s.tables = {t1, t2};
+  s.rules.push_back("No link may carry more than its capacity, and no source may send more than its supply.");
+  s.rules.push_back(std::string("Flow into each ") + f.hub + " equals flow out of it.");
+  s.rules.push_back(std::string("Each ") + f.dest + " must receive at least its demand.");
+  s.objective = "minimize the total transport cost in dollars";
+}
 
 // ---------------------------------------------------------------------------------------
 struct PipeFlavor {
@@ -275,94 +227,70 @@ const std::vector<PipeFlavor>& pipe_flavors() {
   return f;
 }
 
-class MaxFlow final : public Family {
- public:
-  MaxFlow() {
-    c_.family = "max_flow";
-    c_.title = "Maximum flow through a capacitated network";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 2, 6, "number of intermediate nodes"), difficulty_param(),
-                 data_param("capacity", true, 1, 100000, 5, 60, "flow units", "link capacity")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible, FeasibilityMode::kUnbounded};
-  }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : pipe_flavors()) v.push_back(f.industry);
-    return v;
-  }
-
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const PipeFlavor& f = pipe_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    auto mid = first(f.nodes, n);
-    struct Arc { int from, to; double cap; double low = 0; };  // node -1 source, n sink
-    std::vector<Arc> arcs;
-    for (int i = 0; i < n; ++i) arcs.push_back({-1, i, d("capacity")});
-    for (int i = 0; i + 1 < n; ++i)
-      if (rng.chance(0.4 + 0.4 * diff)) arcs.push_back({i, i + 1, d("capacity")});
-    for (int i = 0; i < n; ++i) arcs.push_back({i, n, d("capacity")});
-    if (mode == FeasibilityMode::kInfeasible) {
-      // A contracted minimum on the first inbound link above everything node 0 can pass on.
-      double out = 0;
-      for (const Arc& a : arcs)
-        if (a.from == 0) out += a.cap;
-      arcs[0].low = out + 1;
-      arcs[0].cap = std::max(arcs[0].cap, arcs[0].low);
-    }
-    if (mode == FeasibilityMode::kUnbounded) arcs.push_back({-1, n, lp::kInf});
-    auto node_name = [&](int v) { return v < 0 ? std::string(f.source) : v == n ? std::string(f.sink) : mid[size_t(v)]; };
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "max_flow";
-    mod.sense = lp::Sense::kMaximize;
-    mod.objective_name = "throughput";
-    std::vector<int> x;
+void build_max_flow(const BuildContext& ctx, Instance& inst) {
+  const PipeFlavor& f = pipe_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Rng& rng = ctx.rng;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  auto mid = first(f.nodes, n);
+  struct Arc { int from, to; double cap; double low = 0; };  // node -1 source, n sink
+  std::vector<Arc> arcs;
+  for (int i = 0; i < n; ++i) arcs.push_back({-1, i, d("capacity")});
+  for (int i = 0; i + 1 < n; ++i)
+    if (rng.chance(0.4 + 0.4 * diff)) arcs.push_back({i, i + 1, d("capacity")});
+  for (int i = 0; i < n; ++i) arcs.push_back({i, n, d("capacity")});
+  if (mode == FeasibilityMode::kInfeasible) {
+    // A contracted minimum on the first inbound link above everything node 0 can pass on.
+    double out = 0;
     for (const Arc& a : arcs)
-      x.push_back(mod.add_var("flow[" + key(node_name(a.from)) + "," + key(node_name(a.to)) + "]", a.low, a.cap,
-                              lp::VarType::kContinuous, a.to == n ? 1.0 : 0.0));
-    for (int v = 0; v < n; ++v) {
-      std::vector<Term> t;
-      for (size_t e = 0; e < arcs.size(); ++e) {
-        if (arcs[e].to == v) t.push_back({x[e], 1});
-        if (arcs[e].from == v) t.push_back({x[e], -1});
-      }
-      mod.add_eq("conserve[" + key(mid[size_t(v)]) + "]", t, 0);
-    }
-    inst.shape = {int(arcs.size()), 0, 0, true, lp::Sense::kMaximize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " moves " + f.what + " from " + f.source + " to " + f.sink + " through " +
-                join_and(mid) + ". Each link carries " + f.what + " in one direction only, and nothing accumulates at an intermediate point.";
-    s.decision = std::string("how much ") + f.what + " to send on each link";
-    std::vector<std::string> rows;
-    for (const Arc& a : arcs) rows.push_back(node_name(a.from) + " to " + node_name(a.to));
-    bool lows = mode == FeasibilityMode::kInfeasible;
-    std::vector<std::string> cols = {"Capacity (" + std::string(f.unit) + ")"};
-    if (lows) cols.push_back("Contracted minimum (" + std::string(f.unit) + ")");
-    Table t = table("Links", "Link", cols, rows);
-    for (size_t e = 0; e < arcs.size(); ++e) {
-      t.cells[e][0] = arcs[e].cap == lp::kInf ? "no limit" : num(arcs[e].cap);
-      if (lows) t.cells[e][1] = num(arcs[e].low);
-    }
-    s.tables.push_back(t);
-    s.rules.push_back("No link may carry more than its capacity.");
-    if (lows) s.rules.push_back("Every link must carry at least its contracted minimum.");
-    s.rules.push_back("At every intermediate point, inflow equals outflow.");
-    s.objective = std::string("maximize the total flow arriving at ") + f.sink + ", in " + f.unit;
-    s.maximize = true;
-    return inst;
+      if (a.from == 0) out += a.cap;
+    arcs[0].low = out + 1;
+    arcs[0].cap = std::max(arcs[0].cap, arcs[0].low);
   }
+  if (mode == FeasibilityMode::kUnbounded) arcs.push_back({-1, n, lp::kInf});
+  auto node_name = [&](int v) { return v < 0 ? std::string(f.source) : v == n ? std::string(f.sink) : mid[size_t(v)]; };
 
- private:
-  Contract c_;
-};
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMaximize;
+  mod.objective_name = "throughput";
+  std::vector<int> x;
+  for (const Arc& a : arcs)
+    x.push_back(mod.add_var("flow[" + key(node_name(a.from)) + "," + key(node_name(a.to)) + "]", a.low, a.cap,
+                            lp::VarType::kContinuous, a.to == n ? 1.0 : 0.0));
+  for (int v = 0; v < n; ++v) {
+    std::vector<Term> t;
+    for (size_t e = 0; e < arcs.size(); ++e) {
+      if (arcs[e].to == v) t.push_back({x[e], 1});
+      if (arcs[e].from == v) t.push_back({x[e], -1});
+    }
+    mod.add_eq("conserve[" + key(mid[size_t(v)]) + "]", t, 0);
+  }
+  inst.shape = {int(arcs.size()), 0, 0, true, lp::Sense::kMaximize};
+
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " moves " + f.what + " from " + f.source + " to " + f.sink + " through " +
+              join_and(mid) + ". Each link carries " + f.what + " in one direction only, and nothing accumulates at an intermediate point.";
+  s.decision = std::string("how much ") + f.what + " to send on each link";
+  std::vector<std::string> rows;
+  for (const Arc& a : arcs) rows.push_back(node_name(a.from) + " to " + node_name(a.to));
+  bool lows = mode == FeasibilityMode::kInfeasible;
+  std::vector<std::string> cols = {"Capacity (" + std::string(f.unit) + ")"};
+  if (lows) cols.push_back("Contracted minimum (" + std::string(f.unit) + ")");
+  Table t = table("Links", "Link", cols, rows);
+  for (size_t e = 0; e < arcs.size(); ++e) {
+    t.cells[e][0] = arcs[e].cap == lp::kInf ? "no limit" : num(arcs[e].cap);
+    if (lows) t.cells[e][1] = num(arcs[e].low);
+  }
+  s.tables.push_back(t);
+  s.rules.push_back("No link may carry more than its capacity.");
+  if (lows) s.rules.push_back("Every link must carry at least its contracted minimum.");
+  s.rules.push_back("At every intermediate point, inflow equals outflow.");
+  s.objective = std::string("maximize the total flow arriving at ") + f.sink + ", in " + f.unit;
+  s.maximize = true;
+}
 
 // ---------------------------------------------------------------------------------------
 struct AssignFlavor {
@@ -402,77 +330,52 @@ const std::vector<AssignFlavor>& assign_flavors() {
   return f;
 }
 
-class Assignment final : public Family {
- public:
-  Assignment() {
-    c_.family = "assignment";
-    c_.title = "Assignment of workers to tasks";
-    c_.problem_class = ProblemClass::kIP;
-    c_.params = {size_param(2, 8, 3, 6, "number of tasks"), difficulty_param(),
-                 data_param("cost", true, 1, 10000, 5, 60, "cost units", "cost of a worker doing a task")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
+void build_assignment(const BuildContext& ctx, Instance& inst) {
+  const AssignFlavor& f = assign_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  // More workers than tasks when easy; fewer than tasks makes the instance infeasible.
+  int w = mode == FeasibilityMode::kInfeasible ? n - 1 : n + (diff < 0.5 ? 1 : 0);
+  if (w < 1) w = 1;
+  auto wk = first(f.workers, w), tk = first(f.tasks, n);
+  std::vector<std::vector<double>> c(w, std::vector<double>(n));
+  for (int i = 0; i < w; ++i)
+    for (int j = 0; j < n; ++j) c[i][j] = d("cost");
+
+  lp::Model& mod = inst.model;
+  mod.objective_name = "total_cost";
+  std::vector<std::vector<int>> x(w, std::vector<int>(n));
+  for (int i = 0; i < w; ++i)
+    for (int j = 0; j < n; ++j)
+      x[i][j] = mod.add_var("assign[" + key(wk[i]) + "," + key(tk[j]) + "]", 0, 1, lp::VarType::kBinary, c[i][j]);
+  for (int i = 0; i < w; ++i) {
+    std::vector<Term> t;
+    for (int j = 0; j < n; ++j) t.push_back({x[i][j], 1});
+    mod.add_le("one_task[" + key(wk[i]) + "]", t, 1);
   }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : assign_flavors()) v.push_back(f.industry);
-    return v;
+  for (int j = 0; j < n; ++j) {
+    std::vector<Term> t;
+    for (int i = 0; i < w; ++i) t.push_back({x[i][j], 1});
+    mod.add_eq("covered[" + key(tk[j]) + "]", t, 1);
   }
+  inst.shape = {0, 0, w * n, true, lp::Sense::kMinimize};
 
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const AssignFlavor& f = assign_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    // More workers than tasks when easy; fewer than tasks makes the instance infeasible.
-    int w = mode == FeasibilityMode::kInfeasible ? n - 1 : n + (diff < 0.5 ? 1 : 0);
-    if (w < 1) w = 1;
-    auto wk = first(f.workers, w), tk = first(f.tasks, n);
-    std::vector<std::vector<double>> c(w, std::vector<double>(n));
-    for (int i = 0; i < w; ++i)
-      for (int j = 0; j < n; ++j) c[i][j] = d("cost");
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "assignment";
-    mod.objective_name = "total_cost";
-    std::vector<std::vector<int>> x(w, std::vector<int>(n));
-    for (int i = 0; i < w; ++i)
-      for (int j = 0; j < n; ++j)
-        x[i][j] = mod.add_var("assign[" + key(wk[i]) + "," + key(tk[j]) + "]", 0, 1, lp::VarType::kBinary, c[i][j]);
-    for (int i = 0; i < w; ++i) {
-      std::vector<Term> t;
-      for (int j = 0; j < n; ++j) t.push_back({x[i][j], 1});
-      mod.add_le("one_task[" + key(wk[i]) + "]", t, 1);
-    }
-    for (int j = 0; j < n; ++j) {
-      std::vector<Term> t;
-      for (int i = 0; i < w; ++i) t.push_back({x[i][j], 1});
-      mod.add_eq("covered[" + key(tk[j]) + "]", t, 1);
-    }
-    inst.shape = {0, 0, w * n, true, lp::Sense::kMinimize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " must give each " + f.task + " (" + join_and(tk) + ") to exactly one " +
-                f.worker + " (" + join_and(wk) + ").";
-    s.decision = std::string("which ") + f.worker + " takes which " + f.task;
-    Table t = table(std::string("Cost of each ") + f.worker + " on each " + f.task + ", in " + f.cost, cap(f.worker), tk, wk);
-    for (int i = 0; i < w; ++i)
-      for (int j = 0; j < n; ++j) t.cells[i][j] = num(c[i][j]);
-    s.tables.push_back(t);
-    s.rules.push_back(std::string("Each ") + f.worker + " takes at most one " + f.task + ".");
-    s.rules.push_back(std::string("Each ") + f.task + " is given to exactly one " + f.worker + ".");
-    s.objective = std::string("minimize the total ") + f.cost;
-    s.integrality = "An assignment is all or nothing: a task cannot be split.";
-    return inst;
-  }
-
- private:
-  Contract c_;
-};
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " must give each " + f.task + " (" + join_and(tk) + ") to exactly one " +
+              f.worker + " (" + join_and(wk) + ").";
+  s.decision = std::string("which ") + f.worker + " takes which " + f.task;
+  Table t = table(std::string("Cost of each ") + f.worker + " on each " + f.task + ", in " + f.cost, cap(f.worker), tk, wk);
+  for (int i = 0; i < w; ++i)
+    for (int j = 0; j < n; ++j) t.cells[i][j] = num(c[i][j]);
+  s.tables.push_back(t);
+  s.rules.push_back(std::string("Each ") + f.worker + " takes at most one " + f.task + ".");
+  s.rules.push_back(std::string("Each ") + f.task + " is given to exactly one " + f.worker + ".");
+  s.objective = std::string("minimize the total ") + f.cost;
+  s.integrality = "An assignment is all or nothing: a task cannot be split.";
+}
 
 // ---------------------------------------------------------------------------------------
 struct TourFlavor {
@@ -500,89 +403,96 @@ const std::vector<TourFlavor>& tour_flavors() {
   return f;
 }
 
-class TspMtz final : public Family {
- public:
-  TspMtz() {
-    c_.family = "tsp_mtz";
-    c_.title = "Travelling salesman tour (Miller-Tucker-Zemlin formulation)";
-    c_.problem_class = ProblemClass::kMILP;
-    c_.params = {size_param(3, 8, 4, 6, "number of stops including the start"), difficulty_param(),
-                 data_param("distance", true, 1, 10000, 5, 90, "distance or time units", "travel between two stops")};
-    c_.modes = {FeasibilityMode::kFeasible};
+void build_tsp_mtz(const BuildContext& ctx, Instance& inst) {
+  const TourFlavor& f = tour_flavors()[size_t(ctx.industry)];
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  auto st = first(f.stops, n);
+  std::vector<std::vector<double>> dist(n, std::vector<double>(n, 0));
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) dist[i][j] = dist[j][i] = d("distance");
+
+  lp::Model& mod = inst.model;
+  mod.objective_name = "tour_length";
+  std::vector<std::vector<int>> x(n, std::vector<int>(n, -1));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) x[i][j] = mod.add_var("go[" + key(st[i]) + "," + key(st[j]) + "]", 0, 1, lp::VarType::kBinary, dist[i][j]);
+  std::vector<int> u(n, -1);
+  for (int i = 1; i < n; ++i) u[i] = mod.add_var("order[" + key(st[i]) + "]", 1, n - 1, lp::VarType::kContinuous, 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<Term> out, in;
+    for (int j = 0; j < n; ++j)
+      if (i != j) out.push_back({x[i][j], 1}), in.push_back({x[j][i], 1});
+    mod.add_eq("leave[" + key(st[i]) + "]", out, 1);
+    mod.add_eq("enter[" + key(st[i]) + "]", in, 1);
   }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : tour_flavors()) v.push_back(f.industry);
-    return v;
-  }
+  for (int i = 1; i < n; ++i)
+    for (int j = 1; j < n; ++j)
+      if (i != j)
+        mod.add_le("mtz[" + key(st[i]) + "," + key(st[j]) + "]", {{u[i], 1}, {u[j], -1}, {x[i][j], double(n - 1)}}, n - 2);
+  inst.shape = {n - 1, 0, n * (n - 1), true, lp::Sense::kMinimize};
+  inst.implied_numbers = {double(n - 1), double(n - 2)};
 
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const TourFlavor& f = tour_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    auto st = first(f.stops, n);
-    std::vector<std::vector<double>> dist(n, std::vector<double>(n, 0));
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) dist[i][j] = dist[j][i] = d("distance");
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "tsp_mtz";
-    mod.objective_name = "tour_length";
-    std::vector<std::vector<int>> x(n, std::vector<int>(n, -1));
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) x[i][j] = mod.add_var("go[" + key(st[i]) + "," + key(st[j]) + "]", 0, 1, lp::VarType::kBinary, dist[i][j]);
-    std::vector<int> u(n, -1);
-    for (int i = 1; i < n; ++i) u[i] = mod.add_var("order[" + key(st[i]) + "]", 1, n - 1, lp::VarType::kContinuous, 0);
-    for (int i = 0; i < n; ++i) {
-      std::vector<Term> out, in;
-      for (int j = 0; j < n; ++j)
-        if (i != j) out.push_back({x[i][j], 1}), in.push_back({x[j][i], 1});
-      mod.add_eq("leave[" + key(st[i]) + "]", out, 1);
-      mod.add_eq("enter[" + key(st[i]) + "]", in, 1);
-    }
-    for (int i = 1; i < n; ++i)
-      for (int j = 1; j < n; ++j)
-        if (i != j)
-          mod.add_le("mtz[" + key(st[i]) + "," + key(st[j]) + "]", {{u[i], 1}, {u[j], -1}, {x[i][j], double(n - 1)}}, n - 2);
-    inst.shape = {n - 1, 0, n * (n - 1), true, lp::Sense::kMinimize};
-    inst.implied_numbers = {double(n - 1), double(n - 2)};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string("A ") + f.traveller + " of " + f.company + " starts at the " + st[0] + ", must visit every " +
-                f.stop + " (" + join_and(std::vector<std::string>(st.begin() + 1, st.end())) +
-                ") exactly once, and return to the " + st[0] + ".";
-    s.decision = "the order of the visits, as the legs of one closed tour";
-    Table t = table(std::string("Travel between stops, in ") + f.unit + " (the same in both directions)", "From", st, st);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) t.cells[i][j] = i == j ? "-" : num(dist[i][j]);
-    s.tables.push_back(t);
-    s.rules.push_back("Each stop is left exactly once and entered exactly once.");
-    s.rules.push_back("The legs must form a single tour through all stops, with no separate sub-tours.");
-    s.objective = std::string("minimize the total travel, in ") + f.unit;
-    s.integrality = "Each leg between two stops is either driven or not.";
-    return inst;
-  }
-
- private:
-  Contract c_;
-};
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string("A ") + f.traveller + " of " + f.company + " starts at the " + st[0] + ", must visit every " +
+              f.stop + " (" + join_and(std::vector<std::string>(st.begin() + 1, st.end())) +
+              ") exactly once, and return to the " + st[0] + ".";
+  s.decision = "the order of the visits, as the legs of one closed tour";
+  Table t = table(std::string("Travel between stops, in ") + f.unit + " (the same in both directions)", "From", st, st);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) t.cells[i][j] = i == j ? "-" : num(dist[i][j]);
+  s.tables.push_back(t);
+  s.rules.push_back("Each stop is left exactly once and entered exactly once.");
+  s.rules.push_back("The legs must form a single tour through all stops, with no separate sub-tours.");
+  s.objective = std::string("minimize the total travel, in ") + f.unit;
+  s.integrality = "Each leg between two stops is either driven or not.";
+}
 
 }  // namespace
 
 void add_network_families(std::vector<const Family*>& out) {
-  static const Transportation transportation;
-  static const MinCostFlow min_cost_flow;
-  static const MaxFlow max_flow;
-  static const Assignment assignment;
-  static const TspMtz tsp_mtz;
-  out.insert(out.end(), {&transportation, &min_cost_flow, &max_flow, &assignment, &tsp_mtz});
+  static const RecipeFamily families[] = {
+      {{.family = "transportation",
+        .title = "Transportation problem",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 2, 6, "number of destinations"), difficulty_param(),
+                 data_param("unit_cost", true, 1, 1000, 2, 30, "$ per unit shipped", "shipping cost per unit"),
+                 data_param("demand", true, 1, 100000, 20, 150, "units", "destination requirement")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(ship_flavors()), build_transportation},
+      {{.family = "min_cost_flow",
+        .title = "Transshipment (min-cost flow through hubs with arc capacities)",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 2, 5, "number of customers"), difficulty_param(),
+                 data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "arc cost per unit"),
+                 data_param("demand", true, 1, 100000, 20, 100, "units", "customer requirement")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(ship_flavors()), build_min_cost_flow},
+      {{.family = "max_flow",
+        .title = "Maximum flow through a capacitated network",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 2, 6, "number of intermediate nodes"), difficulty_param(),
+                 data_param("capacity", true, 1, 100000, 5, 60, "flow units", "link capacity")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible, FeasibilityMode::kUnbounded}},
+       industries_of(pipe_flavors()), build_max_flow},
+      {{.family = "assignment",
+        .title = "Assignment of workers to tasks",
+        .problem_class = ProblemClass::kIP,
+        .params = {size_param(2, 8, 3, 6, "number of tasks"), difficulty_param(),
+                 data_param("cost", true, 1, 10000, 5, 60, "cost units", "cost of a worker doing a task")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(assign_flavors()), build_assignment},
+      {{.family = "tsp_mtz",
+        .title = "Travelling salesman tour (Miller-Tucker-Zemlin formulation)",
+        .problem_class = ProblemClass::kMILP,
+        .params = {size_param(3, 8, 4, 6, "number of stops including the start"), difficulty_param(),
+                 data_param("distance", true, 1, 10000, 5, 90, "distance or time units", "travel between two stops")},
+        .modes = {FeasibilityMode::kFeasible}},
+       industries_of(tour_flavors()), build_tsp_mtz},
+  };
+  for (const RecipeFamily& f : families) out.push_back(&f);
 }
 
 }  // namespace trex::ordata

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "trex/ordata/families.h"
+#include "trex/ordata/family_recipe.h"
 #include "trex/ordata/family_util.h"
 
 namespace trex::ordata {
@@ -45,209 +46,157 @@ const std::vector<MakerFlavor>& maker_flavors() {
   return f;
 }
 
-std::vector<std::string> maker_industries() {
-  std::vector<std::string> v;
-  for (const auto& f : maker_flavors()) v.push_back(f.industry);
-  return v;
+// ---------------------------------------------------------------------------------------
+void build_product_mix(const BuildContext& ctx, Instance& inst) {
+  const MakerFlavor& f = maker_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Rng& rng = ctx.rng;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  const int m = n <= 3 ? 2 : 3;
+  auto items = first(f.items, n);
+  std::vector<double> profit(n), demand(n);
+  std::vector<std::vector<double>> use(m, std::vector<double>(n));
+  for (int i = 0; i < n; ++i) profit[i] = d("profit");
+  for (int i = 0; i < n; ++i) demand[i] = d("demand");
+  for (int r = 0; r < m; ++r)
+    for (int i = 0; i < n; ++i) use[r][i] = d("usage");
+  const int free_item = mode == FeasibilityMode::kUnbounded ? int(rng.integer(0, n - 1)) : -1;
+  if (free_item >= 0)
+    for (int r = 0; r < m; ++r) use[r][free_item] = 0;
+  std::vector<double> avail(m);
+  for (int r = 0; r < m; ++r) {
+    double full = 0;
+    for (int i = 0; i < n; ++i) full += use[r][i] * demand[i];
+    avail[r] = std::max(1.0, std::round(full * (0.9 - 0.6 * diff)));
+  }
+  // Infeasible: delivery commitments that need more of the first resource than there is.
+  std::vector<double> commit(n, 0);
+  if (mode == FeasibilityMode::kInfeasible) {
+    double need = 0;
+    for (int i = 0; i < n; ++i) need += use[0][i] * demand[i];
+    if (need <= avail[0]) avail[0] = std::max(1.0, std::floor(need * 0.5));
+    for (int i = 0; i < n; ++i) commit[i] = demand[i];
+  }
+
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMaximize;
+  mod.objective_name = "profit";
+  std::vector<int> x(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = mod.add_var("make[" + key(items[i]) + "]", commit[i], i == free_item ? lp::kInf : demand[i],
+                       lp::VarType::kContinuous, profit[i]);
+  for (int r = 0; r < m; ++r) {
+    std::vector<Term> t;
+    for (int i = 0; i < n; ++i)
+      if (use[r][i] != 0) t.push_back({x[i], use[r][i]});
+    mod.add_le(key(f.resources[r]), t, avail[r]);
+  }
+  inst.shape = {n, 0, 0, true, lp::Sense::kMaximize};
+
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " makes " + join_and(items) + " and plans next " + f.period +
+              "'s production.";
+  s.decision = std::string("how many ") + f.item_unit + "s of each " + f.item + " to make (fractional " +
+               f.item_unit + "s are allowed, since the plan is a " + f.period + "ly average)";
+  std::vector<std::string> cols = {"Profit ($ per " + std::string(f.item_unit) + ")"};
+  for (int r = 0; r < m; ++r) cols.push_back(cap(f.resources[r]) + " (" + f.units[r] + " per " + f.item_unit + ")");
+  cols.push_back("Market limit (" + std::string(f.item_unit) + "s)");
+  if (mode == FeasibilityMode::kInfeasible) cols.push_back("Committed orders (" + std::string(f.item_unit) + "s)");
+  Table t = table("Data per " + std::string(f.item), cap(f.item), cols, items);
+  for (int i = 0; i < n; ++i) {
+    size_t c = 0;
+    t.cells[i][c++] = num(profit[i]);
+    for (int r = 0; r < m; ++r) t.cells[i][c++] = num(use[r][i]);
+    t.cells[i][c++] = i == free_item ? "unlimited" : num(demand[i]);
+    if (mode == FeasibilityMode::kInfeasible) t.cells[i][c++] = num(commit[i]);
+  }
+  s.tables.push_back(t);
+  for (int r = 0; r < m; ++r)
+    s.facts.push_back("The " + f.period + " offers " + num(avail[r]) + " " + f.units[r] + " of " + f.resources[r] + ".");
+  s.rules.push_back("The " + std::string(f.item) + "s together may not use more of any resource than is available.");
+  s.rules.push_back("No " + std::string(f.item) + " may be made beyond its market limit.");
+  if (mode == FeasibilityMode::kInfeasible)
+    s.rules.push_back("Every committed order must be made in full.");
+  s.objective = std::string("maximize the total ") + f.period + "ly profit in dollars";
+  s.maximize = true;
 }
 
 // ---------------------------------------------------------------------------------------
-class ProductMix final : public Family {
- public:
-  ProductMix() {
-    c_.family = "product_mix";
-    c_.title = "Product mix (continuous production quantities)";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
-                 data_param("profit", true, 1, 1000, 10, 120, "$ per unit", "profit per unit of each product"),
-                 data_param("usage", true, 0, 100, 1, 9, "resource units per unit", "resource use per unit made"),
-                 data_param("demand", true, 1, 1000, 20, 90, "units", "most units the market takes")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible, FeasibilityMode::kUnbounded};
+void build_production_planning(const BuildContext& ctx, Instance& inst) {
+  const MakerFlavor& f = maker_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  const int m = 2;
+  auto items = first(f.items, n);
+  std::vector<double> profit(n), setup(n), limit(n), minimum(n, 0);
+  std::vector<std::vector<double>> use(m, std::vector<double>(n));
+  for (int i = 0; i < n; ++i) profit[i] = d("profit");
+  for (int i = 0; i < n; ++i) setup[i] = d("setup_cost");
+  for (int i = 0; i < n; ++i) limit[i] = d("batch_limit");
+  for (int r = 0; r < m; ++r)
+    for (int i = 0; i < n; ++i) use[r][i] = d("usage");
+  std::vector<double> hours(m);
+  for (int r = 0; r < m; ++r) {
+    double full = 0;
+    for (int i = 0; i < n; ++i) full += use[r][i] * limit[i];
+    hours[r] = std::max(1.0, std::round(full * (0.9 - 0.6 * diff)));
   }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override { return maker_industries(); }
-
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const MakerFlavor& f = maker_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    const int m = n <= 3 ? 2 : 3;
-    auto items = first(f.items, n);
-    std::vector<double> profit(n), demand(n);
-    std::vector<std::vector<double>> use(m, std::vector<double>(n));
-    for (int i = 0; i < n; ++i) profit[i] = d("profit");
-    for (int i = 0; i < n; ++i) demand[i] = d("demand");
-    for (int r = 0; r < m; ++r)
-      for (int i = 0; i < n; ++i) use[r][i] = d("usage");
-    const int free_item = mode == FeasibilityMode::kUnbounded ? int(rng.integer(0, n - 1)) : -1;
-    if (free_item >= 0)
-      for (int r = 0; r < m; ++r) use[r][free_item] = 0;
-    std::vector<double> avail(m);
-    for (int r = 0; r < m; ++r) {
-      double full = 0;
-      for (int i = 0; i < n; ++i) full += use[r][i] * demand[i];
-      avail[r] = std::max(1.0, std::round(full * (0.9 - 0.6 * diff)));
-    }
-    // Infeasible: delivery commitments that need more of the first resource than there is.
-    std::vector<double> commit(n, 0);
-    if (mode == FeasibilityMode::kInfeasible) {
-      double need = 0;
-      for (int i = 0; i < n; ++i) need += use[0][i] * demand[i];
-      if (need <= avail[0]) avail[0] = std::max(1.0, std::floor(need * 0.5));
-      for (int i = 0; i < n; ++i) commit[i] = demand[i];
-    }
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "product_mix";
-    mod.sense = lp::Sense::kMaximize;
-    mod.objective_name = "profit";
-    std::vector<int> x(n);
-    for (int i = 0; i < n; ++i)
-      x[i] = mod.add_var("make[" + key(items[i]) + "]", commit[i], i == free_item ? lp::kInf : demand[i],
-                         lp::VarType::kContinuous, profit[i]);
-    for (int r = 0; r < m; ++r) {
-      std::vector<Term> t;
-      for (int i = 0; i < n; ++i)
-        if (use[r][i] != 0) t.push_back({x[i], use[r][i]});
-      mod.add_le(key(f.resources[r]), t, avail[r]);
-    }
-    inst.shape = {n, 0, 0, true, lp::Sense::kMaximize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " makes " + join_and(items) + " and plans next " + f.period +
-                "'s production.";
-    s.decision = std::string("how many ") + f.item_unit + "s of each " + f.item + " to make (fractional " +
-                 f.item_unit + "s are allowed, since the plan is a " + f.period + "ly average)";
-    std::vector<std::string> cols = {"Profit ($ per " + std::string(f.item_unit) + ")"};
-    for (int r = 0; r < m; ++r) cols.push_back(cap(f.resources[r]) + " (" + f.units[r] + " per " + f.item_unit + ")");
-    cols.push_back("Market limit (" + std::string(f.item_unit) + "s)");
-    if (mode == FeasibilityMode::kInfeasible) cols.push_back("Committed orders (" + std::string(f.item_unit) + "s)");
-    Table t = table("Data per " + std::string(f.item), cap(f.item), cols, items);
-    for (int i = 0; i < n; ++i) {
-      size_t c = 0;
-      t.cells[i][c++] = num(profit[i]);
-      for (int r = 0; r < m; ++r) t.cells[i][c++] = num(use[r][i]);
-      t.cells[i][c++] = i == free_item ? "unlimited" : num(demand[i]);
-      if (mode == FeasibilityMode::kInfeasible) t.cells[i][c++] = num(commit[i]);
-    }
-    s.tables.push_back(t);
-    for (int r = 0; r < m; ++r)
-      s.facts.push_back("The " + f.period + " offers " + num(avail[r]) + " " + f.units[r] + " of " + f.resources[r] + ".");
-    s.rules.push_back("The " + std::string(f.item) + "s together may not use more of any resource than is available.");
-    s.rules.push_back("No " + std::string(f.item) + " may be made beyond its market limit.");
-    if (mode == FeasibilityMode::kInfeasible)
-      s.rules.push_back("Every committed order must be made in full.");
-    s.objective = std::string("maximize the total ") + f.period + "ly profit in dollars";
-    s.maximize = true;
-    return inst;
+  if (mode == FeasibilityMode::kInfeasible) {
+    double need = 0;
+    for (int i = 0; i < n; ++i) need += use[0][i] * limit[i];
+    hours[0] = std::max(1.0, std::floor(need * 0.6));
+    minimum = limit;
   }
 
- private:
-  Contract c_;
-};
-
-// ---------------------------------------------------------------------------------------
-class ProductionPlanning final : public Family {
- public:
-  ProductionPlanning() {
-    c_.family = "production_planning";
-    c_.title = "Production planning with setup costs (whole units, setup decisions)";
-    c_.problem_class = ProblemClass::kMILP;
-    c_.params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
-                 data_param("profit", true, 1, 1000, 20, 150, "$ per unit", "profit per unit made"),
-                 data_param("setup_cost", true, 0, 10000, 100, 900, "$", "cost of setting up a product's line"),
-                 data_param("usage", true, 1, 100, 1, 8, "hours per unit", "machine hours per unit"),
-                 data_param("batch_limit", true, 1, 1000, 10, 60, "units", "most units per line setup")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMaximize;
+  mod.objective_name = "profit";
+  std::vector<int> x(n), y(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = mod.add_var("make[" + key(items[i]) + "]", minimum[i], lp::kInf, lp::VarType::kInteger, profit[i]);
+  for (int i = 0; i < n; ++i)
+    y[i] = mod.add_var("setup[" + key(items[i]) + "]", 0, 1, lp::VarType::kBinary, -setup[i]);
+  for (int r = 0; r < m; ++r) {
+    std::vector<Term> t;
+    for (int i = 0; i < n; ++i) t.push_back({x[i], use[r][i]});
+    mod.add_le(key(f.resources[r]), t, hours[r]);
   }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override { return maker_industries(); }
+  for (int i = 0; i < n; ++i) mod.add_le("link[" + key(items[i]) + "]", {{x[i], 1}, {y[i], -limit[i]}}, 0);
+  inst.shape = {0, n, n, true, lp::Sense::kMaximize};
 
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const MakerFlavor& f = maker_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    const int m = 2;
-    auto items = first(f.items, n);
-    std::vector<double> profit(n), setup(n), limit(n), minimum(n, 0);
-    std::vector<std::vector<double>> use(m, std::vector<double>(n));
-    for (int i = 0; i < n; ++i) profit[i] = d("profit");
-    for (int i = 0; i < n; ++i) setup[i] = d("setup_cost");
-    for (int i = 0; i < n; ++i) limit[i] = d("batch_limit");
-    for (int r = 0; r < m; ++r)
-      for (int i = 0; i < n; ++i) use[r][i] = d("usage");
-    std::vector<double> hours(m);
-    for (int r = 0; r < m; ++r) {
-      double full = 0;
-      for (int i = 0; i < n; ++i) full += use[r][i] * limit[i];
-      hours[r] = std::max(1.0, std::round(full * (0.9 - 0.6 * diff)));
-    }
-    if (mode == FeasibilityMode::kInfeasible) {
-      double need = 0;
-      for (int i = 0; i < n; ++i) need += use[0][i] * limit[i];
-      hours[0] = std::max(1.0, std::floor(need * 0.6));
-      minimum = limit;
-    }
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "production_planning";
-    mod.sense = lp::Sense::kMaximize;
-    mod.objective_name = "profit";
-    std::vector<int> x(n), y(n);
-    for (int i = 0; i < n; ++i)
-      x[i] = mod.add_var("make[" + key(items[i]) + "]", minimum[i], lp::kInf, lp::VarType::kInteger, profit[i]);
-    for (int i = 0; i < n; ++i)
-      y[i] = mod.add_var("setup[" + key(items[i]) + "]", 0, 1, lp::VarType::kBinary, -setup[i]);
-    for (int r = 0; r < m; ++r) {
-      std::vector<Term> t;
-      for (int i = 0; i < n; ++i) t.push_back({x[i], use[r][i]});
-      mod.add_le(key(f.resources[r]), t, hours[r]);
-    }
-    for (int i = 0; i < n; ++i) mod.add_le("link[" + key(items[i]) + "]", {{x[i], 1}, {y[i], -limit[i]}}, 0);
-    inst.shape = {0, n, n, true, lp::Sense::kMaximize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " can make " + join_and(items) + ". A " + f.item +
-                " can only be made if its line is set up for the " + f.period + ", which costs a fixed amount.";
-    s.decision = std::string("which lines to set up and how many whole ") + f.item_unit + "s of each " + f.item + " to make";
-    std::vector<std::string> cols = {"Profit ($ per " + std::string(f.item_unit) + ")", "Setup cost ($)",
-                                     "Most " + std::string(f.item_unit) + "s per setup"};
-    for (int r = 0; r < m; ++r) cols.push_back(cap(f.resources[r]) + " (" + f.units[r] + " per " + f.item_unit + ")");
-    if (mode == FeasibilityMode::kInfeasible) cols.push_back("Committed orders (" + std::string(f.item_unit) + "s)");
-    Table t = table("Data per " + std::string(f.item), cap(f.item), cols, items);
-    for (int i = 0; i < n; ++i) {
-      size_t c = 0;
-      t.cells[i][c++] = num(profit[i]);
-      t.cells[i][c++] = num(setup[i]);
-      t.cells[i][c++] = num(limit[i]);
-      for (int r = 0; r < m; ++r) t.cells[i][c++] = num(use[r][i]);
-      if (mode == FeasibilityMode::kInfeasible) t.cells[i][c++] = num(minimum[i]);
-    }
-    s.tables.push_back(t);
-    for (int r = 0; r < m; ++r)
-      s.facts.push_back("There are " + num(hours[r]) + " " + f.units[r] + " of " + f.resources[r] + " this " + f.period + ".");
-    s.rules.push_back("Total use of each resource may not exceed what is available.");
-    s.rules.push_back("A " + std::string(f.item) + " that is made needs its line set up, and then at most its per-setup limit can be made.");
-    if (mode == FeasibilityMode::kInfeasible) s.rules.push_back("Committed orders must be made in full.");
-    s.objective = "maximize the profit from sales minus the setup costs, in dollars";
-    s.maximize = true;
-    s.integrality = std::string("Quantities are whole ") + f.item_unit + "s; a line is either set up or not.";
-    return inst;
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " can make " + join_and(items) + ". A " + f.item +
+              " can only be made if its line is set up for the " + f.period + ", which costs a fixed amount.";
+  s.decision = std::string("which lines to set up and how many whole ") + f.item_unit + "s of each " + f.item + " to make";
+  std::vector<std::string> cols = {"Profit ($ per " + std::string(f.item_unit) + ")", "Setup cost ($)",
+                                   "Most " + std::string(f.item_unit) + "s per setup"};
+  for (int r = 0; r < m; ++r) cols.push_back(cap(f.resources[r]) + " (" + f.units[r] + " per " + f.item_unit + ")");
+  if (mode == FeasibilityMode::kInfeasible) cols.push_back("Committed orders (" + std::string(f.item_unit) + "s)");
+  Table t = table("Data per " + std::string(f.item), cap(f.item), cols, items);
+  for (int i = 0; i < n; ++i) {
+    size_t c = 0;
+    t.cells[i][c++] = num(profit[i]);
+    t.cells[i][c++] = num(setup[i]);
+    t.cells[i][c++] = num(limit[i]);
+    for (int r = 0; r < m; ++r) t.cells[i][c++] = num(use[r][i]);
+    if (mode == FeasibilityMode::kInfeasible) t.cells[i][c++] = num(minimum[i]);
   }
-
- private:
-  Contract c_;
-};
+  s.tables.push_back(t);
+  for (int r = 0; r < m; ++r)
+    s.facts.push_back("There are " + num(hours[r]) + " " + f.units[r] + " of " + f.resources[r] + " this " + f.period + ".");
+  s.rules.push_back("Total use of each resource may not exceed what is available.");
+  s.rules.push_back("A " + std::string(f.item) + " that is made needs its line set up, and then at most its per-setup limit can be made.");
+  if (mode == FeasibilityMode::kInfeasible) s.rules.push_back("Committed orders must be made in full.");
+  s.objective = "maximize the profit from sales minus the setup costs, in dollars";
+  s.maximize = true;
+  s.integrality = std::string("Quantities are whole ") + f.item_unit + "s; a line is either set up or not.";
+}
 
 // ---------------------------------------------------------------------------------------
 struct DietFlavor {
@@ -281,94 +230,67 @@ const std::vector<DietFlavor>& diet_flavors() {
   return f;
 }
 
-class Diet final : public Family {
- public:
-  Diet() {
-    c_.family = "diet";
-    c_.title = "Diet / least-cost ration";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 3, 6, "number of foods"), difficulty_param(),
-                 data_param("cost", false, 0.01, 100, 0.2, 4, "$ per serving", "cost of one serving", 2),
-                 data_param("content", true, 0, 1000, 0, 40, "nutrient units per serving", "nutrient content"),
-                 data_param("max_servings", true, 1, 100, 2, 6, "servings", "most servings of a food")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
-  }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : diet_flavors()) v.push_back(f.industry);
-    return v;
-  }
-
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const DietFlavor& f = diet_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    const int k = n <= 3 ? 2 : 3;
-    auto foods = first(f.foods, n);
-    std::vector<double> cost(n), maxs(n);
-    std::vector<std::vector<double>> a(k, std::vector<double>(n));
-    for (int i = 0; i < n; ++i) cost[i] = d("cost");
-    for (int i = 0; i < n; ++i) maxs[i] = d("max_servings");
-    for (int q = 0; q < k; ++q)
-      for (int i = 0; i < n; ++i) a[q][i] = d("content");
-    std::vector<double> req(k);
-    for (int q = 0; q < k; ++q) {
-      double most = 0;
-      for (int i = 0; i < n; ++i) most += a[q][i] * maxs[i];
-      // Infeasible: one requirement above what the largest allowed menu provides.
-      req[q] = mode == FeasibilityMode::kInfeasible && q == 0 ? most + 1 + std::floor(most * 0.2)
-                                                              : std::max(1.0, std::round(most * (0.15 + 0.6 * diff)));
-      if (most == 0 && mode != FeasibilityMode::kInfeasible) {
-        a[q][0] = 1;  // every nutrient comes from some food
-        req[q] = 1;
-      }
+void build_diet(const BuildContext& ctx, Instance& inst) {
+  const DietFlavor& f = diet_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  const int k = n <= 3 ? 2 : 3;
+  auto foods = first(f.foods, n);
+  std::vector<double> cost(n), maxs(n);
+  std::vector<std::vector<double>> a(k, std::vector<double>(n));
+  for (int i = 0; i < n; ++i) cost[i] = d("cost");
+  for (int i = 0; i < n; ++i) maxs[i] = d("max_servings");
+  for (int q = 0; q < k; ++q)
+    for (int i = 0; i < n; ++i) a[q][i] = d("content");
+  std::vector<double> req(k);
+  for (int q = 0; q < k; ++q) {
+    double most = 0;
+    for (int i = 0; i < n; ++i) most += a[q][i] * maxs[i];
+    // Infeasible: one requirement above what the largest allowed menu provides.
+    req[q] = mode == FeasibilityMode::kInfeasible && q == 0 ? most + 1 + std::floor(most * 0.2)
+                                                            : std::max(1.0, std::round(most * (0.15 + 0.6 * diff)));
+    if (most == 0 && mode != FeasibilityMode::kInfeasible) {
+      a[q][0] = 1;  // every nutrient comes from some food
+      req[q] = 1;
     }
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "diet";
-    mod.sense = lp::Sense::kMinimize;
-    mod.objective_name = "cost";
-    std::vector<int> x(n);
-    for (int i = 0; i < n; ++i) x[i] = mod.add_var("serve[" + key(foods[i]) + "]", 0, maxs[i], lp::VarType::kContinuous, cost[i]);
-    for (int q = 0; q < k; ++q) {
-      std::vector<Term> t;
-      for (int i = 0; i < n; ++i)
-        if (a[q][i] != 0) t.push_back({x[i], a[q][i]});
-      mod.add_ge("need[" + key(f.nutrients[q]) + "]", t, req[q]);
-    }
-    inst.shape = {n, 0, 0, true, lp::Sense::kMinimize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " composes " + f.subject + " from " + join_and(foods) + ".";
-    s.decision = std::string("how many ") + f.serving + "s of each food to include (fractions allowed)";
-    std::vector<std::string> cols = {"Cost ($ per " + std::string(f.serving) + ")"};
-    for (int q = 0; q < k; ++q) cols.push_back(cap(f.nutrients[q]) + " (" + f.units[q] + " per " + f.serving + ")");
-    cols.push_back("Most " + std::string(f.serving) + "s");
-    Table t = table("Food data", "Food", cols, foods);
-    for (int i = 0; i < n; ++i) {
-      size_t c = 0;
-      t.cells[i][c++] = num(cost[i]);
-      for (int q = 0; q < k; ++q) t.cells[i][c++] = num(a[q][i]);
-      t.cells[i][c++] = num(maxs[i]);
-    }
-    s.tables.push_back(t);
-    for (int q = 0; q < k; ++q)
-      s.facts.push_back(cap(f.subject) + " must provide at least " + num(req[q]) + " " + f.units[q] + " of " + f.nutrients[q] + ".");
-    s.rules.push_back("Each nutrient requirement must be met by the foods chosen.");
-    s.rules.push_back("No food may exceed its most " + std::string(f.serving) + "s.");
-    s.objective = "minimize the total cost in dollars";
-    return inst;
   }
 
- private:
-  Contract c_;
-};
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMinimize;
+  mod.objective_name = "cost";
+  std::vector<int> x(n);
+  for (int i = 0; i < n; ++i) x[i] = mod.add_var("serve[" + key(foods[i]) + "]", 0, maxs[i], lp::VarType::kContinuous, cost[i]);
+  for (int q = 0; q < k; ++q) {
+    std::vector<Term> t;
+    for (int i = 0; i < n; ++i)
+      if (a[q][i] != 0) t.push_back({x[i], a[q][i]});
+    mod.add_ge("need[" + key(f.nutrients[q]) + "]", t, req[q]);
+  }
+  inst.shape = {n, 0, 0, true, lp::Sense::kMinimize};
+
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " composes " + f.subject + " from " + join_and(foods) + ".";
+  s.decision = std::string("how many ") + f.serving + "s of each food to include (fractions allowed)";
+  std::vector<std::string> cols = {"Cost ($ per " + std::string(f.serving) + ")"};
+  for (int q = 0; q < k; ++q) cols.push_back(cap(f.nutrients[q]) + " (" + f.units[q] + " per " + f.serving + ")");
+  cols.push_back("Most " + std::string(f.serving) + "s");
+  Table t = table("Food data", "Food", cols, foods);
+  for (int i = 0; i < n; ++i) {
+    size_t c = 0;
+    t.cells[i][c++] = num(cost[i]);
+    for (int q = 0; q < k; ++q) t.cells[i][c++] = num(a[q][i]);
+    t.cells[i][c++] = num(maxs[i]);
+  }
+  s.tables.push_back(t);
+  for (int q = 0; q < k; ++q)
+    s.facts.push_back(cap(f.subject) + " must provide at least " + num(req[q]) + " " + f.units[q] + " of " + f.nutrients[q] + ".");
+  s.rules.push_back("Each nutrient requirement must be met by the foods chosen.");
+  s.rules.push_back("No food may exceed its most " + std::string(f.serving) + "s.");
+  s.objective = "minimize the total cost in dollars";
+}
 
 // ---------------------------------------------------------------------------------------
 struct BlendFlavor {
@@ -403,104 +325,76 @@ const std::vector<BlendFlavor>& blend_flavors() {
   return f;
 }
 
-class Blending final : public Family {
- public:
-  Blending() {
-    c_.family = "blending";
-    c_.title = "Blending to a recipe at least cost";
-    c_.problem_class = ProblemClass::kLP;
-    c_.params = {size_param(2, 8, 3, 6, "number of ingredients"), difficulty_param(),
-                 data_param("cost", false, 0.01, 100, 0.1, 3, "$ per kg", "ingredient price", 2),
-                 data_param("content", false, 0, 1, 0.01, 0.6, "kg of attribute per kg", "attribute share", 2),
-                 data_param("stock", true, 1, 100000, 200, 900, "kg", "ingredient available"),
-                 data_param("batch", true, 1, 100000, 500, 1500, "kg", "batch size")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
+void build_blending(const BuildContext& ctx, Instance& inst) {
+  const BlendFlavor& f = blend_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int n = ctx.size;
+  const double diff = ctx.difficulty;
+  auto ins = first(f.inputs, n);
+  std::vector<double> cost(n), good(n), bad(n), stock(n);
+  for (int i = 0; i < n; ++i) cost[i] = d("cost");
+  for (int i = 0; i < n; ++i) good[i] = d("content");
+  for (int i = 0; i < n; ++i) bad[i] = d("content");
+  for (int i = 0; i < n; ++i) stock[i] = d("stock");
+  double total_stock = 0;
+  for (double v : stock) total_stock += v;
+  double batch = std::min(d("batch"), std::floor(total_stock * 0.8));
+  if (mode == FeasibilityMode::kInfeasible) batch = total_stock + std::round(total_stock * 0.1) + 1;
+  // Requirement levels between the batch's worst and best achievable content.
+  double gmax = 0, bmin = 0;
+  {
+    std::vector<int> order(n);
+    for (int i = 0; i < n; ++i) order[i] = i;
+    auto greedy = [&](const std::vector<double>& attr, bool high) {
+      std::vector<int> o = order;
+      std::sort(o.begin(), o.end(), [&](int a, int b) { return high ? attr[a] > attr[b] : attr[a] < attr[b]; });
+      double left = std::min(batch, total_stock), val = 0;
+      for (int i : o) {
+        double take = std::min(left, stock[i]);
+        val += take * attr[i];
+        left -= take;
+      }
+      return val;
+    };
+    gmax = greedy(good, true);
+    bmin = greedy(bad, false);
   }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : blend_flavors()) v.push_back(f.industry);
-    return v;
+  double good_req = std::max(1.0, std::floor(gmax * (0.3 + 0.5 * diff)));
+  double bad_cap = std::ceil(bmin + (batch * 0.6 - bmin) * (1 - 0.5 * diff));
+  if (bad_cap <= bmin) bad_cap = std::ceil(bmin) + 1;
+
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMinimize;
+  mod.objective_name = "cost";
+  std::vector<int> x(n);
+  for (int i = 0; i < n; ++i) x[i] = mod.add_var("use[" + key(ins[i]) + "]", 0, stock[i], lp::VarType::kContinuous, cost[i]);
+  std::vector<Term> all, g, b;
+  for (int i = 0; i < n; ++i) {
+    all.push_back({x[i], 1});
+    if (good[i] != 0) g.push_back({x[i], good[i]});
+    if (bad[i] != 0) b.push_back({x[i], bad[i]});
   }
+  mod.add_eq("batch_size", all, batch);
+  mod.add_ge("min_" + key(f.good), g, good_req);
+  mod.add_le("max_" + key(f.bad), b, bad_cap);
+  inst.shape = {n, 0, 0, true, lp::Sense::kMinimize};
 
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const BlendFlavor& f = blend_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int n = d.count("size");
-    const double diff = d("difficulty");
-    auto ins = first(f.inputs, n);
-    std::vector<double> cost(n), good(n), bad(n), stock(n);
-    for (int i = 0; i < n; ++i) cost[i] = d("cost");
-    for (int i = 0; i < n; ++i) good[i] = d("content");
-    for (int i = 0; i < n; ++i) bad[i] = d("content");
-    for (int i = 0; i < n; ++i) stock[i] = d("stock");
-    double total_stock = 0;
-    for (double v : stock) total_stock += v;
-    double batch = std::min(d("batch"), std::floor(total_stock * 0.8));
-    if (mode == FeasibilityMode::kInfeasible) batch = total_stock + std::round(total_stock * 0.1) + 1;
-    // Requirement levels between the batch's worst and best achievable content.
-    double gmax = 0, bmin = 0;
-    {
-      std::vector<int> order(n);
-      for (int i = 0; i < n; ++i) order[i] = i;
-      auto greedy = [&](const std::vector<double>& attr, bool high) {
-        std::vector<int> o = order;
-        std::sort(o.begin(), o.end(), [&](int a, int b) { return high ? attr[a] > attr[b] : attr[a] < attr[b]; });
-        double left = std::min(batch, total_stock), val = 0;
-        for (int i : o) {
-          double take = std::min(left, stock[i]);
-          val += take * attr[i];
-          left -= take;
-        }
-        return val;
-      };
-      gmax = greedy(good, true);
-      bmin = greedy(bad, false);
-    }
-    double good_req = std::max(1.0, std::floor(gmax * (0.3 + 0.5 * diff)));
-    double bad_cap = std::ceil(bmin + (batch * 0.6 - bmin) * (1 - 0.5 * diff));
-    if (bad_cap <= bmin) bad_cap = std::ceil(bmin) + 1;
-
-    Instance inst;
-    inst.params = {{"size", n}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "blending";
-    mod.sense = lp::Sense::kMinimize;
-    mod.objective_name = "cost";
-    std::vector<int> x(n);
-    for (int i = 0; i < n; ++i) x[i] = mod.add_var("use[" + key(ins[i]) + "]", 0, stock[i], lp::VarType::kContinuous, cost[i]);
-    std::vector<Term> all, g, b;
-    for (int i = 0; i < n; ++i) {
-      all.push_back({x[i], 1});
-      if (good[i] != 0) g.push_back({x[i], good[i]});
-      if (bad[i] != 0) b.push_back({x[i], bad[i]});
-    }
-    mod.add_eq("batch_size", all, batch);
-    mod.add_ge("min_" + key(f.good), g, good_req);
-    mod.add_le("max_" + key(f.bad), b, bad_cap);
-    inst.shape = {n, 0, 0, true, lp::Sense::kMinimize};
-
-    Story& s = inst.story;
-    s.industry = f.industry;
-    s.company = f.company;
-    s.setting = std::string(f.company) + " blends " + f.product + " from " + join_and(ins) + ".";
-    s.decision = "how many kg of each ingredient to put into the blend";
-    Table t = table("Ingredient data", "Ingredient",
-                    {"Price ($ per kg)", cap(f.good) + " (" + f.good_unit + " per kg)",
-                     cap(f.bad) + " (" + f.bad_unit + " per kg)", "Available (kg)"}, ins);
-    for (int i = 0; i < n; ++i) t.cells[i] = {num(cost[i]), num(good[i]), num(bad[i]), num(stock[i])};
-    s.tables.push_back(t);
-    s.facts.push_back(cap(f.product) + " weighs exactly " + num(batch) + " kg.");
-    s.facts.push_back("It must contain at least " + num(good_req) + " " + f.good_unit + " of " + f.good + " in total.");
-    s.facts.push_back("It may contain at most " + num(bad_cap) + " " + f.bad_unit + " of " + f.bad + " in total.");
-    s.rules.push_back("No ingredient can be used beyond the amount available.");
-    s.objective = "minimize the cost of the ingredients in dollars";
-    return inst;
-  }
-
- private:
-  Contract c_;
-};
+  Story& s = inst.story;
+  s.company = f.company;
+  s.setting = std::string(f.company) + " blends " + f.product + " from " + join_and(ins) + ".";
+  s.decision = "how many kg of each ingredient to put into the blend";
+  Table t = table("Ingredient data", "Ingredient",
+                  {"Price ($ per kg)", cap(f.good) + " (" + f.good_unit + " per kg)",
+                   cap(f.bad) + " (" + f.bad_unit + " per kg)", "Available (kg)"}, ins);
+  for (int i = 0; i < n; ++i) t.cells[i] = {num(cost[i]), num(good[i]), num(bad[i]), num(stock[i])};
+  s.tables.push_back(t);
+  s.facts.push_back(cap(f.product) + " weighs exactly " + num(batch) + " kg.");
+  s.facts.push_back("It must contain at least " + num(good_req) + " " + f.good_unit + " of " + f.good + " in total.");
+  s.facts.push_back("It may contain at most " + num(bad_cap) + " " + f.bad_unit + " of " + f.bad + " in total.");
+  s.rules.push_back("No ingredient can be used beyond the amount available.");
+  s.objective = "minimize the cost of the ingredients in dollars";
+}
 
 // ---------------------------------------------------------------------------------------
 struct LotFlavor {
@@ -527,96 +421,113 @@ const std::vector<LotFlavor>& lot_flavors() {
   return f;
 }
 
-class LotSizing final : public Family {
- public:
-  LotSizing() {
-    c_.family = "lot_sizing";
-    c_.title = "Multi-period lot sizing with setups and inventory";
-    c_.problem_class = ProblemClass::kMILP;
-    c_.params = {size_param(2, 8, 3, 6, "number of periods"), difficulty_param(),
-                 data_param("demand", true, 0, 10000, 20, 120, "units per period", "demand to meet"),
-                 data_param("unit_cost", true, 1, 1000, 5, 30, "$ per unit", "production cost"),
-                 data_param("setup_cost", true, 1, 100000, 100, 600, "$", "cost of a production run"),
-                 data_param("holding_cost", true, 1, 100, 1, 6, "$ per unit per period", "inventory cost")};
-    c_.modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible};
-  }
-  const Contract& contract() const override { return c_; }
-  std::vector<std::string> industries() const override {
-    std::vector<std::string> v;
-    for (const auto& f : lot_flavors()) v.push_back(f.industry);
-    return v;
-  }
-
-  Instance generate(const ParamRanges& ranges, FeasibilityMode mode, int industry, Rng& rng) const override {
-    const LotFlavor& f = lot_flavors()[size_t(industry)];
-    Draw d(c_, ranges, rng);
-    const int T = d.count("size");
-    const double diff = d("difficulty");
-    auto per = first(f.periods, T);
-    std::vector<double> dem(T), pc(T), sc(T), hc(T), capa(T);
-    for (int t = 0; t < T; ++t) dem[t] = d("demand");
-    for (int t = 0; t < T; ++t) pc[t] = d("unit_cost");
-    for (int t = 0; t < T; ++t) sc[t] = d("setup_cost");
-    for (int t = 0; t < T; ++t) hc[t] = d("holding_cost");
-    double total = 0, peak = 0;
-    for (double v : dem) total += v, peak = std::max(peak, v);
-    for (int t = 0; t < T; ++t) capa[t] = std::max(peak, std::round(total / T * (2.5 - 1.5 * diff)));
-    if (mode == FeasibilityMode::kInfeasible) {
-      dem[0] = std::max(dem[0], 20.0);
-      capa[0] = std::max(1.0, std::floor(dem[0] / 2));  // nothing in stock before the first period
-    }
-
-    Instance inst;
-    inst.params = {{"size", T}, {"difficulty", diff}};
-    lp::Model& mod = inst.model;
-    mod.name = "lot_sizing";
-    mod.sense = lp::Sense::kMinimize;
-    mod.objective_name = "cost";
-    std::vector<int> x(T), y(T), s(T);
-    for (int t = 0; t < T; ++t) x[t] = mod.add_var("make[" + key(per[t]) + "]", 0, lp::kInf, lp::VarType::kContinuous, pc[t]);
-    for (int t = 0; t < T; ++t) s[t] = mod.add_var("stock[" + key(per[t]) + "]", 0, lp::kInf, lp::VarType::kContinuous, hc[t]);
-    for (int t = 0; t < T; ++t) y[t] = mod.add_var("run[" + key(per[t]) + "]", 0, 1, lp::VarType::kBinary, sc[t]);
-    for (int t = 0; t < T; ++t) {
-      std::vector<Term> terms = {{x[t], 1}, {s[t], -1}};
-      if (t > 0) terms.push_back({s[t - 1], 1});
-      mod.add_eq("balance[" + key(per[t]) + "]", terms, dem[t]);
-    }
-    for (int t = 0; t < T; ++t) mod.add_le("capacity[" + key(per[t]) + "]", {{x[t], 1}, {y[t], -capa[t]}}, 0);
-    inst.shape = {2 * T, 0, T, true, lp::Sense::kMinimize};
-
-    Story& st = inst.story;
-    st.industry = f.industry;
-    st.company = f.company;
-    st.setting = std::string(f.company) + " plans production of " + f.product + " over " + join_and(per) +
-                 ". The warehouse is empty at the start, and stock left over at the end of a period is carried into the next.";
-    st.decision = "in which periods to run production, how much to make in each, and how much to keep in stock";
-    Table t = table("Data per period", "Period",
-                    {"Demand (" + std::string(f.unit) + "s)", "Production cost ($ per " + std::string(f.unit) + ")",
-                     "Run cost ($)", "Holding cost ($ per " + std::string(f.unit) + " in stock at the end of the period)",
-                     "Capacity when running (" + std::string(f.unit) + "s)"},
-                    per);
-    for (int k = 0; k < T; ++k) t.cells[k] = {num(dem[k]), num(pc[k]), num(sc[k]), num(hc[k]), num(capa[k])};
-    st.tables.push_back(t);
-    st.rules.push_back("Demand in each period must be met on time from that period's production and the stock carried in; no backlog is allowed.");
-    st.rules.push_back("Nothing can be made in a period without a production run, and a run makes at most that period's capacity.");
-    st.objective = "minimize the total of production, run and holding costs in dollars";
-    st.integrality = "Each period either has a production run or not; quantities may be fractional.";
-    return inst;
+void build_lot_sizing(const BuildContext& ctx, Instance& inst) {
+  const LotFlavor& f = lot_flavors()[size_t(ctx.industry)];
+  const FeasibilityMode mode = ctx.mode;
+  Draw& d = ctx.draw;
+  const int T = ctx.size;
+  const double diff = ctx.difficulty;
+  auto per = first(f.periods, T);
+  std::vector<double> dem(T), pc(T), sc(T), hc(T), capa(T);
+  for (int t = 0; t < T; ++t) dem[t] = d("demand");
+  for (int t = 0; t < T; ++t) pc[t] = d("unit_cost");
+  for (int t = 0; t < T; ++t) sc[t] = d("setup_cost");
+  for (int t = 0; t < T; ++t) hc[t] = d("holding_cost");
+  double total = 0, peak = 0;
+  for (double v : dem) total += v, peak = std::max(peak, v);
+  for (int t = 0; t < T; ++t) capa[t] = std::max(peak, std::round(total / T * (2.5 - 1.5 * diff)));
+  if (mode == FeasibilityMode::kInfeasible) {
+    dem[0] = std::max(dem[0], 20.0);
+    capa[0] = std::max(1.0, std::floor(dem[0] / 2));  // nothing in stock before the first period
   }
 
- private:
-  Contract c_;
-};
+  lp::Model& mod = inst.model;
+  mod.sense = lp::Sense::kMinimize;
+  mod.objective_name = "cost";
+  std::vector<int> x(T), y(T), s(T);
+  for (int t = 0; t < T; ++t) x[t] = mod.add_var("make[" + key(per[t]) + "]", 0, lp::kInf, lp::VarType::kContinuous, pc[t]);
+  for (int t = 0; t < T; ++t) s[t] = mod.add_var("stock[" + key(per[t]) + "]", 0, lp::kInf, lp::VarType::kContinuous, hc[t]);
+  for (int t = 0; t < T; ++t) y[t] = mod.add_var("run[" + key(per[t]) + "]", 0, 1, lp::VarType::kBinary, sc[t]);
+  for (int t = 0; t < T; ++t) {
+    std::vector<Term> terms = {{x[t], 1}, {s[t], -1}};
+    if (t > 0) terms.push_back({s[t - 1], 1});
+    mod.add_eq("balance[" + key(per[t]) + "]", terms, dem[t]);
+  }
+  for (int t = 0; t < T; ++t) mod.add_le("capacity[" + key(per[t]) + "]", {{x[t], 1}, {y[t], -capa[t]}}, 0);
+  inst.shape = {2 * T, 0, T, true, lp::Sense::kMinimize};
+
+  Story& st = inst.story;
+  st.company = f.company;
+  st.setting = std::string(f.company) + " plans production of " + f.product + " over " + join_and(per) +
+               ". The warehouse is empty at the start, and stock left over at the end of a period is carried into the next.";
+  st.decision = "in which periods to run production, how much to make in each, and how much to keep in stock";
+  Table t = table("Data per period", "Period",
+                  {"Demand (" + std::string(f.unit) + "s)", "Production cost ($ per " + std::string(f.unit) + ")",
+                   "Run cost ($)", "Holding cost ($ per " + std::string(f.unit) + " in stock at the end of the period)",
+                   "Capacity when running (" + std::string(f.unit) + "s)"},
+                  per);
+  for (int k = 0; k < T; ++k) t.cells[k] = {num(dem[k]), num(pc[k]), num(sc[k]), num(hc[k]), num(capa[k])};
+  st.tables.push_back(t);
+  st.rules.push_back("Demand in each period must be met on time from that period's production and the stock carried in; no backlog is allowed.");
+  st.rules.push_back("Nothing can be made in a period without a production run, and a run makes at most that period's capacity.");
+  st.objective = "minimize the total of production, run and holding costs in dollars";
+  st.integrality = "Each period either has a production run or not; quantities may be fractional.";
+}
 
 }  // namespace
 
 void add_production_families(std::vector<const Family*>& out) {
-  static const ProductMix product_mix;
-  static const ProductionPlanning production_planning;
-  static const Diet diet;
-  static const Blending blending;
-  static const LotSizing lot_sizing;
-  out.insert(out.end(), {&product_mix, &production_planning, &diet, &blending, &lot_sizing});
+  static const RecipeFamily families[] = {
+      {{.family = "product_mix",
+        .title = "Product mix (continuous production quantities)",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
+                 data_param("profit", true, 1, 1000, 10, 120, "$ per unit", "profit per unit of each product"),
+                 data_param("usage", true, 0, 100, 1, 9, "resource units per unit", "resource use per unit made"),
+                 data_param("demand", true, 1, 1000, 20, 90, "units", "most units the market takes")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible, FeasibilityMode::kUnbounded}},
+       industries_of(maker_flavors()), build_product_mix},
+      {{.family = "production_planning",
+        .title = "Production planning with setup costs (whole units, setup decisions)",
+        .problem_class = ProblemClass::kMILP,
+        .params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
+                 data_param("profit", true, 1, 1000, 20, 150, "$ per unit", "profit per unit made"),
+                 data_param("setup_cost", true, 0, 10000, 100, 900, "$", "cost of setting up a product's line"),
+                 data_param("usage", true, 1, 100, 1, 8, "hours per unit", "machine hours per unit"),
+                 data_param("batch_limit", true, 1, 1000, 10, 60, "units", "most units per line setup")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(maker_flavors()), build_production_planning},
+      {{.family = "diet",
+        .title = "Diet / least-cost ration",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 3, 6, "number of foods"), difficulty_param(),
+                 data_param("cost", false, 0.01, 100, 0.2, 4, "$ per serving", "cost of one serving", 2),
+                 data_param("content", true, 0, 1000, 0, 40, "nutrient units per serving", "nutrient content"),
+                 data_param("max_servings", true, 1, 100, 2, 6, "servings", "most servings of a food")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(diet_flavors()), build_diet},
+      {{.family = "blending",
+        .title = "Blending to a recipe at least cost",
+        .problem_class = ProblemClass::kLP,
+        .params = {size_param(2, 8, 3, 6, "number of ingredients"), difficulty_param(),
+                 data_param("cost", false, 0.01, 100, 0.1, 3, "$ per kg", "ingredient price", 2),
+                 data_param("content", false, 0, 1, 0.01, 0.6, "kg of attribute per kg", "attribute share", 2),
+                 data_param("stock", true, 1, 100000, 200, 900, "kg", "ingredient available"),
+                 data_param("batch", true, 1, 100000, 500, 1500, "kg", "batch size")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(blend_flavors()), build_blending},
+      {{.family = "lot_sizing",
+        .title = "Multi-period lot sizing with setups and inventory",
+        .problem_class = ProblemClass::kMILP,
+        .params = {size_param(2, 8, 3, 6, "number of periods"), difficulty_param(),
+                 data_param("demand", true, 0, 10000, 20, 120, "units per period", "demand to meet"),
+                 data_param("unit_cost", true, 1, 1000, 5, 30, "$ per unit", "production cost"),
+                 data_param("setup_cost", true, 1, 100000, 100, 600, "$", "cost of a production run"),
+                 data_param("holding_cost", true, 1, 100, 1, 6, "$ per unit per period", "inventory cost")},
+        .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
+       industries_of(lot_flavors()), build_lot_sizing},
+  };
+  for (const RecipeFamily& f : families) out.push_back(&f);
 }
 
 }  // namespace trex::ordata

@@ -28,7 +28,7 @@ namespace trex::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, run, strategy, svg, calibration;
+  std::string model, cluster, run, strategy, svg, calibration, stack;
   long nodes = 0;
   bool json = false;
 };
@@ -47,7 +47,8 @@ int run_plan(const PlanArgs& a) {
   if (a.nodes > 0) plan::set_nodes(c, a.nodes);
   if (!a.calibration.empty()) plan::calibrate_from_kernels_bench(c, a.calibration);
   plan::Run r = plan::load_run(a.run);
-  plan::Strategy s = plan::load_strategy(a.strategy);
+  plan::StackProfile stack = a.stack.empty() ? plan::StackProfile{} : plan::load_stack(a.stack);
+  plan::Strategy s = plan::load_strategy(a.strategy, stack);
   plan::Prediction p = plan::predict(m, c, r, s);
   if (!a.svg.empty()) {
     plan::ChartBar bar{m.name + " " + plan::strategy_text(p.strategy).substr(0, 30), p.time, 0, ""};
@@ -62,7 +63,7 @@ int run_plan(const PlanArgs& a) {
 }
 
 struct SearchArgs {
-  std::string model, cluster, run, base, convention = "trex", svg;
+  std::string model, cluster, run, base, convention = "trex", svg, stack;
   long nodes = 0;
   int top = 5;
   bool json = false;
@@ -79,7 +80,9 @@ int run_search(const SearchArgs& a) {
   plan::Run r = plan::load_run(a.run);
   plan::SearchOptions o;
   o.top_k = a.top;
-  if (!a.base.empty()) o.base = plan::load_strategy(a.base);
+  plan::StackProfile stack = a.stack.empty() ? plan::StackProfile{} : plan::load_stack(a.stack);
+  o.base.stack = stack;
+  if (!a.base.empty()) o.base = plan::load_strategy(a.base, stack);
   auto t0 = std::chrono::steady_clock::now();
   plan::SearchResult res = plan::search(m, c, r, o);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -212,31 +215,57 @@ struct ValidateArgs {
   bool json = false;
 };
 
+void print_slices(const char* title, const std::vector<plan::ErrorSummary>& rows) {
+  std::printf("\n%s\n%-34s %4s %9s %9s %8s %10s %8s %7s\n", title, "slice", "runs", "mean|err|", "median", "in +-10%",
+              "mean signed", "worst", "no fit");
+  for (const plan::ErrorSummary& e : rows)
+    std::printf("%-34s %4ld %8.1f%% %8.1f%% %7.0f%% %+9.1f%% %7.1f%% %7ld\n", e.slice.substr(0, 34).c_str(), e.runs,
+                100 * e.mean_abs, 100 * e.median_abs, 100 * e.within_10, 100 * e.mean_signed, 100 * e.worst, e.not_fit);
+}
+
+nlohmann::ordered_json slices_json(const std::vector<plan::ErrorSummary>& rows) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const plan::ErrorSummary& e : rows)
+    arr.push_back({{"slice", e.slice},
+                   {"runs", e.runs},
+                   {"mean_abs_error", e.mean_abs},
+                   {"median_abs_error", e.median_abs},
+                   {"within_10", e.within_10},
+                   {"mean_signed_error", e.mean_signed},
+                   {"max_abs_error", e.worst},
+                   {"not_fit", e.not_fit}});
+  return arr;
+}
+
 int run_validate(const ValidateArgs& a) {
   std::vector<plan::ValidationCase> cases = plan::load_validation_dir(a.dir);
   if (cases.empty()) throw InputError(a.dir, 0, "no validation files (*.toml)");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::vector<plan::ChartBar> bars;
-  double sum_abs = 0, worst = 0;
+  std::vector<plan::ValidationResult> results;
   if (!a.json)
-    std::printf("%-28s %6s %-12s %10s %10s %8s  %s\n", "run", "devices", "convention", "reported", "predicted", "error",
-                "strategy");
+    std::printf("%-30s %-8s %6s %-12s %10s %10s %8s  %s\n", "run", "split", "devices", "convention", "reported", "predicted",
+                "error", "strategy");
   for (const plan::ValidationCase& c : cases) {
     plan::ValidationResult r = plan::evaluate(c);
-    sum_abs += std::abs(r.error);
-    worst = std::max(worst, std::abs(r.error));
     std::string conv = r.mfu ? model::to_string(c.convention) : "tokens/s/dev";
     if (a.json) {
       rows.push_back({{"name", c.name},
+                      {"split", plan::to_string(c.split)},
                       {"source", c.source},
                       {"devices", c.cluster.devices()},
+                      {"device", c.cluster.device.device.name},
+                      {"stack", c.strategy.stack.name},
+                      {"moe", c.model.is_moe()},
                       {"unit", r.mfu ? "mfu" : "tokens_per_s_per_device"},
                       {"convention", r.mfu ? model::to_string(c.convention) : ""},
                       {"reported", r.reported},
                       {"predicted", r.predicted},
                       {"error", r.error},
                       {"step_s", r.prediction.time.step},
-                      {"fits", r.prediction.memory.fits}});
+                      {"memory_bytes", r.prediction.memory.total()},
+                      {"fits", r.prediction.memory.fits},
+                      {"prediction", plan::prediction_json(c.model, c.cluster, c.run, r.prediction)}});
     } else {
       char rep[32], pred[32];
       if (r.mfu) {
@@ -246,26 +275,32 @@ int run_validate(const ValidateArgs& a) {
         std::snprintf(rep, sizeof rep, "%.0f", r.reported);
         std::snprintf(pred, sizeof pred, "%.0f", r.predicted);
       }
-      std::printf("%-28s %6ld %-12s %10s %10s %+7.1f%%  %s%s\n", c.name.c_str(), c.cluster.devices(), conv.c_str(), rep,
-                  pred, 100 * r.error, plan::strategy_text(r.prediction.strategy).substr(0, 40).c_str(),
+      std::printf("%-30s %-8s %6ld %-12s %10s %10s %+7.1f%%  %s%s\n", c.name.c_str(), plan::to_string(c.split),
+                  c.cluster.devices(), conv.c_str(), rep, pred, 100 * r.error,
+                  plan::strategy_text(r.prediction.strategy).substr(0, 44).c_str(),
                   r.prediction.memory.fits ? "" : "  (predicted not to fit)");
     }
     char note[64];
     std::snprintf(note, sizeof note, "(%+.0f%%)", 100 * r.error);
     bars.push_back({c.name, r.prediction.time, r.prediction.time.step * (1 + r.error), note});
+    results.push_back(std::move(r));
   }
-  double mean_abs = sum_abs / double(cases.size());
+  std::vector<plan::ErrorSummary> fit = plan::slice_table(results, plan::Split::kFit);
+  std::vector<plan::ErrorSummary> held = plan::slice_table(results, plan::Split::kHeldOut);
   if (!a.svg.empty())
     write_file_atomic(a.svg, plan::breakdown_chart_file(a.svg, "trex plan validate: predicted step breakdown, dashed = reported", bars));
   if (a.json) {
     nlohmann::ordered_json j;
     j["runs"] = rows;
-    j["mean_abs_error"] = mean_abs;
-    j["max_abs_error"] = worst;
+    j["fit"] = slices_json(fit);
+    j["held_out"] = slices_json(held);
     std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf("mean |error| %.1f%%, max |error| %.1f%% over %zu runs\n", 100 * mean_abs, 100 * worst, cases.size());
+    return 0;
   }
+  print_slices("fit split (runs the factors were set on):", fit);
+  print_slices("held-out split (never used to set a factor):", held);
+  std::printf("\ngoals per split: mean |error| <= 10%%, >= 70%% within +-10%%, mean signed within +-3%%, no run that "
+              "happened predicted not to fit\n");
   return 0;
 }
 
@@ -281,6 +316,7 @@ void add_plan_command(CLI::App& app, Action* action) {
   cmd->add_option("--calibration", args->calibration,
                   "JSON of `trex kernels bench --json` on this machine: measured efficiency factors");
   cmd->add_option("--run", args->run, "Run description (configs/run/*.toml)");
+  cmd->add_option("--stack", args->stack, "Software-stack profile (configs/plan/stack/*.toml): efficiency scales and schedule defaults");
   cmd->add_option("--strategy", args->strategy, "Parallel strategy (configs/strategy/*.toml)");
   cmd->add_option("--nodes", args->nodes, "Override the cluster's node count")->check(CLI::Range(1L, 1L << 20));
   cmd->add_flag("--json", args->json, "Print one JSON object");
@@ -292,6 +328,7 @@ void add_plan_command(CLI::App& app, Action* action) {
   search->add_option("--cluster", sargs->cluster, "Cluster description");
   search->add_option("--run", sargs->run, "Run description");
   search->add_option("--base", sargs->base, "Strategy file for the fields not searched (ZeRO, overlap shares, ...)");
+  search->add_option("--stack", sargs->stack, "Software-stack profile (configs/plan/stack/*.toml)");
   search->add_option("--nodes", sargs->nodes, "Override the cluster's node count")->check(CLI::Range(1L, 1L << 20));
   search->add_option("--top", sargs->top, "How many strategies to print")->check(CLI::Range(1, 1000))->capture_default_str();
   search->add_option("--convention", sargs->convention, "FLOP convention of the MFU column")->capture_default_str();

@@ -34,7 +34,7 @@ class Predict : public ::testing::Test {
 TEST_F(Predict, BreakdownAddsUpToTheStep) {
   Prediction p = predict(gpt, a100, make_run(2048, 1536), gpt_strategy());
   const TimeBreakdown& t = p.time;
-  EXPECT_NEAR(t.compute + t.launch + t.comm() + t.bubble + t.optimizer, t.step, 1e-9 * t.step);
+  EXPECT_NEAR(t.compute + t.launch + t.comm() + t.bubble + t.optimizer + t.straggler + t.overhead, t.step, 1e-9 * t.step);
   EXPECT_NEAR(p.tokens_per_s * t.step, double(p.tokens_per_step), 1e-6 * double(p.tokens_per_step));
   EXPECT_EQ(p.tokens_per_step, 1536 * 2048);
   EXPECT_EQ(p.micro_batches, 1536 / 16);
@@ -108,7 +108,8 @@ TEST_F(Predict, BubbleFollowsTheSchedule) {
   Strategy s = gpt_strategy();
   s.vpp = 1;
   Prediction p1 = predict(gpt, a100, make_run(2048, 1536), s);
-  double t_mb = (p1.time.step - p1.time.bubble - p1.time.dp_comm - p1.time.optimizer) / double(p1.micro_batches);
+  double t_mb = (p1.time.step - p1.time.bubble - p1.time.dp_comm - p1.time.optimizer - p1.time.straggler - p1.time.overhead) /
+                double(p1.micro_batches);
   EXPECT_NEAR(p1.time.bubble, 7 * t_mb, 1e-6 * p1.time.bubble);  // (pp - 1) micro-batch times
   s.vpp = 3;
   Prediction p3 = predict(gpt, a100, make_run(2048, 1536), s);

@@ -190,7 +190,7 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
             "run.matmul_precision: is \"fp4\", expected bf16 or fp8 @4");
   EXPECT_EQ(file_error("[strategy]\ntp = 0\n", false), "strategy.tp: must be at least 1 @2");
   EXPECT_EQ(file_error("[strategy]\nrecompute = \"some\"\n", false),
-            "strategy.recompute: is \"some\", expected none, selective or full @2");
+            "strategy.recompute: is \"some\", expected none, selective, norm-act, moe or full @2");
   EXPECT_EQ(file_error("[strategy]\na2a_overlap = 1.5\n", false), "strategy.a2a_overlap: must be in [0, 1], got 1.5 @2");
   EXPECT_EQ(file_error("[strategy]\nzero = 4\n", false), "strategy.zero: must be 0, 1, 2 or 3 @2");
   EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");

@@ -88,11 +88,23 @@ Cluster load_cluster(const std::string& path) {
     c.eff.memory = f.number_or("memory", c.eff.memory, 0.01, 1);
     c.eff.launch_s = f.number_or("launch_s", c.eff.launch_s, 0, 1);
     c.eff.comm_launch_s = f.number_or("comm_launch_s", c.eff.comm_launch_s, 0, 1);
+    c.eff.fp8_matmul = f.number_or("fp8_matmul", c.eff.matmul, 0.01, 1);
+    c.eff.gemm_half_dim = f.number_or("gemm_half_dim", 0, 0, 1e5);
     c.eff.source = f.text("source");
-    f.allow({"confidence", "note"});
+    f.allow({"confidence", "note", "fp8_source", "gemm_source"});
+    if (f.has("gemm_half_dim") && !f.has("gemm_source")) f.fail("gemm_source", "missing (the GEMM shape curve needs a source)");
     f.finish();
   } else if (c.eff.source.empty()) {
     throw InputError(path, 0, "efficiency: missing table [efficiency] (and the device has no [calibration])");
+  }
+
+  if (const toml::table* sc = top.table("scale")) {
+    TomlFields f(path, *sc, "scale");
+    c.scale.straggler_cv = f.number_or("straggler_cv", 0, 0, 0.5);
+    c.scale.bw_loss_per_doubling = f.number_or("bw_loss_per_doubling", 0, 0, 0.5);
+    c.scale.source = f.text("source");
+    f.allow({"confidence", "note"});
+    f.finish();
   }
 
   std::vector<const toml::table*> lt = top.tables("link");

@@ -35,6 +35,15 @@ struct Efficiency {
   double memory = 0.6;       // memory-bound kernels, fraction of HBM bandwidth
   double launch_s = 5e-6;    // per kernel (matrix or vector): the floor of any kernel's time
   double comm_launch_s = 10e-6;  // per collective call, on top of alpha-beta
+  double fp8_matmul = 0.7;   // large FP8 GEMMs, fraction of the FP8 peak (well below 2x BF16 in practice)
+  double gemm_half_dim = 0;  // GEMM shape curve: the dimension at which a GEMM reaches half efficiency (0: off)
+  std::string source;
+};
+
+// Scale-dependent losses (scale_losses.h), each with its source in the cluster file.
+struct ScaleLosses {
+  double straggler_cv = 0;           // spread of per-device step times (coefficient of variation)
+  double bw_loss_per_doubling = 0;   // scale-out bandwidth lost per doubling of the nodes a collective spans
   std::string source;
 };
 
@@ -55,6 +64,7 @@ struct Cluster {
   double host_link_bw = 0;           // host <-> device, bytes/s per device, each direction
   std::string host_source;
   Efficiency eff;
+  ScaleLosses scale;
 
   long devices() const { return nodes * devices_per_node; }
   // The innermost level whose groups hold `extent` consecutive ranks (extent >= 1).

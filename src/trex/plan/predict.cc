@@ -5,6 +5,11 @@
 #include <map>
 
 #include "trex/plan/collectives.h"
+#include "trex/plan/gemm_efficiency.h"
+#include "trex/plan/overlap.h"
+#include "trex/plan/pipeline_layout.h"
+#include "trex/plan/roofs.h"
+#include "trex/plan/scale_losses.h"
 
 namespace trex::plan {
 
@@ -40,6 +45,13 @@ struct Work {
   double saved = 0;                          // activation bytes kept for backward
   double attn_saved = 0;                     // the attention core's share of `saved`
   double input_bytes = 0;                    // the block input (kept under full recomputation)
+  double gemm_saved = 0;                     // the GEMM inputs within `saved` (FP8 storage halves them)
+  double cheap_saved = 0;                    // norm and activation-function inputs within `saved`
+  double cheap_t = 0;                        // their kernels' forward seconds (norm-act recomputation)
+  double upproj_t = 0;                       // MLA up-projection GEMMs (recomputed under norm-act)
+  double moe_saved = 0;                      // the routed experts' share of `saved`
+  double moe_t = 0;                          // their forward seconds (moe recomputation)
+  double attn_flops = 0, moe_flops = 0, upproj_flops = 0;  // within `flops`
   double tp_s = 0;                           // TP collectives, forward
   double ep_s = 0;                           // EP all-to-all and ETP gather/scatter, forward
   double cp_s = 0;                           // CP ring exchange of K/V, forward
@@ -51,6 +63,9 @@ struct Work {
     mm += k * o.mm; attn += k * o.attn; vec += k * o.vec;
     mm_launch += k * o.mm_launch; attn_launch += k * o.attn_launch; vec_launch += k * o.vec_launch;
     flops += k * o.flops; saved += k * o.saved; attn_saved += k * o.attn_saved; input_bytes += k * o.input_bytes;
+    gemm_saved += k * o.gemm_saved; cheap_saved += k * o.cheap_saved; cheap_t += k * o.cheap_t;
+    upproj_t += k * o.upproj_t; moe_saved += k * o.moe_saved; moe_t += k * o.moe_t;
+    attn_flops += k * o.attn_flops; moe_flops += k * o.moe_flops; upproj_flops += k * o.upproj_flops;
     tp_s += k * o.tp_s; ep_s += k * o.ep_s; cp_s += k * o.cp_s;
   }
 };
@@ -64,9 +79,13 @@ class Builder {
     tp_ = double(s.tp);
     seq_ = r.seq_len;
     fp8_ = r.fp8_matmul;
-    peak_mm_ = (fp8_ ? c.device.peak.flops_fp8->value : c.peak_flops) * c.eff.matmul;
-    peak_attn_ = c.peak_flops * c.eff.attention;
-    bw_ = c.hbm_bw * c.eff.memory;
+    // The cluster states what kernels reach on the device; the stack scales it (stack.h).
+    Roofs rf = roofs(c, s.stack);
+    peak_mm_ = rf.matmul;
+    peak_fp8_ = rf.fp8;
+    peak_attn_ = rf.attention;
+    bw_ = rf.memory;
+    launch_s_ = rf.launch_s;
   }
 
   double ta() const { return ta_; }
@@ -75,18 +94,38 @@ class Builder {
   // Time the launch floor adds when `time` is split evenly over `kernels` launches: a kernel
   // never takes less than the launch cost.
   double floor_extra(double time, double kernels) const {
-    return kernels * std::max(0.0, c_.eff.launch_s - time / kernels);
+    return kernels * std::max(0.0, launch_s_ - time / kernels);
+  }
+
+  // Seconds of the matrix units for `flops` of a GEMM whose rows, columns and inner dimension
+  // are m, n, k: the shape curve of gemm_efficiency.h on top of the large-GEMM efficiency;
+  // BF16 GEMMs (elem 2) of an FP8 run use the FP8 peak and FP8 efficiency.
+  double mm_seconds(double flops, double m, double n, double k, double elem) const {
+    double shape = gemm_shape_factor(m, n, k, c_.eff.gemm_half_dim);
+    double peak = (fp8_ && elem == 2) ? peak_fp8_ : peak_mm_;
+    return flops / (peak * shape);
+  }
+
+  // FP8 runs quantize each GEMM's input (and weight) before the product: read bf16, write FP8.
+  void fp8_cast(Work& w, double elems) {
+    if (!fp8_) return;
+    double time = 3 * elems / bw_;
+    w.vec += time;
+    w.vec_launch += floor_extra(time, 1);
   }
 
   // A GEMM of t rows, k inputs, n outputs (elem bytes per element), `kernels` launches.
   void gemm(Work& w, double t, double k, double n, bool gathered_input = false, double elem = 2, double kernels = 1) {
     double flops = 2 * t * k * n;
     double bytes = elem * (t * k + k * n + t * n);
-    double time = std::max(flops / peak_mm_, bytes / bw_);
+    double time = std::max(mm_seconds(flops, t, n, k, elem), bytes / bw_);
     w.mm += time;
     w.mm_launch += floor_extra(time, kernels);
     w.flops += flops;
-    w.saved += elem * t * k / (gathered_input && s_.sequence_parallel ? tp_ : 1);
+    double kept = elem * t * k / (gathered_input && s_.sequence_parallel ? tp_ : 1);
+    w.saved += kept;
+    w.gemm_saved += kept;
+    if (elem == 2) fp8_cast(w, t * k + k * n);
   }
   // A memory-bound kernel moving `bytes`; it keeps `saved` bytes for backward.
   void vec(Work& w, double bytes, double saved, double kernels = 1) {
@@ -116,6 +155,7 @@ class Builder {
     w.attn += time;
     w.attn_launch += floor_extra(time, 1);
     w.flops += flops;
+    w.attn_flops += flops;
     w.saved += saved;
     w.attn_saved += saved;
   }
@@ -137,7 +177,15 @@ class Builder {
     }
   }
 
-  void norm(Work& w, double t, double width) { vec(w, t * 4 * width, t * 2 * width); }
+  void norm(Work& w, double t, double width) { cheap(w, t * 4 * width, t * 2 * width); }
+
+  // A norm or activation function: memory-bound, cheap to recompute (norm-act recomputation).
+  void cheap(Work& w, double bytes, double saved, double kernels = 1) {
+    double before = w.vec + w.vec_launch;
+    vec(w, bytes, saved, kernels);
+    w.cheap_t += w.vec + w.vec_launch - before;
+    w.cheap_saved += saved;
+  }
 
   // TP with sequence parallelism: an all-gather before the block and a reduce-scatter after
   // it; without sequence parallelism one all-reduce of the same volume. `share` < 1 for the
@@ -157,14 +205,17 @@ class Builder {
 
   // Experts of one rank as one grouped GEMM (or one kernel per expert): every local expert's
   // weights are read once per micro-batch, so few rows per expert make it memory-bound.
+  // The shape curve applies per expert: rows / experts rows each (the small-M regime).
   void grouped_gemm(Work& w, double rows, double k, double n, double experts, double kernels) {
     double flops = 2 * rows * k * n;
     double bytes = 2 * (rows * k + experts * k * n + rows * n);
-    double time = std::max(flops / peak_mm_, bytes / bw_);
+    double time = std::max(mm_seconds(flops, rows / experts, n, k, 2), bytes / bw_);
     w.mm += time;
     w.mm_launch += floor_extra(time, kernels);
     w.flops += flops;
     w.saved += 2 * rows * k;
+    w.gemm_saved += 2 * rows * k;
+    fp8_cast(w, rows * k + experts * k * n);
   }
 
   void attention_block(Work& w, int ratio) {
@@ -199,7 +250,12 @@ class Builder {
           gemm(w, ta_, d, H * qk + kvl + a.qk_rope_head_dim, true);
           norm(w, ta_, kvl);
         }
-        gemm(w, ta_, kvl, H * (a.qk_nope_head_dim + a.v_head_dim));
+        {
+          double mm0 = w.mm + w.mm_launch + w.vec + w.vec_launch, f0 = w.flops;
+          gemm(w, ta_, kvl, H * (a.qk_nope_head_dim + a.v_head_dim));
+          w.upproj_t += w.mm + w.mm_launch + w.vec + w.vec_launch - mm0;
+          w.upproj_flops += w.flops - f0;
+        }
         vec(w, ta_ * (H + 1) * a.qk_rope_head_dim * 4, 0);
         double bytes = 2 * ta_ * H * (2 * qk + 2 * a.v_head_dim);
         if (s_.flash_attention)
@@ -262,7 +318,7 @@ class Builder {
     double d = m_.hidden, f = width / tp;
     bool swiglu = m_.ffn.activation == model::Activation::kSwiglu;
     gemm(w, ta_, d, (swiglu ? 2 : 1) * f, true);
-    vec(w, ta_ * f * (swiglu ? 6 : 4), ta_ * f * (swiglu ? 4 : 2));
+    cheap(w, ta_ * f * (swiglu ? 6 : 4), ta_ * f * (swiglu ? 4 : 2));
     gemm(w, ta_, f, d);
   }
 
@@ -285,9 +341,14 @@ class Builder {
     double local = E / double(s_.ep);
     double fe = f.expert_hidden / etp;
     double kernels = s_.grouped_gemm ? 1 : local;
-    grouped_gemm(w, rows, d, 2 * fe, local, kernels);
-    vec(w, rows * fe * 6, rows * fe * 4, kernels);
-    grouped_gemm(w, rows, fe, d, local, kernels);
+    Work e;  // the routed experts, tallied apart for moe recomputation
+    grouped_gemm(e, rows, d, 2 * fe, local, kernels);
+    vec(e, rows * fe * 6, rows * fe * 4, kernels);
+    grouped_gemm(e, rows, fe, d, local, kernels);
+    e.moe_saved = e.saved;
+    e.moe_t = e.fwd() + e.launch();
+    e.moe_flops = e.flops;
+    w.add(e);
     vec(w, tsp_ * K * d * 4, 0);                               // unpermute and weighted sum
     // Dispatch and combine; with ETP, a gather before the experts and a scatter after.
     double dispatch_elem = fp8_ ? 1 : 2;  // FP8 dispatch, BF16 combine (DeepEP's setting)
@@ -317,7 +378,9 @@ class Builder {
     return w;
   }
 
-  Work head(bool mtp) {
+  // The output head and its loss. FP8 recipes keep the head in BF16 (DeepSeek-V3 section
+  // 3.3.1; Transformer Engine's recipes likewise).
+  Work head() {
     Work w;
     double d = m_.hidden, n = m_.mhc.streams;
     if (n > 1) {
@@ -326,19 +389,28 @@ class Builder {
     }
     norm(w, tsp_, d);
     tp_block(w, 0.5);  // gather before the vocabulary-parallel head
-    double heads = 1 + (mtp ? m_.mtp_depth : 0);
-    for (int k = 0; k < int(heads); ++k) {
-      gemm(w, ta_, d, double(m_.vocab) / tp_, true);
-      vec(w, ta_ * double(m_.vocab) / tp_ * 4 * 3, 0, 2);  // fp32 softmax cross-entropy (vocab-parallel)
-    }
-    if (mtp) {
-      for (int k = 0; k < m_.mtp_depth; ++k) {
-        Work b = block(-1);
-        w.add(b);
-        gemm(w, ta_, 2 * d, d, true);  // e_proj and h_proj
-      }
+    logits(w);
+    return w;
+  }
+
+  // `count` MTP blocks: each a transformer block, its e_proj/h_proj and its own logits.
+  Work mtp(long count) {
+    Work w;
+    for (long k = 0; k < count; ++k) {
+      w.add(block(-1));
+      gemm(w, ta_, 2 * m_.hidden, m_.hidden, true);  // e_proj and h_proj
+      norm(w, tsp_, m_.hidden);
+      logits(w);
     }
     return w;
+  }
+
+  void logits(Work& w) {
+    bool fp8 = fp8_;
+    fp8_ = false;
+    gemm(w, ta_, m_.hidden, double(m_.vocab) / tp_, true);
+    fp8_ = fp8;
+    vec(w, ta_ * double(m_.vocab) / tp_ * 4 * 3, 0, 2);  // fp32 softmax cross-entropy (vocab-parallel)
   }
 
  private:
@@ -347,7 +419,7 @@ class Builder {
   const Strategy& s_;
   double ta_ = 0, tsp_ = 0, tp_ = 1;
   long seq_ = 0;
-  double peak_mm_ = 0, peak_attn_ = 0, bw_ = 0;
+  double peak_mm_ = 0, peak_fp8_ = 0, peak_attn_ = 0, bw_ = 0, launch_s_ = 0;
   bool fp8_ = false;
 };
 
@@ -367,6 +439,30 @@ double tp_split_params(const model::ModelConfig& m, const model::LayerParams& p,
     replicated += double(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim) * m.hidden;
   double total = p.total() - p.routed_experts;
   return replicated + (total - replicated) / tp;
+}
+
+// Share of a rank's layers that full recomputation covers (recompute_layers per chunk).
+double full_recompute_share(const Strategy& s, long layers_here) {
+  if (s.recompute_layers <= 0 || layers_here <= 0) return 1;
+  return std::min(1.0, double(s.recompute_layers * s.vpp) / double(layers_here));
+}
+
+// Activation bytes one micro-batch leaves on a rank for its backward pass, under the
+// strategy's recomputation and the run's activation storage precision.
+double kept_activations(const Work& w, const Strategy& s, const Run& run, long layers_here) {
+  double fp8_saving = w.gemm_saved * (1 - run.act_bytes / 2);  // FP8 storage of GEMM inputs
+  double all = w.saved - fp8_saving;
+  switch (s.recompute) {
+    case Recompute::kNone: return all;
+    case Recompute::kSelective: return all - w.attn_saved;
+    case Recompute::kNormAct: return all - w.cheap_saved - (w.upproj_t > 0 ? w.attn_saved : 0);
+    case Recompute::kMoe: return all - w.attn_saved - w.moe_saved * run.act_bytes / 2;
+    case Recompute::kFull: {
+      double frac = full_recompute_share(s, layers_here);
+      return frac * w.input_bytes + (1 - frac) * all;
+    }
+  }
+  return all;
 }
 
 }  // namespace
@@ -389,17 +485,22 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     return it->second;
   };
 
-  // Layers to pipeline chunks: pp x vpp chunks, as even as possible; the first chunks take the
-  // remainder, since the last one also holds the output head.
-  long chunks = s.pp * s.vpp;
-  std::vector<long> first(size_t(chunks) + 1, 0);
-  for (long k = 0; k < chunks; ++k) first[size_t(k) + 1] = first[size_t(k)] + m.layers / chunks + (k < m.layers % chunks ? 1 : 0);
+  // Layers, embedding, head and MTP to pipeline chunks (pipeline_layout.h); chunk k runs on
+  // rank k mod pp.
+  const long mtp_blocks = run.train_mtp ? m.mtp_depth : 0;
+  const std::vector<PipelineChunk> chunks = pipeline_chunks(s.layout, m.layers, mtp_blocks, s.pp, s.vpp);
 
   const double tp = double(s.tp);
   long ns = s.tp * s.cp * s.dp;  // ranks per pipeline stage
   double stream = m.mhc.streams > 1 ? 2.0 * m.mhc.streams * m.hidden : 2.0 * m.hidden;  // bf16 on the wire
   double p2p_bytes = b.tsp() * stream;
   double p2p = p2p_s(c, ns + 1, p2p_bytes);
+
+  // ZeRO-3/FSDP sharding groups: the whole CP x DP group, or the HSDP shard group (experts
+  // shard over the same share of EDP).
+  const long dense_group = s.cp * s.dp, expert_group = s.edp;
+  const long shard_dense = (s.zero >= 3 && s.shard_group > 0) ? s.shard_group : dense_group;
+  const long shard_expert = (s.zero >= 3 && s.shard_group > 0) ? std::max<long>(1, expert_group * s.shard_group / dense_group) : expert_group;
 
   struct RankTime {
     double compute = 0, recompute = 0, launch = 0, tp = 0, cp = 0, ep = 0, pp = 0, zero3 = 0;
@@ -409,65 +510,82 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   std::vector<RankTime> ranks(size_t(s.pp));
   std::vector<Work> rank_work(size_t(s.pp));
   std::vector<ParamShare> share(size_t(s.pp));
+  std::vector<long> rank_layers(size_t(s.pp), 0);
+  std::vector<bool> rank_head(size_t(s.pp), false);
+
+  // Steady-state share of micro-batches (1F1B warm-up and cool-down excluded): where a
+  // schedule can pair one micro-batch's all-to-all with another's compute.
+  const double steady = steady_share(mb, s.pp);
 
   for (long r = 0; r < s.pp; ++r) {
     Work w;
     ParamShare& ps = share[size_t(r)];
     for (long v = 0; v < s.vpp; ++v) {
-      long k = v * s.pp + r;
-      for (long i = first[size_t(k)]; i < first[size_t(k) + 1]; ++i) {
+      const PipelineChunk& ch = chunks[size_t(v * s.pp + r)];
+      for (long i = ch.first; i < ch.first + ch.layers; ++i) {
         w.add(block(int(i)));
         model::LayerParams p = model::layer_params(m, int(i));
         ps.dense += tp_split_params(m, p, tp);
         ps.expert += p.routed_experts / double(s.ep * s.etp);
       }
-    }
-    if (r == 0) {
-      w.add(b.embedding());
-      ps.dense += double(m.vocab) * m.hidden / tp;
-    }
-    if (r == s.pp - 1) {
-      w.add(b.head(run.train_mtp));
-      if (!m.tie_embeddings || s.pp > 1) ps.dense += double(m.vocab) * m.hidden / tp;
-      if (run.train_mtp && m.mtp_depth > 0) {
+      rank_layers[size_t(r)] += ch.layers;
+      if (ch.embedding) {
+        w.add(b.embedding());
+        ps.dense += double(m.vocab) * m.hidden / tp;
+      }
+      if (ch.head) {
+        w.add(b.head());
+        rank_head[size_t(r)] = true;
+        if (!m.tie_embeddings || s.pp > 1) ps.dense += double(m.vocab) * m.hidden / tp;
+      }
+      if (ch.mtp > 0) {
+        w.add(b.mtp(ch.mtp));
         model::LayerParams p = model::layer_params(m, 0, true);
-        ps.dense += m.mtp_depth * (tp_split_params(m, p, tp) + 2.0 * m.hidden * m.hidden / tp);
-        ps.expert += m.mtp_depth * p.routed_experts / double(s.ep * s.etp);
+        ps.dense += double(ch.mtp) * (tp_split_params(m, p, tp) + 2.0 * m.hidden * m.hidden / tp);
+        ps.expert += double(ch.mtp) * p.routed_experts / double(s.ep * s.etp);
       }
     }
     rank_work[size_t(r)] = w;
 
     RankTime& t = ranks[size_t(r)];
-    double recompute = 0, recompute_launch = 0;
+    double recompute = 0;
     double comm_repeat = 1;  // forward collectives run again under full recomputation
-    if (s.recompute == Recompute::kFull) {
-      recompute = w.fwd();
-      recompute_launch = w.launch();
-      comm_repeat = 2;
-    } else if (s.recompute == Recompute::kSelective) {
-      recompute = w.attn;
-      recompute_launch = w.attn_launch;
+    switch (s.recompute) {
+      case Recompute::kNone: break;
+      case Recompute::kSelective: recompute = w.attn + w.attn_launch; break;
+      case Recompute::kNormAct: recompute = w.cheap_t + w.upproj_t; break;
+      case Recompute::kMoe: recompute = w.attn + w.attn_launch + w.moe_t; break;
+      case Recompute::kFull: {
+        double frac = full_recompute_share(s, rank_layers[size_t(r)]);
+        recompute = frac * (w.fwd() + w.launch());
+        comm_repeat = 1 + frac;
+        break;
+      }
     }
     t.fwd = w.fwd() + w.launch();
-    t.bwd = w.bwd() + w.bwd_launch() + recompute + recompute_launch;
+    t.bwd = w.bwd() + w.bwd_launch() + recompute;
     t.compute = w.fwd() + w.bwd() + recompute;
     t.recompute = recompute;
-    t.launch = w.launch() + w.bwd_launch() + recompute_launch;
+    t.launch = w.launch() + w.bwd_launch();
     // Collectives run forward and backward (and forward again under full recomputation).
     t.tp = w.tp_s * (1 + comm_repeat) * (1 - s.tp_overlap);
-    t.ep = w.ep_s * (1 + comm_repeat) * (1 - s.a2a_overlap);
+    // EP all-to-all: a schedule with A2A overlap hides it behind another micro-batch's compute
+    // in the steady state; the SM-driven comm kernels slow that compute by comm_sm_fraction.
+    t.ep = exposed_a2a(w.ep_s * (1 + comm_repeat), t.fwd + t.bwd, steady, s.moe_overlap, s.a2a_overlap,
+                       s.stack.comm_sm_fraction);
     // CP: the ring hides behind the attention core where it fits (backward moves K/V and their gradients).
     t.cp = std::max(0.0, w.cp_s - w.attn) + std::max(0.0, 2 * w.cp_s - 2.5 * w.attn);
     if (s.pp > 1) t.pp = 2 * double(s.vpp) * p2p;
-    // ZeRO-3: every micro-batch gathers the rank's weights for the forward and again for the
-    // backward, and reduce-scatters its gradients; prefetching hides this behind compute, so
-    // only the excess is exposed.
+    // ZeRO-3/FSDP: every micro-batch gathers the rank's weights for the forward and again for
+    // the backward, and reduce-scatters its gradients, over the shard group. With prefetch the
+    // next layer's gather runs under this layer's compute: only the excess and the first
+    // layer's gather are exposed; without it every gather waits.
     if (s.zero >= 3) {
-      long dg = s.cp * s.dp, eg = s.edp;
-      double gather = all_gather_s(c, dg, ns, ps.dense * 2) + all_gather_s(c, eg, ns, ps.expert * 2);
-      double scatter = all_gather_s(c, dg, ns, ps.dense * run.grad_reduce_bytes) +
-                       all_gather_s(c, eg, ns, ps.expert * run.grad_reduce_bytes);
-      t.zero3 = std::max(0.0, 2 * gather + scatter - t.compute);
+      double gather = all_gather_s(c, shard_dense, s.tp * shard_dense, ps.dense * 2) +
+                      all_gather_s(c, shard_expert, s.tp * shard_dense, ps.expert * 2);
+      double scatter = all_gather_s(c, shard_dense, s.tp * shard_dense, ps.dense * run.grad_reduce_bytes) +
+                       all_gather_s(c, shard_expert, s.tp * shard_dense, ps.expert * run.grad_reduce_bytes);
+      t.zero3 = exposed_zero3(2 * gather + scatter, t.compute, gather, double(rank_layers[size_t(r)]), s.zero3_prefetch);
     }
   }
 
@@ -486,17 +604,25 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   tb.ep_comm = double(mb) * t.ep;
   tb.pp_comm = double(mb) * t.pp;
   tb.dp_comm = double(mb) * t.zero3;
-  tb.bubble = double(s.pp - 1) / double(s.vpp) * t_mb;
+  // 1F1B: (pp-1)/vpp micro-batch times; DualPipe pairs both pipeline ends: about (pp/2 - 1).
+  tb.bubble = s.moe_overlap == MoeOverlap::kDualPipe ? std::max(0.0, double(s.pp) / 2 - 1) * t_mb
+                                                     : double(s.pp - 1) / double(s.vpp) * t_mb;
 
   // Data parallelism and the optimizer, on the rank with the most parameters.
   size_t big = 0;
   for (size_t r = 1; r < share.size(); ++r)
     if (share[r].dense + share[r].expert > share[big].dense + share[big].expert) big = r;
   const ParamShare& ps = share[big];
-  long dense_group = s.cp * s.dp, expert_group = s.edp;
   double dp_time = 0;
   if (s.zero >= 3) {
-    // Gradients were reduce-scattered per micro-batch (above); nothing is left for the step.
+    // Gradients were reduce-scattered per micro-batch (above). HSDP: the shards are then
+    // all-reduced across the replicas of the shard group once per step.
+    if (s.shard_group > 0 && s.shard_group < dense_group) {
+      long replicas = dense_group / s.shard_group;
+      dp_time = all_reduce_s(c, replicas, ns, ps.dense * run.grad_reduce_bytes / double(shard_dense)) +
+                all_reduce_s(c, std::max<long>(1, expert_group / shard_expert), ns, ps.expert * run.grad_reduce_bytes / double(shard_expert));
+      tb.dp_comm += s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time;
+    }
   } else if (s.zero >= 1) {
     dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
     dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
@@ -510,7 +636,7 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     dp_time += all_reduce_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
     tb.dp_comm = s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time;
   }
-  double shard = ps.dense / (s.zero >= 1 ? double(dense_group) : 1.0) + ps.expert / (s.zero >= 1 ? double(expert_group) : 1.0);
+  double shard = ps.dense / (s.zero >= 1 ? double(shard_dense) : 1.0) + ps.expert / (s.zero >= 1 ? double(shard_expert) : 1.0);
   double adam = shard * 30 / (c.hbm_bw * c.eff.memory);
   if (s.swap_optimizer) {
     double state = shard * 12;
@@ -523,8 +649,12 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   } else {
     tb.optimizer = adam;
   }
-  tb.step = tb.compute + tb.launch + tb.tp_comm + tb.cp_comm + tb.ep_comm + tb.pp_comm + tb.bubble + tb.dp_comm +
-            tb.optimizer;
+  double base = tb.compute + tb.launch + tb.tp_comm + tb.cp_comm + tb.ep_comm + tb.pp_comm + tb.bubble + tb.dp_comm +
+                tb.optimizer;
+  // Scale-dependent losses (scale_losses.h) and the stack's per-step work the model does not list.
+  tb.straggler = base * straggler_loss(c, s.stack, c.devices());
+  tb.overhead = base * s.stack.step_overhead;
+  tb.step = base + tb.straggler + tb.overhead;
   pr.tokens_per_s = double(pr.tokens_per_step) / tb.step;
 
   // Memory on every pipeline rank; report the fullest.
@@ -534,12 +664,13 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     const ParamShare& p = share[size_t(r)];
     MemoryBreakdown mem;
     mem.pipeline_rank = int(r);
-    double dense_w = p.dense / (s.zero >= 3 ? double(dense_group) : 1.0);
-    double expert_w = p.expert / (s.zero >= 3 ? double(expert_group) : 1.0);
-    mem.weights = 2 * (dense_w + expert_w);
-    mem.gradients = run.grad_bytes * (p.dense / (s.zero >= 2 ? double(dense_group) : 1.0) +
-                                      p.expert / (s.zero >= 2 ? double(expert_group) : 1.0));
-    double sh = p.dense / (s.zero >= 1 ? double(dense_group) : 1.0) + p.expert / (s.zero >= 1 ? double(expert_group) : 1.0);
+    double dense_w = p.dense / (s.zero >= 3 ? double(shard_dense) : 1.0);
+    double expert_w = p.expert / (s.zero >= 3 ? double(shard_expert) : 1.0);
+    // DualPipe keeps two copies of the parameters (arXiv 2412.19437 section 3.2.1).
+    mem.weights = 2 * (dense_w + expert_w) * (s.moe_overlap == MoeOverlap::kDualPipe ? 2 : 1);
+    mem.gradients = run.grad_bytes * (p.dense / (s.zero >= 2 ? double(shard_dense) : 1.0) +
+                                      p.expert / (s.zero >= 2 ? double(shard_expert) : 1.0));
+    double sh = p.dense / (s.zero >= 1 ? double(shard_dense) : 1.0) + p.expert / (s.zero >= 1 ? double(shard_expert) : 1.0);
     if (s.swap_optimizer) {
       mem.optimizer = double(s.swap_slots) * std::min(s.swap_chunk_bytes, sh * 12);
       mem.host_state = sh * 12;
@@ -549,16 +680,12 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     }
     double in_flight = double(std::min<long>(mb, s.pp - r));
     if (s.vpp > 1) in_flight *= 1 + double(s.pp - 1) / double(s.pp * s.vpp);
-    long layers_here = 0;
-    for (long v = 0; v < s.vpp; ++v) layers_here += first[size_t(v * s.pp + r) + 1] - first[size_t(v * s.pp + r)];
-    double per_mb = w.saved;
-    if (s.recompute == Recompute::kFull)
-      per_mb = w.input_bytes;
-    else if (s.recompute == Recompute::kSelective)
-      per_mb = w.saved - w.attn_saved;
-    mem.activations = per_mb * in_flight;
+    long layers_here = rank_layers[size_t(r)];
+    mem.activations = kept_activations(w, s, run, layers_here) * in_flight;
     if (s.recompute == Recompute::kFull && layers_here > 0) mem.activations += w.saved / double(layers_here);
-    if (r == s.pp - 1) mem.logits = b.ta() * double(m.vocab) / tp * 8;
+    // Logits and their gradient where the head is; chunked cross-entropy keeps one chunk.
+    if (rank_head[size_t(r)])
+      mem.logits = b.ta() * double(m.vocab) / tp * run.logits_bytes * 2 / double(run.logits_chunks);
     mem.comm_buffers = b.ta() * 2 * m.hidden * (s.tp > 1 ? 1 : 0);
     if (m.is_moe()) mem.comm_buffers += 2 * b.tsp() * m.ffn.top_k * m.hidden * 2 * double(s.etp);
     mem.reserved = c.reserved_bytes;
@@ -574,7 +701,15 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   double flops_mb = 0;
   for (long r = 0; r < s.pp; ++r) {
     const Work& w = rank_work[size_t(r)];
-    flops_mb += w.flops * (s.recompute == Recompute::kFull ? 4.0 : 3.0);
+    double again = 0;
+    switch (s.recompute) {
+      case Recompute::kNone: break;
+      case Recompute::kSelective: again = w.attn_flops; break;
+      case Recompute::kNormAct: again = w.upproj_flops; break;
+      case Recompute::kMoe: again = w.attn_flops + w.moe_flops; break;
+      case Recompute::kFull: again = full_recompute_share(s, rank_layers[size_t(r)]) * w.flops; break;
+    }
+    flops_mb += 3 * w.flops + again;
   }
   pr.hardware_flops_per_token = flops_mb * double(ns) / (double(run.micro_batch) * run.seq_len * s.dp);
 

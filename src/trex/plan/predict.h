@@ -43,6 +43,8 @@ struct TimeBreakdown {
   double bubble = 0;       // pipeline fill and drain
   double dp_comm = 0;      // exposed gradient reduction and parameter gather
   double optimizer = 0;    // AdamW on the device, or the exposed swap-optimizer transfer
+  double straggler = 0;    // waiting for the slowest of N devices (scale_losses.h)
+  double overhead = 0;     // the stack's per-step work the model does not list (stack.h)
   double step = 0;
   double comm() const { return tp_comm + cp_comm + ep_comm + pp_comm + dp_comm; }
 };

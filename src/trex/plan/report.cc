@@ -17,11 +17,15 @@ std::string bytes_text(double b) {
 }
 
 std::string strategy_text(const Strategy& s) {
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof buf, "TP%ld PP%ld%s DP%ld CP%ld EP%ld ETP%ld EDP%ld ZeRO%d recompute=%s swap=%s grouped-gemm=%s",
                 s.tp, s.pp, s.vpp > 1 ? (" VPP" + std::to_string(s.vpp)).c_str() : "", s.dp, s.cp, s.ep, s.etp, s.edp,
                 s.zero, to_string(s.recompute), s.swap_optimizer ? "on" : "off", s.grouped_gemm ? "yes" : "no");
-  return buf;
+  std::string out = buf;
+  if (s.moe_overlap != MoeOverlap::kNone) out += std::string(" moe-overlap=") + to_string(s.moe_overlap);
+  if (s.zero >= 3 && s.shard_group > 0) out += " shard-group=" + std::to_string(s.shard_group);
+  if (s.stack.name != "neutral") out += " stack=" + s.stack.name;
+  return out;
 }
 
 namespace {
@@ -65,6 +69,12 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   std::snprintf(buf, sizeof buf, "factors:   matmul %.2f, attention %.2f, memory %.2f of the roofs, launch %.1f us (%s)\n",
                 c.eff.matmul, c.eff.attention, c.eff.memory, 1e6 * c.eff.launch_s, c.eff.source.c_str());
   o += buf;
+  const StackProfile& st = p.strategy.stack;
+  if (st.name != "neutral") {
+    std::snprintf(buf, sizeof buf, "stack:     %s: matmul x%.2f, attention x%.2f, memory x%.2f, launch x%.2f (%s)\n",
+                  st.name.c_str(), st.matmul_scale, st.attention_scale, st.memory_scale, st.launch_scale, st.source.c_str());
+    o += buf;
+  }
   const MemoryBreakdown& mem = p.memory;
   std::snprintf(buf, sizeof buf, "\nmemory per device (pipeline rank %d): %s of %s -> %s\n", mem.pipeline_rank,
                 bytes_text(mem.total()).c_str(), bytes_text(mem.capacity).c_str(),
@@ -74,7 +84,7 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   mem_row(o, "gradients", mem.gradients, mem.capacity);
   mem_row(o, p.strategy.swap_optimizer ? "optimizer swap slots" : "optimizer state", mem.optimizer, mem.capacity);
   mem_row(o, "activations", mem.activations, mem.capacity);
-  mem_row(o, "logits (fp32)", mem.logits, mem.capacity);
+  mem_row(o, r.logits_bytes == 2 ? "logits (bf16)" : "logits (fp32)", mem.logits, mem.capacity);
   mem_row(o, "comm buffers", mem.comm_buffers, mem.capacity);
   mem_row(o, "runtime reserve", mem.reserved, mem.capacity);
   if (mem.host_state > 0) {
@@ -97,6 +107,8 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   time_row(o, "DP comm (exposed)", t.dp_comm, t.step, "gradient reduction, parameter gather");
   time_row(o, p.strategy.swap_optimizer ? "swap optimizer" : "optimizer", t.optimizer, t.step,
            p.strategy.swap_optimizer ? "host link transfer, double-buffered" : "AdamW, memory-bound");
+  time_row(o, "stragglers", t.straggler, t.step, "slowest of N devices at each step");
+  time_row(o, "stack overhead", t.overhead, t.step, "per-step work of the stack not modelled");
   if (p.strategy.swap_optimizer) {
     o += line("  (swap: %.3f s overlapped vs %.3f s with no overlap)\n", p.swap_overlapped_s, p.swap_serial_s);
   }
@@ -124,7 +136,8 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
   j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"vpp", s.vpp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
                    {"etp", s.etp}, {"edp", s.edp}, {"zero", s.zero}, {"recompute", to_string(s.recompute)},
                    {"swap_optimizer", s.swap_optimizer}, {"a2a_overlap", s.a2a_overlap},
-                   {"grouped_gemm", s.grouped_gemm}};
+                   {"moe_overlap", to_string(s.moe_overlap)}, {"shard_group", s.shard_group},
+                   {"stack", s.stack.name}, {"grouped_gemm", s.grouped_gemm}};
   j["micro_batches"] = p.micro_batches;
   j["tokens_per_step"] = p.tokens_per_step;
   const MemoryBreakdown& mem = p.memory;
@@ -135,7 +148,8 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
   const TimeBreakdown& t = p.time;
   j["time"] = {{"step", t.step},       {"compute", t.compute}, {"recompute", t.recompute}, {"launch", t.launch},
                {"tp_comm", t.tp_comm}, {"cp_comm", t.cp_comm}, {"ep_comm", t.ep_comm},     {"pp_comm", t.pp_comm},
-               {"bubble", t.bubble},   {"dp_comm", t.dp_comm}, {"optimizer", t.optimizer}};
+               {"bubble", t.bubble},   {"dp_comm", t.dp_comm}, {"optimizer", t.optimizer},
+               {"straggler", t.straggler}, {"overhead", t.overhead}};
   j["tokens_per_s"] = p.tokens_per_s;
   nlohmann::ordered_json mfu;
   for (const MfuFigure& f : p.mfu)
@@ -157,7 +171,8 @@ std::string breakdown_svg(const std::string& title, const std::vector<ChartBar>&
       {"TP comm", "#f28e2b", &TimeBreakdown::tp_comm},    {"CP comm", "#ffbe7d", &TimeBreakdown::cp_comm},
       {"EP comm", "#e15759", &TimeBreakdown::ep_comm},    {"PP comm", "#ff9d9a", &TimeBreakdown::pp_comm},
       {"DP comm", "#b07aa1", &TimeBreakdown::dp_comm},    {"bubble", "#bab0ac", &TimeBreakdown::bubble},
-      {"optimizer", "#59a14f", &TimeBreakdown::optimizer},
+      {"optimizer", "#59a14f", &TimeBreakdown::optimizer}, {"stragglers", "#edc948", &TimeBreakdown::straggler},
+      {"overhead", "#9c755f", &TimeBreakdown::overhead},
   };
   double vmax = 0;
   for (const ChartBar& b : bars) vmax = std::max({vmax, b.time.step, b.reference_s});

@@ -48,6 +48,7 @@ SearchResult search(const model::ModelConfig& m, const Cluster& c, const Run& ru
               if (etp > 1 && (!m.is_moe() || etp > c.devices_per_node)) continue;
               ++res.layouts;
               Strategy s = o.base;
+              s.layout = {};  // an explicit layout belongs to one pp x vpp; the search splits evenly
               s.tp = tp;
               s.cp = cp;
               s.pp = pp;

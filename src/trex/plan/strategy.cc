@@ -13,6 +13,8 @@ const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
+    case Recompute::kNormAct: return "norm-act";
+    case Recompute::kMoe: return "moe";
     case Recompute::kFull: return "full";
   }
   return "?";
@@ -29,15 +31,19 @@ Run read_run(const toml::table& t, const std::string& file) {
   r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", r.grad_bytes, 1, 4);
   r.train_mtp = f.boolean_or("train_mtp", false);
   r.fp8_matmul = f.choice_or("matmul_precision", "bf16", {"bf16", "fp8"}) == "fp8";
+  r.act_bytes = f.choice_or("activation_precision", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
+  r.logits_bytes = f.choice_or("logits_precision", "fp32", {"fp32", "bf16"}) == "bf16" ? 2 : 4;
+  r.logits_chunks = f.integer_or("logits_chunks", 1, 1);
   f.allow({"source", "note"});
   f.finish();
   if (r.seq_len > (1L << 24)) f.fail("seq_len", "implausibly long");
   return r;
 }
 
-Strategy read_strategy(const toml::table& t, const std::string& file) {
+Strategy read_strategy(const toml::table& t, const std::string& file, const StackProfile& stack) {
   TomlFields f(file, t, "strategy");
   Strategy s;
+  s.stack = stack;
   s.name = f.text_or("name", "strategy");
   s.tp = f.integer_or("tp", 1, 1);
   s.pp = f.integer_or("pp", 1, 1);
@@ -48,16 +54,28 @@ Strategy read_strategy(const toml::table& t, const std::string& file) {
   s.etp = f.integer_or("etp", 1, 1);
   s.zero = int(f.integer_or("zero", 1, 0));
   if (s.zero > 3) f.fail("zero", "must be 0, 1, 2 or 3");
-  std::string rc = f.choice_or("recompute", "none", {"none", "selective", "full"});
-  s.recompute = rc == "full" ? Recompute::kFull : rc == "selective" ? Recompute::kSelective : Recompute::kNone;
+  std::string rc = f.choice_or("recompute", "none", {"none", "selective", "norm-act", "moe", "full"});
+  s.recompute = rc == "full"        ? Recompute::kFull
+                : rc == "selective" ? Recompute::kSelective
+                : rc == "norm-act"  ? Recompute::kNormAct
+                : rc == "moe"       ? Recompute::kMoe
+                                    : Recompute::kNone;
+  s.recompute_layers = f.integer_or("recompute_layers", 0, 0);
   s.sequence_parallel = f.boolean_or("sequence_parallel", true);
   s.swap_optimizer = f.boolean_or("swap_optimizer", false);
   s.swap_slots = f.integer_or("swap_slots", 3, 2);
   if (s.swap_slots > 3) f.fail("swap_slots", "must be 2 or 3");
   s.swap_chunk_bytes = f.number_or("swap_chunk_bytes", 256e6, 1e6, 1e12);
   s.a2a_overlap = f.number_or("a2a_overlap", 0, 0, 1);
-  s.tp_overlap = f.number_or("tp_overlap", 0, 0, 1);
-  s.dp_overlap = f.boolean_or("dp_overlap", true);
+  s.moe_overlap = parse_moe_overlap(
+      f.choice_or("moe_overlap", to_string(stack.moe_overlap), {"none", "1f1b-a2a", "dualpipe"}), "strategy.moe_overlap");
+  s.tp_overlap = f.number_or("tp_overlap", stack.tp_overlap, 0, 1);
+  s.dp_overlap = f.boolean_or("dp_overlap", stack.dp_overlap);
+  s.zero3_prefetch = f.boolean_or("zero3_prefetch", stack.zero3_prefetch);
+  s.shard_group = f.integer_or("shard_group", 0, 0);
+  s.layout.layout = f.text_or("pipeline_layout", "");
+  s.layout.first_stage_layers = f.integer_or("first_stage_layers", 0, 0);
+  s.layout.last_stage_layers = f.integer_or("last_stage_layers", 0, 0);
   s.moe_imbalance = f.number_or("moe_imbalance", 1, 1, 100);
   s.grouped_gemm = f.boolean_or("grouped_gemm", true);
   s.flash_attention = f.boolean_or("flash_attention", true);
@@ -91,9 +109,9 @@ Run load_run(const std::string& path) {
   return read_run(section(root, path, "run"), path);
 }
 
-Strategy load_strategy(const std::string& path) {
+Strategy load_strategy(const std::string& path, const StackProfile& stack) {
   toml::table root = parse(path);
-  return read_strategy(section(root, path, "strategy"), path);
+  return read_strategy(section(root, path, "strategy"), path, stack);
 }
 
 void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run& run, Strategy& s) {
@@ -145,6 +163,9 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
   long micro = run.global_batch / (s.dp * run.micro_batch);
   if (s.vpp > 1 && micro % s.pp != 0)
     refuse("vpp", "the interleaved schedule needs the " + num(micro) + " micro-batches to be a multiple of pp " + num(s.pp));
+  if (s.shard_group > 0 && (s.zero < 3 || (s.cp * s.dp) % s.shard_group != 0))
+    refuse("shard_group", "shard_group " + num(s.shard_group) + " needs zero = 3 and must divide cp x dp = " + num(s.cp * s.dp));
+  (void)pipeline_chunks(s.layout, m.layers, run.train_mtp ? m.mtp_depth : 0, s.pp, s.vpp);  // refuses a bad layout
   if (run.fp8_matmul && !c.device.peak.flops_fp8)
     throw InputError::field("run.matmul_precision", "fp8 but the device " + c.device.device.name + " states no flops_fp8");
   if (s.swap_optimizer && (c.host_bytes_per_device <= 0 || c.host_link_bw <= 0))

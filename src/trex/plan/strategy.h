@@ -13,6 +13,8 @@
 
 #include "trex/model/config.h"
 #include "trex/plan/cluster.h"
+#include "trex/plan/pipeline_layout.h"
+#include "trex/plan/stack.h"
 
 namespace trex::plan {
 
@@ -21,14 +23,22 @@ struct Run {
   long seq_len = 4096;
   long global_batch = 0;     // sequences per step
   long micro_batch = 1;      // sequences per micro-batch per data-parallel rank
-  double act_bytes = 2;      // activations and weights: bf16
+  double act_bytes = 2;      // storage of the saved GEMM inputs: 2 bf16, 1 FP8 (DeepSeek-V3 caches them in FP8)
+  double logits_bytes = 4;   // logits and their gradient: 4 fp32, 2 bf16
+  long logits_chunks = 1;    // cross-entropy over the vocabulary in this many sequence chunks
   double grad_bytes = 4;     // fp32 main gradients
   double grad_reduce_bytes = 4;  // bytes per gradient element in the data-parallel reduction
   bool train_mtp = false;    // MTP modules run and are counted
   bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch
 };
 
-enum class Recompute { kNone, kSelective, kFull };
+// What the backward pass recomputes instead of keeping (docs/plan.md, "The memory model"):
+//   none; selective = the attention core (Korthikanti et al.); norm-act = the attention core,
+//   the norms, the activation functions and the low-rank up-projections (DeepSeek-V3 section
+//   3.2.3); moe = the attention core and the routed experts (Megatron-Core --recompute-modules
+//   moe); full = each layer keeps only its input (recompute_layers limits it to that many
+//   layers per pipeline chunk, the others keep everything).
+enum class Recompute { kNone, kSelective, kNormAct, kMoe, kFull };
 const char* to_string(Recompute r);
 
 struct Strategy {
@@ -37,13 +47,19 @@ struct Strategy {
   long edp = 0;           // derived: tp cp dp / (etp ep)
   int zero = 1;           // 0 none, 1 optimizer state sharded over DP (distributed optimizer), 2 + grads, 3 + weights
   Recompute recompute = Recompute::kNone;
+  long recompute_layers = 0;      // full recomputation: layers per chunk recomputed (0 = all)
   bool sequence_parallel = true;  // with TP > 1: norms and residuals split over TP
   bool swap_optimizer = false;    // fp32 master and moments live in host memory
   long swap_slots = 3;            // K (3 = load, update, store concurrently)
   double swap_chunk_bytes = 256e6;
-  double a2a_overlap = 0;         // fraction of EP all-to-all hidden behind compute (DualPipe-style schedules: ~1)
-  double tp_overlap = 0;          // fraction of TP collectives hidden (Megatron default: none)
-  bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward
+  double a2a_overlap = 0;         // with moe_overlap none: fraction of EP all-to-all hidden by other means
+  MoeOverlap moe_overlap = MoeOverlap::kNone;  // the schedule's all-to-all overlap (stack default)
+  double tp_overlap = 0;          // fraction of TP collectives hidden (stack default)
+  bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
+  bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
+  long shard_group = 0;           // ZeRO-3/FSDP sharding group (HSDP); 0 = the whole data-parallel group
+  LayoutSpec layout;              // explicit pipeline layout (pipeline_layout.h)
+  StackProfile stack;             // the software stack the run uses
   double moe_imbalance = 1.0;     // slowest EP rank's load over the mean (1 = uniform routing)
   bool grouped_gemm = true;       // one grouped GEMM per expert matrix, not one kernel per expert
   bool flash_attention = true;    // fused attention; false: batched GEMMs over all s keys plus
@@ -53,7 +69,7 @@ struct Strategy {
 // Files holding a [run] or a [strategy] table (read_run/read_strategy in strategy_toml.h
 // read the same tables inside another file).
 Run load_run(const std::string& path);
-Strategy load_strategy(const std::string& path);
+Strategy load_strategy(const std::string& path, const StackProfile& stack = {});
 
 // Completes dp and edp and checks that the strategy can run the model on the cluster with the
 // run's batch: the products cover the devices, TP divides the heads, EP the experts, ETP the

@@ -10,6 +10,7 @@
 namespace trex::plan {
 
 Run read_run(const toml::table& t, const std::string& file);
-Strategy read_strategy(const toml::table& t, const std::string& file);
+// Fields the table does not state take the stack's defaults (overlaps, ZeRO-3 prefetch).
+Strategy read_strategy(const toml::table& t, const std::string& file, const StackProfile& stack = {});
 
 }  // namespace trex::plan

@@ -1,6 +1,8 @@
 #include "trex/plan/validation.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 
 #include "trex/model/toml_fields.h"
@@ -11,6 +13,17 @@ namespace trex::plan {
 
 using model::TomlFields;
 
+const char* to_string(Split s) { return s == Split::kFit ? "fit" : "held-out"; }
+
+Split split_of(const std::string& run_name) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
+  for (unsigned char ch : run_name) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  return h % 10 < 3 ? Split::kHeldOut : Split::kFit;
+}
+
 ValidationCase load_validation_case(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TomlFields top(path, root, "");
@@ -18,23 +31,26 @@ ValidationCase load_validation_case(const std::string& path) {
   v.file = path;
   const toml::table* vt = top.table("validation");
   if (vt == nullptr) throw InputError(path, 0, "validation: missing table [validation]");
-  std::string model_file, cluster_file;
+  std::string model_file, cluster_file, stack_file;
   long nodes = 0;
   {
     TomlFields f(path, *vt, "validation");
     v.name = f.text("name");
+    v.split = split_of(v.name);
     v.source = f.text("source");
     v.notes = f.text_or("notes", "");
     model_file = f.text_or("model", "");
     cluster_file = model::resolve_beside(path, f.text("cluster"));
     nodes = f.integer_or("nodes", 0, 0);
+    std::string stack = f.text_or("stack", "");
+    if (!stack.empty()) stack_file = model::resolve_beside(path, stack);
     v.convention = model::parse_convention(f.text_or("convention", "megatron"), "validation.convention");
     v.reported_mfu = f.number_or("reported_mfu", 0, 0, 1);
     double tflops = f.number_or("reported_tflops_per_device", 0, 0, 1e5);
     v.reported_tokens_per_s_device = f.number_or("reported_tokens_per_s_per_device", 0, 0, 1e9);
     if ((v.reported_mfu > 0) + (tflops > 0) + (v.reported_tokens_per_s_device > 0) != 1)
       f.fail("reported_mfu", "give exactly one of reported_mfu, reported_tflops_per_device, reported_tokens_per_s_per_device");
-    f.allow({"url"});
+    f.allow({"url", "confidence"});
     f.finish();
     v.cluster = load_cluster(cluster_file);
     if (nodes > 0) set_nodes(v.cluster, nodes);
@@ -47,7 +63,20 @@ ValidationCase load_validation_case(const std::string& path) {
   if (rt == nullptr) throw InputError(path, 0, "run: missing table [run]");
   if (st == nullptr) throw InputError(path, 0, "strategy: missing table [strategy]");
   v.run = read_run(*rt, path);
-  v.strategy = read_strategy(*st, path);
+  StackProfile stack;
+  if (!stack_file.empty()) {
+    try {
+      stack = load_stack(stack_file);
+    } catch (const InputError& e) {
+      throw InputError(path, 0, std::string("validation.stack: ") + e.what());
+    }
+  }
+  toml::table strategy_table = *st;
+  if (const toml::node* rc = strategy_table.get("recompute"); rc && rc->value<std::string>() == "auto") {
+    v.recompute_auto = true;
+    strategy_table.erase("recompute");
+  }
+  v.strategy = read_strategy(strategy_table, path, stack);
   top.finish();
   return v;
 }
@@ -67,7 +96,17 @@ std::vector<ValidationCase> load_validation_dir(const std::string& dir) {
 ValidationResult evaluate(const ValidationCase& c) {
   ValidationResult r;
   r.c = c;
-  r.prediction = predict(c.model, c.cluster, c.run, c.strategy);
+  if (c.recompute_auto) {
+    for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kNormAct, Recompute::kMoe, Recompute::kFull}) {
+      if (rc == Recompute::kMoe && !c.model.is_moe()) continue;
+      Strategy s = c.strategy;
+      s.recompute = rc;
+      r.prediction = predict(c.model, c.cluster, c.run, s);
+      if (r.prediction.memory.fits) break;
+    }
+  } else {
+    r.prediction = predict(c.model, c.cluster, c.run, c.strategy);
+  }
   if (c.reported_mfu > 0) {
     r.mfu = true;
     r.reported = c.reported_mfu;
@@ -79,6 +118,79 @@ ValidationResult evaluate(const ValidationCase& c) {
   }
   r.error = r.predicted / r.reported - 1;
   return r;
+}
+
+ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows) {
+  ErrorSummary e;
+  e.slice = slice;
+  e.runs = long(rows.size());
+  if (rows.empty()) return e;
+  std::vector<double> abs;
+  for (const ValidationResult* r : rows) {
+    abs.push_back(std::abs(r->error));
+    e.mean_abs += std::abs(r->error);
+    e.mean_signed += r->error;
+    e.within_10 += std::abs(r->error) <= 0.10 ? 1 : 0;
+    e.worst = std::max(e.worst, std::abs(r->error));
+    e.not_fit += r->prediction.memory.fits ? 0 : 1;
+  }
+  double n = double(rows.size());
+  e.mean_abs /= n;
+  e.mean_signed /= n;
+  e.within_10 /= n;
+  std::sort(abs.begin(), abs.end());
+  e.median_abs = abs.size() % 2 ? abs[abs.size() / 2] : (abs[abs.size() / 2 - 1] + abs[abs.size() / 2]) / 2;
+  return e;
+}
+
+std::string scale_bucket(long devices) {
+  if (devices <= 64) return "<=64 devices";
+  if (devices <= 512) return "65-512 devices";
+  if (devices <= 4096) return "513-4096 devices";
+  return ">4096 devices";
+}
+
+std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& results, Split split) {
+  std::vector<std::pair<std::string, std::vector<const ValidationResult*>>> slices;
+  auto add = [&](const std::string& key, const ValidationResult* r) {
+    for (auto& [k, rows] : slices)
+      if (k == key) {
+        rows.push_back(r);
+        return;
+      }
+    slices.push_back({key, {r}});
+  };
+  for (const ValidationResult& r : results) {
+    if (r.c.split != split) continue;
+    add("all", &r);
+    add(r.c.model.is_moe() ? "MoE" : "dense", &r);
+    add("device: " + r.c.cluster.device.device.name, &r);
+    add("stack: " + r.c.strategy.stack.name, &r);
+    add("scale: " + scale_bucket(r.c.cluster.devices()), &r);
+  }
+  // all, dense, MoE, then devices, stacks and scales, each group by name (scales by size).
+  auto rank = [](const std::string& k) {
+    if (k == "all") return 0;
+    if (k == "dense") return 1;
+    if (k == "MoE") return 2;
+    if (k.rfind("device:", 0) == 0) return 3;
+    if (k.rfind("stack:", 0) == 0) return 4;
+    return 5;
+  };
+  auto scale_order = [](const std::string& k) {
+    for (int i = 0; i < 4; ++i)
+      if (k == "scale: " + scale_bucket(std::vector<long>{64, 512, 4096, 4097}[size_t(i)])) return i;
+    return 4;
+  };
+  std::sort(slices.begin(), slices.end(), [&](const auto& a, const auto& b) {
+    int ra = rank(a.first), rb = rank(b.first);
+    if (ra != rb) return ra < rb;
+    if (ra == 5) return scale_order(a.first) < scale_order(b.first);
+    return a.first < b.first;
+  });
+  std::vector<ErrorSummary> out;
+  for (const auto& [k, rows] : slices) out.push_back(summarize(k, rows));
+  return out;
 }
 
 }  // namespace trex::plan

@@ -13,8 +13,15 @@
 
 namespace trex::plan {
 
+// Which split a run belongs to, decided by its name alone before any factor was set: the
+// held-out runs never inform a cluster, stack or scale factor (docs/plan.md, "Validation").
+enum class Split { kFit, kHeldOut };
+const char* to_string(Split s);
+Split split_of(const std::string& run_name);  // held out when FNV-1a-64(name) mod 10 < 3
+
 struct ValidationCase {
   std::string name;
+  Split split = Split::kFit;
   std::string file;
   std::string source;
   std::string notes;
@@ -22,6 +29,9 @@ struct ValidationCase {
   Cluster cluster;
   Run run;
   Strategy strategy;
+  // recompute = "auto": the source does not state it, so the lightest recomputation that fits
+  // (none, selective, norm-act, moe, full), as a recipe's author would choose.
+  bool recompute_auto = false;
   model::FlopConvention convention = model::FlopConvention::kMegatron;
   double reported_mfu = 0;                 // under `convention`, 0 when given as tokens/s
   double reported_tokens_per_s_device = 0; // 0 when given as MFU
@@ -35,6 +45,24 @@ struct ValidationResult {
   double error = 0;      // predicted / reported - 1
   bool mfu = true;       // unit: MFU (true) or tokens/s per device
 };
+
+// Error statistics over a set of results (one row of the slice table).
+struct ErrorSummary {
+  std::string slice;
+  long runs = 0;
+  double mean_abs = 0;     // mean |error|
+  double median_abs = 0;
+  double within_10 = 0;    // share of runs within +-10%
+  double mean_signed = 0;  // mean error (sign: optimistic when > 0)
+  double worst = 0;        // largest |error|
+  long not_fit = 0;        // runs that happened but are predicted not to fit
+};
+ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows);
+
+// The slice table of one split: all, dense/MoE, device, stack, scale (devices <= 64, <= 512,
+// <= 4096, more).
+std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& results, Split split);
+std::string scale_bucket(long devices);
 
 ValidationCase load_validation_case(const std::string& path);
 // Every *.toml under dir, sorted by name.

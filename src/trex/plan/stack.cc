@@ -1,0 +1,53 @@
+#include "trex/plan/stack.h"
+
+#include "trex/model/toml_fields.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+
+using model::TomlFields;
+
+const char* to_string(MoeOverlap o) {
+  switch (o) {
+    case MoeOverlap::kNone: return "none";
+    case MoeOverlap::kOneFOneB: return "1f1b-a2a";
+    case MoeOverlap::kDualPipe: return "dualpipe";
+  }
+  return "?";
+}
+
+MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field) {
+  if (s == "none") return MoeOverlap::kNone;
+  if (s == "1f1b-a2a") return MoeOverlap::kOneFOneB;
+  if (s == "dualpipe") return MoeOverlap::kDualPipe;
+  throw InputError::field(field, "must be none, 1f1b-a2a or dualpipe, got " + s);
+}
+
+StackProfile load_stack(const std::string& path) {
+  toml::table root = TomlFields::parse_file(path);
+  TomlFields top(path, root, "");
+  const toml::table* st = top.table("stack");
+  if (st == nullptr) throw InputError(path, 0, "stack: missing table [stack]");
+  top.finish();
+  TomlFields f(path, *st, "stack");
+  StackProfile p;
+  p.file = path;
+  p.name = f.text("name");
+  p.source = f.text("source");
+  p.matmul_scale = f.number_or("matmul_scale", 1, 0.05, 2);
+  p.attention_scale = f.number_or("attention_scale", 1, 0.05, 2);
+  p.memory_scale = f.number_or("memory_scale", 1, 0.05, 2);
+  p.launch_scale = f.number_or("launch_scale", 1, 0, 10);
+  p.tp_overlap = f.number_or("tp_overlap", 0, 0, 1);
+  p.dp_overlap = f.boolean_or("dp_overlap", true);
+  p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
+  p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
+  p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
+  p.step_overhead = f.number_or("step_overhead", 0, 0, 1);
+  p.straggler_scale = f.number_or("straggler_scale", 1, 0, 10);
+  f.allow({"note", "fitted"});
+  f.finish();
+  return p;
+}
+
+}  // namespace trex::plan

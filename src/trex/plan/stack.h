@@ -1,0 +1,46 @@
+// A software-stack profile: what one training framework (Megatron-LM, Megatron-Core,
+// DeepSpeed, MegaScale, torchtitan, MindSpeed...) does with the same hardware. One TOML file
+// under configs/plan/stack/ (format in docs/plan.md), each figure with its source.
+//
+// The cluster file states what kernels reach on the device (fractions of the roofs); the stack
+// scales them (its kernels, fusions and compiler) and supplies the defaults a strategy does not
+// state: which share of TP traffic its schedule hides, whether ZeRO-3 gathers are prefetched,
+// how its MoE schedule overlaps the all-to-all, how many SMs its communication kernels take,
+// the per-step work the model does not list (data loading, logging, gradient clipping), and
+// how well it mitigates stragglers.
+#pragma once
+
+#include <string>
+
+namespace trex::plan {
+
+// How the schedule overlaps the EP all-to-all with computation (docs/plan.md, "MoE overlap").
+enum class MoeOverlap {
+  kNone,      // exposed, except the strategy's stated a2a_overlap share
+  kOneFOneB,  // 1F1B with A2A overlap: the all-to-all of one micro-batch runs under another's compute
+  kDualPipe,  // DualPipe: forward and backward chunks paired from both pipeline ends
+};
+const char* to_string(MoeOverlap o);
+MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field);
+
+struct StackProfile {
+  std::string name = "neutral";
+  std::string file;
+  std::string source = "no stack profile: the cluster's factors unchanged";
+  double matmul_scale = 1;       // x the cluster's matmul efficiency (BF16 and FP8)
+  double attention_scale = 1;    // x the cluster's attention efficiency
+  double memory_scale = 1;       // x the cluster's memory-bound efficiency
+  double launch_scale = 1;       // x the per-kernel launch floor (CUDA graphs, fusion: < 1)
+  double tp_overlap = 0;         // default share of TP collectives hidden
+  bool dp_overlap = true;        // default: gradient reduction overlapped with the last backward
+  bool zero3_prefetch = true;    // default: ZeRO-3/FSDP gathers prefetched behind compute
+  MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
+  double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)
+  double step_overhead = 0;      // per-step work not modelled, as a fraction of the step
+  double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
+};
+
+// Reads configs/plan/stack/NAME.toml. Throws InputError naming file, line and field.
+StackProfile load_stack(const std::string& path);
+
+}  // namespace trex::plan

@@ -1,0 +1,279 @@
+// One test per cause of issue 17 (docs/plan.md, "What the model accounts for"): each shows the
+// cause's effect on a small case whose answer is worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "plan/plan_test_util.h"
+#include "trex/plan/collectives.h"
+#include "trex/plan/gemm_efficiency.h"
+#include "trex/plan/overlap.h"
+#include "trex/plan/pipeline_layout.h"
+#include "trex/plan/predict.h"
+#include "trex/plan/roofs.h"
+#include "trex/plan/scale_losses.h"
+#include "trex/plan/stack.h"
+#include "trex/plan/validation.h"
+#include "trex/util/error.h"
+
+namespace trex::plan {
+namespace {
+
+using testing::make_run;
+using testing::shipped_cluster;
+using testing::source_path;
+
+// Nodes of 8 devices: 100 TFLOPS, 80 GB at 2 TB/s, every factor 1 or 0 so that hand
+// arithmetic holds: NVLink 100 GB/s inside a node, 10 GB/s between nodes, no latency.
+Cluster tiny_cluster(long nodes) {
+  Cluster c;
+  c.name = "tiny";
+  c.nodes = nodes;
+  c.devices_per_node = 8;
+  c.peak_flops = 100e12;
+  c.hbm_bytes = 80e9;
+  c.hbm_bw = 2e12;
+  c.eff.matmul = c.eff.attention = c.eff.memory = 1;
+  c.eff.launch_s = c.eff.comm_launch_s = 0;
+  LinkLevel nv{"nvlink", 8, 100e9, 0, 1, "test"};
+  LinkLevel ib{"ib", 1 << 20, 10e9, 0, 1, "test"};
+  c.links = {nv, ib};
+  return c;
+}
+
+// A two-layer GPT-style model: d 1024, 8 heads of 128, FFN 4096 (GELU), vocabulary 32000.
+model::ModelConfig tiny_gpt(int layers = 2) {
+  return model::parse_model_config("[model]\nname = \"tiny\"\nvocab = 32000\nhidden = 1024\nlayers = " + std::to_string(layers) +
+                                       "\ntrain_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\n"
+                                       "head_dim = 128\nrope_dims = 128\n[ffn]\nactivation = \"gelu\"\nhidden = 4096\n",
+                                   "tiny.toml");
+}
+
+// (1) MoE all-to-all overlap is a property of the schedule and of the compute that can hide it.
+TEST(Causes, MoeAllToAllHidesBehindTheComputeOfOtherMicroBatches) {
+  // 8 micro-batches on one stage: warm-up and cool-down take one, 7/8 are steady.
+  EXPECT_DOUBLE_EQ(steady_share(8, 1), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(steady_share(240, 16), 224.0 / 240);
+  // 10 ms of all-to-all against 30 ms of compute: capacity 7/8 x 30 = 26.25 ms hides all of it;
+  // the SMs that DeepEP-style kernels take (15%) cost 0.15 x 10 = 1.5 ms.
+  EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kOneFOneB, 0, 0.15), 0.0015, 1e-12);
+  EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kDualPipe, 0, 0.15), 0.0015, 1e-12);
+  // Too little compute to hide it: 50 ms against 0.5 x 30 = 15 ms leaves 35 ms exposed.
+  EXPECT_NEAR(exposed_a2a(0.050, 0.030, 0.5, MoeOverlap::kOneFOneB, 0, 0), 0.035, 1e-12);
+  // No overlapping schedule: only the stated share is hidden.
+  EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kNone, 0.25, 0.15), 0.0075, 1e-12);
+  // EP inside the NVLink domain vs across it, 80 MB sent per rank: EP 8 in one node sends 7/8
+  // of it at 100 GB/s = 0.7 ms; EP 16 over two nodes sends 8/16 over 10 GB/s = 4 ms.
+  Cluster c = tiny_cluster(2);
+  EXPECT_NEAR(all_to_all_s(c, 8, 1, 80e6), 0.7e-3, 1e-12);
+  EXPECT_NEAR(all_to_all_s(c, 16, 1, 80e6), 4e-3, 1e-12);
+}
+
+// (2) GEMM efficiency depends on the shape; FP8 has its own efficiency, well below 2x BF16.
+TEST(Causes, SmallExpertGemmsRunFarBelowPeakAndFp8IsBelowTwiceBf16) {
+  // DeepGEMM's m = 64, n = 2112, k = 7168 on H800: c(x) = x / (x + 384):
+  // 64/448 x 2112/2496 x 7168/7552 / (8192/8576)^3 = 0.142857 x 0.846154 x 0.949153 / 0.871593 = 0.13164
+  EXPECT_NEAR(gemm_shape_factor(64, 2112, 7168, 384), 0.13164, 1e-4);
+  EXPECT_DOUBLE_EQ(gemm_shape_factor(8192, 8192, 8192, 384), 1.0);
+  EXPECT_DOUBLE_EQ(gemm_shape_factor(64, 64, 64, 0), 1.0);  // curve off
+  // An expert receiving 512 rows is slower per FLOP than one receiving 8192:
+  // c(512)/c(8192) = (512/896)/(8192/8576) = 0.5982
+  EXPECT_NEAR(gemm_shape_factor(512, 8192, 8192, 384), 0.5714286 / 0.9552239, 1e-6);
+  // H100 (dgx-h100.toml): BF16 0.70 x 989 = 692.3 TFLOPS, FP8 0.65 x 1979 = 1286.35 TFLOPS: 1.858x.
+  Roofs h = roofs(shipped_cluster("dgx-h100"), StackProfile{});
+  EXPECT_NEAR(h.matmul, 692.3e12, 1e9);
+  EXPECT_NEAR(h.fp8, 1286.35e12, 1e9);
+  EXPECT_LT(h.fp8 / h.matmul, 2.0);
+  EXPECT_NEAR(h.fp8 / h.matmul, 1.858, 1e-3);
+}
+
+// (3) ZeRO-3/FSDP: prefetch hides the gathers behind compute; hybrid sharding groups.
+TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
+  // 3 s of gathers and reduce-scatter against 2 s of compute, 1 s per gather, 10 layers:
+  // prefetch exposes the 1 s excess and the first layer's two gathers (2 x 1/10).
+  EXPECT_NEAR(exposed_zero3(3, 2, 1, 10, true), 1.2, 1e-12);
+  EXPECT_NEAR(exposed_zero3(1, 2, 1, 10, true), 0.2, 1e-12);
+  EXPECT_NEAR(exposed_zero3(3, 2, 1, 10, false), 3.0, 1e-12);  // no prefetch: every gather waits
+  // 16 devices on two nodes, ZeRO-3 over all 16 vs HSDP shard groups of 8 (one node): weights
+  // per device are 2 B x params / 16 vs / 8.
+  model::ModelConfig m = tiny_gpt();
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.zero = 3;
+  plan::Run r = make_run(1024, 16);
+  Prediction full = predict(m, c, r, s);
+  s.shard_group = 8;
+  Prediction hsdp = predict(m, c, r, s);
+  EXPECT_NEAR(hsdp.memory.weights / full.memory.weights, 2.0, 1e-9);
+  // The per-micro-batch gathers stay on NVLink (100 GB/s) instead of crossing the 10 GB/s link.
+  s.zero3_prefetch = false;
+  Prediction hsdp_no_prefetch = predict(m, c, r, s);
+  s.shard_group = 0;
+  Prediction full_no_prefetch = predict(m, c, r, s);
+  EXPECT_LT(hsdp_no_prefetch.time.dp_comm, full_no_prefetch.time.dp_comm / 5);
+}
+
+// (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
+TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
+  // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:
+  //   norms and GELU input (cheap): 2d + 2d + 2f = 12288 B
+  //   GEMM inputs: qkv 2d, out-proj 2d, fc1 2d, fc2 2f = 14336 B
+  //   attention core: q, k, v, o 8d + log-sum-exp 4H = 8224 B          -> 34848 B per layer
+  //   head: final norm 2d (cheap) + logits GEMM input 2d (GEMM) = 4096 B
+  // 1024 tokens, 2 layers, one micro-batch in flight: (2 x 34848 + 4096) x 1024 = 75,563,008 B.
+  model::ModelConfig m = tiny_gpt();
+  Cluster c = tiny_cluster(1);
+  c.nodes = 1;
+  c.devices_per_node = 1;
+  c.links = {LinkLevel{"none", 1, 1e12, 0, 1, "test"}};
+  Strategy s;
+  plan::Run r = make_run(1024, 1);
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 75563008, 1);
+  // FP8 storage of GEMM inputs halves 14336 per layer and the head's 2048:
+  // (2 x (34848 - 7168) + 4096 - 1024) x 1024 = 59,834,368 B.
+  plan::Run fp8 = r;
+  fp8.act_bytes = 1;
+  EXPECT_NEAR(predict(m, c, fp8, s).memory.activations, 59834368, 1);
+  // Selective (attention core) drops 8224 per layer: (2 x 26624 + 4096) x 1024 = 58,720,256 B.
+  s.recompute = Recompute::kSelective;
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 58720256, 1);
+  // norm-act drops the cheap 12288 per layer and the head norm's 2048: (2 x 22560 + 2048) x 1024.
+  s.recompute = Recompute::kNormAct;
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 48300032, 1);
+  // Full: each layer keeps its input (2d = 2048 B per token) plus one layer's working set:
+  // 2 x 2048 x 1024 + 75,563,008 / 2 = 41,975,808 B.
+  s.recompute = Recompute::kFull;
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 41975808, 1);
+  // Logits and their gradient: 1024 x 32000 x 4 B x 2 = 262,144,000 B in fp32; bf16 over 4
+  // chunks keeps 1024 x 32000 x 2 x 2 / 4 = 32,768,000 B.
+  s.recompute = Recompute::kNone;
+  EXPECT_NEAR(predict(m, c, r, s).memory.logits, 262144000, 1);
+  plan::Run chunked = r;
+  chunked.logits_bytes = 2;
+  chunked.logits_chunks = 4;
+  EXPECT_NEAR(predict(m, c, chunked, s).memory.logits, 32768000, 1);
+  // Gradient precision: bf16 gradients take half the fp32 ones.
+  plan::Run bf16_grads = r;
+  bf16_grads.grad_bytes = 2;
+  EXPECT_NEAR(predict(m, c, bf16_grads, s).memory.gradients * 2, predict(m, c, r, s).memory.gradients, 1);
+}
+
+// (5) Explicit pipeline layouts: layers per stage, embedding, head and MTP placement.
+TEST(Causes, PipelineLayoutsPlaceLayersEmbeddingHeadAndMtp) {
+  std::vector<PipelineChunk> ch = pipeline_chunks({"Et*3|t*4|t*4|t*3mL", 0, 0}, 14, 1, 4, 1);
+  ASSERT_EQ(ch.size(), 4u);
+  EXPECT_EQ(ch[0].first, 0);
+  EXPECT_EQ(ch[0].layers, 3);
+  EXPECT_TRUE(ch[0].embedding);
+  EXPECT_EQ(ch[1].first, 3);
+  EXPECT_EQ(ch[2].first, 7);
+  EXPECT_EQ(ch[3].first, 11);
+  EXPECT_EQ(ch[3].layers, 3);
+  EXPECT_EQ(ch[3].mtp, 1);
+  EXPECT_TRUE(ch[3].head);
+  // first 2 and last 3 of 14 layers over 4 chunks: the middle 9 split 5 and 4.
+  std::vector<PipelineChunk> fl = pipeline_chunks({"", 2, 3}, 14, 0, 4, 1);
+  EXPECT_EQ(fl[0].layers, 2);
+  EXPECT_EQ(fl[1].layers, 5);
+  EXPECT_EQ(fl[2].layers, 4);
+  EXPECT_EQ(fl[3].layers, 3);
+  // Default: even, the first chunks take the remainder.
+  std::vector<PipelineChunk> ev = pipeline_chunks({}, 14, 0, 4, 1);
+  EXPECT_EQ(ev[0].layers, 4);
+  EXPECT_EQ(ev[3].layers, 3);
+  // Refusals name the field.
+  try {
+    pipeline_chunks({"Et*3|t*4L", 0, 0}, 14, 0, 4, 1);
+    ADD_FAILURE() << "accepted 2 chunks for pp 4";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.detail(), "names 2 chunks but pp x vpp = 4");
+    EXPECT_NE(std::string(e.what()).find("strategy.pipeline_layout"), std::string::npos) << e.what();
+  }
+  try {
+    pipeline_chunks({"Et*3|t|t|tL", 0, 0}, 14, 0, 4, 1);
+    ADD_FAILURE() << "accepted 6 of 14 layers";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.detail(), "places 6 transformer layers but the model has 14");
+  }
+  // The step follows the heaviest stage. 4 layers, pp 2, 8 micro-batches per rank; per
+  // micro-batch (forward + backward = 3 x forward at 100 TFLOPS) a layer costs
+  // 3 x (GEMMs 2 x 1024 x 12 d^2 = 25.8 GFLOP + attention 4 x 1024 x 512 keys x 1024 = 2.1 GFLOP)
+  // / 1e14 = 0.84 ms and the 32000-word head 3 x 2 x 1024 x 1024 x 32000 / 1e14 = 2.0 ms. Even (2 | 2 + head): the last rank takes
+  // about 3.7 ms; "Et*3|tL" (3 | 1 + head) evens it to about 2.8 ms: the explicit layout is faster.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(1);
+  Strategy s;
+  s.pp = 2;
+  plan::Run r = make_run(1024, 32);
+  Prediction even = predict(m, c, r, s);
+  s.layout.layout = "Et*3|tL";
+  Prediction uneven = predict(m, c, r, s);
+  EXPECT_LT(uneven.time.compute, even.time.compute * 0.85);
+  EXPECT_GT(uneven.time.compute, even.time.compute * 0.6);
+}
+
+// (6) Scale-dependent losses: stragglers and collectives at thousands of devices.
+TEST(Causes, StragglerAndCollectiveLossesGrowWithScale) {
+  Cluster c = tiny_cluster(2);
+  c.scale.straggler_cv = 0.01;
+  c.scale.bw_loss_per_doubling = 0.01;
+  // cv sqrt(2 ln N): N = 256 -> 0.01 x sqrt(11.0904) = 3.330%; N = 12,288 -> 0.01 x sqrt(18.8326) = 4.340%.
+  EXPECT_NEAR(straggler_loss(c, StackProfile{}, 256), 0.033302, 1e-6);
+  EXPECT_NEAR(straggler_loss(c, StackProfile{}, 12288), 0.043396, 1e-6);
+  StackProfile mitigated;
+  mitigated.straggler_scale = 0.5;  // MegaScale-style straggler mitigation
+  EXPECT_NEAR(straggler_loss(c, mitigated, 12288), 0.021698, 1e-6);
+  // A collective spanning 8 nodes keeps (1 - 0.01)^3 = 0.970299 of the scale-out bandwidth.
+  EXPECT_NEAR(scale_bw_factor(c, 8), 0.970299, 1e-9);
+  // All-reduce of 1 GB over 2 nodes (16 ranks, extent 16): 2 x 15/16 x 1e9 / (10e9 x 0.99) = 0.189394 s.
+  EXPECT_NEAR(all_reduce_s(c, 16, 16, 1e9), 2 * 15.0 / 16 * 1e9 / (10e9 * 0.99), 1e-9);
+}
+
+// (7) Named software-stack profiles: efficiency scales and schedule defaults that a run selects.
+TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
+  StackProfile core = load_stack(source_path("configs/plan/stack/megatron-core.toml"));
+  EXPECT_EQ(core.name, "megatron-core");
+  EXPECT_FALSE(core.source.empty());
+  StackProfile foundry = load_stack(source_path("configs/plan/stack/llm-foundry.toml"));
+  // dgx-a100: matmul 0.80 of 312 TFLOPS = 249.6; llm-foundry x0.92 = 229.632 TFLOPS.
+  Cluster a100 = shipped_cluster("dgx-a100");
+  EXPECT_NEAR(roofs(a100, StackProfile{}).matmul, 249.6e12, 1e6);
+  EXPECT_NEAR(roofs(a100, foundry).matmul, 229.632e12, 1e6);
+  StackProfile hai = load_stack(source_path("configs/plan/stack/hai-llm.toml"));
+  EXPECT_EQ(hai.moe_overlap, MoeOverlap::kDualPipe);
+  EXPECT_NEAR(hai.comm_sm_fraction, 0.15, 1e-12);
+  // A strategy that states no overlap takes the stack's; a stated one wins.
+  std::string path = (std::filesystem::temp_directory_path() / ("trex-stack-" + std::to_string(getpid()) + ".toml")).string();
+  std::ofstream(path) << "[strategy]\ntp = 8\n";
+  EXPECT_NEAR(load_strategy(path, core).tp_overlap, core.tp_overlap, 1e-12);
+  EXPECT_EQ(load_strategy(path, hai).moe_overlap, MoeOverlap::kDualPipe);
+  std::ofstream(path) << "[strategy]\ntp = 8\ntp_overlap = 0\n";
+  EXPECT_EQ(load_strategy(path, core).tp_overlap, 0);
+  // A bad stack file names the field.
+  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\nmoe_overlap = \"sometimes\"\n";
+  try {
+    load_stack(path);
+    ADD_FAILURE() << "accepted a bad moe_overlap";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.detail(), "stack.moe_overlap: is \"sometimes\", expected none, 1f1b-a2a or dualpipe");
+  }
+  std::filesystem::remove(path);
+}
+
+// The validation split is a function of the run name alone (decided before any factor was set).
+TEST(Causes, ValidationSplitIsFixedByTheRunName) {
+  EXPECT_EQ(split_of("megatron-gpt-18.4b"), Split::kHeldOut);
+  EXPECT_EQ(split_of("megatron-gpt-310.1b"), Split::kFit);
+  std::vector<ValidationCase> cases = load_validation_dir(source_path("configs/validation"));
+  long held = 0;
+  for (const ValidationCase& v : cases) held += v.split == Split::kHeldOut;
+  EXPECT_GE(cases.size(), 40u);
+  EXPECT_GT(held, long(cases.size()) / 5);
+  EXPECT_LT(held, long(cases.size()) / 2);
+}
+
+}  // namespace
+}  // namespace trex::plan

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "trex/lp/model_file.h"
+#include "trex/oreval/orgeval.h"
 #include "trex/lp/structure.h"
 #include "nlohmann/json.hpp"
 #include "trex/oreval/benchmark.h"
@@ -37,6 +38,8 @@ struct EvalArgs {
   double memory_mb = 2048;
   bool quiet = false;
   bool references = false;
+  bool allow_weak_sandbox = false, lenient_status = false;
+  int max_solves = 100;
   std::string a, b;
   // gen
   std::string endpoint, model, api_key_env = "OPENAI_API_KEY", template_file;
@@ -52,14 +55,19 @@ int run_eval(const EvalArgs& args) {
   if (args.jobs < 1) throw InputError::field("--jobs", "must be >= 1");
   if (args.timeout <= 0) throw InputError::field("--timeout", "must be > 0");
   if (args.memory_mb < 64) throw InputError::field("--memory-mb", "must be >= 64");
+  if (args.max_solves < 0) throw InputError::field("--max-solves", "must be >= 0");
   EvalOptions o;
   o.mode = comparator_from_string(args.mode);
+  o.lenient_status = args.lenient_status;
+  o.exec.max_solve_requests = args.max_solves;
+  o.exec.allow_weak_sandbox = args.allow_weak_sandbox;
   o.jobs = args.jobs;
   o.exec.limits.wall_s = args.timeout;
   o.exec.limits.cpu_s = int(std::max(1.0, args.timeout));
   o.exec.limits.memory_bytes = size_t(args.memory_mb * 1024 * 1024);
   o.exec.solve_time_limit_s = args.solve_time_limit;
   o.exec.python_dir = python_module_dir();  // fails early, before any work
+  require_sandbox(args.allow_weak_sandbox);  // so does a missing sandbox layer
   std::vector<Benchmark> benches;
   for (const auto& b : args.benches) benches.push_back(load_benchmark(b, fields_of(args)));
   if (args.references == !args.completions.empty())
@@ -100,7 +108,9 @@ int run_eval(const EvalArgs& args) {
       std::fprintf(stderr, "trex eval: %zu of %zu completions match no item of %s (check the ids)\n", unmatched,
                    completions[k].size(), b.name.c_str());
   }
-  RunInfo info{to_string(o.mode), sandbox_isolation(), args.references ? "the benchmarks' reference programs" : args.completions,
+  // The lenient status mode is part of the mode: every result line and summary says so.
+  std::string mode = std::string(to_string(o.mode)) + (o.lenient_status ? "+lenient-status" : "");
+  RunInfo info{mode, sandbox_isolation(), args.references ? "the benchmarks' reference programs" : args.completions,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   std::vector<const Benchmark*> ptrs;
   for (const auto& b : benches) ptrs.push_back(&b);
@@ -238,10 +248,12 @@ int run_list(const EvalArgs& args) {
 }
 
 int run_equiv(const EvalArgs& args) {
-  lp::Model a = lp::read_model_file(args.a), b = lp::read_model_file(args.b);
+  // The signatures printed are those of the models after fixed variables became constants
+  // (orgeval.h step 1); the decision also matches numbers within kOrgevalRelTol.
+  lp::Model a = orgeval_prepare(lp::read_model_file(args.a)), b = orgeval_prepare(lp::read_model_file(args.b));
   lp::StructureSignature sa = lp::structure_signature(a), sb = lp::structure_signature(b);
   std::string why;
-  bool same = lp::structurally_equivalent(sa, sb, &why);
+  bool same = orgeval_equivalent_prepared(a, b, &why);
   std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", args.a.c_str(), sa.num_vars, sa.num_rows,
               sa.num_bound_rows, (unsigned long long)sa.hash);
   std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", args.b.c_str(), sb.num_vars, sb.num_rows,
@@ -275,6 +287,12 @@ void add_eval_command(CLI::App& app, Action* action) {
   run->add_option("--timeout", args->timeout, "Wall-clock seconds per program")->capture_default_str();
   run->add_option("--solve-time-limit", args->solve_time_limit, "Seconds per solve")->capture_default_str();
   run->add_option("--memory-mb", args->memory_mb, "Address-space limit per program (MiB)")->capture_default_str();
+  run->add_option("--max-solves", args->max_solves, "optimize() calls one program may make (one more stops it)")
+      ->capture_default_str();
+  run->add_flag("--lenient-status", args->lenient_status,
+                "Let \"infeasible or unbounded\" match an infeasible or unbounded answer too");
+  run->add_flag("--allow-weak-sandbox", args->allow_weak_sandbox,
+                "Run untrusted programs even when a sandbox layer (Landlock, seccomp, unprivileged uid) is missing");
   run->add_flag("--quiet", args->quiet, "No progress bar");
   add_fields(run);
   run->callback([args, action] { *action = [args] { return run_eval(*args); }; });

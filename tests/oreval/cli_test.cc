@@ -82,7 +82,7 @@ TEST(EvalCli, RunScoresAndReports) {
   ProcessResult r = trex({"eval", "run", "--bench", bench, "--id-field", "id", "--question-field", "q", "--answer-field", "a",
                           "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| bench | 6 | 1 | 50.0% | 50.0% | 3 | 1 | 0 | 0 | 0 | 1 | 0 | 1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| bench | 6 | 1 | 50.0% | 50.0% | 3 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |"), std::string::npos) << r.out;
   std::map<std::string, std::string> cls;
   std::ifstream in(d.path + "/out/results.jsonl");
   std::string line;

@@ -55,6 +55,7 @@ TEST(Gurobipy, CommonApiSurface) {
   ExecOptions o;
   o.python_dir = std::string(TREX_SOURCE_DIR) + "/python";
   o.limits.wall_s = 30;
+  o.allow_weak_sandbox = true;  // trex's own program, where a layer may be missing
   Execution e = execute({CodeKind::kPython, kProgram}, "", o);
   ASSERT_EQ(e.status, ExecStatus::kOk) << e.message << "\n" << e.output;
   EXPECT_EQ(e.output,

@@ -1,9 +1,11 @@
 // Hostile completions are contained and classified, and the harness survives every one.
-// Each runs under /usr/bin/python3 in the sandbox with small limits.
+// Each runs under /usr/bin/python3 in the sandbox with small limits, and each ends within its
+// wall clock plus one second.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "trex/oreval/execute.h"
 #include "trex/oreval/sandbox.h"
@@ -20,12 +22,18 @@ ExecOptions small_limits() {
   o.limits.memory_bytes = size_t(512) << 20;
   o.limits.output_bytes = size_t(64) << 10;
   o.solve_time_limit_s = 5;
+  o.max_solve_requests = 5;
+  o.read_bytes = size_t(1) << 20;
+  // A machine without a layer runs these anyway; the tests that need the layer skip by name.
+  o.allow_weak_sandbox = true;
   return o;
 }
 
 Execution run(const std::string& code) {
   if (!program_available("/usr/bin/python3")) return {};
-  return execute({CodeKind::kPython, code}, "", small_limits());
+  Execution e = execute({CodeKind::kPython, code}, "", small_limits());
+  EXPECT_LT(e.seconds, small_limits().limits.wall_s + 1) << "not contained within its wall clock plus one second";
+  return e;
 }
 
 #define REQUIRE_PYTHON() \
@@ -154,6 +162,138 @@ TEST(Hostile, RaisingLimitsIsRefused) {
   REQUIRE_LAYER("seccomp");
   Execution e = run("import resource\nresource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n");
   EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << e.message;
+}
+
+
+// The files the evaluator reads back are refused when the program leaves anything but a
+// plain file there; the report names the file and carries none of its bytes.
+TEST(Hostile, LeftFilesAreNotFollowed) {
+  REQUIRE_PYTHON();
+  // Links and FIFOs: seccomp refuses to make them (the evaluator's own refusal of them is
+  // covered by left_file_test.cc).
+  for (const char* make : {"os.symlink('/etc/shadow', '__trex_final.json')", "os.link('/etc/shadow', 'model.lp')",
+                           "os.mkfifo('__trex_final.json')", "os.mknod('model.lp', 0o20666, os.makedev(1, 5))"}) {
+    Execution e = run(std::string("import os\n") + make + "\nos._exit(0)\n");
+    EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << make << ": " << e.message;
+    EXPECT_FALSE(e.model) << make;
+  }
+  Execution dir = run("import os\nos.mkdir('__trex_final.json')\nos._exit(0)\n");
+  EXPECT_EQ(dir.status, ExecStatus::kRuntimeError) << dir.message;
+  EXPECT_EQ(dir.message, "unreadable model: __trex_final.json: is a directory; not read");
+  Execution lp_dir = run("import os\nos.mkdir('model.lp')\n");
+  EXPECT_EQ(lp_dir.status, ExecStatus::kRuntimeError) << lp_dir.message;
+  EXPECT_EQ(lp_dir.message, "unreadable model: model.lp: is a directory; not read");
+  Execution huge = run("with open('model.lp', 'w') as f:\n    f.write('x' * (2 << 20))\n");
+  EXPECT_EQ(huge.status, ExecStatus::kRuntimeError) << huge.message;
+  EXPECT_EQ(huge.message, "unreadable model: model.lp: is larger than 1048576 bytes; not read");
+  Execution solve_dir = run(
+      "import os\nfrom gurobipy import Model\nm = Model()\nm.addVar()\nos.mkdir('__trex_solve.json')\n"
+      "m._write_json = lambda path: None\nm.optimize()\n");
+  EXPECT_EQ(solve_dir.status, ExecStatus::kRuntimeError) << solve_dir.message;
+  EXPECT_NE(solve_dir.message.find("__trex_solve.json: is a directory; not read"), std::string::npos) << solve_dir.message;
+}
+
+// Bench4Opt's reference programs write model.lp; a program that builds no gurobipy Model but
+// writes model.lp is scored on that file, as docs/eval.md says.
+TEST(Hostile, ModelLpFallback) {
+  REQUIRE_PYTHON();
+  Execution e = run("open('model.lp', 'w').write('Maximize\\n obj: 3 x + 2 y\\nSubject To\\n c: x + y <= 4\\nEnd\\n')\n");
+  ASSERT_EQ(e.status, ExecStatus::kOk) << e.message;
+  EXPECT_EQ(e.message, "model from model.lp");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->num_vars(), 2);
+  Execution none = run("print('no model at all')\n");
+  EXPECT_EQ(none.status, ExecStatus::kNoModel) << none.message;
+}
+
+TEST(Hostile, X32AndPidfdSyscallsAreRefused) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("seccomp");
+  // getpid through the x32 ABI (0x40000000 | 39): the process is killed.
+  Execution x32 = run("import ctypes\nlibc = ctypes.CDLL(None)\nprint(libc.syscall(0x40000000 + 39))\n");
+  EXPECT_EQ(x32.status, ExecStatus::kRuntimeError) << x32.message;
+  EXPECT_NE(x32.message.find("killed by signal"), std::string::npos) << x32.message;
+  EXPECT_EQ(x32.output, "");
+  // pidfd_open on the evaluator, pidfd_send_signal, pidfd_getfd, rt_sigqueueinfo and
+  // rt_tgsigqueueinfo with SIGKILL at it: each fails with EPERM, and the evaluator (this test) lives.
+  Execution pidfd = run(
+      "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nppid = os.getppid()\n"
+      "info = ctypes.create_string_buffer(128)\nout = []\n"
+      "for nr, args in ((434, (ppid, 0)), (424, (3, 9, None, 0)), (438, (3, 3, 0)), (129, (ppid, 9, info)),\n"
+      "                 (297, (ppid, ppid, 9, info))):\n"
+      "    r = libc.syscall(nr, *args)\n"
+      "    out.append('%d:%d:%d' % (nr, r, ctypes.get_errno()))\n"
+      "print(' '.join(out))\n"
+      "os.pidfd_open(ppid)\n");
+  EXPECT_EQ(pidfd.status, ExecStatus::kRuntimeError) << pidfd.message;
+  EXPECT_EQ(pidfd.output, "434:-1:1 424:-1:1 438:-1:1 129:-1:1 297:-1:1\n");
+  EXPECT_NE(pidfd.message.find("PermissionError"), std::string::npos) << pidfd.message;
+}
+
+TEST(Hostile, SignalsReachOnlyTheProgramsOwnGroup) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("seccomp");
+  for (const char* target : {"os.getppid()", "-os.getpgid(os.getppid())", "-1"}) {
+    Execution e = run(std::string("import os, signal\nos.kill(") + target + ", signal.SIGKILL)\n");
+    EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << target << ": " << e.message;
+    EXPECT_NE(e.message.find("PermissionError"), std::string::npos) << target << ": " << e.message;
+  }
+  // Its own session and group, no terminal, and signals to itself still work.
+  Execution own = run(
+      "import os, signal\nprint(os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())\n"
+      "signal.signal(signal.SIGUSR1, lambda *a: print('got it'))\nos.kill(os.getpid(), signal.SIGUSR1)\n"
+      "os.kill(0, signal.SIGUSR1)\n"
+      "try:\n    open('/dev/tty')\nexcept OSError as e:\n    print('no tty')\n");
+  EXPECT_EQ(own.output, "True True\ngot it\ngot it\nno tty\n") << own.message;
+}
+
+TEST(Hostile, TheEvaluatorsProcFilesAreUnreadable) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("landlock");
+  for (const char* file : {"environ", "cmdline", "status", "maps", "fd/0"}) {
+    Execution e = run(std::string("import os\nprint(open('/proc/%d/") + file + "' % os.getppid(), 'rb').read()[:64])\n");
+    EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << file << ": " << e.message;
+    EXPECT_NE(e.message.find("PermissionError"), std::string::npos) << file << ": " << e.message;
+    EXPECT_EQ(e.output, "") << file;
+  }
+}
+
+TEST(Hostile, NoInheritedDescriptors) {
+  REQUIRE_PYTHON();
+  Execution e = run(
+      "import os\nopen_fds = []\nfor fd in range(4, 4096):\n    try:\n        os.fstat(fd)\n"
+      "        open_fds.append(fd)\n    except OSError:\n        pass\nprint(open_fds)\n");
+  EXPECT_EQ(e.output, "[]\n") << e.message;
+}
+
+TEST(Hostile, SolveChannelFloodIsStopped) {
+  REQUIRE_PYTHON();
+  Execution e = run(
+      "from gurobipy import Model\nm = Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\n"
+      "while True:\n    try:\n        m.optimize()\n    except Exception:\n        pass\n");
+  EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << e.message;
+  EXPECT_EQ(e.message, "more than 5 solve requests");
+  EXPECT_EQ(e.solve_requests, 6);
+  // Raw lines on the channel count the same.
+  Execution raw = run("import os\nwhile True:\n    os.write(3, b'junk\\n')\n    os.read(3, 4096)\n");
+  EXPECT_EQ(raw.message, "more than 5 solve requests");
+}
+
+TEST(Hostile, HostileModelsOnTheSolveChannel) {
+  REQUIRE_PYTHON();
+  // NaN cannot be written; 1e308 is refused by the solver; both end as runtime errors.
+  Execution nan = run("from gurobipy import Model\nm = Model()\nx = m.addVar()\nm.setObjective(float('nan') * x)\nm.optimize()\n");
+  EXPECT_EQ(nan.status, ExecStatus::kRuntimeError) << nan.message;
+  Execution huge = run("from gurobipy import Model\nm = Model()\nx = m.addVar(ub=1)\nm.addConstr(1e308 * x <= 1e308)\n"
+                       "m.setObjective(1e308 * x, -1)\nm.optimize()\n");
+  EXPECT_EQ(huge.status, ExecStatus::kRuntimeError) << huge.message;
+  // A million variables of one name, written straight to the channel's file: parsed and
+  // solved in the helper, whatever it costs, within the program's wall clock.
+  Execution million = run(
+      "import os\nn = 1000000\nwith open('__trex_solve.json', 'w') as f:\n"
+      "    f.write('{\"sense\":\"min\",\"vars\":[' + ','.join(['[\"\",0,1,\"C\",1]'] * n) + '],\"constrs\":[]}')\n"
+      "os.write(3, b'solve __trex_solve.json 1e9\\n')\nprint(os.read(3, 200)[:40])\nraise SystemExit(3)\n");
+  EXPECT_NE(million.status, ExecStatus::kOk) << million.message;
 }
 
 }  // namespace

@@ -34,5 +34,30 @@ TEST(Scoring, StatusAnswers) {
   EXPECT_EQ(classify_solution(SolveStatus::kTimeLimitNoSolution, 0, ten, Comparator::kAbsolute), ErrorClass::kTimeout);
 }
 
+// A numeric answer against an unbounded model is its own class, not a runtime error.
+TEST(Scoring, UnboundedIsItsOwnClass) {
+  using lp::SolveStatus;
+  Answer ten{AnswerKind::kNumber, 10};
+  EXPECT_EQ(classify_solution(SolveStatus::kUnbounded, 0, ten, Comparator::kAbsolute), ErrorClass::kUnbounded);
+  EXPECT_STREQ(to_string(ErrorClass::kUnbounded), "unbounded");
+  EXPECT_EQ(classify_solution(SolveStatus::kError, 0, ten, Comparator::kAbsolute), ErrorClass::kRuntimeError);
+}
+
+// "Infeasible or unbounded" is an undecided status: it matches only a "no solution" answer,
+// unless the lenient status mode is asked for.
+TEST(Scoring, UndecidedStatusMatchesOnlyNoSolution) {
+  using lp::SolveStatus;
+  Answer infeasible{AnswerKind::kInfeasible, 0}, unbounded{AnswerKind::kUnbounded, 0}, none{AnswerKind::kNoSolution, 0};
+  const auto undecided = SolveStatus::kInfeasibleOrUnbounded;
+  EXPECT_EQ(classify_solution(undecided, 0, none, Comparator::kAbsolute), ErrorClass::kCorrect);
+  EXPECT_EQ(classify_solution(undecided, 0, infeasible, Comparator::kAbsolute), ErrorClass::kWrongObjective);
+  EXPECT_EQ(classify_solution(undecided, 0, unbounded, Comparator::kAbsolute), ErrorClass::kWrongObjective);
+  EXPECT_EQ(classify_solution(undecided, 0, infeasible, Comparator::kAbsolute, true), ErrorClass::kCorrect);
+  EXPECT_EQ(classify_solution(undecided, 0, unbounded, Comparator::kAbsolute, true), ErrorClass::kCorrect);
+  EXPECT_EQ(classify_solution(SolveStatus::kInfeasible, 0, unbounded, Comparator::kAbsolute, true), ErrorClass::kWrongObjective);
+  EXPECT_EQ(classify_solution(SolveStatus::kUnbounded, 0, infeasible, Comparator::kAbsolute), ErrorClass::kWrongObjective);
+  EXPECT_EQ(classify_solution(SolveStatus::kUnbounded, 0, unbounded, Comparator::kAbsolute), ErrorClass::kCorrect);
+}
+
 }  // namespace
 }  // namespace trex::oreval

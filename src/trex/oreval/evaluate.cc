@@ -9,7 +9,8 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/lp/model_file.h"
-#include "trex/lp/structure.h"
+#include "trex/oreval/orgeval.h"
+#include "trex/oreval/solve_helper.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
@@ -58,23 +59,23 @@ std::vector<Completion> read_completions(const std::string& path) {
 
 namespace {
 
-// Reference LP signatures, computed once per file and shared by the workers.
-class SignatureCache {
+// Reference LPs, read and prepared (orgeval.h step 1) once per file, shared by the workers.
+class ReferenceCache {
  public:
-  const lp::StructureSignature& get(const std::string& path) {
+  const lp::Model& get(const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(path);
     if (it != cache_.end()) return it->second;
-    return cache_.emplace(path, lp::structure_signature(lp::read_model_file(path))).first->second;
+    return cache_.emplace(path, orgeval_prepare(lp::read_model_file(path))).first->second;
   }
 
  private:
   std::mutex mu_;
-  std::map<std::string, lp::StructureSignature> cache_;
+  std::map<std::string, lp::Model> cache_;  // std::map: references stay valid as it grows
 };
 
-SignatureCache& signatures() {
-  static SignatureCache c;
+ReferenceCache& references() {
+  static ReferenceCache c;
   return c;
 }
 
@@ -87,10 +88,8 @@ ErrorClass class_of(ExecStatus s) {
   }
 }
 
-}  // namespace
-
-ItemResult evaluate_one(const Benchmark& bench, const Item& item, const Completion& c, const EvalOptions& o) {
-  auto t0 = std::chrono::steady_clock::now();
+ItemResult evaluate_unguarded(const Benchmark& bench, const Item& item, const Completion& c, const EvalOptions& o,
+                              std::chrono::steady_clock::time_point t0) {
   ItemResult r;
   r.id = item.id;
   r.sample = c.sample;
@@ -123,20 +122,42 @@ ItemResult evaluate_one(const Benchmark& bench, const Item& item, const Completi
       return done();
     }
     std::string why;
-    bool same = lp::structurally_equivalent(lp::structure_signature(*ex.model), signatures().get(item.reference_lp), &why);
+    bool same = orgeval_equivalent_prepared(orgeval_prepare(*ex.model), references().get(item.reference_lp), &why);
     r.error = same ? ErrorClass::kCorrect : ErrorClass::kWrongStructure;
     r.status = same ? "equivalent" : "different";
     if (!same) r.message = why;
     return done();
   }
-  lp::SolveOptions so;
-  so.time_limit_s = o.exec.solve_time_limit_s;
-  lp::SolveResult s = lp::make_solver(o.exec.solver)->solve(*ex.model, so);
+  // The model is the program's: solved in the rlimited helper, never in this process.
+  HelperLimits hl;
+  hl.seconds_left = o.exec.solve_time_limit_s;
+  hl.memory_bytes = o.exec.limits.memory_bytes;
+  const lp::Model& model = *ex.model;
+  lp::SolveResult s = solve_in_helper([&] { return model; }, o.exec.solver, hl);
   r.status = lp::to_string(s.status);
   if (lp::has_solution(s.status)) r.objective = s.objective;
   if (!s.message.empty() && !lp::has_solution(s.status)) r.message = s.message;
-  r.error = classify_solution(s.status, s.objective, item.answer, o.mode);
+  r.error = classify_solution(s.status, s.objective, item.answer, o.mode, o.lenient_status);
   return done();
+}
+
+}  // namespace
+
+ItemResult evaluate_one(const Benchmark& bench, const Item& item, const Completion& c, const EvalOptions& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    return evaluate_unguarded(bench, item, c, o, t0);
+  } catch (const std::exception& e) {
+    ItemResult r;
+    r.id = item.id;
+    r.sample = c.sample;
+    r.answer = item.answer;
+    r.error = ErrorClass::kRuntimeError;
+    r.status = "error";
+    r.message = e.what();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
 }
 
 std::vector<ItemResult> evaluate(const Benchmark& bench, const std::vector<Completion>& completions,

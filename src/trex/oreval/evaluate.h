@@ -39,11 +39,14 @@ struct ItemResult {
 
 struct EvalOptions {
   Comparator mode = Comparator::kAbsolute;
+  bool lenient_status = false;  // "infeasible or unbounded" also matches either answer (scoring.h)
   ExecOptions exec;
   int jobs = 2;
 };
 
-// One completion against one item (reference_signature cache is internal).
+// One completion against one item (reference_signature cache is internal). Never throws: an
+// exception anywhere (a fork that fails, a missing reference LP) becomes this item's
+// runtime-error, with the exception's message, and the other items go on.
 ItemResult evaluate_one(const Benchmark& bench, const Item& item, const Completion& c, const EvalOptions& o);
 
 // Every completion whose id is in the benchmark; an item without any completion counts as

@@ -1,6 +1,7 @@
 // Executing formulations: the lp readers for LP/MPS, the sandbox for Python.
 #include "trex/oreval/execute.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,18 +9,18 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
-#include <set>
 
 #include "nlohmann/json.hpp"
 #include "trex/lp/lp_format.h"
 #include "trex/lp/model_file.h"
 #include "trex/lp/mps_format.h"
 #include "trex/lp/solver.h"
+#include "trex/oreval/left_file.h"
 #include "trex/oreval/model_json.h"
+#include "trex/oreval/module_copy.h"
+#include "trex/oreval/solve_helper.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
-#include "trex/util/subprocess.h"
 
 #ifndef TREX_PYTHON_DIR
 #define TREX_PYTHON_DIR ""
@@ -44,6 +45,7 @@ namespace {
 
 constexpr int kRunnerSyntaxError = 65;
 constexpr int kRunnerNoModel = 66;
+constexpr const char* kModuleFolder = "__trex_module";
 
 bool holds_module(const std::string& dir) {
   return !dir.empty() && fs::exists(dir + "/gurobipy/__init__.py") && fs::exists(dir + "/trex_eval_runner.py");
@@ -58,70 +60,75 @@ std::string last_line(const std::string& text) {
   return line;
 }
 
-// A private directory, removed with everything in it when this goes out of scope.
+// A private directory, removed with everything in it when this goes out of scope. `fd` is
+// opened once, before the child runs: everything read back afterwards goes through it, so a
+// child that renames its folder or puts a link in its place redirects nothing.
 struct TempDir {
   std::string path;
+  int fd = -1;
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "trex-eval-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
     path = tmpl;
+    fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      fs::remove(path);
+      throw std::runtime_error("cannot open the temporary directory " + path);
+    }
   }
   ~TempDir() {
+    close(fd);
     std::error_code ec;
-    fs::remove_all(path, ec);
+    fs::remove_all(path, ec);  // never follows a link the child left
   }
 };
 
-// Serves the module's "solve FILE LIMIT" requests with a trex solver.
-std::string serve_solve(const std::string& request, const std::string& workdir, const ExecOptions& o, int* served) {
+constexpr const char* kSolveFile = "__trex_solve.json";
+constexpr const char* kFinalFile = "__trex_final.json";
+constexpr const char* kLpFile = "model.lp";
+
+// Serves the module's "solve FILE LIMIT" requests. The model is read, parsed and solved in the
+// forked helper (solve_helper.h), never here; every request shares the program's own deadline
+// (its wall clock), and the request after the max_solve_requests-th stops the program.
+std::optional<std::string> serve_solve(const std::string& request, double seconds_left, int dir_fd,
+                                       const ExecOptions& o, Execution& ex) {
+  if (++ex.solve_requests > o.max_solve_requests) {
+    ex.message = "more than " + std::to_string(o.max_solve_requests) + " solve requests";
+    return std::nullopt;
+  }
   nlohmann::json reply;
-  try {
-    if (request.rfind("solve ", 0) != 0) throw std::runtime_error("unknown request");
-    ++*served;
-    std::string path = workdir + "/__trex_solve.json";
-    std::string text = read_file(path, o.limits.file_bytes);
-    lp::Model m = model_from_json(nlohmann::json::parse(text), "__trex_solve.json");
-    double limit = o.solve_time_limit_s;
-    size_t sp = request.rfind(' ');
-    if (sp != std::string::npos && sp > 6) {
-      double asked = std::atof(request.c_str() + sp + 1);
-      if (asked > 0) limit = std::min(limit, asked);
-    }
-    lp::SolveOptions so;
-    so.time_limit_s = limit;
-    lp::SolveResult r = lp::make_solver(o.solver)->solve(m, so);
-    reply["status"] = lp::to_string(r.status);
-    reply["seconds"] = r.seconds;
-    reply["message"] = r.message;
-    if (lp::has_solution(r.status)) {
-      reply["objective"] = r.objective;
-      reply["x"] = r.x;
-    } else {
-      reply["objective"] = nullptr;
-      reply["x"] = nullptr;
-    }
-  } catch (const std::exception& e) {
-    reply = {{"status", "error"}, {"message", e.what()}, {"objective", nullptr}, {"x", nullptr}};
+  if (request.rfind("solve ", 0) != 0) {
+    reply = {{"status", "error"}, {"message", "unknown request"}, {"objective", nullptr}, {"x", nullptr}};
+    return reply.dump();
+  }
+  HelperLimits hl;
+  hl.seconds_left = seconds_left;
+  size_t sp = request.rfind(' ');
+  if (sp != std::string::npos && sp > 6) {
+    double asked = std::atof(request.c_str() + sp + 1);
+    if (asked > 0) hl.seconds_left = std::min(hl.seconds_left, asked);
+  }
+  hl.memory_bytes = o.limits.memory_bytes;
+  hl.dir_fd = dir_fd;
+  size_t cap = o.read_bytes;
+  lp::SolveResult r = solve_in_helper(
+      [dir_fd, cap] {
+        std::optional<std::string> text = read_left_file(dir_fd, kSolveFile, cap);
+        if (!text) throw std::runtime_error(std::string(kSolveFile) + " is missing");
+        return model_from_json(nlohmann::json::parse(*text), kSolveFile);
+      },
+      o.solver, hl);
+  reply["status"] = lp::to_string(r.status);
+  reply["seconds"] = r.seconds;
+  reply["message"] = r.message;
+  if (lp::has_solution(r.status)) {
+    reply["objective"] = r.objective;
+    reply["x"] = r.x;
+  } else {
+    reply["objective"] = nullptr;
+    reply["x"] = nullptr;
   }
   return reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// The module and the runner compiled to byte code once per trex process, in their own
-// __pycache__ as a first import would (the sandbox may not write there, and -B keeps it from
-// trying), so no completion pays for compiling them: about 8 ms of a 30 ms start-up. When the
-// folder is not writable the programs still run, from source.
-void compile_module_once(const std::string& python, const std::string& pydir) {
-  static std::mutex mu;
-  static std::set<std::string> done;
-  std::lock_guard<std::mutex> lock(mu);
-  if (!done.insert(python + "\n" + pydir).second) return;
-  ProcessOptions po;
-  po.timeout_s = 60;
-  try {
-    run_process({python, "-I", "-m", "compileall", "-q", pydir}, po);
-  } catch (const std::exception&) {
-    // No interpreter: the sandboxed run reports it.
-  }
 }
 
 Execution run_python(const std::string& code, const std::string& data_json, const ExecOptions& o) {
@@ -131,18 +138,25 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   write_file_atomic(dir.path + "/completion.py", code);
   if (!data_json.empty()) fs::copy_file(data_json, dir.path + "/data.json");
   SandboxSpec spec;
-  compile_module_once(o.python, pydir);
-  spec.argv = {o.python, "-I", "-B", pydir + "/trex_eval_runner.py", "completion.py"};
+  // A copy of the module in the sandbox folder: the child may not be able to enter the clone.
+  std::string runner = install_module(module_files(o.python, pydir), dir.path + "/" + kModuleFolder);
+  spec.argv = {o.python, "-I", "-B", runner, "completion.py"};
   spec.env = {"PATH=/usr/bin:/bin", "HOME=" + dir.path, "LANG=C.UTF-8", "PYTHONIOENCODING=utf-8",
               "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
               "TREX_EVAL_CHANNEL_FD=3"};
   spec.workdir = dir.path;
   spec.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/localtime",
-                          "/dev/urandom", "/sys/devices/system/cpu", pydir};
+                          "/dev/urandom", "/sys/devices/system/cpu"};
   spec.limits = o.limits;
-  SandboxResult r = run_sandboxed(spec, [&](const std::string& req) { return serve_solve(req, dir.path, o, &ex.solve_requests); });
+  spec.allow_weak = o.allow_weak_sandbox;
+  SandboxResult r = run_sandboxed(
+      spec, [&](const std::string& req, double left) { return serve_solve(req, left, dir.fd, o, ex); });
   ex.seconds = r.seconds;
   ex.output = r.out;
+  if (r.stopped) {
+    ex.status = ExecStatus::kRuntimeError;  // the message says why (serve_solve)
+    return ex;
+  }
   if (r.timed_out || r.signal == SIGXCPU || (r.signal == SIGKILL && !r.output_limit)) {
     ex.status = ExecStatus::kTimeout;
     ex.message = r.timed_out ? "wall-clock limit reached" : "CPU limit reached";
@@ -163,26 +177,24 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
     ex.message = last_line(r.err);
     return ex;
   }
-  if (r.exit_code == kRunnerNoModel) {
-    ex.status = ExecStatus::kNoModel;
-    ex.message = "the program built no Model";
-    return ex;
-  }
-  if (r.exit_code != 0) {
+  if (r.exit_code != 0 && r.exit_code != kRunnerNoModel) {
     ex.status = ExecStatus::kRuntimeError;
     ex.message = last_line(r.err);
     if (ex.message.empty()) ex.message = "exit status " + std::to_string(r.exit_code);
     return ex;
   }
+  // The model: the runner's record of the gurobipy Model, else a model.lp the program wrote
+  // (Bench4Opt's reference programs write one). Both are files the program controls.
   try {
-    std::string final_json = dir.path + "/__trex_final.json";
-    if (fs::exists(final_json)) {
-      auto j = nlohmann::json::parse(read_file(final_json, o.limits.file_bytes));
+    std::optional<std::string> text;
+    if (r.exit_code == 0) text = read_left_file(dir.fd, kFinalFile, o.read_bytes);
+    if (text) {
+      auto j = nlohmann::json::parse(*text);
       ex.message = "model from " + j.value("from", std::string("the program"));
-      ex.model = model_from_json(j, "__trex_final.json");
-    } else if (fs::exists(dir.path + "/model.lp")) {
+      ex.model = model_from_json(j, kFinalFile);
+    } else if ((text = read_left_file(dir.fd, kLpFile, o.read_bytes))) {
       ex.message = "model from model.lp";
-      ex.model = lp::read_lp(read_file(dir.path + "/model.lp", o.limits.file_bytes), "model.lp");
+      ex.model = lp::read_lp(*text, kLpFile);
     } else {
       ex.status = ExecStatus::kNoModel;
       ex.message = "the program built no Model";

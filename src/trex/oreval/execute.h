@@ -19,7 +19,10 @@ struct ExecOptions {
   std::string python = "/usr/bin/python3";
   std::string python_dir;        // folder holding gurobipy/ and trex_eval_runner.py; "" = python_module_dir()
   std::string solver = "auto";   // for the module's optimize() requests
-  double solve_time_limit_s = 60;
+  double solve_time_limit_s = 60; // the final solve of the program's model (evaluate.h)
+  int max_solve_requests = 100;   // optimize() calls one program may make; one more kills it
+  size_t read_bytes = size_t(16) << 20;  // largest file read back from the sandbox folder
+  bool allow_weak_sandbox = false;       // run even when a sandbox layer is missing
 };
 
 struct Execution {
@@ -27,7 +30,7 @@ struct Execution {
   std::optional<lp::Model> model;
   std::string message;    // one line: the error, or where the model came from
   std::string output;     // the program's stdout (capped)
-  int solve_requests = 0; // optimize() calls served
+  int solve_requests = 0; // requests received on the solve channel
   double seconds = 0;
 };
 

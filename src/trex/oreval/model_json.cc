@@ -2,6 +2,7 @@
 #include "trex/oreval/model_json.h"
 
 #include <cmath>
+#include <unordered_map>
 
 #include "trex/util/error.h"
 
@@ -17,10 +18,15 @@ double bound(double v) {
   return v;
 }
 
-std::string unique_name(const std::string& name, bool is_var, const lp::Model& m) {
+// The next suffix to try for each repeated name, so that a model with a million variables
+// of one name (legal, and a way to make a quadratic search stall the evaluator) stays linear.
+using NextSuffix = std::unordered_map<std::string, int>;
+
+std::string unique_name(const std::string& name, bool is_var, const lp::Model& m, NextSuffix& next) {
   auto taken = [&](const std::string& n) { return is_var ? m.find_var(n) >= 0 : m.find_row(n) >= 0; };
   if (!taken(name)) return name;
-  for (int k = 2;; ++k) {
+  int& k = next.try_emplace(name, 2).first->second;
+  for (;; ++k) {
     std::string n = name + "#" + std::to_string(k);
     if (!taken(n)) return n;
   }
@@ -30,6 +36,7 @@ std::string unique_name(const std::string& name, bool is_var, const lp::Model& m
 
 lp::Model model_from_json(const nlohmann::json& j, const std::string& file) {
   lp::Model m;
+  NextSuffix var_suffix, row_suffix;
   try {
     m.name = j.value("name", "");
     m.sense = j.at("sense").get<std::string>() == "max" ? lp::Sense::kMaximize : lp::Sense::kMinimize;
@@ -44,7 +51,7 @@ lp::Model model_from_json(const nlohmann::json& j, const std::string& file) {
         lb = std::max(lb, 0.0);
         ub = std::min(ub, 1.0);
       }
-      m.add_var(unique_name(v.at(0).get<std::string>(), true, m), lb, ub, t, v.at(4).get<double>());
+      m.add_var(unique_name(v.at(0).get<std::string>(), true, m, var_suffix), lb, ub, t, v.at(4).get<double>());
     }
     auto index = [&](const nlohmann::json& x) {
       int i = x.get<int>();
@@ -67,7 +74,7 @@ lp::Model model_from_json(const nlohmann::json& j, const std::string& file) {
         }
       double lo = sense == "<" ? -lp::kInf : rhs, hi = sense == ">" ? lp::kInf : rhs;
       if (sense != "<" && sense != ">" && sense != "=") throw InputError(file, 0, "constraint sense '" + sense + "'");
-      m.add_row(unique_name(c.at(0).get<std::string>(), false, m), std::move(terms), lo, hi, lp::merge_quad_terms(std::move(quad)));
+      m.add_row(unique_name(c.at(0).get<std::string>(), false, m, row_suffix), std::move(terms), lo, hi, lp::merge_quad_terms(std::move(quad)));
     }
     if (j.contains("qobj"))
       for (const auto& q : j.at("qobj")) m.add_objective_quad(index(q.at(0)), index(q.at(1)), q.at(2).get<double>());

@@ -35,7 +35,7 @@ std::string html_escape(const std::string& s) {
 
 const std::vector<std::string>& class_order() {
   static const std::vector<std::string> k = {"correct", "wrong-objective", "wrong-structure", "infeasible",
-                                             "runtime-error", "syntax-error", "timeout", "no-code"};
+                                             "unbounded", "runtime-error", "syntax-error", "timeout", "no-code"};
   return k;
 }
 
@@ -43,6 +43,7 @@ const char* class_colour(const std::string& c) {
   if (c == "correct") return "#2e7d32";
   if (c == "wrong-objective" || c == "wrong-structure") return "#f9a825";
   if (c == "infeasible") return "#8d6e63";
+  if (c == "unbounded") return "#5d4037";
   if (c == "runtime-error") return "#c62828";
   if (c == "syntax-error") return "#6a1b9a";
   if (c == "timeout") return "#1565c0";

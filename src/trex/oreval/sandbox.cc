@@ -24,12 +24,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 
-#if defined(__x86_64__)
-#include <linux/audit.h>
-#endif
+#include "trex/oreval/close_fds.h"
+#include "trex/oreval/seccomp_policy.h"
+#include "trex/util/error.h"
 
 namespace trex::oreval {
 
@@ -66,11 +65,11 @@ int landlock_abi() {
 #endif
 }
 
-bool netns_allowed() {
-  // Probed in a throwaway child so the caller's namespace is untouched.
+// Probed in a throwaway child so the caller's namespaces are untouched.
+bool unshare_allowed(int flags) {
   pid_t pid = fork();
   if (pid < 0) return false;
-  if (pid == 0) _exit(unshare(CLONE_NEWNET) == 0 ? 0 : 1);
+  if (pid == 0) _exit(unshare(flags) == 0 ? 0 : 1);
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -78,89 +77,24 @@ bool netns_allowed() {
 
 struct Probe {
   int landlock = 0;
-  bool netns = false;
   bool root = false;
+  bool netns = false;   // root: a network namespace of its own
+  bool userns = false;  // not root: a user namespace (unmapped uid) with a network namespace
+  bool seccomp = false;
 };
 
 const Probe& probe() {
   static const Probe p = [] {
     Probe q;
     q.landlock = landlock_abi();
-    q.netns = netns_allowed();
     q.root = geteuid() == 0;
+    if (q.root) q.netns = unshare_allowed(CLONE_NEWNET);
+    else q.userns = unshare_allowed(CLONE_NEWUSER | CLONE_NEWNET);
+    q.seccomp = seccomp_policy_available();
     return q;
   }();
   return p;
 }
-
-// --- seccomp -------------------------------------------------------------------------------
-
-#if defined(__x86_64__)
-constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
-constexpr uint32_t errno_ret(int e) { return SECCOMP_RET_ERRNO | (uint32_t(e) & SECCOMP_RET_DATA); }
-constexpr uint32_t kArg0 = offsetof(struct seccomp_data, args[0]);
-constexpr uint32_t kArg2 = offsetof(struct seccomp_data, args[2]);
-
-sock_filter stmt(uint16_t code, uint32_t k) { return BPF_STMT(code, k); }
-sock_filter jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { return BPF_JUMP(code, k, jt, jf); }
-
-// The filter, with `self` (the child's pid, also its process group id) built in.
-std::vector<sock_filter> seccomp_program(pid_t self) {
-  std::vector<sock_filter> p;
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
-  p.push_back(stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
-  auto refuse = [&](long nr, int e) {
-    p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1));
-    p.push_back(stmt(BPF_RET | BPF_K, errno_ret(e)));
-  };
-  // clone3 passes its flags in memory a filter cannot read; ENOSYS makes glibc fall back to
-  // clone, whose flags it can.
-  refuse(SYS_clone3, ENOSYS);
-  refuse(SYS_fork, EPERM);
-  refuse(SYS_vfork, EPERM);
-  refuse(SYS_socket, EACCES);
-  refuse(SYS_socketpair, EACCES);
-  refuse(SYS_tkill, EPERM);
-  refuse(SYS_setrlimit, EPERM);
-  for (long nr : {SYS_ptrace, SYS_mount, SYS_umount2, SYS_unshare, SYS_setns, SYS_chroot, SYS_pivot_root,
-                  SYS_reboot, SYS_kexec_load, SYS_init_module, SYS_finit_module, SYS_delete_module,
-                  SYS_bpf, SYS_perf_event_open, SYS_keyctl, SYS_add_key, SYS_request_key,
-                  SYS_io_uring_setup, SYS_process_vm_writev, SYS_process_vm_readv})
-    refuse(nr, EPERM);
-  // clone: threads only.
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
-  p.push_back(jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
-  p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-  p.push_back(stmt(BPF_RET | BPF_K, errno_ret(EPERM)));
-  // kill: itself (pid, 0, or its own group) only.
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(self), 3, 0));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(-self), 1, 0));
-  p.push_back(stmt(BPF_RET | BPF_K, errno_ret(EPERM)));
-  p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-  // tgkill: its own thread group only.
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg0));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(self), 1, 0));
-  p.push_back(stmt(BPF_RET | BPF_K, errno_ret(EPERM)));
-  p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-  // prlimit64: reading limits (new_limit == NULL) only.
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_prlimit64, 0, 6));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg2));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
-  p.push_back(stmt(BPF_LD | BPF_W | BPF_ABS, kArg2 + 4));
-  p.push_back(jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
-  p.push_back(stmt(BPF_RET | BPF_K, errno_ret(EPERM)));
-  p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-  p.push_back(stmt(BPF_RET | BPF_K, kAllow));
-  return p;
-}
-#endif
 
 // --- the child -----------------------------------------------------------------------------
 
@@ -189,32 +123,24 @@ void set_limit(int resource, rlim_t value) {
 }
 
 [[noreturn]] void run_child(const ChildPlan& plan, const sock_filter* filter, size_t filter_len) {
-  setpgid(0, 0);
+  // A session of its own: its own process group (the parent kills that) and no controlling
+  // terminal to push input into.
+  if (setsid() < 0) child_fail("setsid");
   int devnull = open("/dev/null", O_RDONLY);
   if (devnull < 0 || dup2(devnull, 0) < 0) child_fail("stdin");
   if (dup2(plan.out_fd, 1) < 0 || dup2(plan.err_fd, 2) < 0 || dup2(plan.channel_fd, 3) < 0) child_fail("dup2");
-  syscall(SYS_close_range, 4u, ~0u, 0u);
+  if (!close_fds_from(4, nullptr, 0)) child_fail("closing inherited descriptors");
   if (chdir(plan.workdir) != 0) child_fail("chdir");
-  if (plan.probe.netns && unshare(CLONE_NEWNET) != 0) child_fail("unshare(CLONE_NEWNET)");
-  set_limit(RLIMIT_CPU, rlim_t(plan.limits.cpu_s));
-  set_limit(RLIMIT_AS, rlim_t(plan.limits.memory_bytes));
-  set_limit(RLIMIT_FSIZE, rlim_t(plan.limits.file_bytes));
-  set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
-  set_limit(RLIMIT_CORE, 0);
-  if (plan.probe.root) {
-    // Counts every process and thread of uid nobody, so it is generous; it matters only
-    // where seccomp (which refuses fork) is unavailable.
-    set_limit(RLIMIT_NPROC, 512);
-    if (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0) child_fail("setuid(nobody)");
-  }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no_new_privs");
+  // The Landlock rules are made while the child still has the evaluator's identity, so paths
+  // the unprivileged one cannot reach by name (a private TMPDIR) still get their rule.
+  int ruleset = -1;
 #ifdef SYS_landlock_create_ruleset
   if (plan.probe.landlock > 0) {
     int abi = plan.probe.landlock;
     RulesetAttr attr{fs_rights_for_abi(abi), abi >= 4 ? kNetBindTcp | kNetConnectTcp : 0,
                      abi >= 6 ? kScopeAbstractUnix | kScopeSignal : 0};
     size_t size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
-    int ruleset = int(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
+    ruleset = int(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
     if (ruleset < 0) child_fail("landlock_create_ruleset");
     auto allow = [&](const char* path, uint64_t rights) {
       int fd = open(path, O_PATH | O_CLOEXEC);
@@ -229,18 +155,37 @@ void set_limit(int resource, rlim_t value) {
     };
     for (const char* path : plan.read_only) allow(path, kFsExecute | kFsReadFile | kFsReadDir);
     allow("/dev/null", kFsReadFile | kFsWriteFile);
-    allow(plan.workdir, fs_rights_for_abi(abi));
+    allow(".", fs_rights_for_abi(abi));  // the working directory, by descriptor rather than name
+  }
+#endif
+  set_limit(RLIMIT_CPU, rlim_t(plan.limits.cpu_s));
+  set_limit(RLIMIT_AS, rlim_t(plan.limits.memory_bytes));
+  set_limit(RLIMIT_FSIZE, rlim_t(plan.limits.file_bytes));
+  set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
+  set_limit(RLIMIT_CORE, 0);
+  if (plan.probe.root) {
+    if (plan.probe.netns && unshare(CLONE_NEWNET) != 0) child_fail("unshare(CLONE_NEWNET)");
+    // Counts every process and thread of uid nobody, so it is generous; it matters only
+    // where seccomp (which refuses fork) is unavailable.
+    set_limit(RLIMIT_NPROC, 512);
+    if (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0) child_fail("setuid(nobody)");
+  } else if (plan.probe.userns) {
+    // No uid map is written: inside, the child is the overflow uid, with no capability left
+    // after execve; outside, the kernel still checks files against the invoking user, which
+    // Landlock confines.
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) child_fail("unshare(CLONE_NEWUSER | CLONE_NEWNET)");
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no_new_privs");
+#ifdef SYS_landlock_create_ruleset
+  if (ruleset >= 0) {
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) child_fail("landlock_restrict_self");
     close(ruleset);
   }
 #endif
-#if defined(__x86_64__)
-  sock_fprog prog{uint16_t(filter_len), const_cast<sock_filter*>(filter)};
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) child_fail("seccomp");
-#else
-  (void)filter;
-  (void)filter_len;
-#endif
+  if (filter_len > 0) {
+    sock_fprog prog{uint16_t(filter_len), const_cast<sock_filter*>(filter)};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) child_fail("seccomp");
+  }
   execve(plan.argv[0], plan.argv.data(), plan.envp.data());
   child_fail("execve");
 }
@@ -254,19 +199,38 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 std::string sandbox_isolation() {
   const Probe& p = probe();
   std::string s;
-  if (p.netns) s += "netns ";
+  if (p.netns || p.userns) s += "netns ";
   if (p.landlock) s += "landlock-abi" + std::to_string(p.landlock) + " ";
-#if defined(__x86_64__)
-  s += "seccomp ";
-#endif
+  if (p.seccomp) s += "seccomp ";
   s += "rlimits";
   if (p.root) s += " nobody";
+  if (p.userns) s += " userns";
   return s;
+}
+
+std::vector<std::string> missing_sandbox_layers() {
+  const Probe& p = probe();
+  std::vector<std::string> missing;
+  if (!p.landlock) missing.push_back("landlock");
+  if (!p.seccomp) missing.push_back("seccomp");
+  if (!p.root && !p.userns) missing.push_back("unprivileged uid (user namespace)");
+  return missing;
+}
+
+void require_sandbox(bool allow_weak) {
+  std::vector<std::string> missing = missing_sandbox_layers();
+  if (missing.empty() || allow_weak) return;
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  throw InputError::field("--allow-weak-sandbox", "the sandbox for untrusted programs lacks " + list +
+                                                      " on this machine; refusing to run them (pass --allow-weak-sandbox to run anyway)");
 }
 
 SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler) {
   if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/')
     throw std::invalid_argument("run_sandboxed: argv[0] must be an absolute path");
+  if (!spec.allow_weak && !missing_sandbox_layers().empty())
+    throw std::runtime_error("sandbox: a layer is missing (" + missing_sandbox_layers().front() + ") and a weak sandbox was not allowed");
   const Probe& pr = probe();
   if (pr.root && chown(spec.workdir.c_str(), kNobody, kNogroup) != 0)
     throw std::runtime_error("sandbox: cannot hand " + spec.workdir + " to nobody: " + strerror(errno));
@@ -300,18 +264,14 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
 
   // The child's pid goes into its seccomp filter, so the filter is built in the child from
   // a template with a placeholder pid patched in by index (no allocation there).
-#if defined(__x86_64__)
   constexpr pid_t kPlaceholder = 0x7ffffff0;
-  std::vector<sock_filter> filter = seccomp_program(kPlaceholder);
+  std::vector<sock_filter> filter = pr.seccomp ? seccomp_policy(kPlaceholder) : std::vector<sock_filter>{};
   std::vector<size_t> self_slots, neg_self_slots;
   for (size_t i = 0; i < filter.size(); ++i) {
-    if (filter[i].k == uint32_t(kPlaceholder)) self_slots.push_back(i);
-    if (filter[i].k == uint32_t(-kPlaceholder)) neg_self_slots.push_back(i);
+    bool is_jump = BPF_CLASS(filter[i].code) == BPF_JMP;
+    if (is_jump && filter[i].k == uint32_t(kPlaceholder)) self_slots.push_back(i);
+    if (is_jump && filter[i].k == uint32_t(-kPlaceholder)) neg_self_slots.push_back(i);
   }
-#else
-  std::vector<sock_filter> filter;
-  std::vector<size_t> self_slots, neg_self_slots;
-#endif
 
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
@@ -325,7 +285,7 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
     for (size_t i : neg_self_slots) filter[i].k = uint32_t(-self);
     run_child(plan, filter.data(), filter.size());
   }
-  setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  // No setpgid here: the child's setsid makes its group, and would fail on a group leader.
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(channel[1]);
@@ -386,8 +346,15 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
         while ((nl = request.find('\n')) != std::string::npos) {
           std::string line = request.substr(0, nl);
           request.erase(0, nl + 1);
-          std::string reply = handler ? handler(line) : std::string("{\"error\":\"no handler\"}");
-          reply += '\n';
+          if (killed) break;
+          std::optional<std::string> answer =
+              handler ? handler(line, spec.limits.wall_s - seconds_since(t0)) : std::string("{\"error\":\"no handler\"}");
+          if (!answer) {
+            result.stopped = true;
+            kill_group();
+            break;
+          }
+          std::string reply = *answer + '\n';
           size_t sent = 0;
           while (sent < reply.size()) {
             ssize_t w = send(channel[0], reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);

@@ -1,16 +1,20 @@
 // Running untrusted code (a model's completion) in a contained child process.
 //
-// The child gets, in this order: its own process group; a private working directory as cwd;
-// a new network namespace when the kernel allows it (no interface but a downed loopback);
-// resource limits (CPU seconds, address space, file size, open files, no core dumps); when
-// trex runs as root, the unprivileged user nobody and a process limit for that user;
+// The child gets, in this order: a new session (setsid: its own process group and no
+// controlling terminal); stdin from /dev/null and every other inherited descriptor closed
+// (close_range, checked, with a fallback); a private working directory as cwd; an
+// unprivileged identity: user nobody when trex runs as root, else a new user namespace in
+// which its uid is unmapped; a new network namespace (no interface but a downed loopback);
+// resource limits (CPU seconds, address space, file size, open files, no core dumps);
 // no_new_privs; a Landlock ruleset (Linux >= 5.13) that lets it read and execute only the
-// listed read-only paths and write only its working directory, and, from Landlock ABI 4,
-// neither bind nor connect TCP; and a seccomp filter (x86-64) that refuses fork, vfork, clone
-// without CLONE_THREAD (so no new processes, while threads still work), socket creation,
-// signals to other processes, raising resource limits, and ptrace/mount/namespace/module
-// calls. The parent kills the whole group at the wall-clock limit or when the output cap is
-// passed, and reads at most `output_bytes` of stdout and stderr each.
+// listed read-only paths and write only its working directory, from ABI 4 neither bind nor
+// connect TCP, from ABI 6 signal nothing outside its domain; and a default-deny seccomp
+// filter (seccomp_policy.h). The parent kills the whole group at the wall-clock limit or when
+// the output cap is passed, and reads at most `output_bytes` of stdout and stderr each.
+//
+// Fail closed: when Landlock, seccomp or the unprivileged identity is unavailable,
+// run_sandboxed refuses unless the spec allows a weak sandbox (`--allow-weak-sandbox`), and
+// `trex eval` checks this once, before any item runs (require_sandbox).
 //
 // A request channel (a socketpair on the child's fd 3) lets the child ask the parent for
 // work it may not do itself: the gurobipy-compatible module sends "solve" requests through
@@ -18,6 +22,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,13 +42,16 @@ struct SandboxResult {
   int signal = 0;            // the signal that ended it, 0 if it exited
   bool timed_out = false;    // killed at the wall-clock limit
   bool output_limit = false; // killed for printing more than output_bytes
+  bool stopped = false;      // killed because the request handler said so
   std::string out, err;
   double seconds = 0;
 };
 
-// Called in the parent for each line the child writes to fd 3; the returned text (one line,
-// no newline) is written back. It runs on the thread that called run_sandboxed.
-using RequestHandler = std::function<std::string(const std::string& request)>;
+// Called in the parent for each line the child writes to fd 3, with the seconds left of the
+// child's wall clock (the handler must not take longer). The returned text (one line, no
+// newline) is written back; nothing (std::nullopt) kills the child instead. It runs on the
+// thread that called run_sandboxed.
+using RequestHandler = std::function<std::optional<std::string>(const std::string& request, double seconds_left)>;
 
 struct SandboxSpec {
   std::vector<std::string> argv;            // argv[0] is an absolute path
@@ -51,13 +59,23 @@ struct SandboxSpec {
   std::string workdir;                      // must exist; made the child's own (chown when root)
   std::vector<std::string> read_only_paths; // readable and executable by the child
   SandboxLimits limits;
+  bool allow_weak = false;                  // run even when a layer is missing
 };
 
 // What this kernel and process allow, probed once: e.g. "netns landlock-abi7 seccomp nobody".
 std::string sandbox_isolation();
 
+// The required layers this machine lacks ("landlock", "seccomp", "unprivileged uid"); empty
+// when the sandbox is whole.
+std::vector<std::string> missing_sandbox_layers();
+
+// Throws InputError naming the missing layers and --allow-weak-sandbox, unless none is
+// missing or `allow_weak`. Called before any item runs.
+void require_sandbox(bool allow_weak);
+
 // Runs the child and waits for it. Throws std::runtime_error when the child could not be
-// started (fork or pipe failure); everything the child does is reported in the result.
+// started (fork or pipe failure, or a missing layer without allow_weak); everything the child
+// does is reported in the result.
 SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler = {});
 
 }  // namespace trex::oreval

@@ -50,24 +50,28 @@ const char* to_string(ErrorClass e) {
     case ErrorClass::kWrongObjective: return "wrong-objective";
     case ErrorClass::kWrongStructure: return "wrong-structure";
     case ErrorClass::kCorrect: return "correct";
+    case ErrorClass::kUnbounded: return "unbounded";
   }
   return "?";
 }
 
-ErrorClass classify_solution(lp::SolveStatus status, double objective, const Answer& answer, Comparator mode) {
+ErrorClass classify_solution(lp::SolveStatus status, double objective, const Answer& answer, Comparator mode,
+                             bool lenient_status) {
   using lp::SolveStatus;
   bool infeasible = status == SolveStatus::kInfeasible;
   bool unbounded = status == SolveStatus::kUnbounded;
-  bool either = infeasible || unbounded || status == SolveStatus::kInfeasibleOrUnbounded;
+  bool undecided = status == SolveStatus::kInfeasibleOrUnbounded;
+  auto match = [](bool yes) { return yes ? ErrorClass::kCorrect : ErrorClass::kWrongObjective; };
   switch (answer.kind) {
-    case AnswerKind::kInfeasible: return infeasible || status == SolveStatus::kInfeasibleOrUnbounded ? ErrorClass::kCorrect : ErrorClass::kWrongObjective;
-    case AnswerKind::kUnbounded: return unbounded || status == SolveStatus::kInfeasibleOrUnbounded ? ErrorClass::kCorrect : ErrorClass::kWrongObjective;
-    case AnswerKind::kNoSolution: return either ? ErrorClass::kCorrect : ErrorClass::kWrongObjective;
+    case AnswerKind::kInfeasible: return match(infeasible || (undecided && lenient_status));
+    case AnswerKind::kUnbounded: return match(unbounded || (undecided && lenient_status));
+    case AnswerKind::kNoSolution: return match(infeasible || unbounded || undecided);
     case AnswerKind::kNone: return ErrorClass::kWrongObjective;  // nothing to match
     case AnswerKind::kNumber: break;
   }
   if (status == SolveStatus::kTimeLimitNoSolution) return ErrorClass::kTimeout;
-  if (infeasible || status == SolveStatus::kInfeasibleOrUnbounded) return ErrorClass::kInfeasible;
+  if (infeasible || undecided) return ErrorClass::kInfeasible;
+  if (unbounded) return ErrorClass::kUnbounded;
   if (!lp::has_solution(status)) return ErrorClass::kRuntimeError;  // unsupported or solver error
   return values_match(objective, answer.value, mode) ? ErrorClass::kCorrect : ErrorClass::kWrongObjective;
 }

@@ -6,8 +6,11 @@
 //   resocratic |pred - gt| <= 1e-4
 //
 // Feasibility status is compared too: an "infeasible" answer is matched by an infeasible
-// model, "unbounded" by an unbounded one, "no solution" by either (or by the solver's
-// "infeasible or unbounded").
+// model, "unbounded" by an unbounded one, "no solution" by either or by the solver's
+// "infeasible or unbounded". That undecided status matches an "infeasible" or "unbounded"
+// answer only in the lenient status mode (`--lenient-status`), which says so in the report.
+// Against a numeric answer an infeasible model is class `infeasible`, an unbounded one class
+// `unbounded`, an undecided one `infeasible` (its message says which status it was).
 #pragma once
 
 #include <string>
@@ -28,11 +31,13 @@ bool values_match(double predicted, double reference, Comparator mode);
 
 // The error classes of the per-item report (stable names; they are written to JSONL).
 enum class ErrorClass {
-  kNoCode, kSyntaxError, kRuntimeError, kTimeout, kInfeasible, kWrongObjective, kWrongStructure, kCorrect
+  kNoCode, kSyntaxError, kRuntimeError, kTimeout, kInfeasible, kWrongObjective, kWrongStructure, kCorrect, kUnbounded
 };
 const char* to_string(ErrorClass e);
 
 // The class of a solved model against a numeric or status answer.
-ErrorClass classify_solution(lp::SolveStatus status, double objective, const Answer& answer, Comparator mode);
+// `lenient_status`: "infeasible or unbounded" also matches an infeasible or unbounded answer.
+ErrorClass classify_solution(lp::SolveStatus status, double objective, const Answer& answer, Comparator mode,
+                             bool lenient_status = false);
 
 }  // namespace trex::oreval

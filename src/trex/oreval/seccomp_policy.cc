@@ -1,0 +1,168 @@
+// The sandbox's default-deny seccomp filter; the order of its checks is in seccomp_policy.h.
+#include "trex/oreval/seccomp_policy.h"
+
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <linux/audit.h>
+#endif
+
+namespace trex::oreval {
+
+#if defined(__x86_64__)
+
+namespace {
+
+// One group per line of thought; every call here was seen in the traces or is the plain
+// variant of one that was (open beside openat, stat beside newfstatat).
+constexpr long kAllowed[] = {
+    // Starting the interpreter: the one execve, and the loader's set-up.
+    SYS_execve, SYS_arch_prctl, SYS_set_tid_address, SYS_set_robust_list, SYS_rseq,
+    // Memory.
+    SYS_brk, SYS_mmap, SYS_munmap, SYS_mremap, SYS_mprotect, SYS_madvise, SYS_mincore, SYS_membarrier,
+    // Files, as far as Landlock lets them reach: reading the interpreter, numpy and the
+    // module, and reading and writing the program's own folder.
+    SYS_read, SYS_write, SYS_pread64, SYS_pwrite64, SYS_readv, SYS_writev, SYS_lseek, SYS_open, SYS_openat,
+    SYS_close, SYS_fstat, SYS_stat, SYS_lstat, SYS_newfstatat, SYS_statx, SYS_access, SYS_faccessat,
+    SYS_faccessat2, SYS_readlink, SYS_readlinkat, SYS_getdents64, SYS_getcwd, SYS_fcntl, SYS_dup, SYS_dup2,
+    SYS_dup3, SYS_pipe, SYS_pipe2, SYS_unlink, SYS_unlinkat, SYS_rename, SYS_renameat, SYS_renameat2, SYS_mkdir,
+    SYS_mkdirat, SYS_rmdir, SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_fadvise64, SYS_flock, SYS_umask,
+    SYS_statfs, SYS_fstatfs, SYS_utimensat, SYS_fchmod, SYS_chmod, SYS_close_range,
+    // Waiting on descriptors (the solve channel, selectors).
+    SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_wait,
+    SYS_epoll_pwait, SYS_eventfd2,
+    // Threads (clone itself is checked below) and their synchronisation.
+    SYS_futex, SYS_sched_yield, SYS_sched_getaffinity, SYS_gettid, SYS_exit, SYS_exit_group,
+    SYS_restart_syscall,
+    // Signals within the process (kill and tgkill are checked below).
+    SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack, SYS_rt_sigpending,
+    SYS_rt_sigtimedwait, SYS_rt_sigsuspend, SYS_alarm, SYS_setitimer, SYS_getitimer,
+    // Who and where it is; time.
+    SYS_getpid, SYS_getppid, SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid, SYS_getgroups, SYS_getresuid,
+    SYS_getresgid, SYS_getpgrp, SYS_getpgid, SYS_getsid, SYS_uname, SYS_sysinfo, SYS_getcpu, SYS_getrandom,
+    SYS_getrlimit, SYS_getrusage, SYS_times, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_time,
+    SYS_nanosleep, SYS_clock_nanosleep,
+};
+
+constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
+constexpr uint32_t kX32Bit = 0x40000000;
+constexpr uint32_t errno_ret(int e) { return SECCOMP_RET_ERRNO | (uint32_t(e) & SECCOMP_RET_DATA); }
+constexpr uint32_t arg_lo(int i) { return uint32_t(offsetof(struct seccomp_data, args[0]) + 8 * i); }
+constexpr uint32_t arg_hi(int i) { return arg_lo(i) + 4; }
+constexpr uint32_t kNr = offsetof(struct seccomp_data, nr);
+constexpr uint32_t kNewNamespaces = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
+                                    CLONE_NEWPID | CLONE_NEWNET;
+constexpr uint32_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+
+struct Builder {
+  std::vector<sock_filter> p;
+  void stmt(uint16_t code, uint32_t k) { p.push_back(BPF_STMT(code, k)); }
+  void jump(uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { p.push_back(BPF_JUMP(code, k, jt, jf)); }
+  void ret(uint32_t v) { stmt(BPF_RET | BPF_K, v); }
+  void load(uint32_t off) { stmt(BPF_LD | BPF_W | BPF_ABS, off); }
+  // if (nr == n) return v;
+  void on(long n, uint32_t v) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(n), 0, 1);
+    ret(v);
+  }
+};
+
+}  // namespace
+
+bool seccomp_policy_available() { return true; }
+
+std::vector<sock_filter> seccomp_policy(pid_t self) {
+  Builder b;
+  // Architecture first: a 32-bit (int 0x80) or x32 call has other numbers.
+  b.load(offsetof(struct seccomp_data, arch));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+  b.ret(kKill);
+  b.load(kNr);
+  b.jump(BPF_JMP | BPF_JGE | BPF_K, kX32Bit, 0, 1);
+  b.ret(kKill);
+
+  // Refused with errors a program understands.
+  b.on(SYS_clone3, errno_ret(ENOSYS));  // flags in memory the filter cannot read: glibc falls back to clone
+  for (long n : {SYS_fork, SYS_vfork, SYS_tkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo, SYS_pidfd_open,
+                 SYS_pidfd_send_signal, SYS_pidfd_getfd, SYS_setrlimit, SYS_ptrace, SYS_process_vm_readv,
+                 SYS_process_vm_writev, SYS_unshare, SYS_setns, SYS_mount, SYS_symlink, SYS_symlinkat, SYS_link,
+                 SYS_linkat, SYS_mknod, SYS_mknodat, SYS_setsid, SYS_setpgid})
+    b.on(n, errno_ret(EPERM));
+  for (long n : {SYS_socket, SYS_socketpair}) b.on(n, errno_ret(EACCES));
+
+  // clone: a thread (CLONE_THREAD), in no new namespace.
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 6);
+  b.load(arg_lo(0));
+  b.jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 2);
+  b.jump(BPF_JMP | BPF_JSET | BPF_K, kNewNamespaces, 1, 0);
+  b.ret(kAllow);
+  b.ret(errno_ret(EPERM));
+  b.load(kNr);  // (never reached: both branches above return)
+
+  // kill: itself, 0 (its group) or its own group; the pid is an int, so 32 bits decide.
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 0, 6);
+  b.load(arg_lo(0));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(self), 3, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 2, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(-self), 1, 0);
+  b.ret(errno_ret(EPERM));
+  b.ret(kAllow);
+
+  // tgkill: a thread of its own thread group.
+  b.load(kNr);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 4);
+  b.load(arg_lo(0));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(self), 1, 0);
+  b.ret(errno_ret(EPERM));
+  b.ret(kAllow);
+
+  // prlimit64: reading (new_limit == NULL) only.
+  b.load(kNr);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_prlimit64, 0, 6);
+  b.load(arg_lo(2));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+  b.load(arg_hi(2));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+  b.ret(errno_ret(EPERM));
+  b.ret(kAllow);
+
+  // ioctl: anything but pushing input into a terminal (it has none, after setsid).
+  b.load(kNr);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+  b.load(arg_lo(1));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTiocsti, 2, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTioclinux, 1, 0);
+  b.ret(kAllow);
+  b.ret(errno_ret(EPERM));
+
+  // prctl: naming threads and reading its own settings.
+  b.load(kNr);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 5);
+  b.load(arg_lo(0));
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_NAME, 2, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, PR_GET_NAME, 1, 0);
+  b.ret(errno_ret(EPERM));
+  b.ret(kAllow);
+
+  b.load(kNr);
+  for (long n : kAllowed) b.on(n, kAllow);
+  b.ret(errno_ret(ENOSYS));
+  return b.p;
+}
+
+#else
+
+bool seccomp_policy_available() { return false; }
+std::vector<sock_filter> seccomp_policy(pid_t) { return {}; }
+
+#endif
+
+}  // namespace trex::oreval

@@ -1,0 +1,30 @@
+// The seccomp filter of the sandbox: default deny, with an allow-list of the system calls that
+// the interpreter, numpy and trex's module need.
+//
+// Order of the checks: the architecture must be x86-64 and the x32 bit (0x40000000) clear,
+// else the process is killed; a few calls are checked on their arguments (clone makes threads
+// only; kill and tgkill reach only the program's own process and group; prlimit64 only reads;
+// ioctl never injects terminal input; prctl only names threads and reads); the allow-list;
+// everything else fails with ENOSYS (as on a kernel without the call, so libc falls back),
+// except process creation, sockets and signals elsewhere, which fail with EPERM or EACCES so
+// that the program sees a PermissionError.
+//
+// The list was derived by tracing `trex eval run --references` over Bench4Opt's reference
+// programs (strace -f, every call after the interpreter's execve), plus the calls numpy's
+// import makes; see docs/eval.md for the command.
+#pragma once
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+#include <vector>
+
+namespace trex::oreval {
+
+// True where this build has a filter (x86-64 only).
+bool seccomp_policy_available();
+
+// The filter for a child whose pid (and process-group id) is `self`.
+std::vector<sock_filter> seccomp_policy(pid_t self);
+
+}  // namespace trex::oreval

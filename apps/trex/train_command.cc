@@ -6,16 +6,24 @@
 // MFU needs the machine's fp32 peak: from --hw (a hardware description such as `trex hw probe`
 // writes), else measured once by the probe and cached in $XDG_CACHE_HOME/trex (or
 // ~/.cache/trex) per thread count, so later runs start at once.
+//
+// Under mpirun (`mpirun -n 4 trex train --config FILE`) every rank runs this command: the layout
+// comes from [parallel] or --dp/--ep/--etp (docs/dist.md), each rank's threads default to the
+// machine's CPUs / the job's ranks on it, and rank 0 prints and writes the run directory.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
 
 #include "commands.h"
 #include "trex/core/hw_description.h"
 #include "trex/core/hw_probe.h"
 #include "trex/core/thread_pool.h"
+#include "trex/dist/context.h"
+#include "trex/dist/session.h"
 #include "trex/train/checkpoint.h"
 #include "trex/train/config.h"
 #include "trex/train/trainer.h"
@@ -37,6 +45,7 @@ struct TrainArgs {
   std::string trace;
   std::string hw;
   int threads = 0;
+  int dp = 0, ep = 0, etp = 0;
 };
 
 std::string cache_dir() {
@@ -73,7 +82,25 @@ std::pair<double, std::string> machine_peak(const std::string& hw_file, int thre
   return {d.peak.flops_fp32.value, cached.empty() ? "probe" : cached + " (probed now)"};
 }
 
+int run_train(const TrainArgs& args, dist::Session& session);
+
 int run_train(const TrainArgs& args) {
+  // Threads per rank: the CPUs shared by this machine's ranks, unless the user chose.
+  if (args.threads == 0 && dist::Session::launched() && !std::getenv("TREX_THREADS")) {
+    int cpus = int(std::thread::hardware_concurrency());
+    setenv("TREX_THREADS", std::to_string(std::max(1, cpus / dist::Session::local_ranks())).c_str(), 1);
+  }
+  dist::Session session;
+  if (session.world() == 1) return run_train(args, session);
+  // Several ranks: an error on one must end them all (the others would wait for it forever).
+  try {
+    return run_train(args, session);
+  } catch (const std::exception& e) {
+    session.abort(e.what(), dynamic_cast<const InputError*>(&e) ? kUsageExitCode : 1);
+  }
+}
+
+int run_train(const TrainArgs& args, dist::Session& session) {
   if (args.threads < 0) throw InputError::field("--threads", "must be >= 0");
   if (args.steps < 0) throw InputError::field("--steps", "must be >= 1");
   if (args.threads > 0) setenv("TREX_THREADS", std::to_string(args.threads).c_str(), 1);
@@ -89,8 +116,26 @@ int run_train(const TrainArgs& args) {
   train::TrainConfig config = train::load_train_config(config_path);
   if (out.empty()) out = "runs/" + fs::path(config_path).stem().string();
 
+  // The layout, checked before any work; the flags override [parallel].
+  dist::LayoutRequest request;
+  request.dp = args.dp ? args.dp : config.dp;
+  request.ep = args.ep ? args.ep : config.ep;
+  request.etp = args.etp ? args.etp : config.etp;
+  if (args.dp) request.dp_field = "--dp";
+  if (args.ep) request.ep_field = "--ep";
+  if (args.etp) request.etp_field = "--etp";
+  for (auto* f : {&request.dp_field, &request.ep_field, &request.etp_field, &request.micro_batches_field})
+    if (f->rfind("--", 0) != 0) *f = config_path + ": " + *f;
+  if (config.dist_timeout_s > 0) session.set_timeout(config.dist_timeout_s);
+  dist::Context context(session, request, config.model, config.micro_batches);
+
   int threads = core::default_thread_pool().num_threads();
-  auto [peak, peak_source] = machine_peak(args.hw, threads);
+  // Every rank measures the same peak; under mpirun the probe would contend, so rank 0's
+  // cached or given figure is used when there is one and the probe runs on rank 0 alone.
+  double peak = 0;
+  std::string peak_source;
+  if (session.world() == 1 || context.rank() == 0) std::tie(peak, peak_source) = machine_peak(args.hw, threads);
+  context.world().barrier("start");
 
   train::TrainOptions o;
   o.out_dir = out;
@@ -98,8 +143,9 @@ int run_train(const TrainArgs& args) {
   o.stop_after = args.stop_after;
   o.resume = args.resume;
   o.trace_path = args.trace;
-  o.peak_flops = peak;
+  o.peak_flops = peak * session.world();  // the ranks share this machine, threads each
   o.peak_source = peak_source;
+  o.dist = &context;
   train::TrainResult r;
   try {
     r = train::run_training(config, o);
@@ -108,6 +154,7 @@ int run_train(const TrainArgs& args) {
     return 1;
   }
 
+  if (context.rank() != 0) return 0;
   double first = 0, last = 0;
   for (size_t i = 0; i < r.losses.size(); ++i)
     if (!r.skipped[i]) {
@@ -137,8 +184,12 @@ void add_train_command(CLI::App& app, Action* action) {
   cmd->add_option("--resume", args->resume, "Continue bit for bit from a checkpoint or the newest one of a run directory");
   cmd->add_option("--trace", args->trace, "Also write the per-operator Chrome trace JSON here");
   cmd->add_option("--hw", args->hw, "Hardware description with the fp32 peak for MFU (default: probe once, cached)");
-  cmd->add_option("--threads", args->threads, "Compute threads (default: TREX_THREADS or all CPUs)");
-  cmd->footer("Config keys, data formats, checkpoint layout and metrics: docs/train.md.");
+  cmd->add_option("--threads", args->threads,
+                  "Compute threads per rank (default: TREX_THREADS, else all CPUs / ranks on this machine)");
+  cmd->add_option("--dp", args->dp, "Under mpirun: expert-data-parallel size (default world / (ep x etp))");
+  cmd->add_option("--ep", args->ep, "Under mpirun: expert-parallel size, dividing the routed experts (default 1)");
+  cmd->add_option("--etp", args->etp, "Under mpirun: expert-tensor-parallel size (default 1)");
+  cmd->footer("Config keys, data formats, checkpoint layout and metrics: docs/train.md; mpirun: docs/dist.md.");
   cmd->callback([args, action] { *action = [args] { return run_train(*args); }; });
 }
 

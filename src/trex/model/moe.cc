@@ -106,6 +106,17 @@ struct MoeLayer::State {
   std::vector<float> sg, su, sh; // [shared, T, f]
   MoeScratch own;                // scratch when the caller passes none
 
+  // Expert parallelism (ex != nullptr with ranks() > 1). The expert side (xs, wperm, g, u, h
+  // and the GEMMs) then holds the rows received from every peer, grouped by local expert.
+  ExpertExchange* ex = nullptr;
+  int e0 = 0, El = 0;                 // first local expert, local experts
+  std::vector<int64_t> erows;        // [El] rows per local expert on the expert side
+  std::vector<int64_t> recv_cnt;     // [peers, El] rows from each source for each local expert
+  std::vector<int64_t> send_rows, recv_rows;  // [peers]
+  std::vector<int64_t> perm;         // expert-side row -> row of the received (source-major) buffer
+  std::vector<float> sendbuf, recvbuf;  // packed rows in flight
+  std::vector<float> src_grads;      // [peers, El, 3 f d]
+
   template <class V>
   static void fit(V& v, size_t n) {
     if (v.size() < n) v.resize(n);
@@ -132,6 +143,7 @@ MoeLayer::MoeLayer(const ModelConfig& c, bool hash) : s_(std::make_unique<State>
   if (hash) s.tid2eid = build_tid2eid(c.vocab, s.E, s.K, uint64_t(c.ffn.hash_seed));
   s.rows.assign(size_t(s.E), 0);
   s.load.assign(size_t(s.E), 0);
+  s.El = s.E;
 }
 
 MoeLayer::~MoeLayer() = default;
@@ -149,6 +161,27 @@ const std::vector<float>& MoeLayer::bias() const { return s_->bias; }
 std::vector<int32_t>& MoeLayer::tid2eid() { return s_->tid2eid; }
 const std::vector<int32_t>& MoeLayer::tid2eid() const { return s_->tid2eid; }
 
+void MoeLayer::set_exchange(ExpertExchange* ex) {
+  State& s = *s_;
+  if (ex != nullptr && ex->ranks() > 1) {
+    if (s.E % ex->ranks() != 0)
+      throw std::invalid_argument("MoeLayer::set_exchange: experts not divisible by the group's ranks");
+    s.ex = ex;
+    s.El = s.E / ex->ranks();
+    s.e0 = ex->rank() * s.El;
+    s.src_grads.assign(size_t(ex->ranks()) * size_t(s.El) * 3 * size_t(s.f * s.d), 0.f);
+  } else {
+    s.ex = nullptr;
+    s.El = s.E;
+    s.e0 = 0;
+    s.src_grads.clear();
+  }
+}
+int MoeLayer::first_local_expert() const { return s_->e0; }
+int MoeLayer::local_experts() const { return s_->El; }
+std::span<const float> MoeLayer::source_grads() const { return s_->src_grads; }
+void MoeLayer::zero_source_grads() { std::fill(s_->src_grads.begin(), s_->src_grads.end(), 0.f); }
+
 void MoeLayer::update_bias(float rate) { update_bias(rate, s_->load); }
 
 void MoeLayer::update_bias(float rate, std::span<const int64_t> load) {
@@ -164,12 +197,24 @@ void MoeLayer::update_bias(float rate, std::span<const int64_t> load) {
   }
 }
 
+namespace {
+
+// Sums of consecutive blocks of `per` counts: out[p] = sum of counts[p per .. (p + 1) per).
+std::vector<int64_t> block_sums(const std::vector<int64_t>& counts, int64_t per) {
+  std::vector<int64_t> out(counts.size() / size_t(per), 0);
+  for (size_t i = 0; i < counts.size(); ++i) out[i / size_t(per)] += counts[i];
+  return out;
+}
+
+}  // namespace
+
 void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out,
                        MoeScratch* scratch) {
   State& s = *s_;
   MoeScratch& w = scratch ? *scratch : s.own;
   const int64_t d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
   core::ThreadPool& pool = core::default_thread_pool();
+  const bool ep = s.ex != nullptr;
   s.T = T;
   State::fit(s.x, size_t(T * d));
   State::fit(s.logits, size_t(T * E));
@@ -180,24 +225,21 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   State::fit(s.slot_token, size_t(TK));
   State::fit(s.wperm, size_t(TK));
   State::fit(s.xs, size_t(TK * d));
-  State::fit(s.g, size_t(TK * f));
-  State::fit(s.u, size_t(TK * f));
-  State::fit(s.h, size_t(TK * f));
   State::fit(w.ye, size_t(TK * d));
   State::fit(s.sg, size_t(s.shared * T * f));
   State::fit(s.su, size_t(s.shared * T * f));
   State::fit(s.sh, size_t(s.shared * T * f));
-  if (T == 0) return;
-  std::memcpy(s.x.data(), x, sizeof(float) * size_t(T * d));
+  if (T == 0 && !ep) return;
+  if (T > 0) std::memcpy(s.x.data(), x, sizeof(float) * size_t(T * d));
 
   // One token (decoding): each weight is read once by a matrix-vector product; a GEMM with one
   // row would pack every weight into panels first, which costs more than the product.
-  const bool one = T == 1;
+  const bool one = T == 1 && !ep;
   {
     TREX_TRACE(kGemm, "moe.gate");
     if (one)
       matvec(p.gate, x, E, d, s.logits.data());
-    else
+    else if (T > 0)
       sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
   }
   {
@@ -242,11 +284,102 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       s.wperm[size_t(r)] = s.w[size_t(i)];
     }
     s.load = s.rows;
-    pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r)
-        std::memcpy(&s.xs[size_t(r * d)], x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
-    });
+    if (ep) {
+      // Each dispatched row travels with its routing weight: [x | w], d + 1 floats.
+      State::fit(s.sendbuf, size_t(TK * (d + 1)));
+      pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          float* row = &s.sendbuf[size_t(r * (d + 1))];
+          std::memcpy(row, x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+          row[d] = s.wperm[size_t(r)];
+        }
+      });
+    } else {
+      pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r)
+          std::memcpy(&s.xs[size_t(r * d)], x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+      });
+      s.erows = s.rows;
+    }
   }
+  // Shared experts write out first; the routed outputs are added on top.
+  auto shared_forward = [&] {
+    for (int j = 0; j < s.shared && T > 0; ++j) {
+      float* sg = &s.sg[size_t(j * T * f)];
+      float* su = &s.su[size_t(j * T * f)];
+      float* sh = &s.sh[size_t(j * T * f)];
+      {
+        TREX_TRACE(kGemm, "moe.shared.w1w3");
+        if (one) {
+          matvec(p.shared_w1[size_t(j)], x, f, d, sg);
+          matvec(p.shared_w3[size_t(j)], x, f, d, su);
+        } else {
+          sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
+          sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
+        }
+      }
+      {
+        TREX_TRACE(kElementwise, "moe.shared.swiglu");
+        kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
+      }
+      TREX_TRACE(kGemm, "moe.shared.w2");
+      if (one && j == 0) {
+        matvec(p.shared_w2[size_t(j)], sh, d, f, out);
+      } else if (one) {
+        std::vector<float> tmp(static_cast<size_t>(d));
+        matvec(p.shared_w2[size_t(j)], sh, d, f, tmp.data());
+        for (int64_t i = 0; i < d; ++i) out[i] += tmp[size_t(i)];
+      } else {
+        sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
+      }
+    }
+  };
+  int64_t R = TK;  // rows on the expert side
+  if (ep) {
+    TREX_TRACE(kMoeDispatch, "moe.dispatch.exchange");
+    const int P = s.ex->ranks();
+    const int64_t El = s.El;
+    s.recv_cnt.assign(size_t(E), 0);
+    s.ex->exchange_counts(s.rows.data(), s.recv_cnt.data(), int(El));
+    s.send_rows = block_sums(s.rows, El);
+    s.recv_rows = block_sums(s.recv_cnt, El);
+    R = 0;
+    for (int64_t n : s.recv_rows) R += n;
+    State::fit(s.recvbuf, size_t(R * (d + 1)));
+    s.ex->start_rows(s.sendbuf.data(), s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d + 1);
+    shared_forward();  // overlaps the transfer
+    s.ex->finish_rows();
+    // Regroup the source-major rows by local expert (sources in peer order inside an expert).
+    s.erows.assign(size_t(El), 0);
+    for (int src = 0; src < P; ++src)
+      for (int64_t j = 0; j < El; ++j) s.erows[size_t(j)] += s.recv_cnt[size_t(src * El + j)];
+    s.perm.resize(size_t(R));
+    std::vector<int64_t> next(size_t(El), 0);
+    for (int64_t j = 1; j < El; ++j) next[size_t(j)] = next[size_t(j - 1)] + s.erows[size_t(j - 1)];
+    int64_t src_row = 0;
+    for (int src = 0; src < P; ++src)
+      for (int64_t j = 0; j < El; ++j)
+        for (int64_t i = 0; i < s.recv_cnt[size_t(src * El + j)]; ++i) s.perm[size_t(next[size_t(j)]++)] = src_row++;
+    State::fit(s.xs, size_t(R * d));
+    State::fit(s.wperm, size_t(R));
+    for (int64_t r = 0; r < R; ++r) {
+      const float* row = &s.recvbuf[size_t(s.perm[size_t(r)] * (d + 1))];
+      std::memcpy(&s.xs[size_t(r * d)], row, sizeof(float) * size_t(d));
+      s.wperm[size_t(r)] = row[d];
+    }
+  }
+  State::fit(s.g, size_t(R * f));
+  State::fit(s.u, size_t(R * f));
+  State::fit(s.h, size_t(R * f));
+  // Expert outputs: straight into w.ye (dispatch order) here, or into recvbuf to be sent back.
+  State::fit(w.ye, size_t(R * d));
+  float* ye = w.ye.data();
+  std::vector<float> yr;
+  if (ep) {
+    yr.resize(size_t(R * d));
+    ye = yr.data();
+  }
+  const int e0 = s.e0;
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3");
     if (one) {
@@ -256,60 +389,42 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
         matvec(p.w3[size_t(s.sel[size_t(k)])], x, f, d, &s.u[size_t(r * f)]);
       }
     } else {
-      for_each_expert(pool, s.rows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
+      for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
         const float* xe = &s.xs[size_t(r0 * d)];
-        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w1[size_t(e)], d, 0.f, &s.g[size_t(r0 * f)], f, go);
-        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w3[size_t(e)], d, 0.f, &s.u[size_t(r0 * f)], f, go);
+        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w1[size_t(e0 + e)], d, 0.f, &s.g[size_t(r0 * f)], f, go);
+        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w3[size_t(e0 + e)], d, 0.f, &s.u[size_t(r0 * f)], f, go);
       });
     }
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu");
-    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), TK, f, s.limit);
+    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), R, f, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2");
     if (one)
       for (int64_t k = 0; k < K; ++k) {
         int64_t r = s.slot[size_t(k)];
-        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &w.ye[size_t(r * d)]);
+        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &ye[size_t(r * d)]);
       }
     else
-      for_each_expert(pool, s.rows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
-        sgemm(Trans::kNo, Trans::kYes, n, d, f, 1.f, &s.h[size_t(r0 * f)], f, p.w2[size_t(e)], f, 0.f,
-              &w.ye[size_t(r0 * d)], d, go);
+      for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
+        sgemm(Trans::kNo, Trans::kYes, n, d, f, 1.f, &s.h[size_t(r0 * f)], f, p.w2[size_t(e0 + e)], f, 0.f,
+              &ye[size_t(r0 * d)], d, go);
       });
   }
-  // Shared experts write out first; the routed outputs are added on top.
-  for (int j = 0; j < s.shared; ++j) {
-    float* sg = &s.sg[size_t(j * T * f)];
-    float* su = &s.su[size_t(j * T * f)];
-    float* sh = &s.sh[size_t(j * T * f)];
-    {
-      TREX_TRACE(kGemm, "moe.shared.w1w3");
-      if (one) {
-        matvec(p.shared_w1[size_t(j)], x, f, d, sg);
-        matvec(p.shared_w3[size_t(j)], x, f, d, su);
-      } else {
-        sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
-        sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
-      }
-    }
-    {
-      TREX_TRACE(kElementwise, "moe.shared.swiglu");
-      kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
-    }
-    TREX_TRACE(kGemm, "moe.shared.w2");
-    if (one && j == 0) {
-      matvec(p.shared_w2[size_t(j)], sh, d, f, out);
-    } else if (one) {
-      std::vector<float> tmp(static_cast<size_t>(d));
-      matvec(p.shared_w2[size_t(j)], sh, d, f, tmp.data());
-      for (int64_t i = 0; i < d; ++i) out[i] += tmp[size_t(i)];
-    } else {
-      sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
-    }
+  if (ep) {
+    TREX_TRACE(kMoeDispatch, "moe.combine.exchange");
+    State::fit(s.recvbuf, size_t(R * d));
+    for (int64_t r = 0; r < R; ++r)
+      std::memcpy(&s.recvbuf[size_t(s.perm[size_t(r)] * d)], &yr[size_t(r * d)], sizeof(float) * size_t(d));
+    State::fit(w.ye, size_t(TK * d));
+    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), w.ye.data(), s.send_rows.data(), d);
+    s.ex->finish_rows();
+  } else {
+    shared_forward();
   }
+  if (T == 0) return;
   TREX_TRACE(kMoeDispatch, "moe.combine");
   bool first = s.shared == 0;
   pool.parallel_for(0, T, 16, [&](int64_t lo, int64_t hi) {
@@ -330,68 +445,131 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
   MoeScratch& w = scratch ? *scratch : s.own;
   const int64_t T = s.T, d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
   core::ThreadPool& pool = core::default_thread_pool();
-  State::fit(w.dye, size_t(TK * d));
-  State::fit(w.dh, size_t(TK * f));
-  State::fit(w.dg, size_t(TK * f));
-  State::fit(w.du, size_t(TK * f));
-  State::fit(w.dw, size_t(TK));
-  State::fit(w.dxs, size_t(TK * d));
+  const bool ep = s.ex != nullptr;
+  int64_t R = TK;
+  if (ep) {
+    R = 0;
+    for (int64_t n : s.recv_rows) R += n;
+  }
+  State::fit(w.dye, size_t(std::max(TK, R) * d));
+  State::fit(w.dh, size_t(R * f));
+  State::fit(w.dg, size_t(R * f));
+  State::fit(w.du, size_t(R * f));
+  State::fit(w.dw, size_t(std::max(TK, R)));
+  State::fit(w.dxs, size_t(std::max(TK, R) * d));
   State::fit(w.dl, size_t(T * E));
   State::fit(w.sdh, size_t(T * f));
   State::fit(w.sdg, size_t(T * f));
   State::fit(w.sdu, size_t(T * f));
-  if (T == 0) return;
+  if (T == 0 && !ep) return;
   const float* x = s.x.data();
+
+  // Shared experts: dx starts as their input gradient.
+  auto shared_backward = [&] {
+    if (T == 0) return;
+    if (s.shared == 0) std::memset(dx, 0, sizeof(float) * size_t(T * d));
+    for (int j = 0; j < s.shared; ++j) {
+      const float* sg = &s.sg[size_t(j * T * f)];
+      const float* su = &s.su[size_t(j * T * f)];
+      const float* sh = &s.sh[size_t(j * T * f)];
+      TREX_TRACE(kGemm, "moe.shared.bwd");
+      sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f);
+      sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);
+      kernels::swiglu_backward<float>(sg, su, nullptr, w.sdh.data(), w.sdg.data(), w.sdu.data(), nullptr, T, f,
+                                      s.limit);
+      sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
+      sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
+      sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
+      sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
+    }
+  };
 
   {
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad");
+    float* dst = ep ? w.dxs.data() : w.dye.data();  // ep: staged, then sent to the owners
     pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r)
-        std::memcpy(&w.dye[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+        std::memcpy(&dst[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
     });
   }
+  if (ep) {
+    TREX_TRACE(kMoeDispatch, "moe.dispatch_grad.exchange");
+    State::fit(s.recvbuf, size_t(R * d));
+    s.ex->start_rows(w.dxs.data(), s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d);
+    shared_backward();  // overlaps the transfer
+    s.ex->finish_rows();
+    for (int64_t r = 0; r < R; ++r)
+      std::memcpy(&w.dye[size_t(r * d)], &s.recvbuf[size_t(s.perm[size_t(r)] * d)], sizeof(float) * size_t(d));
+  }
+
+  // The weight gradients of local expert e from its rows [r0, r0 + n): one block here; with an
+  // exchange, one block per source peer, each into that source's gradient.
+  const int e0 = s.e0;
+  const int64_t El = s.El, fd = f * d;
+  auto for_each_source = [&](int64_t e, int64_t r0, const auto& fn) {
+    if (!ep) {
+      fn(r0, s.erows[size_t(e)], g.w1[size_t(e)], g.w2[size_t(e)], g.w3[size_t(e)]);
+      return;
+    }
+    for (int src = 0; src < s.ex->ranks(); ++src) {
+      int64_t nb = s.recv_cnt[size_t(src * El + e)];
+      float* base = &s.src_grads[size_t((src * El + e) * 3 * fd)];
+      if (nb > 0) fn(r0, nb, base, base + fd, base + 2 * fd);
+      r0 += nb;
+    }
+  };
   {
     TREX_TRACE(kGemm, "moe.experts.w2.bwd");
-    for_each_expert(pool, s.rows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
+    for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
       const float* dye = &w.dye[size_t(r0 * d)];
-      sgemm(Trans::kNo, Trans::kNo, n, f, d, 1.f, dye, d, p.w2[size_t(e)], f, 0.f, &w.dh[size_t(r0 * f)], f, go);
-      sgemm(Trans::kYes, Trans::kNo, d, f, n, 1.f, dye, d, &s.h[size_t(r0 * f)], f, 1.f, g.w2[size_t(e)], f, go);
+      sgemm(Trans::kNo, Trans::kNo, n, f, d, 1.f, dye, d, p.w2[size_t(e0 + e)], f, 0.f, &w.dh[size_t(r0 * f)], f, go);
+      for_each_source(e, r0, [&](int64_t b0, int64_t nb, float*, float* gw2, float*) {
+        sgemm(Trans::kYes, Trans::kNo, d, f, nb, 1.f, &w.dye[size_t(b0 * d)], d, &s.h[size_t(b0 * f)], f, 1.f, gw2, f,
+              go);
+      });
     });
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu.bwd");
     kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), w.dh.data(), w.dg.data(), w.du.data(),
-                             w.dw.data(), TK, f, s.limit);
+                             w.dw.data(), R, f, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3.bwd");
-    for_each_expert(pool, s.rows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
+    for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
       const float* dg = &w.dg[size_t(r0 * f)];
       const float* du = &w.du[size_t(r0 * f)];
-      const float* xe = &s.xs[size_t(r0 * d)];
       float* dxe = &w.dxs[size_t(r0 * d)];
-      sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, dg, f, xe, d, 1.f, g.w1[size_t(e)], d, go);
-      sgemm(Trans::kYes, Trans::kNo, f, d, n, 1.f, du, f, xe, d, 1.f, g.w3[size_t(e)], d, go);
-      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, dg, f, p.w1[size_t(e)], d, 0.f, dxe, d, go);
-      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, du, f, p.w3[size_t(e)], d, 1.f, dxe, d, go);
+      for_each_source(e, r0, [&](int64_t b0, int64_t nb, float* gw1, float*, float* gw3) {
+        const float* xe = &s.xs[size_t(b0 * d)];
+        sgemm(Trans::kYes, Trans::kNo, f, d, nb, 1.f, &w.dg[size_t(b0 * f)], f, xe, d, 1.f, gw1, d, go);
+        sgemm(Trans::kYes, Trans::kNo, f, d, nb, 1.f, &w.du[size_t(b0 * f)], f, xe, d, 1.f, gw3, d, go);
+      });
+      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, dg, f, p.w1[size_t(e0 + e)], d, 0.f, dxe, d, go);
+      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, du, f, p.w3[size_t(e0 + e)], d, 1.f, dxe, d, go);
     });
   }
-  // Shared experts: dx starts as their input gradient.
-  if (s.shared == 0) std::memset(dx, 0, sizeof(float) * size_t(T * d));
-  for (int j = 0; j < s.shared; ++j) {
-    const float* sg = &s.sg[size_t(j * T * f)];
-    const float* su = &s.su[size_t(j * T * f)];
-    const float* sh = &s.sh[size_t(j * T * f)];
-    TREX_TRACE(kGemm, "moe.shared.bwd");
-    sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f);
-    sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);
-    kernels::swiglu_backward<float>(sg, su, nullptr, w.sdh.data(), w.sdg.data(), w.sdu.data(), nullptr, T, f,
-                                    s.limit);
-    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
-    sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
-    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
-    sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
+  if (ep) {
+    // Back to the sources: each row's input gradient with its routing-weight gradient.
+    TREX_TRACE(kMoeDispatch, "moe.combine_grad.exchange");
+    State::fit(s.recvbuf, size_t(R * (d + 1)));
+    for (int64_t r = 0; r < R; ++r) {
+      float* row = &s.recvbuf[size_t(s.perm[size_t(r)] * (d + 1))];
+      std::memcpy(row, &w.dxs[size_t(r * d)], sizeof(float) * size_t(d));
+      row[d] = w.dw[size_t(r)];
+    }
+    State::fit(s.sendbuf, size_t(TK * (d + 1)));
+    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), s.sendbuf.data(), s.send_rows.data(), d + 1);
+    s.ex->finish_rows();
+    for (int64_t r = 0; r < TK; ++r) {
+      const float* row = &s.sendbuf[size_t(r * (d + 1))];
+      std::memcpy(&w.dxs[size_t(r * d)], row, sizeof(float) * size_t(d));
+      w.dw[size_t(r)] = row[d];
+    }
+  } else {
+    shared_backward();
   }
+  if (T == 0) return;
   {
     TREX_TRACE(kMoeDispatch, "moe.combine_grad");
     // Routing-weight gradient through w_k = gamma s_k / S, then through s = sqrt(softplus(l)):

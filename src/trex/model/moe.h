@@ -18,6 +18,15 @@
 // a splitmix64 stream with state (uint64(hash_seed) << 32) ^ token, drawing expert = next() % E
 // and skipping experts already drawn, until K distinct experts are chosen.
 //
+// Expert parallelism (set_exchange): the routed experts are split over the peers of an
+// ExpertExchange group; the dispatched rows travel to their expert's owner (counts first, then
+// the rows with their routing weights), are computed there, and come back before the combine;
+// backward mirrors it. The shared experts run while the dispatch is in flight. A row's result
+// does not depend on which rows share its GEMM (gemm.h), so each token's output and input
+// gradient are bit for bit those of the unsplit layer. The owner's expert weight gradients are
+// kept per source peer (source_grads), each computed from that peer's rows alone, so a caller
+// can add them in the same order the unsplit layer would have.
+//
 // x [T, d] is the ffn-normed layer input; out [T, d] is overwritten. The layer copies what its
 // backward needs; backward must follow the forward it belongs to. Parameter gradients are ADDED
 // into the gradient tensors. T = 1 works (a generator calls it one token at a time).
@@ -29,6 +38,7 @@
 #include <vector>
 
 #include "trex/model/config.h"
+#include "trex/model/expert_exchange.h"
 
 namespace trex::model {
 
@@ -84,6 +94,19 @@ class MoeLayer {
   void update_bias(float rate);
   // The same from a given load [E] (a step's tokens over several forwards).
   void update_bias(float rate, std::span<const int64_t> load);
+
+  // Runs the routed experts over `ex`'s group from the next forward on (nullptr: all here).
+  // REQUIRES: experts() divisible by ex->ranks(); every peer calls forward/backward in step.
+  // With ranks() > 1 the layer adds no routed-expert gradient into the MoeGrads of backward;
+  // it adds this peer's experts' gradients into source_grads() instead.
+  void set_exchange(ExpertExchange* ex);
+  // The experts this peer computes: [first_local_expert(), + local_experts()).
+  int first_local_expert() const;
+  int local_experts() const;
+  // [source peer][local expert][w1 [f, d] | w2 [d, f] | w3 [f, d]]: the gradient of this peer's
+  // experts from the rows each source peer sent (empty without an exchange of ranks() > 1).
+  std::span<const float> source_grads() const;
+  void zero_source_grads();
 
   // [vocab, K]; empty for a score-routed layer.
   std::vector<int32_t>& tid2eid();

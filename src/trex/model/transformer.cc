@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "trex/core/bf16.h"
@@ -559,6 +560,18 @@ float* Transformer::grads() { return impl_->grads.data(); }
 void Transformer::zero_grads() {
   std::fill(impl_->grads.begin(), impl_->grads.end(), 0.f);
   for (auto& l : impl_->step_load) std::fill(l.begin(), l.end(), 0);
+  for (Impl::Block& b : impl_->blocks) b.moe.zero_source_grads();
+}
+
+void Transformer::set_expert_exchange(ExpertExchange* ex) {
+  for (Impl::Block& b : impl_->blocks) b.moe.set_exchange(ex);
+}
+int Transformer::moe_layers() const { return int(impl_->blocks.size()); }
+const std::string& Transformer::moe_prefix(int i) const { return impl_->blocks.at(size_t(i)).prefix; }
+int Transformer::first_local_expert(int i) const { return impl_->blocks.at(size_t(i)).moe.first_local_expert(); }
+int Transformer::local_experts(int i) const { return impl_->blocks.at(size_t(i)).moe.local_experts(); }
+std::span<const float> Transformer::moe_source_grads(int i) const {
+  return impl_->blocks.at(size_t(i)).moe.source_grads();
 }
 
 LossStats Transformer::forward_backward(const Batch& batch, float grad_scale) {
@@ -582,9 +595,12 @@ const std::vector<std::vector<int64_t>>& Transformer::step_expert_load() const {
   return impl_->step_load;
 }
 
-void Transformer::update_routing_bias() {
+void Transformer::update_routing_bias() { update_routing_bias(impl_->step_load); }
+
+void Transformer::update_routing_bias(const std::vector<std::vector<int64_t>>& load) {
+  if (load.size() != impl_->blocks.size()) throw std::invalid_argument("update_routing_bias: one load per MoE layer");
   for (size_t b = 0; b < impl_->blocks.size(); ++b)
-    impl_->blocks[b].moe.update_bias(float(impl_->config.ffn.bias_update_rate), impl_->step_load[b]);
+    impl_->blocks[b].moe.update_bias(float(impl_->config.ffn.bias_update_rate), load[b]);
 }
 
 float* Transformer::routing_bias(int i) {

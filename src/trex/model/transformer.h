@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,6 +26,7 @@
 
 #include "trex/model/attention.h"
 #include "trex/model/config.h"
+#include "trex/model/expert_exchange.h"
 
 namespace trex::model {
 
@@ -119,6 +121,22 @@ class Transformer {
   // b_e += u * sign(mean_load - load_e) for every score-routed layer, from step_expert_load()
   // (u = config ffn.bias_update_rate).
   void update_routing_bias();
+  // The same rule from a given load per MoE layer ([layer][expert]; a parallel run passes the
+  // load summed over its ranks so every rank moves the bias alike).
+  void update_routing_bias(const std::vector<std::vector<int64_t>>& load);
+
+  // Expert parallelism: every MoE layer runs its routed experts over `ex`'s group (nullptr: all
+  // here); see MoeLayer::set_exchange. Then the routed experts' gradients do not reach grads():
+  // MoE layer i's are in moe_source_grads(i), and zero_grads() zeroes them too.
+  void set_expert_exchange(ExpertExchange* ex);
+  int moe_layers() const;
+  // The MoE layer's prefix ("layers.3.", "mtp.0."), its first local expert and count.
+  const std::string& moe_prefix(int moe_layer) const;
+  int first_local_expert(int moe_layer) const;
+  int local_experts(int moe_layer) const;
+  // [source peer][local expert][w1 | w2 | w3] (MoeLayer::source_grads).
+  std::span<const float> moe_source_grads(int moe_layer) const;
+
   // The selection bias [E] of MoE layer i (the main layers, then the MTP block), which
   // update_routing_bias() moves; nullptr for a hash-routed layer.
   float* routing_bias(int moe_layer);

@@ -71,6 +71,21 @@ TrainConfig load_train_config(const std::string& path) {
     g.finish();
   }
 
+  if (const toml::table* t = top.table("parallel")) {
+    TomlFields pl(path, *t, "parallel");
+    c.dp = int(pl.integer_or("dp", 0, 1));
+    c.ep = int(pl.integer_or("ep", 0, 1));
+    c.etp = int(pl.integer_or("etp", 0, 1));
+    c.dist_timeout_s = pl.number_or("timeout_s", 0, 1, 1e9);
+    if (pl.has("debug_stall")) {
+      std::vector<long> v = pl.integers("debug_stall", 0);
+      if (v.size() != 2) pl.fail("debug_stall", "must be [rank, step]");
+      c.dist_stall_rank = v[0];
+      c.dist_stall_step = v[1];
+    }
+    pl.finish();
+  }
+
   std::vector<const toml::table*> data = top.tables("data");
   if (data.empty()) top.fail("data", "no [[data]] source");
   for (size_t i = 0; i < data.size(); ++i) {

@@ -55,6 +55,11 @@ struct TrainConfig {
   // Debug only (tests of the guard): after the backward of these steps, one gradient
   // element is set to NaN, so the step must be skipped.
   std::vector<long> nan_at_step;
+  // [parallel] (docs/dist.md): the layout of a run under mpirun; 0 = not given.
+  int dp = 0, ep = 0, etp = 0;
+  double dist_timeout_s = 0;      // a rank waiting longer in one collective ends the run (0: default)
+  // Debug only (tests of the watchdog): rank dist_stall[0] stops at step dist_stall[1].
+  int64_t dist_stall_rank = -1, dist_stall_step = -1;
   // [[data]]
   std::vector<SourceSpec> data;
 };

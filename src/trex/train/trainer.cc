@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "trex/core/bf16.h"
+#include "trex/dist/step_reducer.h"
 #include "trex/model/accounting.h"
 #include "trex/model/transformer.h"
 #include "trex/optim/adamw.h"
@@ -93,6 +94,19 @@ double grad_norm(const float* g, int64_t n) {
   return std::sqrt((s0 + s1) + (s2 + s3));
 }
 
+// FNV-1a over the weights and every score-routed layer's bias.
+uint64_t state_fingerprint(model::Transformer& m) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const float* p, int64_t n) {
+    const unsigned char* b = reinterpret_cast<const unsigned char*>(p);
+    for (int64_t i = 0; i < n * int64_t(sizeof(float)); ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  mix(m.params(), m.layout().total);
+  for (int i = 0; i < m.moe_layers(); ++i)
+    if (const float* b = m.routing_bias(i)) mix(b, m.config().ffn.routed_experts);
+  return h;
+}
+
 std::vector<LossPoint> read_loss_points(const std::string& metrics_path) {
   std::vector<LossPoint> pts;
   std::string text;
@@ -126,6 +140,15 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     c.schedule.total = options.steps;
   }
   if (options.out_dir.empty()) throw InputError::field("--out", "must not be empty");
+  dist::Context single;
+  dist::Context& ctx = options.dist ? *options.dist : single;
+  if (!options.dist) {
+    // One process: a [parallel] section must describe one rank.
+    dist::LayoutRequest request;
+    request.dp = c.dp, request.ep = c.ep, request.etp = c.etp;
+    (void)dist::resolve_layout(request, 1, c.model, c.micro_batches);
+  }
+  const bool lead = ctx.rank() == 0;  // writes the run directory and prints
   fs::create_directories(options.out_dir);
   const std::string run_dir = options.out_dir;
 
@@ -162,7 +185,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   if (tok->vocab_size() > c.model.vocab)
     throw InputError::field("tokenizer", "vocabulary of " + std::to_string(tok->vocab_size()) +
                                              " pieces exceeds the model's vocab " + std::to_string(c.model.vocab));
-  tok->save((fs::path(run_dir) / "tokenizer.model").string());
+  if (lead) tok->save((fs::path(run_dir) / "tokenizer.model").string());
 
   Packer packer(&sources, tok.get(), c.seed, c.seq, c.rows);
   if (!ckpt.empty())
@@ -178,11 +201,13 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   std::string swap_path;
   if (c.optimizer == "swap") {
     std::string dir = c.swap_dir.empty() ? run_dir : c.swap_dir;
-    // A killed run leaves its swap file behind; in the run's own directory it is stale.
-    if (c.swap_dir.empty())
+    // A killed run leaves its swap file behind; in the run's own directory it is stale. Only
+    // rank 0 removes them, before any rank creates its own.
+    if (c.swap_dir.empty() && lead)
       for (const fs::directory_entry& e : fs::directory_iterator(run_dir))
         if (e.path().filename().string().rfind("optimizer-", 0) == 0 && e.path().extension() == ".swap")
           fs::remove(e.path());
+    ctx.world().barrier("swap file set-up");
     swap_path = (fs::path(dir) / ("optimizer-" + std::to_string(::getpid()) + ".swap")).string();
     fs::remove(swap_path);
     optim::SwapOptions so;
@@ -208,8 +233,12 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   const double flops_fwd_per_token = model::forward_flops(c.model, c.seq, with_mtp).total();
   const int64_t tokens_per_step = c.seq * c.rows * c.micro_batches;
 
+  model.set_expert_exchange(ctx.expert_exchange());
+  dist::StepReducer reducer(ctx, model);
+
   const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
-  MetricsLog metrics(metrics_path, ckpt.empty() ? -1 : start_step);
+  std::unique_ptr<MetricsLog> metrics;
+  if (lead) metrics = std::make_unique<MetricsLog>(metrics_path, ckpt.empty() ? -1 : start_step);
 
   core::trace_clear();
   core::trace_enable(true);
@@ -242,9 +271,11 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   int64_t run_tokens = 0;
 
   std::unique_ptr<ProgressBar> bar;
-  if (options.progress && stop > start_step)
+  if (options.progress && stop > start_step && lead)
     bar = std::make_unique<ProgressBar>("train", stop - start_step, ProgressBar::Mode::kAuto);
-  if (options.print)
+  if (options.print && lead && ctx.world_size() > 1)
+    std::printf("dist: %s\n", ctx.layout().describe(c.model).c_str());
+  if (options.print && lead)
     std::printf("train: %s %s, %lld params, vocab %d (tokenizer %d), seq %lld x %lld rows x %lld micro, steps %lld..%lld, %s\n",
                 c.model.name.c_str(), to_string(c.mode), static_cast<long long>(n), c.model.vocab, tok->vocab_size(),
                 static_cast<long long>(c.seq), static_cast<long long>(c.rows),
@@ -266,20 +297,24 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     m.data_s = seconds_since(t0);
 
     Clock::time_point t1 = Clock::now();
-    model.zero_grads();
-    double ce = 0;
-    for (const model::Batch& b : batches) {
+    reducer.begin_step();
+    for (int64_t j = 0; j < reducer.rounds(c.micro_batches); ++j) {
+      if (step == c.dist_stall_step && ctx.rank() == c.dist_stall_rank)
+        for (;;) ::pause();  // debug hook: see config.h
+      model.zero_grads();
+      const model::Batch& b = batches[size_t(reducer.micro_batch(j))];
       model::LossStats st = model.forward_backward(b, counted > 0 ? float(1.0 / double(counted)) : 1.0f);
-      ce += st.ce_sum;
+      reducer.add_round(st);
     }
-    m.loss = counted > 0 ? ce / double(counted) : 0.0;
+    reducer.finish_step();
+    m.loss = counted > 0 ? reducer.ce_sum() / double(counted) : 0.0;
     m.counted = counted;
+    float* g = reducer.gradient();
     if (std::find(c.nan_at_step.begin(), c.nan_at_step.end(), long(step)) != c.nan_at_step.end())
-      model.grads()[0] = std::numeric_limits<float>::quiet_NaN();  // debug hook: see config.h
+      g[0] = std::numeric_limits<float>::quiet_NaN();  // debug hook: see config.h
     m.fwd_bwd_s = seconds_since(t1);
 
     Clock::time_point t2 = Clock::now();
-    float* g = model.grads();
     {
       TREX_TRACE(kOptimizer, "grad_norm");
       m.grad_norm = grad_norm(g, n);
@@ -289,7 +324,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       m.skipped = true;
       ++consecutive_bad;
       ++skipped_total;
-      if (options.print)
+      if (options.print && lead)
         std::printf("step %lld: skipped (loss %g, grad norm %g not finite; %lld in a row)\n",
                     static_cast<long long>(step), m.loss, m.grad_norm, static_cast<long long>(consecutive_bad));
     } else {
@@ -309,7 +344,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
         TREX_TRACE(kOptimizer, "bf16_to_params");
         core::bf16_to_fp32(weights.data(), model.params(), size_t(n));
       }
-      model.update_routing_bias();
+      model.update_routing_bias(reducer.expert_load());
     }
     m.optimizer_s = seconds_since(t2);
     m.step_s = seconds_since(t0);
@@ -319,9 +354,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       m.mfu = 3.0 * flops_fwd_per_token * double(tokens_per_step) / (m.step_s * options.peak_flops);
     m.optimizer_bytes = int64_t(opt->memory().current());
     m.rss_bytes = current_rss_bytes();
-    metrics.write(m);
+    if (metrics) metrics->write(m);
 
     result.losses.push_back(m.loss);
+    if (options.fingerprints) result.fingerprints.push_back(state_fingerprint(model));
     result.skipped.push_back(m.skipped);
     result.last_step = step;
     step_times.push_back(m.step_s);
@@ -329,7 +365,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     run_time += m.step_s;
     run_tokens += tokens_per_step;
     if (bar) bar->advance();
-    if (options.print && c.log_every > 0 && (step % c.log_every == 0 || step == start_step + 1))
+    if (options.print && lead && c.log_every > 0 && (step % c.log_every == 0 || step == start_step + 1))
       std::printf("step %5lld  loss %.4f  grad_norm %.3f  lr %.2e  %.0f tok/s  MFU %.1f%%%s\n",
                   static_cast<long long>(step), m.loss, m.grad_norm, m.lr, m.tokens_per_s, 100 * m.mfu,
                   m.skipped ? "  SKIPPED" : "");
@@ -342,7 +378,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
     if (step % 25 == 0) fold_trace();
 
-    if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) {
+    if (((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) && lead) {
       TREX_TRACE(kOther, "checkpoint");
       nlohmann::json state = {
           {"format", "trex.train.checkpoint"},
@@ -382,7 +418,8 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   result.median_step_s = median(step_times);
   result.median_optimizer_s = median(opt_times);
 
-  write_file_atomic((fs::path(run_dir) / "loss.svg").string(),
+  if (lead)
+    write_file_atomic((fs::path(run_dir) / "loss.svg").string(),
                     loss_curve_svg(read_loss_points(metrics_path),
                                    c.model.name + " " + to_string(c.mode) + " (" + fs::path(c.file).filename().string() + ")"));
   opt.reset();  // removes the swap file

@@ -14,6 +14,12 @@
 //   6. routing:   update_routing_bias() from this step's expert load
 // The initial parameters are rounded to bf16 the same way before step 1.
 //
+// Parallel runs (options.dist): step 2 runs this rank's micro-batches (dist::StepReducer), the
+// gradient and the loss are summed over the ranks in micro-batch order, and the expert load
+// over the ranks; every rank then takes the same optimizer step. Each micro-batch's gradient is
+// computed alone and added into the step's gradient in order, in one process too, so the
+// losses and weights of a run do not depend on its layout.
+//
 // Determinism: with the same config, seed and thread count, a run gives the same losses and
 // weight bytes every time, and a run resumed from a checkpoint continues bit for bit (the data
 // position, the optimizer state and the routing state are all in the checkpoint; the schedule
@@ -26,6 +32,7 @@
 #include <vector>
 
 #include "trex/core/trace.h"
+#include "trex/dist/context.h"
 #include "trex/train/config.h"
 
 namespace trex::train {
@@ -41,6 +48,11 @@ struct TrainOptions {
   std::string peak_source;      // where the peak came from (printed)
   bool progress = true;         // a progress bar on stderr
   bool print = true;            // log lines and the summary on stdout
+  // A parallel run (docs/dist.md): this rank's place in it. nullptr: this process alone. Every
+  // rank calls run_training with the same config and options; rank 0 alone writes the run
+  // directory (tokenizer, metrics, checkpoints, loss curve) and prints.
+  dist::Context* dist = nullptr;
+  bool fingerprints = false;    // TrainResult::fingerprints wanted (tests)
 };
 
 struct TrainResult {
@@ -57,6 +69,9 @@ struct TrainResult {
   int vocab_used = 0;           // the tokenizer's vocabulary
   std::string checkpoint;       // the last checkpoint written
   core::TraceSummary trace;
+  // With TrainOptions::fingerprints: per step run, a 64-bit FNV-1a hash of the weights and the
+  // routing biases after the step (ranks of a parallel run compare theirs).
+  std::vector<uint64_t> fingerprints;
 };
 
 // The NaN guard stopped the run (guard.nan_limit non-finite steps in a row).

@@ -1,0 +1,156 @@
+#include "trex/dist/communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trex/dist/session.h"
+
+namespace trex::dist {
+
+struct Communicator::Handle {
+  MPI_Comm comm = MPI_COMM_NULL;
+  bool owned = false;
+  MPI_Request pending = MPI_REQUEST_NULL;
+  MPI_Datatype row_type = MPI_DATATYPE_NULL;  // `width` floats, for the exchange in flight
+  std::vector<int> scounts, sdispls, rcounts, rdispls;
+  ~Handle() {
+    if (row_type != MPI_DATATYPE_NULL) MPI_Type_free(&row_type);
+    if (owned && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+// Counts in MPI are int: large transfers go in pieces of at most this many elements.
+constexpr int64_t kPiece = int64_t(1) << 28;
+
+}  // namespace
+
+Communicator::Communicator() = default;
+Communicator::~Communicator() = default;
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+
+Communicator Communicator::world() {
+  Communicator c;
+  c.h_ = std::make_unique<Handle>();
+  c.h_->comm = MPI_COMM_WORLD;
+  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &c.size_);
+  return c;
+}
+
+Communicator Communicator::split(int color, int key) const {
+  Communicator c;
+  if (!h_) return c;
+  c.h_ = std::make_unique<Handle>();
+  check(MPI_Comm_split(h_->comm, color, key, &c.h_->comm), "MPI_Comm_split");
+  c.h_->owned = true;
+  MPI_Comm_rank(c.h_->comm, &c.rank_);
+  MPI_Comm_size(c.h_->comm, &c.size_);
+  return c;
+}
+
+void Communicator::barrier(const char* what) const {
+  if (!h_) return;
+  WatchdogScope w(what);
+  check(MPI_Barrier(h_->comm), "MPI_Barrier");
+}
+
+template <class T>
+static void allgather_pieces(MPI_Comm comm, int size, const T* send, int64_t n, T* recv, MPI_Datatype type) {
+  WatchdogScope w("allgather");
+  if (n <= kPiece) {
+    check(MPI_Allgather(send, int(n), type, recv, int(n), type, comm), "MPI_Allgather");
+    return;
+  }
+  std::vector<T> piece;
+  for (int64_t off = 0; off < n; off += kPiece) {
+    int64_t m = std::min(kPiece, n - off);
+    piece.resize(size_t(m) * size_t(size));
+    check(MPI_Allgather(send + off, int(m), type, piece.data(), int(m), type, comm), "MPI_Allgather");
+    for (int i = 0; i < size; ++i)
+      std::memcpy(recv + int64_t(i) * n + off, piece.data() + int64_t(i) * m, sizeof(T) * size_t(m));
+  }
+}
+
+void Communicator::allgather(const float* send, int64_t n, float* recv) const {
+  if (!h_) {
+    std::memcpy(recv, send, sizeof(float) * size_t(n));
+    return;
+  }
+  allgather_pieces(h_->comm, size_, send, n, recv, MPI_FLOAT);
+}
+
+void Communicator::allgather(const double* send, int64_t n, double* recv) const {
+  if (!h_) {
+    std::memcpy(recv, send, sizeof(double) * size_t(n));
+    return;
+  }
+  allgather_pieces(h_->comm, size_, send, n, recv, MPI_DOUBLE);
+}
+
+void Communicator::allreduce_sum(int64_t* data, int64_t n) const {
+  if (!h_ || n == 0) return;
+  WatchdogScope w("allreduce");
+  for (int64_t off = 0; off < n; off += kPiece)
+    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_INT64_T, MPI_SUM, h_->comm),
+          "MPI_Allreduce");
+}
+
+void Communicator::alltoall(const int64_t* send, int64_t* recv, int per) const {
+  if (!h_) {
+    std::memcpy(recv, send, sizeof(int64_t) * size_t(per));
+    return;
+  }
+  WatchdogScope w("alltoall");
+  check(MPI_Alltoall(send, per, MPI_INT64_T, recv, per, MPI_INT64_T, h_->comm), "MPI_Alltoall");
+}
+
+void Communicator::start_alltoallv(const float* send, const int64_t* send_rows, float* recv,
+                                   const int64_t* recv_rows, int64_t width) {
+  if (!h_) {
+    std::memcpy(recv, send, sizeof(float) * size_t(send_rows[0] * width));
+    return;
+  }
+  if (h_->pending != MPI_REQUEST_NULL) throw std::logic_error("Communicator: an exchange is already in flight");
+  // Counts in rows of a contiguous `width`-float type, so that int counts reach far.
+  if (h_->row_type != MPI_DATATYPE_NULL) MPI_Type_free(&h_->row_type);
+  check(MPI_Type_contiguous(int(width), MPI_FLOAT, &h_->row_type), "MPI_Type_contiguous");
+  MPI_Type_commit(&h_->row_type);
+  h_->scounts.assign(size_t(size_), 0);
+  h_->sdispls.assign(size_t(size_), 0);
+  h_->rcounts.assign(size_t(size_), 0);
+  h_->rdispls.assign(size_t(size_), 0);
+  int64_t so = 0, ro = 0;
+  for (int i = 0; i < size_; ++i) {
+    if (send_rows[i] > INT32_MAX || recv_rows[i] > INT32_MAX || so > INT32_MAX || ro > INT32_MAX)
+      throw std::runtime_error("Communicator: exchange too large for MPI's int counts");
+    h_->scounts[size_t(i)] = int(send_rows[i]);
+    h_->sdispls[size_t(i)] = int(so);
+    h_->rcounts[size_t(i)] = int(recv_rows[i]);
+    h_->rdispls[size_t(i)] = int(ro);
+    so += send_rows[i];
+    ro += recv_rows[i];
+  }
+  check(MPI_Ialltoallv(send, h_->scounts.data(), h_->sdispls.data(), h_->row_type, recv, h_->rcounts.data(),
+                       h_->rdispls.data(), h_->row_type, h_->comm, &h_->pending),
+        "MPI_Ialltoallv");
+}
+
+void Communicator::finish_alltoallv() {
+  if (!h_ || h_->pending == MPI_REQUEST_NULL) return;
+  WatchdogScope w("alltoallv");
+  check(MPI_Wait(&h_->pending, MPI_STATUS_IGNORE), "MPI_Wait");
+}
+
+}  // namespace trex::dist

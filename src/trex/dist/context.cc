@@ -1,0 +1,44 @@
+#include "trex/dist/context.h"
+
+#include "trex/dist/session.h"
+
+namespace trex::dist {
+namespace {
+
+// model::ExpertExchange over the expert-parallel group's communicator.
+class MpiExpertExchange : public model::ExpertExchange {
+ public:
+  explicit MpiExpertExchange(Communicator* comm) : comm_(comm) {}
+  int ranks() const override { return comm_->size(); }
+  int rank() const override { return comm_->rank(); }
+  void exchange_counts(const int64_t* send, int64_t* recv, int per) override { comm_->alltoall(send, recv, per); }
+  void start_rows(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
+                  int64_t width) override {
+    comm_->start_alltoallv(send, send_rows, recv, recv_rows, width);
+  }
+  void finish_rows() override { comm_->finish_alltoallv(); }
+
+ private:
+  Communicator* comm_;
+};
+
+}  // namespace
+
+Context::Context() { exchange_ = std::make_unique<MpiExpertExchange>(&ep_); }
+
+Context::Context(Session& session, const LayoutRequest& request, const model::ModelConfig& model,
+                 int64_t micro_batches)
+    : session_(&session) {
+  layout_ = resolve_layout(request, session.world(), model, micro_batches);
+  if (Session::launched()) {
+    world_ = Communicator::world();
+    const int r = world_.rank();
+    // The EP group: the ranks that share this rank's edp and etp coordinates, ordered by ep.
+    ep_ = world_.split(layout_.edp_of(r) * layout_.etp + layout_.etp_of(r), layout_.ep_of(r));
+  }
+  exchange_ = std::make_unique<MpiExpertExchange>(&ep_);
+}
+
+Context::~Context() = default;
+
+}  // namespace trex::dist

@@ -1,0 +1,35 @@
+// What an MoE layer needs from expert parallelism, without knowing how it is done (the dist part
+// implements it over MPI; the model never includes mpi.h).
+//
+// The routed experts are split in contiguous blocks over the `ranks()` peers of one expert-parallel
+// group: peer p owns experts [p E / ranks, (p + 1) E / ranks). Every peer runs the same layers in
+// the same order, so each call below is matched by the same call on every peer (collective).
+//
+// Rows travel grouped by peer: send holds send_rows[0] rows for peer 0, then send_rows[1] rows for
+// peer 1, ...; recv receives recv_rows[0] rows from peer 0, then from peer 1, .... A row is
+// `width` floats. Rows arrive bit for bit as sent.
+#pragma once
+
+#include <cstdint>
+
+namespace trex::model {
+
+class ExpertExchange {
+ public:
+  virtual ~ExpertExchange() = default;
+  virtual int ranks() const = 0;  // peers in the expert-parallel group (>= 1)
+  virtual int rank() const = 0;   // this peer's index in it
+
+  // send [ranks() * per] -> recv [ranks() * per]: block p of send goes to peer p, block p of
+  // recv came from peer p.
+  virtual void exchange_counts(const int64_t* send, int64_t* recv, int per) = 0;
+
+  // Starts sending rows as described above; the buffers must stay untouched until
+  // finish_rows(). One exchange is in flight at a time. Work done between the two calls
+  // (the shared expert) overlaps the transfer.
+  virtual void start_rows(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
+                          int64_t width) = 0;
+  virtual void finish_rows() = 0;
+};
+
+}  // namespace trex::model

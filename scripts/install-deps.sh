@@ -22,6 +22,8 @@ PACKAGES=(
   # MPI is the distributed engine (BSD-3); io_uring for the swap optimizer's slow tier (MIT);
   # SentencePiece tokenizers (Apache-2.0)
   libopenmpi-dev openmpi-bin liburing-dev libsentencepiece-dev sentencepiece
+  # SQLite for the kernel tuner's skill database (public domain)
+  libsqlite3-dev
   # Python baselines and reference implementations, run by Debian's /usr/bin/python3 only:
   # PuLP and scipy (HiGHS) for corpus baselines, networkx for the ORGEval baseline,
   # PyTorch for the eager-kernel baseline and the model cross-check

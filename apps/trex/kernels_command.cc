@@ -29,6 +29,7 @@
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/kernel_suite.h"
+#include "trex/kernels/tuning.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/error.h"
 
@@ -48,7 +49,13 @@ struct KernelsArgs {
   bool quick = false;
   std::string hw;
   double min_time = 0.3;
+  std::string tuning;  // a tuning file (`trex aura tune --out`); empty: $TREX_TUNING or none
 };
+
+// --tuning FILE makes that file the kernels' tuning (a bad file: one line, exit 2).
+void apply_tuning(const KernelsArgs& a) {
+  if (!a.tuning.empty()) kernels::use_tuning_file(a.tuning);
+}
 
 std::vector<std::string> chosen_kernels(const KernelsArgs& a) {
   const std::vector<std::string>& all = kernels::suite_kernels();
@@ -77,6 +84,7 @@ std::string fmt(const char* f, double v) {
 
 int run_check(const KernelsArgs& a) {
   if (a.seeds < 1) throw InputError::field("--seeds", "must be >= 1");
+  apply_tuning(a);
   std::vector<std::string> names = chosen_kernels(a);
   auto pool = make_pool(a.threads);
   struct Row {
@@ -297,6 +305,7 @@ std::vector<GemmVsBlas> gemm_vs_openblas(core::ThreadPool& pool, bool quick, dou
 int run_bench(const KernelsArgs& a) {
   if (a.min_time <= 0) throw InputError::field("--min-time", "must be > 0");
   std::vector<std::string> names = chosen_kernels(a);
+  apply_tuning(a);
   Roofline roof = load_roofline(a);
   auto pool = make_pool(a.threads);
   const int threads = pool->num_threads();
@@ -409,6 +418,7 @@ void add_kernels_command(CLI::App& app, Action* action) {
     sub->add_option("--kernel", args->kernels, "Only these kernels (repeatable; see `trex kernels list`)");
     sub->add_flag("--json", args->json, "Print one JSON object instead of the table");
     sub->add_option("--threads", args->threads, "Threads (default: TREX_THREADS or all CPUs)");
+    sub->add_option("--tuning", args->tuning, "Kernel tuning file (TOML, `trex aura tune --out`; default: $TREX_TUNING)");
   };
   CLI::App* check = kc->add_subcommand("check", "Run every fused kernel against its reference on small, odd shapes");
   common(check);

@@ -2,7 +2,8 @@
 // row (at most 505 KiB in fp32 for V = 129280) stays in L2 after the first pass, so memory sees
 // one read and one write of the logits instead of the ~12 whole-tensor passes of the eager chain.
 // (An online max-and-sum in one pass would cost a third exp per element, and exp, not memory, is
-// what limits this kernel on one core.)
+// what limits this kernel on one core.) The tuned vocab_tile variant does the two passes per
+// L1-sized tile with an online rescale: one extra exp per tile, not per element.
 #include "trex/kernels/cross_entropy.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <limits>
 
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/row_blocking.h"
 
 namespace trex::kernels {
 namespace {
@@ -17,29 +19,57 @@ namespace {
 using simd::ld;
 using simd::st;
 
-// log sum exp of one row: a max pass, then a sum-of-exp pass that finds the row in L2.
+// max of x[0, n) (n >= 1).
 template <class T>
-float row_lse(const T* x, int64_t vocab) {
+float span_max(const T* x, int64_t n) {
   int64_t i = 0;
-  float m = -std::numeric_limits<float>::infinity(), s = 0.f;
+  float m = -std::numeric_limits<float>::infinity();
 #ifdef TREX_ELEM_AVX2
-  if (vocab >= 8) {
+  if (n >= 8) {
     __m256 vm = simd::load8(x);
-    for (i = 8; i + 8 <= vocab; i += 8) vm = _mm256_max_ps(vm, simd::load8(x + i));
+    for (i = 8; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, simd::load8(x + i));
     alignas(32) float lm[8];
     _mm256_store_ps(lm, vm);
     for (float v : lm) m = std::max(m, v);
-    for (int64_t j = i; j < vocab; ++j) m = std::max(m, ld(x + j));
-    __m256 vmax = _mm256_set1_ps(m), vs = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= vocab; i += 8)
-      vs = _mm256_add_ps(vs, simd::exp8(_mm256_sub_ps(simd::load8(x + i), vmax)));
-    s = simd::hsum(vs);
-    for (; i < vocab; ++i) s += std::exp(ld(x + i) - m);
-    return m + std::log(s);
   }
 #endif
-  for (int64_t j = 0; j < vocab; ++j) m = std::max(m, ld(x + j));
-  for (int64_t j = 0; j < vocab; ++j) s += std::exp(ld(x + j) - m);
+  for (; i < n; ++i) m = std::max(m, ld(x + i));
+  return m;
+}
+
+// sum of exp(x - m) over x[0, n): 8 lanes, then the tail in order.
+template <class T>
+float span_sum_exp(const T* x, int64_t n, float m) {
+  int64_t i = 0;
+  float s = 0.f;
+#ifdef TREX_ELEM_AVX2
+  if (n >= 8) {
+    __m256 vmax = _mm256_set1_ps(m), vs = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) vs = _mm256_add_ps(vs, simd::exp8(_mm256_sub_ps(simd::load8(x + i), vmax)));
+    s = simd::hsum(vs);
+  }
+#endif
+  for (; i < n; ++i) s += std::exp(ld(x + i) - m);
+  return s;
+}
+
+// log sum exp of one row. tile 0 (the built-in): a max pass, then a sum-of-exp pass that finds
+// the row in L2. tile > 0: both passes per tile of that many logits (the tile stays in L1),
+// the running sum rescaled when the maximum grows (online softmax); one tile covering the row
+// gives the built-in's bits.
+template <class T>
+float row_lse(const T* x, int64_t vocab, int64_t tile) {
+  if (tile <= 0 || tile >= vocab) {
+    float m = span_max(x, vocab);
+    return m + std::log(span_sum_exp(x, vocab, m));
+  }
+  float m = -std::numeric_limits<float>::infinity(), s = 0.f;
+  for (int64_t t0 = 0; t0 < vocab; t0 += tile) {
+    const int64_t n = std::min(tile, vocab - t0);
+    const float mt = std::max(m, span_max(x + t0, n));
+    s = (s == 0.f ? 0.f : s * std::exp(m - mt)) + span_sum_exp(x + t0, n, mt);
+    m = mt;
+  }
   return m + std::log(s);
 }
 
@@ -67,8 +97,8 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
                                     core::ThreadPool* pool) {
   if (rows <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
-  int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(vocab, 1));
-  tp.parallel_for(0, rows, grain, [&](int64_t lo, int64_t hi) {
+  const RowBlocking rb = row_blocking("cross_entropy", rows, vocab);
+  tp.parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* x = logits + r * vocab;
       int32_t tgt = targets[r];
@@ -78,7 +108,7 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
           for (int64_t v = 0; v < vocab; ++v) st(dlogits + r * vocab + v, 0.f);
         continue;
       }
-      float lse = row_lse(x, vocab);
+      float lse = row_lse(x, vocab, rb.vocab_tile);
       float xt = ld(x + tgt);  // read before an in-place gradient overwrites it
       loss[r] = lse - xt;
       if (!dlogits) continue;

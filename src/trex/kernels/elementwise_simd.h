@@ -94,10 +94,12 @@ inline float hsum(__m256 v) {
 // Whether outputs of n elements of T at these pointers should be streamed: only when they are
 // much larger than the last-level cache (a consumer would not find them in cache anyway) and
 // every row of `row` elements starts on a 32-byte boundary, so the SIMD body covers each row.
+// mode is the tuned "stream" parameter: 0 by size (above), 1 never, 2 whenever aligned.
 template <class T>
-bool use_streaming(int64_t n, int64_t row, std::initializer_list<const void*> outs) {
+bool use_streaming(int64_t n, int64_t row, std::initializer_list<const void*> outs, int64_t mode = 0) {
 #ifdef TREX_ELEM_AVX2
-  if (size_t(n) * sizeof(T) < (size_t(8) << 20)) return false;
+  if (mode == 1) return false;
+  if (mode == 0 && size_t(n) * sizeof(T) < (size_t(8) << 20)) return false;
   if ((size_t(row) * sizeof(T)) % 32 != 0) return false;
   for (const void* p : outs)
     if (reinterpret_cast<uintptr_t>(p) % 32 != 0) return false;

@@ -103,7 +103,7 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
     scale_c(m, n, beta, c, ldc);
     return;
   }
-  const GemmBlocking& g = options.blocking ? *options.blocking : gemm_blocking();
+  const GemmBlocking g = options.blocking ? *options.blocking : gemm_blocking_for(m, n, k);
   if (!core::isa_supported(g.isa)) throw std::invalid_argument("sgemm: blocking ISA unsupported");
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
@@ -127,7 +127,8 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
         gemm_detail::pack_b(pr.tb, b, ldb, pc, kc, jc, nc, nr, lo, hi, b_packed);
       });
       const int64_t m_panels = (m + mr - 1) / mr;
-      if (m_panels >= 4 * int64_t(nt)) {
+      const bool by_rows = g.split == 0 ? m_panels >= 4 * int64_t(nt) : g.split == 1;
+      if (by_rows) {
         // Row blocks (at most MC rows), taken by threads in turn so that a busy core takes
         // fewer. With several threads: at least four blocks each and a multiple of the thread
         // count, so that on idle cores no thread waits long for the last block.

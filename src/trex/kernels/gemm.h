@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 
@@ -45,6 +46,7 @@ struct GemmBlocking {
   int64_t kc = 0;          // depth of one packed sliver: MR x KC of A + KC x NR of B in L1
   int64_t mc = 0;          // rows of the packed A block (MC x KC in L2), a multiple of MR
   int64_t nc = 0;          // columns of the packed B block (KC x NC in L3), a multiple of NR
+  int split = 0;           // thread split: 0 by the row count, 1 row blocks, 2 NR slivers
   CacheSizes caches;       // what it was derived from
   std::string explain() const;  // one line with the numbers and the formulas
 };
@@ -58,6 +60,15 @@ GemmBlocking derive_gemm_blocking(core::Isa isa, const CacheSizes& caches);
 // The blocking sgemm uses by default: core::best_isa() (TREX_ISA lowers it) and the sysfs caches,
 // computed once on first use.
 const GemmBlocking& gemm_blocking();
+
+// A blocking with a tuning entry's parameters (tuning.h: mc, kc, nc, split, ukernel; absent or
+// 0 keep `base`'s). ukernel re-derives the model for that micro-kernel first; mc and nc are
+// rounded down to multiples of MR and NR (at least one). Throws InputError for an illegal value.
+GemmBlocking apply_gemm_tuning(const GemmBlocking& base, const std::map<std::string, int64_t>& params);
+
+// What sgemm uses for an m x n x k call with no explicit blocking: gemm_blocking(), with the
+// active tuning's entry for kernel "gemm" and shape class shape_class({m, n, k}) applied.
+GemmBlocking gemm_blocking_for(int64_t m, int64_t n, int64_t k);
 
 struct GemmOptions {
   core::ThreadPool* pool = nullptr;         // nullptr: core::default_thread_pool()

@@ -23,6 +23,7 @@
 
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/gemm_internal.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 namespace {
@@ -95,6 +96,31 @@ GemmBlocking derive_gemm_blocking(core::Isa isa, const CacheSizes& caches) {
 const GemmBlocking& gemm_blocking() {
   static const GemmBlocking g = derive_gemm_blocking(core::best_isa(), read_cache_sizes());
   return g;
+}
+
+GemmBlocking apply_gemm_tuning(const GemmBlocking& base, const std::map<std::string, int64_t>& params) {
+  for (const auto& [name, v] : params) check_param("gemm", name, v);
+  auto get = [&](const char* name) {
+    auto it = params.find(name);
+    return it == params.end() ? int64_t(0) : it->second;
+  };
+  GemmBlocking g = base;
+  if (int64_t u = get("ukernel")) {
+    core::Isa isa = u == 3 ? core::Isa::kAvx512 : u == 2 ? core::Isa::kAvx2 : core::Isa::kScalar;
+    if (isa != base.isa) g = derive_gemm_blocking(isa, base.caches);
+  }
+  if (int64_t kc = get("kc")) g.kc = kc;
+  if (int64_t mc = get("mc")) g.mc = std::max<int64_t>(round_down(mc, g.mr), g.mr);
+  if (int64_t nc = get("nc")) g.nc = std::max<int64_t>(round_down(nc, g.nr), g.nr);
+  if (int64_t s = get("split")) g.split = int(s);
+  return g;
+}
+
+GemmBlocking gemm_blocking_for(int64_t m, int64_t n, int64_t k) {
+  const GemmBlocking& base = gemm_blocking();
+  if (!tuning_active()) return base;
+  ParamMap p = tuned_params("gemm", shape_class({m, n, k}));
+  return p.empty() ? base : apply_gemm_tuning(base, p);
 }
 
 std::string GemmBlocking::explain() const {

@@ -58,6 +58,12 @@ const std::vector<std::string>& suite_kernels();
 std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, uint32_t seed,
                                    core::ThreadPool* pool = nullptr);
 
+// The cases of one kernel at a chosen shape (the tuner's target): gemm {m, n, k}; rmsnorm.*,
+// swiglu.* and cross_entropy {rows, cols} (fp32 then bf16 where the kernel has both). Throws
+// std::invalid_argument for another kernel, a wrong number of dimensions or one below 1.
+std::vector<KernelCase> make_cases_at(const std::string& kernel, const std::vector<int64_t>& dims,
+                                      uint32_t seed, core::ThreadPool* pool = nullptr);
+
 struct CheckResult {
   bool passed = false;
   double worst = 0;          // max over outputs and elements of |fused - ref| / (tol (1 + |ref|))

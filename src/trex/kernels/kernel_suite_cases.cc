@@ -145,11 +145,14 @@ std::string dims(std::initializer_list<int64_t> d) {
 }
 
 // ---------------------------------------------------------------------------- gemm
-std::vector<KernelCase> gemm_cases(SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
-  std::vector<std::array<int64_t, 3>> shapes;
-  if (size == SuiteSize::kCheck) shapes = {{37, 29, 61}, {64, 64, 64}, {5, 300, 17}};
-  else if (size == SuiteSize::kQuick) shapes = {{256, 256, 256}};
-  else shapes = {{1024, 1024, 1024}};
+std::vector<std::array<int64_t, 3>> gemm_shapes(SuiteSize size) {
+  if (size == SuiteSize::kCheck) return {{37, 29, 61}, {64, 64, 64}, {5, 300, 17}};
+  if (size == SuiteSize::kQuick) return {{256, 256, 256}};
+  return {{1024, 1024, 1024}};
+}
+
+std::vector<KernelCase> gemm_cases(const std::vector<std::array<int64_t, 3>>& shapes, uint32_t seed,
+                                   core::ThreadPool* pool) {
   std::vector<KernelCase> out;
   for (auto [m, n, k] : shapes) {
     Builder b("gemm", "fp32", dims({m, n, k}));
@@ -173,9 +176,9 @@ std::vector<std::array<int64_t, 2>> rows_cols(SuiteSize size) {
 }
 
 template <class T>
-void rmsnorm_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* pool,
-                   std::vector<KernelCase>& out) {
-  for (auto [rows, dim] : rows_cols(size)) {
+void rmsnorm_cases(bool bwd, const std::vector<std::array<int64_t, 2>>& shapes, uint32_t seed,
+                   core::ThreadPool* pool, std::vector<KernelCase>& out) {
+  for (auto [rows, dim] : shapes) {
     Builder b(bwd ? "rmsnorm.bwd" : "rmsnorm.fwd", dtype_name<T>(), dims({rows, dim}));
     const int64_t n = rows * dim;
     const double tol = tol_of(dtype_name<T>());
@@ -196,9 +199,9 @@ void rmsnorm_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* po
 }
 
 template <class T>
-void swiglu_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* pool,
-                  std::vector<KernelCase>& out) {
-  for (auto [rows, cols] : rows_cols(size)) {
+void swiglu_cases(bool bwd, const std::vector<std::array<int64_t, 2>>& shapes, uint32_t seed,
+                  core::ThreadPool* pool, std::vector<KernelCase>& out) {
+  for (auto [rows, cols] : shapes) {
     Builder b(bwd ? "swiglu.bwd" : "swiglu.fwd", dtype_name<T>(), dims({rows, cols}));
     const int64_t n = rows * cols;
     const double tol = tol_of(dtype_name<T>());
@@ -252,11 +255,14 @@ void rope_cases(SuiteSize size, uint32_t seed, core::ThreadPool* pool, std::vect
 }
 
 // ---------------------------------------------------------------------------- cross-entropy
-std::vector<KernelCase> cross_entropy_cases(SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
-  std::vector<std::array<int64_t, 2>> shapes;
-  if (size == SuiteSize::kCheck) shapes = {{3, 7}, {17, 1000}, {5, 4097}};
-  else if (size == SuiteSize::kQuick) shapes = {{64, 8192}};
-  else shapes = {{512, 32768}};
+std::vector<std::array<int64_t, 2>> cross_entropy_shapes(SuiteSize size) {
+  if (size == SuiteSize::kCheck) return {{3, 7}, {17, 1000}, {5, 4097}};
+  if (size == SuiteSize::kQuick) return {{64, 8192}};
+  return {{512, 32768}};
+}
+
+std::vector<KernelCase> cross_entropy_cases(const std::vector<std::array<int64_t, 2>>& shapes,
+                                            uint32_t seed, core::ThreadPool* pool) {
   std::vector<KernelCase> out;
   for (auto [rows, vocab] : shapes) {
     Builder b("cross_entropy", "fp32", dims({rows, vocab}));
@@ -660,17 +666,17 @@ const std::vector<std::string>& suite_kernels() {
 std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, uint32_t seed,
                                    core::ThreadPool* pool) {
   std::vector<KernelCase> out;
-  if (kernel == "gemm") return gemm_cases(size, seed, pool);
+  if (kernel == "gemm") return gemm_cases(gemm_shapes(size), seed, pool);
   if (kernel == "rmsnorm.fwd" || kernel == "rmsnorm.bwd") {
     bool bwd = kernel == "rmsnorm.bwd";
-    rmsnorm_cases<float>(bwd, size, seed, pool, out);
-    rmsnorm_cases<bf16>(bwd, size, seed, pool, out);
+    rmsnorm_cases<float>(bwd, rows_cols(size), seed, pool, out);
+    rmsnorm_cases<bf16>(bwd, rows_cols(size), seed, pool, out);
     return out;
   }
   if (kernel == "swiglu.fwd" || kernel == "swiglu.bwd") {
     bool bwd = kernel == "swiglu.bwd";
-    swiglu_cases<float>(bwd, size, seed, pool, out);
-    swiglu_cases<bf16>(bwd, size, seed, pool, out);
+    swiglu_cases<float>(bwd, rows_cols(size), seed, pool, out);
+    swiglu_cases<bf16>(bwd, rows_cols(size), seed, pool, out);
     return out;
   }
   if (kernel == "rope.fwd") {
@@ -678,7 +684,7 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
     rope_cases<bf16>(size, seed, pool, out);
     return out;
   }
-  if (kernel == "cross_entropy") return cross_entropy_cases(size, seed, pool);
+  if (kernel == "cross_entropy") return cross_entropy_cases(cross_entropy_shapes(size), seed, pool);
   if (kernel == "kv_compress.fwd") return compressor_cases(false, size, seed, pool);
   if (kernel == "kv_compress.bwd") return compressor_cases(true, size, seed, pool);
   if (kernel == "sparse_attention.fwd" || kernel == "sparse_attention.bwd") {
@@ -697,6 +703,37 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
   if (kernel == "cast.bf16_to_fp32") return cast_cases(false, size, seed, pool);
   if (kernel == "adamw") return adamw_cases(size, seed, pool);
   throw std::invalid_argument("unknown kernel '" + kernel + "'");
+}
+
+std::vector<KernelCase> make_cases_at(const std::string& kernel, const std::vector<int64_t>& d,
+                                      uint32_t seed, core::ThreadPool* pool) {
+  std::vector<KernelCase> out;
+  auto need = [&](size_t n) {
+    if (d.size() != n) throw std::invalid_argument(kernel + ": expected " + std::to_string(n) + " dimensions");
+    for (int64_t v : d)
+      if (v < 1) throw std::invalid_argument(kernel + ": dimensions must be >= 1");
+  };
+  if (kernel == "gemm") {
+    need(3);
+    return gemm_cases({{d[0], d[1], d[2]}}, seed, pool);
+  }
+  if (kernel == "rmsnorm.fwd" || kernel == "rmsnorm.bwd") {
+    need(2);
+    rmsnorm_cases<float>(kernel == "rmsnorm.bwd", {{d[0], d[1]}}, seed, pool, out);
+    rmsnorm_cases<bf16>(kernel == "rmsnorm.bwd", {{d[0], d[1]}}, seed, pool, out);
+    return out;
+  }
+  if (kernel == "swiglu.fwd" || kernel == "swiglu.bwd") {
+    need(2);
+    swiglu_cases<float>(kernel == "swiglu.bwd", {{d[0], d[1]}}, seed, pool, out);
+    swiglu_cases<bf16>(kernel == "swiglu.bwd", {{d[0], d[1]}}, seed, pool, out);
+    return out;
+  }
+  if (kernel == "cross_entropy") {
+    need(2);
+    return cross_entropy_cases({{d[0], d[1]}}, seed, pool);
+  }
+  throw std::invalid_argument("no cases at a chosen shape for kernel '" + kernel + "'");
 }
 
 }  // namespace trex::kernels

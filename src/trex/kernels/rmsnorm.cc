@@ -10,6 +10,7 @@
 
 #include "trex/core/arena.h"
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/row_blocking.h"
 
 namespace trex::kernels {
 namespace {
@@ -21,8 +22,6 @@ using simd::st;
 
 // Rows per dw partial: fixed (never derived from the thread count) so dw is deterministic.
 constexpr int64_t kDwChunkRows = 64;
-
-int64_t row_grain(int64_t dim) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)); }
 
 // sum(x^2) of one row [dim]: two accumulators to hide the FMA latency.
 template <class T>
@@ -113,8 +112,9 @@ template <class T>
 void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim, float eps,
                      core::ThreadPool* pool) {
   if (rows <= 0 || dim <= 0) return;
-  bool nt = simd::use_streaming<T>(rows * dim, dim, {y});
-  pool_or_default(pool).parallel_for(0, rows, row_grain(dim), [&](int64_t lo, int64_t hi) {
+  const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
+  bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
+  pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       if (nt) forward_row<true>(x + r * dim, w, y + r * dim, dim, eps);
       else forward_row<false>(x + r * dim, w, y + r * dim, dim, eps);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/row_blocking.h"
 
 namespace trex::kernels {
 namespace {
@@ -18,10 +19,6 @@ using simd::st;
 #ifdef TREX_ELEM_AVX2
 using simd::exp8;
 #endif
-
-int64_t row_grain(int64_t cols) {
-  return std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1));
-}
 
 float sigmoid(float z) { return 1.f / (1.f + std::exp(-z)); }
 
@@ -101,8 +98,9 @@ template <class T>
 void swiglu_forward(const T* g, const T* u, const float* w, T* out, int64_t rows, int64_t cols,
                     float limit, core::ThreadPool* pool) {
   if (rows <= 0 || cols <= 0) return;
-  bool nt = simd::use_streaming<T>(rows * cols, cols, {out});
-  pool_or_default(pool).parallel_for(0, rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+  const RowBlocking rb = row_blocking("swiglu.fwd", rows, cols);
+  bool nt = simd::use_streaming<T>(rows * cols, cols, {out}, rb.stream);
+  pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;
       float wr = w ? w[r] : 1.f;
@@ -121,8 +119,9 @@ void swiglu_backward(const T* g, const T* u, const float* w, const T* dh, T* dg,
     if (w && dw) std::fill(dw, dw + rows, 0.f);
     return;
   }
-  bool nt = simd::use_streaming<T>(rows * cols, cols, {dg, du});
-  pool_or_default(pool).parallel_for(0, rows, row_grain(cols), [&](int64_t lo, int64_t hi) {
+  const RowBlocking rb = row_blocking("swiglu.bwd", rows, cols);
+  bool nt = simd::use_streaming<T>(rows * cols, cols, {dg, du}, rb.stream);
+  pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;
       float wr = w ? w[r] : 1.f;

@@ -1,0 +1,163 @@
+// K-Search against exhaustive measurement, on spaces small enough to measure whole.
+//
+// For each (kernel, shape): every configuration of the space is measured live (gate, then the
+// median of at least 5 calls); then the comparisons are made on that table, so every strategy
+// sees the same numbers:
+//   - the built-in configuration and the integer program's start (analytic, no search);
+//   - K-Search from the start with a budget of 15% of the space (its evaluator looks the
+//     measured table up: the search is scored against the ground truth without fresh noise);
+//   - K-Search seeded with skills from the other shapes of the same kernel (their exhaustive
+//     best, through a real skill database), same budget;
+//   - evaluations each search needed to come within 3% of the exhaustive best.
+// Finally the exhaustive top 3, the start, the built-in and both searches' picks are measured
+// again side by side (3 interleaved rounds, medians), so the headline ratios do not rest on one
+// noisy pass. Prints a Markdown table (bench/results/aura_search.md keeps a run).
+// Reproduce:  build/aura_search_bench [--threads N] [--quick]    (uptime before and after)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trex/aura/choice_ip.h"
+#include "trex/aura/hardware.h"
+#include "trex/aura/live.h"
+#include "trex/aura/search.h"
+#include "trex/aura/skills.h"
+#include "trex/aura/target.h"
+#include "trex/core/thread_pool.h"
+
+namespace {
+
+using trex::aura::Config;
+using trex::aura::Measurement;
+
+struct Space {
+  std::string kernel;
+  std::vector<int64_t> dims;
+};
+
+struct Table {
+  trex::aura::TuneTarget target;
+  std::map<Config, Measurement> m;
+  Config best;
+  double best_s = 0;
+};
+
+int evals_within(const trex::aura::SearchResult& r, double target_s) {
+  double best = 1e300;
+  for (const trex::aura::SearchNode& n : r.nodes) {
+    if (n.m.passed) best = std::min(best, n.m.seconds);
+    if (best <= target_s) return n.id + 1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 0;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+  trex::core::ThreadPool pool(threads);
+  trex::aura::AuraHardware hw = trex::aura::load_hardware("", pool.num_threads());
+  std::printf("hardware: %s, %s (%s), %d threads\n", hw.name.c_str(), hw.features().c_str(), hw.source.c_str(),
+              pool.num_threads());
+  std::vector<Space> spaces;
+  if (quick) {
+    spaces = {{"gemm", {256, 256, 256}}, {"gemm", {128, 512, 256}}, {"swiglu.fwd", {512, 1024}}};
+  } else {
+    spaces = {{"gemm", {512, 512, 512}},       {"gemm", {1024, 1024, 1024}}, {"gemm", {128, 2048, 1024}},
+              {"cross_entropy", {512, 32768}}, {"cross_entropy", {256, 65536}},
+              {"swiglu.fwd", {4096, 4096}},    {"swiglu.fwd", {1024, 8192}}};
+  }
+  const double min_time = quick ? 0.005 : 0.03;
+  std::vector<Table> tables;
+  for (const Space& sp : spaces) {
+    Table t;
+    t.target = trex::aura::make_target(sp.kernel, sp.dims, hw);
+    trex::aura::LiveEvaluator eval(t.target, &pool, min_time);
+    std::fprintf(stderr, "exhaustive %s %s: %zu configurations\n", sp.kernel.c_str(), t.target.shape_text().c_str(),
+                 t.target.size());
+    for (auto& [c, m] : trex::aura::exhaustive(t.target, eval)) t.m[c] = m;
+    t.best_s = 1e300;
+    for (const auto& [c, m] : t.m)
+      if (m.passed && m.seconds < t.best_s) {
+        t.best_s = m.seconds;
+        t.best = c;
+      }
+    tables.push_back(std::move(t));
+  }
+
+  const std::string db = (std::filesystem::temp_directory_path() / "aura_search_bench_skills.db").string();
+  std::filesystem::remove(db);
+  {
+    trex::aura::SkillStore store(db);
+    for (const Table& t : tables) {
+      trex::aura::Skill k;
+      k.kernel = t.target.kernel;
+      k.shape = t.target.shape_class;
+      k.hardware = hw.features();
+      k.config = t.best;
+      k.change = trex::aura::describe_change(trex::aura::builtin_config(t.target, hw), t.best);
+      Config b = trex::aura::builtin_config(t.target, hw);
+      k.gain = t.m.count(b) && t.m.at(b).passed ? t.m.at(b).seconds / t.best_s : 1;
+      k.evidence = "exhaustive " + t.target.shape_text();
+      store.add(k);
+    }
+  }
+  trex::aura::SkillStore store(db, true);
+
+  std::printf("\n| kernel | shape | space | built-in / best | start / best | search: budget, best / best, evals to 3%% | "
+              "with skills: best / best, evals to 3%% | re-measured: best, start, search, skills (ms) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (Table& t : tables) {
+    const trex::aura::TuneTarget& tg = t.target;
+    trex::aura::ChoiceProblem pr = trex::aura::performance_model(tg, hw);
+    trex::aura::ChoiceSolution sol = trex::aura::solve_choices(pr);
+    Config start = tg.config_at(sol.index), builtin = trex::aura::builtin_config(tg, hw);
+    trex::aura::Evaluator replay = [&](const Config& c) { return t.m.at(c); };
+    const int budget = std::max<int>(1, int(tg.size() * 15 / 100));
+    trex::aura::SearchOptions cold;
+    cold.budget = budget;
+    trex::aura::SearchResult rc = trex::aura::k_search(tg, pr, {start, "start"}, replay, cold);
+    trex::aura::SearchOptions warm = cold;
+    for (const trex::aura::Skill& k : store.nearest(tg.kernel, tg.shape_class, hw.features(), 4)) {
+      if (k.shape == tg.shape_class) continue;  // only other shapes' skills
+      warm.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
+      for (const auto& [n, v] : k.config)
+        if (builtin.count(n) && builtin.at(n) != v) warm.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
+    }
+    trex::aura::SearchResult rw = trex::aura::k_search(tg, pr, {start, "start"}, replay, warm);
+    auto pick = [&](const trex::aura::SearchResult& r) { return r.best >= 0 ? r.nodes[size_t(r.best)].config : start; };
+    auto secs = [&](const Config& c) { return t.m.count(c) && t.m.at(c).passed ? t.m.at(c).seconds : NAN; };
+    const double within = t.best_s * 1.03;
+    // Side-by-side re-measurement of the configurations the table compares.
+    std::vector<Config> again = {t.best, start, pick(rc), pick(rw), builtin};
+    std::vector<std::vector<double>> runs(again.size());
+    trex::aura::LiveEvaluator eval(tg, &pool, min_time);
+    for (int round = 0; round < 3; ++round)
+      for (size_t i = 0; i < again.size(); ++i) {
+        Measurement m = eval(again[i]);
+        runs[i].push_back(m.passed ? m.seconds : NAN);
+      }
+    auto med = [&](size_t i) {
+      std::vector<double> v = runs[i];
+      std::sort(v.begin(), v.end());
+      return v[1] * 1e3;
+    };
+    std::printf("| %s | %s | %zu | %.3f | %.3f | %d, %.3f, %d | %.3f, %d | %.3f, %.3f, %.3f, %.3f (built-in %.3f) |\n",
+                tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), secs(builtin) / t.best_s, secs(start) / t.best_s,
+                budget, secs(pick(rc)) / t.best_s, evals_within(rc, within), secs(pick(rw)) / t.best_s,
+                evals_within(rw, within), med(0), med(1), med(2), med(3), med(4));
+    std::fflush(stdout);
+  }
+  std::filesystem::remove(db);
+  return 0;
+}

@@ -1,0 +1,31 @@
+// The machine as the tuner's models see it: cache capacities, bandwidth per level, peak FLOP/s.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trex::aura {
+
+struct AuraHardware {
+  std::string name;            // CPU model
+  std::string isa;             // widest supported: "avx512", "avx2", "scalar"
+  int threads = 1;             // threads the kernels run on
+  int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 8 << 20;  // per core (L3 shared)
+  int l1_ways = 8;
+  double peak_flops = 0;       // fp32 FMA peak of `threads` cores, FLOP/s (widest ISA)
+  double peak_avx2 = 0;        // the same with 256-bit FMAs (0: unknown, taken as peak_flops / 2)
+  double bw_mem = 0;           // STREAM triad of the device, bytes/s
+  double bw_l1 = 0, bw_l2 = 0, bw_l3 = 0;  // read bandwidth of one core from each level
+  std::string source;          // where the figures came from
+
+  // "avx512 l1=48K/12 l2=2048K l3=491520K t2": what a skill was measured on.
+  std::string features() const;
+};
+
+// From a hardware description (`trex hw probe` writes one; path may be empty: then
+// ./this-machine.toml when present, else a quick probe of about a second). Caches missing from
+// the description come from sysfs; per-level bandwidths missing are estimated from the triad.
+// Throws InputError for an unreadable or non-CPU description.
+AuraHardware load_hardware(const std::string& path, int threads);
+
+}  // namespace trex::aura

@@ -1,0 +1,149 @@
+// K-Search (see search.h).
+#include "trex/aura/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace trex::aura {
+
+namespace {
+
+struct Move {
+  int param, step;  // step in {-2, -1, +1, +2} index places
+};
+
+std::string key_of(const Config& c) {
+  std::string k;
+  for (const auto& [n, v] : c) k += n + "=" + std::to_string(v) + ";";
+  return k;
+}
+
+}  // namespace
+
+const char* to_string(NodeState s) {
+  switch (s) {
+    case NodeState::kCommitted: return "committed";
+    case NodeState::kRolledBack: return "rolled back";
+    case NodeState::kFailed: return "failed gate";
+  }
+  return "?";
+}
+
+std::string describe_change(const Config& from, const Config& to) {
+  std::string s;
+  for (const auto& [n, v] : to) {
+    auto it = from.find(n);
+    if (it != from.end() && it->second == v) continue;
+    s += (s.empty() ? "" : ", ") + n + " " + (it == from.end() ? "-" : std::to_string(it->second)) + "->" +
+         std::to_string(v);
+  }
+  return s.empty() ? "same" : s;
+}
+
+SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, const SearchSeed& start,
+                      const Evaluator& evaluate, const SearchOptions& opt) {
+  SearchResult r;
+  std::set<std::string> seen;
+  std::map<int, std::vector<Move>> pending;  // node -> its untried moves, best first
+  std::pair<int, int> momentum{-1, 0};       // the last committed move
+
+  auto measure = [&](const Config& c, int parent, const std::string& origin) -> int {
+    if (int(r.nodes.size()) >= opt.budget || !seen.insert(key_of(c)).second) return -1;
+    SearchNode n;
+    n.id = int(r.nodes.size());
+    n.parent = parent;
+    n.config = c;
+    n.origin = origin;
+    n.change = parent >= 0 ? describe_change(r.nodes[size_t(parent)].config, c) : "";
+    n.m = evaluate(c);
+    if (!n.m.passed) {
+      n.state = NodeState::kFailed;
+    } else if (r.best < 0 || n.m.seconds < r.nodes[size_t(r.best)].m.seconds * (1 - opt.min_gain)) {
+      n.state = NodeState::kCommitted;
+      r.best = n.id;
+      ++r.checkpoints;
+    }
+    r.nodes.push_back(n);
+    return n.id;
+  };
+
+  // The moves of a node, ranked: recommended directions first (the last commit's, then the
+  // skills'), then by the model's predicted time of the neighbour.
+  auto moves_of = [&](int id) {
+    std::vector<int> idx = target.index_of(r.nodes[size_t(id)].config);
+    std::vector<std::pair<double, Move>> ranked;
+    for (size_t p = 0; p < target.space.size(); ++p)
+      for (int step : {1, -1, 2, -2}) {
+        int v = idx[p] + step;
+        if (v < 0 || v >= int(target.space[p].values.size())) continue;
+        std::vector<int> nb = idx;
+        nb[p] = v;
+        double predicted = choice_cost(model, nb);
+        if (!std::isfinite(predicted)) continue;  // the model forbids it (a capacity limit)
+        double rank = predicted;
+        int dir = step > 0 ? 1 : -1;
+        bool near = std::abs(step) == 1;
+        if (near && momentum.first == int(p) && momentum.second == dir) rank -= 2e9;
+        else if (near && opt.preferred.count({target.space[p].name, dir})) rank -= 1e9;
+        ranked.push_back({rank, Move{int(p), step}});
+      }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Move> out;
+    for (const auto& [rank, m] : ranked) out.push_back(m);
+    return out;
+  };
+
+  int root = measure(start.config, -1, start.origin);
+  for (const SearchSeed& s : opt.seeds) measure(s.config, root, s.origin);
+  for (size_t i = 0; i < r.nodes.size(); ++i)
+    if (r.nodes[i].m.passed) pending[int(i)] = moves_of(int(i));
+
+  while (int(r.nodes.size()) < opt.budget) {
+    // Expand the checkpoint while it has moves; else branch from the best measured node with
+    // untried moves (the rollback target of a dead end).
+    int from = -1;
+    if (r.best >= 0 && !pending[r.best].empty()) {
+      from = r.best;
+    } else {
+      double best_t = std::numeric_limits<double>::infinity();
+      for (auto& [id, mv] : pending)
+        if (!mv.empty() && r.nodes[size_t(id)].m.seconds < best_t) {
+          best_t = r.nodes[size_t(id)].m.seconds;
+          from = id;
+        }
+    }
+    if (from < 0) break;  // the reachable space is exhausted
+    Move mv = pending[from].front();
+    pending[from].erase(pending[from].begin());
+    std::vector<int> idx = target.index_of(r.nodes[size_t(from)].config);
+    idx[size_t(mv.param)] += mv.step;
+    const int before = r.best;
+    int id = measure(target.config_at(idx), from, "move");
+    if (id < 0) continue;  // seen already
+    if (r.best == id && before != id) momentum = {mv.param, mv.step > 0 ? 1 : -1};
+    // A rolled-back node keeps its moves: a later branch may start from it.
+    if (r.nodes[size_t(id)].m.passed) pending[id] = moves_of(id);
+  }
+  return r;
+}
+
+std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
+                                                       const Evaluator& evaluate, size_t limit) {
+  std::vector<std::pair<Config, Measurement>> out;
+  std::vector<int> idx(target.space.size(), 0);
+  const size_t total = target.size();
+  for (size_t i = 0; i < total && (limit == 0 || i < limit); ++i) {
+    Config c = target.config_at(idx);
+    out.push_back({c, evaluate(c)});
+    for (size_t p = target.space.size(); p-- > 0;) {
+      if (++idx[p] < int(target.space[p].values.size())) break;
+      idx[p] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace trex::aura

@@ -1,0 +1,78 @@
+// K-Search: a branchable, rollbackable tree of kernel configurations.
+//
+// Every node is one measured candidate: a configuration reached from its parent by one move
+// (a parameter stepped by one or two places in its candidate list, or a variant switch such as
+// the GEMM micro-kernel), passed through the evaluator, which runs the kernel gate before it
+// times anything. The search keeps a checkpoint, the best verified configuration so far:
+//   - a candidate that fails the gate is recorded as failed and never committed;
+//   - a candidate faster than the checkpoint by at least min_gain is committed (it becomes the
+//     checkpoint, and the search continues from it, the same move first);
+//   - any other candidate is rolled back: the search returns to the checkpoint and tries its
+//     next move. When the checkpoint has no untried move, the search branches from the next best
+//     measured node that has some (a dead end rolls back to there).
+// Moves are ranked by the performance model's prediction, after the moves that skills or the
+// last commit recommend. The budget counts measured candidates (gate failures included); a
+// configuration is never measured twice.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trex/aura/choice_ip.h"
+#include "trex/aura/target.h"
+
+namespace trex::aura {
+
+struct Measurement {
+  bool passed = false;   // the gate's verdict
+  double seconds = 0;    // median time of one call (when passed)
+  std::string message;   // the gate's first problem, or timing detail
+};
+
+// Measures one configuration (live: gate then timing; tests: a synthetic cost).
+using Evaluator = std::function<Measurement(const Config&)>;
+
+enum class NodeState { kCommitted, kRolledBack, kFailed };
+const char* to_string(NodeState s);
+
+struct SearchNode {
+  int id = 0, parent = -1;
+  Config config;
+  std::string origin;  // "start", "builtin", "skill #N", "move"
+  std::string change;  // "kc 256->384"
+  Measurement m;
+  NodeState state = NodeState::kRolledBack;
+};
+
+struct SearchSeed {
+  Config config;
+  std::string origin;
+};
+
+struct SearchOptions {
+  int budget = 30;          // measured candidates, >= 1
+  double min_gain = 0.01;   // a commit needs seconds < checkpoint * (1 - min_gain)
+  std::vector<SearchSeed> seeds;                    // measured after the start, in order
+  std::set<std::pair<std::string, int>> preferred;  // (parameter, direction +1/-1) from skills
+};
+
+struct SearchResult {
+  std::vector<SearchNode> nodes;  // in measurement order
+  int best = -1;                  // the final checkpoint (-1: nothing passed the gate)
+  int checkpoints = 0;            // commits
+};
+
+SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, const SearchSeed& start,
+                      const Evaluator& evaluate, const SearchOptions& options);
+
+// Measures every configuration of the space (at most `limit`; 0: all), in index order.
+std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
+                                                       const Evaluator& evaluate, size_t limit = 0);
+
+// "kc 256->384, mc 504->96" (parameters that differ), or "same".
+std::string describe_change(const Config& from, const Config& to);
+
+}  // namespace trex::aura

@@ -1,0 +1,57 @@
+// Skills: each verified gain of a search, kept in an SQLite database so later searches start
+// from what worked elsewhere.
+//
+// Table `skills` (schema version 1 in `PRAGMA user_version`):
+//   id INTEGER PRIMARY KEY, kernel TEXT, shape TEXT (shape class), hardware TEXT
+//   (AuraHardware::features()), change TEXT ("kc 256->384, mc 504->96", against the built-in),
+//   config TEXT (the whole configuration, "kc=384;mc=96;..."), gain REAL (built-in time / tuned
+//   time), evidence TEXT (times, runs, gate), created TEXT (UTC).
+// Retrieval: skills of the same kernel, nearest first by the distance between shape classes
+// (sum over dimensions of |log2 a - log2 b|) plus 4 when the hardware differs; ties by gain.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trex/aura/target.h"
+
+struct sqlite3;
+
+namespace trex::aura {
+
+struct Skill {
+  int64_t id = 0;
+  std::string kernel, shape, hardware, change;
+  Config config;
+  double gain = 0;
+  std::string evidence, created;
+  double distance = 0;  // filled by nearest()
+};
+
+class SkillStore {
+ public:
+  // Opens (creating when absent, unless read_only) the database. Throws InputError naming the
+  // file when it is not an SQLite database, has another schema, or cannot be opened; an existing
+  // file is never modified by opening it.
+  explicit SkillStore(const std::string& path, bool read_only = false);
+  ~SkillStore();
+  SkillStore(const SkillStore&) = delete;
+  SkillStore& operator=(const SkillStore&) = delete;
+
+  int64_t add(const Skill& s);  // returns the id
+  std::vector<Skill> all(const std::string& kernel = "") const;
+  std::vector<Skill> nearest(const std::string& kernel, const std::string& shape,
+                             const std::string& hardware, size_t n) const;
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+std::string config_text(const Config& c);   // "kc=384;mc=96"
+Config parse_config_text(const std::string& s);  // throws InputError on a malformed one
+// The skill-guided search inputs: the nearest skills' configurations (mapped into the target's
+// space) and the directions of their changes.
+double shape_distance(const std::string& a, const std::string& b);
+
+}  // namespace trex::aura

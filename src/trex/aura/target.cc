@@ -1,0 +1,349 @@
+// Tuning targets: spaces, counts and performance models of the tunable kernels.
+//
+// GEMM (docs/aura.md, "GEMM model"): pipes fma and load overlap; packing and pool jobs are
+// serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
+//   fma   T_fma x imbalance(split)
+//   load  A slivers streamed from the level holding the MC x KC block (pair mc, kc):
+//           4 m k ceil(n / NR) / bw(L2 if 4 MC KC <= L2/2, else L3)
+//         B slivers reloaded into L1 once per row block (mc): 4 k n ceil(m / MC) / bw_L2
+//         C tiles read and written once per depth block (kc): 8 m n ceil(k / KC) / bw_L2
+//         L1 overflow (pair kc, ukernel): when (MR + NR) KC 4 > L1 (W-1)/W the B sliver is
+//           refetched from L2 on every MR rows: 4 KC NR ceil(m/MR) ceil(n/NR) ceil(k/KC) / bw_L2
+//   serial A packing once per column block (nc): 8 m k ceil(n / NC) / bw_mem; the column split
+//           packs A once per thread; pool jobs (pair nc, kc): 2 ceil(n/NC) ceil(k/KC) x 5 us
+//   forbidden (pair kc, nc): 4 KC NC > L3 / 2.
+// Row kernels: pipes memory and vector overlap; block scheduling is serial:
+//   memory  (in + out) / bw(level of the working set) with normal stores; with non-temporal
+//           stores in / bw(level) + out / bw_mem, and at the memory level the write-allocate
+//           read saved (triad_nt / triad, else 4/3);
+//   vector  elements x lane-ops per element / (lanes x FMA rate);
+//   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads).
+// Cross-entropy adds the vocabulary tile: the sum-of-exp pass finds the row in L1 (tile)
+// or L2 (whole row, when it fits half of L2) instead of memory, plus 30 ns per tile.
+#include "trex/aura/target.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "trex/core/cpu_features.h"
+#include "trex/kernels/gemm.h"
+#include "trex/util/error.h"
+
+namespace trex::aura {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int param_index(const TuneTarget& t, const std::string& name) {
+  for (size_t i = 0; i < t.space.size(); ++i)
+    if (t.space[i].name == name) return int(i);
+  return -1;
+}
+
+std::vector<int64_t> sorted_unique(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// Register tile of a ukernel value (0 = the widest).
+void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
+  bool wide = ukernel == 3 || (ukernel == 0 && isa == "avx512");
+  mr = wide ? 12 : 6;
+  nr = wide ? 32 : 16;
+}
+
+}  // namespace
+
+size_t TuneTarget::size() const {
+  size_t n = 1;
+  for (const SpaceParam& p : space) n *= p.values.size();
+  return n;
+}
+
+Config TuneTarget::config_at(const std::vector<int>& index) const {
+  Config c;
+  for (size_t i = 0; i < space.size(); ++i) c[space[i].name] = space[i].values[size_t(index[i])];
+  return c;
+}
+
+std::vector<int> TuneTarget::index_of(const Config& c) const {
+  std::vector<int> idx;
+  for (const SpaceParam& p : space) {
+    int best = 0;
+    auto it = c.find(p.name);
+    if (it != c.end()) {
+      for (size_t v = 0; v < p.values.size(); ++v)
+        if (std::llabs(p.values[v] - it->second) < std::llabs(p.values[size_t(best)] - it->second))
+          best = int(v);
+    }
+    idx.push_back(best);
+  }
+  return idx;
+}
+
+std::string TuneTarget::shape_text() const {
+  std::string s;
+  for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& text) {
+  const size_t want = kernel == "gemm" ? 3 : 2;
+  if (text.empty()) {
+    if (kernel == "gemm") return {1024, 1024, 1024};
+    if (kernel == "cross_entropy") return {512, 32768};
+    return {4096, 4096};
+  }
+  std::vector<int64_t> dims;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.size() > 8 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError::field("--shape", "'" + text + "' is not a shape (sizes joined by x, e.g. 512x512x512)");
+    int64_t v = std::stoll(part);
+    if (v < 1 || v > (int64_t(1) << 20))
+      throw InputError::field("--shape", "dimension " + part + " outside 1..1048576");
+    dims.push_back(v);
+  }
+  if (dims.size() != want)
+    throw InputError::field("--shape", kernel + " takes " + std::to_string(want) + " dimensions (" +
+                                           (want == 3 ? "MxNxK" : "ROWSxCOLS") + "), got '" + text + "'");
+  return dims;
+}
+
+TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& dims,
+                       const AuraHardware& hw, const std::string& dtype) {
+  if (kernels::params_of(kernel).empty()) {
+    std::string names;
+    for (const std::string& k : kernels::tunable_kernels()) names += (names.empty() ? "" : ", ") + k;
+    throw InputError::field(kernel, "not a tunable kernel (one of: " + names + ")");
+  }
+  if (dtype != "fp32" && dtype != "bf16") throw InputError::field("--dtype", "fp32 or bf16, not " + dtype);
+  if (dtype == "bf16" && (kernel == "gemm" || kernel == "cross_entropy"))
+    throw InputError::field("--dtype", kernel + " is tuned on fp32 storage only");
+  TuneTarget t;
+  t.kernel = kernel;
+  t.dtype = dtype;
+  t.dims = dims;
+  t.shape_class = kernels::shape_class(dims);
+  if (kernel == "gemm") {
+    const int64_t m = dims[0], n = dims[1], k = dims[2];
+    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), kernels::read_cache_sizes());
+    std::vector<int64_t> kc, mc, nc;
+    for (int64_t v : {64, 128, 256, 384, 512})
+      if (v <= std::max<int64_t>(k, 64) + 63) kc.push_back(v);
+    kc.push_back(std::min<int64_t>(g.kc, std::max<int64_t>(8, (k + 7) / 8 * 8)));
+    for (int64_t f : {4, 8, 16, 24}) mc.push_back(f * g.mr);
+    mc.push_back(g.mc);
+    for (int64_t v : {256, 512, 1024, 2048}) nc.push_back(v);
+    nc.push_back(g.nc);
+    auto cap = [](std::vector<int64_t> v, int64_t limit, int64_t unit) {
+      std::vector<int64_t> out;
+      for (int64_t x : v) out.push_back(std::min(x, std::max(unit, ceil_div(limit, unit) * unit)));
+      return sorted_unique(out);
+    };
+    t.space.push_back({"kc", sorted_unique(kc)});
+    t.space.push_back({"mc", cap(mc, m, g.mr)});
+    t.space.push_back({"nc", cap(nc, n, g.nr)});
+    t.space.push_back({"split", {1, 2}});
+    std::vector<int64_t> uk;
+    if (core::isa_supported(core::Isa::kAvx2)) uk.push_back(2);
+    if (core::isa_supported(core::Isa::kAvx512)) uk.push_back(3);
+    if (uk.empty()) uk.push_back(1);
+    t.space.push_back({"ukernel", uk});
+    t.bytes_in = 4.0 * double(m * k + k * n);
+    t.bytes_out = 4.0 * double(m * n);
+    t.flops = 2.0 * double(m) * double(n) * double(k);
+    return t;
+  }
+  const int64_t rows = dims[0], cols = dims[1];
+  const double n = double(rows) * double(cols), sz = dtype == "bf16" ? 2 : 4;
+  t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
+  t.space.push_back({"stream", {1, 2}});
+  if (kernel == "cross_entropy")
+    t.space.push_back({"vocab_tile", sorted_unique({0, 1024, 2048, 4096, 8192, 16384})});
+  if (kernel == "rmsnorm.fwd") {
+    t.bytes_in = n * sz;
+    t.bytes_out = n * sz;
+  } else if (kernel == "swiglu.fwd") {
+    t.bytes_in = 2 * n * sz + 4.0 * rows;
+    t.bytes_out = n * sz;
+  } else if (kernel == "swiglu.bwd") {
+    t.bytes_in = 3 * n * sz + 4.0 * rows;
+    t.bytes_out = 2 * n * sz + 4.0 * rows;
+  } else {  // cross_entropy
+    t.bytes_in = n * 4 + 4.0 * rows;
+    t.bytes_out = n * 4 + 4.0 * rows;
+  }
+  return t;
+}
+
+Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
+  if (t.kernel == "gemm") {
+    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), kernels::read_cache_sizes());
+    const int64_t m_panels = ceil_div(t.dims[0], g.mr);
+    Config c{{"kc", std::min<int64_t>(g.kc, std::max<int64_t>(8, (t.dims[2] + 7) / 8 * 8))},
+             {"mc", std::min<int64_t>(g.mc, ceil_div(t.dims[0], g.mr) * g.mr)},
+             {"nc", std::min<int64_t>(g.nc, ceil_div(t.dims[1], g.nr) * g.nr)},
+             {"split", m_panels >= 4 * hw.threads ? 1 : 2},
+             {"ukernel", g.isa == core::Isa::kAvx512 ? 3 : g.isa == core::Isa::kAvx2 ? 2 : 1}};
+    return t.config_at(t.index_of(c));
+  }
+  Config c{{"block_elems", 16384}, {"stream", 1}};
+  const double out_bytes = t.bytes_out;
+  if (out_bytes >= double(8 << 20) && (t.dims[1] * (t.dtype == "bf16" ? 2 : 4)) % 32 == 0) c["stream"] = 2;
+  if (t.kernel == "cross_entropy") c = {{"block_elems", 16384}, {"stream", 1}, {"vocab_tile", 0}};
+  return t.config_at(t.index_of(c));
+}
+
+ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
+  ChoiceProblem pr;
+  const double threads = std::max(1, hw.threads);
+  for (const SpaceParam& sp : t.space) {
+    ChoiceParam cp;
+    cp.name = sp.name;
+    cp.values = sp.values;
+    cp.cost.assign(sp.values.size(), 0);
+    cp.forbidden.assign(sp.values.size(), false);
+    cp.pipe.assign(sp.values.size(), -1);
+    pr.params.push_back(cp);
+  }
+  auto values = [&](const char* name) { return t.space[size_t(param_index(t, name))].values; };
+  if (t.kernel == "gemm") {
+    pr.pipes = {"fma", "load"};
+    pr.pipe_constant = {0, 0};
+    const double m = double(t.dims[0]), n = double(t.dims[1]), k = double(t.dims[2]);
+    const int ikc = param_index(t, "kc"), imc = param_index(t, "mc"), inc = param_index(t, "nc"),
+              isp = param_index(t, "split"), iuk = param_index(t, "ukernel");
+    const std::vector<int64_t> KC = values("kc"), MC = values("mc"), NC = values("nc"),
+                               SP = values("split"), UK = values("ukernel");
+    int mr0, nr0;
+    tile_of(0, hw.isa, mr0, nr0);
+    // fma: per ukernel (its peak and its edge padding); imbalance per split, at the widest tile.
+    for (size_t u = 0; u < UK.size(); ++u) {
+      int mr, nr;
+      tile_of(UK[u], hw.isa, mr, nr);
+      double peak = UK[u] == 3 || (UK[u] != 2 && hw.isa != "avx512") ? hw.peak_flops : hw.peak_avx2;
+      if (UK[u] == 1) peak = hw.peak_avx2 / 8;
+      double padded = double(ceil_div(t.dims[0], mr) * mr) * double(ceil_div(t.dims[1], nr) * nr);
+      pr.params[size_t(iuk)].cost[u] = t.flops / peak * padded / (m * n);
+      pr.params[size_t(iuk)].pipe[u] = 0;
+    }
+    const double t_fma0 = t.flops / hw.peak_flops;
+    for (size_t s = 0; s < SP.size(); ++s) {
+      double imb;
+      if (SP[s] == 1) {
+        int64_t m_panels = ceil_div(t.dims[0], mr0);
+        double units = double(std::min<int64_t>(m_panels, std::max<int64_t>(int64_t(threads) * 4, 1)));
+        imb = std::ceil(units / threads) * threads / units;
+        pr.params[size_t(isp)].cost[s] = (imb - 1) * t_fma0;
+      } else {
+        int64_t n_panels = ceil_div(t.dims[1], nr0);
+        int64_t per = threads == 1 ? n_panels : ceil_div(n_panels, int64_t(4 * threads));
+        double units = double(ceil_div(n_panels, per));
+        imb = std::ceil(units / threads) * threads / units;
+        // Every thread packs all of A for its slivers: (threads - 1) extra A packings.
+        pr.params[size_t(isp)].cost[s] = (imb - 1) * t_fma0 + (threads - 1) * 8 * m * k / hw.bw_mem;
+      }
+      pr.params[size_t(isp)].pipe[s] = -1;
+    }
+    const double bw_l2 = hw.bw_l2 * threads, bw_l3 = hw.bw_l3 * threads;
+    for (size_t a = 0; a < KC.size(); ++a) {
+      // C tiles once per depth block.
+      pr.params[size_t(ikc)].cost[a] = 8 * m * n * double(ceil_div(t.dims[2], KC[a])) / bw_l2;
+      pr.params[size_t(ikc)].pipe[a] = 1;
+      for (size_t u = 0; u < UK.size(); ++u) {
+        int mr, nr;
+        tile_of(UK[u], hw.isa, mr, nr);
+        int ways = std::max(hw.l1_ways, 2);
+        if (double((mr + nr) * KC[a] * 4) > double(hw.l1_bytes) * (ways - 1) / ways) {
+          double refetch = 4.0 * double(KC[a]) * nr * double(ceil_div(t.dims[0], mr)) *
+                           double(ceil_div(t.dims[1], nr)) * double(ceil_div(t.dims[2], KC[a])) / bw_l2;
+          pr.pairs.push_back({ikc, int(a), iuk, int(u), refetch, false, 1});
+        }
+      }
+      for (size_t b = 0; b < MC.size(); ++b) {
+        bool in_l2 = 4.0 * double(MC[b]) * double(KC[a]) <= hw.l2_bytes / 2.0;
+        double stream = 4 * m * k * double(ceil_div(t.dims[1], nr0)) / (in_l2 ? bw_l2 : bw_l3);
+        pr.pairs.push_back({ikc, int(a), imc, int(b), stream, false, 1});
+      }
+      for (size_t c = 0; c < NC.size(); ++c) {
+        if (4.0 * double(KC[a]) * double(NC[c]) > hw.l3_bytes / 2.0) {
+          pr.pairs.push_back({ikc, int(a), inc, int(c), 0, true, -1});
+          continue;
+        }
+        double jobs = 2.0 * double(ceil_div(t.dims[1], NC[c])) * double(ceil_div(t.dims[2], KC[a]));
+        pr.pairs.push_back({ikc, int(a), inc, int(c), jobs * 5e-6, false, -1});
+      }
+    }
+    for (size_t b = 0; b < MC.size(); ++b) {
+      pr.params[size_t(imc)].cost[b] = 4 * k * n * double(ceil_div(t.dims[0], MC[b])) / bw_l2;
+      pr.params[size_t(imc)].pipe[b] = 1;
+    }
+    for (size_t c = 0; c < NC.size(); ++c)
+      pr.params[size_t(inc)].cost[c] = 8 * m * k * double(ceil_div(t.dims[1], NC[c])) / hw.bw_mem;
+    pr.constant = 8 * k * n / hw.bw_mem;  // B packed once
+    return pr;
+  }
+  // Row kernels.
+  pr.pipes = {"memory", "vector"};
+  const double rows = double(t.dims[0]), cols = double(t.dims[1]);
+  const double elems = rows * cols;
+  const double in = t.bytes_in, out = t.bytes_out, ws = in + out;
+  double bw_level = hw.bw_mem;
+  bool at_memory = true;
+  if (ws <= double(hw.l2_bytes) * threads) {
+    bw_level = hw.bw_l2 * threads;
+    at_memory = false;
+  } else if (ws <= double(hw.l3_bytes)) {
+    bw_level = std::min(hw.bw_l3 * threads, 4 * hw.bw_mem);
+    at_memory = false;
+  }
+  // Lane operations per element (exp ~ 20, sigmoid ~ 26 with the reciprocal step).
+  double ops = 4;
+  if (t.kernel == "swiglu.fwd") ops = 32;
+  if (t.kernel == "swiglu.bwd") ops = 44;
+  if (t.kernel == "cross_entropy") ops = 46;  // two exps per logit, max, sum
+  const double lane_rate = hw.peak_avx2 / 2;  // lane-FMAs per second, 8 lanes
+  pr.pipe_constant = {0, elems * ops / lane_rate};
+  const int ib = param_index(t, "block_elems"), is = param_index(t, "stream");
+  const std::vector<int64_t> BE = values("block_elems"), ST = values("stream");
+  const double t_mem_normal = ws / bw_level;
+  for (size_t s = 0; s < ST.size(); ++s) {
+    double tm = t_mem_normal;
+    if (ST[s] == 2) tm = at_memory ? ws / hw.bw_mem * (in + out) / (in + 2 * out) : in / bw_level + out / hw.bw_mem;
+    pr.params[size_t(is)].cost[s] = tm;
+    pr.params[size_t(is)].pipe[s] = 0;
+  }
+  for (size_t b = 0; b < BE.size(); ++b) {
+    double grain = std::max(1.0, std::floor(double(BE[b]) / cols));
+    double blocks = std::ceil(rows / grain);
+    double imb = std::ceil(blocks / threads) * threads / blocks;
+    pr.params[size_t(ib)].cost[b] = blocks * 1e-6 / threads + (imb - 1) * std::max(t_mem_normal, pr.pipe_constant[1]);
+  }
+  if (t.kernel == "cross_entropy") {
+    const int iv = param_index(t, "vocab_tile");
+    const std::vector<int64_t> VT = values("vocab_tile");
+    const double row_bytes = cols * 4;
+    pr.params[size_t(iv)].serial.assign(VT.size(), 0);
+    for (size_t v = 0; v < VT.size(); ++v) {
+      bool whole = VT[v] == 0 || double(VT[v]) >= cols;
+      double second;
+      if (!whole && VT[v] * 4 <= hw.l1_bytes / 2) second = elems * 4 / (hw.bw_l1 * threads);
+      else if (row_bytes <= hw.l2_bytes / 2.0) second = elems * 4 / (hw.bw_l2 * threads);
+      else second = elems * 4 / hw.bw_mem;
+      pr.params[size_t(iv)].cost[v] = second;
+      pr.params[size_t(iv)].pipe[v] = 0;
+      double tiles = whole ? 1 : std::ceil(cols / double(VT[v]));
+      // Per-tile combine (two scalar exps and a horizontal sum), serial per thread.
+      if (!whole) pr.params[size_t(iv)].serial[v] = rows * tiles * 30e-9 / threads;
+    }
+  }
+  return pr;
+}
+
+}  // namespace trex::aura

@@ -1,0 +1,56 @@
+// A tuning target: one tunable kernel at one shape, its search space (the candidate values of
+// each parameter, legal by construction), its byte and FLOP counts, and its performance model
+// as a ChoiceProblem (docs/aura.md states the models).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trex/aura/choice_ip.h"
+#include "trex/aura/hardware.h"
+#include "trex/kernels/tuning.h"
+
+namespace trex::aura {
+
+using Config = kernels::ParamMap;
+
+struct SpaceParam {
+  std::string name;
+  std::vector<int64_t> values;
+};
+
+struct TuneTarget {
+  std::string kernel;           // a tunable suite kernel
+  std::string dtype = "fp32";   // storage of the timed case (fp32, or bf16 where the kernel has it)
+  std::vector<int64_t> dims;    // gemm {m, n, k}; the row kernels {rows, cols}
+  std::string shape_class;      // kernels::shape_class(dims)
+  std::vector<SpaceParam> space;
+  double bytes_in = 0, bytes_out = 0, flops = 0;  // one call, minimum traffic
+
+  size_t size() const;                          // configurations in the space
+  Config config_at(const std::vector<int>& index) const;
+  // Index of each parameter's value in `c` (the nearest candidate for a value not in the list,
+  // the first candidate for a parameter `c` lacks).
+  std::vector<int> index_of(const Config& c) const;
+  std::string shape_text() const;               // "512x512x512"
+};
+
+// "512x512x512" -> {512, 512, 512}; empty text gives the kernel's default shape (the suite's
+// full benchmark shape). Throws InputError::field("--shape") for a malformed shape, a wrong
+// number of dimensions, or a dimension outside [1, 2^20].
+std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& text);
+
+// Throws InputError::field("KERNEL") for a kernel that is not tunable, ("--dtype") for a dtype
+// the kernel lacks.
+TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& dims,
+                       const AuraHardware& hw, const std::string& dtype = "fp32");
+
+// The kernel's performance model over its space (parameters in space order).
+ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw);
+
+// The built-in configuration (what the kernel does untuned), as values of the space where they
+// are in it: GEMM's BLIS analytic blocking, the row kernels' 16384-element blocks.
+Config builtin_config(const TuneTarget& t, const AuraHardware& hw);
+
+}  // namespace trex::aura

@@ -1,0 +1,109 @@
+// `trex aura` as the real binary: a small real tune that writes a tuning file the kernels accept
+// and records its skill, the model, and one-line errors (exit 2, nothing overwritten) for an
+// unknown kernel or shape, a zero budget, a corrupt tuning file and a corrupt skill database.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "trex/kernels/tuning.h"
+#include "trex/util/subprocess.h"
+
+namespace trex {
+namespace {
+
+ProcessOptions limit(double s) {
+  ProcessOptions o;
+  o.timeout_s = s;
+  return o;
+}
+
+std::string dir() {
+  auto d = std::filesystem::temp_directory_path() / ("trex_aura_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void expect_one_line_error(const ProcessResult& p, const std::string& needle) {
+  EXPECT_EQ(p.exit_code, 2) << p.out << p.err;
+  EXPECT_NE(p.err.find(needle), std::string::npos) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+}
+
+TEST(AuraCommand, TuneWritesATuningFileAndASkill) {
+  const std::string d = dir(), out = d + "/tuning.toml", db = d + "/skills.db";
+  std::filesystem::remove(out);
+  std::filesystem::remove(db);
+  ProcessResult p = run_process({TREX_BINARY, "aura", "tune", "swiglu.fwd", "--shape", "64x1024", "--budget", "6",
+                                 "--threads", "2", "--min-time", "0.005", "--out", out, "--skills", db, "--json",
+                                 "--min-gain", "0"},
+                                limit(120));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  EXPECT_LE(j["measured"].get<int>(), 6);
+  EXPECT_GE(j["tree"].size(), 2u);
+  EXPECT_FALSE(j["diagnosis"]["regime"].get<std::string>().empty());
+  EXPECT_GT(j["model"]["variables"].get<int>(), 0);
+  for (const auto& n : j["tree"]) EXPECT_TRUE(n["passed"].get<bool>()) << n.dump();
+  kernels::Tuning t = kernels::Tuning::load(out);
+  ASSERT_NE(t.find("swiglu.fwd", "64x1024"), nullptr);
+  // The kernels accept the file.
+  ProcessResult c = run_process({TREX_BINARY, "kernels", "check", "--kernel", "swiglu.fwd", "--seeds", "1",
+                                 "--tuning", out}, limit(60));
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  ProcessResult s = run_process({TREX_BINARY, "aura", "skills", "--skills", db, "--json"}, limit(30));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(nlohmann::json::parse(s.out).size(), j["skill_recorded"].get<int>() > 0 ? 1u : 0u);
+}
+
+TEST(AuraCommand, ModelPrintsTheProgramsStart) {
+  ProcessResult p = run_process({TREX_BINARY, "aura", "model", "gemm", "--shape", "256x256x256", "--threads", "2",
+                                 "--json", "--hw", std::string(TREX_SOURCE_DIR) + "/tests/aura/fixtures/cpu.toml"},
+                                limit(60));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["program"]["status"], "optimal");
+  EXPECT_TRUE(j["start"].contains("kc"));
+  EXPECT_GT(j["directions"].size(), 3u);
+}
+
+TEST(AuraCommand, BadInputIsOneLineAndExitTwo) {
+  const std::string d = dir();
+  const std::string none = d + "/none.db";
+  std::filesystem::remove(none);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "nope", "--skills", none}, limit(30)),
+                        "not a tunable kernel");
+  EXPECT_FALSE(std::filesystem::exists(none));  // nothing created on bad input
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--shape", "12x12"}, limit(30)),
+                        "--shape");
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--budget", "0"}, limit(30)), "--budget");
+  const std::string bad_toml = d + "/bad.toml";
+  { std::ofstream(bad_toml) << "[[kernel]]\nname = \"gemm\"\nkc = 7\n"; }
+  const std::string before = slurp(bad_toml);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--out", bad_toml, "--no-skills"}, limit(30)),
+                        "bad.toml:3");
+  EXPECT_EQ(slurp(bad_toml), before);
+  const std::string bad_db = d + "/bad.db";
+  { std::ofstream(bad_db) << "not sqlite at all, but long enough to have a header of sorts......"; }
+  const std::string db_before = slurp(bad_db);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--skills", bad_db}, limit(30)),
+                        "not a trex skill database");
+  EXPECT_EQ(slurp(bad_db), db_before);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "skills", "--skills", bad_db}, limit(30)),
+                        "not a trex skill database");
+  expect_one_line_error(run_process({TREX_BINARY, "kernels", "check", "--kernel", "gemm", "--tuning", bad_toml}, limit(30)),
+                        "bad.toml:3");
+}
+
+}  // namespace
+}  // namespace trex

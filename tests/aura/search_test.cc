@@ -1,0 +1,160 @@
+// K-Search on spaces with a known optimum, measured by a deterministic synthetic cost (no
+// timing is asserted): it finds the optimum within a small share of the space, records gate
+// failures without committing them, commits only verified gains, respects the budget, and with
+// a skill's seed and directions reaches the optimum in fewer measurements.
+#include "trex/aura/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+namespace trex::aura {
+namespace {
+
+// Three parameters of 8 values each (512 configurations).
+TuneTarget grid() {
+  TuneTarget t;
+  t.kernel = "test";
+  t.dims = {1};
+  t.space = {{"a", {1, 2, 3, 4, 5, 6, 7, 8}},
+             {"b", {16, 32, 48, 64, 80, 96, 112, 128}},
+             {"c", {0, 1, 2, 3, 4, 5, 6, 7}}};
+  return t;
+}
+
+// A bowl with its minimum at a=6, b=32, c=5 (1.0 there), plus a coupling term so one parameter
+// at a time is not enough.
+double bowl(const Config& c) {
+  double a = double(c.at("a")), b = double(c.at("b")) / 16, z = double(c.at("c"));
+  return 1.0 + 0.02 * (a - 6) * (a - 6) + 0.03 * (b - 2) * (b - 2) + 0.02 * (z - 5) * (z - 5) +
+         0.01 * std::fabs((a - 6) * (z - 5));
+}
+
+// A rough model of the bowl (right direction, wrong curvature and no coupling).
+ChoiceProblem rough_model(const TuneTarget& t) {
+  ChoiceProblem pr;
+  for (const SpaceParam& sp : t.space) {
+    ChoiceParam cp;
+    cp.name = sp.name;
+    cp.values = sp.values;
+    for (int64_t v : sp.values) {
+      double x = sp.name == "a" ? double(v) - 5 : sp.name == "b" ? double(v) / 16 - 3 : double(v) - 4;
+      cp.cost.push_back(0.01 * x * x);
+    }
+    pr.params.push_back(cp);
+  }
+  return pr;
+}
+
+TEST(KSearch, FindsTheKnownOptimumWithinFifteenPercentOfTheSpace) {
+  TuneTarget t = grid();
+  ChoiceProblem model = rough_model(t);
+  ChoiceSolution s = solve_choices(model);
+  ASSERT_TRUE(s.feasible);
+  int calls = 0;
+  Evaluator eval = [&](const Config& c) {
+    ++calls;
+    return Measurement{true, bowl(c), ""};
+  };
+  SearchOptions opt;
+  opt.budget = int(t.size() * 15 / 100);
+  SearchResult r = k_search(t, model, {t.config_at(s.index), "start"}, eval, opt);
+  ASSERT_GE(r.best, 0);
+  const Config& best = r.nodes[size_t(r.best)].config;
+  EXPECT_EQ(best.at("a"), 6);
+  EXPECT_EQ(best.at("b"), 32);
+  EXPECT_EQ(best.at("c"), 5);
+  EXPECT_LE(int(r.nodes.size()), opt.budget);
+  EXPECT_EQ(calls, int(r.nodes.size()));  // every node measured once, no configuration twice
+  std::map<Config, int> seen;
+  for (const SearchNode& n : r.nodes) EXPECT_EQ(++seen[n.config], 1);
+  // Every commit improved on the previous checkpoint by min_gain.
+  double last = 1e9;
+  for (const SearchNode& n : r.nodes)
+    if (n.state == NodeState::kCommitted) {
+      EXPECT_LT(n.m.seconds, last * (1 - opt.min_gain));
+      last = n.m.seconds;
+    }
+}
+
+TEST(KSearch, GateFailuresAreRecordedNeverCommitted) {
+  TuneTarget t = grid();
+  ChoiceProblem model = rough_model(t);
+  // The fastest configurations all fail the gate (a "kernel" that skips work).
+  Evaluator eval = [&](const Config& c) {
+    if (c.at("a") == 6) return Measurement{false, 0.0, "gate: out[3] not written"};
+    return Measurement{true, bowl(c), ""};
+  };
+  SearchOptions opt;
+  opt.budget = 60;
+  SearchResult r = k_search(t, model, {t.config_at({4, 1, 5}), "start"}, eval, opt);
+  ASSERT_GE(r.best, 0);
+  int failed = 0;
+  for (const SearchNode& n : r.nodes) {
+    if (!n.m.passed) {
+      ++failed;
+      EXPECT_EQ(n.state, NodeState::kFailed);
+    }
+  }
+  EXPECT_GT(failed, 0);
+  EXPECT_NE(r.nodes[size_t(r.best)].config.at("a"), 6);
+  EXPECT_TRUE(r.nodes[size_t(r.best)].m.passed);
+  // The best passing configuration: a = 5 or 7 with b = 32, c = 5.
+  EXPECT_EQ(r.nodes[size_t(r.best)].config.at("b"), 32);
+}
+
+TEST(KSearch, RespectsTheBudgetAndStopsWhenTheSpaceIsExhausted) {
+  TuneTarget t;
+  t.space = {{"a", {1, 2, 3}}};
+  ChoiceProblem model = rough_model(t);
+  Evaluator eval = [](const Config& c) { return Measurement{true, double(c.at("a")), ""}; };
+  SearchOptions opt;
+  opt.budget = 100;
+  SearchResult r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  EXPECT_EQ(r.nodes.size(), 3u);
+  EXPECT_EQ(r.nodes[size_t(r.best)].config.at("a"), 1);
+  opt.budget = 1;
+  r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  EXPECT_EQ(r.nodes.size(), 1u);
+}
+
+TEST(KSearch, ASkillSeedReachesTheOptimumWithFewerMeasurements) {
+  TuneTarget t = grid();
+  ChoiceProblem model = rough_model(t);
+  Evaluator eval = [](const Config& c) { return Measurement{true, bowl(c), ""}; };
+  auto measurements_to_optimum = [&](const SearchOptions& opt) {
+    SearchResult r = k_search(t, model, {t.config_at({0, 7, 0}), "start"}, eval, opt);
+    for (const SearchNode& n : r.nodes)
+      if (n.config.at("a") == 6 && n.config.at("b") == 32 && n.config.at("c") == 5) return n.id + 1;
+    return 1000;
+  };
+  SearchOptions cold;
+  cold.budget = 200;
+  SearchOptions warm = cold;
+  warm.seeds.push_back({{{"a", 6}, {"b", 48}, {"c", 5}}, "skill #1"});  // from a neighbouring shape
+  warm.preferred.insert({"b", -1});
+  int n_cold = measurements_to_optimum(cold), n_warm = measurements_to_optimum(warm);
+  EXPECT_LT(n_cold, 1000);
+  EXPECT_LE(2 * n_warm, n_cold) << "cold " << n_cold << ", warm " << n_warm;
+}
+
+TEST(KSearch, ExhaustiveVisitsEveryConfigurationOnce) {
+  TuneTarget t = grid();
+  std::map<Config, int> seen;
+  auto all = exhaustive(t, [&](const Config& c) {
+    ++seen[c];
+    return Measurement{true, bowl(c), ""};
+  });
+  EXPECT_EQ(all.size(), t.size());
+  EXPECT_EQ(seen.size(), t.size());
+  EXPECT_EQ(exhaustive(t, [](const Config&) { return Measurement{}; }, 10).size(), 10u);
+}
+
+TEST(KSearch, DescribesChanges) {
+  EXPECT_EQ(describe_change({{"kc", 256}, {"mc", 96}}, {{"kc", 384}, {"mc", 96}}), "kc 256->384");
+  EXPECT_EQ(describe_change({{"kc", 256}}, {{"kc", 256}}), "same");
+}
+
+}  // namespace
+}  // namespace trex::aura

@@ -62,6 +62,24 @@ TEST(Hostile, WellBehavedProgramSolves) {
   EXPECT_EQ(e.model->num_vars(), 3);
 }
 
+// What ordinary completions use gets through the default-deny filter: numpy (OpenBLAS),
+// threads, sleeping, clocks, randomness, files in the program's own folder.
+TEST(Hostile, OrdinaryLibrariesWork) {
+  REQUIRE_PYTHON();
+  if (run_process({"/usr/bin/python3", "-c", "import numpy"}).exit_code != 0) GTEST_SKIP() << "numpy not installed";
+  Execution e = run(
+      "import json, math, random, itertools, collections, time, threading, os, datetime, statistics\n"
+      "import numpy as np\n"
+      "a = np.arange(100.0).reshape(10, 10) + np.eye(10) * 100\n"
+      "print(round(float(np.linalg.solve(a, np.ones(10))[0]), 6), random.random() < 1, len(os.getcwd()) > 0)\n"
+      "t = threading.Thread(target=lambda: time.sleep(0.01))\nt.start()\nt.join()\ntime.sleep(0.01)\n"
+      "print(datetime.datetime.now().year > 2000, time.time() > 0, time.perf_counter() > 0)\n"
+      "os.mkdir('d')\nopen('d/f.txt', 'w').write('x')\nos.rename('d/f.txt', 'd/g.txt')\nos.remove('d/g.txt')\nos.rmdir('d')\n"
+      "print(statistics.mean([1, 2, 3]))\n");
+  EXPECT_EQ(e.status, ExecStatus::kNoModel) << e.message;
+  EXPECT_EQ(e.output, "0.010732 True True\nTrue True True\n2\n") << e.message;
+}
+
 TEST(Hostile, InfiniteLoopTimesOut) {
   REQUIRE_PYTHON();
   Execution e = run("while True:\n    pass\n");

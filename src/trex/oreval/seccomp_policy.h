@@ -9,9 +9,10 @@
 // except process creation, sockets and signals elsewhere, which fail with EPERM or EACCES so
 // that the program sees a PermissionError.
 //
-// The list was derived by tracing `trex eval run --references` over Bench4Opt's reference
-// programs (strace -f, every call after the interpreter's execve), plus the calls numpy's
-// import makes; see docs/eval.md for the command.
+// The list was derived by tracing `trex eval run --references` over Bench4Opt's 186 reference
+// programs (strace -f, every call a process made after its execve of the interpreter) and a
+// program that imports numpy, starts a thread, sleeps and writes a file; the table marks
+// which calls were traced. docs/eval.md has the command.
 #pragma once
 
 #include <linux/filter.h>

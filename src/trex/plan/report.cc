@@ -22,6 +22,8 @@ std::string strategy_text(const Strategy& s) {
                 s.tp, s.pp, s.vpp > 1 ? (" VPP" + std::to_string(s.vpp)).c_str() : "", s.dp, s.cp, s.ep, s.etp, s.edp,
                 s.zero, to_string(s.recompute), s.swap_optimizer ? "on" : "off", s.grouped_gemm ? "yes" : "no");
   std::string out = buf;
+  if (s.recompute == Recompute::kFull && s.recompute_layers > 0)
+    out += " recompute-layers=" + std::to_string(s.recompute_layers);
   if (s.moe_overlap != MoeOverlap::kNone) out += std::string(" moe-overlap=") + to_string(s.moe_overlap);
   if (s.zero >= 3 && s.shard_group > 0) out += " shard-group=" + std::to_string(s.shard_group);
   if (s.stack.name != "neutral") out += " stack=" + s.stack.name;

@@ -101,6 +101,16 @@ ValidationResult evaluate(const ValidationCase& c) {
       if (rc == Recompute::kMoe && !c.model.is_moe()) continue;
       Strategy s = c.strategy;
       s.recompute = rc;
+      if (rc == Recompute::kFull) {
+        // Partial full recomputation first: 1, 2, ... layers of each chunk, then all of them.
+        long per_chunk = (c.model.layers + s.pp * s.vpp - 1) / (s.pp * s.vpp);
+        for (long k = 1; k <= per_chunk; ++k) {
+          s.recompute_layers = k < per_chunk ? k : 0;
+          r.prediction = predict(c.model, c.cluster, c.run, s);
+          if (r.prediction.memory.fits) break;
+        }
+        break;
+      }
       r.prediction = predict(c.model, c.cluster, c.run, s);
       if (r.prediction.memory.fits) break;
     }

@@ -30,7 +30,8 @@ struct ValidationCase {
   Run run;
   Strategy strategy;
   // recompute = "auto": the source does not state it, so the lightest recomputation that fits
-  // (none, selective, norm-act, moe, full), as a recipe's author would choose.
+  // (none, selective, norm-act, moe, then full recomputation of 1, 2, ... layers per pipeline
+  // chunk), as a recipe's author would choose.
   bool recompute_auto = false;
   model::FlopConvention convention = model::FlopConvention::kMegatron;
   double reported_mfu = 0;                 // under `convention`, 0 when given as tokens/s

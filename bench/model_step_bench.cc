@@ -118,16 +118,24 @@ int run(int argc, char** argv) {
   for (long s = 0; s < warmup + steps; ++s) {
     if (s == warmup && !trace_path.empty()) trex::core::trace_enable(true);
     const Usage u0 = process_usage();
+    const int64_t step_begin_ns = trex::core::trace_now_ns();
     Clock::time_point t0 = Clock::now();
     model.zero_grads();
     trex::model::LossStats st = model.forward_backward(batch);
     double fb = seconds_since(t0);
     const Usage u1 = process_usage();
     Clock::time_point t1 = Clock::now();
-    opt.step(model.grads(), nullptr);
-    opt.read_state(trex::optim::StateArray::kMaster, 0, layout.total, model.params());
+    {
+      TREX_TRACE(kOptimizer, "optimizer_step");
+      opt.step(model.grads(), nullptr);
+    }
+    {
+      TREX_TRACE(kOptimizer, "read_master_weights");
+      opt.read_state(trex::optim::StateArray::kMaster, 0, layout.total, model.params());
+    }
     double o = seconds_since(t1);
     double all = seconds_since(t0);
+    trex::core::trace_record_step(s - warmup, step_begin_ns, trex::core::trace_now_ns());
     losses.push_back(st.loss());
     if (s >= warmup) {
       step_s.push_back(all);

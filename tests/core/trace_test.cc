@@ -116,6 +116,69 @@ TEST_F(TraceTest, ChromeTraceIsValidJsonWithCategories) {
   std::remove(path.c_str());
 }
 
+TEST_F(TraceTest, WorkCountsLandOnTheInnermostSpan) {
+  trace_count(1, 1);  // no span open, tracing off: nothing
+  trace_enable(true);
+  trace_count(5, 5);  // no span open: dropped
+  {
+    TREX_TRACE(kAttention, "outer");
+    trace_count(10, 100);
+    {
+      TREX_TRACE(kGemm, "inner");
+      trace_count(2000, 300);
+      trace_count(1000, 0);
+    }
+  }
+  std::vector<TraceEvent> ev = trace_collect();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].flops, 10);
+  EXPECT_EQ(ev[0].bytes, 100);
+  EXPECT_EQ(ev[1].flops, 3000);
+  EXPECT_EQ(ev[1].bytes, 300);
+}
+
+TEST_F(TraceTest, StepsAndRankReachTheChromeTraceForHta) {
+  trace_enable(true);
+  int64_t t0 = trace_now_ns();
+  {
+    TREX_TRACE(kGemm, "mm");
+    trace_count(64, 32);
+  }
+  trace_record_step(12, t0, trace_now_ns());
+  std::vector<TraceEvent> ev = trace_collect();
+  // Steps frame the work: they are no category of it.
+  TraceSummary s = summarize_trace(ev, trace_thread_id(), t0, trace_now_ns());
+  double sum = s.idle_s;
+  for (double x : s.seconds) sum += x;
+  EXPECT_NEAR(sum, s.wall_s, 1e-9);
+  std::string path = ::testing::TempDir() + "trex_trace_step_test.json";
+  TraceMetadata meta;
+  meta.rank = 2;
+  meta.world_size = 8;
+  meta.backend = "mpi";
+  write_chrome_trace(path, ev, meta);
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["distributedInfo"]["rank"], 2);
+  EXPECT_EQ(j["distributedInfo"]["world_size"], 8);
+  EXPECT_EQ(j["distributedInfo"]["backend"], "mpi");
+  bool step = false, mm = false;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["name"] == "ProfilerStep#12") {
+      step = true;
+      EXPECT_EQ(e["cat"], "user_annotation");
+    }
+    if (e["name"] == "mm") {
+      mm = true;
+      EXPECT_EQ(e["args"]["flops"], 64);
+      EXPECT_EQ(e["args"]["bytes"], 32);
+    }
+  }
+  EXPECT_TRUE(step);
+  EXPECT_TRUE(mm);
+  std::remove(path.c_str());
+}
+
 TEST_F(TraceTest, UnwritablePathIsAnInputError) {
   EXPECT_THROW(write_chrome_trace("/nonexistent-dir/trace.json", {}), InputError);
 }

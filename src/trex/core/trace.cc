@@ -14,6 +14,9 @@ namespace {
 
 std::atomic<bool> g_enabled{false};
 
+// The innermost active span of this thread (spans are RAII, so they close in reverse order).
+thread_local TraceSpan* t_innermost = nullptr;
+
 // Each thread's events live in a buffer the registry owns, so a thread that exits leaves its
 // spans behind for collect(). Only the owning thread appends; collect() and clear() take the
 // buffer's lock, which the owner takes too (uncontended except while collecting).
@@ -56,6 +59,7 @@ const char* to_string(TraceCategory c) {
     case TraceCategory::kOptimizer: return "optimizer";
     case TraceCategory::kData: return "data";
     case TraceCategory::kOther: return "other";
+    case TraceCategory::kStep: return "step";
   }
   return "other";
 }
@@ -84,14 +88,31 @@ void TraceSpan::begin(TraceCategory category, const char* name) {
   active_ = true;
   category_ = category;
   name_ = name;
+  enclosing_ = t_innermost;
+  t_innermost = this;
   begin_ns_ = trace_now_ns();
 }
 
 void TraceSpan::end() {
   int64_t end_ns = trace_now_ns();
+  t_innermost = enclosing_;
   ThreadBuffer& b = this_thread_buffer();
   std::lock_guard<std::mutex> lock(b.mu);
-  b.events.push_back(TraceEvent{category_, name_, begin_ns_, end_ns, b.thread});
+  b.events.push_back(TraceEvent{category_, name_, begin_ns_, end_ns, b.thread, flops_, bytes_});
+}
+
+void trace_count_slow(double flops, double bytes) {
+  if (TraceSpan* s = t_innermost) {
+    s->flops_ += flops;
+    s->bytes_ += bytes;
+  }
+}
+
+void trace_record_step(int64_t step, int64_t begin_ns, int64_t end_ns) {
+  if (!trace_enabled()) return;
+  ThreadBuffer& b = this_thread_buffer();
+  std::lock_guard<std::mutex> lock(b.mu);
+  b.events.push_back(TraceEvent{TraceCategory::kStep, "ProfilerStep", begin_ns, end_ns, b.thread, 0, 0, step});
 }
 
 std::vector<TraceEvent> trace_collect() {
@@ -112,18 +133,32 @@ std::vector<TraceEvent> trace_collect() {
   return all;
 }
 
-void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events) {
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  char line[512];
+void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events,
+                        const TraceMetadata& meta) {
+  char line[640];
+  // The keys PyTorch's profiler writes and Holistic Trace Analysis reads for the rank.
+  std::snprintf(line, sizeof line,
+                "{\"schemaVersion\":1,\"traceName\":\"trex\",\"displayTimeUnit\":\"ms\",\n"
+                "\"distributedInfo\":{\"backend\":\"%s\",\"rank\":%d,\"world_size\":%d},\n"
+                "\"traceEvents\":[\n",
+                meta.backend.c_str(), meta.rank, meta.world_size);
+  std::string out = line;
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
+    char name[64] = "";
+    if (e.category == TraceCategory::kStep)
+      std::snprintf(name, sizeof name, "ProfilerStep#%lld", static_cast<long long>(e.step));
+    char args[160] = "";
+    if (e.flops > 0 || e.bytes > 0)
+      std::snprintf(args, sizeof args, ",\"args\":{\"flops\":%.17g,\"bytes\":%.17g}", e.flops, e.bytes);
     // Names are string literals from trex's own code: no characters that need escaping.
     std::snprintf(line, sizeof line,
                   "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"pid\":1,\"tid\":%d}%s\n",
-                  e.name, to_string(e.category), double(e.begin_ns) / 1e3,
-                  double(e.end_ns - e.begin_ns) / 1e3, e.thread,
-                  i + 1 < events.size() ? "," : "");
+                  "\"pid\":%d,\"tid\":%d%s}%s\n",
+                  e.category == TraceCategory::kStep ? name : e.name,
+                  e.category == TraceCategory::kStep ? "user_annotation" : to_string(e.category),
+                  double(e.begin_ns) / 1e3, double(e.end_ns - e.begin_ns) / 1e3, meta.rank + 1, e.thread,
+                  args, i + 1 < events.size() ? "," : "");
     out += line;
   }
   out += "]}\n";
@@ -143,7 +178,7 @@ TraceSummary summarize_trace(const std::vector<TraceEvent>& events, int thread, 
   std::vector<Open> stack;
   double self[kTraceCategories] = {};
   for (const TraceEvent& e : events) {
-    if (e.thread != thread) continue;
+    if (e.thread != thread || int(e.category) >= kTraceCategories) continue;
     int64_t b = std::max(e.begin_ns, begin_ns), en = std::min(e.end_ns, end_ns);
     if (en <= b) continue;
     while (!stack.empty() && stack.back().end_ns <= e.begin_ns) stack.pop_back();

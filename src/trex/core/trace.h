@@ -9,6 +9,12 @@
 //
 // Categories are the ones a training step's time is reported in (issue 6): GEMM, attention,
 // MoE dispatch, elementwise, optimizer, data; "idle" is wall time no span covers.
+//
+// Work counts: a kernel calls trace_count(flops, bytes) and the counts land on the innermost
+// span open on the calling thread, so `trex profile analyze` can place each operator on the
+// roofline. Step spans (trace_record_step) mark training steps; the Chrome trace names them
+// "ProfilerStep#N" and carries `distributedInfo`, as PyTorch's profiler does, so the trace opens
+// in Perfetto and Holistic Trace Analysis (issue 15).
 #pragma once
 
 #include <cstdint>
@@ -25,9 +31,11 @@ enum class TraceCategory : uint8_t {
   kOptimizer,
   kData,
   kOther,
+  kStep,  // a training step (ProfilerStep#N): a frame around the work, not a kind of work
 };
+// The categories of work (kStep is not one: summaries skip it).
 inline constexpr int kTraceCategories = 7;
-const char* to_string(TraceCategory c);  // "gemm", "attention", "moe_dispatch", ...
+const char* to_string(TraceCategory c);  // "gemm", "attention", "moe_dispatch", ..., "step"
 
 struct TraceEvent {
   TraceCategory category;
@@ -35,6 +43,9 @@ struct TraceEvent {
   int64_t begin_ns;   // steady clock, since the process's trace epoch
   int64_t end_ns;
   int thread;         // small integer per OS thread, in order of first span
+  double flops = 0;   // work counted by trace_count() while this span was innermost (0: none)
+  double bytes = 0;   // bytes moved to and from memory, counted the same way
+  int64_t step = -1;  // kStep events: the step number
 };
 
 // Turns recording on or off for every thread. Turning it on clears nothing; see trace_clear().
@@ -45,15 +56,33 @@ void trace_clear();
 // Nanoseconds on the trace clock.
 int64_t trace_now_ns();
 
+// Adds a kernel's floating-point operations and memory bytes to the innermost span open on the
+// calling thread. Costs one relaxed load when tracing is off; does nothing when no span is open.
+void trace_count_slow(double flops, double bytes);
+inline void trace_count(double flops, double bytes);
+
+// Records training step `step` as the span [begin_ns, end_ns) of the calling thread.
+void trace_record_step(int64_t step, int64_t begin_ns, int64_t end_ns);
+
 // Every event recorded so far, ordered by (begin, thread).
 std::vector<TraceEvent> trace_collect();
 
-// Writes events as Chrome trace JSON ("X" complete events, microseconds) to `path`, atomically.
-// Throws InputError naming the path when it cannot be written.
-void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events);
+// Who wrote a trace, for tools that merge the traces of a distributed run (HTA).
+struct TraceMetadata {
+  int rank = 0;
+  int world_size = 1;
+  std::string backend = "none";  // "mpi" when the run is distributed
+};
+
+// Writes events as Chrome trace JSON ("X" complete events, microseconds) to `path`, atomically,
+// with `distributedInfo` from `meta`. Spans with work counts carry args {"flops", "bytes"};
+// step events are "ProfilerStep#N" of category "user_annotation". Throws InputError naming the
+// path when it cannot be written.
+void write_chrome_trace(const std::string& path, const std::vector<TraceEvent>& events,
+                        const TraceMetadata& meta = {});
 
 // Self time per category over [begin_ns, end_ns) of one thread's wall time: seconds[c] for each
-// category, and idle = wall - sum (never below 0). Threads other than `thread` are ignored, so
+// category, and idle = wall - sum (never below 0); step events are skipped. Threads other than `thread` are ignored, so
 // the summary answers "where did the step's wall time go" for the thread that drives it.
 struct TraceSummary {
   double wall_s = 0;
@@ -78,13 +107,20 @@ class TraceSpan {
   TraceSpan& operator=(const TraceSpan&) = delete;
 
  private:
+  friend void trace_count_slow(double flops, double bytes);
   void begin(TraceCategory category, const char* name);
   void end();
   bool active_ = false;
   TraceCategory category_ = TraceCategory::kOther;
   const char* name_ = nullptr;
   int64_t begin_ns_ = 0;
+  double flops_ = 0, bytes_ = 0;
+  TraceSpan* enclosing_ = nullptr;  // the span open on this thread when this one began
 };
+
+inline void trace_count(double flops, double bytes) {
+  if (trace_enabled()) trace_count_slow(flops, bytes);
+}
 
 }  // namespace trex::core
 

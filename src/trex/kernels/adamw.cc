@@ -4,6 +4,7 @@
 // run their tail through the same vector code (a padded copy for AVX2, masked loads and stores
 // for AVX-512), so no element ever takes a different instruction sequence because of where a
 // chunk boundary falls.
+#include "trex/core/trace.h"
 #include "trex/kernels/adamw.h"
 
 #include <immintrin.h>
@@ -172,6 +173,8 @@ AdamWScalars adamw_scalars(const AdamWHyper& h, int64_t step) {
 void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float* m, float* v,
                       const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool) {
   if (n <= 0) return;
+  // theta, m, v read and written, g read, the bf16 copy written.
+  core::trace_count(0, double(n) * (7 * 4 + (w ? 2 : 0)));
   auto body = [&](int64_t lo, int64_t hi) {
     core::bf16* wl = w ? w + lo : nullptr;
     switch (isa) {

@@ -12,6 +12,7 @@
 
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/row_blocking.h"
+#include "trex/core/trace.h"
 
 namespace trex::kernels {
 namespace {
@@ -96,6 +97,7 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
                                     T* dlogits, int64_t rows, int64_t vocab, float grad_scale,
                                     core::ThreadPool* pool) {
   if (rows <= 0) return;
+  core::trace_count(0, 2.0 * double(rows * vocab) * sizeof(T));  // logits in, dlogits out
   core::ThreadPool& tp = core::pool_or_default(pool);
   const RowBlocking rb = row_blocking("cross_entropy", rows, vocab);
   tp.parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "trex/core/trace.h"
 #include "trex/core/arena.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/gemm_internal.h"
@@ -103,6 +104,10 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
     scale_c(m, n, beta, c, ldc);
     return;
   }
+  // For the roofline of `trex profile analyze`: A and B read once, C written (and read if beta).
+  core::trace_count(2.0 * double(m) * double(n) * double(k),
+                    double(m * k) * sizeof(TA) + double(k * n) * sizeof(TB) +
+                        double(m * n) * 4.0 * (beta != 0.0f ? 2 : 1));
   const GemmBlocking g = options.blocking ? *options.blocking : gemm_blocking_for(m, n, k);
   if (!core::isa_supported(g.isa)) throw std::invalid_argument("sgemm: blocking ISA unsupported");
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();

@@ -1,6 +1,7 @@
 // Fused RMSNorm: one pass over a row to get sum(x^2) (and sum(w dy x) in the backward), a second
 // pass over the same row, still in L1/L2, to write the output. Memory traffic is the minimum:
 // forward reads x and writes y, backward reads x and dy and writes dx (plus dw partials).
+#include "trex/core/trace.h"
 #include "trex/kernels/rmsnorm.h"
 
 #include <algorithm>
@@ -112,6 +113,7 @@ template <class T>
 void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim, float eps,
                      core::ThreadPool* pool) {
   if (rows <= 0 || dim <= 0) return;
+  core::trace_count(0, 2.0 * double(rows * dim) * sizeof(T));  // x in, y out
   const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
   bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
@@ -127,6 +129,7 @@ template <class T>
 void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw, int64_t rows,
                       int64_t dim, float eps, core::ThreadPool* pool) {
   if (dim <= 0) return;
+  core::trace_count(0, 3.0 * double(rows * dim) * sizeof(T));  // x, dy in, dx out
   core::ThreadPool& tp = pool_or_default(pool);
   bool want_dw = w != nullptr && dw != nullptr;
   if (rows <= 0) {

@@ -1,6 +1,7 @@
 // Fused unified RoPE: each head row is read once and written once; the rotated tail is
 // y = v * C + swap_pairs(v) * (sign * S) with the per-position rows C, S of the table, which keeps
 // the interleaved layout in registers (one in-lane permute) instead of splitting even and odd.
+#include "trex/core/trace.h"
 #include "trex/kernels/rope.h"
 
 #include <algorithm>
@@ -91,6 +92,7 @@ template <class T>
 void rope_apply(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_t heads,
                 int64_t head_dim, const RopeTable& table, int sign, core::ThreadPool* pool) {
   if (tokens <= 0 || heads <= 0 || head_dim <= 0) return;
+  core::trace_count(0, 2.0 * double(tokens * heads * head_dim) * sizeof(T));  // x in, y out
   int rd = table.rope_dim;
   int64_t row = heads * head_dim;
   int64_t grain = std::max<int64_t>(1, 16384 / row);

@@ -1,6 +1,7 @@
 // Fused limited SwiGLU: sigma(gc) is computed once per element and shared by silu, silu' and the
 // product, so the forward is one pass (2 reads, 1 write) and the backward one pass (3 reads,
 // 2 writes) instead of the ~10 (forward) and ~20 (backward) whole-tensor ops of the eager chain.
+#include "trex/core/trace.h"
 #include "trex/kernels/swiglu.h"
 
 #include <algorithm>
@@ -98,6 +99,7 @@ template <class T>
 void swiglu_forward(const T* g, const T* u, const float* w, T* out, int64_t rows, int64_t cols,
                     float limit, core::ThreadPool* pool) {
   if (rows <= 0 || cols <= 0) return;
+  core::trace_count(0, 3.0 * double(rows * cols) * sizeof(T));  // g, u in, out
   const RowBlocking rb = row_blocking("swiglu.fwd", rows, cols);
   bool nt = simd::use_streaming<T>(rows * cols, cols, {out}, rb.stream);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
@@ -115,6 +117,7 @@ template <class T>
 void swiglu_backward(const T* g, const T* u, const float* w, const T* dh, T* dg, T* du, float* dw,
                      int64_t rows, int64_t cols, float limit, core::ThreadPool* pool) {
   if (rows <= 0) return;
+  core::trace_count(0, 5.0 * double(rows * cols) * sizeof(T));  // g, u, dh in, dg, du out
   if (cols <= 0) {
     if (w && dw) std::fill(dw, dw + rows, 0.f);
     return;

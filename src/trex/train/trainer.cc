@@ -286,6 +286,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   for (int64_t step = start_step + 1; step <= stop; ++step) {
     StepMetrics m;
     m.step = step;
+    const int64_t step_begin_ns = core::trace_now_ns();
     Clock::time_point t0 = Clock::now();
 
     std::vector<model::Batch> batches;
@@ -348,6 +349,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     }
     m.optimizer_s = seconds_since(t2);
     m.step_s = seconds_since(t0);
+    core::trace_record_step(step, step_begin_ns, core::trace_now_ns());
     m.tokens = tokens_per_step;
     m.tokens_per_s = double(tokens_per_step) / m.step_s;
     if (options.peak_flops > 0)

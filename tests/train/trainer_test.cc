@@ -7,6 +7,8 @@
 #include "trex/train/trainer.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,7 +102,9 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 TEST(TrainerTest, SmokeRunLossFallsWithoutNan) {
   TempDir dir("smoke");
   TrainConfig c = load_train_config(write_config(dir));
-  TrainResult r = run_training(c, quiet(dir.path("run")));
+  TrainOptions o = quiet(dir.path("run"));
+  o.trace_path = dir.path("trace.json");
+  TrainResult r = run_training(c, o);
   ASSERT_EQ(r.losses.size(), 20u);
   for (size_t i = 0; i < r.losses.size(); ++i) {
     EXPECT_TRUE(std::isfinite(r.losses[i])) << "step " << i + 1;
@@ -119,6 +123,17 @@ TEST(TrainerTest, SmokeRunLossFallsWithoutNan) {
   // The data and optimizer spans reached the category summary.
   EXPECT_GT(r.trace.seconds[int(core::TraceCategory::kData)], 0);
   EXPECT_GT(r.trace.seconds[int(core::TraceCategory::kOptimizer)], 0);
+  // The Chrome trace has what Perfetto and HTA look for (issue 15): the rank, one
+  // ProfilerStep#N per step, and the work the GEMMs counted into their spans.
+  nlohmann::json trace = nlohmann::json::parse(read_file(dir.path("trace.json")));
+  EXPECT_EQ(trace["distributedInfo"]["rank"], 0);
+  int steps = 0, counted = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    steps += e["name"].get<std::string>().rfind("ProfilerStep#", 0) == 0;
+    counted += e.contains("args") && e["cat"] == "gemm" && e["args"]["flops"].get<double>() > 0;
+  }
+  EXPECT_EQ(steps, 20);
+  EXPECT_GT(counted, 0);
 }
 
 TEST(TrainerTest, Bf16ActivationsTrainCloseToFp32) {

@@ -409,7 +409,20 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   fold_trace();
   core::trace_enable(false);
   result.trace = trace_total;
-  if (!options.trace_path.empty()) core::write_chrome_trace(options.trace_path, kept_events);
+  if (!options.trace_path.empty()) {
+    // One file per rank, each with its rank in distributedInfo (what HTA merges a run's traces by).
+    core::TraceMetadata meta;
+    meta.rank = ctx.rank();
+    meta.world_size = ctx.world_size();
+    meta.backend = ctx.world_size() > 1 ? "mpi" : "none";
+    std::string path = options.trace_path;
+    if (ctx.world_size() > 1) {
+      fs::path p(path);
+      path = (p.parent_path() / (p.stem().string() + ".rank" + std::to_string(ctx.rank()) + p.extension().string()))
+                 .string();
+    }
+    core::write_chrome_trace(path, kept_events, meta);
+  }
 
   result.checkpoint = last_ckpt;
   result.skipped_steps = skipped_total;

@@ -43,7 +43,7 @@ struct TrainOptions {
   int64_t stop_after = 0;       // > 0: stop once this step is done (the schedule still spans
                                 // all steps); for interrupting a run in tests
   std::string resume;           // a checkpoint or run directory to continue from
-  std::string trace_path;       // write the Chrome trace JSON here
+  std::string trace_path;       // write the Chrome trace JSON here (PATH.rankR.EXT per rank when distributed)
   double peak_flops = 0;        // fp32 peak of the machine for MFU; 0: MFU not reported
   std::string peak_source;      // where the peak came from (printed)
   bool progress = true;         // a progress bar on stderr

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <limits>
 
+#include "trex/core/trace.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/row_blocking.h"
-#include "trex/core/trace.h"
 
 namespace trex::kernels {
 namespace {

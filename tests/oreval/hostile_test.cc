@@ -313,6 +313,19 @@ TEST(Hostile, HostileModelsOnTheSolveChannel) {
       "    f.write('{\"sense\":\"min\",\"vars\":[' + ','.join(['[\"\",0,1,\"C\",1]'] * n) + '],\"constrs\":[]}')\n"
       "os.write(3, b'solve __trex_solve.json 1e9\\n')\nprint(os.read(3, 200)[:40])\nraise SystemExit(3)\n");
   EXPECT_NE(million.status, ExecStatus::kOk) << million.message;
+  // The same with a read cap that admits it: the helper parses and solves it, or the shared
+  // deadline ends it; either way the program ends within its wall clock plus one second.
+  ExecOptions roomy = small_limits();
+  roomy.read_bytes = size_t(32) << 20;
+  roomy.limits.file_bytes = size_t(32) << 20;
+  std::string program =
+      "import os, sys\nn = 1000000\nwith open('__trex_solve.json', 'w') as f:\n"
+      "    f.write('{\"sense\":\"min\",\"vars\":[' + ','.join(['[\"\",0,1,\"C\",1]'] * n) + '],\"constrs\":[]}')\n"
+      "os.write(3, b'solve __trex_solve.json 1e9\\n')\nreply = b''\nwhile not reply.endswith(b'\\n'):\n"
+      "    reply += os.read(3, 1 << 20)\nprint(reply[:24])\nsys.exit(3)\n";
+  Execution parsed = execute({CodeKind::kPython, program}, "", roomy);
+  EXPECT_NE(parsed.status, ExecStatus::kOk) << parsed.message;
+  EXPECT_LT(parsed.seconds, roomy.limits.wall_s + 1) << parsed.message;
 }
 
 }  // namespace

@@ -6,13 +6,15 @@
 //   - the built-in configuration and the integer program's start (analytic, no search);
 //   - K-Search from the start with a budget of 15% of the space (its evaluator looks the
 //     measured table up: the search is scored against the ground truth without fresh noise);
-//   - K-Search seeded with skills from the other shapes of the same kernel (their exhaustive
-//     best, through a real skill database), same budget;
+//   - K-Search seeded with skills from the shapes of the same kernel measured before this one
+//     (their exhaustive best, through a real skill database), same budget;
 //   - evaluations each search needed to come within 3% of the exhaustive best.
-// Finally the exhaustive top 3, the start, the built-in and both searches' picks are measured
+// Finally the exhaustive best, the start, both searches' picks and the built-in are measured
 // again side by side (3 interleaved rounds, medians), so the headline ratios do not rest on one
-// noisy pass. Prints a Markdown table (bench/results/aura_search.md keeps a run).
-// Reproduce:  build/aura_search_bench [--threads N] [--quick]    (uptime before and after)
+// noisy pass. Prints a Markdown row per space (bench/results/aura_search.md keeps a run).
+// Reproduce:  build/aura_search_bench [--threads N] [--quick] [--spaces gemm:512x512x512,...]
+// The default is one thread, timed by the thread's CPU time, which the shared machine's other
+// load disturbs far less than wall time.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +23,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/hardware.h"
@@ -59,11 +63,13 @@ int evals_within(const trex::aura::SearchResult& r, double target_s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 0;
+  int threads = 1;  // one thread: candidates are timed by thread CPU time (see live.h)
   bool quick = false;
+  std::string only;  // "kernel:MxNxK,kernel:RxC": these spaces instead of the defaults
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--spaces") && i + 1 < argc) only = argv[++i];
   }
   trex::core::ThreadPool pool(threads);
   trex::aura::AuraHardware hw = trex::aura::load_hardware("", pool.num_threads());
@@ -77,48 +83,41 @@ int main(int argc, char** argv) {
               {"cross_entropy", {512, 32768}}, {"cross_entropy", {256, 65536}},
               {"swiglu.fwd", {4096, 4096}},    {"swiglu.fwd", {1024, 8192}}};
   }
+  if (!only.empty()) {
+    spaces.clear();
+    size_t pos = 0;
+    while (pos < only.size()) {
+      size_t end = only.find(',', pos);
+      if (end == std::string::npos) end = only.size();
+      std::string item = only.substr(pos, end - pos);
+      size_t colon = item.find(':');
+      std::string k = item.substr(0, colon);
+      spaces.push_back({k, trex::aura::parse_shape(k, colon == std::string::npos ? "" : item.substr(colon + 1))});
+      pos = end + 1;
+    }
+  }
   const double min_time = quick ? 0.005 : 0.03;
-  std::vector<Table> tables;
+  const std::string db = (std::filesystem::temp_directory_path() /
+                          ("aura_search_bench_skills_" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(db);
+  trex::aura::SkillStore store(db);
+  std::printf("\n| kernel | shape | space | built-in / best | start / best | search: budget, best / best, evals to 3%% | "
+              "with skills: best / best, evals to 3%% | re-measured ms: best, start, search, skills, built-in |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
   for (const Space& sp : spaces) {
     Table t;
     t.target = trex::aura::make_target(sp.kernel, sp.dims, hw);
-    trex::aura::LiveEvaluator eval(t.target, &pool, min_time);
-    std::fprintf(stderr, "exhaustive %s %s: %zu configurations\n", sp.kernel.c_str(), t.target.shape_text().c_str(),
-                 t.target.size());
-    for (auto& [c, m] : trex::aura::exhaustive(t.target, eval)) t.m[c] = m;
+    const trex::aura::TuneTarget& tg = t.target;
+    trex::aura::LiveEvaluator eval(tg, &pool, min_time);
+    std::fprintf(stderr, "exhaustive %s %s: %zu configurations\n", sp.kernel.c_str(), tg.shape_text().c_str(), tg.size());
+    for (auto& [c, m] : trex::aura::exhaustive(tg, eval)) t.m[c] = m;
     t.best_s = 1e300;
     for (const auto& [c, m] : t.m)
       if (m.passed && m.seconds < t.best_s) {
         t.best_s = m.seconds;
         t.best = c;
       }
-    tables.push_back(std::move(t));
-  }
-
-  const std::string db = (std::filesystem::temp_directory_path() / "aura_search_bench_skills.db").string();
-  std::filesystem::remove(db);
-  {
-    trex::aura::SkillStore store(db);
-    for (const Table& t : tables) {
-      trex::aura::Skill k;
-      k.kernel = t.target.kernel;
-      k.shape = t.target.shape_class;
-      k.hardware = hw.features();
-      k.config = t.best;
-      k.change = trex::aura::describe_change(trex::aura::builtin_config(t.target, hw), t.best);
-      Config b = trex::aura::builtin_config(t.target, hw);
-      k.gain = t.m.count(b) && t.m.at(b).passed ? t.m.at(b).seconds / t.best_s : 1;
-      k.evidence = "exhaustive " + t.target.shape_text();
-      store.add(k);
-    }
-  }
-  trex::aura::SkillStore store(db, true);
-
-  std::printf("\n| kernel | shape | space | built-in / best | start / best | search: budget, best / best, evals to 3%% | "
-              "with skills: best / best, evals to 3%% | re-measured: best, start, search, skills (ms) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
-  for (Table& t : tables) {
-    const trex::aura::TuneTarget& tg = t.target;
     trex::aura::ChoiceProblem pr = trex::aura::performance_model(tg, hw);
     trex::aura::ChoiceSolution sol = trex::aura::solve_choices(pr);
     Config start = tg.config_at(sol.index), builtin = trex::aura::builtin_config(tg, hw);
@@ -127,21 +126,22 @@ int main(int argc, char** argv) {
     trex::aura::SearchOptions cold;
     cold.budget = budget;
     trex::aura::SearchResult rc = trex::aura::k_search(tg, pr, {start, "start"}, replay, cold);
+    // Skills from the shapes measured before this one (other shapes of the same kernel).
     trex::aura::SearchOptions warm = cold;
-    for (const trex::aura::Skill& k : store.nearest(tg.kernel, tg.shape_class, hw.features(), 4)) {
-      if (k.shape == tg.shape_class) continue;  // only other shapes' skills
+    int skills_used = 0;
+    for (const trex::aura::Skill& k : store.nearest(tg.kernel, tg.shape_class, hw.features(), 3)) {
       warm.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
       for (const auto& [n, v] : k.config)
         if (builtin.count(n) && builtin.at(n) != v) warm.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
+      ++skills_used;
     }
     trex::aura::SearchResult rw = trex::aura::k_search(tg, pr, {start, "start"}, replay, warm);
     auto pick = [&](const trex::aura::SearchResult& r) { return r.best >= 0 ? r.nodes[size_t(r.best)].config : start; };
     auto secs = [&](const Config& c) { return t.m.count(c) && t.m.at(c).passed ? t.m.at(c).seconds : NAN; };
     const double within = t.best_s * 1.03;
-    // Side-by-side re-measurement of the configurations the table compares.
+    // Side-by-side re-measurement of the configurations the row compares.
     std::vector<Config> again = {t.best, start, pick(rc), pick(rw), builtin};
     std::vector<std::vector<double>> runs(again.size());
-    trex::aura::LiveEvaluator eval(tg, &pool, min_time);
     for (int round = 0; round < 3; ++round)
       for (size_t i = 0; i < again.size(); ++i) {
         Measurement m = eval(again[i]);
@@ -152,11 +152,25 @@ int main(int argc, char** argv) {
       std::sort(v.begin(), v.end());
       return v[1] * 1e3;
     };
-    std::printf("| %s | %s | %zu | %.3f | %.3f | %d, %.3f, %d | %.3f, %d | %.3f, %.3f, %.3f, %.3f (built-in %.3f) |\n",
+    std::string warm_cell = skills_used ? "" : " (no skills yet)";
+    std::printf("| %s | %s | %zu | %.3f | %.3f | %d, %.3f, %d | %.3f, %d%s | %.3f, %.3f, %.3f, %.3f, %.3f |\n",
                 tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), secs(builtin) / t.best_s, secs(start) / t.best_s,
                 budget, secs(pick(rc)) / t.best_s, evals_within(rc, within), secs(pick(rw)) / t.best_s,
-                evals_within(rw, within), med(0), med(1), med(2), med(3), med(4));
+                evals_within(rw, within), warm_cell.c_str(), med(0), med(1), med(2), med(3), med(4));
+    std::fprintf(stderr, "  best %s; start %s; search %s; with skills %s\n", trex::aura::config_text(t.best).c_str(),
+                 trex::aura::config_text(start).c_str(), trex::aura::config_text(pick(rc)).c_str(),
+                 trex::aura::config_text(pick(rw)).c_str());
     std::fflush(stdout);
+    // This shape's exhaustive best becomes a skill for the shapes after it.
+    trex::aura::Skill k;
+    k.kernel = tg.kernel;
+    k.shape = tg.shape_class;
+    k.hardware = hw.features();
+    k.config = t.best;
+    k.change = trex::aura::describe_change(builtin, t.best);
+    k.gain = t.m.count(builtin) && t.m.at(builtin).passed ? t.m.at(builtin).seconds / t.best_s : 1;
+    k.evidence = "exhaustive " + tg.shape_text();
+    store.add(k);
   }
   std::filesystem::remove(db);
   return 0;

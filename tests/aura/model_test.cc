@@ -148,10 +148,24 @@ TEST(Target, ShapesAndKernelsAreChecked) {
   EXPECT_THROW(make_target("gemm", {4, 4, 4}, hw, "bf16"), InputError);
   TuneTarget t = make_target("cross_entropy", {512, 32768}, hw);
   EXPECT_EQ(t.shape_class, "512x32768");
-  EXPECT_EQ(t.size(), 8u * 2u * 6u);
+  EXPECT_EQ(t.size(), 8u * 6u);
   Config c = t.config_at(t.index_of({{"block_elems", 16384}, {"vocab_tile", 4000}}));
   EXPECT_EQ(c["block_elems"], 16384);
   EXPECT_EQ(c["vocab_tile"], 4096);  // the nearest candidate
+}
+
+TEST(Target, EverySpaceHoldsOnlyLegalValues) {
+  AuraHardware hw = test_machine();
+  for (const std::string& k : kernels::tunable_kernels()) {
+    TuneTarget t = make_target(k, parse_shape(k, ""), hw);
+    ASSERT_GT(t.size(), 1u) << k;
+    for (const SpaceParam& p : t.space)
+      for (int64_t v : p.values) EXPECT_NO_THROW(kernels::check_param(k, p.name, v)) << k << "." << p.name << "=" << v;
+    Config b = builtin_config(t, hw);
+    EXPECT_EQ(b.size(), t.space.size()) << k;
+    ChoiceSolution s = solve_choices(performance_model(t, hw));
+    EXPECT_TRUE(s.feasible) << k;
+  }
 }
 
 TEST(Diagnose, NamesTheLimitingStage) {

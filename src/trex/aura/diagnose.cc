@@ -50,6 +50,10 @@ Diagnosis diagnose(const TuneTarget& t, const AuraHardware& hw, double seconds) 
                        : std::vector<std::string>{"block_elems"};
   if (t.kernel == "cross_entropy" && (d.regime == "load" || d.regime == "latency"))
     d.levers.insert(d.levers.begin(), "vocab_tile");
+  // Only the parameters this kernel has.
+  std::erase_if(d.levers, [&](const std::string& l) {
+    return std::none_of(t.space.begin(), t.space.end(), [&](const SpaceParam& p) { return p.name == l; });
+  });
   return d;
 }
 

@@ -68,10 +68,9 @@ AuraHardware load_hardware(const std::string& path_in, int threads) {
   if (h.bw_mem <= 0) throw InputError(path, 0, "stream.triad: needed for the memory roofline");
   const double per_core = d.peak.flops_fp32_one_core ? d.peak.flops_fp32_one_core->value
                                                      : d.peak.flops_fp32.value / cores;
-  const double share = double(std::min(h.threads, cores)) / cores;
   h.peak_flops = per_core * std::min(h.threads, cores);
   for (const core::HwFmaPeak& f : d.fma_peaks)
-    if (f.isa == "avx2") h.peak_avx2 = f.flops_all_cores.value * share;
+    if (f.isa == "avx2") h.peak_avx2 = f.flops_one_core.value * std::min(h.threads, cores);
   if (h.peak_avx2 <= 0) h.peak_avx2 = h.isa == "avx512" ? h.peak_flops / 2 : h.peak_flops;
   // Typical ratios where the description lacks a level (one core, x86): L1 ~ 16x, L2 ~ 8x,
   // L3 ~ 3x the device triad.

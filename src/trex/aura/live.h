@@ -5,7 +5,8 @@
 // that changes with every candidate, then the target-shape case (poisoned outputs, inputs
 // hashed, comparison with the reference, a second run bit-identical); the reference output at
 // the target shape is computed once and replayed. Only a candidate that passes is timed: median
-// of at least 5 calls and 0.1 s after one warm-up. The tuning active before is restored.
+// of at least 5 calls and min_seconds after one warm-up; wall time, or with a one-thread pool the
+// thread's CPU time (robust to other load on a shared machine). The tuning before is restored.
 #pragma once
 
 #include <memory>

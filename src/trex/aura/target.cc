@@ -163,9 +163,8 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
   const int64_t rows = dims[0], cols = dims[1];
   const double n = double(rows) * double(cols), sz = dtype == "bf16" ? 2 : 4;
   t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
-  t.space.push_back({"stream", {1, 2}});
-  if (kernel == "cross_entropy")
-    t.space.push_back({"vocab_tile", sorted_unique({0, 1024, 2048, 4096, 8192, 16384})});
+  if (kernel == "cross_entropy") t.space.push_back({"vocab_tile", {0, 1024, 2048, 4096, 8192, 16384}});
+  else t.space.push_back({"stream", {1, 2}});
   if (kernel == "rmsnorm.fwd") {
     t.bytes_in = n * sz;
     t.bytes_out = n * sz;
@@ -196,7 +195,7 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   Config c{{"block_elems", 16384}, {"stream", 1}};
   const double out_bytes = t.bytes_out;
   if (out_bytes >= double(8 << 20) && (t.dims[1] * (t.dtype == "bf16" ? 2 : 4)) % 32 == 0) c["stream"] = 2;
-  if (t.kernel == "cross_entropy") c = {{"block_elems", 16384}, {"stream", 1}, {"vocab_tile", 0}};
+  if (t.kernel == "cross_entropy") c = {{"block_elems", 16384}, {"vocab_tile", 0}};
   return t.config_at(t.index_of(c));
 }
 
@@ -311,8 +310,9 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
   const double lane_rate = hw.peak_avx2 / 2;  // lane-FMAs per second, 8 lanes
   pr.pipe_constant = {0, elems * ops / lane_rate};
   const int ib = param_index(t, "block_elems"), is = param_index(t, "stream");
-  const std::vector<int64_t> BE = values("block_elems"), ST = values("stream");
+  const std::vector<int64_t> BE = values("block_elems"), ST = is >= 0 ? values("stream") : std::vector<int64_t>{};
   const double t_mem_normal = ws / bw_level;
+  if (is < 0) pr.pipe_constant[0] = t_mem_normal;  // no store choice: normal stores
   for (size_t s = 0; s < ST.size(); ++s) {
     double tm = t_mem_normal;
     if (ST[s] == 2) tm = at_memory ? ws / hw.bw_mem * (in + out) / (in + 2 * out) : in / bw_level + out / hw.bw_mem;

@@ -193,7 +193,8 @@ RunReport run_corpus(const RunOptions& o) {
       if (block % o.shards == o.shard) fs::remove(e.path(), ec);
     }
 
-  Deduplicator dedup(cfg.near_threshold);
+  // The dedup indexes spill to scratch files in the output directory (unlinked at once).
+  Deduplicator dedup(cfg.near_threshold, o.out_dir);
   for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), dedup);
 
   const long target = cfg.count / o.shards + (o.shard < cfg.count % o.shards ? 1 : 0);
@@ -305,6 +306,7 @@ RunReport run_corpus(const RunOptions& o) {
         cpt += lines[k][1];
         sft += lines[k][2];
       }
+      dedup.release();  // resident memory stays bounded by one block's lookups
       times.dedup += since(t1);
       nlohmann::ordered_json b;
       b["block"] = block;

@@ -1,12 +1,18 @@
 #include "trex/ordata/dedup.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 
 #include "trex/lp/structure.h"
 #include "trex/ordata/rng.h"
 #include "trex/ordata/sample.h"
+#include "trex/ordata/spill_table.h"
 #include "xxhash.h"
 
 namespace trex::ordata {
@@ -79,36 +85,88 @@ Fingerprint fingerprint(const std::string& statement, const lp::Model& model) {
   return f;
 }
 
+namespace {
+
+constexpr size_t kIdBytes = 64;
+using Short = std::array<uint16_t, kMinHashSize>;
+struct Record {
+  Short signature;
+  char id[kIdBytes];
+};
+
+std::string scratch_name(const std::string& dir, const char* what) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path base = dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
+  return (base / (".dedup-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + what)).string();
+}
+
+}  // namespace
+
+struct Deduplicator::Indexes {
+  explicit Indexes(const std::string& dir)
+      : records(scratch_name(dir, "records"), sizeof(Record)),
+        exact(scratch_name(dir, "exact"), 1 << 14),
+        structural(scratch_name(dir, "structural"), 1 << 14),
+        bands(scratch_name(dir, "bands"), 1 << 19) {}
+  SpillRecords records;
+  SpillTable exact, structural, bands;  // values: record numbers
+};
+
+Deduplicator::Deduplicator(double near_threshold, const std::string& scratch_dir)
+    : near_threshold_(near_threshold), ix_(std::make_unique<Indexes>(scratch_dir)) {}
+
+Deduplicator::~Deduplicator() = default;
+
+size_t Deduplicator::size() const { return ix_->records.size(); }
+
+void Deduplicator::release() {
+  ix_->records.release();
+  ix_->exact.release();
+  ix_->structural.release();
+  ix_->bands.release();
+  since_release_ = 0;
+}
+
 std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, std::string* of) {
-  const uint64_t th = fp.text;
-  if (auto it = exact_.find(th); it != exact_.end()) {
-    if (of) *of = ids_[it->second];
+  Indexes& ix = *ix_;
+  auto id_of = [&](uint32_t k) {
+    const Record* r = reinterpret_cast<const Record*>(ix.records.at(k));
+    return std::string(r->id, strnlen(r->id, kIdBytes));
+  };
+  uint32_t hit = 0;
+  auto first = [&](uint32_t k) { return hit = k, true; };
+  if (ix.exact.find(fp.text, first)) {
+    if (of) *of = id_of(hit);
     return reason::kDuplicateExact;
   }
-  const MinHash& sig = fp.signature;
+  Record rec{};
+  for (int k = 0; k < kMinHashSize; ++k) rec.signature[size_t(k)] = uint16_t(fp.signature[size_t(k)]);
+  std::memcpy(rec.id, id.data(), std::min(id.size(), kIdBytes));
   std::array<uint64_t, kLshBands> keys;
   constexpr int rows_per_band = kMinHashSize / kLshBands;
+  const int needed = int(std::ceil(near_threshold_ * kMinHashSize - 1e-9));
   for (int b = 0; b < kLshBands; ++b) {
-    keys[size_t(b)] = XXH3_64bits(sig.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band);
-    auto it = bands_[size_t(b)].find(keys[size_t(b)]);
-    if (it == bands_[size_t(b)].end()) continue;
-    for (size_t other : it->second)
-      if (minhash_similarity(sig, signatures_[other]) >= near_threshold_) {
-        if (of) *of = ids_[other];
-        return reason::kDuplicateNear;
-      }
+    keys[size_t(b)] = XXH3_64bits_withSeed(fp.signature.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band, uint64_t(b));
+    bool near = ix.bands.find(keys[size_t(b)], [&](uint32_t other) {
+      const Record* r = reinterpret_cast<const Record*>(ix.records.at(other));
+      int same = 0;
+      for (int k = 0; k < kMinHashSize; ++k) same += r->signature[size_t(k)] == rec.signature[size_t(k)];
+      return same >= needed ? (hit = other, true) : false;
+    });
+    if (near) {
+      if (of) *of = id_of(hit);
+      return reason::kDuplicateNear;
+    }
   }
-  const uint64_t sh = fp.structure;
-  if (auto it = structural_.find(sh); it != structural_.end()) {
-    if (of) *of = ids_[it->second];
+  if (ix.structural.find(fp.structure, first)) {
+    if (of) *of = id_of(hit);
     return reason::kDuplicateStructural;
   }
-  size_t k = ids_.size();
-  ids_.push_back(id);
-  signatures_.push_back(sig);
-  exact_.emplace(th, k);
-  structural_.emplace(sh, k);
-  for (int b = 0; b < kLshBands; ++b) bands_[size_t(b)][keys[size_t(b)]].push_back(k);
+  const uint32_t k = ix.records.append(&rec);
+  ix.exact.insert(fp.text, k);
+  ix.structural.insert(fp.structure, k);
+  for (int b = 0; b < kLshBands; ++b) ix.bands.insert(keys[size_t(b)], k);
+  if (++since_release_ >= 4096) release();
   return "";
 }
 

@@ -10,8 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <memory>
 #include <vector>
 
 #include "trex/lp/model.h"
@@ -43,9 +42,17 @@ struct Fingerprint {
 };
 Fingerprint fingerprint(const std::string& statement, const lp::Model& model);
 
+// The indexes live in scratch files (spill_table.h), so the deduplicator's resident memory
+// is bounded by what it touched since the last release(), not by the corpus size: per
+// sample it keeps a 256-byte signature (the low 16 bits of each MinHash value; two values
+// agree by chance with probability 2^-16) and a 64-byte id on disk, and 34 table entries
+// (exact, structural and one per LSH band).
 class Deduplicator {
  public:
-  explicit Deduplicator(double near_threshold) : near_threshold_(near_threshold) {}
+  // Index files are created (and at once unlinked) in scratch_dir, or in the system's
+  // temporary directory when it is "". Throws InputError when they cannot be created.
+  explicit Deduplicator(double near_threshold, const std::string& scratch_dir = "");
+  ~Deduplicator();
 
   // "" when the sample is new (it is then recorded), else the duplicate reason from sample.h
   // and, in *of, the id of the sample it duplicates.
@@ -53,15 +60,15 @@ class Deduplicator {
   std::string admit(const std::string& id, const std::string& statement, const lp::Model& model, std::string* of) {
     return admit(id, fingerprint(statement, model), of);
   }
-  size_t size() const { return ids_.size(); }
+  size_t size() const;
+  // Drops the indexes' resident pages; admit() also does so every few thousand samples.
+  void release();
 
  private:
+  struct Indexes;
   double near_threshold_;
-  std::vector<std::string> ids_;
-  std::vector<MinHash> signatures_;
-  std::unordered_map<uint64_t, size_t> exact_;
-  std::unordered_map<uint64_t, size_t> structural_;
-  std::array<std::unordered_map<uint64_t, std::vector<size_t>>, kLshBands> bands_;
+  std::unique_ptr<Indexes> ix_;
+  uint32_t since_release_ = 0;
 };
 
 }  // namespace trex::ordata

@@ -11,6 +11,9 @@ const std::vector<const Family*>& all_families() {
     add_production_families(v);
     add_network_families(v);
     add_selection_families(v);
+    add_scheduling_families(v);
+    add_supply_families(v);
+    add_allocation_families(v);
     for (const Family* f : v) require_industries(f->industries(), f->contract().family.c_str());
     return v;
   }();

@@ -2,14 +2,18 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace trex::ordata {
 
 std::string num(double v) {
   if (v == 0) return "0";  // never "-0"
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  char buf[64];
+  // Fixed notation in the usual range ("500000", never "5e+05"): the reviewer reads digits.
+  const double a = std::fabs(v);
+  auto [end, ec] = a >= 1e-4 && a < 1e15 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                                         : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, end);
 }
 

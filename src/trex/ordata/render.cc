@@ -104,10 +104,53 @@ std::string memo(const Story& st, bool concise) {
   return s;
 }
 
+std::string email(const Story& st, bool concise) {
+  std::string s = "Subject: planning question from " + st.company + "\n\nHello,\n\n" + st.setting + "\n\n";
+  for (const auto& f : st.facts) s += f + " ";
+  s += "\n\n";
+  for (const Table& t : st.tables) s += (concise ? compact_table(t) : cap(t.caption) + ":\n\n" + markdown_table(t)) + "\n";
+  s += "Please keep in mind: ";
+  for (const auto& r : st.rules) s += r + " ";
+  if (!st.integrality.empty()) s += st.integrality;
+  s += "\n\nCould you work out " + st.decision + "? We want to " + st.objective + ".\n\nThanks,\nthe operations desk\n";
+  return s;
+}
+
+std::string spec(const Story& st, bool concise) {
+  std::string s = "## " + st.company + " (" + st.industry + ")\n\n";
+  s += "**Context.** " + st.setting + "\n\n**Decisions.** Decide " + st.decision + ".\n\n**Data.**\n\n";
+  for (const Table& t : st.tables) s += (concise ? compact_table(t) : markdown_table(t)) + "\n";
+  for (const auto& f : st.facts) s += "* " + f + "\n";
+  s += "\n**Constraints.**\n\n";
+  for (const auto& r : st.rules) s += "* " + r + "\n";
+  if (!st.integrality.empty()) s += "* " + st.integrality + "\n";
+  s += "\n**Objective.** " + cap(st.objective) + ".\n";
+  return s;
+}
+
+std::string exercise(const Story& st, bool concise) {
+  std::string s = st.company + ", a company in " + st.industry + ", faces a planning problem. " + st.setting + "\n\n";
+  for (const Table& t : st.tables) {
+    if (concise) {
+      s += compact_table(t) + "\n";
+      continue;
+    }
+    s += cap(t.caption) + ": ";
+    for (size_t r = 0; r < t.rows.size(); ++r) s += row_sentence(t, r, "; ") + " ";
+    s += "\n\n";
+  }
+  for (const auto& f : st.facts) s += f + " ";
+  s += "\n\nThe following conditions apply. ";
+  for (const auto& r : st.rules) s += r + " ";
+  if (!st.integrality.empty()) s += st.integrality;
+  s += "\n\nFormulate a model that decides " + st.decision + " in order to " + st.objective + ".\n";
+  return s;
+}
+
 }  // namespace
 
 const char* template_name(int t) {
-  static const char* names[kNumTemplates] = {"report", "narrative", "memo"};
+  static const char* names[kNumTemplates] = {"report", "narrative", "memo", "email", "spec", "exercise"};
   return t >= 0 && t < kNumTemplates ? names[t] : "?";
 }
 
@@ -116,6 +159,9 @@ std::string render_statement(const Story& story, int tmpl, bool concise) {
     case 0: return clean_text(report(story, concise));
     case 1: return clean_text(narrative(story, concise));
     case 2: return clean_text(memo(story, concise));
+    case 3: return clean_text(email(story, concise));
+    case 4: return clean_text(spec(story, concise));
+    case 5: return clean_text(exercise(story, concise));
   }
   throw std::logic_error("render_statement: no template " + std::to_string(tmpl));
 }

@@ -1,7 +1,8 @@
 // Rendering a Story as a business-language problem statement.
 //
-// Three phrasing templates (a report with Markdown tables, a narrative with the data in
-// sentences, a memo with bullet lists) and a concise variant of each. Every template states
+// Six phrasing templates (a report with Markdown tables, a narrative with the data in
+// sentences, a memo with bullet lists, an e-mail, a structured specification and a textbook
+// exercise) and a concise variant of each. Every template states
 // every table cell and fact, the rules, the integrality note and the objective with its
 // direction; none of them states a solution. Output is normalized by clean_text().
 #pragma once
@@ -12,8 +13,9 @@
 
 namespace trex::ordata {
 
-inline constexpr int kNumTemplates = 3;
-const char* template_name(int t);  // "report", "narrative", "memo"
+inline constexpr int kNumTemplates = 6;
+// "report", "narrative", "memo", "email", "spec", "exercise"
+const char* template_name(int t);
 
 // REQUIRES: 0 <= tmpl < kNumTemplates.
 std::string render_statement(const Story& story, int tmpl, bool concise);

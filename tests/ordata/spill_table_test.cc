@@ -1,0 +1,62 @@
+// The file-backed dedup indexes: every value comes back under its key, oldest first, across
+// the table's growth and after its pages are released; records read back by number.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "trex/ordata/spill_table.h"
+#include "trex/util/error.h"
+
+namespace trex::ordata {
+namespace {
+
+std::string scratch(const char* name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+TEST(SpillTable, ValuesSurviveGrowthAndReleaseInInsertionOrder) {
+  SpillTable t(scratch("trex_spill_test_table"), 16);
+  // 3000 keys, three values each, inserted interleaved so runs of one key are spread out.
+  for (uint32_t round = 0; round < 3; ++round)
+    for (uint64_t k = 0; k < 3000; ++k) t.insert(k * 0x9e3779b97f4a7c15ULL, uint32_t(k * 10 + round));
+  t.release();
+  EXPECT_EQ(t.size(), 9000u);
+  EXPECT_GE(t.bytes(), 9000u * 2 * 16);  // load factor at most one half
+  for (uint64_t k = 0; k < 3000; ++k) {
+    std::vector<uint32_t> got;
+    t.find(k * 0x9e3779b97f4a7c15ULL, [&](uint32_t v) { return got.push_back(v), false; });
+    ASSERT_EQ(got, (std::vector<uint32_t>{uint32_t(k * 10), uint32_t(k * 10 + 1), uint32_t(k * 10 + 2)})) << k;
+  }
+  bool any = t.find(12345, [](uint32_t) { return true; });
+  EXPECT_FALSE(any);
+  // Key 0 is stored too (the empty marker is remapped).
+  t.insert(0, 7);
+  uint32_t seen = 0;
+  EXPECT_TRUE(t.find(0, [&](uint32_t v) { return seen = v, v == 7; }));
+  EXPECT_EQ(seen, 7u);
+}
+
+TEST(SpillRecords, ReadBackByNumberAcrossRemaps) {
+  SpillRecords r(scratch("trex_spill_test_records"), 40);
+  char rec[40];
+  for (uint32_t i = 0; i < 20000; ++i) {
+    std::snprintf(rec, sizeof rec, "record %u", i);
+    ASSERT_EQ(r.append(rec), i);
+    if (i % 5000 == 0) r.release();
+  }
+  for (uint32_t i = 0; i < 20000; i += 997) {
+    std::snprintf(rec, sizeof rec, "record %u", i);
+    EXPECT_STREQ(reinterpret_cast<const char*>(r.at(i)), rec);
+  }
+}
+
+TEST(SpillTable, UnwritableDirectoryIsAnInputErrorNamingTheFile) {
+  try {
+    SpillTable t("/nonexistent-dir/trex_spill", 16);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/trex_spill"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trex::ordata

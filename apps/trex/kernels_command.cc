@@ -166,20 +166,8 @@ struct Roofline {
 
 Roofline load_roofline(const KernelsArgs& a) {
   Roofline r;
-  std::string path = a.hw;
-  if (path.empty() && std::filesystem::exists("this-machine.toml")) path = "this-machine.toml";
-  core::HwDescription d;
-  if (!path.empty()) {
-    d = core::load_hw_description(path);
-    if (d.device.kind != "cpu")
-      throw InputError(path, 0, "device.kind: a kernel roofline needs a cpu description, not " + d.device.kind);
-    r.source = path;
-  } else {
-    core::ProbeOptions po;
-    po.quick = true;
-    d = core::describe(core::probe_hardware(po));
-    r.source = "quick probe (rough; write a description with `trex hw probe` for exact figures)";
-  }
+  core::HwDescription d = core::this_machine_description(a.hw, &r.source);
+  const std::string& path = r.source;
   r.peak_flops = d.peak.flops_fp32.value;
   r.cores = int(d.device.cores_vector.value);
   if (d.stream && d.stream->triad) r.bandwidth = d.stream->triad->value;

@@ -2,7 +2,6 @@
 #include "trex/aura/hardware.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "trex/core/cpu_features.h"
 #include "trex/core/hw_description.h"
@@ -19,21 +18,10 @@ std::string AuraHardware::features() const {
 }
 
 AuraHardware load_hardware(const std::string& path_in, int threads) {
-  std::string path = path_in;
-  if (path.empty() && std::filesystem::exists("this-machine.toml")) path = "this-machine.toml";
-  core::HwDescription d;
   AuraHardware h;
-  if (!path.empty()) {
-    d = core::load_hw_description(path);
-    if (d.device.kind != "cpu")
-      throw InputError(path, 0, "device.kind: kernel tuning needs a cpu description, not " + d.device.kind);
-    h.source = path;
-  } else {
-    core::ProbeOptions po;
-    po.quick = true;
-    d = core::describe(core::probe_hardware(po));
-    h.source = "quick probe";
-  }
+  core::HwDescription d = core::this_machine_description(path_in, &h.source);
+  const std::string path = h.source;
+  if (h.source.rfind("quick probe", 0) == 0) h.source = "quick probe";
   const int cores = std::max(1, int(d.device.cores_vector.value));
   h.threads = threads > 0 ? threads : cores;
   h.name = d.device.name;

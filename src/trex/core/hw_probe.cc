@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -18,6 +19,7 @@
 #include "trex/core/arena.h"
 #include "trex/core/cpu_features.h"
 #include "trex/core/thread_pool.h"
+#include "trex/util/error.h"
 
 namespace trex::core {
 
@@ -645,6 +647,22 @@ HwDescription describe(const ProbeResult& r) {
     h.flops_all_cores = measured(p.flops_all_cores, how);
     d.fma_peaks.push_back(h);
   }
+  return d;
+}
+
+HwDescription this_machine_description(const std::string& path_in, std::string* source) {
+  std::string path = path_in;
+  if (path.empty() && std::filesystem::exists("this-machine.toml")) path = "this-machine.toml";
+  if (path.empty()) {
+    ProbeOptions po;
+    po.quick = true;
+    if (source) *source = "quick probe (rough; write a description with `trex hw probe` for exact figures)";
+    return describe(probe_hardware(po));
+  }
+  HwDescription d = load_hw_description(path);
+  if (d.device.kind != "cpu")
+    throw InputError(path, 0, "device.kind: the kernels need a cpu description, not " + d.device.kind);
+  if (source) *source = path;
   return d;
 }
 

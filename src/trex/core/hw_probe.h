@@ -87,4 +87,10 @@ ProbeResult probe_hardware(const ProbeOptions& options = {});
 // The probe's findings as a hardware description (kind cpu), each number with its source.
 HwDescription describe(const ProbeResult& r);
 
+// The description of the machine trex runs on, for rooflines and kernel tuning: `path` when
+// given, else ./this-machine.toml when present, else a quick probe (about a second, rough).
+// *source says which. Throws InputError for an unreadable file or a description whose device
+// is not a cpu.
+HwDescription this_machine_description(const std::string& path, std::string* source);
+
 }  // namespace trex::core

@@ -24,7 +24,7 @@ std::string strategy_text(const Strategy& s) {
   std::string out = buf;
   if (s.recompute == Recompute::kFull && s.recompute_layers > 0)
     out += " recompute-layers=" + std::to_string(s.recompute_layers);
-  if (s.moe_overlap != MoeOverlap::kNone) out += std::string(" moe-overlap=") + to_string(s.moe_overlap);
+  if (s.ep > 1 && s.moe_overlap != MoeOverlap::kNone) out += std::string(" moe-overlap=") + to_string(s.moe_overlap);
   if (s.zero >= 3 && s.shard_group > 0) out += " shard-group=" + std::to_string(s.shard_group);
   if (s.stack.name != "neutral") out += " stack=" + s.stack.name;
   return out;

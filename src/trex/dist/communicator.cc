@@ -107,6 +107,14 @@ void Communicator::allreduce_sum(int64_t* data, int64_t n) const {
           "MPI_Allreduce");
 }
 
+void Communicator::allreduce_sum(float* data, int64_t n) const {
+  if (!h_ || n == 0) return;
+  WatchdogScope w("allreduce");
+  for (int64_t off = 0; off < n; off += kPiece)
+    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_FLOAT, MPI_SUM, h_->comm),
+          "MPI_Allreduce");
+}
+
 void Communicator::alltoall(const int64_t* send, int64_t* recv, int per) const {
   if (!h_) {
     std::memcpy(recv, send, sizeof(int64_t) * size_t(per));

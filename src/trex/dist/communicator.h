@@ -38,6 +38,9 @@ class Communicator {
   void allgather(const double* send, int64_t n, double* recv) const;
   // data [n] := the element-wise sum over members (exact: integers).
   void allreduce_sum(int64_t* data, int64_t n) const;
+  // data [n] := the element-wise float sum over members, in whatever order MPI's algorithm
+  // takes (not used by training, whose sums keep a fixed order; bench/dist_bench times it).
+  void allreduce_sum(float* data, int64_t n) const;
   // send [size() * per] -> recv [size() * per]: block i of send goes to member i.
   void alltoall(const int64_t* send, int64_t* recv, int per) const;
   // Rows of `width` floats grouped by member (send_rows[i] rows to member i, recv_rows[i] from

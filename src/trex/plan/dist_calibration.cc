@@ -1,0 +1,34 @@
+#include "trex/plan/dist_calibration.h"
+
+#include "trex/model/toml_fields.h"
+
+namespace trex::plan {
+
+DistCalibration load_dist_calibration(const std::string& path) {
+  toml::table root = model::TomlFields::parse_file(path);
+  model::TomlFields top(path, root, "");
+  const toml::table* t = top.table("dist_calibration");
+  if (t == nullptr) top.fail("dist_calibration", "missing table [dist_calibration] (written by bench/dist_bench)");
+  top.finish();
+  model::TomlFields d(path, *t, "dist_calibration");
+  DistCalibration c;
+  c.file = path;
+  c.ranks = d.integer("ranks", 2);
+  c.host = d.text_or("host", "");
+  c.load = d.number_or("load", 0, 0, 1e6);
+  auto fit = [&](const char* name, CollectiveFit& f) {
+    const toml::table* s = d.table(name);
+    if (s == nullptr) d.fail(name, "missing table [dist_calibration." + std::string(name) + "]");
+    model::TomlFields ft(path, *s, std::string("dist_calibration.") + name);
+    f.latency_s = ft.number("latency_s", 0, 10);
+    f.bandwidth_Bps = ft.number("bandwidth_Bps", 1, 1e15);
+    ft.finish();
+  };
+  fit("all_to_all", c.all_to_all);
+  fit("all_reduce", c.all_reduce);
+  fit("all_gather", c.all_gather);
+  d.finish();
+  return c;
+}
+
+}  // namespace trex::plan

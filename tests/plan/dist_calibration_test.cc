@@ -1,0 +1,78 @@
+// The reader of bench/dist_bench's collective fit: a good file, and one error per defect
+// naming the field.
+#include "trex/plan/dist_calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "trex/util/error.h"
+
+namespace trex::plan {
+namespace {
+
+constexpr const char* kGood = R"(
+[dist_calibration]
+ranks = 2
+host = "box"
+load = 1.5
+
+[dist_calibration.all_to_all]
+latency_s = 2.0e-06
+bandwidth_Bps = 4.0e+09
+
+[dist_calibration.all_reduce]
+latency_s = 3.0e-06
+bandwidth_Bps = 2.0e+09
+
+[dist_calibration.all_gather]
+latency_s = 1.0e-06
+bandwidth_Bps = 5.0e+09
+)";
+
+std::string write(const std::string& name, const std::string& text) {
+  std::string p = (std::filesystem::temp_directory_path() /
+                   ("trex-dist-cal-" + std::to_string(::getpid()) + "-" + name)).string();
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::string error_of(const std::string& text) {
+  std::string p = write("bad.toml", text);
+  try {
+    load_dist_calibration(p);
+  } catch (const InputError& e) {
+    std::filesystem::remove(p);
+    return e.what();
+  }
+  std::filesystem::remove(p);
+  return "";
+}
+
+TEST(DistCalibration, ReadsEveryFit) {
+  std::string p = write("good.toml", kGood);
+  DistCalibration c = load_dist_calibration(p);
+  std::filesystem::remove(p);
+  EXPECT_EQ(c.ranks, 2);
+  EXPECT_EQ(c.host, "box");
+  EXPECT_DOUBLE_EQ(c.all_to_all.latency_s, 2e-6);
+  EXPECT_DOUBLE_EQ(c.all_reduce.bandwidth_Bps, 2e9);
+  EXPECT_DOUBLE_EQ(c.all_gather.seconds(5e9), 1 + 1e-6);
+}
+
+TEST(DistCalibration, DefectsNameTheField) {
+  std::string g = kGood;
+  EXPECT_NE(error_of("[other]\n").find("dist_calibration"), std::string::npos);
+  std::string no_a2a = g.substr(0, g.find("[dist_calibration.all_to_all]")) + g.substr(g.find("[dist_calibration.all_reduce]"));
+  EXPECT_NE(error_of(no_a2a).find("dist_calibration.all_to_all"), std::string::npos) << error_of(no_a2a);
+  std::string zero_bw = g;
+  zero_bw.replace(zero_bw.find("4.0e+09"), 7, "0");
+  EXPECT_NE(error_of(zero_bw).find("dist_calibration.all_to_all.bandwidth_Bps"), std::string::npos) << error_of(zero_bw);
+  std::string typo = g + "\n[dist_calibration.all_to_al]\nlatency_s = 1\n";
+  EXPECT_NE(error_of(typo).find("all_to_al"), std::string::npos) << error_of(typo);
+}
+
+}  // namespace
+}  // namespace trex::plan

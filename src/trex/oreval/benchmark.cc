@@ -11,6 +11,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/util/atomic_file.h"
+#include "trex/util/csv.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/error.h"
 
@@ -140,59 +141,6 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-// RFC 4180 CSV: quoted fields may hold commas, doubled quotes and newlines.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text, const std::string& file) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  long line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      row.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        row.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      row.clear();
-      field.clear();
-      any = false;
-      ++line;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (quoted) throw InputError(file, line, "unterminated quoted CSV field");
-  if (any || !field.empty()) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 Item item_from_object(const json& j, const FieldNames& f, long index, const std::string& file, long line) {
   Item it;
   auto field = [&](const std::string& name) -> const json& {
@@ -292,7 +240,7 @@ Benchmark load_generic(const std::string& path, const FieldNames& fields) {
   } else if (ext == ".csv") {
     auto rows = parse_csv(text, path);
     if (rows.empty()) throw InputError(path, 1, "empty CSV file");
-    const auto& header = rows[0];
+    const auto& header = rows[0].fields;
     auto column = [&](const std::string& name, const char* flag) -> long {
       auto it = std::find(header.begin(), header.end(), name);
       if (it == header.end()) throw InputError(path, 1, "no column '" + name + "' (see " + flag + ")");
@@ -301,16 +249,17 @@ Benchmark load_generic(const std::string& path, const FieldNames& fields) {
     long q = column(fields.question, "--question-field"), a = column(fields.answer, "--answer-field");
     long id = fields.id.empty() ? -1 : column(fields.id, "--id-field");
     for (size_t r = 1; r < rows.size(); ++r) {
-      const auto& row = rows[r];
+      const auto& row = rows[r].fields;
+      const long line = rows[r].line;
       long need = std::max({q, a, id});
-      if (long(row.size()) <= need) throw InputError(path, long(r) + 1, "row has " + std::to_string(row.size()) + " fields, header " + std::to_string(header.size()));
+      if (long(row.size()) <= need) throw InputError(path, line, "row has " + std::to_string(row.size()) + " fields, header " + std::to_string(header.size()));
       Item it;
       it.id = id < 0 ? std::to_string(r) : row[size_t(id)];
       it.question = row[size_t(q)];
       try {
         it.answer = parse_answer(row[size_t(a)], fields.answer);
       } catch (const InputError& e) {
-        throw InputError(path, long(r) + 1, e.detail());
+        throw InputError(path, line, e.detail());
       }
       b.items.push_back(std::move(it));
     }

@@ -8,70 +8,11 @@
 
 #include "trex/profile/timeline.h"
 #include "trex/profile/trace_reader.h"
+#include "trex/util/csv.h"
 #include "trex/util/error.h"
 
 namespace trex::profile {
 namespace {
-
-// One CSV record and the line it starts on. Quoted fields may hold commas, quotes ("") and
-// newlines (RFC 4180), as msprof's shape columns do.
-struct Row {
-  long line = 0;
-  std::vector<std::string> fields;
-};
-
-std::vector<Row> parse_csv(const std::string& text, const std::string& path) {
-  std::vector<Row> rows;
-  Row row;
-  std::string field;
-  bool quoted = false, any = false;
-  long line = 1;
-  row.line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      row.fields.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        row.fields.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      field.clear();
-      row = Row{};
-      any = false;
-      row.line = ++line;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (quoted) throw InputError(path, row.line, "unterminated quoted field: the file is truncated");
-  if (any || !field.empty()) {
-    row.fields.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
 
 std::string trimmed(const std::string& s) {
   size_t b = 0, e = s.size();
@@ -99,7 +40,7 @@ bool is_ratio_column(const std::string& name) {
 }  // namespace
 
 KernelTrace read_msprof_op_summary(const std::string& text, const std::string& path) {
-  std::vector<Row> rows = parse_csv(text, path);
+  std::vector<CsvRecord> rows = parse_csv(text, path);
   if (rows.empty()) throw InputError(path, 0, "empty CSV");
   std::vector<std::string> header;
   for (const std::string& h : rows[0].fields) header.push_back(trimmed(h));
@@ -122,7 +63,7 @@ KernelTrace read_msprof_op_summary(const std::string& text, const std::string& p
   double wait_total = 0;
   bool all_started = c_start >= 0;
   for (size_t r = 1; r < rows.size(); ++r) {
-    const Row& row = rows[r];
+    const CsvRecord& row = rows[r];
     if (row.fields.size() != header.size())
       throw InputError(path, row.line,
                        "expected " + std::to_string(header.size()) + " fields, found " +

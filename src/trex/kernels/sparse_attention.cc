@@ -15,6 +15,7 @@
 #include <limits>
 #include <vector>
 
+#include "trex/core/trace.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/attention_tiles.h"
 
@@ -132,6 +133,15 @@ struct Scratch {
 using attn_detail::dot_tiles;
 using attn_detail::outer_tiles;
 
+// (query, key) pairs the kernel scores: every query's window keys plus its valid compressed
+// entries. Counted only for `trex profile analyze` (core::trace_count), so only when tracing.
+int64_t scored_pairs(const int32_t* comp_idx, const SparseAttnShape& sh) {
+  int64_t pairs = 0;
+  for (int64_t t = 0; t < sh.s; ++t) pairs += std::min<int64_t>(sh.window, t + 1);
+  for (int64_t i = 0; i < sh.s * sh.k_comp; ++i) pairs += comp_idx[i] >= 0;
+  return pairs;
+}
+
 }  // namespace
 
 template <class T>
@@ -139,6 +149,10 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
                               const float* sink, T* o, float* lse, float* comp_prob,
                               const SparseAttnShape& sh, core::ThreadPool* pool) {
   if (sh.s <= 0 || sh.heads <= 0 || sh.hd <= 0) return;
+  if (core::trace_enabled())  // scores and outputs: 4 hd FLOPs per (head, key); q, keys in, o, lse out
+    core::trace_count(4.0 * double(sh.heads * sh.hd) * double(scored_pairs(comp_idx, sh)),
+                      double((2 * sh.s * sh.heads + sh.s + sh.n_comp) * sh.hd) * sizeof(T) +
+                          4.0 * double(sh.s * (sh.k_comp + sh.heads)));
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
   const float tau = 1.f / std::sqrt(float(hd));
@@ -221,6 +235,11 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
                                const SparseAttnShape& sh, float* workspace,
                                core::ThreadPool* pool) {
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
+  if (core::trace_enabled() && sh.s > 0 && H > 0 && hd > 0)
+    // Scores again, dp, dq and dkey: 10 hd FLOPs per (head, key); q, o, d_o, keys in, dq, dkeys out.
+    core::trace_count(10.0 * double(H * hd) * double(scored_pairs(comp_idx, sh)),
+                      double((5 * sh.s * H + 2 * (sh.s + sh.n_comp)) * hd) * sizeof(T) +
+                          4.0 * double(sh.s * (sh.k_comp + H)));
   for (int64_t h = 0; h < H; ++h) dsink[h] = 0.f;
   if (sh.s <= 0 || H <= 0 || hd <= 0) {
     for (int64_t i = 0; i < sh.n_comp * hd; ++i) st(dkv_comp + i, 0.f);

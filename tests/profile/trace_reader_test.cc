@@ -144,6 +144,21 @@ TEST(TraceReader, KinetoCpuOnlyTraceUsesOperatorSelfTimes) {
   fs::remove(path);
 }
 
+TEST(TraceReader, LegacyPytorchTraceWithoutCategories) {
+  // The shape torch 1.13 without Kineto exports: a bare array, no "cat", pid "CPU functions".
+  std::string path = scratch("legacy.json", R"([
+    {"name": "ProfilerStep#0", "ph": "X", "ts": 0, "dur": 200, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::linear", "ph": "X", "ts": 10, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::addmm", "ph": "X", "ts": 20, "dur": 80, "tid": 1, "pid": "CPU functions", "args": {}}])");
+  KernelTrace t = read_trace(path);
+  EXPECT_EQ(t.format, "kineto");
+  ASSERT_EQ(t.steps.size(), 1u);
+  ASSERT_EQ(t.kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(find(t, "aten::linear")->dur_us, 20);
+  EXPECT_DOUBLE_EQ(t.busy_us, 100);
+  fs::remove(path);
+}
+
 TEST(TraceReader, MsprofOpSummaryColumnsAndRatios) {
   KernelTrace t = read_trace(data("msprof_op_summary.csv"));
   EXPECT_EQ(t.format, "msprof");

@@ -10,7 +10,7 @@
 // Heavy head, stated once here and in docs/profile.md: take kernels in order of total time until
 // those taken cover `head_cover` (80%) of kernel time, passing over (neither taking nor counting)
 // the kernels whose median launch is shorter than `tail_us` (their time is many small launches:
-// fragmentation, not tiling), a span's own time around its children (no launches), and
+// fragmentation, not tiling), frames (spans whose children take most of their time), and
 // communication (scheduled, not tiled). Routes: head -> "tune tiling"; communication -> "overlap
 // / schedule"; everything else -> "fuse / re-express".
 #pragma once
@@ -40,7 +40,7 @@ inline constexpr const char* kRouteOverlap = "overlap / schedule";
 struct KernelSummary {
   std::string name;         // the kernel name, or msprof's OP Type
   KernelCategory category = KernelCategory::kOther;
-  long launches = 0;        // launches proper (a span's time around its children is not one)
+  long launches = 0;        // launches proper (a frame around child spans is not one)
   double total_us = 0;
   double share = 0;         // of all kernel time
   double launch_share = 0;  // of all launches

@@ -58,7 +58,7 @@ long long step_number(const std::string& name) {
 }
 
 // Self time of nested spans, thread by thread: a span's record keeps its duration less the
-// spans it encloses, and only spans that enclose none count as launches.
+// spans it encloses; it counts as a launch unless its children take most of its time.
 std::vector<KernelRecord> self_time_records(std::vector<Span> spans) {
   std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     if (a.thread != b.thread) return a.thread < b.thread;
@@ -101,7 +101,14 @@ std::vector<KernelRecord> self_time_records(std::vector<Span> spans) {
     if (!stack.empty()) self[stack.back()] -= std::min(s.dur, out[stack.back()].start_us + out[stack.back()].dur_us - s.ts);
     stack.push_back(i++);
   }
-  for (size_t k = 0; k < out.size(); ++k) out[k].dur_us = std::max(0.0, self[k]);
+  // A span whose children take most of its time is a frame around operators (trex's
+  // "attention", PyTorch's aten::linear around aten::addmm); one that keeps most of its time
+  // (aten::mm around a tiny aten::empty) is an operator call itself.
+  for (size_t k = 0; k < out.size(); ++k) {
+    double self_us = std::max(0.0, self[k]);
+    if (!out[k].is_launch && self_us >= 0.5 * out[k].dur_us) out[k].is_launch = true;
+    out[k].dur_us = self_us;
+  }
   return out;
 }
 
@@ -176,6 +183,17 @@ KernelTrace read_chrome_trace(const std::string& text, const std::string& path) 
     any_gpu |= is_gpu_kind(s.cat);
     any_cpu_op |= s.cat == "cpu_op";
     any_trex |= is_trex_category(s.cat);
+  }
+  if (!any_gpu && !any_cpu_op && !any_trex) {
+    // PyTorch built without Kineto exports its legacy profiler's trace: a bare array of "X"
+    // events without "cat" (pid "CPU functions"), the operators named "aten::...".
+    bool aten = false;
+    for (const Span& s : spans) aten |= s.cat.empty() && s.name.rfind("aten::", 0) == 0;
+    if (aten) {
+      for (Span& s : spans)
+        if (s.cat.empty()) s.cat = "cpu_op";
+      any_cpu_op = true;
+    }
   }
   bool named_trex = doc.is_object() && doc.value("traceName", std::string()) == "trex";
   if (any_gpu || (any_cpu_op && !named_trex)) t.format = "kineto";

@@ -18,7 +18,7 @@ struct KernelRecord {
   double dur_us = 0;       // device (or, for CPU traces, self) time of this launch
   double flops = 0;        // 0: the trace does not say
   double bytes = 0;        // 0: the trace does not say
-  bool is_launch = true;   // false for a span's own time around its child spans (trex, CPU ops)
+  bool is_launch = true;   // false for a span whose child spans take most of its time (trex, CPU ops)
   std::map<std::string, double> pipe_ratios;  // msprof: "aiv_vec_ratio" -> 0.31, ...
 };
 

@@ -25,6 +25,7 @@
 #include "trex/oreval/execute.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
+#include "trex/util/zstd_file.h"
 
 namespace trex::cli {
 
@@ -40,6 +41,7 @@ struct GenArgs {
   double near = -1;
   std::vector<std::string> against;
   bool quiet = false;
+  bool uncompressed = false;
 };
 
 // "i/n" -> (i, n).
@@ -147,6 +149,7 @@ int run_gen(const GenArgs& a) {
   o.threads = a.threads;
   o.against = a.against;
   o.progress = !a.quiet;
+  o.compress = !a.uncompressed;
   int rank = 0, size = 1;
   bool mpi = a.shard.empty() && mpi_rank(&rank, &size) && size > 1;
   if (!a.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(a.shard);
@@ -203,12 +206,12 @@ long execute_programs(const std::string& dir, long limit, CorpusCheckReport& r) 
   namespace fs = std::filesystem;
   std::vector<std::string> parts;
   for (const auto& e : fs::directory_iterator(dir + "/data"))
-    if (e.path().extension() == ".jsonl") parts.push_back(e.path().string());
+    if (ordata::is_corpus_part(e.path().filename().string())) parts.push_back(e.path().string());
   std::sort(parts.begin(), parts.end());
   oreval::ExecOptions opts;
   long done = 0;
   for (const std::string& part : parts) {
-    std::string text = read_file(part);
+    std::string text = read_text_file(part);
     size_t pos = 0;
     for (long line = 1; pos < text.size() && done < limit; ++line) {
       size_t nl = text.find('\n', pos);
@@ -283,6 +286,7 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_option("--against", g->against, "A corpus directory whose samples count as seen (repeatable)");
   gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
   gen->add_flag("--quiet", g->quiet, "No progress bar");
+  gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");
   gen->callback([g, action] { *action = [g] { return run_gen(*g); }; });
 
   auto dir = std::make_shared<std::string>();

@@ -17,6 +17,7 @@
 #include "trex/ordata/render.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
+#include "trex/util/zstd_file.h"
 
 namespace trex::ordata {
 namespace {
@@ -38,6 +39,7 @@ RunOptions small_run(const std::string& out, long count = 60, uint64_t seed = 5)
   finalize_config(o.config);
   o.out_dir = out;
   o.threads = 2;
+  o.compress = false;  // plain parts, so tests can read and edit lines (compression has its own tests)
   return o;
 }
 
@@ -190,6 +192,68 @@ TEST(Dedup, AgainstAnEarlierCorpusEverySampleIsADuplicate) {
   EXPECT_EQ(r.accepted, 5);
   fs::remove_all(first);
   fs::remove_all(second);
+}
+
+TEST(Compression, ZstdPartsHoldExactlyThePlainPartsAndAreSmaller) {
+  std::string plain = temp_dir("plain"), packed = temp_dir("packed");
+  run_corpus(small_run(plain, 40));
+  RunOptions o = small_run(packed, 40);
+  o.compress = true;
+  run_corpus(o);
+  auto a = published(plain), b = published(packed);
+  ASSERT_EQ(a.size(), b.size());
+  size_t plain_bytes = 0, packed_bytes = 0;
+  for (const auto& [name, text] : a) {
+    auto it = b.find(name + ".zst");
+    ASSERT_NE(it, b.end()) << name;
+    EXPECT_EQ(zstd_decompress(it->second, name), text) << name;
+    plain_bytes += text.size(), packed_bytes += it->second.size();
+  }
+  EXPECT_LT(packed_bytes * 4, plain_bytes);
+  // Each form dedups against the other: every candidate of the same seed is already seen.
+  std::string third = temp_dir("mixed");
+  RunOptions m = small_run(third, 5);
+  m.against = {packed};
+  m.config.block_size = 40;
+  EXPECT_EQ(run_corpus(m).accepted, 5);
+  nlohmann::json man = nlohmann::json::parse(read_file(third + "/manifest.json"));
+  long dups = 0;
+  for (const char* k : {"duplicate_exact", "duplicate_near", "duplicate_structural"})
+    if (man["per_reason"].contains(k)) dups += man["per_reason"][k]["count"].get<long>();
+  EXPECT_GE(dups, 40);
+  for (const std::string& d : {plain, packed, third}) fs::remove_all(d);
+}
+
+TEST(Compression, CorruptOrMislabelledAgainstCorpusIsAnErrorBeforeAnythingIsWritten) {
+  std::string packed = temp_dir("bad_against"), out = temp_dir("bad_against_out");
+  RunOptions o = small_run(packed, 20);
+  o.compress = true;
+  run_corpus(o);
+  std::string part = packed + "/data/part-00000.jsonl.zst";
+  std::string bytes = read_file(part);
+  write_file_atomic(part, bytes.substr(0, bytes.size() / 2));  // cut off mid-frame
+  RunOptions r = small_run(out, 5);
+  r.against = {packed};
+  try {
+    run_corpus(r);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("part-00000.jsonl.zst"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out + "/data/part-00000.jsonl"));
+  // zstd data under a plain name is refused too, never read as text.
+  fs::rename(part, packed + "/data/part-00000.jsonl");
+  write_file_atomic(packed + "/data/part-00000.jsonl", bytes);
+  EXPECT_THROW(run_corpus(r), InputError);
+  // trex data check reports the bad part and goes on.
+  write_file_atomic(packed + "/data/part-00000.jsonl", "");
+  fs::remove(packed + "/data/part-00000.jsonl");
+  write_file_atomic(part, bytes.substr(0, bytes.size() / 2));
+  CorpusCheckReport c = check_corpus(packed, "cbc", 1);
+  ASSERT_FALSE(c.issues.empty());
+  EXPECT_EQ(c.issues[0].kind, "corrupt");
+  fs::remove_all(packed);
+  fs::remove_all(out);
 }
 
 TEST(Views, SftRowsAreOpenAiMessagesAndCptRowsAreText) {

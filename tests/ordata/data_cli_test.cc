@@ -140,7 +140,7 @@ TEST(DataCli, UnderMpirunEachRankTakesAShardAndRankZeroMerges) {
 
 TEST(DataCli, CheckReportsACorruptLineByNumber) {
   std::string dir = temp_dir("corrupt");
-  ASSERT_EQ(trex_run({"data", "gen", "--count", "12", "--seed", "8", "--out", dir, "--quiet"}).exit_code, 0);
+  ASSERT_EQ(trex_run({"data", "gen", "--count", "12", "--seed", "8", "--out", dir, "--quiet", "--uncompressed"}).exit_code, 0);
   std::string part = dir + "/data/part-00000.jsonl";
   std::string text = read_file(part);
   size_t second = text.find('\n') + 1;

@@ -6,6 +6,7 @@
 
 #include "test_text.h"
 #include "trex/util/error.h"
+#include "trex/util/zstd_file.h"
 
 namespace trex::train {
 namespace {
@@ -36,6 +37,20 @@ TEST(DatasetTest, CorruptJsonlLineIsNamed) {
   p = dir.write("content.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": 3}]}\n");
   EXPECT_EQ(error_of({"sft", SourceKind::kSft, p, 1}), p + ":1: messages[0]: \"content\" must be a string");
   EXPECT_NE(error_of({"x", SourceKind::kText, dir.path("missing"), 1}).find("does not exist"), std::string::npos);
+}
+
+TEST(DatasetTest, ZstdCompressedCorpusPartsAreReadAsText) {
+  // `trex data gen` writes cpt/part-BBBBB.jsonl.zst by default; a directory holds both forms.
+  TempDir dir("dszst");
+  std::string plain = "{\"text\": \"one\"}\n", packed = "{\"text\": \"two\"}\n{\"text\": \"three\"}\n";
+  dir.write("corpus/cpt/part-00000.jsonl", plain);
+  dir.write("corpus/cpt/part-00001.jsonl.zst", zstd_compress(packed, 3));
+  Source s = Source::load({"cpt", SourceKind::kCpt, dir.path("corpus"), 1});
+  EXPECT_EQ(s.size(), 3u);
+  // A cut-off frame is an error naming the file, never text.
+  std::string cut = zstd_compress(packed, 3);
+  std::string p = dir.write("bad/cpt/part-00000.jsonl.zst", cut.substr(0, cut.size() - 3));
+  EXPECT_NE(error_of({"cpt", SourceKind::kCpt, dir.path("bad"), 1}).find(p), std::string::npos);
 }
 
 TEST(DatasetTest, DataOutputDirectoryAndGlobs) {

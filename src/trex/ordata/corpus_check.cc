@@ -12,11 +12,13 @@
 #include "trex/lp/solver.h"
 #include "trex/ordata/certificate.h"
 #include "trex/ordata/checks.h"
+#include "trex/ordata/corpus_run.h"
 #include "trex/ordata/dedup.h"
 #include "trex/ordata/reconstruct.h"
 #include "trex/ordata/render.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
+#include "trex/util/zstd_file.h"
 
 namespace fs = std::filesystem;
 
@@ -81,14 +83,20 @@ CorpusCheckReport check_corpus(const std::string& dir, const std::string& solver
   std::vector<std::string> parts;
   for (const auto& e : fs::directory_iterator(dir + "/data")) {
     std::string name = e.path().filename().string();
-    if (name.size() > 6 && name.substr(name.size() - 6) == ".jsonl") parts.push_back(dir + "/data/" + name);
+    if (is_corpus_part(name)) parts.push_back(dir + "/data/" + name);
   }
   std::sort(parts.begin(), parts.end());
   rep.parts = long(parts.size());
 
   std::vector<Item> items;
   for (const std::string& path : parts) {
-    std::string text = read_file(path);
+    std::string text;
+    try {
+      text = read_text_file(path);  // plain or .zst alike
+    } catch (const InputError& e) {  // a corrupt or mislabelled compressed part: say so, go on
+      rep.issues.push_back({path, 0, "", "corrupt", e.detail()});
+      continue;
+    }
     size_t pos = 0;
     long line = 0;
     while (pos < text.size()) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <unordered_set>
 
 #include "trex/core/thread_pool.h"
 #include "trex/lp/lp_format.h"
@@ -17,6 +18,8 @@
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
+#include "trex/util/zstd_file.h"
+#include "xxhash.h"
 
 namespace fs = std::filesystem;
 
@@ -27,9 +30,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string part_name(const char* dir, int block) {
+// zstd level 3: about 10x smaller parts at a few hundred MB/s on one core.
+constexpr int kZstdLevel = 3;
+
+std::string part_name(const char* dir, int block, bool compressed) {
   char b[64];
-  std::snprintf(b, sizeof b, "%s/part-%05d.jsonl", dir, block);
+  std::snprintf(b, sizeof b, "%s/part-%05d.jsonl%s", dir, block, compressed ? kZstdSuffix : "");
   return b;
 }
 
@@ -57,7 +63,7 @@ long admit_corpus(const std::string& dir, const std::vector<std::string>& parts,
   long n = 0;
   for (const std::string& part : parts) {
     std::string path = dir + "/" + part;
-    std::string text = read_file(path);
+    std::string text = read_text_file(path);  // plain or .zst alike
     size_t pos = 0;
     long line = 0;
     while (pos < text.size()) {
@@ -85,15 +91,24 @@ std::vector<std::string> data_parts(const std::string& dir) {
   if (!fs::is_directory(dir + "/data", ec)) throw InputError(dir, 0, "not a corpus directory (no data/ folder)");
   for (const auto& e : fs::directory_iterator(dir + "/data")) {
     std::string name = e.path().filename().string();
-    if (name.rfind("part-", 0) == 0 && name.size() > 6 && name.substr(name.size() - 6) == ".jsonl")
-      parts.push_back("data/" + name);
+    if (is_corpus_part(name)) parts.push_back("data/" + name);
   }
   std::sort(parts.begin(), parts.end());
   return parts;
 }
 
+// A model's skeleton: its family, variable counts by type, row count and nonzeros. Samples
+// with one skeleton differ only in their data; the manifest counts distinct skeletons.
+uint64_t skeleton(const std::string& family, const lp::Model& m) {
+  uint64_t v[5] = {0, 0, 0, uint64_t(m.num_rows()), 0};
+  for (const lp::Variable& x : m.vars()) ++v[x.type == lp::VarType::kBinary ? 2 : x.type == lp::VarType::kInteger ? 1 : 0];
+  for (const lp::Constraint& r : m.rows()) v[4] += r.terms.size();
+  return XXH3_64bits_withSeed(v, sizeof v, XXH3_64bits(family.data(), family.size()));
+}
+
 struct Totals {
-  std::map<std::string, long> generated, accepted, rejected;
+  std::map<std::string, long> generated, accepted, rejected, near_by_family;
+  std::unordered_set<uint64_t> skeletons;
   std::map<std::string, std::vector<nlohmann::ordered_json>> examples;  // a few per reason
   StageTimes times;
   double wall = 0;
@@ -112,6 +127,10 @@ void add_block(Totals& t, const nlohmann::ordered_json& b) {
   t.wall += b["wall_seconds"].get<double>();
   t.candidates += b["candidates"].get<long>();
   t.exported += b["exported"].get<long>();
+  if (b.contains("near_duplicates"))
+    for (const auto& [k, v] : b["near_duplicates"].items()) t.near_by_family[k] += v.get<long>();
+  if (b.contains("skeletons"))
+    for (const auto& h : b["skeletons"]) t.skeletons.insert(h.get<uint64_t>());
   t.parts.push_back({{"data", b["data"]}, {"cpt", b["cpt"]}, {"sft", b["sft"]}, {"samples", b["exported"]}});
 }
 
@@ -137,6 +156,15 @@ nlohmann::ordered_json manifest_from(const Totals& t, const RunOptions& o, int t
               {"share_of_generated", t.candidates ? double(v) / double(t.candidates) : 0.0},
               {"examples", t.examples.count(k) ? t.examples.at(k) : std::vector<nlohmann::ordered_json>{}}};
   m["per_reason"] = rej;
+  nlohmann::ordered_json near = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : t.generated) {
+    auto it = t.near_by_family.find(k);
+    near[k] = v ? double(it == t.near_by_family.end() ? 0 : it->second) / double(v) : 0.0;
+  }
+  m["diversity"] = {{"distinct_structures", t.skeletons.size()},
+                    {"distinct_structures_per_1000_samples",
+                     t.exported ? 1000.0 * double(t.skeletons.size()) / double(t.exported) : 0.0},
+                    {"near_duplicate_rate_by_family", near}};
   m["parts"] = t.parts;
   m["stage_seconds"] = times_json(t.times);
   m["wall_seconds"] = t.wall;
@@ -147,6 +175,11 @@ nlohmann::ordered_json manifest_from(const Totals& t, const RunOptions& o, int t
 }
 
 }  // namespace
+
+bool is_corpus_part(const std::string& name) {
+  auto ends = [&](const std::string& s) { return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  return name.rfind("part-", 0) == 0 && (ends(".jsonl") || ends(std::string(".jsonl") + kZstdSuffix));
+}
 
 std::string manifest_name(int shard, int shards) {
   if (shards == 1) return "manifest.json";
@@ -167,6 +200,7 @@ RunReport run_corpus(const RunOptions& o) {
   nlohmann::ordered_json run;
   run["fingerprint"] = nlohmann::ordered_json::parse(config_fingerprint(cfg));
   run["shards"] = o.shards;
+  if (!o.compress) run["compressed"] = false;  // absent for the default, so older records still match
   const std::string run_path = o.out_dir + "/run.json";
   if (fs::exists(run_path)) {
     nlohmann::ordered_json old;
@@ -274,12 +308,15 @@ RunReport run_corpus(const RunOptions& o) {
     if (exported >= target) break;
     const long need = target - exported;
     pending = std::async(std::launch::async, [&dedup, block, marker, need, times, build_wall, dir = o.out_dir,
+                                              compress = o.compress,
                                               samples = std::move(samples), lines = std::move(lines)]() mutable {
       // Dedup and selection, in index order.
       auto t1 = Clock::now();
       nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
                              rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object();
       std::string data, cpt, sft;
+      nlohmann::ordered_json near = nlohmann::ordered_json::object();
+      std::unordered_set<uint64_t> shapes;
       long examined = 0, kept = 0;
       auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
       for (size_t k = 0; k < samples.size(); ++k) {
@@ -297,10 +334,12 @@ RunReport run_corpus(const RunOptions& o) {
         }
         if (!s.rejection.empty()) {
           bump(rej, s.rejection);
+          if (s.rejection == reason::kDuplicateNear) bump(near, s.family);
           if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
           continue;
         }
         bump(acc, s.family);
+        shapes.insert(skeleton(s.family, s.model));
         ++kept;
         data += lines[k][0];
         cpt += lines[k][1];
@@ -310,20 +349,25 @@ RunReport run_corpus(const RunOptions& o) {
       times.dedup += since(t1);
       nlohmann::ordered_json b;
       b["block"] = block;
-      b["data"] = part_name("data", block);
-      b["cpt"] = part_name("cpt", block);
-      b["sft"] = part_name("sft", block);
+      b["data"] = part_name("data", block, compress);
+      b["cpt"] = part_name("cpt", block, compress);
+      b["sft"] = part_name("sft", block, compress);
       b["candidates"] = examined;
       b["exported"] = kept;
       b["generated"] = gen;
       b["accepted"] = acc;
       b["rejected"] = rej;
       b["examples"] = ex;
+      b["near_duplicates"] = near;
+      b["skeletons"] = std::vector<uint64_t>(shapes.begin(), shapes.end());
       // Parts first (each fsynced and renamed), the marker last: the block is done once it exists.
       auto tw = Clock::now();
-      write_file_atomic(dir + "/" + b["data"].get<std::string>(), data);
-      write_file_atomic(dir + "/" + b["cpt"].get<std::string>(), cpt);
-      write_file_atomic(dir + "/" + b["sft"].get<std::string>(), sft);
+      auto put = [&](const char* kind, const std::string& text) {
+        write_file_atomic(dir + "/" + b[kind].get<std::string>(), compress ? zstd_compress(text, kZstdLevel) : text);
+      };
+      put("data", data);
+      put("cpt", cpt);
+      put("sft", sft);
       times.write += since(tw);
       b["stage_seconds"] = times_json(times);
       b["wall_seconds"] = build_wall;
@@ -367,6 +411,8 @@ nlohmann::ordered_json merge_manifests(const std::string& dir, int shards) {
         if (t.examples[k].size() < 3) t.examples[k].push_back(e);
     }
     for (const auto& p : m["parts"]) t.parts.push_back(p);
+    for (const auto& [k, v] : m["diversity"]["near_duplicate_rate_by_family"].items())
+      t.near_by_family[k] += std::lround(v.get<double>() * m["per_family"][k]["generated"].get<double>());
     t.times += times_from(m["stage_seconds"]);
     // Shards run side by side: the run takes as long as the slowest.
     t.wall = std::max(t.wall, m["wall_seconds"].get<double>());
@@ -374,6 +420,13 @@ nlohmann::ordered_json merge_manifests(const std::string& dir, int shards) {
     t.exported += m["samples"].get<long>();
     resumed += m["resumed_blocks"].get<int>();
     threads += m["threads"].get<int>();
+  }
+  // Distinct skeletons across shards: the union of the block records.
+  for (const auto& e : fs::directory_iterator(dir + "/blocks")) {
+    if (e.path().extension() != ".json") continue;
+    nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(e.path().string()));
+    if (b.contains("skeletons"))
+      for (const auto& h : b["skeletons"]) t.skeletons.insert(h.get<uint64_t>());
   }
   RunOptions o;
   o.config.source = merged.value("config_source", "");

@@ -29,6 +29,9 @@ struct RunOptions {
   int shard = 0, shards = 1;
   std::vector<std::string> against;  // corpora whose samples count as already seen
   bool progress = false;
+  // Parts as zstd-compressed .jsonl.zst (the default) or plain .jsonl; recorded in run.json,
+  // so a resume must use the same form.
+  bool compress = true;
   // Testing hook: stop (as if killed) after this many blocks have been written (0: never).
   int stop_after_blocks = 0;
 };
@@ -43,6 +46,9 @@ struct RunReport {
 
 // Throws InputError for an output directory that holds a different run or cannot be written.
 RunReport run_corpus(const RunOptions& options);
+
+// A data, CPT or SFT part's file name: part-BBBBB.jsonl or part-BBBBB.jsonl.zst.
+bool is_corpus_part(const std::string& file_name);
 
 // The manifest's file name for one shard of n ("manifest.json" when n == 1).
 std::string manifest_name(int shard, int shards);

@@ -8,6 +8,7 @@
 
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
+#include "trex/util/zstd_file.h"
 
 namespace fs = std::filesystem;
 
@@ -23,7 +24,10 @@ std::vector<std::string> regular_files_below(const std::string& dir, const std::
        !ec && it != end; it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     std::string p = it->path().string();
-    if (ext.empty() || it->path().extension() == ext) out.push_back(p);
+    // ".jsonl" also takes zstd-compressed ".jsonl.zst" parts (trex data writes those by default).
+    if (ext.empty() || it->path().extension() == ext ||
+        (is_zstd_path(p) && it->path().stem().extension() == ext))
+      out.push_back(p);
   }
   if (ec) throw InputError(dir, 0, "cannot list directory: " + ec.message());
   return out;
@@ -88,7 +92,7 @@ Source Source::load(const SourceSpec& spec) {
   Source s;
   s.spec_ = spec;
   for (const std::string& file : source_files(spec)) {
-    std::string data = read_file(file);
+    std::string data = read_text_file(file);  // plain, or decompressed when it ends in .zst
     s.bytes_ += int64_t(data.size());
     if (spec.kind == SourceKind::kText) {
       if (data.find('\0') != std::string::npos) {

@@ -143,7 +143,11 @@ int run_train(const TrainArgs& args, dist::Session& session) {
   o.stop_after = args.stop_after;
   o.resume = args.resume;
   o.trace_path = args.trace;
-  o.peak_flops = peak * session.world();  // the ranks share this machine, threads each
+  // Under mpirun the ranks share this machine, each with `threads` threads: the job's peak is
+  // the sum of theirs (one probe at the per-rank thread count, times the ranks).
+  peak *= session.world();
+  if (session.world() > 1) peak_source += " x " + std::to_string(session.world()) + " ranks";
+  o.peak_flops = peak;
   o.peak_source = peak_source;
   o.dist = &context;
   train::TrainResult r;
@@ -162,10 +166,11 @@ int run_train(const TrainArgs& args, dist::Session& session) {
       last = r.losses[i];
     }
   std::printf("done: steps %lld..%lld, loss %.4f -> %.4f, %lld skipped, %.0f tokens/s, MFU %.1f%% of %.1f GFLOP/s fp32 "
-              "(%s), %d threads, median step %.3f s (optimizer %.3f s)\n",
+              "(%s), %d threads%s, median step %.3f s (optimizer %.3f s)\n",
               static_cast<long long>(r.first_step), static_cast<long long>(r.last_step), first, last,
               static_cast<long long>(r.skipped_steps), r.tokens_per_s, 100 * r.mfu, peak / 1e9,
-              peak_source.c_str(), threads, r.median_step_s, r.median_optimizer_s);
+              peak_source.c_str(), threads, session.world() > 1 ? " per rank" : "", r.median_step_s,
+              r.median_optimizer_s);
   std::printf("time per category (training thread):\n%s", r.trace.to_string().c_str());
   std::printf("wrote: %s/metrics.jsonl, %s/loss.svg, %s%s%s\n", out.c_str(), out.c_str(), r.checkpoint.c_str(),
               args.trace.empty() ? "" : ", ", args.trace.c_str());

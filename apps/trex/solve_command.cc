@@ -1,12 +1,14 @@
-// trex solve FILE: read an .lp or .mps model, solve it, print status, objective and the
+// trex solve FILE: read an .lp, .mps or MathProg .mod model, solve it, print status, objective and the
 // nonzero variables (or one JSON object with --json).
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/lp/model_file.h"
+#include "trex/lp/mps_format.h"
 #include "trex/lp/solver.h"
 #include "trex/util/error.h"
 
@@ -16,6 +18,9 @@ namespace {
 
 struct SolveArgs {
   std::string file;
+  std::vector<std::string> data_files;
+  std::string mps_format = "auto";
+  bool cplex_integers = false;
   std::string solver = lp::kDefaultSolver;
   double time_limit = 0;
   int threads = 1;
@@ -40,7 +45,11 @@ int run_solve(const SolveArgs& args) {
   if (args.time_limit < 0) throw InputError::field("--time-limit", "must be >= 0");
   if (args.threads < 1) throw InputError::field("--threads", "must be >= 1");
   auto solver = lp::make_solver(args.solver);
-  lp::Model model = lp::read_model_file(args.file);
+  lp::ReadOptions read;
+  read.mps.format = lp::parse_mps_format(args.mps_format, "--mps-format");
+  read.mps.integer_markers_unbounded = args.cplex_integers;
+  read.data_files = args.data_files;
+  lp::Model model = lp::read_model_file(args.file, read);
   lp::SolveOptions options;
   options.time_limit_s = args.time_limit;
   options.threads = args.threads;
@@ -92,10 +101,16 @@ int run_solve(const SolveArgs& args) {
 
 void add_solve_command(CLI::App& app, Action* action) {
   auto args = std::make_shared<SolveArgs>();
-  CLI::App* cmd = app.add_subcommand("solve", "Solve an optimization model (.lp or .mps)");
-  cmd->add_option("file", args->file, "Model file: CPLEX/Gurobi LP format or free MPS")->required();
+  CLI::App* cmd = app.add_subcommand("solve", "Solve an optimization model (.lp, .mps or MathProg .mod)");
+  cmd->add_option("file", args->file,
+                  "Model file: CPLEX/Gurobi LP, MPS (free or fixed), or GNU MathProg (.mod, translated by glpsol)")
+      ->required();
+  cmd->add_option("-d,--data", args->data_files, "MathProg data file (.dat) for a .mod model; may be repeated");
+  cmd->add_option("--mps-format", args->mps_format, "MPS layout: auto (default), free or fixed");
+  cmd->add_flag("--mps-cplex-integers", args->cplex_integers,
+                "Read MPS marker-integer columns without bounds as [0, inf) as CPLEX does (default: [0, 1], as COIN-OR and GLPK)");
   cmd->add_option("--solver", args->solver, "Back end: auto (default: cbc, or sbb for nonconvex quadratic models), cbc, sbb or glpk");
-  cmd->add_option("--time-limit", args->time_limit, "Seconds before giving up (0: none)");
+  cmd->add_option("--time-limit", args->time_limit, "Wall-clock seconds for the whole solve, every phase included (0: none)");
   cmd->add_option("--threads", args->threads, "Threads for the MIP search (default 1)");
   cmd->add_flag("--json", args->json, "Print one JSON object: status, objective, variables, solver, seconds");
   cmd->add_flag("--all", args->all, "List every variable, zeros included");

@@ -113,7 +113,7 @@ TEST(MpsReader, ReadsEverySection) {
   EXPECT_EQ(var(m, "x").type, VarType::kContinuous);
   EXPECT_EQ(var(m, "k").type, VarType::kInteger);
   EXPECT_EQ(var(m, "k").lower, 0);
-  EXPECT_EQ(var(m, "k").upper, kInf);  // integer markers keep [0, inf)
+  EXPECT_EQ(var(m, "k").upper, 1);  // a marker integer no BOUNDS line names: [0, 1]
   EXPECT_EQ(var(m, "b").type, VarType::kBinary);
   EXPECT_EQ(var(m, "b").upper, 1);
   EXPECT_EQ(var(m, "x").upper, 8);
@@ -199,11 +199,14 @@ TEST(MpsReader, EveryBoundType) {
   }
 }
 
-TEST(MpsReader, IntegerMarkersKeepDefaultBounds) {
+TEST(MpsReader, IntegerMarkersWithoutBoundsAreBinaryAsInCoinAndGlpk) {
   Model m = read_mps(with_bounds(""));
   EXPECT_EQ(var(m, "n").type, VarType::kInteger);
   EXPECT_EQ(var(m, "n").lower, 0);
-  EXPECT_EQ(var(m, "n").upper, kInf);
+  EXPECT_EQ(var(m, "n").upper, 1);
+  MpsOptions cplex;
+  cplex.integer_markers_unbounded = true;
+  EXPECT_EQ(var(read_mps(with_bounds(""), "b.mps", cplex), "n").upper, kInf);
   EXPECT_EQ(var(m, "x").type, VarType::kContinuous);
   Model neg = read_mps(with_bounds(" UP B n -2\n"));
   EXPECT_EQ(var(neg, "n").lower, -kInf);
@@ -354,8 +357,25 @@ TEST(MpsReader, ErrorsNameFileAndLine) {
   expect_error(kHead + " x c 1\nBOUNDS\n UP BND y 1\nENDATA\n", 8, "unknown column 'y'");
   expect_error(kHead + " x c 1\nBOUNDS\n XX BND x 1\nENDATA\n", 8, "unknown bound type");
   expect_error(kHead + " x c 1\nBOUNDS\n UP x\nENDATA\n", 8, "expected TYPE");
-  expect_error(kHead + " x c 1\nBOUNDS\n SC BND x 4\nENDATA\n", 8, "not supported");
-  expect_error(kHead + " x c 1\nSOS\n S1 SOS s1 1\nENDATA\n", 7, "not supported");
+  expect_error(kHead + " M 'MARKER' 'INTORG'\n x c 1\n M 'MARKER' 'INTEND'\nBOUNDS\n SC BND x 4\nENDATA\n", 10,
+               "SC (semi-continuous) bound on the integer column 'x'");
+  expect_error(kHead + " x c 1\nBOUNDS\n SC BND x 4\n BV BND x\nENDATA\n", 9, "semi-continuous");
+  expect_error(kHead + " x c 1\nBOUNDS\n SC BND x\nENDATA\n", 8, "finite SC bound");
+  expect_error(kHead + " x c 1\nSOS\n S1 SOS s1 1\n    y 1\nENDATA\n", 9, "SOS set 's1' names unknown column 'y'");
+  expect_error(kHead + " x c 1\nSOS\n    x 1\nENDATA\n", 8, "before an S1 or S2 header");
+  expect_error(kHead + " x c 1\nSOS\n S1 SOS s1 1\n    x 1\n    x 2\nENDATA\n", 10, "names 'x' twice");
+  expect_error(kHead + " x c 1\nSOS\n S1 SOS s1 1\n    s2 x 1\nENDATA\n", 9, "names set 's2'");
+  expect_error(kHead + " x c 1\nSOS\n S1 SOS s1 1.5\nENDATA\n", 8, "priority must be an integer");
+  expect_error(kHead + " x c 1\nSOS\n S1 s\n S2 s\nENDATA\n", 9, "duplicate SOS set name");
+  expect_error(kHead + " x c 1\nCSECTION c1 0 QUAD\n x\nENDATA\n", 7, "CSECTION");
+  // Sections out of order or twice.
+  expect_error("NAME x\nCOLUMNS\n x c 1\nROWS\n N obj\nENDATA\n", 2, "out of order");
+  expect_error(kHead + " x c 1\nBOUNDS\nRHS\n RHS c 1\nENDATA\n", 8, "RHS section out of order");
+  expect_error(kHead + " x c 1\nRANGES\nBOUNDS\nRANGES\nENDATA\n", 9, "second RANGES");
+  expect_error(kHead + " x c 1\nQUADOBJ\nBOUNDS\nENDATA\n", 8, "out of order");
+  expect_error(kHead + " x c 1\nRHS\nRHS\nENDATA\n", 8, "second RHS");
+  expect_error(kHead + " x c 1\nROWS\nENDATA\n", 7, "second ROWS");
+  expect_error("NAME x\nROWS\n N obj\nOBJSENSE MAX\nCOLUMNS\nENDATA\n", 4, "out of order");
   expect_error(kHead + " x c 1.5x\nENDATA\n", 6, "expected a number");
   expect_error(kHead + " x c 0x10\nENDATA\n", 6, "expected a number");
   expect_error(kHead + " x c --1\nENDATA\n", 6, "expected a number");

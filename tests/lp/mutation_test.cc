@@ -139,6 +139,27 @@ General
  x1
 End
 )",
+      // SOS sets and a semi-continuous variable.
+      R"(Maximize
+ obj: 3 x1 + 2 x2 + 4 x3 + y1 + 2 y2 + 3 y3 - s - 3 t
+Subject To
+ xsum: x1 + x2 + x3 <= 10
+ demand: s + t >= 1
+Bounds
+ x1 <= 5
+ x2 <= 5
+ x3 <= 5
+ y1 <= 1
+ y2 <= 1
+ y3 <= 1
+ 2 <= s <= 8
+Semi-continuous
+ s
+SOS
+ sx: S1:: x1:1 x2:2 x3:3
+ sy: S2:: y1:10 y2:20 y3:30
+End
+)",
   };
   return seeds;
 }
@@ -199,6 +220,39 @@ QUADOBJ
  x x 2
  x y 1
  y y 2
+ENDATA
+)",
+      // Fixed format: names with spaces, blank-name continuation, $ comments, an SOS section,
+      // SC, MI and negative UP bounds, RANGES on an E row.
+      R"(NAME          FIXED SEED
+ROWS
+ N  COST      $ the objective
+ L  LIM 1     $ a row name with a space
+ G  LIM 2
+ E  BAL
+COLUMNS
+    X ONE     COST      1.             LIM 1     1.
+              LIM 2     1.             $ blank name: still X ONE
+    Y TWO     COST      2.             LIM 1     1.
+              LIM 2     3.             BAL       1.
+    Z         COST      -1.            BAL       1.
+    W         COST      1.             LIM 2     1.
+RHS
+              LIM 1     4.             LIM 2     6.
+              BAL       2.
+RANGES
+    RNG       BAL       -1.
+BOUNDS
+ UP BND       X ONE     3.
+ UP BND       Z         -0.5
+ LO BND       W         1.
+ SC BND       W         5.
+ MI BND       Y TWO
+ LO BND       Y TWO     0.
+SOS
+ S1 SOS       s1        1
+    s1        X ONE     1
+    W                   2
 ENDATA
 )",
       // Binaries and a fixed column.
@@ -389,6 +443,10 @@ class Mutator {
                                            "OBJSENSE",
                                            "OBJSENSE MAX",
                                            "SOS",
+                                           " S1 SOS s 1",
+                                           " S2",
+                                           " SC BND x 4",
+                                           "CSECTION k 0 QUAD",
                                            "FOOBAR",
                                            " MARKER 'MARKER' 'INTORG'",
                                            " MARKER 'MARKER' 'INTEND'"};
@@ -802,7 +860,44 @@ TEST(Mutation, UnknownSection) {
   expect_input_error(
       dir.write("unknown.lp", "Minimize\n obj: x\nFoobar Section\nSubject To\n c: x >= 1\nEnd\n"),
       3, "Foobar");
-  expect_input_error(dir.write("sos.lp", "Minimize\n obj: x\nSOS\n s1: S1:: x:1\nEnd\n"), 3, "SOS");
+  expect_input_error(dir.write("sos.lp", "Minimize\n obj: x\nSOS\n s1: S1:: x:1 y:2\nEnd\n"), 4,
+                     "SOS set 's1' names unknown variable 'y'");
+}
+
+// The bad inputs of issue 13: fixed and free MPS lines, section order, SOS and SC misuse,
+// cones, MathProg errors. Each: exit 2, one line naming the file and the line.
+TEST(Mutation, ClassicMpsAndMathProgBadInput) {
+  TempDir dir;
+  const std::string head = "NAME          T\nROWS\n N  obj\n L  LIM 1\nCOLUMNS\n";  // fixed: a name with a space
+  expect_input_error(dir.write("fixed_bad.mps", head + "    X         LIM 1     1.             LIM 1\nENDATA\n"), 6,
+                     "COLUMNS line");
+  expect_input_error(dir.write("fixed_field1.mps", head + " UP X         LIM 1     1.\nENDATA\n"), 6, "field 1");
+  expect_input_error(dir.write("fixed_blank.mps", head + "              LIM 1     1.\nENDATA\n"), 6,
+                     "continues no column");
+  expect_input_error(dir.write("order.mps", "NAME o\nROWS\n N obj\n L c\nCOLUMNS\n x c 1\nBOUNDS\nRHS\nENDATA\n"), 8,
+                     "out of order");
+  expect_input_error(dir.write("sos_unknown.mps",
+                               "NAME s\nROWS\n N obj\n L c\nCOLUMNS\n x c 1\nSOS\n S1 SOS s1 1\n    y 1\nENDATA\n"),
+                     9, "SOS set 's1' names unknown column 'y'");
+  expect_input_error(dir.write("sc_int.mps", "NAME s\nROWS\n N obj\n L c\nCOLUMNS\n M 'MARKER' 'INTORG'\n x c 1\n"
+                                             " M 'MARKER' 'INTEND'\nBOUNDS\n SC BND x 5\nENDATA\n"),
+                     10, "SC (semi-continuous) bound on the integer column 'x'");
+  expect_input_error(dir.write("cone.mps", "NAME s\nROWS\n N obj\n L c\nCOLUMNS\n x c 1\nCSECTION k 0 QUAD\n x\nENDATA\n"),
+                     7, "CSECTION");
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed: MathProg cases not run";
+  expect_input_error(dir.write("bad.mod", "var x >= 0;\nmaximize z: x\ns.t. c: x <= 3;\nend;\n"), 3, "syntax error");
+  std::string mod = dir.write("needs_data.mod", "param n;\nvar x >= 0;\nmaximize z: x;\ns.t. c: x <= n;\nend;\n");
+  ProcessResult r = run_trex({"solve", mod, "-d", dir.file("missing.dat")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("missing.dat: data file not found"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  std::string dat = dir.write("needs_data.dat", "data;\nparam n := 4;\nend;\n");
+  r = run_trex({"solve", mod, "-d", dat, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "optimal");
+  EXPECT_EQ(j["objective"], 4.0);
 }
 
 TEST(Mutation, DuplicateNames) {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "coin/ClpSimplex.hpp"
-#include "coin/CoinPackedMatrix.hpp"
+#include "trex/lp/coin_model.h"
 
 namespace trex::lp {
 
@@ -12,27 +12,6 @@ namespace {
 
 constexpr double kIntTol = 1e-6;
 constexpr double kFeasTol = 1e-6;
-
-double coin(double v) { return v == kInf ? COIN_DBL_MAX : v == -kInf ? -COIN_DBL_MAX : v; }
-
-void load(ClpSimplex& clp, const Model& m) {
-  const int n = m.num_vars(), rows = m.num_rows();
-  const double sign = m.sense == Sense::kMinimize ? 1 : -1;
-  const size_t nv = static_cast<size_t>(n), nr = static_cast<size_t>(rows);
-  std::vector<double> cl(nv), cu(nv), c(nv), rl(nr), ru(nr);
-  for (int j = 0; j < n; ++j) {
-    cl[size_t(j)] = coin(m.var(j).lower), cu[size_t(j)] = coin(m.var(j).upper), c[size_t(j)] = sign * m.var(j).cost;
-  }
-  std::vector<int> ri, ci;
-  std::vector<double> v;
-  for (int r = 0; r < rows; ++r) {
-    rl[size_t(r)] = coin(m.row(r).lower), ru[size_t(r)] = coin(m.row(r).upper);
-    for (const Term& t : m.row(r).terms) ri.push_back(r), ci.push_back(t.var), v.push_back(t.coef);
-  }
-  CoinPackedMatrix a(true, ri.data(), ci.data(), v.data(), CoinBigIndex(v.size()));
-  a.setDimensions(rows, n);
-  clp.loadProblem(a, cl.data(), cu.data(), c.data(), rl.data(), ru.data());
-}
 
 // A branch-and-bound node: bounds of the integer variables (index into `ints`).
 struct Node {
@@ -55,7 +34,8 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
     return fallback_solver_->solve(m, options);
   };
   m.validate();
-  if (m.has_quadratic_objective() || m.has_quadratic_constraints() || !m.find_huge_number(kLargestCoinNumber).empty())
+  if (m.has_quadratic_objective() || m.has_quadratic_constraints() || m.has_special_structure() ||
+      !m.find_huge_number(kLargestCoinNumber).empty())
     return fallback();
 
   // A fresh simplex object per model: CLP's scaling and factorization state would otherwise
@@ -64,7 +44,7 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
   clp_ = std::make_unique<ClpSimplex>();
   clp_->setLogLevel(0);
   ClpSimplex& clp = *clp_;
-  load(clp, m);
+  load_coin(to_coin(m), clp);
   clp.dual();
   if (!clp.isProvenOptimal()) return fallback();
 
@@ -101,8 +81,8 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
       Node node = std::move(stack.back());
       stack.pop_back();
       for (size_t k = 0; k < ints.size(); ++k) {
-        clp.setColumnLower(ints[k], coin(node.lo[k]));
-        clp.setColumnUpper(ints[k], coin(node.hi[k]));
+        clp.setColumnLower(ints[k], coin_bound(node.lo[k]));
+        clp.setColumnUpper(ints[k], coin_bound(node.hi[k]));
       }
       // Only bounds changed since the last solve: keep CLP's work areas and factorization
       // between nodes (startFinishOptions 1 | 2 | 4, as CBC's own node solves do).

@@ -1,25 +1,40 @@
 // The default back end: COIN-OR CLP for LPs and convex QPs, CBC for MILPs, in-process.
 //
-// Measured on this machine's Debian build (CBC 2.10.8): CBC's command-line driver
-// (CbcMain1, and the C API Cbc_solve that goes through it) returns wrong MIP answers when
-// two threads solve at once (upstream coin-or/Cbc#332), and CBC's own LP reader drops
-// quadratic terms. So trex loads the matrix itself and calls CbcModel::branchAndBound,
-// with a fresh solver per call and no shared state.
+// MILPs go through CBC's own driver, CbcMain0/CbcMain1 (the code behind the cbc program),
+// on a CbcModel that trex loaded itself, so the search is the cbc program's default run:
+// CGL preprocessing, probing, Gomory, knapsack cover, clique, MIR, flow cover, two-step MIR
+// and zero-half cuts, the feasibility pump, RINS, rounding, greedy and combine heuristics,
+// its strong-branching and node defaults. Before, trex called CbcModel::branchAndBound with
+// CbcStrategyDefault, which lacks most of these: COIN-OR's retail3.mps and wedding_16.mps
+// ran into the time limit where the cbc program solves them in seconds.
 //
-// The objective is always handed to COIN minimized (negated for a maximized model), so
-// no result depends on a back end's handling of the sense.
+// Measured on this machine's Debian build (CBC 2.10.8): the driver returns wrong MIP answers
+// when two threads run it at once (upstream coin-or/Cbc#332: it keeps parameters in static
+// state). So every CbcMain call holds one process-wide mutex; parallel MILP solves queue
+// there (CBC's own --threads parallelism inside one solve is unaffected). CBC's own file
+// readers are never used: trex reads the file (CBC's LP reader drops quadratic terms).
+//
+// SOS sets become CbcSOS objects; semi-continuous variables a binary and two rows each (see
+// coin_model.h). The objective is always handed to COIN minimized (negated for a maximized
+// model), so no result depends on a back end's handling of the sense. The time limit is one
+// wall-clock budget for the whole call (deadline.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "coin/CbcModel.hpp"
-#include "coin/CbcStrategy.hpp"
+#include "coin/CbcSOS.hpp"
+#include "coin/CbcSolver.hpp"
 #include "coin/ClpSimplex.hpp"
 #include "coin/ClpSolve.hpp"
 #include "coin/CoinPackedMatrix.hpp"
 #include "coin/OsiClpSolverInterface.hpp"
+#include "trex/lp/coin_model.h"
 #include "trex/lp/convexity.h"
+#include "trex/lp/deadline.h"
 #include "trex/lp/solver.h"
 
 namespace trex::lp {
@@ -33,57 +48,26 @@ constexpr double kFeasibilityCheckTolerance = 1e-5;
 constexpr double kFeasibilityCheckSeconds = 10;
 // ClpRun::status when CLP could not tell infeasible from unbounded.
 constexpr int kUndecided = 100;
+// ClpRun::status when the deadline passed before CLP started.
+constexpr int kNoTimeLeft = 3;
 
-// The model in the column-wise arrays COIN loads, minimized.
-struct CoinArrays {
-  CoinPackedMatrix matrix;
-  std::vector<double> col_lower, col_upper, cost, row_lower, row_upper;
-  double sign = 1;  // +1 minimize, -1 maximize (cost = sign * c)
-};
-
-double coin_bound(double v) {
-  if (v == kInf) return COIN_DBL_MAX;
-  if (v == -kInf) return -COIN_DBL_MAX;
-  return v;
+// CbcMain1 keeps its parameters in static state: one call at a time (see above).
+std::mutex& cbc_main_mutex() {
+  static std::mutex m;
+  return m;
 }
 
-CoinArrays to_coin(const Model& m) {
-  CoinArrays a;
-  a.sign = m.sense == Sense::kMinimize ? 1.0 : -1.0;
-  const int n = m.num_vars();
-  a.col_lower.resize(size_t(n));
-  a.col_upper.resize(size_t(n));
-  a.cost.resize(size_t(n));
-  for (int j = 0; j < n; ++j) {
-    const Variable& v = m.var(j);
-    a.col_lower[size_t(j)] = coin_bound(v.lower);
-    a.col_upper[size_t(j)] = coin_bound(v.upper);
-    a.cost[size_t(j)] = a.sign * v.cost;
-  }
-  std::vector<int> rows, cols;
-  std::vector<double> vals;
-  rows.reserve(size_t(m.num_nonzeros()));
-  cols.reserve(size_t(m.num_nonzeros()));
-  vals.reserve(size_t(m.num_nonzeros()));
-  for (int r = 0; r < m.num_rows(); ++r) {
-    const Constraint& c = m.row(r);
-    a.row_lower.push_back(coin_bound(c.lower));
-    a.row_upper.push_back(coin_bound(c.upper));
-    for (const Term& t : c.terms) {
-      rows.push_back(r);
-      cols.push_back(t.var);
-      vals.push_back(t.coef);
-    }
-  }
-  a.matrix = CoinPackedMatrix(true, rows.data(), cols.data(), vals.data(), CoinBigIndex(vals.size()));
-  // The triplet constructor sizes the matrix by the largest index seen; empty trailing rows
-  // or columns must still exist.
-  a.matrix.setDimensions(m.num_rows(), n);
-  return a;
+int no_callback(CbcModel*, int) { return 0; }
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", std::max(s, 0.001));
+  return buf;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// A CLP limit of what is left of the call's budget, on the wall clock.
+void limit_clp(ClpSimplex& clp, const Deadline& deadline) {
+  if (!deadline.unlimited()) clp.setMaximumWallSeconds(std::max(deadline.left(), 1e-3));
 }
 
 class CbcSolver final : public Solver {
@@ -103,14 +87,15 @@ class CbcSolver final : public Solver {
       refused.solver_version = version();
       return refused;
     }
-    auto t0 = std::chrono::steady_clock::now();
+    Deadline deadline(options.time_limit_s);
     SolveResult r;
     if (model.has_quadratic_constraints()) {
       r.status = SolveStatus::kUnsupported;
       r.message = "cbc: quadratic constraints are not supported (no term is ever dropped)";
     } else if (model.has_quadratic_objective() && model.is_mip()) {
       r.status = SolveStatus::kUnsupported;
-      r.message = "cbc: integer variables with a quadratic objective (MIQP) are not supported";
+      r.message = "cbc: integer variables, SOS sets or semi-continuous variables with a quadratic "
+                  "objective (MIQP) are not supported";
     } else if (model.has_quadratic_objective()) {
       std::string why;
       if (!objective_is_convex(model, &why)) {
@@ -119,16 +104,16 @@ class CbcSolver final : public Solver {
                     std::string(to_string(model.sense)) + " (" + why +
                     "); CLP solves convex QPs only";
       } else {
-        r = solve_lp(model, options);
+        r = solve_lp(model, options, deadline);
       }
     } else if (model.is_mip()) {
-      r = solve_mip(model, options);
+      r = solve_mip(model, options, deadline);
     } else {
-      r = solve_lp(model, options);
+      r = solve_lp(model, options, deadline);
     }
     r.solver = name();
     r.solver_version = version();
-    r.seconds = seconds_since(t0);
+    r.seconds = deadline.elapsed();
     return r;
   }
 
@@ -141,14 +126,19 @@ class CbcSolver final : public Solver {
   };
 
   // One CLP solve with presolve: the dual simplex for an LP, CLP's nonlinear primal for a QP.
-  static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options) {
+  static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options,
+                        const Deadline& deadline) {
+    ClpRun run;
+    if (deadline.passed()) {
+      run.status = kNoTimeLeft;
+      return run;
+    }
     ClpSimplex clp;
     clp.setLogLevel(options.verbose ? 1 : 0);
-    clp.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(), a.cost.data(),
-                    a.row_lower.data(), a.row_upper.data());
+    load_coin(a, clp);
     bool quadratic = model.has_quadratic_objective();
     if (quadratic) load_hessian(model, a.sign, clp);
-    if (options.time_limit_s > 0) clp.setMaximumSeconds(options.time_limit_s);
+    limit_clp(clp, deadline);
     if (quadratic) {
       // CLP's primal simplex runs its nonlinear (reduced-gradient) method on a quadratic
       // objective; presolve does not take quadratic objectives.
@@ -159,7 +149,6 @@ class CbcSolver final : public Solver {
       how.setPresolveType(ClpSolve::presolveOn);
       clp.initialSolve(how);
     }
-    ClpRun run;
     run.status = clp.status();
     run.primal_feasible = clp.primalFeasible();
     const double* sol = clp.primalColumnSolution();
@@ -173,28 +162,31 @@ class CbcSolver final : public Solver {
   // both call some unbounded LPs infeasible (seen with an unbounded column that is in no row).
   // So "infeasible" or "unbounded" is decided again without presolve: feasibility first, on a
   // zero objective, then boundedness from the feasible basis found.
-  static ClpRun lp_verdict(const Model& model, const CoinArrays& a, const SolveOptions& options) {
-    ClpRun run = run_clp(model, a, options);
+  static ClpRun lp_verdict(const Model& model, const CoinArrays& a, const SolveOptions& options,
+                           const Deadline& deadline) {
+    ClpRun run = run_clp(model, a, options, deadline);
     if (run.status != 1 && run.status != 2) return run;
     if (model.has_quadratic_objective()) return run;  // convex QP: primal simplex already
+    ClpRun verdict;
+    if (deadline.passed()) {
+      verdict.status = kNoTimeLeft;
+      return verdict;
+    }
     // Is there any point? A zero objective answers that reliably.
     ClpSimplex clp;
     clp.setLogLevel(0);
-    std::vector<double> zeros(a.cost.size(), 0.0);
-    clp.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(), zeros.data(),
-                    a.row_lower.data(), a.row_upper.data());
-    if (options.time_limit_s > 0) clp.setMaximumSeconds(options.time_limit_s);
+    load_coin(a, clp, /*zero_objective=*/true);
+    limit_clp(clp, deadline);
     clp.dual();
-    ClpRun verdict;
     if (clp.status() != 0) {
-      verdict.status = clp.status() == 1 ? 1 : kUndecided;
+      verdict.status = clp.status() == 1 ? 1 : clp.status() == 3 ? kNoTimeLeft : kUndecided;
       return verdict;
     }
     // There is: the primal simplex goes on from that feasible basis with the real objective,
     // so it never searches for feasibility again and its verdict on boundedness holds.
     clp.chgObjCoefficients(a.cost.data());
     clp.primal();
-    verdict.status = clp.status() == 0 || clp.status() == 2 ? clp.status() : kUndecided;
+    verdict.status = clp.status() == 0 || clp.status() == 2 || clp.status() == 3 ? clp.status() : kUndecided;
     verdict.primal_feasible = true;
     const double* sol = clp.primalColumnSolution();
     verdict.x.assign(sol, sol + model.num_vars());
@@ -212,14 +204,12 @@ class CbcSolver final : public Solver {
       cols.push_back(q.i);
       vals.push_back(sign * (q.i == q.j ? 2 * q.coef : q.coef));
     }
-    CoinPackedMatrix h(true, rows.data(), cols.data(), vals.data(), CoinBigIndex(vals.size()));
-    h.setDimensions(model.num_vars(), model.num_vars());
-    clp.loadQuadraticObjective(h);
+    clp.loadQuadraticObjective(coin_matrix(model.num_vars(), model.num_vars(), rows, cols, vals));
   }
 
-  SolveResult solve_lp(const Model& model, const SolveOptions& options) const {
+  SolveResult solve_lp(const Model& model, const SolveOptions& options, const Deadline& deadline) const {
     CoinArrays a = to_coin(model);
-    ClpRun run = lp_verdict(model, a, options);
+    ClpRun run = lp_verdict(model, a, options, deadline);
     SolveResult r;
     switch (run.status) {
       case 0:
@@ -260,23 +250,30 @@ class CbcSolver final : public Solver {
     double bound = 0;
   };
 
-  static CbcRun run_cbc(const Model& model, const CoinArrays& a, const SolveOptions& options,
-                        bool zero_objective, bool preprocess) {
-    OsiClpSolverInterface solver;
-    std::vector<double> zeros(a.cost.size(), 0.0);
-    solver.loadProblem(a.matrix, a.col_lower.data(), a.col_upper.data(),
-                       zero_objective ? zeros.data() : a.cost.data(), a.row_lower.data(),
-                       a.row_upper.data());
-    for (int j = 0; j < model.num_vars(); ++j)
-      if (model.var(j).type != VarType::kContinuous) solver.setInteger(j);
-    solver.messageHandler()->setLogLevel(0);
-    solver.getModelPtr()->setLogLevel(0);
+  // The model's SOS sets as CBC branching objects.
+  static void add_sos_objects(const Model& model, CbcModel& cbc) {
+    if (model.sos.empty()) return;
+    std::vector<std::unique_ptr<CbcSOS>> sets;
+    std::vector<OsiObject*> objects;
+    for (size_t k = 0; k < model.sos.size(); ++k) {
+      const SosSet& set = model.sos[k];
+      auto obj = std::make_unique<CbcSOS>(&cbc, int(set.vars.size()), set.vars.data(), set.weights.data(),
+                                          int(k), set.type);
+      obj->setPriority(set.priority);
+      objects.push_back(obj.get());
+      sets.push_back(std::move(obj));
+    }
+    cbc.addObjects(int(objects.size()), objects.data());  // copies them
+  }
 
+  // One run of CBC's driver over the loaded model with the cbc program's defaults.
+  static CbcRun run_cbc(const Model& model, const CoinArrays& a, const SolveOptions& options,
+                        const Deadline& deadline, double time_cap, bool zero_objective, bool preprocess) {
     CbcRun run;
     // The relaxation first: its infeasibility proves the MILP's, and its unboundedness is
     // settled apart, since CBC's own verdict there does not say whether integers fit.
     if (!zero_objective) {
-      ClpRun relaxation = lp_verdict(model, a, options);
+      ClpRun relaxation = lp_verdict(model, a, options, deadline);
       if (relaxation.status == 1) {
         run.status = SolveStatus::kInfeasible;
         return run;
@@ -290,21 +287,44 @@ class CbcSolver final : public Solver {
         return run;
       }
     }
-    solver.initialSolve();
+    double seconds = std::min(deadline.left(), time_cap);
+    if (seconds <= 0) {
+      run.status = SolveStatus::kTimeLimitNoSolution;
+      return run;
+    }
+    OsiClpSolverInterface solver;
+    load_coin(a, solver, zero_objective);
+    solver.messageHandler()->setLogLevel(options.verbose ? 1 : 0);
+    solver.getModelPtr()->setLogLevel(options.verbose ? 1 : 0);
 
     CbcModel cbc(solver);
     cbc.setLogLevel(options.verbose ? 1 : 0);
     cbc.messageHandler()->setLogLevel(options.verbose ? 1 : 0);
-    CbcStrategyDefault strategy(/*cutsOnlyAtRoot=*/1, /*numberStrong=*/5, /*numberBeforeTrust=*/5);
-    strategy.setupPreProcessing(preprocess ? 1 : 0);
-    cbc.setStrategy(strategy);
+    if (!model.sos.empty()) {
+      cbc.findIntegers(false);
+      add_sos_objects(model, cbc);
+    }
+    std::vector<std::string> args = {"trex", "-log", options.verbose ? "1" : "0", "-timeMode", "elapsed"};
+    if (std::isfinite(seconds)) args.insert(args.end(), {"-seconds", seconds_text(seconds)});
     // Gap as (incumbent - bound) <= gap * max(1, |incumbent|).
-    cbc.setAllowableFractionGap(options.mip_rel_gap);
-    cbc.setAllowableGap(options.mip_rel_gap);
-    cbc.setUseElapsedTime(true);
-    if (options.time_limit_s > 0) cbc.setMaximumSeconds(options.time_limit_s);
-    if (options.threads > 1) cbc.setNumberThreads(options.threads);
-    cbc.branchAndBound();
+    char gap[32];
+    std::snprintf(gap, sizeof gap, "%.17g", options.mip_rel_gap);
+    args.insert(args.end(), {"-ratioGap", gap, "-allowableGap", gap});
+    // 100 + n: n threads in CBC's deterministic mode.
+    if (options.threads > 1) args.insert(args.end(), {"-threads", std::to_string(100 + options.threads)});
+    if (!preprocess) args.insert(args.end(), {"-preprocess", "off"});
+    args.insert(args.end(), {"-solve", "-quit"});
+    std::vector<const char*> argv;
+    for (const auto& arg : args) argv.push_back(arg.c_str());
+    {
+      std::lock_guard<std::mutex> lock(cbc_main_mutex());
+      CbcSolverUsefulData data;
+      CbcMain0(cbc, data);
+      // CbcMain0 resets the log levels it finds; quiet again unless asked.
+      cbc.setLogLevel(options.verbose ? 1 : 0);
+      cbc.solver()->messageHandler()->setLogLevel(options.verbose ? 1 : 0);
+      CbcMain1(int(argv.size()), argv.data(), cbc, no_callback, data);
+    }
 
     const double* best = cbc.bestSolution();
     if (best) {
@@ -318,7 +338,7 @@ class CbcSolver final : public Solver {
       run.status = SolveStatus::kInfeasible;
     } else if (cbc.isContinuousUnbounded()) {
       run.status = SolveStatus::kUnbounded;
-    } else if (cbc.isSecondsLimitReached()) {
+    } else if (cbc.isSecondsLimitReached() || deadline.passed()) {
       run.status = best ? SolveStatus::kTimeLimitFeasible : SolveStatus::kTimeLimitNoSolution;
     } else if (cbc.isProvenOptimal()) {
       run.status = SolveStatus::kInfeasible;  // search finished with no solution
@@ -328,14 +348,15 @@ class CbcSolver final : public Solver {
     return run;
   }
 
-  SolveResult solve_mip(const Model& model, const SolveOptions& options) const {
+  SolveResult solve_mip(const Model& model, const SolveOptions& options, const Deadline& deadline) const {
     CoinArrays a = to_coin(model);
-    CbcRun run = run_cbc(model, a, options, false, /*preprocess=*/true);
+    CbcRun run = run_cbc(model, a, options, deadline, kInf, false, /*preprocess=*/true);
     if (has_solution(run.status) && model.max_violation(run.x) > kFeasibilityCheckTolerance) {
       // Seen with CBC 2.10.8: when CGL preprocessing reduces a model to nothing, CBC reports
       // "no integer variables" and hands back the LP relaxation as optimal. Every answer is
-      // checked against the model, and a wrong one is solved again without preprocessing.
-      run = run_cbc(model, a, options, false, /*preprocess=*/false);
+      // checked against the model, and a wrong one is solved again without preprocessing,
+      // within what is left of the time budget.
+      run = run_cbc(model, a, options, deadline, kInf, false, /*preprocess=*/false);
       if (has_solution(run.status) && model.max_violation(run.x) > kFeasibilityCheckTolerance) {
         SolveResult bad;
         bad.status = SolveStatus::kError;
@@ -350,17 +371,14 @@ class CbcSolver final : public Solver {
       // when it has an integer point at all.
       // Finding that point can be as hard as any MILP (an equality with fractional
       // coefficients over integers, say), so it gets a bounded share of the time.
-      SolveOptions feasibility = options;
-      feasibility.time_limit_s =
-          options.time_limit_s > 0 ? std::min(options.time_limit_s, kFeasibilityCheckSeconds)
-                                   : kFeasibilityCheckSeconds;
-      CbcRun feasible = run_cbc(model, a, feasibility, /*zero_objective=*/true, /*preprocess=*/false);
+      double cap = std::min(deadline.left(), kFeasibilityCheckSeconds);
+      CbcRun feasible = run_cbc(model, a, options, deadline, cap, /*zero_objective=*/true, /*preprocess=*/false);
       r.status = has_solution(feasible.status)                 ? SolveStatus::kUnbounded
                  : feasible.status == SolveStatus::kInfeasible ? SolveStatus::kInfeasible
                                                                : SolveStatus::kInfeasibleOrUnbounded;
       if (r.status == SolveStatus::kInfeasibleOrUnbounded)
         r.message = "cbc: the LP relaxation is unbounded; no integer point was found or ruled out in " +
-                    std::to_string(int(feasibility.time_limit_s)) + " s";
+                    seconds_text(cap) + " s";
       return r;
     }
     r.status = run.status;
@@ -372,6 +390,7 @@ class CbcSolver final : public Solver {
       double& v = run.x[size_t(j)];
       if (model.var(j).type != VarType::kContinuous && std::fabs(v - std::round(v)) <= kIntegralityTolerance)
         v = std::round(v) + 0.0;  // + 0.0 turns -0 into 0
+      if (model.var(j).semicontinuous && std::fabs(v) <= kIntegralityTolerance) v = 0;
     }
     r.x = std::move(run.x);
     r.objective = a.sign * run.objective + model.objective_constant;

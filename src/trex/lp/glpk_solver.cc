@@ -561,6 +561,9 @@ class GlpkSolver : public Solver {
   static SolveResult solve_checked(const Model& model, const SolveOptions& options) {
     if (model.has_quadratic_objective() || model.has_quadratic_constraints())
       return status_only(SolveStatus::kUnsupported, "glpk: quadratic terms are not supported");
+    if (model.has_special_structure())
+      return status_only(SolveStatus::kUnsupported,
+                         "glpk: SOS sets and semi-continuous variables are not supported by glpsol");
     if (!program_available(kProgram))
       return status_only(SolveStatus::kError,
                          "glpk: glpsol not found in PATH (install GLPK's command-line solver, "

@@ -8,8 +8,12 @@
 // quadratic terms "[ 2 x ^ 2 + 3 x * y ] / 2" in the objective and "[ x * y ]" in rows;
 // "lazy constraints" and "user cuts" sections, read as ordinary rows; Gurobi's empty rows
 // ("R0: <= 5") and objective constant ("+ 5 Constant"); repeated row names, which Gurobi
-// writes and which are renamed "name#2", "name#3", ... (nothing in LP refers to rows). Semi-continuous
-// variables, SOS and general-constraint sections are rejected with an error.
+// writes and which are renamed "name#2", "name#3", ... (nothing in LP refers to rows); a
+// "semi-continuous" section (also "semi", "semis": each listed variable is 0 or within its
+// bounds, which must then be finite above and non-negative below; not integer); an "SOS"
+// section of sets "name: S1:: x1:1 x2:2" (also under "sos1"/"sos2" headers, where the type
+// may be left out). General-constraint, indicator and piecewise-linear sections are
+// rejected with an error.
 // Every error is an InputError naming the file and the line.
 #pragma once
 

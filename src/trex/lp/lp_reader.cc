@@ -213,7 +213,7 @@ class Lexer {
   std::deque<Token> buffer_;
 };
 
-enum class Section { kNone, kObjective, kConstraints, kBounds, kGenerals, kBinaries, kEnd };
+enum class Section { kNone, kObjective, kConstraints, kBounds, kGenerals, kBinaries, kSemi, kSos, kEnd };
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -270,6 +270,8 @@ class LpReader {
         case Section::kBounds: read_bound(); break;
         case Section::kGenerals: read_integer(false); break;
         case Section::kBinaries: read_integer(true); break;
+        case Section::kSemi: read_semicontinuous(); break;
+        case Section::kSos: read_sos(); break;
         case Section::kEnd: break;
       }
       if (lex_.consumed() == before)
@@ -278,6 +280,7 @@ class LpReader {
     if (!saw_objective) lex_.fail(lex_.line(), "empty file: no objective section");
     finish_bounds();
     model_.name_unnamed_rows();
+    model_.normalize();
     return std::move(model_);
   }
 
@@ -316,9 +319,17 @@ class LpReader {
     if (is_one_of(w, {"general", "generals", "gen", "integer", "integers"}))
       return take(1, Section::kGenerals);
     if (is_one_of(w, {"binary", "binaries", "bin"})) return take(1, Section::kBinaries);
-    if (is_one_of(w, {"semi", "semis", "semi-continuous"}))
-      lex_.fail(line, "semi-continuous variables are not supported");
-    if (is_one_of(w, {"sos", "sos1", "sos2"})) lex_.fail(line, "SOS constraints are not supported");
+    if (is_one_of(w, {"semi", "semis", "semi-continuous"})) {
+      // The lexer splits "semi-continuous" at the '-'.
+      if (iequals(w, "semi") && lex_.peek(1).kind == Tok::kMinus && lex_.peek(2).kind == Tok::kName &&
+          lex_.peek(2).line == line && iequals(lex_.peek(2).text, "continuous"))
+        return take(3, Section::kSemi);
+      return take(1, Section::kSemi);
+    }
+    if (is_one_of(w, {"sos", "sos1", "sos2"})) {
+      sos_header_type_ = iequals(w, "sos1") ? 1 : iequals(w, "sos2") ? 2 : 0;
+      return take(1, Section::kSos);
+    }
     if (is_one_of(w, {"pwlobj", "pwl"})) lex_.fail(line, "piecewise-linear objectives are not supported");
     if (iequals(w, "end")) return take(1, Section::kEnd);
     return std::nullopt;
@@ -641,7 +652,68 @@ class LpReader {
     }
   }
 
+  // "semi-continuous" lists variables that are 0 or within their bounds.
+  void read_semicontinuous() {
+    Token t = lex_.next();
+    if (t.kind != Tok::kName) lex_.fail(t.line, "expected a variable name, found '" + std::string(t.text) + "'");
+    int j = var(t);
+    model_.var(j).semicontinuous = true;
+    semi_line_[j] = t.line;
+  }
+
+  // One set: "name: S1:: x1:1 x2:2" (the type may be left out under a "sos1"/"sos2" header).
+  void read_sos() {
+    long line = lex_.peek().line;
+    SosSet set;
+    if (lex_.peek().kind == Tok::kName && lex_.peek(1).kind == Tok::kColon && lex_.peek(2).kind != Tok::kNumber)
+      set.name = std::string(label());
+    set.type = sos_header_type_;
+    const Token& t = lex_.peek();
+    if (t.kind == Tok::kName && is_one_of(t.text, {"s1", "s2"}) && lex_.peek(1).kind == Tok::kColon &&
+        lex_.peek(2).kind == Tok::kColon) {
+      int type = iequals(t.text, "s1") ? 1 : 2;
+      if (set.type != 0 && set.type != type) lex_.fail(line, "SOS type differs from the section's");
+      set.type = type;
+      lex_.next();
+      lex_.next();
+      lex_.next();
+    }
+    if (set.type == 0) lex_.fail(line, "an SOS set needs its type: name: S1:: or name: S2::");
+    if (set.name.empty()) set.name = "sos" + std::to_string(model_.sos.size() + 1);
+    for (const auto& other : model_.sos)
+      if (other.name == set.name) lex_.fail(line, "duplicate SOS set name '" + set.name + "'");
+    auto at_member = [&] {
+      if (lex_.peek().kind != Tok::kName || lex_.peek(1).kind != Tok::kColon) return false;
+      Tok k = lex_.peek(2).kind;
+      return (k == Tok::kNumber || (k == Tok::kMinus && lex_.peek(3).kind == Tok::kNumber)) && !at_section_or_end();
+    };
+    while (at_member()) {
+      Token member = lex_.next();
+      lex_.next();
+      double sign = lex_.peek().kind == Tok::kMinus ? (lex_.next(), -1.0) : 1.0;
+      double w = sign * lex_.next().value;
+      int j = model_.find_var(std::string(member.text));
+      if (j < 0) lex_.fail(member.line, "SOS set '" + set.name + "' names unknown variable '" + std::string(member.text) + "'");
+      for (size_t k = 0; k < set.vars.size(); ++k) {
+        if (set.vars[k] == j) lex_.fail(member.line, "SOS set '" + set.name + "' names '" + std::string(member.text) + "' twice");
+        if (set.weights[k] == w) lex_.fail(member.line, "SOS set '" + set.name + "' repeats the weight " + fmt(w));
+      }
+      if (!std::isfinite(w)) lex_.fail(member.line, "SOS weight is not finite");
+      set.vars.push_back(j);
+      set.weights.push_back(w);
+    }
+    if (set.vars.empty()) lex_.fail(line, "SOS set '" + set.name + "' has no members (expected var:weight)");
+    model_.sos.push_back(std::move(set));
+  }
+
   void finish_bounds() {
+    for (const auto& [j, line] : semi_line_) {
+      const Variable& v = model_.var(j);
+      if (v.type != VarType::kContinuous)
+        lex_.fail(line, "variable '" + v.name + "' is semi-continuous and integer (not supported)");
+      if (v.upper == kInf) lex_.fail(line, "semi-continuous variable '" + v.name + "' needs a finite upper bound");
+      if (v.lower < 0) lex_.fail(line, "semi-continuous variable '" + v.name + "' has a negative lower bound");
+    }
     for (const auto& [j, line] : bound_line_) {
       const Variable& v = model_.var(j);
       if (v.lower > v.upper)
@@ -659,6 +731,8 @@ class LpReader {
   Lexer lex_;
   Model model_;
   std::unordered_map<int, long> bound_line_;
+  std::unordered_map<int, long> semi_line_;
+  int sos_header_type_ = 0;
 };
 
 }  // namespace

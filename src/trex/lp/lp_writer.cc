@@ -103,6 +103,8 @@ class LpWriter {
   void row(int r);
   void bounds();
   void name_list(const char* header, VarType type);
+  void semicontinuous();
+  void sos();
 
   const Model& m_;
   std::string out_;
@@ -179,6 +181,8 @@ std::string LpWriter::write() {
   bounds();
   name_list("Generals", VarType::kInteger);
   name_list("Binaries", VarType::kBinary);
+  semicontinuous();
+  sos();
   start_line("End\n");
   return std::move(out_);
 }
@@ -263,6 +267,32 @@ void LpWriter::bounds() {
     } else {
       std::string lower = lo == -kInf ? "-inf" : number(lo);
       start_line(" " + lower + " <= " + v.name + " <= " + number(up));
+    }
+  }
+}
+
+void LpWriter::semicontinuous() {
+  bool any = false;
+  for (const Variable& v : m_.vars()) {
+    if (!v.semicontinuous) continue;
+    if (!any) start_line("Semi-continuous");
+    any = true;
+    start_line(" " + v.name);
+  }
+}
+
+// "name: S1:: x:1 y:2". The LP format has no place for an SOS priority; it is left out.
+void LpWriter::sos() {
+  if (m_.sos.empty()) return;
+  start_line("SOS");
+  for (const SosSet& set : m_.sos) {
+    check_name(set.name, "SOS set");
+    start_line(" " + set.name + (set.type == 1 ? ": S1::" : ": S2::"));
+    for (size_t k = 0; k < set.vars.size(); ++k) {
+      std::string member = m_.var(set.vars[k]).name + ":" + number(set.weights[k]);
+      if (out_.size() - line_start_ + 1 + member.size() > kLineWidth) start_line("");
+      out_ += ' ';
+      out_ += member;
     }
   }
 }

@@ -6,17 +6,11 @@
 #include <utility>
 
 #include "coin/ClpSimplex.hpp"
-#include "coin/CoinPackedMatrix.hpp"
+#include "trex/lp/coin_model.h"
 
 namespace trex::lp {
 
 namespace {
-
-double coin_bound(double v) {
-  if (v == kInf) return COIN_DBL_MAX;
-  if (v == -kInf) return -COIN_DBL_MAX;
-  return v;
-}
 
 // Rows in the triplet form CoinPackedMatrix is built from.
 struct RowSink {
@@ -182,10 +176,7 @@ void Relaxation::load(const std::vector<double>& lo, const std::vector<double>& 
       sink.add({{w, 1.0}, {p.i, -lj}, {p.j, -ui}}, -inf, -ui * lj);
     }
   }
-  CoinPackedMatrix matrix(true, sink.rows.data(), sink.cols.data(), sink.vals.data(),
-                          CoinBigIndex(sink.vals.size()));
-  // The triplet constructor sizes the matrix by the largest index seen.
-  matrix.setDimensions(int(sink.lower.size()), ncols);
+  CoinPackedMatrix matrix = coin_matrix(int(sink.lower.size()), ncols, sink.rows, sink.cols, sink.vals);
   clp.loadProblem(matrix, col_lower.data(), col_upper.data(), cost_.data(), sink.lower.data(),
                   sink.upper.data());
 }

@@ -29,6 +29,20 @@ void sort_and_merge(std::vector<QuadTerm>& quad) { quad = merge_quad_terms(std::
 
 bool bad_number(double v) { return std::isnan(v) || std::isinf(v); }
 
+// The magnitude of the values of `set` outside the best window of nonzeros it allows (one
+// member for type 1, two adjacent members for type 2).
+double sos_violation(const SosSet& set, const std::vector<double>& x) {
+  double total = 0, best = 0;
+  const size_t n = set.vars.size();
+  for (size_t k = 0; k < n; ++k) {
+    double a = std::fabs(x[size_t(set.vars[k])]);
+    total += a;
+    double window = a + (set.type == 2 && k + 1 < n ? std::fabs(x[size_t(set.vars[k + 1])]) : 0);
+    best = std::max(best, window);
+  }
+  return total - best;
+}
+
 }  // namespace
 
 std::vector<QuadTerm> merge_quad_terms(std::vector<QuadTerm> quad) {
@@ -172,6 +186,12 @@ int Model::num_integer_vars() const {
   return n;
 }
 
+int Model::num_semicontinuous_vars() const {
+  int n = 0;
+  for (const auto& v : vars_) n += v.semicontinuous;
+  return n;
+}
+
 bool Model::has_quadratic_constraints() const {
   for (const auto& r : rows_)
     if (!r.quad.empty()) return true;
@@ -189,6 +209,7 @@ double Model::max_violation(const std::vector<double>& x) const {
   double worst = 0;
   for (size_t j = 0; j < vars_.size(); ++j) {
     const Variable& v = vars_[j];
+    if (v.semicontinuous && x[j] == 0) continue;
     worst = std::max({worst, (v.lower - x[j]) / std::max(1.0, std::fabs(v.lower)),
                       (x[j] - v.upper) / std::max(1.0, std::fabs(v.upper))});
     if (v.type != VarType::kContinuous) worst = std::max(worst, std::fabs(x[j] - std::round(x[j])));
@@ -200,6 +221,7 @@ double Model::max_violation(const std::vector<double>& x) const {
     worst = std::max({worst, (r.lower - a) / std::max(1.0, std::fabs(r.lower)),
                       (a - r.upper) / std::max(1.0, std::fabs(r.upper))});
   }
+  for (const auto& set : sos) worst = std::max(worst, sos_violation(set, x));
   return worst;
 }
 
@@ -233,6 +255,20 @@ void Model::normalize() {
     sort_and_merge(r.quad);
   }
   sort_and_merge(objective_quad);
+  for (auto& set : sos) {
+    std::vector<size_t> order(set.vars.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return set.weights[a] < set.weights[b]; });
+    std::vector<int> vars;
+    std::vector<double> weights;
+    for (size_t k : order) {
+      vars.push_back(set.vars[k]);
+      weights.push_back(set.weights[k]);
+    }
+    set.vars = std::move(vars);
+    set.weights = std::move(weights);
+  }
 }
 
 void Model::validate() const {
@@ -250,6 +286,32 @@ void Model::validate() const {
     if (bad_number(v.cost)) throw InputError::field(v.name, "objective coefficient is not finite");
     if (v.type == VarType::kBinary && (v.lower < 0 || v.upper > 1))
       throw InputError::field(v.name, "binary variable with bounds outside [0, 1]");
+    if (v.semicontinuous) {
+      if (v.type != VarType::kContinuous)
+        throw InputError::field(v.name, "a semi-continuous variable cannot be integer");
+      if (v.lower < 0) throw InputError::field(v.name, "semi-continuous variable with a negative lower bound");
+      if (v.upper == kInf) throw InputError::field(v.name, "semi-continuous variable needs a finite upper bound");
+    }
+  }
+  std::map<std::string, int> sos_names;
+  for (const auto& set : sos) {
+    if (set.name.empty()) throw InputError::field("SOS", "an SOS set needs a name");
+    if (sos_names[set.name]++) throw InputError::field(set.name, "duplicate SOS set name");
+    if (set.type != 1 && set.type != 2) throw InputError::field(set.name, "SOS type must be 1 or 2");
+    if (set.weights.size() != set.vars.size())
+      throw InputError::field(set.name, "SOS set needs one weight per member");
+    std::vector<int> members = set.vars;
+    std::sort(members.begin(), members.end());
+    if (std::adjacent_find(members.begin(), members.end()) != members.end())
+      throw InputError::field(set.name, "SOS set names a variable twice");
+    std::vector<double> weights = set.weights;
+    std::sort(weights.begin(), weights.end());
+    if (std::adjacent_find(weights.begin(), weights.end()) != weights.end())
+      throw InputError::field(set.name, "SOS weights must be distinct");
+    for (size_t k = 0; k < set.vars.size(); ++k) {
+      if (set.vars[k] < 0 || set.vars[k] >= n) throw InputError::field(set.name, "SOS member refers to no variable");
+      if (bad_number(set.weights[k])) throw InputError::field(set.name, "SOS weight is not finite");
+    }
   }
   for (const auto& q : objective_quad) {
     if (q.i < 0 || q.j < 0 || q.i >= n || q.j >= n)
@@ -278,7 +340,9 @@ namespace {
 
 // Canonical, name-keyed form of a model for comparison.
 struct Canon {
-  std::map<std::string, std::tuple<double, double, int, double>> vars;
+  std::map<std::string, std::tuple<double, double, int, double, bool>> vars;
+  // Per set name: type, priority, (member name, weight) in weight order.
+  std::map<std::string, std::tuple<int, int, std::vector<std::pair<std::string, double>>>> sos;
   std::map<std::string, std::tuple<double, double, std::map<std::string, double>,
                                    std::map<std::pair<std::string, std::string>, double>>>
       rows;
@@ -293,7 +357,16 @@ std::pair<std::string, std::string> pair_key(const Model& m, int i, int j) {
 
 Canon canonical(const Model& m) {
   Canon c;
-  for (const auto& v : m.vars()) c.vars[v.name] = {v.lower, v.upper, int(v.type), v.cost};
+  for (const auto& v : m.vars()) c.vars[v.name] = {v.lower, v.upper, int(v.type), v.cost, v.semicontinuous};
+  for (const auto& s : m.sos) {
+    auto& [type, priority, members] = c.sos[s.name];
+    type = s.type;
+    priority = s.priority;
+    std::vector<size_t> order(s.vars.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.weights[a] < s.weights[b]; });
+    for (size_t k : order) members.emplace_back(m.var(s.vars[k]).name, s.weights[k]);
+  }
   for (const auto& r : m.rows()) {
     auto& [lo, up, terms, quad] = c.rows[r.name];
     lo = r.lower;
@@ -323,7 +396,7 @@ bool same_model(const Model& a, const Model& b, std::string* why) {
   for (const auto& [name, v] : ca.vars) {
     auto it = cb.vars.find(name);
     if (it == cb.vars.end()) return fail("variable " + name + " missing");
-    if (it->second != v) return fail("variable " + name + " differs (bounds, type or cost)");
+    if (it->second != v) return fail("variable " + name + " differs (bounds, type, cost or semi-continuity)");
   }
   for (const auto& [name, r] : ca.rows) {
     auto it = cb.rows.find(name);
@@ -331,6 +404,7 @@ bool same_model(const Model& a, const Model& b, std::string* why) {
     if (it->second != r) return fail("row " + name + " differs");
   }
   if (ca.objective_quad != cb.objective_quad) return fail("quadratic objective differs");
+  if (ca.sos != cb.sos) return fail("SOS sets differ");
   return true;
 }
 

@@ -8,6 +8,9 @@
 // >= is [rhs, kInf), = is [rhs, rhs], ranged is [l, u]. Quadratic terms are stored as they
 // contribute to the value (no factor 1/2), one entry per unordered pair with i <= j.
 // A kBinary variable always has bounds within [0, 1].
+// A semi-continuous variable takes the value 0 or a value in [lower, upper] (lower >= 0,
+// upper finite, continuous type). An SOS set of type 1 lets at most one of its variables be
+// nonzero, one of type 2 at most two that are adjacent in the order of their weights.
 //
 // The Model is plain data; builders keep a name index so readers can look names up.
 // Every route into a solver goes through validate(), which throws InputError on a
@@ -46,6 +49,17 @@ struct Variable {
   double upper = kInf;
   VarType type = VarType::kContinuous;
   double cost = 0;
+  bool semicontinuous = false;  // 0 or within [lower, upper]
+};
+
+// A special ordered set: members in increasing weight order after normalize().
+struct SosSet {
+  std::string name;
+  int type = 1;                  // 1 or 2
+  int priority = 0;              // branching priority, smaller first (CBC's convention)
+  std::vector<int> vars;
+  std::vector<double> weights;   // one per member, strictly increasing
+  bool operator==(const SosSet&) const = default;
 };
 
 struct Constraint {
@@ -64,6 +78,7 @@ class Model {
   std::string objective_name = "obj";
   double objective_constant = 0;
   std::vector<QuadTerm> objective_quad;
+  std::vector<SosSet> sos;
 
   // --- Building -----------------------------------------------------------------------
   // Adds a variable; throws InputError::field on a duplicate name. Returns its index.
@@ -104,14 +119,19 @@ class Model {
   int num_rows() const { return int(rows_.size()); }
   int64_t num_nonzeros() const;
   int num_integer_vars() const;  // kInteger and kBinary
-  bool is_mip() const { return num_integer_vars() > 0; }
+  int num_semicontinuous_vars() const;
+  // True when the model needs branching: integer or semi-continuous variables, or SOS sets.
+  bool is_mip() const { return num_integer_vars() > 0 || !sos.empty() || num_semicontinuous_vars() > 0; }
+  // SOS sets or semi-continuous variables: only back ends that branch on them may solve it.
+  bool has_special_structure() const { return !sos.empty() || num_semicontinuous_vars() > 0; }
   bool has_quadratic_objective() const { return !objective_quad.empty(); }
   bool has_quadratic_constraints() const;
 
   // Objective value of a point (size num_vars()).
   double objective_value(const std::vector<double>& x) const;
-  // Largest violation of a row, bound or integrality by x (0 when feasible). Row and bound
-  // violations are relative to max(1, |bound|); integrality is absolute.
+  // Largest violation of a row, bound, integrality, semi-continuity or SOS condition by x (0
+  // when feasible). Row and bound violations are relative to max(1, |bound|); integrality is
+  // absolute, as is an SOS set's (the magnitude of the values outside its allowed nonzeros).
   double max_violation(const std::vector<double>& x) const;
 
   // The first coefficient, bound or right-hand side whose magnitude exceeds `limit` (infinite
@@ -119,10 +139,13 @@ class Model {
   // Back ends refuse such models: CLP 1.17 aborts on an objective coefficient of 1e25.
   std::string find_huge_number(double limit) const;
 
-  // Sorts and merges terms, merges quadratic pairs; call after editing rows by hand.
+  // Sorts and merges terms, merges quadratic pairs, sorts SOS members by weight; call after
+  // editing rows by hand.
   void normalize();
   // Throws InputError (field = the variable or row name) on NaN or infinite
-  // coefficients, lower > upper, binaries outside [0, 1], or an index out of range.
+  // coefficients, lower > upper, binaries outside [0, 1], an index out of range, a
+  // semi-continuous variable that is integer, has a negative lower or an infinite upper
+  // bound, or an SOS set with a repeated member or weight.
   void validate() const;
 
  private:

@@ -1,6 +1,7 @@
 #include "trex/lp/model_file.h"
 
 #include "trex/lp/lp_format.h"
+#include "trex/lp/mathprog.h"
 #include "trex/lp/mps_format.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
@@ -22,17 +23,23 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 FileFormat format_of(const std::string& path) {
   if (ends_with(path, ".lp")) return FileFormat::kLp;
   if (ends_with(path, ".mps") || ends_with(path, ".fmps")) return FileFormat::kMps;
-  throw InputError(path, 0, "unknown model format (expected .lp or .mps)");
+  if (ends_with(path, ".mod")) return FileFormat::kMathProg;
+  throw InputError(path, 0, "unknown model format (expected .lp, .mps or .mod)");
 }
 
-Model read_model_file(const std::string& path) {
+Model read_model_file(const std::string& path, const ReadOptions& options) {
   FileFormat format = format_of(path);
+  if (format == FileFormat::kMathProg) return read_mathprog(path, options.data_files);
+  if (!options.data_files.empty())
+    throw InputError::field("--data", "data files go with MathProg models (.mod), not with " + path);
   std::string text = read_file(path);
-  return format == FileFormat::kLp ? read_lp(text, path) : read_mps(text, path);
+  return format == FileFormat::kLp ? read_lp(text, path) : read_mps(text, path, options.mps);
 }
 
 void write_model_file(const Model& model, const std::string& path) {
   FileFormat format = format_of(path);
+  if (format == FileFormat::kMathProg)
+    throw InputError(path, 0, "trex does not write MathProg; use .lp or .mps");
   write_file_atomic(path, format == FileFormat::kLp ? write_lp(model) : write_mps(model));
 }
 

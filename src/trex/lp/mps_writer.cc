@@ -143,6 +143,7 @@ class MpsWriter {
   void bounds();
   void bounds_of(const Variable& v);
   void quadratic();
+  void sos();
 
   const Model& m_;
   std::string out_;
@@ -187,6 +188,7 @@ std::string MpsWriter::write() {
   columns();
   rhs_and_ranges();
   bounds();
+  sos();
   quadratic();
   out_ += "ENDATA\n";
   return std::move(out_);
@@ -242,6 +244,13 @@ void MpsWriter::bounds() {
 // "negative UP with default lower bound" rule: a lower bound is always given first.
 void MpsWriter::bounds_of(const Variable& v) {
   double lo = v.lower, up = v.upper;
+  if (v.semicontinuous) {  // validate() made it continuous with 0 <= lower, upper finite
+    // An SC value of 0 means "no upper bound" to every reader.
+    if (up == 0) throw InputError::field(v.name, "semi-continuous upper bound 0 cannot be written in MPS");
+    if (lo != 0) line_with_value({"LO", "BND", v.name}, lo);
+    line_with_value({"SC", "BND", v.name}, up);
+    return;
+  }
   if (v.type == VarType::kBinary) {
     line({"BV", "BND", v.name});
     if (lo == up) {
@@ -262,6 +271,19 @@ void MpsWriter::bounds_of(const Variable& v) {
     if (up != kInf) line_with_value({"UP", "BND", v.name}, up);
     // Some readers give integer columns a default upper bound of 1; say "none" outright.
     if (up == kInf && v.type == VarType::kInteger) line({"PL", "BND", v.name});
+  }
+}
+
+// " S1 SOS name priority" and one "column weight" line per member, which COIN-OR reads too.
+void MpsWriter::sos() {
+  if (m_.sos.empty()) return;
+  out_ += "SOS\n";
+  for (const SosSet& set : m_.sos) {
+    check_name(set.name, "SOS set");
+    out_ += set.type == 1 ? " S1 SOS " : " S2 SOS ";
+    out_ += set.name + " " + std::to_string(set.priority) + "\n";
+    for (size_t k = 0; k < set.vars.size(); ++k)
+      line_with_value({"  ", m_.var(set.vars[k]).name}, set.weights[k]);
   }
 }
 

@@ -44,7 +44,7 @@ const char* to_string(SolveStatus s);
 bool has_solution(SolveStatus s);
 
 struct SolveOptions {
-  double time_limit_s = 0;   // 0: none
+  double time_limit_s = 0;   // 0: none; else seconds of wall clock for the whole call, every phase included
   int threads = 1;           // MIP search threads; results are deterministic for a fixed count
   double mip_rel_gap = 1e-9; // stop when (incumbent - bound) / max(1, |incumbent|) <= this
   bool verbose = false;      // let the back end print its log on stderr

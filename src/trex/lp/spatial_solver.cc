@@ -635,10 +635,12 @@ class SpatialSolver final : public Solver {
 
   SolveResult solve(const Model& model, const SolveOptions& options) const override {
     model.validate();
-    if (std::string huge = model.find_huge_number(kLargestCoinNumber); !huge.empty()) {
+    std::string huge = model.find_huge_number(kLargestCoinNumber);
+    if (!huge.empty() || model.has_special_structure()) {
       SolveResult refused;
       refused.status = SolveStatus::kUnsupported;
-      refused.message = "sbb: " + huge + " is too large for CLP (limit 1e20)";
+      refused.message = huge.empty() ? "sbb: SOS sets and semi-continuous variables are not supported"
+                                     : "sbb: " + huge + " is too large for CLP (limit 1e20)";
       refused.solver = name();
       refused.solver_version = version();
       return refused;

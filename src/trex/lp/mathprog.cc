@@ -1,0 +1,100 @@
+#include "trex/lp/mathprog.h"
+
+#include <stdlib.h>  // mkdtemp
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <system_error>
+
+#include "trex/lp/lp_format.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+#include "trex/util/subprocess.h"
+
+namespace trex::lp {
+
+namespace {
+
+constexpr const char* kGlpsol = "glpsol";
+
+// A private temporary directory, removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* env = std::getenv("TMPDIR");
+    for (std::string base : {std::string(env && *env ? env : "/tmp"), std::string("/tmp")}) {
+      std::string templ = base + "/trex-mathprog-XXXXXX";
+      if (::mkdtemp(templ.data())) {
+        path_ = templ;
+        return;
+      }
+    }
+    throw InputError("cannot create a temporary directory under $TMPDIR or /tmp");
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void check_readable(const std::string& path, const char* what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, 0, std::string(what) + " not found (or not a regular file)");
+}
+
+// glpsol reports a MathProg error as "FILE:LINE: message" on stdout (its warnings the same
+// way, with "warning:"). The first such error line is the one to show.
+void throw_glpsol_error(const std::string& model_path, const ProcessResult& run) {
+  static const std::regex located(R"(^(.+):(\d+): (.*)$)");
+  std::istringstream lines(run.out + "\n" + run.err);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::smatch m;
+    if (!std::regex_match(line, m, located)) continue;
+    std::string message = m[3];
+    if (message.rfind("warning:", 0) == 0) continue;
+    std::string file = m[1];
+    if (file == "(unknown)") file = model_path;
+    throw InputError(file, std::stol(m[2]), message);
+  }
+  std::string last;
+  std::istringstream again(run.out + "\n" + run.err);
+  while (std::getline(again, line))
+    if (!line.empty()) last = line;
+  throw InputError(model_path, 0, "glpsol could not translate the model" + (last.empty() ? "" : ": " + last));
+}
+
+}  // namespace
+
+Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths) {
+  check_readable(model_path, "model file");
+  for (const auto& d : data_paths) check_readable(d, "data file");
+  if (!program_available(kGlpsol))
+    throw InputError(model_path, 0,
+                     "MathProg models are translated by glpsol, which is not installed (Debian "
+                     "package glpk-utils)");
+  ScratchDir dir;
+  std::string lp_path = dir.file("model.lp");
+  std::vector<std::string> argv = {kGlpsol, "--check", "-m", model_path};
+  for (const auto& d : data_paths) argv.insert(argv.end(), {"-d", d});
+  argv.insert(argv.end(), {"--wlp", lp_path});
+  ProcessResult run = run_process(argv);
+  std::error_code ec;
+  if (run.signaled || run.exit_code != 0 || !std::filesystem::exists(lp_path, ec))
+    throw_glpsol_error(model_path, run);
+  // Errors in the translation are glpsol's or trex's, not the user's line numbers; they
+  // still name the model.
+  Model model = read_lp(read_file(lp_path), model_path + " (as translated by glpsol)");
+  return model;
+}
+
+}  // namespace trex::lp

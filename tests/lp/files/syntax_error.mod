@@ -1,0 +1,4 @@
+var x >= 0;
+maximize z: x
+s.t. c: x <= 3;
+end;

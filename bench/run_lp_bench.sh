@@ -3,7 +3,9 @@
 #   1. lp_solve_bench (Google Benchmark): parse and in-process solve throughput, medians;
 #   2. CLI throughput, one process per model: `trex solve` vs `cbc FILE solve` vs `glpsol --lp`,
 #      with an objective check of every Bench4Opt file (trex vs cbc, trex vs glpsol);
-#   3. CLI start-up: hyperfine on no-op invocations and on a two-variable LP.
+#   3. CLI start-up: hyperfine on no-op invocations and on a two-variable LP;
+#   4. real models: bench/real_models.py over the model files Debian ships (REAL_TIME_LIMIT s,
+#      default 60, per model and tool), into bench/results/real_models.md.
 # Writes bench/results/lp_bench.md (replaced as a whole) and keeps raw outputs in
 # BUILD/bench-lp/.
 #
@@ -336,6 +338,17 @@ else
   md ""
   md "The first group does nothing (print the version or quit); the second reads and solves a two-variable LP (\`bench-lp/tiny.lp\`)."
 fi
+md ""
+# --- 4. Real models -------------------------------------------------------------------------
+# Every MPS/LP file Debian's COIN-OR and GLPK packages ship, and GLPK's MathProg examples,
+# through trex, cbc and glpsol (bench/real_models.py writes its own table).
+REAL_TIME_LIMIT=${REAL_TIME_LIMIT:-60}
+say "4/4 real models: bench/real_models.py, ${REAL_TIME_LIMIT} s per model and tool (long: up to an hour)"
+/usr/bin/python3 "$REPO/bench/real_models.py" "$TREX" "$REPO/bench/results/real_models.md" \
+  --time-limit "$REAL_TIME_LIMIT" --raw "$RAW" || die "bench/real_models.py failed"
+md "## 4. Real models"
+md ""
+md "Debian's COIN-OR and GLPK model files and GLPK's MathProg examples, solved by trex, cbc and glpsol: [real_models.md](real_models.md)."
 md ""
 md "## Commands"
 md ""

@@ -22,7 +22,6 @@
 //
 // Objective values are recomputed from the returned point (glpsol prints 15 digits), so
 // they carry the model's own constant exactly.
-#include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +39,7 @@
 #include <vector>
 
 #include "trex/lp/solver.h"
+#include "trex/lp/temp_dir.h"
 #include "trex/util/subprocess.h"
 
 namespace trex::lp {
@@ -60,32 +60,6 @@ constexpr double kMaxTmlimS = 1e6;
 using Clock = std::chrono::steady_clock;
 
 // --- A private temporary directory, removed with everything in it -----------------------
-
-class TempDir {
- public:
-  TempDir() {
-    const char* env = std::getenv("TMPDIR");
-    for (std::string base : {std::string(env && *env ? env : "/tmp"), std::string("/tmp")}) {
-      std::string templ = base + "/trex-glpk-XXXXXX";
-      if (::mkdtemp(templ.data())) {
-        path_ = templ;
-        return;
-      }
-    }
-    throw std::runtime_error("cannot create a temporary directory under $TMPDIR or /tmp");
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // --- Writing free MPS with names of our own ---------------------------------------------
 
@@ -569,7 +543,7 @@ class GlpkSolver : public Solver {
                          "glpk: glpsol not found in PATH (install GLPK's command-line solver, "
                          "e.g. the Debian package glpk-utils)");
     try {
-      Job job{model, options, TempDir{}};
+      Job job{model, options, TempDir("trex-glpk")};
       if (!model.is_mip()) return solve_lp(job);
       return check_integrality(model, solve_mip(job));
     } catch (const std::exception& e) {

@@ -1,13 +1,12 @@
 #include "trex/lp/mathprog.h"
 
-#include <stdlib.h>  // mkdtemp
-
 #include <filesystem>
 #include <regex>
 #include <sstream>
 #include <system_error>
 
 #include "trex/lp/lp_format.h"
+#include "trex/lp/temp_dir.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/subprocess.h"
@@ -17,32 +16,6 @@ namespace trex::lp {
 namespace {
 
 constexpr const char* kGlpsol = "glpsol";
-
-// A private temporary directory, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    const char* env = std::getenv("TMPDIR");
-    for (std::string base : {std::string(env && *env ? env : "/tmp"), std::string("/tmp")}) {
-      std::string templ = base + "/trex-mathprog-XXXXXX";
-      if (::mkdtemp(templ.data())) {
-        path_ = templ;
-        return;
-      }
-    }
-    throw InputError("cannot create a temporary directory under $TMPDIR or /tmp");
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 void check_readable(const std::string& path, const char* what) {
   std::error_code ec;
@@ -82,7 +55,7 @@ Model read_mathprog(const std::string& model_path, const std::vector<std::string
     throw InputError(model_path, 0,
                      "MathProg models are translated by glpsol, which is not installed (Debian "
                      "package glpk-utils)");
-  ScratchDir dir;
+  TempDir dir("trex-mathprog");
   std::string lp_path = dir.file("model.lp");
   std::vector<std::string> argv = {kGlpsol, "--check", "-m", model_path};
   for (const auto& d : data_paths) argv.insert(argv.end(), {"-d", d});

@@ -142,6 +142,16 @@ bool fixed_fields(std::string_view line, std::string_view (&f)[6], bool* comment
   return pos >= line.size();
 }
 
+// The line at `pos` (without its '\n'), advancing `pos` past it; false at the end.
+bool next_line(std::string_view text, size_t& pos, std::string_view* line) {
+  if (pos >= text.size()) return false;
+  size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) end = text.size();
+  *line = text.substr(pos, end - pos);
+  pos = end + 1;
+  return true;
+}
+
 bool is_sense_word(std::string_view word) {
   for (const char* w : {"MAX", "MAXIMIZE", "MAXIMISE", "MIN", "MINIMIZE", "MINIMISE"})
     if (iequals(word, w)) return true;
@@ -315,11 +325,8 @@ bool MpsReader::detect_fixed() {
   Section section = Section::kNone;
   bool differs = false;
   size_t pos = 0;
-  while (pos < text_.size()) {
-    size_t end = text_.find('\n', pos);
-    if (end == std::string_view::npos) end = text_.size();
-    std::string_view line = text_.substr(pos, end - pos);
-    pos = end + 1;
+  std::string_view line;
+  while (next_line(text_, pos, &line)) {
     if (line.empty() || line[0] == '*' || trim(line).empty()) continue;
     if (!is_space(line[0])) {
       size_t w = 0;
@@ -412,11 +419,8 @@ Model MpsReader::read() {
            (options_.format == MpsFormat::kAuto && detect_fixed());
   bool any_data = false;
   size_t pos = 0;
-  while (pos < text_.size()) {
-    size_t end = text_.find('\n', pos);
-    if (end == std::string_view::npos) end = text_.size();
-    std::string_view line = text_.substr(pos, end - pos);
-    pos = end + 1;
+  std::string_view line;
+  while (next_line(text_, pos, &line)) {
     ++line_no_;
     check_bytes(line);
     if (line.empty() || line[0] == '*') continue;

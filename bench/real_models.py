@@ -41,6 +41,9 @@ def model_files():
     return files
 
 
+# Where the tools run: some MathProg examples write files (tas.ps, graph.eps) into the
+# current directory.
+WORKDIR = {"path": None}
 CPU = {}  # the CPU seconds (user + system) of the last run() call's process, by argv[0]
 
 
@@ -54,7 +57,8 @@ def run(argv, limit):
     On a shared machine CPU time is the steadier measure of the two."""
     t0, c0 = time.monotonic(), children_cpu()
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=limit + 30, errors="replace")
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=limit + 30, errors="replace",
+                           cwd=WORKDIR["path"])
         rc, out = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out = -9, (e.stdout or "") if isinstance(e.stdout, str) else ""
@@ -91,7 +95,7 @@ def translated(path, tmp, fmt):
     out = os.path.join(tmp, os.path.basename(path) + "." + fmt)
     if not os.path.exists(out):
         subprocess.run(["glpsol", "--check", "-m", path] + data_args(path, "-d") + ["--w" + fmt, out],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=tmp)
     return out if os.path.exists(out) else None
 
 
@@ -213,6 +217,7 @@ def main():
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        WORKDIR["path"] = tmp
         for path in model_files():
             if args.only and args.only not in path:
                 continue
@@ -220,6 +225,7 @@ def main():
             c = solve_cbc(path, args.time_limit, tmp) + (CPU.get("last", 0.0),)
             g = solve_glpsol(path, args.time_limit, tmp) + (CPU.get("last", 0.0),)
             rows.append((path, t, c, g))
+            is_mip(args.trex, path)  # cached now, while the work directory exists
             print("%-60s trex %-22s %-14s %6.2fs | cbc %-12s %-14s %6.2fs | glpsol %-12s %-14s %6.2fs" %
                   (path[-60:], t[0][:22], fmt(t[1]), t[2], c[0][:12], fmt(c[1]), c[2], g[0][:12], fmt(g[1]), g[2]),
                   file=sys.stderr, flush=True)
@@ -295,7 +301,7 @@ _mip_cache = {}
 def is_mip(trex, path):
     if path not in _mip_cache:
         p = subprocess.run([trex, "solve", "--time-limit", "0.001", path] + data_args(path, "-d"),
-                           capture_output=True, text=True, errors="replace")
+                           capture_output=True, text=True, errors="replace", cwd=WORKDIR["path"])
         m = re.search(r"variables, (\d+) integer", p.stdout)
         _mip_cache[path] = bool(m and int(m.group(1)) > 0)
     return _mip_cache[path]

@@ -1,10 +1,8 @@
 // trex generate --ckpt DIR (--prompt TEXT | --prompts FILE.jsonl --out FILE.jsonl): sampling
 // from a checkpoint `trex train` wrote, one token at a time with KV caches (model/generator.h).
 //
-// The checkpoint directory (or a run directory: its newest checkpoint) holds model.safetensors,
-// tokenizer.model and state.json, whose "config" names the train config and through it the
-// model config (--model-config overrides when that file has moved). Whether the weights include
-// the MTP block is read from the weights themselves.
+// The checkpoint is read by train::load_inference_checkpoint (--model-config overrides the model
+// config when the run's train config has moved).
 //
 // Prompt format: "chat" renders the text as one user message and opens the assistant turn
 // (train/chat_template.h) and stops at <|end|>; "text" is <s> + text and stops at </s>; "auto"
@@ -14,7 +12,6 @@
 // ..., "content": ...}, ...]} and writes {"id": ..., "sample": s, "completion": "..."} lines,
 // the format `trex eval run --completions` reads; sample s of --samples k uses seed + s.
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -22,13 +19,10 @@
 
 #include "commands.h"
 #include "nlohmann/json.hpp"
-#include "trex/core/safetensors.h"
-#include "trex/model/config.h"
 #include "trex/model/generator.h"
 #include "trex/model/transformer.h"
 #include "trex/train/chat_template.h"
-#include "trex/train/checkpoint.h"
-#include "trex/train/config.h"
+#include "trex/train/inference_checkpoint.h"
 #include "trex/train/tokenizer.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
@@ -37,8 +31,6 @@
 namespace trex::cli {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct GenerateArgs {
   std::string ckpt;
@@ -57,51 +49,19 @@ struct GenerateArgs {
 
 // A checkpoint loaded for sampling.
 struct Loaded {
-  std::unique_ptr<model::Transformer> model;
-  std::unique_ptr<train::Tokenizer> tok;
+  train::InferenceCheckpoint ckpt;
+  train::Tokenizer* tok = nullptr;
   std::unique_ptr<model::Generator> gen;
   bool chat = false;
 };
 
 Loaded load_checkpoint(const GenerateArgs& a) {
-  std::string dir;
-  try {
-    dir = train::resolve_checkpoint(a.ckpt);
-  } catch (const InputError& e) {
-    throw InputError::field("--ckpt", e.detail());
-  }
-  const nlohmann::json state = train::read_checkpoint_state(dir);
-  model::ModelConfig config;
-  if (!a.model_config.empty()) {
-    config = model::load_model_config(a.model_config);
-  } else {
-    const std::string train_config = state.value("config", "");
-    if (train_config.empty() || !fs::exists(train_config))
-      throw InputError::field("--ckpt", (fs::path(dir) / "state.json").string() +
-                                            ": its train config '" + train_config +
-                                            "' is gone; name the model with --model-config");
-    config = train::load_train_config(train_config).model;
-  }
-  const std::string weights = (fs::path(dir) / "model.safetensors").string();
-  bool with_mtp = false;
-  {
-    core::SafetensorsFile f(weights);
-    with_mtp = f.find("mtp.0.e_proj") != nullptr;
-  }
   Loaded l;
-  l.model = std::make_unique<model::Transformer>(config, 0, with_mtp);
-  l.model->load(weights);
-  l.tok = std::make_unique<train::Tokenizer>(
-      train::Tokenizer::load((fs::path(dir) / "tokenizer.model").string()));
-  if (l.tok->vocab_size() > config.vocab)
-    throw InputError::field("--ckpt", "tokenizer has " + std::to_string(l.tok->vocab_size()) +
-                                          " pieces, the model only " + std::to_string(config.vocab));
-  l.gen = std::make_unique<model::Generator>(*l.model);
-  l.gen->load_routing_state(weights);
-  if (a.format == "auto")
-    l.chat = state.value("mode", "") == "sft";
-  else
-    l.chat = a.format == "chat";
+  l.ckpt = train::load_inference_checkpoint(a.ckpt, a.model_config);
+  l.tok = l.ckpt.tok.get();
+  l.gen = std::make_unique<model::Generator>(*l.ckpt.model);
+  l.gen->load_routing_state(l.ckpt.weights);
+  l.chat = a.format == "auto" ? l.ckpt.sft : a.format == "chat";
   return l;
 }
 

@@ -17,55 +17,12 @@
 #include "trex/train/chat_template.h"
 #include "trex/train/tokenizer.h"
 #include "trex/util/subprocess.h"
+#include "model/tiny_checkpoint.h"
 
 namespace trex {
 namespace {
 
 namespace fs = std::filesystem;
-
-// v4-nano's structure at small sizes (every layer kind: ratios 0, 4, 128; a hash layer).
-const char* kModelToml = R"(
-[model]
-name = "v4-gen-test"
-vocab = 512
-hidden = 32
-layers = 3
-mtp_depth = 0
-norm = "rmsnorm"
-norm_eps = 1e-6
-train_seq_len = 64
-[attention]
-kind = "v4"
-heads = 4
-kv_heads = 1
-head_dim = 16
-rope_dims = 8
-q_lora_rank = 16
-window = 8
-o_groups = 2
-o_lora_rank = 8
-rope_theta = 10000
-compress_rope_theta = 10000
-compress_ratios = [0, 4, 128]
-[indexer]
-heads = 2
-head_dim = 8
-top_k = 3
-[mhc]
-streams = 4
-sinkhorn_iters = 20
-eps = 1e-6
-[ffn]
-activation = "swiglu"
-swiglu_limit = 10
-routed_experts = 4
-shared_experts = 1
-top_k = 2
-expert_hidden = 24
-hash_layers = 1
-routed_scaling_factor = 1.0
-score_function = "sqrtsoftplus"
-)";
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -93,23 +50,7 @@ class GenerateCommand : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new fs::path(fs::temp_directory_path() /
                         ("trex-generate-test-" + std::to_string(::getpid())));
-    fs::create_directories(*dir_ / "ckpt");
-    write(*dir_ / "model.toml", kModelToml);
-    model::ModelConfig c = model::load_model_config((*dir_ / "model.toml").string());
-    model::Transformer m(c, 3, false);
-    m.save((*dir_ / "ckpt" / "model.safetensors").string());
-    std::vector<std::string> texts;
-    for (int i = 0; i < 200; ++i)
-      texts.push_back("minimize cost subject to capacity " + std::to_string(i) +
-                      " of the plant and demand of the market\n");
-    train::TokenizerOptions to;
-    to.vocab = 400;
-    train::Tokenizer tok = train::Tokenizer::train(texts, to);
-    tok.save((*dir_ / "ckpt" / "tokenizer.model").string());
-    // The train config it names is gone, as after moving a run: --model-config is needed.
-    write(*dir_ / "ckpt" / "state.json",
-          R"({"format": "trex.train.checkpoint", "version": 1, "step": 1, "mode": "sft",
-              "config": "/nonexistent/train.toml"})");
+    test_util::write_tiny_checkpoint(*dir_);
   }
   static void TearDownTestSuite() {
     std::error_code ec;

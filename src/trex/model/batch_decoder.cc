@@ -1,0 +1,260 @@
+// BatchDecoder: the Transformer's forward for one new token of each of several sequences (see
+// batch_decoder.h), composed from the same kernels and layers as the training forward: mHC
+// pre/post/head, RMSNorm, AttentionLayer::decode per sequence, MoeLayer over the batch, the LM
+// head as one GEMM (one matrix-vector product for a single row).
+#include "trex/model/batch_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "trex/core/safetensors.h"
+#include "trex/core/trace.h"
+#include "trex/kernels/gemm.h"
+#include "trex/kernels/mhc.h"
+#include "trex/kernels/rmsnorm.h"
+#include "trex/model/block_tensors.h"
+#include "trex/model/matvec.h"
+#include "trex/model/moe.h"
+#include "trex/util/error.h"
+
+namespace trex::model {
+
+namespace {
+
+struct LayerParams {
+  AttentionParams attn;
+  MoeParams moe;
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  const float* hc_fn[2] = {};    // attn site, ffn site
+  const float* hc_base[2] = {};
+  const float* hc_scale[2] = {};
+};
+
+void check_ids(std::span<const int32_t> ids, int vocab) {
+  for (int32_t id : ids)
+    if (id < 0 || id >= vocab)
+      throw InputError::field("token", "id " + std::to_string(id) + " outside [0, " +
+                                           std::to_string(vocab) + ")");
+}
+
+}  // namespace
+
+struct BatchDecoder::Impl {
+  const Transformer& model;
+  const ModelConfig& c;
+  std::vector<AttentionLayer> attn;
+  std::vector<MoeLayer> moe;
+  std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
+  std::vector<int64_t> pos;                        // [slot]
+  std::vector<LayerParams> layer;                  // resolved against params_base
+  const float* params_base = nullptr;
+  // Working rows of one step: B tokens.
+  std::vector<float> X, X2, y, xn, F, logits, pre, post, C, w;
+
+  Impl(const Transformer& m, int slots) : model(m), c(m.config()) {
+    if (slots < 1) throw InputError::field("slots", "a decoder needs at least one slot");
+    for (int l = 0; l < c.layers; ++l) {
+      attn.emplace_back(c, l);
+      moe.emplace_back(c, l < c.ffn.hash_layers);
+    }
+    cache.assign(size_t(slots), std::vector<AttentionCache>(size_t(c.layers)));
+    pos.assign(size_t(slots), 0);
+  }
+
+  const float* tensor(const std::string& name) const {
+    return model.params() + model.layout().offset_of(name);
+  }
+
+  LayerParams layer_params(int l) const {
+    const std::string pre_s = "layers." + std::to_string(l) + ".";
+    const ParamLayout& layout = model.layout();
+    LayerParams p;
+    p.attn = attention_tensors(layout, model.params(), pre_s);
+    p.moe = moe_tensors(c, layout, model.params(), pre_s);
+    p.attn_norm = tensor(pre_s + "attn_norm");
+    p.ffn_norm = tensor(pre_s + "ffn_norm");
+    const char* sites[2] = {"hc_attn_", "hc_ffn_"};
+    for (int s = 0; s < 2; ++s) {
+      p.hc_fn[s] = tensor(pre_s + sites[s] + "fn");
+      p.hc_base[s] = tensor(pre_s + sites[s] + "base");
+      p.hc_scale[s] = tensor(pre_s + sites[s] + "scale");
+    }
+    return p;
+  }
+
+  // The layers' parameter pointers, resolved again only if the model's array moved.
+  void resolve() {
+    if (params_base == model.params() && !layer.empty()) return;
+    layer.clear();
+    for (int l = 0; l < c.layers; ++l) layer.push_back(layer_params(l));
+    params_base = model.params();
+  }
+
+  void size_rows(int64_t B) {
+    const int64_t n = c.mhc.streams, d = c.hidden;
+    auto grow = [](std::vector<float>& v, int64_t k) {
+      if (int64_t(v.size()) < k) v.resize(size_t(k));
+    };
+    grow(X, B * n * d);
+    grow(X2, B * n * d);
+    grow(y, B * d);
+    grow(xn, B * d);
+    grow(F, B * d);
+    grow(logits, B * c.vocab);
+    grow(pre, B * n);
+    grow(post, B * n);
+    grow(C, B * n * n);
+    grow(w, B * n);
+  }
+
+  // The logits of the B rows of X1 [B, n, d] into logits [B, V].
+  std::span<const float> head(const float* X1, int64_t B) {
+    const int64_t d = c.hidden;
+    kernels::mhc_head_forward(X1, tensor("hc_head_fn"), tensor("hc_head_base"),
+                              tensor("hc_head_scale")[0], y.data(), w.data(),
+                              mhc_shape(c, B));
+    kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), B, d, float(c.norm_eps));
+    if (B == 1) {
+      matvec(tensor("head"), xn.data(), c.vocab, d, logits.data());
+    } else {
+      kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kYes, B, c.vocab, d, 1.f, xn.data(),
+                     d, tensor("head"), d, 0.f, logits.data(), c.vocab);
+    }
+    return {logits.data(), size_t(B * c.vocab)};
+  }
+
+  // A whole prompt from position 0 as one batch: the GEMMs of every layer run over all its
+  // tokens, AttentionLayer::prefill leaves each cache as token-by-token steps would, and only
+  // the last token goes through the head.
+  std::span<const float> prefill_batch(int slot, std::span<const int32_t> ids) {
+    TREX_TRACE(kOther, "generate.prefill");
+    const int64_t T = int64_t(ids.size()), n = c.mhc.streams, d = c.hidden;
+    resolve();
+    kernels::MhcShape sh = mhc_shape(c, T);
+    const float eps = float(c.norm_eps);
+    std::vector<float> XT(size_t(T * n * d)), XT2(XT.size()), yT(size_t(T * d)), xnT(yT.size()),
+        FT(yT.size()), preT(size_t(T * n)), postT(preT.size()), CT(size_t(T * n * n));
+    const float* embed = tensor("embed");
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(XT.data() + (t * n + i) * d, embed + int64_t(ids[size_t(t)]) * d,
+                    size_t(d) * sizeof(float));
+    std::vector<AttentionCache>& slot_cache = cache[size_t(slot)];
+    for (int l = 0; l < c.layers; ++l) {
+      const LayerParams& p = layer[size_t(l)];
+      kernels::mhc_pre_forward(XT.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], yT.data(),
+                               preT.data(), postT.data(), CT.data(), sh);
+      kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
+      attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
+      kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
+      std::swap(XT, XT2);
+      kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
+                               preT.data(), postT.data(), CT.data(), sh);
+      kernels::rmsnorm_forward(yT.data(), p.ffn_norm, xnT.data(), T, d, eps);
+      moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
+      kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
+      std::swap(XT, XT2);
+    }
+    pos[size_t(slot)] = T;
+    size_rows(1);
+    return head(XT.data() + (T - 1) * n * d, 1);
+  }
+
+  std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids) {
+    TREX_TRACE(kOther, "generate.step");
+    const int64_t B = int64_t(slots.size()), n = c.mhc.streams, d = c.hidden;
+    check_ids(ids, c.vocab);
+    const float eps = float(c.norm_eps);
+    const kernels::MhcShape sh = mhc_shape(c, B);
+    resolve();
+    size_rows(B);
+    const float* embed = tensor("embed");
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(X.data() + (b * n + i) * d, embed + int64_t(ids[size_t(b)]) * d,
+                    size_t(d) * sizeof(float));
+    for (int l = 0; l < c.layers; ++l) {
+      const LayerParams& p = layer[size_t(l)];
+      // Attention site: each row against its own sequence's cache.
+      kernels::mhc_pre_forward(X.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y.data(),
+                               pre.data(), post.data(), C.data(), sh);
+      kernels::rmsnorm_forward(y.data(), p.attn_norm, xn.data(), B, d, eps);
+      for (int64_t b = 0; b < B; ++b)
+        attn[size_t(l)].decode(p.attn, xn.data() + b * d,
+                               cache[size_t(slots[size_t(b)])][size_t(l)], F.data() + b * d);
+      kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
+      std::swap(X, X2);
+      // FFN site: the batch's tokens grouped per expert.
+      kernels::mhc_pre_forward(X.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y.data(),
+                               pre.data(), post.data(), C.data(), sh);
+      kernels::rmsnorm_forward(y.data(), p.ffn_norm, xn.data(), B, d, eps);
+      moe[size_t(l)].forward(p.moe, xn.data(), ids.data(), B, F.data());
+      kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
+      std::swap(X, X2);
+    }
+    for (int s : slots) ++pos[size_t(s)];
+    return head(X.data(), B);
+  }
+};
+
+BatchDecoder::BatchDecoder(const Transformer& model, int slots)
+    : impl_(std::make_unique<Impl>(model, slots)) {}
+BatchDecoder::~BatchDecoder() = default;
+
+void BatchDecoder::load_routing_state(const std::string& path) {
+  core::SafetensorsFile file(path);
+  const ModelConfig& c = impl_->c;
+  for (int l = 0; l < c.layers; ++l) {
+    MoeLayer& m = impl_->moe[size_t(l)];
+    const std::string base = "layers." + std::to_string(l) + ".ffn.gate.";
+    if (const core::StTensorInfo* t = file.find(base + "bias")) {
+      if (t->dtype != core::StDtype::kF32 || t->numel() != int64_t(m.bias().size()))
+        throw InputError(path, 0, "tensor '" + t->name + "': expected F32 [" +
+                                      std::to_string(m.bias().size()) + "]");
+      std::memcpy(m.bias().data(), file.bytes(*t).data(), m.bias().size() * sizeof(float));
+    }
+    if (const core::StTensorInfo* t = file.find(base + "tid2eid")) {
+      const int64_t want = int64_t(c.vocab) * c.ffn.top_k;
+      if (t->dtype != core::StDtype::kI32 || t->numel() != want)
+        throw InputError(path, 0, "tensor '" + t->name + "': expected I32 [" +
+                                      std::to_string(c.vocab) + ", " +
+                                      std::to_string(c.ffn.top_k) + "]");
+      m.tid2eid().resize(static_cast<size_t>(want));
+      std::memcpy(m.tid2eid().data(), file.bytes(*t).data(), size_t(want) * sizeof(int32_t));
+    }
+  }
+}
+
+int BatchDecoder::slots() const { return int(impl_->pos.size()); }
+int BatchDecoder::vocab() const { return impl_->c.vocab; }
+
+void BatchDecoder::reset(int slot) {
+  for (AttentionCache& a : impl_->cache.at(size_t(slot))) a.clear();
+  impl_->pos[size_t(slot)] = 0;
+}
+
+int64_t BatchDecoder::position(int slot) const { return impl_->pos.at(size_t(slot)); }
+
+std::span<const float> BatchDecoder::prefill(int slot, std::span<const int32_t> ids) {
+  if (ids.empty()) throw InputError::field("prompt", "generation needs at least one token");
+  if (slot < 0 || slot >= slots()) throw InputError::field("slot", "out of range");
+  check_ids(ids, impl_->c.vocab);
+  if (impl_->pos[size_t(slot)] == 0 && ids.size() > 1) return impl_->prefill_batch(slot, ids);
+  std::span<const float> out;
+  const int s[1] = {slot};
+  for (int32_t id : ids) out = impl_->step(s, std::span<const int32_t>(&id, 1));
+  return out;
+}
+
+std::span<const float> BatchDecoder::step(std::span<const int> slots,
+                                          std::span<const int32_t> ids) {
+  if (slots.size() != ids.size() || slots.empty())
+    throw InputError::field("slots", "one token per slot, at least one slot");
+  for (int s : slots)
+    if (s < 0 || s >= this->slots()) throw InputError::field("slot", "out of range");
+  return impl_->step(slots, ids);
+}
+
+}  // namespace trex::model

@@ -1,0 +1,60 @@
+// Decoding several sequences at once for continuous batching: a fixed number of slots, each a
+// sequence with its own KV caches and position, and a step that advances any subset of them by
+// one token together.
+//
+// One batched step runs the model over B rows, one per slot, the way Generator's step runs it
+// over one: mHC pre/post, RMSNorm and the MoE layer (tokens grouped per expert, one GEMM per
+// expert) over all B rows; attention decode per slot, against that slot's own caches; the LM
+// head as one GEMM over the B rows. Weights are read once per step instead of once per
+// sequence, which is what makes batched decoding faster than B decoders side by side. A slot's
+// logits do not depend on which other slots share its step, up to rounding (the MoE and head
+// take the GEMM path for B > 1 and the matrix-vector path for B = 1).
+//
+// A slot starts empty; prefill() feeds its prompt as one batch (the prompt's GEMMs over all
+// its tokens), then step() feeds one token at a time. Slots are independent: resetting one
+// leaves the others as they were.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "trex/model/transformer.h"
+
+namespace trex::model {
+
+class BatchDecoder {
+ public:
+  // REQUIRES: slots >= 1. Keeps a reference: the model must outlive the decoder.
+  BatchDecoder(const Transformer& model, int slots);
+  ~BatchDecoder();
+  BatchDecoder(const BatchDecoder&) = delete;
+  BatchDecoder& operator=(const BatchDecoder&) = delete;
+
+  // The selection bias and hash tables of a checkpoint (see Generator::load_routing_state).
+  void load_routing_state(const std::string& safetensors_path);
+
+  int slots() const;
+  int vocab() const;
+  // Empties a slot (its caches and position).
+  void reset(int slot);
+  // Tokens fed to a slot since its reset.
+  int64_t position(int slot) const;
+
+  // Feeds `ids` to `slot` in order; returns the logits [V] after the last one (valid until the
+  // next call). From position 0 the tokens run as one batch. Throws InputError for an id outside
+  // [0, vocab) or an empty `ids`.
+  std::span<const float> prefill(int slot, std::span<const int32_t> ids);
+
+  // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
+  // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
+  // Throws InputError for an id outside [0, vocab).
+  std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trex::model

@@ -1,0 +1,83 @@
+// A checkpoint directory as `trex train` leaves one, written by tests: a small V4 model's
+// weights (every layer kind: ratios 0, 4, 128; a hash layer), a tokenizer trained here on a few
+// OR-flavoured lines, and state.json in SFT mode naming a train config that is gone (as after
+// moving a run), so loaders need the model TOML written beside it.
+//   dir/model.toml, dir/ckpt/{model.safetensors, tokenizer.model, state.json}
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trex/model/config.h"
+#include "trex/model/transformer.h"
+#include "trex/train/tokenizer.h"
+
+namespace trex::test_util {
+
+// v4-nano's structure at small sizes (every layer kind: ratios 0, 4, 128; a hash layer).
+inline const char* kTinyCheckpointModelToml = R"(
+[model]
+name = "v4-gen-test"
+vocab = 512
+hidden = 32
+layers = 3
+mtp_depth = 0
+norm = "rmsnorm"
+norm_eps = 1e-6
+train_seq_len = 64
+[attention]
+kind = "v4"
+heads = 4
+kv_heads = 1
+head_dim = 16
+rope_dims = 8
+q_lora_rank = 16
+window = 8
+o_groups = 2
+o_lora_rank = 8
+rope_theta = 10000
+compress_rope_theta = 10000
+compress_ratios = [0, 4, 128]
+[indexer]
+heads = 2
+head_dim = 8
+top_k = 3
+[mhc]
+streams = 4
+sinkhorn_iters = 20
+eps = 1e-6
+[ffn]
+activation = "swiglu"
+swiglu_limit = 10
+routed_experts = 4
+shared_experts = 1
+top_k = 2
+expert_hidden = 24
+hash_layers = 1
+routed_scaling_factor = 1.0
+score_function = "sqrtsoftplus"
+)";
+
+inline void write_tiny_checkpoint(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir / "ckpt");
+  std::ofstream(dir / "model.toml") << kTinyCheckpointModelToml;
+  model::ModelConfig c = model::load_model_config((dir / "model.toml").string());
+  model::Transformer m(c, 3, false);
+  m.save((dir / "ckpt" / "model.safetensors").string());
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i)
+    texts.push_back("minimize cost subject to capacity " + std::to_string(i) +
+                    " of the plant and demand of the market\n");
+  train::TokenizerOptions to;
+  to.vocab = 400;
+  train::Tokenizer tok = train::Tokenizer::train(texts, to);
+  tok.save((dir / "ckpt" / "tokenizer.model").string());
+  std::ofstream(dir / "ckpt" / "state.json")
+      << R"({"format": "trex.train.checkpoint", "version": 1, "step": 1, "mode": "sft",
+              "config": "/nonexistent/train.toml"})";
+}
+
+}  // namespace trex::test_util

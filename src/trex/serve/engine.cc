@@ -1,0 +1,284 @@
+// Engine: the scheduler loop of continuous batching (see engine.h).
+#include "trex/serve/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "trex/model/sampling.h"
+#include "trex/util/error.h"
+
+namespace trex::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// log softmax of logits[id], and the k most likely ids with theirs (descending, ties to the
+// lower id), computed in double as sample_token's softmax is.
+TokenLogprob logprob_of(std::span<const float> logits, int32_t id, int k) {
+  double mx = -INFINITY;
+  for (float v : logits) mx = std::max(mx, double(v));
+  double sum = 0;
+  for (float v : logits) sum += std::exp(double(v) - mx);
+  const double lse = mx + std::log(sum);
+  TokenLogprob t;
+  t.id = id;
+  t.logprob = size_t(id) < logits.size() ? double(logits[size_t(id)]) - lse : -INFINITY;
+  if (k > 0) {
+    std::vector<int32_t> order(logits.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+    const size_t kk = std::min(order.size(), size_t(k));
+    std::partial_sort(order.begin(), order.begin() + ptrdiff_t(kk), order.end(),
+                      [&](int32_t a, int32_t b) {
+                        return logits[size_t(a)] != logits[size_t(b)]
+                                   ? logits[size_t(a)] > logits[size_t(b)]
+                                   : a < b;
+                      });
+    for (size_t i = 0; i < kk; ++i)
+      t.top.emplace_back(order[i], double(logits[size_t(order[i])]) - lse);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<GenerationEvent> Generation::next(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (timeout_ms < 0) {
+    cv_.wait(lock, [&] { return !events_.empty(); });
+  } else if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return !events_.empty(); })) {
+    return std::nullopt;
+  }
+  GenerationEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+void Generation::push(GenerationEvent e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  cv_.notify_all();
+}
+
+struct Engine::Job {
+  GenerationParams p;
+  std::shared_ptr<Generation> out = std::make_shared<Generation>();
+  std::mt19937_64 rng;
+  int64_t budget = 0;     // tokens it may still generate in all
+  int64_t generated = 0;
+  int32_t next = -1;      // the token to feed at the next step
+  bool done = false;
+};
+
+Engine::Engine(const model::Transformer& model, const std::string& weights_path,
+               const EngineOptions& o)
+    : decoder_(model, o.slots), queue_limit_(o.queue_limit) {
+  if (o.queue_limit < 0) throw InputError::field("queue", "must be at least 0");
+  if (!weights_path.empty()) decoder_.load_routing_state(weights_path);
+  context_ = o.context > 0 ? o.context : model.config().train_seq_len;
+  if (context_ < 2) throw InputError::field("context", "must be at least 2 tokens");
+  running_.resize(size_t(o.slots));
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (auto& j : waiting_) finish(*j, "cancelled");
+  for (auto& j : running_)
+    if (j && !j->done) finish(*j, "cancelled");
+}
+
+std::shared_ptr<Generation> Engine::submit(GenerationParams p) {
+  if (p.prompt.empty()) throw InputError::field("prompt", "is empty");
+  if (int64_t(p.prompt.size()) >= context_)
+    throw InputError::field("prompt", std::to_string(p.prompt.size()) +
+                                          " tokens; this model's context is " +
+                                          std::to_string(context_) + " tokens");
+  for (int32_t id : p.prompt)
+    if (id < 0 || id >= decoder_.vocab())
+      throw InputError::field("prompt", "token id " + std::to_string(id) + " outside [0, " +
+                                            std::to_string(decoder_.vocab()) + ")");
+  if (!(p.top_p > 0 && p.top_p <= 1)) throw InputError::field("top_p", "must be in (0, 1]");
+  if (p.max_tokens < 0) throw InputError::field("max_tokens", "must be at least 0");
+  auto job = std::make_unique<Job>();
+  job->rng.seed(p.seed);
+  job->budget = std::min<int64_t>(p.max_tokens, context_ - int64_t(p.prompt.size()));
+  job->p = std::move(p);
+  std::shared_ptr<Generation> out = job->out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A free slot takes a request at the next step; beyond those, queue_limit may wait.
+    const int64_t free_slots =
+        std::count_if(running_.begin(), running_.end(), [](const auto& r) { return !r; });
+    if (draining_ || stop_ || int64_t(waiting_.size()) >= queue_limit_ + free_slots)
+      return nullptr;
+    waiting_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+  return out;
+}
+
+void Engine::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  draining_ = true;
+  idle_cv_.wait(lock, [&] {
+    return waiting_.empty() &&
+           std::none_of(running_.begin(), running_.end(), [](const auto& r) { return bool(r); });
+  });
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  EngineStats s = stats_;
+  s.waiting = int64_t(waiting_.size());
+  s.running = std::count_if(running_.begin(), running_.end(), [](const auto& r) { return bool(r); });
+  return s;
+}
+
+void Engine::finish(Job& job, const std::string& reason, const std::string& error) {
+  if (job.done) return;
+  job.done = true;
+  GenerationEvent e;
+  e.kind = GenerationEvent::kEnd;
+  e.finish_reason = reason;
+  e.error = error;
+  job.out->push(std::move(e));
+}
+
+// Samples the job's next token from `logits` and hands it over; false when the job ended.
+bool Engine::deliver(Job& job, std::span<const float> logits) {
+  const double u = double(job.rng() >> 11) * 0x1.0p-53;
+  const size_t limit = job.p.vocab_limit > 0
+                           ? std::min(logits.size(), size_t(job.p.vocab_limit))
+                           : logits.size();
+  const int32_t id = model::sample_token(logits.first(limit), job.p.temperature, job.p.top_p, u);
+  if (std::find(job.p.stop_ids.begin(), job.p.stop_ids.end(), id) != job.p.stop_ids.end()) {
+    finish(job, "stop");
+    return false;
+  }
+  GenerationEvent e;
+  e.kind = GenerationEvent::kToken;
+  e.token = job.p.token_logprobs ? logprob_of(logits.first(limit), id, job.p.logprobs)
+                                 : TokenLogprob{id, 0, {}};
+  job.out->push(std::move(e));
+  ++job.generated;
+  if (job.generated >= job.budget) {
+    finish(job, "length");
+    return false;
+  }
+  job.next = id;
+  return true;
+}
+
+void Engine::loop() {
+  std::vector<int> slots;
+  std::vector<int32_t> ids;
+  for (;;) {
+    std::vector<int> fresh;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] {
+        return stop_ || !waiting_.empty() ||
+               std::any_of(running_.begin(), running_.end(), [](const auto& r) { return bool(r); });
+      });
+      if (stop_) return;
+      for (size_t s = 0; s < running_.size() && !waiting_.empty(); ++s) {
+        if (running_[s]) continue;
+        running_[s] = std::move(waiting_.front());
+        waiting_.pop_front();
+        fresh.push_back(int(s));
+      }
+    }
+    const Clock::time_point t0 = Clock::now();
+    int64_t prompt_tokens = 0, tokens = 0, steps = 0;
+    // Newly admitted requests: prefill, then their first token.
+    for (int s : fresh) {
+      Job& job = *running_[size_t(s)];
+      if (job.out->cancelled()) {
+        finish(job, "cancelled");
+        continue;
+      }
+      try {
+        decoder_.reset(s);
+        const std::vector<int32_t>& pr = job.p.prompt;
+        std::span<const float> logits;
+        if (job.p.prompt_logprobs) {
+          GenerationEvent e;
+          e.kind = GenerationEvent::kPromptLogprobs;
+          logits = decoder_.prefill(s, std::span<const int32_t>(pr.data(), 1));
+          const int one[1] = {s};
+          const size_t limit = job.p.vocab_limit > 0 ? size_t(job.p.vocab_limit) : logits.size();
+          for (size_t j = 1; j < pr.size(); ++j) {
+            e.prompt.push_back(logprob_of(logits.first(std::min(limit, logits.size())), pr[j],
+                                          job.p.logprobs));
+            logits = decoder_.step(one, std::span<const int32_t>(&pr[j], 1));
+          }
+          job.out->push(std::move(e));
+        } else {
+          logits = decoder_.prefill(s, pr);
+        }
+        prompt_tokens += int64_t(pr.size());
+        if (job.budget <= 0) {
+          finish(job, "length");
+        } else {
+          const int64_t before = job.generated;
+          deliver(job, logits);
+          tokens += job.generated - before;
+        }
+      } catch (const std::exception& e) {
+        finish(job, "error", e.what());
+      }
+    }
+    // One batched step for every running request.
+    slots.clear();
+    ids.clear();
+    for (size_t s = 0; s < running_.size(); ++s) {
+      Job* job = running_[s].get();
+      if (!job || job->done) continue;
+      if (job->out->cancelled()) {
+        finish(*job, "cancelled");
+        continue;
+      }
+      slots.push_back(int(s));
+      ids.push_back(job->next);
+    }
+    if (!slots.empty()) {
+      try {
+        std::span<const float> logits = decoder_.step(slots, ids);
+        const size_t V = size_t(decoder_.vocab());
+        for (size_t b = 0; b < slots.size(); ++b) {
+          Job& job = *running_[size_t(slots[b])];
+          const int64_t before = job.generated;
+          deliver(job, logits.subspan(b * V, V));
+          tokens += job.generated - before;
+        }
+        ++steps;
+      } catch (const std::exception& e) {
+        for (int s : slots) finish(*running_[size_t(s)], "error", e.what());
+      }
+    }
+    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.busy_seconds += dt;
+      stats_.prompt_tokens += prompt_tokens;
+      stats_.tokens += tokens;
+      stats_.steps += steps;
+      for (auto& r : running_)
+        if (r && r->done) r.reset();
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+}  // namespace trex::serve

@@ -1,0 +1,136 @@
+// The serving engine: continuous batching of generation requests over one model.
+//
+// One scheduler thread owns a BatchDecoder with a fixed number of slots. Requests wait in a
+// bounded queue; at every step the scheduler first admits waiting requests into free slots
+// (prefilling each one's prompt), then advances every running request by one token in a single
+// batched step, samples each row with that request's own seeded generator and hands the token to
+// the request. A request that finishes (a stop id, its token budget, the context length, or its
+// consumer saying stop) or is cancelled frees its slot at once, so a new request joins the
+// running batch at the next step.
+//
+// Each request's tokens depend only on its prompt, sampling options and seed: the draw for token
+// i is the i-th draw of mt19937_64(seed), as Generator::generate does, so a request served alone
+// gives what `trex generate` gives (batched with others, equal up to the rounding of batched
+// GEMMs).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "trex/model/batch_decoder.h"
+
+namespace trex::serve {
+
+struct GenerationParams {
+  std::vector<int32_t> prompt;   // not empty
+  double temperature = 1.0;      // <= 0: greedy
+  double top_p = 1.0;            // in (0, 1]
+  uint64_t seed = 0;
+  int64_t max_tokens = 16;       // new tokens at most (>= 0)
+  std::vector<int32_t> stop_ids; // generation ends after one of these (not delivered)
+  int64_t vocab_limit = 0;       // > 0: draw only ids below it
+  // token_logprobs: each generated token carries its log-probability (under the model, before
+  // temperature) and the `logprobs` most likely alternatives; prompt_logprobs: the same for
+  // every prompt token after the first, in one event before the first generated token.
+  bool token_logprobs = false;
+  int logprobs = 0;
+  bool prompt_logprobs = false;
+};
+
+// log p of a token and, when asked, the top alternatives at its position.
+struct TokenLogprob {
+  int32_t id = 0;
+  double logprob = 0;
+  std::vector<std::pair<int32_t, double>> top;
+};
+
+// What a request produces, in order: prompt log-probabilities (if asked), tokens, then one end.
+struct GenerationEvent {
+  enum Kind { kPromptLogprobs, kToken, kEnd } kind = kToken;
+  TokenLogprob token;                       // kToken (logprob fields filled when asked)
+  std::vector<TokenLogprob> prompt;         // kPromptLogprobs
+  std::string finish_reason;                // kEnd: "stop" | "length" | "cancelled" | "error"
+  std::string error;                        // kEnd with "error"
+};
+
+// One request as its consumer sees it: a queue of events filled by the scheduler.
+class Generation {
+ public:
+  // Blocks until the next event (or `timeout_ms` passes: nullopt).
+  std::optional<GenerationEvent> next(int timeout_ms = -1);
+  // Asks the scheduler to stop this request; its slot is freed at the next step.
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  friend class Engine;
+  void push(GenerationEvent e);
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<GenerationEvent> events_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct EngineOptions {
+  int slots = 8;            // sequences decoded together
+  int queue_limit = 64;     // requests waiting for a slot before submit() refuses
+  int64_t context = 0;      // prompt + generated tokens at most (0: the model's train_seq_len)
+};
+
+struct EngineStats {
+  int64_t steps = 0;            // batched decode steps
+  int64_t tokens = 0;           // tokens generated
+  int64_t prompt_tokens = 0;    // tokens prefilled
+  int64_t running = 0, waiting = 0;
+  double busy_seconds = 0;      // time spent in prefill and steps
+};
+
+class Engine {
+ public:
+  Engine(const model::Transformer& model, const std::string& weights_path,
+         const EngineOptions& options);
+  ~Engine();  // stops the scheduler; unfinished requests end with "cancelled"
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int64_t context() const { return context_; }
+  int vocab() const { return decoder_.vocab(); }
+
+  // Queues a request. Returns nullptr when the queue is full or the engine is draining.
+  // Throws InputError for an invalid request (empty prompt, a prompt of context() tokens or
+  // more, an id outside the vocabulary, top_p outside (0, 1]).
+  std::shared_ptr<Generation> submit(GenerationParams params);
+
+  // Stops admitting; returns when every queued and running request has ended.
+  void drain();
+  EngineStats stats() const;
+
+ private:
+  struct Job;
+  void loop();
+  void finish(Job& job, const std::string& reason, const std::string& error = "");
+  bool deliver(Job& job, std::span<const float> logits);
+
+  model::BatchDecoder decoder_;
+  int64_t context_ = 0;
+  int queue_limit_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::deque<std::unique_ptr<Job>> waiting_;
+  std::vector<std::unique_ptr<Job>> running_;  // [slot], null when free
+  bool stop_ = false, draining_ = false;
+  EngineStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace trex::serve

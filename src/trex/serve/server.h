@@ -1,0 +1,75 @@
+// An OpenAI-compatible HTTP server over a trex checkpoint (cpp-httplib), generating through the
+// continuous-batching Engine.
+//
+//   GET  /health                  200 {"status":"ok"} (503 while draining)
+//   GET  /v1/models               the one served model, with its context length
+//   POST /v1/chat/completions     messages -> the checkpoint's chat template; temperature, top_p,
+//                                 max_tokens | max_completion_tokens, stop, n, seed, logprobs +
+//                                 top_logprobs, stream (+ stream_options.include_usage)
+//   POST /v1/completions          prompt (a string, [string] or [token ids]), echo, logprobs (0..5)
+//                                 so loglikelihood evaluation works; the same sampling fields
+//   POST /tokenize, /detokenize   {"prompt"|"messages"} -> {"tokens","count","max_model_len"};
+//                                 {"tokens"} -> {"prompt"}
+//
+// Errors use OpenAI's shape {"error":{"message","type","param","code"}}: 400 for a malformed or
+// invalid request (the field named), 401 without the configured API key, 404 for an unknown
+// model or path, 413 for a body over the size cap, 429 when the engine's queue is full, 503
+// while draining. Unknown request fields are ignored, as OpenAI's servers do. A streaming client
+// that disconnects cancels its request, which frees its slot at the next step.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "trex/serve/engine.h"
+#include "trex/train/tokenizer.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace trex::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;                      // 0: any free port (see port())
+  std::string model_name;               // the id clients name in "model"
+  std::string api_key;                  // empty: no authentication
+  size_t max_request_bytes = 1 << 20;   // larger bodies get 413
+  int64_t max_tokens_cap = 4096;        // max_tokens above it is lowered to it
+  int max_n = 8;                        // choices per request at most
+  int http_threads = 32;                // concurrent connections served
+};
+
+class Server {
+ public:
+  // The engine and tokenizer must outlive the server.
+  Server(Engine& engine, const train::Tokenizer& tok, ServerOptions options);
+  ~Server();
+
+  // Binds the listening socket. Throws InputError ("--port") when the address is in use or
+  // cannot be bound.
+  void bind();
+  int port() const { return port_; }
+  // Serves until stop(). REQUIRES: bind() returned.
+  void listen();
+  // New generation requests get 503 from now on; returns when every response already begun has
+  // been sent to its end (a stream's last event included).
+  void drain();
+  void stop();
+
+ private:
+  void routes();
+  Engine& engine_;
+  const train::Tokenizer& tok_;
+  ServerOptions o_;
+  std::unique_ptr<httplib::Server> http_;
+  int port_ = 0;
+  std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<int> in_flight_{0};  // generation responses begun and not yet sent
+};
+
+}  // namespace trex::serve

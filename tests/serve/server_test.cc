@@ -1,0 +1,355 @@
+// trex serve's HTTP API, in-process on a loopback port, spoken to by a real HTTP client
+// (cpp-httplib): the OpenAI endpoints whole and streamed, what they compute checked against the
+// generator and the model, and every error in OpenAI's shape.
+#include "trex/serve/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "model/tiny_checkpoint.h"
+#include "nlohmann/json.hpp"
+#include "trex/model/generator.h"
+#include "trex/train/chat_template.h"
+#include "trex/train/inference_checkpoint.h"
+
+namespace trex::serve {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path* g_dir = nullptr;
+
+class ServeApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    g_dir = new fs::path(fs::temp_directory_path() / ("trex-serve-test-" + std::to_string(::getpid())));
+    test_util::write_tiny_checkpoint(*g_dir);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*g_dir, ec);
+    delete g_dir;
+  }
+
+  // Starts a server with these engine and server options.
+  void start(EngineOptions eo = {}, ServerOptions so = {}) {
+    ck_ = train::load_inference_checkpoint((*g_dir / "ckpt").string(), (*g_dir / "model.toml").string());
+    engine_ = std::make_unique<Engine>(*ck_.model, ck_.weights, eo);
+    so.port = 0;
+    so.model_name = "tiny";
+    server_ = std::make_unique<Server>(*engine_, *ck_.tok, so);
+    server_->bind();
+    thread_ = std::thread([this] { server_->listen(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(60, 0);
+    for (int i = 0; i < 200 && !client_->Get("/health"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+    server_.reset();
+    engine_.reset();
+  }
+
+  json post(const std::string& path, const json& body, int* status = nullptr) {
+    auto r = client_->Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(r) << path;
+    if (!r) return {};
+    if (status) *status = r->status;
+    return json::parse(r->body);
+  }
+
+  // The greedy completion of a chat prompt by a lone generator.
+  std::string greedy_alone(const std::string& user, int64_t max_tokens) {
+    model::Generator gen(*ck_.model);
+    gen.load_routing_state(ck_.weights);
+    model::SamplingOptions o;
+    o.max_tokens = max_tokens;
+    o.stop_ids = {ck_.tok->eos_id(), ck_.tok->end_id()};
+    o.vocab_limit = ck_.tok->vocab_size();
+    return ck_.tok->decode(gen.generate(train::render_prompt({{train::Role::kUser, user}}, *ck_.tok), o));
+  }
+
+  // A POST whose response body is handed to `receive` as it arrives (false: hang up).
+  static void post_streaming(httplib::Client& c, const std::string& path, const json& body,
+                             std::function<bool(const char*, size_t)> receive) {
+    httplib::Request req;
+    req.method = "POST";
+    req.path = path;
+    req.body = body.dump();
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [receive](const char* data, size_t n, uint64_t, uint64_t) {
+      return receive(data, n);
+    };
+    httplib::Response res;
+    httplib::Error err = httplib::Error::Success;
+    c.send(req, res, err);
+  }
+
+  // Server-sent events of a streamed request: the JSON of each "data:" line, [DONE] as a string.
+  std::vector<json> stream(const std::string& path, const json& body) {
+    std::string raw;
+    post_streaming(*client_, path, body, [&](const char* data, size_t n) {
+      raw.append(data, n);
+      return true;
+    });
+    std::vector<json> events;
+    size_t at = 0;
+    while ((at = raw.find("data: ", at)) != std::string::npos) {
+      const size_t end = raw.find("\n\n", at);
+      const std::string payload = raw.substr(at + 6, end - at - 6);
+      events.push_back(payload == "[DONE]" ? json("[DONE]") : json::parse(payload));
+      at = end;
+    }
+    return events;
+  }
+
+  train::InferenceCheckpoint ck_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<httplib::Client> client_;
+  std::thread thread_;
+};
+
+TEST_F(ServeApi, HealthAndModels) {
+  start();
+  auto h = client_->Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  auto m = client_->Get("/v1/models");
+  ASSERT_TRUE(m);
+  json j = json::parse(m->body);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"][0]["id"], "tiny");
+  EXPECT_EQ(j["data"][0]["max_model_len"], 64);
+}
+
+TEST_F(ServeApi, ChatCompletionIsTheGreedyCompletionOfTheModel) {
+  start();
+  int status = 0;
+  json r = post("/v1/chat/completions",
+                {{"model", "tiny"}, {"messages", {{{"role", "user"}, {"content", "minimize cost"}}}},
+                 {"temperature", 0}, {"max_tokens", 8}, {"some_unknown_field", 1}},
+                &status);
+  ASSERT_EQ(status, 200) << r.dump();
+  EXPECT_EQ(r["object"], "chat.completion");
+  EXPECT_EQ(r["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(r["choices"][0]["message"]["content"], greedy_alone("minimize cost", 8));
+  const json& u = r["usage"];
+  EXPECT_EQ(u["total_tokens"], u["prompt_tokens"].get<int>() + u["completion_tokens"].get<int>());
+  EXPECT_LE(u["completion_tokens"].get<int>(), 8);
+  if (u["completion_tokens"] == 8) {
+    EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+  }
+}
+
+TEST_F(ServeApi, StreamingGivesTheSameTextThenUsageThenDone) {
+  start();
+  const json body = {{"messages", {{{"role", "user"}, {"content", "capacity of the plant"}}}},
+                     {"temperature", 0.9}, {"seed", 42}, {"max_tokens", 12}};
+  json whole = post("/v1/chat/completions", body);
+  json sbody = body;
+  sbody["stream"] = true;
+  sbody["stream_options"] = {{"include_usage", true}};
+  std::vector<json> ev = stream("/v1/chat/completions", sbody);
+  ASSERT_GE(ev.size(), 4u);
+  EXPECT_EQ(ev.back(), "[DONE]");
+  EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+  std::string text;
+  std::string finish;
+  for (size_t i = 0; i + 2 < ev.size(); ++i) {
+    EXPECT_EQ(ev[i]["object"], "chat.completion.chunk");
+    const json& c = ev[i]["choices"][0];
+    if (c["delta"].contains("content")) text += c["delta"]["content"].get<std::string>();
+    if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+  }
+  EXPECT_EQ(text, whole["choices"][0]["message"]["content"]);  // same seed, same tokens
+  EXPECT_EQ(finish, whole["choices"][0]["finish_reason"]);
+  const json& usage = ev[ev.size() - 2];
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"], whole["usage"]);
+}
+
+TEST_F(ServeApi, SeededChoicesAreReproducibleAndStopStringsCut) {
+  start();
+  json body = {{"messages", {{{"role", "user"}, {"content", "demand"}}}},
+               {"temperature", 1.0}, {"top_p", 0.9}, {"seed", 7}, {"n", 3}, {"max_tokens", 10}};
+  json a = post("/v1/chat/completions", body), b = post("/v1/chat/completions", body);
+  ASSERT_EQ(a["choices"].size(), 3u);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(a["choices"][i]["message"]["content"], b["choices"][i]["message"]["content"]);
+  // A stop string taken from a completion ends the text before it.
+  const std::string full = a["choices"][0]["message"]["content"];
+  // One whole character from the middle of the text.
+  size_t at = full.size() / 2;
+  while (at < full.size() && (static_cast<unsigned char>(full[at]) & 0xC0) == 0x80) ++at;
+  size_t end = at + 1;
+  while (end < full.size() && (static_cast<unsigned char>(full[end]) & 0xC0) == 0x80) ++end;
+  if (at < full.size()) {
+    const std::string stop = full.substr(at, end - at);
+    body["n"] = 1;
+    body["stop"] = stop;
+    json c = post("/v1/chat/completions", body);
+    EXPECT_EQ(c["choices"][0]["message"]["content"], full.substr(0, full.find(stop)));
+    EXPECT_EQ(c["choices"][0]["finish_reason"], "stop");
+  }
+}
+
+TEST_F(ServeApi, EchoLogprobsScoreThePromptAsTheModelDoes) {
+  start();
+  json r = post("/v1/completions", {{"prompt", "minimize cost subject to"}, {"max_tokens", 0},
+                                    {"echo", true}, {"logprobs", 2}});
+  ASSERT_TRUE(r.contains("choices")) << r.dump();
+  const json& lp = r["choices"][0]["logprobs"];
+  EXPECT_EQ(r["choices"][0]["text"], "minimize cost subject to");
+  // <s> + the prompt's tokens; the first has no logprob.
+  std::vector<int32_t> ids = {ck_.tok->bos_id()};
+  for (int32_t id : ck_.tok->encode("minimize cost subject to")) ids.push_back(id);
+  ASSERT_EQ(lp["token_logprobs"].size(), ids.size());
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  model::Generator gen(*ck_.model);
+  gen.load_routing_state(ck_.weights);
+  for (size_t j = 1; j < ids.size(); ++j) {
+    // Over the tokenizer's ids, as sampling draws them.
+    std::span<const float> logits = gen.step(ids[j - 1]).first(size_t(ck_.tok->vocab_size()));
+    double mx = -INFINITY, sum = 0;
+    for (size_t v = 0; v < logits.size(); ++v) mx = std::max(mx, double(logits[v]));
+    for (size_t v = 0; v < logits.size(); ++v) sum += std::exp(double(logits[v]) - mx);
+    EXPECT_NEAR(lp["token_logprobs"][j].get<double>(), double(logits[size_t(ids[j])]) - mx - std::log(sum), 1e-6);
+    EXPECT_EQ(lp["top_logprobs"][j].size(), 2u);
+  }
+  EXPECT_EQ(lp["text_offset"].back(), std::string("minimize cost subject to").size() -
+                                          ck_.tok->decode({ids.back()}).size());
+}
+
+TEST_F(ServeApi, TokenizeAndDetokenizeRoundTrip) {
+  start();
+  json t = post("/tokenize", {{"prompt", "plant capacity"}});
+  ASSERT_TRUE(t["tokens"].is_array());
+  EXPECT_EQ(t["tokens"][0], ck_.tok->bos_id());
+  EXPECT_EQ(t["count"], t["tokens"].size());
+  json d = post("/detokenize", {{"tokens", t["tokens"]}});
+  EXPECT_EQ(d["prompt"], "plant capacity");
+  // The same ids as a completions prompt give the same answer as the text.
+  json a = post("/v1/completions", {{"prompt", "plant capacity"}, {"temperature", 0}, {"max_tokens", 5}});
+  json b = post("/v1/completions", {{"prompt", t["tokens"]}, {"temperature", 0}, {"max_tokens", 5}});
+  EXPECT_EQ(a["choices"][0]["text"], b["choices"][0]["text"]);
+}
+
+TEST_F(ServeApi, ConcurrentRequestsAreBatchedAndAllAnswered) {
+  EngineOptions eo;
+  eo.slots = 4;
+  start(eo);
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i)
+    clients.emplace_back([&, i] {
+      httplib::Client c("127.0.0.1", server_->port());
+      c.set_read_timeout(60, 0);
+      json body = {{"messages", {{{"role", "user"}, {"content", "plant " + std::to_string(i)}}}},
+                   {"seed", i}, {"max_tokens", 20}};
+      auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+      if (r && r->status == 200 && json::parse(r->body)["choices"][0]["message"]["content"].is_string()) ++ok;
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), 6);
+  const EngineStats st = engine_->stats();
+  EXPECT_GT(st.tokens, 0);
+  EXPECT_LT(st.steps, st.tokens);  // some steps carried several sequences
+}
+
+TEST_F(ServeApi, ErrorsAreOpenAIShaped) {
+  ServerOptions so;
+  so.max_request_bytes = 4096;
+  start({}, so);
+  struct Case {
+    std::string path, body;
+    int status;
+    std::string param;
+  };
+  const std::string long_prompt(400, 'x');
+  std::vector<Case> cases = {
+      {"/v1/chat/completions", "{not json", 400, ""},
+      {"/v1/chat/completions", R"({"messages": []})", 400, "messages"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "tool", "content": "x"}]})", 400, "messages"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}], "temperature": "hot"})", 400, "temperature"},
+      {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}], "n": 99})", 400, "n"},
+      {"/v1/chat/completions", R"({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]})", 404, "model"},
+      {"/v1/completions", json({{"prompt", long_prompt}}).dump(), 400, "prompt"},
+      {"/v1/completions", json({{"prompt", std::string(5000, 'y')}}).dump(), 413, ""},
+      {"/v1/nothing", "{}", 404, ""},
+  };
+  for (const Case& c : cases) {
+    auto r = client_->Post(c.path.c_str(), c.body, "application/json");
+    ASSERT_TRUE(r) << c.path;
+    EXPECT_EQ(r->status, c.status) << c.body.substr(0, 80) << " -> " << r->body;
+    json j = json::parse(r->body);
+    ASSERT_TRUE(j.contains("error")) << r->body;
+    EXPECT_TRUE(j["error"]["message"].is_string());
+    if (!c.param.empty()) {
+      EXPECT_EQ(j["error"]["param"], c.param) << r->body;
+    }
+  }
+  json over = json::parse(client_->Post("/v1/completions", json({{"prompt", long_prompt}}).dump(),
+                                        "application/json")->body);
+  EXPECT_EQ(over["error"]["code"], "context_length_exceeded");
+}
+
+TEST_F(ServeApi, ApiKeyIsRequiredWhenSet) {
+  ServerOptions so;
+  so.api_key = "sk-test";
+  start({}, so);
+  auto r = client_->Get("/v1/models");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "invalid_api_key");
+  client_->set_bearer_token_auth("sk-test");
+  r = client_->Get("/v1/models");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(ServeApi, AFullQueueAnswers429AndADisconnectedStreamFreesItsSlot) {
+  EngineOptions eo;
+  eo.slots = 1;
+  eo.queue_limit = 0;
+  eo.context = 20000;  // a generation long enough to outlast the client
+  start(eo);
+  // A streaming request holds the only slot; the client reads two events, then hangs up.
+  std::atomic<int> chunks{0};
+  std::thread holder([&] {
+    httplib::Client c("127.0.0.1", server_->port());
+    json body = {{"prompt", "a"}, {"max_tokens", 19000}, {"stream", true}, {"temperature", 1.0}, {"seed", 1}};
+    post_streaming(c, "/v1/completions", body, [&](const char*, size_t) {
+      ++chunks;
+      if (chunks == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      return chunks < 2;
+    });
+  });
+  // While it streams, another request finds no slot and no queue place.
+  while (chunks == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  int status = 0;
+  json busy = post("/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}}, &status);
+  EXPECT_EQ(status, 429);
+  EXPECT_EQ(busy["error"]["code"], "rate_limit_exceeded");
+  holder.join();
+  // The hung-up stream's slot is freed: a new request is served.
+  for (int i = 0; i < 1000 && engine_->stats().running > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  json ok = post("/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}}, &status);
+  EXPECT_EQ(status, 200) << ok.dump();
+  EXPECT_LT(engine_->stats().tokens, 19000);  // the abandoned request did not run to its end
+}
+
+}  // namespace
+}  // namespace trex::serve

@@ -10,7 +10,6 @@
 
 #include "trex/core/safetensors.h"
 #include "trex/core/trace.h"
-#include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/model/block_tensors.h"
@@ -116,12 +115,8 @@ struct BatchDecoder::Impl {
                               tensor("hc_head_scale")[0], y.data(), w.data(),
                               mhc_shape(c, B));
     kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), B, d, float(c.norm_eps));
-    if (B == 1) {
-      matvec(tensor("head"), xn.data(), c.vocab, d, logits.data());
-    } else {
-      kernels::sgemm(kernels::Trans::kNo, kernels::Trans::kYes, B, c.vocab, d, 1.f, xn.data(),
-                     d, tensor("head"), d, 0.f, logits.data(), c.vocab);
-    }
+    for (int64_t b = 0; b < B; ++b)
+      matvec(tensor("head"), xn.data() + b * d, c.vocab, d, logits.data() + b * c.vocab);
     return {logits.data(), size_t(B * c.vocab)};
   }
 
@@ -190,7 +185,12 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(X.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y.data(),
                                pre.data(), post.data(), C.data(), sh);
       kernels::rmsnorm_forward(y.data(), p.ffn_norm, xn.data(), B, d, eps);
-      moe[size_t(l)].forward(p.moe, xn.data(), ids.data(), B, F.data());
+      // One row at a time: the layer's one-token path reads each weight once by a matrix-vector
+      // product, while its GEMM path packs whole weight panels per call, which at a handful of
+      // rows costs more than it saves (measured by bench/serve_bench: 2 rows through the GEMM path
+      // took 3.5x the CPU per token of one row).
+      for (int64_t b = 0; b < B; ++b)
+        moe[size_t(l)].forward(p.moe, xn.data() + b * d, ids.data() + b, 1, F.data() + b * d);
       kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
       std::swap(X, X2);
     }

@@ -3,12 +3,11 @@
 // one token together.
 //
 // One batched step runs the model over B rows, one per slot, the way Generator's step runs it
-// over one: mHC pre/post, RMSNorm and the MoE layer (tokens grouped per expert, one GEMM per
-// expert) over all B rows; attention decode per slot, against that slot's own caches; the LM
-// head as one GEMM over the B rows. Weights are read once per step instead of once per
-// sequence, which is what makes batched decoding faster than B decoders side by side. A slot's
-// logits do not depend on which other slots share its step, up to rounding (the MoE and head
-// take the GEMM path for B > 1 and the matrix-vector path for B = 1).
+// over one: mHC pre/post and RMSNorm over all B rows; attention decode per slot, against that
+// slot's own caches; the MoE layer and the LM head row by row on their one-token
+// (matrix-vector) paths, since their GEMM paths pack whole weight panels per call and cost more
+// than they save at a handful of rows. Every kernel computes each row as it would alone, so a
+// slot's logits are bit for bit those of a lone Generator, whatever shares its step.
 //
 // A slot starts empty; prefill() feeds its prompt as one batch (the prompt's GEMMs over all
 // its tokens), then step() feeds one token at a time. Slots are independent: resetting one

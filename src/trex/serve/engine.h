@@ -10,8 +10,8 @@
 //
 // Each request's tokens depend only on its prompt, sampling options and seed: the draw for token
 // i is the i-th draw of mt19937_64(seed), as Generator::generate does, so a request served alone
-// gives what `trex generate` gives (batched with others, equal up to the rounding of batched
-// GEMMs).
+// gives what `trex generate` gives, batched with others or not (BatchDecoder computes each row
+// as it would alone).
 #pragma once
 
 #include <atomic>

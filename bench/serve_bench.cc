@@ -1,0 +1,142 @@
+// serve_bench: continuous batching in trex serve's engine, measured. For k concurrent clients
+// (1, 2, 4, 8 by default), each asking for the same number of new tokens after a short prompt,
+// the aggregate decode rate (tokens/s over all clients) and each client's time to first token;
+// then the ratio of the k-client rate to the one-client rate, all in one run. CPU time (user +
+// sys) is printed beside wall time, since the machine may be shared.
+//
+//   build/serve_bench [CONFIG] [--tokens N] [--prompt N] [--clients 1,2,4,8] [--repeats R]
+//
+// The model is CONFIG (default configs/model/v4-nano.toml) with seeded random weights: decoding
+// cost does not depend on what the weights learned. The engine is driven directly (no HTTP), so
+// the figures are the batching's, not the socket's; tests/serve covers the HTTP path.
+// Not a Google Benchmark program: each point is one multi-client run, reported raw, medians of R.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "trex/model/config.h"
+#include "trex/model/transformer.h"
+#include "trex/serve/engine.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Point {
+  double tokens_per_s = 0, cpu_per_token_ms = 0, ttft_ms = 0;
+};
+
+// k clients at once, each prompt of `prompt` tokens and `tokens` new tokens (greedy, no stop).
+Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens, uint64_t seed) {
+  std::vector<std::shared_ptr<trex::serve::Generation>> gens;
+  std::vector<double> ttft(size_t(k), 0);
+  const double cpu0 = cpu_seconds();
+  const Clock::time_point t0 = Clock::now();
+  for (int c = 0; c < k; ++c) {
+    trex::serve::GenerationParams p;
+    for (int i = 0; i < prompt; ++i) p.prompt.push_back(int32_t((seed * 7919 + uint64_t(c * 131 + i * 17)) % uint64_t(vocab)));
+    p.temperature = 0;
+    p.max_tokens = tokens;
+    gens.push_back(engine.submit(std::move(p)));
+  }
+  int64_t generated = 0;
+  std::vector<std::thread> readers;
+  std::vector<int64_t> counts(size_t(k), 0);
+  for (int c = 0; c < k; ++c)
+    readers.emplace_back([&, c] {
+      for (;;) {
+        auto e = gens[size_t(c)]->next();
+        if (e->kind == trex::serve::GenerationEvent::kToken) {
+          if (counts[size_t(c)]++ == 0)
+            ttft[size_t(c)] = 1e3 * std::chrono::duration<double>(Clock::now() - t0).count();
+        } else if (e->kind == trex::serve::GenerationEvent::kEnd) {
+          return;
+        }
+      }
+    });
+  for (auto& r : readers) r.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (int64_t n : counts) generated += n;
+  Point pt;
+  pt.tokens_per_s = double(generated) / wall;
+  pt.cpu_per_token_ms = 1e3 * (cpu_seconds() - cpu0) / double(generated);
+  pt.ttft_ms = median(ttft);
+  return pt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config = "configs/model/v4-nano.toml";  // run from the repository root
+  int tokens = 128, prompt = 16, repeats = 3;
+  std::vector<int> clients = {1, 2, 4, 8};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--tokens") tokens = std::atoi(next().c_str());
+    else if (a == "--prompt") prompt = std::atoi(next().c_str());
+    else if (a == "--repeats") repeats = std::atoi(next().c_str());
+    else if (a == "--clients") {
+      clients.clear();
+      std::string s = next();
+      for (size_t at = 0; at < s.size();) {
+        const size_t comma = s.find(',', at);
+        clients.push_back(std::atoi(s.substr(at, comma - at).c_str()));
+        at = comma == std::string::npos ? s.size() : comma + 1;
+      }
+    } else config = a;
+  }
+  const trex::model::ModelConfig c = trex::model::load_model_config(config);
+  trex::model::Transformer model(c, 1, false);
+  trex::serve::EngineOptions eo;
+  eo.slots = *std::max_element(clients.begin(), clients.end());
+  eo.queue_limit = 0;
+  eo.context = prompt + tokens + 1;
+  trex::serve::Engine engine(model, "", eo);
+  run(engine, c.vocab, 1, prompt, 8, 99);  // warm-up
+  nlohmann::ordered_json out;
+  out["model"] = c.name;
+  out["prompt_tokens"] = prompt;
+  out["new_tokens_per_client"] = tokens;
+  double base = 0;
+  for (int k : clients) {
+    std::vector<double> rate, cpu, ttft;
+    for (int r = 0; r < repeats; ++r) {
+      const Point p = run(engine, c.vocab, k, prompt, tokens, uint64_t(r + 1));
+      rate.push_back(p.tokens_per_s);
+      cpu.push_back(p.cpu_per_token_ms);
+      ttft.push_back(p.ttft_ms);
+    }
+    if (k == clients.front()) base = median(rate);
+    nlohmann::ordered_json row;
+    row["clients"] = k;
+    row["tokens_per_s_median"] = median(rate);
+    row["tokens_per_s"] = rate;
+    row["ratio_to_first"] = median(rate) / base;
+    row["cpu_ms_per_token_median"] = median(cpu);
+    row["time_to_first_token_ms_median"] = median(ttft);
+    out["runs"].push_back(row);
+    std::fprintf(stderr, "%d clients: %.0f tokens/s (%.2fx), %.3f ms CPU/token, first token %.1f ms\n", k,
+                 median(rate), median(rate) / base, median(cpu), median(ttft));
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}

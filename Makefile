@@ -1,26 +1,48 @@
 # The two Quick-start commands: `make demo` and `make test`.
-# Both install what is missing, configure and build Release with Ninja.
+# Each installs what is missing, configures Release with Ninja and builds only what it needs:
+# `make demo` the trex binary, `make test` the test programs (reusing what is built), `make bench`
+# the benchmark programs. Each phase prints one line first; the build shows Ninja's progress.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
 .PHONY: deps configure build demo test bench clean
 
 deps:
+	@echo "== packages: scripts/install-deps.sh"
 	@bash scripts/install-deps.sh
 
+# Configure once; later builds re-run CMake by themselves when a CMakeLists.txt changes.
 configure: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@if [ -f $(BUILD)/build.ninja ]; then \
+	  echo "== configure: $(BUILD)/ already configured"; \
+	else \
+	  echo "== configure: cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release"; \
+	  mkdir -p $(BUILD); \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >$(BUILD)/configure.log 2>&1 \
+	    || { cat $(BUILD)/configure.log; exit 1; }; \
+	fi
 
+# Everything: the binary, the tests and the benchmarks.
 build: configure
+	@echo "== build: everything, $(JOBS) jobs"
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+demo: configure
+	@echo "== build: the trex binary, $(JOBS) jobs"
+	@cmake --build $(BUILD) -j $(JOBS) --target trex
+	@echo "== demo: $(BUILD)/trex demo"
 	@$(BUILD)/trex demo
 
-test: build
+test: configure
+	@echo "== build: the test programs, $(JOBS) jobs"
+	@cmake --build $(BUILD) -j $(JOBS) --target tests
+	@echo "== test: ctest in $(BUILD)/"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-bench: build
+bench: configure
+	@echo "== build: the benchmark programs, $(JOBS) jobs"
+	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks
+	@echo "== bench: bench/run_lp_bench.sh $(BUILD)"
 	@bash bench/run_lp_bench.sh $(BUILD)
 
 clean:

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/aura/choice_ip.h"

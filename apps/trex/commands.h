@@ -7,7 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "CLI/CLI.hpp"
+// CLI11 is header-only and costs seconds in every file that includes it; only the files that
+// add options include it (a demo step does not need it).
+namespace CLI {
+class App;
+}
 
 namespace trex::cli {
 

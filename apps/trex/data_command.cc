@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/ordata/config.h"

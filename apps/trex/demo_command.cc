@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/lp/lp_format.h"
 #include "trex/lp/mps_format.h"

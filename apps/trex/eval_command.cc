@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/lp/model_file.h"
 #include "trex/oreval/orgeval.h"

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/core/hw_description.h"

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/core/cpu_features.h"

@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/error.h"

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/model/accounting.h"

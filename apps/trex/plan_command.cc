@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/model/config.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/core/hw_description.h"
 #include "trex/core/hw_probe.h"

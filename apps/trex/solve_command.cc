@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/lp/model_file.h"

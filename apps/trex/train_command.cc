@@ -18,6 +18,7 @@
 #include <thread>
 #include <tuple>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/core/hw_description.h"
 #include "trex/core/hw_probe.h"

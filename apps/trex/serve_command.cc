@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/serve/engine.h"
 #include "trex/serve/server.h"

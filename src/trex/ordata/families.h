@@ -13,5 +13,6 @@ void add_selection_families(std::vector<const Family*>& out);
 void add_scheduling_families(std::vector<const Family*>& out);
 void add_supply_families(std::vector<const Family*>& out);
 void add_allocation_families(std::vector<const Family*>& out);
+void add_planning_families(std::vector<const Family*>& out);
 
 }  // namespace trex::ordata

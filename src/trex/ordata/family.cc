@@ -14,6 +14,7 @@ const std::vector<const Family*>& all_families() {
     add_scheduling_families(v);
     add_supply_families(v);
     add_allocation_families(v);
+    add_planning_families(v);
     for (const Family* f : v) require_industries(f->industries(), f->contract().family.c_str());
     return v;
   }();

@@ -6,16 +6,6 @@ namespace {
 
 using nlohmann::json;
 
-json parse_body(const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
-    throw ApiError(400, std::string("the body is not JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw ApiError(400, "the body must be a JSON object");
-  return j;
-}
 
 double number(const json& j, const char* name, double lo, double hi, double fallback) {
   if (!j.contains(name) || j[name].is_null()) return fallback;
@@ -97,6 +87,17 @@ std::string content_text(const json& c, size_t i) {
 }
 
 }  // namespace
+
+json parse_body(const std::string& body) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::exception& e) {
+    throw ApiError(400, std::string("the body is not JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ApiError(400, "the body must be a JSON object");
+  return j;
+}
 
 json error_body(const ApiError& e) {
   json err = {{"message", e.what()}, {"type", e.type}};

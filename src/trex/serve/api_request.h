@@ -24,6 +24,9 @@ struct ApiError : std::runtime_error {
   std::string param, type, code;
 };
 
+// A request body that must be a JSON object. Throws ApiError (400).
+nlohmann::json parse_body(const std::string& body);
+
 // {"error": {...}} for an ApiError.
 nlohmann::json error_body(const ApiError& e);
 

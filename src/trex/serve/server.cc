@@ -250,16 +250,11 @@ void Server::routes() {
 
   s.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
     try {
-      json j;
-      try {
-        j = json::parse(req.body);
-      } catch (const json::exception& e) {
-        throw ApiError(400, std::string("the body is not JSON: ") + e.what());
-      }
+      const json j = parse_body(req.body);
       std::vector<int32_t> ids;
-      if (j.is_object() && j.contains("messages")) {
+      if (j.contains("messages")) {
         ids = train::render_prompt(parse_messages(j["messages"]), tok_);
-      } else if (j.is_object() && j.contains("prompt") && j["prompt"].is_string()) {
+      } else if (j.contains("prompt") && j["prompt"].is_string()) {
         ids = {tok_.bos_id()};
         if (j.value("add_special_tokens", true) == false) ids.clear();
         std::vector<int32_t> body = tok_.encode(j["prompt"].get<std::string>());
@@ -275,13 +270,8 @@ void Server::routes() {
 
   s.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
     try {
-      json j;
-      try {
-        j = json::parse(req.body);
-      } catch (const json::exception& e) {
-        throw ApiError(400, std::string("the body is not JSON: ") + e.what());
-      }
-      if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array())
+      const json j = parse_body(req.body);
+      if (!j.contains("tokens") || !j["tokens"].is_array())
         throw ApiError(400, "'tokens' must be a list of token ids", "tokens");
       std::vector<int32_t> ids;
       for (const json& x : j["tokens"]) {

@@ -49,8 +49,11 @@ void rope_apply_ref(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_
   Buf y1 = map(tp, n * h, [&](int64_t i) { return t3p[i] + t4p[i]; });
   const float *y0p = y0.get(), *y1p = y1.get();
   Buf yr = map(tp, n * rd, [&](int64_t i) {
-    int64_t r = i / rd, j = i % rd;
-    return (j % 2 == 0 ? y0p : y1p)[r * h + j / 2];
+    // Select the value, not the array: GCC 12 at -O1 with -fsanitize=undefined compiled
+    // `(even ? y0p : y1p)[r * h + j / 2]` as if j / 2 were 0 for odd j (seen in the ASan+UBSan
+    // build: every odd element took its row's first y1).
+    const int64_t r = i / rd, j = i % rd, k = r * h + j / 2;
+    return j % 2 == 0 ? y0p[k] : y1p[k];
   });
   const float* yrp = yr.get();
   Buf yf = map(tp, total, [&](int64_t i) {

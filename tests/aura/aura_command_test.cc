@@ -61,9 +61,19 @@ TEST(AuraCommand, TuneWritesATuningFileAndASkill) {
   ProcessResult c = run_process({TREX_BINARY, "kernels", "check", "--kernel", "swiglu.fwd", "--seeds", "1",
                                  "--tuning", out}, limit(60));
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
-  ProcessResult s = run_process({TREX_BINARY, "aura", "skills", "--skills", db, "--json"}, limit(30));
-  ASSERT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_EQ(nlohmann::json::parse(s.out).size(), j["skill_recorded"].get<int>() > 0 ? 1u : 0u);
+  // Whether the search found a gain depends on the machine's timing: a skill and its database
+  // exist exactly when it did.
+  if (j["skill_recorded"].get<int>() > 0) {
+    ProcessResult s = run_process({TREX_BINARY, "aura", "skills", "--skills", db, "--json"}, limit(30));
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_EQ(nlohmann::json::parse(s.out).size(), 1u);
+  } else {
+    ProcessResult s = run_process({TREX_BINARY, "aura", "skills", "--skills", db, "--json"}, limit(30));
+    EXPECT_FALSE(std::filesystem::exists(db) && s.exit_code != 0) << s.err;
+    if (std::filesystem::exists(db)) {
+      EXPECT_EQ(nlohmann::json::parse(s.out).size(), 0u);
+    }
+  }
 }
 
 TEST(AuraCommand, ModelPrintsTheProgramsStart) {

@@ -63,13 +63,11 @@ struct Job {
 };
 
 // Reads events of choice i until it yields text or ends; returns the new text.
-std::string pump(Job& job, size_t i, int timeout_ms, bool* progressed) {
+std::string pump(Job& job, size_t i, int timeout_ms) {
   std::string out;
-  *progressed = false;
   while (job.finish[i].empty()) {
     std::optional<GenerationEvent> e = job.gens[i]->next(out.empty() ? timeout_ms : 0);
     if (!e) break;
-    *progressed = true;
     if (e->kind == GenerationEvent::kPromptLogprobs) {
       if (i == 0) job.prompt_lp = std::move(e->prompt);
     } else if (e->kind == GenerationEvent::kToken) {
@@ -359,8 +357,7 @@ void Server::routes() {
       std::vector<std::string> text(job->gens.size());
       try {
         for (size_t i = 0; i < job->gens.size(); ++i) {
-          bool progressed = false;
-          while (job->finish[i].empty()) text[i] += pump(*job, i, 1000, &progressed);
+          while (job->finish[i].empty()) text[i] += pump(*job, i, 1000);
         }
       } catch (const ApiError& e) {
         send_error(res, e);
@@ -430,8 +427,7 @@ void Server::routes() {
           }
           try {
             for (size_t i = 0; i < job->gens.size(); ++i) {
-              bool progressed = false;
-              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20, &progressed);
+              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20);
               if (!text.empty() && !piece(i, text, nullptr)) return false;
               if (!job->finish[i].empty() && !st->finish_sent[i]) {
                 st->finish_sent[i] = true;

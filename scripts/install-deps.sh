@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trex needs to build, test and benchmark.
-# Idempotent: runs `apt-get update` and `apt-get install` only when a package is missing,
-# and names what it installs. Run as root (CI and the Quick start do).
+# Idempotent: runs `apt-get update` and `apt-get install` (or `npm install`) only when a package
+# is missing, and names what it installs. Run as root (CI and the Quick start do).
 set -euo pipefail
 
 PACKAGES=(
@@ -37,15 +37,36 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+apt_install() {
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  apt_install "${missing[@]}"
+  echo "install-deps: done"
+fi
+
+# The official OpenAI client library, which tests/serve/openai_client_test.cc runs against a live
+# `trex serve`: Node.js and npm (Debian's, when the machine has no node of its own), and the npm
+# package `openai` (Apache-2.0, no dependencies) at the version pinned in its package.json,
+# installed into that folder's node_modules/ (kept out of git).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "install-deps: installing nodejs npm"
+  apt_install nodejs npm
+fi
+client="$(cd "$(dirname "$0")/.." && pwd)/tests/serve/openai_client"
+want=$(node -p "require('$client/package.json').dependencies.openai")
+have=$(node -p "try { require('$client/node_modules/openai/package.json').version } catch (e) { '' }")
+if [ "$want" = "$have" ]; then
+  echo "install-deps: npm openai $have present"
+else
+  echo "install-deps: npm install openai@$want into tests/serve/openai_client"
+  npm install --prefix "$client" --no-audit --no-fund --no-package-lock --loglevel=error >/dev/null
+fi

@@ -1,13 +1,10 @@
 // `trex serve` as a process: it prints where it listens, answers, drains on SIGTERM (a request
 // in flight completes, then the process exits 0), and refuses bad input with one line, exit 2.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,10 +16,9 @@
 #include <vector>
 
 #include "model/tiny_checkpoint.h"
+#include "serve/serve_process.h"
 #include "nlohmann/json.hpp"
 #include "trex/util/subprocess.h"
-
-extern char** environ;
 
 namespace trex {
 namespace {
@@ -49,53 +45,13 @@ class ServeCommand : public ::testing::Test {
 };
 fs::path* ServeCommand::dir_ = nullptr;
 
-// A server process with its stdout on a pipe.
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-  std::string line;  // the first line it printed
-};
-
-Child spawn_server(std::vector<std::string> args) {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Child c;
-  EXPECT_EQ(posix_spawn(&c.pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  c.out = fds[0];
-  char ch;
-  while (read(c.out, &ch, 1) == 1 && ch != '\n') c.line += ch;
-  return c;
-}
-
-int port_of(const std::string& line) {
-  const size_t at = line.find("http://127.0.0.1:");
-  return at == std::string::npos ? -1 : std::stoi(line.substr(at + 17));
-}
-
-int wait_exit(pid_t pid, int seconds) {
-  for (int i = 0; i < seconds * 100; ++i) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
-}
+using test_util::port_of;
+using test_util::wait_exit;
 
 TEST_F(ServeCommand, AnswersThenDrainsOnSigterm) {
   std::vector<std::string> args = base_args();
   for (const char* a : {"--port", "0", "--name", "tiny", "--context", "20000"}) args.push_back(a);
-  Child c = spawn_server(args);
+  test_util::ServeProcess c = test_util::spawn_server(args);
   const int port = port_of(c.line);
   ASSERT_GT(port, 0) << c.line;
   EXPECT_NE(c.line.find("tiny"), std::string::npos) << c.line;

@@ -154,6 +154,30 @@ TEST(Target, ShapesAndKernelsAreChecked) {
   EXPECT_EQ(c["vocab_tile"], 4096);  // the nearest candidate
 }
 
+TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
+  AuraHardware hw = test_machine();
+  EXPECT_EQ(parse_shape("rope.fwd", "2048x8x128"), (std::vector<int64_t>{2048, 8, 128}));
+  EXPECT_THROW(parse_shape("rope.fwd", "2048x1024"), InputError);
+  EXPECT_THROW(parse_shape("kv_compress.fwd", "2048x128x1"), InputError);   // ratio below 2
+  EXPECT_THROW(parse_shape("mhc.post_fwd", "2048x9x512"), InputError);      // 9 streams
+  EXPECT_THROW(make_target("kv_compress.bwd", {64, 64, 4}, hw, "bf16"), InputError);
+  TuneTarget m = make_target("mhc.post_fwd", {2000, 4, 512}, hw);
+  EXPECT_EQ(m.dtype, "bf16");  // the model's and the suite's mHC storage
+  EXPECT_EQ(m.shape_class, kernels::shape_class({2000, 4, 512}));
+  EXPECT_EQ(builtin_config(m, hw).at("block_tokens"), 8);
+  TuneTarget p = make_target("mhc.pre_bwd", {2048, 4, 512}, hw);
+  EXPECT_EQ(builtin_config(p, hw), (Config{{"block_tokens", 4}, {"column_block", 256}}));
+  // One job for two threads idles one of them: the model never picks a channel block that
+  // covers the whole head in the backward (its only split).
+  TuneTarget kv = make_target("kv_compress.bwd", {2048, 128, 4}, hw);
+  ChoiceProblem pr = performance_model(kv, hw);
+  ChoiceSolution s = solve_choices(pr);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_LT(kv.config_at(s.index).at("channel_block"), 128);
+  std::vector<int> arg;
+  EXPECT_NEAR(s.objective, brute_force(pr, &arg), 1e-12);
+}
+
 TEST(Target, EverySpaceHoldsOnlyLegalValues) {
   AuraHardware hw = test_machine();
   for (const std::string& k : kernels::tunable_kernels()) {

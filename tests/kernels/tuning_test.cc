@@ -168,6 +168,48 @@ TEST(Tuning, GemmSplitAndMicroKernelKeepTheBitsAtOneKc) {
   EXPECT_EQ(g.isa, core::Isa::kScalar);
 }
 
+TEST(Tuning, TunedOrReadsTheEntryOfTheCallsShapeClass) {
+  TuningGuard guard;
+  set_active_tuning(nullptr);
+  EXPECT_EQ(tuned_or("mhc.post_fwd", {2048, 4, 512}, "block_tokens", 8), 8);
+  auto t = std::make_shared<Tuning>();
+  t->set("mhc.post_fwd", shape_class({2000, 4, 512}), {{"block_tokens", 64}});
+  t->set("kv_compress.bwd", "*", {{"channel_block", 0}});  // 0: the built-in
+  set_active_tuning(t);
+  EXPECT_EQ(tuned_or("mhc.post_fwd", {2048, 4, 512}, "block_tokens", 8), 64);
+  EXPECT_EQ(tuned_or("mhc.post_fwd", {4096, 4, 512}, "block_tokens", 8), 8);  // another class
+  EXPECT_EQ(tuned_or("mhc.post_bwd", {2048, 4, 512}, "block_tokens", 8), 8);  // another kernel
+  EXPECT_EQ(tuned_or("kv_compress.bwd", {2048, 128, 4}, "channel_block", 64), 64);
+}
+
+// The tuner's cases at a chosen shape, for the kernels whose parameters split the work: each
+// passes the gate under a tuned configuration at that shape's class.
+TEST(Tuning, CasesAtAShapePassTheGateUnderTheirTuning) {
+  TuningGuard guard;
+  core::ThreadPool pool(2);
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> at = {
+      {"rope.fwd", {37, 3, 40}},          {"kv_compress.fwd", {64, 40, 4}},
+      {"kv_compress.bwd", {300, 24, 128}}, {"sparse_attention.fwd", {45, 2, 24}},
+      {"mhc.pre_fwd", {19, 4, 24}},        {"mhc.pre_bwd", {19, 4, 24}},
+      {"mhc.post_fwd", {19, 3, 24}},       {"mhc.post_bwd", {19, 4, 24}},
+      {"mhc.head_fwd", {19, 4, 24}},       {"mhc.head_bwd", {19, 4, 40}}};
+  for (const auto& [k, dims] : at) {
+    auto t = std::make_shared<Tuning>();
+    ParamMap p;
+    for (const TunableParam& tp : params_of(k)) p[tp.name] = tp.name == std::string("block_elems") ? 256 : tp.lo;
+    t->set(k, shape_class(dims), p);
+    set_active_tuning(t);
+    std::vector<KernelCase> cases = make_cases_at(k, dims, 3, &pool);
+    ASSERT_FALSE(cases.empty()) << k;
+    for (KernelCase& c : cases) {
+      CheckResult r = check_case(c);
+      EXPECT_TRUE(r.passed) << k << " " << c.dtype << " " << c.shape << ": " << r.message;
+    }
+  }
+  EXPECT_THROW(make_cases_at("mhc.post_fwd", {4, 9, 8}, 1), std::invalid_argument);  // > 8 streams
+  EXPECT_THROW(make_cases_at("rope.fwd", {4, 8}, 1), std::invalid_argument);
+}
+
 TEST(Tuning, NoTuningKeepsTheBuiltInBlocking) {
   TuningGuard guard;
   set_active_tuning(nullptr);

@@ -50,10 +50,13 @@ Diagnosis diagnose(const TuneTarget& t, const AuraHardware& hw, double seconds) 
                        : std::vector<std::string>{"block_elems"};
   if (t.kernel == "cross_entropy" && (d.regime == "load" || d.regime == "latency"))
     d.levers.insert(d.levers.begin(), "vocab_tile");
-  // Only the parameters this kernel has.
+  // Only the parameters this kernel has; a kernel whose parameters only split the work (rope,
+  // kv_compress, sparse attention, mHC) moves the latency and imbalance with all of them.
   std::erase_if(d.levers, [&](const std::string& l) {
     return std::none_of(t.space.begin(), t.space.end(), [&](const SpaceParam& p) { return p.name == l; });
   });
+  if (d.levers.empty())
+    for (const SpaceParam& p : t.space) d.levers.push_back(p.name);
   return d;
 }
 

@@ -20,6 +20,11 @@
 //   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads).
 // Cross-entropy adds the vocabulary tile: the sum-of-exp pass finds the row in L1 (tile)
 // or L2 (whole row, when it fits half of L2) instead of memory, plus 30 ns per tile.
+// Work-split kernels (rope, kv_compress, sparse attention, mHC): pipes memory (minimum traffic
+// at the working set's level) and vector (FLOPs at the FMA peak, or lane operations per element)
+// overlap; each blocking parameter sets the number of parallel jobs, which costs 1 us each per
+// thread plus the thread imbalance of ceil(jobs / threads) on the larger pipe; mHC's stage-2
+// column block adds two small GEMM calls (2 us each) per block and token chunk of 512.
 #include "trex/aura/target.h"
 
 #include <algorithm>
@@ -29,6 +34,8 @@
 
 #include "trex/core/cpu_features.h"
 #include "trex/kernels/gemm.h"
+#include "trex/kernels/kv_compressor.h"
+#include "trex/kernels/mhc.h"
 #include "trex/util/error.h"
 
 namespace trex::aura {
@@ -54,6 +61,33 @@ void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
   bool wide = ukernel == 3 || (ukernel == 0 && isa == "avx512");
   mr = wide ? 12 : 6;
   nr = wide ? 32 : 16;
+}
+
+bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
+
+// Kernels whose parameters only split the work into parallel jobs (the generic model below).
+bool is_work_split(const std::string& kernel) {
+  return kernel == "rope.fwd" || kernel.rfind("kv_compress.", 0) == 0 ||
+         kernel == "sparse_attention.fwd" || is_mhc(kernel);
+}
+
+// Parallel jobs of one call under a parameter value (work-split kernels).
+double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
+  const int64_t a = t.dims[0], b = t.dims[1], c = t.dims[2];
+  if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
+  if (t.kernel == "kv_compress.fwd") return double(kernels::compressor_entries(a, int(c)) * ceil_div(b, v));
+  if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
+  if (param == "column_block") return double(ceil_div(b * c, v));
+  return double(ceil_div(a, v));  // query_block, block_tokens
+}
+
+// Built-in value of a work-split parameter.
+int64_t builtin_of(const std::string& kernel, const std::string& param) {
+  if (param == "block_elems") return 16384;
+  if (param == "channel_block") return 64;
+  if (param == "column_block") return 256;
+  if (kernel == "mhc.post_fwd" || kernel == "mhc.post_bwd") return 8;
+  return 4;  // query_block, block_tokens
 }
 
 }  // namespace
@@ -91,11 +125,22 @@ std::string TuneTarget::shape_text() const {
   return s;
 }
 
+static std::string dims_meaning(const std::string& kernel) {
+  if (kernel == "gemm") return "MxNxK";
+  if (kernel == "rope.fwd" || kernel == "sparse_attention.fwd") return "TOKENSxHEADSxHEAD_DIM";
+  if (kernel.rfind("kv_compress.", 0) == 0) return "TOKENSxHEAD_DIMxRATIO";
+  if (is_mhc(kernel)) return "TOKENSxSTREAMSxD";
+  return "ROWSxCOLS";
+}
+
 std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& text) {
-  const size_t want = kernel == "gemm" ? 3 : 2;
-  if (text.empty()) {
+  const size_t want = kernel == "gemm" || is_work_split(kernel) ? 3 : 2;
+  if (text.empty()) {  // the suite's benchmark shapes; the work-split kernels at v4-micro's
     if (kernel == "gemm") return {1024, 1024, 1024};
     if (kernel == "cross_entropy") return {512, 32768};
+    if (kernel == "rope.fwd" || kernel == "sparse_attention.fwd") return {2048, 8, 128};
+    if (kernel.rfind("kv_compress.", 0) == 0) return {2048, 128, 4};
+    if (is_mhc(kernel)) return {2048, 4, 512};
     return {4096, 4096};
   }
   std::vector<int64_t> dims;
@@ -111,7 +156,12 @@ std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& t
   }
   if (dims.size() != want)
     throw InputError::field("--shape", kernel + " takes " + std::to_string(want) + " dimensions (" +
-                                           (want == 3 ? "MxNxK" : "ROWSxCOLS") + "), got '" + text + "'");
+                                           dims_meaning(kernel) + "), got '" + text + "'");
+  if (kernel.rfind("kv_compress.", 0) == 0 && (dims[2] < 2 || dims[2] > 1024))
+    throw InputError::field("--shape", kernel + ": ratio " + std::to_string(dims[2]) + " outside 2..1024");
+  if (is_mhc(kernel) && dims[1] > kernels::kMhcMaxStreams)
+    throw InputError::field("--shape", kernel + ": at most " + std::to_string(kernels::kMhcMaxStreams) + " streams");
+  if (kernel == "rope.fwd" && dims[2] < 2) throw InputError::field("--shape", "rope.fwd: head_dim below 2");
   return dims;
 }
 
@@ -123,11 +173,11 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
     throw InputError::field(kernel, "not a tunable kernel (one of: " + names + ")");
   }
   if (dtype != "fp32" && dtype != "bf16") throw InputError::field("--dtype", "fp32 or bf16, not " + dtype);
-  if (dtype == "bf16" && (kernel == "gemm" || kernel == "cross_entropy"))
+  if (dtype == "bf16" && (kernel == "gemm" || kernel == "cross_entropy" || kernel.rfind("kv_compress.", 0) == 0))
     throw InputError::field("--dtype", kernel + " is tuned on fp32 storage only");
   TuneTarget t;
   t.kernel = kernel;
-  t.dtype = dtype;
+  t.dtype = is_mhc(kernel) ? "bf16" : dtype;  // mHC's streams are bf16 in the model and the suite
   t.dims = dims;
   t.shape_class = kernels::shape_class(dims);
   if (kernel == "gemm") {
@@ -160,6 +210,45 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
     t.flops = 2.0 * double(m) * double(n) * double(k);
     return t;
   }
+  if (is_work_split(kernel)) {
+    const int64_t a = dims[0], b = dims[1], c = dims[2];
+    const double sz = t.dtype == "bf16" ? 2 : 4;
+    auto values = [&](std::vector<int64_t> v, int64_t cap, int64_t unit) {
+      for (int64_t& x : v) x = std::min(x, std::max(unit, ceil_div(cap, unit) * unit));
+      return sorted_unique(v);
+    };
+    if (kernel == "rope.fwd") {
+      t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
+      t.bytes_in = t.bytes_out = sz * double(a * b * c);
+      t.flops = 0;  // elementwise (the suite counts no contraction FLOPs)
+    } else if (kernel.rfind("kv_compress.", 0) == 0) {
+      t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8)});
+      const double C = double(kernels::compressor_width(int(c), b)), n = double(kernels::compressor_entries(a, int(c)));
+      const double fwd_in = 4.0 * (2 * double(a) * C + double(c) * C), k_out = 4.0 * n * double(b);
+      t.bytes_in = kernel == "kv_compress.fwd" ? fwd_in : fwd_in + k_out;
+      t.bytes_out = kernel == "kv_compress.fwd" ? k_out : fwd_in;
+      t.flops = 0;
+    } else if (kernel == "sparse_attention.fwd") {
+      t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+      const double nq = double(a * b * c), keys = double(a) * (64.0 + double(std::min<int64_t>(64, std::max<int64_t>(1, a / 4))));
+      t.bytes_in = sz * (nq + double(a * c) + double(a / 4 * c));
+      t.bytes_out = sz * nq + 4.0 * double(a * b);
+      t.flops = 4.0 * double(b * c) * keys;
+    } else {  // mHC: a tokens, b streams, c = d
+      t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+      if (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd")
+        t.space.push_back({"column_block", values({64, 128, 256, 512, 1024, 2048}, b * c, 8)});
+      const double xb = 2.0 * double(a * b * c), yb = 2.0 * double(a * c), R = double((b + 2) * b);
+      if (kernel == "mhc.pre_fwd") { t.bytes_in = xb; t.bytes_out = yb; t.flops = 2 * R * double(a * b * c); }
+      if (kernel == "mhc.pre_bwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 6 * R * double(a * b * c); }
+      if (kernel == "mhc.post_fwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 2.0 * double(a * b * (b + 1) * c); }
+      if (kernel == "mhc.post_bwd") { t.bytes_in = 2 * xb + yb; t.bytes_out = xb + yb; t.flops = 4.0 * double(a * b * (b + 1) * c); }
+      if (kernel == "mhc.head_fwd") { t.bytes_in = xb; t.bytes_out = yb; t.flops = 4.0 * double(a * b * c) * double(b); }
+      if (kernel == "mhc.head_bwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 8.0 * double(a * b * c) * double(b); }
+    }
+    t.shape_class = kernels::shape_class(dims);
+    return t;
+  }
   const int64_t rows = dims[0], cols = dims[1];
   const double n = double(rows) * double(cols), sz = dtype == "bf16" ? 2 : 4;
   t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
@@ -190,6 +279,11 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
              {"nc", std::min<int64_t>(g.nc, ceil_div(t.dims[1], g.nr) * g.nr)},
              {"split", m_panels >= 4 * hw.threads ? 1 : 2},
              {"ukernel", g.isa == core::Isa::kAvx512 ? 3 : g.isa == core::Isa::kAvx2 ? 2 : 1}};
+    return t.config_at(t.index_of(c));
+  }
+  if (is_work_split(t.kernel)) {
+    Config c;
+    for (const SpaceParam& p : t.space) c[p.name] = builtin_of(t.kernel, p.name);
     return t.config_at(t.index_of(c));
   }
   Config c{{"block_elems", 16384}, {"stream", 1}};
@@ -286,6 +380,29 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     for (size_t c = 0; c < NC.size(); ++c)
       pr.params[size_t(inc)].cost[c] = 8 * m * k * double(ceil_div(t.dims[1], NC[c])) / hw.bw_mem;
     pr.constant = 8 * k * n / hw.bw_mem;  // B packed once
+    return pr;
+  }
+  if (is_work_split(t.kernel)) {
+    pr.pipes = {"memory", "vector"};
+    const double ws = t.bytes_in + t.bytes_out;
+    double bw = hw.bw_mem;
+    if (ws <= double(hw.l2_bytes) * threads) bw = hw.bw_l2 * threads;
+    else if (ws <= double(hw.l3_bytes)) bw = std::min(hw.bw_l3 * threads, 4 * hw.bw_mem);
+    const double t_mem = ws / bw;
+    // Elementwise work without contraction FLOPs: about 4 lane-ops per element at 8 lanes.
+    const double t_vec = t.flops > 0 ? t.flops / hw.peak_flops : (ws / 4) * 4 / (hw.peak_avx2 / 2);
+    pr.pipe_constant = {t_mem, t_vec};
+    const double busy = std::max(t_mem, t_vec);
+    for (size_t i = 0; i < t.space.size(); ++i) {
+      const SpaceParam& sp = t.space[i];
+      for (size_t v = 0; v < sp.values.size(); ++v) {
+        double jobs = std::max(1.0, jobs_of(t, sp.name, sp.values[v]));
+        double imb = std::ceil(jobs / threads) * threads / jobs;
+        double cost = jobs * 1e-6 / threads + (imb - 1) * busy;
+        if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
+        pr.params[i].cost[v] = cost;
+      }
+    }
     return pr;
   }
   // Row kernels.

@@ -228,12 +228,15 @@ void swiglu_cases(bool bwd, const std::vector<std::array<int64_t, 2>>& shapes, u
   }
 }
 
+std::vector<std::array<int64_t, 4>> rope_shapes(SuiteSize size) {  // tokens, heads, head_dim, rope_dim
+  if (size == SuiteSize::kCheck) return {{5, 2, 16, 8}, {9, 3, 66, 16}};
+  if (size == SuiteSize::kQuick) return {{512, 8, 128, 64}};
+  return {{4096, 8, 512, 64}};
+}
+
 template <class T>
-void rope_cases(SuiteSize size, uint32_t seed, core::ThreadPool* pool, std::vector<KernelCase>& out) {
-  std::vector<std::array<int64_t, 4>> shapes;  // tokens, heads, head_dim, rope_dim
-  if (size == SuiteSize::kCheck) shapes = {{5, 2, 16, 8}, {9, 3, 66, 16}};
-  else if (size == SuiteSize::kQuick) shapes = {{512, 8, 128, 64}};
-  else shapes = {{4096, 8, 512, 64}};
+void rope_cases(const std::vector<std::array<int64_t, 4>>& shapes, uint32_t seed, core::ThreadPool* pool,
+                std::vector<KernelCase>& out) {
   for (auto [tokens, heads, hd, rd] : shapes) {
     Builder b("rope.fwd", dtype_name<T>(), dims({tokens, heads, hd}) + " rope " + std::to_string(rd));
     const int64_t n = tokens * heads * hd;
@@ -283,11 +286,14 @@ std::vector<KernelCase> cross_entropy_cases(const std::vector<std::array<int64_t
 }
 
 // ---------------------------------------------------------------------------- KV compressor
-std::vector<KernelCase> compressor_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
-  std::vector<std::array<int64_t, 3>> shapes;  // s, hd, ratio
-  if (size == SuiteSize::kCheck) shapes = {{23, 16, 4}, {41, 33, 4}, {300, 17, 128}};
-  else if (size == SuiteSize::kQuick) shapes = {{512, 64, 4}, {1024, 64, 128}};
-  else shapes = {{4096, 512, 4}, {8192, 512, 128}};
+std::vector<std::array<int64_t, 3>> compressor_shapes(SuiteSize size) {  // s, hd, ratio
+  if (size == SuiteSize::kCheck) return {{23, 16, 4}, {41, 33, 4}, {300, 17, 128}};
+  if (size == SuiteSize::kQuick) return {{512, 64, 4}, {1024, 64, 128}};
+  return {{4096, 512, 4}, {8192, 512, 128}};
+}
+
+std::vector<KernelCase> compressor_cases(bool bwd, const std::vector<std::array<int64_t, 3>>& shapes,
+                                         uint32_t seed, core::ThreadPool* pool) {
   std::vector<KernelCase> out;
   for (auto [s, hd, ratio] : shapes) {
     const int r = int(ratio);
@@ -341,12 +347,15 @@ std::vector<int32_t> topk_like(int64_t s, int64_t k, int ratio, uint32_t seed) {
   return idx;
 }
 
+std::vector<AttnDims> attention_shapes(SuiteSize size) {
+  if (size == SuiteSize::kCheck) return {{23, 3, 16, 8, 4, 4}, {300, 2, 12, 32, 128, 0}, {17, 2, 33, 4, 0, 0}};
+  if (size == SuiteSize::kQuick) return {{128, 4, 64, 32, 4, 8}};
+  return {{512, 16, 512, 128, 4, 64}};
+}
+
 template <class T>
-std::vector<KernelCase> attention_cases(bool bwd, SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
-  std::vector<AttnDims> shapes;
-  if (size == SuiteSize::kCheck) shapes = {{23, 3, 16, 8, 4, 4}, {300, 2, 12, 32, 128, 0}, {17, 2, 33, 4, 0, 0}};
-  else if (size == SuiteSize::kQuick) shapes = {{128, 4, 64, 32, 4, 8}};
-  else shapes = {{512, 16, 512, 128, 4, 64}};
+std::vector<KernelCase> attention_cases(bool bwd, const std::vector<AttnDims>& shapes, uint32_t seed,
+                                        core::ThreadPool* pool) {
   std::vector<KernelCase> out;
   for (const AttnDims& a : shapes) {
     SparseAttnShape sh;
@@ -499,10 +508,10 @@ std::vector<MhcShape> mhc_shapes(SuiteSize size) {
   return {mk(4096, 1024)};
 }
 
-std::vector<KernelCase> mhc_cases(const std::string& which, SuiteSize size, uint32_t seed,
-                                  core::ThreadPool* pool) {
+std::vector<KernelCase> mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes,
+                                  uint32_t seed, core::ThreadPool* pool) {
   std::vector<KernelCase> out;
-  for (const MhcShape& sh : mhc_shapes(size)) {
+  for (const MhcShape& sh : shapes) {
     Builder b(which, "bf16", dims({sh.tokens, sh.n, sh.d}) + " T " + std::to_string(sh.iters));
     const int64_t tok = sh.tokens, n = sh.n, d = sh.d, nd = n * d, R = sh.rows();
     bf16* X = b.input<bf16>("X", tok * nd, seed, 1.f, int(seed % 3));
@@ -680,25 +689,25 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
     return out;
   }
   if (kernel == "rope.fwd") {
-    rope_cases<float>(size, seed, pool, out);
-    rope_cases<bf16>(size, seed, pool, out);
+    rope_cases<float>(rope_shapes(size), seed, pool, out);
+    rope_cases<bf16>(rope_shapes(size), seed, pool, out);
     return out;
   }
   if (kernel == "cross_entropy") return cross_entropy_cases(cross_entropy_shapes(size), seed, pool);
-  if (kernel == "kv_compress.fwd") return compressor_cases(false, size, seed, pool);
-  if (kernel == "kv_compress.bwd") return compressor_cases(true, size, seed, pool);
+  if (kernel == "kv_compress.fwd") return compressor_cases(false, compressor_shapes(size), seed, pool);
+  if (kernel == "kv_compress.bwd") return compressor_cases(true, compressor_shapes(size), seed, pool);
   if (kernel == "sparse_attention.fwd" || kernel == "sparse_attention.bwd") {
     bool bwd = kernel == "sparse_attention.bwd";
-    out = attention_cases<float>(bwd, size, seed, pool);
+    out = attention_cases<float>(bwd, attention_shapes(size), seed, pool);
     if (size == SuiteSize::kCheck)
-      for (KernelCase& c : attention_cases<bf16>(bwd, size, seed, pool)) out.push_back(std::move(c));
+      for (KernelCase& c : attention_cases<bf16>(bwd, attention_shapes(size), seed, pool)) out.push_back(std::move(c));
     return out;
   }
   if (kernel == "indexer.select") return indexer_select_cases(size, seed, pool);
   if (kernel == "indexer.kl_bwd") return indexer_kl_cases(size, seed, pool);
   if (kernel == "mhc.pre_fwd" || kernel == "mhc.pre_bwd" || kernel == "mhc.post_fwd" ||
       kernel == "mhc.post_bwd" || kernel == "mhc.head_fwd" || kernel == "mhc.head_bwd")
-    return mhc_cases(kernel, size, seed, pool);
+    return mhc_cases(kernel, mhc_shapes(size), seed, pool);
   if (kernel == "cast.fp32_to_bf16") return cast_cases(true, size, seed, pool);
   if (kernel == "cast.bf16_to_fp32") return cast_cases(false, size, seed, pool);
   if (kernel == "adamw") return adamw_cases(size, seed, pool);
@@ -732,6 +741,39 @@ std::vector<KernelCase> make_cases_at(const std::string& kernel, const std::vect
   if (kernel == "cross_entropy") {
     need(2);
     return cross_entropy_cases({{d[0], d[1]}}, seed, pool);
+  }
+  if (kernel == "rope.fwd") {  // tokens, heads, head_dim; rotary on min(64, head_dim) dims
+    need(3);
+    const int64_t rd = std::max<int64_t>(2, std::min<int64_t>(64, d[2]) / 2 * 2);
+    if (d[2] < 2) throw std::invalid_argument(kernel + ": head_dim must be >= 2");
+    rope_cases<float>({{d[0], d[1], d[2], rd}}, seed, pool, out);
+    rope_cases<bf16>({{d[0], d[1], d[2], rd}}, seed, pool, out);
+    return out;
+  }
+  if (kernel == "kv_compress.fwd" || kernel == "kv_compress.bwd") {  // tokens, head_dim, ratio
+    need(3);
+    if (d[2] > 1024) throw std::invalid_argument(kernel + ": ratio must be <= 1024");
+    return compressor_cases(kernel == "kv_compress.bwd", {{d[0], d[1], d[2]}}, seed, pool);
+  }
+  if (kernel == "sparse_attention.fwd" || kernel == "sparse_attention.bwd") {
+    // tokens, heads, head_dim; the model's CSA layer: window 64, top-64 of ratio-4 entries.
+    need(3);
+    const bool bwd = kernel == "sparse_attention.bwd";
+    const std::vector<AttnDims> a = {{d[0], d[1], d[2], 64, 4, std::min<int64_t>(64, std::max<int64_t>(1, d[0] / 4))}};
+    out = attention_cases<float>(bwd, a, seed, pool);
+    for (KernelCase& c : attention_cases<bf16>(bwd, a, seed, pool)) out.push_back(std::move(c));
+    return out;
+  }
+  if (kernel.rfind("mhc.", 0) == 0 && kernel != "mhc.sinkhorn") {  // tokens, streams, d
+    need(3);
+    if (d[1] > kMhcMaxStreams)
+      throw std::invalid_argument(kernel + ": at most " + std::to_string(kMhcMaxStreams) + " streams");
+    MhcShape sh;
+    sh.tokens = d[0];
+    sh.n = int(d[1]);
+    sh.d = d[2];
+    for (const std::string& k : suite_kernels())
+      if (k == kernel) return mhc_cases(kernel, {sh}, seed, pool);
   }
   throw std::invalid_argument("no cases at a chosen shape for kernel '" + kernel + "'");
 }

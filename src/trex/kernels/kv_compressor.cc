@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 
@@ -162,7 +163,7 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
   }
 }
 
-constexpr int64_t kChannelBlock = 64;
+constexpr int64_t kChannelBlock = 64;  // the built-in; tunable (tuning.h)
 
 }  // namespace
 
@@ -172,12 +173,12 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   if (n <= 0 || hd <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
   // Entries are independent in the forward: split entries and channel blocks alike.
-  int64_t blocks = (hd + kChannelBlock - 1) / kChannelBlock;
+  const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
+  int64_t blocks = (hd + cb - 1) / cb;
   tp.parallel_for(0, n * blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
-      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * kChannelBlock,
-                    std::min(hd, (b + 1) * kChannelBlock));
+      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
     }
   });
 }
@@ -188,11 +189,12 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
   if (hd <= 0 || s < 0) return;
   int64_t n = compressor_entries(s, ratio);
   core::ThreadPool& tp = core::pool_or_default(pool);
-  int64_t blocks = (hd + kChannelBlock - 1) / kChannelBlock;
+  const int64_t cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", kChannelBlock);
+  int64_t blocks = (hd + cb - 1) / cb;
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b)
-      backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * kChannelBlock,
-                     std::min(hd, (b + 1) * kChannelBlock));
+      backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * cb,
+                     std::min(hd, (b + 1) * cb));
   });
 }
 

@@ -18,6 +18,7 @@
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc_sinkhorn.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 namespace {
@@ -201,7 +202,8 @@ void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* 
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n, R = int(sh.rows());
   const int64_t nd = n * sh.d;
-  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.pre_fwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
     TokenMix tm;
     PairedProjections pp;
@@ -233,7 +235,7 @@ PreBackLayout pre_back_layout(int64_t R, int64_t n) {
   return l;
 }
 
-constexpr int64_t kColumnBlock = 256;  // columns of nd per stage-2 block
+constexpr int64_t kColumnBlock = 256;  // columns of nd per stage-2 block (built-in; tunable)
 constexpr int64_t kTokenChunk = 512;    // tokens per stage-2 GEMM: a 512 KiB fp32 block of X
 
 // dx += (dr + coef xr) + pre g over n elements.
@@ -264,7 +266,7 @@ void widen(const T* src, float* dst, int64_t n) {
 template <class T>
 void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float* dphi,
                          const MhcShape& sh, const PreBackLayout& L, const float* workspace,
-                         core::ThreadPool& tp) {
+                         int64_t column_block, core::ThreadPool& tp) {
   const int R = int(L.R);
   const int64_t d = sh.d, nd = sh.n * d;
   // Stage 2 of the backward of m = r (phi xv) and y = sum_i w_i X_i: per block of columns of
@@ -274,14 +276,14 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
   //   dphi[:, cols] += dp_chunk^T X_chunk[:, cols]      (R x cols, summed over the chunk)
   //   DX = dp_chunk phi[:, cols];  dX += DX + coef X + pre_i dy
   constexpr bool kF32 = std::is_same_v<T, float>;
-  const int64_t blocks = (nd + kColumnBlock - 1) / kColumnBlock;
+  const int64_t blocks = (nd + column_block - 1) / column_block;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    float* xb = kF32 ? nullptr : scratch(0, size_t(kTokenChunk * kColumnBlock));
-    float* dxb = scratch(1, size_t(kTokenChunk * kColumnBlock));
+    float* xb = kF32 ? nullptr : scratch(0, size_t(kTokenChunk * column_block));
+    float* dxb = scratch(1, size_t(kTokenChunk * column_block));
     GemmOptions go;
     go.pool = &tp;  // inside a pool job: the GEMMs run on this thread
     for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t c0 = blk * kColumnBlock, w = std::min(kColumnBlock, nd - c0);
+      const int64_t c0 = blk * column_block, w = std::min(column_block, nd - c0);
       for (int64_t t0 = 0; t0 < sh.tokens; t0 += kTokenChunk) {
         const int64_t nt = std::min(kTokenChunk, sh.tokens - t0);
         const float* xs;  // the chunk's columns of X in fp32, rows xs_ld apart
@@ -344,7 +346,8 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
     workspace = owned.data();
   }
   // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>.
-  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
     TokenMix tm;
     float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
@@ -368,7 +371,8 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
       for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
     }
   });
-  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace, tp);
+  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
+                      tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", kColumnBlock), tp);
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int q = 0; q < R; ++q) db[q] += rec[L.db() + q];
@@ -383,7 +387,8 @@ void mhc_post_forward(const T* F, const T* X, const float* post, const float* C,
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  tp.parallel_for(0, sh.tokens, 8, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.post_fwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* pt = post + t * n;
       const float* Ct = C + t * n * n;
@@ -422,7 +427,8 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  tp.parallel_for(0, sh.tokens, 8, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* pt = post + t * n;
       const float* Ct = C + t * n * n;
@@ -505,7 +511,8 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t nd = n * sh.d;
-  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss = 0.f;
     for (int64_t t = t0; t < t1; ++t) {
       const T* x = X + t * nd;
@@ -538,7 +545,8 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     owned.resize(size_t(sh.tokens * L.per_token));
     workspace = owned.data();
   }
-  tp.parallel_for(0, sh.tokens, 4, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams], ss = 0.f;
     for (int64_t t = t0; t < t1; ++t) {
       const T* x = X + t * nd;
@@ -560,7 +568,8 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
       rec[L.coef()] = -dr * r * r * r / float(nd);
     }
   });
-  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace, tp);
+  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
+                      tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", kColumnBlock), tp);
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int i = 0; i < n; ++i) db[i] += rec[L.db() + i];

@@ -18,6 +18,7 @@
 #include "trex/core/trace.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/attention_tiles.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 
@@ -156,7 +157,8 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
   const float tau = 1.f / std::sqrt(float(hd));
-  tp.parallel_for(0, sh.s, 4, [&](int64_t t0, int64_t t1) {
+  const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", 4);
+  tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
     Scratch w;
     w.K.resize(size_t(kmax * hd));
     w.S.resize(size_t(H * kmax));

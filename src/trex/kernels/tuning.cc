@@ -33,10 +33,29 @@ const std::vector<TunableParam> kParams = {
     TREX_ROW_BLOCKED("rmsnorm.fwd"),
     TREX_ROW_BLOCKED("swiglu.fwd"),
     TREX_ROW_BLOCKED("swiglu.bwd"),
+    // Shape classes of the kernels from here on: rope {tokens, heads, head_dim}, kv_compress
+    // {tokens, head_dim, ratio}, sparse attention {tokens, heads, head_dim}, mHC {tokens,
+    // streams, d}; cross-entropy {rows, vocab}.
+    {"rope.fwd", "block_elems", 64, int64_t(1) << 24, 1, 0,
+     "elements per parallel block (tokens per block = block_elems / (heads x head_dim)); 0: 16384"},
     {"cross_entropy", "block_elems", 64, int64_t(1) << 24, 1, 0,
      "elements per parallel block (rows per block = block_elems / vocab); 0: 16384"},
     {"cross_entropy", "vocab_tile", 64, int64_t(1) << 20, 8, 0,
      "max and sum-of-exp over tiles of this many logits (online rescale); 0: whole row"},
+    {"kv_compress.fwd", "channel_block", 8, 4096, 8, 0,
+     "channels per parallel block (jobs = entries x blocks); 0: 64"},
+    {"kv_compress.bwd", "channel_block", 8, 4096, 8, 0,
+     "channels per parallel block (the backward's only split: jobs = blocks); 0: 64"},
+    {"sparse_attention.fwd", "query_block", 1, 4096, 1, 0, "query tokens per parallel block; 0: 4"},
+    {"mhc.pre_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 4"},
+    {"mhc.pre_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 4"},
+    {"mhc.pre_bwd", "column_block", 8, 8192, 8, 0,
+     "columns of n x d per stage-2 block (one thread's dphi and dX slice); 0: 256"},
+    {"mhc.post_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 8"},
+    {"mhc.post_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 8"},
+    {"mhc.head_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 4"},
+    {"mhc.head_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 4"},
+    {"mhc.head_bwd", "column_block", 8, 8192, 8, 0, "columns of n x d per stage-2 block; 0: 256"},
 };
 #undef TREX_ROW_BLOCKED
 
@@ -270,6 +289,13 @@ int64_t tuned_value(const char* kernel, const std::string& shape, const char* pa
   if (!p) return fallback;
   auto it = p->find(param);
   return it == p->end() ? fallback : it->second;
+}
+
+int64_t tuned_or(const char* kernel, std::initializer_list<int64_t> dims, const char* param,
+                 int64_t builtin) {
+  if (!tuning_active()) return builtin;
+  int64_t v = tuned_value(kernel, shape_class(dims), param, 0);
+  return v > 0 ? v : builtin;
 }
 
 }  // namespace trex::kernels

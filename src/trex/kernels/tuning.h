@@ -98,6 +98,10 @@ int64_t tuned_value(const char* kernel, const std::string& shape, const char* pa
                     int64_t fallback = 0);
 // All parameters of a call's entry at once (one lookup): nullptr-safe copy, empty when none.
 ParamMap tuned_params(const char* kernel, const std::string& shape);
+// The value of one parameter for a call of shape `dims`, or `builtin` when no tuning applies or
+// the entry leaves it at 0 (the shape class is only built when a tuning is active).
+int64_t tuned_or(const char* kernel, std::initializer_list<int64_t> dims, const char* param,
+                 int64_t builtin);
 // True when a tuning is active at all (kernels skip building the shape class otherwise).
 bool tuning_active();
 

@@ -3,6 +3,8 @@
 //   families  each generator family with its contract (parameters, ranges, units, modes)
 //   gen       generate, solve, render, reconstruct, check, deduplicate and export a corpus
 //   check     re-verify an exported corpus independently (another solver, every check again)
+//   distil    a teacher model behind an OpenAI-compatible endpoint writes the formulations;
+//             the solver-verified replies become SFT rows
 #include <malloc.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "trex/ordata/config.h"
 #include "trex/ordata/corpus_check.h"
 #include "trex/ordata/corpus_run.h"
+#include "trex/ordata/distil.h"
 #include "trex/ordata/family.h"
 #include "trex/lp/lp_format.h"
 #include "trex/lp/structure.h"
@@ -264,6 +267,26 @@ int run_check(const std::string& dir, const std::string& solver, int threads, in
   return r.issues.empty() ? 0 : 1;
 }
 
+struct DistilArgs {
+  DistilOptions o;
+  std::string mode = "sirl";
+  long long seed = -1;
+  bool quiet = false;
+};
+
+int run_distil(DistilArgs a) {
+  a.o.mode = oreval::comparator_from_string(a.mode);
+  if (a.seed >= 0) a.o.seed = a.seed;
+  a.o.progress = !a.quiet;
+  DistilReport r = distil(a.o);
+  std::printf("trex data distil: %ld samples from %s, %ld accepted (%ld replies from the cache) in %.2f s\n", r.samples,
+              a.o.corpus_dir.c_str(), r.accepted, r.from_cache, r.wall_seconds);
+  for (const auto& [reason, n] : r.per_reason) std::printf("  rejected: %-20s %5ld\n", reason.c_str(), n);
+  std::printf("  sft: %s\n  manifest: %s%s\n", r.sft_path.c_str(), r.manifest_path.c_str(),
+              r.endpoint_errors ? " (endpoint errors: run again to resume)" : "");
+  return r.endpoint_errors ? 1 : 0;
+}
+
 }  // namespace
 
 void add_data_command(CLI::App& app, Action* action) {
@@ -305,6 +328,33 @@ void add_data_command(CLI::App& app, Action* action) {
                   "sandboxed) and compare the model each builds with the LP (default 0)");
   chk->footer("Exit status: 0 when every sample agrees, 1 when any issue was found, 2 for usage errors.");
   chk->callback([=] { *action = [=] { return run_check(*dir, *solver, *threads, *max_issues, *execute); }; });
+
+  auto d = std::make_shared<DistilArgs>();
+  CLI::App* dis = data->add_subcommand(
+      "distil", "Ask an OpenAI-compatible endpoint to formulate a corpus's statements; keep the solver-verified replies");
+  dis->add_option("corpus", d->o.corpus_dir, "Corpus directory (written by trex data gen)")->required();
+  dis->add_option("--endpoint", d->o.chat.base_url, "Base URL, e.g. http://127.0.0.1:8000/v1")->required();
+  dis->add_option("--model", d->o.chat.model, "Model name sent to the endpoint")->required();
+  dis->add_option("--out", d->o.out_dir, "Output folder: sft.jsonl, manifest.json, cache/ (resumes from its cache)")->required();
+  dis->add_option("--template", d->o.template_file, "Prompt template (default configs/eval/distil.txt)");
+  dis->add_option("--api-key-env", d->o.chat.api_key_env, "Environment variable holding the API key")->capture_default_str();
+  dis->add_option("--limit", d->o.limit, "Only the first N samples (default 0: all)");
+  dis->add_option("--temperature", d->o.temperature)->capture_default_str();
+  dis->add_option("--top-p", d->o.top_p)->capture_default_str();
+  dis->add_option("--max-tokens", d->o.max_tokens)->capture_default_str();
+  dis->add_option("--seed", d->seed, "Sampling seed sent with every request");
+  dis->add_option("--concurrency", d->o.chat.concurrency, "Requests in flight")->capture_default_str();
+  dis->add_option("--retries", d->o.chat.max_retries, "Retries per request (transport errors, 408, 429, 5xx, garbage)")
+      ->capture_default_str();
+  dis->add_option("--backoff", d->o.chat.backoff_s, "First retry delay in seconds, doubled each time")->capture_default_str();
+  dis->add_option("--request-timeout", d->o.chat.timeout_s, "Seconds per request")->capture_default_str();
+  dis->add_option("--jobs", d->o.jobs, "Sandboxed executions at once")->capture_default_str();
+  dis->add_option("--mode", d->mode, "Objective comparator: absolute, orlm, sirl, resocratic")->capture_default_str();
+  dis->add_option("--solver", d->o.solver, "Back end that solves each reply's model")->capture_default_str();
+  dis->add_flag("--quiet", d->quiet, "No progress bar");
+  dis->footer("Exit status: 0 when every sample got a reply (accepted or rejected), 1 when some endpoint requests "
+              "failed after their retries (run again to resume), 2 for usage errors.");
+  dis->callback([d, action] { *action = [d] { return run_distil(*d); }; });
 }
 
 namespace {

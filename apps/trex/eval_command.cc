@@ -15,7 +15,7 @@
 #include "trex/lp/structure.h"
 #include "nlohmann/json.hpp"
 #include "trex/oreval/benchmark.h"
-#include "trex/oreval/chat_client.h"
+#include "trex/chat/chat_client.h"
 #include "trex/oreval/prompt.h"
 #include "trex/oreval/evaluate.h"
 #include "trex/oreval/report.h"
@@ -29,6 +29,7 @@ namespace trex::cli {
 namespace {
 
 using namespace trex::oreval;
+using namespace trex::chat;
 
 struct EvalArgs {
   std::vector<std::string> benches;

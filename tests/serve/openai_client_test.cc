@@ -1,8 +1,8 @@
 // `trex serve` as clients outside trex use it: the official OpenAI client library (the npm
 // `openai` package, run by Node; scripts/install-deps.sh installs it into
 // tests/serve/openai_client/) plain, streamed, several requests at once, loglikelihood and
-// errors; and `trex eval gen` asking a live server for a benchmark's completions, which
-// `trex eval run` then scores.
+// errors; `trex eval gen` asking a live server for a benchmark's completions, which
+// `trex eval run` then scores; and `trex data distil` asking it to formulate a corpus.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -196,6 +196,38 @@ TEST_F(ServeClients, EvalGenAgainstALiveServerThenEvalRun) {
   ASSERT_EQ(summary["benchmarks"].size(), 1u) << summary;
   EXPECT_EQ(summary["benchmarks"][0]["items"], 3);
   EXPECT_EQ(summary["benchmarks"][0]["pass_at_1"], 0.0);
+}
+
+TEST_F(ServeClients, DataDistilAgainstALiveServer) {
+  const fs::path work = *dir_ / "distil";
+  ProcessOptions o;
+  o.timeout_s = 900;  // a hang guard only
+  ProcessResult gen = run_process({TREX_BINARY, "data", "gen", "--count", "3", "--seed", "1", "--families", "diet",
+                                   "--out", (work / "corpus").string(), "--quiet", "--threads", "1"},
+                                  o);
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  test_util::ServeProcess server = start({"--slots", "3"});
+  const int port = test_util::port_of(server.line);
+  ASSERT_GT(port, 0) << server.line;
+  ProcessResult r = run_process({TREX_BINARY, "data", "distil", (work / "corpus").string(), "--endpoint",
+                                 "http://127.0.0.1:" + std::to_string(port) + "/v1", "--model", "tiny", "--out",
+                                 (work / "out").string(), "--max-tokens", "24", "--concurrency", "3", "--quiet"},
+                                o);
+  EXPECT_EQ(test_util::stop_server(server), 0);
+  // Every statement got a reply through the default template; an untrained model's replies hold
+  // no formulation that passes, so none is kept and each rejection says why.
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json manifest = json::parse(read_text(work / "out/manifest.json"));
+  EXPECT_EQ(manifest["samples"], 3);
+  EXPECT_EQ(manifest["accepted"], 0);
+  ASSERT_EQ(manifest["rejected"].size(), 3u);
+  for (const json& rej : manifest["rejected"]) {
+    EXPECT_NE(rej["reason"], "endpoint_error") << rej;
+    EXPECT_FALSE(rej["detail"].get<std::string>().empty()) << rej;
+  }
+  EXPECT_NE(manifest["template"].get<std::string>().find("configs/eval/distil.txt"), std::string::npos);
+  EXPECT_EQ(read_text(work / "out/sft.jsonl"), "");
+  EXPECT_EQ(std::distance(fs::directory_iterator(work / "out/cache"), fs::directory_iterator()), 3);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The OpenAI-compatible client over libcurl; behaviour is described in chat_client.h.
-#include "trex/oreval/chat_client.h"
+#include "trex/chat/chat_client.h"
 
 #include <curl/curl.h>
 
@@ -15,7 +15,7 @@
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
-namespace trex::oreval {
+namespace trex::chat {
 
 namespace {
 
@@ -107,14 +107,20 @@ ChatResult ChatClient::send(void* handle, const ChatRequest& request) {
     }
     try {
       auto j = nlohmann::json::parse(response);
-      const auto& content = j.at("choices").at(0).at("message").at("content");
+      const auto& message = j.at("choices").at(0).at("message");
+      const auto& content = message.at("content");
       res.content = content.is_string() ? content.get<std::string>() : "";
+      // Reasoning models' servers (DeepSeek's, vLLM's) send the thinking beside the answer.
+      for (const char* key : {"reasoning_content", "reasoning"})
+        if (message.contains(key) && message[key].is_string() && res.reasoning.empty())
+          res.reasoning = message[key].get<std::string>();
       res.ok = true;
       res.error.clear();
       return res;
     } catch (const std::exception& e) {
+      // Garbage with a 200 (a proxy's error page, a cut-off body) is retried like a 5xx.
       res.error = std::string("malformed response: ") + e.what();
-      return res;
+      continue;
     }
   }
   return res;
@@ -132,6 +138,7 @@ ChatResult ChatClient::complete(const ChatRequest& request) {
         r.from_cache = true;
         r.http_status = 200;
         r.content = j.at("content").get<std::string>();
+        r.reasoning = j.value("reasoning", std::string());
         return r;
       } catch (const std::exception&) {
         // A damaged entry is asked for again and overwritten.
@@ -144,6 +151,7 @@ ChatResult ChatClient::complete(const ChatRequest& request) {
   curl_easy_cleanup(curl);
   if (r.ok && !cache_file.empty()) {
     nlohmann::json j = {{"content", r.content}, {"request", nlohmann::json::parse(request_body(request))}};
+    if (!r.reasoning.empty()) j["reasoning"] = r.reasoning;
     write_file_atomic(cache_file, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   return r;
@@ -166,4 +174,4 @@ std::vector<ChatResult> ChatClient::complete_all(const std::vector<ChatRequest>&
   return results;
 }
 
-}  // namespace trex::oreval
+}  // namespace trex::chat

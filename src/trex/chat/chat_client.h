@@ -1,10 +1,11 @@
 // An OpenAI-compatible chat-completions client (POST {base_url}/chat/completions).
 //
-// Self-contained on purpose: it knows messages and sampling parameters, nothing about
-// benchmarks, so other parts (the corpus engine) can use it as it is.
+// A part of its own, on util only: it knows messages and sampling parameters, nothing about
+// benchmarks or corpora, so `trex eval gen` (oreval's prompts) and `trex data distil` (ordata's
+// gates) both ask endpoints through it.
 //
 // Reliability: up to `concurrency` requests in flight (one libcurl handle per worker);
-// transport errors, HTTP 408, 429 and 5xx are retried with exponential backoff
+// transport errors, HTTP 408, 429 and 5xx, and a 200 whose body is not a chat completion are retried with exponential backoff
 // (backoff_s * 2^attempt, at most max_retries times); other HTTP errors fail at once. With a
 // cache folder, every successful response is stored under a hash of the request (written to
 // a temporary name, then renamed), so a rerun after an interruption asks only for what is
@@ -18,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace trex::oreval {
+namespace trex::chat {
 
 struct ChatMessage {
   std::string role;  // "system", "user" or "assistant"
@@ -51,6 +52,7 @@ struct ChatResult {
   long http_status = 0;
   int attempts = 0;      // requests sent (0 when served from the cache)
   bool from_cache = false;
+  std::string reasoning;  // the message's reasoning_content (or reasoning) when the server sends one
 };
 
 class ChatClient {
@@ -79,4 +81,4 @@ class ChatClient {
   std::string api_key_;
 };
 
-}  // namespace trex::oreval
+}  // namespace trex::chat

@@ -1,0 +1,65 @@
+// `trex eval gen` end to end against a fake chat server: few-shot choice, seeds per sample,
+// the cache on a rerun.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "chat/fake_chat_server.h"
+#include "nlohmann/json.hpp"
+#include "trex/util/atomic_file.h"
+#include "trex/util/subprocess.h"
+
+namespace trex::oreval {
+namespace {
+
+namespace fs = std::filesystem;
+using test_util::FakeServer;
+
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& tag) {
+    path = (fs::temp_directory_path() / ("trex_evalgen_" + tag + "_" + std::to_string(getpid()))).string();
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TEST(EvalGen, EndToEndAgainstAFakeServer) {
+  FakeServer s;
+  TempDir d("gen");
+  setenv("TREX_TEST_KEY", "sekrit", 1);
+  write_file_atomic(d.path + "/bench.jsonl",
+                    "{\"id\":\"a\",\"question\":\"Maximize profit from chairs and tables with wood limits\",\"answer\":1}\n"
+                    "{\"id\":\"b\",\"question\":\"Maximize profit from tables and desks with wood limits\",\"answer\":2}\n"
+                    "{\"id\":\"c\",\"question\":\"Minimize shipping cost between warehouses and stores\",\"answer\":3}\n");
+  std::vector<std::string> argv = {TREX_BINARY, "eval", "gen", "--bench", d.path + "/bench.jsonl", "--id-field", "id",
+                                   "--endpoint", s.url(), "--model", "fake", "--api-key-env", "TREX_TEST_KEY",
+                                   "--out", d.path + "/out", "--shots", "1", "--samples", "2", "--seed", "7", "--quiet"};
+  ProcessOptions po;
+  po.timeout_s = 60;
+  ProcessResult r = run_process(argv, po);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("6 requests, 6 answered (0 from the cache), 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(s.requests(), 6);
+  std::string lines = read_file(d.path + "/out/completions.jsonl");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 6);
+  for (const std::string& body : s.bodies()) {
+    auto j = nlohmann::json::parse(body);
+    std::string user = j["messages"].back()["content"];
+    EXPECT_EQ(j["model"], "fake");
+    EXPECT_TRUE(j["seed"] == 7 || j["seed"] == 8) << j["seed"];
+    // The one example is the most similar other item, never the item itself.
+    if (user.find("Problem:\nMaximize profit from chairs") != std::string::npos) {
+      EXPECT_NE(user.find("Question:\nMaximize profit from tables and desks"), std::string::npos) << user;
+      EXPECT_EQ(user.find("Question:\nMaximize profit from chairs"), std::string::npos) << user;
+    }
+  }
+  ProcessResult again = run_process(argv, po);
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("6 answered (6 from the cache)"), std::string::npos) << again.out;
+  EXPECT_EQ(s.requests(), 6);
+}
+
+}  // namespace
+}  // namespace trex::oreval

@@ -146,7 +146,7 @@ ChatResult ChatClient::complete(const ChatRequest& request) {
     }
   }
   CURL* curl = curl_easy_init();
-  if (!curl) return {false, "", "curl_easy_init failed", 0, 0, false};
+  if (!curl) return {false, "", "curl_easy_init failed", 0, 0, false, ""};
   ChatResult r = send(curl, request);
   curl_easy_cleanup(curl);
   if (r.ok && !cache_file.empty()) {

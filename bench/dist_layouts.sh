@@ -3,14 +3,15 @@
 # routed experts) trained STEPS steps (default 20) in one process and under every (dp, ep, etp)
 # layout of 2 and 4 ranks; for each layout, the largest relative loss difference over the
 # steps, whether the final weights/routing state and optimizer state are byte-identical, and
-# for one layout whether a rerun is byte-identical. ETP > 1 layouts are refused by trex (not
-# implemented); the script prints the refusal.
+# for one layout whether a rerun is byte-identical. Where the bytes differ (etp > 1: the MoE
+# outputs are sums of shard partials) it prints the largest weight difference, absolute and
+# relative to the tensor's largest magnitude.
 #   bench/dist_layouts.sh [BUILD_DIR] [STEPS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 steps=${2:-20}
 work=$(mktemp -d /tmp/trex-dist-layouts.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cat > "$work/tiny.toml" <<'TOML'
 [model]
@@ -77,14 +78,38 @@ last=$(printf 'step-%08d' "$steps")
 "$build/trex" train --config "$work/train.toml" --out "$work/single" --threads 1 > /dev/null
 compare() {  # compare RUN with the single-process run
   /usr/bin/python3 - "$work/single" "$1" "$last" <<'PY'
-import json, sys, filecmp
+import json, sys, filecmp, struct
+def tensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    out = {}
+    for k, v in head.items():
+        if k == "__metadata__" or v["dtype"] != "F32":
+            continue
+        a, b = v["data_offsets"]
+        out[k] = struct.unpack(f"<{(b - a) // 4}f", raw[8 + n + a:8 + n + b])
+    return out
+def weight_diff(p, q):
+    ta, tb = tensors(p), tensors(q)
+    absd = reld = 0.0
+    for k, a in ta.items():
+        b = tb[k]
+        m = max(abs(x) for x in a) or 1.0
+        d = max(abs(x - y) for x, y in zip(a, b))
+        absd, reld = max(absd, d), max(reld, d / m)
+    return absd, reld
 ref, run, last = sys.argv[1:4]
 a = [json.loads(l)["loss"] for l in open(ref + "/metrics.jsonl")]
 b = [json.loads(l)["loss"] for l in open(run + "/metrics.jsonl")]
 rel = max(abs(x - y) / abs(x) for x, y in zip(a, b)) if len(a) == len(b) else float("nan")
 w = filecmp.cmp(f"{ref}/checkpoints/{last}/model.safetensors", f"{run}/checkpoints/{last}/model.safetensors", shallow=False)
 o = filecmp.cmp(f"{ref}/checkpoints/{last}/optimizer.safetensors", f"{run}/checkpoints/{last}/optimizer.safetensors", shallow=False)
-print(f"steps {len(b):3d}  max rel loss diff {rel:.1e}  weights+routing identical {w}  optimizer identical {o}")
+extra = ""
+if not w:
+    absd, reld = weight_diff(f"{ref}/checkpoints/{last}/model.safetensors", f"{run}/checkpoints/{last}/model.safetensors")
+    extra = f"  (max weight diff {absd:.1e}, {reld:.1e} of the tensor's max)"
+print(f"steps {len(b):3d}  max rel loss diff {rel:.1e}  weights+routing identical {w}  optimizer identical {o}{extra}")
 PY
 }
 echo "load: $(uptime | sed 's/.*load average: //')"

@@ -1,5 +1,6 @@
 // A rank's place in a parallel training run, built once at start-up: the layout, the world
-// communicator (dense data parallelism) and the expert-parallel group's communicator, with the
+// communicator (dense data parallelism) and the expert group's communicator (the EP x ETP ranks
+// of one edp coordinate, among which each expert block and width slice lives once), with the
 // model::ExpertExchange the MoE layers use. A Context of one rank (no Session, no MPI) serves
 // the plain single-process run through the same code.
 #pragma once
@@ -29,14 +30,14 @@ class Context {
   int rank() const { return world_.rank(); }
   int world_size() const { return world_.size(); }
   Communicator& world() { return world_; }
-  Communicator& ep_group() { return ep_; }
-  // nullptr when ep == 1.
-  model::ExpertExchange* expert_exchange() { return layout_.ep > 1 ? exchange_.get() : nullptr; }
+  Communicator& expert_group() { return expert_; }
+  // nullptr when ep x etp == 1 (every expert whole on every rank).
+  model::ExpertExchange* expert_exchange() { return layout_.ep * layout_.etp > 1 ? exchange_.get() : nullptr; }
   Session* session() { return session_; }
 
  private:
   ParallelLayout layout_;
-  Communicator world_, ep_;
+  Communicator world_, expert_;
   std::unique_ptr<model::ExpertExchange> exchange_;
   Session* session_ = nullptr;
 };

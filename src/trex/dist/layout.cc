@@ -9,7 +9,11 @@ std::string ParallelLayout::describe(const model::ModelConfig& model) const {
   return std::to_string(world()) + (world() == 1 ? " rank" : " ranks") + ": dense data-parallel over " +
          std::to_string(world()) + "; experts edp " + std::to_string(dp) + " x ep " + std::to_string(ep) +
          " x etp " + std::to_string(etp) + " (" + std::to_string(E / ep) + " of " + std::to_string(E) +
-         " routed experts per rank)";
+         " routed experts per rank" +
+         (etp > 1 ? ", " + std::to_string(model.ffn.expert_hidden / etp) + " of each one's " +
+                        std::to_string(model.ffn.expert_hidden) + " columns"
+                  : std::string()) +
+         ")";
 }
 
 ParallelLayout resolve_layout(const LayoutRequest& r, int world, const model::ModelConfig& model,
@@ -48,8 +52,6 @@ ParallelLayout resolve_layout(const LayoutRequest& r, int world, const model::Mo
   if (f % l.etp != 0)
     throw InputError::field(r.etp_field, "etp " + std::to_string(l.etp) + " does not divide the expert width " +
                                              std::to_string(f) + " of " + model.name);
-  if (l.etp > 1)
-    throw InputError::field(r.etp_field, "expert-tensor parallelism (etp > 1) is not implemented yet; use dp and ep");
   if (micro_batches % world != 0)
     throw InputError::field(r.micro_batches_field,
                             std::to_string(micro_batches) + " micro-batches per step cannot be shared by " +

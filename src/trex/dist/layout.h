@@ -2,8 +2,8 @@
 //
 // The dense part (embeddings, attention, norms, mHC, gates, shared experts, heads) is
 // data-parallel over every rank. The routed experts use the folding world = EDP x EP x ETP
-// (spec section 7, PP = 1): EP splits the E routed experts into E / EP per rank, ETP would split
-// each expert's width, and EDP replicates that arrangement. A rank's coordinates are
+// (spec section 7, PP = 1): EP splits the E routed experts into E / EP per rank, ETP splits
+// each expert's width f into f / ETP per rank, and EDP replicates that arrangement. A rank's coordinates are
 //   rank = etp + ETP (ep + EP edp),
 // so the EP group of a rank is the ranks that share its edp and etp.
 //
@@ -42,7 +42,7 @@ struct ParallelLayout {
 // Resolves the request against the world size, the model and the step's micro-batches. Throws
 // InputError naming the field for a layout that cannot work: a size < 1, a product that is not
 // the world size, EP not dividing the routed experts, ETP not dividing the expert width,
-// micro_batches not a multiple of the world size, or ETP > 1 (not implemented yet).
+// or micro_batches not a multiple of the world size.
 ParallelLayout resolve_layout(const LayoutRequest& request, int world, const model::ModelConfig& model,
                               int64_t micro_batches);
 

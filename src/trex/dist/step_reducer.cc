@@ -17,6 +17,14 @@ void add_into(float* dst, const float* src, int64_t n) {
   });
 }
 
+// dst [rows, ld] columns [0, cols) += src [rows, cols] (an expert-tensor shard of a W2).
+void add_columns(float* dst, int64_t ld, const float* src, int64_t rows, int64_t cols) {
+  core::default_thread_pool().parallel_for(0, rows, std::max<int64_t>(1, (1 << 16) / cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r)
+      for (int64_t i = 0; i < cols; ++i) dst[r * ld + i] += src[r * cols + i];
+  });
+}
+
 }  // namespace
 
 StepReducer::StepReducer(Context& context, model::Transformer& model) : context_(context), model_(model) {
@@ -83,20 +91,23 @@ void StepReducer::add_round(const model::LossStats& st) {
   if (extra_ > 0) {
     const ParallelLayout& L = context_.layout();
     const model::ModelConfig& c = model_.config();
-    const int64_t fd = int64_t(c.ffn.expert_hidden) * c.hidden;
+    const int64_t f = c.ffn.expert_hidden, d = c.hidden, fs = f / L.etp, fsd = fs * d;
     const int El = c.ffn.routed_experts / L.ep;
+    const int group = L.ep * L.etp;  // the expert group: micro-batch r's rank is its peer r % group
     for (int r = 0; r < R; ++r) {
-      const int src = L.ep_of(r);
+      const int src = r % group;
       for (size_t i = 0; i < slots_.size(); ++i)
-        for (int e = 0; e < c.ffn.routed_experts; ++e) {
-          const int owner = L.rank_of(L.edp_of(r), e / El, L.etp_of(r));
-          const float* g = &recv_[size_t(owner) * size_t(m) + size_t(n_ + layer_extra_offset_[i]) +
-                                  size_t((int64_t(src) * El + e % El) * 3 * fd)];
-          const ExpertSlot& s = slots_[i][size_t(e)];
-          add_into(&acc_[size_t(s.w1)], g, fd);
-          add_into(&acc_[size_t(s.w2)], g + fd, fd);
-          add_into(&acc_[size_t(s.w3)], g + 2 * fd, fd);
-        }
+        for (int e = 0; e < c.ffn.routed_experts; ++e)
+          for (int j = 0; j < L.etp; ++j) {
+            // Shard j of expert e: rows [j fs, (j + 1) fs) of w1 and w3, those columns of w2.
+            const int owner = L.rank_of(L.edp_of(r), e / El, j);
+            const float* g = &recv_[size_t(owner) * size_t(m) + size_t(n_ + layer_extra_offset_[i]) +
+                                    size_t((int64_t(src) * El + e % El) * 3 * fsd)];
+            const ExpertSlot& s = slots_[i][size_t(e)];
+            add_into(&acc_[size_t(s.w1 + j * fsd)], g, fsd);
+            add_columns(&acc_[size_t(s.w2 + j * fs)], f, g + fsd, d, fs);
+            add_into(&acc_[size_t(s.w3 + j * fsd)], g + 2 * fsd, fsd);
+          }
     }
   }
   for (int r = 0; r < R; ++r) ce_ += ce[size_t(r)];

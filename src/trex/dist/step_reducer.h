@@ -5,12 +5,16 @@
 // k = j world + r, with the model's gradients zeroed first. After each round add_round()
 // gathers every rank's gradient of its micro-batch (MPI_Allgather: bytes, no arithmetic) and
 // adds them into the step's gradient in micro-batch order, acc += g_k; the single process does
-// exactly that, one micro-batch at a time. Routed experts under expert parallelism: the gradient
-// of expert e for micro-batch k was computed by e's owner in k's rank's EP group from k's rows
-// alone (MoeLayer::source_grads), and is added at the same place in the order. The result is
+// exactly that, one micro-batch at a time. Routed experts under expert (and expert-tensor)
+// parallelism: the gradient of expert e (each width shard of it) for micro-batch k was computed
+// by its owner in k's rank's expert group from k's rows alone (MoeLayer::source_grads), and is
+// added at the same place in the order; every element has one owner, so its chain of additions
+// over the micro-batches is the single process's. The result is
 // identical on every rank and for every (dp, ep) layout, so every rank runs the same optimizer
 // step and holds the same weights, and a checkpoint written under one layout resumes under any
-// other bit for bit.
+// other bit for bit. With etp > 1 the MoE layers' outputs and input gradients are sums of
+// shard partials (model/moe.h), equal to the single process's up to rounding; every layout with
+// the same etp still gives the same bits.
 //
 // The losses (ce_sum) are gathered and added in the same order; the expert load is summed over
 // ranks with one integer all-reduce per step (exact), so the balancing bias moves identically

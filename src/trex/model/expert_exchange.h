@@ -1,9 +1,12 @@
 // What an MoE layer needs from expert parallelism, without knowing how it is done (the dist part
 // implements it over MPI; the model never includes mpi.h).
 //
-// The routed experts are split in contiguous blocks over the `ranks()` peers of one expert-parallel
-// group: peer p owns experts [p E / ranks, (p + 1) E / ranks). Every peer runs the same layers in
-// the same order, so each call below is matched by the same call on every peer (collective).
+// The routed experts are split in contiguous blocks over the ranks() / shards() expert-parallel
+// positions of one group, and each expert's width over shards() expert-tensor-parallel peers:
+// peer p holds experts [b E / B, (b + 1) E / B) with b = p / shards(), B = ranks() / shards(),
+// and of each the slice [j f / shards(), (j + 1) f / shards()) of the intermediate width, with
+// j = p % shards() (W1 and W3 by rows, W2 by columns). Every peer runs the same layers in the
+// same order, so each call below is matched by the same call on every peer (collective).
 //
 // Rows travel grouped by peer: send holds send_rows[0] rows for peer 0, then send_rows[1] rows for
 // peer 1, ...; recv receives recv_rows[0] rows from peer 0, then from peer 1, .... A row is
@@ -19,6 +22,7 @@ class ExpertExchange {
   virtual ~ExpertExchange() = default;
   virtual int ranks() const = 0;  // peers in the expert-parallel group (>= 1)
   virtual int rank() const = 0;   // this peer's index in it
+  virtual int shards() const { return 1; }  // expert-tensor-parallel peers per expert (ETP)
 
   // send [ranks() * per] -> recv [ranks() * per]: block p of send goes to peer p, block p of
   // recv came from peer p.

@@ -108,14 +108,30 @@ struct MoeLayer::State {
 
   // Expert parallelism (ex != nullptr with ranks() > 1). The expert side (xs, wperm, g, u, h
   // and the GEMMs) then holds the rows received from every peer, grouped by local expert.
+  // Expert-tensor parallelism (S = ex->shards() > 1): this peer holds the slice
+  // [foff, foff + fs) of each local expert's width, every dispatched row goes to the S peers of
+  // its expert's block, and their partial outputs (and partial input and routing-weight
+  // gradients) come back to the source, which adds them in shard order 0, 1, ..., S - 1.
   ExpertExchange* ex = nullptr;
   int e0 = 0, El = 0;                 // first local expert, local experts
+  int S = 1;                          // shards per expert (ETP)
+  int64_t fs = 0, foff = 0;           // this peer's width slice of every local expert
+  std::vector<int64_t> block_row0, block_rows;  // [ranks / S] dispatch rows of each expert block
+  std::vector<float> partbuf;        // [S T K, width] partial results back from the S shards
   std::vector<int64_t> erows;        // [El] rows per local expert on the expert side
   std::vector<int64_t> recv_cnt;     // [peers, El] rows from each source for each local expert
   std::vector<int64_t> send_rows, recv_rows;  // [peers]
   std::vector<int64_t> perm;         // expert-side row -> row of the received (source-major) buffer
   std::vector<float> sendbuf, recvbuf;  // packed rows in flight
-  std::vector<float> src_grads;      // [peers, El, 3 f d]
+  std::vector<float> src_grads;      // [peers, El, 3 fs d]
+
+  // Where copy j of dispatched row r sits in the rows sent to the owners: peer b S + j gets
+  // the rows of expert block b, so block b's rows appear S times in a row (S = 1: dispatch order).
+  int64_t sent_row(int64_t r, int64_t j) const {
+    if (S == 1) return r;
+    const size_t b = size_t(std::upper_bound(block_row0.begin(), block_row0.end(), r) - block_row0.begin() - 1);
+    return S * block_row0[b] + j * block_rows[b] + (r - block_row0[b]);
+  }
 
   template <class V>
   static void fit(V& v, size_t n) {
@@ -144,6 +160,7 @@ MoeLayer::MoeLayer(const ModelConfig& c, bool hash) : s_(std::make_unique<State>
   s.rows.assign(size_t(s.E), 0);
   s.load.assign(size_t(s.E), 0);
   s.El = s.E;
+  s.fs = s.f;
 }
 
 MoeLayer::~MoeLayer() = default;
@@ -164,16 +181,23 @@ const std::vector<int32_t>& MoeLayer::tid2eid() const { return s_->tid2eid; }
 void MoeLayer::set_exchange(ExpertExchange* ex) {
   State& s = *s_;
   if (ex != nullptr && ex->ranks() > 1) {
-    if (s.E % ex->ranks() != 0)
-      throw std::invalid_argument("MoeLayer::set_exchange: experts not divisible by the group's ranks");
+    const int P = ex->ranks(), S = ex->shards();
+    if (S < 1 || P % S != 0 || s.E % (P / S) != 0 || s.f % S != 0)
+      throw std::invalid_argument("MoeLayer::set_exchange: experts or expert width not divisible by the group");
     s.ex = ex;
-    s.El = s.E / ex->ranks();
-    s.e0 = ex->rank() * s.El;
-    s.src_grads.assign(size_t(ex->ranks()) * size_t(s.El) * 3 * size_t(s.f * s.d), 0.f);
+    s.S = S;
+    s.El = s.E / (P / S);
+    s.e0 = (ex->rank() / S) * s.El;
+    s.fs = s.f / S;
+    s.foff = (ex->rank() % S) * s.fs;
+    s.src_grads.assign(size_t(P) * size_t(s.El) * 3 * size_t(s.fs * s.d), 0.f);
   } else {
     s.ex = nullptr;
+    s.S = 1;
     s.El = s.E;
     s.e0 = 0;
+    s.fs = s.f;
+    s.foff = 0;
     s.src_grads.clear();
   }
 }
@@ -285,14 +309,21 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     }
     s.load = s.rows;
     if (ep) {
-      // Each dispatched row travels with its routing weight: [x | w], d + 1 floats.
-      State::fit(s.sendbuf, size_t(TK * (d + 1)));
+      const int64_t B = s.ex->ranks() / s.S;
+      s.block_row0.assign(size_t(B), 0);
+      s.block_rows.assign(size_t(B), 0);
+      for (int64_t e = 0; e < E; ++e) s.block_rows[size_t(e / s.El)] += s.rows[size_t(e)];
+      for (int64_t b = 1; b < B; ++b) s.block_row0[size_t(b)] = s.block_row0[size_t(b - 1)] + s.block_rows[size_t(b - 1)];
+      // Each dispatched row travels with its routing weight: [x | w], d + 1 floats, once to each
+      // shard of its expert.
+      State::fit(s.sendbuf, size_t(s.S * TK * (d + 1)));
       pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
-        for (int64_t r = lo; r < hi; ++r) {
-          float* row = &s.sendbuf[size_t(r * (d + 1))];
-          std::memcpy(row, x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
-          row[d] = s.wperm[size_t(r)];
-        }
+        for (int64_t r = lo; r < hi; ++r)
+          for (int64_t j = 0; j < s.S; ++j) {
+            float* row = &s.sendbuf[size_t(s.sent_row(r, j) * (d + 1))];
+            std::memcpy(row, x + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+            row[d] = s.wperm[size_t(r)];
+          }
       });
     } else {
       pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
@@ -339,9 +370,12 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     TREX_TRACE(kMoeDispatch, "moe.dispatch.exchange");
     const int P = s.ex->ranks();
     const int64_t El = s.El;
-    s.recv_cnt.assign(size_t(E), 0);
-    s.ex->exchange_counts(s.rows.data(), s.recv_cnt.data(), int(El));
-    s.send_rows = block_sums(s.rows, El);
+    // Peer p gets the counts of its expert block p / S.
+    std::vector<int64_t> send_cnt(size_t(P * El));
+    for (int64_t q = 0; q < P * El; ++q) send_cnt[size_t(q)] = s.rows[size_t((q / El / s.S) * El + q % El)];
+    s.recv_cnt.assign(size_t(P * El), 0);
+    s.ex->exchange_counts(send_cnt.data(), s.recv_cnt.data(), int(El));
+    s.send_rows = block_sums(send_cnt, El);
     s.recv_rows = block_sums(s.recv_cnt, El);
     R = 0;
     for (int64_t n : s.recv_rows) R += n;
@@ -368,9 +402,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       s.wperm[size_t(r)] = row[d];
     }
   }
-  State::fit(s.g, size_t(R * f));
-  State::fit(s.u, size_t(R * f));
-  State::fit(s.h, size_t(R * f));
+  const int64_t fs = s.fs, foff = s.foff;
+  State::fit(s.g, size_t(R * fs));
+  State::fit(s.u, size_t(R * fs));
+  State::fit(s.h, size_t(R * fs));
   // Expert outputs: straight into w.ye (dispatch order) here, or into recvbuf to be sent back.
   State::fit(w.ye, size_t(R * d));
   float* ye = w.ye.data();
@@ -391,14 +426,16 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     } else {
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
         const float* xe = &s.xs[size_t(r0 * d)];
-        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w1[size_t(e0 + e)], d, 0.f, &s.g[size_t(r0 * f)], f, go);
-        sgemm(Trans::kNo, Trans::kYes, n, f, d, 1.f, xe, d, p.w3[size_t(e0 + e)], d, 0.f, &s.u[size_t(r0 * f)], f, go);
+        sgemm(Trans::kNo, Trans::kYes, n, fs, d, 1.f, xe, d, p.w1[size_t(e0 + e)] + foff * d, d, 0.f,
+              &s.g[size_t(r0 * fs)], fs, go);
+        sgemm(Trans::kNo, Trans::kYes, n, fs, d, 1.f, xe, d, p.w3[size_t(e0 + e)] + foff * d, d, 0.f,
+              &s.u[size_t(r0 * fs)], fs, go);
       });
     }
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu");
-    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), R, f, s.limit);
+    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), R, fs, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2");
@@ -409,7 +446,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       }
     else
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
-        sgemm(Trans::kNo, Trans::kYes, n, d, f, 1.f, &s.h[size_t(r0 * f)], f, p.w2[size_t(e0 + e)], f, 0.f,
+        sgemm(Trans::kNo, Trans::kYes, n, d, fs, 1.f, &s.h[size_t(r0 * fs)], fs, p.w2[size_t(e0 + e)] + foff, f, 0.f,
               &ye[size_t(r0 * d)], d, go);
       });
   }
@@ -419,8 +456,25 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     for (int64_t r = 0; r < R; ++r)
       std::memcpy(&s.recvbuf[size_t(s.perm[size_t(r)] * d)], &yr[size_t(r * d)], sizeof(float) * size_t(d));
     State::fit(w.ye, size_t(TK * d));
-    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), w.ye.data(), s.send_rows.data(), d);
+    if (s.S > 1) State::fit(s.partbuf, size_t(s.S * TK * d));
+    float* back = s.S > 1 ? s.partbuf.data() : w.ye.data();
+    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), back, s.send_rows.data(), d);
     s.ex->finish_rows();
+    if (s.S > 1) {
+      // Row-parallel W2: the output is the sum of the shards' partial outputs, added in shard
+      // order, so every layout with this S computes the same bits (a single process sums the
+      // whole width in one chain: equal up to rounding, see docs/dist.md).
+      pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          float* y = &w.ye[size_t(r * d)];
+          std::memcpy(y, &back[size_t(s.sent_row(r, 0) * d)], sizeof(float) * size_t(d));
+          for (int64_t j = 1; j < s.S; ++j) {
+            const float* part = &back[size_t(s.sent_row(r, j) * d)];
+            for (int64_t i = 0; i < d; ++i) y[i] += part[i];
+          }
+        }
+      });
+    }
   } else {
     shared_forward();
   }
@@ -452,9 +506,10 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     for (int64_t n : s.recv_rows) R += n;
   }
   State::fit(w.dye, size_t(std::max(TK, R) * d));
-  State::fit(w.dh, size_t(R * f));
-  State::fit(w.dg, size_t(R * f));
-  State::fit(w.du, size_t(R * f));
+  const int64_t fs = s.fs, foff = s.foff;
+  State::fit(w.dh, size_t(R * fs));
+  State::fit(w.dg, size_t(R * fs));
+  State::fit(w.du, size_t(R * fs));
   State::fit(w.dw, size_t(std::max(TK, R)));
   State::fit(w.dxs, size_t(std::max(TK, R) * d));
   State::fit(w.dl, size_t(T * E));
@@ -486,16 +541,20 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
 
   {
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad");
-    float* dst = ep ? w.dxs.data() : w.dye.data();  // ep: staged, then sent to the owners
+    // ep: staged in the order sent to the owners (each row once per shard of its expert).
+    if (ep) State::fit(s.sendbuf, size_t(s.S * TK * d));
+    float* dst = ep ? s.sendbuf.data() : w.dye.data();
+    const int64_t copies = ep ? s.S : 1;
     pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r)
-        std::memcpy(&dst[size_t(r * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
+        for (int64_t j = 0; j < copies; ++j)
+          std::memcpy(&dst[size_t(s.sent_row(r, j) * d)], dout + s.slot_token[size_t(r)] * d, sizeof(float) * size_t(d));
     });
   }
   if (ep) {
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad.exchange");
     State::fit(s.recvbuf, size_t(R * d));
-    s.ex->start_rows(w.dxs.data(), s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d);
+    s.ex->start_rows(s.sendbuf.data(), s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d);
     shared_backward();  // overlaps the transfer
     s.ex->finish_rows();
     for (int64_t r = 0; r < R; ++r)
@@ -505,7 +564,7 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
   // The weight gradients of local expert e from its rows [r0, r0 + n): one block here; with an
   // exchange, one block per source peer, each into that source's gradient.
   const int e0 = s.e0;
-  const int64_t El = s.El, fd = f * d;
+  const int64_t El = s.El, fd = fs * d;
   auto for_each_source = [&](int64_t e, int64_t r0, const auto& fn) {
     if (!ep) {
       fn(r0, s.erows[size_t(e)], g.w1[size_t(e)], g.w2[size_t(e)], g.w3[size_t(e)]);
@@ -522,31 +581,32 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     TREX_TRACE(kGemm, "moe.experts.w2.bwd");
     for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
       const float* dye = &w.dye[size_t(r0 * d)];
-      sgemm(Trans::kNo, Trans::kNo, n, f, d, 1.f, dye, d, p.w2[size_t(e0 + e)], f, 0.f, &w.dh[size_t(r0 * f)], f, go);
+      sgemm(Trans::kNo, Trans::kNo, n, fs, d, 1.f, dye, d, p.w2[size_t(e0 + e)] + foff, f, 0.f,
+            &w.dh[size_t(r0 * fs)], fs, go);
       for_each_source(e, r0, [&](int64_t b0, int64_t nb, float*, float* gw2, float*) {
-        sgemm(Trans::kYes, Trans::kNo, d, f, nb, 1.f, &w.dye[size_t(b0 * d)], d, &s.h[size_t(b0 * f)], f, 1.f, gw2, f,
-              go);
+        sgemm(Trans::kYes, Trans::kNo, d, fs, nb, 1.f, &w.dye[size_t(b0 * d)], d, &s.h[size_t(b0 * fs)], fs, 1.f, gw2,
+              fs, go);
       });
     });
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu.bwd");
     kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), w.dh.data(), w.dg.data(), w.du.data(),
-                             w.dw.data(), R, f, s.limit);
+                             w.dw.data(), R, fs, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3.bwd");
     for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
-      const float* dg = &w.dg[size_t(r0 * f)];
-      const float* du = &w.du[size_t(r0 * f)];
+      const float* dg = &w.dg[size_t(r0 * fs)];
+      const float* du = &w.du[size_t(r0 * fs)];
       float* dxe = &w.dxs[size_t(r0 * d)];
       for_each_source(e, r0, [&](int64_t b0, int64_t nb, float* gw1, float*, float* gw3) {
         const float* xe = &s.xs[size_t(b0 * d)];
-        sgemm(Trans::kYes, Trans::kNo, f, d, nb, 1.f, &w.dg[size_t(b0 * f)], f, xe, d, 1.f, gw1, d, go);
-        sgemm(Trans::kYes, Trans::kNo, f, d, nb, 1.f, &w.du[size_t(b0 * f)], f, xe, d, 1.f, gw3, d, go);
+        sgemm(Trans::kYes, Trans::kNo, fs, d, nb, 1.f, &w.dg[size_t(b0 * fs)], fs, xe, d, 1.f, gw1, d, go);
+        sgemm(Trans::kYes, Trans::kNo, fs, d, nb, 1.f, &w.du[size_t(b0 * fs)], fs, xe, d, 1.f, gw3, d, go);
       });
-      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, dg, f, p.w1[size_t(e0 + e)], d, 0.f, dxe, d, go);
-      sgemm(Trans::kNo, Trans::kNo, n, d, f, 1.f, du, f, p.w3[size_t(e0 + e)], d, 1.f, dxe, d, go);
+      sgemm(Trans::kNo, Trans::kNo, n, d, fs, 1.f, dg, fs, p.w1[size_t(e0 + e)] + foff * d, d, 0.f, dxe, d, go);
+      sgemm(Trans::kNo, Trans::kNo, n, d, fs, 1.f, du, fs, p.w3[size_t(e0 + e)] + foff * d, d, 1.f, dxe, d, go);
     });
   }
   if (ep) {
@@ -558,14 +618,24 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
       std::memcpy(row, &w.dxs[size_t(r * d)], sizeof(float) * size_t(d));
       row[d] = w.dw[size_t(r)];
     }
-    State::fit(s.sendbuf, size_t(TK * (d + 1)));
-    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), s.sendbuf.data(), s.send_rows.data(), d + 1);
+    State::fit(s.partbuf, size_t(s.S * TK * (d + 1)));
+    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), s.partbuf.data(), s.send_rows.data(), d + 1);
     s.ex->finish_rows();
-    for (int64_t r = 0; r < TK; ++r) {
-      const float* row = &s.sendbuf[size_t(r * (d + 1))];
-      std::memcpy(&w.dxs[size_t(r * d)], row, sizeof(float) * size_t(d));
-      w.dw[size_t(r)] = row[d];
-    }
+    // Under ETP each shard's input and routing-weight gradients are partial sums over its slice
+    // of the width; they are added in shard order (as the forward's outputs).
+    pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const float* row = &s.partbuf[size_t(s.sent_row(r, 0) * (d + 1))];
+        float* dxr = &w.dxs[size_t(r * d)];
+        std::memcpy(dxr, row, sizeof(float) * size_t(d));
+        w.dw[size_t(r)] = row[d];
+        for (int64_t j = 1; j < s.S; ++j) {
+          const float* part = &s.partbuf[size_t(s.sent_row(r, j) * (d + 1))];
+          for (int64_t i = 0; i < d; ++i) dxr[i] += part[i];
+          w.dw[size_t(r)] += part[d];
+        }
+      }
+    });
   } else {
     shared_backward();
   }

@@ -115,8 +115,7 @@ struct BatchDecoder::Impl {
                               tensor("hc_head_scale")[0], y.data(), w.data(),
                               mhc_shape(c, B));
     kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), B, d, float(c.norm_eps));
-    for (int64_t b = 0; b < B; ++b)
-      matvec(tensor("head"), xn.data() + b * d, c.vocab, d, logits.data() + b * c.vocab);
+    matvec_rows(tensor("head"), xn.data(), B, c.vocab, d, logits.data());
     return {logits.data(), size_t(B * c.vocab)};
   }
 
@@ -185,12 +184,15 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(X.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y.data(),
                                pre.data(), post.data(), C.data(), sh);
       kernels::rmsnorm_forward(y.data(), p.ffn_norm, xn.data(), B, d, eps);
-      // One row at a time: the layer's one-token path reads each weight once by a matrix-vector
-      // product, while its GEMM path packs whole weight panels per call, which at a handful of
-      // rows costs more than it saves (measured by bench/serve_bench: 2 rows through the GEMM path
-      // took 3.5x the CPU per token of one row).
-      for (int64_t b = 0; b < B; ++b)
-        moe[size_t(l)].forward(p.moe, xn.data() + b * d, ids.data() + b, 1, F.data() + b * d);
+      // Up to MoeLayer::kFewTokens rows at once: for so few tokens the layer reads each weight
+      // once for all of them by multi-row matrix-vector products that sum each row as it would
+      // alone (its GEMM path packs whole weight panels per call, which at a handful of rows costs
+      // more than it saves: bench/serve_bench measured 2 rows through it at 3.5x the CPU per token
+      // of one row).
+      for (int64_t b0 = 0; b0 < B; b0 += MoeLayer::kFewTokens) {
+        const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, B - b0);
+        moe[size_t(l)].forward(p.moe, xn.data() + b0 * d, ids.data() + b0, nb, F.data() + b0 * d);
+      }
       kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
       std::swap(X, X2);
     }

@@ -256,13 +256,14 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   if (T == 0 && !ep) return;
   if (T > 0) std::memcpy(s.x.data(), x, sizeof(float) * size_t(T * d));
 
-  // One token (decoding): each weight is read once by a matrix-vector product; a GEMM with one
-  // row would pack every weight into panels first, which costs more than the product.
-  const bool one = T == 1 && !ep;
+  // A few tokens (decoding, one per sequence of a batch): each weight is read once for all of
+  // them by matrix-vector products; a GEMM with a few rows would pack every weight into panels
+  // first, which costs more than the product. The products sum each row as it would alone.
+  const bool few = T >= 1 && T <= kFewTokens && !ep;
   {
     TREX_TRACE(kGemm, "moe.gate");
-    if (one)
-      matvec(p.gate, x, E, d, s.logits.data());
+    if (few)
+      matvec_rows(p.gate, x, T, E, d, s.logits.data());
     else if (T > 0)
       sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
   }
@@ -341,9 +342,9 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       float* sh = &s.sh[size_t(j * T * f)];
       {
         TREX_TRACE(kGemm, "moe.shared.w1w3");
-        if (one) {
-          matvec(p.shared_w1[size_t(j)], x, f, d, sg);
-          matvec(p.shared_w3[size_t(j)], x, f, d, su);
+        if (few) {
+          matvec_rows(p.shared_w1[size_t(j)], x, T, f, d, sg);
+          matvec_rows(p.shared_w3[size_t(j)], x, T, f, d, su);
         } else {
           sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
           sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
@@ -354,12 +355,12 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
         kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
       }
       TREX_TRACE(kGemm, "moe.shared.w2");
-      if (one && j == 0) {
-        matvec(p.shared_w2[size_t(j)], sh, d, f, out);
-      } else if (one) {
-        std::vector<float> tmp(static_cast<size_t>(d));
-        matvec(p.shared_w2[size_t(j)], sh, d, f, tmp.data());
-        for (int64_t i = 0; i < d; ++i) out[i] += tmp[size_t(i)];
+      if (few && j == 0) {
+        matvec_rows(p.shared_w2[size_t(j)], sh, T, d, f, out);
+      } else if (few) {
+        std::vector<float> tmp(static_cast<size_t>(T * d));
+        matvec_rows(p.shared_w2[size_t(j)], sh, T, d, f, tmp.data());
+        for (int64_t i = 0; i < T * d; ++i) out[i] += tmp[size_t(i)];
       } else {
         sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
       }
@@ -417,11 +418,13 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   const int e0 = s.e0;
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3");
-    if (one) {
-      for (int64_t k = 0; k < K; ++k) {
-        int64_t r = s.slot[size_t(k)];
-        matvec(p.w1[size_t(s.sel[size_t(k)])], x, f, d, &s.g[size_t(r * f)]);
-        matvec(p.w3[size_t(s.sel[size_t(k)])], x, f, d, &s.u[size_t(r * f)]);
+    if (few) {
+      // Each expert's rows [r0, r0 + n) are contiguous in dispatch order.
+      for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
+        const int64_t n = s.erows[size_t(e)];
+        if (n == 0) continue;
+        matvec_rows(p.w1[size_t(e0 + e)], &s.xs[size_t(r0 * d)], n, f, d, &s.g[size_t(r0 * f)]);
+        matvec_rows(p.w3[size_t(e0 + e)], &s.xs[size_t(r0 * d)], n, f, d, &s.u[size_t(r0 * f)]);
       }
     } else {
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
@@ -439,10 +442,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2");
-    if (one)
-      for (int64_t k = 0; k < K; ++k) {
-        int64_t r = s.slot[size_t(k)];
-        matvec(p.w2[size_t(s.sel[size_t(k)])], &s.h[size_t(r * f)], d, f, &ye[size_t(r * d)]);
+    if (few)
+      for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
+        const int64_t n = s.erows[size_t(e)];
+        if (n > 0) matvec_rows(p.w2[size_t(e0 + e)], &s.h[size_t(r0 * f)], n, d, f, &ye[size_t(r0 * d)]);
       }
     else
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {

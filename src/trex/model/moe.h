@@ -64,6 +64,10 @@ std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t h
 
 class MoeLayer {
  public:
+  // Up to this many tokens (without an expert exchange) go through multi-row matrix-vector
+  // products instead of GEMMs: each token's output then has the bits it has alone.
+  static constexpr int64_t kFewTokens = 16;
+
   // hash: route by tid2eid (built from config.ffn.hash_seed) instead of by score.
   MoeLayer(const ModelConfig& config, bool hash);
   ~MoeLayer();

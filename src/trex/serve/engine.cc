@@ -119,7 +119,7 @@ std::shared_ptr<Generation> Engine::submit(GenerationParams p) {
     std::lock_guard<std::mutex> lock(mu_);
     // A free slot takes a request at the next step; beyond those, queue_limit may wait.
     const int64_t free_slots =
-        std::count_if(running_.begin(), running_.end(), [](const auto& r) { return !r; });
+        std::count_if(running_.begin(), running_.end(), [](const auto& r) { return !r || r->done; });
     if (draining_ || stop_ || int64_t(waiting_.size()) >= queue_limit_ + free_slots)
       return nullptr;
     waiting_.push_back(std::move(job));
@@ -147,7 +147,13 @@ EngineStats Engine::stats() const {
 
 void Engine::finish(Job& job, const std::string& reason, const std::string& error) {
   if (job.done) return;
-  job.done = true;
+  {
+    // Under the lock, before the client can see its end: submit() counts a done job's slot as
+    // free, so a client that asks again as soon as it has its answer is not refused for a slot
+    // that the loop has yet to clear.
+    std::lock_guard<std::mutex> lock(mu_);
+    job.done = true;
+  }
   GenerationEvent e;
   e.kind = GenerationEvent::kEnd;
   e.finish_reason = reason;

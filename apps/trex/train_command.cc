@@ -172,6 +172,11 @@ int run_train(const TrainArgs& args, dist::Session& session) {
               static_cast<long long>(r.skipped_steps), r.tokens_per_s, 100 * r.mfu, peak / 1e9,
               peak_source.c_str(), threads, session.world() > 1 ? " per rank" : "", r.median_step_s,
               r.median_optimizer_s);
+  if (r.median_swap_io_s > 0)
+    std::printf("swap I/O per step (median): %.3f s, hidden %.3f s, exposed %.3f s (%.0f%% hidden); %lld steps "
+                "redone after the backward (clipped with the current norm)\n",
+                r.median_swap_io_s, r.median_swap_hidden_s, r.median_swap_exposed_s,
+                100 * r.median_swap_hidden_s / r.median_swap_io_s, static_cast<long long>(r.swap_redone_steps));
   std::printf("time per category (training thread):\n%s", r.trace.to_string().c_str());
   std::printf("wrote: %s/metrics.jsonl, %s/loss.svg, %s%s%s\n", out.c_str(), out.c_str(), r.checkpoint.c_str(),
               args.trace.empty() ? "" : ", ", args.trace.c_str());

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -402,6 +403,51 @@ TEST(Transformer, Bf16PrecisionRoundsWeightsAndActivationsOnly) {
   LossStats again = m.forward_backward(batch);
   EXPECT_EQ(again.ce_sum, f32.ce_sum);
   EXPECT_EQ(std::memcmp(g32.data(), m.grads(), sizeof(float) * g32.size()), 0);
+}
+
+}  // namespace
+}  // namespace trex::model
+
+namespace trex::model {
+namespace {
+
+// The gradient-final hook: its ranges are disjoint, cover the layout, come in backward order
+// (head and MTP, last layer ... first, embedding), and nothing the rest of the pass does changes a
+// range once reported (each is snapshotted at the call and compared with the end result).
+TEST(TransformerTest, GradFinalHookReportsCompleteRangesInBackwardOrder) {
+  for (int mtp : {1, 0}) {
+    SCOPED_TRACE(mtp ? "with MTP" : "without MTP");
+    ModelConfig c = test_util::tiny_v4_config("0, 4, 128", mtp);
+    Transformer m(c, 7);
+    const int64_t n = m.layout().total;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    std::vector<std::vector<float>> snaps;
+    m.set_grad_final_hook([&](int64_t lo, int64_t hi) {
+      ranges.push_back({lo, hi});
+      snaps.emplace_back(m.grads() + lo, m.grads() + hi);
+    });
+    Batch b = two_documents(c, 150, 130, 3);
+    for (int call = 0; call < 2; ++call) {  // the second call adds onto the first's gradient
+      ranges.clear();
+      snaps.clear();
+      m.forward_backward(b);
+      ASSERT_EQ(ranges.size(), size_t(c.layers) + 2) << "head with MTP, layers, embedding";
+      EXPECT_EQ(ranges[0], std::make_pair(m.layout().offset_of("norm"), n));
+      EXPECT_EQ(ranges[1].second, m.layout().offset_of("norm"));
+      EXPECT_EQ(ranges.back(), std::make_pair(int64_t(0), m.layout().offset_of("layers.0.attn.wq_a")));
+      std::vector<int> covered(static_cast<size_t>(n), 0);
+      for (size_t r = 0; r < ranges.size(); ++r) {
+        auto [lo, hi] = ranges[r];
+        for (int64_t i = lo; i < hi; ++i) ++covered[size_t(i)];
+        EXPECT_EQ(std::memcmp(snaps[r].data(), m.grads() + lo, size_t(hi - lo) * sizeof(float)), 0)
+            << "range " << r << " [" << lo << ", " << hi << ") changed after it was reported final";
+      }
+      EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), n) << "every element exactly once";
+    }
+    m.set_grad_final_hook({});
+    m.forward_backward(b);  // no hook: nothing called
+    EXPECT_EQ(ranges.size(), size_t(c.layers) + 2);
+  }
 }
 
 }  // namespace

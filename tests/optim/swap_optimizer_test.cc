@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -291,7 +292,8 @@ TEST(SwapOptimizer, SwapFileLivesWithTheOptimizer) {
   {
     SwapOptimizer s(groups, init.data(), o);
     EXPECT_TRUE(fs::exists(o.path));
-    EXPECT_EQ(fs::file_size(o.path), uint64_t(s.num_chunks()) * 12 * 1024);
+    // Two copies of the state: the committed one and the one a step writes.
+    EXPECT_EQ(fs::file_size(o.path), 2 * uint64_t(s.num_chunks()) * 12 * 1024);
   }
   EXPECT_FALSE(fs::exists(o.path));
 }
@@ -321,6 +323,92 @@ TEST(SwapOptimizer, IoErrorMidStepSurfaces) {
     EXPECT_NE(what.find("read failed"), std::string::npos) << what;
     EXPECT_THROW(swap.step(g.data(), nullptr), std::runtime_error);
   }
+}
+
+}  // namespace
+}  // namespace trex::optim
+
+namespace trex::optim {
+namespace {
+
+// The gradient declared final piece by piece, in an order unlike the chunk order (a backward's
+// ranges, shuffled), with a clipping scale applied inside: weights and state stay byte-identical
+// to the in-memory AdamW stepping the pre-scaled gradient; a finished step discarded leaves the
+// state as it was, and its redo with another scale matches too.
+TEST(SwapOptimizer, StreamedStepEqualsAdamWInAnyOrder) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 21, 0.5f);
+  AdamW want(groups, init.data());
+  SwapOptions o;
+  o.path = temp_path("stream.swap");
+  o.chunk_elems = 2048;
+  SwapOptimizer got(groups, init.data(), o);
+  std::mt19937 rng(5);
+  std::vector<core::bf16> w1(static_cast<size_t>(n)), w2(static_cast<size_t>(n));
+  for (int t = 0; t < 5; ++t) {
+    std::vector<float> g = normal(n, 100 + uint32_t(t), t % 2 ? 3.f : 0.02f);
+    float scale = t % 2 ? 0.37f : 1.0f;
+    // Pieces of odd sizes, declared in a shuffled order.
+    std::vector<std::pair<int64_t, int64_t>> pieces;
+    for (int64_t lo = 0; lo < n;) {
+      int64_t hi = std::min(n, lo + 1 + int64_t(rng() % 3000));
+      pieces.push_back({lo, hi});
+      lo = hi;
+    }
+    std::shuffle(pieces.begin(), pieces.end(), rng);
+    if (t == 2) {
+      // A speculative step thrown away: nothing of it may remain.
+      got.begin_step(g.data(), w2.data());
+      got.grads_final(0, n);
+      got.finish_step();
+      got.discard_step();
+      EXPECT_EQ(got.step_count(), want.step_count());
+      for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq})
+        EXPECT_TRUE(same(state_of(want, a), state_of(got, a))) << "after discard, array " << int(a);
+    }
+    got.begin_step(g.data(), w2.data(), scale);
+    for (auto [lo, hi] : pieces) got.grads_final(lo, hi);
+    got.finish_step();
+    got.commit_step();
+    std::vector<float> gs = g;
+    if (scale != 1.0f)
+      for (float& x : gs) x *= scale;
+    want.step(gs.data(), w1.data());
+    ASSERT_EQ(std::memcmp(w1.data(), w2.data(), w1.size() * 2), 0) << "step " << t;
+    EXPECT_LE(got.memory().peak(), got.buffer_bytes());
+  }
+  EXPECT_EQ(got.step_count(), want.step_count());
+  for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq})
+    EXPECT_TRUE(same(state_of(want, a), state_of(got, a))) << "array " << int(a);
+}
+
+// Misuse of the streamed step is a programming error, reported as such; a step abandoned
+// half-way (the caller threw between begin_step and finish_step) does not hang the destructor.
+TEST(SwapOptimizer, StreamedStepContract) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 22, 0.5f), g = normal(n, 23, 1.f);
+  SwapOptions o;
+  o.path = temp_path("contract.swap");
+  o.chunk_elems = 1024;
+  {
+    SwapOptimizer s(groups, init.data(), o);
+    EXPECT_THROW(s.grads_final(0, 1), std::logic_error);
+    EXPECT_THROW(s.commit_step(), std::logic_error);
+    s.begin_step(g.data(), nullptr);
+    EXPECT_THROW(s.grads_final(0, n + 1), std::out_of_range);
+    s.grads_final(0, 1024);                                    // chunk 0, whole
+    EXPECT_THROW(s.grads_final(5, 20), std::logic_error);  // declared twice
+    std::vector<float> out(10);
+    EXPECT_THROW(s.read_state(StateArray::kMaster, 0, 10, out.data()), std::logic_error);
+    EXPECT_THROW(s.begin_step(g.data(), nullptr), std::logic_error);
+  }  // destroyed mid-step
+  EXPECT_FALSE(fs::exists(o.path));
+  SwapOptimizer s(groups, init.data(), o);
+  s.begin_step(g.data(), nullptr);
+  s.grads_final(100, n);
+  EXPECT_THROW(s.finish_step(), std::logic_error);  // [0, 100) never declared final
 }
 
 }  // namespace

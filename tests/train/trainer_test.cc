@@ -226,6 +226,87 @@ TEST(TrainerTest, SwapOptimizerTrainsLikeAdamW) {
         << f << " differs";
 }
 
+// The per-step metrics lines of a run.
+std::vector<nlohmann::json> metrics_of(const std::string& run) {
+  std::vector<nlohmann::json> v;
+  std::string text = read_file(run + "/metrics.jsonl");
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    v.push_back(nlohmann::json::parse(text.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  return v;
+}
+
+// The swap update overlapped with the backward (the default in one process) against the
+// in-memory AdamW, byte for byte, on the paths a step can take: every step clipped with the
+// current norm (the overlapped update is redone after the backward), none clipped (it stands),
+// clipping with the previous step's norm (it stands, scaled), a non-finite gradient (it is
+// discarded), and a run stopped and resumed. Weight decay groups, bf16 weights and two
+// micro-batches throughout.
+TEST(TrainerTest, OverlappedSwapUpdateEqualsAdamW) {
+  TempDir dir("overlap");
+  struct Case {
+    const char* name;
+    std::string clip;      // replaces "clip_norm = 1.0"
+    std::string guard;
+    int redone;            // steps whose overlapped update must have been redone
+    bool some_clipped;
+  };
+  const std::vector<Case> cases = {
+      {"clip_every_step", "clip_norm = 1e-4", "", 4, true},
+      {"no_clip", "clip_norm = 0", "", 0, false},
+      {"clip_previous", "clip_norm = 0.05\nclip_with = \"previous\"", "", 0, true},
+      {"nan_step", "clip_norm = 0", "\n[guard]\nnan_at_step = [2]\nnan_limit = 3\n", 0, false},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    auto config = [&](const std::string& kind) {
+      std::string text = read_file(write_config(dir, kind, "micro_batches = 2\n", k.guard));
+      text.replace(text.find("clip_norm = 1.0"), 15, k.clip);
+      return load_train_config(dir.write("train.toml", text));
+    };
+    TrainOptions o = quiet(dir.path(std::string(k.name) + "_adamw"));
+    o.steps = 4;
+    TrainResult a = run_training(config(""), o);
+    o.out_dir = dir.path(std::string(k.name) + "_swap");
+    TrainResult s = run_training(config("kind = \"swap\"\nswap_chunk = 4096\n"), o);
+    ASSERT_EQ(a.losses.size(), s.losses.size());
+    for (size_t i = 0; i < a.losses.size(); ++i) {
+      if (!std::isnan(a.losses[i])) EXPECT_EQ(a.losses[i], s.losses[i]) << "step " << i + 1;
+    }
+    EXPECT_EQ(a.skipped, s.skipped);
+    for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+      EXPECT_EQ(read_file(o.out_dir + "/checkpoints/step-00000004/" + f),
+                read_file(dir.path(std::string(k.name) + "_adamw/checkpoints/step-00000004/") + f))
+          << f << " differs";
+    EXPECT_EQ(s.swap_redone_steps, k.redone);
+    int clipped = 0;
+    for (const nlohmann::json& j : metrics_of(o.out_dir)) {
+      clipped += j["clipped"].get<bool>();
+      EXPECT_TRUE(j.contains("swap_io_s"));
+      EXPECT_GE(j["swap_hidden_s"].get<double>(), 0.0);
+    }
+    EXPECT_EQ(clipped > 0, k.some_clipped);
+  }
+  // Stopped after step 2 and resumed (the previous norm travels in the checkpoint).
+  std::string text = read_file(write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n", "micro_batches = 2\n"));
+  text.replace(text.find("clip_norm = 1.0"), 15, "clip_norm = 0.05\nclip_with = \"previous\"");
+  TrainConfig split = load_train_config(dir.write("train.toml", text));
+  split.checkpoint_every = 2;
+  TrainOptions o = quiet(dir.path("split"));
+  o.steps = 4;
+  o.stop_after = 2;
+  run_training(split, o);
+  o.stop_after = 0;
+  o.resume = dir.path("split");
+  run_training(split, o);
+  for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+    EXPECT_EQ(read_file(dir.path(std::string("split/checkpoints/step-00000004/") + f)),
+              read_file(dir.path(std::string("clip_previous_adamw/checkpoints/step-00000004/") + f)))
+        << f << " differs after resume";
+}
+
 // Runs `trex train ...`; returns the pid (the caller waits or kills).
 pid_t spawn_trex(const std::vector<std::string>& args, const std::string& log) {
   pid_t pid = fork();
@@ -302,6 +383,39 @@ TEST(TrainerTest, CliRunKilledMidwayResumesBitForBit) {
     return out;
   };
   EXPECT_EQ(losses(dir.path("full/metrics.jsonl")), losses(dir.path("killed/metrics.jsonl")));
+}
+
+// Bad swap input through the CLI: a swap directory that does not exist, and a resume from an
+// optimizer state file that is not one: one "trex: error:" line naming the file, exit 2.
+TEST(TrainerTest, SwapBadInputIsOneLineAndExitTwo) {
+  TempDir dir("swapbad");
+  std::string text = read_file(write_config(dir, "kind = \"swap\"\nswap_dir = \"no/such/dir\"\n"));
+  std::string cfg = dir.write("train.toml", text);
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";  // no probe
+  std::string log = dir.path("missing.log");
+  EXPECT_EQ(wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("run"), "--steps", "2", "--hw", hw}, log)),
+            2);
+  std::string out = read_file(log);
+  EXPECT_NE(out.find("trex: error: "), std::string::npos) << out;
+  EXPECT_NE(out.find("no/such/dir"), std::string::npos) << out;
+
+  // A good run, then its optimizer state replaced by garbage.
+  cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n");
+  ASSERT_EQ(wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("good"), "--steps", "2", "--hw", hw},
+                                 dir.path("good.log"))),
+            0)
+      << read_file(dir.path("good.log"));
+  std::string state = dir.path("good/checkpoints/step-00000002/optimizer.safetensors");
+  write_file_atomic(state, "not a safetensors file");
+  log = dir.path("bad_state.log");
+  EXPECT_EQ(wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("good"), "--steps", "4", "--hw", hw,
+                                  "--resume", dir.path("good")},
+                                 log)),
+            2);
+  out = read_file(log);
+  EXPECT_NE(out.find("trex: error: "), std::string::npos) << out;
+  EXPECT_NE(out.find("optimizer.safetensors"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

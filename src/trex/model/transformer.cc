@@ -119,6 +119,13 @@ struct SiteActs {
 }  // namespace
 
 struct Transformer::Impl {
+  // The gradient-final hook and the flat ranges it reports (set_grad_final_hook).
+  GradFinalHook grad_final;
+  int64_t head_begin = 0, head_end = 0;  // norm, head, hc_head_*
+  std::vector<int64_t> layer_begin;      // [L + 1]: layer l is [layer_begin[l], layer_begin[l + 1])
+  void grads_final(int64_t lo, int64_t hi) {
+    if (grad_final && hi > lo) grad_final(lo, hi);
+  }
   ModelConfig config;
   ParamLayout layout;
   bool mtp = false;
@@ -449,6 +456,7 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
   float scale = grad_scale > 0 ? grad_scale : (counted ? 1.f / float(counted) : 0.f);
   st.ce_sum = head("", Xf, head_y, head_yn, head_w, targets, &st.counted, scale, backward ? gA.data() : nullptr,
                    logits_out);
+  if (backward && !mtp) grads_final(head_begin, head_end);  // with MTP, "head" is shared: below
 
   if (mtp) {
     // Position t predicts token t + 2 from the main stream at t and the embedding of id t + 1,
@@ -507,11 +515,17 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
       float* gE = Gd("embed");
       for (int64_t t = 0; t < T; ++t) add_into(gE + int64_t(mtp_ids[size_t(t)]) * d, &dy[size_t(t * d)], d);
       std::swap(gA, dstreams_tmp);  // gA = dL/dXf (main head + MTP)
+      // The main head and the MTP block: the MTP head shares "head" (its embedding rows go to
+      // "embed", final last).
+      grads_final(head_begin, layout.total);
     }
   }
   if (!backward) return st;
 
-  for (int64_t l = L - 1; l >= 0; --l) block_backward(blocks[size_t(l)], streams[size_t(l)].data());
+  for (int64_t l = L - 1; l >= 0; --l) {
+    block_backward(blocks[size_t(l)], streams[size_t(l)].data());
+    grads_final(layer_begin[size_t(l)], layer_begin[size_t(l + 1)]);
+  }
   {
     TREX_TRACE(kElementwise, "embed.bwd");
     float* gE = Gd("embed");
@@ -520,6 +534,7 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
       for (int64_t i = 0; i < n; ++i) add_into(row, &gA[size_t((t * n + i) * d)], d);
     }
   }
+  grads_final(0, layer_begin[0]);  // the embedding
   return st;
 }
 
@@ -542,7 +557,22 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
   if (m.mtp) m.blocks.emplace_back(config, "mtp.0.", 0, 0, false);
   m.load.assign(m.blocks.size(), std::vector<int64_t>(size_t(config.ffn.routed_experts), 0));
   m.step_load = m.load;
+  // The flat layout is embed, layers.0 ... layers.L-1, the main head, then the MTP block.
+  for (int i = 0; i < config.layers; ++i) {
+    const std::string prefix = "layers." + std::to_string(i) + ".";
+    for (const ParamInfo& p : m.layout.params)  // in flat order: the first is where it begins
+      if (p.name.compare(0, prefix.size(), prefix) == 0) {
+        m.layer_begin.push_back(p.offset);
+        break;
+      }
+  }
+  m.head_begin = m.layout.offset_of("norm");
+  m.layer_begin.push_back(m.head_begin);
+  const ParamInfo* mtp0 = m.layout.find("mtp.0.e_proj");
+  m.head_end = mtp0 ? mtp0->offset : m.layout.total;
 }
+
+void Transformer::set_grad_final_hook(GradFinalHook hook) { impl_->grad_final = std::move(hook); }
 
 Transformer::~Transformer() = default;
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -110,6 +111,17 @@ class Transformer {
   // (grad_scale <= 0 means 1 / counted, a mean over the batch). Does not zero grads first.
   // Throws InputError for a malformed batch (ids out of range, docs not covering [0, T)).
   LossStats forward_backward(const Batch& batch, float grad_scale = 0);
+  // Called by forward_backward each time the gradient of a flat range [lo, hi) is complete for
+  // that call (nothing later in the pass adds to it), in the order the backward finishes them:
+  // the main head (norm, head, hc_head) with the MTP block when there is one (the MTP head
+  // shares "head"), layers.L-1 ... layers.0, the embedding.
+  // The ranges of one call are disjoint and cover the layout; an optimizer can update them while
+  // the rest of the backward runs (the swap optimizer's overlap). The hook may read grads() in
+  // [lo, hi) and must not touch params(). Under expert parallelism the routed experts' gradients
+  // are not in grads() (see set_expert_exchange). An empty function: none.
+  using GradFinalHook = std::function<void(int64_t lo, int64_t hi)>;
+  void set_grad_final_hook(GradFinalHook hook);
+
   // Forward only. logits (optional): [T, vocab] of the main head.
   LossStats forward(const Batch& batch, std::vector<float>* logits = nullptr);
 

@@ -49,7 +49,8 @@ class PreadChannel : public SwapFile::Channel {
                         : ::pread(fd_, p + done, n, off_t(offset + done));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0)
-        throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed: " +
+        throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed at offset " +
+                                 std::to_string(offset + done) + ": " +
                                  (r < 0 ? errno_text(errno) : "unexpected end of file"));
       done += uint64_t(r);
     }
@@ -80,6 +81,7 @@ class UringChannel : public SwapFile::Channel {
     uint64_t next = 0;
     unsigned inflight = 0;
     std::string failure;
+    uint64_t failed_at = 0;
     while ((next < bytes && failure.empty()) || inflight > 0) {
       while (failure.empty() && next < bytes && inflight < kQueueDepth) {
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -89,7 +91,7 @@ class UringChannel : public SwapFile::Channel {
           io_uring_prep_write(sqe, fd_, p + next, n, offset + next);
         else
           io_uring_prep_read(sqe, fd_, p + next, n, offset + next);
-        sqe->user_data = n;
+        sqe->user_data = next;  // where the request starts; its length follows from that
         next += n;
         ++inflight;
       }
@@ -102,16 +104,19 @@ class UringChannel : public SwapFile::Channel {
       if (rc == -EINTR) continue;
       if (rc < 0) throw std::runtime_error(path_ + ": io_uring_wait_cqe: " + errno_text(-rc));
       int res = cqe->res;
-      uint64_t want = cqe->user_data;
+      uint64_t at = cqe->user_data;
+      uint64_t want = std::min(write ? write_request_ : kRequestBytes, bytes - at);
       io_uring_cqe_seen(&ring_, cqe);
       --inflight;
       // A short count on a regular file means the end of the file: the file was cut.
-      if (failure.empty() && (res < 0 || uint64_t(res) != want))
+      if (failure.empty() && (res < 0 || uint64_t(res) != want)) {
         failure = res < 0 ? errno_text(-res) : "short transfer (file truncated?)";
+        failed_at = offset + at;
+      }
     }
     if (!failure.empty())
-      throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed: " +
-                               failure);
+      throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed at offset " +
+                               std::to_string(failed_at) + ": " + failure);
   }
   int fd_;
   std::string path_;
@@ -192,6 +197,15 @@ SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool dir
       throw InputError(path_, 0, "the swap file already exists (another optimizer's, or left "
                                  "by a crashed run: remove it)");
     throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
+  }
+  // Reserve the blocks now, so a disk too small fails here, naming the file, and not in the
+  // middle of a step. Filesystems without fallocate (EOPNOTSUPP) get a sparse file instead.
+  int rc = bytes > 0 ? ::posix_fallocate(fd_, 0, off_t(bytes)) : 0;
+  if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    throw InputError(path_, 0, "cannot reserve " + std::to_string(bytes) + " bytes for the swap file: " +
+                                   errno_text(rc));
   }
   if (::ftruncate(fd_, off_t(bytes)) != 0) {
     std::string why = errno_text(errno);

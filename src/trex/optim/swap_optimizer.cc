@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "trex/core/trace.h"
 #include "trex/util/error.h"
 
 namespace trex::optim {
@@ -51,7 +52,10 @@ SwapOptimizer::SwapOptimizer(std::vector<ParamGroup> groups, const float* master
   int64_t want = std::min(options_.chunk_elems, num_params_);
   chunk_ = (want + kAlignElems - 1) / kAlignElems * kAlignElems;
   num_chunks_ = (num_params_ + chunk_ - 1) / chunk_;
-  file_ = std::make_unique<SwapFile>(options_.path, chunk_offset(num_chunks_), options_.backend,
+  copy_bytes_ = uint64_t(num_chunks_) * 12 * uint64_t(chunk_);
+  for (int64_t c = num_chunks_ - 1; c >= 0; --c) order_.push_back(c);
+  final_.assign(size_t(num_chunks_), 0);
+  file_ = std::make_unique<SwapFile>(options_.path, 2 * copy_bytes_, options_.backend,
                                      options_.direct);
   // More slots than chunks would never be used.
   int k = int(std::min<int64_t>(options_.slots, num_chunks_));
@@ -65,7 +69,7 @@ SwapOptimizer::SwapOptimizer(std::vector<ParamGroup> groups, const float* master
     int64_t lo = c * chunk_, n = chunk_valid(c);
     std::memset(buf, 0, size_t(3 * chunk_) * sizeof(float));
     std::memcpy(buf, master + lo, size_t(n) * sizeof(float));
-    sync_channel_->write(chunk_offset(c), uint64_t(12 * chunk_), buf);
+    sync_channel_->write(chunk_offset(c, cur_), uint64_t(12 * chunk_), buf);
   }
   loader_ = std::thread([this] { loader_loop(); });
   storer_ = std::thread([this] { storer_loop(); });
@@ -106,16 +110,18 @@ void SwapOptimizer::check_usable() const {
     throw std::runtime_error("swap optimizer is unusable after an I/O error: " + failure_);
 }
 
-// Reads chunk i into slot i mod K as soon as that slot is free.
+// Reads the i-th chunk of order_ into slot i mod K as soon as that slot is free.
 void SwapOptimizer::loader_loop() {
   std::unique_ptr<SwapFile::Channel> ch;
   uint64_t seen = 0;
   for (;;) {
+    int copy = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
       load_cv_.wait(lock, [&] { return stop_ || job_ > seen; });
       if (stop_) return;
       seen = job_;
+      copy = read_copy_;
     }
     try {
       if (!ch) ch = file_->channel();
@@ -123,13 +129,16 @@ void SwapOptimizer::loader_loop() {
         size_t s = size_t(c % int64_t(slots_.size()));
         {
           std::unique_lock<std::mutex> lock(mu_);
-          load_cv_.wait(lock, [&] { return failed_ || state_[s] == SlotState::kFree; });
-          if (failed_) break;
+          // stop_: the optimizer is destroyed with a step abandoned half-way (an exception in
+          // the caller between begin_step and finish_step).
+          load_cv_.wait(lock, [&] { return stop_ || failed_ || state_[s] == SlotState::kFree; });
+          if (failed_ || stop_) break;
           io_begin();
         }
         auto t0 = std::chrono::steady_clock::now();
         IoEnd end{this};
-        ch->read(chunk_offset(c), uint64_t(12 * chunk_), slots_[s].data());
+        TREX_TRACE(kOptimizer, "swap.read");  // on the loader's own track of a --trace
+        ch->read(chunk_offset(order_[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -152,16 +161,18 @@ void SwapOptimizer::loader_loop() {
   }
 }
 
-// Writes chunk i back once the caller has updated it, then frees its slot.
+// Writes the i-th chunk of order_ back once the caller has updated it, then frees its slot.
 void SwapOptimizer::storer_loop() {
   std::unique_ptr<SwapFile::Channel> ch;
   uint64_t seen = 0;
   for (;;) {
+    int copy = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
       store_cv_.wait(lock, [&] { return stop_ || job_ > seen; });
       if (stop_) return;
       seen = job_;
+      copy = write_copy_;
     }
     try {
       if (!ch) ch = file_->channel();
@@ -170,14 +181,15 @@ void SwapOptimizer::storer_loop() {
         {
           std::unique_lock<std::mutex> lock(mu_);
           store_cv_.wait(lock, [&] {
-            return failed_ || (state_[s] == SlotState::kStore && slot_chunk_[s] == c);
+            return stop_ || failed_ || (state_[s] == SlotState::kStore && slot_chunk_[s] == c);
           });
-          if (failed_) break;
+          if (failed_ || stop_) break;
           io_begin();
         }
         auto t0 = std::chrono::steady_clock::now();
         IoEnd end{this};
-        ch->write(chunk_offset(c), uint64_t(12 * chunk_), slots_[s].data());
+        TREX_TRACE(kOptimizer, "swap.write");
+        ch->write(chunk_offset(order_[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -200,64 +212,125 @@ void SwapOptimizer::storer_loop() {
 }
 
 void SwapOptimizer::step(const float* grads, core::bf16* weights) {
-  auto t_start = std::chrono::steady_clock::now();
-  std::vector<kernels::AdamWScalars> sc = scalars_for(step_ + 1);
+  begin_step(grads, weights);
+  grads_final(0, num_params_);
+  finish_step();
+  commit_step();
+}
+
+void SwapOptimizer::begin_step(const float* grads, core::bf16* weights, float grad_scale) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_usable();  // an I/O error ends the optimizer, not only the step it hit
+  }
+  if (in_step_ || pending_) throw std::logic_error("SwapOptimizer::begin_step: a step is in progress");
+  step_start_ = std::chrono::steady_clock::now();
+  sc_ = scalars_for(step_ + 1);
+  grads_ = grads;
+  weights_ = weights;
+  grad_scale_ = grad_scale;
+  if (grad_scale != 1.0f && scaled_.empty()) scaled_.resize(size_t(chunk_));
+  std::fill(final_.begin(), final_.end(), 0);
+  next_ = 0;
+  compute_s_ = wait_s_ = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     check_usable();
     std::fill(state_.begin(), state_.end(), SlotState::kFree);
+    read_copy_ = cur_;
+    write_copy_ = 1 - cur_;
     read_s_ = write_s_ = io_s_ = 0;
     idle_ = 0;
     ++job_;
   }
+  in_step_ = true;
   load_cv_.notify_one();
   store_cv_.notify_one();
-  double compute_s = 0, wait_s = 0;
-  for (int64_t c = 0; c < num_chunks_; ++c) {
-    size_t s = size_t(c % int64_t(slots_.size()));
+}
+
+void SwapOptimizer::grads_final(int64_t lo, int64_t hi) {
+  if (!in_step_) throw std::logic_error("SwapOptimizer::grads_final: no step in progress");
+  if (lo < 0 || hi > num_params_ || lo > hi)
+    throw std::out_of_range("SwapOptimizer::grads_final: range outside the parameters");
+  for (int64_t c = lo / chunk_; c < num_chunks_ && c * chunk_ < hi; ++c) {
+    int64_t a = std::max(lo, c * chunk_), b = std::min(hi, c * chunk_ + chunk_valid(c));
+    final_[size_t(c)] += b - a;
+    if (final_[size_t(c)] > chunk_valid(c))
+      throw std::logic_error("SwapOptimizer::grads_final: an element declared final twice");
+  }
+  pump(false);
+}
+
+void SwapOptimizer::pump(bool wait) {
+  for (; next_ < num_chunks_; ++next_) {
+    int64_t c = order_[size_t(next_)];
+    if (final_[size_t(c)] != chunk_valid(c)) {
+      if (wait) throw std::logic_error("SwapOptimizer::finish_step: the gradient is not final");
+      return;
+    }
+    size_t s = size_t(next_ % int64_t(slots_.size()));
     {
-      auto t0 = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mu_);
-      compute_cv_.wait(lock, [&] {
-        return failed_ || (state_[s] == SlotState::kReady && slot_chunk_[s] == c);
-      });
-      wait_s += seconds_since(t0);
-      if (failed_) break;
+      auto loaded = [&] { return state_[s] == SlotState::kReady && slot_chunk_[s] == next_; };
+      if (!wait && !failed_ && !loaded()) return;  // the loader is behind: carry on elsewhere
+      auto t0 = std::chrono::steady_clock::now();
+      TREX_TRACE(kOptimizer, "swap.wait");  // exposed I/O
+      compute_cv_.wait(lock, [&] { return failed_ || loaded(); });
+      wait_s_ += seconds_since(t0);
+      check_usable();
     }
-    auto t0 = std::chrono::steady_clock::now();
-    float* theta = slots_[s].data();
-    float* m = theta + chunk_;
-    float* v = m + chunk_;
-    int64_t lo = c * chunk_, hi = lo + chunk_valid(c);
-    // The groups overlapping [lo, hi), each stepped with its own scalars.
-    size_t g = size_t(std::upper_bound(offsets_.begin(), offsets_.end(), lo) - offsets_.begin()) - 1;
-    for (; g < groups_.size() && offsets_[g] < hi; ++g) {
-      int64_t a = std::max(lo, offsets_[g]), b = std::min(hi, offsets_[g + 1]);
-      kernels::adamw_update(sc[g], theta + (a - lo), m + (a - lo), v + (a - lo), grads + a,
-                            weights ? weights + a : nullptr, b - a, options_.pool);
-    }
-    compute_s += seconds_since(t0);
+    update_chunk(c, s);
     {
       std::lock_guard<std::mutex> lock(mu_);
       state_[s] = SlotState::kStore;
     }
     store_cv_.notify_one();
   }
+}
+
+void SwapOptimizer::update_chunk(int64_t c, size_t s) {
+  TREX_TRACE(kOptimizer, "swap.update");
+  auto t0 = std::chrono::steady_clock::now();
+  float* theta = slots_[s].data();
+  float* m = theta + chunk_;
+  float* v = m + chunk_;
+  int64_t lo = c * chunk_, hi = lo + chunk_valid(c);
+  const float* g = grads_ + lo;
+  if (grad_scale_ != 1.0f) {
+    // The same single rounding as the in-place `g[i] *= scale` of the in-memory path.
+    for (int64_t i = 0; i < hi - lo; ++i) scaled_[size_t(i)] = g[i] * grad_scale_;
+    g = scaled_.data();
+  }
+  // The groups overlapping [lo, hi), each stepped with its own scalars.
+  size_t gi = size_t(std::upper_bound(offsets_.begin(), offsets_.end(), lo) - offsets_.begin()) - 1;
+  for (; gi < groups_.size() && offsets_[gi] < hi; ++gi) {
+    int64_t a = std::max(lo, offsets_[gi]), b = std::min(hi, offsets_[gi + 1]);
+    kernels::adamw_update(sc_[gi], theta + (a - lo), m + (a - lo), v + (a - lo), g + (a - lo),
+                          weights_ ? weights_ + a : nullptr, b - a, options_.pool);
+  }
+  compute_s_ += seconds_since(t0);
+}
+
+void SwapOptimizer::finish_step() {
+  if (!in_step_) throw std::logic_error("SwapOptimizer::finish_step: no step in progress");
+  in_step_ = false;  // whatever happens below, this step is over
+  pump(true);
   {
     auto t0 = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
+    TREX_TRACE(kOptimizer, "swap.wait");
     compute_cv_.wait(lock, [&] { return idle_ == 2; });
-    wait_s += seconds_since(t0);
+    wait_s_ += seconds_since(t0);
     check_usable();
     last_.steps = 1;
     last_.read_s = read_s_;
     last_.write_s = write_s_;
     last_.io_s = io_s_;
   }
-  last_.compute_s = compute_s;
-  last_.wait_s = wait_s;
-  last_.bytes_read = last_.bytes_written = uint64_t(num_chunks_) * 12 * uint64_t(chunk_);
-  last_.wall_s = seconds_since(t_start);
+  last_.compute_s = compute_s_;
+  last_.wait_s = wait_s_;
+  last_.bytes_read = last_.bytes_written = copy_bytes_;
+  last_.wall_s = seconds_since(step_start_);
   total_.steps += 1;
   total_.wall_s += last_.wall_s;
   total_.compute_s += last_.compute_s;
@@ -267,11 +340,24 @@ void SwapOptimizer::step(const float* grads, core::bf16* weights) {
   total_.io_s += last_.io_s;
   total_.bytes_read += last_.bytes_read;
   total_.bytes_written += last_.bytes_written;
+  pending_ = true;
+}
+
+void SwapOptimizer::commit_step() {
+  if (!pending_) throw std::logic_error("SwapOptimizer::commit_step: no finished step");
+  pending_ = false;
+  cur_ = 1 - cur_;
   ++step_;
+}
+
+void SwapOptimizer::discard_step() {
+  if (!pending_) throw std::logic_error("SwapOptimizer::discard_step: no finished step");
+  pending_ = false;
 }
 
 void SwapOptimizer::read_state(StateArray which, int64_t offset, int64_t count, float* dst) {
   check_usable();
+  if (in_step_ || pending_) throw std::logic_error("SwapOptimizer::read_state: between steps only");
   if (offset < 0 || count < 0 || offset + count > num_params_)
     throw std::out_of_range("SwapOptimizer::read_state: range outside the parameters");
   float* buf = slots_[0].data();
@@ -279,7 +365,7 @@ void SwapOptimizer::read_state(StateArray which, int64_t offset, int64_t count, 
   for (int64_t e = offset; e < offset + count;) {
     int64_t c = e / chunk_, lo = c * chunk_;
     int64_t n = std::min(offset + count, lo + chunk_) - e;
-    sync_channel_->read(chunk_offset(c) + array_off, uint64_t(chunk_) * 4, buf);
+    sync_channel_->read(chunk_offset(c, cur_) + array_off, uint64_t(chunk_) * 4, buf);
     std::memcpy(dst + (e - offset), buf + (e - lo), size_t(n) * sizeof(float));
     e += n;
   }
@@ -288,20 +374,21 @@ void SwapOptimizer::read_state(StateArray which, int64_t offset, int64_t count, 
 void SwapOptimizer::write_state(int64_t offset, int64_t count, const float* master,
                                 const float* exp_avg, const float* exp_avg_sq) {
   check_usable();
+  if (in_step_ || pending_) throw std::logic_error("SwapOptimizer::write_state: between steps only");
   float* buf = slots_[0].data();
   for (int64_t e = offset; e < offset + count;) {
     int64_t c = e / chunk_, lo = c * chunk_;
     int64_t n = std::min(offset + count, lo + chunk_) - e;
     // Read-modify-write unless the piece covers every valid element of the chunk.
     if (e != lo || n != chunk_valid(c))
-      sync_channel_->read(chunk_offset(c), uint64_t(12 * chunk_), buf);
+      sync_channel_->read(chunk_offset(c, cur_), uint64_t(12 * chunk_), buf);
     else
       std::memset(buf, 0, size_t(3 * chunk_) * sizeof(float));
     size_t bytes = size_t(n) * sizeof(float);
     std::memcpy(buf + (e - lo), master + (e - offset), bytes);
     std::memcpy(buf + chunk_ + (e - lo), exp_avg + (e - offset), bytes);
     std::memcpy(buf + 2 * chunk_ + (e - lo), exp_avg_sq + (e - offset), bytes);
-    sync_channel_->write(chunk_offset(c), uint64_t(12 * chunk_), buf);
+    sync_channel_->write(chunk_offset(c, cur_), uint64_t(12 * chunk_), buf);
     e += n;
   }
 }

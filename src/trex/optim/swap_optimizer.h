@@ -4,9 +4,17 @@
 //
 // Layout of the tier: the flat parameter range is cut into chunks of chunk_elems elements
 // (a multiple of 1024, so each array's piece is a whole number of 4 KiB blocks), independent of
-// group boundaries; chunk c occupies bytes [12 ce c, 12 ce (c + 1)) of the file as
-// [master | exp_avg | exp_avg_sq], each ce floats (the last chunk zero-padded). One read and one
-// write per chunk per step, each a single contiguous transfer.
+// group boundaries; chunk c occupies bytes [12 ce c, 12 ce (c + 1)) of a copy of the state as
+// [master | exp_avg | exp_avg_sq], each ce floats (the last chunk zero-padded). The file holds
+// two copies: a step reads the committed one and writes the other, and commit_step() makes the
+// written one current. So a step can be discarded after the fact (a non-finite gradient, a
+// clipping scale learnt only at the end of the backward) and an I/O error mid-step never
+// leaves a half-updated state behind. One read and one write per chunk per step, each a single
+// contiguous transfer.
+//
+// Order: chunks are visited from the last to the first, the order in which a backward pass
+// finalizes the gradient of a flat layout (the heads and the last layers first, the embedding
+// last), so the chunk updated first is the first whose gradient is complete.
 //
 // Pipeline: a ring of K slots (K = 3 by default, at least 2), each 12 ce bytes; a slot cycles
 // FREE -> (loader reads chunk i) READY -> (the caller updates it with the fused AdamW kernel on
@@ -15,10 +23,20 @@
 // K = 3 the read of chunk i+1, the update of i and the write of i-1 all overlap; with K = 2 the
 // read of i+1 waits for the write of i-1 (spec: swap-optimizer-and-parallelism.md section 4).
 //
+// Overlap with the backward pass: begin_step() starts the loader at once (K chunks are read
+// ahead while the forward and backward run); grads_final(lo, hi) tells the optimizer that
+// gradient elements [lo, hi) are complete, and it updates every chunk that is both complete and
+// loaded, in order, without ever waiting for I/O, so reads and write-backs proceed behind the
+// rest of the backward; finish_step() does what is left, waiting where it must, and only that
+// wait is exposed. step() is the three at once.
+//
 // Results: the kernel is elementwise and rounds identically for every split of the range, so
-// every step's state and bf16 weights are bitwise identical to the in-memory AdamW's.
+// every step's state and bf16 weights are bitwise identical to the in-memory AdamW's, in any
+// order the gradient arrives.
 // Memory: the only state in memory is the slots, K x 12 x chunk_elems bytes, all charged to
 // memory(); the state is swapped out chunk by chunk as it is created and when a checkpoint loads.
+// A gradient scale other than 1 adds one chunk of scaled gradient (4 ce bytes, not state: not
+// charged).
 #pragma once
 
 #include <chrono>
@@ -47,10 +65,11 @@ struct SwapOptions {
   core::ThreadPool* pool = nullptr;  // compute pool (nullptr: core::default_thread_pool())
 };
 
-// Where the time of steps went. read_s and write_s are the loader's and storer's busy times;
-// io_s is the time at least one of them was busy (reads and writes overlap each other, so
+// Where the time of steps went, from begin_step() to finish_step() (with the overlap, that
+// spans the backward). read_s and write_s are the loader's and storer's busy times; io_s is the
+// time at least one of them was busy (reads and writes overlap each other, so
 // io_s <= read_s + write_s); compute_s is the caller's update time; wait_s is how long the
-// caller waited for I/O (for a chunk to arrive, for the last writes).
+// caller waited for I/O (for a chunk to arrive, for the last writes): the exposed I/O time.
 struct SwapStats {
   int64_t steps = 0;
   double wall_s = 0, compute_s = 0, wait_s = 0, read_s = 0, write_s = 0, io_s = 0;
@@ -72,6 +91,28 @@ class SwapOptimizer : public Optimizer {
 
   // Throws std::runtime_error on an I/O error; the optimizer is unusable afterwards.
   void step(const float* grads, core::bf16* weights) override;
+
+  // A step in pieces, overlapped with the pass that produces the gradient (see the header
+  // comment). grads: [num_params()] fp32, read only where grads_final() has declared it final,
+  // until finish_step(); weights: [num_params()] bf16 out (nullptr: not wanted), written chunk
+  // by chunk. grad_scale multiplies every gradient element first, exactly as `g[i] *= scale`
+  // would (gradient clipping with a scale known in advance); 1: none. The hyperparameters
+  // (set_lr) are taken now. REQUIRES: no step in progress or pending.
+  void begin_step(const float* grads, core::bf16* weights, float grad_scale = 1.0f);
+  // Gradient elements [lo, hi) are final (each element declared once per step; a repeat is
+  // caught when it overfills its chunk: std::logic_error). Updates the
+  // chunks, in order, that are complete and loaded; never waits for I/O. Throws
+  // std::runtime_error after an I/O error.
+  void grads_final(int64_t lo, int64_t hi);
+  // Updates the rest, waiting for their state, and waits for every write-back; the new state
+  // is then pending. REQUIRES: every element declared final. Throws std::runtime_error after an
+  // I/O error (the committed state is untouched; the optimizer is unusable afterwards).
+  void finish_step();
+  // The pending state becomes current and the step count advances; or the step is forgotten
+  // (the state and step count stay as before begin_step; the weights written are stale).
+  void commit_step();
+  void discard_step();
+  bool step_in_progress() const { return in_step_ || pending_; }
   void read_state(StateArray which, int64_t offset, int64_t count, float* dst) override;
 
   // The chunk size for a memory budget: floor(budget / (slots x 12 B)), rounded down to a
@@ -96,7 +137,13 @@ class SwapOptimizer : public Optimizer {
 
  private:
   enum class SlotState { kFree, kReady, kStore };
-  uint64_t chunk_offset(int64_t c) const { return uint64_t(c) * 12 * uint64_t(chunk_); }
+  // Byte offset of chunk c in copy `copy` (0 or 1) of the state.
+  uint64_t chunk_offset(int64_t c, int copy) const {
+    return uint64_t(copy) * copy_bytes_ + uint64_t(c) * 12 * uint64_t(chunk_);
+  }
+  // Updates chunks in order while they are complete and (or, with wait, until they are) loaded.
+  void pump(bool wait);
+  void update_chunk(int64_t c, size_t slot);
   int64_t chunk_valid(int64_t c) const;
   void loader_loop();
   void storer_loop();
@@ -106,6 +153,9 @@ class SwapOptimizer : public Optimizer {
   SwapOptions options_;
   int64_t chunk_ = 0;
   int64_t num_chunks_ = 0;
+  uint64_t copy_bytes_ = 0;        // one copy of the state in the file
+  int cur_ = 0;                    // the committed copy
+  std::vector<int64_t> order_;     // chunk visited i-th: last to first
   std::unique_ptr<SwapFile> file_;
   std::vector<AccountedBuffer> slots_;
   std::unique_ptr<SwapFile::Channel> sync_channel_;  // between steps: init, checkpoints
@@ -115,7 +165,8 @@ class SwapOptimizer : public Optimizer {
   // busy machine every needless wake-up costs a scheduling slice).
   std::condition_variable load_cv_, compute_cv_, store_cv_;
   std::vector<SlotState> state_;
-  std::vector<int64_t> slot_chunk_;
+  std::vector<int64_t> slot_chunk_;  // the position in order_ a slot holds
+  int read_copy_ = 0, write_copy_ = 1;  // of the current job
   uint64_t job_ = 0;  // generation: a new step for the I/O threads
   int idle_ = 2;      // I/O threads done with the current job
   bool stop_ = false;
@@ -141,6 +192,18 @@ class SwapOptimizer : public Optimizer {
       self->io_end();
     }
   };
+
+  // The step in progress (the caller's thread only).
+  bool in_step_ = false, pending_ = false;
+  const float* grads_ = nullptr;
+  core::bf16* weights_ = nullptr;
+  float grad_scale_ = 1.0f;
+  std::vector<float> scaled_;            // one chunk of scaled gradient
+  std::vector<kernels::AdamWScalars> sc_;
+  std::vector<int64_t> final_;           // per chunk: gradient elements declared final
+  int64_t next_ = 0;                     // position in order_ of the next chunk to update
+  std::chrono::steady_clock::time_point step_start_;
+  double compute_s_ = 0, wait_s_ = 0;
 
   SwapStats last_, total_;
   std::thread loader_, storer_;

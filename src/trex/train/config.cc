@@ -53,9 +53,12 @@ TrainConfig load_train_config(const std::string& path) {
   c.beta2 = opt.number_or("beta2", c.beta2, 0, 0.999999);
   c.eps = opt.number_or("eps", c.eps, 1e-30, 1);
   c.clip_norm = opt.number_or("clip_norm", c.clip_norm, 0, 1e30);
+  c.clip_with = opt.choice_or("clip_with", c.clip_with, {"current", "previous"});
   if (opt.has("swap_dir")) c.swap_dir = model::resolve_beside(path, opt.text("swap_dir"));
   c.swap_chunk = opt.integer_or("swap_chunk", c.swap_chunk, 1);
   c.swap_slots = int(opt.integer_or("swap_slots", c.swap_slots, 2));
+  c.swap_direct = opt.boolean_or("swap_direct", c.swap_direct);
+  c.swap_overlap = opt.boolean_or("swap_overlap", c.swap_overlap);
   opt.finish();
 
   if (const toml::table* t = top.table("checkpoint")) {

@@ -44,9 +44,17 @@ struct TrainConfig {
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double clip_norm = 1.0;      // 0: no clipping
+  // Which gradient norm the clipping scale comes from: "current", the step's own (exact, known
+  // only after the whole backward); "previous", the last finished step's, known before the
+  // backward (what lets the overlapped swap update clip without redoing the step).
+  std::string clip_with = "current";
   std::string swap_dir;        // swap: where the swap file goes (default: the run directory)
   int64_t swap_chunk = 1 << 18;  // swap: elements per chunk
   int swap_slots = 3;
+  bool swap_direct = true;     // swap: O_DIRECT (the tier is the disk, not the page cache)
+  // swap, one process: update each chunk during the last micro-batch's backward, as soon as its
+  // gradient is final (docs/optim.md); false: one whole step after the backward.
+  bool swap_overlap = true;
   // [checkpoint]
   int64_t checkpoint_every = 100;  // 0: only the final one
   int64_t keep_last = 2;

@@ -36,6 +36,12 @@ std::string StepMetrics::to_json() const {
   j["rss_bytes"] = rss_bytes;
   j["skipped"] = skipped;
   j["clipped"] = clipped;
+  if (swap) {
+    j["swap_io_s"] = swap_io_s;
+    j["swap_exposed_s"] = swap_exposed_s;
+    j["swap_hidden_s"] = swap_hidden_s;
+    j["swap_redone"] = swap_redone;
+  }
   return j.dump();
 }
 

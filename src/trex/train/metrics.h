@@ -23,6 +23,13 @@ struct StepMetrics {
   int64_t rss_bytes = 0;        // resident set size of the process
   bool skipped = false;         // non-finite loss or gradient: no update
   bool clipped = false;
+  // The swap optimizer's I/O of this step (written only when it is the optimizer): time its
+  // loader or storer was busy, the part of it the training thread waited for (exposed), the
+  // rest (hidden behind the forward, backward and update); redone: the update made during the
+  // backward was thrown away and the step redone after it (the current-norm clipping scale).
+  bool swap = false;
+  double swap_io_s = 0, swap_exposed_s = 0, swap_hidden_s = 0;
+  bool swap_redone = false;
   std::string to_json() const;
 };
 

@@ -94,6 +94,21 @@ double grad_norm(const float* g, int64_t n) {
   return std::sqrt((s0 + s1) + (s2 + s3));
 }
 
+// The clipping scale from the norm of the last step not skipped (clip_with "previous"): known
+// before the backward, so the overlapped swap update can apply it. 1: none.
+float previous_norm_scale(const TrainConfig& c, double last_norm) {
+  if (c.clip_with != "previous" || c.clip_norm <= 0 || !(last_norm > c.clip_norm)) return 1.0f;
+  return float(c.clip_norm / last_norm);
+}
+
+// acc[lo, hi) += g[lo, hi): the single-process StepReducer's sum, one final range at a time
+// (each element gets the same single addition, so the result is the same bits).
+void add_range(float* acc, const float* g, int64_t lo, int64_t hi) {
+  core::default_thread_pool().parallel_for(lo, hi, 1 << 16, [&](int64_t a, int64_t b) {
+    for (int64_t i = a; i < b; ++i) acc[i] += g[i];
+  });
+}
+
 // FNV-1a over the weights and every score-routed layer's bias.
 uint64_t state_fingerprint(model::Transformer& m) {
   uint64_t h = 1469598103934665603ull;
@@ -149,6 +164,8 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     (void)dist::resolve_layout(request, 1, c.model, c.micro_batches);
   }
   const bool lead = ctx.rank() == 0;  // writes the run directory and prints
+  // The swap update overlapped with the backward needs the whole gradient in this process.
+  const bool overlap = c.optimizer == "swap" && c.swap_overlap && ctx.world_size() == 1;
   fs::create_directories(options.out_dir);
   const std::string run_dir = options.out_dir;
 
@@ -198,6 +215,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   if (!init.empty()) model.load((fs::path(init) / "model.safetensors").string());
   std::vector<optim::ParamGroup> groups = param_groups(model.layout(), c);
   std::unique_ptr<optim::Optimizer> opt;
+  optim::SwapOptimizer* swap = nullptr;
   std::string swap_path;
   if (c.optimizer == "swap") {
     std::string dir = c.swap_dir.empty() ? run_dir : c.swap_dir;
@@ -214,7 +232,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     so.path = swap_path;
     so.chunk_elems = std::min<int64_t>(c.swap_chunk, n);
     so.slots = c.swap_slots;
-    opt = std::make_unique<optim::SwapOptimizer>(groups, model.params(), so);
+    so.direct = c.swap_direct;
+    auto s = std::make_unique<optim::SwapOptimizer>(groups, model.params(), so);
+    swap = s.get();
+    opt = std::move(s);
   } else {
     opt = std::make_unique<optim::AdamW>(groups, model.params());
   }
@@ -261,12 +282,14 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   };
 
   int64_t consecutive_bad = resume_state.value("consecutive_skips", int64_t(0));
+  double last_norm = resume_state.value("last_grad_norm", 0.0);  // of the last step not skipped
   int64_t skipped_total = resume_state.value("skipped_total", int64_t(0));
   TrainResult result;
   result.first_step = start_step + 1;
   result.last_step = start_step;
   result.vocab_used = tok->vocab_size();
-  std::vector<double> step_times, opt_times;
+  std::vector<double> step_times, opt_times, swap_io, swap_exposed, swap_hidden;
+  int64_t swap_redone = 0;
   double run_time = 0;
   int64_t run_tokens = 0;
 
@@ -281,6 +304,13 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
                 static_cast<long long>(c.seq), static_cast<long long>(c.rows),
                 static_cast<long long>(c.micro_batches), static_cast<long long>(start_step + 1),
                 static_cast<long long>(stop), c.optimizer.c_str());
+  if (options.print && lead && swap)
+    std::printf("swap: %s%s, %lld chunks of %lld, %d slots (%.1f MB resident), %s%s%s\n",
+                optim::to_string(swap->backend()), swap->direct() ? " O_DIRECT" : " buffered",
+                static_cast<long long>(swap->num_chunks()), static_cast<long long>(swap->chunk_elems()), swap->slots(),
+                double(swap->buffer_bytes()) / 1e6,
+                overlap ? "updates during the backward" : "updates after the backward",
+                swap->fallback_reason().empty() ? "" : "; fallback: ", swap->fallback_reason().c_str());
 
   std::string last_ckpt;
   for (int64_t step = start_step + 1; step <= stop; ++step) {
@@ -288,6 +318,15 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     m.step = step;
     const int64_t step_begin_ns = core::trace_now_ns();
     Clock::time_point t0 = Clock::now();
+
+    // The overlapped swap update starts now: its first chunks load during the forward.
+    m.lr = c.schedule.lr(step);
+    const float pre_scale = previous_norm_scale(c, last_norm);
+    const optim::SwapStats swap_before = swap ? swap->total() : optim::SwapStats{};
+    if (overlap) {
+      for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
+      swap->begin_step(reducer.gradient(), weights.data(), pre_scale);
+    }
 
     std::vector<model::Batch> batches;
     int64_t counted = 0;
@@ -299,16 +338,35 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
     Clock::time_point t1 = Clock::now();
     reducer.begin_step();
+    double ce_sum = 0;
+    std::vector<std::vector<int64_t>> overlap_load;  // the step's expert load (overlap)
     for (int64_t j = 0; j < reducer.rounds(c.micro_batches); ++j) {
       if (step == c.dist_stall_step && ctx.rank() == c.dist_stall_rank)
         for (;;) ::pause();  // debug hook: see config.h
       model.zero_grads();
       const model::Batch& b = batches[size_t(reducer.micro_batch(j))];
+      const bool stream = overlap && j + 1 == reducer.rounds(c.micro_batches);
+      if (stream)  // the last micro-batch: each final range goes into the sum and to the update
+        model.set_grad_final_hook([&](int64_t lo, int64_t hi) {
+          add_range(reducer.gradient(), model.grads(), lo, hi);
+          swap->grads_final(lo, hi);
+        });
       model::LossStats st = model.forward_backward(b, counted > 0 ? float(1.0 / double(counted)) : 1.0f);
-      reducer.add_round(st);
+      if (!stream) {
+        reducer.add_round(st);
+        continue;
+      }
+      // What add_round would add besides the gradient, in the same order.
+      model.set_grad_final_hook({});
+      ce_sum = reducer.ce_sum() + st.ce_sum;
+      overlap_load = reducer.expert_load();
+      for (size_t l = 0; l < overlap_load.size(); ++l)
+        for (size_t e = 0; e < overlap_load[l].size(); ++e) overlap_load[l][e] += model.expert_load()[l][e];
     }
     reducer.finish_step();
-    m.loss = counted > 0 ? reducer.ce_sum() / double(counted) : 0.0;
+    if (!overlap) ce_sum = reducer.ce_sum();
+    const std::vector<std::vector<int64_t>>& step_load = overlap ? overlap_load : reducer.expert_load();
+    m.loss = counted > 0 ? ce_sum / double(counted) : 0.0;
     m.counted = counted;
     float* g = reducer.gradient();
     if (std::find(c.nan_at_step.begin(), c.nan_at_step.end(), long(step)) != c.nan_at_step.end())
@@ -320,8 +378,12 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       TREX_TRACE(kOptimizer, "grad_norm");
       m.grad_norm = grad_norm(g, n);
     }
-    m.lr = c.schedule.lr(step);
+    if (overlap) {
+      TREX_TRACE(kOptimizer, "swap.finish");
+      swap->finish_step();  // the chunks not yet updated, and the last write-backs
+    }
     if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
+      if (overlap) swap->discard_step();
       m.skipped = true;
       ++consecutive_bad;
       ++skipped_total;
@@ -330,22 +392,32 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
                     static_cast<long long>(step), m.loss, m.grad_norm, static_cast<long long>(consecutive_bad));
     } else {
       consecutive_bad = 0;
-      if (c.clip_norm > 0 && m.grad_norm > c.clip_norm) {
-        TREX_TRACE(kOptimizer, "clip");
-        float scale = float(c.clip_norm / m.grad_norm);
-        for (int64_t i = 0; i < n; ++i) g[i] *= scale;
-        m.clipped = true;
-      }
-      for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
-      {
+      float scale = pre_scale;
+      if (c.clip_with == "current" && c.clip_norm > 0 && m.grad_norm > c.clip_norm)
+        scale = float(c.clip_norm / m.grad_norm);
+      m.clipped = scale != 1.0f;
+      if (overlap && scale == pre_scale) {
+        swap->commit_step();  // the update made during the backward stands
+      } else {
+        if (overlap) {
+          swap->discard_step();  // made with the wrong scale: redone below
+          m.swap_redone = true;
+          ++swap_redone;
+        }
+        if (m.clipped) {
+          TREX_TRACE(kOptimizer, "clip");
+          for (int64_t i = 0; i < n; ++i) g[i] *= scale;
+        }
+        for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
         TREX_TRACE(kOptimizer, "optimizer_step");
         opt->step(g, weights.data());
       }
+      last_norm = m.grad_norm;
       {
         TREX_TRACE(kOptimizer, "bf16_to_params");
         core::bf16_to_fp32(weights.data(), model.params(), size_t(n));
       }
-      model.update_routing_bias(reducer.expert_load());
+      model.update_routing_bias(step_load);
     }
     m.optimizer_s = seconds_since(t2);
     m.step_s = seconds_since(t0);
@@ -355,6 +427,16 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     if (options.peak_flops > 0)
       m.mfu = 3.0 * flops_fwd_per_token * double(tokens_per_step) / (m.step_s * options.peak_flops);
     m.optimizer_bytes = int64_t(opt->memory().current());
+    if (swap) {
+      const optim::SwapStats& now = swap->total();
+      m.swap = true;
+      m.swap_io_s = now.io_s - swap_before.io_s;
+      m.swap_exposed_s = std::min(now.wait_s - swap_before.wait_s, m.swap_io_s);
+      m.swap_hidden_s = m.swap_io_s - m.swap_exposed_s;
+      swap_io.push_back(m.swap_io_s);
+      swap_exposed.push_back(m.swap_exposed_s);
+      swap_hidden.push_back(m.swap_hidden_s);
+    }
     m.rss_bytes = current_rss_bytes();
     if (metrics) metrics->write(m);
 
@@ -400,6 +482,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
                         {"warmup", c.schedule.warmup}, {"total", c.schedule.total}, {"next_lr", c.schedule.lr(step + 1)}}},
           {"consecutive_skips", consecutive_bad},
           {"skipped_total", skipped_total},
+          {"last_grad_norm", last_norm},
           {"optimizer", c.optimizer},
       };
       last_ckpt = write_checkpoint(run_dir, step, model, *opt, state, *tok, c.keep_last);
@@ -432,6 +515,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     result.mfu = 3.0 * flops_fwd_per_token * double(run_tokens) / (run_time * options.peak_flops);
   result.median_step_s = median(step_times);
   result.median_optimizer_s = median(opt_times);
+  result.median_swap_io_s = median(swap_io);
+  result.median_swap_exposed_s = median(swap_exposed);
+  result.median_swap_hidden_s = median(swap_hidden);
+  result.swap_redone_steps = swap_redone;
 
   if (lead)
     write_file_atomic((fs::path(run_dir) / "loss.svg").string(),

@@ -7,12 +7,21 @@
 //                 the whole step), so micro-batches sum to the mean over the step
 //   3. guard:     loss or global gradient norm not finite: the step is skipped (no update, no
 //                 routing-bias change, reported in metrics); nan_limit in a row stop the run
-//   4. clip:      grads *= clip_norm / norm when norm > clip_norm
+//   4. clip:      grads *= clip_norm / norm when norm > clip_norm (clip_with "previous": the
+//                 norm of the last step not skipped, so the scale is known before the backward)
 //   5. update:    lr from the schedule into every group (set_lr), optimizer step writing bf16
 //                 weights, copied back into the model's fp32 parameters: the model computes
 //                 with bf16-rounded weights, the optimizer keeps fp32 master weights
 //   6. routing:   update_routing_bias() from this step's expert load
 // The initial parameters are rounded to bf16 the same way before step 1.
+//
+// The swap optimizer in one process (swap_overlap, the default) runs step 5 inside step 2: it
+// starts reading its state at the start of the step, and during the last micro-batch's backward
+// each range of parameters whose gradient is final (model::Transformer::set_grad_final_hook) is
+// added into the step's gradient and handed to it, so it updates chunks while the layers below
+// are still in backward; the update is committed after the guard. Skipped steps discard it;
+// with clip_with "current" a step whose norm exceeds clip_norm discards it and runs again,
+// clipped, after the backward (exposed). Weights and state are bitwise those of steps 2-6.
 //
 // Parallel runs (options.dist): step 2 runs this rank's micro-batches (dist::StepReducer), the
 // gradient and the loss are summed over the ranks in micro-batch order, and the expert load
@@ -64,7 +73,11 @@ struct TrainResult {
   double tokens_per_s = 0;      // over the steps of this call
   double mfu = 0;
   double median_step_s = 0;
-  double median_optimizer_s = 0;
+  double median_optimizer_s = 0;  // after the backward: what the optimizer adds to a step
+  // The swap optimizer's I/O (zero for AdamW), medians over the steps of this call, and the
+  // steps whose overlapped update was redone (clipping with the current norm).
+  double median_swap_io_s = 0, median_swap_exposed_s = 0, median_swap_hidden_s = 0;
+  int64_t swap_redone_steps = 0;
   int64_t tokens = 0;
   int vocab_used = 0;           // the tokenizer's vocabulary
   std::string checkpoint;       // the last checkpoint written

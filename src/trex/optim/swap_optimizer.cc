@@ -73,6 +73,7 @@ SwapOptimizer::SwapOptimizer(std::vector<ParamGroup> groups, const float* master
   }
   loader_ = std::thread([this] { loader_loop(); });
   storer_ = std::thread([this] { storer_loop(); });
+  updater_ = std::thread([this] { updater_loop(); });
 }
 
 SwapOptimizer::~SwapOptimizer() {
@@ -82,8 +83,10 @@ SwapOptimizer::~SwapOptimizer() {
   }
   load_cv_.notify_all();
   store_cv_.notify_all();
+  compute_cv_.notify_all();
   if (loader_.joinable()) loader_.join();
   if (storer_.joinable()) storer_.join();
+  if (updater_.joinable()) updater_.join();
 }
 
 int64_t SwapOptimizer::chunk_valid(int64_t c) const {
@@ -96,6 +99,7 @@ void SwapOptimizer::fail(std::exception_ptr e) {
   load_cv_.notify_all();
   compute_cv_.notify_all();
   store_cv_.notify_all();
+  done_cv_.notify_all();
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -147,7 +151,7 @@ void SwapOptimizer::loader_loop() {
           state_[s] = SlotState::kReady;
           slot_chunk_[s] = c;
         }
-        compute_cv_.notify_one();
+        compute_cv_.notify_all();  // the caller or the updater thread, whichever updates
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -157,7 +161,7 @@ void SwapOptimizer::loader_loop() {
       std::lock_guard<std::mutex> lock(mu_);
       ++idle_;
     }
-    compute_cv_.notify_one();
+    done_cv_.notify_one();
   }
 }
 
@@ -207,18 +211,25 @@ void SwapOptimizer::storer_loop() {
       std::lock_guard<std::mutex> lock(mu_);
       ++idle_;
     }
-    compute_cv_.notify_one();
+    done_cv_.notify_one();
   }
 }
 
 void SwapOptimizer::step(const float* grads, core::bf16* weights) {
-  begin_step(grads, weights);
+  // The caller updates (on the compute pool), so the whole pool serves the arithmetic.
+  start_job(grads, weights, 1.0f, false);
   grads_final(0, num_params_);
+  pump();
   finish_step();
   commit_step();
 }
 
 void SwapOptimizer::begin_step(const float* grads, core::bf16* weights, float grad_scale) {
+  start_job(grads, weights, grad_scale, true);
+}
+
+void SwapOptimizer::start_job(const float* grads, core::bf16* weights, float grad_scale,
+                              bool background) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     check_usable();  // an I/O error ends the optimizer, not only the step it hit
@@ -233,51 +244,80 @@ void SwapOptimizer::begin_step(const float* grads, core::bf16* weights, float gr
   std::fill(final_.begin(), final_.end(), 0);
   next_ = 0;
   compute_s_ = wait_s_ = 0;
+  background_ = background;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    check_usable();
     std::fill(state_.begin(), state_.end(), SlotState::kFree);
     read_copy_ = cur_;
     write_copy_ = 1 - cur_;
     read_s_ = write_s_ = io_s_ = 0;
-    idle_ = 0;
+    idle_ = background ? 0 : 1;  // the updater thread sits out a foreground step
     ++job_;
+    if (background) ++background_job_;
   }
   in_step_ = true;
   load_cv_.notify_one();
   store_cv_.notify_one();
+  if (background) compute_cv_.notify_all();  // wakes the updater thread for the new job
 }
 
 void SwapOptimizer::grads_final(int64_t lo, int64_t hi) {
   if (!in_step_) throw std::logic_error("SwapOptimizer::grads_final: no step in progress");
   if (lo < 0 || hi > num_params_ || lo > hi)
     throw std::out_of_range("SwapOptimizer::grads_final: range outside the parameters");
-  for (int64_t c = lo / chunk_; c < num_chunks_ && c * chunk_ < hi; ++c) {
-    int64_t a = std::max(lo, c * chunk_), b = std::min(hi, c * chunk_ + chunk_valid(c));
-    final_[size_t(c)] += b - a;
-    if (final_[size_t(c)] > chunk_valid(c))
-      throw std::logic_error("SwapOptimizer::grads_final: an element declared final twice");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_usable();
+    for (int64_t c = lo / chunk_; c < num_chunks_ && c * chunk_ < hi; ++c) {
+      int64_t a = std::max(lo, c * chunk_), b = std::min(hi, c * chunk_ + chunk_valid(c));
+      final_[size_t(c)] += b - a;
+      if (final_[size_t(c)] > chunk_valid(c))
+        throw std::logic_error("SwapOptimizer::grads_final: an element declared final twice");
+    }
   }
-  pump(false);
+  if (background_) compute_cv_.notify_all();
 }
 
-void SwapOptimizer::pump(bool wait) {
+// The updater thread: in a background step, updates chunks in order as each becomes complete
+// and loaded, concurrently with the caller's backward. It computes on a pool of its own (one
+// thread: the caller's pool is busy with the backward; the kernel's result does not depend on
+// the thread count).
+void SwapOptimizer::updater_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      compute_cv_.wait(lock, [&] { return stop_ || (background_job_ > seen); });
+      if (stop_) return;
+      seen = background_job_;
+    }
+    try {
+      pump();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fail(std::current_exception());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++idle_;
+    }
+    done_cv_.notify_one();
+  }
+}
+
+// Updates the chunks in order, each once its gradient is complete and its state loaded.
+void SwapOptimizer::pump() {
   for (; next_ < num_chunks_; ++next_) {
     int64_t c = order_[size_t(next_)];
-    if (final_[size_t(c)] != chunk_valid(c)) {
-      if (wait) throw std::logic_error("SwapOptimizer::finish_step: the gradient is not final");
-      return;
-    }
     size_t s = size_t(next_ % int64_t(slots_.size()));
     {
       std::unique_lock<std::mutex> lock(mu_);
-      auto loaded = [&] { return state_[s] == SlotState::kReady && slot_chunk_[s] == next_; };
-      if (!wait && !failed_ && !loaded()) return;  // the loader is behind: carry on elsewhere
-      auto t0 = std::chrono::steady_clock::now();
-      TREX_TRACE(kOptimizer, "swap.wait");  // exposed I/O
-      compute_cv_.wait(lock, [&] { return failed_ || loaded(); });
-      wait_s_ += seconds_since(t0);
-      check_usable();
+      compute_cv_.wait(lock, [&] {
+        return stop_ || failed_ ||
+               (final_[size_t(c)] == chunk_valid(c) && state_[s] == SlotState::kReady &&
+                slot_chunk_[s] == next_);
+      });
+      if (stop_ || failed_) return;
     }
     update_chunk(c, s);
     {
@@ -301,12 +341,13 @@ void SwapOptimizer::update_chunk(int64_t c, size_t s) {
     for (int64_t i = 0; i < hi - lo; ++i) scaled_[size_t(i)] = g[i] * grad_scale_;
     g = scaled_.data();
   }
+  core::ThreadPool* pool = background_ ? &serial_pool_ : options_.pool;
   // The groups overlapping [lo, hi), each stepped with its own scalars.
   size_t gi = size_t(std::upper_bound(offsets_.begin(), offsets_.end(), lo) - offsets_.begin()) - 1;
   for (; gi < groups_.size() && offsets_[gi] < hi; ++gi) {
     int64_t a = std::max(lo, offsets_[gi]), b = std::min(hi, offsets_[gi + 1]);
     kernels::adamw_update(sc_[gi], theta + (a - lo), m + (a - lo), v + (a - lo), g + (a - lo),
-                          weights_ ? weights_ + a : nullptr, b - a, options_.pool);
+                          weights_ ? weights_ + a : nullptr, b - a, pool);
   }
   compute_s_ += seconds_since(t0);
 }
@@ -314,12 +355,17 @@ void SwapOptimizer::update_chunk(int64_t c, size_t s) {
 void SwapOptimizer::finish_step() {
   if (!in_step_) throw std::logic_error("SwapOptimizer::finish_step: no step in progress");
   in_step_ = false;  // whatever happens below, this step is over
-  pump(true);
   {
     auto t0 = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
-    TREX_TRACE(kOptimizer, "swap.wait");
-    compute_cv_.wait(lock, [&] { return idle_ == 2; });
+    for (int64_t c = 0; c < num_chunks_; ++c)
+      if (final_[size_t(c)] != chunk_valid(c)) {
+        // The updater would wait for it forever: stop the optimizer rather than hang.
+        fail(std::make_exception_ptr(std::logic_error("finish_step before the whole gradient was final")));
+        throw std::logic_error("SwapOptimizer::finish_step: the gradient is not final");
+      }
+    TREX_TRACE(kOptimizer, "swap.wait");  // exposed: what the backward did not hide
+    done_cv_.wait(lock, [&] { return idle_ == 3; });
     wait_s_ += seconds_since(t0);
     check_usable();
     last_.steps = 1;

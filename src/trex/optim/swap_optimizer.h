@@ -25,10 +25,11 @@
 //
 // Overlap with the backward pass: begin_step() starts the loader at once (K chunks are read
 // ahead while the forward and backward run); grads_final(lo, hi) tells the optimizer that
-// gradient elements [lo, hi) are complete, and it updates every chunk that is both complete and
-// loaded, in order, without ever waiting for I/O, so reads and write-backs proceed behind the
-// rest of the backward; finish_step() does what is left, waiting where it must, and only that
-// wait is exposed. step() is the three at once.
+// gradient elements [lo, hi) are complete and returns at once; an updater thread of the
+// optimizer's own updates each chunk, in order, as soon as it is both complete and loaded, so
+// updates, reads and write-backs all proceed behind the rest of the backward; finish_step()
+// waits for what is left, and only that wait is exposed. step() is the three at once, with the
+// caller doing the updates on the compute pool.
 //
 // Results: the kernel is elementwise and rounds identically for every split of the range, so
 // every step's state and bf16 weights are bitwise identical to the in-memory AdamW's, in any
@@ -100,12 +101,12 @@ class SwapOptimizer : public Optimizer {
   // (set_lr) are taken now. REQUIRES: no step in progress or pending.
   void begin_step(const float* grads, core::bf16* weights, float grad_scale = 1.0f);
   // Gradient elements [lo, hi) are final (each element declared once per step; a repeat is
-  // caught when it overfills its chunk: std::logic_error). Updates the
-  // chunks, in order, that are complete and loaded; never waits for I/O. Throws
-  // std::runtime_error after an I/O error.
+  // caught when it overfills its chunk: std::logic_error). The updater thread takes it from
+  // there; this never waits for I/O. Throws std::runtime_error after an I/O error.
   void grads_final(int64_t lo, int64_t hi);
-  // Updates the rest, waiting for their state, and waits for every write-back; the new state
-  // is then pending. REQUIRES: every element declared final. Throws std::runtime_error after an
+  // Waits for the remaining updates and every write-back; the new state is then pending.
+  // REQUIRES: every element declared final (else std::logic_error, and the optimizer is
+  // unusable: its pipeline holds chunks that can never complete). Throws std::runtime_error after an
   // I/O error (the committed state is untouched; the optimizer is unusable afterwards).
   void finish_step();
   // The pending state becomes current and the step count advances; or the step is forgotten
@@ -141,9 +142,12 @@ class SwapOptimizer : public Optimizer {
   uint64_t chunk_offset(int64_t c, int copy) const {
     return uint64_t(copy) * copy_bytes_ + uint64_t(c) * 12 * uint64_t(chunk_);
   }
-  // Updates chunks in order while they are complete and (or, with wait, until they are) loaded.
-  void pump(bool wait);
+  // background: the updater thread updates (begin_step); else the caller, in pump() (step()).
+  void start_job(const float* grads, core::bf16* weights, float grad_scale, bool background);
+  // Updates every chunk in order, waiting for each to be complete and loaded.
+  void pump();
   void update_chunk(int64_t c, size_t slot);
+  void updater_loop();
   int64_t chunk_valid(int64_t c) const;
   void loader_loop();
   void storer_loop();
@@ -164,11 +168,13 @@ class SwapOptimizer : public Optimizer {
   // One condition variable per waiter, so each hand-off wakes only the thread it concerns (on a
   // busy machine every needless wake-up costs a scheduling slice).
   std::condition_variable load_cv_, compute_cv_, store_cv_;
+  std::condition_variable done_cv_;  // finish_step: the loader, storer and updater are done
   std::vector<SlotState> state_;
   std::vector<int64_t> slot_chunk_;  // the position in order_ a slot holds
   int read_copy_ = 0, write_copy_ = 1;  // of the current job
   uint64_t job_ = 0;  // generation: a new step for the I/O threads
-  int idle_ = 2;      // I/O threads done with the current job
+  uint64_t background_job_ = 0;  // generation: a new step for the updater thread
+  int idle_ = 3;      // threads (loader, storer, updater) done with the current job
   bool stop_ = false;
   bool failed_ = false;
   std::string failure_;
@@ -193,20 +199,22 @@ class SwapOptimizer : public Optimizer {
     }
   };
 
-  // The step in progress (the caller's thread only).
+  // The step in progress (set by the caller between steps; the updater reads them during one).
   bool in_step_ = false, pending_ = false;
+  bool background_ = false;              // the updater thread does the arithmetic
+  core::ThreadPool serial_pool_{1};      // the updater thread's
   const float* grads_ = nullptr;
   core::bf16* weights_ = nullptr;
   float grad_scale_ = 1.0f;
   std::vector<float> scaled_;            // one chunk of scaled gradient
   std::vector<kernels::AdamWScalars> sc_;
-  std::vector<int64_t> final_;           // per chunk: gradient elements declared final
+  std::vector<int64_t> final_;           // per chunk: gradient elements declared final (mu_)
   int64_t next_ = 0;                     // position in order_ of the next chunk to update
   std::chrono::steady_clock::time_point step_start_;
   double compute_s_ = 0, wait_s_ = 0;
 
   SwapStats last_, total_;
-  std::thread loader_, storer_;
+  std::thread loader_, storer_, updater_;
 };
 
 }  // namespace trex::optim

@@ -2,16 +2,49 @@
 
 Usage: trex_eval_runner.py PROGRAM.py
 
-The program runs as __main__ with the trex gurobipy-compatible module importable. Afterwards
-the final model goes to __trex_final.json: the Model in the program's variable `model` (the
-report's protocol), else the last Model it created. Exit codes: 0 ran to the end, 1 raised,
-65 did not compile (syntax error), 66 ran but built no model.
+The program runs as __main__ with trex's modelling modules importable (gurobipy, coptpy, and
+PuLP with trex as its solver when the program uses PuLP). Afterwards the final model goes to
+__trex_final.json: the model in the program's variable `model` (the report's protocol), else
+the last model it solved, else the last it created (for PuLP: the last problem it solved, else
+an LpProblem left in its globals).
+
+Exit codes: 0 ran to the end, 1 raised, 65 did not compile (syntax error), 66 ran but built
+no model, 67 imported a modelling library trex does not emulate (the last line of stderr is
+"unsupported-library: NAME"), 68 called outside the emulated surface ("unsupported-call: ...").
 """
 import os
+import re
 import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+EXIT_SYNTAX, EXIT_NO_MODEL, EXIT_UNSUPPORTED_LIBRARY, EXIT_UNSUPPORTED_CALL = 65, 66, 67, 68
+
+# Modelling and solver libraries a completion may import that trex does not emulate.
+UNEMULATED = {"pyomo", "docplex", "cplex", "xpress", "mip", "ortools", "pyscipopt", "highspy", "cvxpy",
+              "mosek", "amplpy", "gekko", "pyopt", "cylp", "swiglpk", "gamspy", "pywraplp", "picos"}
+
+
+def uses_pulp(source):
+    return re.search(r"^\s*(?:import\s+pulp|from\s+pulp\b)", source, re.M) is not None
+
+
+def final_model(namespace, trex_modeling, pulp_solved):
+    model = namespace.get("model")
+    if isinstance(model, trex_modeling.ModelCore):
+        return model, "variable model"
+    if trex_modeling.last_solved() is not None:
+        return trex_modeling.last_solved(), "last solved model"
+    if trex_modeling.last_model() is not None:
+        return trex_modeling.last_model(), "last created model"
+    if pulp_solved is not None:
+        import pulp
+        problems = [v for v in namespace.values() if isinstance(v, pulp.LpProblem)]
+        if problems:
+            import trex_pulp
+            return trex_pulp.to_model(problems[-1])[0], "PuLP problem"
+    return None, ""
 
 
 def main():
@@ -22,8 +55,16 @@ def main():
         code = compile(source, "completion.py", "exec")
     except (SyntaxError, ValueError) as e:
         traceback.print_exception(type(e), e, None)
-        return 65
-    import gurobipy
+        return EXIT_SYNTAX
+    import trex_modeling
+
+    pulp_used = None
+    if uses_pulp(source):
+        try:
+            import trex_pulp
+            pulp_used = trex_pulp.install()
+        except ImportError:
+            pass  # PuLP is not installed: the program's own import fails and says so
 
     namespace = {"__name__": "__main__", "__file__": "completion.py"}
     status = 0
@@ -32,17 +73,24 @@ def main():
     except SystemExit as e:
         if e.code not in (None, 0):
             status = 1
+    except trex_modeling.UnsupportedCall as e:
+        traceback.print_exc()
+        print("unsupported-call: %s" % e.message, file=sys.stderr)
+        return EXIT_UNSUPPORTED_CALL
+    except ImportError as e:
+        top = (getattr(e, "name", None) or "").split(".")[0]
+        traceback.print_exc()
+        if top in UNEMULATED:
+            print("unsupported-library: %s" % top, file=sys.stderr)
+            return EXIT_UNSUPPORTED_LIBRARY
+        status = 1
     except BaseException:
         traceback.print_exc()
         status = 1
     sys.stdout.flush()
-    model = namespace.get("model")
-    source_of_model = "variable model"
-    if not isinstance(model, gurobipy.Model):
-        model = gurobipy._last_model
-        source_of_model = "last created model"
+    model, source_of_model = final_model(namespace, trex_modeling, pulp_used)
     if model is None:
-        return status or 66
+        return status or EXIT_NO_MODEL
     try:
         data = model._to_json()
         data["from"] = source_of_model

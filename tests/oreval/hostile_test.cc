@@ -207,7 +207,7 @@ TEST(Hostile, LeftFilesAreNotFollowed) {
   EXPECT_EQ(huge.message, "unreadable model: model.lp: is larger than 1048576 bytes; not read");
   Execution solve_dir = run(
       "import os\nfrom gurobipy import Model\nm = Model()\nm.addVar()\nos.mkdir('__trex_solve.json')\n"
-      "m._write_json = lambda path: None\nm.optimize()\n");
+      "import trex_modeling.solve as s\ns._write_record = lambda path, record: None\nm.optimize()\n");
   EXPECT_EQ(solve_dir.status, ExecStatus::kRuntimeError) << solve_dir.message;
   EXPECT_NE(solve_dir.message.find("__trex_solve.json: is a directory; not read"), std::string::npos) << solve_dir.message;
 }

@@ -84,6 +84,8 @@ ErrorClass class_of(ExecStatus s) {
     case ExecStatus::kSyntaxError: return ErrorClass::kSyntaxError;
     case ExecStatus::kTimeout: return ErrorClass::kTimeout;
     case ExecStatus::kNoModel: return ErrorClass::kRuntimeError;
+    case ExecStatus::kUnsupportedLibrary: return ErrorClass::kUnsupportedLibrary;
+    case ExecStatus::kUnsupportedCall: return ErrorClass::kUnsupportedCall;
     default: return ErrorClass::kRuntimeError;
   }
 }

@@ -37,6 +37,8 @@ const char* to_string(ExecStatus s) {
     case ExecStatus::kRuntimeError: return "runtime-error";
     case ExecStatus::kTimeout: return "timeout";
     case ExecStatus::kNoModel: return "no-model";
+    case ExecStatus::kUnsupportedLibrary: return "unsupported-library";
+    case ExecStatus::kUnsupportedCall: return "unsupported-call";
   }
   return "?";
 }
@@ -45,6 +47,8 @@ namespace {
 
 constexpr int kRunnerSyntaxError = 65;
 constexpr int kRunnerNoModel = 66;
+constexpr int kRunnerUnsupportedLibrary = 67;
+constexpr int kRunnerUnsupportedCall = 68;
 constexpr const char* kModuleFolder = "__trex_module";
 
 bool holds_module(const std::string& dir) {
@@ -175,6 +179,11 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   if (r.exit_code == kRunnerSyntaxError) {
     ex.status = ExecStatus::kSyntaxError;
     ex.message = last_line(r.err);
+    return ex;
+  }
+  if (r.exit_code == kRunnerUnsupportedLibrary || r.exit_code == kRunnerUnsupportedCall) {
+    ex.status = r.exit_code == kRunnerUnsupportedLibrary ? ExecStatus::kUnsupportedLibrary : ExecStatus::kUnsupportedCall;
+    ex.message = last_line(r.err);  // "unsupported-library: pyomo", "unsupported-call: ..."
     return ex;
   }
   if (r.exit_code != 0 && r.exit_code != kRunnerNoModel) {

@@ -11,7 +11,9 @@
 
 namespace trex::oreval {
 
-enum class ExecStatus { kOk, kSyntaxError, kRuntimeError, kTimeout, kNoModel };
+// kUnsupportedLibrary: the program imports a modelling library trex does not emulate (pyomo, ...);
+// kUnsupportedCall: it calls outside the emulated surface of one that trex does (message names it).
+enum class ExecStatus { kOk, kSyntaxError, kRuntimeError, kTimeout, kNoModel, kUnsupportedLibrary, kUnsupportedCall };
 const char* to_string(ExecStatus s);
 
 struct ExecOptions {

@@ -25,15 +25,20 @@ namespace {
 
 constexpr size_t kMaxModuleFile = size_t(16) << 20;
 
-// The module's sources: the runner and every .py file of the gurobipy package.
+// The packages a program may import (the shared modelling core and its skins), each required.
+constexpr const char* kPackages[] = {"trex_modeling", "gurobipy", "coptpy", "trex_pulp"};
+
+// The module's sources: the runner and every .py file of the packages.
 std::vector<std::string> module_sources(const std::string& pydir) {
   std::vector<std::string> rel = {"trex_eval_runner.py"};
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(fs::path(pydir) / "gurobipy", ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".py") rel.push_back(fs::relative(it->path(), pydir).string());
+  for (const char* package : kPackages) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(fs::path(pydir) / package, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_regular_file() && it->path().extension() == ".py") rel.push_back(fs::relative(it->path(), pydir).string());
+    }
+    if (ec) throw InputError(pydir + "/" + package, 0, "cannot list the module: " + ec.message());
   }
-  if (ec) throw InputError(pydir + "/gurobipy", 0, "cannot list the module: " + ec.message());
   return rel;
 }
 

@@ -1,4 +1,5 @@
-// trex's Python module (python/gurobipy and the runner), carried into each sandbox folder.
+// trex's Python modules (python/trex_modeling, the gurobipy and coptpy skins over it, the PuLP
+// solver class, and the runner), carried into each sandbox folder.
 //
 // The sandboxed interpreter runs as an unprivileged user (nobody, or an unmapped uid), which
 // cannot enter a clone that sits in a folder other users may not search (root's home, any
@@ -19,7 +20,7 @@ struct ModuleFiles {
   std::vector<std::pair<std::string, std::string>> files;
 };
 
-// The module in `pydir` (holding gurobipy/ and trex_eval_runner.py), compiled by `python`;
+// The module in `pydir` (holding the packages and trex_eval_runner.py), compiled by `python`;
 // read and compiled once per (python, pydir) for the life of the process. Throws InputError
 // naming the folder when a file cannot be read. When the interpreter cannot compile, the
 // sources alone are carried and the child compiles them in memory.

@@ -35,7 +35,8 @@ std::string html_escape(const std::string& s) {
 
 const std::vector<std::string>& class_order() {
   static const std::vector<std::string> k = {"correct", "wrong-objective", "wrong-structure", "infeasible",
-                                             "unbounded", "runtime-error", "syntax-error", "timeout", "no-code"};
+                                             "unbounded", "runtime-error", "unsupported-call",
+                                             "unsupported-library", "syntax-error", "timeout", "no-code"};
   return k;
 }
 

@@ -51,6 +51,8 @@ const char* to_string(ErrorClass e) {
     case ErrorClass::kWrongStructure: return "wrong-structure";
     case ErrorClass::kCorrect: return "correct";
     case ErrorClass::kUnbounded: return "unbounded";
+    case ErrorClass::kUnsupportedLibrary: return "unsupported-library";
+    case ErrorClass::kUnsupportedCall: return "unsupported-call";
   }
   return "?";
 }

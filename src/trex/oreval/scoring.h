@@ -31,7 +31,9 @@ bool values_match(double predicted, double reference, Comparator mode);
 
 // The error classes of the per-item report (stable names; they are written to JSONL).
 enum class ErrorClass {
-  kNoCode, kSyntaxError, kRuntimeError, kTimeout, kInfeasible, kWrongObjective, kWrongStructure, kCorrect, kUnbounded
+  kNoCode, kSyntaxError, kRuntimeError, kTimeout, kInfeasible, kWrongObjective, kWrongStructure, kCorrect, kUnbounded,
+  kUnsupportedLibrary,  // the program needs a modelling library trex does not emulate
+  kUnsupportedCall,     // it calls outside the emulated surface (not the model's own error)
 };
 const char* to_string(ErrorClass e);
 

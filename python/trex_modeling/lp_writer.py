@@ -1,0 +1,211 @@
+"""Model.write for .lp and .mps in Gurobi's layout, from the record of model.py's _to_json.
+
+What Gurobi 11/12 writes, read off the Bench4Opt reference LPs (Gurobi wrote them):
+  * a header naming the model, then Minimize/Maximize, the objective with no label;
+  * terms merged per variable, zero terms dropped, a coefficient of 1 left out, the first term
+    unsigned unless negative ("- 3 x"), the objective constant as a signed term on "Constant"
+    (fixed at 1 in Bounds), quadratic parts in "[ ... ]" ("/ 2" with doubled coefficients in
+    the objective, "x ^2" for squares);
+  * an empty row written as "R0: <= 5", never "0 x <= 5";
+  * numbers with 16 significant digits, 17 when 16 do not give the double back, fixed notation
+    for exponents -3..5 and C's "1.5e-04" / "1e+06" otherwise; zero as "0", never "-0";
+  * a line broken before a term once it is longer than 50 characters, continuation lines
+    indented by three spaces; Bounds (always present) lists only non-default bounds, then
+    Binaries, then Generals, then End.
+"""
+
+import re
+
+from .expr import INF
+
+
+def gurobi_number(x):
+    x = float(x) + 0.0  # -0.0 becomes 0.0
+    if x == 0:
+        return "0"
+    if x >= INF:
+        return "+infinity"
+    if x <= -INF:
+        return "-infinity"
+    for p in (16, 17):
+        s = "%.*e" % (p - 1, x)
+        if float(s) == x:
+            break
+    mant, ex = s.split("e")
+    ex = int(ex)
+    if "." in mant:
+        mant = mant.rstrip("0").rstrip(".")
+    if -4 < ex < 6:
+        digits = len(mant.lstrip("-").replace(".", ""))
+        return "%.*f" % (max(0, digits - 1 - ex), x)
+    return "%se%+03d" % (mant, ex)
+
+
+def _lp_name(name, taken, fallback):
+    """A name the LP format can hold (no spaces or operators), unique in `taken`."""
+    n = re.sub(r"[^A-Za-z0-9_\[\](),.#{}!\"'$%&;?@`|~]", "_", str(name)) or fallback
+    if n[0].isdigit() or n[0] in ".":
+        n = "_" + n
+    base, k = n, 1
+    while n in taken:
+        k += 1
+        n = "%s#%d" % (base, k)
+    taken.add(n)
+    return n
+
+
+def _term(coef, body, first):
+    sign = "-" if coef < 0 else "+"
+    mag = abs(coef)
+    text = body if mag == 1 else "%s %s" % (gurobi_number(mag), body)
+    if first:
+        return text if sign == "+" else "- " + text
+    return "%s %s" % (sign, text)
+
+
+def _quad_terms(qs, vn, scale):
+    out = []
+    for n, (i, j, c) in enumerate(qs):
+        body = "%s ^2" % vn[i] if i == j else "%s * %s" % (vn[i], vn[j])
+        out.append(_term(c * scale, body, n == 0))
+    return out
+
+
+def _wrapped(prefix, tokens, tail=""):
+    lines, line = [], prefix
+    for n, t in enumerate(tokens):
+        if n == 0:
+            line += t
+        elif len(line) > 50:
+            lines.append(line)
+            line = "   " + t
+        else:
+            line += " " + t
+    lines.append(line + tail)
+    return lines
+
+
+def lp_text(m, internal_names=False):
+    taken = set()
+    vn = ["x%d" % i if internal_names else _lp_name(v[0], taken, "C%d" % i) for i, v in enumerate(m["vars"])]
+    const_name = "Constant" if "Constant" not in taken else _lp_name("Constant", taken, "Constant")
+    lines = ["\\ Model %s" % (m.get("name") or "trex"),
+             "\\ LP format - for model browsing. Use MPS format to capture full model detail.",
+             "Maximize" if m["sense"] == "max" else "Minimize"]
+    costs = [(i, v[4]) for i, v in enumerate(m["vars"]) if v[4] != 0]
+    obj = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate(costs)]
+    if m["constant"]:
+        obj.append(_term(m["constant"], const_name, False))
+    if m["qobj"]:
+        q = _quad_terms([(min(i, j), max(i, j), c) for i, j, c in m["qobj"]], vn, 2.0)
+        q[0] = ("+ [ " if obj else "[ ") + q[0]
+        q[-1] += " ] / 2"
+        obj += q
+    lines += _wrapped("  ", obj) if obj else [""]
+    lines.append("Subject To")
+    ctaken = set(taken)
+    for k, (name, sense, rhs, idx, coef, quad) in enumerate(m["constrs"]):
+        cn = "c%d" % k if internal_names else _lp_name(name, ctaken, "R%d" % k)
+        toks = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate((i, c) for i, c in zip(idx, coef) if c != 0)]
+        if quad:
+            q = _quad_terms(quad, vn, 1.0)
+            q[0] = ("+ [ " if toks else "[ ") + q[0]
+            q[-1] += " ]"
+            toks += q
+        op = {"<": "<=", ">": ">=", "=": "="}[sense]
+        lines += _wrapped(" %s: " % cn, toks, "%s%s %s" % (" " if toks else "", op, gurobi_number(rhs)))
+    lines.append("Bounds")
+    for i, v in enumerate(m["vars"]):
+        lb, ub, t = v[1], v[2], v[3]
+        if t == "B" and lb == 0 and ub == 1:
+            continue
+        if lb == ub:
+            lines.append(" %s = %s" % (vn[i], gurobi_number(lb)))
+        elif lb <= -INF and ub >= INF:
+            lines.append(" %s free" % vn[i])
+        elif lb == 0 and ub >= INF:
+            continue
+        elif lb == 0:
+            lines.append(" %s <= %s" % (vn[i], gurobi_number(ub)))
+        elif ub >= INF:
+            lines.append(" %s >= %s" % (vn[i], gurobi_number(lb)))
+        else:
+            lines.append(" %s <= %s <= %s" % (gurobi_number(lb), vn[i], gurobi_number(ub)))
+    if m["constant"]:
+        lines.append(" %s = 1" % const_name)
+    for title, kind in (("Binaries", "B"), ("Generals", "I")):
+        names = [vn[i] for i, v in enumerate(m["vars"]) if v[3] == kind]
+        if names:
+            lines.append(title)
+            lines += _wrapped(" ", names)
+    lines.append("End")
+    return "\n".join(lines) + "\n"
+
+
+def mps_text(m):
+    """Free-format MPS as Gurobi lays it out: OBJSENSE, ROWS, COLUMNS with integer markers,
+    RHS, BOUNDS, QUADOBJ (upper triangle) and QCMATRIX per quadratic row."""
+    taken = set()
+    vn = [_lp_name(v[0], taken, "C%d" % i) for i, v in enumerate(m["vars"])]
+    rn = [_lp_name(c[0], set(), "R%d" % k) for k, c in enumerate(m["constrs"])]
+    out = ["NAME %s" % (m.get("name") or "trex")]
+    if m["sense"] == "max":
+        out += ["OBJSENSE MAX"]
+    out += ["ROWS", " N  OBJ"]
+    out += [" %s  %s" % ({"<": "L", ">": "G", "=": "E"}[c[1]], rn[k]) for k, c in enumerate(m["constrs"])]
+    cols = [[] for _ in m["vars"]]
+    for k, c in enumerate(m["constrs"]):
+        for i, a in zip(c[3], c[4]):
+            if a != 0:
+                cols[i].append((rn[k], a))
+    out.append("COLUMNS")
+    in_int = False
+    for i, v in enumerate(m["vars"]):
+        integral = v[3] in ("B", "I")
+        if integral != in_int:
+            out.append("    MARKER  'MARKER'  '%s'" % ("INTORG" if integral else "INTEND"))
+            in_int = integral
+        entries = ([("OBJ", v[4])] if v[4] != 0 else []) + cols[i]
+        if not entries:
+            entries = [("OBJ", 0.0)]
+        out += ["    %s  %s  %s" % (vn[i], r, gurobi_number(a)) for r, a in entries]
+    if in_int:
+        out.append("    MARKER  'MARKER'  'INTEND'")
+    out.append("RHS")
+    if m["constant"]:
+        out.append("    RHS  OBJ  %s" % gurobi_number(-m["constant"]))
+    out += ["    RHS  %s  %s" % (rn[k], gurobi_number(c[2])) for k, c in enumerate(m["constrs"]) if c[2] != 0]
+    out.append("BOUNDS")
+    for i, v in enumerate(m["vars"]):
+        lb, ub, t = v[1], v[2], v[3]
+        if t == "B" and lb == 0 and ub == 1:
+            out.append(" BV BND  %s" % vn[i])
+            continue
+        if lb == ub:
+            out.append(" FX BND  %s  %s" % (vn[i], gurobi_number(lb)))
+            continue
+        if lb <= -INF and ub >= INF:
+            out.append(" FR BND  %s" % vn[i])
+            continue
+        if lb <= -INF:
+            out.append(" MI BND  %s" % vn[i])
+        elif lb != 0:
+            out.append(" LO BND  %s  %s" % (vn[i], gurobi_number(lb)))
+        if ub < INF:
+            out.append(" UP BND  %s  %s" % (vn[i], gurobi_number(ub)))
+    if m["qobj"]:
+        out.append("QUADOBJ")
+        for i, j, c in m["qobj"]:
+            a, b = min(i, j), max(i, j)
+            out.append("    %s  %s  %s" % (vn[a], vn[b], gurobi_number(c * (2 if a == b else 1))))
+    for k, c in enumerate(m["constrs"]):
+        if c[5]:
+            out.append("QCMATRIX   %s" % rn[k])
+            for i, j, q in c[5]:
+                if i == j:
+                    out.append("    %s  %s  %s" % (vn[i], vn[j], gurobi_number(q)))
+                else:
+                    out.append("    %s  %s  %s" % (vn[i], vn[j], gurobi_number(q / 2)))
+                    out.append("    %s  %s  %s" % (vn[j], vn[i], gurobi_number(q / 2)))
+    out.append("ENDATA")
+    return "\n".join(out) + "\n"

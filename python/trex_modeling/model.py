@@ -1,0 +1,441 @@
+"""The model store every emulated library shares: variables, rows, objective, removal, values.
+
+A skin (gurobipy.Model, coptpy.Model) subclasses ModelCore and maps its own attribute and
+method names onto the methods here. Rows keep Var objects, not positions, so removing a
+variable or a row never renumbers what a program holds; positions are given out only when the
+model is serialised (_to_json), over the rows and variables still present.
+"""
+
+import itertools
+import numbers
+
+from . import solve as _solve_mod
+from .errors import AttrError, ModelingError, UnsupportedCall
+from .expr import INF, LinExpr, QuadExpr, TempConstr, Var, _num, quicksum, tupledict
+
+_last = [None]    # the most recently created model, for the runner
+_solved = [None]  # the model of the most recent solve
+
+
+def last_model():
+    return _last[0]
+
+
+def last_solved():
+    return _solved[0]
+
+
+class Constr:
+    __slots__ = ("_model", "_index")
+
+    def __init__(self, model, index):
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_index", index)
+
+    def __getattr__(self, name):
+        return self._model._constr_attr(self, name)
+
+    def __setattr__(self, name, value):
+        self._model._set_constr_attr(self, name, value)
+
+    def getAttr(self, name):
+        return self._model._constr_attr(self, name)
+
+    def setAttr(self, name, value):
+        self._model._set_constr_attr(self, name, value)
+
+    def index(self):
+        return self._model._constr_position(self)
+
+    def sameAs(self, other):
+        return self is other
+
+    def __repr__(self):
+        return "<%s.Constr %s>" % (self._model._api_name, self._model._crec[self._index]["name"])
+
+
+def _bound(x):
+    """A bound as stored: magnitudes from 1e30 up are infinite (Gurobi's and COPT's rule)."""
+    x = _num(x)
+    return INF if x >= 1e30 else -INF if x <= -1e30 else x + 0.0
+
+
+def _sense_of(s):
+    s = {"<=": "<", ">=": ">", "==": "=", "=<": "<", "=>": ">"}.get(s, s)
+    if s not in ("<", ">", "="):
+        raise ModelingError(10003, "Invalid constraint sense %r" % (s,))
+    return s
+
+
+class ModelCore:
+    _api_name = "trex"
+
+    def __init__(self, name=""):
+        d = self.__dict__
+        d["_name"] = str(name)
+        d["_vrec"] = []          # per variable: [name, lb, ub, vtype "C"|"B"|"I", obj]
+        d["_var_objs"] = []
+        d["_var_gone"] = set()   # removed variable indices
+        d["_crec"] = []       # per row: dict name, terms [(Var, coef)], quad [(coef, Var, Var)], sense, rhs, gone
+        d["_constr_objs"] = []
+        d["_objcon"] = 0.0
+        d["_objq"] = []          # (coef, Var, Var)
+        d["_sense"] = 1          # 1 minimise, -1 maximise
+        d["_result"] = None      # {"status", "objective", "x": {var index: value}, "seconds"}
+        _last[0] = self
+
+    # --- variables -------------------------------------------------------------------------
+
+    def _new_var(self, lb=0.0, ub=INF, obj=0.0, vtype="C", name=""):
+        vtype = str(vtype).upper()[:1]
+        if vtype not in ("C", "B", "I"):
+            raise UnsupportedCall(10003, "variable type %r is not supported by trex" % vtype)
+        idx = len(self._vrec)
+        lb, ub = _bound(lb), _bound(ub)
+        if vtype == "B":  # gurobipy/coptpy clamp a binary's bounds to [0, 1]
+            lb, ub = max(_num(lb), 0.0), min(_num(ub), 1.0)
+        self._vrec.append([str(name) if name not in (None, "") else "C%d" % idx, _num(lb), _num(ub), vtype, _num(obj)])
+        v = Var(self, idx)
+        self._var_objs.append(v)
+        self._result = None
+        return v
+
+    def _indexed_name(self, prefix, key):
+        inner = ",".join(str(p) for p in (key if isinstance(key, tuple) else (key,)))
+        return "%s[%s]" % (prefix, inner)
+
+    @staticmethod
+    def _index_keys(indices):
+        """The keys addVars makes: one iterable of keys (tuples stay tuples), or the product of
+        several (an integer n stands for range(n))."""
+        if len(indices) == 1 and not isinstance(indices[0], numbers.Number):
+            return list(indices[0])
+        lists = [range(int(i)) if isinstance(i, numbers.Number) else list(i) for i in indices]
+        return [k[0] if len(k) == 1 else tuple(itertools.chain.from_iterable(p if isinstance(p, tuple) else (p,) for p in k))
+                for k in itertools.product(*lists)]
+
+    def _new_vars(self, indices, lb, ub, obj, vtype, name):
+        keys = self._index_keys(indices)
+        out = tupledict()
+
+        def pick(v, k, pos):
+            if isinstance(v, dict):
+                return v[k]
+            if isinstance(v, str):
+                return v
+            if hasattr(v, "__len__") and hasattr(v, "__getitem__"):
+                return v[pos]
+            return v
+
+        for pos, k in enumerate(keys):
+            if isinstance(name, (list, tuple, dict)):
+                nm = pick(name, k, pos)
+            elif name:
+                nm = self._indexed_name(name, k)
+            else:
+                nm = ""
+            out[k] = self._new_var(pick(lb, k, pos), pick(ub, k, pos), pick(obj, k, pos), pick(vtype, k, pos), nm)
+        return out
+
+    def _active_vars(self):
+        return [v for v in self._var_objs if v._index not in self._var_gone]
+
+    def _var_by_name(self, name):
+        for v in self._active_vars():
+            if self._vrec[v._index][0] == name:
+                return v
+        return None
+
+    def _var_position(self, v):
+        return sum(1 for i in range(v._index) if i not in self._var_gone)
+
+    def _value(self, v):
+        r = self._result
+        if r is None or r.get("x") is None:
+            raise AttrError(10005, "Unable to retrieve attribute 'X'")
+        return r["x"][v._index]
+
+    def _var_attr(self, v, name):
+        key = name.lower()
+        rec = self._vrec[v._index]
+        if key in ("varname", "name"):
+            return rec[0]
+        if key == "lb":
+            return rec[1]
+        if key == "ub":
+            return rec[2]
+        if key == "vtype":
+            return rec[3]
+        if key == "obj":
+            return rec[4]
+        if key in ("x", "value"):
+            return self._value(v)
+        if key == "index":
+            return self._var_position(v)
+        if key in ("start", "xn", "rc", "vbasis", "iisub", "iislb"):
+            raise AttrError(10005, "Unable to retrieve attribute '%s'" % name)
+        raise AttributeError("'Var' object has no attribute '%s'" % name)
+
+    def _set_var_attr(self, v, name, value):
+        key = name.lower()
+        rec = self._vrec[v._index]
+        if key in ("varname", "name"):
+            rec[0] = str(value)
+        elif key in ("lb", "ub"):
+            rec[1 if key == "lb" else 2] = _bound(value)
+        elif key == "obj":
+            rec[4] = _num(value)
+        elif key == "vtype":
+            t = str(value).upper()[:1]
+            if t not in ("C", "B", "I"):
+                raise UnsupportedCall(10003, "variable type %r is not supported by trex" % value)
+            rec[3] = t
+        elif key in ("start", "varhintval", "varhintpri", "branchpriority"):
+            return  # hints change how a solver searches, never the model
+        else:
+            raise ModelingError(10003, "cannot set variable attribute '%s'" % name)
+        self._result = None
+
+    # --- rows ------------------------------------------------------------------------------
+
+    def _check_var(self, v):
+        if not isinstance(v, Var) or v._model is not self:
+            raise ModelingError(10003, "a constraint or objective uses a variable of another model")
+        if v._index in self._var_gone:
+            raise ModelingError(10003, "a constraint or objective uses a removed variable")
+
+    def _add_constr(self, lhs, sense, rhs, name):
+        if isinstance(lhs, TempConstr) and sense is None:
+            lhs, sense, rhs = lhs._lhs, lhs._sense, lhs._rhs
+        if lhs is None:
+            raise ModelingError(10003, "Invalid argument to addConstr")
+        if isinstance(lhs, bool) or type(lhs).__name__ == "bool_":
+            # A comparison Python already decided (e.g. two empty sums). Gurobi records it as an
+            # empty row, "R: <= 0" when true and "R: <= -1" when false; so does this module.
+            lhs, sense, rhs = LinExpr(), "<", 0.0 if bool(lhs) else -1.0
+        sense = _sense_of(sense)
+        expr = quicksum([lhs]) - (rhs if rhs is not None else 0)
+        lin, qterms = (expr._lin, expr._qterms) if isinstance(expr, QuadExpr) else (expr, [])
+        for v in lin._vars:
+            self._check_var(v)
+        for _, a, b in qterms:
+            self._check_var(a)
+            self._check_var(b)
+        k = len(self._crec)
+        # 0.0 - c, not -c: a zero right-hand side stays +0 (Gurobi never writes "= -0").
+        self._crec.append({"name": str(name) if name not in (None, "") else "R%d" % k,
+                              "terms": list(zip(lin._vars, lin._coefs)), "quad": list(qterms),
+                              "sense": sense, "rhs": 0.0 - lin._const, "gone": False})
+        c = Constr(self, k)
+        self._constr_objs.append(c)
+        self._result = None
+        return c
+
+    def _add_constrs(self, generator, name=""):
+        """One row per item of a generator; the keys are the generator's loop variables, read
+        from its frame as gurobipy does."""
+        out = tupledict()
+        frame = getattr(generator, "gi_frame", None)
+        for n, tc in enumerate(generator):
+            key = n
+            if frame is not None:
+                loc = frame.f_locals
+                names = [v for v in generator.gi_code.co_varnames if v != ".0" and v in loc]
+                vals = tuple(loc[v] for v in names)
+                if len(vals) == 1:
+                    key = vals[0]
+                elif vals:
+                    key = vals
+            out[key] = self._add_constr(tc, None, None, self._indexed_name(name, key) if name else "")
+        return out
+
+    def _active_constrs(self):
+        return [c for c in self._constr_objs if not self._crec[c._index]["gone"]]
+
+    def _constr_position(self, c):
+        return sum(1 for i in range(c._index) if not self._crec[i]["gone"])
+
+    def _row(self, c):
+        rec = self._crec[c._index]
+        if rec["gone"]:
+            raise ModelingError(10003, "the constraint was removed")
+        return rec
+
+    def _live_terms(self, terms):
+        return [(v, c) for v, c in terms if v._index not in self._var_gone]
+
+    def getRow(self, constr):
+        """The row's linear part, each variable once (Gurobi merges repeated terms)."""
+        e = LinExpr()
+        for v, c in LinExpr([(c, v) for v, c in self._live_terms(self._row(constr)["terms"])])._merged():
+            e._iadd(v, c)
+        return e
+
+    def getCoeff(self, constr, var):
+        return sum(c for v, c in self._row(constr)["terms"] if v is var)
+
+    def chgCoeff(self, constr, var, value):
+        rec = self._row(constr)
+        self._check_var(var)
+        rec["terms"] = [(v, c) for v, c in rec["terms"] if v is not var]
+        if _num(value) != 0:
+            rec["terms"].append((var, _num(value)))
+        self._result = None
+
+    def _constr_attr(self, c, name):
+        rec = self._crec[c._index]
+        key = name.lower()
+        if key in ("constrname", "name", "qcname"):
+            return rec["name"]
+        if key in ("rhs", "qcrhs"):
+            return rec["rhs"]
+        if key in ("sense", "qcsense"):
+            return rec["sense"]
+        if key == "index":
+            return self._constr_position(c)
+        if key == "slack":
+            act = sum(k * self._value(v) for v, k in self._live_terms(rec["terms"]))
+            act += sum(k * self._value(a) * self._value(b) for k, a, b in rec["quad"])
+            return rec["rhs"] - act
+        if key in ("pi", "qcpi", "cbasis", "iisconstr"):
+            raise UnsupportedCall(10003, "attribute '%s' (duals, bases, IIS) is not computed by trex" % name)
+        raise AttributeError("'Constr' object has no attribute '%s'" % name)
+
+    def _set_constr_attr(self, c, name, value):
+        rec = self._crec[c._index]
+        key = name.lower()
+        if key == "rhs":
+            rec["rhs"] = _num(value) + 0.0
+        elif key in ("constrname", "name"):
+            rec["name"] = str(value)
+        elif key == "sense":
+            rec["sense"] = _sense_of(value)
+        else:
+            raise ModelingError(10003, "cannot set constraint attribute '%s'" % name)
+        self._result = None
+
+    def _remove(self, item):
+        """Removes rows and variables (and a variable's terms in every row and the objective),
+        as Gurobi's Model.remove does; lists, tuples and dicts of them too."""
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (list, tuple)):
+            for i in item:
+                self._remove(i)
+            return
+        if isinstance(item, Constr) and item._model is self:
+            self._crec[item._index]["gone"] = True
+        elif isinstance(item, Var) and item._model is self:
+            self._var_gone.add(item._index)
+            self._objq = [(c, a, b) for c, a, b in self._objq if a is not item and b is not item]
+        else:
+            raise UnsupportedCall(10003, "Model.remove: only variables and linear or quadratic constraints of this model can be removed")
+        self._result = None
+
+    # --- objective -------------------------------------------------------------------------
+
+    def _set_objective(self, expr, sense=None):
+        """Replaces the whole objective: every variable's Obj becomes its coefficient in `expr`
+        (0 when absent), as Gurobi's setObjective does."""
+        e = quicksum([expr])
+        lin, q = (e._lin, e._qterms) if isinstance(e, QuadExpr) else (e, [])
+        for v in lin._vars:
+            self._check_var(v)
+        for rec in self._vrec:
+            rec[4] = 0.0
+        for v, c in zip(lin._vars, lin._coefs):
+            self._vrec[v._index][4] += c
+        self._objcon = lin._const
+        self._objq = list(q)
+        if sense is not None:
+            self._sense = int(sense)
+        self._result = None
+
+    def _objective(self):
+        lin = LinExpr()
+        for v in self._active_vars():
+            c = self._vrec[v._index][4]
+            if c:
+                lin._iadd(v, c)
+        lin._const = self._objcon
+        if not self._objq:
+            return lin
+        q = QuadExpr(lin)
+        q._qterms = list(self._objq)
+        return q
+
+    # --- solving ---------------------------------------------------------------------------
+
+    def _solve(self, time_limit=None):
+        """Solves through trex (solve.py) and keeps the result; returns trex's status string
+        ("optimal", "infeasible", ...)."""
+        m = self._to_json()
+        _solved[0] = self
+        r = _solve_mod.solve(self, m, time_limit)
+        status = r.get("status", "error")
+        x = r.get("x")
+        pos = [v._index for v in self._active_vars()]
+        self._result = {"status": status, "objective": r.get("objective") if x is not None else None,
+                        "x": None if x is None else dict(zip(pos, x)), "seconds": r.get("seconds", 0.0),
+                        "message": r.get("message", "")}
+        return status
+
+    def _has_solution(self):
+        return self._result is not None and self._result.get("x") is not None
+
+    def _objval(self, name="ObjVal"):
+        r = self._result
+        if r is None or r.get("objective") is None:
+            raise AttrError(10005, "Unable to retrieve attribute '%s'" % name)
+        return r["objective"]
+
+    # --- serialisation ---------------------------------------------------------------------
+
+    def _to_json(self):
+        """The record trex reads (src/trex/oreval/model_json.h): only variables and rows still
+        present, terms merged, -0 written as 0."""
+        def b(x):
+            return max(-INF, min(INF, x)) + 0.0
+
+        act = self._active_vars()
+        pos = {v._index: p for p, v in enumerate(act)}
+        q_obj = QuadExpr()
+        q_obj._qterms = self._objq
+        rows = []
+        for c in self._active_constrs():
+            rec = self._crec[c._index]
+            lin = LinExpr([(k, v) for v, k in self._live_terms(rec["terms"])])._merged()
+            q = QuadExpr()
+            q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
+            rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],
+                         [k + 0.0 for _, k in lin], [[pos[a._index], pos[bb._index], k + 0.0] for a, bb, k in q._merged_q()]])
+        return {
+            "name": self._name,
+            "sense": "max" if self._sense == -1 else "min",
+            "constant": self._objcon + 0.0,
+            "vars": [[self._vrec[v._index][0], b(self._vrec[v._index][1]), b(self._vrec[v._index][2]),
+                      self._vrec[v._index][3], self._vrec[v._index][4] + 0.0] for v in act],
+            "constrs": rows,
+            "qobj": [[pos[a._index], pos[bb._index], k + 0.0] for a, bb, k in q_obj._merged_q()
+                     if a._index in pos and bb._index in pos],
+        }
+
+    def _lp_text(self):
+        from .lp_writer import lp_text
+        return lp_text(self._to_json())
+
+    def _write(self, filename):
+        import json
+        filename = str(filename)
+        if filename.endswith(".json"):
+            text = json.dumps(self._to_json(), allow_nan=False)
+        elif filename.endswith(".lp"):
+            text = self._lp_text()
+        elif filename.endswith(".mps"):
+            from .lp_writer import mps_text
+            text = mps_text(self._to_json())
+        else:
+            raise UnsupportedCall(10003, "writing %s files is not supported by trex (only .lp, .mps and .json)"
+                                  % filename.rsplit(".", 1)[-1])
+        with open(filename, "w") as f:
+            f.write(text)

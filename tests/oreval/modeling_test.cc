@@ -1,0 +1,159 @@
+// The modelling modules (python/trex_modeling and its gurobipy, coptpy and PuLP faces): their
+// own behaviour checks in standalone mode (tests/oreval/python/*_check.py, solves through the
+// trex binary), then each face run in the sandbox, the classes of programs trex cannot run,
+// and a PuLP program that tries to start a solver process anyway.
+#include <gtest/gtest.h>
+
+#include "trex/oreval/execute.h"
+#include "trex/util/subprocess.h"
+
+namespace trex::oreval {
+namespace {
+
+#define REQUIRE_PYTHON() \
+  if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 not installed"
+
+bool has_pulp() {
+  if (!program_available("/usr/bin/python3")) return false;
+  return run_process({"/usr/bin/python3", "-c", "import pulp"}).exit_code == 0;
+}
+
+#define REQUIRE_PULP() \
+  if (!has_pulp()) GTEST_SKIP() << "PuLP not installed (Debian python3-pulp, scripts/install-deps.sh)"
+
+void run_check(const std::string& file) {
+  std::string py = std::string(TREX_SOURCE_DIR) + "/python";
+  ProcessOptions po;
+  po.timeout_s = 300;  // a hang guard only; the checks take seconds
+  ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, std::string("TREX_BINARY=") + TREX_BINARY,
+                                 "TREX_EVAL_CHANNEL_FD=", "/usr/bin/python3", "-B",
+                                 std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/" + file},
+                                po);
+  EXPECT_EQ(r.exit_code, 0) << file << "\n" << r.out << r.err;
+  EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
+}
+
+TEST(Modeling, GurobipyBehaviours) {
+  REQUIRE_PYTHON();
+  run_check("gurobipy_api_check.py");
+}
+
+TEST(Modeling, CoptpyBehaviours) {
+  REQUIRE_PYTHON();
+  run_check("coptpy_api_check.py");
+}
+
+TEST(Modeling, PulpWithTrexAsItsSolver) {
+  REQUIRE_PULP();
+  run_check("pulp_solver_check.py");
+}
+
+ExecOptions sandbox_options() {
+  ExecOptions o;
+  o.python_dir = std::string(TREX_SOURCE_DIR) + "/python";
+  o.limits.wall_s = 60;  // a hang guard; nothing here depends on how fast it runs
+  o.limits.cpu_s = 60;
+  o.allow_weak_sandbox = true;  // trex's own programs, where a layer may be missing
+  return o;
+}
+
+Execution run(const std::string& code) { return execute({CodeKind::kPython, code}, "", sandbox_options()); }
+
+// An ORLM completion as ORLM's eval/execute.py runs it (its closing lines appended).
+constexpr const char* kOrlmProgram = R"PY(import coptpy as cp
+from coptpy import COPT
+env = cp.Envr()
+model = env.createModel("Zhang")
+x = {n: model.addVar(vtype=COPT.BINARY, name="x_" + n) for n in ["H", "R", "W", "F", "G", "GI"]}
+cost = {"H": 1200, "R": 1650, "W": 750, "F": 800, "G": 800, "GI": 1500}
+model.setObjective(cp.quicksum(cost[n] * x[n] for n in x), sense=COPT.MINIMIZE)
+model.addConstr(cp.quicksum(x.values()) <= 4)
+model.addConstr(cp.quicksum(x.values()) >= 3)
+model.addConstr(x["GI"] == 1)
+model.addConstr(x["H"] + x["F"] <= 1)
+model.addConstr(x["H"] + x["G"] <= 1)
+model.solve()
+if model.status == COPT.OPTIMAL:
+    print(f"Just print the best solution: {model.objval}")
+else:
+    print("No Best Solution")
+)PY";
+
+TEST(Modeling, CoptpyProgramInTheSandbox) {
+  REQUIRE_PYTHON();
+  Execution e = run(kOrlmProgram);
+  ASSERT_EQ(e.status, ExecStatus::kOk) << e.message << "\n" << e.output;
+  EXPECT_NE(e.output.find("Just print the best solution: 3050.0\n"), std::string::npos) << e.output;
+  EXPECT_NE(e.output.find("Best solution   : 3050.000000000\n"), std::string::npos) << e.output;
+  EXPECT_EQ(e.solve_requests, 1);
+  EXPECT_EQ(e.message, "model from variable model");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->num_vars(), 6);
+}
+
+TEST(Modeling, TheSolvedModelIsTheFinalOne) {
+  REQUIRE_PYTHON();
+  Execution e = run(
+      "import coptpy as cp\nfrom coptpy import COPT\nenv = cp.Envr()\n"
+      "a = env.createModel('a')\nx = a.addVar(ub=2)\na.setObjective(x, COPT.MAXIMIZE)\na.solve()\n"
+      "b = env.createModel('b')\ny = b.addVar()\nz = b.addVar()\n");
+  ASSERT_EQ(e.status, ExecStatus::kOk) << e.message;
+  EXPECT_EQ(e.message, "model from last solved model");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->num_vars(), 1);
+}
+
+TEST(Modeling, PulpSolvesInTheSandboxWithoutAProcess) {
+  REQUIRE_PULP();
+  Execution e = run(
+      "from pulp import *\nprob = LpProblem('k', LpMaximize)\nx = LpVariable('x', 0, 4, cat='Integer')\n"
+      "y = LpVariable('y', 0)\nprob += 3 * x + 2 * y + 1\nprob += x + y <= 5.5, 'cap'\n"
+      "print(prob.solve(), LpStatus[prob.status], value(prob.objective))\n"
+      "print(prob.solve(PULP_CBC_CMD(msg=0)), value(prob.objective))\n"
+      "try:\n    prob.solve(GLPK_CMD(msg=0))\nexcept PulpSolverError as err:\n    print('refused', err)\n");
+  ASSERT_EQ(e.status, ExecStatus::kOk) << e.message << "\n" << e.output;
+  EXPECT_EQ(e.output,
+            "1 Optimal 16.0\n1 16.0\n"
+            "refused PuLP solver GLPK_CMD is not available inside trex (use the default or PULP_CBC_CMD)\n");
+  EXPECT_EQ(e.solve_requests, 2);
+  EXPECT_EQ(e.message, "model from last solved model");
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->num_vars(), 2);
+}
+
+// Hostile: PuLP's own CBC class, taken from where install() did not replace it, starts a
+// process; the sandbox forbids that, and the program is classed, the harness unharmed.
+TEST(Modeling, PulpStartingASolverProcessIsContained) {
+  REQUIRE_PULP();
+  Execution e = run(
+      "import pulp\nfrom pulp.apis.coin_api import COIN_CMD\nprob = pulp.LpProblem('k', pulp.LpMinimize)\n"
+      "x = pulp.LpVariable('x', 1)\nprob += x\nprob.solve(COIN_CMD(path='/bin/sh', msg=0))\nprint('solved', x.varValue)\n");
+  EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << e.message << "\n" << e.output;
+  EXPECT_EQ(e.output.find("solved 1"), std::string::npos) << e.output;
+  EXPECT_EQ(e.solve_requests, 0);
+}
+
+TEST(Modeling, UnemulatedLibraryIsItsOwnClass) {
+  REQUIRE_PYTHON();
+  Execution e = run("import pyomo.environ as pyo\nm = pyo.ConcreteModel()\n");
+  EXPECT_EQ(e.status, ExecStatus::kUnsupportedLibrary) << e.message;
+  EXPECT_EQ(e.message, "unsupported-library: pyomo");
+  Execution other = run("import nosuchmodule\n");  // not a modelling library: the program's error
+  EXPECT_EQ(other.status, ExecStatus::kRuntimeError) << other.message;
+}
+
+TEST(Modeling, CallOutsideTheSurfaceIsItsOwnClass) {
+  REQUIRE_PYTHON();
+  Execution g = run("import gurobipy as gp\nm = gp.Model()\nx, y = m.addVar(), m.addVar()\nm.addGenConstrMax(x, [y])\n");
+  EXPECT_EQ(g.status, ExecStatus::kUnsupportedCall) << g.message;
+  EXPECT_EQ(g.message, "unsupported-call: general constraints (addGenConstrMax) is not supported by trex");
+  Execution c = run("import coptpy as cp\nm = cp.Envr().createModel()\nx = m.addVar()\nm.addSOS(1, [x])\n");
+  EXPECT_EQ(c.status, ExecStatus::kUnsupportedCall) << c.message;
+  EXPECT_EQ(c.message, "unsupported-call: coptpy: SOS constraints (addSOS) is not supported by trex");
+  // The model's own error (a variable of another model) stays a runtime error.
+  Execution own = run("import gurobipy as gp\na, b = gp.Model(), gp.Model()\nx = a.addVar()\nb.addConstr(x <= 1)\n");
+  EXPECT_EQ(own.status, ExecStatus::kRuntimeError) << own.message;
+}
+
+}  // namespace
+}  // namespace trex::oreval

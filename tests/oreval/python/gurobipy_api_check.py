@@ -1,0 +1,283 @@
+"""The gurobipy-compatible module against what Gurobi documents (Gurobi 12 reference manual,
+Python API, cited per test), in standalone mode: solves go to the trex binary (TREX_BINARY).
+Run by tests/oreval/modeling_api_test.cc; each test is one behaviour a harness or a published
+OR-LLM program relies on."""
+import math
+import os
+import sys
+import tempfile
+import unittest
+
+import gurobipy as gp
+from gurobipy import GRB
+
+
+def small():
+    m = gp.Model("small")
+    m.Params.OutputFlag = 0
+    x = m.addVars(3, name="x")
+    m.addConstr(x.sum() >= 1, "cover")
+    m.setObjective(3 * x[0] + 2 * x[1] + x[2], GRB.MINIMIZE)
+    return m, x
+
+
+class MissingApi(unittest.TestCase):
+    def test_read_returns_the_model_written(self):
+        # gurobipy.read(filename, env=None) reads a model from a file (manual: "read()").
+        m, x = small()
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "m.lp")
+            m.write(p)
+            r = gp.read(p)
+        self.assertEqual((r.NumVars, r.NumConstrs), (3, 1))
+        self.assertEqual([v.VarName for v in r.getVars()], ["x[0]", "x[1]", "x[2]"])
+        self.assertEqual([v.Obj for v in r.getVars()], [3.0, 2.0, 1.0])
+        r.Params.OutputFlag = 0
+        r.optimize()
+        self.assertEqual(r.ObjVal, 1.0)
+
+    def test_read_names_file_and_line_of_a_bad_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "bad.lp")
+            with open(p, "w") as f:
+                f.write("Minimize\n x\nSubject To\n c: x + y\nEnd\n")
+            with self.assertRaises(gp.GurobiError) as e:
+                gp.read(p)
+            self.assertIn("bad.lp, line 4", str(e.exception))
+            with self.assertRaises(gp.GurobiError):
+                gp.read(os.path.join(d, "missing.lp"))
+
+    def test_env_close_and_context(self):
+        # The report's harness: `with gp.Env(empty=True) as env: ... env.start(); gp.read(p, env)
+        # ... finally: env.close()`.
+        with gp.Env(empty=True) as env:
+            env.setParam("LogToConsole", 0)
+            env.start()
+            m = gp.Model(env=env)
+            self.assertEqual(m.Params.LogToConsole, 0)
+            env.close()
+
+    def test_getrow_merges_terms(self):
+        # Model.getRow returns the row's LinExpr; Gurobi stores one coefficient per variable.
+        m = gp.Model()
+        x, y = m.addVar(name="x"), m.addVar(name="y")
+        c = m.addConstr(x + 2 * y + 3 * x - 2 * y <= 4)
+        row = m.getRow(c)
+        self.assertEqual(row.size(), 1)
+        self.assertIs(row.getVar(0), x)
+        self.assertEqual(row.getCoeff(0), 4.0)
+        self.assertEqual(m.getCoeff(c, x), 4.0)
+
+    def test_gurobi_version(self):
+        self.assertEqual(len(gp.gurobi.version()), 3)
+        self.assertEqual(gp.gurobi.version()[0], 12)
+
+
+class WrongBefore(unittest.TestCase):
+    def test_remove_drops_the_row(self):
+        # Model.remove: "Remove a variable, linear constraint, ... from the model".
+        m, x = small()
+        c = m.addConstr(x[0] <= 5, "ub")
+        m.remove(c)
+        m.update()
+        self.assertEqual(m.NumConstrs, 1)
+        self.assertEqual([k.ConstrName for k in m.getConstrs()], ["cover"])
+        m.remove(x[2])
+        self.assertEqual(m.NumVars, 2)
+        self.assertEqual(m.getRow(m.getConstrs()[0]).size(), 2)
+        m.optimize()
+        self.assertEqual(m.ObjVal, 2.0)  # x[2] (cost 1) is gone
+
+    def test_hasattr_objval_before_solve_is_false(self):
+        # Attribute access without a value raises AttributeError "Unable to retrieve attribute".
+        m, x = small()
+        self.assertFalse(hasattr(m, "ObjVal"))
+        self.assertFalse(hasattr(x[0], "X"))
+        with self.assertRaises(gp.GurobiError):
+            m.ObjVal
+        m.optimize()
+        self.assertTrue(hasattr(m, "ObjVal"))
+
+    def test_zero_rhs_is_plus_zero(self):
+        m = gp.Model()
+        x, y = m.addVar(name="x"), m.addVar(name="y")
+        c = m.addConstr(x - y == 0)
+        d = m.addConstr(x <= y)
+        self.assertEqual(math.copysign(1.0, c.RHS), 1.0)
+        self.assertEqual(math.copysign(1.0, d.RHS), 1.0)
+        self.assertNotIn("-0", m._lp_text())
+
+    def test_var_obj_follows_setobjective(self):
+        # setObjective replaces the objective; each variable's Obj attribute is its coefficient.
+        m = gp.Model()
+        x, y = m.addVar(obj=7, name="x"), m.addVar(name="y")
+        m.setObjective(2 * x + 3 * y + 3 * y)
+        self.assertEqual((x.Obj, y.Obj), (2.0, 6.0))
+        m.setObjective(y)
+        self.assertEqual((x.Obj, y.Obj), (0.0, 1.0))
+        x.Obj = 5
+        self.assertEqual(m.getObjective().size(), 2)
+
+    def test_getattr_of_a_tupledict_is_a_dict(self):
+        # Model.getAttr(attr, objs): "a dict when objs is a dict (tupledict)", else a list.
+        m, x = small()
+        m.optimize()
+        vals = m.getAttr("X", x)
+        self.assertIsInstance(vals, gp.tupledict)
+        self.assertEqual(sorted(vals), [0, 1, 2])
+        self.assertEqual(vals[2], 1.0)
+        self.assertEqual(m.getAttr(GRB.Attr.X, x.values()), [0.0, 0.0, 1.0])
+
+
+class LpWriter(unittest.TestCase):
+    def lp(self, build):
+        m = gp.Model("w")
+        build(m)
+        return m._lp_text().split("\n", 2)[2]
+
+    def test_terms_merged_and_cancelled(self):
+        def b(m):
+            p, q = m.addVar(name="p"), m.addVar(name="q")
+            m.addConstr(0.5 * p - 1 * p + q - q <= 3, "c")
+        self.assertIn(" c: - 0.5 p <= 3\n", self.lp(b))
+
+    def test_empty_row_has_no_placeholder(self):
+        def b(m):
+            m.addVar(name="p")
+            m.addConstr(gp.quicksum([]) <= 5, "e")
+        self.assertIn(" e: <= 5\n", self.lp(b))
+
+    def test_objective_constant_is_a_constant_term(self):
+        def b(m):
+            p = m.addVar(name="p")
+            m.setObjective(2 * p + 7)
+        text = self.lp(b)
+        self.assertIn("  2 p + 7 Constant\n", text)
+        self.assertIn("Bounds\n Constant = 1\n", text)
+
+    def test_products_merged(self):
+        def b(m):
+            x, y = m.addVar(name="x"), m.addVar(name="y")
+            m.setObjective(x * y + y * x + x * x)
+        self.assertIn("[ 4 x * y + 2 x ^2 ] / 2", self.lp(b))
+
+    def test_number_format(self):
+        # 16 significant digits, 17 when needed; exponent outside 1e-4..1e6 (Gurobi's files).
+        from trex_modeling.lp_writer import gurobi_number as g
+        self.assertEqual(g(0.1), "0.1")
+        self.assertEqual(g(-0.0), "0")
+        self.assertEqual(g(1e6), "1e+06")
+        self.assertEqual(g(999998.33), "999998.33")
+        self.assertEqual(g(1.5664279467186848e-04), "1.5664279467186848e-04")
+        self.assertEqual(g(0.0049590155021203), "0.0049590155021203")
+        self.assertEqual(float(g(1 / 3)), 1 / 3)
+
+    def test_bounds_and_kinds(self):
+        def b(m):
+            m.addVar(lb=-GRB.INFINITY, name="f")
+            m.addVar(ub=4, vtype=GRB.INTEGER, name="i")
+            m.addVar(lb=2, ub=2, name="k")
+            m.addVar(lb=-1, ub=1, name="r")
+            m.addVar(vtype=GRB.BINARY, name="b")
+        text = self.lp(b)
+        self.assertIn("Bounds\n f free\n i <= 4\n k = 2\n -1 <= r <= 1\nBinaries\n b\nGenerals\n i\nEnd\n", text)
+
+    def test_mps_written(self):
+        m, x = small()
+        with tempfile.TemporaryDirectory() as d:
+            m.write(os.path.join(d, "m.mps"))
+            with open(os.path.join(d, "m.mps")) as f:
+                text = f.read()
+        self.assertTrue(text.startswith("NAME small\nROWS\n N  OBJ\n G  cover\nCOLUMNS\n"))
+        self.assertTrue(text.endswith("ENDATA\n"))
+
+
+class Surface(unittest.TestCase):
+    def test_addvars_index_forms(self):
+        m = gp.Model()
+        a = m.addVars(2, 3)
+        b = m.addVars([(1, "x"), (2, "y")], name="b")
+        c = m.addVars(gp.tuplelist([(1, 2), (3, 4)]), ["p", "q"], name="c")
+        d = m.addVars(["u", "v"], lb=[1, 2], ub={"u": 5, "v": 6}, name="d")
+        self.assertEqual(sorted(a), [(i, j) for i in range(2) for j in range(3)])
+        self.assertEqual(b[2, "y"].VarName, "b[2,y]")
+        self.assertIn((3, 4, "q"), c)
+        self.assertEqual((d["v"].LB, d["v"].UB), (2.0, 6.0))
+
+    def test_tupledict_select_sum_prod(self):
+        m = gp.Model()
+        x = m.addVars([(1, 1), (1, 2), (2, 1)], name="x")
+        self.assertEqual(len(x.select(1, "*")), 2)
+        self.assertEqual(x.sum("*", 1).size(), 2)
+        e = x.prod({(1, 1): 2, (2, 1): 3})
+        self.assertEqual(sorted(e.getCoeff(i) for i in range(e.size())), [2.0, 3.0])
+        keys, cost = gp.multidict({"a": 1, "b": 2})
+        self.assertEqual((list(keys), cost["b"]), (["a", "b"], 2))
+
+    def test_every_sense_form(self):
+        m = gp.Model()
+        x = m.addVar(name="x")
+        m.addConstr(x <= 1)
+        m.addConstr(1 >= x)
+        m.addConstr(x, GRB.LESS_EQUAL, 1, "legacy")
+        m.addLConstr(x, "<=", 1)
+        m.addLConstr(gp.LinExpr([1.0], [x]), GRB.GREATER_EQUAL, 0)
+        m.addConstr(lhs=x, sense="==", rhs=1)
+        m.addRange(x, 0, 1, "r")
+        self.assertEqual([c.Sense for c in m.getConstrs()], ["<", "<", "<", "<", ">", "=", ">", "<"])
+
+    def test_addconstrs_keys_and_names(self):
+        m = gp.Model()
+        x = m.addVars(2, 2, name="x")
+        cs = m.addConstrs((x[i, j] <= i + j for i in range(2) for j in range(2)), name="c")
+        self.assertEqual(sorted(cs), [(0, 0), (0, 1), (1, 0), (1, 1)])
+        self.assertEqual(cs[1, 0].ConstrName, "c[1,0]")
+
+    def test_quadratic_objective_solves(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x = m.addVar(lb=-10, name="x")
+        m.setObjective(x * x - 4 * x + 1)
+        m.optimize()
+        self.assertEqual(m.Status, GRB.OPTIMAL)
+        self.assertAlmostEqual(m.ObjVal, -3.0, places=5)
+        self.assertEqual(m.IsQP, 1)
+
+    def test_statuses_and_counts(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x = m.addVar(name="x")
+        m.setObjective(x, GRB.MAXIMIZE)
+        self.assertEqual(m.Status, GRB.LOADED)
+        m.optimize()
+        self.assertIn(m.Status, (GRB.UNBOUNDED, GRB.INF_OR_UNBD))
+        self.assertEqual(m.SolCount, 0)
+        m.addConstr(x <= 2)
+        m.optimize()
+        self.assertEqual((m.Status, m.SolCount, m.ObjVal, x.X), (GRB.OPTIMAL, 1, 2.0, 2.0))
+        self.assertEqual(m.getConstrs()[0].Slack, 0.0)
+        self.assertGreaterEqual(m.Runtime, 0.0)
+
+    def test_refused_calls_name_themselves(self):
+        m = gp.Model()
+        x, y = m.addVar(), m.addVar()
+        for call, word in ((lambda: m.addGenConstrMax(x, [y]), "addGenConstrMax"),
+                           (lambda: m.addGenConstrIndicator(x, True, y <= 1), "addGenConstrIndicator"),
+                           (lambda: m.addSOS(GRB.SOS_TYPE1, [x, y]), "addSOS"),
+                           (lambda: m.computeIIS(), "computeIIS"),
+                           (lambda: m.optimize(lambda model, where: None), "callbacks")):
+            with self.assertRaises(gp.GurobiError) as e:
+                call()
+            self.assertIn(word, str(e.exception))
+
+    def test_params_and_setparam(self):
+        m = gp.Model()
+        m.setParam("TimeLimit", 30)
+        m.setParam(GRB.Param.MIPGap, 0.01)
+        m.Params.Threads = 2
+        self.assertEqual((m.Params.TimeLimit, m.Params.MIPGap, m.Params.threads), (30, 0.01, 2))
+
+
+if __name__ == "__main__":
+    r = unittest.main(exit=False, verbosity=1).result
+    sys.exit(0 if r.wasSuccessful() and r.testsRun > 0 else 1)

@@ -265,9 +265,10 @@ class ModelCore:
         return [(v, c) for v, c in terms if v._index not in self._var_gone]
 
     def getRow(self, constr):
-        """The row's linear part, each variable once (Gurobi merges repeated terms)."""
+        """The row's linear part, each variable once (Gurobi merges repeated terms), in column order."""
         e = LinExpr()
-        for v, c in LinExpr([(c, v) for v, c in self._live_terms(self._row(constr)["terms"])])._merged():
+        merged = LinExpr([(c, v) for v, c in self._live_terms(self._row(constr)["terms"])])._merged()
+        for v, c in sorted(merged, key=lambda t: t[0]._index):
             e._iadd(v, c)
         return e
 
@@ -404,11 +405,12 @@ class ModelCore:
         rows = []
         for c in self._active_constrs():
             rec = self._crec[c._index]
-            lin = LinExpr([(k, v) for v, k in self._live_terms(rec["terms"])])._merged()
+            lin = sorted(LinExpr([(k, v) for v, k in self._live_terms(rec["terms"])])._merged(), key=lambda t: t[0]._index)
             q = QuadExpr()
             q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
             rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],
-                         [k + 0.0 for _, k in lin], [[pos[a._index], pos[bb._index], k + 0.0] for a, bb, k in q._merged_q()]])
+                         [k + 0.0 for _, k in lin], [[pos[a._index], pos[bb._index], k + 0.0]
+                                                     for a, bb, k in sorted(q._merged_q(), key=lambda t: (t[0]._index, t[1]._index))]])
         return {
             "name": self._name,
             "sense": "max" if self._sense == -1 else "min",
@@ -416,7 +418,8 @@ class ModelCore:
             "vars": [[self._vrec[v._index][0], b(self._vrec[v._index][1]), b(self._vrec[v._index][2]),
                       self._vrec[v._index][3], self._vrec[v._index][4] + 0.0] for v in act],
             "constrs": rows,
-            "qobj": [[pos[a._index], pos[bb._index], k + 0.0] for a, bb, k in q_obj._merged_q()
+            "qobj": [[pos[a._index], pos[bb._index], k + 0.0]
+                     for a, bb, k in sorted(q_obj._merged_q(), key=lambda t: (t[0]._index, t[1]._index))
                      if a._index in pos and bb._index in pos],
         }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "trex/oreval/execute.h"
+#include "trex/util/data_dir.h"
 #include "trex/util/subprocess.h"
 
 namespace trex::oreval {
@@ -21,31 +22,48 @@ bool has_pulp() {
 #define REQUIRE_PULP() \
   if (!has_pulp()) GTEST_SKIP() << "PuLP not installed (Debian python3-pulp, scripts/install-deps.sh)"
 
-void run_check(const std::string& file) {
+ProcessResult run_check(const std::string& file, const std::vector<std::string>& args = {}) {
   std::string py = std::string(TREX_SOURCE_DIR) + "/python";
+  std::vector<std::string> argv = {"/usr/bin/env", "PYTHONPATH=" + py, std::string("TREX_BINARY=") + TREX_BINARY,
+                                   "TREX_EVAL_CHANNEL_FD=", "/usr/bin/python3", "-B",
+                                   std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/" + file};
+  argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions po;
   po.timeout_s = 300;  // a hang guard only; the checks take seconds
-  ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, std::string("TREX_BINARY=") + TREX_BINARY,
-                                 "TREX_EVAL_CHANNEL_FD=", "/usr/bin/python3", "-B",
-                                 std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/" + file},
-                                po);
+  ProcessResult r = run_process(argv, po);
   EXPECT_EQ(r.exit_code, 0) << file << "\n" << r.out << r.err;
+  return r;
+}
+
+// A unittest file: all its tests ran and passed.
+void run_unittest(const std::string& file) {
+  ProcessResult r = run_check(file);
   EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
 }
 
 TEST(Modeling, GurobipyBehaviours) {
   REQUIRE_PYTHON();
-  run_check("gurobipy_api_check.py");
+  run_unittest("gurobipy_api_check.py");
 }
 
 TEST(Modeling, CoptpyBehaviours) {
   REQUIRE_PYTHON();
-  run_check("coptpy_api_check.py");
+  run_unittest("coptpy_api_check.py");
 }
 
 TEST(Modeling, PulpWithTrexAsItsSolver) {
   REQUIRE_PULP();
-  run_check("pulp_solver_check.py");
+  run_unittest("pulp_solver_check.py");
+}
+
+// The report's ORGEval harness pattern (a fresh interpreter per program writes model.lp,
+// gurobipy.read reads it and Gurobi's reference LP, the two are compared) on every fourth
+// Bench4Opt reference program and the three known misses; the whole split with --every 1.
+TEST(Modeling, HarnessPatternOnBench4OptReferences) {
+  REQUIRE_PYTHON();
+  if (find_data("or-benchmarks/bench4opt").empty()) GTEST_SKIP() << "Bench4Opt data not found under " << data_dir();
+  ProcessResult r = run_check("harness_pattern_check.py", {data_dir(), "--every", "4"});
+  EXPECT_NE(r.out.find("programs 26, structure as the reference 23,"), std::string::npos) << r.out;
 }
 
 ExecOptions sandbox_options() {

@@ -159,7 +159,7 @@ class LpWriter(unittest.TestCase):
         def b(m):
             x, y = m.addVar(name="x"), m.addVar(name="y")
             m.setObjective(x * y + y * x + x * x)
-        self.assertIn("[ 4 x * y + 2 x ^2 ] / 2", self.lp(b))
+        self.assertIn("[ 2 x ^2 + 4 x * y ] / 2", self.lp(b))  # column order
 
     def test_number_format(self):
         # 16 significant digits, 17 when needed; exponent outside 1e-4..1e6 (Gurobi's files).

@@ -4,7 +4,8 @@ fresh interpreter and writes model.lp; gurobipy.read reads it and the reference 
 wrote those) back, and the two are compared as the harness does: single-variable rows turned
 into bounds, then the counts of variables and rows and the multisets of variable features
 (objective coefficient, type, bounds) and row features (right-hand side, sense, coefficients).
-The written file is also compared with the reference text after white-space normalisation.
+The written file is also compared with the reference text after white-space normalisation,
+exactly and with numbers allowed to differ in their last digit.
 
 Usage: harness_pattern_check.py DATA_DIR [--every N] [--jobs N]
 Prints one line per item that differs and a summary; exits 1 when an item differs in
@@ -54,6 +55,23 @@ def features(path):
     return m.NumVars, m.NumConstrs, m.ModelSense, vars_, rows
 
 
+def same_up_to_last_digit(a, b):
+    """Token for token equal, numbers allowed to differ in their last printed digit (where
+    Gurobi's double is an ulp from the one Python computed)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if abs(fx - fy) > 4e-16 * max(abs(fx), abs(fy)):
+            return False
+    return True
+
+
 def run_item(item, data_dir, python_dir):
     folder = os.path.join(data_dir, "or-benchmarks/bench4opt/slai_trex/bench4opt")
     with tempfile.TemporaryDirectory() as d:
@@ -65,10 +83,11 @@ def run_item(item, data_dir, python_dir):
         p = subprocess.run(["/usr/bin/python3", "prog.py"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
         lp = os.path.join(d, "model.lp")
         if p.returncode != 0 or not os.path.exists(lp):
-            return item["id"], "no-lp", (p.stderr.strip().splitlines() or ["?"])[-1], False
+            return item["id"], "no-lp", (p.stderr.strip().splitlines() or ["?"])[-1], 0
         ref = os.path.join(folder, item["reference_lp_path"])
         with open(lp) as f, open(ref) as g:
-            same_text = f.read().split() == g.read().split()
+            mine, theirs = f.read().split(), g.read().split()
+        same_text = 2 if mine == theirs else 1 if same_up_to_last_digit(mine, theirs) else 0
         a, b = features(lp), features(ref)
         if a == b:
             return item["id"], "same", "", same_text
@@ -98,9 +117,10 @@ def main():
         elif verdict != "same":
             print("known %s: %s (%s)" % (id_, why, KNOWN[id_]))
     same = sum(1 for r in results if r[1] == "same")
-    text = sum(1 for r in results if r[3])
-    print("programs %d, structure as the reference %d, text identical after white-space normalisation %d"
-          % (len(results), same, text))
+    text = sum(1 for r in results if r[3] == 2)
+    digit = sum(1 for r in results if r[3] >= 1)
+    print("programs %d, structure as the reference %d, text identical after white-space normalisation %d, "
+          "identical but for the last digit of some numbers %d" % (len(results), same, text, digit))
     return 1 if bad else 0
 
 

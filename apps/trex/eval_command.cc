@@ -33,7 +33,7 @@ using namespace trex::chat;
 
 struct EvalArgs {
   std::vector<std::string> benches;
-  std::string completions, out, mode = "absolute";
+  std::string completions, out, mode = "absolute", code_field;
   std::string id_field, question_field = "question", answer_field = "answer";
   int jobs = 2;
   double timeout = 20, solve_time_limit = 60;
@@ -85,7 +85,9 @@ int run_eval(const EvalArgs& args) {
       for (const Item& it : benches[k].items) completions[k].push_back({it.id, 0, "```python\n" + it.reference_code + "\n```\n"});
     }
   } else {
-    std::vector<Completion> all = read_completions(args.completions);
+    CompletionFields fields;
+    if (!args.code_field.empty()) fields = {args.id_field, args.code_field};  // an output file of another harness
+    std::vector<Completion> all = read_completions(args.completions, fields);
     for (auto& c : completions) c = all;
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -282,6 +284,8 @@ void add_eval_command(CLI::App& app, Action* action) {
   CLI::App* run = cmd->add_subcommand("run", "Score completions: extract, run sandboxed, solve, compare");
   run->add_option("--bench", args->benches, "Benchmark name (see `trex eval list`) or a JSON/JSONL/CSV file; repeatable")->required();
   run->add_option("--completions", args->completions, "JSONL of {\"id\":..., \"completion\":...}");
+  run->add_option("--code-field", args->code_field,
+                  "Take each completion from this field of --completions (ids from --id-field, else line numbers)");
   run->add_flag("--references", args->references, "Use each item's reference program (Bench4Opt) as its completion");
   run->add_option("--out", args->out, "Output folder for results.jsonl, summary.{json,md}, report.html")->required();
   run->add_option("--mode", args->mode, "Comparator: absolute (|p-g| <= 1e-6), orlm, sirl, resocratic")->capture_default_str();

@@ -82,7 +82,7 @@ TEST(EvalCli, RunScoresAndReports) {
   ProcessResult r = trex({"eval", "run", "--bench", bench, "--id-field", "id", "--question-field", "q", "--answer-field", "a",
                           "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| bench | 6 | 1 | 50.0% | 50.0% | 3 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| bench | 6 | 1 | 50.0% | 50.0% | 3 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 | 1 |"), std::string::npos) << r.out;
   std::map<std::string, std::string> cls;
   std::ifstream in(d.path + "/out/results.jsonl");
   std::string line;
@@ -119,6 +119,34 @@ TEST(EvalCli, BadInputIsOneLineAndWritesNothing) {
   EXPECT_EQ(bench.exit_code, 2);
   EXPECT_NE(bench.err.find("--bench"), std::string::npos) << bench.err;
   EXPECT_FALSE(fs::exists(d.path + "/out"));
+}
+
+// An output file of another harness (ORLM's executed.jsonl): questions, answers and the code
+// in one file, no id field; --code-field scores it as both the benchmark and the completions.
+TEST(EvalCli, CodeFieldScoresAnOrlmStyleFile) {
+  if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 not installed";
+  TempDir d;
+  auto line = [](const std::string& answer, double ub) {
+    std::string code = "Model:\n```python\nimport coptpy as cp\nfrom coptpy import COPT\nenv = cp.Envr()\n"
+                       "model = env.createModel('m')\nx = model.addVar(ub=" + std::to_string(ub) + ", vtype=COPT.INTEGER)\n"
+                       "model.setObjective(2 * x, sense=COPT.MAXIMIZE)\nmodel.solve()\n```\n";
+    return nlohmann::json({{"en_question", "q"}, {"en_answer", answer}, {"code", code}}).dump() + "\n";
+  };
+  write_file_atomic(d.path + "/executed.jsonl", line("8.0", 4) + line("7", 4) + line("10", 5.5));
+  std::vector<std::string> args = {"eval", "run", "--bench", d.path + "/executed.jsonl", "--question-field", "en_question",
+                                   "--answer-field", "en_answer", "--completions", d.path + "/executed.jsonl",
+                                   "--mode", "orlm", "--out", d.path + "/out", "--quiet"};
+  std::vector<std::string> with_field = args;
+  with_field.insert(with_field.end(), {"--code-field", "code"});
+  ProcessResult r = trex(with_field);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 8 = 8; 8 is not within 5% of 7; 2 * 5 = 10 (x integer <= 5.5).
+  EXPECT_NE(r.out.find("| executed | 3 | 1 | 66.7% | 66.7% | 2 | 1 |"), std::string::npos) << r.out;
+  std::vector<std::string> no_field = args;
+  no_field.insert(no_field.end(), {"--code-field", "answer_code"});
+  ProcessResult bad = trex(no_field);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("executed.jsonl:1: no string field 'answer_code'"), std::string::npos) << bad.err;
 }
 
 TEST(EvalCli, List) {

@@ -16,7 +16,7 @@
 
 namespace trex::oreval {
 
-std::vector<Completion> read_completions(const std::string& path) {
+std::vector<Completion> read_completions(const std::string& path, const CompletionFields& f) {
   std::string text;
   try {
     text = read_file(path);
@@ -26,7 +26,7 @@ std::vector<Completion> read_completions(const std::string& path) {
   std::vector<Completion> out;
   std::map<std::string, int> seen;
   size_t pos = 0;
-  long line = 0;
+  long line = 0, index = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) nl = text.size();
@@ -40,11 +40,16 @@ std::vector<Completion> read_completions(const std::string& path) {
     } catch (const nlohmann::json::exception& e) {
       throw InputError(path, line, std::string("invalid JSON: ") + e.what());
     }
-    if (!j.is_object() || !j.contains("id")) throw InputError(path, line, "no field 'id'");
-    if (!j.contains("completion") || !j["completion"].is_string()) throw InputError(path, line, "no string field 'completion'");
+    ++index;
+    if (!j.is_object()) throw InputError(path, line, "not a JSON object");
+    if (!f.id.empty() && !j.contains(f.id)) throw InputError(path, line, "no field '" + f.id + "'");
+    if (!j.contains(f.text) || !j[f.text].is_string()) throw InputError(path, line, "no string field '" + f.text + "'");
     Completion c;
-    c.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
-    c.text = j["completion"].get<std::string>();
+    if (f.id.empty())
+      c.id = std::to_string(index);
+    else
+      c.id = j[f.id].is_string() ? j[f.id].get<std::string>() : j[f.id].dump();
+    c.text = j[f.text].get<std::string>();
     if (j.contains("sample")) {
       if (!j["sample"].is_number_integer() || j["sample"].get<int>() < 0) throw InputError(path, line, "field 'sample' must be an integer >= 0");
       c.sample = j["sample"].get<int>();

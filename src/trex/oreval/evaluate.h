@@ -20,9 +20,18 @@ struct Completion {
   std::string text;
 };
 
+// Which fields of a completions line hold the id and the text. An empty `id` numbers the
+// non-empty lines from 1, as the generic benchmark loader numbers items without an id field,
+// so a file holding both the questions and the answers (ORLM's executed.jsonl, its code in
+// `en_math_model_coptpy_code`) can be both --bench and --completions.
+struct CompletionFields {
+  std::string id = "id";
+  std::string text = "completion";
+};
+
 // JSONL lines {"id": ..., "completion": ..., ["sample": n]}; ids may be strings or numbers.
 // Throws InputError naming the file and line.
-std::vector<Completion> read_completions(const std::string& path);
+std::vector<Completion> read_completions(const std::string& path, const CompletionFields& fields = {});
 
 struct ItemResult {
   std::string id;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "train/test_text.h"
+#include "trex/core/safetensors.h"
+#include "trex/train/checkpoint.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
 
@@ -96,6 +98,23 @@ inline std::vector<double> losses_of(const std::string& run_dir) {
     pos = nl + 1;
   }
   return out;
+}
+
+// A checkpoint's logical optimizer state, whatever the split: the step, then master, exp_avg and
+// exp_avg_sq over all parameters, as bytes (from optimizer.safetensors or the shards).
+inline std::string optimizer_state_bytes(const std::string& checkpoint_dir) {
+  std::vector<optim::StatePiece> pieces = train::optimizer_state_pieces(checkpoint_dir);
+  std::string arrays[3], step;
+  for (const optim::StatePiece& p : pieces) {
+    core::SafetensorsFile f(p.path);
+    if (step.empty()) step = "step " + f.metadata().at("step") + "\n";
+    int a = 0;
+    for (const char* name : {"master", "exp_avg", "exp_avg_sq"}) {
+      std::span<const std::byte> b = f.bytes(f.get(name));
+      arrays[a++].append(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+  }
+  return step + arrays[0] + arrays[1] + arrays[2];
 }
 
 inline bool mpirun_available() { return program_available("mpirun"); }

@@ -49,7 +49,7 @@ const Reference& reference() {
     train::TrainResult res = train::run_training(train::load_train_config(r->config), o);
     r->losses = res.losses;
     r->model_bytes = read_file(r->dir.path("ref/checkpoints/step-00000003/model.safetensors"));
-    r->optimizer_bytes = read_file(r->dir.path("ref/checkpoints/step-00000003/optimizer.safetensors"));
+    r->optimizer_bytes = optimizer_state_bytes(r->dir.path("ref/checkpoints/step-00000003"));
     return r;
   }();
   return *ref;
@@ -62,7 +62,7 @@ void expect_like_reference(const std::string& run, const std::string& what) {
   for (size_t i = 0; i < losses.size(); ++i) EXPECT_EQ(losses[i], ref.losses[i]) << what << " step " << i + 1;
   EXPECT_TRUE(read_file(run + "/checkpoints/step-00000003/model.safetensors") == ref.model_bytes)
       << what << ": weights or routing state differ from the single process";
-  EXPECT_TRUE(read_file(run + "/checkpoints/step-00000003/optimizer.safetensors") == ref.optimizer_bytes)
+  EXPECT_TRUE(optimizer_state_bytes(run + "/checkpoints/step-00000003") == ref.optimizer_bytes)
       << what << ": optimizer state differs from the single process";
 }
 
@@ -160,22 +160,69 @@ TEST_F(MultiRankTest, ExpertTensorLayoutsTrainLikeOneProcessUpToRounding) {
       first = run;
     } else {
       EXPECT_TRUE(read_file(model) == read_file(first + "/checkpoints/step-00000003/model.safetensors")) << what;
-      EXPECT_TRUE(read_file(run + "/checkpoints/step-00000003/optimizer.safetensors") ==
-                  read_file(first + "/checkpoints/step-00000003/optimizer.safetensors")) << what;
+      EXPECT_TRUE(optimizer_state_bytes(run + "/checkpoints/step-00000003") ==
+                  optimizer_state_bytes(first + "/checkpoints/step-00000003")) << what;
       EXPECT_TRUE(losses_of(run) == losses_of(first)) << what;
     }
   }
 }
 
+// The optimizer metric of a run's first step (bytes of optimizer state held by rank 0).
+int64_t first_optimizer_bytes(const std::string& run) {
+  const std::string text = read_file(run + "/metrics.jsonl");
+  return nlohmann::json::parse(text.substr(0, text.find('\n'))).at("optimizer_bytes").get<int64_t>();
+}
+
+// ZeRO-1: under mpirun each rank holds one shard of the optimizer state and writes it; a
+// checkpoint is the shards plus an index, and resumes under another number of ranks (4 -> 2,
+// 4 -> 1 without mpirun, 1 -> 4) bit for bit; a broken index is refused naming the file.
 TEST_F(MultiRankTest, ResumesUnderAnotherLayoutBitForBit) {
   const Reference& ref = reference();
   std::string run = ref.dir.path("resume");
   ProcessResult a = mpirun(4, {TREX_BINARY, "train", "--config", ref.config, "--out", run, "--threads", "1", "--ep",
                                "2", "--stop-after", "2"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  const std::string ckpt = run + "/checkpoints/step-00000002";
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/optimizer.index.json"));
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/optimizer-rank-00003-of-00004.safetensors"));
+  EXPECT_FALSE(std::filesystem::exists(ckpt + "/optimizer.safetensors"));
+  EXPECT_LT(first_optimizer_bytes(run) * 3, first_optimizer_bytes(ref.dir.path("ref")))
+      << "rank 0 should hold about a quarter of the optimizer state";
+  std::string alone = ref.dir.path("resume-alone"), broken = ref.dir.path("resume-broken");
+  std::filesystem::copy(run, alone, std::filesystem::copy_options::recursive);
+  std::filesystem::copy(run, broken, std::filesystem::copy_options::recursive);
   ProcessResult b = mpirun(2, {TREX_BINARY, "train", "--resume", run, "--threads", "1", "--ep", "2"});
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   expect_like_reference(run, "4 ranks (ep 2) to step 2, then 2 ranks (ep 2)");
+  ProcessResult c = run_process({TREX_BINARY, "train", "--resume", alone, "--threads", "1"});
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  expect_like_reference(alone, "4 ranks (ep 2) to step 2, then one process");
+  // One process to step 2, then 4 ranks (dp 4) from its whole-state checkpoint.
+  std::string up = ref.dir.path("resume-up");
+  ProcessResult d = run_process({TREX_BINARY, "train", "--config", ref.config, "--out", up, "--threads", "1",
+                                 "--stop-after", "2"});
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  ProcessResult e = mpirun(4, {TREX_BINARY, "train", "--resume", up, "--threads", "1"});
+  ASSERT_EQ(e.exit_code, 0) << e.out << e.err;
+  expect_like_reference(up, "one process to step 2, then 4 ranks (dp 4)");
+  write_file_atomic(broken + "/checkpoints/step-00000002/optimizer.index.json", "{\"shards\": 3}\n");
+  ProcessResult f = run_process({TREX_BINARY, "train", "--resume", broken, "--threads", "1"});
+  EXPECT_EQ(f.exit_code, 2);
+  EXPECT_NE(f.err.find("step-00000002/optimizer.index.json: not a trex optimizer shard index"), std::string::npos)
+      << f.err;
+}
+
+// The swap optimizer under ZeRO-1 (each rank swapping its shard) gives AdamW's bits.
+TEST_F(MultiRankTest, SwapOptimizerShardsTrainLikeOneProcess) {
+  const Reference& ref = reference();
+  std::string cfg = write_config(ref.dir, "swap.toml", "", ref.tokenizer);
+  std::string text = read_file(cfg);
+  text.replace(text.find("[optimizer]\n"), 12, "[optimizer]\nkind = \"swap\"\n");
+  write_file_atomic(cfg, text);
+  std::string run = ref.dir.path("swap");
+  ProcessResult p = mpirun(2, {TREX_BINARY, "train", "--config", cfg, "--out", run, "--threads", "1", "--ep", "2"});
+  ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  expect_like_reference(run, "2 ranks (ep 2), swap optimizer");
 }
 
 TEST_F(MultiRankTest, ImpossibleLayoutsAreRefusedNamingTheField) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -186,6 +187,79 @@ TEST(Checkpoint, BadFilesGiveOneLineErrorsAndChangeNothing) {
   EXPECT_THROW(o.save_state("/nonexistent-dir/x/opt.safetensors"), InputError);
   for (const auto& c : cases) fs::remove(c.first);
   fs::remove(good);
+}
+
+// groups() cut to elements [lo, hi) (a ZeRO-1 shard).
+std::vector<ParamGroup> cut(int64_t lo, int64_t hi) {
+  std::vector<ParamGroup> out;
+  int64_t at = 0;
+  for (ParamGroup g : groups()) {
+    const int64_t a = std::max(lo, at), b = std::min(hi, at + g.size);
+    at += g.size;
+    if (b > a) g.size = b - a, out.push_back(g);
+  }
+  return out;
+}
+
+// A state saved as shards of one split loads into the shards of another split (and whole), and
+// the runs continue bit for bit like the unsharded one: AdamW is elementwise.
+TEST(Checkpoint, ShardedStateLoadsUnderAnotherSplit) {
+  std::vector<float> init = normal(kN, 4, 0.3f);
+  AdamW straight(groups(), init.data());
+  std::vector<core::bf16> want = run(straight, 0, 10);
+  // Three shards of the first split, stepped 6 times on their slices of the gradients.
+  const std::vector<int64_t> first = {0, 2000, 5000, kN};
+  std::vector<StatePiece> pieces;
+  for (size_t q = 0; q + 1 < first.size(); ++q) {
+    AdamW shard(cut(first[q], first[q + 1]), init.data() + first[q]);
+    std::vector<core::bf16> w(static_cast<size_t>(kN));
+    for (int t = 0; t < 6; ++t) {
+      std::vector<float> g = normal(kN, 1000 + uint32_t(t), t % 2 ? 1.f : 1e-3f);
+      shard.step(g.data() + first[q], w.data() + first[q]);
+    }
+    pieces.push_back({temp_path("shard" + std::to_string(q) + ".safetensors"), first[q]});
+    shard.save_state(pieces.back().path);
+  }
+  // Two shards of another split, and one whole optimizer, continue to step 10.
+  const std::vector<int64_t> second = {0, 3550, kN};
+  std::vector<core::bf16> got(static_cast<size_t>(kN));
+  for (size_t q = 0; q + 1 < second.size(); ++q) {
+    std::vector<float> other = normal(kN, 98, 1.f);
+    AdamW shard(cut(second[q], second[q + 1]), other.data());
+    shard.load_state_range(pieces, second[q]);
+    EXPECT_EQ(shard.step_count(), 6);
+    for (int t = 6; t < 10; ++t) {
+      std::vector<float> g = normal(kN, 1000 + uint32_t(t), t % 2 ? 1.f : 1e-3f);
+      shard.step(g.data() + second[q], got.data() + second[q]);
+    }
+  }
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 2), 0);
+  std::vector<float> other = normal(kN, 97, 1.f);
+  AdamW whole(groups(), other.data());
+  whole.load_state_range(pieces, 0);
+  run(whole, 6, 10);
+  EXPECT_TRUE(same_state(whole, straight));
+  // A missing shard and shards of different steps are refused, naming a file.
+  auto error_of = [&](const std::vector<StatePiece>& ps) {
+    AdamW o(groups(), init.data());
+    try {
+      o.load_state_range(ps, 0);
+    } catch (const InputError& e) {
+      EXPECT_EQ(o.step_count(), 0);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of({pieces[0], pieces[2]}).find("leave elements [2000, 5000) uncovered"), std::string::npos)
+      << error_of({pieces[0], pieces[2]});
+  EXPECT_NE(error_of({pieces[0], pieces[1]}).find("does not cover elements [5000, 7100)"), std::string::npos);
+  AdamW late(cut(2000, 5000), init.data() + 2000);
+  run(late, 0, 0);
+  std::string late_path = temp_path("late.safetensors");
+  late.save_state(late_path);
+  EXPECT_NE(error_of({pieces[0], {late_path, 2000}, pieces[2]}).find("step 0 differs"), std::string::npos);
+  for (const StatePiece& p : pieces) fs::remove(p.path);
+  fs::remove(late_path);
 }
 
 }  // namespace

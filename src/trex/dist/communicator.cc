@@ -99,6 +99,15 @@ void Communicator::allgather(const double* send, int64_t n, double* recv) const 
   allgather_pieces(h_->comm, size_, send, n, recv, MPI_DOUBLE);
 }
 
+void Communicator::allgather_bytes(const void* send, int64_t bytes, void* recv) const {
+  if (!h_) {
+    std::memcpy(recv, send, size_t(bytes));
+    return;
+  }
+  allgather_pieces(h_->comm, size_, static_cast<const unsigned char*>(send), bytes, static_cast<unsigned char*>(recv),
+                   MPI_BYTE);
+}
+
 void Communicator::allreduce_sum(int64_t* data, int64_t n) const {
   if (!h_ || n == 0) return;
   WatchdogScope w("allreduce");

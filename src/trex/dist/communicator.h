@@ -36,6 +36,8 @@ class Communicator {
   // send [n] from every member -> recv [size() * n], member i's at i n.
   void allgather(const float* send, int64_t n, float* recv) const;
   void allgather(const double* send, int64_t n, double* recv) const;
+  // The same for raw bytes (bf16 weights).
+  void allgather_bytes(const void* send, int64_t bytes, void* recv) const;
   // data [n] := the element-wise sum over members (exact: integers).
   void allreduce_sum(int64_t* data, int64_t n) const;
   // data [n] := the element-wise float sum over members, in whatever order MPI's algorithm

@@ -1,7 +1,9 @@
 #include "trex/dist/step_reducer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "trex/core/thread_pool.h"
@@ -17,38 +19,116 @@ void add_into(float* dst, const float* src, int64_t n) {
   });
 }
 
-// dst [rows, ld] columns [0, cols) += src [rows, cols] (an expert-tensor shard of a W2).
-void add_columns(float* dst, int64_t ld, const float* src, int64_t rows, int64_t cols) {
-  core::default_thread_pool().parallel_for(0, rows, std::max<int64_t>(1, (1 << 16) / cols), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r)
-      for (int64_t i = 0; i < cols; ++i) dst[r * ld + i] += src[r * cols + i];
+// The sum of squares of one chunk, in four lanes (as trex always computed the norm).
+double chunk_squares(const float* g, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += double(g[i]) * g[i];
+    s1 += double(g[i + 1]) * g[i + 1];
+    s2 += double(g[i + 2]) * g[i + 2];
+    s3 += double(g[i + 3]) * g[i + 3];
+  }
+  for (; i < n; ++i) s0 += double(g[i]) * g[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// The chunks' sums of squares of g [n] (chunk c covers [c C, (c + 1) C)).
+std::vector<double> chunk_sums(const float* g, int64_t n) {
+  std::vector<double> out(size_t((n + kNormChunk - 1) / kNormChunk));
+  core::default_thread_pool().parallel_for(0, int64_t(out.size()), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c)
+      out[size_t(c)] = chunk_squares(g + c * kNormChunk, std::min(kNormChunk, n - c * kNormChunk));
   });
+  return out;
 }
 
 }  // namespace
+
+ShardRange shard_of(int64_t n, int ranks, int q) {
+  const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
+  const int64_t per = (chunks + ranks - 1) / ranks * kNormChunk;
+  ShardRange s;
+  s.begin = std::min(n, int64_t(q) * per);
+  s.end = std::min(n, s.begin + per);
+  return s;
+}
+
+double chunked_grad_norm(const float* g, int64_t n) {
+  double total = 0;
+  for (double s : chunk_sums(g, n)) total += s;
+  return std::sqrt(total);
+}
 
 StepReducer::StepReducer(Context& context, model::Transformer& model) : context_(context), model_(model) {
   n_ = model.layout().total;
   const model::ModelConfig& c = model.config();
   const int layers = model.moe_layers();
+  const int R = context.world_size(), me = context.rank();
   load_.assign(size_t(layers), std::vector<int64_t>(size_t(c.ffn.routed_experts), 0));
+  for (int q = 0; q < R; ++q) shards_.push_back(shard_of(n_, R, q));
+  shard_ = shards_[size_t(me)];
+  acc_.assign(size_t(shard_.size()), 0.f);
+  if (R == 1) return;
+
+  // Expert segments: every routed expert's gradient of every rank's micro-batch, cut at shard
+  // boundaries, in the order the shard's rank adds them (source rank, layer, expert, shard).
   if (context.expert_exchange() != nullptr) {
-    slots_.resize(size_t(layers));
+    const ParallelLayout& L = context.layout();
+    const int64_t f = c.ffn.expert_hidden, d = c.hidden, fs = f / L.etp, fsd = fs * d;
+    const int El = c.ffn.routed_experts / L.ep, group = L.ep * L.etp;
     for (int i = 0; i < layers; ++i) {
       layer_extra_offset_.push_back(extra_);
       extra_ += int64_t(model.moe_source_grads(i).size());
-      for (int e = 0; e < c.ffn.routed_experts; ++e) {
-        const std::string ex = model.moe_prefix(i) + "ffn.experts." + std::to_string(e) + ".";
-        slots_[size_t(i)].push_back({model.layout().offset_of(ex + "w1"), model.layout().offset_of(ex + "w2"),
-                                     model.layout().offset_of(ex + "w3")});
+    }
+    auto add = [&](int source, int owner, int64_t begin, int64_t count, int64_t from) {
+      while (count > 0) {
+        const ShardRange& s = shards_[size_t(std::min<int64_t>(R - 1, begin / std::max<int64_t>(1, shards_[0].size())))];
+        const int64_t piece = std::min(count, s.end - begin);
+        segments_.push_back({source, owner, begin, piece, from});
+        begin += piece, from += piece, count -= piece;
       }
+    };
+    for (int r = 0; r < R; ++r) {
+      const int src = r % group;
+      for (int i = 0; i < layers; ++i)
+        for (int e = 0; e < c.ffn.routed_experts; ++e) {
+          const std::string ex = model.moe_prefix(i) + "ffn.experts." + std::to_string(e) + ".";
+          const int64_t w1 = model.layout().offset_of(ex + "w1"), w2 = model.layout().offset_of(ex + "w2"),
+                        w3 = model.layout().offset_of(ex + "w3");
+          for (int j = 0; j < L.etp; ++j) {
+            const int owner = L.rank_of(L.edp_of(r), e / El, j);
+            const int64_t base = layer_extra_offset_[size_t(i)] + (int64_t(src) * El + e % El) * 3 * fsd;
+            // Shard j of expert e: rows [j fs, (j + 1) fs) of w1 and w3, those columns of w2.
+            add(r, owner, w1 + j * fsd, fsd, base);
+            if (L.etp == 1)
+              add(r, owner, w2, fsd, base + fsd);
+            else
+              for (int64_t row = 0; row < d; ++row) add(r, owner, w2 + row * f + j * fs, fs, base + fsd + row * fs);
+            add(r, owner, w3 + j * fsd, fsd, base + 2 * fsd);
+          }
+        }
     }
   }
-  acc_.assign(size_t(n_), 0.f);
+  send_count_.assign(size_t(R), 0);
+  recv_count_.assign(size_t(R), 0);
+  for (int q = 0; q < R; ++q) {
+    send_count_[size_t(q)] = shards_[size_t(q)].size();
+    recv_count_[size_t(q)] = shard_.size();
+  }
+  for (const Segment& s : segments_) {
+    const bool mine = s.begin >= shard_.begin && s.begin < shard_.end;
+    if (s.owner == me)
+      for (int q = 0; q < R; ++q)
+        if (s.begin >= shards_[size_t(q)].begin && s.begin < shards_[size_t(q)].end) send_count_[size_t(q)] += s.count;
+    if (mine) recv_count_[size_t(s.owner)] += s.count;
+  }
 }
 
-int64_t StepReducer::bytes_per_round() const {
-  return context_.world_size() > 1 ? int64_t(sizeof(float)) * (n_ + extra_) * context_.world_size() : 0;
+int64_t StepReducer::floats_per_round() const {
+  int64_t total = 0;
+  for (int64_t v : send_count_) total += v;
+  return total;
 }
 
 void StepReducer::begin_step() {
@@ -62,53 +142,64 @@ void StepReducer::add_round(const model::LossStats& st) {
   const auto& last = model_.expert_load();
   for (size_t i = 0; i < load_.size(); ++i)
     for (size_t e = 0; e < load_[i].size(); ++e) load_[i][e] += last[i][e];
-  const int R = context_.world_size();
+  const int R = context_.world_size(), me = context_.rank();
   if (R == 1) {
     add_into(acc_.data(), model_.grads(), n_);
     ce_ += st.ce_sum;
     return;
   }
-  const int64_t m = n_ + extra_;
-  send_.resize(size_t(m));
-  std::memcpy(send_.data(), model_.grads(), sizeof(float) * size_t(n_));
+  // This rank's expert source gradients, all layers in a row.
+  extra_buf_.resize(size_t(extra_));
   for (size_t i = 0; i < layer_extra_offset_.size(); ++i) {
     std::span<const float> sg = model_.moe_source_grads(int(i));
-    std::memcpy(&send_[size_t(n_ + layer_extra_offset_[i])], sg.data(), sizeof(float) * sg.size());
+    std::memcpy(&extra_buf_[size_t(layer_extra_offset_[i])], sg.data(), sizeof(float) * sg.size());
   }
-  recv_.resize(size_t(m) * size_t(R));
-  context_.world().allgather(send_.data(), m, recv_.data());
+  // To each shard's rank: this rank's gradient of the shard, then the expert segments of the
+  // shard that this rank owns, in order.
+  int64_t total_send = 0, total_recv = 0;
+  for (int q = 0; q < R; ++q) total_send += send_count_[size_t(q)], total_recv += recv_count_[size_t(q)];
+  send_.resize(size_t(total_send));
+  recv_.resize(size_t(total_recv));
+  std::vector<int64_t> send_at(size_t(R), 0), recv_at(size_t(R), 0);
+  for (int q = 1; q < R; ++q) {
+    send_at[size_t(q)] = send_at[size_t(q - 1)] + send_count_[size_t(q - 1)];
+    recv_at[size_t(q)] = recv_at[size_t(q - 1)] + recv_count_[size_t(q - 1)];
+  }
+  {
+    std::vector<int64_t> put = send_at;
+    for (int q = 0; q < R; ++q) {
+      const ShardRange& s = shards_[size_t(q)];
+      std::memcpy(&send_[size_t(put[size_t(q)])], model_.grads() + s.begin, sizeof(float) * size_t(s.size()));
+      put[size_t(q)] += s.size();
+    }
+    for (const Segment& g : segments_) {
+      if (g.owner != me) continue;
+      int q = 0;
+      while (g.begin >= shards_[size_t(q)].end) ++q;
+      std::memcpy(&send_[size_t(put[size_t(q)])], &extra_buf_[size_t(g.from)], sizeof(float) * size_t(g.count));
+      put[size_t(q)] += g.count;
+    }
+  }
+  context_.world().start_alltoallv(send_.data(), send_count_.data(), recv_.data(), recv_count_.data(), 1);
+  context_.world().finish_alltoallv();
   std::vector<double> ce(static_cast<size_t>(R));
   context_.world().allgather(&st.ce_sum, 1, ce.data());
 
-  // Per element, the ranks' micro-batches in order; the dense part of an expert's element is
-  // an exact zero under expert parallelism, its value is added from the owner below.
-  core::default_thread_pool().parallel_for(0, n_, 1 << 16, [&](int64_t lo, int64_t hi) {
+  // Per element, the ranks' micro-batches in order; an expert's element is an exact zero in the
+  // dense gradients under expert parallelism, its value is added from the owner below.
+  const int64_t m = shard_.size();
+  core::default_thread_pool().parallel_for(0, m, 1 << 16, [&](int64_t lo, int64_t hi) {
     for (int r = 0; r < R; ++r) {
-      const float* src = &recv_[size_t(r) * size_t(m)];
+      const float* src = &recv_[size_t(recv_at[size_t(r)])];
       for (int64_t i = lo; i < hi; ++i) acc_[size_t(i)] += src[i];
     }
   });
-  if (extra_ > 0) {
-    const ParallelLayout& L = context_.layout();
-    const model::ModelConfig& c = model_.config();
-    const int64_t f = c.ffn.expert_hidden, d = c.hidden, fs = f / L.etp, fsd = fs * d;
-    const int El = c.ffn.routed_experts / L.ep;
-    const int group = L.ep * L.etp;  // the expert group: micro-batch r's rank is its peer r % group
-    for (int r = 0; r < R; ++r) {
-      const int src = r % group;
-      for (size_t i = 0; i < slots_.size(); ++i)
-        for (int e = 0; e < c.ffn.routed_experts; ++e)
-          for (int j = 0; j < L.etp; ++j) {
-            // Shard j of expert e: rows [j fs, (j + 1) fs) of w1 and w3, those columns of w2.
-            const int owner = L.rank_of(L.edp_of(r), e / El, j);
-            const float* g = &recv_[size_t(owner) * size_t(m) + size_t(n_ + layer_extra_offset_[i]) +
-                                    size_t((int64_t(src) * El + e % El) * 3 * fsd)];
-            const ExpertSlot& s = slots_[i][size_t(e)];
-            add_into(&acc_[size_t(s.w1 + j * fsd)], g, fsd);
-            add_columns(&acc_[size_t(s.w2 + j * fs)], f, g + fsd, d, fs);
-            add_into(&acc_[size_t(s.w3 + j * fsd)], g + 2 * fsd, fsd);
-          }
-    }
+  std::vector<int64_t> take(static_cast<size_t>(R));
+  for (int o = 0; o < R; ++o) take[size_t(o)] = recv_at[size_t(o)] + m;
+  for (const Segment& g : segments_) {
+    if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
+    add_into(&acc_[size_t(g.begin - shard_.begin)], &recv_[size_t(take[size_t(g.owner)])], g.count);
+    take[size_t(g.owner)] += g.count;
   }
   for (int r = 0; r < R; ++r) ce_ += ce[size_t(r)];
 }
@@ -121,6 +212,34 @@ void StepReducer::finish_step() {
   size_t k = 0;
   for (auto& l : load_)
     for (int64_t& v : l) v = flat[k++];
+}
+
+double StepReducer::grad_norm() const {
+  const int R = context_.world_size();
+  if (R == 1) return chunked_grad_norm(acc_.data(), n_);
+  // Every rank's chunk sums, padded to the first shard's chunk count, gathered and added in order.
+  const int64_t per = (shards_[0].size() + kNormChunk - 1) / kNormChunk;
+  std::vector<double> mine = chunk_sums(acc_.data(), shard_.size());
+  mine.resize(size_t(per), 0.0);
+  std::vector<double> all(size_t(per * R));
+  context_.world().allgather(mine.data(), per, all.data());
+  double total = 0;
+  for (int q = 0; q < R; ++q) {
+    const int64_t valid = (shards_[size_t(q)].size() + kNormChunk - 1) / kNormChunk;
+    for (int64_t c = 0; c < valid; ++c) total += all[size_t(q * per + c)];
+  }
+  return std::sqrt(total);
+}
+
+void StepReducer::gather_weights(core::bf16* weights) const {
+  const int R = context_.world_size();
+  if (R == 1) return;
+  const int64_t per = shards_[0].size();
+  std::vector<core::bf16> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * R));
+  std::copy(weights + shard_.begin, weights + shard_.end, mine.begin());
+  context_.world().allgather_bytes(mine.data(), per * int64_t(sizeof(core::bf16)), all.data());
+  for (int q = 0; q < R; ++q)
+    std::copy(all.begin() + q * per, all.begin() + q * per + shards_[size_t(q)].size(), weights + shards_[size_t(q)].begin);
 }
 
 }  // namespace trex::dist

@@ -1,36 +1,57 @@
 // The gradient of one training step over every rank, summed in the order a single process
-// would sum it, so that a parallel run reproduces the single-process run bit for bit.
+// would sum it, so that a parallel run reproduces the single-process run bit for bit, and
+// reduce-scattered: each rank ends the step with the summed gradient of its own shard of the
+// parameters only (ZeRO-1: the trainer's optimizer updates that shard, gather_weights() then
+// gives every rank the whole updated model).
 //
 // A step of M micro-batches runs in M / world rounds; in round j rank r runs micro-batch
-// k = j world + r, with the model's gradients zeroed first. After each round add_round()
-// gathers every rank's gradient of its micro-batch (MPI_Allgather: bytes, no arithmetic) and
-// adds them into the step's gradient in micro-batch order, acc += g_k; the single process does
-// exactly that, one micro-batch at a time. Routed experts under expert (and expert-tensor)
-// parallelism: the gradient of expert e (each width shard of it) for micro-batch k was computed
-// by its owner in k's rank's expert group from k's rows alone (MoeLayer::source_grads), and is
-// added at the same place in the order; every element has one owner, so its chain of additions
-// over the micro-batches is the single process's. The result is
-// identical on every rank and for every (dp, ep) layout, so every rank runs the same optimizer
-// step and holds the same weights, and a checkpoint written under one layout resumes under any
-// other bit for bit. With etp > 1 the MoE layers' outputs and input gradients are sums of
-// shard partials (model/moe.h), equal to the single process's up to rounding; every layout with
-// the same etp still gives the same bits.
+// k = j world + r, with the model's gradients zeroed first. After each round add_round() sends
+// each shard's piece of this rank's gradient to the shard's rank (one MPI_Alltoallv: bytes, no
+// arithmetic), and the shard's rank adds the pieces in micro-batch order, acc += g_k; the single
+// process does exactly that, one micro-batch at a time. Routed experts under expert (and
+// expert-tensor) parallelism: the gradient of expert e (each width shard of it) for micro-batch
+// k was computed by its owner in k's rank's expert group from k's rows alone
+// (MoeLayer::source_grads); the owner sends it to the shard's rank, which adds it at the same
+// place in the order (every element has one owner, so its chain of additions over the
+// micro-batches is the single process's). The result is identical for every (dp, ep) layout,
+// so a checkpoint written under one layout resumes under any other bit for bit. With etp > 1
+// the MoE layers' outputs and input gradients are sums of shard partials (model/moe.h), equal to
+// the single process's up to rounding; every layout with the same etp still gives the same bits.
 //
-// The losses (ce_sum) are gathered and added in the same order; the expert load is summed over
-// ranks with one integer all-reduce per step (exact), so the balancing bias moves identically
-// on every rank.
+// Traffic per round: every rank sends and receives about one gradient's worth of floats
+// (parameters + its expert source gradients), against world x that for the all-gather this
+// replaced, and world - 1 / world x 2 for a ring all-reduce (whose sums would depend on the
+// layout).
 //
-// Cost: each round moves world x (parameters + this rank's expert gradients) floats into every
-// rank, more than a ring all-reduce's 2 x parameters for world > 2; the price of the order.
+// The losses (ce_sum) are gathered and added in micro-batch order; the expert load is summed
+// over ranks with one integer all-reduce per step (exact), so the balancing bias moves
+// identically on every rank. The gradient norm is a sum of squares over fixed chunks of
+// kNormChunk elements (shards are whole chunks), the chunks' sums added in order: the same bits
+// whatever the layout.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "trex/core/bf16.h"
 #include "trex/dist/context.h"
 #include "trex/model/transformer.h"
 
 namespace trex::dist {
+
+// Elements per chunk of the gradient norm; shards are whole chunks.
+inline constexpr int64_t kNormChunk = 4096;
+
+// [begin, end) of rank q's shard of n parameters over `ranks` ranks: equal runs of whole chunks
+// (the last one shorter or empty).
+struct ShardRange {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+ShardRange shard_of(int64_t n, int ranks, int q);
+
+// The gradient norm of g [n] as the chunked sum above (what a single process computes).
+double chunked_grad_norm(const float* g, int64_t n);
 
 class StepReducer {
  public:
@@ -40,29 +61,44 @@ class StepReducer {
   int64_t rounds(int64_t micro_batches) const { return micro_batches / context_.world_size(); }
   int64_t micro_batch(int64_t round) const { return round * context_.world_size() + context_.rank(); }
 
+  // This rank's shard of the parameters (all of them for one rank).
+  const ShardRange& shard() const { return shard_; }
+
   void begin_step();
   // After this rank's forward_backward of the round (st: its loss statistics). Collective.
   void add_round(const model::LossStats& st);
   // After the last round: sums the step's expert load over the ranks. Collective.
   void finish_step();
 
-  float* gradient() { return acc_.data(); }  // [parameters]
+  float* gradient() { return acc_.data(); }  // [shard().size()]: the step's gradient of the shard
   double ce_sum() const { return ce_; }
   const std::vector<std::vector<int64_t>>& expert_load() const { return load_; }
-  // Bytes one rank receives per round (for the metrics).
-  int64_t bytes_per_round() const;
+  // The norm of the whole step gradient (chunked_grad_norm of the full vector). Collective.
+  double grad_norm() const;
+  // weights [parameters] bf16: every rank's shard [shard().begin, end) -> all of it on every
+  // rank (MPI_Allgather of bytes). Collective.
+  void gather_weights(core::bf16* weights) const;
+  // Floats one rank sends per round (for the metrics).
+  int64_t floats_per_round() const;
 
  private:
-  struct ExpertSlot {  // where one local expert's w1, w2, w3 live in the flat gradient
-    int64_t w1 = 0, w2 = 0, w3 = 0;
+  // A run of an expert's gradient, in the flat parameter vector [begin, begin + count), for the
+  // micro-batch of rank `source`, computed by rank `owner`, at `from` in the owner's source
+  // gradients (all layers' source_grads concatenated).
+  struct Segment {
+    int source = 0, owner = 0;
+    int64_t begin = 0, count = 0, from = 0;
   };
   Context& context_;
   model::Transformer& model_;
-  int64_t n_ = 0;         // parameters
-  int64_t extra_ = 0;     // floats of expert source gradients per rank
-  std::vector<int64_t> layer_extra_offset_;            // per MoE layer, into the extra part
-  std::vector<std::vector<ExpertSlot>> slots_;         // [layer][global expert]
-  std::vector<float> acc_, send_, recv_;
+  int64_t n_ = 0;                      // parameters
+  ShardRange shard_;
+  std::vector<ShardRange> shards_;     // [ranks]
+  int64_t extra_ = 0;                  // floats of expert source gradients on this rank
+  std::vector<int64_t> layer_extra_offset_;  // per MoE layer, into the source gradients
+  std::vector<Segment> segments_;      // cut at shard boundaries, in the order they are added
+  std::vector<int64_t> send_count_, recv_count_;  // [ranks] floats per round
+  std::vector<float> acc_, send_, recv_, extra_buf_;
   double ce_ = 0;
   std::vector<std::vector<int64_t>> load_;
 };

@@ -1,7 +1,9 @@
 // Optimizer::save_state and load_state: the optimizer state as a safetensors file (format in
 // optimizer.h). Both stream through bounded pieces, so the swap optimizer checkpoints without
 // ever holding its whole state in memory.
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "trex/core/safetensors.h"
@@ -52,9 +54,21 @@ void Optimizer::save_state(const std::string& path) {
                            {"groups", groups_json(groups_).dump()}});
 }
 
-void Optimizer::load_state(const std::string& path) {
-  core::SafetensorsFile f(path);
-  const auto& meta = f.metadata();
+namespace {
+
+// One optimizer state file, validated: its step, groups (with their hyperparameters) and the
+// three arrays of count elements inside the mapping.
+struct StateFile {
+  std::unique_ptr<core::SafetensorsFile> file;
+  int64_t step = -1, count = 0;
+  std::vector<ParamGroup> groups;
+  const float* src[3] = {nullptr, nullptr, nullptr};
+};
+
+StateFile read_state_file(const std::string& path) {
+  StateFile s;
+  s.file = std::make_unique<core::SafetensorsFile>(path);
+  const auto& meta = s.file->metadata();
   auto it = meta.find("format");
   if (it == meta.end() || it->second != kFormat)
     throw InputError(path, 0, "not a trex optimizer state (metadata format is '" +
@@ -64,58 +78,103 @@ void Optimizer::load_state(const std::string& path) {
     throw InputError(path, 0, "optimizer state version '" +
                                   (meta.count("version") ? meta.at("version") : "absent") +
                                   "' is not supported (this trex reads version 1)");
-  int64_t step = -1;
   try {
-    step = std::stoll(meta.count("step") ? meta.at("step") : "");
+    s.step = std::stoll(meta.count("step") ? meta.at("step") : "");
   } catch (const std::exception&) {
   }
-  if (step < 0) throw InputError(path, 0, "metadata 'step' is missing or not a count");
+  if (s.step < 0) throw InputError(path, 0, "metadata 'step' is missing or not a count");
   nlohmann::json gj = nlohmann::json::parse(meta.count("groups") ? meta.at("groups") : "", nullptr,
                                             /*allow_exceptions=*/false);
-  if (gj.is_discarded() || !gj.is_array() || gj.size() != groups_.size())
-    throw InputError(path, 0, "written for " +
-                                  (gj.is_array() ? std::to_string(gj.size()) : std::string("?")) +
-                                  " parameter groups, this optimizer has " +
-                                  std::to_string(groups_.size()));
-  std::vector<ParamGroup> loaded = groups_;
-  for (size_t g = 0; g < groups_.size(); ++g) {
+  if (gj.is_discarded() || !gj.is_array()) throw InputError(path, 0, "metadata 'groups' is not a JSON array");
+  for (size_t g = 0; g < gj.size(); ++g) {
     const nlohmann::json& e = gj[g];
     try {
-      if (e.at("name").get<std::string>() != groups_[g].name ||
-          e.at("size").get<int64_t>() != groups_[g].size)
-        throw InputError(path, 0, "group " + std::to_string(g) + " is '" +
-                                      e.at("name").get<std::string>() + "' of " +
-                                      std::to_string(e.at("size").get<int64_t>()) +
-                                      " elements, this optimizer's is '" + groups_[g].name +
-                                      "' of " + std::to_string(groups_[g].size));
-      kernels::AdamWHyper& h = loaded[g].hyper;
-      h.lr = e.at("lr").get<float>();
-      h.beta1 = e.at("beta1").get<float>();
-      h.beta2 = e.at("beta2").get<float>();
-      h.eps = e.at("eps").get<float>();
-      h.weight_decay = e.at("weight_decay").get<float>();
+      ParamGroup p;
+      p.name = e.at("name").get<std::string>();
+      p.size = e.at("size").get<int64_t>();
+      p.hyper.lr = e.at("lr").get<float>();
+      p.hyper.beta1 = e.at("beta1").get<float>();
+      p.hyper.beta2 = e.at("beta2").get<float>();
+      p.hyper.eps = e.at("eps").get<float>();
+      p.hyper.weight_decay = e.at("weight_decay").get<float>();
+      s.count += p.size;
+      s.groups.push_back(std::move(p));
     } catch (const nlohmann::json::exception&) {
       throw InputError(path, 0, "group " + std::to_string(g) + " in metadata 'groups' is malformed");
     }
   }
-  const float* src[3];
   for (int a = 0; a < 3; ++a) {
-    const core::StTensorInfo& t = f.get(kArrayNames[a]);
-    if (t.dtype != core::StDtype::kF32 || t.shape != std::vector<int64_t>{num_params_})
+    const core::StTensorInfo& t = s.file->get(kArrayNames[a]);
+    if (t.dtype != core::StDtype::kF32 || t.shape != std::vector<int64_t>{s.count})
       throw InputError(path, 0, std::string("tensor '") + kArrayNames[a] + "' is " +
                                     core::to_string(t.dtype) + " of " +
                                     std::to_string(t.numel()) + " elements, expected F32 [" +
-                                    std::to_string(num_params_) + "]");
+                                    std::to_string(s.count) + "]");
     // The data buffer starts 8-byte aligned in the mapping and F32 offsets are multiples of 4.
-    src[a] = reinterpret_cast<const float*>(f.bytes(t).data());
+    s.src[a] = reinterpret_cast<const float*>(s.file->bytes(t).data());
   }
-  int64_t piece = load_piece();
-  for (int64_t lo = 0; lo < num_params_; lo += piece) {
-    int64_t n = std::min(piece, num_params_ - lo);
-    write_state(lo, n, src[0] + lo, src[1] + lo, src[2] + lo);
+  return s;
+}
+
+}  // namespace
+
+void Optimizer::load_state(const std::string& path) { load_state_range({{path, 0}}, 0); }
+
+void Optimizer::load_state_range(const std::vector<StatePiece>& pieces_in, int64_t first) {
+  std::vector<StatePiece> pieces = pieces_in;
+  std::sort(pieces.begin(), pieces.end(), [](const StatePiece& a, const StatePiece& b) { return a.offset < b.offset; });
+  const int64_t last = first + num_params_;
+  // The pieces that overlap [first, last), validated before anything changes.
+  std::vector<std::pair<StatePiece, StateFile>> used;
+  std::vector<ParamGroup> joined;  // their groups cut to the range, runs of one name joined
+  int64_t covered = first;
+  for (const StatePiece& p : pieces) {
+    StateFile s = read_state_file(p.path);
+    const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + s.count);
+    if (hi <= lo) continue;
+    if (lo != covered)
+      throw InputError(p.path, 0, "optimizer state pieces leave elements [" + std::to_string(covered) + ", " +
+                                      std::to_string(lo) + ") uncovered");
+    if (!used.empty() && s.step != used.front().second.step)
+      throw InputError(p.path, 0, "step " + std::to_string(s.step) + " differs from " + used.front().first.path +
+                                      "'s step " + std::to_string(used.front().second.step));
+    int64_t at = p.offset;
+    for (const ParamGroup& g : s.groups) {
+      const int64_t glo = std::max(lo, at), ghi = std::min(hi, at + g.size);
+      at += g.size;
+      if (ghi <= glo) continue;
+      if (!joined.empty() && joined.back().name == g.name) {
+        joined.back().size += ghi - glo;
+      } else {
+        joined.push_back(g);
+        joined.back().size = ghi - glo;
+      }
+    }
+    covered = hi;
+    used.emplace_back(p, std::move(s));
   }
-  step_ = step;
-  groups_ = std::move(loaded);
+  const std::string where = pieces.empty() ? std::string("optimizer state") : pieces.front().path;
+  if (covered != last)
+    throw InputError(where, 0, "optimizer state does not cover elements [" + std::to_string(covered) + ", " +
+                                   std::to_string(last) + ")");
+  if (joined.size() != groups_.size())
+    throw InputError(where, 0, "written for " + std::to_string(joined.size()) +
+                                   " parameter groups, this optimizer has " + std::to_string(groups_.size()));
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (joined[g].name != groups_[g].name || joined[g].size != groups_[g].size)
+      throw InputError(where, 0, "group " + std::to_string(g) + " is '" + joined[g].name + "' of " +
+                                     std::to_string(joined[g].size) + " elements, this optimizer's is '" +
+                                     groups_[g].name + "' of " + std::to_string(groups_[g].size));
+  const int64_t piece = load_piece();
+  for (const auto& [p, s] : used) {
+    const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + s.count);
+    for (int64_t at = lo; at < hi; at += piece) {
+      const int64_t n = std::min(piece, hi - at), k = at - p.offset;
+      write_state(at - first, n, s.src[0] + k, s.src[1] + k, s.src[2] + k);
+    }
+  }
+  step_ = used.empty() ? 0 : used.front().second.step;
+  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].hyper = joined[g].hyper;
 }
 
 }  // namespace trex::optim

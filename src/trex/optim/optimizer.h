@@ -29,6 +29,13 @@ struct ParamGroup {
   kernels::AdamWHyper hyper;
 };
 
+// One file of a logical optimizer state split by element ranges (ZeRO-1 shards): it holds
+// elements [offset, offset + its size) of the whole. A whole-state file is one piece at 0.
+struct StatePiece {
+  std::string path;
+  int64_t offset = 0;
+};
+
 // Which of the three state arrays.
 enum class StateArray { kMaster = 0, kExpAvg = 1, kExpAvgSq = 2 };
 
@@ -65,6 +72,11 @@ class Optimizer {
   // Throws InputError naming the path for a file that is not a safetensors file, is truncated,
   // is not a trex optimizer state, or was written for other groups; the state is unchanged then.
   void load_state(const std::string& path);
+  // The same for elements [first, first + num_params()) of the logical state made of `pieces`
+  // (written under any split, or whole): this optimizer's groups must be the pieces' groups
+  // joined and cut to that range. Also throws InputError naming a piece whose step count differs
+  // from the others', or the range when the pieces do not cover it.
+  void load_state_range(const std::vector<StatePiece>& pieces, int64_t first);
 
  protected:
   // Replaces elements [offset, offset + count) of all three arrays (load_state's back end). The

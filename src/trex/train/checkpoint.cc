@@ -36,18 +36,32 @@ std::vector<fs::path> list_checkpoints(const fs::path& root) {
 
 }  // namespace
 
+std::string checkpoint_tmp_dir(const std::string& run_dir, int64_t step, const std::string& tmp_tag) {
+  return (fs::path(run_dir) / "checkpoints" / (".tmp-" + checkpoint_name(step) + "-" + tmp_tag)).string();
+}
+
 std::string write_checkpoint(const std::string& run_dir, int64_t step, const model::Transformer& model,
                              optim::Optimizer& optimizer, const nlohmann::json& state, const Tokenizer& tok,
+                             int64_t keep_last) {
+  return write_checkpoint(
+      run_dir, step, model,
+      [&](const std::string& tmp) { optimizer.save_state((fs::path(tmp) / "optimizer.safetensors").string()); },
+      std::to_string(::getpid()), state, tok, keep_last);
+}
+
+std::string write_checkpoint(const std::string& run_dir, int64_t step, const model::Transformer& model,
+                             const std::function<void(const std::string&)>& write_optimizer,
+                             const std::string& tmp_tag, const nlohmann::json& state, const Tokenizer& tok,
                              int64_t keep_last) {
   fs::path root = fs::path(run_dir) / "checkpoints";
   fs::create_directories(root);
   std::string name = checkpoint_name(step);
-  fs::path tmp = root / (".tmp-" + name + "-" + std::to_string(::getpid()));
+  fs::path tmp = checkpoint_tmp_dir(run_dir, step, tmp_tag);
   fs::path final_dir = root / name;
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   model.save((tmp / "model.safetensors").string(), {{"step", std::to_string(step)}});
-  optimizer.save_state((tmp / "optimizer.safetensors").string());
+  write_optimizer(tmp.string());
   tok.save((tmp / "tokenizer.model").string());
   write_file_atomic((tmp / "state.json").string(), state.dump(2) + "\n");
   // A checkpoint of the same step from an earlier attempt (a run resumed from before it) is
@@ -59,6 +73,43 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step, const mod
   std::vector<fs::path> all = list_checkpoints(root);
   for (size_t i = 0; i + size_t(keep_last) < all.size(); ++i) fs::remove_all(all[i], ec);
   return final_dir.string();
+}
+
+std::string optimizer_shard_name(int rank, int ranks) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "optimizer-rank-%05d-of-%05d.safetensors", rank, ranks);
+  return buf;
+}
+
+void write_optimizer_index(const std::string& checkpoint_dir, int64_t params, const std::vector<int64_t>& offsets) {
+  nlohmann::json shards = nlohmann::json::array();
+  const int ranks = int(offsets.size()) - 1;
+  for (int q = 0; q < ranks; ++q)
+    shards.push_back({{"file", optimizer_shard_name(q, ranks)},
+                      {"offset", offsets[size_t(q)]},
+                      {"count", offsets[size_t(q + 1)] - offsets[size_t(q)]}});
+  nlohmann::json j = {{"format", "trex.optim.shards"}, {"version", 1}, {"params", params}, {"shards", shards}};
+  write_file_atomic((fs::path(checkpoint_dir) / "optimizer.index.json").string(), j.dump(2) + "\n");
+}
+
+std::vector<optim::StatePiece> optimizer_state_pieces(const std::string& checkpoint_dir) {
+  const fs::path index = fs::path(checkpoint_dir) / "optimizer.index.json";
+  if (!fs::exists(index)) return {{(fs::path(checkpoint_dir) / "optimizer.safetensors").string(), 0}};
+  nlohmann::json j = nlohmann::json::parse(read_file(index.string()), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "trex.optim.shards" || !j.contains("shards") ||
+      !j["shards"].is_array())
+    throw InputError(index.string(), 0, "not a trex optimizer shard index (format 'trex.optim.shards' with 'shards')");
+  std::vector<optim::StatePiece> out;
+  for (size_t i = 0; i < j["shards"].size(); ++i) {
+    const nlohmann::json& s = j["shards"][i];
+    if (!s.is_object() || !s.contains("file") || !s["file"].is_string() || !s.contains("offset") ||
+        !s["offset"].is_number_integer() || s["offset"].get<int64_t>() < 0 ||
+        fs::path(s["file"].get<std::string>()).filename() != s["file"].get<std::string>())
+      throw InputError(index.string(), 0, "shards[" + std::to_string(i) + "]: needs 'file' (a name in the "
+                                                                          "checkpoint directory) and 'offset' >= 0");
+    out.push_back({(fs::path(checkpoint_dir) / s["file"].get<std::string>()).string(), s["offset"].get<int64_t>()});
+  }
+  return out;
 }
 
 std::string resolve_checkpoint(const std::string& path) {

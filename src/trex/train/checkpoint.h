@@ -4,16 +4,24 @@
 //     model.safetensors      every parameter (the bf16-rounded values the model trains on, as
 //                            F32) and the routing state (Transformer::save)
 //     optimizer.safetensors  fp32 master weights and both moments, step count, groups
-//                            (Optimizer::save_state)
+//                            (Optimizer::save_state); under mpirun (ZeRO-1: each rank holds
+//                            one shard of the optimizer state) instead one file per rank,
+//     optimizer-rank-00001-of-00004.safetensors   each its shard in the same format, and
+//     optimizer.index.json   {"format": "trex.optim.shards", "params": N, "shards": [{"file":
+//                            ..., "offset": first element, "count": elements}, ...]}:
+//                            the same logical state, loadable under any layout
+//                            (optimizer_state_pieces).
 //     state.json             step, data position, schedule, guard counters, config file
 //     tokenizer.model        the SentencePiece model the run encodes with
 //
-// The directory is written as RUN/checkpoints/.tmp-step-00000100 and renamed when complete, so
+// The directory is written as RUN/checkpoints/.tmp-step-00000100-TAG and renamed when complete, so
 // a run killed while writing leaves the previous checkpoints intact and no half checkpoint
 // that a resume could pick. After a new checkpoint, all but the newest keep_last are removed.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -30,6 +38,23 @@ std::string checkpoint_name(int64_t step);
 std::string write_checkpoint(const std::string& run_dir, int64_t step, const model::Transformer& model,
                              optim::Optimizer& optimizer, const nlohmann::json& state, const Tokenizer& tok,
                              int64_t keep_last);
+// The same with the optimizer state written by write_optimizer(temporary directory) (the ranks
+// of a sharded run each write their shard there; see trainer.cc), in a temporary directory
+// named with tmp_tag (the same on every rank).
+std::string write_checkpoint(const std::string& run_dir, int64_t step, const model::Transformer& model,
+                             const std::function<void(const std::string&)>& write_optimizer,
+                             const std::string& tmp_tag, const nlohmann::json& state, const Tokenizer& tok,
+                             int64_t keep_last);
+// The temporary directory write_checkpoint uses for `step` and tmp_tag.
+std::string checkpoint_tmp_dir(const std::string& run_dir, int64_t step, const std::string& tmp_tag);
+
+// Rank `rank`'s optimizer shard file name among `ranks`: "optimizer-rank-00001-of-00004.safetensors".
+std::string optimizer_shard_name(int rank, int ranks);
+// Writes CHECKPOINT_DIR/optimizer.index.json naming the shards (offsets [ranks + 1]) atomically.
+void write_optimizer_index(const std::string& checkpoint_dir, int64_t params, const std::vector<int64_t>& offsets);
+// The pieces of a checkpoint's optimizer state: its index's shards, or optimizer.safetensors
+// whole. Throws InputError naming the index for a malformed one.
+std::vector<optim::StatePiece> optimizer_state_pieces(const std::string& checkpoint_dir);
 
 // A checkpoint directory (it holds state.json) as given, or the newest checkpoint of a run
 // directory. Throws InputError (field "--resume") when there is none.

@@ -80,18 +80,18 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The global L2 norm of the gradient, summed in double in a fixed order.
-double grad_norm(const float* g, int64_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += double(g[i]) * g[i];
-    s1 += double(g[i + 1]) * g[i + 1];
-    s2 += double(g[i + 2]) * g[i + 2];
-    s3 += double(g[i + 3]) * g[i + 3];
+// The groups cut to elements [begin, end) of the flat range (a rank's ZeRO-1 shard).
+std::vector<optim::ParamGroup> cut_groups(const std::vector<optim::ParamGroup>& groups, int64_t begin, int64_t end) {
+  std::vector<optim::ParamGroup> out;
+  int64_t at = 0;
+  for (const optim::ParamGroup& g : groups) {
+    const int64_t lo = std::max(begin, at), hi = std::min(end, at + g.size);
+    at += g.size;
+    if (hi <= lo) continue;
+    out.push_back(g);
+    out.back().size = hi - lo;
   }
-  for (; i < n; ++i) s0 += double(g[i]) * g[i];
-  return std::sqrt((s0 + s1) + (s2 + s3));
+  return out;
 }
 
 // The clipping scale from the norm of the last step not skipped (clip_with "previous"): known
@@ -213,7 +213,16 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   if (c.activations == "bf16") model.set_precision(model::Precision::kBf16);
   const int64_t n = model.layout().total;
   if (!init.empty()) model.load((fs::path(init) / "model.safetensors").string());
-  std::vector<optim::ParamGroup> groups = param_groups(model.layout(), c);
+  // ZeRO-1: each rank's optimizer holds the state of its shard of the parameters only (all of
+  // them for one rank); the reducer hands it that shard's gradient.
+  model.set_expert_exchange(ctx.expert_exchange());
+  dist::StepReducer reducer(ctx, model);
+  const dist::ShardRange shard = reducer.shard();
+  if (shard.size() == 0)
+    throw InputError::field("mpirun -n", std::to_string(ctx.world_size()) + " ranks leave rank " +
+                                             std::to_string(ctx.rank()) + " no parameters to update (" +
+                                             std::to_string(n) + " parameters); use fewer ranks");
+  std::vector<optim::ParamGroup> groups = cut_groups(param_groups(model.layout(), c), shard.begin, shard.end);
   std::unique_ptr<optim::Optimizer> opt;
   optim::SwapOptimizer* swap = nullptr;
   std::string swap_path;
@@ -230,19 +239,19 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     fs::remove(swap_path);
     optim::SwapOptions so;
     so.path = swap_path;
-    so.chunk_elems = std::min<int64_t>(c.swap_chunk, n);
+    so.chunk_elems = std::min<int64_t>(c.swap_chunk, shard.size());
     so.slots = c.swap_slots;
     so.direct = c.swap_direct;
-    auto s = std::make_unique<optim::SwapOptimizer>(groups, model.params(), so);
+    auto s = std::make_unique<optim::SwapOptimizer>(groups, model.params() + shard.begin, so);
     swap = s.get();
     opt = std::move(s);
   } else {
-    opt = std::make_unique<optim::AdamW>(groups, model.params());
+    opt = std::make_unique<optim::AdamW>(groups, model.params() + shard.begin);
   }
   std::vector<core::bf16> weights(static_cast<size_t>(n));
   if (!ckpt.empty()) {
     model.load((fs::path(ckpt) / "model.safetensors").string());
-    opt->load_state((fs::path(ckpt) / "optimizer.safetensors").string());
+    opt->load_state_range(optimizer_state_pieces(ckpt), shard.begin);
   } else {
     // The model computes with bf16-rounded weights from the first step; the optimizer keeps
     // the fp32 initialization as its master copy.
@@ -253,9 +262,6 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   const bool with_mtp = c.mtp && c.model.mtp_depth > 0;
   const double flops_fwd_per_token = model::forward_flops(c.model, c.seq, with_mtp).total();
   const int64_t tokens_per_step = c.seq * c.rows * c.micro_batches;
-
-  model.set_expert_exchange(ctx.expert_exchange());
-  dist::StepReducer reducer(ctx, model);
 
   const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
   std::unique_ptr<MetricsLog> metrics;
@@ -376,7 +382,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     Clock::time_point t2 = Clock::now();
     {
       TREX_TRACE(kOptimizer, "grad_norm");
-      m.grad_norm = grad_norm(g, n);
+      m.grad_norm = reducer.grad_norm();
     }
     if (overlap) {
       TREX_TRACE(kOptimizer, "swap.finish");
@@ -406,11 +412,15 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
         }
         if (m.clipped) {
           TREX_TRACE(kOptimizer, "clip");
-          for (int64_t i = 0; i < n; ++i) g[i] *= scale;
+          for (int64_t i = 0; i < shard.size(); ++i) g[i] *= scale;
         }
         for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
         TREX_TRACE(kOptimizer, "optimizer_step");
-        opt->step(g, weights.data());
+        opt->step(g, weights.data() + shard.begin);
+      }
+      {
+        TREX_TRACE(kOther, "dist.gather_weights");
+        reducer.gather_weights(weights.data());
       }
       last_norm = m.grad_norm;
       {
@@ -462,7 +472,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
     if (step % 25 == 0) fold_trace();
 
-    if (((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) && lead) {
+    if ((c.checkpoint_every > 0 && step % c.checkpoint_every == 0) || step == stop) {
       TREX_TRACE(kOther, "checkpoint");
       nlohmann::json state = {
           {"format", "trex.train.checkpoint"},
@@ -485,7 +495,32 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
           {"last_grad_norm", last_norm},
           {"optimizer", c.optimizer},
       };
-      last_ckpt = write_checkpoint(run_dir, step, model, *opt, state, *tok, c.keep_last);
+      if (ctx.world_size() == 1) {
+        last_ckpt = write_checkpoint(run_dir, step, model, *opt, state, *tok, c.keep_last);
+      } else {
+        // Rank 0 makes the temporary directory, every rank writes its shard into it, rank 0
+        // writes the index and the rest and publishes the directory.
+        const int R = ctx.world_size();
+        auto write_shard = [&](const std::string& tmp) {
+          ctx.world().barrier("checkpoint directory");
+          opt->save_state((fs::path(tmp) / optimizer_shard_name(ctx.rank(), R)).string());
+          ctx.world().barrier("checkpoint shards");
+        };
+        if (lead) {
+          last_ckpt = write_checkpoint(
+              run_dir, step, model,
+              [&](const std::string& tmp) {
+                write_shard(tmp);
+                std::vector<int64_t> offsets;
+                for (int q = 0; q < R; ++q) offsets.push_back(dist::shard_of(n, R, q).begin);
+                offsets.push_back(n);
+                write_optimizer_index(tmp, n, offsets);
+              },
+              "ranks", state, *tok, c.keep_last);
+        } else {
+          write_shard(checkpoint_tmp_dir(run_dir, step, "ranks"));
+        }
+      }
     }
   }
   if (bar) bar->finish();

@@ -11,14 +11,13 @@
 
 #include "trex/lp/lp_format.h"
 #include "trex/lp/solver.h"
-#include "trex/ordata/corpus_run.h"
+#include "trex/ordata/corpus_reader.h"
 #include "trex/ordata/sample.h"
 #include "trex/oreval/extract.h"
 #include "trex/oreval/prompt.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
-#include "trex/util/zstd_file.h"
 
 namespace trex::ordata {
 
@@ -33,56 +32,27 @@ constexpr const char* kEndpointError = "endpoint_error";
 constexpr const char* kNoFormulation = "no_formulation";
 constexpr const char* kExecutionFailed = "execution_failed";
 
-struct CorpusRow {
-  std::string id, family, statement, lp;
-  oreval::Answer answer;
-  std::string where;  // file:line, for messages
-};
-
-oreval::Answer answer_of(const json& a, const std::string& file, long line) {
-  const std::string status = a.at("status").get<std::string>();
-  if (status == lp::to_string(lp::SolveStatus::kOptimal)) {
-    if (!a.at("objective").is_number()) throw InputError(file, line, "answer.objective: not a number");
-    return {oreval::AnswerKind::kNumber, a["objective"].get<double>()};
+// A corpus sample's answer as oreval scores against it.
+oreval::Answer answer_of(const CorpusSample& c) {
+  if (c.status == lp::to_string(lp::SolveStatus::kOptimal)) {
+    if (!c.objective) throw InputError(c.file, c.line, "answer.objective: not a number");
+    return {oreval::AnswerKind::kNumber, *c.objective};
   }
-  if (status == lp::to_string(lp::SolveStatus::kInfeasible)) return {oreval::AnswerKind::kInfeasible, 0};
-  if (status == lp::to_string(lp::SolveStatus::kUnbounded)) return {oreval::AnswerKind::kUnbounded, 0};
-  throw InputError(file, line, "answer.status: '" + status + "' is not optimal, infeasible or unbounded");
+  if (c.status == lp::to_string(lp::SolveStatus::kInfeasible)) return {oreval::AnswerKind::kInfeasible, 0};
+  if (c.status == lp::to_string(lp::SolveStatus::kUnbounded)) return {oreval::AnswerKind::kUnbounded, 0};
+  throw InputError(c.file, c.line, "answer.status: '" + c.status + "' is not optimal, infeasible or unbounded");
 }
 
-// The samples of a corpus's data parts, in part and line order.
+struct CorpusRow {
+  CorpusSample sample;
+  oreval::Answer answer;
+};
+
 std::vector<CorpusRow> read_corpus_rows(const std::string& dir, long limit) {
-  std::error_code ec;
-  if (!fs::is_directory(dir + "/data", ec)) throw InputError(dir, 0, "not a corpus directory (no data/ folder)");
-  std::vector<std::string> parts;
-  for (const auto& e : fs::directory_iterator(dir + "/data"))
-    if (is_corpus_part(e.path().filename().string())) parts.push_back(e.path().string());
-  std::sort(parts.begin(), parts.end());
-  if (parts.empty()) throw InputError(dir + "/data", 0, "no corpus parts");
   std::vector<CorpusRow> rows;
-  for (const std::string& part : parts) {
-    const std::string text = read_text_file(part);
-    size_t pos = 0;
-    for (long line = 1; pos < text.size(); ++line) {
-      if (limit > 0 && long(rows.size()) >= limit) return rows;
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string::npos) throw InputError(part, line, "truncated line (no newline)");
-      json j = json::parse(text.begin() + long(pos), text.begin() + long(nl), nullptr, false);
-      pos = nl + 1;
-      if (j.is_discarded()) throw InputError(part, line, "not JSON");
-      try {
-        CorpusRow r;
-        r.id = j.at("id").get<std::string>();
-        r.family = j.at("family").get<std::string>();
-        r.statement = j.at("statement").get<std::string>();
-        r.lp = j.at("formulations").at("lp").get<std::string>();
-        r.answer = answer_of(j.at("answer"), part, line);
-        r.where = part + ":" + std::to_string(line);
-        rows.push_back(std::move(r));
-      } catch (const json::exception& e) {
-        throw InputError(part, line, std::string("not a corpus sample: ") + e.what());
-      }
-    }
+  for (CorpusSample& c : read_corpus_samples(dir, limit)) {
+    oreval::Answer a = answer_of(c);
+    rows.push_back({std::move(c), a});
   }
   return rows;
 }
@@ -113,7 +83,7 @@ Verdict verify_reply(const CorpusRow& row, const chat::ChatResult& reply, const 
     v.detail = std::string(oreval::to_string(e.status)) + ": " + e.message;
     return v;
   }
-  const lp::Model reference = lp::read_lp(row.lp, row.where);
+  const lp::Model reference = lp::read_lp(row.sample.lp, row.sample.file + ":" + std::to_string(row.sample.line));
   const lp::Model& model = *e.model;
   if (model.num_vars() != reference.num_vars() || model.num_integer_vars() != reference.num_integer_vars()) {
     v.reason = reason::kContract;
@@ -182,7 +152,7 @@ DistilReport distil(const DistilOptions& o) {
 
   std::vector<chat::ChatRequest> requests;
   for (const CorpusRow& row : rows) {
-    const std::map<std::string, std::string> vars = {{"question", row.statement}, {"examples", ""}, {"data_note", ""}};
+    const std::map<std::string, std::string> vars = {{"question", row.sample.statement}, {"examples", ""}, {"data_note", ""}};
     chat::ChatRequest r;
     if (!t.system.empty()) r.messages.push_back({"system", oreval::render(t.system, vars, t.file)});
     r.messages.push_back({"user", oreval::render(t.user, vars, t.file)});
@@ -229,7 +199,7 @@ DistilReport distil(const DistilOptions& o) {
     if (!v.reason.empty()) {
       report.endpoint_errors += v.reason == kEndpointError;
       ++report.per_reason[v.reason];
-      report.rejected.push_back({rows[k].id, v.reason, v.detail});
+      report.rejected.push_back({rows[k].sample.id, v.reason, v.detail});
       continue;
     }
     ++report.accepted;
@@ -240,8 +210,8 @@ DistilReport distil(const DistilOptions& o) {
     for (const chat::ChatMessage& m : requests[k].messages) row["messages"].push_back({{"role", m.role}, {"content", m.content}});
     row["messages"].push_back({{"role", "assistant"}, {"content", assistant}});
     const oreval::Answer& a = rows[k].answer;
-    row["metadata"] = {{"id", rows[k].id},
-                       {"family", rows[k].family},
+    row["metadata"] = {{"id", rows[k].sample.id},
+                       {"family", rows[k].sample.family},
                        {"source", "endpoint"},
                        {"model", cc.model},
                        {"code_kind", oreval::to_string(v.kind)},

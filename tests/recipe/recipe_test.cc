@@ -1,0 +1,116 @@
+// `trex recipe run` on configs/recipe/or-tiny.toml through the binary: every stage kind runs for
+// real (corpus and held-out corpus, benchmark, base pre-training, CPT balanced and pure, SFT on
+// each, serving and evaluating four models); the report holds each model's Pass@1 with its
+// interval, the loss curves and each stage's cost; a rerun reuses every stage; a changed input
+// re-runs its stage and the ones after it; bad input is one line, exit 2.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "nlohmann/json.hpp"
+#include "trex/recipe/recipe.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/subprocess.h"
+
+namespace trex::recipe {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    path = (fs::temp_directory_path() / ("trex_recipe_" + std::to_string(getpid()))).string();
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+ProcessResult trex(std::vector<std::string> args) {
+  args.insert(args.begin(), TREX_BINARY);
+  ProcessOptions o;
+  o.timeout_s = 1800;  // a hang guard only
+  return run_process(args, o);
+}
+
+TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
+  TempDir d;
+  // A copy of configs/recipe beside a copy of configs/model, so the test can change an input.
+  fs::create_directories(d.path + "/configs");
+  fs::copy(fs::path(TREX_SOURCE_DIR) / "configs/recipe", d.path + "/configs/recipe", fs::copy_options::recursive);
+  const std::string file = d.path + "/configs/recipe/or-tiny.toml", out = d.path + "/out";
+  ProcessResult first = trex({"recipe", "run", file, "--out", out, "--quiet"});
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  EXPECT_NE(first.out.find("or-tiny: 13 stages (0 cached)"), std::string::npos) << first.out;
+  for (const char* label : {"base", "SFT", "CPT(balanced)+SFT", "CPT(pure OR)+SFT"})
+    EXPECT_TRUE(std::regex_search(first.out, std::regex(std::string("\\n  ") + std::regex_replace(label, std::regex(R"([()+])"), R"(\$&)") +
+                                                        R"( +Pass@1 [01]\.\d{3} \(\d/6, 95% \[)")))
+        << label << "\n" << first.out;
+  const std::string md = read_file(out + "/report.md");
+  EXPECT_NE(md.find("| CPT(balanced)+SFT | heldout-bench.jsonl | "), std::string::npos) << md;
+  EXPECT_NE(md.find("| cpt-pure-sft | 3 |"), std::string::npos) << md;  // its loss curve
+  EXPECT_NE(md.find("| eval-cpt-pure-sft | serve |"), std::string::npos) << md;
+  const std::string html = read_file(out + "/report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(std::count(html.begin(), html.end(), '\n') > 20, true);
+  // The held-out benchmark: the held-out corpus's samples, none of them in the training corpus.
+  std::ifstream bench(out + "/heldout-bench.jsonl");
+  int items = 0;
+  for (std::string line; std::getline(bench, line); ++items) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_TRUE(j.contains("id") && j.contains("question") && j.contains("answer")) << line;
+  }
+  EXPECT_EQ(items, 6);
+  // Every SFT stage learned from counted targets (the answers fit in its rows).
+  std::ifstream metrics(out + "/sft/metrics.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(metrics, line));
+  EXPECT_GT(nlohmann::json::parse(line)["counted"].get<long>(), 0) << line;
+
+  ProcessResult again = trex({"recipe", "run", file, "--out", out, "--quiet"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("or-tiny: 13 stages (13 cached)"), std::string::npos) << again.out;
+
+  // A changed input re-runs its stage and every later one (8 before it are reused).
+  std::string sft = read_file(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml");
+  sft.replace(sft.find("steps = 3"), 9, "steps = 2");
+  write_file_atomic(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml", sft);
+  ProcessResult changed = trex({"recipe", "run", file, "--out", out, "--quiet"});
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_NE(changed.out.find("or-tiny: 13 stages (8 cached)"), std::string::npos) << changed.out;
+  EXPECT_NE(read_file(out + "/report.md").find("| cpt-pure-sft | 2 |"), std::string::npos);
+}
+
+TEST(Recipe, BadInputIsOneLineAndExitTwo) {
+  TempDir d;
+  write_file_atomic(d.path + "/two.toml", "[[stage]]\nname = \"x\"\nrun = [\"hw\"]\nbenchmark = \"y\"\n");
+  write_file_atomic(d.path + "/fails.toml", "[[stage]]\nname = \"gen\"\nrun = [\"data\", \"gen\", \"--count\", \"0\", \"--out\", \"{out}/c\"]\n");
+  write_file_atomic(d.path + "/nobench.toml", "[[stage]]\nname = \"e\"\nserve = \"{out}/r\"\n");
+  struct Case {
+    std::string file, names;
+  };
+  for (const Case& k : {Case{d.path + "/none.toml", "none.toml"}, Case{d.path + "/two.toml", "two.toml:1"},
+                        Case{d.path + "/fails.toml", "stage gen"}, Case{d.path + "/nobench.toml", "nobench.toml:1"}}) {
+    ProcessResult r = trex({"recipe", "run", k.file, "--out", d.path + "/out", "--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(k.names), std::string::npos) << r.err;
+  }
+}
+
+TEST(Recipe, WilsonIntervalIsTheStandardOne) {
+  // 0 of 6: [0, 0.390]; 5 of 10: [0.237, 0.763] (Wilson, z = 1.96).
+  auto [lo0, hi0] = wilson_interval(0, 6);
+  EXPECT_DOUBLE_EQ(lo0, 0.0);
+  EXPECT_NEAR(hi0, 0.3903, 1e-4);
+  auto [lo, hi] = wilson_interval(5, 10);
+  EXPECT_NEAR(lo, 0.2366, 1e-4);
+  EXPECT_NEAR(hi, 0.7634, 1e-4);
+}
+
+}  // namespace
+}  // namespace trex::recipe

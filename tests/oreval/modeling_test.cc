@@ -151,6 +151,30 @@ TEST(Modeling, PulpStartingASolverProcessIsContained) {
   EXPECT_EQ(e.solve_requests, 0);
 }
 
+// One solve per program: the channel's answer for the model the program solved is kept for
+// scoring when that model is the final one, and only then.
+TEST(Modeling, TheProgramsOwnSolveIsTheScoredOne) {
+  REQUIRE_PYTHON();
+  const std::string build =
+      "import gurobipy as gp\nm = gp.Model()\nm.Params.OutputFlag = 0\nx = m.addVar(ub=3, name='x')\n"
+      "m.setObjective(2 * x, gp.GRB.MAXIMIZE)\nm.optimize()\n";
+  Execution same = run(build);
+  ASSERT_EQ(same.status, ExecStatus::kOk) << same.message;
+  ASSERT_TRUE(same.final_solve);
+  EXPECT_EQ(same.final_solve->status, lp::SolveStatus::kOptimal);
+  EXPECT_EQ(same.final_solve->objective, 6.0);
+  Execution changed = run(build + "m.addConstr(x <= 1)\n");  // the final model is not the solved one
+  ASSERT_EQ(changed.status, ExecStatus::kOk) << changed.message;
+  EXPECT_FALSE(changed.final_solve);
+  // Hostile: a forged final record after the solve is a different model; nothing is reused.
+  Execution forged = run(build + "import json, os\nd = m._to_json()\nd['vars'][0][2] = 100.0\nd['from'] = 'x'\n"
+                                  "json.dump(d, open('__trex_final.json', 'w'))\nos._exit(0)\n");
+  ASSERT_EQ(forged.status, ExecStatus::kOk) << forged.message;
+  EXPECT_FALSE(forged.final_solve);
+  ASSERT_TRUE(forged.model);
+  EXPECT_EQ(forged.model->num_vars(), 1);
+}
+
 TEST(Modeling, UnemulatedLibraryIsItsOwnClass) {
   REQUIRE_PYTHON();
   Execution e = run("import pyomo.environ as pyo\nm = pyo.ConcreteModel()\n");

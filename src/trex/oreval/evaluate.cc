@@ -140,7 +140,12 @@ ItemResult evaluate_unguarded(const Benchmark& bench, const Item& item, const Co
   hl.seconds_left = o.exec.solve_time_limit_s;
   hl.memory_bytes = o.exec.limits.memory_bytes;
   const lp::Model& model = *ex.model;
-  lp::SolveResult s = solve_in_helper([&] { return model; }, o.exec.solver, hl);
+  // One solve per program: when the program solved its final model itself and the answer is
+  // final (not a limit), that result is scored; otherwise the model is solved here.
+  bool decided = ex.final_solve && (ex.final_solve->status == lp::SolveStatus::kOptimal ||
+                                    ex.final_solve->status == lp::SolveStatus::kInfeasible ||
+                                    ex.final_solve->status == lp::SolveStatus::kUnbounded);
+  lp::SolveResult s = decided ? *ex.final_solve : solve_in_helper([&] { return model; }, o.exec.solver, hl);
   r.status = lp::to_string(s.status);
   if (lp::has_solution(s.status)) r.objective = s.objective;
   if (!s.message.empty() && !lp::has_solution(s.status)) r.message = s.message;

@@ -114,14 +114,24 @@ std::optional<std::string> serve_solve(const std::string& request, double second
   }
   hl.memory_bytes = o.limits.memory_bytes;
   hl.dir_fd = dir_fd;
-  size_t cap = o.read_bytes;
+  // The record is read here, once, and parsed in the helper from these bytes: what is solved
+  // is what is kept, whatever the program does to the file meanwhile.
+  std::optional<std::string> text;
+  std::string read_error;
+  try {
+    text = read_left_file(dir_fd, kSolveFile, o.read_bytes);
+    if (!text) read_error = std::string(kSolveFile) + " is missing";
+  } catch (const std::exception& e) {
+    read_error = e.what();
+  }
   lp::SolveResult r = solve_in_helper(
-      [dir_fd, cap] {
-        std::optional<std::string> text = read_left_file(dir_fd, kSolveFile, cap);
-        if (!text) throw std::runtime_error(std::string(kSolveFile) + " is missing");
+      [&text, &read_error] {
+        if (!text) throw std::runtime_error(read_error);
         return model_from_json(nlohmann::json::parse(*text), kSolveFile);
       },
       o.solver, hl);
+  ex.last_solved = text ? std::move(*text) : std::string();
+  ex.last_solve = r;
   reply["status"] = lp::to_string(r.status);
   reply["seconds"] = r.seconds;
   reply["message"] = r.message;
@@ -201,6 +211,11 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
       auto j = nlohmann::json::parse(*text);
       ex.message = "model from " + j.value("from", std::string("the program"));
       ex.model = model_from_json(j, kFinalFile);
+      if (ex.last_solve && !ex.last_solved.empty()) {
+        j.erase("from");
+        nlohmann::json solved = nlohmann::json::parse(ex.last_solved, nullptr, false);
+        if (!solved.is_discarded() && solved == j) ex.final_solve = ex.last_solve;
+      }
     } else if ((text = read_left_file(dir.fd, kLpFile, o.read_bytes))) {
       ex.message = "model from model.lp";
       ex.model = lp::read_lp(*text, kLpFile);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "trex/lp/model.h"
+#include "trex/lp/solver.h"
 #include "trex/oreval/extract.h"
 #include "trex/oreval/sandbox.h"
 
@@ -33,6 +34,11 @@ struct Execution {
   std::string message;    // one line: the error, or where the model came from
   std::string output;     // the program's stdout (capped)
   int solve_requests = 0; // requests received on the solve channel
+  // The channel's result for the final model when the program's last solve was of exactly that
+  // model (the same record, compared after parsing): the solve it asked for is the one scored.
+  std::optional<lp::SolveResult> final_solve;
+  std::string last_solved;                // bytes of the last record solved on the channel
+  std::optional<lp::SolveResult> last_solve;
   double seconds = 0;
 };
 

@@ -17,11 +17,10 @@ Gurobi does (trex_modeling/lp_writer.py).
 
 import os as _os
 
-from trex_modeling import (INF as _INF, AttrError as _AttrError, Constr, LinExpr, ModelingError,  # noqa: E402
+from trex_modeling import (INF as _INF, AttrError as _AttrError, Constr, LinExpr, ModelingError,
                            QuadExpr, TempConstr, UnsupportedCall as _Unsupported, Var, multidict,
                            quicksum, tupledict, tuplelist)
-from trex_modeling import model as _core  # noqa: E402
-from trex_modeling.lp_reader import read_lp as _read_lp  # noqa: E402
+from trex_modeling import model as _core
 
 __version__ = "12.0.0-trex"
 
@@ -428,8 +427,9 @@ def read(filename, env=None):
     filename = str(filename)
     m = Model(_os.path.splitext(_os.path.basename(filename))[0], env)
     if filename.lower().endswith(".lp"):
+        from trex_modeling.lp_reader import read_lp  # only harnesses read files back
         try:
-            _read_lp(m, filename)
+            read_lp(m, filename)
         except OSError as e:
             raise GurobiError(10012, "Unable to open file '%s' for input: %s" % (filename, e.strerror))
         return m

@@ -37,6 +37,17 @@ Execution run(const std::string& code) {
   return e;
 }
 
+// A program that must run to its end: limits generous enough that a slow or loaded machine
+// gives the same verdict (the small limits above are for programs that must be stopped).
+Execution run_to_end(const std::string& code) {
+  if (!program_available("/usr/bin/python3")) return {};
+  ExecOptions o = small_limits();
+  o.limits.wall_s = 120;
+  o.limits.cpu_s = 120;
+  o.solve_time_limit_s = 120;
+  return execute({CodeKind::kPython, code}, "", o);
+}
+
 #define REQUIRE_PYTHON() \
   if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 not installed"
 
@@ -47,7 +58,7 @@ Execution run(const std::string& code) {
 
 TEST(Hostile, WellBehavedProgramSolves) {
   REQUIRE_PYTHON();
-  Execution e = run(
+  Execution e = run_to_end(
       "from gurobipy import Model, GRB, quicksum\n"
       "model = Model('t')\n"
       "x = model.addVars(3, vtype=GRB.INTEGER, ub=4, name='x')\n"
@@ -67,7 +78,7 @@ TEST(Hostile, WellBehavedProgramSolves) {
 TEST(Hostile, OrdinaryLibrariesWork) {
   REQUIRE_PYTHON();
   if (run_process({"/usr/bin/python3", "-c", "import numpy"}).exit_code != 0) GTEST_SKIP() << "numpy not installed";
-  Execution e = run(
+  Execution e = run_to_end(
       "import json, math, random, itertools, collections, time, threading, os, datetime, statistics\n"
       "import numpy as np\n"
       "a = np.arange(100.0).reshape(10, 10) + np.eye(10) * 100\n"
@@ -162,7 +173,7 @@ TEST(Hostile, SyntaxGarbageAndOddUnicode) {
   EXPECT_EQ(e.status, ExecStatus::kSyntaxError) << e.message;
   Execution nul = run(std::string("x = 1\0\n", 7));
   EXPECT_EQ(nul.status, ExecStatus::kSyntaxError) << nul.message;
-  Execution u = run(
+  Execution u = run_to_end(
       "from gurobipy import Model\n"
       "m\u00e9 = Model('\u6a21\u578b \U0001F600')\n"
       "v = m\u00e9.addVar(ub=3, name='\u0445\u202e\u200b')\n"
@@ -216,7 +227,7 @@ TEST(Hostile, LeftFilesAreNotFollowed) {
 // writes model.lp is scored on that file, as docs/eval.md says.
 TEST(Hostile, ModelLpFallback) {
   REQUIRE_PYTHON();
-  Execution e = run("open('model.lp', 'w').write('Maximize\\n obj: 3 x + 2 y\\nSubject To\\n c: x + y <= 4\\nEnd\\n')\n");
+  Execution e = run_to_end("open('model.lp', 'w').write('Maximize\\n obj: 3 x + 2 y\\nSubject To\\n c: x + y <= 4\\nEnd\\n')\n");
   ASSERT_EQ(e.status, ExecStatus::kOk) << e.message;
   EXPECT_EQ(e.message, "model from model.lp");
   ASSERT_TRUE(e.model);

@@ -2,6 +2,7 @@
 #include "trex/kernels/tuning.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -86,6 +87,24 @@ void ensure_env() {
     std::lock_guard<std::mutex> lock(g_mutex);
     read_env_locked();
   });
+}
+
+// TREX_TUNING_LOG=1: one stderr line per (kernel, shape class) a run looks up, the first time,
+// with what applies to it; how to find the classes a workload uses before tuning them.
+void log_lookup(const char* kernel, const std::string& shape, const ParamMap* found) {
+  static const bool on = [] {
+    const char* v = std::getenv("TREX_TUNING_LOG");
+    return v != nullptr && *v != '\0' && std::string(v) != "0";
+  }();
+  if (!on) return;
+  static std::mutex m;
+  static std::set<std::pair<std::string, std::string>> seen;
+  std::lock_guard<std::mutex> lock(m);
+  if (!seen.insert({kernel, shape}).second) return;
+  std::string what = found ? "" : " built-in";
+  if (found)
+    for (const auto& [k, v] : *found) what += " " + k + "=" + std::to_string(v);
+  std::fprintf(stderr, "trex tuning: %s %s:%s\n", kernel, shape.c_str(), what.c_str());
 }
 
 }  // namespace
@@ -277,6 +296,7 @@ ParamMap tuned_params(const char* kernel, const std::string& shape) {
   std::shared_ptr<const Tuning> t = active_tuning();
   if (!t) return {};
   const ParamMap* p = t->find(kernel, shape);
+  log_lookup(kernel, shape, p);
   return p ? *p : ParamMap{};
 }
 
@@ -286,6 +306,7 @@ int64_t tuned_value(const char* kernel, const std::string& shape, const char* pa
   std::shared_ptr<const Tuning> t = active_tuning();
   if (!t) return fallback;
   const ParamMap* p = t->find(kernel, shape);
+  log_lookup(kernel, shape, p);
   if (!p) return fallback;
   auto it = p->find(param);
   return it == p->end() ? fallback : it->second;

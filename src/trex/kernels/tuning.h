@@ -21,7 +21,9 @@
 //
 // The active tuning is process-wide: the first lookup loads $TREX_TUNING when set (a bad file is
 // an InputError there); set_active_tuning() replaces it (`--tuning FILE`, the search's
-// candidates). Lookups are cheap when no tuning is active (one atomic load).
+// candidates). Lookups are cheap when no tuning is active (one atomic load). With a tuning
+// active, TREX_TUNING_LOG=1 prints each (kernel, shape class) a run looks up once to stderr
+// (a file with only [hardware] lists a workload's classes before any is tuned).
 #pragma once
 
 #include <cstdint>

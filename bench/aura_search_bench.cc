@@ -12,7 +12,11 @@
 // Finally the exhaustive best, the start, both searches' picks and the built-in are measured
 // again side by side (3 interleaved rounds, medians), so the headline ratios do not rest on one
 // noisy pass. Prints a Markdown row per space (bench/results/aura_search.md keeps a run).
-// Reproduce:  build/aura_search_bench [--threads N] [--quick] [--spaces gemm:512x512x512,...]
+// With --loo, a second table: for each space, the search with an unlimited budget from the start
+// alone against the same search seeded by the skills of all the other spaces of its kernel
+// (leave one out, through a real skill database, its 3 nearest), both counted in evaluations
+// until within 3% of the exhaustive best: the "skills halve the evaluations" goal.
+// Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other
 // load disturbs far less than wall time.
 #include <algorithm>
@@ -65,9 +69,11 @@ int evals_within(const trex::aura::SearchResult& r, double target_s) {
 int main(int argc, char** argv) {
   int threads = 1;  // one thread: candidates are timed by thread CPU time (see live.h)
   bool quick = false;
+  bool loo = false;
   std::string only;  // "kernel:MxNxK,kernel:RxC": these spaces instead of the defaults
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--loo")) loo = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--spaces") && i + 1 < argc) only = argv[++i];
   }
@@ -105,8 +111,9 @@ int main(int argc, char** argv) {
               "with skills: best / best, evals to 3%% | re-measured ms: best, start, search, skills, built-in |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
+  std::vector<Table> tables;
   for (const Space& sp : spaces) {
-    Table t;
+    Table& t = tables.emplace_back();
     t.target = trex::aura::make_target(sp.kernel, sp.dims, hw);
     const trex::aura::TuneTarget& tg = t.target;
     trex::aura::LiveEvaluator eval(tg, &pool, min_time);
@@ -173,5 +180,54 @@ int main(int argc, char** argv) {
     store.add(k);
   }
   std::filesystem::remove(db);
+  if (!loo) return 0;
+  std::printf("\n| kernel | shape | space | from the start: evals to 3%% | with the other shapes' skills: evals to 3%% (skills) | ratio |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  int sum_cold = 0, sum_warm = 0;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const Table& t = tables[i];
+    const trex::aura::TuneTarget& tg = t.target;
+    trex::aura::ChoiceProblem pr = trex::aura::performance_model(tg, hw);
+    Config start = tg.config_at(trex::aura::solve_choices(pr).index), builtin = trex::aura::builtin_config(tg, hw);
+    trex::aura::Evaluator replay = [&](const Config& c) { return t.m.at(c); };
+    trex::aura::SearchOptions cold;
+    cold.budget = int(tg.size());
+    const std::string loo_db = db + ".loo";
+    std::filesystem::remove(loo_db);
+    trex::aura::SearchOptions warm = cold;
+    int used = 0;
+    {
+      trex::aura::SkillStore others(loo_db);
+      for (size_t j = 0; j < tables.size(); ++j) {
+        const Table& o = tables[j];
+        if (j == i || o.target.kernel != tg.kernel || !o.m.count(o.best)) continue;
+        trex::aura::Skill k;
+        k.kernel = o.target.kernel;
+        k.shape = o.target.shape_class;
+        k.hardware = hw.features();
+        k.config = o.best;
+        Config ob = trex::aura::builtin_config(o.target, hw);
+        k.change = trex::aura::describe_change(ob, o.best);
+        k.gain = o.m.count(ob) && o.m.at(ob).passed ? o.m.at(ob).seconds / o.best_s : 1;
+        k.evidence = "exhaustive " + o.target.shape_text();
+        others.add(k);
+      }
+      for (const trex::aura::Skill& k : others.nearest(tg.kernel, tg.shape_class, hw.features(), 3)) {
+        warm.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
+        for (const auto& [n, v] : k.config)
+          if (builtin.count(n) && builtin.at(n) != v) warm.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
+        ++used;
+      }
+    }
+    std::filesystem::remove(loo_db);
+    const double within = t.best_s * 1.03;
+    int ec = evals_within(trex::aura::k_search(tg, pr, {start, "start"}, replay, cold), within);
+    int ew = evals_within(trex::aura::k_search(tg, pr, {start, "start"}, replay, warm), within);
+    sum_cold += ec;
+    sum_warm += ew;
+    std::printf("| %s | %s | %zu | %d | %d (%d) | %.2f |\n", tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), ec,
+                ew, used, ec > 0 ? double(ew) / ec : NAN);
+  }
+  std::printf("| all | | | %d | %d | %.2f |\n", sum_cold, sum_warm, sum_cold > 0 ? double(sum_warm) / sum_cold : NAN);
   return 0;
 }

@@ -158,7 +158,10 @@ std::vector<KernelCase> gemm_cases(const std::vector<std::array<int64_t, 3>>& sh
     Builder b("gemm", "fp32", dims({m, n, k}));
     float* A = b.input<float>("a", m * k, seed, 1.f, int(seed % 3));
     float* B = b.input<float>("b", k * n, seed + 1, 1.f);
-    auto [C, Cr] = b.output<float>("c", m * n, 1e-4);
+    // Both sides add k fp32 products in different orders; where a result cancels to near zero
+    // their rounding differences are about eps k / 2.5 (2e-4 at k = 8192, which failed the
+    // built-in LM-head backward at 1e-4), so the tolerance grows with k past 512 (8x margin).
+    auto [C, Cr] = b.output<float>("c", m * n, 1e-4 * std::max<double>(1.0, double(k) / 512.0));
     GemmOptions go;
     go.pool = pool;
     out.push_back(b.done(4.0 * double(m * k + k * n + m * n), 2.0 * double(m) * double(n) * double(k),

@@ -64,6 +64,33 @@ int evals_within(const trex::aura::SearchResult& r, double target_s) {
   return -1;
 }
 
+// A table's exhaustive best as a skill (what a search on this shape would have recorded).
+trex::aura::Skill skill_of(const Table& t, const trex::aura::AuraHardware& hw) {
+  const Config builtin = trex::aura::builtin_config(t.target, hw);
+  trex::aura::Skill k;
+  k.kernel = t.target.kernel;
+  k.shape = t.target.shape_class;
+  k.hardware = hw.features();
+  k.config = t.best;
+  k.change = trex::aura::describe_change(builtin, t.best);
+  k.gain = t.m.count(builtin) && t.m.at(builtin).passed ? t.m.at(builtin).seconds / t.best_s : 1;
+  k.evidence = "exhaustive " + t.target.shape_text();
+  return k;
+}
+
+// Seeds the search with the store's nearest skills, as `trex aura tune` does; returns how many.
+int seed_with_skills(trex::aura::SkillStore& store, const trex::aura::TuneTarget& tg, const Config& builtin,
+                     const trex::aura::AuraHardware& hw, trex::aura::SearchOptions& o) {
+  int used = 0;
+  for (const trex::aura::Skill& k : store.nearest(tg.kernel, tg.shape_class, hw.features(), 3)) {
+    o.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
+    for (const auto& [n, v] : k.config)
+      if (builtin.count(n) && builtin.at(n) != v) o.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
+    ++used;
+  }
+  return used;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,13 +162,7 @@ int main(int argc, char** argv) {
     trex::aura::SearchResult rc = trex::aura::k_search(tg, pr, {start, "start"}, replay, cold);
     // Skills from the shapes measured before this one (other shapes of the same kernel).
     trex::aura::SearchOptions warm = cold;
-    int skills_used = 0;
-    for (const trex::aura::Skill& k : store.nearest(tg.kernel, tg.shape_class, hw.features(), 3)) {
-      warm.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
-      for (const auto& [n, v] : k.config)
-        if (builtin.count(n) && builtin.at(n) != v) warm.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
-      ++skills_used;
-    }
+    const int skills_used = seed_with_skills(store, tg, builtin, hw, warm);
     trex::aura::SearchResult rw = trex::aura::k_search(tg, pr, {start, "start"}, replay, warm);
     auto pick = [&](const trex::aura::SearchResult& r) { return r.best >= 0 ? r.nodes[size_t(r.best)].config : start; };
     auto secs = [&](const Config& c) { return t.m.count(c) && t.m.at(c).passed ? t.m.at(c).seconds : NAN; };
@@ -169,15 +190,7 @@ int main(int argc, char** argv) {
                  trex::aura::config_text(pick(rw)).c_str());
     std::fflush(stdout);
     // This shape's exhaustive best becomes a skill for the shapes after it.
-    trex::aura::Skill k;
-    k.kernel = tg.kernel;
-    k.shape = tg.shape_class;
-    k.hardware = hw.features();
-    k.config = t.best;
-    k.change = trex::aura::describe_change(builtin, t.best);
-    k.gain = t.m.count(builtin) && t.m.at(builtin).passed ? t.m.at(builtin).seconds / t.best_s : 1;
-    k.evidence = "exhaustive " + tg.shape_text();
-    store.add(k);
+    store.add(skill_of(t, hw));
   }
   std::filesystem::remove(db);
   if (!loo) return 0;
@@ -198,26 +211,10 @@ int main(int argc, char** argv) {
     int used = 0;
     {
       trex::aura::SkillStore others(loo_db);
-      for (size_t j = 0; j < tables.size(); ++j) {
-        const Table& o = tables[j];
-        if (j == i || o.target.kernel != tg.kernel || !o.m.count(o.best)) continue;
-        trex::aura::Skill k;
-        k.kernel = o.target.kernel;
-        k.shape = o.target.shape_class;
-        k.hardware = hw.features();
-        k.config = o.best;
-        Config ob = trex::aura::builtin_config(o.target, hw);
-        k.change = trex::aura::describe_change(ob, o.best);
-        k.gain = o.m.count(ob) && o.m.at(ob).passed ? o.m.at(ob).seconds / o.best_s : 1;
-        k.evidence = "exhaustive " + o.target.shape_text();
-        others.add(k);
-      }
-      for (const trex::aura::Skill& k : others.nearest(tg.kernel, tg.shape_class, hw.features(), 3)) {
-        warm.seeds.push_back({tg.config_at(tg.index_of(k.config)), "skill #" + std::to_string(k.id)});
-        for (const auto& [n, v] : k.config)
-          if (builtin.count(n) && builtin.at(n) != v) warm.preferred.insert({n, v > builtin.at(n) ? 1 : -1});
-        ++used;
-      }
+      for (size_t j = 0; j < tables.size(); ++j)
+        if (j != i && tables[j].target.kernel == tg.kernel && tables[j].m.count(tables[j].best))
+          others.add(skill_of(tables[j], hw));
+      used = seed_with_skills(others, tg, builtin, hw, warm);
     }
     std::filesystem::remove(loo_db);
     const double within = t.best_s * 1.03;

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # v4-micro (seq $SEQ, default 512; MTP on; 2 micro-batches per step; AdamW) trained for a few
-# steps as 1 rank x 2 threads and as 2 ranks x 1 thread (ep 2), side by side in one run; prints
-# the median tokens/s of steps 2.. of each and the ratio, with the machine's load.
+# steps as 1 rank x 2 threads and as 2 ranks x 1 thread (ep 2), the two alternating REPEATS
+# times (default 3) in one run. For each pair: the median tokens/s of steps 2.. of each and
+# their ratio, and the CPU seconds (user + sys, every process of the run) of each; then the
+# median ratio over the pairs, with the machine's load before and after. On a loaded machine the
+# wall-clock ratio swings with the other jobs; the CPU-time ratio (1 rank's CPU s / 2 ranks' CPU
+# s for the same tokens) is the steadier one (it counts MPI's busy waiting as work).
 #   bench/dist_compare.sh [BUILD_DIR] [STEPS]
 set -euo pipefail
 build=${1:-build}
@@ -41,14 +45,28 @@ print(f"{statistics.median(v):.1f}")
 PY
 }
 echo "load before: $(uptime | sed 's/.*load average: //')"
-"$build/trex" train --config "$work/micro.toml" --out "$work/one" --threads 2 > "$work/one.log"
-mpirun -n 2 --oversubscribe --bind-to none "$build/trex" train --config "$work/micro.toml" --out "$work/two" \
-  --threads 1 --ep 2 > "$work/two.log"
-one=$(median_tps "$work/one"); two=$(median_tps "$work/two")
+cpu_of() {  # CPU seconds (user + sys) of a command and its children
+  /usr/bin/python3 -c 'import os, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+t = os.times()
+print(f"{t.children_user + t.children_system:.1f}")
+sys.exit(r.returncode)' "$@"
+}
+ratios=(); cpu_ratios=()
+for i in $(seq "${REPEATS:-3}"); do
+  rm -rf "$work/one" "$work/two"
+  c1=$(cpu_of "$build/trex" train --config "$work/micro.toml" --out "$work/one" --threads 2)
+  c2=$(cpu_of mpirun -n 2 --oversubscribe --bind-to none "$build/trex" train --config "$work/micro.toml" \
+    --out "$work/two" --threads 1 --ep 2)
+  one=$(median_tps "$work/one"); two=$(median_tps "$work/two")
+  r=$(/usr/bin/python3 -c "print(f'{$two / $one:.3f}')"); rc=$(/usr/bin/python3 -c "print(f'{$c1 / $c2:.3f}')")
+  ratios+=("$r"); cpu_ratios+=("$rc")
+  echo "pair $i: 1 rank x 2 threads $one tokens/s, $c1 CPU s; 2 ranks x 1 thread (ep 2) $two tokens/s, $c2 CPU s;" \
+       "ratio $r (tokens/s), $rc (CPU s); load $(uptime | sed 's/.*load average: //')"
+done
+/usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split(); b = sys.argv[2].split()
+print(f'median ratio 2 ranks / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s), {statistics.median(map(float, b)):.3f} (CPU s)')" "${ratios[*]}" "${cpu_ratios[*]}"
 echo "load after:  $(uptime | sed 's/.*load average: //')"
-echo "1 rank x 2 threads:         $one tokens/s (median of steps 2..$steps)"
-echo "2 ranks x 1 thread (ep 2):  $two tokens/s"
-/usr/bin/python3 -c "print(f'ratio 2 ranks / 1 rank: {$two / $one:.3f}')"
 /usr/bin/python3 - "$work/one/metrics.jsonl" "$work/two/metrics.jsonl" <<'PY'
 import json, sys
 a = [json.loads(l)["loss"] for l in open(sys.argv[1])]

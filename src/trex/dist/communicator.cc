@@ -18,6 +18,9 @@ struct Communicator::Handle {
   MPI_Request pending = MPI_REQUEST_NULL;
   MPI_Datatype row_type = MPI_DATATYPE_NULL;  // `width` floats, for the exchange in flight
   std::vector<int> scounts, sdispls, rcounts, rdispls;
+  // post_exchange: the requests in flight and their count arrays (alive until completion).
+  std::vector<MPI_Request> posted;
+  std::vector<std::vector<int>> posted_arrays;
   ~Handle() {
     if (row_type != MPI_DATATYPE_NULL) MPI_Type_free(&row_type);
     if (owned && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
@@ -162,6 +165,43 @@ void Communicator::start_alltoallv(const float* send, const int64_t* send_rows, 
   check(MPI_Ialltoallv(send, h_->scounts.data(), h_->sdispls.data(), h_->row_type, recv, h_->rcounts.data(),
                        h_->rdispls.data(), h_->row_type, h_->comm, &h_->pending),
         "MPI_Ialltoallv");
+}
+
+void Communicator::post_exchange(const float* send, const int64_t* send_counts, const int64_t* send_displs,
+                                 float* recv, const int64_t* recv_counts, const int64_t* recv_displs) {
+  if (!h_) {
+    std::memcpy(recv + recv_displs[0], send + send_displs[0], sizeof(float) * size_t(send_counts[0]));
+    return;
+  }
+  std::vector<int> a(size_t(4 * size_));
+  for (int i = 0; i < size_; ++i) {
+    for (int64_t v : {send_counts[i], send_displs[i], recv_counts[i], recv_displs[i]})
+      if (v < 0 || v > INT32_MAX) throw std::runtime_error("Communicator: exchange too large for MPI's int counts");
+    a[size_t(i)] = int(send_counts[i]);
+    a[size_t(size_ + i)] = int(send_displs[i]);
+    a[size_t(2 * size_ + i)] = int(recv_counts[i]);
+    a[size_t(3 * size_ + i)] = int(recv_displs[i]);
+  }
+  h_->posted_arrays.push_back(std::move(a));
+  int* p = h_->posted_arrays.back().data();
+  h_->posted.push_back(MPI_REQUEST_NULL);
+  check(MPI_Ialltoallv(send, p, p + size_, MPI_FLOAT, recv, p + 2 * size_, p + 3 * size_, MPI_FLOAT, h_->comm,
+                       &h_->posted.back()),
+        "MPI_Ialltoallv");
+}
+
+void Communicator::progress_exchanges() {
+  if (!h_ || h_->posted.empty()) return;
+  int done = 0;
+  check(MPI_Testall(int(h_->posted.size()), h_->posted.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+}
+
+void Communicator::wait_exchanges() {
+  if (!h_ || h_->posted.empty()) return;
+  WatchdogScope w("gradient exchange");
+  check(MPI_Waitall(int(h_->posted.size()), h_->posted.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  h_->posted.clear();
+  h_->posted_arrays.clear();
 }
 
 void Communicator::finish_alltoallv() {

@@ -51,6 +51,15 @@ class Communicator {
                        int64_t width);
   void finish_alltoallv();
 
+  // Any number of non-blocking exchanges of floats (MPI_Ialltoallv), each with per-member counts
+  // and displacements in floats (send_displs into send, recv_displs into recv): the buffers stay
+  // untouched until wait_exchanges(). Open MPI moves non-blocking collectives along only inside
+  // MPI calls, so progress_exchanges() (MPI_Testall) is called between pieces of other work.
+  void post_exchange(const float* send, const int64_t* send_counts, const int64_t* send_displs, float* recv,
+                     const int64_t* recv_counts, const int64_t* recv_displs);
+  void progress_exchanges();
+  void wait_exchanges();
+
  private:
   struct Handle;
   std::unique_ptr<Handle> h_;  // null: the process alone

@@ -112,10 +112,8 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   }
   send_count_.assign(size_t(R), 0);
   recv_count_.assign(size_t(R), 0);
-  for (int q = 0; q < R; ++q) {
-    send_count_[size_t(q)] = shards_[size_t(q)].size();
-    recv_count_[size_t(q)] = shard_.size();
-  }
+  dense_recv_.assign(size_t(R) * size_t(shard_.size()), 0.f);
+  model.set_grad_final_hook([this](int64_t lo, int64_t hi) { grads_final(lo, hi); });
   for (const Segment& s : segments_) {
     const bool mine = s.begin >= shard_.begin && s.begin < shard_.end;
     if (s.owner == me)
@@ -125,8 +123,34 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   }
 }
 
+StepReducer::~StepReducer() {
+  if (context_.world_size() > 1) model_.set_grad_final_hook({});
+}
+
+void StepReducer::grads_final(int64_t lo, int64_t hi) {
+  TREX_TRACE(kOther, "dist.post_bucket");
+  const int R = context_.world_size();
+  std::vector<int64_t> sc(size_t(R), 0), sd(size_t(R), 0), rc(size_t(R), 0), rd(size_t(R), 0);
+  const int64_t mlo = std::max(lo, shard_.begin), mhi = std::min(hi, shard_.end), m = shard_.size();
+  for (int q = 0; q < R; ++q) {
+    const ShardRange& s = shards_[size_t(q)];
+    const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.end);
+    sc[size_t(q)] = std::max<int64_t>(0, b - a);
+    sd[size_t(q)] = b > a ? a : 0;
+    rc[size_t(q)] = std::max<int64_t>(0, mhi - mlo);
+    rd[size_t(q)] = int64_t(q) * m + (mhi > mlo ? mlo - shard_.begin : 0);
+  }
+  // Straight from the model's gradients: nothing later in this backward writes [lo, hi), and
+  // the next zero_grads() comes after add_round() has waited.
+  context_.world().post_exchange(model_.grads(), sc.data(), sd.data(), dense_recv_.data(), rc.data(), rd.data());
+  context_.world().progress_exchanges();
+  reported_ += hi - lo;
+  ++posted_;
+}
+
 int64_t StepReducer::floats_per_round() const {
-  int64_t total = 0;
+  if (context_.world_size() == 1) return 0;
+  int64_t total = n_;
   for (int64_t v : send_count_) total += v;
   return total;
 }
@@ -154,8 +178,14 @@ void StepReducer::add_round(const model::LossStats& st) {
     std::span<const float> sg = model_.moe_source_grads(int(i));
     std::memcpy(&extra_buf_[size_t(layer_extra_offset_[i])], sg.data(), sizeof(float) * sg.size());
   }
-  // To each shard's rank: this rank's gradient of the shard, then the expert segments of the
-  // shard that this rank owns, in order.
+  // The dense pieces posted during the backward.
+  if (reported_ != n_)
+    throw std::logic_error("StepReducer: the backward reported " + std::to_string(reported_) + " of " +
+                           std::to_string(n_) + " gradients final");
+  context_.world().wait_exchanges();
+  buckets_ = posted_;
+  reported_ = posted_ = 0;
+  // To each shard's rank: the expert segments of the shard that this rank owns, in order.
   int64_t total_send = 0, total_recv = 0;
   for (int q = 0; q < R; ++q) total_send += send_count_[size_t(q)], total_recv += recv_count_[size_t(q)];
   send_.resize(size_t(total_send));
@@ -167,11 +197,6 @@ void StepReducer::add_round(const model::LossStats& st) {
   }
   {
     std::vector<int64_t> put = send_at;
-    for (int q = 0; q < R; ++q) {
-      const ShardRange& s = shards_[size_t(q)];
-      std::memcpy(&send_[size_t(put[size_t(q)])], model_.grads() + s.begin, sizeof(float) * size_t(s.size()));
-      put[size_t(q)] += s.size();
-    }
     for (const Segment& g : segments_) {
       if (g.owner != me) continue;
       int q = 0;
@@ -180,8 +205,10 @@ void StepReducer::add_round(const model::LossStats& st) {
       put[size_t(q)] += g.count;
     }
   }
-  context_.world().start_alltoallv(send_.data(), send_count_.data(), recv_.data(), recv_count_.data(), 1);
-  context_.world().finish_alltoallv();
+  if (extra_ > 0) {
+    context_.world().start_alltoallv(send_.data(), send_count_.data(), recv_.data(), recv_count_.data(), 1);
+    context_.world().finish_alltoallv();
+  }
   std::vector<double> ce(static_cast<size_t>(R));
   context_.world().allgather(&st.ce_sum, 1, ce.data());
 
@@ -190,12 +217,12 @@ void StepReducer::add_round(const model::LossStats& st) {
   const int64_t m = shard_.size();
   core::default_thread_pool().parallel_for(0, m, 1 << 16, [&](int64_t lo, int64_t hi) {
     for (int r = 0; r < R; ++r) {
-      const float* src = &recv_[size_t(recv_at[size_t(r)])];
+      const float* src = &dense_recv_[size_t(r) * size_t(m)];
       for (int64_t i = lo; i < hi; ++i) acc_[size_t(i)] += src[i];
     }
   });
   std::vector<int64_t> take(static_cast<size_t>(R));
-  for (int o = 0; o < R; ++o) take[size_t(o)] = recv_at[size_t(o)] + m;
+  for (int o = 0; o < R; ++o) take[size_t(o)] = recv_at[size_t(o)];
   for (const Segment& g : segments_) {
     if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
     add_into(&acc_[size_t(g.begin - shard_.begin)], &recv_[size_t(take[size_t(g.owner)])], g.count);

@@ -5,9 +5,12 @@
 // gives every rank the whole updated model).
 //
 // A step of M micro-batches runs in M / world rounds; in round j rank r runs micro-batch
-// k = j world + r, with the model's gradients zeroed first. After each round add_round() sends
-// each shard's piece of this rank's gradient to the shard's rank (one MPI_Alltoallv: bytes, no
-// arithmetic), and the shard's rank adds the pieces in micro-batch order, acc += g_k; the single
+// k = j world + r, with the model's gradients zeroed first. While the backward runs, each time
+// the gradient of a range of parameters is final (a layer, the heads, the embedding:
+// Transformer::set_grad_final_hook) its piece of every shard starts on its way to the shard's
+// rank (MPI_Ialltoallv: bytes, no arithmetic), so the exchange of the last layers overlaps the
+// backward of the first. add_round() waits for them, exchanges the routed experts' gradients
+// (below), and the shard's rank adds the pieces in micro-batch order, acc += g_k; the single
 // process does exactly that, one micro-batch at a time. Routed experts under expert (and
 // expert-tensor) parallelism: the gradient of expert e (each width shard of it) for micro-batch
 // k was computed by its owner in k's rank's expert group from k's rows alone
@@ -55,7 +58,11 @@ double chunked_grad_norm(const float* g, int64_t n);
 
 class StepReducer {
  public:
+  // Under several ranks, takes the model's gradient-final hook for itself.
   StepReducer(Context& context, model::Transformer& model);
+  ~StepReducer();
+  StepReducer(const StepReducer&) = delete;
+  StepReducer& operator=(const StepReducer&) = delete;
 
   // Rounds per step of M micro-batches, and the micro-batch this rank runs in round j.
   int64_t rounds(int64_t micro_batches) const { return micro_batches / context_.world_size(); }
@@ -80,6 +87,8 @@ class StepReducer {
   void gather_weights(core::bf16* weights) const;
   // Floats one rank sends per round (for the metrics).
   int64_t floats_per_round() const;
+  // Exchanges posted during the backward so far (for the tests: > 1 means overlapped buckets).
+  int64_t buckets_last_round() const { return buckets_; }
 
  private:
   // A run of an expert's gradient, in the flat parameter vector [begin, begin + count), for the
@@ -97,8 +106,13 @@ class StepReducer {
   int64_t extra_ = 0;                  // floats of expert source gradients on this rank
   std::vector<int64_t> layer_extra_offset_;  // per MoE layer, into the source gradients
   std::vector<Segment> segments_;      // cut at shard boundaries, in the order they are added
-  std::vector<int64_t> send_count_, recv_count_;  // [ranks] floats per round
+  std::vector<int64_t> send_count_, recv_count_;  // [ranks] expert floats per round
   std::vector<float> acc_, send_, recv_, extra_buf_;
+  std::vector<float> dense_recv_;      // [ranks][shard size]: each rank's micro-batch gradient of the shard
+  int64_t reported_ = 0, buckets_ = 0, posted_ = 0;  // this round's final floats and exchanges
+
+  // The hook: posts the exchange of [lo, hi)'s pieces.
+  void grads_final(int64_t lo, int64_t hi);
   double ce_ = 0;
   std::vector<std::vector<int64_t>> load_;
 };

@@ -8,7 +8,8 @@
 # interleaved over ROUNDS rounds so machine load hits every variant alike. Step 1 (tokenizer
 # warm-up, first touch) is dropped; the table gives medians over the rest: step time, the
 # optimizer phase after the backward (what the update exposes), the swap I/O time and how much
-# of it was hidden. Clipping uses the previous step's norm (clip_with = "previous", for every
+# of it was hidden; and the process's CPU time per step (all threads), steadier than wall time on
+# a shared machine. Clipping uses the previous step's norm (clip_with = "previous", for every
 # variant), so an overlapped update is never redone; CLIP_WITH=current measures the default.
 # Data: the licence texts of /usr/share/doc (no corpus needed). Prints the load with the table.
 #   bench/swap_overlap_bench.sh            (from the repository root, after building trex)
@@ -64,6 +65,7 @@ for v in variants:
     rows[v] = {
         "steps": len(m),
         "step_s": med([l["step_s"] for l in m]),
+        "cpu_s": med([l.get("cpu_s", 0) for l in m]),
         "fwd_bwd_s": med([l["fwd_bwd_s"] for l in m]),
         "optimizer_s": med([l["optimizer_s"] for l in m]),
         "io_s": med([l.get("swap_io_s", 0) for l in m]),
@@ -74,12 +76,14 @@ for v in variants:
         "opt_mb": max(l["optimizer_bytes"] for l in m) / 1e6,
     }
 base = rows.get("adamw", {}).get("step_s", 0)
-print(f"{'variant':<14} {'steps':>5} {'step s':>7} {'x adamw':>7} {'fwd+bwd':>8} {'opt after':>9} "
+base_cpu = rows.get("adamw", {}).get("cpu_s", 0)
+print(f"{'variant':<14} {'steps':>5} {'step s':>7} {'x adamw':>7} {'cpu s':>7} {'x adamw':>7} {'fwd+bwd':>8} {'opt after':>9} "
       f"{'swap I/O':>8} {'hidden':>7} {'exposed':>7} {'hidden%':>7} {'clipped':>7} {'redone':>6} {'opt MB':>7}")
 for v, r in rows.items():
     pct = 100 * r["hidden_s"] / r["io_s"] if r["io_s"] > 0 else float("nan")
     ratio = r["step_s"] / base if base else float("nan")
-    print(f"{v:<14} {r['steps']:>5} {r['step_s']:>7.3f} {ratio:>7.3f} {r['fwd_bwd_s']:>8.3f} {r['optimizer_s']:>9.3f} "
+    cratio = r["cpu_s"] / base_cpu if base_cpu else float("nan")
+    print(f"{v:<14} {r['steps']:>5} {r['step_s']:>7.3f} {ratio:>7.3f} {r['cpu_s']:>7.2f} {cratio:>7.3f} {r['fwd_bwd_s']:>8.3f} {r['optimizer_s']:>9.3f} "
           f"{r['io_s']:>8.3f} {r['hidden_s']:>7.3f} {r['exposed_s']:>7.3f} {pct:>7.1f} {r['clipped']:>7} {r['redone']:>6} "
           f"{r['opt_mb']:>7.1f}")
 PY

@@ -320,9 +320,24 @@ TEST(SwapOptimizer, IoErrorMidStepSurfaces) {
       what = e.what();
     }
     EXPECT_NE(what.find(o.path), std::string::npos) << to_string(swap.backend()) << ": " << what;
-    EXPECT_NE(what.find("read failed"), std::string::npos) << what;
+    EXPECT_NE(what.find("read failed at offset "), std::string::npos) << what;
     EXPECT_THROW(swap.step(g.data(), nullptr), std::runtime_error);
   }
+  // The same during a streamed step: finish_step reports it, with the file and the offset.
+  SwapOptions o;
+  o.path = temp_path("cut2.swap");
+  o.chunk_elems = 1024;
+  SwapOptimizer swap(groups, init.data(), o);
+  ASSERT_EQ(::truncate(o.path.c_str(), 0), 0);
+  std::string what;
+  try {
+    swap.begin_step(g.data(), nullptr);
+    swap.grads_final(0, n);
+    swap.finish_step();
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find(o.path + ": swap read failed at offset "), std::string::npos) << what;
 }
 
 }  // namespace

@@ -114,6 +114,22 @@ void SwapOptimizer::check_usable() const {
     throw std::runtime_error("swap optimizer is unusable after an I/O error: " + failure_);
 }
 
+// One thread's part of a job: an exception stops the optimizer (fail); either way the thread
+// then counts itself done, for finish_step.
+void SwapOptimizer::run_job(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail(std::current_exception());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++idle_;
+  }
+  done_cv_.notify_one();
+}
+
 // Reads the i-th chunk of order_ into slot i mod K as soon as that slot is free.
 void SwapOptimizer::loader_loop() {
   std::unique_ptr<SwapFile::Channel> ch;
@@ -127,7 +143,7 @@ void SwapOptimizer::loader_loop() {
       seen = job_;
       copy = read_copy_;
     }
-    try {
+    run_job([&] {
       if (!ch) ch = file_->channel();
       for (int64_t c = 0; c < num_chunks_; ++c) {
         size_t s = size_t(c % int64_t(slots_.size()));
@@ -153,15 +169,7 @@ void SwapOptimizer::loader_loop() {
         }
         compute_cv_.notify_all();  // the caller or the updater thread, whichever updates
       }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      fail(std::current_exception());
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++idle_;
-    }
-    done_cv_.notify_one();
+    });
   }
 }
 
@@ -178,7 +186,7 @@ void SwapOptimizer::storer_loop() {
       seen = job_;
       copy = write_copy_;
     }
-    try {
+    run_job([&] {
       if (!ch) ch = file_->channel();
       for (int64_t c = 0; c < num_chunks_; ++c) {
         size_t s = size_t(c % int64_t(slots_.size()));
@@ -203,15 +211,7 @@ void SwapOptimizer::storer_loop() {
         }
         load_cv_.notify_one();
       }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      fail(std::current_exception());
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++idle_;
-    }
-    done_cv_.notify_one();
+    });
   }
 }
 
@@ -291,17 +291,9 @@ void SwapOptimizer::updater_loop() {
       if (stop_) return;
       seen = background_job_;
     }
-    try {
+    run_job([&] {
       pump();
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu_);
-      fail(std::current_exception());
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++idle_;
-    }
-    done_cv_.notify_one();
+    });
   }
 }
 

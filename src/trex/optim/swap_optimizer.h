@@ -44,6 +44,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -148,6 +149,7 @@ class SwapOptimizer : public Optimizer {
   void pump();
   void update_chunk(int64_t c, size_t slot);
   void updater_loop();
+  void run_job(const std::function<void()>& body);
   int64_t chunk_valid(int64_t c) const;
   void loader_loop();
   void storer_loop();

@@ -1,5 +1,6 @@
 #include "trex/train/metrics.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -32,6 +33,7 @@ std::string StepMetrics::to_json() const {
   j["data_s"] = data_s;
   j["fwd_bwd_s"] = fwd_bwd_s;
   j["optimizer_s"] = optimizer_s;
+  j["cpu_s"] = cpu_s;
   j["optimizer_bytes"] = optimizer_bytes;
   j["rss_bytes"] = rss_bytes;
   j["skipped"] = skipped;
@@ -50,6 +52,13 @@ int64_t current_rss_bytes() {
   int64_t size = 0, resident = 0;
   if (!(f >> size >> resident)) return 0;
   return resident * int64_t(sysconf(_SC_PAGESIZE));
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
 MetricsLog::MetricsLog(const std::string& path, int64_t keep_until) {

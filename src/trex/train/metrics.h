@@ -19,13 +19,15 @@ struct StepMetrics {
   double tokens_per_s = 0;
   double mfu = 0;           // 3 F_fwd tokens / (step_s peak); 0 when no peak is known
   double data_s = 0, fwd_bwd_s = 0, optimizer_s = 0;
+  double cpu_s = 0;         // CPU time of the whole process (every thread) during the step
   int64_t optimizer_bytes = 0;  // optimizer state resident in memory
   int64_t rss_bytes = 0;        // resident set size of the process
   bool skipped = false;         // non-finite loss or gradient: no update
   bool clipped = false;
   // The swap optimizer's I/O of this step (written only when it is the optimizer): time its
-  // loader or storer was busy, the part of it the training thread waited for (exposed), the
-  // rest (hidden behind the forward, backward and update); redone: the update made during the
+  // loader or storer was busy, the part of it the training thread waited for (exposed: all of
+  // it when the swap step runs after the backward), the rest (hidden behind the forward and
+  // backward); redone: the update made during the
   // backward was thrown away and the step redone after it (the current-norm clipping scale).
   bool swap = false;
   double swap_io_s = 0, swap_exposed_s = 0, swap_hidden_s = 0;
@@ -35,6 +37,9 @@ struct StepMetrics {
 
 // Resident set size of this process (from /proc/self/statm), 0 when unknown.
 int64_t current_rss_bytes();
+// User + system CPU seconds of this process, all threads (getrusage): on a shared machine a
+// steadier measure of a step's work than its wall time.
+double process_cpu_seconds();
 
 class MetricsLog {
  public:

@@ -323,6 +323,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     StepMetrics m;
     m.step = step;
     const int64_t step_begin_ns = core::trace_now_ns();
+    const double cpu0 = process_cpu_seconds();
     Clock::time_point t0 = Clock::now();
 
     // The overlapped swap update starts now: its first chunks load during the forward.
@@ -441,13 +442,17 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       const optim::SwapStats& now = swap->total();
       m.swap = true;
       m.swap_io_s = now.io_s - swap_before.io_s;
-      m.swap_exposed_s = std::min(now.wait_s - swap_before.wait_s, m.swap_io_s);
+      // Hidden means behind the forward and backward: after the backward (no overlap, or a
+      // redone step) the whole swap step adds to the step, whatever overlaps inside it.
+      m.swap_exposed_s = overlap && !m.swap_redone ? std::min(now.wait_s - swap_before.wait_s, m.swap_io_s)
+                                                   : m.swap_io_s;
       m.swap_hidden_s = m.swap_io_s - m.swap_exposed_s;
       swap_io.push_back(m.swap_io_s);
       swap_exposed.push_back(m.swap_exposed_s);
       swap_hidden.push_back(m.swap_hidden_s);
     }
     m.rss_bytes = current_rss_bytes();
+    m.cpu_s = process_cpu_seconds() - cpu0;
     if (metrics) metrics->write(m);
 
     result.losses.push_back(m.loss);

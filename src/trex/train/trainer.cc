@@ -375,19 +375,21 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     const std::vector<std::vector<int64_t>>& step_load = overlap ? overlap_load : reducer.expert_load();
     m.loss = counted > 0 ? ce_sum / double(counted) : 0.0;
     m.counted = counted;
-    float* g = reducer.gradient();
-    if (std::find(c.nan_at_step.begin(), c.nan_at_step.end(), long(step)) != c.nan_at_step.end())
-      g[0] = std::numeric_limits<float>::quiet_NaN();  // debug hook: see config.h
     m.fwd_bwd_s = seconds_since(t1);
 
     Clock::time_point t2 = Clock::now();
+    if (overlap) {
+      // The chunks not yet updated, and the last write-backs (the exposed part), before
+      // anything below touches the gradient the updater thread may still be reading.
+      TREX_TRACE(kOptimizer, "swap.finish");
+      swap->finish_step();
+    }
+    float* g = reducer.gradient();
+    if (std::find(c.nan_at_step.begin(), c.nan_at_step.end(), long(step)) != c.nan_at_step.end())
+      g[0] = std::numeric_limits<float>::quiet_NaN();  // debug hook: see config.h
     {
       TREX_TRACE(kOptimizer, "grad_norm");
       m.grad_norm = reducer.grad_norm();
-    }
-    if (overlap) {
-      TREX_TRACE(kOptimizer, "swap.finish");
-      swap->finish_step();  // the chunks not yet updated, and the last write-backs
     }
     if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
       if (overlap) swap->discard_step();

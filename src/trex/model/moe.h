@@ -18,8 +18,9 @@
 // a splitmix64 stream with state (uint64(hash_seed) << 32) ^ token, drawing expert = next() % E
 // and skipping experts already drawn, until K distinct experts are chosen.
 //
-// Expert parallelism (set_exchange): the routed experts are split over the peers of an
-// ExpertExchange group; the dispatched rows travel to their expert's owner (counts first, then
+// Expert parallelism (set_exchange): the routed experts (and with shards() > 1 their width,
+// expert-tensor parallelism, whose partial outputs are added at the source in shard order:
+// equal to the unsplit layer up to rounding) are split over the peers of an ExpertExchange group; the dispatched rows travel to their expert's owner (counts first, then
 // the rows with their routing weights), are computed there, and come back before the combine;
 // backward mirrors it. The shared experts run while the dispatch is in flight. A row's result
 // does not depend on which rows share its GEMM (gemm.h), so each token's output and input
@@ -100,15 +101,17 @@ class MoeLayer {
   void update_bias(float rate, std::span<const int64_t> load);
 
   // Runs the routed experts over `ex`'s group from the next forward on (nullptr: all here).
-  // REQUIRES: experts() divisible by ex->ranks(); every peer calls forward/backward in step.
-  // With ranks() > 1 the layer adds no routed-expert gradient into the MoeGrads of backward;
-  // it adds this peer's experts' gradients into source_grads() instead.
+  // REQUIRES: experts() divisible by ex->ranks() / ex->shards(), the expert width by
+  // ex->shards(); every peer calls forward/backward in step. With ranks() > 1 the layer adds no
+  // routed-expert gradient into the MoeGrads of backward; it adds this peer's experts' (width
+  // slices') gradients into source_grads() instead.
   void set_exchange(ExpertExchange* ex);
   // The experts this peer computes: [first_local_expert(), + local_experts()).
   int first_local_expert() const;
   int local_experts() const;
-  // [source peer][local expert][w1 [f, d] | w2 [d, f] | w3 [f, d]]: the gradient of this peer's
-  // experts from the rows each source peer sent (empty without an exchange of ranks() > 1).
+  // [source peer][local expert][w1 [fs, d] | w2 [d, fs] | w3 [fs, d]] (fs = f / shards(): this
+  // peer's slice): the gradient of this peer's experts from the rows each source peer sent
+  // (empty without an exchange of ranks() > 1).
   std::span<const float> source_grads() const;
   void zero_source_grads();
 

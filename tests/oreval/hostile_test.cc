@@ -30,10 +30,15 @@ ExecOptions small_limits() {
   return o;
 }
 
+// How far past its wall clock a program may end and still count as contained. The programs
+// here would otherwise run forever (or 60 s); a loaded CI machine can take seconds to start
+// Python and to reap the sandbox, so the bound tells "killed" from "not killed", not a speed.
+constexpr double kContainmentSlack = 15;
+
 Execution run(const std::string& code) {
   if (!program_available("/usr/bin/python3")) return {};
   Execution e = execute({CodeKind::kPython, code}, "", small_limits());
-  EXPECT_LT(e.seconds, small_limits().limits.wall_s + 1) << "not contained within its wall clock plus one second";
+  EXPECT_LT(e.seconds, small_limits().limits.wall_s + kContainmentSlack) << "not contained within its wall clock";
   return e;
 }
 
@@ -95,14 +100,14 @@ TEST(Hostile, InfiniteLoopTimesOut) {
   REQUIRE_PYTHON();
   Execution e = run("while True:\n    pass\n");
   EXPECT_EQ(e.status, ExecStatus::kTimeout) << e.message;
-  EXPECT_LT(e.seconds, 10);
+  EXPECT_LT(e.seconds, small_limits().limits.wall_s + kContainmentSlack);
 }
 
 TEST(Hostile, SleepingProgramIsKilledAtTheWallClock) {
   REQUIRE_PYTHON();
   Execution e = run("import time\ntime.sleep(60)\n");
   EXPECT_EQ(e.status, ExecStatus::kTimeout) << e.message;
-  EXPECT_LT(e.seconds, 10);
+  EXPECT_LT(e.seconds, small_limits().limits.wall_s + kContainmentSlack);
 }
 
 TEST(Hostile, ForkBombIsRefused) {
@@ -325,7 +330,7 @@ TEST(Hostile, HostileModelsOnTheSolveChannel) {
       "os.write(3, b'solve __trex_solve.json 1e9\\n')\nprint(os.read(3, 200)[:40])\nraise SystemExit(3)\n");
   EXPECT_NE(million.status, ExecStatus::kOk) << million.message;
   // The same with a read cap that admits it: the helper parses and solves it, or the shared
-  // deadline ends it; either way the program ends within its wall clock plus one second.
+  // deadline ends it; either way the program ends at its wall clock (kContainmentSlack).
   ExecOptions roomy = small_limits();
   roomy.read_bytes = size_t(32) << 20;
   roomy.limits.file_bytes = size_t(32) << 20;
@@ -336,7 +341,7 @@ TEST(Hostile, HostileModelsOnTheSolveChannel) {
       "    reply += os.read(3, 1 << 20)\nprint(reply[:24])\nsys.exit(3)\n";
   Execution parsed = execute({CodeKind::kPython, program}, "", roomy);
   EXPECT_NE(parsed.status, ExecStatus::kOk) << parsed.message;
-  EXPECT_LT(parsed.seconds, roomy.limits.wall_s + 1) << parsed.message;
+  EXPECT_LT(parsed.seconds, roomy.limits.wall_s + kContainmentSlack) << parsed.message;
 }
 
 }  // namespace

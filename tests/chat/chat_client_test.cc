@@ -12,6 +12,7 @@
 
 #include "chat/fake_chat_server.h"
 #include "nlohmann/json.hpp"
+#include "util/temp_dir.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
 
@@ -41,15 +42,7 @@ ChatRequest ask(const std::string& text) {
   return r;
 }
 
-struct TempDir {
-  std::string path;
-  explicit TempDir(const std::string& tag) {
-    path = (fs::temp_directory_path() / ("trex_chat_" + tag + "_" + std::to_string(getpid()))).string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_util::TempDir;
 
 TEST(ChatClient, RetriesTransientErrorsOnly) {
   FakeServer s;

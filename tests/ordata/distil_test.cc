@@ -11,6 +11,7 @@
 
 #include "chat/fake_chat_server.h"
 #include "nlohmann/json.hpp"
+#include "util/temp_dir.h"
 #include "trex/lp/lp_format.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
@@ -21,22 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    path = (fs::temp_directory_path() / ("trex_distil_" + std::to_string(getpid()))).string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_util::TempDir;
 
-ProcessResult trex(std::vector<std::string> args) {
-  args.insert(args.begin(), TREX_BINARY);
-  ProcessOptions o;
-  o.timeout_s = 600;  // a hang guard only
-  return run_process(args, o);
-}
+ProcessResult trex(std::vector<std::string> args) { return test_util::run_trex(std::move(args)); }
 
 std::vector<json> read_jsonl(const std::string& path) {
   std::vector<json> rows;
@@ -54,7 +42,7 @@ std::string edited_lp(const std::string& lp_text, const std::function<void(lp::M
 }
 
 TEST(DataDistil, KeepsOnlyVerifiedRepliesAndSaysWhyTheRestWereRejected) {
-  TempDir d;
+  TempDir d("distil");
   // diet, seed 3: eight samples, the seventh infeasible.
   ProcessResult gen = trex({"data", "gen", "--count", "8", "--seed", "3", "--families", "diet", "--out",
                             d.path + "/corpus", "--quiet", "--uncompressed", "--threads", "1"});
@@ -132,7 +120,7 @@ TEST(DataDistil, KeepsOnlyVerifiedRepliesAndSaysWhyTheRestWereRejected) {
 }
 
 TEST(DataDistil, AnEndpointThatIsDownRejectsEverySampleWithItsReason) {
-  TempDir d;
+  TempDir d("distil");
   ProcessResult gen = trex({"data", "gen", "--count", "2", "--seed", "1", "--families", "diet", "--out",
                             d.path + "/corpus", "--quiet", "--threads", "1"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
@@ -147,7 +135,7 @@ TEST(DataDistil, AnEndpointThatIsDownRejectsEverySampleWithItsReason) {
 }
 
 TEST(DataDistil, BadInputIsOneLineAndExitTwo) {
-  TempDir d;
+  TempDir d("distil");
   fs::create_directories(d.path + "/bad/data");
   write_file_atomic(d.path + "/bad/data/part-00000.jsonl", "{\"id\": \"x\"}\n");
   fs::create_directories(d.path + "/cut/data");

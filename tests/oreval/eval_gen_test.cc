@@ -6,6 +6,7 @@
 
 #include "chat/fake_chat_server.h"
 #include "nlohmann/json.hpp"
+#include "util/temp_dir.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
 
@@ -15,15 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using test_util::FakeServer;
 
-struct TempDir {
-  std::string path;
-  explicit TempDir(const std::string& tag) {
-    path = (fs::temp_directory_path() / ("trex_evalgen_" + tag + "_" + std::to_string(getpid()))).string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_util::TempDir;
 
 TEST(EvalGen, EndToEndAgainstAFakeServer) {
   FakeServer s;

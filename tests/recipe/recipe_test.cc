@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "nlohmann/json.hpp"
+#include "util/temp_dir.h"
 #include "trex/recipe/recipe.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
@@ -20,25 +21,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    path = (fs::temp_directory_path() / ("trex_recipe_" + std::to_string(getpid()))).string();
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_util::TempDir;
 
-ProcessResult trex(std::vector<std::string> args) {
-  args.insert(args.begin(), TREX_BINARY);
-  ProcessOptions o;
-  o.timeout_s = 1800;  // a hang guard only
-  return run_process(args, o);
-}
+ProcessResult trex(std::vector<std::string> args) { return test_util::run_trex(std::move(args)); }
 
 TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
-  TempDir d;
+  TempDir d("recipe");
   // A copy of configs/recipe beside a copy of configs/model, so the test can change an input.
   fs::create_directories(d.path + "/configs");
   fs::copy(fs::path(TREX_SOURCE_DIR) / "configs/recipe", d.path + "/configs/recipe", fs::copy_options::recursive);
@@ -86,7 +74,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
 }
 
 TEST(Recipe, BadInputIsOneLineAndExitTwo) {
-  TempDir d;
+  TempDir d("recipe");
   write_file_atomic(d.path + "/two.toml", "[[stage]]\nname = \"x\"\nrun = [\"hw\"]\nbenchmark = \"y\"\n");
   write_file_atomic(d.path + "/fails.toml", "[[stage]]\nname = \"gen\"\nrun = [\"data\", \"gen\", \"--count\", \"0\", \"--out\", \"{out}/c\"]\n");
   write_file_atomic(d.path + "/nobench.toml", "[[stage]]\nname = \"e\"\nserve = \"{out}/r\"\n");

@@ -37,13 +37,13 @@ class ServeClients : public ::testing::Test {
     fs::remove_all(*dir_, ec);
     delete dir_;
   }
-  // A server on a free port; `extra` flags appended.
-  static test_util::ServeProcess start(const std::vector<std::string>& extra) {
+  // A server on a free port; `extra` flags appended; its first line in *line.
+  static test_util::ServeProcess start(const std::vector<std::string>& extra, std::string* line) {
     std::vector<std::string> args = {TREX_BINARY, "serve", "--ckpt", (*dir_ / "ckpt").string(), "--model-config",
                                      (*dir_ / "model.toml").string(), "--port", "0", "--name", "tiny",
                                      "--context", "2000"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return test_util::spawn_server(args);
+    return test_util::spawn_server(args, line);
   }
   static fs::path* dir_;
 };
@@ -69,9 +69,10 @@ TEST_F(ServeClients, OfficialOpenAIClientLibrary) {
   ASSERT_TRUE(program_available("node")) << "node is missing: run scripts/install-deps.sh";
   ASSERT_TRUE(fs::exists(client_dir / "node_modules/openai/package.json"))
       << "the openai npm package is missing from " << client_dir << ": run scripts/install-deps.sh";
-  test_util::ServeProcess server = start({"--api-key", "sk-trex-test", "--slots", "8"});
-  const int port = test_util::port_of(server.line);
-  ASSERT_GT(port, 0) << server.line;
+  std::string line;
+  test_util::ServeProcess server = start({"--api-key", "sk-trex-test", "--slots", "8"}, &line);
+  const int port = test_util::port_of(line);
+  ASSERT_GT(port, 0) << line;
   ProcessOptions o;
   o.timeout_s = 900;  // a hang guard only
   ProcessResult r = run_process({"node", (client_dir / "check.mjs").string(),
@@ -139,9 +140,10 @@ TEST_F(ServeClients, EvalGenAgainstALiveServerThenEvalRun) {
   // A template whose rendering the test knows, so it can ask the server the same question.
   write_file_atomic((work / "template.txt").string(),
                     "### system\nYou model plants.\n### user\nProblem: {{question}}\n");
-  test_util::ServeProcess server = start({"--slots", "4"});
-  const int port = test_util::port_of(server.line);
-  ASSERT_GT(port, 0) << server.line;
+  std::string line;
+  test_util::ServeProcess server = start({"--slots", "4"}, &line);
+  const int port = test_util::port_of(line);
+  ASSERT_GT(port, 0) << line;
   const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
   const std::vector<std::string> gen = {TREX_BINARY, "eval", "gen", "--bench", (work / "bench.jsonl").string(),
                                         "--id-field", "id", "--question-field", "q", "--answer-field", "a",
@@ -206,9 +208,10 @@ TEST_F(ServeClients, DataDistilAgainstALiveServer) {
                                    "--out", (work / "corpus").string(), "--quiet", "--threads", "1"},
                                   o);
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  test_util::ServeProcess server = start({"--slots", "3"});
-  const int port = test_util::port_of(server.line);
-  ASSERT_GT(port, 0) << server.line;
+  std::string line;
+  test_util::ServeProcess server = start({"--slots", "3"}, &line);
+  const int port = test_util::port_of(line);
+  ASSERT_GT(port, 0) << line;
   ProcessResult r = run_process({TREX_BINARY, "data", "distil", (work / "corpus").string(), "--endpoint",
                                  "http://127.0.0.1:" + std::to_string(port) + "/v1", "--model", "tiny", "--out",
                                  (work / "out").string(), "--max-tokens", "24", "--concurrency", "3", "--quiet"},

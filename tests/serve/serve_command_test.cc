@@ -51,10 +51,11 @@ using test_util::wait_exit;
 TEST_F(ServeCommand, AnswersThenDrainsOnSigterm) {
   std::vector<std::string> args = base_args();
   for (const char* a : {"--port", "0", "--name", "tiny", "--context", "20000"}) args.push_back(a);
-  test_util::ServeProcess c = test_util::spawn_server(args);
-  const int port = port_of(c.line);
-  ASSERT_GT(port, 0) << c.line;
-  EXPECT_NE(c.line.find("tiny"), std::string::npos) << c.line;
+  std::string line;
+  test_util::ServeProcess c = test_util::spawn_server(args, &line);
+  const int port = port_of(line);
+  ASSERT_GT(port, 0) << line;
+  EXPECT_NE(line.find("tiny"), std::string::npos) << line;
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(60, 0);
   auto models = client.Get("/v1/models");

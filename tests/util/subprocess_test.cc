@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include "trex/util/error.h"
 #include "trex/util/subprocess.h"
@@ -37,6 +38,18 @@ TEST(Subprocess, WorkingDirectoryAndMissingProgram) {
   EXPECT_THROW(run_process({"/nonexistent/program"}), InputError);
   EXPECT_TRUE(program_available("sh"));
   EXPECT_FALSE(program_available("no-such-program-trex"));
+}
+
+TEST(Subprocess, BackgroundProcessSaysItsLineThenStopsOnASignal) {
+  BackgroundProcess p = start_background({"sh", "-c", "echo ready on port 7; exec sleep 600"});
+  EXPECT_EQ(read_line(p.out), "ready on port 7");
+  EXPECT_EQ(stop_background(p, SIGTERM), 128 + SIGTERM);
+  EXPECT_EQ(p.pid, -1);
+  EXPECT_EQ(stop_background(p, SIGTERM), -1);  // nothing runs any more
+  BackgroundProcess q = start_background({"sh", "-c", "exit 3"});
+  EXPECT_EQ(read_line(q.out), "");  // end of file
+  EXPECT_EQ(stop_background(q, SIGTERM), 3);
+  EXPECT_THROW(start_background({"no-such-program-trex"}), InputError);
 }
 
 }  // namespace

@@ -2,9 +2,6 @@
 #include "trex/recipe/recipe.h"
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,8 +16,6 @@
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/subprocess.h"
-
-extern char** environ;
 
 namespace trex::recipe {
 
@@ -91,26 +86,8 @@ class Server {
   Server(const std::string& trex, const std::vector<std::string>& extra, const std::string& stage) {
     std::vector<std::string> args = {trex, "serve", "--port", "0", "--name", "recipe"};
     args.insert(args.end(), extra.begin(), extra.end());
-    int fds[2];
-    if (pipe(fds) != 0) throw InputError::field("stage " + stage, "pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-      close(fds[0]);
-      throw InputError::field("stage " + stage, "could not start trex serve");
-    }
-    std::string line;
-    char ch;
-    while (read(fds[0], &ch, 1) == 1 && ch != '\n') line += ch;
-    close(fds[0]);
+    proc_ = start_background(args);
+    const std::string line = read_line(proc_.out);
     const size_t at = line.find("http://127.0.0.1:");
     if (at == std::string::npos) {
       stop();
@@ -122,15 +99,10 @@ class Server {
   }
   ~Server() { stop(); }
   const std::string& url() const { return url_; }
-  void stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  void stop() { stop_background(proc_, SIGTERM); }
 
  private:
-  pid_t pid_ = -1;
+  BackgroundProcess proc_;
   std::string url_;
 };
 

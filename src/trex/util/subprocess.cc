@@ -155,4 +155,43 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   return result;
 }
 
+BackgroundProcess start_background(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw std::logic_error("start_background: empty argv");
+  int out_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw InputError(argv[0], 0, "pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_pipe[1]);
+  if (rc != 0) {
+    ::close(out_pipe[0]);
+    throw InputError(argv[0], 0, std::string("cannot start: ") + std::strerror(rc));
+  }
+  return {int(pid), out_pipe[0]};
+}
+
+std::string read_line(int fd) {
+  std::string line;
+  char ch;
+  while (::read(fd, &ch, 1) == 1 && ch != '\n') line += ch;
+  return line;
+}
+
+int stop_background(BackgroundProcess& p, int signal) {
+  if (p.pid <= 0) return -1;
+  ::kill(p.pid, signal);
+  int status = 0;
+  ::waitpid(p.pid, &status, 0);
+  if (p.out >= 0) ::close(p.out);
+  p.pid = -1;
+  p.out = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 }  // namespace trex

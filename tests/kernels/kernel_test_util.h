@@ -14,10 +14,21 @@
 #include <vector>
 
 #include "trex/core/bf16.h"
+#include "trex/core/cpu_features.h"
 
 namespace trex::kernels::test_util {
 
 using core::bf16;
+
+// The row kernels' vector paths this CPU can run (row_isa.h): each test of such a kernel runs
+// under every one of them (ScopedRowIsa), so the AVX2 body stays tested on AVX-512 machines.
+inline std::vector<core::Isa> row_isas() {
+  std::vector<core::Isa> out;
+  for (core::Isa isa : {core::Isa::kAvx2, core::Isa::kAvx512})
+    if (core::isa_supported(isa)) out.push_back(isa);
+  if (out.empty()) out.push_back(core::Isa::kScalar);
+  return out;
+}
 
 inline float val(float v) { return v; }
 inline float val(bf16 v) { return core::to_float(v); }

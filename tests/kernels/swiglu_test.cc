@@ -1,7 +1,7 @@
 // Limited SwiGLU: fused vs the eager reference chain, finite differences of the closed-form
 // backward against a double-precision forward, the clamp boundaries (gradient passes at
 // equality), candidate gating (NaN-poisoned outputs, inputs unchanged) and bit-identical results
-// across thread counts.
+// across thread counts, each on every vector path the CPU has (AVX2, AVX-512: row_isa.h).
 //
 // Tolerances (|fused - ref| <= atol + rtol |ref|): fp32 1e-4 (the KernelBench gate; the fused
 // kernel's polynomial exp is within a few ulp of std::exp, and the two compute the same products
@@ -22,6 +22,7 @@
 #include "trex/core/arena.h"
 #include "trex/core/bf16.h"
 #include "trex/core/thread_pool.h"
+#include "trex/kernels/row_isa.h"
 #include "trex/kernels/swiglu.h"
 
 namespace trex::kernels {
@@ -48,42 +49,46 @@ std::vector<T> gate_like(int64_t n, uint32_t seed, int dist) {
 template <class T>
 void check_against_ref(bool routed, double tol, double dw_tol) {
   core::ThreadPool pool(2);
-  uint32_t seed = 11;
-  for (const Shape2& s : kShapes) {
-    for (int dist = 0; dist < 4; ++dist, ++seed) {
-      int64_t n = s.rows * s.cols;
-      std::string tag = std::string(routed ? "routed" : "shared") + " [" + std::to_string(s.rows) +
-                        ", " + std::to_string(s.cols) + "] dist " + std::to_string(dist);
-      auto g = gate_like<T>(n, seed, dist), u = gate_like<T>(n, seed + 500, dist);
-      auto dh = random_vec<T>(n, seed + 1000, 0);
-      auto wv = random_vec<float>(s.rows, seed + 2000, 1);
-      const float* w = routed ? wv.data() : nullptr;
-      auto g0 = g, u0 = u, dh0 = dh, w0 = wv;
-      // Outputs start as NaN: a kernel that skips an element leaves a NaN behind.
-      std::vector<T> o(size_t(n), nan_value<T>()), orf(size_t(n), nan_value<T>());
-      std::vector<T> dg(size_t(n), nan_value<T>()), dgr(size_t(n), nan_value<T>());
-      std::vector<T> du(size_t(n), nan_value<T>()), dur(size_t(n), nan_value<T>());
-      std::vector<float> dw(size_t(s.rows), NAN), dwr(size_t(s.rows), NAN);
-      float* dwp = routed ? dw.data() : nullptr;
-      float* dwrp = routed ? dwr.data() : nullptr;
-      swiglu_forward(g.data(), u.data(), w, o.data(), s.rows, s.cols, kL, &pool);
-      swiglu_forward_ref(g.data(), u.data(), w, orf.data(), s.rows, s.cols, kL, &pool);
-      swiglu_backward(g.data(), u.data(), w, dh.data(), dg.data(), du.data(), dwp, s.rows, s.cols,
-                      kL, &pool);
-      swiglu_backward_ref(g.data(), u.data(), w, dh.data(), dgr.data(), dur.data(), dwrp, s.rows,
-                          s.cols, kL, &pool);
-      for (size_t i = 0; i < o.size(); ++i) {
-        ASSERT_FALSE(std::isnan(val(o[i]))) << tag << " out[" << i << "] not written";
-        ASSERT_FALSE(std::isnan(val(dg[i]))) << tag << " dg[" << i << "] not written";
-        ASSERT_FALSE(std::isnan(val(du[i]))) << tag << " du[" << i << "] not written";
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    uint32_t seed = 11;
+    for (const Shape2& s : kShapes) {
+      for (int dist = 0; dist < 4; ++dist, ++seed) {
+        int64_t n = s.rows * s.cols;
+        std::string tag = std::string(core::to_string(isa)) + (routed ? " routed [" : " shared [") +
+                          std::to_string(s.rows) + ", " + std::to_string(s.cols) + "] dist " +
+                          std::to_string(dist);
+        auto g = gate_like<T>(n, seed, dist), u = gate_like<T>(n, seed + 500, dist);
+        auto dh = random_vec<T>(n, seed + 1000, 0);
+        auto wv = random_vec<float>(s.rows, seed + 2000, 1);
+        const float* w = routed ? wv.data() : nullptr;
+        auto g0 = g, u0 = u, dh0 = dh, w0 = wv;
+        // Outputs start as NaN: a kernel that skips an element leaves a NaN behind.
+        std::vector<T> o(size_t(n), nan_value<T>()), orf(size_t(n), nan_value<T>());
+        std::vector<T> dg(size_t(n), nan_value<T>()), dgr(size_t(n), nan_value<T>());
+        std::vector<T> du(size_t(n), nan_value<T>()), dur(size_t(n), nan_value<T>());
+        std::vector<float> dw(size_t(s.rows), NAN), dwr(size_t(s.rows), NAN);
+        float* dwp = routed ? dw.data() : nullptr;
+        float* dwrp = routed ? dwr.data() : nullptr;
+        swiglu_forward(g.data(), u.data(), w, o.data(), s.rows, s.cols, kL, &pool);
+        swiglu_forward_ref(g.data(), u.data(), w, orf.data(), s.rows, s.cols, kL, &pool);
+        swiglu_backward(g.data(), u.data(), w, dh.data(), dg.data(), du.data(), dwp, s.rows,
+                        s.cols, kL, &pool);
+        swiglu_backward_ref(g.data(), u.data(), w, dh.data(), dgr.data(), dur.data(), dwrp, s.rows,
+                            s.cols, kL, &pool);
+        for (size_t i = 0; i < o.size(); ++i) {
+          ASSERT_FALSE(std::isnan(val(o[i]))) << tag << " out[" << i << "] not written";
+          ASSERT_FALSE(std::isnan(val(dg[i]))) << tag << " dg[" << i << "] not written";
+          ASSERT_FALSE(std::isnan(val(du[i]))) << tag << " du[" << i << "] not written";
+        }
+        EXPECT_TRUE(same_bytes(g, g0) && same_bytes(u, u0) && same_bytes(dh, dh0) &&
+                    same_bytes(wv, w0))
+            << tag << ": an input changed";
+        expect_close(o, orf, tol, tag + " out");
+        expect_close(dg, dgr, tol, tag + " dg");
+        expect_close(du, dur, tol, tag + " du");
+        if (routed) expect_close(dw, dwr, dw_tol, tag + " dw");
       }
-      EXPECT_TRUE(same_bytes(g, g0) && same_bytes(u, u0) && same_bytes(dh, dh0) &&
-                  same_bytes(wv, w0))
-          << tag << ": an input changed";
-      expect_close(o, orf, tol, tag + " out");
-      expect_close(dg, dgr, tol, tag + " dg");
-      expect_close(du, dur, tol, tag + " du");
-      if (routed) expect_close(dw, dwr, dw_tol, tag + " dw");
     }
   }
 }
@@ -157,27 +162,31 @@ TEST(Swiglu, BackwardMatchesFiniteDifferences) {
 // 8 cases run in the SIMD body (lanes 0..7) and again in the scalar tail (lanes 8..15).
 TEST(Swiglu, ClampBoundaries) {
   core::ThreadPool pool(1);
-  const float gs[] = {kL, kL + 1, 1.f, 1.f, 1.f, 1.f, -200.f, 3.f};
-  const float us[] = {2.f, 2.f, kL, -kL, kL + 0.5f, -kL - 0.5f, 1.f, 1.f};
-  std::vector<float> g(gs, gs + 8), u(us, us + 8);
-  g.insert(g.end(), gs, gs + 7), u.insert(u.end(), us, us + 7);  // 15: the copy is all tail
-  size_t n = g.size();
-  std::vector<float> dh(n, 1.f), dg(n, NAN), du(n, NAN), out(n, NAN);
-  swiglu_forward(g.data(), u.data(), nullptr, out.data(), 1, int64_t(n), kL, &pool);
-  swiglu_backward(g.data(), u.data(), nullptr, dh.data(), dg.data(), du.data(), nullptr, 1,
-                  int64_t(n), kL, &pool);
-  for (size_t b : {size_t(0), size_t(8)}) {
-    EXPECT_NE(dg[b + 0], 0.f) << b;  // g == L passes
-    EXPECT_EQ(dg[b + 1], 0.f) << b;  // g > L blocked
-    EXPECT_NE(du[b + 2], 0.f) << b;  // u == L passes
-    EXPECT_NE(du[b + 3], 0.f) << b;  // u == -L passes
-    EXPECT_EQ(du[b + 4], 0.f) << b;
-    EXPECT_EQ(du[b + 5], 0.f) << b;
-    // g beyond the limit still contributes silu(L) through the product.
-    EXPECT_NEAR(out[b + 1], kL / (1 + std::exp(-kL)) * 2.f, 1e-4) << b;
-    EXPECT_NEAR(out[b + 4], 1.f / (1 + std::exp(-1.f)) * kL, 1e-5) << b;
-    EXPECT_NEAR(out[b + 6], 0.f, 1e-30) << b;  // very negative gate: no overflow, no NaN
-    EXPECT_FALSE(std::isnan(dg[b + 6])) << b;
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    const float gs[] = {kL, kL + 1, 1.f, 1.f, 1.f, 1.f, -200.f, 3.f};
+    const float us[] = {2.f, 2.f, kL, -kL, kL + 0.5f, -kL - 0.5f, 1.f, 1.f};
+    std::vector<float> g(gs, gs + 8), u(us, us + 8);
+    g.insert(g.end(), gs, gs + 7), u.insert(u.end(), us, us + 7);  // 15: the copy is all tail
+    size_t n = g.size();
+    std::vector<float> dh(n, 1.f), dg(n, NAN), du(n, NAN), out(n, NAN);
+    swiglu_forward(g.data(), u.data(), nullptr, out.data(), 1, int64_t(n), kL, &pool);
+    swiglu_backward(g.data(), u.data(), nullptr, dh.data(), dg.data(), du.data(), nullptr, 1,
+                    int64_t(n), kL, &pool);
+    for (size_t b : {size_t(0), size_t(8)}) {
+      EXPECT_NE(dg[b + 0], 0.f) << b;  // g == L passes
+      EXPECT_EQ(dg[b + 1], 0.f) << b;  // g > L blocked
+      EXPECT_NE(du[b + 2], 0.f) << b;  // u == L passes
+      EXPECT_NE(du[b + 3], 0.f) << b;  // u == -L passes
+      EXPECT_EQ(du[b + 4], 0.f) << b;
+      EXPECT_EQ(du[b + 5], 0.f) << b;
+      // g beyond the limit still contributes silu(L) through the product.
+      EXPECT_NEAR(out[b + 1], kL / (1 + std::exp(-kL)) * 2.f, 1e-4) << b;
+      EXPECT_NEAR(out[b + 4], 1.f / (1 + std::exp(-1.f)) * kL, 1e-5) << b;
+      EXPECT_NEAR(out[b + 6], 0.f, 1e-30) << b;  // very negative gate: no overflow, no NaN
+      EXPECT_FALSE(std::isnan(dg[b + 6])) << b;
+    }
   }
 }
 
@@ -195,20 +204,24 @@ void check_streaming_path() {
   std::copy(gs.begin(), gs.end(), g.get());
   std::copy(us.begin(), us.end(), u.get());
   std::copy(dhs.begin(), dhs.end(), dh.get());
-  for (T* p : {o.get(), dg.get(), du.get()}) std::fill(p, p + n, nan_value<T>());
   std::vector<T> orf(static_cast<size_t>(n)), dgr(orf.size()), dur(orf.size());
   std::vector<float> dw(static_cast<size_t>(rows)), dwr(static_cast<size_t>(rows));
-  swiglu_forward(g.get(), u.get(), w.data(), o.get(), rows, cols, kL, &pool);
-  swiglu_backward(g.get(), u.get(), w.data(), dh.get(), dg.get(), du.get(), dw.data(), rows, cols,
-                  kL, &pool);
   swiglu_forward_ref(gs.data(), us.data(), w.data(), orf.data(), rows, cols, kL, &pool);
   swiglu_backward_ref(gs.data(), us.data(), w.data(), dhs.data(), dgr.data(), dur.data(),
                       dwr.data(), rows, cols, kL, &pool);
-  double tol = std::is_same_v<T, float> ? 1e-4 : 1e-2;
-  expect_close(std::vector<T>(o.get(), o.get() + n), orf, tol, "streamed out");
-  expect_close(std::vector<T>(dg.get(), dg.get() + n), dgr, tol, "streamed dg");
-  expect_close(std::vector<T>(du.get(), du.get() + n), dur, tol, "streamed du");
-  expect_close(dw, dwr, 1e-3, "dw");
+  const double tol = std::is_same_v<T, float> ? 1e-4 : 1e-2;
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    for (T* p : {o.get(), dg.get(), du.get()}) std::fill(p, p + n, nan_value<T>());
+    swiglu_forward(g.get(), u.get(), w.data(), o.get(), rows, cols, kL, &pool);
+    swiglu_backward(g.get(), u.get(), w.data(), dh.get(), dg.get(), du.get(), dw.data(), rows,
+                    cols, kL, &pool);
+    expect_close(std::vector<T>(o.get(), o.get() + n), orf, tol, "streamed out");
+    expect_close(std::vector<T>(dg.get(), dg.get() + n), dgr, tol, "streamed dg");
+    expect_close(std::vector<T>(du.get(), du.get() + n), dur, tol, "streamed du");
+    expect_close(dw, dwr, 1e-3, "dw");
+  }
 }
 
 TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }
@@ -216,26 +229,30 @@ TEST(Swiglu, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
 
 template <class T>
 void check_thread_determinism() {
-  const int64_t rows = 300, cols = 97;
-  auto g = gate_like<T>(rows * cols, 5, 2), u = gate_like<T>(rows * cols, 6, 0);
-  auto dh = random_vec<T>(rows * cols, 7, 0);
-  auto w = random_vec<float>(rows, 8, 1);
-  std::vector<T> o1, dg1, du1;
-  std::vector<float> dw1;
-  for (int threads : {1, 2, 3}) {
-    core::ThreadPool pool(threads);
-    std::vector<T> o(static_cast<size_t>(rows * cols)), dg(o.size()), du(o.size());
-    std::vector<float> dw(static_cast<size_t>(rows));
-    swiglu_forward(g.data(), u.data(), w.data(), o.data(), rows, cols, kL, &pool);
-    swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.data(), du.data(), dw.data(), rows,
-                    cols, kL, &pool);
-    if (threads == 1) {
-      o1 = o, dg1 = dg, du1 = du, dw1 = dw;
-      continue;
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    const int64_t rows = 300, cols = 97;
+    auto g = gate_like<T>(rows * cols, 5, 2), u = gate_like<T>(rows * cols, 6, 0);
+    auto dh = random_vec<T>(rows * cols, 7, 0);
+    auto w = random_vec<float>(rows, 8, 1);
+    std::vector<T> o1, dg1, du1;
+    std::vector<float> dw1;
+    for (int threads : {1, 2, 3}) {
+      core::ThreadPool pool(threads);
+      std::vector<T> o(static_cast<size_t>(rows * cols)), dg(o.size()), du(o.size());
+      std::vector<float> dw(static_cast<size_t>(rows));
+      swiglu_forward(g.data(), u.data(), w.data(), o.data(), rows, cols, kL, &pool);
+      swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.data(), du.data(), dw.data(),
+                      rows, cols, kL, &pool);
+      if (threads == 1) {
+        o1 = o, dg1 = dg, du1 = du, dw1 = dw;
+        continue;
+      }
+      EXPECT_TRUE(same_bytes(o, o1) && same_bytes(dg, dg1) && same_bytes(du, du1) &&
+                  same_bytes(dw, dw1))
+          << threads << " threads";
     }
-    EXPECT_TRUE(same_bytes(o, o1) && same_bytes(dg, dg1) && same_bytes(du, du1) &&
-                same_bytes(dw, dw1))
-        << threads << " threads";
   }
 }
 

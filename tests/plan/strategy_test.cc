@@ -188,6 +188,8 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
   EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nmicro_bach = 2\n", true), "run.micro_bach: unknown field @4");
   EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nmatmul_precision = \"fp4\"\n", true),
             "run.matmul_precision: is \"fp4\", expected bf16 or fp8 @4");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nfp8_recipe = \"tensorwise\"\n", true),
+            "run.fp8_recipe: is \"tensorwise\", expected delayed, current, mxfp8 or blockwise @4");
   EXPECT_EQ(file_error("[strategy]\ntp = 0\n", false), "strategy.tp: must be at least 1 @2");
   EXPECT_EQ(file_error("[strategy]\nrecompute = \"some\"\n", false),
             "strategy.recompute: is \"some\", expected none, selective, norm-act, moe or full @2");
@@ -196,6 +198,23 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
   EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");
   EXPECT_EQ(file_error("[strategy\n", false).rfind("", 0), 0u);
   EXPECT_NE(file_error("[strategy\n", false), "");
+}
+
+// Bytes per element of an FP8 input cast by recipe (strategy.h): a row-wise and a column-wise
+// FP8 copy from one bf16 read (2 + 1 + 1), current scaling's extra amax read (+2), block
+// scales of one byte per 32 elements (+1/32).
+TEST(PlanInputFiles, Fp8RecipeSetsTheQuantizationTraffic) {
+  std::string path = (std::filesystem::temp_directory_path() / ("trex-plan-recipe-" + std::to_string(getpid()) + ".toml")).string();
+  auto bytes = [&](const std::string& line) {
+    std::ofstream(path) << "[run]\nseq_len = 8\nglobal_batch = 8\nmatmul_precision = \"fp8\"\n" << line;
+    return load_run(path).fp8_cast_bytes;
+  };
+  EXPECT_DOUBLE_EQ(bytes(""), 4);
+  EXPECT_DOUBLE_EQ(bytes("fp8_recipe = \"delayed\"\n"), 4);
+  EXPECT_DOUBLE_EQ(bytes("fp8_recipe = \"current\"\n"), 6);
+  EXPECT_DOUBLE_EQ(bytes("fp8_recipe = \"mxfp8\"\n"), 4.03125);
+  EXPECT_DOUBLE_EQ(bytes("fp8_recipe = \"blockwise\"\n"), 4.03125);
+  std::filesystem::remove(path);
 }
 
 TEST_F(StrategyCheck, PredictRefusesBeforePredicting) {

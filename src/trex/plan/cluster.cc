@@ -90,9 +90,12 @@ Cluster load_cluster(const std::string& path) {
     c.eff.comm_launch_s = f.number_or("comm_launch_s", c.eff.comm_launch_s, 0, 1);
     c.eff.fp8_matmul = f.number_or("fp8_matmul", c.eff.matmul, 0.01, 1);
     c.eff.gemm_half_dim = f.number_or("gemm_half_dim", 0, 0, 1e5);
+    c.eff.gemm_half_dim_core_flops = f.number_or("gemm_half_dim_core_flops", 0, 0, 1e16);
     c.eff.source = f.text("source");
     f.allow({"confidence", "note", "fp8_source", "gemm_source"});
     if (f.has("gemm_half_dim") && !f.has("gemm_source")) f.fail("gemm_source", "missing (the GEMM shape curve needs a source)");
+    if (c.eff.gemm_half_dim_core_flops > 0 && c.device.device.cores_matrix.value <= 0)
+      f.fail("gemm_half_dim_core_flops", "needs the device's cores_matrix (" + c.device_file + ")");
     f.finish();
   } else if (c.eff.source.empty()) {
     throw InputError(path, 0, "efficiency: missing table [efficiency] (and the device has no [calibration])");

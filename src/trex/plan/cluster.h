@@ -37,6 +37,10 @@ struct Efficiency {
   double comm_launch_s = 10e-6;  // per collective call, on top of alpha-beta
   double fp8_matmul = 0.7;   // large FP8 GEMMs, fraction of the FP8 peak (well below 2x BF16 in practice)
   double gemm_half_dim = 0;  // GEMM shape curve: the dimension at which a GEMM reaches half efficiency (0: off)
+  // Tensor-core FLOP/s per core (SM, Cube) at which gemm_half_dim was measured; 0: use it
+  // unscaled. Otherwise each GEMM's half dimension scales with its own per-core rate
+  // (gemm_efficiency.h, gemm_half_dim_for).
+  double gemm_half_dim_core_flops = 0;
   std::string source;
 };
 

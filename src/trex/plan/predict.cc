@@ -79,6 +79,7 @@ class Builder {
     tp_ = double(s.tp);
     seq_ = r.seq_len;
     fp8_ = r.fp8_matmul;
+    cast_bytes_ = r.fp8_cast_bytes;
     // The cluster states what kernels reach on the device; the stack scales it (stack.h).
     Roofs rf = roofs(c, s.stack);
     peak_mm_ = rf.matmul;
@@ -86,6 +87,11 @@ class Builder {
     peak_attn_ = rf.attention;
     bw_ = rf.memory;
     launch_s_ = rf.launch_s;
+    // The shape curve's half dimension at each precision's per-core rate (gemm_efficiency.h).
+    double cores = c.device.device.cores_matrix.value;
+    double fp8_peak = c.device.peak.flops_fp8 ? c.device.peak.flops_fp8->value : 0;
+    h_mm_ = gemm_half_dim_for(c.eff.gemm_half_dim, c.eff.gemm_half_dim_core_flops, cores > 0 ? c.peak_flops / cores : 0);
+    h_fp8_ = gemm_half_dim_for(c.eff.gemm_half_dim, c.eff.gemm_half_dim_core_flops, cores > 0 ? fp8_peak / cores : 0);
   }
 
   double ta() const { return ta_; }
@@ -101,17 +107,18 @@ class Builder {
   // are m, n, k: the shape curve of gemm_efficiency.h on top of the large-GEMM efficiency;
   // BF16 GEMMs (elem 2) of an FP8 run use the FP8 peak and FP8 efficiency.
   double mm_seconds(double flops, double m, double n, double k, double elem) const {
-    double shape = gemm_shape_factor(m, n, k, c_.eff.gemm_half_dim);
-    double peak = (fp8_ && elem == 2) ? peak_fp8_ : peak_mm_;
-    return flops / (peak * shape);
+    bool fp8 = fp8_ && elem == 2;
+    double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_);
+    return flops / ((fp8 ? peak_fp8_ : peak_mm_) * shape);
   }
 
-  // FP8 runs quantize each GEMM's input before the product (read bf16, write FP8). Weights are
+  // FP8 runs quantize each GEMM's input before the product (read bf16, write the FP8 copies:
+  // Run::fp8_cast_bytes per element under the run's recipe). Weights are
   // quantized once per step and cached across micro-batches (Transformer Engine's
   // is_first_microbatch), so their cast is not charged per micro-batch.
   void fp8_cast(Work& w, double elems) {
     if (!fp8_) return;
-    double time = 3 * elems / bw_;
+    double time = cast_bytes_ * elems / bw_;
     w.vec += time;
     w.vec_launch += floor_extra(time, 1);
   }
@@ -422,6 +429,8 @@ class Builder {
   double ta_ = 0, tsp_ = 0, tp_ = 1;
   long seq_ = 0;
   double peak_mm_ = 0, peak_fp8_ = 0, peak_attn_ = 0, bw_ = 0, launch_s_ = 0;
+  double cast_bytes_ = 4;        // HBM bytes per element of an FP8 input cast (the run's recipe)
+  double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions, 16-bit and FP8
   bool fp8_ = false;
 };
 

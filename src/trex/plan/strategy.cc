@@ -31,6 +31,10 @@ Run read_run(const toml::table& t, const std::string& file) {
   r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", r.grad_bytes, 1, 4);
   r.train_mtp = f.boolean_or("train_mtp", false);
   r.fp8_matmul = f.choice_or("matmul_precision", "bf16", {"bf16", "fp8"}) == "fp8";
+  {
+    std::string recipe = f.choice_or("fp8_recipe", "delayed", {"delayed", "current", "mxfp8", "blockwise"});
+    r.fp8_cast_bytes = recipe == "current" ? 6 : recipe == "delayed" ? 4 : 4 + 1.0 / 32;
+  }
   r.act_bytes = f.choice_or("activation_precision", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
   r.logits_bytes = f.choice_or("logits_precision", "fp32", {"fp32", "bf16"}) == "bf16" ? 2 : 4;
   r.logits_chunks = f.integer_or("logits_chunks", 1, 1);

@@ -30,6 +30,13 @@ struct Run {
   double grad_reduce_bytes = 4;  // bytes per gradient element in the data-parallel reduction
   bool train_mtp = false;    // MTP modules run and are counted
   bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch
+  // HBM bytes per element to quantize a GEMM input to FP8 under the run's recipe (fp8_recipe):
+  // every recipe reads the bf16 tensor and writes a row-wise and a column-wise FP8 copy (Hopper's
+  // FP8 tensor cores take only the TN layout, so the weight gradient needs the transpose;
+  // MXFP8 scales along different axes for the two uses); current scaling first reads the
+  // tensor once more for its amax. delayed 2+1+1 = 4, current 2+2+1+1 = 6, mxfp8 and blockwise
+  // 4 plus one scale byte per 32 elements (docs/plan.md, "FP8 recipes").
+  double fp8_cast_bytes = 4;
 };
 
 // What the backward pass recomputes instead of keeping (docs/plan.md, "The memory model"):

@@ -1,7 +1,8 @@
 // mHC pre- and post-projection and the final head's mix: fused vs the eager chain (fp32 and bf16 streams, n = 1..4, odd
 // widths, few Sinkhorn iterations and the model's 20), Sinkhorn columns summing to 1, gating
 // (poisoned outputs, inputs unchanged), finite differences of every gradient (X, phi, b, scale;
-// F, X, post, C), and bit-identical results for 1-3 threads.
+// F, X, post, C), and bit-identical results for 1-3 threads; the reference and thread checks on
+// every vector path the CPU has (AVX2, AVX-512: row_isa.h).
 //
 // Tolerances (atol = rtol): fp32 outputs 1e-4 (summation order: the fused projection sums 8-lane
 // partials, the reference GEMM sums KC blocks; 20 Sinkhorn steps do not amplify this because
@@ -19,6 +20,7 @@
 #include "kernel_test_util.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -140,8 +142,21 @@ void check_against_ref(double tol, double sum_tol) {
   }
 }
 
-TEST(Mhc, F32MatchesReference) { check_against_ref<float>(1e-4, 1e-4); }
-TEST(Mhc, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2, 1e-3); }
+// Every vector path of the post-projection (row_isa.h) against the reference.
+TEST(Mhc, F32MatchesReference) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_against_ref<float>(1e-4, 1e-4);
+  }
+}
+TEST(Mhc, Bf16MatchesReference) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_against_ref<core::bf16>(1e-2, 1e-3);
+  }
+}
 
 TEST(Mhc, PreBackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);
@@ -311,8 +326,12 @@ TEST(Mhc, PreForwardBatchedEqualsPerToken) {
 }
 
 TEST(Mhc, DeterministicAcrossThreadCounts) {
-  check_deterministic<float>();
-  check_deterministic<core::bf16>();
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_deterministic<float>();
+    check_deterministic<core::bf16>();
+  }
 }
 
 }  // namespace

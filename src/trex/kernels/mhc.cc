@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/mhc_sinkhorn.h"
+#include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
@@ -380,6 +382,162 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
   }
 }
 
+namespace {
+
+// The post-projection of one token. N: the stream count when known at compile time (the
+// model's 4), so the stream loops unroll and the mixing coefficients and accumulators live in
+// registers (with a run-time n they were arrays in memory, loaded and stored every step); N = 0
+// reads n at run time. The coefficients are copied first: out may be fp32 like them, and the
+// compiler must know that a store to out cannot change them.
+template <int N, class T>
+void post_forward_token(const T* f, const T* x, const float* post, const float* C, T* o, int n_rt,
+                        int64_t d) {
+  const int n = N ? N : n_rt;
+  float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
+  std::copy(post, post + n, pt);
+  std::copy(C, C + n * n, Ct);
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; e + 8 <= d; e += 8) {
+    __m256 fv = simd::load8(f + e), xs[kMhcMaxStreams];
+    for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
+    for (int k = 0; k < n; ++k) {
+      __m256 acc = _mm256_mul_ps(_mm256_set1_ps(pt[k]), fv);
+      for (int j = 0; j < n; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), xs[j], acc);
+      simd::store8(o + k * d + e, acc);
+    }
+  }
+#endif
+  for (; e < d; ++e) {
+    float fv = ld(f + e);
+    for (int k = 0; k < n; ++k) {
+      float acc = pt[k] * fv;
+      for (int j = 0; j < n; ++j) acc = std::fma(Ct[j * n + k], ld(x + j * d + e), acc);
+      st(o + k * d + e, acc);
+    }
+  }
+}
+
+// The same on 16 lanes (row_isa() == AVX-512), the tail under a mask; each output element is
+// the same FMA chain as above, so the two paths give the same bits.
+template <int N, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post_forward_token512(
+    const T* f, const T* x, const float* post, const float* C, T* o, int n_rt, int64_t d) {
+  const int n = N ? N : n_rt;
+  float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
+  std::copy(post, post + n, pt);
+  std::copy(C, C + n * n, Ct);
+  for (int64_t e = 0; e < d; e += 16) {
+    const __mmask16 m = simd::lanes16(e, d);
+    __m512 fv = simd::load16(f + e, m), xs[kMhcMaxStreams];
+    for (int j = 0; j < n; ++j) xs[j] = simd::load16(x + j * d + e, m);
+    for (int k = 0; k < n; ++k) {
+      __m512 acc = _mm512_mul_ps(_mm512_set1_ps(pt[k]), fv);
+      for (int j = 0; j < n; ++j) acc = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * n + k]), xs[j], acc);
+      simd::store16(o + k * d + e, acc, m);
+    }
+  }
+}
+
+// The post-projection's backward for one token: dF, dX, and the sums over d of G_k F (dpost)
+// and G_k X_j (dC). Same N convention as post_forward_token.
+template <int N, class T>
+void post_backward_token(const T* g, const T* f, const T* x, const float* post, const float* C,
+                         T* dF, T* dX, float* dpost, float* dC, int n_rt, int64_t d) {
+  const int n = N ? N : n_rt;
+  float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
+  std::copy(post, post + n, pt);
+  std::copy(C, C + n * n, Ct);
+  float dpo[kMhcMaxStreams] = {}, dc[kMhcMaxStreams * kMhcMaxStreams] = {};
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  __m256 apo[kMhcMaxStreams], ac[kMhcMaxStreams * kMhcMaxStreams];
+  for (int q = 0; q < n; ++q) apo[q] = _mm256_setzero_ps();
+  for (int q = 0; q < n * n; ++q) ac[q] = _mm256_setzero_ps();
+  for (; e + 8 <= d; e += 8) {
+    __m256 fv = simd::load8(f + e), gs[kMhcMaxStreams], xs[kMhcMaxStreams];
+    for (int k = 0; k < n; ++k) gs[k] = simd::load8(g + k * d + e);
+    for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
+    __m256 df = _mm256_setzero_ps();
+    for (int k = 0; k < n; ++k) {
+      df = _mm256_fmadd_ps(_mm256_set1_ps(pt[k]), gs[k], df);
+      apo[k] = _mm256_fmadd_ps(gs[k], fv, apo[k]);
+    }
+    simd::store8(dF + e, df);
+    for (int j = 0; j < n; ++j) {
+      __m256 dx = _mm256_setzero_ps();
+      for (int k = 0; k < n; ++k) {
+        dx = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), gs[k], dx);
+        ac[j * n + k] = _mm256_fmadd_ps(gs[k], xs[j], ac[j * n + k]);
+      }
+      simd::store8(dX + j * d + e, dx);
+    }
+  }
+  for (int q = 0; q < n; ++q) dpo[q] = simd::hsum(apo[q]);
+  for (int q = 0; q < n * n; ++q) dc[q] = simd::hsum(ac[q]);
+#endif
+  for (; e < d; ++e) {
+    float fv = ld(f + e), df = 0.f;
+    for (int k = 0; k < n; ++k) {
+      float gk = ld(g + k * d + e);
+      df = std::fma(pt[k], gk, df);
+      dpo[k] += gk * fv;
+    }
+    st(dF + e, df);
+    for (int j = 0; j < n; ++j) {
+      float xj = ld(x + j * d + e), dx = 0.f;
+      for (int k = 0; k < n; ++k) {
+        float gk = ld(g + k * d + e);
+        dx = std::fma(Ct[j * n + k], gk, dx);
+        dc[j * n + k] += gk * xj;
+      }
+      st(dX + j * d + e, dx);
+    }
+  }
+  std::copy(dpo, dpo + n, dpost);
+  std::copy(dc, dc + n * n, dC);
+}
+
+// The same on 16 lanes. dF and dX are the same FMA chains as above (same bits); dpost and dC
+// are sums over d taken in 16 lane-partial sums instead of 8, so they differ by rounding.
+template <int N, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post_backward_token512(
+    const T* g, const T* f, const T* x, const float* post, const float* C, T* dF, T* dX,
+    float* dpost, float* dC, int n_rt, int64_t d) {
+  const int n = N ? N : n_rt;
+  float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
+  std::copy(post, post + n, pt);
+  std::copy(C, C + n * n, Ct);
+  __m512 apo[kMhcMaxStreams], ac[kMhcMaxStreams * kMhcMaxStreams];
+  for (int q = 0; q < n; ++q) apo[q] = _mm512_setzero_ps();
+  for (int q = 0; q < n * n; ++q) ac[q] = _mm512_setzero_ps();
+  for (int64_t e = 0; e < d; e += 16) {
+    // Lanes past d load 0 and add nothing to the sums.
+    const __mmask16 m = simd::lanes16(e, d);
+    __m512 fv = simd::load16(f + e, m), gs[kMhcMaxStreams], xs[kMhcMaxStreams];
+    for (int k = 0; k < n; ++k) gs[k] = simd::load16(g + k * d + e, m);
+    for (int j = 0; j < n; ++j) xs[j] = simd::load16(x + j * d + e, m);
+    __m512 df = _mm512_setzero_ps();
+    for (int k = 0; k < n; ++k) {
+      df = _mm512_fmadd_ps(_mm512_set1_ps(pt[k]), gs[k], df);
+      apo[k] = _mm512_fmadd_ps(gs[k], fv, apo[k]);
+    }
+    simd::store16(dF + e, df, m);
+    for (int j = 0; j < n; ++j) {
+      __m512 dx = _mm512_setzero_ps();
+      for (int k = 0; k < n; ++k) {
+        dx = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * n + k]), gs[k], dx);
+        ac[j * n + k] = _mm512_fmadd_ps(gs[k], xs[j], ac[j * n + k]);
+      }
+      simd::store16(dX + j * d + e, dx, m);
+    }
+  }
+  for (int q = 0; q < n; ++q) dpost[q] = simd::hsum16(apo[q]);
+  for (int q = 0; q < n * n; ++q) dC[q] = simd::hsum16(ac[q]);
+}
+
+}  // namespace
+
 template <class T>
 void mhc_post_forward(const T* F, const T* X, const float* post, const float* C, T* out,
                       const MhcShape& sh, core::ThreadPool* pool) {
@@ -388,34 +546,12 @@ void mhc_post_forward(const T* F, const T* X, const float* post, const float* C,
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   const int64_t grain = tuned_or("mhc.post_fwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  auto* token = row_isa() == core::Isa::kAvx512
+                    ? (n == 4 ? &post_forward_token512<4, T> : &post_forward_token512<0, T>)
+                    : (n == 4 ? &post_forward_token<4, T> : &post_forward_token<0, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* pt = post + t * n;
-      const float* Ct = C + t * n * n;
-      const T* f = F + t * d;
-      const T* x = X + t * nd;
-      T* o = out + t * nd;
-      int64_t e = 0;
-#ifdef TREX_ELEM_AVX2
-      for (; e + 8 <= d; e += 8) {
-        __m256 fv = simd::load8(f + e), xs[kMhcMaxStreams];
-        for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
-        for (int k = 0; k < n; ++k) {
-          __m256 acc = _mm256_mul_ps(_mm256_set1_ps(pt[k]), fv);
-          for (int j = 0; j < n; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), xs[j], acc);
-          simd::store8(o + k * d + e, acc);
-        }
-      }
-#endif
-      for (; e < d; ++e) {
-        float fv = ld(f + e);
-        for (int k = 0; k < n; ++k) {
-          float acc = pt[k] * fv;
-          for (int j = 0; j < n; ++j) acc = std::fma(Ct[j * n + k], ld(x + j * d + e), acc);
-          st(o + k * d + e, acc);
-        }
-      }
-    }
+    for (int64_t t = t0; t < t1; ++t)
+      token(F + t * d, X + t * nd, post + t * n, C + t * n * n, out + t * nd, n, d);
   });
 }
 
@@ -428,62 +564,13 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  auto* token = row_isa() == core::Isa::kAvx512
+                    ? (n == 4 ? &post_backward_token512<4, T> : &post_backward_token512<0, T>)
+                    : (n == 4 ? &post_backward_token<4, T> : &post_backward_token<0, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const float* pt = post + t * n;
-      const float* Ct = C + t * n * n;
-      const T* f = F + t * d;
-      const T* x = X + t * nd;
-      const T* g = G + t * nd;
-      float dpo[kMhcMaxStreams] = {}, dc[kMhcMaxStreams * kMhcMaxStreams] = {};
-      int64_t e = 0;
-#ifdef TREX_ELEM_AVX2
-      __m256 apo[kMhcMaxStreams], ac[kMhcMaxStreams * kMhcMaxStreams];
-      for (int q = 0; q < n; ++q) apo[q] = _mm256_setzero_ps();
-      for (int q = 0; q < n * n; ++q) ac[q] = _mm256_setzero_ps();
-      for (; e + 8 <= d; e += 8) {
-        __m256 fv = simd::load8(f + e), gs[kMhcMaxStreams], xs[kMhcMaxStreams];
-        for (int k = 0; k < n; ++k) gs[k] = simd::load8(g + k * d + e);
-        for (int j = 0; j < n; ++j) xs[j] = simd::load8(x + j * d + e);
-        __m256 df = _mm256_setzero_ps();
-        for (int k = 0; k < n; ++k) {
-          df = _mm256_fmadd_ps(_mm256_set1_ps(pt[k]), gs[k], df);
-          apo[k] = _mm256_fmadd_ps(gs[k], fv, apo[k]);
-        }
-        simd::store8(dF + t * d + e, df);
-        for (int j = 0; j < n; ++j) {
-          __m256 dx = _mm256_setzero_ps();
-          for (int k = 0; k < n; ++k) {
-            dx = _mm256_fmadd_ps(_mm256_set1_ps(Ct[j * n + k]), gs[k], dx);
-            ac[j * n + k] = _mm256_fmadd_ps(gs[k], xs[j], ac[j * n + k]);
-          }
-          simd::store8(dX + t * nd + j * d + e, dx);
-        }
-      }
-      for (int q = 0; q < n; ++q) dpo[q] = simd::hsum(apo[q]);
-      for (int q = 0; q < n * n; ++q) dc[q] = simd::hsum(ac[q]);
-#endif
-      for (; e < d; ++e) {
-        float fv = ld(f + e), df = 0.f;
-        for (int k = 0; k < n; ++k) {
-          float gk = ld(g + k * d + e);
-          df = std::fma(pt[k], gk, df);
-          dpo[k] += gk * fv;
-        }
-        st(dF + t * d + e, df);
-        for (int j = 0; j < n; ++j) {
-          float xj = ld(x + j * d + e), dx = 0.f;
-          for (int k = 0; k < n; ++k) {
-            float gk = ld(g + k * d + e);
-            dx = std::fma(Ct[j * n + k], gk, dx);
-            dc[j * n + k] += gk * xj;
-          }
-          st(dX + t * nd + j * d + e, dx);
-        }
-      }
-      std::copy(dpo, dpo + n, dpost + t * n);
-      std::copy(dc, dc + n * n, dC + t * n * n);
-    }
+    for (int64_t t = t0; t < t1; ++t)
+      token(G + t * nd, F + t * d, X + t * nd, post + t * n, C + t * n * n, dF + t * d,
+            dX + t * nd, dpost + t * n, dC + t * n * n, n, d);
   });
 }
 

@@ -1,6 +1,7 @@
 // KV compressor pooling: fused vs the eager chain for ratio 4 (overlapping) and 128 (disjoint)
 // plus an odd ratio, odd head dims and trailing partial blocks; gating (poisoned outputs, inputs
-// unchanged); finite differences of dkt, dzt and dape; bit-identical results for 1-3 threads.
+// unchanged); finite differences of dkt, dzt and dape; bit-identical results for 1-3 threads
+// and for every vector path the CPU has (AVX2, AVX-512: row_isa.h).
 //
 // Tolerance 1e-4 (atol = rtol, fp32 in both; they differ in exp (Cephes polynomial vs libm,
 // ~2 ulp) and summation order only).
@@ -14,6 +15,7 @@
 #include "kernel_test_util.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/kv_compressor.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -37,7 +39,7 @@ Inputs make_inputs(const CompShape& c, uint32_t seed, int dist) {
           random_vec<float>(n * c.hd, seed + 3, 0)};
 }
 
-TEST(KvCompressor, MatchesReference) {
+void check_against_ref() {
   core::ThreadPool pool(2);
   uint32_t seed = 3;
   for (const CompShape& c : kShapes) {
@@ -71,6 +73,14 @@ TEST(KvCompressor, MatchesReference) {
   }
 }
 
+TEST(KvCompressor, MatchesReference) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_against_ref();
+  }
+}
+
 TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);
   for (CompShape c : {CompShape{14, 5, 4}, CompShape{260, 3, 128}, CompShape{7, 9, 2}}) {
@@ -93,23 +103,29 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
   }
 }
 
-TEST(KvCompressor, DeterministicAcrossThreadCounts) {
+// Also the same bits on every vector path: with head dims that are multiples of 8 (no scalar
+// channel tail on the AVX2 path) the 8- and 64-channel walks do the same operations per channel.
+TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}}) {
     Inputs in = make_inputs(c, 5, 2);
     int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
     std::vector<float> ref;
-    for (int threads : {1, 2, 3}) {
-      core::ThreadPool pool(threads);
-      std::vector<float> k(static_cast<size_t>(n * c.hd)), dkt(static_cast<size_t>(c.s * C));
-      std::vector<float> dzt = dkt, dape(static_cast<size_t>(c.ratio * C));
-      kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio,
-                          &pool);
-      kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
-                           dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
-      std::vector<float> all = k;
-      for (const auto* v : {&dkt, &dzt, &dape}) all.insert(all.end(), v->begin(), v->end());
-      if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
-    }
+    for (core::Isa isa : row_isas())
+      for (int threads : {1, 2, 3}) {
+        ScopedRowIsa path(isa);
+        core::ThreadPool pool(threads);
+        std::vector<float> k(static_cast<size_t>(n * c.hd)), dkt(static_cast<size_t>(c.s * C));
+        std::vector<float> dzt = dkt, dape(static_cast<size_t>(c.ratio * C));
+        kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd,
+                            c.ratio, &pool);
+        kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(),
+                             dkt.data(), dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+        std::vector<float> all = k;
+        for (const auto* v : {&dkt, &dzt, &dape}) all.insert(all.end(), v->begin(), v->end());
+        if (ref.empty()) ref = all;
+        else
+          EXPECT_TRUE(same_bytes(all, ref)) << core::to_string(isa) << ", " << threads << " threads";
+      }
   }
 }
 

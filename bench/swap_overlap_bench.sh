@@ -5,13 +5,18 @@
 #   swap-buffered  swap file through the page cache, update overlapped with the backward
 #   swap-direct    O_DIRECT (the default), overlapped
 #   swap-serial    O_DIRECT, one whole swap step after the backward (swap_overlap = false)
-# interleaved over ROUNDS rounds so machine load hits every variant alike. Step 1 (tokenizer
-# warm-up, first touch) is dropped; the table gives medians over the rest: step time, the
-# optimizer phase after the backward (what the update exposes), the swap I/O time and how much
-# of it was hidden; and the process's CPU time per step (all threads), steadier than wall time on
-# a shared machine. Clipping uses the previous step's norm (clip_with = "previous", for every
-# variant), so an overlapped update is never redone; CLIP_WITH=current measures the default.
-# Data: the licence texts of /usr/share/doc (no corpus needed). Prints the load with the table.
+# A variant may end in :current or :previous to choose its clipping (clip_with) on its own;
+# without a suffix it takes CLIP_WITH (default "previous", so an overlapped update is never
+# redone). "adamw:current swap-direct:current swap-direct:previous" measures what the default
+# clipping costs the overlap (every clipped step is redone after the backward) beside the
+# baseline, and prints both loss curves.
+# The variants are interleaved over ROUNDS rounds so machine load hits every variant alike. Step 1
+# (tokenizer warm-up, first touch) is dropped; the table gives medians over the rest: wall time
+# per step (the trainer's step_s, and the whole process's wall time over its steps, start-up
+# included), the optimizer phase after the backward (what the update exposes), the swap I/O time
+# and how much of it was hidden, the process's CPU time per step (all threads), and the median
+# 1-minute load average at the start of that variant's runs (this is a shared machine).
+# Data: the licence texts of /usr/share/doc (no corpus needed).
 #   bench/swap_overlap_bench.sh            (from the repository root, after building trex)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +29,9 @@ VARIANTS=${VARIANTS:-"adamw swap-buffered swap-direct swap-serial"}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-/usr/bin/python3 - "$ROOT" "$OUT" "$CLIP_WITH" <<'PY'
+/usr/bin/python3 - "$ROOT" "$OUT" "$CLIP_WITH" "$VARIANTS" <<'PY'
 import re, sys
-root, out, clip_with = sys.argv[1:4]
+root, out, default_clip, wanted = sys.argv[1:5]
 base = open(f"{root}/configs/train/v4-micro-cpt.toml").read()
 base = base.replace('model = "../model/v4-micro.toml"', f'model = "{root}/configs/model/v4-micro.toml"')
 base = base[:base.index("[[data]]")] + '[[data]]\nname = "licenses"\nkind = "text"\npath = "/usr/share/doc/*/copyright"\nweight = 1.0\n'
@@ -38,17 +43,25 @@ variants = {
     "swap-direct": 'kind = "swap"\nswap_direct = true',
     "swap-serial": 'kind = "swap"\nswap_direct = true\nswap_overlap = false',
 }
-for name, opt in variants.items():
-    text = base.replace('kind = "swap"             # 80M parameters: 960 MB of fp32 state streamed from the run directory', opt)
+for variant in wanted.split():
+    name, _, clip_with = variant.partition(":")
+    clip_with = clip_with or default_clip
+    if name not in variants or clip_with not in ("current", "previous"):
+        sys.exit(f"swap_overlap_bench: unknown variant {variant!r} (one of {', '.join(variants)}, optionally :current or :previous)")
+    text = base.replace('kind = "swap"             # 80M parameters: 960 MB of fp32 state streamed from the run directory', variants[name])
     text = text.replace("clip_norm = 1.0", f'clip_norm = 1.0\nclip_with = "{clip_with}"')
-    open(f"{out}/{name}.toml", "w").write(text)
+    open(f"{out}/{variant}.toml", "w").write(text)
 PY
 
 for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
-    echo "round $r: $v ($(uptime | sed 's/.*load/load/'))" >&2
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    echo "round $r: $v (load $load)" >&2
+    t0=$(date +%s.%N)
     "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads 2 \
       --hw "$ROOT/configs/hw/a100.toml" > "$OUT/$v-$r.log" 2>&1
+    t1=$(date +%s.%N)
+    echo "$load $t0 $t1" > "$OUT/$v-$r.wall"
   done
 done
 
@@ -56,15 +69,21 @@ done
 import json, statistics, sys
 out, rounds, variants = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 def med(v): return statistics.median(v) if v else 0.0
-rows = {}
+rows, losses = {}, {}
 for v in variants:
-    m = []
+    m, walls, loads = [], [], []
     for r in range(1, rounds + 1):
         lines = [json.loads(l) for l in open(f"{out}/{v}-{r}/metrics.jsonl")]
         m += [l for l in lines if l["step"] > 1]
+        load, t0, t1 = map(float, open(f"{out}/{v}-{r}.wall").read().split())
+        walls.append((t1 - t0) / max(1, len(lines)))
+        loads.append(load)
+        losses.setdefault(v, []).append([l["loss"] for l in lines])
     rows[v] = {
         "steps": len(m),
         "step_s": med([l["step_s"] for l in m]),
+        "proc_s": med(walls),
+        "load": med(loads),
         "cpu_s": med([l.get("cpu_s", 0) for l in m]),
         "fwd_bwd_s": med([l["fwd_bwd_s"] for l in m]),
         "optimizer_s": med([l["optimizer_s"] for l in m]),
@@ -75,16 +94,21 @@ for v in variants:
         "redone": sum(l.get("swap_redone", False) for l in m),
         "opt_mb": max(l["optimizer_bytes"] for l in m) / 1e6,
     }
-base = rows.get("adamw", {}).get("step_s", 0)
-base_cpu = rows.get("adamw", {}).get("cpu_s", 0)
-print(f"{'variant':<14} {'steps':>5} {'step s':>7} {'x adamw':>7} {'cpu s':>7} {'x adamw':>7} {'fwd+bwd':>8} {'opt after':>9} "
+baseline = next((v for v in variants if v.split(":")[0] == "adamw"), None)
+base = rows[baseline]["step_s"] if baseline else 0
+base_cpu = rows[baseline]["cpu_s"] if baseline else 0
+print(f"{'variant':<20} {'steps':>5} {'load':>5} {'step s':>7} {'x adamw':>7} {'proc s':>7} {'cpu s':>7} {'x adamw':>7} {'fwd+bwd':>8} {'opt after':>9} "
       f"{'swap I/O':>8} {'hidden':>7} {'exposed':>7} {'hidden%':>7} {'clipped':>7} {'redone':>6} {'opt MB':>7}")
 for v, r in rows.items():
     pct = 100 * r["hidden_s"] / r["io_s"] if r["io_s"] > 0 else float("nan")
     ratio = r["step_s"] / base if base else float("nan")
     cratio = r["cpu_s"] / base_cpu if base_cpu else float("nan")
-    print(f"{v:<14} {r['steps']:>5} {r['step_s']:>7.3f} {ratio:>7.3f} {r['cpu_s']:>7.2f} {cratio:>7.3f} {r['fwd_bwd_s']:>8.3f} {r['optimizer_s']:>9.3f} "
+    print(f"{v:<20} {r['steps']:>5} {r['load']:>5.1f} {r['step_s']:>7.3f} {ratio:>7.3f} {r['proc_s']:>7.2f} {r['cpu_s']:>7.2f} {cratio:>7.3f} {r['fwd_bwd_s']:>8.3f} {r['optimizer_s']:>9.3f} "
           f"{r['io_s']:>8.3f} {r['hidden_s']:>7.3f} {r['exposed_s']:>7.3f} {pct:>7.1f} {r['clipped']:>7} {r['redone']:>6} "
           f"{r['opt_mb']:>7.1f}")
+print("\nloss per step (round 1; later rounds repeat it bit for bit)")
+print(f"{'step':>4} " + " ".join(f"{v:>20}" for v in variants))
+for i in range(max(len(losses[v][0]) for v in variants)):
+    print(f"{i + 1:>4} " + " ".join(f"{losses[v][0][i]:>20.6f}" if i < len(losses[v][0]) else f"{'':>20}" for v in variants))
 PY
 echo "load after: $(uptime)"

@@ -49,5 +49,32 @@ TEST(TrainConfigTest, ErrorsNameFileLineAndField) {
   EXPECT_NE(error_of(p).find(p + ":3: run.seq: must be at least 2"), std::string::npos) << error_of(p);
 }
 
+// [optimizer] swap_memory_mb: sets the chunk when swap_chunk is absent; a budget that cannot hold
+// swap_slots chunks is refused at load, naming the field and line, before any swap file exists.
+TEST(TrainConfigTest, SwapMemoryBudgetSetsOrRefusesTheChunk) {
+  TempDir dir("cfg");
+  std::string model = std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml";
+  std::string head = "[run]\nmodel = \"" + model + "\"\nseq = 128\nsteps = 10\n\n[optimizer]\nlr = 1e-3\nkind = \"swap\"\n";
+  std::string data = "\n[[data]]\nkind = \"text\"\npath = \"/usr/share/common-licenses\"\n";
+
+  // 3 slots x 12 B x 262144 = 9.4 MB: 10 MB holds them, and 10 MB alone gives the largest
+  // 1024-multiple chunk that fits (floor(10e6 / 36) = 277777 -> 277504).
+  std::string p = dir.write("fits.toml", head + "swap_chunk = 262144\nswap_memory_mb = 10\n" + data);
+  EXPECT_EQ(load_train_config(p).swap_chunk, 262144);
+  p = dir.write("derived.toml", head + "swap_memory_mb = 10\n" + data);
+  EXPECT_EQ(load_train_config(p).swap_chunk, 277504);
+  p = dir.write("two.toml", head + "swap_slots = 2\nswap_memory_mb = 10\n" + data);
+  EXPECT_EQ(load_train_config(p).swap_chunk, 415744);  // floor(10e6 / 24) -> 415744
+
+  p = dir.write("small.toml", head + "swap_chunk = 262144\nswap_memory_mb = 9\n" + data);
+  EXPECT_EQ(error_of(p), p + ":10: optimizer.swap_memory_mb: 9 MB cannot hold swap_slots = 3 chunks of "
+                             "swap_chunk = 262144 elements (9.44 MB); raise it or lower swap_chunk or swap_slots");
+  p = dir.write("tiny.toml", head + "swap_memory_mb = 0.01\n" + data);
+  EXPECT_EQ(error_of(p), p + ":9: optimizer.swap_memory_mb: 0.01 MB cannot hold swap_slots = 3 chunks of the "
+                             "smallest size, 1024 elements (0.0369 MB)");
+  p = dir.write("neg.toml", head + "swap_memory_mb = -1\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":9: optimizer.swap_memory_mb:"), std::string::npos) << error_of(p);
+}
+
 }  // namespace
 }  // namespace trex::train

@@ -1,6 +1,9 @@
 #include "trex/train/config.h"
 
+#include <cstdio>
+
 #include "trex/model/toml_fields.h"
+#include "trex/optim/swap_optimizer.h"
 #include "trex/util/error.h"
 
 namespace trex::train {
@@ -8,6 +11,39 @@ namespace trex::train {
 using model::TomlFields;
 
 const char* to_string(TrainMode m) { return m == TrainMode::kSft ? "sft" : "cpt"; }
+
+namespace {
+
+std::string megabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g MB", bytes / 1e6);
+  return buf;
+}
+
+// [optimizer] swap_memory_mb: the swap optimizer's resident budget, swap_slots chunks of 12 B per
+// element. With swap_chunk given, the K chunks must fit in it; without, the chunk is the largest
+// that fits. A budget that cannot hold them is refused here, before any file is made, naming the
+// field (the chunk actually used is never larger: the trainer only shrinks it to the shard).
+void fit_swap_memory(TomlFields& opt, TrainConfig& c) {
+  const double mb = opt.number("swap_memory_mb", 0, 1e9);
+  const size_t budget = size_t(mb * 1e6);
+  const std::string slots = "swap_slots = " + std::to_string(c.swap_slots);
+  if (opt.has("swap_chunk")) {
+    const double need = double(c.swap_slots) * 12.0 * double(c.swap_chunk);
+    if (need > double(budget))
+      opt.fail("swap_memory_mb", megabytes(double(budget)) + " cannot hold " + slots + " chunks of swap_chunk = " +
+                                     std::to_string(c.swap_chunk) + " elements (" + megabytes(need) +
+                                     "); raise it or lower swap_chunk or swap_slots");
+    return;
+  }
+  c.swap_chunk = optim::SwapOptimizer::chunk_elems_for_budget(budget, c.swap_slots);
+  if (c.swap_chunk == 0)
+    opt.fail("swap_memory_mb", megabytes(double(budget)) + " cannot hold " + slots +
+                                   " chunks of the smallest size, 1024 elements (" +
+                                   megabytes(double(c.swap_slots) * 12.0 * 1024) + ")");
+}
+
+}  // namespace
 
 TrainConfig load_train_config(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
@@ -57,6 +93,7 @@ TrainConfig load_train_config(const std::string& path) {
   if (opt.has("swap_dir")) c.swap_dir = model::resolve_beside(path, opt.text("swap_dir"));
   c.swap_chunk = opt.integer_or("swap_chunk", c.swap_chunk, 1);
   c.swap_slots = int(opt.integer_or("swap_slots", c.swap_slots, 2));
+  if (opt.has("swap_memory_mb")) fit_swap_memory(opt, c);
   c.swap_direct = opt.boolean_or("swap_direct", c.swap_direct);
   c.swap_overlap = opt.boolean_or("swap_overlap", c.swap_overlap);
   opt.finish();

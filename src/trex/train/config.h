@@ -51,6 +51,9 @@ struct TrainConfig {
   std::string swap_dir;        // swap: where the swap file goes (default: the run directory)
   int64_t swap_chunk = 1 << 18;  // swap: elements per chunk
   int swap_slots = 3;
+  // swap: [optimizer] swap_memory_mb, the resident budget of the slots (swap_slots x 12 B x
+  // swap_chunk). Without swap_chunk it sets the chunk (the largest that fits); with it, a budget
+  // too small for the K chunks is an error naming the field. Not kept here: it is spent on swap_chunk.
   bool swap_direct = true;     // swap: O_DIRECT (the tier is the disk, not the page cache)
   // swap, one process: update each chunk during the last micro-batch's backward, as soon as its
   // gradient is final (docs/optim.md); false: one whole step after the backward.

@@ -71,7 +71,11 @@ int run_eval(const EvalArgs& args) {
   o.exec.python_dir = python_module_dir();  // fails early, before any work
   require_sandbox(args.allow_weak_sandbox);  // so does a missing sandbox layer
   std::vector<Benchmark> benches;
-  for (const auto& b : args.benches) benches.push_back(load_benchmark(b, fields_of(args)));
+  for (const auto& b : args.benches) {
+    benches.push_back(load_benchmark(b, fields_of(args)));
+    // The items eval gen --limit N answered, so the rest do not count as missing.
+    if (args.limit > 0 && size_t(args.limit) < benches.back().items.size()) benches.back().items.resize(size_t(args.limit));
+  }
   if (args.references == !args.completions.empty())
     throw InputError::field("--completions", "give either --completions FILE or --references");
   // One completion list per benchmark: with --references each benchmark answers with its
@@ -299,6 +303,7 @@ void add_eval_command(CLI::App& app, Action* action) {
                 "Let \"infeasible or unbounded\" match an infeasible or unbounded answer too");
   run->add_flag("--allow-weak-sandbox", args->allow_weak_sandbox,
                 "Run untrusted programs even when a sandbox layer (Landlock, seccomp, unprivileged uid) is missing");
+  run->add_option("--limit", args->limit, "Only the first N items of each benchmark (what eval gen --limit N answered)");
   run->add_flag("--quiet", args->quiet, "No progress bar");
   add_fields(run);
   run->callback([args, action] { *action = [args] { return run_eval(*args); }; });

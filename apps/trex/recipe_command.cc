@@ -35,7 +35,9 @@ int run_recipe_command(const RecipeArgs& a) {
   for (const auto& s : results) cached += s.cached;
   std::printf("trex recipe: %s: %zu stages (%d cached) in %s\n", r.name.c_str(), results.size(), cached, o.out_dir.c_str());
   for (const auto& s : results)
-    if (s.kind == "serve") {
+    if (s.kind == "serve" && !s.skipped.empty()) {
+      std::printf("  %-16s skipped: %s\n", s.details.value("label", s.name).c_str(), s.skipped.c_str());
+    } else if (s.kind == "serve") {
       const long k = s.details.value("correct", 0L), n = s.details.value("items", 0L);
       const auto [lo, hi] = recipe::wilson_interval(k, n);
       std::printf("  %-16s Pass@1 %.3f (%ld/%ld, 95%% [%.3f, %.3f])\n", s.details.value("label", s.name).c_str(),

@@ -1,7 +1,8 @@
 // trex demo, training step: a tiny DeepSeek-V4-shaped model (2 layers, CSA attention with the
 // lightning indexer, hash- and score-routed MoE, mHC) trained for 30 steps on the licence texts
 // every Debian system ships, then resumed from its step-15 checkpoint to show the resumed run
-// lands on the same weights, then sampled greedily through the KV-cached generator.
+// lands on the same weights, then sampled greedily through the KV-cached generator, then served
+// over HTTP and evaluated (serve_demo.h).
 #include <unistd.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "serve_demo.h"
 #include "trex/model/config.h"
 #include "trex/model/generator.h"
 #include "trex/model/transformer.h"
@@ -153,6 +155,9 @@ int train_demo() {
     if (c == '\n') c = ' ';
   std::printf("  trex generate (greedy, KV cache): \"%s\" -> \"%s\"\n", prompt.c_str(),
               text.c_str());
+
+  // The same checkpoint served over HTTP and evaluated, as the recipe's serve stages do.
+  ok = serve_and_evaluate_demo((dir / "full").string(), dir.string()) == 0 && ok;
   fs::remove_all(dir);
   return ok ? 0 : 1;
 }

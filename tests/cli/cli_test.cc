@@ -335,6 +335,10 @@ TEST(Cli, Demo) {
   EXPECT_THAT(r.out, HasSubstr("trex demo"));
   EXPECT_THAT(r.out, HasSubstr("round trip: identical"));
   EXPECT_THAT(r.out, HasSubstr("cbc:  optimal"));
+  // The serve-and-evaluate step: the trained model over HTTP, two answers, drained, scored.
+  EXPECT_THAT(r.out, HasSubstr("trex eval gen: 2 completions over HTTP"));
+  EXPECT_THAT(r.out, HasSubstr("trex serve: stopped by SIGTERM, exit 0 (drained)"));
+  EXPECT_THAT(r.out, HasSubstr("trex eval run: Pass@1 "));
 }
 
 }  // namespace

@@ -2,10 +2,14 @@
 // real (corpus and held-out corpus, benchmark, base pre-training, CPT balanced and pure, SFT on
 // each, serving and evaluating four models); the report holds each model's Pass@1 with its
 // interval, the loss curves and each stage's cost; a rerun reuses every stage; a changed input
-// re-runs its stage and the ones after it; bad input is one line, exit 2.
+// re-runs its stage and the ones after it; bad input is one line, exit 2. One stage evaluates on
+// a real benchmark (nl4opt) read from the data folder: scored where the data is, skipped with the
+// reason where it is not (both paths run here: the second by pointing TREX_DATA_DIR elsewhere).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -14,6 +18,7 @@
 #include "util/temp_dir.h"
 #include "trex/recipe/recipe.h"
 #include "trex/util/atomic_file.h"
+#include "trex/util/data_dir.h"
 #include "trex/util/subprocess.h"
 
 namespace trex::recipe {
@@ -25,6 +30,23 @@ using test_util::TempDir;
 
 ProcessResult trex(std::vector<std::string> args) { return test_util::run_trex(std::move(args)); }
 
+// TREX_DATA_DIR set to `dir` for this object's life (the trex children inherit it).
+class DataDirOverride {
+ public:
+  explicit DataDirOverride(const std::string& dir) {
+    if (const char* old = std::getenv(kDataDirEnv)) old_ = old, had_ = true;
+    setenv(kDataDirEnv, dir.c_str(), 1);
+  }
+  ~DataDirOverride() {
+    if (had_) setenv(kDataDirEnv, old_.c_str(), 1);
+    else unsetenv(kDataDirEnv);
+  }
+
+ private:
+  std::string old_;
+  bool had_ = false;
+};
+
 TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   TempDir d("recipe");
   // A copy of configs/recipe beside a copy of configs/model, so the test can change an input.
@@ -33,7 +55,15 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   const std::string file = d.path + "/configs/recipe/or-tiny.toml", out = d.path + "/out";
   ProcessResult first = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
-  EXPECT_NE(first.out.find("or-tiny: 13 stages (0 cached)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("or-tiny: 14 stages (0 cached)"), std::string::npos) << first.out;
+  const bool have_nl4opt = !find_data("or-benchmarks/nl4opt/slai_trex_test.jsonl").empty();
+  if (have_nl4opt) {
+    EXPECT_TRUE(std::regex_search(first.out, std::regex(R"(\n  SFT \(nl4opt\) +Pass@1 [01]\.\d{3} \(\d/3, 95% \[)"))) << first.out;
+    EXPECT_NE(read_file(out + "/report.md").find("| SFT (nl4opt) | nl4opt | "), std::string::npos);
+  } else {
+    std::printf("nl4opt is absent under %s: only the stage's skip is checked\n", data_dir().c_str());
+    EXPECT_NE(first.out.find("SFT (nl4opt)     skipped: benchmark nl4opt not found"), std::string::npos) << first.out;
+  }
   for (const char* label : {"base", "SFT", "CPT(balanced)+SFT", "CPT(pure OR)+SFT"})
     EXPECT_TRUE(std::regex_search(first.out, std::regex(std::string("\\n  ") + std::regex_replace(label, std::regex(R"([()+])"), R"(\$&)") +
                                                         R"( +Pass@1 [01]\.\d{3} \(\d/6, 95% \[)")))
@@ -61,7 +91,23 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
 
   ProcessResult again = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.out.find("or-tiny: 13 stages (13 cached)"), std::string::npos) << again.out;
+  // A skipped stage is never recorded, so it runs once the data is there.
+  EXPECT_NE(again.out.find(have_nl4opt ? "or-tiny: 14 stages (14 cached)" : "or-tiny: 14 stages (13 cached)"),
+            std::string::npos) << again.out;
+
+  // Without the data: the real-benchmark stage is skipped with its reason, the rest reused.
+  {
+    DataDirOverride none(d.path + "/no-data");
+    ProcessResult absent = trex({"recipe", "run", file, "--out", out, "--quiet"});
+    ASSERT_EQ(absent.exit_code, 0) << absent.err;
+    EXPECT_NE(absent.out.find("or-tiny: 14 stages (13 cached)"), std::string::npos) << absent.out;
+    const std::string why = "skipped: benchmark nl4opt not found: " + d.path +
+                            "/no-data/or-benchmarks/nl4opt/slai_trex_test.jsonl is absent (set TREX_DATA_DIR";
+    EXPECT_NE(absent.out.find("SFT (nl4opt)     " + why), std::string::npos) << absent.out;
+    const std::string report = read_file(out + "/report.md");
+    EXPECT_NE(report.find("| SFT (nl4opt) | nl4opt | " + why), std::string::npos) << report;
+    EXPECT_NE(report.find("| eval-sft-nl4opt | serve | 0.0 | skipped |"), std::string::npos) << report;
+  }
 
   // A changed input re-runs its stage and every later one (8 before it are reused).
   std::string sft = read_file(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml");
@@ -69,7 +115,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   write_file_atomic(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml", sft);
   ProcessResult changed = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(changed.exit_code, 0) << changed.err;
-  EXPECT_NE(changed.out.find("or-tiny: 13 stages (8 cached)"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("or-tiny: 14 stages (8 cached)"), std::string::npos) << changed.out;
   EXPECT_NE(read_file(out + "/report.md").find("| cpt-pure-sft | 2 |"), std::string::npos);
 }
 

@@ -1,10 +1,7 @@
 // The recipe loader and stage runner; the format and the caching rule are in recipe.h.
 #include "trex/recipe/recipe.h"
 
-#include <signal.h>
-
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +10,10 @@
 
 #include "toml++/toml.h"
 #include "trex/ordata/corpus_reader.h"
+#include "trex/oreval/benchmark.h"
+#include "trex/recipe/local_server.h"
 #include "trex/util/atomic_file.h"
+#include "trex/util/data_dir.h"
 #include "trex/util/error.h"
 #include "trex/util/subprocess.h"
 
@@ -80,39 +80,13 @@ void write_benchmark(const std::string& corpus, long limit, const std::string& f
   write_file_atomic(file, out);
 }
 
-// `trex serve` on a free port for the life of this object.
-class Server {
- public:
-  Server(const std::string& trex, const std::vector<std::string>& extra, const std::string& stage) {
-    std::vector<std::string> args = {trex, "serve", "--port", "0", "--name", "recipe"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    proc_ = start_background(args);
-    const std::string line = read_line(proc_.out);
-    const size_t at = line.find("http://127.0.0.1:");
-    if (at == std::string::npos) {
-      stop();
-      throw InputError::field("stage " + stage, "trex serve did not start (see its message above)");
-    }
-    size_t end = at + 17;
-    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
-    url_ = line.substr(at, end - at);  // http://127.0.0.1:PORT
-  }
-  ~Server() { stop(); }
-  const std::string& url() const { return url_; }
-  void stop() { stop_background(proc_, SIGTERM); }
-
- private:
-  BackgroundProcess proc_;
-  std::string url_;
-};
-
 json run_serve_stage(const Stage& s, const Recipe& r, const RunOptions& o) {
   const std::string dir = o.out_dir + "/" + s.name;
   const std::string bench = fill(s.bench, r, o.out_dir);
   std::vector<std::string> extra = {"--ckpt", fill(s.path, r, o.out_dir)};
   if (s.context > 0) extra.insert(extra.end(), {"--context", std::to_string(s.context)});
   {
-    Server server(o.trex, extra, s.name);
+    LocalServer server(o.trex, "recipe", extra, "stage " + s.name);
     std::vector<std::string> gen = {"eval", "gen", "--bench", bench, "--id-field", "id", "--endpoint", server.url() + "/v1",
                                     "--model", "recipe", "--out", dir + "/gen", "--max-tokens",
                                     std::to_string(s.max_tokens), "--temperature", "0", "--request-timeout", "3600",
@@ -122,12 +96,21 @@ json run_serve_stage(const Stage& s, const Recipe& r, const RunOptions& o) {
   }
   std::vector<std::string> run = {"eval", "run", "--bench", bench, "--id-field", "id", "--completions",
                                   dir + "/gen/completions.jsonl", "--out", dir + "/run", "--quiet"};
+  if (s.limit > 0) run.insert(run.end(), {"--limit", std::to_string(s.limit)});
   trex(o, s.name, run);
   const json summary = json::parse(read_file(dir + "/run/summary.json"));
   const json& b = summary.at("benchmarks").at(0);
   const long items = b.at("items").get<long>();
   const double p = b.at("pass_at_1").get<double>();
   return {{"items", items}, {"correct", long(p * double(items) + 0.5)}, {"pass_at_1", p}, {"bench", bench}};
+}
+
+// The public benchmark (nl4opt, ...; oreval/benchmark.h) a serve stage's bench names, or nullptr
+// for a benchmark file.
+const oreval::NamedBenchmark* named_benchmark(const std::string& bench) {
+  for (const oreval::NamedBenchmark& b : oreval::named_benchmarks())
+    if (bench == b.name) return &b;
+  return nullptr;
 }
 
 }  // namespace
@@ -198,6 +181,24 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
     std::vector<std::string> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(fill(in, r, o.out_dir));
     if (s.kind == "train") inputs.push_back(fill(s.path, r, o.out_dir));
+    if (s.kind == "serve")
+      if (const oreval::NamedBenchmark* named = named_benchmark(s.bench)) {
+        // A public benchmark is read in place from the data folder; where it is absent the
+        // stage is skipped with the reason (and not recorded, so it runs once the data is there).
+        const std::string data = find_data(named->path);
+        if (data.empty()) {
+          StageResult res;
+          res.name = s.name;
+          res.kind = s.kind;
+          res.skipped = "benchmark " + s.bench + " not found: " + data_dir() + "/" + named->path +
+                        " is absent (set " + kDataDirEnv + " to the folder that holds or-benchmarks/)";
+          res.details = {{"label", s.label}, {"bench", s.bench}};
+          log("stage " + s.name + ": skipped (" + res.skipped + ")");
+          results.push_back(res);
+          continue;
+        }
+        inputs.push_back(data);  // a changed data file re-runs the stage
+      }
     for (const std::string& in : inputs) material += in + "\n" + hash_hex(content_of(in)) + "\n";
     StageResult res;
     res.name = s.name;

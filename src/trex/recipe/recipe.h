@@ -10,7 +10,12 @@
 //                               (id, question = statement, answer = objective or status)
 //   serve = "RUN", bench = "B"  `trex serve` over RUN's newest checkpoint on a free port, then
 //                               `trex eval gen` against it and `trex eval run` on B; the server
-//                               is stopped (SIGTERM) before scoring; Pass@1 goes to the report
+//                               is stopped (SIGTERM) before scoring; Pass@1 goes to the report.
+//                               B is a benchmark file or a public benchmark's name ("nl4opt",
+//                               see oreval/benchmark.h) read in place from the data folder
+//                               (util/data_dir.h); where that data is absent the stage is
+//                               skipped, the reason logged and put in the report, and nothing
+//                               recorded (it runs once the data is there)
 // Strings may hold {out} (the output folder), {recipe} (the recipe file's folder) and
 // {configs} (the configs/ folder above it). `inputs = [paths]` names files or folders whose
 // contents the stage depends on besides the earlier stages' outputs (configs, data).
@@ -54,6 +59,7 @@ Recipe load_recipe(const std::string& path);
 struct StageResult {
   std::string name, kind, key;
   bool cached = false;
+  std::string skipped;          // why the stage did not run (a public benchmark absent), or ""
   double seconds = 0;           // the stage's own wall time (when it ran)
   nlohmann::json details;       // serve: pass_at_1, items, correct; train: run folder
 };

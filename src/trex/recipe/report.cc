@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <vector>
 
 #include "trex/recipe/recipe.h"
 #include "trex/util/atomic_file.h"
@@ -86,8 +87,9 @@ void write_report(const Recipe& r, const std::string& out, const std::vector<Sta
     const long k = s.details.value("correct", 0L), n = s.details.value("items", 0L);
     const auto [lo, hi] = wilson_interval(k, n);
     const std::string label = s.details.value("label", s.name), bench = s.details.value("bench", std::string());
-    const std::string cells[] = {label, bench.substr(bench.rfind('/') + 1), std::to_string(k) + " / " + std::to_string(n),
-                                 fmt("%.3f", s.details.value("pass_at_1", 0.0)), "[" + fmt("%.3f", lo) + ", " + fmt("%.3f", hi) + "]"};
+    std::vector<std::string> cells = {label, bench.substr(bench.rfind('/') + 1), std::to_string(k) + " / " + std::to_string(n),
+                                      fmt("%.3f", s.details.value("pass_at_1", 0.0)), "[" + fmt("%.3f", lo) + ", " + fmt("%.3f", hi) + "]"};
+    if (!s.skipped.empty()) cells = {label, cells[1], "skipped: " + s.skipped, "-", "-"};
     md += "|";
     html += "<tr>";
     for (const std::string& c : cells) md += " " + c + " |", html += "<td>" + c + "</td>";
@@ -113,7 +115,8 @@ void write_report(const Recipe& r, const std::string& out, const std::vector<Sta
   double total = 0;
   for (const StageResult& s : results) {
     total += s.seconds;
-    const std::string cells[] = {s.name, s.kind, fmt("%.1f", s.seconds), s.cached ? "cached" : "ran"};
+    const std::string cells[] = {s.name, s.kind, fmt("%.1f", s.seconds),
+                                 !s.skipped.empty() ? "skipped" : s.cached ? "cached" : "ran"};
     md += "|";
     html += "<tr>";
     for (const std::string& c : cells) md += " " + c + " |", html += "<td>" + c + "</td>";

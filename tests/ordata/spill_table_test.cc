@@ -35,6 +35,20 @@ TEST(SpillTable, ValuesSurviveGrowthAndReleaseInInsertionOrder) {
   EXPECT_EQ(seen, 7u);
 }
 
+TEST(SpillTable, AGrowPastOneChunkDropsTheOldTableAsItGoesAndLosesNothing) {
+  // 100,000 keys: the table grows to 2^18 slots, so the last grows read the old table in
+  // several 2^16-slot chunks and unmap each one behind them.
+  SpillTable t(scratch("trex_spill_test_big"), 16);
+  for (uint64_t k = 1; k <= 100000; ++k) t.insert(k * 0xc2b2ae3d27d4eb4fULL, uint32_t(k));
+  EXPECT_EQ(t.size(), 100000u);
+  EXPECT_GE(t.bytes(), uint64_t(1) << 22);
+  for (uint64_t k = 1; k <= 100000; k += 7) {
+    uint32_t got = 0;
+    ASSERT_TRUE(t.find(k * 0xc2b2ae3d27d4eb4fULL, [&](uint32_t v) { return got = v, true; })) << k;
+    ASSERT_EQ(got, uint32_t(k));
+  }
+}
+
 TEST(SpillRecords, ReadBackByNumberAcrossRemaps) {
   SpillRecords r(scratch("trex_spill_test_records"), 40);
   char rec[40];

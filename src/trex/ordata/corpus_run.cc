@@ -15,6 +15,7 @@
 #include "trex/ordata/builder.h"
 #include "trex/ordata/dedup.h"
 #include "trex/ordata/export.h"
+#include "trex/ordata/ordered_worker.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
@@ -243,9 +244,10 @@ RunReport run_corpus(const RunOptions& o) {
   int written_now = 0;
   std::unique_ptr<ProgressBar> bar;
   if (o.progress) bar = std::make_unique<ProgressBar>("data gen", target);
-  // Block b's ordered pass (dedup, selection) and its files run on a finisher thread while
-  // block b+1 is built. Finishers run one at a time in block order, so the dedup state sees
-  // samples in index order exactly as a serial run would.
+  // Block b's ordered pass (dedup, selection) and its files run on the finisher thread while
+  // block b+1 is built. The finisher runs blocks one at a time in block order, so the dedup
+  // state sees samples in index order exactly as a serial run would.
+  OrderedWorker finisher;
   std::future<nlohmann::ordered_json> pending;
   long in_flight = 0;  // candidates of the pending block: the most it can still export
   auto finish_pending = [&] {
@@ -307,7 +309,7 @@ RunReport run_corpus(const RunOptions& o) {
     finish_pending();  // the previous block's ordered pass comes first
     if (exported >= target) break;
     const long need = target - exported;
-    pending = std::async(std::launch::async, [&dedup, block, marker, need, times, build_wall, dir = o.out_dir,
+    pending = finisher.submit([&dedup, block, marker, need, times, build_wall, dir = o.out_dir,
                                               compress = o.compress,
                                               samples = std::move(samples), lines = std::move(lines)]() mutable {
       // Dedup and selection, in index order.

@@ -43,15 +43,18 @@ struct Fingerprint {
 Fingerprint fingerprint(const std::string& statement, const lp::Model& model);
 
 // The indexes live in scratch files (spill_table.h), so the deduplicator's resident memory
-// is bounded by what it touched since the last release(), not by the corpus size: per
-// sample it keeps a 256-byte signature (the low 16 bits of each MinHash value; two values
-// agree by chance with probability 2^-16) and a 64-byte id on disk, and 34 table entries
-// (exact, structural and one per LSH band).
+// is bounded by a budget, not by the corpus size: while the files together are smaller than
+// the budget they stay mapped; beyond it, resident memory is what was touched since the last
+// release(). Per sample it keeps a 256-byte signature (the low 16 bits of each MinHash value;
+// two values agree by chance with probability 2^-16) and a 64-byte id on disk, and 34 table
+// entries (exact, structural and one per LSH band).
 class Deduplicator {
  public:
+  static constexpr uint64_t kDefaultResidentBudget = uint64_t(256) << 20;
   // Index files are created (and at once unlinked) in scratch_dir, or in the system's
   // temporary directory when it is "". Throws InputError when they cannot be created.
-  explicit Deduplicator(double near_threshold, const std::string& scratch_dir = "");
+  explicit Deduplicator(double near_threshold, const std::string& scratch_dir = "",
+                        uint64_t resident_budget = kDefaultResidentBudget);
   ~Deduplicator();
 
   // "" when the sample is new (it is then recorded), else the duplicate reason from sample.h
@@ -61,12 +64,15 @@ class Deduplicator {
     return admit(id, fingerprint(statement, model), of);
   }
   size_t size() const;
-  // Drops the indexes' resident pages; admit() also does so every few thousand samples.
+  // Drops the indexes' resident pages once their files outgrow the budget; admit() also
+  // calls it every few thousand samples.
   void release();
+  uint64_t mapped_bytes() const;  // the index files' size: what could be resident
 
  private:
   struct Indexes;
   double near_threshold_;
+  uint64_t resident_budget_;
   std::unique_ptr<Indexes> ix_;
   uint32_t since_release_ = 0;
 };

@@ -67,20 +67,25 @@ void SpillTable::grow() {
   fd_ = create_scratch(path_);
   map(old_slots * 2);
   size_ = 0;
-  constexpr uint64_t kChunk = 1 << 16;
+  constexpr uint64_t kChunk = 1 << 16, kRelease = 1 << 13;
   // A run of entries that wrapped around the end of the old table belongs before slot 0's
   // entries of the same run; start after the first empty slot so every run moves in order.
   uint64_t start = 0;
   while (old[start].key != 0) ++start;
   for (uint64_t k = 0; k < old_slots; ++k) {
-    const Slot& s = old[(start + k) & (old_slots - 1)];
+    const uint64_t i = (start + k) & (old_slots - 1);
+    const Slot& s = old[i];
     if (s.key != 0) {
-      uint64_t i = s.key & mask_;
-      while (slots_[i].key != 0) i = (i + 1) & mask_;
-      slots_[i] = s;
+      uint64_t j = s.key & mask_;
+      while (slots_[j].key != 0) j = (j + 1) & mask_;
+      slots_[j] = s;
       ++size_;
     }
-    if ((k + 1) % kChunk == 0) release();
+    // The new table is written at random: at most kRelease pages are resident at a time.
+    if ((k + 1) % kRelease == 0) release();
+    // The old table is read once: drop each aligned chunk as its last slot is read, so that a
+    // grow never holds the old table whole (the pages stay in the file; this only unmaps them).
+    if ((i + 1) % kChunk == 0) ::madvise(old + (i + 1 - kChunk), kChunk * sizeof(Slot), MADV_DONTNEED);
   }
   ::munmap(old, old_slots * sizeof(Slot));
   ::close(old_fd);

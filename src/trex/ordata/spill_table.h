@@ -66,6 +66,7 @@ class SpillRecords {
   uint32_t append(const void* record);  // returns its number
   const unsigned char* at(uint32_t n) const { return base_ + size_t(n) * record_; }
   uint32_t size() const { return count_; }
+  uint64_t bytes() const { return capacity_ * record_; }
   void release();
 
  private:

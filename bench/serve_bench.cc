@@ -2,7 +2,10 @@
 // (1, 2, 4, 8 by default), each asking for the same number of new tokens after a short prompt,
 // the aggregate decode rate (tokens/s over all clients) and each client's time to first token;
 // then the ratio of the k-client rate to the one-client rate, all in one run. CPU time (user +
-// sys) is printed beside wall time, since the machine may be shared.
+// sys) is printed beside wall time, since the machine may be shared. The client counts are
+// interleaved within each of the R rounds (1, 2, 4, 8, then again), so a ratio compares runs
+// seconds apart under the same load; each round's ratios and 1-minute load average are printed,
+// and the summary gives the medians over the rounds.
 //
 //   build/serve_bench [CONFIG] [--tokens N] [--prompt N] [--clients 1,2,4,8] [--repeats R]
 //
@@ -16,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +42,14 @@ double cpu_seconds() {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The 1-minute load average (/proc/loadavg), -1 where unreadable.
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double l = -1;
+  f >> l;
+  return l;
 }
 
 struct Point {
@@ -116,27 +128,43 @@ int main(int argc, char** argv) {
   out["model"] = c.name;
   out["prompt_tokens"] = prompt;
   out["new_tokens_per_client"] = tokens;
-  double base = 0;
-  for (int k : clients) {
-    std::vector<double> rate, cpu, ttft;
-    for (int r = 0; r < repeats; ++r) {
-      const Point p = run(engine, c.vocab, k, prompt, tokens, uint64_t(r + 1));
-      rate.push_back(p.tokens_per_s);
-      cpu.push_back(p.cpu_per_token_ms);
-      ttft.push_back(p.ttft_ms);
+  // rate[i][r]: clients[i]'s tokens/s in round r; the ratio of each round is to that round's
+  // first client count, measured seconds before.
+  const size_t n = clients.size();
+  std::vector<std::vector<double>> rate(n), cpu(n), ttft(n), ratio(n);
+  std::vector<double> loads;
+  for (int r = 0; r < repeats; ++r) {
+    loads.push_back(load_average());
+    std::fprintf(stderr, "round %d (load %.2f):", r + 1, loads.back());
+    for (size_t i = 0; i < n; ++i) {
+      const Point p = run(engine, c.vocab, clients[i], prompt, tokens, uint64_t(r + 1));
+      rate[i].push_back(p.tokens_per_s);
+      cpu[i].push_back(p.cpu_per_token_ms);
+      ttft[i].push_back(p.ttft_ms);
+      ratio[i].push_back(p.tokens_per_s / rate[0].back());
+      std::fprintf(stderr, " %dc %.0f tok/s (%.2fx)", clients[i], p.tokens_per_s, ratio[i].back());
     }
-    if (k == clients.front()) base = median(rate);
-    nlohmann::ordered_json row;
-    row["clients"] = k;
-    row["tokens_per_s_median"] = median(rate);
-    row["tokens_per_s"] = rate;
-    row["ratio_to_first"] = median(rate) / base;
-    row["cpu_ms_per_token_median"] = median(cpu);
-    row["time_to_first_token_ms_median"] = median(ttft);
-    out["runs"].push_back(row);
-    std::fprintf(stderr, "%d clients: %.0f tokens/s (%.2fx), %.3f ms CPU/token, first token %.1f ms\n", k,
-                 median(rate), median(rate) / base, median(cpu), median(ttft));
+    std::fprintf(stderr, "\n");
   }
+  loads.push_back(load_average());
+  out["load_average_1min"] = loads;  // at the start of each round, and at the end
+  out["threads"] = std::getenv("TREX_THREADS") ? std::getenv("TREX_THREADS") : "default";
+  for (size_t i = 0; i < n; ++i) {
+    nlohmann::ordered_json row;
+    row["clients"] = clients[i];
+    row["tokens_per_s_median"] = median(rate[i]);
+    row["tokens_per_s"] = rate[i];
+    row["ratio_to_first_median"] = median(ratio[i]);  // of the per-round ratios
+    row["ratio_to_first"] = ratio[i];
+    row["cpu_ms_per_token_median"] = median(cpu[i]);
+    row["time_to_first_token_ms_median"] = median(ttft[i]);
+    out["runs"].push_back(row);
+    std::fprintf(stderr, "%d clients: %.0f tokens/s, %.2fx %d client(s) (median of %d rounds, each %.2f-%.2fx), %.3f ms CPU/token, first token %.1f ms\n",
+                 clients[i], median(rate[i]), median(ratio[i]), clients[0], repeats,
+                 *std::min_element(ratio[i].begin(), ratio[i].end()), *std::max_element(ratio[i].begin(), ratio[i].end()),
+                 median(cpu[i]), median(ttft[i]));
+  }
+  std::fprintf(stderr, "load average: %.2f at the start, %.2f at the end\n", loads.front(), loads.back());
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }

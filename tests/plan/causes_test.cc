@@ -110,6 +110,37 @@ TEST(Causes, SmallExpertGemmsRunFarBelowPeakAndFp8IsBelowTwiceBf16) {
   EXPECT_NEAR(t_bf16 / t_fp8, 1.498, 1e-3);
 }
 
+// (2b) Many local experts make an eager MoE layer host-bound: each pass of a MoE layer takes
+// max(GPU time, host time), the host time being the stack's seconds per local expert x the
+// experts on the rank (Transformer Engine's GroupedLinear works expert by expert; the dropless
+// dispatcher's device-to-host sync keeps the GPU from running ahead).
+TEST(Causes, ManyLocalExpertsMakeMoeLayersHostBound) {
+  // Two MoE layers of 16 experts (top 2, width 256) on d 1024, EP 2 on 2 devices: 8 experts a
+  // rank. At 1 s and 2 s per expert the host takes 8 s and 16 s per layer pass, far above the
+  // GPU's microseconds, so every forward and backward pass of both layers runs at the host's
+  // pace: the step grows by 2 layers x 2 passes x 8 experts x (2 - 1) s x 4 micro-batches = 128 s.
+  model::ModelConfig moe = model::parse_model_config(
+      "[model]\nname = \"tiny-moe\"\nvocab = 32000\nhidden = 1024\nlayers = 2\ntrain_seq_len = 1024\n"
+      "[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\nrope_dims = 128\n"
+      "[ffn]\nactivation = \"swiglu\"\nrouted_experts = 16\ntop_k = 2\nexpert_hidden = 256\n",
+      "tiny-moe.toml");
+  Cluster c = tiny_cluster(1);
+  set_nodes(c, 1);
+  c.devices_per_node = 2;
+  c.links[0].group_size = 2;
+  auto step = [&](double per_expert) {
+    Strategy s;
+    s.ep = 2;
+    s.stack.moe_host_per_expert_s = per_expert;
+    return predict(moe, c, make_run(1024, 8), s).time;
+  };
+  TimeBreakdown one = step(1), two = step(2), off = step(0);
+  EXPECT_NEAR(two.launch - one.launch, 128.0, 1e-6);
+  // Against no host floor: the excess is 8 s per pass minus the GPU's own time of that pass.
+  EXPECT_GT(one.launch - off.launch, 128.0 - 0.01);
+  EXPECT_LT(one.launch - off.launch, 128.0);
+}
+
 // (3) ZeRO-3/FSDP: prefetch hides the gathers behind compute; hybrid sharding groups.
 TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   // 3 s of gathers and reduce-scatter against 2 s of compute, 1 s per gather, 10 layers:

@@ -523,6 +523,7 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   std::vector<ParamShare> share(size_t(s.pp));
   std::vector<long> rank_layers(size_t(s.pp), 0);
   std::vector<bool> rank_head(size_t(s.pp), false);
+  std::vector<double> host_fwd(size_t(s.pp), 0), host_bwd(size_t(s.pp), 0);  // host-bound MoE excess
 
   // Steady-state share of micro-batches (1F1B warm-up and cool-down excluded): where a
   // schedule can pair one micro-batch's all-to-all with another's compute.
@@ -534,7 +535,15 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     for (long v = 0; v < s.vpp; ++v) {
       const PipelineChunk& ch = chunks[size_t(v * s.pp + r)];
       for (long i = ch.first; i < ch.first + ch.layers; ++i) {
-        w.add(block(int(i)));
+        const Work& blk = block(int(i));
+        w.add(blk);
+        // Host-bound MoE layers: the layer takes max(GPU, host) per pass, the host time
+        // growing with the local experts (stack.h, moe_host_per_expert_s).
+        if (m.layer_is_moe(int(i)) && s.stack.moe_host_per_expert_s > 0) {
+          double host = s.stack.moe_host_per_expert_s * double(m.ffn.routed_experts) / double(s.ep);
+          host_fwd[size_t(r)] += std::max(0.0, host - (blk.fwd() + blk.launch()));
+          host_bwd[size_t(r)] += std::max(0.0, host - (blk.bwd() + blk.bwd_launch()));
+        }
         model::LayerParams p = model::layer_params(m, int(i));
         ps.dense += tp_split_params(m, p, tp);
         ps.expert += p.routed_experts / double(s.ep * s.etp);
@@ -577,7 +586,11 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     t.bwd = w.bwd() + w.bwd_launch() + recompute;
     t.compute = w.fwd() + w.bwd() + recompute;
     t.recompute = recompute;
-    t.launch = w.launch() + w.bwd_launch();
+    // The host-bound excess of MoE layers counts with the launch floor (both are the GPU
+    // waiting for the host); forward passes run again under full recomputation.
+    t.launch = w.launch() + w.bwd_launch() + host_fwd[size_t(r)] * comm_repeat + host_bwd[size_t(r)];
+    t.fwd += host_fwd[size_t(r)];
+    t.bwd += host_bwd[size_t(r)] + (comm_repeat - 1) * host_fwd[size_t(r)];
     // Collectives run forward and backward (and forward again under full recomputation).
     t.tp = w.tp_s * (1 + comm_repeat) * (1 - s.tp_overlap);
     // EP all-to-all: a schedule with A2A overlap hides it behind another micro-batch's compute

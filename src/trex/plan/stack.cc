@@ -43,6 +43,7 @@ StackProfile load_stack(const std::string& path) {
   p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
+  p.moe_host_per_expert_s = f.number_or("moe_host_per_expert_s", 0, 0, 0.1);
   p.step_overhead = f.number_or("step_overhead", 0, 0, 1);
   p.straggler_scale = f.number_or("straggler_scale", 1, 0, 10);
   f.allow({"note", "fitted"});

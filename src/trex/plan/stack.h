@@ -37,6 +37,13 @@ struct StackProfile {
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)
   double step_overhead = 0;      // per-step work not modelled, as a fraction of the step
+  // Host (CPU) seconds to issue one local expert's kernels in one MoE layer pass (forward,
+  // backward or recomputation) when the layer is not captured in a CUDA graph: Transformer
+  // Engine's GroupedLinear splits, quantizes and multiplies expert by expert, so the host work
+  // grows with the experts per rank. A dropless token dispatcher needs the per-expert token
+  // counts on the host (a device-to-host sync), so the GPU cannot run ahead of the host across
+  // the layer: the layer takes max(GPU time, local experts x this). 0: off.
+  double moe_host_per_expert_s = 0;
   double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
 };
 

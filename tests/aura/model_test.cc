@@ -165,6 +165,9 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   EXPECT_EQ(m.dtype, "bf16");  // the model's and the suite's mHC storage
   EXPECT_EQ(m.shape_class, kernels::shape_class({2000, 4, 512}));
   EXPECT_EQ(builtin_config(m, hw).at("block_tokens"), 8);
+  TuneTarget sa = make_target("sparse_attention.bwd", {2048, 8, 128}, hw);
+  EXPECT_EQ(builtin_config(sa, hw), (Config{{"chunks", 16}}));
+  EXPECT_EQ(sa.shape_class, kernels::shape_class({2048, 8, 128}));
   TuneTarget p = make_target("mhc.pre_bwd", {2048, 4, 512}, hw);
   EXPECT_EQ(builtin_config(p, hw), (Config{{"block_tokens", 4}, {"column_block", 256}}));
   // One job for two threads idles one of them: the model never picks a channel block that

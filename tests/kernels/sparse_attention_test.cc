@@ -1,7 +1,8 @@
 // Shared-KV sparse attention with sink: fused vs the eager chain on window-only, ratio-4 (random
 // top-k sets, v_t < k, unused slots) and ratio-128 (dense visible entries) key sets, s < win
 // included, odd head dims, fp32 and bf16; gating (poisoned outputs, inputs unchanged); finite
-// differences of dq, dkv, dkv_comp and dsink; bit-identical results for 1-3 threads.
+// differences of dq, dkv, dkv_comp and dsink; bit-identical results for 1-3 threads; the
+// backward under every tunable chunk count, in the workspace sized before the tuning was set.
 //
 // Tolerances (atol = rtol): fp32 1e-4 (same math, different summation order and exp); bf16
 // storage 1e-2 for every stored output (one bf16 ulp is 2^-8 relative; both sides accumulate
@@ -18,6 +19,7 @@
 #include "kernel_test_util.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/sparse_attention.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 namespace {
@@ -173,6 +175,69 @@ TEST(SparseAttention, DeterministicAcrossThreadCounts) {
     for (float f : ds) all.push_back(core::to_bf16(f));
     for (float f : lse) all.push_back(core::to_bf16(f));
     if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
+  }
+}
+
+// The backward's chunk count (sparse_attention.bwd `chunks`) changes only the order of the
+// chunk partials' sums: under every legal value it matches the reference, it is bit-identical
+// for 1-3 threads, and it stays inside the workspace sparse_attention_backward_workspace()
+// gave with no tuning active (sentinels past the end stay untouched; the ASan stage checks the
+// same from the other side).
+TEST(SparseAttention, BackwardUnderEveryChunkCountFitsTheWorkspaceAndMatches) {
+  struct Restore {
+    ~Restore() { set_active_tuning(nullptr); }
+  } restore;
+  set_active_tuning(nullptr);
+  // s 100, window 1: 9 chunks of 12 tokens would need more than the built-in 15 of 7 (the
+  // backward then keeps the built-in plan).
+  for (AttnCase c : {AttnCase{45, 2, 24, 8, 4, 5}, AttnCase{100, 1, 8, 1, 0, 0},
+                     AttnCase{300, 2, 8, 16, 128, 0}}) {
+    Problem<float> p = make_problem<float>(c, 31, 0);
+    const SparseAttnShape& sh = p.sh;
+    const size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
+    const int64_t ws_floats = sparse_attention_backward_workspace(sh);
+    std::vector<float> o(no), lse(static_cast<size_t>(sh.s * sh.heads));
+    core::ThreadPool pool2(2);
+    sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                             o.data(), lse.data(), nullptr, sh, &pool2);
+    std::vector<float> dqr(no), dkvr(p.kv.size()), dkcr(p.kc.size());
+    std::vector<float> dsr(static_cast<size_t>(sh.heads));
+    sparse_attention_backward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(),
+                                  p.sink.data(), o.data(), lse.data(), p.d_o.data(), dqr.data(),
+                                  dkvr.data(), dkcr.data(), dsr.data(), sh, &pool2);
+    for (int64_t chunks = 1; chunks <= 16; ++chunks) {
+      auto t = std::make_shared<Tuning>();
+      t->set("sparse_attention.bwd", "*", {{"chunks", chunks}});
+      set_active_tuning(t);
+      const std::string tag = "s " + std::to_string(sh.s) + " window " +
+                              std::to_string(sh.window) + " chunks " + std::to_string(chunks);
+      EXPECT_EQ(sparse_attention_backward_workspace(sh), ws_floats) << tag;
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        core::ThreadPool pool(threads);
+        const float kSentinel = 12345.f;
+        std::vector<float> ws(static_cast<size_t>(ws_floats) + 64, kSentinel);
+        std::vector<float> dq(no, NAN), dkv(p.kv.size(), NAN), dkc(p.kc.size(), NAN);
+        std::vector<float> ds(static_cast<size_t>(sh.heads), NAN);
+        sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(),
+                                  p.sink.data(), o.data(), lse.data(), p.d_o.data(), dq.data(),
+                                  dkv.data(), dkc.data(), ds.data(), sh, ws.data(), &pool);
+        for (size_t i = size_t(ws_floats); i < ws.size(); ++i)
+          ASSERT_EQ(ws[i], kSentinel) << tag << ": wrote past the workspace";
+        std::vector<float> all = dq;
+        for (const auto* v : {&dkv, &dkc, &ds}) all.insert(all.end(), v->begin(), v->end());
+        if (first.empty()) {
+          first = all;
+          expect_close(dq, dqr, 1e-4, tag + " dq");
+          expect_close(dkv, dkvr, 1e-4, tag + " dkv");
+          expect_close(dkc, dkcr, 1e-4, tag + " dkv_comp");
+          expect_close(ds, dsr, 1e-4, tag + " dsink");
+        } else {
+          EXPECT_TRUE(same_bytes(all, first)) << tag << ", " << threads << " threads";
+        }
+      }
+    }
+    set_active_tuning(nullptr);
   }
 }
 

@@ -190,6 +190,7 @@ TEST(Tuning, CasesAtAShapePassTheGateUnderTheirTuning) {
   const std::vector<std::pair<std::string, std::vector<int64_t>>> at = {
       {"rope.fwd", {37, 3, 40}},          {"kv_compress.fwd", {64, 40, 4}},
       {"kv_compress.bwd", {300, 24, 128}}, {"sparse_attention.fwd", {45, 2, 24}},
+      {"sparse_attention.bwd", {45, 2, 24}},
       {"mhc.pre_fwd", {19, 4, 24}},        {"mhc.pre_bwd", {19, 4, 24}},
       {"mhc.post_fwd", {19, 3, 24}},       {"mhc.post_bwd", {19, 4, 24}},
       {"mhc.head_fwd", {19, 4, 24}},       {"mhc.head_bwd", {19, 4, 40}}};

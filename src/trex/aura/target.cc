@@ -68,7 +68,7 @@ bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
 // Kernels whose parameters only split the work into parallel jobs (the generic model below).
 bool is_work_split(const std::string& kernel) {
   return kernel == "rope.fwd" || kernel.rfind("kv_compress.", 0) == 0 ||
-         kernel == "sparse_attention.fwd" || is_mhc(kernel);
+         kernel.rfind("sparse_attention.", 0) == 0 || is_mhc(kernel);
 }
 
 // Parallel jobs of one call under a parameter value (work-split kernels).
@@ -78,6 +78,7 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
   if (t.kernel == "kv_compress.fwd") return double(kernels::compressor_entries(a, int(c)) * ceil_div(b, v));
   if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
   if (param == "column_block") return double(ceil_div(b * c, v));
+  if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
   return double(ceil_div(a, v));  // query_block, block_tokens
 }
 
@@ -86,6 +87,7 @@ int64_t builtin_of(const std::string& kernel, const std::string& param) {
   if (param == "block_elems") return 16384;
   if (param == "channel_block") return 64;
   if (param == "column_block") return 256;
+  if (param == "chunks") return 16;
   if (kernel == "mhc.post_fwd" || kernel == "mhc.post_bwd") return 8;
   return 4;  // query_block, block_tokens
 }
@@ -127,7 +129,7 @@ std::string TuneTarget::shape_text() const {
 
 static std::string dims_meaning(const std::string& kernel) {
   if (kernel == "gemm") return "MxNxK";
-  if (kernel == "rope.fwd" || kernel == "sparse_attention.fwd") return "TOKENSxHEADSxHEAD_DIM";
+  if (kernel == "rope.fwd" || kernel.rfind("sparse_attention.", 0) == 0) return "TOKENSxHEADSxHEAD_DIM";
   if (kernel.rfind("kv_compress.", 0) == 0) return "TOKENSxHEAD_DIMxRATIO";
   if (is_mhc(kernel)) return "TOKENSxSTREAMSxD";
   return "ROWSxCOLS";
@@ -138,7 +140,7 @@ std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& t
   if (text.empty()) {  // the suite's benchmark shapes; the work-split kernels at v4-micro's
     if (kernel == "gemm") return {1024, 1024, 1024};
     if (kernel == "cross_entropy") return {512, 32768};
-    if (kernel == "rope.fwd" || kernel == "sparse_attention.fwd") return {2048, 8, 128};
+    if (kernel == "rope.fwd" || kernel.rfind("sparse_attention.", 0) == 0) return {2048, 8, 128};
     if (kernel.rfind("kv_compress.", 0) == 0) return {2048, 128, 4};
     if (is_mhc(kernel)) return {2048, 4, 512};
     return {4096, 4096};
@@ -228,12 +230,19 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       t.bytes_in = kernel == "kv_compress.fwd" ? fwd_in : fwd_in + k_out;
       t.bytes_out = kernel == "kv_compress.fwd" ? k_out : fwd_in;
       t.flops = 0;
-    } else if (kernel == "sparse_attention.fwd") {
-      t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+    } else if (kernel.rfind("sparse_attention.", 0) == 0) {
       const double nq = double(a * b * c), keys = double(a) * (64.0 + double(std::min<int64_t>(64, std::max<int64_t>(1, a / 4))));
-      t.bytes_in = sz * (nq + double(a * c) + double(a / 4 * c));
-      t.bytes_out = sz * nq + 4.0 * double(a * b);
-      t.flops = 4.0 * double(b * c) * keys;
+      if (kernel == "sparse_attention.fwd") {
+        t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+        t.bytes_in = sz * (nq + double(a * c) + double(a / 4 * c));
+        t.bytes_out = sz * nq + 4.0 * double(a * b);
+        t.flops = 4.0 * double(b * c) * keys;
+      } else {  // q, o, d_o, keys in; dq, dkeys out; scores again, dp, dq, dkey (kernel's count)
+        t.space.push_back({"chunks", values({1, 2, 4, 8, 12, 16}, a, 1)});
+        t.bytes_in = sz * (3 * nq + double(a * c) + double(a / 4 * c)) + 4.0 * double(a * b);
+        t.bytes_out = sz * (nq + double(a * c) + double(a / 4 * c));
+        t.flops = 10.0 * double(b * c) * keys;
+      }
     } else {  // mHC: a tokens, b streams, c = d
       t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
       if (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd")

@@ -211,10 +211,12 @@ struct ChunkPlan {
   int64_t per_chunk = 0;         // floats per chunk: win_rows hd + n_comp hd + H
 };
 
-// At most 16 chunks, independent of the thread count (for determinism).
-ChunkPlan plan_chunks(const SparseAttnShape& sh) {
+constexpr int64_t kMaxChunks = 16;  // the built-in chunk count and the tunable one's maximum
+
+// About `want` chunks of equal length, independent of the thread count (for determinism).
+ChunkPlan plan_with(const SparseAttnShape& sh, int64_t want) {
   ChunkPlan p;
-  p.chunks = std::min<int64_t>(16, std::max<int64_t>(1, sh.s));
+  p.chunks = std::min<int64_t>(want, std::max<int64_t>(1, sh.s));
   p.len = (sh.s + p.chunks - 1) / p.chunks;
   p.chunks = (sh.s + p.len - 1) / p.len;
   p.win_rows = p.len + sh.window - 1;
@@ -222,11 +224,26 @@ ChunkPlan plan_chunks(const SparseAttnShape& sh) {
   return p;
 }
 
+// The plan of a call: the tuned chunk count (sparse_attention.bwd `chunks`, 1..16), unless its
+// workspace would exceed the built-in plan's, which is what the caller allocated
+// (sparse_attention_backward_workspace does not depend on the tuning, so a workspace sized
+// before a tuning change still fits after it). Fewer chunks zero and reduce fewer private
+// key-gradient slices (each window - 1 + n_comp rows more than its tokens) but give fewer
+// parallel jobs; the chunk count changes the order of the final sums, never their terms.
+ChunkPlan plan_chunks(const SparseAttnShape& sh) {
+  const ChunkPlan builtin = plan_with(sh, kMaxChunks);
+  const int64_t want =
+      tuned_or("sparse_attention.bwd", {sh.s, sh.heads, sh.hd}, "chunks", kMaxChunks);
+  if (want >= kMaxChunks) return builtin;
+  const ChunkPlan p = plan_with(sh, want);
+  return p.chunks * p.per_chunk <= builtin.chunks * builtin.per_chunk ? p : builtin;
+}
+
 }  // namespace
 
 int64_t sparse_attention_backward_workspace(const SparseAttnShape& sh) {
   if (sh.s <= 0) return 0;
-  ChunkPlan p = plan_chunks(sh);
+  ChunkPlan p = plan_with(sh, kMaxChunks);
   return p.chunks * p.per_chunk;
 }
 

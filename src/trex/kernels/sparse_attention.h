@@ -52,6 +52,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
                               const SparseAttnShape& shape, core::ThreadPool* pool = nullptr);
 
 // Floats of workspace the backward needs (the caller may pass nullptr to have it allocated).
+// It does not depend on the active tuning: every chunk count the backward may be tuned to fits.
 int64_t sparse_attention_backward_workspace(const SparseAttnShape& shape);
 
 // o and lse as the forward wrote them. dq, dkv, dkv_comp and dsink are overwritten.

@@ -48,6 +48,9 @@ const std::vector<TunableParam> kParams = {
     {"kv_compress.bwd", "channel_block", 8, 4096, 8, 0,
      "channels per parallel block (the backward's only split: jobs = blocks); 0: 64"},
     {"sparse_attention.fwd", "query_block", 1, 4096, 1, 0, "query tokens per parallel block; 0: 4"},
+    {"sparse_attention.bwd", "chunks", 1, 16, 1, 0,
+     "token chunks, each with a private key-gradient slice reduced in chunk order (the parallel "
+     "jobs); 0: 16"},
     {"mhc.pre_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 4"},
     {"mhc.pre_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 4"},
     {"mhc.pre_bwd", "column_block", 8, 8192, 8, 0,

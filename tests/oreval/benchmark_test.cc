@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <vector>
 #include <unistd.h>
@@ -87,6 +88,50 @@ TEST(Generic, ErrorsNameFileAndLine) {
   EXPECT_THROW(load_generic(temp_file("x.txt", "hi"), {}), InputError);
   EXPECT_THROW(load_benchmark("no-such-benchmark"), InputError);
   for (const auto& p : {bad, missing}) fs::remove(p);
+}
+
+// IndustryOR is named but read from the file the user points at. The fixture is written
+// here in IndustryOR's shape (JSON lines of en_question/en_answer in a .json file, as
+// CardinalOperations/IndustryOR publishes it); no IndustryOR data is in the repository.
+TEST(Named, IndustryOrFromTheFileTheUserNames) {
+  std::string f = temp_file("IndustryOR.json",
+                            "{\"en_question\":\"A plant makes two goods...\",\"en_answer\":\"3050.0\",\"difficulty\":\"Easy\"}\n"
+                            "{\"en_question\":\"A route...\",\"en_answer\":\"No Best Solution\",\"difficulty\":\"Hard\"}\n");
+  Benchmark b = load_benchmark("industryor=" + f);
+  EXPECT_EQ(b.name, "industryor");
+  EXPECT_EQ(b.source, f);
+  EXPECT_EQ(b.score_by, ScoreBy::kValue);
+  EXPECT_FALSE(b.in_overall);
+  ASSERT_EQ(b.items.size(), 2u);
+  EXPECT_EQ(b.items[0].id, "1");  // line numbers, as in ORLM's output files
+  EXPECT_EQ(b.items[0].answer.value, 3050);
+  EXPECT_EQ(b.items[1].answer.kind, AnswerKind::kNoSolution);
+  bool listed = false;
+  for (const auto& nb : named_benchmarks()) listed |= std::string(nb.name) == "industryor";
+  EXPECT_TRUE(listed);
+
+  const char* old = std::getenv(kIndustryOrEnv);
+  std::string saved = old ? old : "";
+  ::setenv(kIndustryOrEnv, f.c_str(), 1);
+  EXPECT_EQ(load_benchmark("industryor").items.size(), 2u);
+  auto message = [](const std::string& spec) -> std::string {
+    try {
+      load_benchmark(spec);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  ::setenv(kIndustryOrEnv, (f + ".absent").c_str(), 1);
+  EXPECT_EQ(message("industryor"), f + ".absent: IndustryOR data file (from TREX_INDUSTRYOR) does not exist");
+  ::unsetenv(kIndustryOrEnv);
+  EXPECT_NE(message("industryor").find("industryor: no data file given (set TREX_INDUSTRYOR=FILE"), std::string::npos);
+  EXPECT_NE(message("industryor=").find("no file after '='"), std::string::npos);
+  std::string dir = fs::temp_directory_path().string();
+  EXPECT_EQ(message("industryor=" + dir), dir + ": IndustryOR data file (from --bench industryor=FILE) is not a regular file");
+  std::string bad = temp_file("industryor_bad.jsonl", "{\"en_question\":\"q\",\"en_answer\":\"1\"}\n{\"question\":\"q\"}\n");
+  EXPECT_NE(message("industryor=" + bad).find("industryor_bad.jsonl:2: no field 'en_question'"), std::string::npos);
+  if (old) ::setenv(kIndustryOrEnv, saved.c_str(), 1);
 }
 
 TEST(Named, CountsAndFields) {

@@ -1,6 +1,7 @@
 // `trex eval` through the real binary: equiv, list, run on a small benchmark, bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -14,8 +15,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ProcessResult trex(std::vector<std::string> args) {
+// `env` (e.g. {"/usr/bin/env", "NAME=VALUE"}) goes before the binary.
+ProcessResult trex(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
   args.insert(args.begin(), TREX_BINARY);
+  args.insert(args.begin(), env.begin(), env.end());
   ProcessOptions o;
   o.timeout_s = 120;
   return run_process(args, o);
@@ -149,10 +152,47 @@ TEST(EvalCli, CodeFieldScoresAnOrlmStyleFile) {
   EXPECT_NE(bad.err.find("executed.jsonl:1: no string field 'answer_code'"), std::string::npos) << bad.err;
 }
 
+// IndustryOR by name: the file comes from TREX_INDUSTRYOR (a fixture in its shape written
+// here); without it, one line naming what is missing and exit 2.
+TEST(EvalCli, IndustryOrByName) {
+  if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 not installed";
+  TempDir d;
+  write_file_atomic(d.path + "/IndustryOR.json", "{\"en_question\":\"Two goods...\",\"en_answer\":\"8.0\"}\n"
+                                                   "{\"en_question\":\"A route...\",\"en_answer\":\"7\"}\n");
+  std::string code = "```python\nimport coptpy as cp\nfrom coptpy import COPT\nenv = cp.Envr()\n"
+                     "model = env.createModel('m')\nx = model.addVar(ub=4, vtype=COPT.INTEGER)\n"
+                     "model.setObjective(2 * x, sense=COPT.MAXIMIZE)\nmodel.solve()\n```\n";
+  std::string completions;
+  for (const char* id : {"1", "2"}) completions += nlohmann::json({{"id", id}, {"completion", code}}).dump() + "\n";
+  write_file_atomic(d.path + "/c.jsonl", completions);
+  std::string env = std::string("TREX_INDUSTRYOR=") + d.path + "/IndustryOR.json";
+  ProcessResult r = trex({"eval", "run", "--bench", "industryor", "--completions",
+                                 d.path + "/c.jsonl", "--mode", "orlm", "--out", d.path + "/out", "--quiet"},
+                         {"/usr/bin/env", env});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| industryor | 2 | 1 | 50.0% |"), std::string::npos) << r.out;  // 8 = 8; 8 vs 7 is off by 14%
+  ProcessResult shown = trex({"eval", "list"}, {"/usr/bin/env", env});
+  EXPECT_NE(shown.out.find("industryor                2"), std::string::npos) << shown.out;
+  ProcessResult given = trex({"eval", "list", "industryor=" + d.path + "/IndustryOR.json"});
+  EXPECT_NE(given.out.find("industryor: 2 items"), std::string::npos) << given.out;
+  ProcessResult none = trex({"eval", "run", "--bench", "industryor", "--completions", d.path + "/c.jsonl", "--out", d.path + "/none"},
+                            {"/usr/bin/env", "-u", "TREX_INDUSTRYOR"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+  EXPECT_NE(none.err.find("industryor: no data file given (set TREX_INDUSTRYOR=FILE"), std::string::npos) << none.err;
+  ProcessResult absent = trex({"eval", "run", "--bench", "industryor=" + d.path + "/nope.json", "--completions",
+                               d.path + "/c.jsonl", "--out", d.path + "/none"});
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_NE(absent.err.find("nope.json: IndustryOR data file (from --bench industryor=FILE) does not exist"),
+            std::string::npos) << absent.err;
+  EXPECT_FALSE(fs::exists(d.path + "/none"));
+}
+
 TEST(EvalCli, List) {
   ProcessResult r = trex({"eval", "list"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("b4o-orgeval"), std::string::npos);
+  EXPECT_NE(r.out.find("industryor"), std::string::npos) << r.out;
   if (find_data("or-benchmarks").empty()) GTEST_SKIP() << "benchmark data not found";
   ProcessResult f = trex({"eval", "list", "b4o-feasible"});
   EXPECT_NE(f.out.find("344 items"), std::string::npos) << f.out;

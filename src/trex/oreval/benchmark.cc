@@ -135,6 +135,32 @@ Benchmark load_bench4opt_original() {
   return b;
 }
 
+// IndustryOR (CardinalOperations/IndustryOR, JSONL of en_question/en_answer) is not in the
+// shared data; `spec` is "industryor=FILE", or "industryor" and TREX_INDUSTRYOR names the file.
+Benchmark load_industryor(const std::string& spec) {
+  std::string file, from;
+  if (spec.size() > 10) {
+    file = spec.substr(11);
+    from = "--bench industryor=FILE";
+    if (file.empty()) throw InputError::field("--bench", "industryor=: no file after '='");
+  } else {
+    const char* env = std::getenv(kIndustryOrEnv);
+    if (env && *env) file = env;
+    from = kIndustryOrEnv;
+  }
+  if (file.empty())
+    throw InputError::field("--bench", std::string("industryor: no data file given (set ") + kIndustryOrEnv +
+                                           "=FILE or write --bench industryor=FILE; the file is IndustryOR.json of "
+                                           "CardinalOperations/IndustryOR)");
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    throw InputError(file, 0, "IndustryOR data file (from " + from + ") " +
+                                  (fs::exists(file, ec) ? "is not a regular file" : "does not exist"));
+  Benchmark b = load_generic(file, {"", "en_question", "en_answer"});  // read errors name file and line
+  b.name = "industryor";
+  return b;
+}
+
 std::string extension_of(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   for (char& c : ext) c = char(std::tolower((unsigned char)c));
@@ -195,6 +221,7 @@ const std::vector<NamedBenchmark>& named_benchmarks() {
       {"mamo-easy", "or-benchmarks/mamo/official/mamo_easy_lp.jsonl", "MAMO EasyLP, official (652, values)"},
       {"mamo-complex", "or-benchmarks/mamo/official/mamo_complex_lp.jsonl", "MAMO ComplexLP, official (211, values)"},
       {"nlp4lp", "or-benchmarks/nlp4lp/llmopt_nlp4lp.jsonl", "NLP4LP, LLMOPT copy (242, values)"},
+      {"industryor", "", "IndustryOR (100, values): the file in $TREX_INDUSTRYOR or --bench industryor=FILE"},
   };
   return k;
 }
@@ -206,7 +233,11 @@ Benchmark load_generic(const std::string& path, const FieldNames& fields) {
   b.name = fs::path(path).stem().string();
   b.source = path;
   std::string text = read_file(path);
-  if (ext == ".jsonl") {
+  // Hugging Face's .json data files are often JSON lines (IndustryOR.json is): an object
+  // first, not an array, means one object per line.
+  size_t first = text.find_first_not_of(" \t\r\n");
+  bool json_lines = ext == ".jsonl" || (ext == ".json" && first != std::string::npos && text[first] == '{');
+  if (json_lines) {
     size_t pos = 0;
     long line = 0, index = 0;
     while (pos < text.size()) {
@@ -294,6 +325,8 @@ Benchmark load_benchmark(const std::string& name_or_path, const FieldNames& fiel
   } else if (n == "nlp4lp") {
     b = load_generic(split_dir(named_benchmarks()[8].path), {"index", "question", "answer"});
     b.name = n;
+  } else if (n == "industryor" || n.rfind("industryor=", 0) == 0) {
+    b = load_industryor(n);
   } else if (fs::exists(n)) {
     return load_generic(n, fields);
   } else {

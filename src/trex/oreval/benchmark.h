@@ -7,6 +7,10 @@
 //
 // Named benchmarks resolve under trex::data_dir(); anything else is a path to a JSON array,
 // JSONL or CSV file read with the field names in FieldNames (users bring other benchmarks).
+// IndustryOR is named but not in the shared data: the user points at its file
+// (`--bench industryor=FILE`, or TREX_INDUSTRYOR=FILE with `--bench industryor`), read by the
+// generic loader with IndustryOR's fields (en_question, en_answer; ids are line numbers, as in
+// ORLM's output files).
 #pragma once
 
 #include <string>
@@ -55,9 +59,12 @@ struct FieldNames {
   std::string answer = "answer";
 };
 
+// The environment variable naming IndustryOR's data file (JSONL/JSON/CSV).
+inline constexpr const char* kIndustryOrEnv = "TREX_INDUSTRYOR";
+
 struct NamedBenchmark {
   const char* name;
-  const char* path;  // relative to data_dir()
+  const char* path;  // relative to data_dir(); "" for a file the user names (industryor)
   const char* description;
 };
 // The named benchmarks, in report order (the four report benchmarks first).

@@ -1,7 +1,7 @@
 """The coptpy-compatible module on the calls ORLM's published programs make (Envr,
 createModel, addVar/addVars, addConstr(s), quicksum, setObjective with COPT.MINIMIZE and
 MAXIMIZE, solve, status against COPT's codes, objval, x.x / getInfo, setParam, addQConstr,
-getVarByName), each on a small model with a known answer, in standalone mode. COPT's codes
+getVarByName, getValues), each on a small model with a known answer, in standalone mode. COPT's codes
 are from the COPT 7 reference manual ("Constants: solution status"). Run by
 tests/oreval/modeling_api_test.cc."""
 import sys
@@ -52,6 +52,13 @@ class Coptpy(unittest.TestCase):
         self.assertEqual((m.status, m.objval), (COPT.OPTIMAL, 3.0))
         self.assertEqual(x[1, 0].name, "x(1,0)")
         self.assertEqual(m.getConstrs()[0].getName(), "one(0)")
+        # Model-level value reads: getValues (all columns, or a list) and getInfo over a tupledict.
+        values = m.getValues()
+        self.assertEqual(len(values), 6)
+        self.assertEqual(sum(values), 2.0)
+        self.assertEqual(m.getValues([x[0, 0], x[1, 0]]), [1.0, 1.0])
+        info = m.getInfo(COPT.Info.Value, x)
+        self.assertEqual((info[0, 0], info[1, 0], info[0, 1]), (1.0, 1.0, 0.0))
 
     def test_infeasible_and_unbounded(self):
         m = model()

@@ -256,6 +256,39 @@ void add_stream_grad(T* dx, const float* dr, const float* xr, const T* g, float 
   for (; c < n; ++c) st(dx + c, ld(dx + c) + (std::fma(coef, xr[c], dr[c]) + ld(g + c) * pre));
 }
 
+// add_stream_grad and widen below on 16 lanes (row_isa() == AVX-512): the same operations per
+// element, so the same bits.
+template <class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_stream_grad512(
+    T* dx, const float* dr, const float* xr, const T* g, float coef, float pre, int64_t n) {
+  const __m512 vc = _mm512_set1_ps(coef), vp = _mm512_set1_ps(pre);
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 m = simd::lanes16(c, n);
+    __m512 v = _mm512_fmadd_ps(vc, simd::load16(xr + c, m), simd::load16(dr + c, m));
+    v = _mm512_add_ps(v, _mm512_mul_ps(simd::load16(g + c, m), vp));
+    simd::store16(dx + c, _mm512_add_ps(simd::load16(dx + c, m), v), m);
+  }
+}
+
+template <class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void widen512(
+    const T* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = simd::lanes16(i, n);
+    simd::store16(dst + i, simd::load16(src + i, m), m);
+  }
+}
+
+// Stage 2 walks a block of columns down the tokens: each token's slice of X, dX and dy lies in
+// another 4 KiB page, where the hardware prefetchers (which stay within a page) do not follow,
+// so every line was a demand miss. Lines kAhead tokens ahead are requested in software.
+constexpr int64_t kAhead = 4;
+template <class T>
+void prefetch_span(const T* p, int64_t n) {
+  const char* b = reinterpret_cast<const char*>(p);
+  for (int64_t off = 0; off < n * int64_t(sizeof(T)); off += 64) __builtin_prefetch(b + off);
+}
+
 template <class T>
 void widen(const T* src, float* dst, int64_t n) {
   int64_t i = 0;
@@ -278,6 +311,7 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
   //   dphi[:, cols] += dp_chunk^T X_chunk[:, cols]      (R x cols, summed over the chunk)
   //   DX = dp_chunk phi[:, cols];  dX += DX + coef X + pre_i dy
   constexpr bool kF32 = std::is_same_v<T, float>;
+  const bool wide = row_isa() == core::Isa::kAvx512;
   const int64_t blocks = (nd + column_block - 1) / column_block;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
     float* xb = kF32 ? nullptr : scratch(0, size_t(kTokenChunk * column_block));
@@ -294,7 +328,11 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
           xs = X + t0 * nd + c0;
           xs_ld = nd;
         } else {
-          for (int64_t t = 0; t < nt; ++t) widen(X + (t0 + t) * nd + c0, xb + t * w, w);
+          for (int64_t t = 0; t < nt; ++t) {
+            if (t + kAhead < nt) prefetch_span(X + (t0 + t + kAhead) * nd + c0, w);
+            if (wide) widen512(X + (t0 + t) * nd + c0, xb + t * w, w);
+            else widen(X + (t0 + t) * nd + c0, xb + t * w, w);
+          }
           xs = xb;
           xs_ld = w;
         }
@@ -310,11 +348,21 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
           const float* dr = dxb + t * w;
           T* dx = dX + (t0 + t) * nd + c0;
           const T* g = dy + (t0 + t) * d;
+          if (t + kAhead < nt) {
+            prefetch_span(dx + kAhead * nd, w);
+            const int64_t i0 = c0 / d, i1 = (c0 + w - 1) / d;  // the streams the block spans
+            if (i0 == i1) prefetch_span(g + kAhead * d + (c0 - i0 * d), w);
+            else prefetch_span(g + kAhead * d, d);
+          }
           // The block's columns in segments of one stream each (stream i reads dy at col - i d).
           for (int64_t c = 0; c < w;) {
             const int64_t i = (c0 + c) / d, end = std::min(w, (i + 1) * d - c0);
-            add_stream_grad(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
-                            rec[L.pre() + i], end - c);
+            if (wide)
+              add_stream_grad512(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
+                                 rec[L.pre() + i], end - c);
+            else
+              add_stream_grad(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
+                              rec[L.pre() + i], end - c);
             c = end;
           }
         }

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include "test_text.h"
@@ -386,8 +387,8 @@ TEST(TrainerTest, CliRunKilledMidwayResumesBitForBit) {
   EXPECT_EQ(losses(dir.path("full/metrics.jsonl")), losses(dir.path("killed/metrics.jsonl")));
 }
 
-// Bad swap input through the CLI: a swap directory that does not exist, and a resume from an
-// optimizer state file that is not one: one "trex: error:" line naming the file, exit 2.
+// Bad swap input through the CLI: a swap directory that does not exist, a memory limit too small
+// for the K slots, and a resume from an optimizer state file that is not one: one "trex: error:" line naming the file, exit 2.
 TEST(TrainerTest, SwapBadInputIsOneLineAndExitTwo) {
   TempDir dir("swapbad");
   std::string text = read_file(write_config(dir, "kind = \"swap\"\nswap_dir = \"no/such/dir\"\n"));
@@ -399,6 +400,18 @@ TEST(TrainerTest, SwapBadInputIsOneLineAndExitTwo) {
   std::string out = read_file(log);
   EXPECT_NE(out.find("trex: error: "), std::string::npos) << out;
   EXPECT_NE(out.find("no/such/dir"), std::string::npos) << out;
+
+  // A memory limit that cannot hold the K slots: refused before anything is written.
+  cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\nswap_memory_mb = 0.1\n");
+  log = dir.path("budget.log");
+  EXPECT_EQ(wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("budget"), "--steps", "2", "--hw", hw}, log)),
+            2);
+  out = read_file(log);
+  EXPECT_NE(out.find("trex: error: "), std::string::npos) << out;
+  EXPECT_NE(out.find("optimizer.swap_memory_mb: 0.1 MB cannot hold swap_slots = 3 chunks of swap_chunk = 4096"),
+            std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("budget"))) << "the run folder was made";
 
   // A good run, then its optimizer state replaced by garbage.
   cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n");

@@ -6,6 +6,9 @@
 # median ratio over the pairs, with the machine's load before and after. On a loaded machine the
 # wall-clock ratio swings with the other jobs; the CPU-time ratio (1 rank's CPU s / 2 ranks' CPU
 # s for the same tokens) is the steadier one (it counts MPI's busy waiting as work).
+# MESSAGES=1 adds a third run to each pair: 2 ranks with TREX_DIST_SHM=0 (the step's gradient
+# pieces and ZeRO-1 weights sent as messages, as across machines, instead of through shared
+# memory), and its ratio to the 1-rank run.
 #   bench/dist_compare.sh [BUILD_DIR] [STEPS]
 set -euo pipefail
 build=${1:-build}
@@ -52,7 +55,7 @@ t = os.times()
 print(f"{t.children_user + t.children_system:.1f}")
 sys.exit(r.returncode)' "$@"
 }
-ratios=(); cpu_ratios=()
+ratios=(); cpu_ratios=(); msg_ratios=()
 for i in $(seq "${REPEATS:-3}"); do
   rm -rf "$work/one" "$work/two"
   c1=$(cpu_of "$build/trex" train --config "$work/micro.toml" --out "$work/one" --threads 2)
@@ -63,7 +66,20 @@ for i in $(seq "${REPEATS:-3}"); do
   ratios+=("$r"); cpu_ratios+=("$rc")
   echo "pair $i: 1 rank x 2 threads $one tokens/s, $c1 CPU s; 2 ranks x 1 thread (ep 2) $two tokens/s, $c2 CPU s;" \
        "ratio $r (tokens/s), $rc (CPU s); load $(uptime | sed 's/.*load average: //')"
+  if [[ "${MESSAGES:-0}" == 1 ]]; then
+    rm -rf "$work/msg"
+    c3=$(cpu_of mpirun -n 2 --oversubscribe --bind-to none -x TREX_DIST_SHM=0 "$build/trex" train \
+      --config "$work/micro.toml" --out "$work/msg" --threads 1 --ep 2)
+    msg=$(median_tps "$work/msg"); rm3=$(/usr/bin/python3 -c "print(f'{$msg / $one:.3f}')")
+    msg_ratios+=("$rm3")
+    echo "pair $i: 2 ranks x 1 thread (ep 2, messages) $msg tokens/s, $c3 CPU s; ratio $rm3 (tokens/s);" \
+         "load $(uptime | sed 's/.*load average: //')"
+  fi
 done
+if [[ "${MESSAGES:-0}" == 1 ]]; then
+  /usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split()
+print(f'median ratio 2 ranks (messages) / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s)')" "${msg_ratios[*]}"
+fi
 /usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split(); b = sys.argv[2].split()
 print(f'median ratio 2 ranks / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s), {statistics.median(map(float, b)):.3f} (CPU s)')" "${ratios[*]}" "${cpu_ratios[*]}"
 echo "load after:  $(uptime | sed 's/.*load average: //')"

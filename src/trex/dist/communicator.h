@@ -61,6 +61,7 @@ class Communicator {
   void wait_exchanges();
 
  private:
+  friend class SharedWindow;  // shared_window.h: builds its window over this communicator
   struct Handle;
   std::unique_ptr<Handle> h_;  // null: the process alone
   int rank_ = 0, size_ = 1;

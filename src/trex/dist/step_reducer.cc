@@ -112,7 +112,21 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   }
   send_count_.assign(size_t(R), 0);
   recv_count_.assign(size_t(R), 0);
-  dense_recv_.assign(size_t(R) * size_t(shard_.size()), 0.f);
+  // Region offsets of every rank (its dense part is the other ranks' shards: sizes differ).
+  auto round_up = [](int64_t b) { return (b + 63) / 64 * 64; };
+  int64_t region = 0;
+  for (int q = 0; q < R; ++q) {
+    const int64_t extra_at = 64 + round_up(int64_t(sizeof(float)) * (n_ - shards_[size_t(q)].size()));
+    const int64_t weights_at = extra_at + round_up(int64_t(sizeof(float)) * extra_);
+    shm_extra_.push_back(extra_at);
+    shm_weights_.push_back(weights_at);
+    if (q == me) region = weights_at + round_up(int64_t(sizeof(core::bf16)) * shard_.size());
+  }
+  shm_ = SharedWindow::create(context.world(), region);
+  // First touch now (the pages of a fresh window fault in on first write; measured up to ~10 s
+  // of the first step of v4-micro on a loaded machine), not inside the first step.
+  if (shm_) std::memset(shm_->region(me), 0, size_t(region));
+  if (!shm_) dense_recv_.assign(size_t(R) * size_t(shard_.size()), 0.f);
   model.set_grad_final_hook([this](int64_t lo, int64_t hi) { grads_final(lo, hi); });
   for (const Segment& s : segments_) {
     const bool mine = s.begin >= shard_.begin && s.begin < shard_.end;
@@ -127,9 +141,37 @@ StepReducer::~StepReducer() {
   if (context_.world_size() > 1) model_.set_grad_final_hook({});
 }
 
+int64_t StepReducer::dense_slot(int w, int q) const {
+  int64_t at = 0;
+  for (int p = 0; p < q; ++p)
+    if (p != w) at += shards_[size_t(p)].size();
+  return at;
+}
+
+void StepReducer::gradient_region_writable() {
+  if (!grad_readers_) return;
+  shm_->sync("gradient exchange (readers of the last round)");
+  grad_readers_ = false;
+}
+
 void StepReducer::grads_final(int64_t lo, int64_t hi) {
   TREX_TRACE(kOther, "dist.post_bucket");
   const int R = context_.world_size();
+  if (shm_) {
+    // This rank's pieces of the other shards, into its region for their ranks to read.
+    gradient_region_writable();
+    const int me = context_.rank();
+    float* out = shm_floats(me, kShmDense);
+    for (int q = 0; q < R; ++q) {
+      const ShardRange& s = shards_[size_t(q)];
+      const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.end);
+      if (q == me || b <= a) continue;
+      std::memcpy(out + dense_slot(me, q) + (a - s.begin), model_.grads() + a, sizeof(float) * size_t(b - a));
+    }
+    reported_ += hi - lo;
+    ++posted_;
+    return;
+  }
   std::vector<int64_t> sc(size_t(R), 0), sd(size_t(R), 0), rc(size_t(R), 0), rd(size_t(R), 0);
   const int64_t mlo = std::max(lo, shard_.begin), mhi = std::min(hi, shard_.end), m = shard_.size();
   for (int q = 0; q < R; ++q) {
@@ -172,16 +214,20 @@ void StepReducer::add_round(const model::LossStats& st) {
     ce_ += st.ce_sum;
     return;
   }
+  // The dense pieces posted during the backward.
+  if (reported_ != n_)
+    throw std::logic_error("StepReducer: the backward reported " + std::to_string(reported_) + " of " +
+                           std::to_string(n_) + " gradients final");
+  if (shm_) {
+    add_round_shared(st);
+    return;
+  }
   // This rank's expert source gradients, all layers in a row.
   extra_buf_.resize(size_t(extra_));
   for (size_t i = 0; i < layer_extra_offset_.size(); ++i) {
     std::span<const float> sg = model_.moe_source_grads(int(i));
     std::memcpy(&extra_buf_[size_t(layer_extra_offset_[i])], sg.data(), sizeof(float) * sg.size());
   }
-  // The dense pieces posted during the backward.
-  if (reported_ != n_)
-    throw std::logic_error("StepReducer: the backward reported " + std::to_string(reported_) + " of " +
-                           std::to_string(n_) + " gradients final");
   context_.world().wait_exchanges();
   buckets_ = posted_;
   reported_ = posted_ = 0;
@@ -231,11 +277,44 @@ void StepReducer::add_round(const model::LossStats& st) {
   for (int r = 0; r < R; ++r) ce_ += ce[size_t(r)];
 }
 
+void StepReducer::add_round_shared(const model::LossStats& st) {
+  const int R = context_.world_size(), me = context_.rank();
+  gradient_region_writable();  // (no final range was reported yet if the model had none)
+  float* extra = shm_floats(me, shm_extra_[size_t(me)]);
+  for (size_t i = 0; i < layer_extra_offset_.size(); ++i) {
+    std::span<const float> sg = model_.moe_source_grads(int(i));
+    std::memcpy(extra + layer_extra_offset_[i], sg.data(), sizeof(float) * sg.size());
+  }
+  *static_cast<double*>(shm_->region(me)) = st.ce_sum;
+  shm_->sync("gradient exchange");
+  buckets_ = posted_;
+  reported_ = posted_ = 0;
+  // The same sums as the message path: per element the ranks' micro-batches in order (this
+  // rank's own piece straight from its gradient), then the expert segments in order.
+  std::vector<const float*> from(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r)
+    from[size_t(r)] = r == me ? model_.grads() + shard_.begin : shm_floats(r, kShmDense) + dense_slot(r, me);
+  core::default_thread_pool().parallel_for(0, shard_.size(), 1 << 16, [&](int64_t lo, int64_t hi) {
+    for (int r = 0; r < R; ++r) {
+      const float* src = from[size_t(r)];
+      for (int64_t i = lo; i < hi; ++i) acc_[size_t(i)] += src[i];
+    }
+  });
+  for (const Segment& g : segments_) {
+    if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
+    add_into(&acc_[size_t(g.begin - shard_.begin)], shm_floats(g.owner, shm_extra_[size_t(g.owner)]) + g.from, g.count);
+  }
+  for (int r = 0; r < R; ++r) ce_ += *static_cast<const double*>(shm_->region(r));
+  grad_readers_ = true;
+}
+
 void StepReducer::finish_step() {
   if (context_.world_size() == 1) return;
   std::vector<int64_t> flat;
   for (const auto& l : load_) flat.insert(flat.end(), l.begin(), l.end());
   context_.world().allreduce_sum(flat.data(), int64_t(flat.size()));
+  // Every rank enters the all-reduce after its last reads of the step: the regions are free.
+  if (!flat.empty()) grad_readers_ = weight_readers_ = false;
   size_t k = 0;
   for (auto& l : load_)
     for (int64_t& v : l) v = flat[k++];
@@ -250,6 +329,7 @@ double StepReducer::grad_norm() const {
   mine.resize(size_t(per), 0.0);
   std::vector<double> all(size_t(per * R));
   context_.world().allgather(mine.data(), per, all.data());
+  grad_readers_ = weight_readers_ = false;  // (as in finish_step: entered after every read)
   double total = 0;
   for (int q = 0; q < R; ++q) {
     const int64_t valid = (shards_[size_t(q)].size() + kNormChunk - 1) / kNormChunk;
@@ -261,6 +341,20 @@ double StepReducer::grad_norm() const {
 void StepReducer::gather_weights(core::bf16* weights) const {
   const int R = context_.world_size();
   if (R == 1) return;
+  if (shm_) {
+    const int me = context_.rank();
+    if (weight_readers_) shm_->sync("weights (readers of the last step)");
+    weight_readers_ = false;
+    auto at = [&](int q) {
+      return reinterpret_cast<core::bf16*>(static_cast<char*>(shm_->region(q)) + shm_weights_[size_t(q)]);
+    };
+    std::copy(weights + shard_.begin, weights + shard_.end, at(me));
+    shm_->sync("weights");
+    for (int q = 0; q < R; ++q)
+      if (q != me) std::copy(at(q), at(q) + shards_[size_t(q)].size(), weights + shards_[size_t(q)].begin);
+    weight_readers_ = true;
+    return;
+  }
   const int64_t per = shards_[0].size();
   std::vector<core::bf16> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * R));
   std::copy(weights + shard_.begin, weights + shard_.end, mine.begin());

@@ -26,6 +26,16 @@
 // replaced, and world - 1 / world x 2 for a ring all-reduce (whose sums would depend on the
 // layout).
 //
+// On one machine (dist::SharedWindow) the same pieces go through shared memory instead of
+// messages: the backward copies each final range's pieces of the other ranks' shards into this
+// rank's region (the "post"), add_round() publishes the expert gradients and the loss there,
+// the ranks synchronise once, and each shard's rank reads the pieces straight from every
+// rank's region, adding them in the same order (same bits; TREX_DIST_SHM=0 forces messages).
+// ZeRO-1's weights go the same way. A region is rewritten only after its readers are done:
+// the reads of a round end before the step's expert-load all-reduce (finish_step) or the next
+// round's synchronisation, the reads of the weights before the next step's grad_norm()
+// all-gather; both collectives are entered only after the reads, so no extra barrier is needed.
+//
 // The losses (ce_sum) are gathered and added in micro-batch order; the expert load is summed
 // over ranks with one integer all-reduce per step (exact), so the balancing bias moves
 // identically on every rank. The gradient norm is a sum of squares over fixed chunks of
@@ -34,10 +44,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "trex/core/bf16.h"
 #include "trex/dist/context.h"
+#include "trex/dist/shared_window.h"
 #include "trex/model/transformer.h"
 
 namespace trex::dist {
@@ -110,6 +122,24 @@ class StepReducer {
   std::vector<float> acc_, send_, recv_, extra_buf_;
   std::vector<float> dense_recv_;      // [ranks][shard size]: each rank's micro-batch gradient of the shard
   int64_t reported_ = 0, buckets_ = 0, posted_ = 0;  // this round's final floats and exchanges
+
+  // Shared memory (null: messages). Each rank's region: the loss (one double, padded to 64
+  // bytes), the pieces of the other ranks' shards of its micro-batch gradient (shard order,
+  // its own skipped), its expert source gradients, its shard of the bf16 weights.
+  std::unique_ptr<SharedWindow> shm_;
+  static constexpr int64_t kShmDense = 64;           // byte offset of the pieces in a region
+  std::vector<int64_t> shm_extra_, shm_weights_;     // [ranks] byte offsets in each rank's region
+  mutable bool grad_readers_ = false, weight_readers_ = false;       // a region's last contents may be in use
+  float* shm_floats(int rank, int64_t byte_offset) const {
+    return reinterpret_cast<float*>(static_cast<char*>(shm_->region(rank)) + byte_offset);
+  }
+  // Where writer w keeps its piece of shard q in its region (floats from kShmDense).
+  int64_t dense_slot(int w, int q) const;
+  // Waits for the readers of this rank's gradient pieces (one synchronisation) when no
+  // collective has shown them done since.
+  void gradient_region_writable();
+
+  void add_round_shared(const model::LossStats& st);  // add_round through shm_
 
   // The hook: posts the exchange of [lo, hi)'s pieces.
   void grads_final(int64_t lo, int64_t hi);

@@ -8,7 +8,8 @@
 # s for the same tokens) is the steadier one (it counts MPI's busy waiting as work).
 # MESSAGES=1 adds a third run to each pair: 2 ranks with TREX_DIST_SHM=0 (the step's gradient
 # pieces and ZeRO-1 weights sent as messages, as across machines, instead of through shared
-# memory), and its ratio to the 1-rank run.
+# memory), and its ratio to the 1-rank run; SPIN=1 one with TREX_DIST_SPIN=1 (ranks wait in
+# MPI's own polling loop instead of sleeping between tests: dist/request_wait.h).
 #   bench/dist_compare.sh [BUILD_DIR] [STEPS]
 set -euo pipefail
 build=${1:-build}
@@ -55,7 +56,10 @@ t = os.times()
 print(f"{t.children_user + t.children_system:.1f}")
 sys.exit(r.returncode)' "$@"
 }
-ratios=(); cpu_ratios=(); msg_ratios=()
+ratios=(); cpu_ratios=()
+extra=(); declare -A extra_ratios=()
+[[ "${MESSAGES:-0}" == 1 ]] && extra+=("messages:TREX_DIST_SHM=0")
+[[ "${SPIN:-0}" == 1 ]] && extra+=("spin:TREX_DIST_SPIN=1")
 for i in $(seq "${REPEATS:-3}"); do
   rm -rf "$work/one" "$work/two"
   c1=$(cpu_of "$build/trex" train --config "$work/micro.toml" --out "$work/one" --threads 2)
@@ -66,22 +70,22 @@ for i in $(seq "${REPEATS:-3}"); do
   ratios+=("$r"); cpu_ratios+=("$rc")
   echo "pair $i: 1 rank x 2 threads $one tokens/s, $c1 CPU s; 2 ranks x 1 thread (ep 2) $two tokens/s, $c2 CPU s;" \
        "ratio $r (tokens/s), $rc (CPU s); load $(uptime | sed 's/.*load average: //')"
-  if [[ "${MESSAGES:-0}" == 1 ]]; then
-    rm -rf "$work/msg"
-    c3=$(cpu_of mpirun -n 2 --oversubscribe --bind-to none -x TREX_DIST_SHM=0 "$build/trex" train \
-      --config "$work/micro.toml" --out "$work/msg" --threads 1 --ep 2)
-    msg=$(median_tps "$work/msg"); rm3=$(/usr/bin/python3 -c "print(f'{$msg / $one:.3f}')")
-    msg_ratios+=("$rm3")
-    echo "pair $i: 2 ranks x 1 thread (ep 2, messages) $msg tokens/s, $c3 CPU s; ratio $rm3 (tokens/s);" \
+  for v in ${extra[@]+"${extra[@]}"}; do  # NAME:ENV=VALUE
+    name=${v%%:*}; env=${v#*:}
+    rm -rf "$work/$name"
+    c3=$(cpu_of mpirun -n 2 --oversubscribe --bind-to none -x "$env" "$build/trex" train \
+      --config "$work/micro.toml" --out "$work/$name" --threads 1 --ep 2)
+    tps=$(median_tps "$work/$name"); r3=$(/usr/bin/python3 -c "print(f'{$tps / $one:.3f}')")
+    extra_ratios[$name]+="$r3 "
+    echo "pair $i: 2 ranks x 1 thread (ep 2, $name: $env) $tps tokens/s, $c3 CPU s; ratio $r3 (tokens/s);" \
          "load $(uptime | sed 's/.*load average: //')"
-  fi
+  done
 done
-if [[ "${MESSAGES:-0}" == 1 ]]; then
-  /usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split()
-print(f'median ratio 2 ranks (messages) / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s)')" "${msg_ratios[*]}"
-fi
-/usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split(); b = sys.argv[2].split()
-print(f'median ratio 2 ranks / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s), {statistics.median(map(float, b)):.3f} (CPU s)')" "${ratios[*]}" "${cpu_ratios[*]}"
+for name in "${!extra_ratios[@]}"; do
+  /usr/bin/python3 -c "import statistics, sys; a = sys.argv[2].split()
+print(f'median ratio 2 ranks ({sys.argv[1]}) / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s)')" \
+    "$name" "${extra_ratios[$name]}"
+done
 echo "load after:  $(uptime | sed 's/.*load average: //')"
 /usr/bin/python3 - "$work/one/metrics.jsonl" "$work/two/metrics.jsonl" <<'PY'
 import json, sys

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trex/dist/communicator_handle.h"
+#include "trex/dist/request_wait.h"
 #include "trex/dist/session.h"
 
 namespace trex::dist {
@@ -52,21 +53,27 @@ Communicator Communicator::split(int color, int key) const {
 void Communicator::barrier(const char* what) const {
   if (!h_) return;
   WatchdogScope w(what);
-  check(MPI_Barrier(h_->comm), "MPI_Barrier");
+  MPI_Request r;
+  check(MPI_Ibarrier(h_->comm, &r), "MPI_Ibarrier");
+  wait_requests(1, &r);
 }
 
 template <class T>
 static void allgather_pieces(MPI_Comm comm, int size, const T* send, int64_t n, T* recv, MPI_Datatype type) {
   WatchdogScope w("allgather");
   if (n <= kPiece) {
-    check(MPI_Allgather(send, int(n), type, recv, int(n), type, comm), "MPI_Allgather");
+    MPI_Request r;
+    check(MPI_Iallgather(send, int(n), type, recv, int(n), type, comm, &r), "MPI_Iallgather");
+    wait_requests(1, &r);
     return;
   }
   std::vector<T> piece;
   for (int64_t off = 0; off < n; off += kPiece) {
     int64_t m = std::min(kPiece, n - off);
     piece.resize(size_t(m) * size_t(size));
-    check(MPI_Allgather(send + off, int(m), type, piece.data(), int(m), type, comm), "MPI_Allgather");
+    MPI_Request r;
+    check(MPI_Iallgather(send + off, int(m), type, piece.data(), int(m), type, comm, &r), "MPI_Iallgather");
+    wait_requests(1, &r);
     for (int i = 0; i < size; ++i)
       std::memcpy(recv + int64_t(i) * n + off, piece.data() + int64_t(i) * m, sizeof(T) * size_t(m));
   }
@@ -100,17 +107,23 @@ void Communicator::allgather_bytes(const void* send, int64_t bytes, void* recv) 
 void Communicator::allreduce_sum(int64_t* data, int64_t n) const {
   if (!h_ || n == 0) return;
   WatchdogScope w("allreduce");
-  for (int64_t off = 0; off < n; off += kPiece)
-    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_INT64_T, MPI_SUM, h_->comm),
-          "MPI_Allreduce");
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_INT64_T, MPI_SUM, h_->comm, &r),
+          "MPI_Iallreduce");
+    wait_requests(1, &r);
+  }
 }
 
 void Communicator::allreduce_sum(float* data, int64_t n) const {
   if (!h_ || n == 0) return;
   WatchdogScope w("allreduce");
-  for (int64_t off = 0; off < n; off += kPiece)
-    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_FLOAT, MPI_SUM, h_->comm),
-          "MPI_Allreduce");
+  for (int64_t off = 0; off < n; off += kPiece) {
+    MPI_Request r;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data + off, int(std::min(kPiece, n - off)), MPI_FLOAT, MPI_SUM, h_->comm, &r),
+          "MPI_Iallreduce");
+    wait_requests(1, &r);
+  }
 }
 
 void Communicator::alltoall(const int64_t* send, int64_t* recv, int per) const {
@@ -119,7 +132,9 @@ void Communicator::alltoall(const int64_t* send, int64_t* recv, int per) const {
     return;
   }
   WatchdogScope w("alltoall");
-  check(MPI_Alltoall(send, per, MPI_INT64_T, recv, per, MPI_INT64_T, h_->comm), "MPI_Alltoall");
+  MPI_Request r;
+  check(MPI_Ialltoall(send, per, MPI_INT64_T, recv, per, MPI_INT64_T, h_->comm, &r), "MPI_Ialltoall");
+  wait_requests(1, &r);
 }
 
 void Communicator::start_alltoallv(const float* send, const int64_t* send_rows, float* recv,
@@ -185,7 +200,7 @@ void Communicator::progress_exchanges() {
 void Communicator::wait_exchanges() {
   if (!h_ || h_->posted.empty()) return;
   WatchdogScope w("gradient exchange");
-  check(MPI_Waitall(int(h_->posted.size()), h_->posted.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  wait_requests(int(h_->posted.size()), h_->posted.data());
   h_->posted.clear();
   h_->posted_arrays.clear();
 }
@@ -193,7 +208,7 @@ void Communicator::wait_exchanges() {
 void Communicator::finish_alltoallv() {
   if (!h_ || h_->pending == MPI_REQUEST_NULL) return;
   WatchdogScope w("alltoallv");
-  check(MPI_Wait(&h_->pending, MPI_STATUS_IGNORE), "MPI_Wait");
+  wait_requests(1, &h_->pending);
 }
 
 }  // namespace trex::dist

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trex/dist/communicator_handle.h"
+#include "trex/dist/request_wait.h"
 #include "trex/dist/session.h"
 
 namespace trex::dist {
@@ -74,7 +75,9 @@ std::unique_ptr<SharedWindow> SharedWindow::create(const Communicator& comm, int
 void SharedWindow::sync(const char* what) const {
   WatchdogScope scope(what);
   check(MPI_Win_sync(h_->win), "MPI_Win_sync");
-  check(MPI_Barrier(h_->node), "MPI_Barrier");
+  MPI_Request r;
+  check(MPI_Ibarrier(h_->node, &r), "MPI_Ibarrier");
+  wait_requests(1, &r);
   check(MPI_Win_sync(h_->win), "MPI_Win_sync");
 }
 

@@ -13,9 +13,11 @@ no model, 67 imported a modelling library trex does not emulate (the last line o
 "unsupported-library: NAME"), 68 called outside the emulated surface ("unsupported-call: ...").
 """
 import os
-import re
 import sys
-import traceback
+
+# traceback and re are imported only where used: with their own imports (tokenize, textwrap,
+# linecache) and the regular expressions those compile, they cost every program a few
+# milliseconds of start-up, and most programs never need them.
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -27,7 +29,26 @@ UNEMULATED = {"pyomo", "docplex", "cplex", "xpress", "mip", "ortools", "pyscipop
 
 
 def uses_pulp(source):
+    if "pulp" not in source:
+        return False
+    import re
+
     return re.search(r"^\s*(?:import\s+pulp|from\s+pulp\b)", source, re.M) is not None
+
+
+def print_exception(e=None):
+    """The traceback of `e` (a syntax error: no frames) or of the exception being handled. A
+    program that broke the traceback module still gets the last line, "Type: message"."""
+    shown = e if e is not None else sys.exc_info()[1]
+    try:
+        import traceback
+
+        if e is None:
+            traceback.print_exc()
+        else:
+            traceback.print_exception(type(e), e, None)
+    except BaseException:
+        print("%s: %s" % (type(shown).__name__, shown), file=sys.stderr)
 
 
 def final_model(namespace, trex_modeling, pulp_solved):
@@ -54,7 +75,7 @@ def main():
     try:
         code = compile(source, "completion.py", "exec")
     except (SyntaxError, ValueError) as e:
-        traceback.print_exception(type(e), e, None)
+        print_exception(e)
         return EXIT_SYNTAX
     import trex_modeling
 
@@ -74,18 +95,18 @@ def main():
         if e.code not in (None, 0):
             status = 1
     except trex_modeling.UnsupportedCall as e:
-        traceback.print_exc()
+        print_exception()
         print("unsupported-call: %s" % e.message, file=sys.stderr)
         return EXIT_UNSUPPORTED_CALL
     except ImportError as e:
         top = (getattr(e, "name", None) or "").split(".")[0]
-        traceback.print_exc()
+        print_exception()
         if top in UNEMULATED:
             print("unsupported-library: %s" % top, file=sys.stderr)
             return EXIT_UNSUPPORTED_LIBRARY
         status = 1
     except BaseException:
-        traceback.print_exc()
+        print_exception()
         status = 1
     sys.stdout.flush()
     model, source_of_model = final_model(namespace, trex_modeling, pulp_used)
@@ -99,7 +120,7 @@ def main():
         with open("__trex_final.json", "w") as f:
             json.dump(data, f, allow_nan=False)
     except BaseException:
-        traceback.print_exc()
+        print_exception()
         return 1
     return status
 

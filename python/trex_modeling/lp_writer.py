@@ -22,7 +22,6 @@ What Gurobi 11/12 writes, read off the Bench4Opt reference LPs (Gurobi wrote the
 """
 
 import math
-import re
 
 from .expr import INF
 
@@ -47,9 +46,17 @@ def gurobi_number(x):
     return s.rstrip("0").rstrip(".")
 
 
+# The characters an LP name keeps; any other becomes "_". A set rather than a regular
+# expression: compiling one costs every sandboxed program a few milliseconds at start-up.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_[](),.#{}!\"'$%&;?@`|~")
+
+
 def _lp_name(name, taken, fallback):
     """A name the LP format can hold (no spaces or operators), unique in `taken`."""
-    n = re.sub(r"[^A-Za-z0-9_\[\](),.#{}!\"'$%&;?@`|~]", "_", str(name)) or fallback
+    n = str(name)
+    if not _NAME_CHARS.issuperset(n):
+        n = "".join(c if c in _NAME_CHARS else "_" for c in n)
+    n = n or fallback
     if n[0].isdigit() or n[0] in ".":
         n = "_" + n
     base, k = n, 1

@@ -3,6 +3,7 @@
 // wall clock plus one second.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -291,6 +292,56 @@ TEST(Hostile, TheEvaluatorsProcFilesAreUnreadable) {
     EXPECT_NE(e.message.find("PermissionError"), std::string::npos) << file << ": " << e.message;
     EXPECT_EQ(e.output, "") << file;
   }
+}
+
+// Nothing one program does is seen by the next one the same evaluator runs: not files (its
+// folder, its copy of the modelling module, /tmp, /dev/shm, the module's source folder), not
+// imports or monkeypatches, not the environment. This holds today by construction (a fresh
+// interpreter in a fresh folder per program); a warm worker pool (issue 19) must keep it, and
+// this test is its guard. The first program checks that each of its changes took effect where
+// it was allowed to make one, so the second program's clean view is not a vacuous pass; its
+// module copy is the evaluator's (read-only to it), its folder its own.
+TEST(Hostile, NothingCarriesOverToTheNextProgram) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("landlock");
+  const std::string tag = "trex_leak_" + std::to_string(getpid());
+  const std::string source_dir = std::string(TREX_SOURCE_DIR) + "/python";
+  Execution first = run_to_end(
+      "import builtins, os, sys\nimport gurobipy\n"
+      "def attempt(what, action):\n"
+      "    try:\n        action()\n        print(what, 'written')\n"
+      "    except OSError as e:\n        print(what, 'refused', type(e).__name__)\n"
+      "def write(path):\n    return lambda: open(path, 'w').write('leak')\n"
+      "attempt('tmp', write('/tmp/" + tag + "'))\n"
+      "attempt('shm', write('/dev/shm/" + tag + "'))\n"
+      "attempt('source', write('" + source_dir + "/" + tag + ".py'))\n"
+      "attempt('cwd', write('" + tag + ".txt'))\n"
+      "mod = os.path.dirname(gurobipy.__file__)\n"
+      "attempt('module copy', lambda: open(os.path.join(mod, '__init__.py'), 'a').write('\\nLEAKED = 1\\n'))\n"
+      "gurobipy.Model = None\nbuiltins.print_leak = True\nsys.modules['json'] = None\n"
+      "os.environ['TREX_LEAK'] = '1'\nos.putenv('TREX_LEAK2', '1')\n"
+      "print('patched here', gurobipy.Model is None, builtins.print_leak, os.environ['TREX_LEAK'])\n");
+  ASSERT_EQ(first.status, ExecStatus::kNoModel) << first.message << "\n" << first.output;
+  // The module copy is root's and read-only to user nobody; in a user namespace (trex not root)
+  // the program may change its own copy, which is in its own folder: either way not the next one's.
+  std::string seen = first.output;
+  for (const char* either : {"module copy refused PermissionError\n", "module copy written\n"})
+    if (size_t at = seen.find(either); at != std::string::npos) seen.replace(at, std::strlen(either), "module copy tried\n");
+  EXPECT_EQ(seen,
+            "tmp refused PermissionError\nshm refused PermissionError\nsource refused PermissionError\n"
+            "cwd written\nmodule copy tried\npatched here True True 1\n");
+  Execution second = run_to_end(
+      "import builtins, glob, json, os, sys\nimport gurobipy\n"
+      "print('leaked module', hasattr(gurobipy, 'LEAKED'), gurobipy.Model is None)\n"
+      "print('leaked builtins', hasattr(builtins, 'print_leak'))\n"
+      "print('leaked env', sorted(k for k in os.environ if 'LEAK' in k))\n"
+      "print('leaked files', glob.glob('/tmp/" + tag + "*') + glob.glob('/dev/shm/" + tag + "*') + "
+      "glob.glob('*" + tag + "*') + glob.glob('" + source_dir + "/" + tag + "*'))\n");
+  ASSERT_EQ(second.status, ExecStatus::kNoModel) << second.message << "\n" << second.output;
+  EXPECT_EQ(second.output,
+            "leaked module False False\nleaked builtins False\nleaked env []\nleaked files []\n");
+  for (const std::string& left : {"/tmp/" + tag, "/dev/shm/" + tag, source_dir + "/" + tag + ".py"})
+    EXPECT_FALSE(std::filesystem::exists(left)) << left;
 }
 
 TEST(Hostile, NoInheritedDescriptors) {

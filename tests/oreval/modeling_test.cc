@@ -197,5 +197,21 @@ TEST(Modeling, CallOutsideTheSurfaceIsItsOwnClass) {
   EXPECT_EQ(own.status, ExecStatus::kRuntimeError) << own.message;
 }
 
+// The runner imports traceback only when a program fails (start-up cost): a program that
+// breaks that module still gets its error's last line and its class.
+TEST(Modeling, ErrorsAreClassedEvenWithTracebackBroken) {
+  REQUIRE_PYTHON();
+  Execution e = run("import sys\nsys.modules['traceback'] = None\n1 / 0\n");
+  EXPECT_EQ(e.status, ExecStatus::kRuntimeError) << e.message;
+  EXPECT_EQ(e.message, "ZeroDivisionError: division by zero");
+  Execution c = run("import sys\nsys.modules['traceback'] = None\nimport gurobipy as gp\nm = gp.Model()\n"
+                    "m.addGenConstrMax(m.addVar(), [m.addVar()])\n");
+  EXPECT_EQ(c.status, ExecStatus::kUnsupportedCall) << c.message;
+  Execution ok = run("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(name='x y')\nm.addConstr(x <= 1, 'c\u00e9')\n"
+                     "m.write('model.lp')\nprint(open('model.lp').read().split('Subject To')[1].split('Bounds')[0].strip())\n");
+  EXPECT_EQ(ok.status, ExecStatus::kOk) << ok.message;
+  EXPECT_EQ(ok.output, "c_: x_y <= 1\n");  // names outside the LP alphabet become '_'
+}
+
 }  // namespace
 }  // namespace trex::oreval

@@ -6,8 +6,10 @@ trex's runner (python/trex_eval_runner.py) in three ways, side by side, one prog
 
   fresh   a fresh `/usr/bin/python3 -I -B runner completion.py` per program: what `trex eval`
           does today inside its sandbox, and what the report's harness pattern does;
-  fork    one interpreter with the runner and the modelling modules imported forks one child
-          per program, which runs the runner's main() in a fresh folder: the pool's design;
+  fork    one interpreter with the runner and the modelling modules imported, warmed by one
+          program run in-process and its heap frozen (gc.freeze), forks one child per program,
+          which runs the runner's main() in a fresh folder: the pool's design (CPU counted for
+          the children alone; the warm-up is paid once per worker);
   trex    `trex eval run --bench b4o-orgeval --references --jobs 1` (sandbox, ORGEval check),
           for the whole path as shipped (BUILD/trex; skipped when absent).
 
@@ -57,7 +59,7 @@ def module_copy(into):
 
 
 def folder(root, k, code, data):
-    d = os.path.join(root, "p%d" % k)
+    d = os.path.join(root, "p%s" % k)
     os.mkdir(d)
     with open(os.path.join(d, "completion.py"), "w") as f:
         f.write(code)
@@ -83,11 +85,29 @@ def run_fresh(runner, items, root):
 
 
 def run_fork(runner, items, root):
-    # The warm interpreter: the runner and everything it imports, loaded once.
+    """Exit codes, and the CPU seconds of the forked children alone."""
+    # The warm interpreter: the runner and everything it imports, loaded once, then one
+    # program run in-process (what a pool would do to warm lazy imports and caches), then the
+    # heap frozen so that the children's garbage collections do not touch (and copy) it.
     sys.path.insert(0, os.path.dirname(runner))
-    import trex_eval_runner  # noqa: F401 (imports trex_modeling lazily: import it here too)
+    import gc
+    import trex_eval_runner
     import trex_modeling, gurobipy, coptpy  # noqa: F401,E401
+    warm = folder(root, "warm", items[0][1], items[0][2])
+    here, out = os.getcwd(), os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.chdir(warm)
+    sys.argv = [runner, "completion.py"]
+    trex_eval_runner.main()
+    os.chdir(here)
+    os.dup2(out, 1)
+    # The warm-up's models must not become a child's "last model": exactly the kind of state a
+    # real pool would have to clear (or never create) before forking.
+    trex_modeling.model._last[0] = trex_modeling.model._solved[0] = None
+    gc.freeze()
     codes = []
+    cpu0 = children_cpu()
     for k, (_, code, data) in enumerate(items):
         d = folder(root, k, code, data)
         pid = os.fork()
@@ -104,7 +124,7 @@ def run_fork(runner, items, root):
                 os._exit(status or 0)
         _, st = os.waitpid(pid, 0)
         codes.append(os.waitstatus_to_exitcode(st))
-    return codes
+    return codes, children_cpu() - cpu0
 
 
 def run_trex(build, data_dir, out):
@@ -136,18 +156,20 @@ def main():
                     # In a child of its own, so the warm imports do not leak into the next repetition.
                     pid = os.fork()
                     if pid == 0:
-                        c = run_fork(runner, items, root)
+                        c, child_cpu = run_fork(runner, items, root)
                         with open(os.path.join(root, "codes.json"), "w") as f:
-                            json.dump(c, f)
+                            json.dump([c, child_cpu], f)
                         os._exit(0)
                     os.waitpid(pid, 0)
                     with open(os.path.join(root, "codes.json")) as f:
-                        codes[name] = json.load(f)
+                        codes[name], fork_cpu = json.load(f)
                 elif name == "fresh":
                     codes[name] = run_fresh(runner, items, root)
                 else:
                     run_trex(a.build, a.data_dir, os.path.join(root, "out"))
                 wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
+                if name == "fork":
+                    cpu = fork_cpu  # the per-program children only, not the warm-up
                 runs[name].append((wall, cpu, os.getloadavg()[0]))
                 print("rep %d %-5s %.2f s wall, %.1f ms CPU/program, load %.1f" %
                       (rep + 1, name, wall, 1000 * cpu / len(items), os.getloadavg()[0]), file=sys.stderr)

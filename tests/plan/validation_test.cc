@@ -23,8 +23,8 @@ using testing::source_path;
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.085, 0.02, 0.36};
-constexpr Bounds kHeldOut{0.16, 0.09, 1.05};
+constexpr Bounds kFit{0.08, 0.02, 0.25};
+constexpr Bounds kHeldOut{0.15, 0.085, 0.85};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -46,6 +46,7 @@ struct GenArgs {
   std::vector<std::string> against;
   bool quiet = false;
   bool uncompressed = false;
+  long dedup_memory_mb = long(ordata::Deduplicator::kDefaultResidentBudget >> 20);
 };
 
 // "i/n" -> (i, n).
@@ -145,6 +146,7 @@ int run_gen(const GenArgs& a) {
     cfg.near_threshold = a.near;
   }
   if (a.threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
+  if (a.dedup_memory_mb < 0) throw InputError::field("--dedup-memory", "must be >= 0 (MB)");
   finalize_config(cfg);
 
   RunOptions o;
@@ -154,6 +156,7 @@ int run_gen(const GenArgs& a) {
   o.against = a.against;
   o.progress = !a.quiet;
   o.compress = !a.uncompressed;
+  o.dedup_memory_bytes = uint64_t(a.dedup_memory_mb) << 20;
   int rank = 0, size = 1;
   bool mpi = a.shard.empty() && mpi_rank(&rank, &size) && size > 1;
   if (!a.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(a.shard);
@@ -311,6 +314,9 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
   gen->add_flag("--quiet", g->quiet, "No progress bar");
   gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");
+  gen->add_option("--dedup-memory", g->dedup_memory_mb,
+                  "MB of dedup index kept mapped (default 256); beyond it the indexes are read from disk per block: "
+                  "less memory, more page faults. Never changes the corpus");
   gen->callback([g, action] { *action = [g] { return run_gen(*g); }; });
 
   auto dir = std::make_shared<std::string>();

@@ -100,6 +100,7 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
       {{"data", "gen", "--config", cfg, "--out", dir}, ".toml:4: families.knapsack.params.size: [2, 40] is outside"},
       {{"data", "gen", "--shard", "2/2", "--out", dir}, "--shard"},
       {{"data", "gen", "--count", "0", "--out", dir}, "--count"},
+      {{"data", "gen", "--dedup-memory", "-1", "--out", dir}, "--dedup-memory"},
   };
   for (const Case& c : cases) {
     ProcessResult r = trex_run(c.args);

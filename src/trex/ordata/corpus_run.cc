@@ -229,7 +229,7 @@ RunReport run_corpus(const RunOptions& o) {
     }
 
   // The dedup indexes spill to scratch files in the output directory (unlinked at once).
-  Deduplicator dedup(cfg.near_threshold, o.out_dir);
+  Deduplicator dedup(cfg.near_threshold, o.out_dir, o.dedup_memory_bytes);
   for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), dedup);
 
   const long target = cfg.count / o.shards + (o.shard < cfg.count % o.shards ? 1 : 0);

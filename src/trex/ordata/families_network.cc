@@ -48,6 +48,18 @@ const std::vector<ShipFlavor>& ship_flavors() {
        {"Glacier plant", "Summit plant", "Spring plant", "Canyon plant"}, "distribution centre",
        {"Northern centre", "Southern centre", "Eastern centre"}, "retailer",
        {"Corner Market", "Big Box Depot", "Fuel Stop", "Campus Shop", "Airport Kiosk", "Beach Stand", "Gym Cafe", "Office Pantry"}},
+      {"home furnishings", "Nestwell Home", "flat-pack kits", "kit", "factory",
+       {"Ashgrove factory", "Beacon factory", "Cobalt factory", "Dovecote factory"}, "warehouse",
+       {"Northern warehouse", "Midland warehouse", "Coastal warehouse"}, "showroom",
+       {"Abbey showroom", "Bayside showroom", "Crown showroom", "Dockside showroom", "Eden showroom", "Forum showroom", "Gateway showroom", "Hilltop showroom"}},
+      {"humanitarian relief", "Relief Without Borders", "tonnes of relief supplies", "tonne", "supply port",
+       {"Harbour port", "Delta port", "Cape port", "Bay port"}, "staging camp",
+       {"Camp Amber", "Camp Basalt", "Camp Cypress"}, "village",
+       {"Akuri village", "Bameno village", "Chalo village", "Dembi village", "Eluru village", "Fenwa village", "Gasa village", "Hosa village"}},
+      {"auto parts", "Torque Auto Parts", "crates of spare parts", "crate", "parts plant",
+       {"Anvil plant", "Bolt plant", "Crank plant", "Drive plant"}, "cross-dock",
+       {"Interstate cross-dock", "Lakeside cross-dock", "Prairie cross-dock"}, "dealership",
+       {"Avenue dealership", "Boulevard dealership", "Canal dealership", "Downs dealership", "Esplanade dealership", "Fairway dealership", "Greenway dealership", "Highway dealership"}},
   };
   return f;
 }
@@ -223,6 +235,12 @@ const std::vector<PipeFlavor>& pipe_flavors() {
        {"Avenue Ash", "Avenue Birch", "Avenue Chestnut", "Avenue Dale", "Avenue Elder", "Avenue Flint", "Avenue Grove", "Avenue Holly"}},
       {"evacuation planning", "County Emergency Office", "evacuees", "people per hour", "Old town", "Shelter zone",
        {"Route Alpha", "Route Bravo", "Route Charlie", "Route Delta", "Route Echo", "Route Foxtrot", "Route Golf", "Route Hotel"}},
+      {"district heating", "Warmstream Energy", "hot water", "megawatts of heat", "Heat plant", "Housing estate",
+       {"Valve Acorn", "Valve Bramble", "Valve Clover", "Valve Dock", "Valve Ember", "Valve Fennel", "Valve Ginger", "Valve Hemlock"}},
+      {"rail freight", "Ironroad Freight", "freight trains", "trains per day", "Port yard", "Inland terminal",
+       {"Signal box Ayr", "Signal box Bute", "Signal box Clyde", "Signal box Dee", "Signal box Esk", "Signal box Forth", "Signal box Garry", "Signal box Hope"}},
+      {"airport passenger flow", "Skyport Authority", "passengers", "passengers per hour", "Check-in hall", "Departure gates",
+       {"Corridor Azure", "Corridor Bronze", "Corridor Copper", "Corridor Dune", "Corridor Ebony", "Corridor Flax", "Corridor Granite", "Corridor Honey"}},
   };
   return f;
 }
@@ -326,6 +344,18 @@ const std::vector<AssignFlavor>& assign_flavors() {
        {"Ava", "Ben", "Cleo", "Dev", "Eve", "Finn", "Gia", "Hal", "Ida"}, "territory",
        {"north district", "south district", "east district", "west district", "harbour district", "old town", "tech park", "university quarter", "airport zone"},
        "dollars of travel cost", "$"},
+      {"legal services", "Hartwell and Price", "lawyer",
+       {"Aisha", "Bernard", "Carmen", "Declan", "Eloise", "Fabio", "Greta", "Hamid", "Ines"}, "case",
+       {"merger review", "patent dispute", "lease renewal", "tax appeal", "employment claim", "contract audit", "estate plan", "trade mark filing", "insurance claim"},
+       "billable hours", "hours"},
+      {"home care", "Kindred Home Care", "carer",
+       {"Agnes", "Boris", "Celia", "Dylan", "Edith", "Frank", "Gloria", "Henrik", "Imogen"}, "client visit",
+       {"morning visit", "breakfast visit", "mid-morning visit", "lunch visit", "afternoon visit", "tea visit", "evening visit", "supper visit", "bedtime visit"},
+       "minutes of travel", "minutes"},
+      {"event staffing", "Grandstand Events", "steward",
+       {"Anton", "Bella", "Cyrus", "Daria", "Ennio", "Freya", "Gideon", "Hazel", "Idris"}, "gate",
+       {"north gate", "south gate", "east gate", "west gate", "VIP entrance", "press entrance", "family entrance", "staff entrance", "service gate"},
+       "dollars of wage cost", "$"},
   };
   return f;
 }
@@ -399,6 +429,12 @@ const std::vector<TourFlavor>& tour_flavors() {
        {"hotel", "cathedral", "castle", "museum", "old bridge", "market hall", "botanic garden", "harbour"}, "minutes"},
       {"field maintenance", "WindServe", "maintenance crew", "wind turbine",
        {"service base", "turbine Aster", "turbine Bluebell", "turbine Clover", "turbine Daisy", "turbine Fern", "turbine Heather", "turbine Iris"}, "km"},
+      {"school transport", "Brightway School Buses", "school bus", "pick-up point",
+       {"bus garage", "Acorn Close", "Bell Road", "Chapel Row", "Duke Street", "Ember Lane", "Ferry Road", "Gate Street"}, "minutes"},
+      {"warehouse picking", "Rapid Pick Logistics", "picking trolley", "storage bay",
+       {"packing desk", "bay Amber", "bay Bronze", "bay Cobalt", "bay Denim", "bay Ember", "bay Fern", "bay Garnet"}, "metres"},
+      {"meter reading", "Citywide Utilities", "meter reader", "meter",
+       {"utility office", "Apple Court", "Birch Close", "Cherry Walk", "Daisy Row", "Elder Way", "Finch Lane", "Grove Hill"}, "minutes"},
   };
   return f;
 }
@@ -457,6 +493,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "transportation",
         .title = "Transportation problem",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 2, 6, "number of destinations"), difficulty_param(),
                  data_param("unit_cost", true, 1, 1000, 2, 30, "$ per unit shipped", "shipping cost per unit"),
                  data_param("demand", true, 1, 100000, 20, 150, "units", "destination requirement")},
@@ -465,6 +502,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "min_cost_flow",
         .title = "Transshipment (min-cost flow through hubs with arc capacities)",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 2, 5, "number of customers"), difficulty_param(),
                  data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "arc cost per unit"),
                  data_param("demand", true, 1, 100000, 20, 100, "units", "customer requirement")},
@@ -473,6 +511,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "max_flow",
         .title = "Maximum flow through a capacitated network",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 2, 6, "number of intermediate nodes"), difficulty_param(),
                  data_param("capacity", true, 1, 100000, 5, 60, "flow units", "link capacity")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible, FeasibilityMode::kUnbounded}},
@@ -480,6 +519,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "assignment",
         .title = "Assignment of workers to tasks",
         .problem_class = ProblemClass::kIP,
+        .version = "2",
         .params = {size_param(2, 8, 3, 6, "number of tasks"), difficulty_param(),
                  data_param("cost", true, 1, 10000, 5, 60, "cost units", "cost of a worker doing a task")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
@@ -487,6 +527,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "tsp_mtz",
         .title = "Travelling salesman tour (Miller-Tucker-Zemlin formulation)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(3, 8, 4, 6, "number of stops including the start"), difficulty_param(),
                  data_param("distance", true, 1, 10000, 5, 90, "distance or time units", "travel between two stops")},
         .modes = {FeasibilityMode::kFeasible}},

@@ -42,6 +42,15 @@ const std::vector<MakerFlavor>& maker_flavors() {
       {"craft brewing", "Riverbend Brewing", "beer",
        {"pale ale", "stout", "lager", "porter", "wheat beer", "pilsner", "amber ale", "saison"},
        {"brewhouse time", "malt", "hops"}, {"hours", "kg", "kg"}, "barrel", "month"},
+      {"cosmetics", "Velvet Bloom Cosmetics", "product",
+       {"lip balm", "face cream", "hand lotion", "shampoo", "conditioner", "body wash", "sun cream", "night serum"},
+       {"filling time", "base oil", "fragrance"}, {"hours", "litres", "litres"}, "case", "week"},
+      {"toy manufacturing", "Tinker Toys", "toy",
+       {"wooden train", "puzzle box", "rocking horse", "doll house", "kite", "building set", "spinning top", "toy boat"},
+       {"moulding time", "painting time", "plastic"}, {"hours", "hours", "kg"}, "carton", "week"},
+      {"garment making", "Threadline Apparel", "garment",
+       {"shirt", "blouse", "jacket", "skirt", "trousers", "dress", "hoodie", "coat"},
+       {"cutting time", "sewing time", "fabric"}, {"hours", "hours", "metres"}, "bundle", "week"},
   };
   return f;
 }
@@ -226,6 +235,15 @@ const std::vector<DietFlavor>& diet_flavors() {
       {"expedition provisioning", "Polar Trek Outfitters", "a climber's daily ration",
        {"trail mix", "freeze-dried stew", "energy bar", "instant noodles", "dried fruit", "peanut butter", "jerky", "cocoa drink"},
        "pack", {"protein", "calories", "carbohydrate", "sodium"}, {"g", "kcal", "g", "mg"}},
+      {"zoo nutrition", "Wildwood Zoo", "a gorilla's daily feed",
+       {"leafy greens", "sweet potato", "primate biscuit", "banana", "celery", "carrot", "alfalfa cube", "green beans"},
+       "portion", {"protein", "fibre", "calories", "vitamin A"}, {"g", "g", "kcal", "mg"}},
+      {"sports nutrition", "Peak Form Athletics", "an athlete's recovery meal",
+       {"whey shake", "egg omelette", "quinoa bowl", "turkey wrap", "cottage cheese", "banana smoothie", "tuna salad", "rice cakes"},
+       "serving", {"protein", "carbohydrate", "calories", "potassium"}, {"g", "g", "kcal", "mg"}},
+      {"aquaculture", "Bluewater Fish Farms", "a day's feed for a salmon pen",
+       {"fish meal", "krill meal", "soy concentrate", "wheat gluten", "fish oil", "rapeseed oil", "pea meal", "algae meal"},
+       "scoop", {"protein", "fat", "energy", "phosphorus"}, {"g", "g", "MJ", "g"}},
   };
   return f;
 }
@@ -321,6 +339,15 @@ const std::vector<BlendFlavor>& blend_flavors() {
       {"fertilizer blending", "AgriMix Fertilizers", "a truckload of fertilizer blend",
        {"urea", "ammonium nitrate", "potash", "superphosphate", "ammonium sulfate", "compost", "bone meal", "gypsum"},
        "nitrogen", "kg", "chloride", "kg"},
+      {"concrete batching", "Solidset Concrete", "a batch of ready-mix concrete",
+       {"portland cement", "fly ash", "slag", "river sand", "crushed stone", "gravel", "silica fume", "lime"},
+       "strength index", "points", "chloride", "g"},
+      {"coffee roasting", "Ember Roasters", "a lot of house blend coffee",
+       {"Colombian beans", "Brazilian beans", "Ethiopian beans", "Kenyan beans", "Sumatran beans", "Guatemalan beans", "Peruvian beans", "Honduran beans"},
+       "aroma score", "points", "bitterness", "points"},
+      {"glass making", "Clearview Glassworks", "a melt of container glass",
+       {"silica sand", "soda ash", "limestone", "dolomite", "feldspar", "cullet", "salt cake", "borax"},
+       "silica", "kg", "iron oxide", "g"},
   };
   return f;
 }
@@ -417,6 +444,12 @@ const std::vector<LotFlavor>& lot_flavors() {
        {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "next Monday"}},
       {"semiconductor fabrication", "Quartzline Fab", "wafer batches", "batch",
        {"first quarter", "second quarter", "third quarter", "fourth quarter", "fifth quarter", "sixth quarter", "seventh quarter", "eighth quarter"}},
+      {"furniture making", "Hearthwood Furniture", "sofas", "sofa",
+       {"the first month", "the second month", "the third month", "the fourth month", "the fifth month", "the sixth month", "the seventh month", "the eighth month"}},
+      {"printing", "Inkwell Press", "print runs of catalogues", "run",
+       {"week Alpha", "week Bravo", "week Charlie", "week Delta", "week Echo", "week Foxtrot", "week Golf", "week Hotel"}},
+      {"brewing", "Copperhill Brewery", "brews of lager", "brew",
+       {"early January", "late January", "early February", "late February", "early March", "late March", "early April", "late April"}},
   };
   return f;
 }
@@ -427,7 +460,7 @@ void build_lot_sizing(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   const int T = ctx.size;
   const double diff = ctx.difficulty;
-  auto per = first(f.periods, T);
+  auto per = draw_run(f.periods, T, ctx.rng);
   std::vector<double> dem(T), pc(T), sc(T), hc(T), capa(T);
   for (int t = 0; t < T; ++t) dem[t] = d("demand");
   for (int t = 0; t < T; ++t) pc[t] = d("unit_cost");
@@ -458,9 +491,18 @@ void build_lot_sizing(const BuildContext& ctx, Instance& inst) {
 
   Story& st = inst.story;
   st.company = f.company;
-  st.setting = std::string(f.company) + " plans production of " + f.product + " over " + join_and(per) +
-               ". The warehouse is empty at the start, and stock left over at the end of a period is carried into the next.";
-  st.decision = "in which periods to run production, how much to make in each, and how much to keep in stock";
+  Rng& rng = ctx.rng;
+  const std::string u = f.unit;
+  st.setting = draw_wording(rng, {
+      std::string(f.company) + " plans production of " + f.product + " over " + join_and(per) +
+          ". The warehouse is empty at the start, and stock left over at the end of a period is carried into the next.",
+      "The planners at " + std::string(f.company) + " must schedule " + f.product + " for " + join_and(per) +
+          ". No stock is on hand before the first period; whatever is not sold in a period stays in the warehouse for later.",
+      "Over the coming periods (" + join_and(per) + "), " + std::string(f.company) + " has to decide when to produce " +
+          f.product + ". It starts with an empty warehouse, and unsold " + u + "s roll over from one period to the next."});
+  st.decision = draw_wording(rng, {"in which periods to run production, how much to make in each, and how much to keep in stock",
+                                   "a production plan: which periods get a run, the quantity made in each, and the stock kept",
+                                   "when to set up production, how many " + u + "s to make each period, and what to hold in stock"});
   Table t = table("Data per period", "Period",
                   {"Demand (" + std::string(f.unit) + "s)", "Production cost ($ per " + std::string(f.unit) + ")",
                    "Run cost ($)", "Holding cost ($ per " + std::string(f.unit) + " in stock at the end of the period)",
@@ -468,10 +510,20 @@ void build_lot_sizing(const BuildContext& ctx, Instance& inst) {
                   per);
   for (int k = 0; k < T; ++k) t.cells[k] = {num(dem[k]), num(pc[k]), num(sc[k]), num(hc[k]), num(capa[k])};
   st.tables.push_back(t);
-  st.rules.push_back("Demand in each period must be met on time from that period's production and the stock carried in; no backlog is allowed.");
-  st.rules.push_back("Nothing can be made in a period without a production run, and a run makes at most that period's capacity.");
-  st.objective = "minimize the total of production, run and holding costs in dollars";
-  st.integrality = "Each period either has a production run or not; quantities may be fractional.";
+  st.rules.push_back(draw_wording(rng, {
+      "Demand in each period must be met on time from that period's production and the stock carried in; no backlog is allowed.",
+      "Every period's demand is served from what is made in that period plus what was left over; late deliveries are not allowed.",
+      "No order may be delivered late: the " + u + "s made in a period together with the stock brought in must cover its demand."}));
+  st.rules.push_back(draw_wording(rng, {
+      "Nothing can be made in a period without a production run, and a run makes at most that period's capacity.",
+      "Production in a period requires a run (which incurs the run cost), and a run is limited to the period's capacity.",
+      "A period without a setup produces nothing; with a setup, output may not exceed that period's capacity."}));
+  st.objective = draw_wording(rng, {"minimize the total of production, run and holding costs in dollars",
+                                    "minimize the dollar cost of making, setting up and storing over the whole horizon",
+                                    "minimize total cost in dollars: production plus run costs plus holding costs"});
+  st.integrality = draw_wording(rng, {"Each period either has a production run or not; quantities may be fractional.",
+                                      "Whether to run in a period is a yes-or-no choice, while quantities may take fractional values.",
+                                      "Runs are all-or-nothing decisions; the amounts produced and stored need not be whole."});
 }
 
 }  // namespace
@@ -481,6 +533,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "product_mix",
         .title = "Product mix (continuous production quantities)",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
                  data_param("profit", true, 1, 1000, 10, 120, "$ per unit", "profit per unit of each product"),
                  data_param("usage", true, 0, 100, 1, 9, "resource units per unit", "resource use per unit made"),
@@ -490,6 +543,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "production_planning",
         .title = "Production planning with setup costs (whole units, setup decisions)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
                  data_param("profit", true, 1, 1000, 20, 150, "$ per unit", "profit per unit made"),
                  data_param("setup_cost", true, 0, 10000, 100, 900, "$", "cost of setting up a product's line"),
@@ -500,6 +554,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "diet",
         .title = "Diet / least-cost ration",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 3, 6, "number of foods"), difficulty_param(),
                  data_param("cost", false, 0.01, 100, 0.2, 4, "$ per serving", "cost of one serving", 2),
                  data_param("content", true, 0, 1000, 0, 40, "nutrient units per serving", "nutrient content"),
@@ -509,6 +564,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "blending",
         .title = "Blending to a recipe at least cost",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 8, 3, 6, "number of ingredients"), difficulty_param(),
                  data_param("cost", false, 0.01, 100, 0.1, 3, "$ per kg", "ingredient price", 2),
                  data_param("content", false, 0, 1, 0.01, 0.6, "kg of attribute per kg", "attribute share", 2),
@@ -519,6 +575,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "lot_sizing",
         .title = "Multi-period lot sizing with setups and inventory",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 8, 3, 6, "number of periods"), difficulty_param(),
                  data_param("demand", true, 0, 10000, 20, 120, "units per period", "demand to meet"),
                  data_param("unit_cost", true, 1, 1000, 5, 30, "$ per unit", "production cost"),

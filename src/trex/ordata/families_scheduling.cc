@@ -95,8 +95,9 @@ void build_single_machine(const BuildContext& ctx, Instance& inst) {
   const Lexicon& lx = lex_of(ctx);
   Draw& d = ctx.draw;
   const int n = ctx.size;
-  auto jobs = orders_of(lx, n);
-  const std::string mach = machine_names(lx, 1)[0];
+  Rng& rng = ctx.rng;
+  auto jobs = draw_names(orders_of(lx, int(lx.products.size())), n, rng);
+  const std::string mach = draw_names(machine_names(lx, 12), 1, rng)[0];
   std::vector<double> p(n), w(n);
   for (int j = 0; j < n; ++j) p[j] = d("hours");
   for (int j = 0; j < n; ++j) w[j] = d("weight");
@@ -123,9 +124,16 @@ void build_single_machine(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   fill_story_head(lx, s);
-  s.setting = "At " + lx.company + ", the " + mach + " must process the " + join_and(jobs) +
-              ", one at a time and without interruption, starting now.";
-  s.decision = "the order in which the " + mach + " processes them, and so when each is finished";
+  s.setting = draw_wording(rng, {
+      "At " + lx.company + ", the " + mach + " must process the " + join_and(jobs) +
+          ", one at a time and without interruption, starting now.",
+      lx.company + " has the " + join_and(jobs) + " waiting for the " + mach +
+          ", which handles a single order at a time and never stops an order once it has begun. Work starts now.",
+      "The " + mach + " at " + lx.company + " is the bottleneck: the " + join_and(jobs) +
+          " all need it, it can work on only one at a time, and an order in progress is never interrupted. The clock starts now."});
+  s.decision = draw_wording(rng, {"the order in which the " + mach + " processes them, and so when each is finished",
+                                  "a processing sequence for the " + mach + " and the resulting finishing time of each order",
+                                  "which order goes before which on the " + mach + ", and when each one is completed"});
   std::vector<std::string> cols = {"Processing time (hours)", "Delay cost ($ per hour until finished)"};
   if (ctx.mode == FeasibilityMode::kInfeasible) cols.push_back("Deadline (hours from now)");
   Table t = table("Orders", "Order", cols, jobs);
@@ -135,11 +143,19 @@ void build_single_machine(const BuildContext& ctx, Instance& inst) {
     if (ctx.mode == FeasibilityMode::kInfeasible) t.cells[j][2] = due[j] > 0 ? num(due[j]) : "none";
   }
   s.tables.push_back(t);
-  s.rules.push_back("An order finishes no earlier than its processing time after the start.");
-  s.rules.push_back("For any two orders, one is processed completely before the other starts.");
+  s.rules.push_back(draw_wording(rng, {"An order finishes no earlier than its processing time after the start.",
+                                       "No order can be done sooner than its own processing time from now.",
+                                       "Each order's finishing time is at least its processing time."}));
+  s.rules.push_back(draw_wording(rng, {"For any two orders, one is processed completely before the other starts.",
+                                       "Two orders never overlap: whichever goes first is finished before the other begins.",
+                                       "Of every pair of orders, one must be completed before work on the other may start."}));
   if (ctx.mode == FeasibilityMode::kInfeasible) s.rules.push_back("An order with a deadline must be finished by it.");
-  s.objective = "minimize the total delay cost, in dollars: each order's cost per hour times its finishing time";
-  s.integrality = "Which of two orders goes first is a yes-or-no decision.";
+  s.objective = draw_wording(rng, {"minimize the total delay cost, in dollars: each order's cost per hour times its finishing time",
+                                   "minimize the weighted sum of finishing times, each order weighted by its delay cost in dollars per hour",
+                                   "minimize the dollars lost to waiting: for every order, its hourly delay cost multiplied by the hour it is finished"});
+  s.integrality = draw_wording(rng, {"Which of two orders goes first is a yes-or-no decision.",
+                                     "For each pair of orders, the precedence is a binary choice.",
+                                     "The sequence is made of yes-or-no choices, one per pair of orders."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -149,8 +165,9 @@ void build_flow_shop(const BuildContext& ctx, Instance& inst) {
   const Lexicon& lx = lex_of(ctx);
   Draw& d = ctx.draw;
   const int n = ctx.size;
-  auto jobs = orders_of(lx, n);
-  auto mach = machine_names(lx, 2);
+  Rng& rng = ctx.rng;
+  auto jobs = draw_names(orders_of(lx, int(lx.products.size())), n, rng);
+  auto mach = draw_names(machine_names(lx, 12), 2, rng);
   std::vector<std::vector<double>> p(2, std::vector<double>(n));
   for (int k = 0; k < 2; ++k)
     for (int j = 0; j < n; ++j) p[k][j] = d("hours");
@@ -188,17 +205,34 @@ void build_flow_shop(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   fill_story_head(lx, s);
-  s.setting = "At " + lx.company + ", every one of the " + join_and(jobs) + " is first processed on the " + mach[0] +
-              " and then on the " + mach[1] + ". Both process the orders in the same sequence, one at a time.";
-  s.decision = "the sequence of the orders and when each finishes on each " + lx.machine;
+  s.setting = draw_wording(rng, {
+      "At " + lx.company + ", every one of the " + join_and(jobs) + " is first processed on the " + mach[0] +
+          " and then on the " + mach[1] + ". Both process the orders in the same sequence, one at a time.",
+      lx.company + " runs a two-stage line: the " + mach[0] + " handles the first stage and the " + mach[1] +
+          " the second. The " + join_and(jobs) + " pass through both stages in one common sequence, one order at a time.",
+      "The " + join_and(jobs) + " at " + lx.company + " each need the " + mach[0] + " first and the " + mach[1] +
+          " afterwards; the two stages work on one order at a time and keep the same order sequence."});
+  s.decision = draw_wording(rng, {"the sequence of the orders and when each finishes on each " + lx.machine,
+                                  "an order sequence, shared by both stages, and the finishing time of every order at each stage",
+                                  "in what sequence the orders go through the line and when each leaves each " + lx.machine});
   Table t = table("Processing times in hours", "Order", {mach[0], mach[1]}, jobs);
   for (int j = 0; j < n; ++j) t.cells[j] = {num(p[0][j]), num(p[1][j])};
   s.tables.push_back(t);
   if (horizon != lp::kInf) s.facts.push_back("Every order must be finished within " + num(horizon) + " hours.");
-  s.rules.push_back("An order can start on the " + mach[1] + " only after it has finished on the " + mach[0] + ".");
-  s.rules.push_back("Each " + lx.machine + " processes one order at a time, and one of any two orders goes first on both.");
-  s.objective = "minimize the makespan: the hour at which the last order leaves the " + mach[1];
-  s.integrality = "The sequence is a set of yes-or-no decisions.";
+  s.rules.push_back(draw_wording(rng, {
+      "An order can start on the " + mach[1] + " only after it has finished on the " + mach[0] + ".",
+      "The " + mach[1] + " may begin an order only once the " + mach[0] + " is done with it.",
+      "No order reaches the " + mach[1] + " before its work on the " + mach[0] + " is complete."}));
+  s.rules.push_back(draw_wording(rng, {
+      "Each " + lx.machine + " processes one order at a time, and one of any two orders goes first on both.",
+      "A " + lx.machine + " never works on two orders at once, and for any two orders the one that goes first does so at both stages.",
+      "Orders do not overlap on a " + lx.machine + ", and whichever of two orders leads on the first stage also leads on the second."}));
+  s.objective = draw_wording(rng, {"minimize the makespan: the hour at which the last order leaves the " + mach[1],
+                                   "minimize the completion time of the whole batch, measured when the " + mach[1] + " finishes its last order",
+                                   "minimize the number of hours until every order has left the " + mach[1]});
+  s.integrality = draw_wording(rng, {"The sequence is a set of yes-or-no decisions.",
+                                     "Whether one order precedes another is a binary choice.",
+                                     "Each pairwise ordering of the orders is an all-or-nothing decision."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -389,16 +423,18 @@ void add_scheduling_families(std::vector<const Family*>& out) {
       {{.family = "single_machine",
         .title = "One-machine sequencing with weighted completion times (big-M disjunctions)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(3, 6, 3, 4, "number of orders"), difficulty_param(),
-                   data_param("hours", true, 1, 1000, 1, 15, "hours", "processing time"),
-                   data_param("weight", true, 1, 1000, 1, 12, "$ per hour", "cost of each hour until an order is done")},
+                   data_param("hours", true, 1, 1000, 1, 30, "hours", "processing time"),
+                   data_param("weight", true, 1, 1000, 1, 20, "$ per hour", "cost of each hour until an order is done")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
        lexicon_industries(), build_single_machine},
       {{.family = "flow_shop",
         .title = "Two-machine permutation flow shop (makespan, big-M sequencing)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 5, 2, 4, "number of orders"), difficulty_param(),
-                   data_param("hours", true, 1, 1000, 1, 15, "hours", "processing time on a stage")},
+                   data_param("hours", true, 1, 1000, 1, 40, "hours", "processing time on a stage")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
        lexicon_industries(), build_flow_shop},
       {{.family = "project_crashing",

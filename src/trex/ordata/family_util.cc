@@ -33,6 +33,20 @@ std::vector<std::string> first(const std::vector<std::string>& names, int n) {
   return {names.begin(), names.begin() + n};
 }
 
+std::vector<std::string> draw_names(const std::vector<std::string>& names, int n, Rng& rng) {
+  std::vector<std::string> all = names;
+  rng.shuffle(all);
+  return first(all, n);
+}
+
+std::vector<std::string> draw_run(const std::vector<std::string>& names, int n, Rng& rng) {
+  if (n < 0 || size_t(n) > names.size()) throw std::logic_error("name list too short");
+  const long start = rng.integer(0, long(names.size()) - n);
+  return {names.begin() + start, names.begin() + start + n};
+}
+
+std::string draw_wording(Rng& rng, const std::vector<std::string>& wordings) { return rng.pick(wordings); }
+
 std::string join_and(const std::vector<std::string>& items) {
   std::string s;
   for (size_t i = 0; i < items.size(); ++i) {

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "trex/kernels/elementwise_simd512.h"
+
 namespace trex::kernels {
 namespace {
 
@@ -98,28 +100,18 @@ __attribute__((target("avx2,fma"))) void update_avx2(const AdamWScalars& s, floa
 
 // ---- AVX-512 ----------------------------------------------------------------------------------
 
-#define TREX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+// The target of elementwise_simd512.h's helpers (round16 is inlined only into a caller with the
+// same target).
+#define TREX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
-// The zero-masked forms of srli, sqrt and cvtepi32_epi16 with every lane selected: the same
-// instructions, without the unmasked forms' _mm512_undefined_*() that GCC 12 flags as
-// maybe-uninitialized.
+// The zero-masked form of sqrt with every lane selected: the same instruction, without the
+// unmasked form's _mm512_undefined_ps() that GCC 12 flags as maybe-uninitialized. The bf16
+// rounding is elementwise_simd512.h's round16.
 constexpr __mmask16 kAll = 0xffff;
 
 struct Avx512Consts {
   __m512 b1, c1, b2, c2, decay, neg_step, bias2, eps;
 };
-
-TREX_AVX512 inline __m256i round_bf16_avx512(__m512 x) {
-  __m512i u = _mm512_castps_si512(x);
-  __m512i absu = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-  __mmask16 nan = _mm512_cmpgt_epu32_mask(absu, _mm512_set1_epi32(0x7f800000));
-  __m512i hi = _mm512_maskz_srli_epi32(kAll, u, 16);
-  __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-                                  _mm512_and_si512(hi, _mm512_set1_epi32(1)));
-  __m512i r = _mm512_maskz_srli_epi32(kAll, _mm512_add_epi32(u, bias), 16);
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
-  return _mm512_maskz_cvtepi32_epi16(kAll, r);  // every lane is <= 0xffff: truncation is exact
-}
 
 // One vector of 16 lanes; `mask` selects the lanes that exist (all of them except in the tail).
 TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, float* theta,
@@ -134,7 +126,7 @@ TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, flo
   _mm512_mask_storeu_ps(m, mask, mv);
   _mm512_mask_storeu_ps(v, mask, vv);
   _mm512_mask_storeu_ps(theta, mask, tv);
-  if (w) _mm256_mask_storeu_epi16(w, mask, round_bf16_avx512(tv));
+  if (w) _mm256_mask_storeu_epi16(w, mask, simd::round16(tv));
 }
 
 TREX_AVX512 void update_avx512(const AdamWScalars& s, float* theta, float* m, float* v,

@@ -167,8 +167,8 @@ TEST(EvalCli, IndustryOrByName) {
   write_file_atomic(d.path + "/c.jsonl", completions);
   std::string env = std::string("TREX_INDUSTRYOR=") + d.path + "/IndustryOR.json";
   ProcessResult r = trex({"eval", "run", "--bench", "industryor", "--completions",
-                                 d.path + "/c.jsonl", "--mode", "orlm", "--out", d.path + "/out", "--quiet"},
-                         {"/usr/bin/env", env});
+                                 d.path + "/c.jsonl", "--mode", "orlm", "--out", d.path + "/out", "--quiet", "--timeout", "120"},
+                         {"/usr/bin/env", env});  // the timeout: a hang guard only
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| industryor | 2 | 1 | 50.0% |"), std::string::npos) << r.out;  // 8 = 8; 8 vs 7 is off by 14%
   ProcessResult shown = trex({"eval", "list"}, {"/usr/bin/env", env});

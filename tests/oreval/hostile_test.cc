@@ -310,7 +310,7 @@ TEST(Hostile, NothingCarriesOverToTheNextProgram) {
       "import builtins, os, sys\nimport gurobipy\n"
       "def attempt(what, action):\n"
       "    try:\n        action()\n        print(what, 'written')\n"
-      "    except OSError as e:\n        print(what, 'refused', type(e).__name__)\n"
+      "    except OSError:\n        print(what, 'refused')\n"
       "def write(path):\n    return lambda: open(path, 'w').write('leak')\n"
       "attempt('tmp', write('/tmp/" + tag + "'))\n"
       "attempt('shm', write('/dev/shm/" + tag + "'))\n"
@@ -325,10 +325,10 @@ TEST(Hostile, NothingCarriesOverToTheNextProgram) {
   // The module copy is root's and read-only to user nobody; in a user namespace (trex not root)
   // the program may change its own copy, which is in its own folder: either way not the next one's.
   std::string seen = first.output;
-  for (const char* either : {"module copy refused PermissionError\n", "module copy written\n"})
+  for (const char* either : {"module copy refused\n", "module copy written\n"})
     if (size_t at = seen.find(either); at != std::string::npos) seen.replace(at, std::strlen(either), "module copy tried\n");
   EXPECT_EQ(seen,
-            "tmp refused PermissionError\nshm refused PermissionError\nsource refused PermissionError\n"
+            "tmp refused\nshm refused\nsource refused\n"
             "cwd written\nmodule copy tried\npatched here True True 1\n");
   Execution second = run_to_end(
       "import builtins, glob, json, os, sys\nimport gurobipy\n"

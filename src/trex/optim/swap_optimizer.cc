@@ -303,12 +303,15 @@ void SwapOptimizer::pump() {
     int64_t c = order_[size_t(next_)];
     size_t s = size_t(next_ % int64_t(slots_.size()));
     {
+      // The caller waiting for a chunk's state is exposed I/O (SwapStats::wait_s).
+      auto t0 = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mu_);
       compute_cv_.wait(lock, [&] {
         return stop_ || failed_ ||
                (final_[size_t(c)] == chunk_valid(c) && state_[s] == SlotState::kReady &&
                 slot_chunk_[s] == next_);
       });
+      wait_s_ += seconds_since(t0);
       if (stop_ || failed_) return;
     }
     update_chunk(c, s);

@@ -34,11 +34,14 @@ TEST(TrainConfigTest, ShippedConfigsLoad) {
   EXPECT_FALSE(sft.data[0].count_all);
 }
 
+// The pieces of a small config: [run] (4 lines) and one [[data]] source.
+const std::string kModel = std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml";
+const std::string kHead = "[run]\nmodel = \"" + kModel + "\"\nseq = 128\nsteps = 10\n";
+const std::string kData = "\n[[data]]\nkind = \"text\"\npath = \"/usr/share/common-licenses\"\n";
+
 TEST(TrainConfigTest, ErrorsNameFileLineAndField) {
   TempDir dir("cfg");
-  std::string model = std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml";
-  std::string head = "[run]\nmodel = \"" + model + "\"\nseq = 128\nsteps = 10\n";
-  std::string data = "\n[[data]]\nkind = \"text\"\npath = \"/usr/share/common-licenses\"\n";
+  const std::string &model = kModel, &head = kHead, &data = kData;
   std::string p = dir.write("typo.toml", head + "\n[optimizer]\nlr = 1e-3\nlrr = 2\n" + data);
   EXPECT_EQ(error_of(p), p + ":8: optimizer.lrr: unknown field");
   p = dir.write("kind.toml", head + "\n[optimizer]\nlr = 1e-3\nkind = \"sgd\"\n" + data);
@@ -53,9 +56,7 @@ TEST(TrainConfigTest, ErrorsNameFileLineAndField) {
 // swap_slots chunks is refused at load, naming the field and line, before any swap file exists.
 TEST(TrainConfigTest, SwapMemoryBudgetSetsOrRefusesTheChunk) {
   TempDir dir("cfg");
-  std::string model = std::string(TREX_SOURCE_DIR) + "/configs/model/v4-nano.toml";
-  std::string head = "[run]\nmodel = \"" + model + "\"\nseq = 128\nsteps = 10\n\n[optimizer]\nlr = 1e-3\nkind = \"swap\"\n";
-  std::string data = "\n[[data]]\nkind = \"text\"\npath = \"/usr/share/common-licenses\"\n";
+  const std::string head = kHead + "\n[optimizer]\nlr = 1e-3\nkind = \"swap\"\n", &data = kData;
 
   // 3 slots x 12 B x 262144 = 9.4 MB: 10 MB holds them, and 10 MB alone gives the largest
   // 1024-multiple chunk that fits (floor(10e6 / 36) = 277777 -> 277504).

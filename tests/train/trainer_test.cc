@@ -242,7 +242,8 @@ std::vector<nlohmann::json> metrics_of(const std::string& run) {
 // The swap update overlapped with the backward (the default in one process) against the
 // in-memory AdamW, byte for byte, on the paths a step can take: every step clipped with the
 // current norm (the overlapped update is redone after the backward), none clipped (it stands),
-// clipping with the previous step's norm (it stands, scaled), a non-finite gradient (it is
+// clipping with the previous step's norm (it stands, scaled; the first step, with no previous
+// norm, clips with its own and is redone), a non-finite gradient (it is
 // discarded), and a run stopped and resumed. Weight decay groups, bf16 weights and two
 // micro-batches throughout.
 TEST(TrainerTest, OverlappedSwapUpdateEqualsAdamW) {
@@ -257,7 +258,8 @@ TEST(TrainerTest, OverlappedSwapUpdateEqualsAdamW) {
   const std::vector<Case> cases = {
       {"clip_every_step", "clip_norm = 1e-4", "", 4, true},
       {"no_clip", "clip_norm = 0", "", 0, false},
-      {"clip_previous", "clip_norm = 0.05\nclip_with = \"previous\"", "", 0, true},
+      // The first step has no previous norm: it clips with its own (redone); the rest stand.
+      {"clip_previous", "clip_norm = 0.05\nclip_with = \"previous\"", "", 1, true},
       {"nan_step", "clip_norm = 0", "\n[guard]\nnan_at_step = [2]\nnan_limit = 3\n", 0, false},
   };
   for (const Case& k : cases) {

@@ -8,7 +8,8 @@
 //   3. guard:     loss or global gradient norm not finite: the step is skipped (no update, no
 //                 routing-bias change, reported in metrics); nan_limit in a row stop the run
 //   4. clip:      grads *= clip_norm / norm when norm > clip_norm (clip_with "previous": the
-//                 norm of the last step not skipped, so the scale is known before the backward)
+//                 norm of the last step not skipped, so the scale is known before the backward;
+//                 the step's own norm while there is none, i.e. at the first step)
 //   5. update:    lr from the schedule into every group (set_lr), optimizer step writing bf16
 //                 weights, copied back into the model's fp32 parameters: the model computes
 //                 with bf16-rounded weights, the optimizer keeps fp32 master weights
@@ -20,8 +21,8 @@
 // each range of parameters whose gradient is final (model::Transformer::set_grad_final_hook) is
 // added into the step's gradient and handed to it, so it updates chunks while the layers below
 // are still in backward; the update is committed after the guard. Skipped steps discard it;
-// with clip_with "current" a step whose norm exceeds clip_norm discards it and runs again,
-// clipped, after the backward (exposed). Weights and state are bitwise those of steps 2-6.
+// with clip_with "current" (and "previous" at its first step) a step whose norm exceeds
+// clip_norm discards it and runs again, clipped, after the backward (exposed). Weights and state are bitwise those of steps 2-6.
 //
 // Parallel runs (options.dist): step 2 runs this rank's micro-batches (dist::StepReducer), the
 // gradient and the loss are summed over the ranks in micro-batch order, and the expert load

@@ -36,6 +36,7 @@ base = open(f"{root}/configs/train/v4-micro-cpt.toml").read()
 base = base.replace('model = "../model/v4-micro.toml"', f'model = "{root}/configs/model/v4-micro.toml"')
 base = base[:base.index("[[data]]")] + '[[data]]\nname = "licenses"\nkind = "text"\npath = "/usr/share/doc/*/copyright"\nweight = 1.0\n'
 base = base.replace("sample_bytes = 8000000", "sample_bytes = 2000000")
+base = re.sub(r'\nclip_with = "[a-z]+"', "", base)  # each variant sets its own below
 base = re.sub(r"\[checkpoint\]\n[^\[]*", "[checkpoint]\nevery = 0\nkeep_last = 1\n\n", base)
 variants = {
     "adamw": 'kind = "adamw"',

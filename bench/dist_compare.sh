@@ -81,6 +81,8 @@ for i in $(seq "${REPEATS:-3}"); do
          "load $(uptime | sed 's/.*load average: //')"
   done
 done
+/usr/bin/python3 -c "import statistics, sys; a = sys.argv[1].split(); b = sys.argv[2].split()
+print(f'median ratio 2 ranks / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s), {statistics.median(map(float, b)):.3f} (CPU s)')" "${ratios[*]}" "${cpu_ratios[*]}"
 for name in "${!extra_ratios[@]}"; do
   /usr/bin/python3 -c "import statistics, sys; a = sys.argv[2].split()
 print(f'median ratio 2 ranks ({sys.argv[1]}) / 1 rank over {len(a)} pairs: {statistics.median(map(float, a)):.3f} (tokens/s)')" \

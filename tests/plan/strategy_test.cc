@@ -95,6 +95,25 @@ TEST_F(StrategyCheck, EveryPipelineStageNeedsALayer) {
   EXPECT_NE(refusal(pro, c, make_run(8192, 64), s).find("a pipeline stage would have no layer"), std::string::npos);
 }
 
+TEST_F(StrategyCheck, AnExplicitLayoutMayGiveAChunkOnlyTheEmbeddingOrTheLoss) {
+  // Megatron-Core's --account-for-embedding/loss-in-pipeline-split: 61 layers + E + L over
+  // 63 chunks = pp 7 x vpp 9 on 56 devices (dp 8, 7 micro-batches of the batch of 56): the
+  // first chunk holds only the embedding, the last only the head. Without the layout the same
+  // pp x vpp is refused; a layout that places too few layers is refused too.
+  Strategy s;
+  s.pp = 7;
+  s.vpp = 9;
+  Cluster c = cm;
+  set_nodes(c, 7);
+  EXPECT_NE(refusal(pro, c, make_run(8192, 56), s).find("63 stages but only 61 layers"), std::string::npos);
+  std::string layout = "E";
+  for (int i = 0; i < 61; ++i) layout += "|t";
+  s.layout.layout = layout + "|L";
+  EXPECT_EQ(refusal(pro, c, make_run(8192, 56), s), "");
+  s.layout.layout = layout.substr(0, layout.size() - 2) + "|L|L";
+  EXPECT_NE(refusal(pro, c, make_run(8192, 56), s).find("places 60 transformer layers"), std::string::npos);
+}
+
 TEST_F(StrategyCheck, ProductsMustCoverTheDevices) {
   Strategy s;
   s.tp = 8;
@@ -195,6 +214,8 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
             "strategy.recompute: is \"some\", expected none, selective, norm-act, moe or full @2");
   EXPECT_EQ(file_error("[strategy]\na2a_overlap = 1.5\n", false), "strategy.a2a_overlap: must be in [0, 1], got 1.5 @2");
   EXPECT_EQ(file_error("[strategy]\nzero = 4\n", false), "strategy.zero: must be 0, 1, 2 or 3 @2");
+  EXPECT_EQ(file_error("[strategy]\nmoe_dispatcher = \"nccl\"\n", false),
+            "strategy.moe_dispatcher: is \"nccl\", expected alltoall or deepep @2");
   EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");
   EXPECT_EQ(file_error("[strategy\n", false).rfind("", 0), 0u);
   EXPECT_NE(file_error("[strategy\n", false), "");

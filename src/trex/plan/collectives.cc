@@ -31,7 +31,7 @@ double all_gather_s(const Cluster& c, long g, long extent, double bytes) {
   return c.eff.comm_launch_s + (gd - 1) * l.latency_s + (gd - 1) / gd * bytes / bw(c, l, double(extent));
 }
 
-double all_to_all_s(const Cluster& c, long g, long stride, double bytes) {
+double all_to_all_s(const Cluster& c, long g, long stride, double bytes, double beyond_domain) {
   if (g <= 1 || bytes <= 0) return 0;
   // Peers of one rank: ranks r + stride j, j = 1..g-1. The share reaching each level is the
   // share of peers that lie inside that level's group but not the one below.
@@ -42,7 +42,8 @@ double all_to_all_s(const Cluster& c, long g, long stride, double bytes) {
     long in_level = std::min<long>(g, std::max<long>(1, l.group_size / stride));
     long here = in_level - inside_below;
     if (here > 0) {
-      double t = double(here) / gd * bytes / bw(c, l, double(in_level * stride)) + double(here) * l.latency_s;
+      double share = double(here) / gd * (&l == &c.links.front() ? 1.0 : beyond_domain);
+      double t = share * bytes / bw(c, l, double(in_level * stride)) + double(here) * l.latency_s;
       worst = std::max(worst, t);
     }
     inside_below = std::max(inside_below, in_level);

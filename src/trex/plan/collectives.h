@@ -20,7 +20,9 @@ namespace trex::plan {
 
 double all_reduce_s(const Cluster& c, long g, long extent, double bytes);
 double all_gather_s(const Cluster& c, long g, long extent, double bytes);  // = reduce-scatter
-double all_to_all_s(const Cluster& c, long g, long stride, double bytes);
+// `beyond_domain` scales the traffic on the levels above the innermost one (the scale-up
+// domain): a dispatcher that sends a token once per remote domain (ep_dispatch.h) moves less.
+double all_to_all_s(const Cluster& c, long g, long stride, double bytes, double beyond_domain = 1);
 double p2p_s(const Cluster& c, long extent, double bytes);
 
 }  // namespace trex::plan

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "trex/plan/collectives.h"
+#include "trex/plan/ep_dispatch.h"
 #include "trex/plan/gemm_efficiency.h"
 #include "trex/plan/overlap.h"
 #include "trex/plan/pipeline_layout.h"
@@ -361,7 +362,14 @@ class Builder {
     vec(w, tsp_ * K * d * 4, 0);                               // unpermute and weighted sum
     // Dispatch and combine; with ETP, a gather before the experts and a scatter after.
     double dispatch_elem = fp8_ ? 1 : 2;  // FP8 dispatch, BF16 combine (DeepEP's setting)
-    w.ep_s += all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem) + all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2);
+    // A hierarchical dispatcher sends a token once per remote scale-up domain (ep_dispatch.h).
+    double beyond = 1;
+    if (s_.moe_dispatcher == MoeDispatcher::kDeepEp && !c_.links.empty()) {
+      long domain = std::min<long>(s_.ep, std::max<long>(1, c_.links.front().group_size / s_.etp));
+      beyond = dedup_scale_out_factor(s_.ep, domain, K, E);
+    }
+    w.ep_s += all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond) +
+              all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2, beyond);
     if (s_.etp > 1) w.ep_s += 2 * all_gather_s(c_, s_.etp, s_.etp, rows * d * 2);
     if (f.shared_experts > 0) {
       tp_block(w);

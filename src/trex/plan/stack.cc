@@ -23,6 +23,14 @@ MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field) {
   throw InputError::field(field, "must be none, 1f1b-a2a or dualpipe, got " + s);
 }
 
+const char* to_string(MoeDispatcher d) { return d == MoeDispatcher::kDeepEp ? "deepep" : "alltoall"; }
+
+MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& field) {
+  if (s == "alltoall") return MoeDispatcher::kAllToAll;
+  if (s == "deepep") return MoeDispatcher::kDeepEp;
+  throw InputError::field(field, "must be alltoall or deepep, got " + s);
+}
+
 StackProfile load_stack(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TomlFields top(path, root, "");
@@ -42,6 +50,7 @@ StackProfile load_stack(const std::string& path) {
   p.dp_overlap = f.boolean_or("dp_overlap", true);
   p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
+  p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep"}), "stack.moe_dispatcher");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
   p.moe_host_per_expert_s = f.number_or("moe_host_per_expert_s", 0, 0, 0.1);
   p.step_overhead = f.number_or("step_overhead", 0, 0, 1);

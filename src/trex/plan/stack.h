@@ -23,6 +23,15 @@ enum class MoeOverlap {
 const char* to_string(MoeOverlap o);
 MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field);
 
+// How the EP dispatcher moves a token to its top-k experts (docs/plan.md, "EP dispatchers").
+enum class MoeDispatcher {
+  kAllToAll,  // one copy per (token, expert) pair on every link (NCCL all-to-all)
+  kDeepEp,    // hierarchical: one copy per remote scale-up domain over the scale-out network,
+              // forwarded inside it over NVLink (DeepEP normal kernels, HybridEP, DeepSeek-V3's)
+};
+const char* to_string(MoeDispatcher d);
+MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& field);
+
 struct StackProfile {
   std::string name = "neutral";
   std::string file;
@@ -35,6 +44,7 @@ struct StackProfile {
   bool dp_overlap = true;        // default: gradient reduction overlapped with the last backward
   bool zero3_prefetch = true;    // default: ZeRO-3/FSDP gathers prefetched behind compute
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // default EP dispatcher
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)
   double step_overhead = 0;      // per-step work not modelled, as a fraction of the step
   // Host (CPU) seconds to issue one local expert's kernels in one MoE layer pass (forward,

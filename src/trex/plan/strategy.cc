@@ -73,6 +73,8 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.a2a_overlap = f.number_or("a2a_overlap", 0, 0, 1);
   s.moe_overlap = parse_moe_overlap(
       f.choice_or("moe_overlap", to_string(stack.moe_overlap), {"none", "1f1b-a2a", "dualpipe"}), "strategy.moe_overlap");
+  s.moe_dispatcher = parse_moe_dispatcher(
+      f.choice_or("moe_dispatcher", to_string(stack.moe_dispatcher), {"alltoall", "deepep"}), "strategy.moe_dispatcher");
   s.tp_overlap = f.number_or("tp_overlap", stack.tp_overlap, 0, 1);
   s.dp_overlap = f.boolean_or("dp_overlap", stack.dp_overlap);
   s.zero3_prefetch = f.boolean_or("zero3_prefetch", stack.zero3_prefetch);
@@ -157,8 +159,11 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
     if (s.etp != 1) refuse("etp", "etp " + num(s.etp) + " needs routed experts; " + m.name + " is dense");
     s.edp = s.tp * s.cp * s.dp;
   }
-  // MTP blocks ride on the last stage, so only the main layers count here.
-  if (s.pp * s.vpp > m.layers)
+  // MTP blocks ride on the last stage, so only the main layers count here. An explicit layout
+  // may give a chunk only the embedding or the loss (Megatron-Core's
+  // --account-for-embedding/loss-in-pipeline-split: 94 layers + E + L over 96 chunks);
+  // pipeline_chunks checks it below.
+  if (s.layout.layout.empty() && s.pp * s.vpp > m.layers)
     refuse("pp", "pp x vpp = " + num(s.pp * s.vpp) + " stages but only " + num(m.layers) +
                      " layers: a pipeline stage would have no layer");
   if (run.global_batch % (s.dp * run.micro_batch) != 0)

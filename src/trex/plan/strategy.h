@@ -61,6 +61,7 @@ struct Strategy {
   double swap_chunk_bytes = 256e6;
   double a2a_overlap = 0;         // with moe_overlap none: fraction of EP all-to-all hidden by other means
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // the schedule's all-to-all overlap (stack default)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // how tokens reach their experts (stack default)
   double tp_overlap = 0;          // fraction of TP collectives hidden (stack default)
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)

@@ -18,6 +18,8 @@
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
+#include "trex/dist/communicator.h"
+#include "trex/dist/session.h"
 #include "trex/ordata/config.h"
 #include "trex/ordata/corpus_check.h"
 #include "trex/ordata/corpus_run.h"
@@ -63,19 +65,20 @@ std::pair<int, int> parse_shard(const std::string& s) {
   throw InputError::field("--shard", "expected i/n with 0 <= i < n, got '" + s + "'");
 }
 
-// Under mpirun, each rank is one shard (Open MPI and MPICH/Hydra name the rank and size in
-// the environment), so `mpirun -n 4 trex data gen ...` splits the run four ways.
-bool mpi_rank(int* rank, int* size) {
-  for (auto [r, s] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, std::pair{"PMI_RANK", "PMI_SIZE"}}) {
-    const char* rv = std::getenv(r);
-    const char* sv = std::getenv(s);
-    if (rv && sv) {
-      *rank = std::atoi(rv), *size = std::atoi(sv);
-      return *size >= 1 && *rank >= 0 && *rank < *size;
-    }
-  }
-  return false;
-}
+// The corpus engine's two collectives over MPI (dist::Communicator): rank 0 gathers the
+// candidates of every rank's block and broadcasts its verdicts.
+class MpiRanks : public RankGroup {
+ public:
+  MpiRanks() : world_(dist::Communicator::world()) {}
+  int rank() const override { return world_.rank(); }
+  int size() const override { return world_.size(); }
+  std::vector<std::string> gather(const std::string& mine) override { return world_.gather_bytes(mine, 0); }
+  std::string broadcast(const std::string& from_rank0) override { return world_.broadcast_bytes(from_rank0, 0); }
+  void barrier() override { world_.barrier("data gen"); }
+
+ private:
+  dist::Communicator world_;
+};
 
 int run_families(bool json) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
@@ -127,7 +130,27 @@ int run_families(bool json) {
   return 0;
 }
 
+int run_gen(const GenArgs& a, RankGroup* ranks);
+
+// Under mpirun (without --shard) the ranks write one corpus together, byte for byte the one a
+// single process writes: rank 0 deduplicates every rank's candidates in block order.
 int run_gen(const GenArgs& a) {
+  if (!a.shard.empty() || !dist::Session::launched()) return run_gen(a, nullptr);
+  dist::Session session;
+  // A rank waits in a collective while rank 0 replays a resumed corpus into its dedup state
+  // (minutes at a million samples); mpirun itself ends the job when a rank dies.
+  session.set_timeout(3600);
+  if (session.world() == 1) return run_gen(a, nullptr);
+  MpiRanks ranks;
+  // Several ranks: an error on one must end them all (the others would wait for it forever).
+  try {
+    return run_gen(a, &ranks);
+  } catch (const std::exception& e) {
+    session.abort(e.what(), dynamic_cast<const InputError*>(&e) ? kUsageExitCode : 1);
+  }
+}
+
+int run_gen(const GenArgs& a, RankGroup* ranks) {
   // A corpus run allocates and frees many strings of 10 to 100 KiB per sample. Keeping freed
   // memory in the process (no trimming, no mmap for these sizes) saves page faults that cost
   // about a tenth of the run.
@@ -157,39 +180,37 @@ int run_gen(const GenArgs& a) {
   o.progress = !a.quiet;
   o.compress = !a.uncompressed;
   o.dedup_memory_bytes = uint64_t(a.dedup_memory_mb) << 20;
-  int rank = 0, size = 1;
-  bool mpi = a.shard.empty() && mpi_rank(&rank, &size) && size > 1;
   if (!a.shard.empty()) std::tie(o.shard, o.shards) = parse_shard(a.shard);
-  if (mpi) {
-    o.shard = rank, o.shards = size;
-    if (a.threads == 0) o.threads = std::max(1, int(std::thread::hardware_concurrency()) / size);
+  const int rank = ranks ? ranks->rank() : 0, size = ranks ? ranks->size() : 1;
+  if (ranks) {
+    o.ranks = ranks;
+    // The CPUs shared by this machine's ranks, unless the user chose.
+    if (a.threads == 0) o.threads = std::max(1, int(std::thread::hardware_concurrency()) / dist::Session::local_ranks());
   }
   RunReport r = run_corpus(o);
-
-  nlohmann::ordered_json m = r.manifest;
-  if (mpi && rank == 0) {
-    // Rank 0 merges once every rank's manifest is there (ranks share the output directory).
-    for (int waited = 0;; ++waited) {
-      try {
-        m = merge_manifests(a.out, size);
-        break;
-      } catch (const InputError& e) {
-        if (waited > 36000) throw;  // an hour
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }
-  }
-  if (mpi && rank != 0) {
-    std::printf("trex data gen: rank %d of %d: %ld samples (shard manifest %s)\n", rank, size, r.accepted,
-                r.manifest_path.c_str());
+  if (rank != 0) {
+    std::printf("trex data gen: rank %d of %d: done (rank 0 writes the manifest)\n", rank, size);
     return 0;
   }
-  std::string where = m["shard"]["count"].get<int>() > 1 && !m["shard"].contains("merged")
+  nlohmann::ordered_json m = r.manifest;
+  if (o.shards > 1) {
+    // The last shard to finish merges the shards' manifests (they share the output directory).
+    try {
+      merge_manifests(a.out, o.shards);
+      std::printf("trex data gen: every shard is done: merged manifest %s/manifest.json\n", a.out.c_str());
+    } catch (const InputError&) {
+      // another shard has not finished: it merges
+    }
+  }
+  std::string where = m["shard"]["count"].get<int>() > 1
                           ? " (shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ")"
                           : "";
-  std::printf("trex data gen: %ld samples in %s%s (%ld generated, %zu families, %d threads%s)\n",
-              m["samples"].get<long>(), a.out.c_str(), where.c_str(), m["candidates"].get<long>(),
-              m["per_family"].size(), m["threads"].get<int>(),
+  const int threads = m["threads"].get<int>();
+  std::string workers = size > 1 ? std::to_string(size) + " MPI ranks x " + std::to_string(threads / size) +
+                                       " threads, deduplicated together"
+                                 : std::to_string(threads) + " threads";
+  std::printf("trex data gen: %ld samples in %s%s (%ld generated, %zu families, %s%s)\n", m["samples"].get<long>(),
+              a.out.c_str(), where.c_str(), m["candidates"].get<long>(), m["per_family"].size(), workers.c_str(),
               r.blocks_resumed ? (", " + std::to_string(r.blocks_resumed) + " blocks resumed").c_str() : "");
   std::printf("  throughput: %.1f verified samples/s (wall %.2f s)\n", m["samples_per_second"].get<double>(),
               m["wall_seconds"].get<double>());
@@ -201,8 +222,7 @@ int run_gen(const GenArgs& a) {
   for (const auto& [k, v] : m["per_reason"].items())
     std::printf("  rejected: %-22s %5ld (%.2f%% of generated)\n", k.c_str(), v["count"].get<long>(),
                 100 * v["share_of_generated"].get<double>());
-  std::string manifest = a.out + "/" + (m["shard"].contains("merged") ? "manifest.json" : manifest_name(o.shard, o.shards));
-  std::printf("  manifest: %s\n", manifest.c_str());
+  std::printf("  manifest: %s\n", r.manifest_path.c_str());
   return 0;
 }
 
@@ -309,7 +329,8 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_option("--seed", g->seed, "Run seed (default 1, or the config's)");
   gen->add_option("--out", g->out, "Output directory (resumes a run found there)")->required();
   gen->add_option("--threads", g->threads, "Worker threads (default 0: all CPUs)");
-  gen->add_option("--shard", g->shard, "Take shard i of n (i/n): blocks i, i+n, ...; under mpirun, the rank");
+  gen->add_option("--shard", g->shard, "Take shard i of n (i/n): blocks i, i+n, ..., deduplicated within the shard "
+                  "(under mpirun without --shard the ranks write one corpus, deduplicated together)");
   gen->add_option("--against", g->against, "A corpus directory whose samples count as seen (repeatable)");
   gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
   gen->add_flag("--quiet", g->quiet, "No progress bar");

@@ -121,21 +121,112 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
   fs::remove(cfg);
 }
 
-TEST(DataCli, UnderMpirunEachRankTakesAShardAndRankZeroMerges) {
-  if (!program_available("mpirun")) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
-  std::string dir = temp_dir("mpi");
+// mpirun -n ranks trex ARGS, as root too (a test may run as root; no user needs these).
+ProcessResult mpirun_trex(int ranks, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"env",    "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                   "mpirun", "-n",                       std::to_string(ranks),
+                                   "--oversubscribe", "--bind-to",       "none",
+                                   TREX_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
   ProcessOptions o;
-  o.timeout_s = 120;
-  ProcessResult r = run_process({"mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2", TREX_BINARY, "data",
-                                 "gen", "--count", "30", "--seed", "2", "--out", dir, "--quiet"},
-                                o);
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(fs::exists(dir + "/manifest-shard-0-of-2.json"));
-  EXPECT_TRUE(fs::exists(dir + "/manifest-shard-1-of-2.json"));
+  o.timeout_s = 600;  // a hang guard only
+  return run_process(argv, o);
+}
+
+// A mixture that makes near duplicates (two families, a low threshold) in small blocks, and a
+// count that ends inside block 6: under 2 ranks, rank 1's block 7 of the last round is built
+// and not needed.
+constexpr const char* kDuplicatingMixture = R"([run]
+count = 70
+block_size = 12
+near_duplicate_threshold = 0.4
+
+[families.knapsack]
+weight = 1.0
+
+[families.product_mix]
+weight = 1.0
+)";
+
+nlohmann::json counts_of(const std::string& dir) {
+  nlohmann::json m = nlohmann::json::parse(read_file(dir + "/manifest.json"));
+  nlohmann::json c = {{"samples", m["samples"]}, {"candidates", m["candidates"]}, {"per_family", m["per_family"]}};
+  for (const auto& [k, v] : m["per_reason"].items()) c["per_reason"][k] = v["count"];
+  c["structures"] = m["diversity"]["distinct_structures"];
+  return c;
+}
+
+TEST(DataCli, UnderMpirunTheRanksWriteTheOneProcessCorpusByteForByte) {
+  if (!program_available("mpirun")) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  std::string one = temp_dir("mpi_one"), two = temp_dir("mpi_two");
+  fs::create_directories(one);
+  std::string config = one + ".toml";
+  write_file_atomic(config, kDuplicatingMixture);
+  ProcessResult r1 = trex_run({"data", "gen", "--config", config, "--seed", "4", "--out", one, "--quiet"}, 600);
+  ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
+  ProcessResult r2 = mpirun_trex(2, {"data", "gen", "--config", config, "--seed", "4", "--out", two, "--quiet",
+                                     "--threads", "1"});
+  ASSERT_EQ(r2.exit_code, 0) << r2.out << r2.err;
+  EXPECT_NE(r2.out.find("2 MPI ranks x 1 threads, deduplicated together"), std::string::npos) << r2.out;
+
+  // The same files, compressed parts compared as bytes, and the same counts in the manifest.
+  std::map<std::string, std::string> expected = published(one);
+  EXPECT_EQ(expected.size(), 3u * 7u);  // blocks 0-6: block 7 was not needed
+  EXPECT_EQ(published(two), expected);
+  EXPECT_EQ(counts_of(two), counts_of(one));
+  EXPECT_FALSE(fs::exists(two + "/blocks/block-00007.json"));
+  EXPECT_FALSE(fs::exists(two + "/manifest-shard-0-of-2.json"));
+
+  // Duplicates across ranks were removed: some rejected sample duplicates one from a block of
+  // the other rank (block b is rank b % 2's), and the one process rejected the same ones.
+  int across = 0;
+  for (int b = 0; b < 7; ++b) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/blocks/block-%05d.json", b);
+    nlohmann::json blk = nlohmann::json::parse(read_file(two + name));
+    for (const auto& [k, examples] : blk["examples"].items())
+      for (const auto& e : examples) {
+        std::string of = e["detail"].get<std::string>();  // "duplicates family-s4-0000017"
+        long index = std::stol(of.substr(of.rfind('-') + 1));
+        across += (index / 12) % 2 != b % 2;
+      }
+  }
+  EXPECT_GT(across, 0);
+  EXPECT_GT(counts_of(one)["per_reason"]["duplicate_near"].get<long>(), 0);
+  EXPECT_EQ(trex_run({"data", "check", two}, 600).exit_code, 0);
+
+  // A killed run resumes under any number of ranks: without block 3's marker (a rank finished
+  // block 4 first), blocks 0-2 are replayed and the rest built again, to the same bytes.
+  fs::remove(two + "/blocks/block-00003.json");
+  fs::remove(two + "/data/part-00005.jsonl.zst");
+  fs::remove(two + "/blocks/block-00005.json");
+  fs::remove(two + "/manifest.json");
+  ProcessResult r3 = mpirun_trex(3, {"data", "gen", "--config", config, "--seed", "4", "--out", two, "--quiet",
+                                     "--threads", "1"});
+  ASSERT_EQ(r3.exit_code, 0) << r3.out << r3.err;
+  EXPECT_NE(r3.out.find("3 blocks resumed"), std::string::npos) << r3.out;
+  EXPECT_EQ(published(two), expected);
+  EXPECT_EQ(counts_of(two), counts_of(one));
+
+  // A directory of another configuration: one line, exit 2, from the ranks together.
+  ProcessResult bad = mpirun_trex(2, {"data", "gen", "--config", config, "--seed", "5", "--out", two, "--quiet"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("run.json: this directory holds a run with a different configuration"), std::string::npos)
+      << bad.err;
+  for (const std::string& d : {one, two, config}) fs::remove_all(d);
+}
+
+TEST(DataCli, ShardsDeduplicateAloneAndTheLastOneMerges) {
+  std::string dir = temp_dir("shards");
+  ProcessResult a = trex_run({"data", "gen", "--count", "30", "--seed", "2", "--shard", "1/2", "--out", dir, "--quiet"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));  // shard 0 has not run
+  ProcessResult b = trex_run({"data", "gen", "--count", "30", "--seed", "2", "--shard", "0/2", "--out", dir, "--quiet"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("merged manifest"), std::string::npos) << b.out;
   nlohmann::json m = nlohmann::json::parse(read_file(dir + "/manifest.json"));
   EXPECT_EQ(m["samples"], 30);
   EXPECT_EQ(m["shard"]["merged"], true);
-  EXPECT_EQ(trex_run({"data", "check", dir}).exit_code, 0);
   fs::remove_all(dir);
 }
 

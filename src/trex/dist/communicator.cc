@@ -104,6 +104,50 @@ void Communicator::allgather_bytes(const void* send, int64_t bytes, void* recv) 
                    MPI_BYTE);
 }
 
+std::vector<std::string> Communicator::gather_bytes(const std::string& send, int root) const {
+  if (!h_) return {send};
+  WatchdogScope w("gather");
+  int64_t mine = int64_t(send.size());
+  std::vector<int64_t> sizes(size_t(size_), 0);
+  MPI_Request r;
+  check(MPI_Igather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, root, h_->comm, &r), "MPI_Igather");
+  wait_requests(1, &r);
+  std::vector<int> counts(size_t(size_), 0), displs(size_t(size_), 0);
+  int64_t total = 0;
+  if (rank_ == root)
+    for (int i = 0; i < size_; ++i) {
+      if (total + sizes[size_t(i)] > INT32_MAX)
+        throw std::runtime_error("Communicator: gather too large for MPI's int counts");
+      counts[size_t(i)] = int(sizes[size_t(i)]);
+      displs[size_t(i)] = int(total);
+      total += sizes[size_t(i)];
+    }
+  if (mine > INT32_MAX) throw std::runtime_error("Communicator: gather too large for MPI's int counts");
+  std::string all(size_t(total), '\0');
+  check(MPI_Igatherv(send.data(), int(mine), MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, root,
+                     h_->comm, &r),
+        "MPI_Igatherv");
+  wait_requests(1, &r);
+  std::vector<std::string> out;
+  if (rank_ != root) return out;
+  for (int i = 0; i < size_; ++i) out.push_back(all.substr(size_t(displs[size_t(i)]), size_t(counts[size_t(i)])));
+  return out;
+}
+
+std::string Communicator::broadcast_bytes(const std::string& data, int root) const {
+  if (!h_) return data;
+  WatchdogScope w("broadcast");
+  int64_t n = rank_ == root ? int64_t(data.size()) : 0;
+  MPI_Request r;
+  check(MPI_Ibcast(&n, 1, MPI_INT64_T, root, h_->comm, &r), "MPI_Ibcast");
+  wait_requests(1, &r);
+  if (n > INT32_MAX) throw std::runtime_error("Communicator: broadcast too large for MPI's int counts");
+  std::string out = rank_ == root ? data : std::string(size_t(n), '\0');
+  check(MPI_Ibcast(out.data(), int(n), MPI_BYTE, root, h_->comm, &r), "MPI_Ibcast");
+  wait_requests(1, &r);
+  return out;
+}
+
 void Communicator::allreduce_sum(int64_t* data, int64_t n) const {
   if (!h_ || n == 0) return;
   WatchdogScope w("allreduce");

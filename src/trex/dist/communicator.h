@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace trex::dist {
 
@@ -38,6 +40,11 @@ class Communicator {
   void allgather(const double* send, int64_t n, double* recv) const;
   // The same for raw bytes (bf16 weights).
   void allgather_bytes(const void* send, int64_t bytes, void* recv) const;
+  // Bytes of any length from every member to `root` (MPI_Igatherv): at root, element i is
+  // member i's bytes; elsewhere, empty. (The corpus engine's candidates, ordata.)
+  std::vector<std::string> gather_bytes(const std::string& send, int root) const;
+  // root's bytes to every member (MPI_Ibcast); the other members' `data` is ignored.
+  std::string broadcast_bytes(const std::string& data, int root) const;
   // data [n] := the element-wise sum over members (exact: integers).
   void allreduce_sum(int64_t* data, int64_t n) const;
   // data [n] := the element-wise float sum over members, in whatever order MPI's algorithm

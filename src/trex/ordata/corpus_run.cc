@@ -12,6 +12,7 @@
 
 #include "trex/core/thread_pool.h"
 #include "trex/lp/lp_format.h"
+#include "trex/ordata/block_admission.h"
 #include "trex/ordata/builder.h"
 #include "trex/ordata/dedup.h"
 #include "trex/ordata/export.h"
@@ -175,6 +176,241 @@ nlohmann::ordered_json manifest_from(const Totals& t, const RunOptions& o, int t
   return m;
 }
 
+
+// Creates the output folders and checks or writes the run record (a resume must have the same
+// configuration). `shards` is what the record says: 1 for a whole corpus, whatever the ranks.
+void prepare_output(const RunOptions& o, int shards, bool write_record) {
+  std::error_code ec;
+  for (const char* sub : {"/data", "/cpt", "/sft", "/blocks"}) fs::create_directories(o.out_dir + sub, ec);
+  if (ec) throw InputError(o.out_dir, 0, "cannot create the output directory: " + ec.message());
+  nlohmann::ordered_json run;
+  run["fingerprint"] = nlohmann::ordered_json::parse(config_fingerprint(o.config));
+  run["shards"] = shards;
+  if (!o.compress) run["compressed"] = false;  // absent for the default, so older records still match
+  const std::string run_path = o.out_dir + "/run.json";
+  if (fs::exists(run_path)) {
+    nlohmann::ordered_json old;
+    try {
+      old = nlohmann::ordered_json::parse(read_file(run_path));
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(run_path, 0, "unreadable run record; use an empty directory");
+    }
+    if (old != run)
+      throw InputError(run_path, 0, "this directory holds a run with a different configuration or shard count; "
+                                    "use an empty directory");
+  } else if (write_record) {
+    write_file_atomic(run_path, run.dump(2) + "\n");
+  }
+}
+
+// Removes the temporaries of a run that was killed while writing (never complete, always
+// redone): those of the blocks b with b % shards == shard, since other shards may be writing
+// theirs in the same directory right now.
+void remove_temporaries(const std::string& out_dir, int shard, int shards) {
+  std::error_code ec;
+  for (const char* sub : {"data", "cpt", "sft", "blocks"})
+    for (const auto& e : fs::directory_iterator(out_dir + "/" + sub)) {
+      const std::string name = e.path().filename().string();
+      size_t dash = name.find('-');
+      if (name.find(".tmp.") == std::string::npos || dash == std::string::npos) continue;
+      long block = std::strtol(name.c_str() + dash + 1, nullptr, 10);
+      if (block % shards == shard) fs::remove(e.path(), ec);
+    }
+}
+
+// One block's candidates, built on all threads, with the three JSON lines of every sample that
+// passed its checks (written here, in parallel; the ordered pass only decides which are kept).
+struct BuiltBlock {
+  std::vector<Sample> samples;
+  std::vector<std::array<std::string, 3>> lines;
+  StageTimes times;
+  double wall = 0;
+};
+
+BuiltBlock build_block(core::ThreadPool& pool, std::vector<std::unique_ptr<SampleBuilder>>& builders,
+                       const CorpusConfig& cfg, int block) {
+  auto t0 = Clock::now();
+  BuiltBlock b;
+  const uint64_t first = uint64_t(block) * uint64_t(cfg.block_size);
+  b.samples.resize(size_t(cfg.block_size));
+  b.lines.resize(size_t(cfg.block_size));
+  std::vector<StageTimes> per_thread(size_t(pool.num_threads()));
+  std::atomic<int> next{0};
+  pool.run([&](int t) {
+    for (int k; (k = next.fetch_add(1)) < cfg.block_size;) {
+      Sample& s = b.samples[size_t(k)];
+      s = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
+      if (!s.rejection.empty()) continue;
+      auto tw = Clock::now();
+      b.lines[size_t(k)] = {sample_line(s, cfg), cpt_line(s), sft_line(s)};
+      per_thread[size_t(t)].write += since(tw);
+    }
+  });
+  for (const StageTimes& s : per_thread) b.times += s;
+  b.wall = since(t0);
+  return b;
+}
+
+// Writes a block once its verdict is known: the kept samples' parts (each fsynced and renamed)
+// and, last, the marker with the block's counts; the block is done once the marker exists.
+// Returns the marker's record.
+nlohmann::ordered_json write_block(int block, const BlockVerdict& v, BuiltBlock& b, const std::string& dir,
+                                   bool compress) {
+  apply_verdict(v, b.samples);
+  nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
+                         rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object(),
+                         near = nlohmann::ordered_json::object();
+  std::string data, cpt, sft;
+  std::unordered_set<uint64_t> shapes;
+  auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
+  for (long k = 0; k < v.examined; ++k) {
+    const Sample& s = b.samples[size_t(k)];
+    bump(gen, s.family);
+    if (!s.rejection.empty()) {
+      bump(rej, s.rejection);
+      if (s.rejection == reason::kDuplicateNear) bump(near, s.family);
+      if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
+      continue;
+    }
+    bump(acc, s.family);
+    shapes.insert(skeleton(s.family, s.model));
+    data += b.lines[size_t(k)][0];
+    cpt += b.lines[size_t(k)][1];
+    sft += b.lines[size_t(k)][2];
+  }
+  b.times.dedup += v.seconds;
+  nlohmann::ordered_json r;
+  r["block"] = block;
+  r["data"] = part_name("data", block, compress);
+  r["cpt"] = part_name("cpt", block, compress);
+  r["sft"] = part_name("sft", block, compress);
+  r["candidates"] = v.examined;
+  r["exported"] = v.kept;
+  r["generated"] = gen;
+  r["accepted"] = acc;
+  r["rejected"] = rej;
+  r["examples"] = ex;
+  r["near_duplicates"] = near;
+  r["skeletons"] = std::vector<uint64_t>(shapes.begin(), shapes.end());
+  auto tw = Clock::now();
+  auto put = [&](const char* kind, const std::string& text) {
+    write_file_atomic(dir + "/" + r[kind].get<std::string>(), compress ? zstd_compress(text, kZstdLevel) : text);
+  };
+  put("data", data);
+  put("cpt", cpt);
+  put("sft", sft);
+  b.times.write += since(tw);
+  r["stage_seconds"] = times_json(b.times);
+  r["wall_seconds"] = b.wall;
+  write_file_atomic(dir + "/" + block_name(block), r.dump(2) + "\n");
+  return r;
+}
+
+// The manifest's file and, for a whole corpus, the dataset card.
+void write_manifest(RunReport& report, const Totals& totals, const RunOptions& o, int shard, int shards) {
+  report.manifest_path = o.out_dir + "/" + manifest_name(shard, shards);
+  write_file_atomic(report.manifest_path, report.manifest.dump(2) + "\n");
+  if (shards == 1) write_file_atomic(o.out_dir + "/card.md", dataset_card(report.manifest));
+  report.candidates = totals.candidates;
+}
+
+// A run over the ranks of an MPI job: one corpus, byte for byte the one a single process writes
+// with the same configuration. Rounds of `ranks.size()` blocks: rank r builds block
+// first + r, sends its candidates to rank 0, which admits the round's blocks in block order
+// with the one Deduplicator (so duplicates across ranks are removed, and the earlier one
+// survives as in one process) and sends the verdicts back; each rank then writes its block on
+// its finisher thread while the next round is built. A resume replays the finished blocks
+// from block 0 up to the first missing one (ranks finish out of order, so later markers may
+// exist: those blocks are built again, to the same bytes).
+RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
+  const CorpusConfig& cfg = o.config;
+  const int rank = ranks.rank(), size = ranks.size();
+  const auto t_start = Clock::now();
+  // Nothing is written before the first collective completes, so every rank sees the folder
+  // as it was when the run started.
+  prepare_output(o, 1, rank == 0);
+  std::unique_ptr<Deduplicator> dedup;
+  if (rank == 0) {
+    remove_temporaries(o.out_dir, 0, 1);
+    dedup = std::make_unique<Deduplicator>(cfg.near_threshold, o.out_dir, o.dedup_memory_bytes);
+    for (const std::string& dir : o.against) admit_corpus(dir, data_parts(dir), *dedup);
+  }
+  const long target = cfg.count;
+  RunReport report;
+  long exported = 0;
+  int next = 0;  // the first block not finished
+  for (;; ++next) {
+    const std::string marker = o.out_dir + "/" + block_name(next);
+    if (exported >= target || !fs::exists(marker)) break;
+    nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(marker));
+    if (rank == 0) admit_corpus(o.out_dir, {b["data"].get<std::string>()}, *dedup);
+    exported += b["exported"].get<long>();
+    ++report.blocks_resumed;
+  }
+  const int resumed_upto = next;
+
+  core::ThreadPool pool(o.threads);
+  const int threads = pool.num_threads();
+  std::vector<std::unique_ptr<SampleBuilder>> builders;
+  for (int t = 0; t < threads; ++t) builders.push_back(std::make_unique<SampleBuilder>(cfg));
+  std::unique_ptr<ProgressBar> bar;
+  if (o.progress && rank == 0) {
+    bar = std::make_unique<ProgressBar>("data gen", target);
+    if (exported) bar->advance(exported);
+  }
+  OrderedWorker finisher;
+  std::future<nlohmann::ordered_json> pending;
+  int last = next - 1;  // the last block written (by any rank)
+  while (exported < target) {
+    const int mine = next + rank;
+    auto built = std::make_shared<BuiltBlock>(build_block(pool, builders, cfg, mine));
+    std::vector<std::string> all = ranks.gather(encode_candidates(candidates_of(built->samples)));
+    std::string said;
+    if (rank == 0) {
+      std::vector<BlockVerdict> decided(static_cast<size_t>(size));
+      long count = exported;
+      for (int r = 0; r < size && count < target; ++r) {  // the rest: examined -1, not needed
+        decided[size_t(r)] = admit_block(*dedup, decode_candidates(all[size_t(r)]), target - count);
+        count += decided[size_t(r)].kept;
+      }
+      said = encode_verdicts(decided);
+    }
+    std::vector<BlockVerdict> round = decode_verdicts(ranks.broadcast(said));
+    if (round.size() != size_t(size)) throw InputError("corpus ranks: a verdict message for another number of ranks");
+    for (int r = 0; r < size; ++r) {
+      if (round[size_t(r)].examined < 0) continue;
+      exported += round[size_t(r)].kept;
+      last = next + r;
+      if (bar) bar->advance(round[size_t(r)].kept);
+    }
+    if (pending.valid()) pending.get();  // my previous block first (its errors surface here)
+    if (round[size_t(rank)].examined >= 0) {
+      pending = finisher.submit([built, v = round[size_t(rank)], mine, dir = o.out_dir, compress = o.compress] {
+        return write_block(mine, v, *built, dir, compress);
+      });
+    }
+    next += size;
+  }
+  if (pending.valid()) pending.get();
+  ranks.barrier();  // every rank's blocks are on disk
+  if (bar) bar->finish();
+
+  report.accepted = exported;
+  report.blocks = last + 1 - resumed_upto + report.blocks_resumed;
+  if (rank != 0) return report;
+  Totals totals;
+  for (int block = 0; block <= last; ++block)
+    add_block(totals, nlohmann::ordered_json::parse(read_file(o.out_dir + "/" + block_name(block))));
+  report.manifest = manifest_from(totals, o, threads * size, report.blocks_resumed);
+  // The blocks ran side by side: the run took its wall time, not the sum of theirs.
+  report.wall_seconds = since(t_start);
+  report.manifest["wall_seconds"] = report.wall_seconds;
+  report.manifest["samples_per_second"] = report.wall_seconds > 0 ? double(totals.exported) / report.wall_seconds : 0.0;
+  report.manifest["ranks"] = size;
+  write_manifest(report, totals, o, 0, 1);
+  return report;
+}
+
 }  // namespace
 
 bool is_corpus_part(const std::string& name) {
@@ -188,45 +424,14 @@ std::string manifest_name(int shard, int shards) {
 }
 
 RunReport run_corpus(const RunOptions& o) {
+  if (o.ranks && o.ranks->size() > 1) {
+    if (o.shards != 1) throw InputError::field("--shard", "a run over MPI ranks is one corpus: give no --shard");
+    return run_ranks(o, *o.ranks);
+  }
   const CorpusConfig& cfg = o.config;
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) throw InputError::field("--shard", "must be i/n with 0 <= i < n");
-  std::error_code ec;
-  fs::create_directories(o.out_dir + "/data", ec);
-  fs::create_directories(o.out_dir + "/cpt", ec);
-  fs::create_directories(o.out_dir + "/sft", ec);
-  fs::create_directories(o.out_dir + "/blocks", ec);
-  if (ec) throw InputError(o.out_dir, 0, "cannot create the output directory: " + ec.message());
-
-  // The run record: a resume must have the same configuration.
-  nlohmann::ordered_json run;
-  run["fingerprint"] = nlohmann::ordered_json::parse(config_fingerprint(cfg));
-  run["shards"] = o.shards;
-  if (!o.compress) run["compressed"] = false;  // absent for the default, so older records still match
-  const std::string run_path = o.out_dir + "/run.json";
-  if (fs::exists(run_path)) {
-    nlohmann::ordered_json old;
-    try {
-      old = nlohmann::ordered_json::parse(read_file(run_path));
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(run_path, 0, "unreadable run record; use an empty directory");
-    }
-    if (old != run)
-      throw InputError(run_path, 0, "this directory holds a run with a different configuration or shard count; "
-                                    "use an empty directory");
-  } else {
-    write_file_atomic(run_path, run.dump(2) + "\n");
-  }
-
-  // Temporaries of a run that was killed while writing: never complete, always redone. Only
-  // this shard's blocks: other shards may be writing theirs in the same directory right now.
-  for (const char* sub : {"data", "cpt", "sft", "blocks"})
-    for (const auto& e : fs::directory_iterator(o.out_dir + "/" + sub)) {
-      const std::string name = e.path().filename().string();
-      size_t dash = name.find('-');
-      if (name.find(".tmp.") == std::string::npos || dash == std::string::npos) continue;
-      long block = std::strtol(name.c_str() + dash + 1, nullptr, 10);
-      if (block % o.shards == o.shard) fs::remove(e.path(), ec);
-    }
+  prepare_output(o, o.shards, true);
+  remove_temporaries(o.out_dir, o.shard, o.shards);
 
   // The dedup indexes spill to scratch files in the output directory (unlinked at once).
   Deduplicator dedup(cfg.near_threshold, o.out_dir, o.dedup_memory_bytes);
@@ -284,97 +489,13 @@ RunReport run_corpus(const RunOptions& o) {
       report.accepted = exported;
       return report;  // the testing hook's "kill"
     }
-    auto t0 = Clock::now();
-    const uint64_t first = uint64_t(block) * uint64_t(cfg.block_size);
-    std::vector<Sample> samples(static_cast<size_t>(cfg.block_size));
-    std::vector<StageTimes> per_thread(static_cast<size_t>(threads));
-    std::atomic<int> next{0};
-    // The three JSON lines of every sample that passed its checks are written here too, in
-    // parallel; the ordered pass only decides which ones are kept.
-    std::vector<std::array<std::string, 3>> lines(samples.size());
-    pool.run([&](int t) {
-      for (int k; (k = next.fetch_add(1)) < cfg.block_size;) {
-        Sample& s = samples[size_t(k)];
-        s = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
-        if (!s.rejection.empty()) continue;
-        auto tw = Clock::now();
-        lines[size_t(k)] = {sample_line(s, cfg), cpt_line(s), sft_line(s)};
-        per_thread[size_t(t)].write += since(tw);
-      }
-    });
-    StageTimes times;
-    for (const StageTimes& s : per_thread) times += s;
-    const double build_wall = since(t0);
+    auto built = std::make_shared<BuiltBlock>(build_block(pool, builders, cfg, block));
 
     finish_pending();  // the previous block's ordered pass comes first
     if (exported >= target) break;
     const long need = target - exported;
-    pending = finisher.submit([&dedup, block, marker, need, times, build_wall, dir = o.out_dir,
-                                              compress = o.compress,
-                                              samples = std::move(samples), lines = std::move(lines)]() mutable {
-      // Dedup and selection, in index order.
-      auto t1 = Clock::now();
-      nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
-                             rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object();
-      std::string data, cpt, sft;
-      nlohmann::ordered_json near = nlohmann::ordered_json::object();
-      std::unordered_set<uint64_t> shapes;
-      long examined = 0, kept = 0;
-      auto bump = [](nlohmann::ordered_json& j, const std::string& k) { j[k] = j.value(k, 0L) + 1; };
-      for (size_t k = 0; k < samples.size(); ++k) {
-        Sample& s = samples[k];
-        if (kept >= need) break;
-        ++examined;
-        bump(gen, s.family);
-        if (s.rejection.empty()) {
-          std::string of;
-          std::string dup = dedup.admit(s.id, s.fingerprint, &of);
-          if (!dup.empty()) {
-            s.rejection = dup;
-            s.rejection_detail = "duplicates " + of;
-          }
-        }
-        if (!s.rejection.empty()) {
-          bump(rej, s.rejection);
-          if (s.rejection == reason::kDuplicateNear) bump(near, s.family);
-          if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
-          continue;
-        }
-        bump(acc, s.family);
-        shapes.insert(skeleton(s.family, s.model));
-        ++kept;
-        data += lines[k][0];
-        cpt += lines[k][1];
-        sft += lines[k][2];
-      }
-      dedup.release();  // resident memory stays bounded by one block's lookups
-      times.dedup += since(t1);
-      nlohmann::ordered_json b;
-      b["block"] = block;
-      b["data"] = part_name("data", block, compress);
-      b["cpt"] = part_name("cpt", block, compress);
-      b["sft"] = part_name("sft", block, compress);
-      b["candidates"] = examined;
-      b["exported"] = kept;
-      b["generated"] = gen;
-      b["accepted"] = acc;
-      b["rejected"] = rej;
-      b["examples"] = ex;
-      b["near_duplicates"] = near;
-      b["skeletons"] = std::vector<uint64_t>(shapes.begin(), shapes.end());
-      // Parts first (each fsynced and renamed), the marker last: the block is done once it exists.
-      auto tw = Clock::now();
-      auto put = [&](const char* kind, const std::string& text) {
-        write_file_atomic(dir + "/" + b[kind].get<std::string>(), compress ? zstd_compress(text, kZstdLevel) : text);
-      };
-      put("data", data);
-      put("cpt", cpt);
-      put("sft", sft);
-      times.write += since(tw);
-      b["stage_seconds"] = times_json(times);
-      b["wall_seconds"] = build_wall;
-      write_file_atomic(marker, b.dump(2) + "\n");
-      return b;
+    pending = finisher.submit([&dedup, block, need, built, dir = o.out_dir, compress = o.compress] {
+      return write_block(block, admit_block(dedup, candidates_of(built->samples), need), *built, dir, compress);
     });
     in_flight = cfg.block_size;
     ++written_now;
@@ -384,14 +505,12 @@ RunReport run_corpus(const RunOptions& o) {
   if (bar) bar->finish();
 
   report.manifest = manifest_from(totals, o, threads, report.blocks_resumed);
-  report.manifest_path = o.out_dir + "/" + manifest_name(o.shard, o.shards);
-  write_file_atomic(report.manifest_path, report.manifest.dump(2) + "\n");
-  if (o.shards == 1) write_file_atomic(o.out_dir + "/card.md", dataset_card(report.manifest));
+  write_manifest(report, totals, o, o.shard, o.shards);
   report.accepted = exported;
-  report.candidates = totals.candidates;
   report.wall_seconds = totals.wall;
   return report;
 }
+
 
 nlohmann::ordered_json merge_manifests(const std::string& dir, int shards) {
   nlohmann::ordered_json merged;

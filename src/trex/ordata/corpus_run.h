@@ -9,7 +9,10 @@
 // directory (same configuration) rebuilds its dedup state from their data parts and
 // continues with the next block, so a killed and resumed run writes the same bytes as one
 // that was never interrupted. With --shard i/n a run takes blocks i, i+n, i+2n, ... and
-// exports its share of the count; merge_manifests() combines the shards' manifests.
+// exports its share of the count, deduplicated within the shard only; merge_manifests()
+// combines the shards' manifests. Over MPI ranks (RunOptions::ranks) the run is one corpus:
+// the ranks build blocks side by side, rank 0 admits them in block order with the one
+// deduplicator, and the files are byte for byte those of one process (see run_ranks in the .cc).
 #pragma once
 
 #include <map>
@@ -18,6 +21,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/ordata/config.h"
+#include "trex/ordata/rank_group.h"
 #include "trex/ordata/sample.h"
 
 namespace trex::ordata {
@@ -27,6 +31,9 @@ struct RunOptions {
   std::string out_dir;
   int threads = 0;  // 0: all CPUs
   int shard = 0, shards = 1;
+  // The ranks of an MPI job (nullptr or size 1: this process alone). With more than one, the
+  // run writes the whole corpus (no --shard): manifest.json and card.md come from rank 0.
+  RankGroup* ranks = nullptr;
   std::vector<std::string> against;  // corpora whose samples count as already seen
   bool progress = false;
   // Parts as zstd-compressed .jsonl.zst (the default) or plain .jsonl; recorded in run.json,

@@ -16,8 +16,14 @@
 # included), the optimizer phase after the backward (what the update exposes), the swap I/O time
 # and how much of it was hidden, the process's CPU time per step (all threads), and the median
 # 1-minute load average at the start of that variant's runs (this is a shared machine).
+# RANKS > 1 runs every variant under `mpirun -n RANKS` (ZeRO-1: each rank swaps its shard of the
+# state, and with the overlap updates it range by range as the ranks' gradients of that range
+# are summed during the backward); the metrics and so the table are rank 0's, whose shard (the
+# embedding and the first layers) is the last to be final in the backward. THREADS per process
+# (default 2 in one process, 1 under mpirun).
 # Data: the licence texts of /usr/share/doc (no corpus needed).
 #   bench/swap_overlap_bench.sh            (from the repository root, after building trex)
+#   RANKS=2 VARIANTS="adamw swap-direct" bench/swap_overlap_bench.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TREX=${TREX:-$ROOT/build/trex}
@@ -26,6 +32,12 @@ STEPS=${STEPS:-5}
 ROUNDS=${ROUNDS:-2}
 CLIP_WITH=${CLIP_WITH:-previous}
 VARIANTS=${VARIANTS:-"adamw swap-buffered swap-direct swap-serial"}
+RANKS=${RANKS:-1}
+THREADS=${THREADS:-$(( RANKS >= 2 ? 1 : 2 ))}
+LAUNCH=()
+if [ "$RANKS" -gt 1 ]; then
+  LAUNCH=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n "$RANKS" --oversubscribe --bind-to none)
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -59,7 +71,7 @@ for r in $(seq 1 "$ROUNDS"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     echo "round $r: $v (load $load)" >&2
     t0=$(date +%s.%N)
-    "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads 2 \
+    "${LAUNCH[@]}" "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads "$THREADS" \
       --hw "$ROOT/configs/hw/a100.toml" > "$OUT/$v-$r.log" 2>&1
     t1=$(date +%s.%N)
     echo "$load $t0 $t1" > "$OUT/$v-$r.wall"

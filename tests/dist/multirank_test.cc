@@ -234,6 +234,67 @@ TEST_F(MultiRankTest, SwapOptimizerShardsTrainLikeOneProcess) {
   expect_like_reference(run, "2 ranks (ep 2), swap optimizer");
 }
 
+// The swap optimizer's update during the backward under mpirun (each rank's shard handed to it
+// range by range as the reducer sums it, dist::StepReducer::stream_round) gives the bits of the
+// update after the backward: losses, weights, routing and optimizer state after 3 steps, with
+// shared memory and with messages (TREX_DIST_SHM=0), data parallel and expert parallel (whose
+// ranges wait for the experts' gradients). clip_with = "previous", so that steps 2 and 3 keep
+// the update made during the backward (step 1 clips with its own norm: redone if clipped).
+TEST_F(MultiRankTest, OverlappedSwapUpdateEqualsTheUpdateAfterTheBackward) {
+  const Reference& ref = reference();
+  auto swap_config = [&](const std::string& name, bool overlap) {
+    std::string cfg = write_config(ref.dir, name, "", ref.tokenizer);
+    std::string text = read_file(cfg);
+    text.replace(text.find("[optimizer]\n"), 12,
+                 std::string("[optimizer]\nkind = \"swap\"\nclip_with = \"previous\"\nswap_overlap = ") +
+                     (overlap ? "true" : "false") + "\n");
+    write_file_atomic(cfg, text);
+    return cfg;
+  };
+  const std::string after_cfg = swap_config("swap-after.toml", false), during_cfg = swap_config("swap-during.toml", true);
+  const std::string after = ref.dir.path("swap-after");
+  ProcessResult a = mpirun(2, {TREX_BINARY, "train", "--config", after_cfg, "--out", after, "--threads", "1"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("updates after the backward"), std::string::npos) << a.out;
+  const std::vector<double> losses = losses_of(after);
+  const std::string model = read_file(after + "/checkpoints/step-00000003/model.safetensors");
+  const std::string state = optimizer_state_bytes(after + "/checkpoints/step-00000003");
+  struct Variant {
+    const char *name, *dir;
+    std::vector<std::string> prefix, flags;
+  };
+  const Variant variants[] = {{"dp 2, shared memory", "swap-during-dp", {}, {}},
+                              {"dp 2, messages", "swap-during-msg", {"env", "TREX_DIST_SHM=0"}, {}},
+                              {"ep 2, shared memory", "swap-during-ep", {}, {"--ep", "2"}}};
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const std::string run = ref.dir.path(v.dir);
+    std::vector<std::string> args = v.prefix;
+    for (const std::string& x : {std::string(TREX_BINARY), std::string("train"), std::string("--config"), during_cfg,
+                                 std::string("--out"), run, std::string("--threads"), std::string("1")})
+      args.push_back(x);
+    args.insert(args.end(), v.flags.begin(), v.flags.end());
+    ProcessResult p = mpirun(2, args);
+    ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+    EXPECT_NE(p.out.find("updates during the backward"), std::string::npos) << p.out;
+    EXPECT_EQ(losses_of(run), losses);
+    EXPECT_TRUE(read_file(run + "/checkpoints/step-00000003/model.safetensors") == model)
+        << "weights or routing state differ from the update after the backward";
+    EXPECT_TRUE(optimizer_state_bytes(run + "/checkpoints/step-00000003") == state)
+        << "optimizer state differs from the update after the backward";
+    // Steps 2 and 3 kept the update made during the backward (clipped with step 1's norm).
+    const std::string text = read_file(run + "/metrics.jsonl");
+    size_t pos = text.find('\n') + 1;
+    for (int step = 2; step <= 3; ++step) {
+      const size_t nl = text.find('\n', pos);
+      nlohmann::json j = nlohmann::json::parse(text.substr(pos, nl - pos));
+      EXPECT_EQ(j.at("step").get<int64_t>(), step);
+      EXPECT_FALSE(j.at("swap_redone").get<bool>()) << "step " << step;
+      pos = nl + 1;
+    }
+  }
+}
+
 TEST_F(MultiRankTest, ImpossibleLayoutsAreRefusedNamingTheField) {
   const Reference& ref = reference();
   ProcessResult p = mpirun(2, {TREX_BINARY, "train", "--config", ref.config, "--out", ref.dir.path("bad"), "--ep", "3"});
@@ -271,7 +332,7 @@ TEST_F(MultiRankTest, InProcessChecksPassUnderMpirun) {
   for (int ranks : {2, 4}) {
     ProcessResult p = mpirun(ranks, {TEST_DIST_BINARY, "--gtest_also_run_disabled_tests", "--gtest_filter=DISABLED_*", "--gtest_color=no"});
     EXPECT_EQ(p.exit_code, 0) << ranks << " ranks\n" << p.out << p.err;
-    EXPECT_NE(p.out.find("[  PASSED  ] 4 tests"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("[  PASSED  ] 5 tests"), std::string::npos) << p.out;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "dist_test_util.h"
 #include "trex/dist/context.h"
 #include "trex/dist/session.h"
+#include "trex/dist/step_reducer.h"
 #include "trex/model/moe.h"
 #include "trex/train/config.h"
 #include "trex/train/trainer.h"
@@ -259,6 +260,63 @@ TEST(DISABLED_UnderMpi, ExpertTensorParallelMoeLayerMatchesTheUnsplitLayer) {
           ASSERT_TRUE(same(got + fsd + i * fs, gr.g.w2[e].data() + i * f + foff, size_t(fs))) << "w2 row " << i;
         EXPECT_TRUE(same(got + 2 * fsd, gr.g.w3[e].data() + foff * d, size_t(fsd))) << "w3";
       }
+    }
+  }
+}
+
+// The reducer's streamed round (the swap optimizer's update during the backward): gradient()
+// ends bitwise as after an unstreamed round, every element of the shard is handed on exactly
+// once, data parallel and expert parallel. With shared memory and data parallelism, rank 0 runs
+// its backward only after every other rank has posted all of its ranges (a barrier between),
+// so it must hand on every range of its shard during its backward, none in add_round.
+TEST(DISABLED_UnderMpi, StreamedRoundSumsLikeAnUnstreamedRound) {
+  Session& s = session();
+  ASSERT_GT(s.world(), 1) << "run under mpirun";
+  const model::ModelConfig c = tiny_config();
+  const char* shm_env = std::getenv("TREX_DIST_SHM");
+  const bool shm = shm_env == nullptr || std::strcmp(shm_env, "0") != 0;
+  for (int ep : {1, 2}) {
+    SCOPED_TRACE("ep " + std::to_string(ep));
+    LayoutRequest req;
+    req.ep = ep;
+    Context ctx(s, req, c, s.world());  // one micro-batch per rank: one round
+    model::Transformer m(c, 3, true);
+    m.set_expert_exchange(ctx.expert_exchange());
+    StepReducer reducer(ctx, m);
+    const int64_t size = reducer.shard().size();
+    model::Batch b;
+    std::mt19937 g(21 + unsigned(ctx.rank()));
+    b.tokens = 48;
+    for (int64_t t = 0; t < b.tokens; ++t) b.ids.push_back(int32_t(g() % unsigned(c.vocab)));
+    for (int64_t t = 0; t < b.tokens; ++t) b.targets.push_back(t + 1 < b.tokens ? b.ids[size_t(t + 1)] : -1);
+
+    reducer.begin_step();
+    m.zero_grads();
+    reducer.add_round(m.forward_backward(b));
+    reducer.finish_step();
+    const std::vector<float> want(reducer.gradient(), reducer.gradient() + size);
+
+    reducer.begin_step();
+    m.zero_grads();
+    std::vector<int> seen(static_cast<size_t>(size), 0);
+    bool in_backward = true;
+    int64_t early = 0;
+    reducer.stream_round([&](int64_t lo, int64_t hi) {
+      ASSERT_TRUE(lo >= 0 && lo < hi && hi <= size) << lo << " " << hi;
+      for (int64_t i = lo; i < hi; ++i) ++seen[size_t(i)];
+      if (in_backward) early += hi - lo;
+    });
+    const bool ordered = ep == 1;  // (expert parallelism exchanges tokens inside the forward)
+    if (ordered && ctx.rank() == 0) ctx.world().barrier("the other ranks' backward");
+    model::LossStats st = m.forward_backward(b);
+    if (ordered && ctx.rank() != 0) ctx.world().barrier("the other ranks' backward");
+    in_backward = false;
+    reducer.add_round(st);
+    reducer.finish_step();
+    EXPECT_TRUE(same(reducer.gradient(), want.data(), size_t(size))) << "the streamed sums differ";
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), size) << "every element of the shard exactly once";
+    if (ordered && shm && ctx.rank() == 0) {
+      EXPECT_EQ(early, size) << "rank 0's shard was all summed before its backward ended";
     }
   }
 }

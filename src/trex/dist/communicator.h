@@ -65,6 +65,9 @@ class Communicator {
   void post_exchange(const float* send, const int64_t* send_counts, const int64_t* send_displs, float* recv,
                      const int64_t* recv_counts, const int64_t* recv_displs);
   void progress_exchanges();
+  // How many of the exchanges posted since the last wait_exchanges(), counted from the first,
+  // have completed (their recv buffers are filled), without waiting.
+  int64_t exchanges_done();
   void wait_exchanges();
 
  private:

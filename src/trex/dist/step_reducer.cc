@@ -1,6 +1,7 @@
 #include "trex/dist/step_reducer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -69,6 +70,7 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   for (int q = 0; q < R; ++q) shards_.push_back(shard_of(n_, R, q));
   shard_ = shards_[size_t(me)];
   acc_.assign(size_t(shard_.size()), 0.f);
+  model.set_grad_final_hook([this](int64_t lo, int64_t hi) { grads_final(lo, hi); });
   if (R == 1) return;
 
   // Expert segments: every routed expert's gradient of every rank's micro-batch, cut at shard
@@ -127,19 +129,28 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   // of the first step of v4-micro on a loaded machine), not inside the first step.
   if (shm_) std::memset(shm_->region(me), 0, size_t(region));
   if (!shm_) dense_recv_.assign(size_t(R) * size_t(shard_.size()), 0.f);
-  model.set_grad_final_hook([this](int64_t lo, int64_t hi) { grads_final(lo, hi); });
   for (const Segment& s : segments_) {
     const bool mine = s.begin >= shard_.begin && s.begin < shard_.end;
     if (s.owner == me)
       for (int q = 0; q < R; ++q)
         if (s.begin >= shards_[size_t(q)].begin && s.begin < shards_[size_t(q)].end) send_count_[size_t(q)] += s.count;
-    if (mine) recv_count_[size_t(s.owner)] += s.count;
+    if (mine) {
+      recv_count_[size_t(s.owner)] += s.count;
+      expert_spans_.push_back({s.begin - shard_.begin, s.begin - shard_.begin + s.count});
+    }
   }
+  std::sort(expert_spans_.begin(), expert_spans_.end(),
+            [](const ShardRange& a, const ShardRange& b) { return a.begin < b.begin; });
+  std::vector<ShardRange> merged;
+  for (const ShardRange& s : expert_spans_)
+    if (!merged.empty() && s.begin <= merged.back().end)
+      merged.back().end = std::max(merged.back().end, s.end);
+    else
+      merged.push_back(s);
+  expert_spans_ = std::move(merged);
 }
 
-StepReducer::~StepReducer() {
-  if (context_.world_size() > 1) model_.set_grad_final_hook({});
-}
+StepReducer::~StepReducer() { model_.set_grad_final_hook({}); }
 
 int64_t StepReducer::dense_slot(int w, int q) const {
   int64_t at = 0;
@@ -155,6 +166,100 @@ void StepReducer::gradient_region_writable() {
 }
 
 void StepReducer::grads_final(int64_t lo, int64_t hi) {
+  if (context_.world_size() > 1) post_pieces(lo, hi);
+  if (!stream_) return;
+  buckets_posted_.push_back({lo, hi});
+  take_arrived();
+}
+
+void StepReducer::stream_round(ReducedHook hook) {
+  stream_ = std::move(hook);
+  buckets_posted_.clear();
+  held_.clear();
+  taken_ = 0;
+  round_base_ = published_;
+}
+
+ShardRange StepReducer::in_shard(const ShardRange& flat) const {
+  const int64_t a = std::max(flat.begin, shard_.begin), b = std::min(flat.end, shard_.end);
+  if (b <= a) return {};
+  return {a - shard_.begin, b - shard_.begin};
+}
+
+bool StepReducer::arrived(size_t bucket) const {
+  const int R = context_.world_size(), me = context_.rank();
+  if (R == 1) return true;
+  if (!shm_) return context_.world().exchanges_done() > int64_t(bucket);
+  // Every rank posts the same ranges in the same order, so bucket k of this round is the
+  // (round_base_ + k + 1)-th range each of them publishes.
+  for (int r = 0; r < R; ++r)
+    if (r != me && std::atomic_ref<int64_t>(*published_count(r)).load(std::memory_order_acquire) <=
+                       round_base_ + int64_t(bucket))
+      return false;
+  return true;
+}
+
+void StepReducer::take_arrived() {
+  while (taken_ < buckets_posted_.size()) {
+    const ShardRange s = in_shard(buckets_posted_[taken_]);
+    if (s.size() > 0) {
+      if (!arrived(taken_)) return;
+      TREX_TRACE(kOther, "dist.reduce_early");
+      sum_dense(s.begin, s.end);
+      auto after = std::upper_bound(expert_spans_.begin(), expert_spans_.end(), s.begin,
+                                    [](int64_t v, const ShardRange& e) { return v < e.end; });
+      if (after != expert_spans_.end() && after->begin < s.end)
+        held_.push_back(s);  // its experts' gradients come in add_round
+      else
+        stream_(s.begin, s.end);
+    }
+    ++taken_;
+  }
+}
+
+void StepReducer::sum_dense(int64_t lo, int64_t hi) {
+  const int R = context_.world_size(), me = context_.rank();
+  const int64_t m = shard_.size();
+  // Per element the ranks' micro-batches in order (an expert's element is an exact zero in the
+  // dense gradients under expert parallelism; its value is added from the owner after).
+  std::vector<const float*> from(static_cast<size_t>(R));
+  for (int r = 0; r < R; ++r)
+    from[size_t(r)] = R == 1 || (shm_ && r == me) ? model_.grads() + shard_.begin
+                      : shm_                      ? shm_floats(r, kShmDense) + dense_slot(r, me)
+                                                  : &dense_recv_[size_t(r) * size_t(m)];
+  core::default_thread_pool().parallel_for(lo, hi, 1 << 16, [&](int64_t a, int64_t b) {
+    for (int r = 0; r < R; ++r) {
+      const float* src = from[size_t(r)];
+      for (int64_t i = a; i < b; ++i) acc_[size_t(i)] += src[i];
+    }
+  });
+}
+
+void StepReducer::sum_rest() {
+  if (!stream_) {
+    sum_dense(0, shard_.size());
+    return;
+  }
+  for (size_t k = taken_; k < buckets_posted_.size(); ++k) {
+    const ShardRange s = in_shard(buckets_posted_[k]);
+    if (s.size() > 0) sum_dense(s.begin, s.end);
+  }
+}
+
+void StepReducer::hand_on_rest() {
+  if (!stream_) return;
+  for (const ShardRange& s : held_) stream_(s.begin, s.end);
+  for (size_t k = taken_; k < buckets_posted_.size(); ++k) {
+    const ShardRange s = in_shard(buckets_posted_[k]);
+    if (s.size() > 0) stream_(s.begin, s.end);
+  }
+  stream_ = {};
+  buckets_posted_.clear();
+  held_.clear();
+  taken_ = 0;
+}
+
+void StepReducer::post_pieces(int64_t lo, int64_t hi) {
   TREX_TRACE(kOther, "dist.post_bucket");
   const int R = context_.world_size();
   if (shm_) {
@@ -168,6 +273,7 @@ void StepReducer::grads_final(int64_t lo, int64_t hi) {
       if (q == me || b <= a) continue;
       std::memcpy(out + dense_slot(me, q) + (a - s.begin), model_.grads() + a, sizeof(float) * size_t(b - a));
     }
+    std::atomic_ref<int64_t>(*published_count(me)).store(++published_, std::memory_order_release);
     reported_ += hi - lo;
     ++posted_;
     return;
@@ -210,8 +316,9 @@ void StepReducer::add_round(const model::LossStats& st) {
     for (size_t e = 0; e < load_[i].size(); ++e) load_[i][e] += last[i][e];
   const int R = context_.world_size(), me = context_.rank();
   if (R == 1) {
-    add_into(acc_.data(), model_.grads(), n_);
+    sum_rest();
     ce_ += st.ce_sum;
+    hand_on_rest();
     return;
   }
   // The dense pieces posted during the backward.
@@ -258,15 +365,8 @@ void StepReducer::add_round(const model::LossStats& st) {
   std::vector<double> ce(static_cast<size_t>(R));
   context_.world().allgather(&st.ce_sum, 1, ce.data());
 
-  // Per element, the ranks' micro-batches in order; an expert's element is an exact zero in the
-  // dense gradients under expert parallelism, its value is added from the owner below.
-  const int64_t m = shard_.size();
-  core::default_thread_pool().parallel_for(0, m, 1 << 16, [&](int64_t lo, int64_t hi) {
-    for (int r = 0; r < R; ++r) {
-      const float* src = &dense_recv_[size_t(r) * size_t(m)];
-      for (int64_t i = lo; i < hi; ++i) acc_[size_t(i)] += src[i];
-    }
-  });
+  // The dense pieces (those summed during a streamed backward are done), then the experts.
+  sum_rest();
   std::vector<int64_t> take(static_cast<size_t>(R));
   for (int o = 0; o < R; ++o) take[size_t(o)] = recv_at[size_t(o)];
   for (const Segment& g : segments_) {
@@ -275,6 +375,7 @@ void StepReducer::add_round(const model::LossStats& st) {
     take[size_t(g.owner)] += g.count;
   }
   for (int r = 0; r < R; ++r) ce_ += ce[size_t(r)];
+  hand_on_rest();
 }
 
 void StepReducer::add_round_shared(const model::LossStats& st) {
@@ -291,21 +392,14 @@ void StepReducer::add_round_shared(const model::LossStats& st) {
   reported_ = posted_ = 0;
   // The same sums as the message path: per element the ranks' micro-batches in order (this
   // rank's own piece straight from its gradient), then the expert segments in order.
-  std::vector<const float*> from(static_cast<size_t>(R));
-  for (int r = 0; r < R; ++r)
-    from[size_t(r)] = r == me ? model_.grads() + shard_.begin : shm_floats(r, kShmDense) + dense_slot(r, me);
-  core::default_thread_pool().parallel_for(0, shard_.size(), 1 << 16, [&](int64_t lo, int64_t hi) {
-    for (int r = 0; r < R; ++r) {
-      const float* src = from[size_t(r)];
-      for (int64_t i = lo; i < hi; ++i) acc_[size_t(i)] += src[i];
-    }
-  });
+  sum_rest();
   for (const Segment& g : segments_) {
     if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
     add_into(&acc_[size_t(g.begin - shard_.begin)], shm_floats(g.owner, shm_extra_[size_t(g.owner)]) + g.from, g.count);
   }
   for (int r = 0; r < R; ++r) ce_ += *static_cast<const double*>(shm_->region(r));
   grad_readers_ = true;
+  hand_on_rest();
 }
 
 void StepReducer::finish_step() {

@@ -41,9 +41,20 @@
 // identically on every rank. The gradient norm is a sum of squares over fixed chunks of
 // kNormChunk elements (shards are whole chunks), the chunks' sums added in order: the same bits
 // whatever the layout.
+//
+// Streamed round (stream_round(), for the swap optimizer's update during the backward): in the
+// step's last round the reducer sums each final range's piece of the shard as soon as every
+// rank has posted its piece of that range (shared memory: each rank publishes a count of the
+// ranges it has posted in its region's header; messages: that range's MPI_Ialltoallv has
+// completed), checked without waiting each time the backward reports a range, and hands the
+// summed range on; add_round() sums and hands on the rest. Each element gets the same additions
+// in the same order as in an unstreamed round, so the bits are the same. A range that holds
+// routed experts' elements of the shard (expert parallelism) is handed on only after add_round()
+// has added their gradients from the owners.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -70,7 +81,8 @@ double chunked_grad_norm(const float* g, int64_t n);
 
 class StepReducer {
  public:
-  // Under several ranks, takes the model's gradient-final hook for itself.
+  // Takes the model's gradient-final hook (its one slot) for itself, at any world size: a
+  // consumer of final ranges registers with stream_round() instead.
   StepReducer(Context& context, model::Transformer& model);
   ~StepReducer();
   StepReducer(const StepReducer&) = delete;
@@ -84,6 +96,14 @@ class StepReducer {
   const ShardRange& shard() const { return shard_; }
 
   void begin_step();
+  // Called with [lo, hi) in shard offsets (within [0, shard().size())) once gradient() holds the
+  // step's final sum there.
+  using ReducedHook = std::function<void(int64_t lo, int64_t hi)>;
+  // Makes the next round a streamed one (header comment); call it before that round's
+  // forward_backward, for the step's last round only. hook gets every element of the shard
+  // exactly once, on this thread: during the backward for the ranges every rank has posted by
+  // then, in add_round() for the rest.
+  void stream_round(ReducedHook hook);
   // After this rank's forward_backward of the round (st: its loss statistics). Collective.
   void add_round(const model::LossStats& st);
   // After the last round: sums the step's expert load over the ranks. Collective.
@@ -123,8 +143,8 @@ class StepReducer {
   std::vector<float> dense_recv_;      // [ranks][shard size]: each rank's micro-batch gradient of the shard
   int64_t reported_ = 0, buckets_ = 0, posted_ = 0;  // this round's final floats and exchanges
 
-  // Shared memory (null: messages). Each rank's region: the loss (one double, padded to 64
-  // bytes), the pieces of the other ranks' shards of its micro-batch gradient (shard order,
+  // Shared memory (null: messages). Each rank's region: the loss (one double) and the count of
+  // ranges posted (published_count), padded to 64 bytes, the pieces of the other ranks' shards of its micro-batch gradient (shard order,
   // its own skipped), its expert source gradients, its shard of the bf16 weights.
   std::unique_ptr<SharedWindow> shm_;
   static constexpr int64_t kShmDense = 64;           // byte offset of the pieces in a region
@@ -141,8 +161,28 @@ class StepReducer {
 
   void add_round_shared(const model::LossStats& st);  // add_round through shm_
 
-  // The hook: posts the exchange of [lo, hi)'s pieces.
+  // The model's gradient-final hook: posts the exchange of [lo, hi)'s pieces (several ranks),
+  // and in a streamed round takes what has arrived.
   void grads_final(int64_t lo, int64_t hi);
+  void post_pieces(int64_t lo, int64_t hi);
+
+  // Streamed round (stream_round). Buckets are the round's final ranges (flat offsets) in the
+  // order posted; the leading `taken_` of them are summed into acc_.
+  ReducedHook stream_;
+  std::vector<ShardRange> buckets_posted_;
+  size_t taken_ = 0;
+  std::vector<ShardRange> held_;          // summed, waiting for the expert segments (shard offsets)
+  std::vector<ShardRange> expert_spans_;  // this shard's expert segments, merged (shard offsets)
+  int64_t published_ = 0, round_base_ = 0;  // shared memory: ranges posted since construction
+  int64_t* published_count(int rank) const {  // in each region's header, after the loss
+    return reinterpret_cast<int64_t*>(static_cast<char*>(shm_->region(rank)) + 8);
+  }
+  ShardRange in_shard(const ShardRange& flat) const;  // flat range -> its piece of the shard, shard offsets
+  bool arrived(size_t bucket) const;   // every rank's piece of the shard in that bucket is here
+  void take_arrived();                 // sums and hands on the arrived buckets, in order
+  void sum_dense(int64_t lo, int64_t hi);  // acc_[lo, hi) += every rank's piece, in rank order
+  void sum_rest();                     // add_round's dense sums: what the backward did not take
+  void hand_on_rest();                 // end of a streamed round: held and untaken buckets
   double ce_ = 0;
   std::vector<std::vector<int64_t>> load_;
 };

@@ -110,14 +110,6 @@ bool clips_with_own_norm(const TrainConfig& c, double last_norm) {
   return c.clip_with == "current" || !(last_norm > 0);
 }
 
-// acc[lo, hi) += g[lo, hi): the single-process StepReducer's sum, one final range at a time
-// (each element gets the same single addition, so the result is the same bits).
-void add_range(float* acc, const float* g, int64_t lo, int64_t hi) {
-  core::default_thread_pool().parallel_for(lo, hi, 1 << 16, [&](int64_t a, int64_t b) {
-    for (int64_t i = a; i < b; ++i) acc[i] += g[i];
-  });
-}
-
 // FNV-1a over the weights and every score-routed layer's bias.
 uint64_t state_fingerprint(model::Transformer& m) {
   uint64_t h = 1469598103934665603ull;
@@ -173,8 +165,9 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     (void)dist::resolve_layout(request, 1, c.model, c.micro_batches);
   }
   const bool lead = ctx.rank() == 0;  // writes the run directory and prints
-  // The swap update overlapped with the backward needs the whole gradient in this process.
-  const bool overlap = c.optimizer == "swap" && c.swap_overlap && ctx.world_size() == 1;
+  // The swap update overlapped with the backward: the reducer hands each range of this rank's
+  // shard to it once the range's step gradient is summed (StepReducer::stream_round).
+  const bool overlap = c.optimizer == "swap" && c.swap_overlap;
   fs::create_directories(options.out_dir);
   const std::string run_dir = options.out_dir;
 
@@ -341,7 +334,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     const optim::SwapStats swap_before = swap ? swap->total() : optim::SwapStats{};
     if (overlap) {
       for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
-      swap->begin_step(reducer.gradient(), weights.data(), pre_scale);
+      swap->begin_step(reducer.gradient(), weights.data() + shard.begin, pre_scale);
     }
 
     std::vector<model::Batch> batches;
@@ -354,34 +347,20 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
 
     Clock::time_point t1 = Clock::now();
     reducer.begin_step();
-    double ce_sum = 0;
-    std::vector<std::vector<int64_t>> overlap_load;  // the step's expert load (overlap)
     for (int64_t j = 0; j < reducer.rounds(c.micro_batches); ++j) {
       if (step == c.dist_stall_step && ctx.rank() == c.dist_stall_rank)
         for (;;) ::pause();  // debug hook: see config.h
       model.zero_grads();
       const model::Batch& b = batches[size_t(reducer.micro_batch(j))];
-      const bool stream = overlap && j + 1 == reducer.rounds(c.micro_batches);
-      if (stream)  // the last micro-batch: each final range goes into the sum and to the update
-        model.set_grad_final_hook([&](int64_t lo, int64_t hi) {
-          add_range(reducer.gradient(), model.grads(), lo, hi);
-          swap->grads_final(lo, hi);
-        });
+      // The last round: each range of the shard goes to the update once its sum is final.
+      if (overlap && j + 1 == reducer.rounds(c.micro_batches))
+        reducer.stream_round([&](int64_t lo, int64_t hi) { swap->grads_final(lo, hi); });
       model::LossStats st = model.forward_backward(b, counted > 0 ? float(1.0 / double(counted)) : 1.0f);
-      if (!stream) {
-        reducer.add_round(st);
-        continue;
-      }
-      // What add_round would add besides the gradient, in the same order.
-      model.set_grad_final_hook({});
-      ce_sum = reducer.ce_sum() + st.ce_sum;
-      overlap_load = reducer.expert_load();
-      for (size_t l = 0; l < overlap_load.size(); ++l)
-        for (size_t e = 0; e < overlap_load[l].size(); ++e) overlap_load[l][e] += model.expert_load()[l][e];
+      reducer.add_round(st);
     }
     reducer.finish_step();
-    if (!overlap) ce_sum = reducer.ce_sum();
-    const std::vector<std::vector<int64_t>>& step_load = overlap ? overlap_load : reducer.expert_load();
+    const double ce_sum = reducer.ce_sum();
+    const std::vector<std::vector<int64_t>>& step_load = reducer.expert_load();
     m.loss = counted > 0 ? ce_sum / double(counted) : 0.0;
     m.counted = counted;
     m.fwd_bwd_s = seconds_since(t1);

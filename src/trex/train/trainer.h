@@ -16,11 +16,13 @@
 //   6. routing:   update_routing_bias() from this step's expert load
 // The initial parameters are rounded to bf16 the same way before step 1.
 //
-// The swap optimizer in one process (swap_overlap, the default) runs step 5 inside step 2: it
-// starts reading its state at the start of the step, and during the last micro-batch's backward
-// each range of parameters whose gradient is final (model::Transformer::set_grad_final_hook) is
-// added into the step's gradient and handed to it, so it updates chunks while the layers below
-// are still in backward; the update is committed after the guard. Skipped steps discard it;
+// The swap optimizer (swap_overlap, the default) runs step 5 inside step 2: it starts reading
+// its state at the start of the step, and during the last round's backward each range of this
+// rank's parameters whose step gradient is final is handed to it (model::Transformer's
+// gradient-final hook -> dist::StepReducer::stream_round: in one process as soon as the range
+// is added into the step's gradient; under mpirun once every rank's piece of the range has
+// arrived and been summed), so it updates chunks while the layers below are still in backward;
+// the update is committed after the guard. Skipped steps discard it;
 // with clip_with "current" (and "previous" at its first step) a step whose norm exceeds
 // clip_norm discards it and runs again, clipped, after the backward (exposed). Weights and state are bitwise those of steps 2-6.
 //

@@ -82,7 +82,13 @@ TEST(LayoutTest, DescribeNamesEveryFactor) {
   r.etp = 2;
   EXPECT_EQ(resolve_layout(r, 4, tiny_model(), 4).describe(tiny_model()),
             "4 ranks: dense data-parallel over 4; experts edp 1 x ep 2 x etp 2 (2 of 4 routed experts per rank, "
-            "32 of each one's 64 columns)");
+            "32 of each one's 64 columns: bit for bit like one process)");
+  // The tiny model's 64 columns are 2 width blocks (model/moe.h): etp 4 cannot follow them.
+  r.ep = 1;
+  r.etp = 4;
+  EXPECT_EQ(resolve_layout(r, 4, tiny_model(), 4).describe(tiny_model()),
+            "4 ranks: dense data-parallel over 4; experts edp 1 x ep 1 x etp 4 (4 of 4 routed experts per rank, "
+            "16 of each one's 64 columns: like one process up to rounding (etp does not divide the 2 width blocks))");
 }
 
 }  // namespace

@@ -1,17 +1,23 @@
 #include "trex/dist/layout.h"
 
+#include "trex/model/moe.h"
 #include "trex/util/error.h"
 
 namespace trex::dist {
 
 std::string ParallelLayout::describe(const model::ModelConfig& model) const {
   const int E = model.ffn.routed_experts;
+  // Whether the expert width's sums come out as in one process (model/moe.h: width blocks).
+  const int blocks = model::expert_width_blocks(model.ffn.expert_hidden);
+  const std::string exact = blocks % etp == 0 ? ": bit for bit like one process"
+                                              : ": like one process up to rounding (etp does not divide the " +
+                                                    std::to_string(blocks) + " width blocks)";
   return std::to_string(world()) + (world() == 1 ? " rank" : " ranks") + ": dense data-parallel over " +
          std::to_string(world()) + "; experts edp " + std::to_string(dp) + " x ep " + std::to_string(ep) +
          " x etp " + std::to_string(etp) + " (" + std::to_string(E / ep) + " of " + std::to_string(E) +
          " routed experts per rank" +
          (etp > 1 ? ", " + std::to_string(model.ffn.expert_hidden / etp) + " of each one's " +
-                        std::to_string(model.ffn.expert_hidden) + " columns"
+                        std::to_string(model.ffn.expert_hidden) + " columns" + exact
                   : std::string()) +
          ")";
 }

@@ -61,11 +61,30 @@ uint64_t splitmix64_next(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// The pairwise bottom-up sum of `count` leaves over elements [begin, end): leaf 1 into leaf 0,
+// 3 into 2, ..., then 2 into 0, 6 into 4, ...; the sum ends in leaf 0. For a power-of-two run
+// of leaves [j n, (j + 1) n) the first log2(n) rounds are that run's own sum, so a peer holding
+// those leaves can add them and the source finishes with the peers' sums (moe.h).
+void add_pairwise(float* const* leaf, int64_t count, int64_t begin, int64_t end) {
+  for (int64_t step = 1; step < count; step *= 2)
+    for (int64_t i = 0; i + step < count; i += 2 * step) {
+      float* a = leaf[i];
+      const float* b = leaf[i + step];
+      for (int64_t k = begin; k < end; ++k) a[k] += b[k];
+    }
+}
+
 // softplus without overflow: for large l, log1p(exp(l)) = l to fp32 precision.
 float softplus(float l) { return l > 20.f ? l : std::log1p(std::exp(l)); }
 float sigmoid(float l) { return 1.f / (1.f + std::exp(-l)); }
 
 }  // namespace
+
+int expert_width_blocks(int64_t f) {
+  for (int blocks : {4, 2})
+    if (f % (16 * blocks) == 0 && f / blocks >= 32) return blocks;
+  return 1;
+}
 
 std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t hash_seed) {
   if (top_k > experts) throw std::invalid_argument("build_tid2eid: top_k > experts");
@@ -116,6 +135,7 @@ struct MoeLayer::State {
   int e0 = 0, El = 0;                 // first local expert, local experts
   int S = 1;                          // shards per expert (ETP)
   int64_t fs = 0, foff = 0;           // this peer's width slice of every local expert
+  int64_t L = 1, wb = 0;              // width blocks in the slice, and their width (fs = L wb)
   std::vector<int64_t> block_row0, block_rows;  // [ranks / S] dispatch rows of each expert block
   std::vector<float> partbuf;        // [S T K, width] partial results back from the S shards
   std::vector<int64_t> erows;        // [El] rows per local expert on the expert side
@@ -161,6 +181,8 @@ MoeLayer::MoeLayer(const ModelConfig& c, bool hash) : s_(std::make_unique<State>
   s.load.assign(size_t(s.E), 0);
   s.El = s.E;
   s.fs = s.f;
+  s.L = expert_width_blocks(s.f);
+  s.wb = s.f / s.L;
 }
 
 MoeLayer::~MoeLayer() = default;
@@ -190,6 +212,11 @@ void MoeLayer::set_exchange(ExpertExchange* ex) {
     s.e0 = (ex->rank() / S) * s.El;
     s.fs = s.f / S;
     s.foff = (ex->rank() % S) * s.fs;
+    // The peer's run of width blocks, a subtree of the pairwise sum when S divides the blocks;
+    // otherwise its slice is one block (equal to one process up to rounding).
+    const int C = expert_width_blocks(s.f);
+    s.L = C % S == 0 ? C / S : 1;
+    s.wb = s.fs / s.L;
     s.src_grads.assign(size_t(P) * size_t(s.El) * 3 * size_t(s.fs * s.d), 0.f);
   } else {
     s.ex = nullptr;
@@ -198,6 +225,8 @@ void MoeLayer::set_exchange(ExpertExchange* ex) {
     s.e0 = 0;
     s.fs = s.f;
     s.foff = 0;
+    s.L = expert_width_blocks(s.f);
+    s.wb = s.f / s.L;
     s.src_grads.clear();
   }
 }
@@ -403,18 +432,24 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       s.wperm[size_t(r)] = row[d];
     }
   }
-  const int64_t fs = s.fs, foff = s.foff;
+  const int64_t fs = s.fs, foff = s.foff, L = s.L, wb = s.wb, Rwb = R * wb;
+  // g, u, h block-major: block l of row r at [l R wb + r wb].
   State::fit(s.g, size_t(R * fs));
   State::fit(s.u, size_t(R * fs));
   State::fit(s.h, size_t(R * fs));
-  // Expert outputs: straight into w.ye (dispatch order) here, or into recvbuf to be sent back.
+  // Expert outputs: straight into w.ye (dispatch order) here, or into yr to be sent back; the
+  // width blocks after the first leave their partial outputs in w.leaves.
   State::fit(w.ye, size_t(R * d));
+  State::fit(w.leaves, size_t((L - 1) * R * d));
   float* ye = w.ye.data();
   std::vector<float> yr;
   if (ep) {
     yr.resize(size_t(R * d));
     ye = yr.data();
   }
+  std::vector<float*> leaf(static_cast<size_t>(L));
+  leaf[0] = ye;
+  for (int64_t l = 1; l < L; ++l) leaf[size_t(l)] = &w.leaves[size_t((l - 1) * R * d)];
   const int e0 = s.e0;
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3");
@@ -423,35 +458,50 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
         const int64_t n = s.erows[size_t(e)];
         if (n == 0) continue;
-        matvec_rows(p.w1[size_t(e0 + e)], &s.xs[size_t(r0 * d)], n, f, d, &s.g[size_t(r0 * f)]);
-        matvec_rows(p.w3[size_t(e0 + e)], &s.xs[size_t(r0 * d)], n, f, d, &s.u[size_t(r0 * f)]);
+        for (int64_t l = 0; l < L; ++l) {
+          matvec_rows(p.w1[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.g[size_t(l * Rwb + r0 * wb)]);
+          matvec_rows(p.w3[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.u[size_t(l * Rwb + r0 * wb)]);
+        }
       }
     } else {
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
         const float* xe = &s.xs[size_t(r0 * d)];
-        sgemm(Trans::kNo, Trans::kYes, n, fs, d, 1.f, xe, d, p.w1[size_t(e0 + e)] + foff * d, d, 0.f,
-              &s.g[size_t(r0 * fs)], fs, go);
-        sgemm(Trans::kNo, Trans::kYes, n, fs, d, 1.f, xe, d, p.w3[size_t(e0 + e)] + foff * d, d, 0.f,
-              &s.u[size_t(r0 * fs)], fs, go);
+        for (int64_t l = 0; l < L; ++l) {
+          const int64_t row = foff + l * wb;  // of W1 and W3
+          sgemm(Trans::kNo, Trans::kYes, n, wb, d, 1.f, xe, d, p.w1[size_t(e0 + e)] + row * d, d, 0.f,
+                &s.g[size_t(l * Rwb + r0 * wb)], wb, go);
+          sgemm(Trans::kNo, Trans::kYes, n, wb, d, 1.f, xe, d, p.w3[size_t(e0 + e)] + row * d, d, 0.f,
+                &s.u[size_t(l * Rwb + r0 * wb)], wb, go);
+        }
       });
     }
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu");
-    kernels::swiglu_forward(s.g.data(), s.u.data(), s.wperm.data(), s.h.data(), R, fs, s.limit);
+    for (int64_t l = 0; l < L; ++l)
+      kernels::swiglu_forward(&s.g[size_t(l * Rwb)], &s.u[size_t(l * Rwb)], s.wperm.data(), &s.h[size_t(l * Rwb)], R,
+                              wb, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w2");
-    if (few)
+    if (few) {
+      // One product over the whole width per row (decoding's own bits, as before the blocks).
+      std::vector<float> hrows(size_t(R * f));
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t l = 0; l < L; ++l)
+          std::memcpy(&hrows[size_t(r * f + l * wb)], &s.h[size_t(l * Rwb + r * wb)], sizeof(float) * size_t(wb));
       for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
         const int64_t n = s.erows[size_t(e)];
-        if (n > 0) matvec_rows(p.w2[size_t(e0 + e)], &s.h[size_t(r0 * f)], n, d, f, &ye[size_t(r0 * d)]);
+        if (n > 0) matvec_rows(p.w2[size_t(e0 + e)], &hrows[size_t(r0 * f)], n, d, f, &ye[size_t(r0 * d)]);
       }
-    else
+    } else {
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
-        sgemm(Trans::kNo, Trans::kYes, n, d, fs, 1.f, &s.h[size_t(r0 * fs)], fs, p.w2[size_t(e0 + e)] + foff, f, 0.f,
-              &ye[size_t(r0 * d)], d, go);
+        for (int64_t l = 0; l < L; ++l)
+          sgemm(Trans::kNo, Trans::kYes, n, d, wb, 1.f, &s.h[size_t(l * Rwb + r0 * wb)], wb,
+                p.w2[size_t(e0 + e)] + foff + l * wb, f, 0.f, &leaf[size_t(l)][size_t(r0 * d)], d, go);
+        add_pairwise(leaf.data(), L, r0 * d, (r0 + n) * d);
       });
+    }
   }
   if (ep) {
     TREX_TRACE(kMoeDispatch, "moe.combine.exchange");
@@ -464,17 +514,14 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), back, s.send_rows.data(), d);
     s.ex->finish_rows();
     if (s.S > 1) {
-      // Row-parallel W2: the output is the sum of the shards' partial outputs, added in shard
-      // order, so every layout with this S computes the same bits (a single process sums the
-      // whole width in one chain: equal up to rounding, see docs/dist.md).
+      // Row-parallel W2: the output is the sum of the shards' partial outputs, added pairwise
+      // in shard order: the upper rounds of the width blocks' sum (moe.h).
       pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+        std::vector<float*> part(static_cast<size_t>(s.S));
         for (int64_t r = lo; r < hi; ++r) {
-          float* y = &w.ye[size_t(r * d)];
-          std::memcpy(y, &back[size_t(s.sent_row(r, 0) * d)], sizeof(float) * size_t(d));
-          for (int64_t j = 1; j < s.S; ++j) {
-            const float* part = &back[size_t(s.sent_row(r, j) * d)];
-            for (int64_t i = 0; i < d; ++i) y[i] += part[i];
-          }
+          for (int64_t j = 0; j < s.S; ++j) part[size_t(j)] = &back[size_t(s.sent_row(r, j) * d)];
+          add_pairwise(part.data(), s.S, 0, d);
+          std::memcpy(&w.ye[size_t(r * d)], part[0], sizeof(float) * size_t(d));
         }
       });
     }
@@ -509,12 +556,14 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     for (int64_t n : s.recv_rows) R += n;
   }
   State::fit(w.dye, size_t(std::max(TK, R) * d));
-  const int64_t fs = s.fs, foff = s.foff;
+  const int64_t fs = s.fs, foff = s.foff, L = s.L, wb = s.wb, Rwb = R * wb;
   State::fit(w.dh, size_t(R * fs));
   State::fit(w.dg, size_t(R * fs));
   State::fit(w.du, size_t(R * fs));
   State::fit(w.dw, size_t(std::max(TK, R)));
   State::fit(w.dxs, size_t(std::max(TK, R) * d));
+  State::fit(w.leaves, size_t((L - 1) * R * d));
+  State::fit(w.dw_leaves, size_t((L - 1) * R));
   State::fit(w.dl, size_t(T * E));
   State::fit(w.sdh, size_t(T * f));
   State::fit(w.sdg, size_t(T * f));
@@ -580,36 +629,53 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
       r0 += nb;
     }
   };
+  // Block l of the width: dh, dg, du block-major as g, u, h; its partial input gradient in
+  // dx_leaf[l] (w.dxs for the first) and partial routing-weight gradient in dw_leaf[l].
+  std::vector<float*> dx_leaf(static_cast<size_t>(L)), dw_leaf(static_cast<size_t>(L));
+  dx_leaf[0] = w.dxs.data();
+  dw_leaf[0] = w.dw.data();
+  for (int64_t l = 1; l < L; ++l) {
+    dx_leaf[size_t(l)] = &w.leaves[size_t((l - 1) * R * d)];
+    dw_leaf[size_t(l)] = &w.dw_leaves[size_t((l - 1) * R)];
+  }
   {
     TREX_TRACE(kGemm, "moe.experts.w2.bwd");
     for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
       const float* dye = &w.dye[size_t(r0 * d)];
-      sgemm(Trans::kNo, Trans::kNo, n, fs, d, 1.f, dye, d, p.w2[size_t(e0 + e)] + foff, f, 0.f,
-            &w.dh[size_t(r0 * fs)], fs, go);
-      for_each_source(e, r0, [&](int64_t b0, int64_t nb, float*, float* gw2, float*) {
-        sgemm(Trans::kYes, Trans::kNo, d, fs, nb, 1.f, &w.dye[size_t(b0 * d)], d, &s.h[size_t(b0 * fs)], fs, 1.f, gw2,
-              fs, go);
-      });
+      for (int64_t l = 0; l < L; ++l) {
+        sgemm(Trans::kNo, Trans::kNo, n, wb, d, 1.f, dye, d, p.w2[size_t(e0 + e)] + foff + l * wb, f, 0.f,
+              &w.dh[size_t(l * Rwb + r0 * wb)], wb, go);
+        for_each_source(e, r0, [&](int64_t b0, int64_t nb, float*, float* gw2, float*) {
+          sgemm(Trans::kYes, Trans::kNo, d, wb, nb, 1.f, &w.dye[size_t(b0 * d)], d, &s.h[size_t(l * Rwb + b0 * wb)], wb,
+                1.f, gw2 + l * wb, fs, go);
+        });
+      }
     });
   }
   {
     TREX_TRACE(kElementwise, "moe.swiglu.bwd");
-    kernels::swiglu_backward(s.g.data(), s.u.data(), s.wperm.data(), w.dh.data(), w.dg.data(), w.du.data(),
-                             w.dw.data(), R, fs, s.limit);
+    for (int64_t l = 0; l < L; ++l)
+      kernels::swiglu_backward(&s.g[size_t(l * Rwb)], &s.u[size_t(l * Rwb)], s.wperm.data(), &w.dh[size_t(l * Rwb)],
+                               &w.dg[size_t(l * Rwb)], &w.du[size_t(l * Rwb)], dw_leaf[size_t(l)], R, wb, s.limit);
   }
   {
     TREX_TRACE(kGemm, "moe.experts.w1w3.bwd");
     for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {
-      const float* dg = &w.dg[size_t(r0 * fs)];
-      const float* du = &w.du[size_t(r0 * fs)];
-      float* dxe = &w.dxs[size_t(r0 * d)];
-      for_each_source(e, r0, [&](int64_t b0, int64_t nb, float* gw1, float*, float* gw3) {
-        const float* xe = &s.xs[size_t(b0 * d)];
-        sgemm(Trans::kYes, Trans::kNo, fs, d, nb, 1.f, &w.dg[size_t(b0 * fs)], fs, xe, d, 1.f, gw1, d, go);
-        sgemm(Trans::kYes, Trans::kNo, fs, d, nb, 1.f, &w.du[size_t(b0 * fs)], fs, xe, d, 1.f, gw3, d, go);
-      });
-      sgemm(Trans::kNo, Trans::kNo, n, d, fs, 1.f, dg, fs, p.w1[size_t(e0 + e)] + foff * d, d, 0.f, dxe, d, go);
-      sgemm(Trans::kNo, Trans::kNo, n, d, fs, 1.f, du, fs, p.w3[size_t(e0 + e)] + foff * d, d, 1.f, dxe, d, go);
+      for (int64_t l = 0; l < L; ++l) {
+        const float* dg = &w.dg[size_t(l * Rwb)];
+        const float* du = &w.du[size_t(l * Rwb)];
+        const int64_t row = foff + l * wb;  // of W1 and W3
+        for_each_source(e, r0, [&](int64_t b0, int64_t nb, float* gw1, float*, float* gw3) {
+          const float* xe = &s.xs[size_t(b0 * d)];
+          sgemm(Trans::kYes, Trans::kNo, wb, d, nb, 1.f, dg + b0 * wb, wb, xe, d, 1.f, gw1 + l * wb * d, d, go);
+          sgemm(Trans::kYes, Trans::kNo, wb, d, nb, 1.f, du + b0 * wb, wb, xe, d, 1.f, gw3 + l * wb * d, d, go);
+        });
+        float* dxe = &dx_leaf[size_t(l)][size_t(r0 * d)];
+        sgemm(Trans::kNo, Trans::kNo, n, d, wb, 1.f, dg + r0 * wb, wb, p.w1[size_t(e0 + e)] + row * d, d, 0.f, dxe, d, go);
+        sgemm(Trans::kNo, Trans::kNo, n, d, wb, 1.f, du + r0 * wb, wb, p.w3[size_t(e0 + e)] + row * d, d, 1.f, dxe, d, go);
+      }
+      add_pairwise(dx_leaf.data(), L, r0 * d, (r0 + n) * d);
+      add_pairwise(dw_leaf.data(), L, r0, r0 + n);
     });
   }
   if (ep) {
@@ -625,18 +691,14 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), s.partbuf.data(), s.send_rows.data(), d + 1);
     s.ex->finish_rows();
     // Under ETP each shard's input and routing-weight gradients are partial sums over its slice
-    // of the width; they are added in shard order (as the forward's outputs).
+    // of the width; they are added pairwise in shard order (as the forward's outputs).
     pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
+      std::vector<float*> part(static_cast<size_t>(s.S));
       for (int64_t r = lo; r < hi; ++r) {
-        const float* row = &s.partbuf[size_t(s.sent_row(r, 0) * (d + 1))];
-        float* dxr = &w.dxs[size_t(r * d)];
-        std::memcpy(dxr, row, sizeof(float) * size_t(d));
-        w.dw[size_t(r)] = row[d];
-        for (int64_t j = 1; j < s.S; ++j) {
-          const float* part = &s.partbuf[size_t(s.sent_row(r, j) * (d + 1))];
-          for (int64_t i = 0; i < d; ++i) dxr[i] += part[i];
-          w.dw[size_t(r)] += part[d];
-        }
+        for (int64_t j = 0; j < s.S; ++j) part[size_t(j)] = &s.partbuf[size_t(s.sent_row(r, j) * (d + 1))];
+        add_pairwise(part.data(), s.S, 0, d + 1);
+        std::memcpy(&w.dxs[size_t(r * d)], part[0], sizeof(float) * size_t(d));
+        w.dw[size_t(r)] = part[0][d];
       }
     });
   } else {

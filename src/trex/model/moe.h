@@ -18,13 +18,25 @@
 // a splitmix64 stream with state (uint64(hash_seed) << 32) ^ token, drawing expert = next() % E
 // and skipping experts already drawn, until K distinct experts are chosen.
 //
+// The width blocks: the three sums over an expert's width f (the W2 output, the input gradient
+// dg W1 + du W3, and the routing-weight gradient <dh, a>) are computed as expert_width_blocks(f)
+// partial sums over equal blocks of the width, added pairwise bottom-up (1 into 0, 3 into 2,
+// then 2 into 0, ...). Why: under expert-tensor parallelism a peer holding a power-of-two run of
+// blocks computes exactly that subtree of the sum, so the peers' partials added at the source in
+// the same pairwise order give the single process's bits (a single chain over the width cannot
+// be cut across peers without serialising them). g, u, h and their gradients are kept
+// block-major: [block][row][f / blocks].
+//
 // Expert parallelism (set_exchange): the routed experts (and with shards() > 1 their width,
-// expert-tensor parallelism, whose partial outputs are added at the source in shard order:
-// equal to the unsplit layer up to rounding) are split over the peers of an ExpertExchange group; the dispatched rows travel to their expert's owner (counts first, then
+// expert-tensor parallelism: each peer computes its blocks' partial sums, which the source adds
+// as above) are split over the peers of an ExpertExchange group; the dispatched rows travel to
+// their expert's owner (counts first, then
 // the rows with their routing weights), are computed there, and come back before the combine;
 // backward mirrors it. The shared experts run while the dispatch is in flight. A row's result
 // does not depend on which rows share its GEMM (gemm.h), so each token's output and input
-// gradient are bit for bit those of the unsplit layer. The owner's expert weight gradients are
+// gradient are bit for bit those of the unsplit layer (with shards() dividing the width blocks;
+// otherwise each peer's slice is one block and the results equal the unsplit layer's up to
+// rounding). The owner's expert weight gradients are
 // kept per source peer (source_grads), each computed from that peer's rows alone, so a caller
 // can add them in the same order the unsplit layer would have.
 //
@@ -58,10 +70,16 @@ using MoeGrads = MoeTensors<float*>;
 // set instead of one per layer; a layer without one uses its own.
 struct MoeScratch {
   std::vector<float> ye, dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
+  std::vector<float> leaves, dw_leaves;  // the width blocks' partial sums after the first
 };
 
 // The frozen token -> expert table of a hash layer: [vocab, top_k] expert ids (see above).
 std::vector<int32_t> build_tid2eid(int vocab, int experts, int top_k, uint64_t hash_seed);
+
+// How many blocks the sums over an expert's width f are cut into (see above): the largest of 4,
+// 2, 1 that leaves blocks of at least 32 columns, a multiple of 16 (whole SIMD rows). An ETP
+// degree that divides it trains bit for bit like one process.
+int expert_width_blocks(int64_t f);
 
 class MoeLayer {
  public:

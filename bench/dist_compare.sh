@@ -18,29 +18,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/trex-dist-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cat > "$work/micro.toml" <<TOML
-[run]
-model = "$src/configs/model/v4-micro.toml"
-seed = 1
-seq = ${SEQ:-512}
-rows = 1
-micro_batches = 2
-steps = $steps
-mtp = true
-log_every = 1
-[tokenizer]
-sample_bytes = 1000000
-[optimizer]
-kind = "adamw"
-lr = 2e-3
-warmup = 1
-[checkpoint]
-every = 0
-keep_last = 1
-[[data]]
-kind = "text"
-path = "/usr/share/common-licenses"
-TOML
+. "$src/bench/dist_micro_config.sh"
+write_micro_config "$work/micro.toml" "$src" "${SEQ:-512}" 2 "$steps"
 median_tps() {  # median tokens_per_s of steps >= 2 in RUN/metrics.jsonl
   /usr/bin/python3 - "$1/metrics.jsonl" <<'PY'
 import json, statistics, sys

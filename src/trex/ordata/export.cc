@@ -1,6 +1,8 @@
 #include "trex/ordata/export.h"
 
 #include <cstdio>
+#include <initializer_list>
+#include <string_view>
 
 #include "trex/ordata/builder.h"
 #include "trex/ordata/json_writer.h"
@@ -94,10 +96,27 @@ std::string sample_line(const Sample& s, const CorpusConfig& config) {
   return out;
 }
 
-std::string cpt_line(const Sample& s) {
-  std::string text = "Problem\n\n" + s.statement + "\nMathematical model\n\n" + s.formulations.math +
-                     "\nLP formulation\n\n" + s.formulations.lp + "\nSolution\n\n" + answer_narrative(s) + "\n";
+namespace {
+
+// Appends the pieces to one string sized once (a chain of operator+ reallocates and copies the
+// growing text at every step).
+std::string joined(std::initializer_list<std::string_view> pieces) {
+  size_t n = 0;
+  for (std::string_view p : pieces) n += p.size();
   std::string out;
+  out.reserve(n);
+  for (std::string_view p : pieces) out += p;
+  return out;
+}
+
+}  // namespace
+
+std::string cpt_line(const Sample& s) {
+  const std::string answer = answer_narrative(s);
+  std::string text = joined({"Problem\n\n", s.statement, "\nMathematical model\n\n", s.formulations.math,
+                             "\nLP formulation\n\n", s.formulations.lp, "\nSolution\n\n", answer, "\n"});
+  std::string out;
+  out.reserve(text.size() + text.size() / 16 + s.id.size() + 64);  // escapes: a newline per ~16 characters
   JsonWriter w(out);
   w.begin_object().key("id").value(s.id).key("text").value(text).end_object();
   out += '\n';
@@ -105,12 +124,14 @@ std::string cpt_line(const Sample& s) {
 }
 
 std::string sft_line(const Sample& s) {
-  std::string user = s.statement +
-                     "\nWrite the mathematical model, then a Python program using gurobipy that solves it, and "
-                     "state the result.";
-  std::string assistant = "Mathematical model:\n\n" + s.formulations.math + "\nGurobipy program:\n\n```python\n" +
-                          s.formulations.gurobipy + "```\n\nResult: " + answer_narrative(s) + "\n";
+  const std::string answer = answer_narrative(s);
+  std::string user = joined({s.statement,
+                             "\nWrite the mathematical model, then a Python program using gurobipy that solves it, and "
+                             "state the result."});
+  std::string assistant = joined({"Mathematical model:\n\n", s.formulations.math, "\nGurobipy program:\n\n```python\n",
+                                  s.formulations.gurobipy, "```\n\nResult: ", answer, "\n"});
   std::string out;
+  out.reserve(user.size() + assistant.size() + (user.size() + assistant.size()) / 16 + s.id.size() + 256);
   JsonWriter w(out);
   w.begin_object().key("messages").begin_array();
   w.begin_object().key("role").value("user").key("content").value(user).end_object();

@@ -132,7 +132,8 @@ void build_bin_packing(const BuildContext& ctx, Instance& inst) {
   const FeasibilityMode mode = ctx.mode;
   Draw& d = ctx.draw;
   const int n = ctx.size;
-  auto items = first(f.items, n);
+  Rng& rng = ctx.rng;
+  auto items = draw_names(f.items, n, rng);  // version 3: drawn from the sample's stream, not the first n
   std::vector<double> sz(n);
   for (int i = 0; i < n; ++i) sz[i] = d("item_size");
   double capa = d("bin_capacity");
@@ -167,18 +168,35 @@ void build_bin_packing(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = f.company;
-  s.setting = std::string(f.company) + " must fit " + join_and(items) + " into identical " + f.container +
-              "s, labelled " + join_and(first(bin_names, n)) + ", with as few in use as possible.";
-  s.decision = std::string("which ") + f.container + " each " + f.item + " goes into";
+  const std::string co = f.company, box = f.container, item = f.item;
+  s.setting = draw_wording(rng, {
+      co + " must fit " + join_and(items) + " into identical " + box + "s, labelled " + join_and(first(bin_names, n)) +
+          ", with as few in use as possible.",
+      co + " has to pack " + join_and(items) + ". Identical " + box + "s labelled " + join_and(first(bin_names, n)) +
+          " are available, and the fewer of them are used, the better.",
+      "At " + co + ", " + join_and(items) + " must be spread over identical " + box + "s (labelled " +
+          join_and(first(bin_names, n)) + ") so that as few " + box + "s as possible are used."});
+  s.decision = draw_wording(rng, {"which " + box + " each " + item + " goes into",
+                                  "the " + box + " to which each " + item + " is assigned",
+                                  "for every " + item + ", the " + box + " that holds it"});
   Table t = table(std::string("Size of each ") + f.item, cap(f.item), {cap(f.weight) + " (" + f.weight_unit + ")"}, items);
   for (int i = 0; i < n; ++i) t.cells[i] = {num(sz[i])};
   s.tables.push_back(t);
-  s.facts.push_back(std::string("Each ") + f.container + " holds at most " + num(capa) + " " + f.weight_unit + ".");
-  s.rules.push_back(std::string("Every ") + f.item + " goes into exactly one " + f.container + ", whole.");
-  s.rules.push_back(std::string("A ") + f.container + " that holds anything counts as used, and its contents may not exceed its capacity.");
-  s.rules.push_back(std::string("The ") + f.container + "s are opened in label order: one is used only if the one before it is used.");
-  s.objective = std::string("minimize the number of ") + f.container + "s used";
-  s.integrality = "Placements and the use of each container are yes-or-no decisions.";
+  const std::string unit = f.weight_unit;
+  s.facts.push_back(draw_wording(rng, {"Each " + box + " holds at most " + num(capa) + " " + unit + ".",
+                                       "The capacity of every " + box + " is " + num(capa) + " " + unit + "."}));
+  s.rules.push_back(draw_wording(rng, {"Every " + item + " goes into exactly one " + box + ", whole.",
+                                       "No " + item + " is split: each is placed in exactly one " + box + "."}));
+  s.rules.push_back(draw_wording(rng, {
+      "A " + box + " that holds anything counts as used, and its contents may not exceed its capacity.",
+      "Any " + box + " with something in it is in use, and what it holds must fit within its capacity."}));
+  s.rules.push_back(draw_wording(rng, {
+      "The " + box + "s are opened in label order: one is used only if the one before it is used.",
+      "The " + box + "s are used in the order of their labels, so none is used unless the previous one is."}));
+  s.objective = draw_wording(rng, {"minimize the number of " + box + "s used",
+                                   "minimize how many " + box + "s are in use"});
+  s.integrality = draw_wording(rng, {"Placements and the use of each container are yes-or-no decisions.",
+                                     "Each placement, and whether a container is used, is a yes-or-no choice."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -468,7 +486,7 @@ void add_selection_families(std::vector<const Family*>& out) {
       {{.family = "bin_packing",
         .title = "Bin packing",
         .problem_class = ProblemClass::kIP,
-        .version = "2",
+        .version = "3",
         .params = {size_param(2, 8, 3, 6, "number of items"), difficulty_param(),
                  data_param("item_size", true, 1, 10000, 10, 60, "size units", "size of an item"),
                  data_param("bin_capacity", true, 1, 10000, 60, 100, "size units", "capacity of a bin")},

@@ -243,9 +243,12 @@ void build_network_design(const BuildContext& ctx, Instance& inst) {
   const Lexicon& lx = lex_of(ctx);
   Draw& d = ctx.draw;
   const int n = ctx.size, m = 2;
-  auto src = place_names(lx, lx.plant, m);
-  auto dst = place_names(lx, lx.customer, n + m);
-  dst.erase(dst.begin(), dst.begin() + m);  // other towns than the plants'
+  // Towns drawn from the sample's stream (version 2): with the industry's fixed rotation, every
+  // instance of one size and industry named the same places and read as a near duplicate.
+  std::vector<std::string> src = draw_names(town_names(), m + n, ctx.rng), dst;
+  for (int j = m; j < m + n; ++j) dst.push_back(src[size_t(j)] + " " + lx.customer);
+  src.resize(size_t(m));
+  for (std::string& p : src) p += " " + lx.plant;
   std::vector<double> dem(n);
   for (int j = 0; j < n; ++j) dem[j] = d("demand");
   std::vector<std::vector<double>> cost(m, std::vector<double>(n)), fixed(m, std::vector<double>(n)), capa(m, std::vector<double>(n));
@@ -277,9 +280,17 @@ void build_network_design(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = lx.company + " is designing the delivery network from its " + join_and(src) + " to the " + join_and(dst) +
-              ". A link must be set up (a one-time cost) before it can carry anything.";
-  s.decision = "which links to set up and how many " + lx.unit + "s each carries";
+  Rng& rng = ctx.rng;
+  s.setting = draw_wording(rng, {
+      lx.company + " is designing the delivery network from its " + join_and(src) + " to the " + join_and(dst) +
+          ". A link must be set up (a one-time cost) before it can carry anything.",
+      lx.company + " ships " + lx.unit + "s from " + join_and(src) + " to " + join_and(dst) +
+          ", but no link exists yet: each one it wants to use must first be opened at a one-time cost.",
+      "Which shipping links should " + lx.company + " open? Its " + join_and(src) + " serve " + join_and(dst) +
+          ", and a link carries nothing until it has been opened, which costs a one-time fee."});
+  s.decision = draw_wording(rng, {"which links to set up and how many " + lx.unit + "s each carries",
+                                  "the links to open and the number of " + lx.unit + "s sent along each",
+                                  "for every link, whether to open it and how much it carries"});
   std::vector<std::string> cols;
   for (const auto& p : src) cols.push_back("From " + p + ": $ per " + lx.unit);
   for (const auto& p : src) cols.push_back("From " + p + ": setup cost ($)");
@@ -295,11 +306,16 @@ void build_network_design(const BuildContext& ctx, Instance& inst) {
     t.cells[j][size_t(3 * m)] = num(dem[j]);
   }
   s.tables.push_back(t);
-  s.facts.push_back("Each " + lx.plant + " can send at most " + num(supply) + " " + lx.unit + "s in total.");
-  s.rules.push_back("Every " + lx.customer + " receives at least its demand.");
-  s.rules.push_back("Only a link that is set up carries " + lx.unit + "s, and at most its capacity.");
-  s.objective = "minimize the setup costs plus the shipping costs, in dollars";
-  s.integrality = "A link is set up or not; shipped amounts may be fractional.";
+  s.facts.push_back(draw_wording(rng, {"Each " + lx.plant + " can send at most " + num(supply) + " " + lx.unit + "s in total.",
+                                       "No " + lx.plant + " ships more than " + num(supply) + " " + lx.unit + "s altogether."}));
+  s.rules.push_back(draw_wording(rng, {"Every " + lx.customer + " receives at least its demand.",
+                                       "Each " + lx.customer + "'s demand must be met in full (more is allowed)."}));
+  s.rules.push_back(draw_wording(rng, {"Only a link that is set up carries " + lx.unit + "s, and at most its capacity.",
+                                       "A link that is not opened carries nothing; an opened one carries up to its capacity."}));
+  s.objective = draw_wording(rng, {"minimize the setup costs plus the shipping costs, in dollars",
+                                   "minimize the total of one-time link costs and per-unit shipping costs, in dollars"});
+  s.integrality = draw_wording(rng, {"A link is set up or not; shipped amounts may be fractional.",
+                                     "Opening a link is a yes-or-no choice; the amounts shipped need not be whole."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -747,8 +763,9 @@ void build_cutting_stock(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   const int n = ctx.size;
   const double width = d("stock_length");
+  // Piece names drawn from the sample's stream (version 2), not the industry's first n.
   std::vector<std::string> pieces;
-  for (const auto& t : machine_names(lx, n)) pieces.push_back("piece " + t.substr(t.rfind(' ') + 1));
+  for (const auto& t : draw_names(machine_names(lx, 12), n, ctx.rng)) pieces.push_back("piece " + t.substr(t.rfind(' ') + 1));
   std::vector<double> w(n), dem(n);
   for (int i = 0; i < n; ++i) w[i] = std::min(width, std::round(width * d("piece_share") / 100));
   for (int i = 0; i < n; ++i) dem[i] = d("pieces");
@@ -796,16 +813,30 @@ void build_cutting_stock(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = lx.company + " cuts " + lx.material + " pieces from stock lengths, and has " + join_and(stock) + " on hand.";
-  s.decision = "how many pieces of each kind to cut from each stock length";
+  Rng& rng = ctx.rng;
+  s.setting = draw_wording(rng, {
+      lx.company + " cuts " + lx.material + " pieces from stock lengths, and has " + join_and(stock) + " on hand.",
+      "An order for " + lx.material + " pieces has reached " + lx.company + ", which cuts them from the stock lengths it keeps: " +
+          join_and(stock) + ".",
+      lx.company + " must fill a cutting order for " + lx.material + " pieces using its stock lengths on hand (" +
+          join_and(stock) + "), wasting as few of them as it can."});
+  s.decision = draw_wording(rng, {"how many pieces of each kind to cut from each stock length",
+                                  "the number of pieces of every kind cut from every stock length",
+                                  "for each stock length, how many pieces of each kind come from it"});
   Table t = table("Pieces ordered", "Piece", {"Length (cm)", "Pieces ordered"}, pieces);
   for (int i = 0; i < n; ++i) t.cells[i] = {num(w[i]), num(dem[i])};
   s.tables.push_back(t);
-  s.facts.push_back("Every stock length is " + num(width) + " cm long.");
-  s.rules.push_back("The pieces cut from a stock length fit within its length, and only a stock length that is used can be cut.");
-  s.rules.push_back("At least the ordered number of each piece is cut.");
-  s.objective = "minimize the number of stock lengths used";
-  s.integrality = "Pieces are whole; a stock length is used or not.";
+  s.facts.push_back(draw_wording(rng, {"Every stock length is " + num(width) + " cm long.",
+                                       "The stock lengths all measure " + num(width) + " cm."}));
+  s.rules.push_back(draw_wording(rng, {
+      "The pieces cut from a stock length fit within its length, and only a stock length that is used can be cut.",
+      "A stock length is cut only if it is used, and the pieces taken from it may not be longer than it in total."}));
+  s.rules.push_back(draw_wording(rng, {"At least the ordered number of each piece is cut.",
+                                       "Each kind of piece is cut at least as often as ordered."}));
+  s.objective = draw_wording(rng, {"minimize the number of stock lengths used",
+                                   "minimize how many stock lengths are used"});
+  s.integrality = draw_wording(rng, {"Pieces are whole; a stock length is used or not.",
+                                     "Only whole pieces are cut, and each stock length is either used or not."});
 }
 
 }  // namespace
@@ -845,6 +876,7 @@ void add_supply_families(std::vector<const Family*>& out) {
       {{.family = "network_design",
         .title = "Fixed-charge network design (links built before use)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 6, 2, 5, "number of customers"), difficulty_param(),
                    data_param("demand", true, 1, 100000, 20, 120, "units", "customer demand"),
                    data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "cost per unit on a link"),
@@ -910,6 +942,7 @@ void add_supply_families(std::vector<const Family*>& out) {
       {{.family = "cutting_stock",
         .title = "Cutting stock (assignment form)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 4, 2, 3, "number of piece kinds"), difficulty_param(),
                    data_param("stock_length", true, 10, 10000, 200, 600, "cm", "length of a stock piece"),
                    data_param("piece_share", true, 5, 100, 15, 55, "percent of the stock length", "length of a piece"),

@@ -96,6 +96,8 @@ std::vector<std::string> place_names(const Lexicon& lex, const std::string& noun
   return v;
 }
 
+const std::vector<std::string>& town_names() { return towns(); }
+
 std::vector<std::string> person_names(const Lexicon& lex, int n) { return rotate(people(), offset_of(lex), n); }
 
 std::vector<std::string> machine_names(const Lexicon& lex, int n) {

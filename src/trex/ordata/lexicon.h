@@ -31,6 +31,9 @@ std::vector<std::string> lexicon_industries();
 // n names of one kind for an industry, varied by industry so the same family reads
 // differently in each: "Ashford mill", "Brookton mill", ... REQUIRES: n <= 12.
 std::vector<std::string> place_names(const Lexicon& lex, const std::string& noun, int n);
+// All 16 town names (no digits), for families that draw their places from the sample's stream
+// (draw_names in family_util.h) instead of the industry's fixed rotation.
+const std::vector<std::string>& town_names();
 std::vector<std::string> person_names(const Lexicon& lex, int n);
 // "Line Amber", "Line Birch", ...: n machines. REQUIRES: n <= 12.
 std::vector<std::string> machine_names(const Lexicon& lex, int n);

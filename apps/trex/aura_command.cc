@@ -26,6 +26,7 @@
 #include "trex/aura/hardware.h"
 #include "trex/aura/live.h"
 #include "trex/aura/search.h"
+#include "trex/aura/prior.h"
 #include "trex/aura/skills.h"
 #include "trex/aura/target.h"
 #include "trex/core/thread_pool.h"
@@ -182,24 +183,36 @@ int run_tune(const AuraArgs& a) {
   Config start = t.config_at(sol.index);
   std::vector<Direction> dirs = directions(t, pr, sol.index);
 
-  // 3. Skills: the nearest ones seed the tree.
+  // 3. Skills. Those with observations (same kernel, hardware and roofline regime) make the
+  // prior: its best-predicted configurations start the tree, its rules prune before anything is
+  // measured (prior.h). Skills without observations (a version-1 database) seed the tree with
+  // their configurations and directions, as before.
   aura::SearchOptions opt;
   opt.budget = std::max(1, a.budget - 1);  // the profile above was one measured candidate
   opt.min_gain = a.min_gain;
   std::vector<aura::Skill> near;
-  if (store) near = store->nearest(a.kernel, t.shape_class, features, 3);
-  for (const aura::Skill& k : near) {
-    opt.seeds.push_back({t.config_at(t.index_of(k.config)), "skill #" + std::to_string(k.id)});
-    for (const auto& [n, v] : k.config) {
-      auto it = builtin.find(n);
-      if (it != builtin.end() && it->second != v) opt.preferred.insert({n, v > it->second ? 1 : -1});
+  aura::SkillPrior prior;
+  aura::SearchSeed root{start, "start"};
+  if (store) {
+    prior = aura::SkillPrior(t, aura::prior_evidence(store->all(a.kernel), t, s.hw));
+    near = store->nearest(a.kernel, t.shape_class, features, 3);
+  }
+  if (!prior.empty()) {
+    root = aura::warm_start(prior, t, root, opt);
+  } else {
+    for (const aura::Skill& k : near) {
+      opt.seeds.push_back({t.config_at(t.index_of(k.config)), "skill #" + std::to_string(k.id)});
+      for (const auto& [n, v] : k.config) {
+        auto it = builtin.find(n);
+        if (it != builtin.end() && it->second != v) opt.preferred.insert({n, v > it->second ? 1 : -1});
+      }
     }
   }
   opt.seeds.push_back({builtin, "builtin"});  // already measured: skipped unless it is new here
 
   // 4. K-Search. The built-in's measurement is reused, not repeated.
   aura::Evaluator cached = [&](const Config& c) { return c == builtin ? base : eval(c); };
-  aura::SearchResult r = aura::k_search(t, pr, {start, "start"}, cached, opt);
+  aura::SearchResult r = aura::k_search(t, pr, root, cached, opt);
   const int measured = int(r.nodes.size()) + (std::any_of(r.nodes.begin(), r.nodes.end(),
                                                           [&](const aura::SearchNode& n) { return n.config == builtin; })
                                                   ? 0
@@ -229,6 +242,15 @@ int run_tune(const AuraArgs& a) {
     k.evidence = "shape " + t.shape_text() + " " + t.dtype + ": built-in " + ms(base.seconds) + " ms, tuned " +
                  ms(best.m.seconds) + " ms (" + best.m.message + "), gate passed; " + std::to_string(measured) +
                  " candidates measured";
+    // Every passed candidate, relative to the fastest measured: the evidence later searches
+    // learn from (a rolled-back node may be faster than the checkpoint by less than min_gain).
+    double fastest = base.seconds;
+    for (const aura::SearchNode& n : r.nodes)
+      if (n.m.passed) fastest = std::min(fastest, n.m.seconds);
+    for (const aura::SearchNode& n : r.nodes)
+      if (n.m.passed) k.observations.push_back({n.config, n.m.seconds / fastest});
+    if (std::none_of(r.nodes.begin(), r.nodes.end(), [&](const aura::SearchNode& n) { return n.config == builtin; }))
+      k.observations.push_back({builtin, base.seconds / fastest});
     skill_id = store->add(k);
   }
 
@@ -255,7 +277,8 @@ int run_tune(const AuraArgs& a) {
     j["tree"] = nodes;
     j["measured"] = measured;
     j["best"] = {{"config", best.config}, {"seconds", best.m.seconds}, {"gain", gain}, {"improved", improved}};
-    j["skills_used"] = near.size();
+    j["skills_used"] = prior.empty() ? near.size() : prior.skills();
+    j["prior_rules"] = prior.rules();
     j["skill_recorded"] = skill_id;
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -269,7 +292,14 @@ int run_tune(const AuraArgs& a) {
   std::printf("          directions:");
   for (size_t i = 0; i < dirs.size() && i < 4; ++i) std::printf(" %s (%s ms)%s", dirs[i].change.c_str(), ms(dirs[i].predicted).c_str(), i + 1 < std::min<size_t>(4, dirs.size()) ? "," : "");
   std::printf("\n");
-  std::printf("skills    %zu nearest used as seeds\n", near.size());
+  if (prior.empty()) {
+    std::printf("skills    %zu nearest used as seeds\n", near.size());
+  } else {
+    std::string rules;
+    for (const std::string& x : prior.rules()) rules += (rules.empty() ? "" : "; ") + x;
+    std::printf("skills    prior from %zu skills' observations; ruled out before measuring: %s\n", prior.skills(),
+                rules.empty() ? "nothing" : rules.c_str());
+  }
   std::printf("%4s %6s  %-10s %-28s %10s  %s\n", "node", "parent", "origin", "change", "ms", "state");
   for (const aura::SearchNode& n : r.nodes)
     std::printf("%4d %6d  %-10s %-28s %10s  %s%s\n", n.id, n.parent, n.origin.c_str(),
@@ -348,14 +378,14 @@ int run_skills(const AuraArgs& a) {
     for (const aura::Skill& k : all)
       arr.push_back({{"id", k.id}, {"kernel", k.kernel}, {"shape", k.shape}, {"hardware", k.hardware},
                      {"change", k.change}, {"config", k.config}, {"gain", k.gain}, {"evidence", k.evidence},
-                     {"created", k.created}});
+                     {"created", k.created}, {"observations", k.observations.size()}});
     std::printf("%s\n", arr.dump().c_str());
     return 0;
   }
-  std::printf("%4s %-14s %-16s %-30s %6s  %s\n", "id", "kernel", "shape", "change", "gain", "hardware");
+  std::printf("%4s %-14s %-16s %-30s %6s %5s  %s\n", "id", "kernel", "shape", "change", "gain", "obs", "hardware");
   for (const aura::Skill& k : all)
-    std::printf("%4lld %-14s %-16s %-30s %5.2fx  %s\n", static_cast<long long>(k.id), k.kernel.c_str(),
-                k.shape.c_str(), k.change.substr(0, 30).c_str(), k.gain, k.hardware.c_str());
+    std::printf("%4lld %-14s %-16s %-30s %5.2fx %5zu  %s\n", static_cast<long long>(k.id), k.kernel.c_str(),
+                k.shape.c_str(), k.change.substr(0, 30).c_str(), k.gain, k.observations.size(), k.hardware.c_str());
   std::printf("%zu skills in %s\n", all.size(), a.skills.c_str());
   return 0;
 }

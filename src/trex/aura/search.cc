@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "trex/aura/prior.h"
+
 namespace trex::aura {
 
 namespace {
@@ -49,8 +51,12 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   std::map<int, std::vector<Move>> pending;  // node -> its untried moves, best first
   std::pair<int, int> momentum{-1, 0};       // the last committed move
 
+  const bool use_prior = opt.prior && !opt.prior->empty();
   auto measure = [&](const Config& c, int parent, const std::string& origin) -> int {
-    if (int(r.nodes.size()) >= opt.budget || !seen.insert(key_of(c)).second) return -1;
+    if (int(r.nodes.size()) >= opt.budget) return -1;
+    // The root is always measured; a seed the prior's rules rule out is not.
+    if (parent >= 0 && use_prior && opt.prior->pruned(target.index_of(c))) return -1;
+    if (!seen.insert(key_of(c)).second) return -1;
     SearchNode n;
     n.id = int(r.nodes.size());
     n.parent = parent;
@@ -70,24 +76,37 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   };
 
   // The moves of a node, ranked: recommended directions first (the last commit's, then the
-  // skills'), then by the model's predicted time of the neighbour.
+  // skills'), then by the move's time ratio the skills measured (with a prior), then by the
+  // model's predicted time of the neighbour. Moves and neighbours the prior rules out are left out.
   auto moves_of = [&](int id) {
     std::vector<int> idx = target.index_of(r.nodes[size_t(id)].config);
-    std::vector<std::pair<double, Move>> ranked;
+    std::vector<std::pair<std::pair<double, double>, Move>> ranked;
     for (size_t p = 0; p < target.space.size(); ++p)
       for (int step : {1, -1, 2, -2}) {
-        int v = idx[p] + step;
-        if (v < 0 || v >= int(target.space[p].values.size())) continue;
+        // With a prior, a step counts allowed values only: ruled-out ones are stepped over, so
+        // the rules never cut the tree off from the values beyond them.
+        int v = idx[p], left = std::abs(step);
+        const int n = int(target.space[p].values.size());
+        while (left > 0 && v >= 0 && v < n) {
+          v += step > 0 ? 1 : -1;
+          if (!(use_prior && opt.prior->ruled_out(p, v))) --left;
+        }
+        if (v < 0 || v >= n) continue;
         std::vector<int> nb = idx;
         nb[p] = v;
         double predicted = choice_cost(model, nb);
         if (!std::isfinite(predicted)) continue;  // the model forbids it (a capacity limit)
-        double rank = predicted;
+        double rank = 0;
+        if (use_prior) {
+          if (opt.prior->pruned(nb) || opt.prior->move_pruned(p, idx[p], v)) continue;
+          double ratio = opt.prior->move_ratio(p, idx[p], v);
+          rank = std::isfinite(ratio) ? ratio : 1.0;  // a move no skill made: neutral
+        }
         int dir = step > 0 ? 1 : -1;
         bool near = std::abs(step) == 1;
         if (near && momentum.first == int(p) && momentum.second == dir) rank -= 2e9;
         else if (near && opt.preferred.count({target.space[p].name, dir})) rank -= 1e9;
-        ranked.push_back({rank, Move{int(p), step}});
+        ranked.push_back({{rank, predicted}, Move{int(p), v - idx[p]}});
       }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -11,7 +11,9 @@
 //     next move. When the checkpoint has no untried move, the search branches from the next best
 //     measured node that has some (a dead end rolls back to there).
 // Moves are ranked by the performance model's prediction, after the moves that skills or the
-// last commit recommend. The budget counts measured candidates (gate failures included); a
+// last commit recommend. With a skill prior (prior.h), a node's moves are ranked by the prior's
+// prediction first (the model breaks ties), and a neighbour or seed that the prior's rules rule
+// out is never measured: pruning happens before evaluation, so it costs no budget. The budget counts measured candidates (gate failures included); a
 // configuration is never measured twice.
 #pragma once
 
@@ -25,6 +27,8 @@
 #include "trex/aura/target.h"
 
 namespace trex::aura {
+
+class SkillPrior;  // prior.h
 
 struct Measurement {
   bool passed = false;   // the gate's verdict
@@ -57,6 +61,7 @@ struct SearchOptions {
   double min_gain = 0.01;   // a commit needs seconds < checkpoint * (1 - min_gain)
   std::vector<SearchSeed> seeds;                    // measured after the start, in order
   std::set<std::pair<std::string, int>> preferred;  // (parameter, direction +1/-1) from skills
+  const SkillPrior* prior = nullptr;                // order and pruning from skills' observations
 };
 
 struct SearchResult {

@@ -15,12 +15,15 @@ namespace trex::aura {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 const char* kCreate =
     "CREATE TABLE skills (id INTEGER PRIMARY KEY, kernel TEXT NOT NULL, shape TEXT NOT NULL, "
     "hardware TEXT NOT NULL, change TEXT NOT NULL, config TEXT NOT NULL, gain REAL NOT NULL, "
     "evidence TEXT NOT NULL, created TEXT NOT NULL)";
+const char* kCreateObservations =
+    "CREATE TABLE observations (skill_id INTEGER NOT NULL REFERENCES skills(id), config TEXT NOT NULL, "
+    "relative REAL NOT NULL)";
 
 std::string now_utc() {
   std::time_t t = std::time(nullptr);
@@ -104,22 +107,41 @@ SkillStore::SkillStore(const std::string& path, bool read_only) : path_(path) {
   sqlite3_finalize(st);
   if (version == 0 && tables == 0) {
     if (read_only) fail("empty");
-    std::string sql = std::string(kCreate) + "; PRAGMA user_version = " + std::to_string(kSchemaVersion);
+    std::string sql = std::string(kCreate) + "; " + kCreateObservations + "; PRAGMA user_version = " +
+                      std::to_string(kSchemaVersion);
     char* err = nullptr;
     if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
       std::string e = err ? err : "?";
       sqlite3_free(err);
       fail(e);
     }
+    version_ = kSchemaVersion;
     return;
   }
-  if (version != kSchemaVersion) fail("schema version " + std::to_string(version) + ", expected 1");
+  if (version != 1 && version != kSchemaVersion)
+    fail("schema version " + std::to_string(version) + ", expected 1 or 2");
+  version_ = version;
   // The columns must be there.
   if (sqlite3_prepare_v2(db_, "SELECT id, kernel, shape, hardware, change, config, gain, evidence, created FROM skills LIMIT 0",
                          -1, &st, nullptr) != SQLITE_OK)
     fail(sqlite3_errmsg(db_));
   sqlite3_finalize(st);
+  if (version_ >= 2) {
+    if (sqlite3_prepare_v2(db_, "SELECT skill_id, config, relative FROM observations LIMIT 0", -1, &st, nullptr) != SQLITE_OK)
+      fail(sqlite3_errmsg(db_));
+    sqlite3_finalize(st);
+  }
   (void)existed;
+}
+
+void SkillStore::exec(const std::string& sql, const std::string& what) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string e = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw InputError(path_, 0, "cannot " + what + ": " + e);
+  }
 }
 
 SkillStore::~SkillStore() {
@@ -127,12 +149,20 @@ SkillStore::~SkillStore() {
 }
 
 int64_t SkillStore::add(const Skill& s) {
+  // One transaction: the skill, its observations and (for a version-1 file) the upgrade.
+  exec("BEGIN IMMEDIATE", "write a skill");
+  if (version_ < 2) exec(std::string(kCreateObservations) + "; PRAGMA user_version = 2", "upgrade the skill database");
   sqlite3_stmt* st = nullptr;
   const char* sql =
       "INSERT INTO skills (kernel, shape, hardware, change, config, gain, evidence, created) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-  if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
-    throw InputError(path_, 0, std::string("cannot write a skill: ") + sqlite3_errmsg(db_));
+  auto failed = [&](sqlite3_stmt* stmt) {
+    std::string e = sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return InputError(path_, 0, "cannot write a skill: " + e);
+  };
+  if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK) throw failed(st);
   std::string cfg = config_text(s.config), created = s.created.empty() ? now_utc() : s.created;
   sqlite3_bind_text(st, 1, s.kernel.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 2, s.shape.c_str(), -1, SQLITE_TRANSIENT);
@@ -142,10 +172,24 @@ int64_t SkillStore::add(const Skill& s) {
   sqlite3_bind_double(st, 6, s.gain);
   sqlite3_bind_text(st, 7, s.evidence.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 8, created.c_str(), -1, SQLITE_TRANSIENT);
-  int rc = sqlite3_step(st);
+  if (sqlite3_step(st) != SQLITE_DONE) throw failed(st);
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) throw InputError(path_, 0, std::string("cannot write a skill: ") + sqlite3_errmsg(db_));
-  return sqlite3_last_insert_rowid(db_);
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  if (sqlite3_prepare_v2(db_, "INSERT INTO observations (skill_id, config, relative) VALUES (?, ?, ?)", -1, &st,
+                         nullptr) != SQLITE_OK)
+    throw failed(st);
+  for (const Observation& o : s.observations) {
+    std::string c = config_text(o.config);
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, c.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 3, o.relative);
+    if (sqlite3_step(st) != SQLITE_DONE) throw failed(st);
+  }
+  sqlite3_finalize(st);
+  exec("COMMIT", "write a skill");
+  version_ = 2;
+  return id;
 }
 
 std::vector<Skill> SkillStore::all(const std::string& kernel) const {
@@ -178,6 +222,23 @@ std::vector<Skill> SkillStore::all(const std::string& kernel) const {
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) throw InputError(path_, 0, std::string("cannot read skills: ") + sqlite3_errmsg(db_));
+  if (version_ < 2) return out;
+  for (Skill& s : out) {
+    if (sqlite3_prepare_v2(db_, "SELECT config, relative FROM observations WHERE skill_id = ? ORDER BY rowid", -1, &st,
+                           nullptr) != SQLITE_OK)
+      throw InputError(path_, 0, std::string("cannot read observations: ") + sqlite3_errmsg(db_));
+    sqlite3_bind_int64(st, 1, s.id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      try {
+        s.observations.push_back({parse_config_text(col(st, 0)), sqlite3_column_double(st, 1)});
+      } catch (const InputError& e) {
+        sqlite3_finalize(st);
+        throw InputError(path_, 0, "skill " + std::to_string(s.id) + " observation: " + e.what());
+      }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) throw InputError(path_, 0, std::string("cannot read observations: ") + sqlite3_errmsg(db_));
+  }
   return out;
 }
 

@@ -1,11 +1,15 @@
 // Skills: each verified gain of a search, kept in an SQLite database so later searches start
 // from what worked elsewhere.
 //
-// Table `skills` (schema version 1 in `PRAGMA user_version`):
+// Table `skills` (schema version 2 in `PRAGMA user_version`):
 //   id INTEGER PRIMARY KEY, kernel TEXT, shape TEXT (shape class), hardware TEXT
 //   (AuraHardware::features()), change TEXT ("kc 256->384, mc 504->96", against the built-in),
 //   config TEXT (the whole configuration, "kc=384;mc=96;..."), gain REAL (built-in time / tuned
 //   time), evidence TEXT (times, runs, gate), created TEXT (UTC).
+// Table `observations` (version 2): skill_id, config TEXT, relative REAL: every configuration
+// the skill's search measured and passed, as its time over the search's best (prior.h learns the
+// order and pruning rules of later searches from them). A version-1 database (no observations)
+// is read as it is and upgraded, in the transaction that adds its next skill.
 // Retrieval: skills of the same kernel, nearest first by the distance between shape classes
 // (sum over dimensions of |log2 a - log2 b|) plus 4 when the hardware differs; ties by gain.
 #pragma once
@@ -19,6 +23,11 @@ struct sqlite3;
 
 namespace trex::aura {
 
+struct Observation {
+  Config config;
+  double relative = 1;  // time / the best time of that skill's search
+};
+
 struct Skill {
   int64_t id = 0;
   std::string kernel, shape, hardware, change;
@@ -26,6 +35,7 @@ struct Skill {
   double gain = 0;
   std::string evidence, created;
   double distance = 0;  // filled by nearest()
+  std::vector<Observation> observations;
 };
 
 class SkillStore {
@@ -44,8 +54,10 @@ class SkillStore {
                              const std::string& hardware, size_t n) const;
 
  private:
+  void exec(const std::string& sql, const std::string& what);
   std::string path_;
   sqlite3* db_ = nullptr;
+  int version_ = 0;
 };
 
 std::string config_text(const Config& c);   // "kc=384;mc=96"

@@ -198,9 +198,9 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       for (int64_t x : v) out.push_back(std::min(x, std::max(unit, ceil_div(limit, unit) * unit)));
       return sorted_unique(out);
     };
-    t.space.push_back({"kc", sorted_unique(kc)});
-    t.space.push_back({"mc", cap(mc, m, g.mr)});
-    t.space.push_back({"nc", cap(nc, n, g.nr)});
+    t.space.push_back({"kc", sorted_unique(kc), k});
+    t.space.push_back({"mc", cap(mc, m, g.mr), ceil_div(m, g.mr) * g.mr});
+    t.space.push_back({"nc", cap(nc, n, g.nr), ceil_div(n, g.nr) * g.nr});
     t.space.push_back({"split", {1, 2}});
     std::vector<int64_t> uk;
     if (core::isa_supported(core::Isa::kAvx2)) uk.push_back(2);

@@ -18,6 +18,10 @@ using Config = kernels::ParamMap;
 struct SpaceParam {
   std::string name;
   std::vector<int64_t> values;
+  // A blocking capped by a dimension (GEMM kc by K, mc by M, nc by N): the value from which one
+  // block covers the whole dimension; 0 when the parameter is not such a blocking. Skills map
+  // "the whole dimension" between shapes by it (prior.h).
+  int64_t whole = 0;
 };
 
 struct TuneTarget {

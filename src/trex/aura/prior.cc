@@ -1,0 +1,263 @@
+// The skill prior (see prior.h).
+#include "trex/aura/prior.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "trex/aura/diagnose.h"
+#include "trex/util/error.h"
+
+namespace trex::aura {
+
+namespace {
+
+constexpr double kPerStep = 0.02;  // an inexact match: 2% per index step away
+
+int index_steps(const std::vector<int>& a, const std::vector<int>& b) {
+  int d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += std::abs(a[i] - b[i]);
+  return d;
+}
+
+}  // namespace
+
+std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c) const {
+  std::vector<int> idx = target_.index_of(c);
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    const SpaceParam& tp = target_.space[p];
+    auto it = c.find(tp.name);
+    if (tp.whole <= 0 || it == c.end()) continue;
+    auto sp = std::find_if(source.space.begin(), source.space.end(), [&](const SpaceParam& x) { return x.name == tp.name; });
+    if (sp == source.space.end() || sp->whole <= 0 || it->second < sp->whole) continue;
+    // Covered the whole dimension there: the target's smallest value that covers it here.
+    int pick = int(tp.values.size()) - 1;
+    for (size_t v = 0; v < tp.values.size(); ++v)
+      if (tp.values[v] >= tp.whole) {
+        pick = int(v);
+        break;
+      }
+    idx[p] = pick;
+  }
+  return idx;
+}
+
+SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& evidence, const PriorOptions& options)
+    : target_(target), options_(options) {
+  for (const Evidence& e : evidence) {
+    SkillObs s;
+    for (const Observation& o : e.observations) {
+      if (!(o.relative >= 1) || !std::isfinite(o.relative)) continue;  // a relative time is >= 1
+      s.index.push_back(map_index(e.source, o.config));
+      s.relative.push_back(o.relative);
+    }
+    if (!s.index.empty()) skills_.push_back(std::move(s));
+  }
+  // Move effects: pairs of one skill's observations that differ in one parameter only.
+  effects_.resize(target_.space.size());
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    std::map<std::pair<int, int>, std::vector<double>> log_per_skill;  // (v, w) -> log ratio per skill
+    for (const SkillObs& s : skills_) {
+      // Group by the other parameters' indices.
+      std::map<std::vector<int>, std::vector<size_t>> groups;
+      for (size_t i = 0; i < s.index.size(); ++i) {
+        std::vector<int> rest = s.index[i];
+        rest[p] = -1;
+        groups[rest].push_back(i);
+      }
+      std::map<std::pair<int, int>, std::vector<double>> ratios;
+      for (const auto& [rest, members] : groups)
+        for (size_t a : members)
+          for (size_t b : members)
+            if (s.index[a][p] != s.index[b][p]) ratios[{s.index[a][p], s.index[b][p]}].push_back(s.relative[b] / s.relative[a]);
+      for (auto& [vw, r] : ratios) {
+        std::sort(r.begin(), r.end());
+        double med = r.size() % 2 ? r[r.size() / 2] : std::sqrt(r[r.size() / 2 - 1] * r[r.size() / 2]);
+        log_per_skill[vw].push_back(std::log(med));
+      }
+    }
+    for (const auto& [vw, logs] : log_per_skill) {
+      double sum = 0, low = logs[0];
+      for (double l : logs) {
+        sum += l;
+        low = std::min(low, l);
+      }
+      effects_[p][vw] = {std::exp(sum / double(logs.size())), int(logs.size()), std::exp(low)};
+    }
+  }
+  // Rules: per parameter value, the best relative time each skill saw with it.
+  ruled_out_.resize(target_.space.size());
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    ruled_out_[p].assign(target_.space[p].values.size(), false);
+    for (size_t v = 0; v < target_.space[p].values.size(); ++v) {
+      int support = 0;
+      bool all_slow = true;
+      double lowest = std::numeric_limits<double>::infinity();
+      for (const SkillObs& s : skills_) {
+        double best = std::numeric_limits<double>::infinity();
+        for (size_t i = 0; i < s.index.size(); ++i)
+          if (s.index[i][p] == int(v)) best = std::min(best, s.relative[i]);
+        if (!std::isfinite(best)) continue;
+        ++support;
+        lowest = std::min(lowest, best);
+        if (best <= options.prune_above) all_slow = false;
+      }
+      if (support >= options.min_support && all_slow) {
+        ruled_out_[p][v] = true;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s=%lld (%d skills, best %.3f)", target_.space[p].name.c_str(),
+                      static_cast<long long>(target_.space[p].values[v]), support, lowest);
+        rules_.push_back(buf);
+      }
+    }
+    // Never rule out every value of a parameter: the space would be empty.
+    if (std::all_of(ruled_out_[p].begin(), ruled_out_[p].end(), [](bool b) { return b; })) {
+      ruled_out_[p].assign(ruled_out_[p].size(), false);
+      std::erase_if(rules_, [&](const std::string& r) { return r.rfind(target_.space[p].name + "=", 0) == 0; });
+    }
+  }
+}
+
+double SkillPrior::predicted(const std::vector<int>& index) const {
+  if (skills_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double log_sum = 0;
+  for (const SkillObs& s : skills_) {
+    // The nearest observation; among equally near ones, the fastest.
+    int best_d = std::numeric_limits<int>::max();
+    double rel = 0;
+    for (size_t i = 0; i < s.index.size(); ++i) {
+      int d = index_steps(s.index[i], index);
+      if (d < best_d || (d == best_d && s.relative[i] < rel)) {
+        best_d = d;
+        rel = s.relative[i];
+      }
+    }
+    log_sum += std::log(rel * (1 + kPerStep * best_d));
+  }
+  return std::exp(log_sum / double(skills_.size()));
+}
+
+bool SkillPrior::ruled_out(size_t p, int v) const {
+  return p < ruled_out_.size() && v >= 0 && size_t(v) < ruled_out_[p].size() && ruled_out_[p][size_t(v)];
+}
+
+bool SkillPrior::pruned(const std::vector<int>& index) const {
+  for (size_t p = 0; p < index.size() && p < ruled_out_.size(); ++p)
+    if (index[p] >= 0 && size_t(index[p]) < ruled_out_[p].size() && ruled_out_[p][size_t(index[p])]) return true;
+  return false;
+}
+
+std::vector<std::string> SkillPrior::rules() const { return rules_; }
+
+const SkillPrior::Effect* SkillPrior::effect(size_t p, int v, int w) const {
+  if (p >= effects_.size()) return nullptr;
+  auto it = effects_[p].find({v, w});
+  return it == effects_[p].end() ? nullptr : &it->second;
+}
+
+double SkillPrior::move_ratio(size_t p, int v, int w) const {
+  const Effect* e = effect(p, v, w);
+  return e ? e->ratio : std::numeric_limits<double>::quiet_NaN();
+}
+
+int SkillPrior::move_support(size_t p, int v, int w) const {
+  const Effect* e = effect(p, v, w);
+  return e ? e->support : 0;
+}
+
+bool SkillPrior::move_pruned(size_t p, int v, int w) const {
+  const Effect* e = effect(p, v, w);
+  if (!e || e->support < options_.min_support) return false;
+  // Every skill's ratio beyond the limit: the geometric mean alone could hide one that gained.
+  return e->lowest > options_.prune_above;
+}
+
+std::vector<int> SkillPrior::descend(std::vector<int> from) const {
+  for (size_t p = 0; p < from.size() && p < ruled_out_.size(); ++p) {
+    if (!ruled_out(p, from[p])) continue;
+    const int n = int(ruled_out_[p].size());
+    for (int d = 1; d < n; ++d) {  // the nearest allowed value, the lower one first
+      if (from[p] - d >= 0 && !ruled_out(p, from[p] - d)) {
+        from[p] -= d;
+        break;
+      }
+      if (from[p] + d < n && !ruled_out(p, from[p] + d)) {
+        from[p] += d;
+        break;
+      }
+    }
+  }
+  std::vector<bool> moved(target_.space.size(), false);
+  while (true) {
+    double best = 0.99;
+    size_t bp = 0;
+    int bw = -1;
+    for (size_t p = 0; p < target_.space.size(); ++p) {
+      if (moved[p]) continue;
+      for (int w = 0; w < int(target_.space[p].values.size()); ++w) {
+        const Effect* e = effect(p, from[p], w);
+        if (!e || e->support < options_.min_support || e->ratio >= best) continue;
+        std::vector<int> nb = from;
+        nb[p] = w;
+        if (pruned(nb)) continue;
+        best = e->ratio;
+        bp = p;
+        bw = w;
+      }
+    }
+    if (bw < 0) return from;
+    from[bp] = bw;
+    moved[bp] = true;
+  }
+}
+
+std::vector<std::vector<int>> SkillPrior::ranked(size_t n) const {
+  std::vector<std::pair<double, std::vector<int>>> all;
+  if (skills_.empty() || n == 0) return {};
+  std::vector<int> idx(target_.space.size(), 0);
+  for (size_t i = 0; i < target_.size(); ++i) {
+    if (!pruned(idx)) all.push_back({predicted(idx), idx});
+    for (size_t p = target_.space.size(); p-- > 0;) {
+      if (++idx[p] < int(target_.space[p].values.size())) break;
+      idx[p] = 0;
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::vector<int>> out;
+  for (size_t i = 0; i < all.size() && i < n; ++i) out.push_back(all[i].second);
+  return out;
+}
+
+std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw) {
+  std::vector<Evidence> out;
+  const std::string regime = roofline_regime(t, hw), features = hw.features();
+  for (const Skill& k : skills) {
+    if (k.kernel != t.kernel || k.hardware != features || k.observations.empty()) continue;
+    try {
+      TuneTarget other = make_target(k.kernel, parse_shape(k.kernel, k.shape), hw, t.dtype);
+      if (roofline_regime(other, hw) != regime) continue;
+      out.push_back({other, k.observations});
+    } catch (const InputError&) {
+      continue;  // a shape class this build cannot make a target of: no evidence
+    }
+  }
+  return out;
+}
+
+SearchSeed warm_start(const SkillPrior& prior, const TuneTarget& t, const SearchSeed& model_start,
+                      SearchOptions& options) {
+  if (prior.empty()) return model_start;
+  options.prior = &prior;
+  const std::vector<int> from = t.index_of(model_start.config), to = prior.descend(from);
+  if (to == from) return model_start;
+  options.seeds.insert(options.seeds.begin(), model_start);
+  return {t.config_at(to), "skills"};
+}
+
+std::string roofline_regime(const TuneTarget& t, const AuraHardware& hw) {
+  Diagnosis d = diagnose(t, hw, 0);
+  return d.t_compute >= std::max(d.t_load, d.t_store) ? "compute" : "memory";
+}
+
+}  // namespace trex::aura

@@ -1,0 +1,116 @@
+// The skill prior: what earlier searches of the same kernel on other shapes measured, turned
+// into an order and pruning rules for a new search, applied before anything is evaluated.
+//
+// A skill carries its search's observations: every configuration the search measured, as its
+// time over the best time of that search (1.0 = the best it found). For a new target, each
+// observation is mapped into the target's space, value by value: a blocking that covered its
+// whole dimension on the skill's shape (SpaceParam::whole) to the target's whole-dimension
+// value, any other value to the nearest candidate. Then:
+//   - move effects: for every pair of a skill's observations that differ in one parameter only
+//     (a search's node and its parent are such a pair), the time ratio of the move; per skill
+//     the median over its pairs, over skills the geometric mean. A paired ratio cancels what the
+//     shapes do not share (their absolute times, the other parameters), so what transfers is
+//     the direction and size of a move: "split 2->1: 0.97", "ukernel 3->2: 1.9". The search
+//     ranks a node's moves by it (the model breaks ties), skips a move every skill found more
+//     than `prune_above` slower, and starts from the model's start improved by the moves the
+//     skills predict to gain (descend()).
+//   - pruning rules per parameter value: a value is ruled out when at least `min_support`
+//     skills measured it and, in every one of them, the best configuration holding it was more
+//     than `prune_above` times that skill's best (e.g. the AVX2 micro-kernel next to AVX-512).
+//     A configuration holding a ruled-out value is never measured.
+//   - predicted(config): the geometric mean over skills of the relative time of their nearest
+//     observation (2% per index step away), for ranking whole configurations (ranked()).
+// Only skills whose shape falls in the same roofline regime as the target (compute-bound or
+// memory-bound, as trace anatomy classifies a kernel) and were measured on the same hardware
+// feed the prior: a blocking that wins while streaming from memory says little about one that
+// must feed the FMA units, and cache capacities differ between machines.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trex/aura/hardware.h"
+#include "trex/aura/search.h"
+#include "trex/aura/skills.h"
+#include "trex/aura/target.h"
+
+namespace trex::aura {
+
+struct PriorOptions {
+  double prune_above = 1.10;  // a value is ruled out beyond this relative time everywhere
+  int min_support = 2;        // skills that must agree before a value is ruled out
+};
+
+// One skill's evidence: the target of its shape (its space tells which values covered a whole
+// dimension there) and its observations.
+struct Evidence {
+  TuneTarget source;
+  std::vector<Observation> observations;
+};
+
+class SkillPrior {
+ public:
+  SkillPrior() = default;
+  // One entry of `evidence` per skill (already filtered to the same kernel, hardware, regime).
+  SkillPrior(const TuneTarget& target, const std::vector<Evidence>& evidence, const PriorOptions& options = {});
+
+  bool empty() const { return skills_.empty(); }
+  size_t skills() const { return skills_.size(); }
+  double predicted(const std::vector<int>& index) const;
+  bool pruned(const std::vector<int>& index) const;
+  bool ruled_out(size_t p, int v) const;  // value v of parameter p, by the rules
+  // The predicted time ratio of moving parameter p from value index v to w (NaN: no skill
+  // measured such a pair), and how many skills did.
+  double move_ratio(size_t p, int v, int w) const;
+  int move_support(size_t p, int v, int w) const;
+  // A move every skill that measured it (at least min_support) found beyond prune_above.
+  bool move_pruned(size_t p, int v, int w) const;
+  // From `from`: every ruled-out value replaced by the nearest allowed one, then the moves
+  // predicted to gain at least 1% applied greedily, best first, each parameter at most once,
+  // never into a pruned configuration.
+  std::vector<int> descend(std::vector<int> from) const;
+  // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.
+  std::vector<std::string> rules() const;
+  // Up to n configurations of the space, not pruned, best predicted first (ties in index order).
+  std::vector<std::vector<int>> ranked(size_t n) const;
+  // A configuration of `source`'s space as an index into the target's (the mapping above).
+  std::vector<int> map_index(const TuneTarget& source, const Config& c) const;
+
+ private:
+  struct SkillObs {
+    std::vector<std::vector<int>> index;  // observations mapped into the target's space
+    std::vector<double> relative;
+  };
+  struct Effect {
+    double ratio = 1;      // geometric mean over skills
+    int support = 0;       // skills
+    double lowest = 1;     // the smallest skill's ratio
+  };
+  const Effect* effect(size_t p, int v, int w) const;
+  TuneTarget target_;
+  PriorOptions options_;
+  std::vector<SkillObs> skills_;
+  std::vector<std::map<std::pair<int, int>, Effect>> effects_;  // per parameter, (v, w)
+  std::vector<std::vector<bool>> ruled_out_;  // per parameter, per value
+  std::vector<std::string> rules_;
+};
+
+// The evidence a prior for `t` may learn from: the observations of those `skills` that are of
+// t's kernel, measured on hardware with t's features, and whose shape class is in t's roofline
+// regime (skills without observations, from a version-1 database, give none).
+std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw);
+
+// A search started by the prior: the root is the model's start improved by the moves the skills
+// predict to gain (descend()), then the model's start itself as a seed when it differs; the
+// search's options take the prior (move order and pruning). Without a prior (empty) the root is
+// the model's start and nothing changes.
+SearchSeed warm_start(const SkillPrior& prior, const TuneTarget& t, const SearchSeed& model_start,
+                      SearchOptions& options);
+
+// The roofline regime of a target from its byte and FLOP counts (no measurement): "compute"
+// when the compute bound exceeds the load and store bounds at the level its working set lives
+// in, else "memory". A skill's regime is that of its shape class.
+std::string roofline_regime(const TuneTarget& t, const AuraHardware& hw);
+
+}  // namespace trex::aura

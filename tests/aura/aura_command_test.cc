@@ -9,6 +9,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "trex/aura/skills.h"
 #include "trex/kernels/tuning.h"
 #include "trex/util/subprocess.h"
 
@@ -74,6 +75,40 @@ TEST(AuraCommand, TuneWritesATuningFileAndASkill) {
       EXPECT_EQ(nlohmann::json::parse(s.out).size(), 0u);
     }
   }
+}
+
+TEST(AuraCommand, TuneLearnsFromSkillsObservationsAndNeverMeasuresWhatTheyRuleOut) {
+  const std::string d = dir(), db = d + "/prior.db";
+  std::filesystem::remove(db);
+  // The hardware features this run's skills must carry (one measured candidate).
+  ProcessResult probe = run_process({TREX_BINARY, "aura", "tune", "swiglu.fwd", "--shape", "64x1024", "--budget", "1",
+                                     "--threads", "1", "--min-time", "0.002", "--no-skills", "--json"},
+                                    limit(120));
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  const std::string features = nlohmann::json::parse(probe.out)["hardware"].get<std::string>();
+  // Two earlier searches of this shape class found non-temporal stores 1.5x slower everywhere.
+  {
+    aura::SkillStore store(db);
+    for (int i = 0; i < 2; ++i) {
+      aura::Skill k{0, "swiglu.fwd", "64x1024", features, "block_elems 16384->8192", {{"block_elems", 8192}, {"stream", 1}},
+                    1.05, "test", "", 0, {}};
+      for (int64_t be : {4096, 8192, 16384, 32768}) {
+        k.observations.push_back({{{"block_elems", be}, {"stream", 1}}, be == 8192 ? 1.0 : 1.02});
+        k.observations.push_back({{{"block_elems", be}, {"stream", 2}}, 1.5});
+      }
+      store.add(k);
+    }
+  }
+  ProcessResult p = run_process({TREX_BINARY, "aura", "tune", "swiglu.fwd", "--shape", "64x1024", "--budget", "5",
+                                 "--threads", "1", "--min-time", "0.002", "--skills", db, "--json"},
+                                limit(120));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  EXPECT_EQ(j["skills_used"].get<int>(), 2);
+  ASSERT_EQ(j["prior_rules"].size(), 1u) << j["prior_rules"].dump();
+  EXPECT_EQ(j["prior_rules"][0].get<std::string>().rfind("stream=2 ", 0), 0u) << j["prior_rules"].dump();
+  // The built-in was profiled before the search; no node of the tree uses the ruled-out stores.
+  for (const auto& n : j["tree"]) EXPECT_EQ(n["config"]["stream"].get<int>(), 1) << n.dump();
 }
 
 TEST(AuraCommand, ModelPrintsTheProgramsStart) {

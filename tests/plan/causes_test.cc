@@ -25,24 +25,8 @@ namespace {
 using testing::make_run;
 using testing::shipped_cluster;
 using testing::source_path;
-
-// Nodes of 8 devices: 100 TFLOPS, 80 GB at 2 TB/s, every factor 1 or 0 so that hand
-// arithmetic holds: NVLink 100 GB/s inside a node, 10 GB/s between nodes, no latency.
-Cluster tiny_cluster(long nodes) {
-  Cluster c;
-  c.name = "tiny";
-  c.nodes = nodes;
-  c.devices_per_node = 8;
-  c.peak_flops = 100e12;
-  c.hbm_bytes = 80e9;
-  c.hbm_bw = 2e12;
-  c.eff.matmul = c.eff.attention = c.eff.memory = 1;
-  c.eff.launch_s = c.eff.comm_launch_s = 0;
-  LinkLevel nv{"nvlink", 8, 100e9, 0, 1, "test"};
-  LinkLevel ib{"ib", 1 << 20, 10e9, 0, 1, "test"};
-  c.links = {nv, ib};
-  return c;
-}
+using testing::tiny_cluster;
+using testing::tiny_moe;
 
 // A two-layer GPT-style model: d 1024, 8 heads of 128, FFN 4096 (GELU), vocabulary 32000.
 model::ModelConfig tiny_gpt(int layers = 2) {
@@ -119,11 +103,7 @@ TEST(Causes, ManyLocalExpertsMakeMoeLayersHostBound) {
   // rank. At 1 s and 2 s per expert the host takes 8 s and 16 s per layer pass, far above the
   // GPU's microseconds, so every forward and backward pass of both layers runs at the host's
   // pace: the step grows by 2 layers x 2 passes x 8 experts x (2 - 1) s x 4 micro-batches = 128 s.
-  model::ModelConfig moe = model::parse_model_config(
-      "[model]\nname = \"tiny-moe\"\nvocab = 32000\nhidden = 1024\nlayers = 2\ntrain_seq_len = 1024\n"
-      "[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\nrope_dims = 128\n"
-      "[ffn]\nactivation = \"swiglu\"\nrouted_experts = 16\ntop_k = 2\nexpert_hidden = 256\n",
-      "tiny-moe.toml");
+  model::ModelConfig moe = tiny_moe(2, 16, 2);
   Cluster c = tiny_cluster(1);
   set_nodes(c, 1);
   c.devices_per_node = 2;

@@ -13,6 +13,8 @@ namespace trex::plan {
 namespace {
 
 using testing::make_run;
+using testing::tiny_cluster;
+using testing::tiny_moe;
 
 TEST(EpDispatch, DedupFactorCountsDistinctRemoteDomains) {
   // 8 experts over 4 ranks in 2 domains of 2 (4 experts a domain), top 2. The other domain
@@ -30,26 +32,11 @@ TEST(EpDispatch, DedupFactorCountsDistinctRemoteDomains) {
   EXPECT_LT(f, 0.46);
 }
 
-// Nodes of 8 devices, NVLink 100 GB/s, IB 10 GB/s, no latency or launch cost.
-Cluster two_level(long nodes) {
-  Cluster c;
-  c.name = "two-level";
-  c.nodes = nodes;
-  c.devices_per_node = 8;
-  c.peak_flops = 100e12;
-  c.hbm_bytes = 80e9;
-  c.hbm_bw = 2e12;
-  c.eff.matmul = c.eff.attention = c.eff.memory = 1;
-  c.eff.launch_s = c.eff.comm_launch_s = 0;
-  c.links = {LinkLevel{"nvlink", 8, 100e9, 0, 1, "test"}, LinkLevel{"ib", 1 << 20, 10e9, 0, 1, "test"}};
-  return c;
-}
-
 TEST(EpDispatch, OnlyTrafficBeyondTheDomainShrinks) {
   // 32 ranks over 4 nodes, 1 GB sent per rank: 7/32 of it over NVLink (2.19 ms), 24/32 over
   // IB (75 ms), the slower level sets the time. Halving the traffic beyond the domain halves
   // the IB part: 37.5 ms, still above NVLink's.
-  Cluster c = two_level(4);
+  Cluster c = tiny_cluster(4);
   EXPECT_NEAR(all_to_all_s(c, 32, 1, 1e9), 0.075, 1e-12);
   EXPECT_NEAR(all_to_all_s(c, 32, 1, 1e9, 0.5), 0.0375, 1e-12);
   // Scaled to almost nothing, NVLink's 7/32 GB at 100 GB/s is left.
@@ -59,12 +46,8 @@ TEST(EpDispatch, OnlyTrafficBeyondTheDomainShrinks) {
 TEST(EpDispatch, DeepEpCutsTheExposedAllToAllOfACrossNodeExpertGroup) {
   // One MoE layer of 128 experts (top 8) on EP 32 over 4 nodes: every all-to-all is IB-bound
   // (above), so with no launch cost the EP time scales by the factor of the first test.
-  model::ModelConfig moe = model::parse_model_config(
-      "[model]\nname = \"tiny-moe\"\nvocab = 32000\nhidden = 1024\nlayers = 1\ntrain_seq_len = 1024\n"
-      "[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\nrope_dims = 128\n"
-      "[ffn]\nactivation = \"swiglu\"\nrouted_experts = 128\ntop_k = 8\nexpert_hidden = 256\n",
-      "tiny-moe.toml");
-  Cluster c = two_level(4);
+  model::ModelConfig moe = tiny_moe(1, 128, 8);
+  Cluster c = tiny_cluster(4);
   Strategy s;
   s.ep = 32;
   double plain = predict(moe, c, make_run(1024, 32), s).time.ep_comm;

@@ -78,12 +78,13 @@ SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& ev
       }
     }
     for (const auto& [vw, logs] : log_per_skill) {
-      double sum = 0, low = logs[0];
+      double sum = 0, low = logs[0], high = logs[0];
       for (double l : logs) {
         sum += l;
         low = std::min(low, l);
+        high = std::max(high, l);
       }
-      effects_[p][vw] = {std::exp(sum / double(logs.size())), int(logs.size()), std::exp(low)};
+      effects_[p][vw] = {std::exp(sum / double(logs.size())), int(logs.size()), std::exp(low), std::exp(high)};
     }
   }
   // Rules: per parameter value, the best relative time each skill saw with it.
@@ -161,6 +162,13 @@ double SkillPrior::move_ratio(size_t p, int v, int w) const {
   return e ? e->ratio : std::numeric_limits<double>::quiet_NaN();
 }
 
+double SkillPrior::settled_ratio(size_t p, int v, int w) const {
+  const Effect* e = effect(p, v, w);
+  if (!e || e->support < options_.min_support) return 1;
+  if (e->highest < 1 - options_.settled || e->lowest > 1 + options_.settled) return e->ratio;
+  return 1;
+}
+
 int SkillPrior::move_support(size_t p, int v, int w) const {
   const Effect* e = effect(p, v, w);
   return e ? e->support : 0;
@@ -190,18 +198,19 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
   }
   std::vector<bool> moved(target_.space.size(), false);
   while (true) {
-    double best = 0.99;
+    double best = 1;
     size_t bp = 0;
     int bw = -1;
     for (size_t p = 0; p < target_.space.size(); ++p) {
       if (moved[p]) continue;
       for (int w = 0; w < int(target_.space[p].values.size()); ++w) {
-        const Effect* e = effect(p, from[p], w);
-        if (!e || e->support < options_.min_support || e->ratio >= best) continue;
+        if (w == from[p]) continue;
+        const double r = settled_ratio(p, from[p], w);
+        if (r >= best) continue;
         std::vector<int> nb = from;
         nb[p] = w;
         if (pruned(nb)) continue;
-        best = e->ratio;
+        best = r;
         bp = p;
         bw = w;
       }

@@ -10,10 +10,12 @@
 //     (a search's node and its parent are such a pair), the time ratio of the move; per skill
 //     the median over its pairs, over skills the geometric mean. A paired ratio cancels what the
 //     shapes do not share (their absolute times, the other parameters), so what transfers is
-//     the direction and size of a move: "split 2->1: 0.97", "ukernel 3->2: 1.9". The search
-//     ranks a node's moves by it (the model breaks ties), skips a move every skill found more
-//     than `prune_above` slower, and starts from the model's start improved by the moves the
-//     skills predict to gain (descend()).
+//     the direction and size of a move: "nc 256->whole N: 0.97", "ukernel 3->2: 1.9". Only a
+//     settled effect is used (settled_ratio(): enough skills, all on one side by more than a
+//     measurement's noise); an unsettled move is left to the model, so noise in the skills
+//     cannot reorder the search. The search ranks a node's moves by it (the model breaks ties),
+//     skips a move every skill found more than `prune_above` slower, and starts from the
+//     model's start improved by the settled gains (descend()).
 //   - pruning rules per parameter value: a value is ruled out when at least `min_support`
 //     skills measured it and, in every one of them, the best configuration holding it was more
 //     than `prune_above` times that skill's best (e.g. the AVX2 micro-kernel next to AVX-512).
@@ -40,6 +42,7 @@ namespace trex::aura {
 struct PriorOptions {
   double prune_above = 1.10;  // a value is ruled out beyond this relative time everywhere
   int min_support = 2;        // skills that must agree before a value is ruled out
+  double settled = 0.02;      // a move's effect counts when every skill saw it beyond 2%
 };
 
 // One skill's evidence: the target of its shape (its space tells which values covered a whole
@@ -63,6 +66,11 @@ class SkillPrior {
   // The predicted time ratio of moving parameter p from value index v to w (NaN: no skill
   // measured such a pair), and how many skills did.
   double move_ratio(size_t p, int v, int w) const;
+  // The ratio the search ranks the move by: the skills' ratio where at least min_support skills
+  // measured the move and all agree on its side by more than `settled` (a gain in every one, or
+  // a loss in every one); 1 (neutral: the model ranks it) where they disagree or the effect is
+  // within the noise of a measurement.
+  double settled_ratio(size_t p, int v, int w) const;
   int move_support(size_t p, int v, int w) const;
   // A move every skill that measured it (at least min_support) found beyond prune_above.
   bool move_pruned(size_t p, int v, int w) const;
@@ -86,6 +94,7 @@ class SkillPrior {
     double ratio = 1;      // geometric mean over skills
     int support = 0;       // skills
     double lowest = 1;     // the smallest skill's ratio
+    double highest = 1;    // the largest
   };
   const Effect* effect(size_t p, int v, int w) const;
   TuneTarget target_;

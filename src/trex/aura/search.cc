@@ -99,8 +99,7 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
         double rank = 0;
         if (use_prior) {
           if (opt.prior->pruned(nb) || opt.prior->move_pruned(p, idx[p], v)) continue;
-          double ratio = opt.prior->move_ratio(p, idx[p], v);
-          rank = std::isfinite(ratio) ? ratio : 1.0;  // a move no skill made: neutral
+          rank = opt.prior->settled_ratio(p, idx[p], v);  // 1: unsettled or never made, neutral
         }
         int dir = step > 0 ? 1 : -1;
         bool near = std::abs(step) == 1;

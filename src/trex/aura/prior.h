@@ -74,8 +74,8 @@ class SkillPrior {
   int move_support(size_t p, int v, int w) const;
   // A move every skill that measured it (at least min_support) found beyond prune_above.
   bool move_pruned(size_t p, int v, int w) const;
-  // From `from`: every ruled-out value replaced by the nearest allowed one, then the moves
-  // predicted to gain at least 1% applied greedily, best first, each parameter at most once,
+  // From `from`: every ruled-out value replaced by the nearest allowed one, then the settled
+  // gains (settled_ratio() < 1) applied greedily, best first, each parameter at most once,
   // never into a pruned configuration.
   std::vector<int> descend(std::vector<int> from) const;
   // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.

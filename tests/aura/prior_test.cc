@@ -10,19 +10,10 @@
 #include <cmath>
 
 #include "trex/aura/search.h"
+#include "test_grid.h"
 
 namespace trex::aura {
 namespace {
-
-TuneTarget grid() {
-  TuneTarget t;
-  t.kernel = "test";
-  t.dims = {1};
-  t.space = {{"a", {1, 2, 3, 4, 5, 6, 7, 8}},
-             {"b", {16, 32, 48, 64, 80, 96, 112, 128}},
-             {"c", {0, 1, 2, 3, 4, 5, 6, 7}}};
-  return t;
-}
 
 // A bowl with its minimum at (a0, b=32, c=5); c = 0 (a "scalar kernel") costs 60% more.
 double bowl(const Config& c, double a0) {
@@ -65,7 +56,7 @@ Evidence neighbour(const TuneTarget& t, double a0, size_t step = 7) {
 }
 
 TEST(SkillPrior, RulesOutValuesEveryOtherShapeFoundSlow) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   SkillPrior prior(t, {neighbour(t, 5), neighbour(t, 7)});
   ASSERT_EQ(prior.skills(), 2u);
   EXPECT_TRUE(prior.pruned(t.index_of({{"a", 6}, {"b", 32}, {"c", 0}})));  // c = 0: 1.6x everywhere
@@ -108,7 +99,7 @@ TEST(SkillPrior, MapsTheWholeDimensionBetweenShapes) {
 }
 
 TEST(SkillPrior, NeighbouringShapesHalveTheMeasurementsToTheOptimum) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   ChoiceProblem model = flat_model(t);
   auto run = [&](const SkillPrior* prior) {
     SearchOptions opt;

@@ -9,19 +9,10 @@
 #include <cmath>
 #include <map>
 
+#include "test_grid.h"
+
 namespace trex::aura {
 namespace {
-
-// Three parameters of 8 values each (512 configurations).
-TuneTarget grid() {
-  TuneTarget t;
-  t.kernel = "test";
-  t.dims = {1};
-  t.space = {{"a", {1, 2, 3, 4, 5, 6, 7, 8}},
-             {"b", {16, 32, 48, 64, 80, 96, 112, 128}},
-             {"c", {0, 1, 2, 3, 4, 5, 6, 7}}};
-  return t;
-}
 
 // A bowl with its minimum at a=6, b=32, c=5 (1.0 there), plus a coupling term so one parameter
 // at a time is not enough.
@@ -48,7 +39,7 @@ ChoiceProblem rough_model(const TuneTarget& t) {
 }
 
 TEST(KSearch, FindsTheKnownOptimumWithinFifteenPercentOfTheSpace) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   ChoiceProblem model = rough_model(t);
   ChoiceSolution s = solve_choices(model);
   ASSERT_TRUE(s.feasible);
@@ -79,7 +70,7 @@ TEST(KSearch, FindsTheKnownOptimumWithinFifteenPercentOfTheSpace) {
 }
 
 TEST(KSearch, GateFailuresAreRecordedNeverCommitted) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   ChoiceProblem model = rough_model(t);
   // The fastest configurations all fail the gate (a "kernel" that skips work).
   Evaluator eval = [&](const Config& c) {
@@ -120,7 +111,7 @@ TEST(KSearch, RespectsTheBudgetAndStopsWhenTheSpaceIsExhausted) {
 }
 
 TEST(KSearch, ASkillSeedReachesTheOptimumWithFewerMeasurements) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   ChoiceProblem model = rough_model(t);
   Evaluator eval = [](const Config& c) { return Measurement{true, bowl(c), ""}; };
   auto measurements_to_optimum = [&](const SearchOptions& opt) {
@@ -140,7 +131,7 @@ TEST(KSearch, ASkillSeedReachesTheOptimumWithFewerMeasurements) {
 }
 
 TEST(KSearch, ExhaustiveVisitsEveryConfigurationOnce) {
-  TuneTarget t = grid();
+  TuneTarget t = test_grid();
   std::map<Config, int> seen;
   auto all = exhaustive(t, [&](const Config& c) {
     ++seen[c];

@@ -33,6 +33,21 @@ std::vector<std::vector<double>> distances(Draw& d, int n, const std::string& pa
 }
 
 // The plant followed by n other stops whose towns differ from the plant's.
+// Places named after towns drawn from the sample's stream, distinct across all the groups:
+// counts[g] places of nouns[g] each. With the industry's fixed rotation every instance of one
+// size and industry named the same places and read as a near duplicate.
+std::vector<std::vector<std::string>> drawn_places(const std::vector<std::string>& nouns, const std::vector<int>& counts,
+                                                   Rng& rng) {
+  int total = 0;
+  for (int c : counts) total += c;
+  const std::vector<std::string> towns = draw_names(town_names(), total, rng);
+  std::vector<std::vector<std::string>> out(nouns.size());
+  size_t next = 0;
+  for (size_t g = 0; g < nouns.size(); ++g)
+    for (int i = 0; i < counts[g]; ++i) out[g].push_back(towns[next++] + " " + nouns[g]);
+  return out;
+}
+
 std::vector<std::string> tour_stops(const Lexicon& lx, int others) {
   const std::string plant = place_names(lx, lx.plant, 1)[0];
   const std::string town = plant.substr(0, plant.find(' '));
@@ -324,11 +339,13 @@ void build_multi_commodity(const BuildContext& ctx, Instance& inst) {
   const Lexicon& lx = lex_of(ctx);
   Draw& d = ctx.draw;
   const int n = ctx.size, K = 2, m = 2, h = 2;
-  auto goods = first(lx.products, K);
-  auto src = place_names(lx, lx.plant, m);
-  auto hub = place_names(lx, "hub", h);
-  auto dst = place_names(lx, lx.customer, n + m + h);
-  dst.erase(dst.begin(), dst.begin() + m + h);
+  Rng& rng = ctx.rng;
+  // Version 2: products and towns drawn from the sample's stream.
+  auto goods = draw_names(lx.products, K, rng);
+  auto places = drawn_places({lx.plant, "hub", lx.customer}, {m, h, n}, rng);
+  const std::vector<std::string>& src = places[0];
+  const std::vector<std::string>& hub = places[1];
+  const std::vector<std::string>& dst = places[2];
   std::vector<std::vector<double>> dem(K, std::vector<double>(n));
   for (int k = 0; k < K; ++k)
     for (int j = 0; j < n; ++j) dem[k][j] = d("demand");
@@ -385,9 +402,16 @@ void build_multi_commodity(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = lx.company + " ships " + join_and(goods) + " from its " + join_and(src) + " through the " + join_and(hub) +
-              " to the " + join_and(dst) + ". Both products travel on the same links and share their capacity; nothing is stored at a hub.";
-  s.decision = "how many " + lx.unit + "s of each product to send on each link";
+  s.setting = draw_wording(rng, {
+      lx.company + " ships " + join_and(goods) + " from its " + join_and(src) + " through the " + join_and(hub) + " to the " +
+          join_and(dst) + ". Both products travel on the same links and share their capacity; nothing is stored at a hub.",
+      "Two products, " + join_and(goods) + ", leave the " + join_and(src) + " of " + lx.company + ", pass through the " +
+          join_and(hub) + " and reach the " + join_and(dst) + ". The links are shared by both products, and hubs keep no stock.",
+      lx.company + " must route " + join_and(goods) + " to the " + join_and(dst) + ": every " + lx.unit + " starts at the " +
+          join_and(src) + " and passes the " + join_and(hub) + ", where nothing stays. Both products use the same links."});
+  s.decision = draw_wording(rng, {"how many " + lx.unit + "s of each product to send on each link",
+                                  "the flow of each product, in " + lx.unit + "s, on every link",
+                                  "for every link and product, the number of " + lx.unit + "s sent"});
   std::vector<std::string> c1cols;
   for (const auto& x : hub) c1cols.push_back("To " + x + " ($ per " + lx.unit + ")");
   Table t1 = table("Cost from each " + lx.plant + " to each hub", "From", c1cols, src);
@@ -404,12 +428,18 @@ void build_multi_commodity(const BuildContext& ctx, Instance& inst) {
     for (int g = 0; g < K; ++g) t2.cells[j][size_t(h + 1 + g)] = num(dem[g][j]);
   }
   s.tables = {t1, t2};
-  s.facts.push_back("Every link from a " + lx.plant + " to a hub carries at most " + num(u1) + " " + lx.unit +
-                    "s of both products together.");
-  s.rules.push_back("Each product's flow into a hub equals its flow out.");
-  s.rules.push_back("On every link, the products together stay within the link's capacity.");
-  s.rules.push_back("Every " + lx.customer + " receives at least its demand for each product.");
-  s.objective = "minimize the total transport cost, in dollars";
+  s.facts.push_back(draw_wording(rng, {"Every link from a " + lx.plant + " to a hub carries at most " + num(u1) + " " + lx.unit +
+                                           "s of both products together.",
+                                       "No link from a " + lx.plant + " to a hub takes more than " + num(u1) + " " + lx.unit +
+                                           "s, counting both products."}));
+  s.rules.push_back(draw_wording(rng, {"Each product's flow into a hub equals its flow out.",
+                                       "Whatever of a product enters a hub also leaves it."}));
+  s.rules.push_back(draw_wording(rng, {"On every link, the products together stay within the link's capacity.",
+                                       "The combined flow of the products on a link never exceeds its capacity."}));
+  s.rules.push_back(draw_wording(rng, {"Every " + lx.customer + " receives at least its demand for each product.",
+                                       "Each " + lx.customer + " gets at least what it asked for of every product."}));
+  s.objective = draw_wording(rng, {"minimize the total transport cost, in dollars",
+                                   "minimize what the shipments cost altogether, in dollars"});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -483,7 +513,11 @@ void build_tsp_flow(const BuildContext& ctx, Instance& inst) {
   const Lexicon& lx = lex_of(ctx);
   Draw& d = ctx.draw;
   const int n = ctx.size;
-  const std::vector<std::string> stops = tour_stops(lx, n - 1);
+  Rng& rng = ctx.rng;
+  // Version 2: the stops' towns drawn from the sample's stream.
+  auto places = drawn_places({lx.plant, lx.customer}, {1, n - 1}, rng);
+  std::vector<std::string> stops = places[0];
+  stops.insert(stops.end(), places[1].begin(), places[1].end());
   auto dist = distances(d, n, "distance");
   const double big = n - 1;
   lp::Model& mod = inst.model;
@@ -518,15 +552,24 @@ void build_tsp_flow(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = "A service van of " + lx.company + " starts at the " + stops[0] + ", must call at " +
-              join_and(std::vector<std::string>(stops.begin() + 1, stops.end())) + " exactly once each, and return.";
-  s.decision = "the legs of one closed tour through every stop";
+  const std::string others = join_and(std::vector<std::string>(stops.begin() + 1, stops.end()));
+  s.setting = draw_wording(rng, {
+      "A service van of " + lx.company + " starts at the " + stops[0] + ", must call at " + others +
+          " exactly once each, and return.",
+      lx.company + " sends a van out from the " + stops[0] + " to visit " + others + ", each once, before it comes back.",
+      "Plan one round trip for a van of " + lx.company + ": out of the " + stops[0] + ", past " + others +
+          " (every one of them once), and home again."});
+  s.decision = draw_wording(rng, {"the legs of one closed tour through every stop",
+                                  "which legs between stops the van drives, forming a single round trip",
+                                  "the order of the visits, as the legs of one closed tour"});
   s.tables.push_back(distance_table("Travel time in minutes (the same in both directions)", stops, dist));
-  s.rules.push_back("Each stop is entered exactly once and left exactly once.");
+  s.rules.push_back(draw_wording(rng, {"Each stop is entered exactly once and left exactly once.",
+                                       "The van arrives at every stop once and departs from it once."}));
   s.rules.push_back("Model connectivity as a flow: the van leaves the start carrying one token for every other stop, drops one token at each, "
                     "and can carry tokens only on legs it drives (at most one per other stop).");
-  s.objective = "minimize the total travel time, in minutes";
-  s.integrality = "A leg is either driven or not.";
+  s.objective = draw_wording(rng, {"minimize the total travel time, in minutes",
+                                   "minimize the minutes spent driving over the whole tour"});
+  s.integrality = draw_wording(rng, {"A leg is either driven or not.", "Each leg is a yes-or-no choice."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -886,6 +929,7 @@ void add_supply_families(std::vector<const Family*>& out) {
       {{.family = "multi_commodity_flow",
         .title = "Multi-commodity flow through hubs with shared link capacities",
         .problem_class = ProblemClass::kLP,
+        .version = "2",
         .params = {size_param(2, 5, 2, 4, "number of customers"), difficulty_param(),
                    data_param("demand", true, 1, 100000, 10, 80, "units", "demand for a product"),
                    data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "cost per unit on a link")},
@@ -902,6 +946,7 @@ void add_supply_families(std::vector<const Family*>& out) {
       {{.family = "tsp_flow",
         .title = "Travelling salesman tour (single-commodity flow formulation)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(3, 6, 4, 6, "number of stops including the start"), difficulty_param(),
                    data_param("distance", true, 1, 10000, 5, 90, "minutes", "travel between two stops")},
         .modes = {FeasibilityMode::kFeasible}},

@@ -412,10 +412,10 @@ void build_slotting(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   Rng& rng = ctx.rng;
   const int n = ctx.size, C = n <= 5 ? 3 : 4;
-  auto batches = first(lx.products, n);
+  // Version 2: batches and windows drawn from the sample's stream, not the industry's first n.
+  auto batches = draw_names(lx.products, n, rng);
   for (auto& b : batches) b += " batch";
-  std::vector<std::string> windows;
-  for (const auto& t : tagged(lx, "window", C)) windows.push_back(t);
+  std::vector<std::string> windows = draw_names(tagged(lx, "window", 12), C, rng);
   // A hidden colouring with C windows; conflicts only across its classes keep it feasible.
   std::vector<int> klass(n);
   for (int v = 0; v < n; ++v) klass[v] = v < C ? v : int(rng.integer(0, C - 1));
@@ -453,17 +453,29 @@ void build_slotting(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = lx.company + " must run the " + join_and(batches) + " in its production windows " + join_and(windows) +
-              ". Some batches cannot share a window, because cleaning between them is not possible within a window.";
-  s.decision = "which window each batch runs in";
+  s.setting = draw_wording(rng, {
+      lx.company + " must run the " + join_and(batches) + " in its production windows " + join_and(windows) +
+          ". Some batches cannot share a window, because cleaning between them is not possible within a window.",
+      "The " + join_and(batches) + " of " + lx.company + " have to be scheduled into its production windows (" +
+          join_and(windows) + "). Certain batches may not share a window: there is no time to clean between them.",
+      lx.company + " is assigning the " + join_and(batches) + " to the production windows " + join_and(windows) +
+          ". A window cannot hold two batches that conflict, since the line cannot be cleaned in between."});
+  s.decision = draw_wording(rng, {"which window each batch runs in", "the production window of every batch",
+                                  "for each batch, the window it is assigned to"});
   Table tw = table("Cost of using a window (cleaning and staffing, $)", "Window", {"Cost ($)"}, windows);
   for (int c = 0; c < C; ++c) tw.cells[c] = {num(price[c])};
   s.tables.push_back(tw);
-  s.facts.push_back("These pairs cannot share a window: " + (pairs.empty() ? std::string("none") : join_and(pairs)) + ".");
-  s.rules.push_back("Every batch runs in exactly one window, and a window counts as used when any batch runs in it.");
-  s.rules.push_back("Conflicting batches run in different windows.");
-  s.objective = "minimize the total cost of the windows used, in dollars";
-  s.integrality = "Placements are yes-or-no decisions.";
+  const std::string listed = pairs.empty() ? std::string("none") : join_and(pairs);
+  s.facts.push_back(draw_wording(rng, {"These pairs cannot share a window: " + listed + ".",
+                                       "The conflicting pairs are: " + listed + "."}));
+  s.rules.push_back(draw_wording(rng, {
+      "Every batch runs in exactly one window, and a window counts as used when any batch runs in it.",
+      "Each batch is placed in one window only; a window with at least one batch in it is in use."}));
+  s.rules.push_back(draw_wording(rng, {"Conflicting batches run in different windows.",
+                                       "Two batches that conflict never share a window."}));
+  s.objective = draw_wording(rng, {"minimize the total cost of the windows used, in dollars",
+                                   "minimize what the windows in use cost together, in dollars"});
+  s.integrality = draw_wording(rng, {"Placements are yes-or-no decisions.", "Each placement is a yes-or-no choice."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -684,6 +696,7 @@ void add_allocation_families(std::vector<const Family*>& out) {
       {{.family = "conflict_slotting",
         .title = "Conflict slotting (graph colouring with few windows)",
         .problem_class = ProblemClass::kIP,
+        .version = "2",
         .params = {size_param(4, 7, 4, 6, "number of batches"), difficulty_param(),
                    data_param("window_cost", true, 1, 100000, 100, 900, "$", "cost of using a window")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},

@@ -90,6 +90,15 @@ TEST(CbcSolver, MilpInfeasibleButRelaxationFeasible) {
   EXPECT_EQ(solve_text("min\n x\nst\n 2 x = 1\ngenerals\n x\nend\n").status, SolveStatus::kInfeasible);
 }
 
+TEST(CbcSolver, MilpWhoseRelaxationIsInfeasible) {
+  // CBC's own root solve stops these before branching; the verdict is lp_verdict's.
+  EXPECT_EQ(solve_text("min\n x\nst\n x + y >= 5\n x + y <= 3\ngenerals\n x\nend\n").status,
+            SolveStatus::kInfeasible);
+  // Primal and dual infeasible relaxation: no point at all.
+  EXPECT_EQ(solve_text("max\n x + y\nst\n x - y >= 1\n x - y <= 0\ngenerals\n x y\nend\n").status,
+            SolveStatus::kInfeasible);
+}
+
 TEST(CbcSolver, MilpUnboundedAndIntegerInfeasibleUnboundedRelaxation) {
   EXPECT_EQ(solve_text("max\n x + y\nst\n x - y <= 1\ngenerals\n x y\nend\n").status, SolveStatus::kUnbounded);
   // The relaxation is unbounded in y, but 2 x = 1 has no integer solution.

@@ -1,0 +1,86 @@
+// The `trex` launcher (apps/launcher): `trex solve ...` becomes trex-solve, anything else
+// trex-full, both found next to the launcher; a missing one is named in one error line.
+// The launcher is copied into a scratch directory beside two stand-in scripts that print
+// which program ran and with what arguments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trex/util/subprocess.h"
+
+namespace trex::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class Launcher : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("trex_launcher_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::copy_file(TREX_BINARY, dir_ / "trex");
+    stand_in("trex-solve");
+    stand_in("trex-full");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void stand_in(const std::string& name) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << "#!/bin/sh\necho " << name << " \"$@\"\n";
+    fs::permissions(p, fs::perms::owner_all);
+  }
+  ProcessResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), (dir_ / "trex").string());
+    ProcessOptions options;
+    options.timeout_s = 120;  // a hang guard only
+    return run_process(args, options);
+  }
+  fs::path dir_;
+};
+
+TEST_F(Launcher, SolveGoesToTrexSolveEverythingElseToTrexFull) {
+  ProcessResult r = run({"solve", "model.lp", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "trex-solve solve model.lp --json\n");
+  r = run({"--version"});
+  EXPECT_EQ(r.out, "trex-full --version\n");
+  // Only the first argument chooses: help about solve is trex-full's.
+  r = run({"--help", "solve"});
+  EXPECT_EQ(r.out, "trex-full --help solve\n");
+  r = run({"data", "solve"});
+  EXPECT_EQ(r.out, "trex-full data solve\n");
+  r = run({});
+  EXPECT_EQ(r.out, "trex-full\n");
+}
+
+TEST_F(Launcher, AMissingProgramIsNamed) {
+  fs::remove(dir_ / "trex-full");
+  ProcessResult r = run({"--version"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("trex: internal error: cannot run " + (dir_ / "trex-full").string()));
+  EXPECT_EQ(r.out, "");
+  fs::remove(dir_ / "trex-solve");
+  r = run({"solve", "x.lp"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr((dir_ / "trex-solve").string()));
+}
+
+// The real programs: trex solve answers through trex-solve, which exists next to trex.
+TEST(LauncherBuild, TheThreeProgramsLieTogether) {
+  fs::path dir = fs::path(TREX_BINARY).parent_path();
+  EXPECT_TRUE(fs::exists(dir / "trex-solve"));
+  EXPECT_TRUE(fs::exists(dir / "trex-full"));
+}
+
+}  // namespace
+}  // namespace trex::cli

@@ -303,7 +303,9 @@ void SwapOptimizer::pump() {
     int64_t c = order_[size_t(next_)];
     size_t s = size_t(next_ % int64_t(slots_.size()));
     {
-      // The caller waiting for a chunk's state is exposed I/O (SwapStats::wait_s).
+      // The caller waiting for a chunk's state is exposed I/O (SwapStats::wait_s). In a
+      // background step this is the updater thread, which waits for the backward's gradients
+      // as much as for the state: not exposed (the caller's exposed wait is finish_step's).
       auto t0 = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mu_);
       compute_cv_.wait(lock, [&] {
@@ -311,7 +313,7 @@ void SwapOptimizer::pump() {
                (final_[size_t(c)] == chunk_valid(c) && state_[s] == SlotState::kReady &&
                 slot_chunk_[s] == next_);
       });
-      wait_s_ += seconds_since(t0);
+      if (!background_) wait_s_ += seconds_since(t0);
       if (stop_ || failed_) return;
     }
     update_chunk(c, s);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -396,6 +397,31 @@ TEST(SwapOptimizer, StreamedStepEqualsAdamWInAnyOrder) {
   EXPECT_EQ(got.step_count(), want.step_count());
   for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq})
     EXPECT_TRUE(same(state_of(want, a), state_of(got, a))) << "array " << int(a);
+}
+
+// In a streamed step the updater thread waits for the gradients as the backward produces them;
+// that is not exposed I/O. The exposed wait (SwapStats::wait_s) is the caller's only, inside
+// finish_step(), so it can never exceed the time the caller spent in finish_step(), however long
+// the "backward" (here a 50 ms pause before the first range is final) kept the updater waiting.
+TEST(SwapOptimizer, StreamedStepExposesOnlyTheFinishWait) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 24, 0.5f), g = normal(n, 25, 1.f);
+  SwapOptions o;
+  o.path = temp_path("exposed.swap");
+  o.chunk_elems = 1024;
+  SwapOptimizer s(groups, init.data(), o);
+  for (int step = 0; step < 2; ++step) {
+    s.begin_step(g.data(), nullptr);
+    ::usleep(50000);
+    s.grads_final(0, n);
+    const auto t0 = std::chrono::steady_clock::now();
+    s.finish_step();
+    const double in_finish = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.commit_step();
+    EXPECT_LE(s.last_step().wait_s, in_finish) << "step " << step;
+    EXPECT_GE(s.last_step().wait_s, 0.0);
+  }
 }
 
 // Misuse of the streamed step is a programming error, reported as such; a step abandoned

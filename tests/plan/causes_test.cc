@@ -41,12 +41,11 @@ TEST(Causes, MoeAllToAllHidesBehindTheComputeOfOtherMicroBatches) {
   // 8 micro-batches on one stage: warm-up and cool-down take one, 7/8 are steady.
   EXPECT_DOUBLE_EQ(steady_share(8, 1), 7.0 / 8);
   EXPECT_DOUBLE_EQ(steady_share(240, 16), 224.0 / 240);
-  // 10 ms of all-to-all against 30 ms of compute: capacity 7/8 x 30 = 26.25 ms hides all of it;
-  // the SMs that DeepEP-style kernels take (15%) cost 0.15 x 10 = 1.5 ms.
-  EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kOneFOneB, 0, 0.15), 0.0015, 1e-12);
+  // DualPipe: 10 ms of all-to-all against 30 ms of compute: capacity 7/8 x 30 = 26.25 ms hides
+  // all of it; the SMs that DeepEP-style kernels take (15%) cost 0.15 x 10 = 1.5 ms.
   EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kDualPipe, 0, 0.15), 0.0015, 1e-12);
   // Too little compute to hide it: 50 ms against 0.5 x 30 = 15 ms leaves 35 ms exposed.
-  EXPECT_NEAR(exposed_a2a(0.050, 0.030, 0.5, MoeOverlap::kOneFOneB, 0, 0), 0.035, 1e-12);
+  EXPECT_NEAR(exposed_a2a(0.050, 0.030, 0.5, MoeOverlap::kDualPipe, 0, 0), 0.035, 1e-12);
   // No overlapping schedule: only the stated share is hidden.
   EXPECT_NEAR(exposed_a2a(0.010, 0.030, 7.0 / 8, MoeOverlap::kNone, 0.25, 0.15), 0.0075, 1e-12);
   // EP inside the NVLink domain vs across it, 80 MB sent per rank: EP 8 in one node sends 7/8
@@ -54,6 +53,32 @@ TEST(Causes, MoeAllToAllHidesBehindTheComputeOfOtherMicroBatches) {
   Cluster c = tiny_cluster(2);
   EXPECT_NEAR(all_to_all_s(c, 8, 1, 80e6), 0.7e-3, 1e-12);
   EXPECT_NEAR(all_to_all_s(c, 16, 1, 80e6), 4e-3, 1e-12);
+}
+
+// (1) Combined 1F1B pairs each all-to-all with one compute node of the other micro-batch, so
+// plenty of compute in total does not hide an exchange longer than the node it runs under.
+TEST(Causes, CombinedOneFOneBHidesEachAllToAllOnlyBehindItsPairedNode) {
+  // One MoE layer, ms: F.attn 1.0, B.attn 2.0, F.expert 1.5, B.expert 3.0; dispatch 1.2, combine
+  // 1.6 (each backward moves 1.6); the concurrent compute runs 20% slower while they overlap.
+  MoeLayerPhases p;
+  p.attn_fwd = 1.0e-3, p.attn_bwd = 2.0e-3, p.expert_fwd = 1.5e-3, p.expert_bwd = 3.0e-3;
+  p.dispatch = 1.2e-3, p.combine = 1.6e-3;
+  // B.combine 1.6 under F.attn 1.0: 0.6 exposed (more than 0.2 x 1.6 = 0.32);
+  // F.dispatch 1.2 under B.expert 3.0: 0.2 x 1.2 = 0.24; B.dispatch 1.6 under F.expert 1.5:
+  // max(0.1, 0.32) = 0.32; F.combine 1.6 under B.attn 2.0: 0.32. Sum 1.48 ms.
+  EXPECT_NEAR(exposed_a2a_paired(p, 0, 0.2), 1.48e-3, 1e-12);
+  // A quarter of the passes unpaired (warm-up, cool-down): 0.25 x (2.8 + 3.2) + 0.75 x 1.48 = 2.61.
+  EXPECT_NEAR(exposed_a2a_paired(p, 0.25, 0.2), 2.61e-3, 1e-12);
+  // The aggregate rule (DualPipe's) hides 0.75 x 7.5 = 5.625 of the 6.0 ms: 0.375 + 0.2 x 5.625 = 1.5.
+  EXPECT_NEAR(exposed_a2a(6.0e-3, 7.5e-3, 0.75, MoeOverlap::kDualPipe, 0, 0.2), 1.5e-3, 1e-12);
+  // Unpaired share: no pipeline, 8 micro-batches: the first forward, 1/8. PP 4 without
+  // interleaving, rank 0: 4/8. PP 8 x VPP 4, 128 micro-batches: rank 0 warms up
+  // 7 x 2 + 3 x 8 + 1 = 39 of 512 chunks, rank 7 0 + 24 + 1 = 25. Too few micro-batches: all.
+  EXPECT_DOUBLE_EQ(unpaired_share(8, 1, 1, 0), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(unpaired_share(8, 4, 1, 0), 4.0 / 8);
+  EXPECT_DOUBLE_EQ(unpaired_share(128, 8, 4, 0), 39.0 / 512);
+  EXPECT_DOUBLE_EQ(unpaired_share(128, 8, 4, 7), 25.0 / 512);
+  EXPECT_DOUBLE_EQ(unpaired_share(4, 8, 4, 0), 1.0);
 }
 
 // (2) GEMM efficiency depends on the shape; FP8 has its own efficiency, well below 2x BF16.

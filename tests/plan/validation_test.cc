@@ -53,6 +53,28 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   check(results, Split::kHeldOut, kHeldOut);
 }
 
+TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {
+  // Errors +5%, -15%, +25%, -8%: mean |error| 13.25%, median (8 + 15) / 2 = 11.5%, mean signed
+  // +1.75%, 2 of 4 within +-10%, 3 of 4 within +-20%, worst 25%.
+  std::vector<ValidationResult> r(4);
+  const double errors[] = {0.05, -0.15, 0.25, -0.08};
+  std::vector<const ValidationResult*> rows;
+  for (size_t i = 0; i < r.size(); ++i) {
+    r[i].error = errors[i];
+    r[i].prediction.memory.fits = true;
+    rows.push_back(&r[i]);
+  }
+  ErrorSummary e = summarize("all", rows);
+  EXPECT_EQ(e.runs, 4);
+  EXPECT_NEAR(e.mean_abs, 0.1325, 1e-12);
+  EXPECT_NEAR(e.median_abs, 0.115, 1e-12);
+  EXPECT_NEAR(e.mean_signed, 0.0175, 1e-12);
+  EXPECT_DOUBLE_EQ(e.within_10, 0.5);
+  EXPECT_DOUBLE_EQ(e.within_20, 0.75);
+  EXPECT_DOUBLE_EQ(e.worst, 0.25);
+  EXPECT_EQ(e.not_fit, 0);
+}
+
 TEST(Validation, ReportedFiguresAreReadInTheSourcesUnits) {
   ValidationCase c = load_validation_case(source_path("configs/validation/megatron-gpt-145.6b.toml"));
   EXPECT_NEAR(c.reported_mfu, 148e12 / 312e12, 1e-12);  // 148 TFLOP/s per GPU of 312

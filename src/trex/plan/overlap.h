@@ -7,11 +7,13 @@
 
 namespace trex::plan {
 
-// EP all-to-all of one micro-batch on one rank (`a2a` seconds, forward and backward). With an
-// A2A-overlapping schedule (1F1B with A2A overlap, DualPipe) the exchange of one micro-batch
-// runs under the computation of another, so it hides behind the compute of the steady-state
-// micro-batches: capacity = steady x compute, steady being the share of micro-batches outside
-// warm-up and cool-down. What is hidden still costs `sm_fraction` of it, the SMs the
+// EP all-to-all of one micro-batch on one rank (`a2a` seconds, forward and backward). Under
+// DualPipe the exchange of one micro-batch runs under the computation of another, its backward
+// chunks split into input and weight gradients so the schedule can place compute where the
+// exchange needs it (arXiv 2412.19437 section 3.2.1, Figure 4): it hides behind the compute of
+// the steady-state micro-batches as a whole, capacity = steady x compute, steady being the share
+// of micro-batches outside warm-up and cool-down. (Combined 1F1B pairs node by node instead:
+// exposed_a2a_paired below.) What is hidden still costs `sm_fraction` of it, the SMs the
 // communication kernels take from the computation (DeepSeek-V3: 20 of 132). Without such a
 // schedule only the stated `a2a_overlap` share is hidden.
 inline double exposed_a2a(double a2a, double compute, double steady, MoeOverlap schedule, double a2a_overlap,
@@ -19,6 +21,47 @@ inline double exposed_a2a(double a2a, double compute, double steady, MoeOverlap 
   if (schedule == MoeOverlap::kNone) return a2a * (1 - a2a_overlap);
   double hidden = std::min(a2a, steady * compute);
   return (a2a - hidden) + sm_fraction * hidden;
+}
+
+// One MoE layer's compute and all-to-all for one micro-batch on one rank (seconds), split as
+// Megatron-Core's combined 1F1B schedule splits a layer into nodes (docs/user-guide/features/
+// moe_a2a_overlap.md): `attn` = attention, norms, router and dispatch preprocessing (and the
+// shared experts), `expert` = the routed experts; `dispatch` and `combine` = one all-to-all each
+// way, forward (the backward of each moves a BF16 gradient of the combine's size).
+struct MoeLayerPhases {
+  double attn_fwd = 0, attn_bwd = 0, expert_fwd = 0, expert_bwd = 0;
+  double dispatch = 0, combine = 0;
+  double comm_fwd() const { return dispatch + combine; }
+  double comm_bwd() const { return 2 * combine; }
+};
+
+// Exposed all-to-all of one MoE layer under combined 1F1B, where the forward of micro-batch
+// i+1 is paired with the backward of micro-batch i. The documented issue order pairs each
+// communication node with one compute node of the other micro-batch:
+//   B.combine  under F.attn,     F.dispatch under B.expert,
+//   B.dispatch under F.expert,   F.combine  under B.attn,
+// and each phase ends when both streams finish it. While they overlap, the communication
+// kernels hold SMs and the compute runs `sm_fraction` slower (arXiv 2603.07685 section 4.2.3:
+// DeepEP with 20 SMs costs the concurrent GEMMs about 20%), so a phase with communication c and
+// compute e takes max(c, e + sm_fraction c): exposed max(c - e, sm_fraction c).
+// `unpaired` is the share of forward (warm-up) and backward (cool-down) passes that have no
+// partner: their exchange is fully exposed.
+inline double exposed_a2a_paired(const MoeLayerPhases& p, double unpaired, double sm_fraction) {
+  auto phase = [&](double comm, double compute) { return std::max(comm - compute, sm_fraction * comm); };
+  double paired = phase(p.combine, p.attn_fwd) + phase(p.dispatch, p.expert_bwd) +
+                  phase(p.combine, p.expert_fwd) + phase(p.combine, p.attn_bwd);
+  return unpaired * (p.comm_fwd() + p.comm_bwd()) + (1 - unpaired) * paired;
+}
+
+// Share of a pipeline rank's forward passes with no backward to pair with under combined
+// 1F1B (and, alike, of its backward passes with no forward): the warm-up of rank r of pp.
+// Without pipelining only the first forward (and last backward) of m micro-batches; with
+// interleaving (vpp > 1) Megatron-Core's warm-up of (pp - r - 1) x 2 + (vpp - 1) x pp model
+// chunks, one more under the overlap schedule, out of m x vpp; without interleaving pp - r.
+inline double unpaired_share(long m, long pp, long vpp, long r) {
+  if (m <= 0) return 1;
+  double warm = pp <= 1 ? 1.0 : vpp > 1 ? double((pp - r - 1) * 2 + (vpp - 1) * pp + 1) : double(pp - r);
+  return std::min(1.0, warm / (double(m) * double(std::max<long>(1, vpp))));
 }
 
 // ZeRO-3/FSDP traffic of one micro-batch (`comm` seconds: gathers for forward and backward,

@@ -55,6 +55,7 @@ struct Work {
   double attn_flops = 0, moe_flops = 0, upproj_flops = 0;  // within `flops`
   double tp_s = 0;                           // TP collectives, forward
   double ep_s = 0;                           // EP all-to-all and ETP gather/scatter, forward
+  double ep_dispatch_s = 0;                  // the dispatch side of ep_s (the rest is the combine)
   double cp_s = 0;                           // CP ring exchange of K/V, forward
   double fwd() const { return mm + attn + vec; }
   double launch() const { return mm_launch + attn_launch + vec_launch; }
@@ -67,7 +68,7 @@ struct Work {
     gemm_saved += k * o.gemm_saved; cheap_saved += k * o.cheap_saved; cheap_t += k * o.cheap_t;
     upproj_t += k * o.upproj_t; moe_saved += k * o.moe_saved; moe_t += k * o.moe_t;
     attn_flops += k * o.attn_flops; moe_flops += k * o.moe_flops; upproj_flops += k * o.upproj_flops;
-    tp_s += k * o.tp_s; ep_s += k * o.ep_s; cp_s += k * o.cp_s;
+    tp_s += k * o.tp_s; ep_s += k * o.ep_s; ep_dispatch_s += k * o.ep_dispatch_s; cp_s += k * o.cp_s;
   }
 };
 
@@ -368,9 +369,10 @@ class Builder {
       long domain = std::min<long>(s_.ep, std::max<long>(1, c_.links.front().group_size / s_.etp));
       beyond = dedup_scale_out_factor(s_.ep, domain, K, E);
     }
-    w.ep_s += all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond) +
-              all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2, beyond);
-    if (s_.etp > 1) w.ep_s += 2 * all_gather_s(c_, s_.etp, s_.etp, rows * d * 2);
+    double gather = s_.etp > 1 ? all_gather_s(c_, s_.etp, s_.etp, rows * d * 2) : 0;
+    double dispatch = all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond) + gather;
+    w.ep_dispatch_s += dispatch;
+    w.ep_s += dispatch + all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2, beyond) + gather;
     if (f.shared_experts > 0) {
       tp_block(w);
       dense_ffn(w, double(f.shared_experts) * f.expert_hidden, tp_);
@@ -484,6 +486,28 @@ double kept_activations(const Work& w, const Strategy& s, const Run& run, long l
   return all;
 }
 
+// A MoE block's nodes under combined 1F1B (overlap.h): the routed experts apart from the rest
+// of the block. The rest's windows include the TP collectives left on the compute stream and,
+// backward, what selective recomputation replays before the gradients.
+MoeLayerPhases moe_phases(const Work& blk, const Strategy& s) {
+  MoeLayerPhases p;
+  double tp = blk.tp_s * (1 - s.tp_overlap);
+  double again = 0, again_expert = 0;
+  switch (s.recompute) {
+    case Recompute::kSelective: again = blk.attn + blk.attn_launch; break;
+    case Recompute::kNormAct: again = blk.cheap_t + blk.upproj_t; break;
+    case Recompute::kMoe: again = blk.attn + blk.attn_launch; again_expert = blk.moe_t; break;
+    case Recompute::kNone: case Recompute::kFull: break;  // full: the replay is charged apart
+  }
+  p.expert_fwd = blk.moe_t;
+  p.expert_bwd = 2 * blk.moe_t + again_expert;
+  p.attn_fwd = blk.fwd() + blk.launch() - blk.moe_t + tp;
+  p.attn_bwd = blk.bwd() + blk.bwd_launch() - 2 * blk.moe_t + again + tp;
+  p.dispatch = blk.ep_dispatch_s;
+  p.combine = blk.ep_s - blk.ep_dispatch_s;
+  return p;
+}
+
 }  // namespace
 
 Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run, Strategy s) {
@@ -532,6 +556,7 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   std::vector<long> rank_layers(size_t(s.pp), 0);
   std::vector<bool> rank_head(size_t(s.pp), false);
   std::vector<double> host_fwd(size_t(s.pp), 0), host_bwd(size_t(s.pp), 0);  // host-bound MoE excess
+  const bool paired_a2a = s.moe_overlap == MoeOverlap::kOneFOneB;
 
   // Steady-state share of micro-batches (1F1B warm-up and cool-down excluded): where a
   // schedule can pair one micro-batch's all-to-all with another's compute.
@@ -540,11 +565,20 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   for (long r = 0; r < s.pp; ++r) {
     Work w;
     ParamShare& ps = share[size_t(r)];
+    // Combined 1F1B: each MoE layer's exchange against the nodes it is paired with (overlap.h).
+    const double unpaired = unpaired_share(mb, s.pp, s.vpp, r);
+    double paired_exposed = 0, paired_comm = 0, paired_fwd = 0;
     for (long v = 0; v < s.vpp; ++v) {
       const PipelineChunk& ch = chunks[size_t(v * s.pp + r)];
       for (long i = ch.first; i < ch.first + ch.layers; ++i) {
         const Work& blk = block(int(i));
         w.add(blk);
+        if (paired_a2a && blk.ep_s > 0) {
+          MoeLayerPhases ph = moe_phases(blk, s);
+          paired_exposed += exposed_a2a_paired(ph, unpaired, s.stack.comm_sm_fraction);
+          paired_comm += ph.comm_fwd() + ph.comm_bwd();
+          paired_fwd += blk.ep_s;
+        }
         // Host-bound MoE layers: the layer takes max(GPU, host) per pass, the host time
         // growing with the local experts (stack.h, moe_host_per_expert_s).
         if (m.layer_is_moe(int(i)) && s.stack.moe_host_per_expert_s > 0) {
@@ -603,8 +637,15 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     t.tp = w.tp_s * (1 + comm_repeat) * (1 - s.tp_overlap);
     // EP all-to-all: a schedule with A2A overlap hides it behind another micro-batch's compute
     // in the steady state; the SM-driven comm kernels slow that compute by comm_sm_fraction.
-    t.ep = exposed_a2a(w.ep_s * (1 + comm_repeat), t.fwd + t.bwd, steady, s.moe_overlap, s.a2a_overlap,
-                       s.stack.comm_sm_fraction);
+    if (paired_a2a) {
+      // Combined 1F1B pairs node by node; MoE blocks outside the layers (MTP) hide the same
+      // share, and the forward exchange that full recomputation replays is exposed.
+      double share_exposed = paired_comm > 0 ? paired_exposed / paired_comm : 1;
+      t.ep = paired_exposed + share_exposed * 2 * (w.ep_s - paired_fwd) + (comm_repeat - 1) * w.ep_s;
+    } else {
+      t.ep = exposed_a2a(w.ep_s * (1 + comm_repeat), t.fwd + t.bwd, steady, s.moe_overlap, s.a2a_overlap,
+                         s.stack.comm_sm_fraction);
+    }
     // CP: the ring hides behind the attention core where it fits (backward moves K/V and their gradients).
     t.cp = std::max(0.0, w.cp_s - w.attn) + std::max(0.0, 2 * w.cp_s - 2.5 * w.attn);
     if (s.pp > 1) t.pp = 2 * double(s.vpp) * p2p;

@@ -141,6 +141,7 @@ ErrorSummary summarize(const std::string& slice, const std::vector<const Validat
     e.mean_abs += std::abs(r->error);
     e.mean_signed += r->error;
     e.within_10 += std::abs(r->error) <= 0.10 ? 1 : 0;
+    e.within_20 += std::abs(r->error) <= 0.20 ? 1 : 0;
     e.worst = std::max(e.worst, std::abs(r->error));
     e.not_fit += r->prediction.memory.fits ? 0 : 1;
   }
@@ -148,6 +149,7 @@ ErrorSummary summarize(const std::string& slice, const std::vector<const Validat
   e.mean_abs /= n;
   e.mean_signed /= n;
   e.within_10 /= n;
+  e.within_20 /= n;
   std::sort(abs.begin(), abs.end());
   e.median_abs = abs.size() % 2 ? abs[abs.size() / 2] : (abs[abs.size() / 2 - 1] + abs[abs.size() / 2]) / 2;
   return e;

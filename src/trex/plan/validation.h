@@ -54,6 +54,7 @@ struct ErrorSummary {
   double mean_abs = 0;     // mean |error|
   double median_abs = 0;
   double within_10 = 0;    // share of runs within +-10%
+  double within_20 = 0;    // share of runs within +-20%
   double mean_signed = 0;  // mean error (sign: optimistic when > 0)
   double worst = 0;        // largest |error|
   long not_fit = 0;        // runs that happened but are predicted not to fit

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
 #include "dist_test_util.h"
 #include "trex/dist/context.h"
 #include "trex/dist/session.h"
+#include "trex/dist/shared_row_exchange.h"
 #include "trex/dist/step_reducer.h"
 #include "trex/model/moe.h"
 #include "trex/train/config.h"
@@ -39,41 +41,56 @@ std::vector<float> normal(size_t n, uint64_t seed, float std = 0.1f) {
   return v;
 }
 
+// Rounds of dispatch + combine with identity experts, through shared memory (the default on one
+// machine) and through MPI messages (TREX_DIST_SHM=0, as across machines). The rounds grow
+// (the shared window resizes at a counts exchange), change width, and in one of them rank 0
+// sends nothing at all (its peers must still wait for its turn, not skip it).
 TEST(DISABLED_UnderMpi, ExchangeRoundTripWithIdentityExpertsReturnsInputExactly) {
   Session& s = session();
   ASSERT_GT(s.world(), 1) << "run under mpirun";
-  LayoutRequest req;
-  req.ep = s.world();
-  Context ctx(s, req, tiny_config(), s.world());
-  model::ExpertExchange* ex = ctx.expert_exchange();
-  ASSERT_NE(ex, nullptr);
-  const int P = ex->ranks();
-  const int64_t T = 37 + 11 * s.rank(), width = 9;
-  std::vector<float> x = normal(size_t(T * width), 100 + uint64_t(s.rank()));
-  std::mt19937 g(7 + unsigned(s.rank()));
-  std::vector<int> dest(static_cast<size_t>(T));
-  for (int& d : dest) d = int(g() % unsigned(P));
-  // Permute by destination, counts first, rows there, identity, rows back, unpermute.
-  std::vector<int64_t> send_rows(static_cast<size_t>(P), 0), recv_rows(static_cast<size_t>(P));
-  for (int d : dest) send_rows[size_t(d)]++;
-  ex->exchange_counts(send_rows.data(), recv_rows.data(), 1);
-  std::vector<int64_t> next(static_cast<size_t>(P), 0), pos(static_cast<size_t>(T));
-  for (int p = 1; p < P; ++p) next[size_t(p)] = next[size_t(p - 1)] + send_rows[size_t(p - 1)];
-  std::vector<float> packed(x.size());
-  for (int64_t t = 0; t < T; ++t) {
-    pos[size_t(t)] = next[size_t(dest[size_t(t)])]++;
-    std::memcpy(&packed[size_t(pos[size_t(t)] * width)], &x[size_t(t * width)], sizeof(float) * size_t(width));
+  for (bool shm : {true, false}) {
+    SCOPED_TRACE(shm ? "shared memory" : "messages");
+    if (!shm) setenv("TREX_DIST_SHM", "0", 1);  // every rank alike, before the Context
+    LayoutRequest req;
+    req.ep = s.world();
+    Context ctx(s, req, tiny_config(), s.world());
+    unsetenv("TREX_DIST_SHM");
+    model::ExpertExchange* ex = ctx.expert_exchange();
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(dynamic_cast<SharedRowExchange*>(ex) != nullptr, shm) << "the transport the Context picked";
+    const int P = ex->ranks();
+    for (int round = 0; round < 4; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const int64_t T = round == 2 && s.rank() == 0 ? 0 : (37 + 11 * s.rank()) * (1 + 20 * (round % 2) + round);
+      const int64_t width = round % 2 ? 5 : 9;
+      std::vector<float> x = normal(size_t(T * width), 100 + uint64_t(s.rank()) + 7 * uint64_t(round));
+      std::mt19937 g(7 + unsigned(s.rank()) + 13 * unsigned(round));
+      std::vector<int> dest(static_cast<size_t>(T));
+      for (int& d : dest) d = int(g() % unsigned(P));
+      // Permute by destination, counts first, rows there, identity, rows back, unpermute.
+      std::vector<int64_t> send_rows(static_cast<size_t>(P), 0), recv_rows(static_cast<size_t>(P));
+      for (int d : dest) send_rows[size_t(d)]++;
+      ex->exchange_counts(send_rows.data(), recv_rows.data(), 1, width);
+      std::vector<int64_t> next(static_cast<size_t>(P), 0), pos(static_cast<size_t>(T));
+      for (int p = 1; p < P; ++p) next[size_t(p)] = next[size_t(p - 1)] + send_rows[size_t(p - 1)];
+      std::vector<float> packed(x.size());
+      for (int64_t t = 0; t < T; ++t) {
+        pos[size_t(t)] = next[size_t(dest[size_t(t)])]++;
+        std::memcpy(&packed[size_t(pos[size_t(t)] * width)], &x[size_t(t * width)], sizeof(float) * size_t(width));
+      }
+      int64_t R = 0;
+      for (int64_t n : recv_rows) R += n;
+      std::vector<float> there(size_t(R * width)), back(x.size());
+      ex->start_rows(packed.data(), send_rows.data(), there.data(), recv_rows.data(), width);
+      ex->progress_rows();
+      ex->finish_rows();
+      ex->start_rows(there.data(), recv_rows.data(), back.data(), send_rows.data(), width);
+      ex->finish_rows();
+      for (int64_t t = 0; t < T; ++t)
+        ASSERT_EQ(std::memcmp(&back[size_t(pos[size_t(t)] * width)], &x[size_t(t * width)], sizeof(float) * size_t(width)), 0)
+            << "row " << t;
+    }
   }
-  int64_t R = 0;
-  for (int64_t n : recv_rows) R += n;
-  std::vector<float> there(size_t(R * width)), back(x.size());
-  ex->start_rows(packed.data(), send_rows.data(), there.data(), recv_rows.data(), width);
-  ex->finish_rows();
-  ex->start_rows(there.data(), recv_rows.data(), back.data(), send_rows.data(), width);
-  ex->finish_rows();
-  for (int64_t t = 0; t < T; ++t)
-    ASSERT_EQ(std::memcmp(&back[size_t(pos[size_t(t)] * width)], &x[size_t(t * width)], sizeof(float) * size_t(width)), 0)
-        << "row " << t;
 }
 
 // One MoE layer's parameters, the same on every rank.

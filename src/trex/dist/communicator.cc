@@ -267,4 +267,10 @@ void Communicator::finish_alltoallv() {
   wait_requests(1, &h_->pending);
 }
 
+void Communicator::progress_alltoallv() {
+  if (!h_ || h_->pending == MPI_REQUEST_NULL) return;
+  int done = 0;
+  check(MPI_Test(&h_->pending, &done, MPI_STATUS_IGNORE), "MPI_Test");
+}
+
 }  // namespace trex::dist

@@ -57,6 +57,8 @@ class Communicator {
   void start_alltoallv(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
                        int64_t width);
   void finish_alltoallv();
+  // Moves the exchange in flight along (MPI_Test), without waiting.
+  void progress_alltoallv();
 
   // Any number of non-blocking exchanges of floats (MPI_Ialltoallv), each with per-member counts
   // and displacements in floats (send_displs into send, recv_displs into recv): the buffers stay

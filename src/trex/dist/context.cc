@@ -2,6 +2,7 @@
 
 #include "trex/core/trace.h"
 #include "trex/dist/session.h"
+#include "trex/dist/shared_row_exchange.h"
 
 namespace trex::dist {
 namespace {
@@ -13,7 +14,9 @@ class MpiExpertExchange : public model::ExpertExchange {
   int ranks() const override { return comm_->size(); }
   int rank() const override { return comm_->rank(); }
   int shards() const override { return shards_; }
-  void exchange_counts(const int64_t* send, int64_t* recv, int per) override { comm_->alltoall(send, recv, per); }
+  void exchange_counts(const int64_t* send, int64_t* recv, int per, int64_t) override {
+    comm_->alltoall(send, recv, per);
+  }
   // Traced as two spans, the post (counting the bytes this rank sends, as dist_bench counts an
   // all-to-all's size) and the wait, so that a trace gives each in-step exchange's size and
   // time (bench/dist_exchange_trace.py compares them with dist_bench's raw MPI_Alltoallv).
@@ -29,6 +32,7 @@ class MpiExpertExchange : public model::ExpertExchange {
     TREX_TRACE(kMoeDispatch, "dist.rows.wait");
     comm_->finish_alltoallv();
   }
+  void progress_rows() override { comm_->progress_alltoallv(); }
 
  private:
   Communicator* comm_;
@@ -50,7 +54,10 @@ Context::Context(Session& session, const LayoutRequest& request, const model::Mo
     // rank (so peer p has ep p / etp and etp p % etp, as model::ExpertExchange expects).
     expert_ = world_.split(layout_.edp_of(r), r % (layout_.ep * layout_.etp));
   }
-  exchange_ = std::make_unique<MpiExpertExchange>(&expert_, layout_.etp);
+  // On one machine the rows go through shared memory (dist/shared_row_exchange.h says why);
+  // across machines, or with TREX_DIST_SHM=0, through MPI_Ialltoallv.
+  if (Session::launched()) exchange_ = SharedRowExchange::create(expert_, layout_.etp);
+  if (!exchange_) exchange_ = std::make_unique<MpiExpertExchange>(&expert_, layout_.etp);
 }
 
 Context::~Context() = default;

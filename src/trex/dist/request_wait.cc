@@ -26,12 +26,18 @@ void wait_requests(int n, MPI_Request* requests) {
     if (MPI_Waitall(n, requests, MPI_STATUSES_IGNORE) != MPI_SUCCESS) throw std::runtime_error("MPI: MPI_Waitall failed");
     return;
   }
-  long sleep_ns = 20000;
-  for (;;) {
+  wait_until([&] {
     int done = 0;
     if (MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
       throw std::runtime_error("MPI: MPI_Testall failed");
-    if (done) return;
+    return done != 0;
+  });
+}
+
+void wait_until(const std::function<bool()>& ready) {
+  long sleep_ns = 20000;
+  while (!ready()) {
+    if (spin()) continue;
     timespec ts{0, sleep_ns};
     nanosleep(&ts, nullptr);
     sleep_ns = std::min(2 * sleep_ns, 200000L);

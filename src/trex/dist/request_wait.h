@@ -15,9 +15,15 @@
 
 #include <mpi.h>
 
+#include <functional>
+
 namespace trex::dist {
 
 // Completes the n requests (MPI_Waitall's effect), sleeping between tests. Throws on an MPI error.
 void wait_requests(int n, MPI_Request* requests);
+
+// Returns once ready() is true, testing it with the same sleeps between tests (without them
+// under TREX_DIST_SPIN=1): for waits on flags in shared memory (dist/shared_row_exchange.h).
+void wait_until(const std::function<bool()>& ready);
 
 }  // namespace trex::dist

@@ -25,8 +25,10 @@ class ExpertExchange {
   virtual int shards() const { return 1; }  // expert-tensor-parallel peers per expert (ETP)
 
   // send [ranks() * per] -> recv [ranks() * per]: block p of send goes to peer p, block p of
-  // recv came from peer p.
-  virtual void exchange_counts(const int64_t* send, int64_t* recv, int per) = 0;
+  // recv came from peer p. Each block's sum is the rows that the rows exchanges using these
+  // counts move (either way); `width` is the widest of their rows (floats), so that an exchange
+  // through shared memory can size itself here (dist/shared_row_exchange.h).
+  virtual void exchange_counts(const int64_t* send, int64_t* recv, int per, int64_t width) = 0;
 
   // Starts sending rows as described above; the buffers must stay untouched until
   // finish_rows(). One exchange is in flight at a time. Work done between the two calls
@@ -34,6 +36,10 @@ class ExpertExchange {
   virtual void start_rows(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
                           int64_t width) = 0;
   virtual void finish_rows() = 0;
+  // Called between pieces of the work that overlaps a transfer (the shared expert's products):
+  // moves the exchange in flight along where the transport needs this rank's help to do so
+  // (MPI's non-blocking collectives advance only inside MPI calls). Changes no result.
+  virtual void progress_rows() {}
 };
 
 }  // namespace trex::model

@@ -363,6 +363,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       s.erows = s.rows;
     }
   }
+  // Between the shared expert's products: the exchange in flight moves along (expert_exchange.h).
+  auto progress = [&] {
+    if (s.ex) s.ex->progress_rows();
+  };
   // Shared experts write out first; the routed outputs are added on top.
   auto shared_forward = [&] {
     for (int j = 0; j < s.shared && T > 0; ++j) {
@@ -379,10 +383,12 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
           sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
         }
       }
+      progress();
       {
         TREX_TRACE(kElementwise, "moe.shared.swiglu");
         kernels::swiglu_forward<float>(sg, su, nullptr, sh, T, f, s.limit);
       }
+      progress();
       TREX_TRACE(kGemm, "moe.shared.w2");
       if (few && j == 0) {
         matvec_rows(p.shared_w2[size_t(j)], sh, T, d, f, out);
@@ -404,7 +410,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     std::vector<int64_t> send_cnt(size_t(P * El));
     for (int64_t q = 0; q < P * El; ++q) send_cnt[size_t(q)] = s.rows[size_t((q / El / s.S) * El + q % El)];
     s.recv_cnt.assign(size_t(P * El), 0);
-    s.ex->exchange_counts(send_cnt.data(), s.recv_cnt.data(), int(El));
+    s.ex->exchange_counts(send_cnt.data(), s.recv_cnt.data(), int(El), d + 1);
     s.send_rows = block_sums(send_cnt, El);
     s.recv_rows = block_sums(s.recv_cnt, El);
     R = 0;
@@ -571,6 +577,9 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
   if (T == 0 && !ep) return;
   const float* x = s.x.data();
 
+  auto progress = [&] {  // between the shared expert's products (as in the forward)
+    if (s.ex) s.ex->progress_rows();
+  };
   // Shared experts: dx starts as their input gradient.
   auto shared_backward = [&] {
     if (T == 0) return;
@@ -581,12 +590,17 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
       const float* sh = &s.sh[size_t(j * T * f)];
       TREX_TRACE(kGemm, "moe.shared.bwd");
       sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f);
+      progress();
       sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);
+      progress();
       kernels::swiglu_backward<float>(sg, su, nullptr, w.sdh.data(), w.sdg.data(), w.sdu.data(), nullptr, T, f,
                                       s.limit);
       sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d);
+      progress();
       sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d);
+      progress();
       sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdg.data(), f, p.shared_w1[size_t(j)], d, j ? 1.f : 0.f, dx, d);
+      progress();
       sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f, dx, d);
     }
   };

@@ -27,7 +27,7 @@ std::vector<std::string> model_assumptions() {
       "vector kernels (norms, activations, RoPE, mHC sums, permutes) memory-bound at HBM bandwidth x memory efficiency",
       "every kernel takes at least the launch cost (the fragmented tail); backward = 2x GEMM, 2.5x attention, 2x vector work",
       "TP with sequence parallelism: an all-gather and a reduce-scatter per block and direction, not overlapped unless tp_overlap",
-      "EP all-to-all: dispatch and combine per MoE layer and direction, exposed except the stated a2a_overlap share",
+      "EP all-to-all: dispatch and combine per MoE layer and direction, exposed except the stated a2a_overlap share or what moe_overlap hides (combined 1F1B: node by node; DualPipe: behind the other micro-batch's compute)",
       "CP ring exchange of K/V overlaps the attention core; only the excess is exposed",
       "PP: one activation send per stage boundary and direction per micro-batch, exposed; bubble (pp-1)/vpp micro-batch times (1F1B, interleaved)",
       "DP: gradient reduce-scatter (ZeRO>=1) or all-reduce overlaps the last micro-batch's backward, parameter all-gather the first forward",

@@ -14,10 +14,10 @@
 
 namespace trex::plan {
 
-// How the schedule overlaps the EP all-to-all with computation (docs/plan.md, "MoE overlap").
+// How the schedule overlaps the EP all-to-all with computation (docs/plan.md, "Overlap rules"; overlap.h).
 enum class MoeOverlap {
   kNone,      // exposed, except the strategy's stated a2a_overlap share
-  kOneFOneB,  // 1F1B with A2A overlap: the all-to-all of one micro-batch runs under another's compute
+  kOneFOneB,  // combined 1F1B: each all-to-all runs under one compute node of another micro-batch
   kDualPipe,  // DualPipe: forward and backward chunks paired from both pipeline ends
 };
 const char* to_string(MoeOverlap o);

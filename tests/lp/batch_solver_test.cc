@@ -67,8 +67,50 @@ TEST(BatchSolver, AgreesWithCbcOnRandomLpsAndMilps) {
   EXPECT_GT(counts[0], 20);
   EXPECT_EQ(counts[1], 40);
   EXPECT_GT(counts[2], 20);
-  EXPECT_GT(batch.fast_calls(), 20);
-  EXPECT_GT(batch.fallback_calls(), 40);
+  // The 40 infeasible ones have an infeasible relaxation: answered by CLP's feasibility test
+  // (the cbc back end's own), not by CBC's driver; the unbounded ones still go to CBC.
+  EXPECT_GT(batch.fast_calls(), 60);
+  EXPECT_GT(batch.fallback_calls(), 20);
+}
+
+TEST(BatchSolver, InfeasibilityIsProvedByClpUnlessTheNodeLimitIsReached) {
+  BatchSolver batch;
+  auto cbc = make_solver("cbc");
+  // x + y >= 7 and x + y <= 3: no point at all, integer or not.
+  Model none;
+  int x = none.add_var("x", 0, 10, VarType::kInteger, 1), y = none.add_var("y", 0, 10, VarType::kInteger, 2);
+  none.add_ge("lo", {{x, 1.0}, {y, 1.0}}, 7);
+  none.add_le("hi", {{x, 1.0}, {y, 1.0}}, 3);
+  SolveResult r = batch.solve(none, SolveOptions{});
+  EXPECT_EQ(r.status, SolveStatus::kInfeasible);
+  EXPECT_EQ(r.status, cbc->solve(none, SolveOptions{}).status);
+  EXPECT_EQ(r.solver, "clp-bb");
+  EXPECT_EQ(batch.fallback_calls(), 0);
+  // 2z = 1 over integers: the relaxation has z = 0.5, no integer point; the tree proves it.
+  Model odd;
+  int z = odd.add_var("z", 0, 10, VarType::kInteger, 1);
+  odd.add_eq("half", {{z, 2.0}}, 1);
+  r = batch.solve(odd, SolveOptions{});
+  EXPECT_EQ(r.status, SolveStatus::kInfeasible);
+  EXPECT_EQ(r.status, cbc->solve(odd, SolveOptions{}).status);
+  EXPECT_EQ(r.solver, "clp-bb");
+  EXPECT_EQ(batch.fallback_calls(), 0);
+  // Parity: 2 (x1 + ... + x16) = 15 over binaries. Every node's relaxation is feasible until
+  // the node limit; CBC decides.
+  Model parity;
+  std::vector<Term> twice;
+  for (int j = 0; j < 16; ++j) twice.push_back(Term{parity.add_var("x" + std::to_string(j), 0, 1, VarType::kBinary, 1), 2.0});
+  parity.add_eq("odd", twice, 15);
+  r = batch.solve(parity, SolveOptions{});
+  EXPECT_EQ(r.status, SolveStatus::kInfeasible);
+  EXPECT_EQ(r.solver, "cbc");
+  EXPECT_EQ(batch.fallback_calls(), 1);
+  // The same rows over continuous variables: an infeasible LP, answered by CLP.
+  none.var(x).type = none.var(y).type = VarType::kContinuous;
+  r = batch.solve(none, SolveOptions{});
+  EXPECT_EQ(r.status, SolveStatus::kInfeasible);
+  EXPECT_EQ(r.solver, "clp");
+  EXPECT_EQ(batch.fallback_calls(), 1);
 }
 
 TEST(BatchSolver, SosAndSemicontinuousGoToCbc) {

@@ -18,6 +18,19 @@ struct Node {
   std::vector<double> lo, hi;
 };
 
+// The cbc back end's own test of a negative verdict (cbc_solver.cc, lp_verdict): the rows and
+// bounds with a zero objective, by the dual simplex, on a fresh simplex object. A zero
+// objective makes the verdict about feasibility alone (with the real one, CLP can call an
+// unbounded LP infeasible). An infeasible relaxation proves a MILP infeasible as well, which
+// is what CBC's driver concludes there too, after a millisecond of set-up and preprocessing.
+bool relaxation_infeasible(const CoinArrays& arrays) {
+  ClpSimplex clp;
+  clp.setLogLevel(0);
+  load_coin(arrays, clp, /*zero_objective=*/true);
+  clp.dual();
+  return clp.status() == 1;
+}
+
 }  // namespace
 
 BatchSolver::BatchSolver() : clp_(std::make_unique<ClpSimplex>()), fallback_solver_(make_cbc_solver()) {
@@ -44,8 +57,21 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
   clp_ = std::make_unique<ClpSimplex>();
   clp_->setLogLevel(0);
   ClpSimplex& clp = *clp_;
-  load_coin(to_coin(m), clp);
+  const CoinArrays arrays = to_coin(m);
+  load_coin(arrays, clp);
   clp.dual();
+  auto answer = [&](SolveResult r) {
+    ++fast_;
+    r.solver = m.is_mip() ? "clp-bb" : "clp";
+    r.solver_version = std::string(m.is_mip() ? "trex depth-first branch and bound over " : "") + "CLP " + TREX_CLP_VERSION;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  if (clp.isProvenPrimalInfeasible() && relaxation_infeasible(arrays)) {
+    SolveResult r;
+    r.status = SolveStatus::kInfeasible;
+    return answer(r);
+  }
   if (!clp.isProvenOptimal()) return fallback();
 
   const int n = m.num_vars();
@@ -124,21 +150,26 @@ SolveResult BatchSolver::solve(const Model& m, const SolveOptions& options, std:
       }
     }
     nodes_ += nodes;
-    if (best.empty()) return fallback();  // no integer point: the standard back end proves infeasibility
+    // The tree is exhausted without an integer point: with no incumbent nothing was pruned by
+    // its bound, so every leaf was a node CLP proved infeasible (a restriction of a bounded
+    // relaxation: never the unbounded case CLP can mislabel). That is the proof CBC's search
+    // gives as well, where its driver spent 1-600 ms per corpus sample (measured, with its
+    // preprocessing, cuts and heuristics, under its process-wide lock) to agree.
+    if (best.empty()) {
+      SolveResult r;
+      r.status = SolveStatus::kInfeasible;
+      return answer(std::move(r));
+    }
     for (int j : ints) best[size_t(j)] = std::round(best[size_t(j)]) + 0.0;
     if (m.max_violation(best) > kFeasTol) return fallback();
     x = std::move(best);
   }
-  ++fast_;
   SolveResult r;
   r.status = SolveStatus::kOptimal;
   r.objective = m.objective_value(x);
   r.best_bound = r.objective;
   r.x = std::move(x);
-  r.solver = m.is_mip() ? "clp-bb" : "clp";
-  r.solver_version = std::string(m.is_mip() ? "trex depth-first branch and bound over " : "") + "CLP " + TREX_CLP_VERSION;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
+  return answer(std::move(r));
 }
 
 }  // namespace trex::lp

@@ -279,6 +279,7 @@ int run_tune(const AuraArgs& a) {
     j["best"] = {{"config", best.config}, {"seconds", best.m.seconds}, {"gain", gain}, {"improved", improved}};
     j["skills_used"] = prior.empty() ? near.size() : prior.skills();
     j["prior_rules"] = prior.rules();
+    j["prior_transfers"] = prior.transfers();
     j["skill_recorded"] = skill_id;
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -297,8 +298,10 @@ int run_tune(const AuraArgs& a) {
   } else {
     std::string rules;
     for (const std::string& x : prior.rules()) rules += (rules.empty() ? "" : "; ") + x;
-    std::printf("skills    prior from %zu skills' observations; ruled out before measuring: %s\n", prior.skills(),
-                rules.empty() ? "nothing" : rules.c_str());
+    std::string transfers;
+    for (const std::string& x : prior.transfers()) transfers += (transfers.empty() ? "" : ", ") + x;
+    std::printf("skills    prior from %zu skills' observations%s; ruled out before measuring: %s\n", prior.skills(),
+                transfers.empty() ? "" : (" (" + transfers + ")").c_str(), rules.empty() ? "nothing" : rules.c_str());
   }
   std::printf("%4s %6s  %-10s %-28s %10s  %s\n", "node", "parent", "origin", "change", "ms", "state");
   for (const aura::SearchNode& n : r.nodes)

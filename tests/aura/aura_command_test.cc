@@ -107,6 +107,10 @@ TEST(AuraCommand, TuneLearnsFromSkillsObservationsAndNeverMeasuresWhatTheyRuleOu
   EXPECT_EQ(j["skills_used"].get<int>(), 2);
   ASSERT_EQ(j["prior_rules"].size(), 1u) << j["prior_rules"].dump();
   EXPECT_EQ(j["prior_rules"][0].get<std::string>().rfind("stream=2 ", 0), 0u) << j["prior_rules"].dump();
+  // Both skills' best block is 8192 elements of the same shape: every transfer agrees, so the
+  // first scale (the row) is kept.
+  ASSERT_EQ(j["prior_transfers"].size(), 1u) << j["prior_transfers"].dump();
+  EXPECT_EQ(j["prior_transfers"][0].get<std::string>(), "block_elems: ratio to 1024");
   // The built-in was profiled before the search; no node of the tree uses the ruled-out stores.
   for (const auto& n : j["tree"]) EXPECT_EQ(n["config"]["stream"].get<int>(), 1) << n.dump();
 }

@@ -125,5 +125,83 @@ TEST(SkillPrior, NeighbouringShapesHalveTheMeasurementsToTheOptimum) {
   EXPECT_LE(2 * warm, cold) << "cold " << cold << ", warm " << warm;
 }
 
+// A row-blocked kernel's space: the block in elements, relative to the tensor (2^log_total
+// elements) or absolute, and a store choice with no scale.
+TuneTarget blocked(int log_total) {
+  TuneTarget t;
+  t.kernel = "test";
+  t.dims = {int64_t(1) << log_total};
+  std::vector<int64_t> blocks;
+  for (int b = 10; b <= 20; ++b) blocks.push_back(int64_t(1) << b);
+  t.space = {{"block", blocks, 0, {t.dims[0]}}, {"stream", {1, 2}}};
+  return t;
+}
+
+// Time of a blocking: a bowl in log2(block) around `best_log`; stream = 2 costs 15% everywhere.
+double blocked_cost(const Config& c, double best_log) {
+  const double d = std::log2(double(c.at("block"))) - best_log;
+  return (1.0 + 0.04 * d * d) * (c.at("stream") == 2 ? 1.15 : 1.0);
+}
+
+// A skill that measured its whole space (relative to its best).
+Evidence whole_table(const TuneTarget& t, double best_log) {
+  Evidence e;
+  e.source = t;
+  double best = 1e9;
+  for (size_t i = 0; i < t.size(); ++i) best = std::min(best, blocked_cost(t.config_at({int(i / 2), int(i % 2)}), best_log));
+  for (size_t i = 0; i < t.size(); ++i) {
+    Config c = t.config_at({int(i / 2), int(i % 2)});
+    e.observations.push_back({c, blocked_cost(c, best_log) / best});
+  }
+  return e;
+}
+
+TEST(SkillPrior, TransfersABlockAsARatioWhenTheSkillsAgreeOnOne) {
+  // Three shapes whose best block is an eighth of the tensor: 2^13 of 2^16, 2^15 of 2^18, ...
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) ev.push_back(whole_table(blocked(lt), lt - 3));
+  const TuneTarget t = blocked(19);
+  SkillPrior prior(t, ev);
+  EXPECT_EQ(prior.transfer(0), 0);   // relative to the tensor
+  EXPECT_EQ(prior.transfer(1), -1);  // no scale: the store choice maps to itself
+  ASSERT_EQ(prior.transfers().size(), 1u);
+  EXPECT_EQ(prior.transfers()[0], "block: ratio to 524288");
+  // 2^13 of 2^16 elements is 2^16 of 2^19.
+  EXPECT_EQ(t.config_at(prior.map_index(blocked(16), {{"block", 8192}, {"stream", 1}})).at("block"), 65536);
+  EXPECT_EQ(t.config_at({prior.consensus(0), 0}).at("block"), 65536);
+  EXPECT_EQ(t.config_at({0, prior.consensus(1)}).at("stream"), 1);
+  // From a poor start the guided search's first measurement is the optimum; the cold one walks.
+  ChoiceProblem model = flat_model(t);
+  auto run = [&](const SkillPrior* p) {
+    SearchOptions opt;
+    opt.budget = int(t.size());
+    SearchSeed start{t.config_at({0, 1}), "start"};
+    if (p) start = warm_start(*p, t, start, opt);
+    SearchResult r = k_search(t, model, start, [&](const Config& c) { return Measurement{true, blocked_cost(c, 16), ""}; }, opt);
+    for (const SearchNode& n : r.nodes)
+      if (n.config.at("block") == 65536 && n.config.at("stream") == 1) return n.id + 1;
+    return 1000;
+  };
+  const int cold = run(nullptr), warm = run(&prior);
+  EXPECT_EQ(warm, 1);
+  EXPECT_LT(cold, 1000);
+  EXPECT_LE(2 * warm, cold) << "cold " << cold << ", warm " << warm;
+}
+
+TEST(SkillPrior, KeepsAnAbsoluteBlockWhenThatIsWhatTheSkillsAgreeOn) {
+  // The best block is 2^14 elements whatever the tensor (a cache-sized block).
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) ev.push_back(whole_table(blocked(lt), 14));
+  const TuneTarget t = blocked(19);
+  SkillPrior prior(t, ev);
+  EXPECT_EQ(prior.transfer(0), -1);
+  EXPECT_EQ(prior.transfers()[0], "block: absolute");
+  EXPECT_EQ(t.config_at({prior.consensus(0), 0}).at("block"), 16384);
+  // Skills that disagree (best at 2^11 and 2^17 under every transfer) give no consensus.
+  SkillPrior split(t, {whole_table(blocked(16), 11), whole_table(blocked(18), 17)});
+  EXPECT_EQ(split.consensus(0), -1);
+  EXPECT_EQ(split.consensus(1), 0);  // both agree that stream = 1 wins
+}
+
 }  // namespace
 }  // namespace trex::aura

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "trex/aura/diagnose.h"
 #include "trex/util/error.h"
@@ -21,6 +22,28 @@ int index_steps(const std::vector<int>& a, const std::vector<int>& b) {
   return d;
 }
 
+const SpaceParam* find_param(const TuneTarget& t, const std::string& name) {
+  for (const SpaceParam& p : t.space)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// A positive value in log2 units as it lands in the target under a transfer (-1 absolute, k:
+// relative to scale k); 0 and other non-positive values (a "whole row" code) keep a fixed
+// point far from every real value, so skills agreeing on it agree under every transfer.
+double transferred_log2(int64_t v, const SpaceParam& source, const SpaceParam& target, int k) {
+  if (v <= 0) return 1e6;
+  if (k < 0) return std::log2(double(v));
+  return std::log2(double(v)) + std::log2(double(target.scales[size_t(k)])) - std::log2(double(source.scales[size_t(k)]));
+}
+
+bool scales_match(const SpaceParam& source, const SpaceParam& target) {
+  if (source.scales.size() != target.scales.size() || target.scales.empty()) return false;
+  for (size_t k = 0; k < target.scales.size(); ++k)
+    if (source.scales[k] <= 0 || target.scales[k] <= 0) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c) const {
@@ -28,9 +51,24 @@ std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c
   for (size_t p = 0; p < target_.space.size(); ++p) {
     const SpaceParam& tp = target_.space[p];
     auto it = c.find(tp.name);
-    if (tp.whole <= 0 || it == c.end()) continue;
-    auto sp = std::find_if(source.space.begin(), source.space.end(), [&](const SpaceParam& x) { return x.name == tp.name; });
-    if (sp == source.space.end() || sp->whole <= 0 || it->second < sp->whole) continue;
+    if (it == c.end()) continue;
+    const SpaceParam* sp = find_param(source, tp.name);
+    const int k = transfer(p);
+    if (k >= 0 && sp && it->second > 0 && scales_match(*sp, tp)) {
+      // Relative: the candidate nearest in log2 to the value scaled to this shape.
+      const double want = transferred_log2(it->second, *sp, tp, k);
+      double best_d = std::numeric_limits<double>::infinity();
+      for (size_t v = 0; v < tp.values.size(); ++v) {
+        if (tp.values[v] <= 0) continue;
+        const double d = std::fabs(std::log2(double(tp.values[v])) - want);
+        if (d < best_d - 1e-12) {
+          best_d = d;
+          idx[p] = int(v);
+        }
+      }
+      continue;
+    }
+    if (tp.whole <= 0 || !sp || sp->whole <= 0 || it->second < sp->whole) continue;
     // Covered the whole dimension there: the target's smallest value that covers it here.
     int pick = int(tp.values.size()) - 1;
     for (size_t v = 0; v < tp.values.size(); ++v)
@@ -45,6 +83,7 @@ std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c
 
 SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& evidence, const PriorOptions& options)
     : target_(target), options_(options) {
+  choose_transfers(evidence);
   for (const Evidence& e : evidence) {
     SkillObs s;
     for (const Observation& o : e.observations) {
@@ -118,6 +157,80 @@ SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& ev
       std::erase_if(rules_, [&](const std::string& r) { return r.rfind(target_.space[p].name + "=", 0) == 0; });
     }
   }
+  // Consensus: each skill's best index of the parameter (its fastest observation holding it;
+  // ties to the lower index); kept where enough skills lie within one candidate of each other.
+  consensus_.assign(target_.space.size(), -1);
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    std::vector<int> bests;
+    for (const SkillObs& s : skills_) {
+      std::map<int, double> best_of;
+      for (size_t i = 0; i < s.index.size(); ++i) {
+        auto [at, fresh] = best_of.insert({s.index[i][p], s.relative[i]});
+        if (!fresh) at->second = std::min(at->second, s.relative[i]);
+      }
+      auto best = std::min_element(best_of.begin(), best_of.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+      bests.push_back(best->first);
+    }
+    if (int(bests.size()) < options.min_support) continue;
+    std::sort(bests.begin(), bests.end());
+    if (bests.back() - bests.front() > 1) continue;
+    const int median = bests[(bests.size() - 1) / 2];
+    if (!ruled_out(p, median)) consensus_[p] = median;
+  }
+}
+
+void SkillPrior::choose_transfers(const std::vector<Evidence>& evidence) {
+  transfer_.assign(target_.space.size(), -1);
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    const SpaceParam& tp = target_.space[p];
+    if (tp.scales.empty()) continue;
+    // Each skill's best value of the parameter (the value of its fastest observation holding
+    // it; ties to the smaller value), in its own units.
+    std::vector<std::pair<int64_t, const SpaceParam*>> bests;
+    for (const Evidence& e : evidence) {
+      const SpaceParam* sp = find_param(e.source, tp.name);
+      if (!sp || !scales_match(*sp, tp)) continue;
+      std::map<int64_t, double> best_of;
+      for (const Observation& o : e.observations) {
+        auto it = o.config.find(tp.name);
+        if (it == o.config.end() || !(o.relative >= 1) || !std::isfinite(o.relative)) continue;
+        auto [at, fresh] = best_of.insert({it->second, o.relative});
+        if (!fresh) at->second = std::min(at->second, o.relative);
+      }
+      if (best_of.empty()) continue;
+      auto best = std::min_element(best_of.begin(), best_of.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+      bests.push_back({best->first, sp});
+    }
+    // Scales first, then the absolute value: a tie (or one skill) keeps the first scale.
+    int chosen = 0;
+    double lowest = std::numeric_limits<double>::infinity();
+    for (int k = 0; k <= int(tp.scales.size()); ++k) {
+      const int mode = k < int(tp.scales.size()) ? k : -1;
+      double spread = 0;
+      for (size_t i = 0; i < bests.size(); ++i)
+        for (size_t j = i + 1; j < bests.size(); ++j)
+          spread += std::fabs(transferred_log2(bests[i].first, *bests[i].second, tp, mode) -
+                              transferred_log2(bests[j].first, *bests[j].second, tp, mode));
+      if (spread < lowest - 1e-9) {
+        lowest = spread;
+        chosen = mode;
+      }
+    }
+    transfer_[p] = chosen;
+  }
+}
+
+std::vector<std::string> SkillPrior::transfers() const {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    const SpaceParam& tp = target_.space[p];
+    if (tp.scales.empty()) continue;
+    const int k = transfer(p);
+    out.push_back(tp.name + ": " + (k < 0 ? std::string("absolute") : "ratio to " + std::to_string(tp.scales[size_t(k)])));
+  }
+  return out;
 }
 
 double SkillPrior::predicted(const std::vector<int>& index) const {
@@ -197,6 +310,14 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
     }
   }
   std::vector<bool> moved(target_.space.size(), false);
+  for (size_t p = 0; p < from.size() && p < consensus_.size(); ++p) {
+    if (consensus_[p] < 0) continue;
+    std::vector<int> nb = from;
+    nb[p] = consensus_[p];
+    if (pruned(nb)) continue;
+    from = nb;
+    moved[p] = true;
+  }
   while (true) {
     double best = 1;
     size_t bp = 0;

@@ -3,9 +3,19 @@
 //
 // A skill carries its search's observations: every configuration the search measured, as its
 // time over the best time of that search (1.0 = the best it found). For a new target, each
-// observation is mapped into the target's space, value by value: a blocking that covered its
-// whole dimension on the skill's shape (SpaceParam::whole) to the target's whole-dimension
-// value, any other value to the nearest candidate. Then:
+// observation is mapped into the target's space, value by value, by the parameter's transfer:
+//   - relative: a parameter with shape scales (SpaceParam::scales: GEMM kc to K, a row block
+//     to the row or the tensor, mHC's token block to the tokens) may move as a ratio: value x
+//     target scale / source scale, to the candidate nearest in log2. Which scale, or the
+//     absolute value, is chosen per parameter by the skills themselves: the transfer under which
+//     their best values of that parameter, mapped into the target, lie closest together (mean
+//     pairwise log2 distance; a tie, or a single skill, takes the first scale). A block that
+//     wins at "a quarter of the rows" on every shape transfers as that quarter, one that wins
+//     at "16 KiB" whatever the shape as 16 KiB.
+//   - absolute: a blocking that covered its whole dimension on the skill's shape
+//     (SpaceParam::whole) to the target's whole-dimension value, any other value to the
+//     nearest candidate. A choice (micro-kernel, store kind) maps to itself.
+// Then:
 //   - move effects: for every pair of a skill's observations that differ in one parameter only
 //     (a search's node and its parent are such a pair), the time ratio of the move; per skill
 //     the median over its pairs, over skills the geometric mean. A paired ratio cancels what the
@@ -15,7 +25,10 @@
 //     measurement's noise); an unsettled move is left to the model, so noise in the skills
 //     cannot reorder the search. The search ranks a node's moves by it (the model breaks ties),
 //     skips a move every skill found more than `prune_above` slower, and starts from the
-//     model's start improved by the settled gains (descend()).
+//     model's start moved to the skills' consensus and improved by the settled gains (descend()).
+//   - consensus per parameter: where at least `min_support` skills' best values of a parameter
+//     (mapped into the target) lie within one candidate of each other, their median; a
+//     parameter the skills disagree on (a flat one, where the best is a noise draw) has none.
 //   - pruning rules per parameter value: a value is ruled out when at least `min_support`
 //     skills measured it and, in every one of them, the best configuration holding it was more
 //     than `prune_above` times that skill's best (e.g. the AVX2 micro-kernel next to AVX-512).
@@ -74,9 +87,9 @@ class SkillPrior {
   int move_support(size_t p, int v, int w) const;
   // A move every skill that measured it (at least min_support) found beyond prune_above.
   bool move_pruned(size_t p, int v, int w) const;
-  // From `from`: every ruled-out value replaced by the nearest allowed one, then the settled
-  // gains (settled_ratio() < 1) applied greedily, best first, each parameter at most once,
-  // never into a pruned configuration.
+  // From `from`: every ruled-out value replaced by the nearest allowed one, each parameter with
+  // a consensus set to it, then the settled gains (settled_ratio() < 1) applied greedily, best
+  // first, each other parameter at most once, never into a pruned configuration.
   std::vector<int> descend(std::vector<int> from) const;
   // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.
   std::vector<std::string> rules() const;
@@ -84,6 +97,12 @@ class SkillPrior {
   std::vector<std::vector<int>> ranked(size_t n) const;
   // A configuration of `source`'s space as an index into the target's (the mapping above).
   std::vector<int> map_index(const TuneTarget& source, const Config& c) const;
+  // The transfer of parameter p: -1 absolute, k >= 0 relative to SpaceParam::scales[k].
+  int transfer(size_t p) const { return p < transfer_.size() ? transfer_[p] : -1; }
+  // "block_elems: ratio to 524288" / "kc: absolute", one per parameter with scales.
+  std::vector<std::string> transfers() const;
+  // The index the skills agree on for parameter p, or -1.
+  int consensus(size_t p) const { return p < consensus_.size() ? consensus_[p] : -1; }
 
  private:
   struct SkillObs {
@@ -97,11 +116,14 @@ class SkillPrior {
     double highest = 1;    // the largest
   };
   const Effect* effect(size_t p, int v, int w) const;
+  void choose_transfers(const std::vector<Evidence>& evidence);
   TuneTarget target_;
   PriorOptions options_;
   std::vector<SkillObs> skills_;
   std::vector<std::map<std::pair<int, int>, Effect>> effects_;  // per parameter, (v, w)
   std::vector<std::vector<bool>> ruled_out_;  // per parameter, per value
+  std::vector<int> transfer_;                 // per parameter: -1 absolute, else a scale
+  std::vector<int> consensus_;                // per parameter: an index, or -1
   std::vector<std::string> rules_;
 };
 

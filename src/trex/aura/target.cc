@@ -198,9 +198,9 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       for (int64_t x : v) out.push_back(std::min(x, std::max(unit, ceil_div(limit, unit) * unit)));
       return sorted_unique(out);
     };
-    t.space.push_back({"kc", sorted_unique(kc), k});
-    t.space.push_back({"mc", cap(mc, m, g.mr), ceil_div(m, g.mr) * g.mr});
-    t.space.push_back({"nc", cap(nc, n, g.nr), ceil_div(n, g.nr) * g.nr});
+    t.space.push_back({"kc", sorted_unique(kc), k, {k}});
+    t.space.push_back({"mc", cap(mc, m, g.mr), ceil_div(m, g.mr) * g.mr, {m}});
+    t.space.push_back({"nc", cap(nc, n, g.nr), ceil_div(n, g.nr) * g.nr, {n}});
     t.space.push_back({"split", {1, 2}});
     std::vector<int64_t> uk;
     if (core::isa_supported(core::Isa::kAvx2)) uk.push_back(2);
@@ -220,11 +220,11 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       return sorted_unique(v);
     };
     if (kernel == "rope.fwd") {
-      t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
+      t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}, 0, {b * c, a * b * c}});
       t.bytes_in = t.bytes_out = sz * double(a * b * c);
       t.flops = 0;  // elementwise (the suite counts no contraction FLOPs)
     } else if (kernel.rfind("kv_compress.", 0) == 0) {
-      t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8)});
+      t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8), 0, {b}});
       const double C = double(kernels::compressor_width(int(c), b)), n = double(kernels::compressor_entries(a, int(c)));
       const double fwd_in = 4.0 * (2 * double(a) * C + double(c) * C), k_out = 4.0 * n * double(b);
       t.bytes_in = kernel == "kv_compress.fwd" ? fwd_in : fwd_in + k_out;
@@ -233,7 +233,7 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
     } else if (kernel.rfind("sparse_attention.", 0) == 0) {
       const double nq = double(a * b * c), keys = double(a) * (64.0 + double(std::min<int64_t>(64, std::max<int64_t>(1, a / 4))));
       if (kernel == "sparse_attention.fwd") {
-        t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+        t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1), 0, {a}});
         t.bytes_in = sz * (nq + double(a * c) + double(a / 4 * c));
         t.bytes_out = sz * nq + 4.0 * double(a * b);
         t.flops = 4.0 * double(b * c) * keys;
@@ -244,9 +244,9 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
         t.flops = 10.0 * double(b * c) * keys;
       }
     } else {  // mHC: a tokens, b streams, c = d
-      t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1)});
+      t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1), 0, {a}});
       if (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd")
-        t.space.push_back({"column_block", values({64, 128, 256, 512, 1024, 2048}, b * c, 8)});
+        t.space.push_back({"column_block", values({64, 128, 256, 512, 1024, 2048}, b * c, 8), 0, {b * c}});
       const double xb = 2.0 * double(a * b * c), yb = 2.0 * double(a * c), R = double((b + 2) * b);
       if (kernel == "mhc.pre_fwd") { t.bytes_in = xb; t.bytes_out = yb; t.flops = 2 * R * double(a * b * c); }
       if (kernel == "mhc.pre_bwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 6 * R * double(a * b * c); }
@@ -260,8 +260,8 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
   }
   const int64_t rows = dims[0], cols = dims[1];
   const double n = double(rows) * double(cols), sz = dtype == "bf16" ? 2 : 4;
-  t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}});
-  if (kernel == "cross_entropy") t.space.push_back({"vocab_tile", {0, 1024, 2048, 4096, 8192, 16384}});
+  t.space.push_back({"block_elems", {2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144}, 0, {cols, rows * cols}});
+  if (kernel == "cross_entropy") t.space.push_back({"vocab_tile", {0, 1024, 2048, 4096, 8192, 16384}, 0, {cols}});
   else t.space.push_back({"stream", {1, 2}});
   if (kernel == "rmsnorm.fwd") {
     t.bytes_in = n * sz;

@@ -22,6 +22,11 @@ struct SpaceParam {
   // block covers the whole dimension; 0 when the parameter is not such a blocking. Skills map
   // "the whole dimension" between shapes by it (prior.h).
   int64_t whole = 0;
+  // Shape quantities the parameter's value may be relative to (GEMM kc to K; a row kernel's
+  // block to the row and to the whole tensor; mHC's block of tokens to the tokens): a skill may
+  // transfer its value as a ratio to one of them instead of as an absolute value, whichever
+  // makes the skills agree (prior.h). Empty for a choice such as a micro-kernel or store kind.
+  std::vector<int64_t> scales = {};
 };
 
 struct TuneTarget {

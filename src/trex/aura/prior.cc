@@ -174,7 +174,10 @@ SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& ev
     }
     if (int(bests.size()) < options.min_support) continue;
     std::sort(bests.begin(), bests.end());
-    if (bests.back() - bests.front() > 1) continue;
+    // A choice (no scale: micro-kernel, store kind) needs every skill on the same value; a
+    // blocking may differ by one candidate (neighbouring values of a smooth curve).
+    const int spread = target_.space[p].scales.empty() ? 0 : 1;
+    if (bests.back() - bests.front() > spread) continue;
     const int median = bests[(bests.size() - 1) / 2];
     if (!ruled_out(p, median)) consensus_[p] = median;
   }

@@ -27,7 +27,8 @@
 //     skips a move every skill found more than `prune_above` slower, and starts from the
 //     model's start moved to the skills' consensus and improved by the settled gains (descend()).
 //   - consensus per parameter: where at least `min_support` skills' best values of a parameter
-//     (mapped into the target) lie within one candidate of each other, their median; a
+//     (mapped into the target) lie within one candidate of each other (a choice without scales:
+//     all on the same value), their median; a
 //     parameter the skills disagree on (a flat one, where the best is a noise draw) has none.
 //   - pruning rules per parameter value: a value is ruled out when at least `min_support`
 //     skills measured it and, in every one of them, the best configuration holding it was more

@@ -12,12 +12,34 @@
 // Finally the exhaustive best, the start, both searches' picks and the built-in are measured
 // again side by side (3 interleaved rounds, medians), so the headline ratios do not rest on one
 // noisy pass. Prints a Markdown row per space (bench/results/aura_search.md keeps a run).
-// With --loo, a second table: for each space, the search with an unlimited budget from the start
-// alone against the same search seeded by the skills of all the other spaces of its kernel
-// (leave one out, through a real skill database, its 3 nearest), both counted in evaluations
-// until within 3% of the exhaustive best: the "skills halve the evaluations" goal.
+// With --loo, the skills comparison on a de-noised metric (why: on this machine's flat spaces,
+// one pass's best is a noise draw, so "within 3% of the best" of one pass rewards luck):
+//   - every configuration is measured in P passes (--passes, each over the whole space, so a
+//     burst of load hits one pass of a configuration, not all its calls); the tables keep every
+//     pass;
+//   - seed s (one per pass when P >= 3): both searches see pass s only, one noisy measurement per
+//     candidate as a real tune takes, with an unlimited budget;
+//   - they are scored on the held-out passes: a configuration's de-noised time is the median of
+//     its other passes, the target is within 3% of the best de-noised time; the count is the
+//     evaluations until the search has measured such a configuration (and, in the summary,
+//     until the configuration it would return, its checkpoint, is one); a search that never gets
+//     there is charged the whole space;
+//   - cold: the search from the integer program's start alone; guided: the same search with the
+//     skill prior (prior.h) learned from the other shapes of the same kernel (leave one out,
+//     through a real skill database), either from what `trex aura tune` records there (each
+//     other shape's cold search with tune's default budget of 30, on pass s + 1: another noise
+//     draw) or from their whole de-noised tables (an upper bound on what skills could know).
+// Per space it prints the de-noised best and the range of its passes (the best's interval),
+// how many configurations lie within 3% of it, the evaluations random sampling would need on
+// average ((N + 1) / (ties + 1)), the medians over seeds, and the transfer per parameter the
+// prior chose; then per kernel and overall the sums, the median of the per-(space, seed)
+// ratios, and that median over the pairs where the cold search needed more than one evaluation
+// (where the start is already within 3% there is nothing to halve). The load before and after
+// is printed; the tables carry the load before each space.
 // --save-tables FILE writes every measured table (one line per configuration: kernel, shape,
-// config, passed, seconds); --tables FILE replays such a file instead of measuring, so later
+// config, passed, median seconds, then every pass's seconds; "#" lines carry threads, passes,
+// load); --tables FILE replays such a file instead of measuring (a session-4 file, without the
+// passes, replays with its median as the one pass and one seed), so later
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 //             [--passes N] [--min-time S] [--hw FILE] [--save-tables FILE | --tables FILE]

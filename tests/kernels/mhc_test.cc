@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@
 #include "kernel_test_util.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/mhc_sinkhorn.h"
 #include "trex/kernels/row_isa.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 namespace {
@@ -331,6 +334,103 @@ TEST(Mhc, DeterministicAcrossThreadCounts) {
     SCOPED_TRACE(core::to_string(isa));
     check_deterministic<float>();
     check_deterministic<core::bf16>();
+  }
+}
+
+// The backward runs the gates and Sinkhorn for 16 tokens side by side (one per lane): each
+// lane's results are the bytes of the one-token functions the forward uses.
+TEST(Mhc, SinkhornLanesGiveTheOneTokenBits) {
+  constexpr int W = mhc_detail::kMixLanes;
+  for (MhcShape sh : {shape(W, 8, 4, 20), shape(W, 8, 3, 5), shape(W, 8, 1, 1)}) {
+    const int n = sh.n, nn = n * n, R = int(sh.rows());
+    const int64_t tf = mhc_detail::trace_floats(sh);
+    const std::vector<float> m = random_vec<float>(R * W, 3, 0, 1.5f);
+    const std::vector<float> b = random_vec<float>(R, 4, 0, 0.5f), scale = {1.2f, 0.8f, 1.5f};
+    const std::vector<float> dpre = random_vec<float>(n * W, 5, 0);
+    const std::vector<float> dpost = random_vec<float>(n * W, 6, 0);
+    const std::vector<float> dC = random_vec<float>(nn * W, 7, 0);
+    std::vector<float> pre(n * W), post(n * W), C(nn * W), sa(n * W), sc(n * W), trace(tf * W);
+    std::vector<float> dm(R * W), db(R * W), ds(3 * W);
+    mhc_detail::mix_forward<W>(m.data(), b.data(), scale.data(), sh, pre.data(), post.data(),
+                               C.data(), sa.data(), sc.data(), trace.data());
+    mhc_detail::mix_backward<W>(m.data(), scale.data(), sa.data(), sc.data(), trace.data(),
+                                dpre.data(), dpost.data(), dC.data(), sh, dm.data(), db.data(),
+                                ds.data());
+    for (int l = 0; l < W; ++l) {
+      auto lane = [&](const std::vector<float>& v, int per) {
+        std::vector<float> out(static_cast<size_t>(per));
+        for (int e = 0; e < per; ++e) out[size_t(e)] = v[size_t(e * W + l)];
+        return out;
+      };
+      const std::vector<float> m1 = lane(m, R);
+      std::vector<float> pre1(n), post1(n), C1(nn), sa1(n), sc1(n), tr1(tf), dm1(R), db1(R), ds1(3);
+      mhc_detail::mix_forward(m1.data(), b.data(), scale.data(), sh, pre1.data(), post1.data(),
+                              C1.data(), sa1.data(), sc1.data(), tr1.data());
+      mhc_detail::mix_backward(m1.data(), scale.data(), sa1.data(), sc1.data(), tr1.data(),
+                               lane(dpre, n).data(), lane(dpost, n).data(), lane(dC, nn).data(),
+                               sh, dm1.data(), db1.data(), ds1.data());
+      const std::string tag = "n " + std::to_string(n) + " lane " + std::to_string(l);
+      EXPECT_TRUE(same_bytes(pre1, lane(pre, n)) && same_bytes(post1, lane(post, n)) &&
+                  same_bytes(C1, lane(C, nn)) && same_bytes(tr1, lane(trace, int(tf))))
+          << tag << ": forward";
+      EXPECT_TRUE(same_bytes(dm1, lane(dm, R)) && same_bytes(db1, lane(db, R)) &&
+                  same_bytes(ds1, lane(ds, 3)))
+          << tag << ": backward";
+    }
+  }
+}
+
+// Stage 2 of the pre and head backward: each element of dphi and dX is one chain over the
+// tokens (or rows) in a fixed order, so the column blocking (tuned column_block: blocks that
+// end inside a 16-column strip or straddle streams of d = 100) changes no bit, on any thread
+// count; 300 tokens: two of dphi's 256-token chunks, the second ending in 4 tokens that are
+// fewer than a group of 8.
+template <class T>
+void check_column_blocks() {
+  struct Restore {
+    ~Restore() { set_active_tuning(nullptr); }
+  } restore;
+  const MhcShape sh = shape(300, 100, 4, 20);
+  Params<T> p = make_params<T>(sh, 77, 1);
+  const int64_t n = sh.n, nd = n * sh.d, R = sh.rows();
+  std::vector<float> first, first_head;
+  for (int64_t block : {0, 8, 24, 104, 392}) {
+    auto t = std::make_shared<Tuning>();
+    if (block > 0) {
+      t->set("mhc.pre_bwd", "*", {{"column_block", block}});
+      t->set("mhc.head_bwd", "*", {{"column_block", block}});
+    }
+    set_active_tuning(t);
+    for (int threads : {1, 3}) {
+      core::ThreadPool pool(threads);
+      const std::string tag = "column_block " + std::to_string(block) + ", " +
+                              std::to_string(threads) + " threads";
+      std::vector<T> dX = p.dX0;
+      std::vector<float> dphi(static_cast<size_t>(R * nd)), db(static_cast<size_t>(R)), ds(3);
+      mhc_pre_backward(p.X.data(), p.phi.data(), p.b.data(), p.scale.data(), p.dy.data(),
+                       p.dpost.data(), p.dC.data(), dX.data(), dphi.data(), db.data(), ds.data(),
+                       sh, nullptr, &pool);
+      std::vector<float> all = dphi;
+      for (T x : dX) all.push_back(val(x));
+      if (first.empty()) first = all; else EXPECT_TRUE(same_bytes(all, first)) << tag << " (pre)";
+      std::vector<T> dXh = p.dX0;
+      std::vector<float> dphih(static_cast<size_t>(n * nd)), dbh(static_cast<size_t>(n)), dsh(1);
+      mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), 1.3f, p.dy.data(), dXh.data(),
+                        dphih.data(), dbh.data(), dsh.data(), sh, nullptr, &pool);
+      all = dphih;
+      for (T x : dXh) all.push_back(val(x));
+      if (first_head.empty()) first_head = all;
+      else EXPECT_TRUE(same_bytes(all, first_head)) << tag << " (head)";
+    }
+  }
+}
+
+TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
+  for (core::Isa isa : row_isas()) {
+    if (isa != core::Isa::kAvx512) continue;  // the fused stage 2 (the GEMM path blocks K)
+    ScopedRowIsa path(isa);
+    check_column_blocks<float>();
+    check_column_blocks<core::bf16>();
   }
 }
 

@@ -18,6 +18,7 @@
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/gemm.h"
+#include "trex/kernels/mhc_projection_backward.h"
 #include "trex/kernels/mhc_sinkhorn.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning.h"
@@ -121,6 +122,79 @@ void project2(const T* x0, const T* x1, const float* phi, int64_t nd, int R, flo
     }
   }
 #endif
+}
+
+// project() for four tokens at once, rows of phi six at a time: 24 accumulators, each phi load
+// serving four tokens (project2's 8 rows x 2 tokens streamed phi from L2 at about 36 bytes a
+// cycle, this about 21). Each token's sums run in project()'s order (same bits). nd % 8 == 0.
+// Sq: the first group of rows, which also sums the squares (a compile-time choice: tested
+// inside the loop, it made GCC keep the accumulators in memory).
+#ifdef TREX_ELEM_AVX2
+template <bool Sq, class T>
+void project4_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0,
+                   float* const* p, float* sumsq) {
+  constexpr int kTok = 4, kRows = 6;
+  const int rows = std::min(kRows, R - g0);
+  const float* pr[kRows];
+  for (int r = 0; r < kRows; ++r) pr[r] = phi + int64_t(g0 + std::min(r, rows - 1)) * nd;
+  __m256 a[kTok][kRows], sq[kTok];
+  for (int k = 0; k < kTok; ++k) {
+    sq[k] = _mm256_setzero_ps();
+    for (int r = 0; r < kRows; ++r) a[k][r] = _mm256_setzero_ps();
+  }
+  for (int64_t i = 0; i < nd; i += 8) {
+    __m256 xv[kTok];
+#pragma GCC unroll 4
+    for (int k = 0; k < kTok; ++k) {
+      xv[k] = simd::load8(x[k] + i);
+      if constexpr (Sq) sq[k] = _mm256_fmadd_ps(xv[k], xv[k], sq[k]);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 w = _mm256_loadu_ps(pr[r] + i);
+#pragma GCC unroll 4
+      for (int k = 0; k < kTok; ++k) a[k][r] = _mm256_fmadd_ps(w, xv[k], a[k][r]);
+    }
+  }
+  // Every accumulator by constant index (a run-time bound here put the array in memory).
+  float out[kTok][kRows];
+  for (int k = 0; k < kTok; ++k) {
+    for (int r = 0; r < kRows; ++r) out[k][r] = simd::hsum(a[k][r]);
+    if constexpr (Sq) sumsq[k] = simd::hsum(sq[k]);
+  }
+  for (int k = 0; k < kTok; ++k) std::copy(out[k], out[k] + rows, p[k] + g0);
+}
+#endif
+
+template <class T>
+void project4(const T* const* x, const float* phi, int64_t nd, int R, float* const* p,
+              float* sumsq) {
+#ifdef TREX_ELEM_AVX2
+  project4_rows<true>(x, phi, nd, R, 0, p, sumsq);
+  for (int g0 = 6; g0 < R; g0 += 6) project4_rows<false>(x, phi, nd, R, g0, p, sumsq);
+#else
+  for (int k = 0; k < 4; ++k) project(x[k], phi, nd, R, p[k], &sumsq[k]);
+#endif
+}
+
+// dot() of one row g against n rows x + i d at once: the same chain per dot (same bits), the
+// n chains interleaved instead of one waiting on the latency of the last.
+template <class T>
+void dots(const T* g, const T* x, int n, int64_t d, float* out) {
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  __m256 acc[kMhcMaxStreams];
+  for (int i = 0; i < n; ++i) acc[i] = _mm256_setzero_ps();
+  for (; e + 8 <= d; e += 8) {
+    const __m256 gv = simd::load8(g + e);
+    for (int i = 0; i < n; ++i) acc[i] = _mm256_fmadd_ps(gv, simd::load8(x + i * d + e), acc[i]);
+  }
+  for (int i = 0; i < n; ++i) out[i] = simd::hsum(acc[i]);
+#else
+  for (int i = 0; i < n; ++i) out[i] = 0.f;
+#endif
+  for (int i = 0; i < n; ++i)
+    for (int64_t f = e; f < d; ++f) out[i] += ld(g + f) * ld(x + i * d + f);
 }
 
 // <a, b> over d elements of two stored rows.
@@ -237,7 +311,13 @@ PreBackLayout pre_back_layout(int64_t R, int64_t n) {
   return l;
 }
 
-constexpr int64_t kColumnBlock = 256;  // columns of nd per stage-2 block (built-in; tunable)
+// Columns of nd per stage-2 block (built-in; tunable): the GEMM path's blocks of X stay in L2;
+// the fused path walks down the tokens with each token's slice of a block contiguous, so it
+// prefers wide ones (bf16 [4096, 4, 1024], one thread: 64 columns 49 ms, 256 37 ms, 1024 34.6
+// ms, 2048 33.9 ms for the whole backward), and the model's nd = 2048 still gives two threads a
+// block each.
+constexpr int64_t kColumnBlock = 256;
+constexpr int64_t kFusedColumnBlock = 1024;
 constexpr int64_t kTokenChunk = 512;    // tokens per stage-2 GEMM: a 512 KiB fp32 block of X
 
 // dx += (dr + coef xr) + pre g over n elements.
@@ -254,29 +334,6 @@ void add_stream_grad(T* dx, const float* dr, const float* xr, const T* g, float 
   }
 #endif
   for (; c < n; ++c) st(dx + c, ld(dx + c) + (std::fma(coef, xr[c], dr[c]) + ld(g + c) * pre));
-}
-
-// add_stream_grad and widen below on 16 lanes (row_isa() == AVX-512): the same operations per
-// element, so the same bits.
-template <class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_stream_grad512(
-    T* dx, const float* dr, const float* xr, const T* g, float coef, float pre, int64_t n) {
-  const __m512 vc = _mm512_set1_ps(coef), vp = _mm512_set1_ps(pre);
-  for (int64_t c = 0; c < n; c += 16) {
-    const __mmask16 m = simd::lanes16(c, n);
-    __m512 v = _mm512_fmadd_ps(vc, simd::load16(xr + c, m), simd::load16(dr + c, m));
-    v = _mm512_add_ps(v, _mm512_mul_ps(simd::load16(g + c, m), vp));
-    simd::store16(dx + c, _mm512_add_ps(simd::load16(dx + c, m), v), m);
-  }
-}
-
-template <class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void widen512(
-    const T* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = simd::lanes16(i, n);
-    simd::store16(dst + i, simd::load16(src + i, m), m);
-  }
 }
 
 // Stage 2 walks a block of columns down the tokens: each token's slice of X, dX and dy lies in
@@ -302,6 +359,8 @@ template <class T>
 void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float* dphi,
                          const MhcShape& sh, const PreBackLayout& L, const float* workspace,
                          int64_t column_block, core::ThreadPool& tp) {
+  const bool fused = row_isa() == core::Isa::kAvx512;
+  if (column_block <= 0) column_block = fused ? kFusedColumnBlock : kColumnBlock;
   const int R = int(L.R);
   const int64_t d = sh.d, nd = sh.n * d;
   // Stage 2 of the backward of m = r (phi xv) and y = sum_i w_i X_i: per block of columns of
@@ -310,9 +369,19 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
   // X ever made; fp32 X is read in place, the same values in the same order):
   //   dphi[:, cols] += dp_chunk^T X_chunk[:, cols]      (R x cols, summed over the chunk)
   //   DX = dp_chunk phi[:, cols];  dX += DX + coef X + pre_i dy
-  constexpr bool kF32 = std::is_same_v<T, float>;
-  const bool wide = row_isa() == core::Isa::kAvx512;
   const int64_t blocks = (nd + column_block - 1) / column_block;
+  if (fused) {  // one pass per block (mhc_projection_backward.h)
+    const mhc_detail::StageOneRecords rec{workspace, L.per_token, L.dp(), L.coef(), L.pre()};
+    tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const int64_t c0 = blk * column_block;
+        mhc_detail::projection_backward_block512(X, phi, dy, dX, dphi, sh.tokens, sh.n, d, R,
+                                                 rec, c0, std::min(column_block, nd - c0));
+      }
+    });
+    return;
+  }
+  constexpr bool kF32 = std::is_same_v<T, float>;
   tp.parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
     float* xb = kF32 ? nullptr : scratch(0, size_t(kTokenChunk * column_block));
     float* dxb = scratch(1, size_t(kTokenChunk * column_block));
@@ -330,8 +399,7 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
         } else {
           for (int64_t t = 0; t < nt; ++t) {
             if (t + kAhead < nt) prefetch_span(X + (t0 + t + kAhead) * nd + c0, w);
-            if (wide) widen512(X + (t0 + t) * nd + c0, xb + t * w, w);
-            else widen(X + (t0 + t) * nd + c0, xb + t * w, w);
+            widen(X + (t0 + t) * nd + c0, xb + t * w, w);
           }
           xs = xb;
           xs_ld = w;
@@ -357,12 +425,8 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
           // The block's columns in segments of one stream each (stream i reads dy at col - i d).
           for (int64_t c = 0; c < w;) {
             const int64_t i = (c0 + c) / d, end = std::min(w, (i + 1) * d - c0);
-            if (wide)
-              add_stream_grad512(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
-                                 rec[L.pre() + i], end - c);
-            else
-              add_stream_grad(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
-                              rec[L.pre() + i], end - c);
+            add_stream_grad(dx + c, dr + c, xr + c, g + (c0 + c - i * d), coef,
+                            rec[L.pre() + i], end - c);
             c = end;
           }
         }
@@ -370,6 +434,69 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
     }
   });
 }
+
+// Stage 1 of the pre backward for W tokens [t, t + W), lane l = token t + l (mhc_sinkhorn.h's
+// layout): projections (four tokens at a time, the forward's bits), RMS factor, dpre, the gates and
+// Sinkhorn forward and backward, then each token's record. The scratch lives as long as a chunk.
+template <int W>
+struct MixLanes {
+  std::vector<float> trace;
+  float p[kMaxRows * W], r[W], m[kMaxRows * W], dm[kMaxRows * W], db[kMaxRows * W], ds[3 * W];
+  float pre[kMhcMaxStreams * W], post[kMhcMaxStreams * W], C[kMhcMaxStreams * kMhcMaxStreams * W];
+  float sig_a[kMhcMaxStreams * W], sig_c[kMhcMaxStreams * W], dpre[kMhcMaxStreams * W];
+  float dpost[kMhcMaxStreams * W], dC[kMhcMaxStreams * kMhcMaxStreams * W];
+
+  explicit MixLanes(const MhcShape& sh) : trace(size_t(mhc_detail::trace_floats(sh) * W)) {}
+
+  template <class T>
+  void run(const T* X, const float* phi, const float* b, const float* scale, const T* dy,
+           const float* dpost_in, const float* dC_in, const MhcShape& sh, const PreBackLayout& L,
+           float* workspace, int64_t t) {
+    const int n = sh.n, nn = n * n, R = int(L.R);
+    const int64_t d = sh.d, nd = n * d;
+    float pl[W][kMaxRows], ss[W];
+    int l = 0;
+    if (nd % 8 == 0)
+      for (; l + 4 <= W; l += 4) {
+        const T* xs[4];
+        float* ps[4];
+        for (int k = 0; k < 4; ++k) xs[k] = X + (t + l + k) * nd, ps[k] = pl[l + k];
+        project4(xs, phi, nd, R, ps, ss + l);
+      }
+    for (; l < W; ++l) project(X + (t + l) * nd, phi, nd, R, pl[l], &ss[l]);
+    for (int l = 0; l < W; ++l) {
+      const int64_t tl = t + l;
+      const T* x = X + tl * nd;
+      r[l] = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
+      for (int q = 0; q < R; ++q) {
+        p[q * W + l] = pl[l][q];
+        m[q * W + l] = r[l] * pl[l][q];
+      }
+      float dp_l[kMhcMaxStreams];
+      dots(dy + tl * d, x, n, d, dp_l);
+      for (int i = 0; i < n; ++i) {
+        dpre[i * W + l] = dp_l[i];
+        dpost[i * W + l] = dpost_in[tl * n + i];
+      }
+      for (int q = 0; q < nn; ++q) dC[q * W + l] = dC_in[tl * nn + q];
+    }
+    mhc_detail::mix_forward<W>(m, b, scale, sh, pre, post, C, sig_a, sig_c, trace.data());
+    mhc_detail::mix_backward<W>(m, scale, sig_a, sig_c, trace.data(), dpre, dpost, dC, sh, dm,
+                                db, ds);
+    for (int l = 0; l < W; ++l) {
+      float* rec = workspace + (t + l) * L.per_token;
+      float dr = 0.f;
+      for (int q = 0; q < R; ++q) {
+        rec[L.db() + q] = db[q * W + l];
+        rec[L.dp() + q] = r[l] * dm[q * W + l];
+        dr += dm[q * W + l] * p[q * W + l];
+      }
+      for (int k = 0; k < 3; ++k) rec[L.ds() + k] = ds[k * W + l];
+      rec[L.coef()] = -dr * r[l] * r[l] * r[l] / float(nd);
+      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i * W + l];
+    }
+  }
+};
 
 }  // namespace
 
@@ -395,34 +522,19 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
     owned.resize(size_t(sh.tokens * L.per_token));
     workspace = owned.data();
   }
-  // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>.
-  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>; the gates and the
+  // Sinkhorn mix for kMixLanes tokens at a time (mhc_sinkhorn.h), the chunk's last few one by one.
+  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", 16);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
-    TokenMix tm;
-    float pre[kMhcMaxStreams], post[kMhcMaxStreams], Cm[kMhcMaxStreams * kMhcMaxStreams];
-    float dpre[kMhcMaxStreams], dm[kMaxRows];
-    PairedProjections pp;
-    for (int64_t t = t0; t < t1; ++t) {
-      const T* x = X + t * nd;
-      float* rec = workspace + t * L.per_token;
-      const float* pt = pp.at(X, phi, nd, R, t0, t1, t);
-      token_forward(x, pt, pt ? pp.ss(t0, t) : 0.f, phi, b, scale, sh, &tm, pre, post, Cm,
-                    trace.data());
-      for (int i = 0; i < n; ++i) dpre[i] = dot(dy + t * d, x + i * d, d);
-      mhc_detail::mix_backward(tm.m, scale, tm.sig_a, tm.sig_c, trace.data(), dpre, dpost + t * n,
-                               dC + t * n * n, sh, dm, rec + L.db(), rec + L.ds());
-      float dr = 0.f;
-      for (int q = 0; q < R; ++q) {
-        rec[L.dp() + q] = tm.r * dm[q];
-        dr += dm[q] * tm.p[q];
-      }
-      rec[L.coef()] = -dr * tm.r * tm.r * tm.r / float(nd);
-      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i];
-    }
+    MixLanes<mhc_detail::kMixLanes> wide(sh);
+    MixLanes<1> one(sh);
+    int64_t t = t0;
+    for (; t + mhc_detail::kMixLanes <= t1; t += mhc_detail::kMixLanes)
+      wide.run(X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
+    for (; t < t1; ++t) one.run(X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
   });
   projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
-                      tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", kColumnBlock), tp);
+                      tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int q = 0; q < R; ++q) db[q] += rec[L.db() + q];
@@ -704,7 +816,7 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     }
   });
   projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
-                      tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", kColumnBlock), tp);
+                      tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int i = 0; i < n; ++i) db[i] += rec[L.db() + i];

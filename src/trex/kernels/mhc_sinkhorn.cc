@@ -18,93 +18,129 @@ bool column_step(int k) { return k % 2 == 0; }
 
 }  // namespace
 
+template <int W>
 void mix_forward(const float* m, const float* b, const float* scale, const MhcShape& sh,
                  float* pre, float* post, float* C, float* sig_a, float* sig_c, float* trace) {
   const int n = sh.n, nn = n * n;
-  for (int i = 0; i < n; ++i) {
-    sig_a[i] = sigmoid(m[i] * scale[0] + b[i]);
-    sig_c[i] = sigmoid(m[n + i] * scale[1] + b[n + i]);
-    pre[i] = sig_a[i] + sh.eps;
-    post[i] = 2.f * sig_c[i];
-  }
+  for (int i = 0; i < n; ++i)
+    for (int l = 0; l < W; ++l) {
+      sig_a[i * W + l] = sigmoid(m[i * W + l] * scale[0] + b[i]);
+      sig_c[i * W + l] = sigmoid(m[(n + i) * W + l] * scale[1] + b[n + i]);
+      pre[i * W + l] = sig_a[i * W + l] + sh.eps;
+      post[i * W + l] = 2.f * sig_c[i * W + l];
+    }
   float* P = trace;
   for (int j = 0; j < n; ++j) {
-    float z[kMhcMaxStreams], mx = -INFINITY, sum = 0.f;
+    float z[kMhcMaxStreams * W], mx[W], sum[W];
+    for (int l = 0; l < W; ++l) mx[l] = -INFINITY, sum[l] = 0.f;
     for (int k = 0; k < n; ++k) {
-      z[k] = m[2 * n + j * n + k] * scale[2] + b[2 * n + j * n + k];
-      mx = std::max(mx, z[k]);
+      const int q = 2 * n + j * n + k;
+      for (int l = 0; l < W; ++l) {
+        z[k * W + l] = m[q * W + l] * scale[2] + b[q];
+        mx[l] = std::max(mx[l], z[k * W + l]);
+      }
     }
-    for (int k = 0; k < n; ++k) sum += (z[k] = std::exp(z[k] - mx));
-    for (int k = 0; k < n; ++k) P[j * n + k] = z[k] / sum;
+    for (int k = 0; k < n; ++k)
+      for (int l = 0; l < W; ++l) sum[l] += (z[k * W + l] = std::exp(z[k * W + l] - mx[l]));
+    for (int k = 0; k < n; ++k)
+      for (int l = 0; l < W; ++l) P[(j * n + k) * W + l] = z[k * W + l] / sum[l];
   }
-  float* M = trace + nn;
-  for (int q = 0; q < nn; ++q) M[q] = P[q] + sh.eps;
+  float* M = trace + nn * W;
+  for (int q = 0; q < nn * W; ++q) M[q] = P[q] + sh.eps;
   const int steps = 2 * sh.iters - 1;
   for (int s = 0; s < steps; ++s) {
-    const float* in = M + s * nn;
-    float* out = M + (s + 1) * nn;
+    const float* in = M + s * nn * W;
+    float* out = M + (s + 1) * nn * W;
     for (int a = 0; a < n; ++a) {
-      float sum = 0.f;
-      for (int c = 0; c < n; ++c) sum += column_step(s) ? in[c * n + a] : in[a * n + c];
-      float inv = 1.f / (sum + sh.eps);
+      float sum[W], inv[W];
+      for (int l = 0; l < W; ++l) sum[l] = 0.f;
       for (int c = 0; c < n; ++c) {
-        int q = column_step(s) ? c * n + a : a * n + c;
-        out[q] = in[q] * inv;
+        const int q = column_step(s) ? c * n + a : a * n + c;
+        for (int l = 0; l < W; ++l) sum[l] += in[q * W + l];
+      }
+      for (int l = 0; l < W; ++l) inv[l] = 1.f / (sum[l] + sh.eps);
+      for (int c = 0; c < n; ++c) {
+        const int q = column_step(s) ? c * n + a : a * n + c;
+        for (int l = 0; l < W; ++l) out[q * W + l] = in[q * W + l] * inv[l];
       }
     }
   }
-  std::copy(M + steps * nn, M + (steps + 1) * nn, C);
+  std::copy(M + steps * nn * W, M + (steps + 1) * nn * W, C);
 }
 
+// The sums of products are written as fma: left to contraction, GCC fused some of them in the
+// one-token code and not in the 16-lane code (and the lanes must give the one-token bits).
+template <int W>
 void mix_backward(const float* m, const float* scale, const float* sig_a, const float* sig_c,
                   const float* trace, const float* dpre, const float* dpost, const float* dC,
                   const MhcShape& sh, float* dm, float* db, float* dscale) {
   const int n = sh.n, nn = n * n;
-  float g[kMhcMaxStreams * kMhcMaxStreams], prev[kMhcMaxStreams * kMhcMaxStreams];
-  std::copy(dC, dC + nn, g);
-  const float* M = trace + nn;
+  float g[kMhcMaxStreams * kMhcMaxStreams * W], prev[kMhcMaxStreams * kMhcMaxStreams * W];
+  std::copy(dC, dC + nn * W, g);
+  const float* M = trace + nn * W;
   for (int s = 2 * sh.iters - 2; s >= 0; --s) {
-    const float* in = M + s * nn;
-    const float* out = M + (s + 1) * nn;
+    const float* in = M + s * nn * W;
+    const float* out = M + (s + 1) * nn * W;
     for (int a = 0; a < n; ++a) {
-      float sum = 0.f, dot = 0.f;
+      float sum[W], dot[W], inv[W];
+      for (int l = 0; l < W; ++l) sum[l] = 0.f, dot[l] = 0.f;
       for (int c = 0; c < n; ++c) {
-        int q = column_step(s) ? c * n + a : a * n + c;
-        sum += in[q];
-        dot += g[q] * out[q];
+        const int q = column_step(s) ? c * n + a : a * n + c;
+        for (int l = 0; l < W; ++l) {
+          sum[l] += in[q * W + l];
+          dot[l] = std::fma(g[q * W + l], out[q * W + l], dot[l]);
+        }
       }
-      float inv = 1.f / (sum + sh.eps);
+      for (int l = 0; l < W; ++l) inv[l] = 1.f / (sum[l] + sh.eps);
       for (int c = 0; c < n; ++c) {
-        int q = column_step(s) ? c * n + a : a * n + c;
-        prev[q] = (g[q] - dot) * inv;
+        const int q = column_step(s) ? c * n + a : a * n + c;
+        for (int l = 0; l < W; ++l) prev[q * W + l] = (g[q * W + l] - dot[l]) * inv[l];
       }
     }
-    std::copy(prev, prev + nn, g);
+    std::copy(prev, prev + nn * W, g);
   }
   const float* P = trace;
-  float ds[3] = {0.f, 0.f, 0.f};
+  float ds[3 * W];
+  for (int l = 0; l < 3 * W; ++l) ds[l] = 0.f;
   for (int j = 0; j < n; ++j) {
-    float dot = 0.f;
-    for (int k = 0; k < n; ++k) dot += g[j * n + k] * P[j * n + k];
+    float dot[W];
+    for (int l = 0; l < W; ++l) dot[l] = 0.f;
+    for (int k = 0; k < n; ++k)
+      for (int l = 0; l < W; ++l)
+        dot[l] = std::fma(g[(j * n + k) * W + l], P[(j * n + k) * W + l], dot[l]);
     for (int k = 0; k < n; ++k) {
-      int r = 2 * n + j * n + k;
-      float dz = P[j * n + k] * (g[j * n + k] - dot);
-      db[r] = dz;
-      dm[r] = dz * scale[2];
-      ds[2] += dz * m[r];
+      const int r = 2 * n + j * n + k;
+      for (int l = 0; l < W; ++l) {
+        const float dz = P[(j * n + k) * W + l] * (g[(j * n + k) * W + l] - dot[l]);
+        db[r * W + l] = dz;
+        dm[r * W + l] = dz * scale[2];
+        ds[2 * W + l] = std::fma(dz, m[r * W + l], ds[2 * W + l]);
+      }
     }
   }
-  for (int i = 0; i < n; ++i) {
-    float da = dpre[i] * sig_a[i] * (1.f - sig_a[i]);
-    float dc = dpost[i] * 2.f * sig_c[i] * (1.f - sig_c[i]);
-    db[i] = da;
-    db[n + i] = dc;
-    dm[i] = da * scale[0];
-    dm[n + i] = dc * scale[1];
-    ds[0] += da * m[i];
-    ds[1] += dc * m[n + i];
-  }
-  std::copy(ds, ds + 3, dscale);
+  for (int i = 0; i < n; ++i)
+    for (int l = 0; l < W; ++l) {
+      const float sa = sig_a[i * W + l], sc = sig_c[i * W + l];
+      const float da = dpre[i * W + l] * sa * (1.f - sa);
+      const float dc = dpost[i * W + l] * 2.f * sc * (1.f - sc);
+      db[i * W + l] = da;
+      db[(n + i) * W + l] = dc;
+      dm[i * W + l] = da * scale[0];
+      dm[(n + i) * W + l] = dc * scale[1];
+      ds[l] = std::fma(da, m[i * W + l], ds[l]);
+      ds[W + l] = std::fma(dc, m[(n + i) * W + l], ds[W + l]);
+    }
+  std::copy(ds, ds + 3 * W, dscale);
 }
+
+#define TREX_MIX(W)                                                                               \
+  template void mix_forward<W>(const float*, const float*, const float*, const MhcShape&, float*, \
+                               float*, float*, float*, float*, float*);                           \
+  template void mix_backward<W>(const float*, const float*, const float*, const float*,           \
+                                const float*, const float*, const float*, const float*,           \
+                                const MhcShape&, float*, float*, float*);
+TREX_MIX(1)
+TREX_MIX(kMixLanes)
+#undef TREX_MIX
 
 }  // namespace trex::kernels::mhc_detail

@@ -79,54 +79,9 @@ void project(const T* x, const float* phi, int64_t nd, int R, float* p, float* s
   *sumsq = ss;
 }
 
-// project() for two tokens at once: each phi vector loaded serves both, halving the traffic of
-// streaming phi from L2, while each token's sums run in exactly project()'s order (same bits).
-template <class T>
-void project2(const T* x0, const T* x1, const float* phi, int64_t nd, int R, float* p0, float* p1,
-              float* sumsq0, float* sumsq1) {
-#ifdef TREX_ELEM_AVX2
-  if (nd % 8 != 0) {
-#endif
-    project(x0, phi, nd, R, p0, sumsq0);
-    project(x1, phi, nd, R, p1, sumsq1);
-#ifdef TREX_ELEM_AVX2
-    return;
-  }
-  for (int g0 = 0; g0 < R; g0 += 8) {
-    const int rows = std::min(8, R - g0);
-    const float* pr[8];
-    for (int r = 0; r < 8; ++r) pr[r] = phi + int64_t(g0 + std::min(r, rows - 1)) * nd;
-    __m256 a[8], b[8];
-    for (int r = 0; r < 8; ++r) a[r] = b[r] = _mm256_setzero_ps();
-    __m256 sa = _mm256_setzero_ps(), sb = sa;
-    for (int64_t i = 0; i < nd; i += 8) {
-      const __m256 xa = simd::load8(x0 + i), xb = simd::load8(x1 + i);
-      if (g0 == 0) {
-        sa = _mm256_fmadd_ps(xa, xa, sa);
-        sb = _mm256_fmadd_ps(xb, xb, sb);
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < 8; ++r) {
-        const __m256 w = _mm256_loadu_ps(pr[r] + i);
-        a[r] = _mm256_fmadd_ps(w, xa, a[r]);
-        b[r] = _mm256_fmadd_ps(w, xb, b[r]);
-      }
-    }
-    for (int r = 0; r < rows; ++r) {
-      p0[g0 + r] = simd::hsum(a[r]);
-      p1[g0 + r] = simd::hsum(b[r]);
-    }
-    if (g0 == 0) {
-      *sumsq0 = simd::hsum(sa);
-      *sumsq1 = simd::hsum(sb);
-    }
-  }
-#endif
-}
-
 // project() for four tokens at once, rows of phi six at a time: 24 accumulators, each phi load
-// serving four tokens (project2's 8 rows x 2 tokens streamed phi from L2 at about 36 bytes a
-// cycle, this about 21). Each token's sums run in project()'s order (same bits). nd % 8 == 0.
+// serving four tokens (the earlier two-token form, 8 rows x 2 tokens, streamed phi from L2 at
+// about 36 bytes a cycle, this about 21; mhc.pre_bwd's projections 25% faster). Each token's sums run in project()'s order (same bits). nd % 8 == 0.
 // Sq: the first group of rows, which also sums the squares (a compile-time choice: tested
 // inside the loop, it made GCC keep the accumulators in memory).
 #ifdef TREX_ELEM_AVX2
@@ -229,43 +184,61 @@ void weighted_streams(const T* X, const float* w, int n, int64_t d, T* y) {
   }
 }
 
-// The projections of the tokens of a chunk [t0, t1), computed two at a time by project2: for
-// token t, p(t) is its R projections (nullptr for an unpaired last token) and ss(t) its sum of
-// squares.
-struct PairedProjections {
-  float p2[2][kMaxRows], ss2[2];
+// The gates of W tokens [t, t + W) side by side, lane l = token t + l (mhc_sinkhorn.h's layout):
+// their projections (four tokens at a time where nd allows), RMS factors, m = r p, and the gates
+// and Sinkhorn mix. Every token's values are the one-token bits, so a batch equals token-by-token
+// calls (decoding). The scratch lives as long as a chunk of the pool.
+template <int W>
+struct LaneGates {
+  std::vector<float> trace;
+  float p[kMaxRows * W], r[W], m[kMaxRows * W], sig_a[kMhcMaxStreams * W], sig_c[kMhcMaxStreams * W];
+  float pre[kMhcMaxStreams * W], post[kMhcMaxStreams * W], C[kMhcMaxStreams * kMhcMaxStreams * W];
+
+  explicit LaneGates(const MhcShape& sh) : trace(size_t(mhc_detail::trace_floats(sh) * W)) {}
+
   template <class T>
-  const float* at(const T* X, const float* phi, int64_t nd, int R, int64_t t0, int64_t t1,
-                  int64_t t) {
-    if ((t - t0) % 2 == 1) return p2[1];
-    if (t + 1 >= t1) return nullptr;
-    project2(X + t * nd, X + (t + 1) * nd, phi, nd, R, p2[0], p2[1], &ss2[0], &ss2[1]);
-    return p2[0];
+  void forward(const T* X, const float* phi, const float* b, const float* scale,
+               const MhcShape& sh, int64_t t) {
+    const int R = int(sh.rows());
+    const int64_t nd = sh.n * sh.d;
+    float pl[W][kMaxRows], ss[W];
+    int l = 0;
+    if (nd % 8 == 0)
+      for (; l + 4 <= W; l += 4) {
+        const T* xs[4];
+        float* ps[4];
+        for (int k = 0; k < 4; ++k) xs[k] = X + (t + l + k) * nd, ps[k] = pl[l + k];
+        project4(xs, phi, nd, R, ps, ss + l);
+      }
+    for (; l < W; ++l) project(X + (t + l) * nd, phi, nd, R, pl[l], &ss[l]);
+    for (l = 0; l < W; ++l) {
+      r[l] = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
+      for (int q = 0; q < R; ++q) {
+        p[q * W + l] = pl[l][q];
+        m[q * W + l] = r[l] * pl[l][q];
+      }
+    }
+    mhc_detail::mix_forward<W>(m, b, scale, sh, pre, post, C, sig_a, sig_c, trace.data());
   }
-  float ss(int64_t t0, int64_t t) const { return ss2[(t - t0) % 2]; }
 };
 
-struct TokenMix {
-  float p[kMaxRows], m[kMaxRows], sig_a[kMhcMaxStreams], sig_c[kMhcMaxStreams];
-  float r = 0.f;
-};
-
-// The token's gates from its row x; p_in, ss_in: its projections and sum of squares when
-// PairedProjections computed them already (nullptr: computed here).
-template <class T>
-void token_forward(const T* x, const float* p_in, float ss_in, const float* phi, const float* b,
-                   const float* scale, const MhcShape& sh, TokenMix* tm, float* pre, float* post,
-                   float* C, float* trace) {
-  const int R = int(sh.rows());
-  const int64_t nd = sh.n * sh.d;
-  float ss = ss_in;
-  if (p_in)
-    std::copy(p_in, p_in + R, tm->p);
-  else
-    project(x, phi, nd, R, tm->p, &ss);
-  tm->r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
-  for (int q = 0; q < R; ++q) tm->m[q] = tm->r * tm->p[q];
-  mhc_detail::mix_forward(tm->m, b, scale, sh, pre, post, C, tm->sig_a, tm->sig_c, trace);
+// The forward of W tokens from t: gates, then y = sum_i pre_i X_i per token.
+template <int W, class T>
+void pre_forward_lanes(LaneGates<W>& g, const T* X, const float* phi, const float* b,
+                       const float* scale, T* y, float* pre, float* post, float* C,
+                       const MhcShape& sh, int64_t t) {
+  const int n = sh.n, nn = n * n;
+  const int64_t nd = n * sh.d;
+  g.forward(X, phi, b, scale, sh, t);
+  for (int l = 0; l < W; ++l) {
+    const int64_t tl = t + l;
+    for (int i = 0; i < n; ++i) {
+      pre[tl * n + i] = g.pre[i * W + l];
+      post[tl * n + i] = g.post[i * W + l];
+    }
+    for (int q = 0; q < nn; ++q) C[tl * nn + q] = g.C[q * W + l];
+    weighted_streams(X + tl * nd, pre + tl * n, n, sh.d, y + tl * sh.d);
+  }
 }
 
 }  // namespace
@@ -276,20 +249,15 @@ void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* 
                      core::ThreadPool* pool) {
   if (sh.tokens <= 0 || sh.d <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
-  const int n = sh.n, R = int(sh.rows());
-  const int64_t nd = n * sh.d;
-  const int64_t grain = tuned_or("mhc.pre_fwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  constexpr int kW = mhc_detail::kMixLanes;
+  const int64_t grain = tuned_or("mhc.pre_fwd", {sh.tokens, sh.n, sh.d}, "block_tokens", kW);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    std::vector<float> trace(static_cast<size_t>(mhc_detail::trace_floats(sh)));
-    TokenMix tm;
-    PairedProjections pp;
-    for (int64_t t = t0; t < t1; ++t) {
-      const T* x = X + t * nd;
-      const float* pt = pp.at(X, phi, nd, R, t0, t1, t);
-      token_forward(x, pt, pt ? pp.ss(t0, t) : 0.f, phi, b, scale, sh, &tm, pre + t * n,
-                    post + t * n, C + t * n * n, trace.data());
-      weighted_streams(x, pre + t * n, n, sh.d, y + t * sh.d);
-    }
+    LaneGates<kW> wide(sh);
+    LaneGates<1> one(sh);
+    int64_t t = t0;
+    for (; t + kW <= t1; t += kW)
+      pre_forward_lanes(wide, X, phi, b, scale, y, pre, post, C, sh, t);
+    for (; t < t1; ++t) pre_forward_lanes(one, X, phi, b, scale, y, pre, post, C, sh, t);
   });
 }
 
@@ -435,68 +403,44 @@ void projection_backward(const T* X, const float* phi, const T* dy, T* dX, float
   });
 }
 
-// Stage 1 of the pre backward for W tokens [t, t + W), lane l = token t + l (mhc_sinkhorn.h's
-// layout): projections (four tokens at a time, the forward's bits), RMS factor, dpre, the gates and
-// Sinkhorn forward and backward, then each token's record. The scratch lives as long as a chunk.
-template <int W>
-struct MixLanes {
-  std::vector<float> trace;
-  float p[kMaxRows * W], r[W], m[kMaxRows * W], dm[kMaxRows * W], db[kMaxRows * W], ds[3 * W];
-  float pre[kMhcMaxStreams * W], post[kMhcMaxStreams * W], C[kMhcMaxStreams * kMhcMaxStreams * W];
-  float sig_a[kMhcMaxStreams * W], sig_c[kMhcMaxStreams * W], dpre[kMhcMaxStreams * W];
-  float dpost[kMhcMaxStreams * W], dC[kMhcMaxStreams * kMhcMaxStreams * W];
-
-  explicit MixLanes(const MhcShape& sh) : trace(size_t(mhc_detail::trace_floats(sh) * W)) {}
-
-  template <class T>
-  void run(const T* X, const float* phi, const float* b, const float* scale, const T* dy,
-           const float* dpost_in, const float* dC_in, const MhcShape& sh, const PreBackLayout& L,
-           float* workspace, int64_t t) {
-    const int n = sh.n, nn = n * n, R = int(L.R);
-    const int64_t d = sh.d, nd = n * d;
-    float pl[W][kMaxRows], ss[W];
-    int l = 0;
-    if (nd % 8 == 0)
-      for (; l + 4 <= W; l += 4) {
-        const T* xs[4];
-        float* ps[4];
-        for (int k = 0; k < 4; ++k) xs[k] = X + (t + l + k) * nd, ps[k] = pl[l + k];
-        project4(xs, phi, nd, R, ps, ss + l);
-      }
-    for (; l < W; ++l) project(X + (t + l) * nd, phi, nd, R, pl[l], &ss[l]);
-    for (int l = 0; l < W; ++l) {
-      const int64_t tl = t + l;
-      const T* x = X + tl * nd;
-      r[l] = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
-      for (int q = 0; q < R; ++q) {
-        p[q * W + l] = pl[l][q];
-        m[q * W + l] = r[l] * pl[l][q];
-      }
-      float dp_l[kMhcMaxStreams];
-      dots(dy + tl * d, x, n, d, dp_l);
-      for (int i = 0; i < n; ++i) {
-        dpre[i * W + l] = dp_l[i];
-        dpost[i * W + l] = dpost_in[tl * n + i];
-      }
-      for (int q = 0; q < nn; ++q) dC[q * W + l] = dC_in[tl * nn + q];
+// Stage 1 of the pre backward for W tokens from t: the gates (LaneGates), dpre = <dy, X_i>,
+// the Sinkhorn backward side by side, then each token's record.
+template <int W, class T>
+void pre_backward_lanes(LaneGates<W>& g, const T* X, const float* phi, const float* b,
+                        const float* scale, const T* dy, const float* dpost_in,
+                        const float* dC_in, const MhcShape& sh, const PreBackLayout& L,
+                        float* workspace, int64_t t) {
+  const int n = sh.n, nn = n * n, R = int(L.R);
+  const int64_t d = sh.d, nd = n * d;
+  g.forward(X, phi, b, scale, sh, t);
+  float dpre[kMhcMaxStreams * W], dpost[kMhcMaxStreams * W];
+  float dC[kMhcMaxStreams * kMhcMaxStreams * W], dm[kMaxRows * W], db[kMaxRows * W], ds[3 * W];
+  for (int l = 0; l < W; ++l) {
+    const int64_t tl = t + l;
+    float dp_l[kMhcMaxStreams];
+    dots(dy + tl * d, X + tl * nd, n, d, dp_l);
+    for (int i = 0; i < n; ++i) {
+      dpre[i * W + l] = dp_l[i];
+      dpost[i * W + l] = dpost_in[tl * n + i];
     }
-    mhc_detail::mix_forward<W>(m, b, scale, sh, pre, post, C, sig_a, sig_c, trace.data());
-    mhc_detail::mix_backward<W>(m, scale, sig_a, sig_c, trace.data(), dpre, dpost, dC, sh, dm,
-                                db, ds);
-    for (int l = 0; l < W; ++l) {
-      float* rec = workspace + (t + l) * L.per_token;
-      float dr = 0.f;
-      for (int q = 0; q < R; ++q) {
-        rec[L.db() + q] = db[q * W + l];
-        rec[L.dp() + q] = r[l] * dm[q * W + l];
-        dr += dm[q * W + l] * p[q * W + l];
-      }
-      for (int k = 0; k < 3; ++k) rec[L.ds() + k] = ds[k * W + l];
-      rec[L.coef()] = -dr * r[l] * r[l] * r[l] / float(nd);
-      for (int i = 0; i < n; ++i) rec[L.pre() + i] = pre[i * W + l];
-    }
+    for (int q = 0; q < nn; ++q) dC[q * W + l] = dC_in[tl * nn + q];
   }
-};
+  mhc_detail::mix_backward<W>(g.m, scale, g.sig_a, g.sig_c, g.trace.data(), dpre, dpost, dC, sh,
+                              dm, db, ds);
+  for (int l = 0; l < W; ++l) {
+    float* rec = workspace + (t + l) * L.per_token;
+    const float r = g.r[l];
+    float dr = 0.f;
+    for (int q = 0; q < R; ++q) {
+      rec[L.db() + q] = db[q * W + l];
+      rec[L.dp() + q] = r * dm[q * W + l];
+      dr += dm[q * W + l] * g.p[q * W + l];
+    }
+    for (int k = 0; k < 3; ++k) rec[L.ds() + k] = ds[k * W + l];
+    rec[L.coef()] = -dr * r * r * r / float(nd);
+    for (int i = 0; i < n; ++i) rec[L.pre() + i] = g.pre[i * W + l];
+  }
+}
 
 }  // namespace
 
@@ -526,12 +470,14 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
   // Sinkhorn mix for kMixLanes tokens at a time (mhc_sinkhorn.h), the chunk's last few one by one.
   const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", 16);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    MixLanes<mhc_detail::kMixLanes> wide(sh);
-    MixLanes<1> one(sh);
+    constexpr int kW = mhc_detail::kMixLanes;
+    LaneGates<kW> wide(sh);
+    LaneGates<1> one(sh);
     int64_t t = t0;
-    for (; t + mhc_detail::kMixLanes <= t1; t += mhc_detail::kMixLanes)
-      wide.run(X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
-    for (; t < t1; ++t) one.run(X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
+    for (; t + kW <= t1; t += kW)
+      pre_backward_lanes(wide, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
+    for (; t < t1; ++t)
+      pre_backward_lanes(one, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
   });
   projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
                       tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", 0), tp);

@@ -51,8 +51,8 @@ const std::vector<TunableParam> kParams = {
     {"sparse_attention.bwd", "chunks", 1, 16, 1, 0,
      "token chunks, each with a private key-gradient slice reduced in chunk order (the parallel "
      "jobs); 0: 16"},
-    {"mhc.pre_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 4"},
-    {"mhc.pre_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 4"},
+    {"mhc.pre_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 16"},
+    {"mhc.pre_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 16"},
     {"mhc.pre_bwd", "column_block", 8, 8192, 8, 0,
      "columns of n x d per stage-2 block (one thread's dphi and dX slice); 0: 1024 on the "
      "AVX-512 fused path, 256 on the GEMM path"},

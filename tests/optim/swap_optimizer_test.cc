@@ -424,6 +424,54 @@ TEST(SwapOptimizer, StreamedStepExposesOnlyTheFinishWait) {
   }
 }
 
+// The first step visits the chunks last to first; each later one in the order they became
+// complete in the last streamed step (chunks completed by one call last to first), so the state
+// read ahead is the next to be needed. A foreground step() teaches nothing. The results stay
+// AdamW's (StreamedStepEqualsAdamWInAnyOrder steps through such orders).
+TEST(SwapOptimizer, StreamedStepVisitsChunksInTheLastOrderOfCompletion) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;  // 17 chunks of 1024, the last one short
+  std::vector<float> init = normal(n, 26, 0.5f), g = normal(n, 27, 1.f);
+  SwapOptions o;
+  o.path = temp_path("order.swap");
+  o.chunk_elems = 1024;
+  SwapOptimizer s(groups, init.data(), o);
+  std::vector<int64_t> last_to_first;
+  for (int64_t c = 16; c >= 0; --c) last_to_first.push_back(c);
+  EXPECT_EQ(s.update_order(), last_to_first);
+  // A "backward" that finishes chunks 8..12 first (one call), then 13..16 piece by piece in
+  // ascending order, then 0..7 with chunk 3 last (it is completed by two calls).
+  s.begin_step(g.data(), nullptr);
+  s.grads_final(8 * 1024, 13 * 1024);
+  for (int64_t c = 13; c < 17; ++c) s.grads_final(c * 1024, std::min(n, (c + 1) * 1024));
+  s.grads_final(3 * 1024, 3 * 1024 + 10);
+  s.grads_final(0, 3 * 1024);
+  s.grads_final(4 * 1024, 8 * 1024);
+  s.grads_final(3 * 1024 + 10, 4 * 1024);
+  s.finish_step();
+  s.commit_step();
+  EXPECT_EQ(s.update_order(), last_to_first) << "the order changes when the next step begins";
+  s.begin_step(g.data(), nullptr);
+  const std::vector<int64_t> learnt = {12, 11, 10, 9, 8, 13, 14, 15, 16, 2, 1, 0, 7, 6, 5, 4, 3};
+  EXPECT_EQ(s.update_order(), learnt);
+  s.grads_final(0, n);
+  s.finish_step();
+  s.commit_step();
+  s.begin_step(g.data(), nullptr);
+  EXPECT_EQ(s.update_order(), last_to_first) << "one call: last to first";
+  s.grads_final(0, n);
+  s.finish_step();
+  s.discard_step();
+  s.step(g.data(), nullptr);  // foreground: keeps the order it found
+  s.begin_step(g.data(), nullptr);
+  EXPECT_EQ(s.update_order(), last_to_first);
+  s.grads_final(0, n);
+  s.finish_step();
+  s.commit_step();
+  std::vector<float> out(static_cast<size_t>(n));
+  s.read_state(StateArray::kMaster, 0, n, out.data());  // waits for the last write-backs
+}
+
 // Misuse of the streamed step is a programming error, reported as such; a step abandoned
 // half-way (the caller threw between begin_step and finish_step) does not hang the destructor.
 TEST(SwapOptimizer, StreamedStepContract) {

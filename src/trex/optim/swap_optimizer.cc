@@ -115,8 +115,9 @@ void SwapOptimizer::check_usable() const {
 }
 
 // One thread's part of a job: an exception stops the optimizer (fail); either way the thread
-// then counts itself done, for finish_step.
-void SwapOptimizer::run_job(const std::function<void()>& body) {
+// then counts itself done, for finish_step (the loader and the updater) or for the next job's
+// reads and drain_writes (the storer).
+void SwapOptimizer::run_job(const std::function<void()>& body, uint64_t storer_job) {
   try {
     body();
   } catch (...) {
@@ -125,15 +126,32 @@ void SwapOptimizer::run_job(const std::function<void()>& body) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++idle_;
+    if (storer_job > 0)
+      stored_job_ = storer_job;  // the storer lags the caller by at most this one job (loader_loop)
+    else
+      ++idle_;
   }
-  done_cv_.notify_one();
+  done_cv_.notify_all();
+  if (storer_job > 0) load_cv_.notify_all();
 }
 
-// Reads the i-th chunk of order_ into slot i mod K as soon as that slot is free.
+void SwapOptimizer::drain_writes() {
+  auto t0 = std::chrono::steady_clock::now();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return stored_job_ >= job_; });
+    check_usable();
+  }
+  total_.wait_s += seconds_since(t0);
+}
+
+// Reads the i-th chunk of order_ into slot i mod K as soon as that slot is free, once the last
+// job's write-backs are done (a chunk written late in the last step may be read early in this
+// one, from another slot).
 void SwapOptimizer::loader_loop() {
   std::unique_ptr<SwapFile::Channel> ch;
   uint64_t seen = 0;
+  std::vector<int64_t> order;
   for (;;) {
     int copy = 0;
     {
@@ -142,9 +160,15 @@ void SwapOptimizer::loader_loop() {
       if (stop_) return;
       seen = job_;
       copy = read_copy_;
+      order = order_;
     }
     run_job([&] {
       if (!ch) ch = file_->channel();
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        load_cv_.wait(lock, [&] { return stop_ || failed_ || stored_job_ + 1 >= seen; });
+        if (failed_ || stop_) return;
+      }
       for (int64_t c = 0; c < num_chunks_; ++c) {
         size_t s = size_t(c % int64_t(slots_.size()));
         {
@@ -158,7 +182,7 @@ void SwapOptimizer::loader_loop() {
         auto t0 = std::chrono::steady_clock::now();
         IoEnd end{this};
         TREX_TRACE(kOptimizer, "swap.read");  // on the loader's own track of a --trace
-        ch->read(chunk_offset(order_[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
+        ch->read(chunk_offset(order[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -173,18 +197,23 @@ void SwapOptimizer::loader_loop() {
   }
 }
 
-// Writes the i-th chunk of order_ back once the caller has updated it, then frees its slot.
+// Writes the i-th chunk of order_ back once the caller has updated it, then frees its slot. Its
+// last writes of a job may run on after finish_step (header comment: Write-back behind).
 void SwapOptimizer::storer_loop() {
   std::unique_ptr<SwapFile::Channel> ch;
   uint64_t seen = 0;
+  std::vector<int64_t> order;  // the job's own: start_job may set the next one meanwhile
   for (;;) {
     int copy = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
       store_cv_.wait(lock, [&] { return stop_ || job_ > seen; });
       if (stop_) return;
-      seen = job_;
-      copy = write_copy_;
+      // The next job, not the newest: the caller may have started another while this thread
+      // was still writing back (or not yet awake for) the one before.
+      ++seen;
+      copy = job_write_copy_[seen & 1];
+      order = job_order_[seen & 1];
     }
     run_job([&] {
       if (!ch) ch = file_->channel();
@@ -201,7 +230,7 @@ void SwapOptimizer::storer_loop() {
         auto t0 = std::chrono::steady_clock::now();
         IoEnd end{this};
         TREX_TRACE(kOptimizer, "swap.write");
-        ch->write(chunk_offset(order_[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
+        ch->write(chunk_offset(order[size_t(c)], copy), uint64_t(12 * chunk_), slots_[s].data());
         double dt = seconds_since(t0);
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -211,7 +240,7 @@ void SwapOptimizer::storer_loop() {
         }
         load_cv_.notify_one();
       }
-    });
+    }, seen);
   }
 }
 
@@ -247,10 +276,13 @@ void SwapOptimizer::start_job(const float* grads, core::bf16* weights, float gra
   background_ = background;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::fill(state_.begin(), state_.end(), SlotState::kFree);
+    // The last streamed step's order of completion (header comment: Order). The slots need no
+    // reset: each is free or holds a write-back of the last step the storer will free.
+    if (int64_t(completed_.size()) == num_chunks_) order_ = completed_;
+    completed_.clear();
     read_copy_ = cur_;
-    write_copy_ = 1 - cur_;
-    read_s_ = write_s_ = io_s_ = 0;
+    job_write_copy_[(job_ + 1) & 1] = 1 - cur_;
+    job_order_[(job_ + 1) & 1] = order_;
     idle_ = background ? 0 : 1;  // the updater thread sits out a foreground step
     ++job_;
     if (background) ++background_job_;
@@ -268,12 +300,16 @@ void SwapOptimizer::grads_final(int64_t lo, int64_t hi) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     check_usable();
+    const size_t before = completed_.size();
     for (int64_t c = lo / chunk_; c < num_chunks_ && c * chunk_ < hi; ++c) {
       int64_t a = std::max(lo, c * chunk_), b = std::min(hi, c * chunk_ + chunk_valid(c));
       final_[size_t(c)] += b - a;
       if (final_[size_t(c)] > chunk_valid(c))
         throw std::logic_error("SwapOptimizer::grads_final: an element declared final twice");
+      if (background_ && final_[size_t(c)] == chunk_valid(c)) completed_.push_back(c);
     }
+    // Chunks complete at once go last to first, as in a flat layout's backward.
+    std::reverse(completed_.begin() + std::ptrdiff_t(before), completed_.end());
   }
   if (background_) compute_cv_.notify_all();
 }
@@ -362,13 +398,14 @@ void SwapOptimizer::finish_step() {
         throw std::logic_error("SwapOptimizer::finish_step: the gradient is not final");
       }
     TREX_TRACE(kOptimizer, "swap.wait");  // exposed: what the backward did not hide
-    done_cv_.wait(lock, [&] { return idle_ == 3; });
+    done_cv_.wait(lock, [&] { return idle_ == 2; });
     wait_s_ += seconds_since(t0);
     check_usable();
     last_.steps = 1;
-    last_.read_s = read_s_;
-    last_.write_s = write_s_;
-    last_.io_s = io_s_;
+    last_.read_s = read_s_ - read_mark_;
+    last_.write_s = write_s_ - write_mark_;
+    last_.io_s = io_s_ - io_mark_;
+    read_mark_ = read_s_, write_mark_ = write_s_, io_mark_ = io_s_;
   }
   last_.compute_s = compute_s_;
   last_.wait_s = wait_s_;
@@ -401,6 +438,7 @@ void SwapOptimizer::discard_step() {
 void SwapOptimizer::read_state(StateArray which, int64_t offset, int64_t count, float* dst) {
   check_usable();
   if (in_step_ || pending_) throw std::logic_error("SwapOptimizer::read_state: between steps only");
+  drain_writes();
   if (offset < 0 || count < 0 || offset + count > num_params_)
     throw std::out_of_range("SwapOptimizer::read_state: range outside the parameters");
   float* buf = slots_[0].data();
@@ -418,6 +456,7 @@ void SwapOptimizer::write_state(int64_t offset, int64_t count, const float* mast
                                 const float* exp_avg, const float* exp_avg_sq) {
   check_usable();
   if (in_step_ || pending_) throw std::logic_error("SwapOptimizer::write_state: between steps only");
+  drain_writes();
   float* buf = slots_[0].data();
   for (int64_t e = offset; e < offset + count;) {
     int64_t c = e / chunk_, lo = c * chunk_;

@@ -12,9 +12,12 @@
 // leaves a half-updated state behind. One read and one write per chunk per step, each a single
 // contiguous transfer.
 //
-// Order: chunks are visited from the last to the first, the order in which a backward pass
-// finalizes the gradient of a flat layout (the heads and the last layers first, the embedding
-// last), so the chunk updated first is the first whose gradient is complete.
+// Order: the first step visits the chunks from the last to the first, the order in which a
+// backward pass finalizes the gradient of a flat layout (the heads and the last layers first, the
+// embedding last). Every later step visits them in the order they became complete in the last
+// streamed step (grads_final), so the chunks read ahead are the next to be complete even where
+// the backward finishes a layer's parameters out of flat order (its FFN before its attention).
+// The order changes which chunk waits for which, never a result.
 //
 // Pipeline: a ring of K slots (K = 3 by default, at least 2), each 12 ce bytes; a slot cycles
 // FREE -> (loader reads chunk i) READY -> (the caller updates it with the fused AdamW kernel on
@@ -30,6 +33,12 @@
 // updates, reads and write-backs all proceed behind the rest of the backward; finish_step()
 // waits for what is left, and only that wait is exposed. step() is the three at once, with the
 // caller doing the updates on the compute pool.
+// Write-back behind: finish_step() returns once every chunk is updated (the bf16 weights are
+// all written); the last chunks' write-backs finish in the background, during whatever the
+// caller does next (the next step's forward). The next step reads nothing before they are done,
+// read_state()/write_state() (checkpoints) wait for them, and a write that fails makes the next
+// call throw, naming the file and offset. The pending state is in the copy commit_step() makes
+// current, so a state read after the commit always sees every write.
 //
 // Results: the kernel is elementwise and rounds identically for every split of the range, so
 // every step's state and bf16 weights are bitwise identical to the in-memory AdamW's, in any
@@ -131,6 +140,8 @@ class SwapOptimizer : public Optimizer {
   const std::string& fallback_reason() const { return file_->fallback_reason(); }
   const SwapStats& last_step() const { return last_; }
   const SwapStats& total() const { return total_; }
+  // The chunks in the order the next step visits them (header comment: Order).
+  const std::vector<int64_t>& update_order() const { return order_; }
 
  protected:
   void write_state(int64_t offset, int64_t count, const float* master, const float* exp_avg,
@@ -149,7 +160,12 @@ class SwapOptimizer : public Optimizer {
   void pump();
   void update_chunk(int64_t c, size_t slot);
   void updater_loop();
-  void run_job(const std::function<void()>& body);
+  // storer_job > 0: the storer's job of that number; it marks the job's write-backs done
+  // (stored_job_) instead of counting itself idle (finish_step does not wait for them).
+  void run_job(const std::function<void()>& body, uint64_t storer_job = 0);
+  // Waits for the last step's write-backs (the caller's wait: exposed, added to total().wait_s);
+  // throws if one failed. REQUIRES: mu_ not held.
+  void drain_writes();
   int64_t chunk_valid(int64_t c) const;
   void loader_loop();
   void storer_loop();
@@ -161,7 +177,8 @@ class SwapOptimizer : public Optimizer {
   int64_t num_chunks_ = 0;
   uint64_t copy_bytes_ = 0;        // one copy of the state in the file
   int cur_ = 0;                    // the committed copy
-  std::vector<int64_t> order_;     // chunk visited i-th: last to first
+  std::vector<int64_t> order_;     // chunk visited i-th (header comment: Order); mu_ to write
+  std::vector<int64_t> completed_; // this streamed step's chunks in the order they became complete
   std::unique_ptr<SwapFile> file_;
   std::vector<AccountedBuffer> slots_;
   std::unique_ptr<SwapFile::Channel> sync_channel_;  // between steps: init, checkpoints
@@ -173,17 +190,25 @@ class SwapOptimizer : public Optimizer {
   std::condition_variable done_cv_;  // finish_step: the loader, storer and updater are done
   std::vector<SlotState> state_;
   std::vector<int64_t> slot_chunk_;  // the position in order_ a slot holds
-  int read_copy_ = 0, write_copy_ = 1;  // of the current job
+  int read_copy_ = 0;  // of the current job
+  // Per job, by its number's parity, for the storer (which may still be on the job before the
+  // current one, never further behind: the loader waits for it).
+  int job_write_copy_[2] = {1, 1};
+  std::vector<int64_t> job_order_[2];
   uint64_t job_ = 0;  // generation: a new step for the I/O threads
   uint64_t background_job_ = 0;  // generation: a new step for the updater thread
-  int idle_ = 3;      // threads (loader, storer, updater) done with the current job
+  uint64_t stored_job_ = 0;  // the last job whose write-backs are all done (or abandoned)
+  int idle_ = 2;      // threads (loader, updater) done with the current job
   bool stop_ = false;
   bool failed_ = false;
   std::string failure_;
-  double read_s_ = 0, write_s_ = 0;  // busy time of the current job
+  // Busy times since construction (a step's are the growth since the last finish_step: a
+  // write-back that finishes after it counts in the next step).
+  double read_s_ = 0, write_s_ = 0;
   int io_active_ = 0;                // transfers in flight (loader, storer)
   std::chrono::steady_clock::time_point io_since_;  // when io_active_ last became nonzero
-  double io_s_ = 0;                  // time with io_active_ > 0 in the current job
+  double io_s_ = 0;                  // time with io_active_ > 0
+  double read_mark_ = 0, write_mark_ = 0, io_mark_ = 0;  // their values at the last finish_step
   void io_begin();                   // REQUIRES: mu_ held
   void io_end();                     // REQUIRES: mu_ held
   // Ends one transfer's I/O interval exactly once: now() with mu_ held, or when unwinding.

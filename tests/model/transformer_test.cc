@@ -412,8 +412,9 @@ namespace trex::model {
 namespace {
 
 // The gradient-final hook: its ranges are disjoint, cover the layout, come in backward order
-// (head and MTP, last layer ... first, embedding), and nothing the rest of the pass does changes a
-// range once reported (each is snapshotted at the call and compared with the end result).
+// (head and MTP; for the last layer ... the first its FFN, its norms and mHC, its attention;
+// embedding), and nothing the rest of the pass does changes a range once reported (each is
+// snapshotted at the call and compared with the end result).
 TEST(TransformerTest, GradFinalHookReportsCompleteRangesInBackwardOrder) {
   for (int mtp : {1, 0}) {
     SCOPED_TRACE(mtp ? "with MTP" : "without MTP");
@@ -431,9 +432,17 @@ TEST(TransformerTest, GradFinalHookReportsCompleteRangesInBackwardOrder) {
       ranges.clear();
       snaps.clear();
       m.forward_backward(b);
-      ASSERT_EQ(ranges.size(), size_t(c.layers) + 2) << "head with MTP, layers, embedding";
+      ASSERT_EQ(ranges.size(), 3 * size_t(c.layers) + 2) << "head with MTP, 3 per layer, embedding";
       EXPECT_EQ(ranges[0], std::make_pair(m.layout().offset_of("norm"), n));
-      EXPECT_EQ(ranges[1].second, m.layout().offset_of("norm"));
+      for (int l = c.layers - 1, r = 1; l >= 0; --l, r += 3) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        const int64_t ffn = m.layout().offset_of(p + "ffn.gate.weight"), tail = m.layout().offset_of(p + "attn_norm");
+        const int64_t end = l + 1 < c.layers ? m.layout().offset_of("layers." + std::to_string(l + 1) + ".attn.wq_a")
+                                             : m.layout().offset_of("norm");
+        EXPECT_EQ(ranges[size_t(r)], std::make_pair(ffn, tail)) << p << "FFN first";
+        EXPECT_EQ(ranges[size_t(r + 1)], std::make_pair(tail, end)) << p << "norms and mHC";
+        EXPECT_EQ(ranges[size_t(r + 2)], std::make_pair(m.layout().offset_of(p + "attn.wq_a"), ffn)) << p << "attention";
+      }
       EXPECT_EQ(ranges.back(), std::make_pair(int64_t(0), m.layout().offset_of("layers.0.attn.wq_a")));
       std::vector<int> covered(static_cast<size_t>(n), 0);
       for (size_t r = 0; r < ranges.size(); ++r) {
@@ -446,7 +455,7 @@ TEST(TransformerTest, GradFinalHookReportsCompleteRangesInBackwardOrder) {
     }
     m.set_grad_final_hook({});
     m.forward_backward(b);  // no hook: nothing called
-    EXPECT_EQ(ranges.size(), size_t(c.layers) + 2);
+    EXPECT_EQ(ranges.size(), 3 * size_t(c.layers) + 2);
   }
 }
 

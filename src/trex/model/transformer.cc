@@ -123,6 +123,9 @@ struct Transformer::Impl {
   GradFinalHook grad_final;
   int64_t head_begin = 0, head_end = 0;  // norm, head, hc_head_*
   std::vector<int64_t> layer_begin;      // [L + 1]: layer l is [layer_begin[l], layer_begin[l + 1])
+  // [L]: where layer l's FFN (gate, experts, shared experts) and then its norms and mHC
+  // parameters begin; the attention is [layer_begin[l], layer_ffn[l]).
+  std::vector<int64_t> layer_ffn, layer_tail;
   void grads_final(int64_t lo, int64_t hi) {
     if (grad_final && hi > lo) grad_final(lo, hi);
   }
@@ -325,14 +328,17 @@ struct Transformer::Impl {
     return idx_loss;
   }
 
-  // G [T, n, d] = dL/dXout (in gA) -> dL/dXin (in gA again; gB is scratch).
-  void block_backward(Block& b, const float* Xin) {
+  // G [T, n, d] = dL/dXout (in gA) -> dL/dXin (in gA again; gB is scratch). For a main layer
+  // (layer >= 0) its FFN's range is reported final between the two sites: nothing after the FFN
+  // site's backward adds to it, and a swap update can start on it during the attention's.
+  void block_backward(Block& b, const float* Xin, int64_t layer = -1) {
     AttentionParams ap = attn_tensors<const float*>(W, b.prefix);
     AttentionGrads ag = attn_tensors<float*>(grads.data(), b.prefix);
     MoeParams mp = moe_tensors<const float*>(W, b.prefix);
     MoeGrads mg = moe_tensors<float*>(grads.data(), b.prefix);
     site_backward(b.prefix, "hc_ffn_", "ffn_norm", b.f, b.X_mid.data(), gA.data(), gB.data(),
                   [&](const float* dout, float* dx) { b.moe.backward(mp, dout, dx, mg, &moe_scratch); });
+    if (layer >= 0) grads_final(layer_ffn[size_t(layer)], layer_tail[size_t(layer)]);
     site_backward(b.prefix, "hc_attn_", "attn_norm", b.a, Xin, gB.data(), gA.data(),
                   [&](const float* dout, float* dx) {
                     TREX_TRACE(kAttention, "attention.bwd");
@@ -523,8 +529,9 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
   if (!backward) return st;
 
   for (int64_t l = L - 1; l >= 0; --l) {
-    block_backward(blocks[size_t(l)], streams[size_t(l)].data());
-    grads_final(layer_begin[size_t(l)], layer_begin[size_t(l + 1)]);
+    block_backward(blocks[size_t(l)], streams[size_t(l)].data(), l);  // reports the FFN
+    grads_final(layer_tail[size_t(l)], layer_begin[size_t(l + 1)]);     // norms and mHC, both sites
+    grads_final(layer_begin[size_t(l)], layer_ffn[size_t(l)]);          // attention
   }
   {
     TREX_TRACE(kElementwise, "embed.bwd");
@@ -565,6 +572,8 @@ Transformer::Transformer(const ModelConfig& config, uint64_t seed, bool with_mtp
         m.layer_begin.push_back(p.offset);
         break;
       }
+    m.layer_ffn.push_back(m.layout.offset_of(prefix + "ffn.gate.weight"));
+    m.layer_tail.push_back(m.layout.offset_of(prefix + "attn_norm"));
   }
   m.head_begin = m.layout.offset_of("norm");
   m.layer_begin.push_back(m.head_begin);

@@ -114,7 +114,9 @@ class Transformer {
   // Called by forward_backward each time the gradient of a flat range [lo, hi) is complete for
   // that call (nothing later in the pass adds to it), in the order the backward finishes them:
   // the main head (norm, head, hc_head) with the MTP block when there is one (the MTP head
-  // shares "head"), layers.L-1 ... layers.0, the embedding.
+  // shares "head"); then for each of layers.L-1 ... layers.0 three ranges: its FFN (gate and
+  // experts, after the FFN's backward, before the attention's), its norms and mHC parameters,
+  // its attention; the embedding.
   // The ranges of one call are disjoint and cover the layout; an optimizer can update them while
   // the rest of the backward runs (the swap optimizer's overlap). The hook may read grads() in
   // [lo, hi) and must not touch params(). Under expert parallelism the routed experts' gradients

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "trex/core/thread_pool.h"
 #include "trex/core/trace.h"
+#include "trex/dist/session.h"
 
 namespace trex::dist {
 namespace {
@@ -217,6 +220,18 @@ void StepReducer::take_arrived() {
   }
 }
 
+void StepReducer::take_while_waiting() {
+  if (!stream_ || context_.world_size() == 1 || taken_ == buckets_posted_.size()) return;
+  TREX_TRACE(kOther, "dist.reduce_early_wait");
+  WatchdogScope watch("gradient exchange (streamed round)");
+  for (;;) {
+    if (!shm_) context_.world().progress_exchanges();
+    take_arrived();
+    if (taken_ == buckets_posted_.size()) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // (request_wait.h: leave the core)
+  }
+}
+
 void StepReducer::sum_dense(int64_t lo, int64_t hi) {
   const int R = context_.world_size(), me = context_.rank();
   const int64_t m = shard_.size();
@@ -335,6 +350,7 @@ void StepReducer::add_round(const model::LossStats& st) {
     std::span<const float> sg = model_.moe_source_grads(int(i));
     std::memcpy(&extra_buf_[size_t(layer_extra_offset_[i])], sg.data(), sizeof(float) * sg.size());
   }
+  take_while_waiting();
   context_.world().wait_exchanges();
   buckets_ = posted_;
   reported_ = posted_ = 0;
@@ -387,6 +403,7 @@ void StepReducer::add_round_shared(const model::LossStats& st) {
     std::memcpy(extra + layer_extra_offset_[i], sg.data(), sizeof(float) * sg.size());
   }
   *static_cast<double*>(shm_->region(me)) = st.ce_sum;
+  take_while_waiting();
   shm_->sync("gradient exchange");
   buckets_ = posted_;
   reported_ = posted_ = 0;

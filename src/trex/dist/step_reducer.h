@@ -48,7 +48,9 @@
 // ranges it has posted in its region's header; messages: that range's MPI_Ialltoallv has
 // completed), checked without waiting each time the backward reports a range, and hands the
 // summed range on; add_round() sums and hands on the rest. Each element gets the same additions
-// in the same order as in an unstreamed round, so the bits are the same. A range that holds
+// in the same order as in an unstreamed round, so the bits are the same. If this rank's backward
+// ends first, add_round() keeps taking ranges as the other ranks post them before it waits for
+// them (take_while_waiting). A range that holds
 // routed experts' elements of the shard (expert parallelism) is handed on only after add_round()
 // has added their gradients from the owners.
 #pragma once
@@ -180,6 +182,10 @@ class StepReducer {
   ShardRange in_shard(const ShardRange& flat) const;  // flat range -> its piece of the shard, shard offsets
   bool arrived(size_t bucket) const;   // every rank's piece of the shard in that bucket is here
   void take_arrived();                 // sums and hands on the arrived buckets, in order
+  // add_round of a streamed round, before its wait for the other ranks: takes each bucket as it
+  // arrives (polling, sleeping between polls) until every one has, so the ranges other ranks
+  // finish after this rank's backward reach the hook while it would otherwise only wait.
+  void take_while_waiting();
   void sum_dense(int64_t lo, int64_t hi);  // acc_[lo, hi) += every rank's piece, in rank order
   void sum_rest();                     // add_round's dense sums: what the backward did not take
   void hand_on_rest();                 // end of a streamed round: held and untaken buckets

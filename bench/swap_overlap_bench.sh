@@ -33,6 +33,7 @@ ROUNDS=${ROUNDS:-2}
 CLIP_WITH=${CLIP_WITH:-previous}
 VARIANTS=${VARIANTS:-"adamw swap-buffered swap-direct swap-serial"}
 RANKS=${RANKS:-1}
+TRACE=${TRACE:-0}
 THREADS=${THREADS:-$(( RANKS >= 2 ? 1 : 2 ))}
 LAUNCH=()
 if [ "$RANKS" -gt 1 ]; then
@@ -70,9 +71,11 @@ for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     echo "round $r: $v (load $load)" >&2
+    trace=()
+    if [ "$TRACE" = 1 ]; then trace=(--trace "$OUT/$v-$r.trace.json"); fi
     t0=$(date +%s.%N)
     "${LAUNCH[@]}" "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads "$THREADS" \
-      --hw "$ROOT/configs/hw/a100.toml" > "$OUT/$v-$r.log" 2>&1
+      --hw "$ROOT/configs/hw/a100.toml" "${trace[@]}" > "$OUT/$v-$r.log" 2>&1
     t1=$(date +%s.%N)
     echo "$load $t0 $t1" > "$OUT/$v-$r.wall"
   done

@@ -177,6 +177,12 @@ int run_train(const TrainArgs& args, dist::Session& session) {
                 "redone after the backward (clipped with the current norm)\n",
                 r.median_swap_io_s, r.median_swap_hidden_s, r.median_swap_exposed_s,
                 100 * r.median_swap_hidden_s / r.median_swap_io_s, static_cast<long long>(r.swap_redone_steps));
+  for (size_t q = 0; q < r.median_swap_rank_io_s.size(); ++q)
+    std::printf("  rank %zu: swap I/O %.3f s, exposed %.3f s (%.0f%% hidden)\n", q, r.median_swap_rank_io_s[q],
+                r.median_swap_rank_exposed_s[q],
+                r.median_swap_rank_io_s[q] > 0
+                    ? 100 * (1 - r.median_swap_rank_exposed_s[q] / r.median_swap_rank_io_s[q])
+                    : 100.0);
   std::printf("time per category (training thread):\n%s", r.trace.to_string().c_str());
   std::printf("wrote: %s/metrics.jsonl, %s/loss.svg, %s%s%s\n", out.c_str(), out.c_str(), r.checkpoint.c_str(),
               args.trace.empty() ? "" : ", ", args.trace.c_str());

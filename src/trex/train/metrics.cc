@@ -43,6 +43,10 @@ std::string StepMetrics::to_json() const {
     j["swap_exposed_s"] = swap_exposed_s;
     j["swap_hidden_s"] = swap_hidden_s;
     j["swap_redone"] = swap_redone;
+    if (!swap_rank_io_s.empty()) {
+      j["swap_rank_io_s"] = swap_rank_io_s;
+      j["swap_rank_exposed_s"] = swap_rank_exposed_s;
+    }
   }
   return j.dump();
 }

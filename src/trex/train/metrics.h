@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace trex::train {
 
@@ -29,9 +30,12 @@ struct StepMetrics {
   // it when the swap step runs after the backward), the rest (hidden behind the forward and
   // backward); redone: the update made during the
   // backward was thrown away and the step redone after it (the current-norm clipping scale).
+  // Under mpirun these are rank 0's (each rank swaps its own shard); swap_rank_io_s and
+  // swap_rank_exposed_s give every rank's, in rank order (empty in one process).
   bool swap = false;
   double swap_io_s = 0, swap_exposed_s = 0, swap_hidden_s = 0;
   bool swap_redone = false;
+  std::vector<double> swap_rank_io_s, swap_rank_exposed_s;
   std::string to_json() const;
 };
 

@@ -297,6 +297,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   result.last_step = start_step;
   result.vocab_used = tok->vocab_size();
   std::vector<double> step_times, opt_times, swap_io, swap_exposed, swap_hidden;
+  std::vector<std::vector<double>> swap_rank_io(size_t(ctx.world_size())), swap_rank_exposed(size_t(ctx.world_size()));
   int64_t swap_redone = 0;
   double run_time = 0;
   int64_t run_tokens = 0;
@@ -440,6 +441,19 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       swap_io.push_back(m.swap_io_s);
       swap_exposed.push_back(m.swap_exposed_s);
       swap_hidden.push_back(m.swap_hidden_s);
+      if (ctx.world_size() > 1) {
+        // Every rank's, for rank 0's metrics: the ranks' shards are final at different times of
+        // the backward, so their shares differ.
+        const double mine[2] = {m.swap_io_s, m.swap_exposed_s};
+        std::vector<double> all(2 * size_t(ctx.world_size()));
+        ctx.world().allgather(mine, 2, all.data());
+        for (size_t r = 0; r < swap_rank_io.size(); ++r) {
+          m.swap_rank_io_s.push_back(all[2 * r]);
+          m.swap_rank_exposed_s.push_back(all[2 * r + 1]);
+          swap_rank_io[r].push_back(all[2 * r]);
+          swap_rank_exposed[r].push_back(all[2 * r + 1]);
+        }
+      }
     }
     m.rss_bytes = current_rss_bytes();
     m.cpu_s = process_cpu_seconds() - cpu0;
@@ -548,6 +562,11 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   result.median_swap_io_s = median(swap_io);
   result.median_swap_exposed_s = median(swap_exposed);
   result.median_swap_hidden_s = median(swap_hidden);
+  if (ctx.world_size() > 1 && swap)
+    for (size_t r = 0; r < swap_rank_io.size(); ++r) {
+      result.median_swap_rank_io_s.push_back(median(swap_rank_io[r]));
+      result.median_swap_rank_exposed_s.push_back(median(swap_rank_exposed[r]));
+    }
   result.swap_redone_steps = swap_redone;
 
   if (lead)

@@ -80,6 +80,8 @@ struct TrainResult {
   // The swap optimizer's I/O (zero for AdamW), medians over the steps of this call, and the
   // steps whose overlapped update was redone (clipping with the current norm).
   double median_swap_io_s = 0, median_swap_exposed_s = 0, median_swap_hidden_s = 0;
+  // Under mpirun: every rank's medians, in rank order (the fields above are this rank's).
+  std::vector<double> median_swap_rank_io_s, median_swap_rank_exposed_s;
   int64_t swap_redone_steps = 0;
   int64_t tokens = 0;
   int vocab_used = 0;           // the tokenizer's vocabulary

@@ -290,6 +290,9 @@ TEST(TrainerTest, OverlappedSwapUpdateEqualsAdamW) {
       clipped += j["clipped"].get<bool>();
       EXPECT_TRUE(j.contains("swap_io_s"));
       EXPECT_GE(j["swap_hidden_s"].get<double>(), 0.0);
+      // Resident optimizer state: the K = 3 slots of 12 B x 4096 elements, nothing else (the
+      // scaled gradient of a clipped overlapped step is a fixed 64 KiB block, not state).
+      EXPECT_EQ(j["optimizer_bytes"].get<int64_t>(), 3 * 12 * 4096) << "step " << j["step"];
     }
     EXPECT_EQ(clipped > 0, k.some_clipped);
   }
@@ -421,6 +424,11 @@ TEST(TrainerTest, SwapBadInputIsOneLineAndExitTwo) {
                                  dir.path("good.log"))),
             0)
       << read_file(dir.path("good.log"));
+  // O_DIRECT by default (swap_direct not set): the swap line says so, or why the filesystem refused it.
+  out = read_file(dir.path("good.log"));
+  EXPECT_TRUE(out.find(" O_DIRECT, ") != std::string::npos ||
+              out.find("fallback: O_DIRECT refused by the filesystem") != std::string::npos)
+      << out;
   std::string state = dir.path("good/checkpoints/step-00000002/optimizer.safetensors");
   write_file_atomic(state, "not a safetensors file");
   log = dir.path("bad_state.log");

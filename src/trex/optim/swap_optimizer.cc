@@ -12,6 +12,7 @@ namespace trex::optim {
 namespace {
 
 constexpr int64_t kAlignElems = 1024;  // 4 KiB of fp32: the O_DIRECT block
+constexpr int64_t kScaleBlock = 16384;  // elements of scaled gradient at a time (64 KiB)
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -269,7 +270,7 @@ void SwapOptimizer::start_job(const float* grads, core::bf16* weights, float gra
   grads_ = grads;
   weights_ = weights;
   grad_scale_ = grad_scale;
-  if (grad_scale != 1.0f && scaled_.empty()) scaled_.resize(size_t(chunk_));
+  if (grad_scale != 1.0f && scaled_.empty()) scaled_.resize(size_t(kScaleBlock));
   std::fill(final_.begin(), final_.end(), 0);
   next_ = 0;
   compute_s_ = wait_s_ = 0;
@@ -368,19 +369,24 @@ void SwapOptimizer::update_chunk(int64_t c, size_t s) {
   float* m = theta + chunk_;
   float* v = m + chunk_;
   int64_t lo = c * chunk_, hi = lo + chunk_valid(c);
-  const float* g = grads_ + lo;
-  if (grad_scale_ != 1.0f) {
-    // The same single rounding as the in-place `g[i] *= scale` of the in-memory path.
-    for (int64_t i = 0; i < hi - lo; ++i) scaled_[size_t(i)] = g[i] * grad_scale_;
-    g = scaled_.data();
-  }
   core::ThreadPool* pool = background_ ? &serial_pool_ : options_.pool;
   // The groups overlapping [lo, hi), each stepped with its own scalars.
   size_t gi = size_t(std::upper_bound(offsets_.begin(), offsets_.end(), lo) - offsets_.begin()) - 1;
   for (; gi < groups_.size() && offsets_[gi] < hi; ++gi) {
     int64_t a = std::max(lo, offsets_[gi]), b = std::min(hi, offsets_[gi + 1]);
-    kernels::adamw_update(sc_[gi], theta + (a - lo), m + (a - lo), v + (a - lo), g + (a - lo),
-                          weights_ ? weights_ + a : nullptr, b - a, pool);
+    if (grad_scale_ == 1.0f) {
+      kernels::adamw_update(sc_[gi], theta + (a - lo), m + (a - lo), v + (a - lo), grads_ + a,
+                            weights_ ? weights_ + a : nullptr, b - a, pool);
+      continue;
+    }
+    // Scaled a block at a time (the kernel's result does not depend on the split), with the
+    // same single rounding as the in-place `g[i] *= scale` of the in-memory path.
+    for (int64_t x = a; x < b; x += kScaleBlock) {
+      const int64_t y = std::min(b, x + kScaleBlock);
+      for (int64_t i = x; i < y; ++i) scaled_[size_t(i - x)] = grads_[i] * grad_scale_;
+      kernels::adamw_update(sc_[gi], theta + (x - lo), m + (x - lo), v + (x - lo), scaled_.data(),
+                            weights_ ? weights_ + x : nullptr, y - x, pool);
+    }
   }
   compute_s_ += seconds_since(t0);
 }

@@ -45,8 +45,8 @@
 // order the gradient arrives.
 // Memory: the only state in memory is the slots, K x 12 x chunk_elems bytes, all charged to
 // memory(); the state is swapped out chunk by chunk as it is created and when a checkpoint loads.
-// A gradient scale other than 1 adds one chunk of scaled gradient (4 ce bytes, not state: not
-// charged).
+// A gradient scale other than 1 adds a fixed 64 KiB block of scaled gradient (not state, not
+// charged), whatever the chunk size.
 #pragma once
 
 #include <chrono>
@@ -233,7 +233,7 @@ class SwapOptimizer : public Optimizer {
   const float* grads_ = nullptr;
   core::bf16* weights_ = nullptr;
   float grad_scale_ = 1.0f;
-  std::vector<float> scaled_;            // one chunk of scaled gradient
+  std::vector<float> scaled_;            // a block of scaled gradient (kScaleBlock, 64 KiB)
   std::vector<kernels::AdamWScalars> sc_;
   std::vector<int64_t> final_;           // per chunk: gradient elements declared final (mu_)
   int64_t next_ = 0;                     // position in order_ of the next chunk to update

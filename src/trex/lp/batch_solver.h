@@ -50,6 +50,7 @@ class BatchSolver {
   static constexpr int kNodeLimit = 5000;  // beyond it, CBC's cuts do better
 
  private:
+  std::unique_ptr<ClpSimplex> blank_;  // never loaded nor solved: copied for each model
   std::unique_ptr<ClpSimplex> clp_;
   std::unique_ptr<Solver> fallback_solver_;
   long fast_ = 0, fallback_ = 0, nodes_ = 0;

@@ -2,13 +2,16 @@
 // product, so the forward is one pass (2 reads, 1 write) and the backward one pass (3 reads,
 // 2 writes) instead of the ~10 (forward) and ~20 (backward) whole-tensor ops of the eager chain.
 // Rows run on 16 lanes where the CPU has AVX-512 (row_isa()), else on 8 (AVX2), else scalar:
-// the exp and the bf16 conversions made the 8-lane path instruction-bound, not memory-bound.
+// the exp and the bf16 conversions made the 8-lane path instruction-bound, not memory-bound. bf16
+// rows store through vcvtneps2bf16 where the CPU has AVX512_BF16 (same bits).
 #include "trex/core/trace.h"
 #include "trex/kernels/swiglu.h"
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "trex/core/cpu_features.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/row_blocking.h"
@@ -108,8 +111,16 @@ TREX_AVX512_FN __m512 sigmoid16(__m512 z) {
   return _mm512_mul_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(2.f)));
 }
 
-template <bool NT, class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_row512(
+// A row's store: bf16 through the CPU's conversion where it has AVX512_BF16 (Cvt; same bits,
+// elementwise_simd512.h's round16_cvt), else put16.
+template <bool NT, bool Cvt, class T>
+TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(p, v, m);
+  else simd::put16<NT>(p, v, m);
+}
+
+template <bool NT, bool Cvt, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void forward_row512(
     const T* g, const T* u, float wr, T* out, int64_t cols, float L) {
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
   for (int64_t i = 0; i < cols; i += 16) {
@@ -117,12 +128,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     __m512 gc = simd::min16(simd::load16(g + i, m), vL);
     __m512 uc = simd::max16(simd::min16(simd::load16(u + i, m), vL), vnL);
     __m512 a = _mm512_mul_ps(_mm512_mul_ps(gc, sigmoid16(gc)), uc);
-    simd::put16<NT>(out + i, _mm512_mul_ps(a, vw), m);
+    out16<NT, Cvt>(out + i, _mm512_mul_ps(a, vw), m);
   }
 }
 
-template <bool NT, class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) float backward_row512(
+template <bool NT, bool Cvt, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) float backward_row512(
     const T* g, const T* u, float wr, const T* dh, T* dg, T* du, int64_t cols, float L) {
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
   const __m512 one = _mm512_set1_ps(1.f);
@@ -144,8 +155,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) float bac
         _mm512_cmp_ps_mask(uv, vnL, _CMP_GE_OQ) & _mm512_cmp_ps_mask(uv, vL, _CMP_LE_OQ);
     __m512 dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
     __m512 duv = _mm512_maskz_mul_ps(in_u, da, silu);
-    simd::put16<NT>(dg + i, dgv, m);
-    simd::put16<NT>(du + i, duv, m);
+    out16<NT, Cvt>(dg + i, dgv, m);
+    out16<NT, Cvt>(du + i, duv, m);
   }
   return simd::hsum16(acc);
 }
@@ -160,12 +171,14 @@ void swiglu_forward(const T* g, const T* u, const float* w, T* out, int64_t rows
   const RowBlocking rb = row_blocking("swiglu.fwd", rows, cols);
   bool nt = simd::use_streaming<T>(rows * cols, cols, {out}, rb.stream);
   const bool wide = row_isa() == core::Isa::kAvx512;
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  auto* row512 = nt ? (cvt ? &forward_row512<true, true, T> : &forward_row512<true, false, T>)
+                    : (cvt ? &forward_row512<false, true, T> : &forward_row512<false, false, T>);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;
       float wr = w ? w[r] : 1.f;
-      if (wide && nt) forward_row512<true>(g + o, u + o, wr, out + o, cols, limit);
-      else if (wide) forward_row512<false>(g + o, u + o, wr, out + o, cols, limit);
+      if (wide) row512(g + o, u + o, wr, out + o, cols, limit);
       else if (nt) forward_row<true>(g + o, u + o, wr, out + o, cols, limit);
       else forward_row<false>(g + o, u + o, wr, out + o, cols, limit);
     }
@@ -185,14 +198,16 @@ void swiglu_backward(const T* g, const T* u, const float* w, const T* dh, T* dg,
   const RowBlocking rb = row_blocking("swiglu.bwd", rows, cols);
   bool nt = simd::use_streaming<T>(rows * cols, cols, {dg, du}, rb.stream);
   const bool wide = row_isa() == core::Isa::kAvx512;
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  auto* row512 = nt ? (cvt ? &backward_row512<true, true, T> : &backward_row512<true, false, T>)
+                    : (cvt ? &backward_row512<false, true, T> : &backward_row512<false, false, T>);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;
       float wr = w ? w[r] : 1.f;
       float s;
       if (wide)
-        s = nt ? backward_row512<true>(g + o, u + o, wr, dh + o, dg + o, du + o, cols, limit)
-               : backward_row512<false>(g + o, u + o, wr, dh + o, dg + o, du + o, cols, limit);
+        s = row512(g + o, u + o, wr, dh + o, dg + o, du + o, cols, limit);
       else
         s = nt ? backward_row<true>(g + o, u + o, wr, dh + o, dg + o, du + o, cols, limit)
                : backward_row<false>(g + o, u + o, wr, dh + o, dg + o, du + o, cols, limit);

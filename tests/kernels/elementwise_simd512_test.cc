@@ -1,0 +1,71 @@
+// elementwise_simd512.h's bf16 roundings: round16 (integer) and round16_cvt (the CPU's
+// vcvtneps2bf16 with a fallback for denormal steps) against core::to_bf16, bit for bit, over a
+// stride through every fp32 bit pattern and the special values (signed zeros, denormals, the
+// largest denormal and smallest normal, ties, values rounding up to infinity, infinities, quiet
+// and signalling NaNs), each also placed beside normal lanes of the same 16-lane step.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "trex/core/bf16.h"
+#include "trex/core/cpu_features.h"
+#include "trex/kernels/elementwise_simd512.h"
+
+namespace trex::kernels {
+namespace {
+
+float bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::vector<uint32_t> patterns() {
+  std::vector<uint32_t> v;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) v.push_back(uint32_t(u));  // a prime stride
+  for (uint32_t s : {0u, 0x80000000u})
+    for (uint32_t u : {0x0u, 0x1u, 0x7fffu, 0x8000u, 0x8001u, 0x18000u, 0x7fffffu, 0x800000u,
+                       0x807fffu, 0x808000u, 0x818000u, 0x3f808000u, 0x3f818000u, 0x7f7f8000u,
+                       0x7f7fffffu, 0x7f800000u, 0x7f800001u, 0x7fa00000u, 0x7fc00000u,
+                       0x7fffffffu})
+      v.push_back(s | u);
+  return v;
+}
+
+template <class Round>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void check(
+    Round round, const char* name) {
+  const std::vector<uint32_t> pats = patterns();
+  // Each pattern once in lane i of a step of normal values, once in a step of its own kind.
+  for (size_t k = 0; k < pats.size(); ++k) {
+    alignas(64) float in[16];
+    for (int l = 0; l < 16; ++l) in[l] = 1.f + float(l) / 7.f;
+    in[k % 16] = bits(pats[k]);
+    alignas(64) float same[16];
+    for (int l = 0; l < 16; ++l) same[l] = bits(pats[(k + size_t(l) * 977) % pats.size()]);
+    for (const float* step : {static_cast<const float*>(in), static_cast<const float*>(same)}) {
+      alignas(32) uint16_t out[16];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(out), round(_mm512_load_ps(step)));
+      for (int l = 0; l < 16; ++l) {
+        uint32_t u;
+        std::memcpy(&u, &step[l], 4);
+        ASSERT_EQ(out[l], core::to_bf16(step[l]).bits)
+            << name << ": input bits 0x" << std::hex << u;
+      }
+    }
+  }
+}
+
+TEST(ElementwiseSimd512, Bf16RoundingsMatchToBf16) {
+  const core::CpuFeatures& f = core::cpu_features();
+  if (!(f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl))
+    GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the 16-lane roundings never run here";
+  check([](__m512 v) { return simd::round16(v); }, "round16");
+  if (!f.avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: round16_cvt never runs here";
+  check([](__m512 v) { return simd::round16_cvt(v); }, "round16_cvt");
+}
+
+}  // namespace
+}  // namespace trex::kernels

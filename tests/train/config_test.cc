@@ -77,5 +77,17 @@ TEST(TrainConfigTest, SwapMemoryBudgetSetsOrRefusesTheChunk) {
   EXPECT_NE(error_of(p).find(p + ":9: optimizer.swap_memory_mb:"), std::string::npos) << error_of(p);
 }
 
+// The clipping option of the overlapped swap update: "current" by default, "previous" taken, any
+// other value refused naming the file, line and field.
+TEST(TrainConfigTest, ClipWithIsCurrentOrPrevious) {
+  TempDir dir("clip");
+  const std::string head = kHead + "\n[optimizer]\nlr = 1e-3\nkind = \"swap\"\n", &data = kData;
+  EXPECT_EQ(load_train_config(dir.write("default.toml", head + data)).clip_with, "current");
+  EXPECT_TRUE(load_train_config(dir.write("default.toml", head + data)).swap_direct) << "O_DIRECT by default";
+  EXPECT_EQ(load_train_config(dir.write("prev.toml", head + "clip_with = \"previous\"\n" + data)).clip_with, "previous");
+  std::string p = dir.write("bad.toml", head + "clip_with = \"next\"\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":9: optimizer.clip_with:"), std::string::npos) << error_of(p);
+}
+
 }  // namespace
 }  // namespace trex::train

@@ -434,7 +434,7 @@ void add_aura_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(120, add_aura_command);
+const CommandRegistration kAuraRegistration(120, add_aura_command);
 }  // namespace
 
 }  // namespace trex::cli

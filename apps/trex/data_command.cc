@@ -385,7 +385,7 @@ void add_data_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(30, add_data_command);
+const CommandRegistration kDataRegistration(30, add_data_command);
 }  // namespace
 
 }  // namespace trex::cli

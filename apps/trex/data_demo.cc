@@ -49,7 +49,7 @@ int run_data_demo() {
   return ok ? 0 : 1;
 }
 
-const DemoStepRegistration kDemoStep(30, run_data_demo);
+const DemoStepRegistration kDataDemoStep(30, run_data_demo);
 
 }  // namespace
 

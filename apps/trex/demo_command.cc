@@ -94,7 +94,7 @@ void add_demo_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(10, add_demo_command);
+const CommandRegistration kDemoRegistration(10, add_demo_command);
 }  // namespace
 
 }  // namespace trex::cli

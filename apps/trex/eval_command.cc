@@ -342,7 +342,7 @@ void add_eval_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(40, add_eval_command);
+const CommandRegistration kEvalRegistration(40, add_eval_command);
 }  // namespace
 
 }  // namespace trex::cli

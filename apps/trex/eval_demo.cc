@@ -63,7 +63,7 @@ int eval_demo() {
   return failures == 0 ? 0 : 1;
 }
 
-const DemoStepRegistration kStep(40, eval_demo);
+const DemoStepRegistration kEvalDemoStep(40, eval_demo);
 
 }  // namespace
 

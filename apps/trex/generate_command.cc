@@ -195,7 +195,7 @@ void add_generate(CLI::App& app, Action* action) {
   cmd->callback([args, action] { *action = [args] { return run_generate(*args); }; });
 }
 
-const CommandRegistration kRegistration(90, add_generate);
+const CommandRegistration kGenerateRegistration(90, add_generate);
 
 }  // namespace
 

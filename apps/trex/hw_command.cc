@@ -186,7 +186,7 @@ void add_hw_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(50, add_hw_command);
+const CommandRegistration kHwRegistration(50, add_hw_command);
 }  // namespace
 
 }  // namespace trex::cli

@@ -426,7 +426,7 @@ void add_kernels_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(60, add_kernels_command);
+const CommandRegistration kKernelsRegistration(60, add_kernels_command);
 }  // namespace
 
 }  // namespace trex::cli

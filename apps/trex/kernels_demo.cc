@@ -48,7 +48,7 @@ int kernels_demo() {
   return failed == 0 ? 0 : 1;
 }
 
-const DemoStepRegistration kStep(60, kernels_demo);
+const DemoStepRegistration kKernelsDemoStep(60, kernels_demo);
 
 }  // namespace
 

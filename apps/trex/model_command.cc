@@ -119,7 +119,7 @@ void add_model_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(70, add_model_command);
+const CommandRegistration kModelRegistration(70, add_model_command);
 }  // namespace
 
 }  // namespace trex::cli

@@ -359,7 +359,7 @@ void add_plan_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(110, add_plan_command);
+const CommandRegistration kPlanRegistration(110, add_plan_command);
 }  // namespace
 
 }  // namespace trex::cli

@@ -70,7 +70,7 @@ int plan_demo() {
   return failures == 0 ? 0 : 1;
 }
 
-const DemoStepRegistration kStep(110, plan_demo);
+const DemoStepRegistration kPlanDemoStep(110, plan_demo);
 
 }  // namespace
 

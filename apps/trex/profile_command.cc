@@ -85,7 +85,7 @@ void add_profile_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(100, add_profile_command);
+const CommandRegistration kProfileRegistration(100, add_profile_command);
 }  // namespace
 
 }  // namespace trex::cli

@@ -58,7 +58,7 @@ void add_recipe(CLI::App& app, Action* action) {
   run->callback([args, action] { *action = [args] { return run_recipe_command(*args); }; });
 }
 
-const CommandRegistration kRegistration(97, add_recipe);
+const CommandRegistration kRecipeRegistration(97, add_recipe);
 
 }  // namespace
 

@@ -125,7 +125,7 @@ void add_serve(CLI::App& app, Action* action) {
   cmd->callback([args, action] { *action = [args] { return run_serve(*args); }; });
 }
 
-const CommandRegistration kRegistration(95, add_serve);
+const CommandRegistration kServeRegistration(95, add_serve);
 
 }  // namespace
 

@@ -122,7 +122,7 @@ void add_solve_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(20, add_solve_command);
+const CommandRegistration kSolveRegistration(20, add_solve_command);
 }  // namespace
 
 }  // namespace trex::cli

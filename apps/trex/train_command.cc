@@ -211,7 +211,7 @@ void add_train_command(CLI::App& app, Action* action) {
 }
 
 namespace {
-const CommandRegistration kRegistration(80, add_train_command);
+const CommandRegistration kTrainRegistration(80, add_train_command);
 }  // namespace
 
 }  // namespace trex::cli

@@ -162,7 +162,7 @@ int train_demo() {
   return ok ? 0 : 1;
 }
 
-const DemoStepRegistration kStep(80, train_demo);
+const DemoStepRegistration kTrainDemoStep(80, train_demo);
 
 }  // namespace
 

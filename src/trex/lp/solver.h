@@ -19,6 +19,7 @@
 // Solver objects; each call builds its own solver state.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,7 +87,9 @@ std::unique_ptr<Solver> make_solver(const std::string& name = "cbc");
 // Back-end factories (one file each).
 std::unique_ptr<Solver> make_cbc_solver();
 std::unique_ptr<Solver> make_glpk_solver();
-std::unique_ptr<Solver> make_spatial_solver();
+// node_cap: the spatial search stops after this many nodes and returns its incumbent and bound
+// as kTimeLimitFeasible (a limit that, unlike time, stops at the same point on every machine).
+std::unique_ptr<Solver> make_spatial_solver(int64_t node_cap = 200000);
 std::unique_ptr<Solver> make_auto_solver();
 
 }  // namespace trex::lp

@@ -42,7 +42,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kFeasibilityTolerance = 1e-6;  // largest model.max_violation accepted
 constexpr double kIntegralityTolerance = 1e-6;
-constexpr int64_t kNodeCap = 200000;
 constexpr int kCutRounds = 10;           // tangent-cut re-solves per node
 constexpr double kBranchMargin = 0.1;    // a split stays this share of the width inside the box
 constexpr double kBoundSlack = 1e-12;    // relative widening of an LP-derived bound (round-off)
@@ -126,12 +125,13 @@ LpStatus run_clp(ClpSimplex& clp) {
 class Search {
  public:
   Search(const Model& model, const SolveOptions& options, bool zero_objective,
-         Clock::time_point deadline)
+         Clock::time_point deadline, int64_t node_cap)
       : model_(model),
         options_(options),
         relax_(model, zero_objective),
         zero_objective_(zero_objective),
         deadline_(deadline),
+        node_cap_(node_cap),
         rel_gap_(options.mip_rel_gap >= 0 ? options.mip_rel_gap : 1e-9) {
     for (int j = 0; j < model.num_vars(); ++j)
       if (model.var(j).type != VarType::kContinuous) integers_.push_back(j);
@@ -171,6 +171,7 @@ class Search {
   Relaxation relax_;
   bool zero_objective_;
   Clock::time_point deadline_;
+  int64_t node_cap_;
   double rel_gap_;
   std::vector<int> integers_;
   // Sets of continuous product variables (no squares) with no product inside a set: freeing one
@@ -342,7 +343,7 @@ LpResult Search::solve_relaxation(const Box& box) const {
 // The relaxation is unbounded along a ray that moves no product variable (those are bounded),
 // so the model is unbounded exactly when it has a feasible point: search for one.
 SolveResult Search::unbounded_verdict() const {
-  Search feasibility(model_, options_, /*zero_objective=*/true, deadline_);
+  Search feasibility(model_, options_, /*zero_objective=*/true, deadline_, node_cap_);
   SolveResult f = feasibility.run();
   SolveResult r;
   if (f.status == SolveStatus::kOptimal) {
@@ -365,7 +366,7 @@ void Search::search_tree(double root_bound) {
       hit_time_ = true;
       break;
     }
-    if (nodes_ >= kNodeCap) {
+    if (nodes_ >= node_cap_) {
       hit_cap_ = true;
       break;
     }
@@ -614,7 +615,7 @@ SolveResult Search::finish() {
     r.status = SolveStatus::kTimeLimitFeasible;
   } else if (hit_cap_) {
     r.status = SolveStatus::kTimeLimitFeasible;
-    r.message += "; stopped at the node cap of " + std::to_string(kNodeCap);
+    r.message += "; stopped at the node cap of " + std::to_string(node_cap_);
   } else if (unresolved_ > 0 && bound < incumbent_value_ - gap(incumbent_value_)) {
     r.status = SolveStatus::kTimeLimitFeasible;
     r.message += "; " + std::to_string(unresolved_) + " nodes failed numerically, gap not closed";
@@ -628,6 +629,7 @@ SolveResult Search::finish() {
 
 class SpatialSolver final : public Solver {
  public:
+  explicit SpatialSolver(int64_t node_cap) : node_cap_(node_cap) {}
   std::string name() const override { return "sbb"; }
   std::string version() const override {
     return std::string("trex spatial branch-and-bound 1 over CLP ") + TREX_CLP_VERSION;
@@ -658,7 +660,7 @@ class SpatialSolver final : public Solver {
       r = make_cbc_solver()->solve(model, options);
       r.message = "sbb: MILP handed to cbc" + (r.message.empty() ? "" : "; " + r.message);
     } else {
-      Search search(model, options, /*zero_objective=*/false, deadline);
+      Search search(model, options, /*zero_objective=*/false, deadline, node_cap_);
       r = search.run();
     }
     r.solver = name();
@@ -666,10 +668,15 @@ class SpatialSolver final : public Solver {
     r.seconds = seconds_since(t0);
     return r;
   }
+
+ private:
+  int64_t node_cap_;
 };
 
 }  // namespace
 
-std::unique_ptr<Solver> make_spatial_solver() { return std::make_unique<SpatialSolver>(); }
+std::unique_ptr<Solver> make_spatial_solver(int64_t node_cap) {
+  return std::make_unique<SpatialSolver>(std::max<int64_t>(1, node_cap));
+}
 
 }  // namespace trex::lp

@@ -8,6 +8,8 @@
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
+#include "trex/lp/deadline.h"
+#include "trex/lp/mathprog.h"
 #include "trex/lp/model_file.h"
 #include "trex/lp/mps_format.h"
 #include "trex/lp/solver.h"
@@ -42,19 +44,48 @@ int exit_code_for(lp::SolveStatus s) {
                                                                               : 0;
 }
 
+// The time limit ran out before the solver was called (glpsol's MathProg translation, or the
+// reading itself, used the whole budget): reported as a time-limit stop, not as an error.
+lp::SolveResult stopped_before_solving(const lp::Solver& solver, const std::string& why, double seconds) {
+  lp::SolveResult r;
+  r.status = lp::SolveStatus::kTimeLimitNoSolution;
+  r.solver = solver.name();
+  r.solver_version = solver.version();
+  r.message = why;
+  r.seconds = seconds;
+  return r;
+}
+
 int run_solve(const SolveArgs& args) {
   if (args.time_limit < 0) throw InputError::field("--time-limit", "must be >= 0");
   if (args.threads < 1) throw InputError::field("--threads", "must be >= 1");
+  // One budget for the whole command: reading (glpsol's translation of a .mod above all) and
+  // every solver phase share it.
+  lp::Deadline deadline(args.time_limit);
   auto solver = lp::make_solver(args.solver);
   lp::ReadOptions read;
   read.mps.format = lp::parse_mps_format(args.mps_format, "--mps-format");
   read.mps.integer_markers_unbounded = args.cplex_integers;
   read.data_files = args.data_files;
-  lp::Model model = lp::read_model_file(args.file, read);
-  lp::SolveOptions options;
-  options.time_limit_s = args.time_limit;
-  options.threads = args.threads;
-  lp::SolveResult r = solver->solve(model, options);
+  read.time_limit_s = deadline.phase_limit();
+  lp::Model model;
+  bool read_whole = false;
+  lp::SolveResult r;
+  try {
+    model = lp::read_model_file(args.file, read);
+    read_whole = true;
+  } catch (const lp::TranslationTimeLimit& e) {
+    r = stopped_before_solving(*solver, e.what(), deadline.elapsed());
+  }
+  if (read_whole && deadline.passed())
+    r = stopped_before_solving(*solver, "the time limit passed while the model was read; nothing was solved",
+                               deadline.elapsed());
+  else if (read_whole) {
+    lp::SolveOptions options;
+    options.time_limit_s = deadline.phase_limit();
+    options.threads = args.threads;
+    r = solver->solve(model, options);
+  }
   bool solved = lp::has_solution(r.status);
 
   if (args.json) {
@@ -76,11 +107,14 @@ int run_solve(const SolveArgs& args) {
     return exit_code_for(r.status);
   }
 
-  std::printf("model:     %s (%d variables, %d integer, %d constraints, %lld nonzeros%s)\n",
-              args.file.c_str(), model.num_vars(), model.num_integer_vars(), model.num_rows(),
-              (long long)model.num_nonzeros(),
-              model.has_quadratic_objective() || model.has_quadratic_constraints() ? ", quadratic"
-                                                                                    : "");
+  if (read_whole)
+    std::printf("model:     %s (%d variables, %d integer, %d constraints, %lld nonzeros%s)\n",
+                args.file.c_str(), model.num_vars(), model.num_integer_vars(), model.num_rows(),
+                (long long)model.num_nonzeros(),
+                model.has_quadratic_objective() || model.has_quadratic_constraints() ? ", quadratic"
+                                                                                      : "");
+  else
+    std::printf("model:     %s (not translated)\n", args.file.c_str());
   std::printf("status:    %s\n", lp::to_string(r.status));
   if (solved) std::printf("objective: %s\n", number(r.objective).c_str());
   std::printf("solver:    %s (%s), %.3f s\n", r.solver.c_str(), r.solver_version.c_str(), r.seconds);

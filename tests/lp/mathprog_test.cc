@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "nlohmann/json.hpp"
+
 #include "trex/lp/mathprog.h"
 #include "trex/lp/model_file.h"
 #include "trex/lp/solver.h"
@@ -68,6 +70,45 @@ TEST(MathProg, DataFilesOnlyGoWithMathProg) {
   ReadOptions options;
   options.data_files = {path("production.dat")};
   EXPECT_THROW(read_model_file(path("sos.mps"), options), InputError);
+}
+
+// --time-limit is one budget for the whole command, glpsol's translation included. The model's
+// translation sums 10^18 terms, so it ends by the limit on any machine, however fast or slow:
+// the verdict does not depend on speed. Without the limit on glpsol, the call would run until
+// the hang guard (kHangGuardS) kills it, and the test fails.
+constexpr double kHangGuardS = 600;
+
+TEST(MathProg, TranslationThatCannotFinishStopsAtTheTimeLimit) {
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed (glpk-utils)";
+  ReadOptions options;
+  options.time_limit_s = 1;
+  try {
+    read_model_file(path("endless_translation.mod"), options);
+    ADD_FAILURE() << "the endless translation finished";
+  } catch (const TranslationTimeLimit& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("endless_translation.mod: glpsol's MathProg translation did not finish within the time limit (1 s)"));
+  }
+}
+
+TEST(MathProg, SolveCommandsTimeLimitBoundsTheTranslation) {
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed (glpk-utils)";
+  ProcessOptions guard;
+  guard.timeout_s = kHangGuardS;
+  std::string mod = path("endless_translation.mod");
+  ProcessResult r = run_process({TREX_BINARY, "solve", "--json", mod, "--time-limit", "1"}, guard);
+  ASSERT_FALSE(r.timed_out) << "trex solve ran past the hang guard: glpsol was not stopped";
+  // A time-limit stop, not an error: exit 0, no solution, and why.
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "time_limit_no_solution");
+  EXPECT_TRUE(j["objective"].is_null());
+  EXPECT_TRUE(j["variables"].empty());
+  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("glpsol's MathProg translation did not finish"));
+
+  r = run_process({TREX_BINARY, "solve", mod, "--time-limit", "1"}, guard);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("model:     " + mod + " (not translated)"));
+  EXPECT_THAT(r.out, HasSubstr("status:    time_limit_no_solution"));
 }
 
 }  // namespace

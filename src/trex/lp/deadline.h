@@ -22,6 +22,10 @@ class Deadline {
   // Seconds left (kInf when unlimited, 0 once passed).
   double left() const { return unlimited() ? kInf : std::max(0.0, limit_ - elapsed()); }
   bool passed() const { return !unlimited() && elapsed() >= limit_; }
+  // The limit to hand the next phase (a solver call, a helper process) in the "0: none"
+  // convention: 0 when unlimited, else what is left but at least 1 ms, because a limit of 0
+  // would read as no limit at all.
+  double phase_limit() const { return unlimited() ? 0 : std::max(left(), 1e-3); }
 
  private:
   std::chrono::steady_clock::time_point t0_;

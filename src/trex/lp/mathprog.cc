@@ -1,5 +1,6 @@
 #include "trex/lp/mathprog.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -48,7 +49,8 @@ void throw_glpsol_error(const std::string& model_path, const ProcessResult& run)
 
 }  // namespace
 
-Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths) {
+Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths,
+                    double time_limit_s) {
   check_readable(model_path, "model file");
   for (const auto& d : data_paths) check_readable(d, "data file");
   if (!program_available(kGlpsol))
@@ -60,7 +62,15 @@ Model read_mathprog(const std::string& model_path, const std::vector<std::string
   std::vector<std::string> argv = {kGlpsol, "--check", "-m", model_path};
   for (const auto& d : data_paths) argv.insert(argv.end(), {"-d", d});
   argv.insert(argv.end(), {"--wlp", lp_path});
-  ProcessResult run = run_process(argv);
+  ProcessOptions limits;
+  limits.timeout_s = time_limit_s > 0 ? time_limit_s : 0;
+  ProcessResult run = run_process(argv, limits);
+  if (run.timed_out) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3g", time_limit_s);
+    throw TranslationTimeLimit(model_path + ": glpsol's MathProg translation did not finish within the time limit (" +
+                               seconds + " s); nothing was solved");
+  }
   std::error_code ec;
   if (run.signaled || run.exit_code != 0 || !std::filesystem::exists(lp_path, ec))
     throw_glpsol_error(model_path, run);

@@ -5,6 +5,7 @@
 // maximization), integer and binary columns and the objective constant.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,20 @@
 
 namespace trex::lp {
 
+// glpsol was still translating when the time limit passed (it was killed). Not an input
+// error: the model may be fine, the budget was spent before any solving. `trex solve
+// --time-limit` reports it as a time-limit stop without a solution.
+class TranslationTimeLimit : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Throws InputError: "MODEL:LINE: message" for a MathProg error as glpsol reports it (syntax
 // errors, a data statement that does not fit), naming a data file when it is the data that
 // is wrong; "DATA: data file not found" for a data file that does not exist; and a clear
-// message when glpsol is not installed.
-Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths = {});
+// message when glpsol is not installed. time_limit_s > 0 bounds glpsol's wall clock (the
+// process group is killed then): TranslationTimeLimit.
+Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths = {},
+                    double time_limit_s = 0);
 
 }  // namespace trex::lp

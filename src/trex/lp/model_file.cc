@@ -29,7 +29,7 @@ FileFormat format_of(const std::string& path) {
 
 Model read_model_file(const std::string& path, const ReadOptions& options) {
   FileFormat format = format_of(path);
-  if (format == FileFormat::kMathProg) return read_mathprog(path, options.data_files);
+  if (format == FileFormat::kMathProg) return read_mathprog(path, options.data_files, options.time_limit_s);
   if (!options.data_files.empty())
     throw InputError::field("--data", "data files go with MathProg models (.mod), not with " + path);
   std::string text = read_file(path);

@@ -54,7 +54,9 @@ TEST(MathProg, MissingDataFileIsNamed) {
   std::string msg = error_of(path("production.mod"), {path("no_such.dat")});
   EXPECT_THAT(msg, HasSubstr("no_such.dat: data file not found"));
   // Without the data glpsol reports the first use of a missing value.
-  if (program_available("glpsol")) EXPECT_THAT(error_of(path("production.mod"), {}), HasSubstr("production.mod:"));
+  if (program_available("glpsol")) {
+    EXPECT_THAT(error_of(path("production.mod"), {}), HasSubstr("production.mod:"));
+  }
 }
 
 TEST(MathProg, MissingGlpsolIsSaidClearly) {
@@ -70,6 +72,31 @@ TEST(MathProg, DataFilesOnlyGoWithMathProg) {
   ReadOptions options;
   options.data_files = {path("production.dat")};
   EXPECT_THROW(read_model_file(path("sos.mps"), options), InputError);
+}
+
+TEST(MathProg, ObjectiveConstantIsKept) {
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed (glpk-utils)";
+  Model m = read_mathprog(path("objective_constant.mod"));
+  EXPECT_EQ(m.objective_constant, 12.5);
+  SolveResult r = make_solver("cbc")->solve(m, SolveOptions{});
+  ASSERT_EQ(r.status, SolveStatus::kOptimal);
+  EXPECT_NEAR(r.objective, 16.5, 1e-9);  // glpsol's optimum; 4 without the constant
+}
+
+TEST(MathProg, DisplayOnlyModelIsTheEmptyModel) {
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed (glpk-utils)";
+  Model m = read_mathprog(path("display_only.mod"));
+  EXPECT_EQ(m.num_vars(), 0);
+  EXPECT_EQ(m.num_rows(), 0);
+  SolveResult r = make_solver("cbc")->solve(m, SolveOptions{});
+  ASSERT_EQ(r.status, SolveStatus::kOptimal);
+  EXPECT_EQ(r.objective, 0);  // as glpsol reports it
+}
+
+TEST(MathProg, RowsWithoutVariablesAreRefused) {
+  if (!program_available("glpsol")) GTEST_SKIP() << "glpsol not installed (glpk-utils)";
+  EXPECT_THAT(error_of(path("rows_without_variables.mod"), {}),
+              HasSubstr("rows_without_variables.mod: the model has 2 rows (objective included) but no variables"));
 }
 
 // --time-limit is one budget for the whole command, glpsol's translation included. The model's

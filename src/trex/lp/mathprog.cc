@@ -1,6 +1,8 @@
 #include "trex/lp/mathprog.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -47,6 +49,30 @@ void throw_glpsol_error(const std::string& model_path, const ProcessResult& run)
   throw InputError(model_path, 0, "glpsol could not translate the model" + (last.empty() ? "" : ": " + last));
 }
 
+// glpsol's --check report: "Number of rows               =        2" (the objective counts as
+// a row). -1 when the line is missing.
+long reported_count(const std::string& out, const char* what) {
+  std::regex line(std::string(R"(Number of )") + what + R"(\s*=\s*(\d+))");
+  std::smatch m;
+  return std::regex_search(out, m, line) ? std::stol(m[1]) : -1;
+}
+
+// glpsol's CPLEX LP writer leaves the objective's constant term out of the objective and
+// writes it as a comment right after it, "\* constant term = 2 *\" (15 significant digits, as
+// every number it writes). trex's LP reader skips comments, so the constant is taken here:
+// without it a model "minimize z: x + 2" would be solved to the wrong optimum.
+double constant_term(const std::string& lp_text) {
+  static const std::regex comment(R"(\\\* constant term = (\S+) \*\\)");
+  std::smatch m;
+  if (!std::regex_search(lp_text, m, comment)) return 0;
+  std::string number = m[1];
+  char* end = nullptr;
+  double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(value))
+    throw std::logic_error("glpsol wrote an objective constant trex cannot read: " + number);
+  return value;
+}
+
 }  // namespace
 
 Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths,
@@ -74,9 +100,26 @@ Model read_mathprog(const std::string& model_path, const std::vector<std::string
   std::error_code ec;
   if (run.signaled || run.exit_code != 0 || !std::filesystem::exists(lp_path, ec))
     throw_glpsol_error(model_path, run);
+  // A model of display statements only (GLPK's cal.mod, graph.mod, sorting.mod) has no rows
+  // and no columns: glpsol writes an LP with nothing in it and calls the problem optimal
+  // with objective 0. The empty model says the same. With rows but no columns the LP file
+  // drops the rows (and a constant objective), so nothing faithful can be solved: refused.
+  long rows = reported_count(run.out, "rows"), columns = reported_count(run.out, "columns");
+  if (columns == 0 && rows == 0) {
+    Model empty;
+    empty.name = std::filesystem::path(model_path).stem().string();
+    return empty;
+  }
+  if (columns == 0)
+    throw InputError(model_path, 0,
+                     "the model has " + std::to_string(rows) +
+                         " rows (objective included) but no variables; glpsol's LP translation drops "
+                         "rows without variables, so it is not solved");
   // Errors in the translation are glpsol's or trex's, not the user's line numbers; they
   // still name the model.
-  Model model = read_lp(read_file(lp_path), model_path + " (as translated by glpsol)");
+  std::string text = read_file(lp_path);
+  Model model = read_lp(text, model_path + " (as translated by glpsol)");
+  model.objective_constant += constant_term(text);
   return model;
 }
 

@@ -2,7 +2,9 @@
 // as a separate process (GLPK is GPL-3+ and stays out of trex's address space):
 //   glpsol --check -m MODEL [-d DATA ...] --wlp TEMP.lp
 // then read with read_lp. CPLEX LP keeps the objective sense (glpsol's MPS writers drop a
-// maximization), integer and binary columns and the objective constant.
+// maximization), integer and binary columns; glpsol writes the objective constant as a
+// comment after the objective, which read_mathprog adds back. A model with no rows and no
+// columns (display statements only) is the empty model; rows without any column are refused.
 #pragma once
 
 #include <stdexcept>

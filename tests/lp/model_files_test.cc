@@ -176,6 +176,21 @@ TEST(ModelFiles, LpReaderTakesSosAndSemicontinuous) {
   EXPECT_TRUE(same_model(m, read_mps(write_mps(m)), &why)) << why;
 }
 
+TEST(ModelFiles, QuadObjIsTheUpperTriangleAndQMatrixTheWholeQ) {
+  Model upper = read("quadobj.mps"), full = read("qmatrix.mps");
+  full.name = upper.name;
+  std::string why;
+  EXPECT_TRUE(same_model(upper, full, &why)) << why;
+  // 1/2 x'Qx with Q = [2 1; 1 2]: x^2 + xy + y^2.
+  EXPECT_EQ(upper.objective_value({1, 2}), 1 + 2 + 4 - 2 - 8);
+  for (const Model* m : {&upper, &full}) {
+    SolveResult r = solve(*m);
+    EXPECT_NEAR(r.objective, -4, 1e-6);
+    EXPECT_NEAR(value(*m, r, "x"), 0, 1e-5);
+    EXPECT_NEAR(value(*m, r, "y"), 2, 1e-5);
+  }
+}
+
 TEST(ModelFiles, ConesAreRefusedByName) {
   try {
     read("conic.mps");

@@ -11,6 +11,9 @@
 #include "trex/aura/diagnose.h"
 #include "trex/aura/hardware.h"
 #include "trex/aura/target.h"
+#include "trex/core/cpu_features.h"
+#include "trex/kernels/row_isa.h"
+#include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
 namespace trex::aura {
@@ -169,7 +172,8 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   EXPECT_EQ(builtin_config(sa, hw), (Config{{"chunks", 16}}));
   EXPECT_EQ(sa.shape_class, kernels::shape_class({2048, 8, 128}));
   TuneTarget p = make_target("mhc.pre_bwd", {2048, 4, 512}, hw);
-  EXPECT_EQ(builtin_config(p, hw), (Config{{"block_tokens", 4}, {"column_block", 256}}));
+  EXPECT_EQ(builtin_config(p, hw), (Config{{"block_tokens", 16},
+                                          {"column_block", kernels::builtin::value("mhc.pre_bwd", "column_block")}}));
   // One job for two threads idles one of them: the model never picks a channel block that
   // covers the whole head in the backward (its only split).
   TuneTarget kv = make_target("kv_compress.bwd", {2048, 128, 4}, hw);
@@ -193,6 +197,37 @@ TEST(Target, EverySpaceHoldsOnlyLegalValues) {
     ChoiceSolution s = solve_choices(performance_model(t, hw));
     EXPECT_TRUE(s.feasible) << k;
   }
+}
+
+// "The built-in" that a tune measures and compares against is what each kernel does with no
+// tuning entry: the kernels' own defaults (kernels/tuning_builtins.h), never a copy of them.
+TEST(Target, TheBuiltinIsWhatTheKernelsDoUntuned) {
+  AuraHardware hw = test_machine();
+  for (const std::string& k : kernels::tunable_kernels()) {
+    TuneTarget t = make_target(k, parse_shape(k, ""), hw);
+    Config b = builtin_config(t, hw);
+    for (const SpaceParam& p : t.space) {
+      const int64_t v = kernels::builtin::value(k, p.name);
+      if (v == 0) continue;  // derived from the shape or the caches (GEMM, stream, vocab_tile)
+      EXPECT_EQ(b.at(p.name), v) << k << "." << p.name << ": the built-in must be in the space";
+    }
+  }
+  // The mHC stage-2 column block follows the instruction-set path the kernel takes.
+  {
+    kernels::ScopedRowIsa avx2(core::Isa::kAvx2);
+    TuneTarget p = make_target("mhc.head_bwd", {2048, 4, 512}, hw);
+    EXPECT_EQ(builtin_config(p, hw).at("column_block"), kernels::builtin::kMhcColumnBlock);
+  }
+  if (core::isa_supported(core::Isa::kAvx512)) {
+    TuneTarget p = make_target("mhc.head_bwd", {2048, 4, 512}, hw);
+    EXPECT_EQ(builtin_config(p, hw).at("column_block"), kernels::builtin::kMhcFusedColumnBlock);
+  }
+  // The row kernels stream by default per output tensor of at least 8 MiB: SwiGLU backward's
+  // two 4 MiB outputs at 256x4096 fp32 do not stream, though together they pass 8 MiB.
+  EXPECT_EQ(builtin_config(make_target("swiglu.bwd", {256, 4096}, hw), hw).at("stream"), 1);
+  EXPECT_EQ(builtin_config(make_target("swiglu.bwd", {512, 4096}, hw), hw).at("stream"), 2);
+  EXPECT_EQ(builtin_config(make_target("rmsnorm.fwd", {1024, 4096}, hw, "bf16"), hw).at("stream"), 2);
+  EXPECT_EQ(builtin_config(make_target("rmsnorm.fwd", {512, 4096}, hw, "bf16"), hw).at("stream"), 1);
 }
 
 TEST(Diagnose, NamesTheLimitingStage) {

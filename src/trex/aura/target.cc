@@ -36,6 +36,7 @@
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
 namespace trex::aura {
@@ -80,16 +81,6 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
   return double(ceil_div(a, v));  // query_block, block_tokens
-}
-
-// Built-in value of a work-split parameter.
-int64_t builtin_of(const std::string& kernel, const std::string& param) {
-  if (param == "block_elems") return 16384;
-  if (param == "channel_block") return 64;
-  if (param == "column_block") return 256;
-  if (param == "chunks") return 16;
-  if (kernel == "mhc.post_fwd" || kernel == "mhc.post_bwd") return 8;
-  return 4;  // query_block, block_tokens
 }
 
 }  // namespace
@@ -286,19 +277,20 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
     Config c{{"kc", std::min<int64_t>(g.kc, std::max<int64_t>(8, (t.dims[2] + 7) / 8 * 8))},
              {"mc", std::min<int64_t>(g.mc, ceil_div(t.dims[0], g.mr) * g.mr)},
              {"nc", std::min<int64_t>(g.nc, ceil_div(t.dims[1], g.nr) * g.nr)},
-             {"split", m_panels >= 4 * hw.threads ? 1 : 2},
+             {"split", kernels::builtin::gemm_splits_rows(m_panels, hw.threads) ? 1 : 2},
              {"ukernel", g.isa == core::Isa::kAvx512 ? 3 : g.isa == core::Isa::kAvx2 ? 2 : 1}};
     return t.config_at(t.index_of(c));
   }
   if (is_work_split(t.kernel)) {
     Config c;
-    for (const SpaceParam& p : t.space) c[p.name] = builtin_of(t.kernel, p.name);
+    for (const SpaceParam& p : t.space) c[p.name] = kernels::builtin::value(t.kernel, p.name);
     return t.config_at(t.index_of(c));
   }
-  Config c{{"block_elems", 16384}, {"stream", 1}};
-  const double out_bytes = t.bytes_out;
-  if (out_bytes >= double(8 << 20) && (t.dims[1] * (t.dtype == "bf16" ? 2 : 4)) % 32 == 0) c["stream"] = 2;
-  if (t.kernel == "cross_entropy") c = {{"block_elems", 16384}, {"vocab_tile", 0}};
+  // The kernels' stream test is per output tensor (rows x cols elements of the storage type).
+  const int64_t elem = t.dtype == "bf16" ? 2 : 4;
+  const bool streams = kernels::builtin::streams_by_size(t.dims[0] * t.dims[1] * elem) && (t.dims[1] * elem) % 32 == 0;
+  Config c{{"block_elems", kernels::builtin::value(t.kernel, "block_elems")}, {"stream", streams ? 2 : 1}};
+  if (t.kernel == "cross_entropy") c = {{"block_elems", kernels::builtin::value(t.kernel, "block_elems")}, {"vocab_tile", 0}};
   return t.config_at(t.index_of(c));
 }
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 
 #include "trex/core/bf16.h"
+#include "trex/kernels/tuning_builtins.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -99,7 +100,7 @@ template <class T>
 bool use_streaming(int64_t n, int64_t row, std::initializer_list<const void*> outs, int64_t mode = 0) {
 #ifdef TREX_ELEM_AVX2
   if (mode == 1) return false;
-  if (mode == 0 && size_t(n) * sizeof(T) < (size_t(8) << 20)) return false;
+  if (mode == 0 && !builtin::streams_by_size(n * int64_t(sizeof(T)))) return false;
   if ((size_t(row) * sizeof(T)) % 32 != 0) return false;
   for (const void* p : outs)
     if (reinterpret_cast<uintptr_t>(p) % 32 != 0) return false;

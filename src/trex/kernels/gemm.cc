@@ -17,6 +17,7 @@
 #include "trex/core/arena.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/gemm_internal.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 namespace {
@@ -132,7 +133,7 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
         gemm_detail::pack_b(pr.tb, b, ldb, pc, kc, jc, nc, nr, lo, hi, b_packed);
       });
       const int64_t m_panels = (m + mr - 1) / mr;
-      const bool by_rows = g.split == 0 ? m_panels >= 4 * int64_t(nt) : g.split == 1;
+      const bool by_rows = g.split == 0 ? builtin::gemm_splits_rows(m_panels, nt) : g.split == 1;
       if (by_rows) {
         // Row blocks (at most MC rows), taken by threads in turn so that a busy core takes
         // fewer. With several threads: at least four blocks each and a multiple of the thread

@@ -19,6 +19,7 @@
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 
@@ -264,7 +265,7 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
   }
 }
 
-constexpr int64_t kChannelBlock = 64;  // the built-in; tunable (tuning.h)
+constexpr int64_t kChannelBlock = builtin::kKvChannelBlock;  // tunable (tuning.h)
 
 }  // namespace
 

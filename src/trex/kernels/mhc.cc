@@ -22,6 +22,7 @@
 #include "trex/kernels/mhc_sinkhorn.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 namespace {
@@ -250,7 +251,7 @@ void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* 
   if (sh.tokens <= 0 || sh.d <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
   constexpr int kW = mhc_detail::kMixLanes;
-  const int64_t grain = tuned_or("mhc.pre_fwd", {sh.tokens, sh.n, sh.d}, "block_tokens", kW);
+  const int64_t grain = tuned_or("mhc.pre_fwd", {sh.tokens, sh.n, sh.d}, "block_tokens", builtin::kMhcPreBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     LaneGates<kW> wide(sh);
     LaneGates<1> one(sh);
@@ -284,8 +285,10 @@ PreBackLayout pre_back_layout(int64_t R, int64_t n) {
 // prefers wide ones (bf16 [4096, 4, 1024], one thread: 64 columns 49 ms, 256 37 ms, 1024 34.6
 // ms, 2048 33.9 ms for the whole backward), and the model's nd = 2048 still gives two threads a
 // block each.
-constexpr int64_t kColumnBlock = 256;
-constexpr int64_t kFusedColumnBlock = 1024;
+static_assert(builtin::kMhcPreBlockTokens == mhc_detail::kMixLanes,
+              "the pre kernels' built-in block is one set of Sinkhorn mix lanes");
+constexpr int64_t kColumnBlock = builtin::kMhcColumnBlock;
+constexpr int64_t kFusedColumnBlock = builtin::kMhcFusedColumnBlock;
 constexpr int64_t kTokenChunk = 512;    // tokens per stage-2 GEMM: a 512 KiB fp32 block of X
 
 // dx += (dr + coef xr) + pre g over n elements.
@@ -468,7 +471,7 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
   }
   // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>; the gates and the
   // Sinkhorn mix for kMixLanes tokens at a time (mhc_sinkhorn.h), the chunk's last few one by one.
-  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", 16);
+  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPreBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     constexpr int kW = mhc_detail::kMixLanes;
     LaneGates<kW> wide(sh);
@@ -651,7 +654,7 @@ void mhc_post_forward(const T* F, const T* X, const float* post, const float* C,
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  const int64_t grain = tuned_or("mhc.post_fwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  const int64_t grain = tuned_or("mhc.post_fwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPostBlockTokens);
   auto* token = row_isa() == core::Isa::kAvx512
                     ? (n == 4 ? &post_forward_token512<4, T> : &post_forward_token512<0, T>)
                     : (n == 4 ? &post_forward_token<4, T> : &post_forward_token<0, T>);
@@ -669,7 +672,7 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", 8);
+  const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPostBlockTokens);
   auto* token = row_isa() == core::Isa::kAvx512
                     ? (n == 4 ? &post_backward_token512<4, T> : &post_backward_token512<0, T>)
                     : (n == 4 ? &post_backward_token<4, T> : &post_backward_token<0, T>);
@@ -704,7 +707,7 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t nd = n * sh.d;
-  const int64_t grain = tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  const int64_t grain = tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss = 0.f;
     for (int64_t t = t0; t < t1; ++t) {
@@ -738,7 +741,7 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     owned.resize(size_t(sh.tokens * L.per_token));
     workspace = owned.data();
   }
-  const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", 4);
+  const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams], ss = 0.f;
     for (int64_t t = t0; t < t1; ++t) {

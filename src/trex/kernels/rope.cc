@@ -11,6 +11,7 @@
 
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 namespace {
@@ -96,7 +97,7 @@ void rope_apply(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_t he
   core::trace_count(0, 2.0 * double(tokens * heads * head_dim) * sizeof(T));  // x in, y out
   int rd = table.rope_dim;
   int64_t row = heads * head_dim;
-  const int64_t block = tuned_or("rope.fwd", {tokens, heads, head_dim}, "block_elems", 16384);
+  const int64_t block = tuned_or("rope.fwd", {tokens, heads, head_dim}, "block_elems", builtin::kBlockElems);
   int64_t grain = std::max<int64_t>(1, block / row);
   float sg = sign < 0 ? -1.f : 1.f;
   pool_or_default(pool).parallel_for(0, tokens, grain, [&](int64_t lo, int64_t hi) {

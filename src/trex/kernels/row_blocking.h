@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 
@@ -17,7 +18,7 @@ struct RowBlocking {
 
 // The built-in: blocks of about 16384 elements, streaming by size, whole rows.
 inline RowBlocking row_blocking(const char* kernel, int64_t rows, int64_t cols) {
-  int64_t block = 16384;
+  int64_t block = builtin::kBlockElems;
   RowBlocking b;
   if (tuning_active()) {
     ParamMap p = tuned_params(kernel, shape_class({rows, cols}));

@@ -19,6 +19,7 @@
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/attention_tiles.h"
 #include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 
@@ -157,7 +158,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
   const float tau = 1.f / std::sqrt(float(hd));
-  const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", 4);
+  const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", builtin::kAttnQueryBlock);
   tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
     Scratch w;
     w.K.resize(size_t(kmax * hd));
@@ -211,7 +212,7 @@ struct ChunkPlan {
   int64_t per_chunk = 0;         // floats per chunk: win_rows hd + n_comp hd + H
 };
 
-constexpr int64_t kMaxChunks = 16;  // the built-in chunk count and the tunable one's maximum
+constexpr int64_t kMaxChunks = builtin::kAttnBwdChunks;  // the built-in chunk count and the tunable one's maximum
 
 // About `want` chunks of equal length, independent of the thread count (for determinism).
 ChunkPlan plan_with(const SparseAttnShape& sh, int64_t want) {

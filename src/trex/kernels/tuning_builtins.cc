@@ -1,0 +1,26 @@
+// The built-in values of the tunable parameters by name (see tuning_builtins.h).
+#include "trex/kernels/tuning_builtins.h"
+
+#include "trex/kernels/row_isa.h"
+
+namespace trex::kernels::builtin {
+
+int64_t value(const std::string& kernel, const std::string& param) {
+  auto starts = [&](const char* prefix) { return kernel.rfind(prefix, 0) == 0; };
+  if (param == "block_elems" &&
+      (kernel == "rmsnorm.fwd" || starts("swiglu.") || kernel == "cross_entropy" || kernel == "rope.fwd"))
+    return kBlockElems;
+  if (param == "channel_block" && starts("kv_compress.")) return kKvChannelBlock;
+  if (param == "query_block" && kernel == "sparse_attention.fwd") return kAttnQueryBlock;
+  if (param == "chunks" && kernel == "sparse_attention.bwd") return kAttnBwdChunks;
+  if (param == "block_tokens") {
+    if (starts("mhc.pre_")) return kMhcPreBlockTokens;
+    if (starts("mhc.post_")) return kMhcPostBlockTokens;
+    if (starts("mhc.head_")) return kMhcHeadBlockTokens;
+  }
+  if (param == "column_block" && (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd"))
+    return row_isa() == core::Isa::kAvx512 ? kMhcFusedColumnBlock : kMhcColumnBlock;
+  return 0;
+}
+
+}  // namespace trex::kernels::builtin

@@ -1,0 +1,40 @@
+// The built-in value of each tunable parameter: what a kernel does when no tuning entry sets it.
+// One place for both readers: the kernels take their defaults from here, and the tuner
+// (aura/target.cc) measures these as "the built-in" configuration, so the two cannot drift
+// (tests/kernels/tuning_builtins_test.cc, tests/aura/target_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trex::kernels::builtin {
+
+// Row-blocked kernels (rmsnorm, swiglu, cross-entropy) and RoPE: elements per parallel block.
+inline constexpr int64_t kBlockElems = 16384;
+// Row kernels with the store choice stream an output (mode 0, "by size") of at least this many
+// bytes when its rows are 32-byte aligned (simd::use_streaming).
+inline constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
+inline constexpr int64_t kKvChannelBlock = 64;      // kv_compress.fwd/bwd channel_block
+inline constexpr int64_t kAttnQueryBlock = 4;       // sparse_attention.fwd query_block
+inline constexpr int64_t kAttnBwdChunks = 16;       // sparse_attention.bwd chunks (also the maximum)
+inline constexpr int64_t kMhcPreBlockTokens = 16;   // mhc.pre_fwd/pre_bwd: the Sinkhorn mix lanes
+inline constexpr int64_t kMhcPostBlockTokens = 8;   // mhc.post_fwd/post_bwd
+inline constexpr int64_t kMhcHeadBlockTokens = 4;   // mhc.head_fwd/head_bwd
+inline constexpr int64_t kMhcColumnBlock = 256;     // mhc.pre_bwd/head_bwd column_block, GEMM path
+inline constexpr int64_t kMhcFusedColumnBlock = 1024;  // the same on the AVX-512 fused path
+
+// GEMM's thread split (split = 0): row blocks when there are at least four MR panels of rows per
+// thread, else NR column slivers.
+constexpr bool gemm_splits_rows(int64_t m_panels, int64_t threads) { return m_panels >= 4 * threads; }
+
+// Whether a row kernel's output of `bytes` streams by default (before the alignment check).
+constexpr bool streams_by_size(int64_t bytes) { return bytes >= kStreamMinBytes; }
+
+// The built-in value of (kernel, parameter) as the kernel would use it on this process's
+// instruction-set path (row_isa()); 0 where the built-in depends on the call's shape or the
+// machine's caches (GEMM blocking and split, the row kernels' `stream`, cross-entropy's
+// `vocab_tile` whose 0 is itself the built-in "whole row"), and for a parameter that does not
+// exist.
+int64_t value(const std::string& kernel, const std::string& param);
+
+}  // namespace trex::kernels::builtin

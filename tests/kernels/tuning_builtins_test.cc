@@ -1,0 +1,50 @@
+// The kernels' built-in parameter values (tuning_builtins.h): every fixed one is a legal value of
+// its parameter, and the parameter's documented "0: ..." meaning names it, so the table `trex
+// kernels`/`trex aura` print and the value the kernels use agree.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trex/core/cpu_features.h"
+#include "trex/kernels/row_isa.h"
+#include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
+
+namespace trex::kernels {
+namespace {
+
+TEST(TuningBuiltins, EveryFixedBuiltinIsLegalAndDocumented) {
+  int fixed = 0;
+  for (const TunableParam& p : tunable_params()) {
+    const int64_t v = builtin::value(p.kernel, p.name);
+    if (v == 0) continue;
+    ++fixed;
+    EXPECT_NO_THROW(check_param(p.kernel, p.name, v)) << p.kernel << "." << p.name;
+    EXPECT_NE(std::string(p.meaning).find(std::to_string(v)), std::string::npos)
+        << p.kernel << "." << p.name << " built-in " << v << " not in: " << p.meaning;
+  }
+  // Everything but GEMM's five, the three row kernels' stream and cross-entropy's vocab_tile.
+  EXPECT_EQ(fixed, int(tunable_params().size()) - 5 - 3 - 1);
+  EXPECT_EQ(builtin::value("gemm", "kc"), 0);
+  EXPECT_EQ(builtin::value("swiglu.fwd", "no_such_param"), 0);
+  EXPECT_EQ(builtin::value("no_such_kernel", "block_elems"), 0);
+}
+
+TEST(TuningBuiltins, MhcColumnBlockFollowsTheInstructionSetPath) {
+  {
+    ScopedRowIsa avx2(core::Isa::kAvx2);
+    EXPECT_EQ(builtin::value("mhc.pre_bwd", "column_block"), builtin::kMhcColumnBlock);
+  }
+  if (core::isa_supported(core::Isa::kAvx512))
+    EXPECT_EQ(builtin::value("mhc.head_bwd", "column_block"), builtin::kMhcFusedColumnBlock);
+}
+
+TEST(TuningBuiltins, StreamingBySizeAndTheGemmSplit) {
+  EXPECT_FALSE(builtin::streams_by_size(builtin::kStreamMinBytes - 1));
+  EXPECT_TRUE(builtin::streams_by_size(builtin::kStreamMinBytes));
+  EXPECT_TRUE(builtin::gemm_splits_rows(8, 2));
+  EXPECT_FALSE(builtin::gemm_splits_rows(7, 2));
+}
+
+}  // namespace
+}  // namespace trex::kernels

@@ -227,7 +227,11 @@ int run_tune(const AuraArgs& a) {
   if (!a.out.empty()) {
     if (tuning.hardware_name.empty()) tuning.hardware_name = s.hw.name;
     if (tuning.hardware_features.empty()) tuning.hardware_features = features;
-    tuning.set(a.kernel, t.shape_class, improved ? best.config : builtin);
+    // No verified gain: every parameter at 0, "the kernel's built-in", rather than today's
+    // built-in values spelled out, which would pin them if the kernels' defaults change.
+    Config untuned;
+    for (const aura::SpaceParam& p : t.space) untuned[p.name] = 0;
+    tuning.set(a.kernel, t.shape_class, improved ? best.config : untuned);
     write_file_atomic(a.out, tuning.to_toml());
   }
   if (!a.no_skills && improved) {

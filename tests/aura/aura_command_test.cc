@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <sqlite3.h>
+
 #include "nlohmann/json.hpp"
 #include "trex/aura/skills.h"
 #include "trex/kernels/tuning.h"
@@ -152,6 +154,85 @@ TEST(AuraCommand, BadInputIsOneLineAndExitTwo) {
                         "not a trex skill database");
   expect_one_line_error(run_process({TREX_BINARY, "kernels", "check", "--kernel", "gemm", "--tuning", bad_toml}, limit(30)),
                         "bad.toml:3");
+}
+
+// The other subcommands and the other ways a file can be bad: `model` and `exhaustive` with an
+// unknown kernel or shape; a real skill database with a malformed row, and one cut short; a
+// corrupt tuning file named by $TREX_TUNING. Each: one line, exit 2, the file unchanged.
+TEST(AuraCommand, BadInputOfEverySubcommandAndFile) {
+  const std::string d = dir();
+  for (const char* sub : {"model", "exhaustive"}) {
+    expect_one_line_error(run_process({TREX_BINARY, "aura", sub, "nope"}, limit(30)), "not a tunable kernel");
+    expect_one_line_error(run_process({TREX_BINARY, "aura", sub, "gemm", "--shape", "1x2"}, limit(30)), "--shape");
+    expect_one_line_error(run_process({TREX_BINARY, "aura", sub, "rmsnorm.fwd", "--shape", "0x64"}, limit(30)),
+                          "--shape");
+  }
+  // A trex skill database whose one skill's configuration text is malformed.
+  const std::string rows = d + "/bad_row.db";
+  std::filesystem::remove(rows);
+  {
+    aura::SkillStore store(rows);
+    store.add({0, "gemm", "256x256x256", "avx512 t1", "kc 256->512", {{"kc", 512}}, 1.1, "e", "", 0,
+               {{{{"kc", 512}}, 1.0}}});
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(rows.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE skills SET config = 'kc=;;'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string rows_before = slurp(rows);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "skills", "--skills", rows}, limit(30)), "skill 1");
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--shape", "64x64x64", "--budget", "1",
+                                     "--skills", rows},
+                                    limit(60)),
+                        "skill 1");
+  EXPECT_EQ(slurp(rows), rows_before);
+  // A real skill database cut short (a copy interrupted half-way).
+  const std::string cut = d + "/cut.db";
+  std::filesystem::remove(cut);
+  {
+    aura::SkillStore store(cut);
+    for (int i = 0; i < 40; ++i) {
+      aura::Skill k{0, "gemm", "256x256x256", "avx512 t1", "kc", {{"kc", 64 + 8 * i}}, 1.1, std::string(200, 'e'), "", 0, {}};
+      for (int o = 0; o < 20; ++o) k.observations.push_back({{{"kc", 64 + 8 * o}}, 1.0 + o});
+      store.add(k);
+    }
+  }
+  std::filesystem::resize_file(cut, std::filesystem::file_size(cut) / 2);
+  const std::string cut_before = slurp(cut);
+  ProcessResult c = run_process({TREX_BINARY, "aura", "skills", "--skills", cut}, limit(30));
+  EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
+  EXPECT_NE(c.err.find(cut), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  EXPECT_EQ(slurp(cut), cut_before);
+  // A corrupt tuning file through the environment: the first kernel lookup names it.
+  const std::string bad_toml = d + "/env_bad.toml";
+  { std::ofstream(bad_toml) << "[[kernel]]\nname = \"swiglu.fwd\"\nshape = \"*\"\nstream = 9\n"; }
+  expect_one_line_error(run_process({"/usr/bin/env", "TREX_TUNING=" + bad_toml, TREX_BINARY, "kernels", "check",
+                                     "--kernel", "swiglu.fwd", "--seeds", "1"},
+                                    limit(60)),
+                        "env_bad.toml:4");
+}
+
+// Without a verified gain the entry says "built-in" (every parameter 0), so it follows the
+// kernels' own defaults instead of pinning today's values.
+TEST(AuraCommand, TuneWithoutAGainWritesTheBuiltInAsZeros) {
+  const std::string d = dir(), out = d + "/zeros.toml";
+  std::filesystem::remove(out);
+  ProcessResult p = run_process({TREX_BINARY, "aura", "tune", "mhc.head_fwd", "--shape", "64x4x64", "--budget", "2",
+                                 "--threads", "1", "--min-time", "0.002", "--min-gain", "0.45", "--no-skills",
+                                 "--out", out, "--json"},
+                                limit(120));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  kernels::Tuning t = kernels::Tuning::load(out);
+  const kernels::ParamMap* e = t.find("mhc.head_fwd", kernels::shape_class({64, 4, 64}));
+  ASSERT_NE(e, nullptr);
+  if (j["best"]["improved"].get<bool>()) {  // a 45% gain (possible only by noise): the best config
+    for (const auto& [name, v] : *e) EXPECT_EQ(v, j["best"]["config"][name].get<int64_t>()) << name;
+  } else {
+    ASSERT_FALSE(e->empty());
+    for (const auto& [name, v] : *e) EXPECT_EQ(v, 0) << name;
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// trex train --config FILE [--out DIR] [--steps N] [--resume DIR] [--trace FILE] [--hw FILE]
+// trex train [--config] FILE [--out DIR] [--steps N] [--resume DIR] [--trace FILE] [--hw FILE]
 // [--threads N]: train a V4 model (CPT or SFT) as the config says (docs/train.md); print a line
 // every log_every steps, a final summary and the time per category; write metrics, checkpoints
 // and the loss curve under the run directory.
@@ -7,7 +7,7 @@
 // writes), else measured once by the probe and cached in $XDG_CACHE_HOME/trex (or
 // ~/.cache/trex) per thread count, so later runs start at once.
 //
-// Under mpirun (`mpirun -n 4 trex train --config FILE`) every rank runs this command: the layout
+// Under mpirun (`mpirun -n 4 trex train FILE`) every rank runs this command: the layout
 // comes from [parallel] or --dp/--ep/--etp (docs/dist.md), each rank's threads default to the
 // machine's CPUs / the job's ranks on it, and rank 0 prints and writes the run directory.
 #include <cstdio>
@@ -194,7 +194,8 @@ int run_train(const TrainArgs& args, dist::Session& session) {
 void add_train_command(CLI::App& app, Action* action) {
   auto args = std::make_shared<TrainArgs>();
   CLI::App* cmd = app.add_subcommand("train", "Train a V4 model: CPT or SFT with checkpoints, metrics and MFU");
-  cmd->add_option("--config", args->config, "Train config (TOML, configs/train/)");
+  // Also positional (`trex train CONFIG`), the form `mpirun -n N trex train CONFIG` is usually written in.
+  cmd->add_option("config,--config", args->config, "Train config (TOML, configs/train/)");
   cmd->add_option("--out", args->out, "Run directory (default runs/<config name>; with --resume the checkpoint's run)");
   cmd->add_option("--steps", args->steps, "Total steps, overriding the config (also the schedule's length)");
   cmd->add_option("--stop-after", args->stop_after, "Stop after this step (the schedule still spans --steps)");

@@ -6,7 +6,8 @@
 //     the tiny model's 2 blocks, equals it up to rounding;
 //   - a run stopped under one layout resumes under another bit for bit;
 //   - impossible layouts are refused before any work, naming the flag, with and without mpirun;
-//   - a stalled rank ends the job with a message once the timeout passes;
+//   - a stalled rank ends the job with a message once the timeout passes; a dead one at once
+//     (mpirun), and the run resumes;
 //   - the in-process checks (DISABLED_ tests below, run here under mpirun): the exchange round
 //     trip, the expert-parallel MoE layer against the unsplit one, and the training state
 //     identical on every rank after every step.
@@ -179,9 +180,13 @@ int64_t first_optimizer_bytes(const std::string& run) {
 TEST_F(MultiRankTest, ResumesUnderAnotherLayoutBitForBit) {
   const Reference& ref = reference();
   std::string run = ref.dir.path("resume");
-  ProcessResult a = mpirun(4, {TREX_BINARY, "train", "--config", ref.config, "--out", run, "--threads", "1", "--ep",
-                               "2", "--stop-after", "2"});
+  // `mpirun -n 4 trex train CONFIG`: the config given positionally, its layout from [parallel]
+  // (the 2-rank resume below reads the same config again from the checkpoint).
+  std::string cfg = write_config(ref.dir, "resume.toml", "\n[parallel]\nep = 2\n", ref.tokenizer);
+  ProcessResult a = mpirun(4, {TREX_BINARY, "train", cfg, "--out", run, "--threads", "1", "--stop-after", "2"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("dist: 4 ranks: dense data-parallel over 4; experts edp 2 x ep 2 x etp 1"), std::string::npos)
+      << a.out;
   const std::string ckpt = run + "/checkpoints/step-00000002";
   EXPECT_TRUE(std::filesystem::exists(ckpt + "/optimizer.index.json"));
   EXPECT_TRUE(std::filesystem::exists(ckpt + "/optimizer-rank-00003-of-00004.safetensors"));
@@ -191,10 +196,10 @@ TEST_F(MultiRankTest, ResumesUnderAnotherLayoutBitForBit) {
   std::string alone = ref.dir.path("resume-alone"), broken = ref.dir.path("resume-broken");
   std::filesystem::copy(run, alone, std::filesystem::copy_options::recursive);
   std::filesystem::copy(run, broken, std::filesystem::copy_options::recursive);
-  ProcessResult b = mpirun(2, {TREX_BINARY, "train", "--resume", run, "--threads", "1", "--ep", "2"});
+  ProcessResult b = mpirun(2, {TREX_BINARY, "train", "--resume", run, "--threads", "1"});
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   expect_like_reference(run, "4 ranks (ep 2) to step 2, then 2 ranks (ep 2)");
-  ProcessResult c = run_process({TREX_BINARY, "train", "--resume", alone, "--threads", "1"});
+  ProcessResult c = run_process({TREX_BINARY, "train", "--resume", alone, "--threads", "1", "--ep", "1"});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   expect_like_reference(alone, "4 ranks (ep 2) to step 2, then one process");
   // One process to step 2, then 4 ranks (dp 4) from its whole-state checkpoint.
@@ -206,7 +211,7 @@ TEST_F(MultiRankTest, ResumesUnderAnotherLayoutBitForBit) {
   ASSERT_EQ(e.exit_code, 0) << e.out << e.err;
   expect_like_reference(up, "one process to step 2, then 4 ranks (dp 4)");
   write_file_atomic(broken + "/checkpoints/step-00000002/optimizer.index.json", "{\"shards\": 3}\n");
-  ProcessResult f = run_process({TREX_BINARY, "train", "--resume", broken, "--threads", "1"});
+  ProcessResult f = run_process({TREX_BINARY, "train", "--resume", broken, "--threads", "1", "--ep", "1"});
   EXPECT_EQ(f.exit_code, 2);
   EXPECT_NE(f.err.find("step-00000002/optimizer.index.json: not a trex optimizer shard index"), std::string::npos)
       << f.err;
@@ -296,6 +301,12 @@ TEST_F(MultiRankTest, ImpossibleLayoutsAreRefusedNamingTheField) {
   ProcessResult q = run_process({TREX_BINARY, "train", "--config", ref.config, "--out", ref.dir.path("bad1"), "--ep", "2"});
   EXPECT_EQ(q.exit_code, 2);
   EXPECT_NE(q.err.find("--ep: ep x etp = 2 does not divide the world size 1"), std::string::npos) << q.err;
+  // The same from the config's [parallel], named by file and field.
+  std::string ep3 = write_config(ref.dir, "ep3.toml", "\n[parallel]\nep = 3\n", ref.tokenizer);
+  ProcessResult e = mpirun(2, {TREX_BINARY, "train", ep3, "--out", ref.dir.path("bad3")});
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("ep3.toml: parallel.ep: ep x etp = 3 does not divide the world size 2"), std::string::npos)
+      << e.err;
   // micro_batches must be shared evenly.
   std::string three = write_config(ref.dir, "three.toml", "", ref.tokenizer);
   std::string text = read_file(three);
@@ -317,6 +328,31 @@ TEST_F(MultiRankTest, StalledRankEndsTheJobAfterTheTimeout) {
   EXPECT_NE(p.exit_code, 0);
   EXPECT_NE(p.err.find("rank 0 waited"), std::string::npos) << p.err;
   EXPECT_NE(p.err.find("a peer rank died or stalled"), std::string::npos) << p.err;
+}
+
+// A rank that dies (here: SIGKILL at step 3, as a crash or the OOM killer would) ends the job
+// with mpirun's message naming it, not a hang; the run resumes from its last checkpoint and
+// finishes as if nothing had happened (bit for bit the uninterrupted single process).
+TEST_F(MultiRankTest, DeadRankEndsTheJobAndTheRunResumes) {
+  const Reference& ref = reference();
+  auto config = [&](const std::string& name, const std::string& extra) {
+    std::string cfg = write_config(ref.dir, name, extra, ref.tokenizer);
+    std::string text = read_file(cfg);
+    text.replace(text.find("\nevery = 0"), 10, "\nevery = 1");
+    write_file_atomic(cfg, text);
+    return cfg;
+  };
+  std::string dying = config("die.toml", "\n[parallel]\ndebug_die = [1, 3]\n"), clean = config("nodie.toml", "");
+  std::string run = ref.dir.path("die");
+  ProcessResult p = mpirun(2, {TREX_BINARY, "train", dying, "--out", run, "--threads", "1", "--ep", "2"});
+  EXPECT_FALSE(p.timed_out) << "the job hung";
+  EXPECT_NE(p.exit_code, 0);
+  EXPECT_NE((p.out + p.err).find("rank 1"), std::string::npos) << p.out << p.err;
+  EXPECT_NE((p.out + p.err).find("signal 9"), std::string::npos) << p.out << p.err;
+  EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints/step-00000003"));
+  ProcessResult q = mpirun(2, {TREX_BINARY, "train", clean, "--resume", run, "--threads", "1", "--ep", "2"});
+  ASSERT_EQ(q.exit_code, 0) << q.out << q.err;
+  expect_like_reference(run, "2 ranks (ep 2), rank 1 killed at step 3, resumed");
 }
 
 TEST_F(MultiRankTest, InProcessChecksPassUnderMpirun) {

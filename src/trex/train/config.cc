@@ -123,6 +123,12 @@ TrainConfig load_train_config(const std::string& path) {
       c.dist_stall_rank = v[0];
       c.dist_stall_step = v[1];
     }
+    if (pl.has("debug_die")) {
+      std::vector<long> v = pl.integers("debug_die", 0);
+      if (v.size() != 2) pl.fail("debug_die", "must be [rank, step]");
+      c.dist_die_rank = v[0];
+      c.dist_die_step = v[1];
+    }
     pl.finish();
   }
 

@@ -71,6 +71,8 @@ struct TrainConfig {
   double dist_timeout_s = 0;      // a rank waiting longer in one collective ends the run (0: default)
   // Debug only (tests of the watchdog): rank dist_stall[0] stops at step dist_stall[1].
   int64_t dist_stall_rank = -1, dist_stall_step = -1;
+  // Debug only (tests of a dying rank): rank debug_die[0] kills itself (SIGKILL) at step debug_die[1].
+  int64_t dist_die_rank = -1, dist_die_step = -1;
   // [[data]]
   std::vector<SourceSpec> data;
 };

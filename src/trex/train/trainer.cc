@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -351,6 +352,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     for (int64_t j = 0; j < reducer.rounds(c.micro_batches); ++j) {
       if (step == c.dist_stall_step && ctx.rank() == c.dist_stall_rank)
         for (;;) ::pause();  // debug hook: see config.h
+      if (step == c.dist_die_step && ctx.rank() == c.dist_die_rank) ::raise(SIGKILL);  // debug hook: see config.h
       model.zero_grads();
       const model::Batch& b = batches[size_t(reducer.micro_batch(j))];
       // The last round: each range of the shard goes to the update once its sum is final.

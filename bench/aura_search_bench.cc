@@ -480,7 +480,8 @@ static int run_bench(int argc, char** argv) {
         if (prior.empty()) transfers = "no skills";
       }
       if (verbose)
-        for (const auto& [name, r] : {std::pair<const char*, const trex::aura::SearchResult*>{"guided/searches", &gs.result},
+        for (const auto& [name, r] : {std::pair<const char*, const trex::aura::SearchResult*>{"cold", &rc},
+                                      {"guided/searches", &gs.result},
                                       {"guided/tables", &gt.result}}) {
           std::fprintf(stderr, "%s %s seed %zu:\n", tg.shape_text().c_str(), name, s);
           for (const trex::aura::SearchNode& n : r->nodes) {

@@ -2,6 +2,7 @@
 #include "trex/aura/search.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -80,7 +81,10 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   // model's predicted time of the neighbour. Moves and neighbours the prior rules out are left out.
   auto moves_of = [&](int id) {
     std::vector<int> idx = target.index_of(r.nodes[size_t(id)].config);
-    std::vector<std::pair<std::pair<double, double>, Move>> ranked;
+    // Keys: the settled ratio (or a recommendation), then the skills' predicted time of the
+    // neighbour (prior.h: their nearest observations, averaged over skills, so one skill's noise
+    // counts less), then the model's.
+    std::vector<std::pair<std::array<double, 3>, Move>> ranked;
     for (size_t p = 0; p < target.space.size(); ++p)
       for (int step : {1, -1, 2, -2}) {
         // With a prior, a step counts allowed values only: ruled-out ones are stepped over, so
@@ -96,16 +100,17 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
         nb[p] = v;
         double predicted = choice_cost(model, nb);
         if (!std::isfinite(predicted)) continue;  // the model forbids it (a capacity limit)
-        double rank = 0;
+        double rank = 0, skills = 0;
         if (use_prior) {
           if (opt.prior->pruned(nb) || opt.prior->move_pruned(p, idx[p], v)) continue;
           rank = opt.prior->settled_ratio(p, idx[p], v);  // 1: unsettled or never made, neutral
+          skills = opt.prior->predicted(nb);
         }
         int dir = step > 0 ? 1 : -1;
         bool near = std::abs(step) == 1;
         if (near && momentum.first == int(p) && momentum.second == dir) rank -= 2e9;
         else if (near && opt.preferred.count({target.space[p].name, dir})) rank -= 1e9;
-        ranked.push_back({{rank, predicted}, Move{int(p), v - idx[p]}});
+        ranked.push_back({{rank, skills, predicted}, Move{int(p), v - idx[p]}});
       }
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -12,7 +12,8 @@
 //     measured node that has some (a dead end rolls back to there).
 // Moves are ranked by the performance model's prediction, after the moves that skills or the
 // last commit recommend. With a skill prior (prior.h), a node's moves are ranked by the settled
-// time ratio the skills measured for that move (the model breaks ties), and a neighbour or seed that the prior's rules rule
+// time ratio the skills measured for that move, then (where no effect is settled) by the
+// skills' predicted time of the neighbour (SkillPrior::predicted), the model breaking ties, and a neighbour or seed that the prior's rules rule
 // out is never measured: pruning happens before evaluation, so it costs no budget. The budget counts measured candidates (gate failures included); a
 // configuration is never measured twice.
 #pragma once

@@ -127,17 +127,29 @@ TEST(GemmModel, TheProgramMatchesEnumerationAndRespectsCapacities) {
   }
 }
 
-TEST(RowModel, PrefersStreamingStoresOnlyBeyondTheCaches) {
+TEST(RowModel, PrefersStreamingStoresOnlyBeyondTheCachesAndWhereTheProbeMeasuredTheirGain) {
   AuraHardware hw = test_machine();
+  hw.nt_gain = 1.25;  // the probe's triad_nt / triad, measured with two threads
+  hw.nt_threads = 2;
   TuneTarget big = make_target("rmsnorm.fwd", {8192, 8192}, hw);
   TuneTarget small = make_target("rmsnorm.fwd", {64, 1024}, hw);
-  auto stream_of = [&](const TuneTarget& t) {
-    ChoiceSolution s = solve_choices(performance_model(t, hw));
+  auto stream_of = [&](const TuneTarget& t, const AuraHardware& h) {
+    ChoiceSolution s = solve_choices(performance_model(t, h));
     EXPECT_TRUE(s.feasible);
     return t.config_at(s.index)["stream"];
   };
-  EXPECT_EQ(stream_of(big), 2);
-  EXPECT_EQ(stream_of(small), 1);
+  EXPECT_EQ(stream_of(big, hw), 2);
+  EXPECT_EQ(stream_of(small, hw), 1);
+  // One thread: the two-thread gain is no evidence for one core's stores.
+  AuraHardware one = hw;
+  one.threads = 1;
+  EXPECT_EQ(stream_of(make_target("rmsnorm.fwd", {8192, 8192}, one), one), 1);
+  // No triad_nt in the description, or one no faster than the triad: normal stores.
+  AuraHardware none = hw;
+  none.nt_gain = 0;
+  EXPECT_EQ(stream_of(big, none), 1);
+  none.nt_gain = 0.95;
+  EXPECT_EQ(stream_of(big, none), 1);
 }
 
 TEST(Target, ShapesAndKernelsAreChecked) {

@@ -53,6 +53,10 @@ AuraHardware load_hardware(const std::string& path_in, int threads) {
     }
   }
   if (d.stream && d.stream->triad) h.bw_mem = d.stream->triad->value;
+  if (d.stream && d.stream->triad && d.stream->triad_nt && d.stream->triad->value > 0) {
+    h.nt_gain = d.stream->triad_nt->value / d.stream->triad->value;
+    h.nt_threads = int(d.stream->threads.value);
+  }
   if (h.bw_mem <= 0) throw InputError(path, 0, "stream.triad: needed for the memory roofline");
   const double per_core = d.peak.flops_fp32_one_core ? d.peak.flops_fp32_one_core->value
                                                      : d.peak.flops_fp32.value / cores;

@@ -16,6 +16,10 @@ struct AuraHardware {
   double peak_avx2 = 0;        // the same with 256-bit FMAs (0: unknown, taken as peak_flops / 2)
   double bw_mem = 0;           // STREAM triad of the device, bytes/s
   double bw_l1 = 0, bw_l2 = 0, bw_l3 = 0;  // read bandwidth of one core from each level
+  // Non-temporal stores' measured gain: triad_nt / triad of the description's STREAM run, and the
+  // threads that run used (0: not measured). The row model credits it only at that thread count.
+  double nt_gain = 0;
+  int nt_threads = 0;
   std::string source;          // where the figures came from
 
   // "avx512 l1=48K/12 l2=2048K l3=491520K t2": what a skill was measured on.

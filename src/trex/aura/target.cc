@@ -14,8 +14,9 @@
 //   forbidden (pair kc, nc): 4 KC NC > L3 / 2.
 // Row kernels: pipes memory and vector overlap; block scheduling is serial:
 //   memory  (in + out) / bw(level of the working set) with normal stores; with non-temporal
-//           stores in / bw(level) + out / bw_mem, and at the memory level the write-allocate
-//           read saved (triad_nt / triad, else 4/3);
+//           stores in / bw(level) + out / bw_mem, and at the memory level (in + out) / bw_mem
+//           divided by the probe's triad_nt / triad where the tune runs the probe's threads,
+//           else 2% more than normal stores (no evidence of a gain);
 //   vector  elements x lane-ops per element / (lanes x FMA rate);
 //   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads).
 // Cross-entropy adds the vocabulary tile: the sum-of-exp pass finds the row in L1 (tile)
@@ -433,7 +434,16 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
   if (is < 0) pr.pipe_constant[0] = t_mem_normal;  // no store choice: normal stores
   for (size_t s = 0; s < ST.size(); ++s) {
     double tm = t_mem_normal;
-    if (ST[s] == 2) tm = at_memory ? ws / hw.bw_mem * (in + out) / (in + 2 * out) : in / bw_level + out / hw.bw_mem;
+    if (ST[s] == 2) {
+      // At the memory level non-temporal stores save the write-allocate read only where the
+      // probe measured that (triad_nt over triad, at the probe's thread count); elsewhere they
+      // are charged 2% more than normal stores: on the development VM at one thread they lost on
+      // every SwiGLU space (1.07-1.53x) and on two of four RMSNorm spaces (bench/results/aura_search.md,
+      // session 6), while the two-core probe showed triad_nt 1.18x triad.
+      const bool credited = hw.nt_gain > 1 && hw.nt_threads > 0 && int(threads) >= hw.nt_threads;
+      tm = at_memory ? (credited ? ws / (hw.bw_mem * hw.nt_gain) : 1.02 * ws / hw.bw_mem)
+                     : in / bw_level + out / hw.bw_mem;
+    }
     pr.params[size_t(is)].cost[s] = tm;
     pr.params[size_t(is)].pipe[s] = 0;
   }

@@ -1,15 +1,22 @@
 // trex: one binary, one subcommand per part. Usage errors and bad input end here as a
 // single line on stderr and exit code 2, whichever subcommand raised them.
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 int main(int argc, char** argv) {
+  // Under a file size limit (ulimit -f) a write past it raises SIGXFSZ, whose default action
+  // ends the process without a word; ignored, the write fails with EFBIG and the error names
+  // the file like any other failed write.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"trex: MoE post-training systems and solver-grounded OR tools"};
   app.set_version_flag("--version", std::string("trex ") + trex::version());
   app.require_subcommand(1);
@@ -42,6 +49,13 @@ int main(int argc, char** argv) {
   } catch (const trex::InputError& e) {
     std::fprintf(stderr, "trex: error: %s\n", e.what());
     return trex::kUsageExitCode;
+  } catch (const trex::IoError& e) {
+    std::fprintf(stderr, "trex: error: %s\n", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A directory that cannot be made or listed (read-only, full): the path and the reason.
+    std::fprintf(stderr, "trex: error: %s: %s\n", e.path1().string().c_str(), e.code().message().c_str());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "trex: error: out of memory\n");
     return 1;

@@ -13,9 +13,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <linux/capability.h>
 #include <thread>
 
 #include "test_text.h"
@@ -314,8 +322,10 @@ TEST(TrainerTest, OverlappedSwapUpdateEqualsAdamW) {
         << f << " differs after resume";
 }
 
-// Runs `trex train ...`; returns the pid (the caller waits or kills).
-pid_t spawn_trex(const std::vector<std::string>& args, const std::string& log) {
+// Runs `trex train ...`; returns the pid (the caller waits or kills). in_child runs in the child
+// before the exec (a limit or a dropped capability that trex should meet as a user would).
+pid_t spawn_trex(const std::vector<std::string>& args, const std::string& log,
+                 const std::function<void()>& in_child = {}) {
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = std::fopen(log.c_str(), "w");
@@ -323,6 +333,7 @@ pid_t spawn_trex(const std::vector<std::string>& args, const std::string& log) {
       dup2(fileno(f), 1);
       dup2(fileno(f), 2);
     }
+    if (in_child) in_child();
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(TREX_BINARY));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -340,15 +351,34 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Makes a config from write_config publish a checkpoint every `every` steps and keep them all.
+void checkpoint_every(const std::string& cfg, int every) {
+  std::string text = read_file(cfg);
+  const std::string from = "[checkpoint]\nevery = 0\nkeep_last = 3";
+  const std::string to = "[checkpoint]\nevery = " + std::to_string(every) + "\nkeep_last = 99";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), to);
+  write_file_atomic(cfg, text);
+}
+
+// The "loss" fields of a run's metrics.jsonl, as written.
+std::vector<std::string> metric_losses(const std::string& path) {
+  std::vector<std::string> out;
+  std::string m = read_file(path);
+  size_t p = 0;
+  while ((p = m.find("\"loss\":", p)) != std::string::npos) {
+    size_t e = m.find(',', p);
+    out.push_back(m.substr(p, e - p));
+    p = e;
+  }
+  return out;
+}
+
 TEST(TrainerTest, CliRunKilledMidwayResumesBitForBit) {
   TempDir dir("kill");
   std::string cfg = write_config(dir);
   // Checkpoints every 4 steps so the kill finds one to resume from.
-  std::string text = read_file(cfg);
-  const std::string from = "[checkpoint]\nevery = 0\nkeep_last = 3", to = "[checkpoint]\nevery = 4\nkeep_last = 99";
-  ASSERT_NE(text.find(from), std::string::npos);
-  text.replace(text.find(from), from.size(), to);
-  write_file_atomic(cfg, text);
+  checkpoint_every(cfg, 4);
   const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
   const std::vector<std::string> common = {"train", "--config", cfg, "--steps", "60", "--threads", "2", "--hw", hw};
 
@@ -378,18 +408,7 @@ TEST(TrainerTest, CliRunKilledMidwayResumesBitForBit) {
               read_file(dir.path(std::string("killed/checkpoints/step-00000060/") + f)))
         << f << " differs";
   // Same per-step losses in the metrics of both runs.
-  auto losses = [](const std::string& path) {
-    std::vector<std::string> out;
-    std::string m = read_file(path);
-    size_t p = 0;
-    while ((p = m.find("\"loss\":", p)) != std::string::npos) {
-      size_t e = m.find(',', p);
-      out.push_back(m.substr(p, e - p));
-      p = e;
-    }
-    return out;
-  };
-  EXPECT_EQ(losses(dir.path("full/metrics.jsonl")), losses(dir.path("killed/metrics.jsonl")));
+  EXPECT_EQ(metric_losses(dir.path("full/metrics.jsonl")), metric_losses(dir.path("killed/metrics.jsonl")));
 }
 
 // Bad swap input through the CLI: a swap directory that does not exist, a memory limit too small
@@ -440,6 +459,187 @@ TEST(TrainerTest, SwapBadInputIsOneLineAndExitTwo) {
   EXPECT_NE(out.find("trex: error: "), std::string::npos) << out;
   EXPECT_NE(out.find("optimizer.safetensors"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+// The lines of a log that carry "error" (trex prints other lines, such as the swap line, first).
+std::vector<std::string> error_lines(const std::string& log) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p < log.size()) {
+    size_t e = log.find('\n', p);
+    if (e == std::string::npos) e = log.size();
+    std::string line = log.substr(p, e - p);
+    if (line.find("error") != std::string::npos) out.push_back(line);
+    p = e + 1;
+  }
+  return out;
+}
+
+// An I/O error in the middle of a run, from the kernel: once the run has published its step-2
+// checkpoint, its file size limit (RLIMIT_FSIZE, lowered from outside with prlimit, as an
+// operator's `prlimit --fsize` would) is set to the middle of the swap file's second copy. A
+// step writes the whole copy it does not read, so within two steps a write-back there fails
+// with EFBIG, while every checkpoint file still fits under the limit. The run must stop with one
+// line naming the swap file and the offset, leave no swap file and no partial checkpoint, and
+// resume from its last checkpoint to the same weights, state and losses as a run never stopped.
+TEST(TrainerTest, SwapIoErrorMidRunStopsCleanlyAndResumesBitForBit) {
+  TempDir dir("swapio");
+  std::string cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n");
+  checkpoint_every(cfg, 2);
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
+  const std::vector<std::string> common = {"train", "--config", cfg, "--steps", "40", "--threads", "2", "--hw", hw};
+  std::vector<std::string> full = common;
+  full.insert(full.end(), {"--out", dir.path("full")});
+  ASSERT_EQ(wait_exit(spawn_trex(full, dir.path("full.log"))), 0) << read_file(dir.path("full.log"));
+
+  std::vector<std::string> failing = common;
+  failing.insert(failing.end(), {"--out", dir.path("failing")});
+  pid_t pid = spawn_trex(failing, dir.path("failing.log"));
+  const std::string first_ckpt = dir.path("failing/checkpoints/step-00000002");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(600);  // a hang guard only
+  while (!std::filesystem::exists(first_ckpt + "/state.json") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const std::string swap_file = dir.path("failing/optimizer-" + std::to_string(pid) + ".swap");
+  std::error_code ec;
+  const uint64_t file_bytes = std::filesystem::file_size(swap_file, ec);
+  if (ec) kill(pid, SIGKILL);
+  ASSERT_FALSE(ec) << swap_file << ": " << ec.message() << "\n" << read_file(dir.path("failing.log"));
+  // Two copies of 12 B x (chunks of 4096 elements); the limit is a chunk boundary half-way
+  // into the second copy, so a write-back there fails whole.
+  const uint64_t chunk_bytes = 12 * 4096, copy_bytes = file_bytes / 2;
+  const uint64_t limit = copy_bytes + copy_bytes / 2 / chunk_bytes * chunk_bytes;
+  ASSERT_GT(limit, std::filesystem::file_size(first_ckpt + "/optimizer.safetensors"))
+      << "a checkpoint would meet the limit before the swap file does";
+  ASSERT_LT(limit, file_bytes);
+  rlimit old{};
+  ASSERT_EQ(prlimit(pid, RLIMIT_FSIZE, nullptr, &old), 0) << std::strerror(errno);
+  rlimit lowered{rlim_t(limit), old.rlim_max};
+  ASSERT_EQ(prlimit(pid, RLIMIT_FSIZE, &lowered, nullptr), 0) << std::strerror(errno);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const std::string out = read_file(dir.path("failing.log"));
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status) << " (SIGXFSZ not ignored?)\n" << out;
+  ASSERT_NE(WEXITSTATUS(status), 0) << "the run finished before its limit was lowered:\n" << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  std::vector<std::string> errors = error_lines(out);
+  ASSERT_EQ(errors.size(), 1u) << out;
+  const std::string head = "trex: error: " + swap_file + ": swap write failed at offset ";
+  ASSERT_EQ(errors[0].rfind(head, 0), 0u) << out;
+  EXPECT_GE(std::stoull(errors[0].substr(head.size())), limit) << out;
+  EXPECT_NE(errors[0].find(": File too large"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(out.size() - errors[0].size() - 1), errors[0] + "\n") << "the error is not the last line";
+
+  // Nothing half-written: the swap file is gone, only published checkpoints remain.
+  EXPECT_FALSE(std::filesystem::exists(swap_file));
+  int64_t last = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path("failing/checkpoints"))) {
+    const std::string name = e.path().filename().string();
+    ASSERT_EQ(name.rfind("step-", 0), 0u) << "left behind: " << name;
+    last = std::max<int64_t>(last, std::stoll(name.substr(5)));
+  }
+  EXPECT_GE(last, 2);
+  EXPECT_LT(last, 40);
+
+  std::vector<std::string> resume = {"train", "--resume", dir.path("failing"), "--steps", "40", "--threads", "2",
+                                     "--hw", hw};
+  ASSERT_EQ(wait_exit(spawn_trex(resume, dir.path("resume.log"))), 0) << read_file(dir.path("resume.log"));
+  for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+    EXPECT_EQ(read_file(dir.path(std::string("full/checkpoints/step-00000040/") + f)),
+              read_file(dir.path(std::string("failing/checkpoints/step-00000040/") + f)))
+        << f << " differs after resuming from step " << last;
+  EXPECT_EQ(metric_losses(dir.path("full/metrics.jsonl")), metric_losses(dir.path("failing/metrics.jsonl")));
+}
+
+// Makes the calling process meet file permissions as any user does: root keeps
+// CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH across exec only through its bounding set, so they go
+// from there. Exits 125 with a line on stderr when it cannot (root without CAP_SETPCAP).
+void drop_permission_override_in_child() {
+  if (geteuid() != 0) return;
+  if (prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) != 0 ||
+      prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0) != 0) {
+    std::fprintf(stderr, "cannot drop CAP_DAC_OVERRIDE: %s\n", std::strerror(errno));
+    _exit(125);
+  }
+}
+
+// The swap file refused at start-up, by the kernel: a read-only swap directory (mode 0555, met
+// without root's override), and a disk too small for the reservation (a file size limit the
+// child sets before the exec; posix_fallocate fails as on a full disk, with EFBIG instead of
+// ENOSPC). Each: one "trex: error:" line naming the swap file and the reason, exit 2, no swap
+// file and no checkpoint left.
+TEST(TrainerTest, SwapFileRefusedAtStartIsOneLineAndLeavesNothing) {
+  TempDir dir("swapstart");
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
+  std::string cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\nswap_dir = \"ro\"\n");
+  std::filesystem::create_directories(dir.path("ro"));
+  std::filesystem::permissions(dir.path("ro"), std::filesystem::perms(0555));
+  std::string log = dir.path("ro.log");
+  pid_t pid = spawn_trex({"train", "--config", cfg, "--out", dir.path("ro_run"), "--steps", "2", "--hw", hw}, log,
+                         drop_permission_override_in_child);
+  int code = wait_exit(pid);
+  std::string out = read_file(log);
+  std::filesystem::permissions(dir.path("ro"), std::filesystem::perms(0755));
+  if (code == 125) GTEST_SKIP() << "root here cannot give up its permission override: " << out;
+  EXPECT_EQ(code, 2) << out;
+  std::vector<std::string> errors = error_lines(out);
+  ASSERT_EQ(errors.size(), 1u) << out;
+  EXPECT_EQ(errors[0], "trex: error: " + dir.path("ro/optimizer-" + std::to_string(pid) + ".swap") +
+                           ": cannot create the swap file: Permission denied");
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path("ro")));
+  EXPECT_FALSE(std::filesystem::exists(dir.path("ro_run/checkpoints")));
+
+  // The tiny model's swap file is 24 B x 56 chunks of 4096 elements (5.5 MB); what the run
+  // writes before it (the tokenizer) is well under the 1 MiB limit.
+  cfg = write_config(dir, "kind = \"swap\"\nswap_chunk = 4096\n");
+  log = dir.path("full.log");
+  pid = spawn_trex({"train", "--config", cfg, "--out", dir.path("full_run"), "--steps", "2", "--hw", hw}, log, [] {
+    rlimit lim{rlim_t(1) << 20, rlim_t(1) << 20};
+    setrlimit(RLIMIT_FSIZE, &lim);
+  });
+  code = wait_exit(pid);
+  out = read_file(log);
+  EXPECT_EQ(code, 2) << out;
+  errors = error_lines(out);
+  ASSERT_EQ(errors.size(), 1u) << out;
+  const std::string head = "trex: error: " + dir.path("full_run/optimizer-" + std::to_string(pid) + ".swap") +
+                           ": cannot reserve ";
+  EXPECT_EQ(errors[0].rfind(head, 0), 0u) << out;
+  EXPECT_NE(errors[0].find(" bytes for the swap file: File too large"), std::string::npos) << out;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path("full_run")))
+    EXPECT_EQ(e.path().filename().string().find(".swap"), std::string::npos) << "left behind: " << e.path();
+  EXPECT_FALSE(std::filesystem::exists(dir.path("full_run/checkpoints")));
+}
+
+// A checkpoint that does not fit (a file size limit the child sets before the exec, between
+// the sizes of the model's and the optimizer's files, so the optimizer state of the first
+// checkpoint is cut by EFBIG as by a full disk): one line naming the file, exit 2, and no
+// partial checkpoint directory left.
+TEST(TrainerTest, CheckpointThatDoesNotFitLeavesNoPartialDirectory) {
+  TempDir dir("ckptfull");
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
+  std::string cfg = write_config(dir);
+  ASSERT_EQ(wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("sizes"), "--steps", "1", "--hw", hw},
+                                 dir.path("sizes.log"))),
+            0)
+      << read_file(dir.path("sizes.log"));
+  const uint64_t model_bytes = std::filesystem::file_size(dir.path("sizes/checkpoints/step-00000001/model.safetensors"));
+  const uint64_t opt_bytes = std::filesystem::file_size(dir.path("sizes/checkpoints/step-00000001/optimizer.safetensors"));
+  ASSERT_LT(model_bytes, opt_bytes);
+  const rlim_t limit = rlim_t((model_bytes + opt_bytes) / 2);
+  const std::string log = dir.path("cut.log");
+  int code = wait_exit(spawn_trex({"train", "--config", cfg, "--out", dir.path("cut"), "--steps", "1", "--hw", hw}, log,
+                                  [limit] {
+                                    rlimit lim{limit, limit};
+                                    setrlimit(RLIMIT_FSIZE, &lim);
+                                  }));
+  std::string out = read_file(log);
+  EXPECT_EQ(code, 2) << out;
+  std::vector<std::string> errors = error_lines(out);
+  ASSERT_EQ(errors.size(), 1u) << out;
+  EXPECT_EQ(errors[0].rfind("trex: error: " + dir.path("cut/checkpoints/"), 0), 0u) << out;
+  EXPECT_NE(errors[0].find("/optimizer.safetensors: "), std::string::npos) << out;
+  EXPECT_NE(errors[0].find("File too large"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path("cut/checkpoints"))) << "a partial checkpoint was left";
 }
 
 }  // namespace

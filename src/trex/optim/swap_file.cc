@@ -11,10 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "trex/core/arena.h"
 #include "trex/core/cpu_features.h"
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::optim {
 namespace {
@@ -30,31 +33,32 @@ constexpr uint64_t kBufferedWriteBytes = uint64_t(1) << 30;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// Moves bytes with pread/pwrite until all have moved; a short count is retried, so a failure
+// reports the system's own reason (EFBIG, ENOSPC, EIO) or the end of a cut file.
+void transfer_sync(int fd, const std::string& path, bool write, uint64_t offset, uint64_t bytes, char* p) {
+  uint64_t done = 0;
+  while (done < bytes) {
+    size_t n = size_t(std::min(kRequestBytes, bytes - done));
+    ssize_t r = write ? ::pwrite(fd, p + done, n, off_t(offset + done)) : ::pread(fd, p + done, n, off_t(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      throw IoError(path + ": swap " + (write ? "write" : "read") + " failed at offset " +
+                    std::to_string(offset + done) + ": " + (r < 0 ? errno_text(errno) : "unexpected end of file"));
+    done += uint64_t(r);
+  }
+}
+
 class PreadChannel : public SwapFile::Channel {
  public:
   PreadChannel(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   void read(uint64_t offset, uint64_t bytes, void* dst) override {
-    transfer(false, offset, bytes, static_cast<char*>(dst));
+    transfer_sync(fd_, path_, false, offset, bytes, static_cast<char*>(dst));
   }
   void write(uint64_t offset, uint64_t bytes, const void* src) override {
-    transfer(true, offset, bytes, const_cast<char*>(static_cast<const char*>(src)));
+    transfer_sync(fd_, path_, true, offset, bytes, const_cast<char*>(static_cast<const char*>(src)));
   }
 
  private:
-  void transfer(bool write, uint64_t offset, uint64_t bytes, char* p) {
-    uint64_t done = 0;
-    while (done < bytes) {
-      size_t n = size_t(std::min(kRequestBytes, bytes - done));
-      ssize_t r = write ? ::pwrite(fd_, p + done, n, off_t(offset + done))
-                        : ::pread(fd_, p + done, n, off_t(offset + done));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0)
-        throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed at offset " +
-                                 std::to_string(offset + done) + ": " +
-                                 (r < 0 ? errno_text(errno) : "unexpected end of file"));
-      done += uint64_t(r);
-    }
-  }
   int fd_;
   std::string path_;
 };
@@ -76,12 +80,16 @@ class UringChannel : public SwapFile::Channel {
   }
 
  private:
-  // Keeps up to kQueueDepth requests of kRequestBytes in flight until all bytes have moved.
+  // Keeps up to kQueueDepth requests of kRequestBytes in flight until all bytes have moved. A
+  // request that moved fewer bytes than asked (a write stopped by a file size limit or a full
+  // disk, a read past the end of a cut file) is finished with pread/pwrite once the ring is
+  // drained, which either completes it or names the system's reason.
   void transfer(bool write, uint64_t offset, uint64_t bytes, char* p) {
     uint64_t next = 0;
     unsigned inflight = 0;
     std::string failure;
     uint64_t failed_at = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> short_parts;  // (start in the transfer, bytes left)
     while ((next < bytes && failure.empty()) || inflight > 0) {
       while (failure.empty() && next < bytes && inflight < kQueueDepth) {
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -98,25 +106,27 @@ class UringChannel : public SwapFile::Channel {
       int rc = io_uring_submit(&ring_);
       // Requests the kernel did not take would never complete: waiting for them would hang.
       if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
-        throw std::runtime_error(path_ + ": io_uring_submit: " + errno_text(-rc));
+        throw IoError(path_ + ": io_uring_submit: " + errno_text(-rc));
       io_uring_cqe* cqe = nullptr;
       rc = io_uring_wait_cqe(&ring_, &cqe);
       if (rc == -EINTR) continue;
-      if (rc < 0) throw std::runtime_error(path_ + ": io_uring_wait_cqe: " + errno_text(-rc));
+      if (rc < 0) throw IoError(path_ + ": io_uring_wait_cqe: " + errno_text(-rc));
       int res = cqe->res;
       uint64_t at = cqe->user_data;
       uint64_t want = std::min(write ? write_request_ : kRequestBytes, bytes - at);
       io_uring_cqe_seen(&ring_, cqe);
       --inflight;
-      // A short count on a regular file means the end of the file: the file was cut.
-      if (failure.empty() && (res < 0 || uint64_t(res) != want)) {
-        failure = res < 0 ? errno_text(-res) : "short transfer (file truncated?)";
+      if (failure.empty() && res < 0) {
+        failure = errno_text(-res);
         failed_at = offset + at;
+      } else if (res >= 0 && uint64_t(res) < want) {
+        short_parts.emplace_back(at + uint64_t(res), want - uint64_t(res));
       }
     }
     if (!failure.empty())
-      throw std::runtime_error(path_ + ": swap " + (write ? "write" : "read") + " failed at offset " +
-                               std::to_string(failed_at) + ": " + failure);
+      throw IoError(path_ + ": swap " + (write ? "write" : "read") + " failed at offset " + std::to_string(failed_at) +
+                    ": " + failure);
+    for (const auto& [at, left] : short_parts) transfer_sync(fd_, path_, write, offset + at, left, p + at);
   }
   int fd_;
   std::string path_;

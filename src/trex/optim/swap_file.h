@@ -31,7 +31,8 @@ class SwapFile {
   class Channel {
    public:
     virtual ~Channel() = default;
-    // Whole transfers; throw std::runtime_error naming the file on an I/O error or short count.
+    // Whole transfers; throw IoError naming the file and offset when the system refuses one or the
+    // file ends early.
     virtual void read(uint64_t offset, uint64_t bytes, void* dst) = 0;
     virtual void write(uint64_t offset, uint64_t bytes, const void* src) = 0;
   };

@@ -7,6 +7,7 @@
 
 #include "trex/core/trace.h"
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::optim {
 namespace {
@@ -103,6 +104,9 @@ void SwapOptimizer::fail(std::exception_ptr e) {
   done_cv_.notify_all();
   try {
     std::rethrow_exception(e);
+  } catch (const IoError& x) {
+    failure_ = x.what();
+    failure_is_io_ = true;
   } catch (const std::exception& x) {
     failure_ = x.what();
   } catch (...) {
@@ -111,8 +115,10 @@ void SwapOptimizer::fail(std::exception_ptr e) {
 }
 
 void SwapOptimizer::check_usable() const {
-  if (failed_)
-    throw std::runtime_error("swap optimizer is unusable after an I/O error: " + failure_);
+  if (!failed_) return;
+  // The system's refusal stays an IoError (one "trex: error:" line naming the file and offset).
+  if (failure_is_io_) throw IoError(failure_);
+  throw std::runtime_error("swap optimizer is unusable after an error: " + failure_);
 }
 
 // One thread's part of a job: an exception stops the optimizer (fail); either way the thread

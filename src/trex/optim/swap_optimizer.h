@@ -100,7 +100,8 @@ class SwapOptimizer : public Optimizer {
   SwapOptimizer(std::vector<ParamGroup> groups, const float* master, SwapOptions options);
   ~SwapOptimizer() override;
 
-  // Throws std::runtime_error on an I/O error; the optimizer is unusable afterwards.
+  // Throws IoError (a std::runtime_error naming the file and offset) on an I/O error; the
+  // optimizer is unusable afterwards, and every later call throws the same error.
   void step(const float* grads, core::bf16* weights) override;
 
   // A step in pieces, overlapped with the pass that produces the gradient (see the header
@@ -112,11 +113,11 @@ class SwapOptimizer : public Optimizer {
   void begin_step(const float* grads, core::bf16* weights, float grad_scale = 1.0f);
   // Gradient elements [lo, hi) are final (each element declared once per step; a repeat is
   // caught when it overfills its chunk: std::logic_error). The updater thread takes it from
-  // there; this never waits for I/O. Throws std::runtime_error after an I/O error.
+  // there; this never waits for I/O. Throws IoError after an I/O error.
   void grads_final(int64_t lo, int64_t hi);
   // Waits for the remaining updates and every write-back; the new state is then pending.
   // REQUIRES: every element declared final (else std::logic_error, and the optimizer is
-  // unusable: its pipeline holds chunks that can never complete). Throws std::runtime_error after an
+  // unusable: its pipeline holds chunks that can never complete). Throws IoError after an
   // I/O error (the committed state is untouched; the optimizer is unusable afterwards).
   void finish_step();
   // The pending state becomes current and the step count advances; or the step is forgotten
@@ -202,6 +203,7 @@ class SwapOptimizer : public Optimizer {
   bool stop_ = false;
   bool failed_ = false;
   std::string failure_;
+  bool failure_is_io_ = false;  // failure_ came from an IoError (check_usable rethrows it as one)
   // Busy times since construction (a step's are the growth since the last finish_step: a
   // write-back that finishes after it counts in the next step).
   double read_s_ = 0, write_s_ = 0;

@@ -60,10 +60,18 @@ std::string write_checkpoint(const std::string& run_dir, int64_t step, const mod
   fs::path final_dir = root / name;
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  model.save((tmp / "model.safetensors").string(), {{"step", std::to_string(step)}});
-  write_optimizer(tmp.string());
-  tok.save((tmp / "tokenizer.model").string());
-  write_file_atomic((tmp / "state.json").string(), state.dump(2) + "\n");
+  try {
+    model.save((tmp / "model.safetensors").string(), {{"step", std::to_string(step)}});
+    write_optimizer(tmp.string());
+    tok.save((tmp / "tokenizer.model").string());
+    write_file_atomic((tmp / "state.json").string(), state.dump(2) + "\n");
+  } catch (...) {
+    // A full disk or a failed optimizer read: leave no partial checkpoint behind (the last
+    // published one stays the one to resume from).
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
   // A checkpoint of the same step from an earlier attempt (a run resumed from before it) is
   // replaced; rename cannot replace a non-empty directory, so it goes first.
   std::error_code ec;

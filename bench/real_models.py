@@ -3,7 +3,7 @@
 MathProg examples), solved by `trex solve`, the cbc program and glpsol, one process each.
 
 Usage: bench/real_models.py TREX_BINARY OUT.md [--time-limit S] [--raw DIR] [--only SUBSTR]
-                             [--reps N] [--cheap S]
+                             [--reps N] [--cheap S] [--from-raw DIR]
 
 Each tool gets the same wall-clock limit per model. Agreement: same verdict and, for optimal
 ones, |a - b| <= 1e-6 max(1, |b|). The time goal (issue 13) is the geometric mean of
@@ -16,6 +16,7 @@ go from the same .mod to the answer.
 """
 import argparse
 import glob
+import gzip
 import json
 import math
 import os
@@ -181,12 +182,14 @@ def solve_glpsol(path, limit, tmp):
     st = m.group(1).strip() if m else "unknown"
     status = {"OPTIMAL": "optimal", "INTEGER OPTIMAL": "optimal", "INFEASIBLE (FINAL)": "infeasible",
               "INTEGER EMPTY": "infeasible", "UNBOUNDED": "unbounded", "INTEGER NON-OPTIMAL": "time_limit",
-              "UNDEFINED": "time_limit"}.get(st, st.lower())
+              "UNDEFINED": "time_limit", "INTEGER UNDEFINED": "time_limit"}.get(st, st.lower())
     if "PROBLEM HAS NO PRIMAL FEASIBLE SOLUTION" in out.upper():
         status = "infeasible"
-    if "PROBLEM HAS UNBOUNDED SOLUTION" in out.upper():
+    if "PROBLEM HAS UNBOUNDED SOLUTION" in out.upper() or "LP HAS UNBOUNDED PRIMAL SOLUTION" in out.upper():
         status = "unbounded"
-    m = re.search(r"^Objective:\s+\S+ = (\S+)", text, re.M)
+    # "Objective:  z = 261 (MINimum)", or "Objective:  0 (MINimum)" for a model without an
+    # objective (a feasibility model: its optimum is 0, as trex and cbc report it).
+    m = re.search(r"^Objective:\s+(?:\S+ = )?(\S+)", text, re.M)
     obj = float(m.group(1)) if m and status in ("optimal", "time_limit") else None
     return status, obj, secs
 
@@ -249,27 +252,49 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--cheap", type=float, default=10.0)
+    ap.add_argument("--from-raw", default="",
+                    help="re-render OUT from a --raw directory's real_models.json without solving trex and "
+                         "cbc again (glpsol is re-run only where an older parser may have misread it)")
     args = ap.parse_args()
     args.trex = os.path.abspath(args.trex)  # the tools run in a temporary directory
     rows = []
     load_start = " ".join(open("/proc/loadavg").read().split()[:3])
     with tempfile.TemporaryDirectory() as tmp:
         WORKDIR["path"] = tmp
-        for path in model_files():
+        if args.from_raw:
+            with open(os.path.join(args.from_raw, "real_models.json")) as f:
+                raw = json.load(f)
+            load_start, load_end = raw["load_start"], raw["load_end"]
+            for r in raw["rows"]:
+                g = r["glpsol"]
+                # What an older parser may have misread: GLPK's "INTEGER UNDEFINED", an optimum
+                # without its objective line, a "time limit" long before the limit.
+                if g[0] == "integer undefined":  # the same output, as the parser now reads it
+                    g = ["time_limit"] + list(g[1:])
+                if ((norm(g[0]) == "optimal" and g[1] is None) or
+                        (norm(g[0]) == "time_limit" and g[2] < args.time_limit / 2)):
+                    g = list(solve_glpsol(r["file"], args.time_limit, tmp)) + [CPU.get("last", 0.0)]
+                rows.append((r["file"], r["trex"], r["cbc"], g))
+                if norm(r["cbc"][0]) == "optimal":
+                    is_mip(args.trex, r["file"])  # the time table's question, while the work directory exists
+        for path in [] if args.from_raw else model_files():
             if args.only and args.only not in path:
                 continue
             t, c, n = solve_pair(args.trex, path, args.time_limit, tmp, args.reps, args.cheap)
             g = solve_glpsol(path, args.time_limit, tmp) + (CPU.get("last", 0.0),)
             rows.append((path, t, c, g))
-            is_mip(args.trex, path)  # cached now, while the work directory exists
+            if norm(c[0]) == "optimal":
+                is_mip(args.trex, path)  # the time table's question, cached while the work directory exists
             print("%-60s trex %-22s %-14s %6.2fs | cbc %-12s %-14s %6.2fs | glpsol %-12s %-14s %6.2fs | x%d load %s" %
                   (path[-60:], t[0][:22], fmt(t[1]), t[2], c[0][:12], fmt(c[1]), c[2], g[0][:12], fmt(g[1]), g[2], n,
                    open("/proc/loadavg").read().split()[0]), file=sys.stderr, flush=True)
-    load_end = " ".join(open("/proc/loadavg").read().split()[:3])
-    if args.raw:
+    if not args.from_raw:
+        load_end = " ".join(open("/proc/loadavg").read().split()[:3])
+    if args.raw and not args.from_raw:
         os.makedirs(args.raw, exist_ok=True)
         with open(os.path.join(args.raw, "real_models.json"), "w") as f:
-            json.dump([{"file": p, "trex": t, "cbc": c, "glpsol": g} for p, t, c, g in rows], f, indent=1)
+            json.dump({"load_start": load_start, "load_end": load_end,
+                       "rows": [{"file": p, "trex": t, "cbc": c, "glpsol": g} for p, t, c, g in rows]}, f, indent=1)
     lines = ["# Real models: trex, the cbc program and glpsol on the models Debian ships", "",
              "Every MPS/LP file of Debian's COIN-OR sample data (`%s`) and of GLPK's examples (`%s`), and GLPK's "
              "MathProg examples (translated by glpsol: `trex solve FILE.mod`; cbc reads glpsol's `--wlp` translation, "
@@ -340,12 +365,27 @@ def main():
 _mip_cache = {}
 
 
+def has_integer_columns(path):
+    """Integer columns in an LP file (a General/Integer/Binary section with a name in it) or an
+    MPS file (an INTORG marker, or a BV/LI/UI bound)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        text = f.read()
+    if ".mps" in path:
+        return bool(re.search(r"'INTORG'", text) or re.search(r"^\s*(BV|LI|UI)\s", text, re.M))
+    return bool(re.search(r"^\s*(generals?|gen|integers?|binary|binaries|bin)\s*\n\s*[^\s\\]", text,
+                          re.M | re.I) and not re.search(r"^\s*(generals?|gen|integers?|binary|binaries|bin)"
+                                                          r"\s*\n\s*end\s*$", text, re.M | re.I))
+
+
 def is_mip(trex, path):
+    """Whether the model has integer columns; a .mod is translated by glpsol first. Read from the
+    files, not from `trex solve --time-limit`: that limit covers reading too."""
     if path not in _mip_cache:
-        p = subprocess.run([trex, "solve", "--time-limit", "0.001", path] + data_args(path, "-d"),
-                           capture_output=True, text=True, errors="replace", cwd=WORKDIR["path"])
-        m = re.search(r"variables, (\d+) integer", p.stdout)
-        _mip_cache[path] = bool(m and int(m.group(1)) > 0)
+        src = path
+        if path.endswith(".mod"):
+            src = translated(path, WORKDIR["path"], 600)[0]
+        _mip_cache[path] = src is not None and has_integer_columns(src)
     return _mip_cache[path]
 
 

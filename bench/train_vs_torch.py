@@ -14,15 +14,23 @@ independent implementation the C++ model is cross-checked against, in two setups
 Same config, sequence (one document), thread count; the MTP block on both sides (--no-mtp: off). Each side: warm-up steps, then the median of --steps step times. MFU = 3 F_fwd tokens /
 (time peak) with 3 F_fwd from `trex model info CONFIG --json --seq N` (spec section 13)
 and peak the fp32 FMA peak `trex hw probe --json --threads THREADS` measures for THREADS cores.
+With --tuning FILE, trex also runs with TREX_TUNING=FILE ("trex tuned"), untuned and tuned
+alternating for --rounds rounds (each row's median over all its rounds' steps), so the two share
+the machine's load.
 
   /usr/bin/python3 bench/train_vs_torch.py --build build [--config configs/model/v4-micro.toml]
-        [--seq 2048] [--steps 3] [--warmup 1] [--threads 2] [--out bench/results/train_vs_torch.md]
+        [--seq 2048] [--steps 3] [--warmup 1] [--threads 2] [--tuning FILE] [--rounds 1]
+        [--torch best,passive,default] [--out bench/results/train_vs_torch.md]
+--torch chooses PyTorch's setups (default all three; on a loaded machine the spinning ones take
+tens of seconds a step and "passive" is the best, so `--torch passive` keeps the run short).
+Each side's figures go to stderr as soon as it finishes.
 """
 import argparse
 import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,8 +66,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-mtp", action="store_true", help="without the MTP block on both sides")
+    ap.add_argument("--tuning", help="also run trex with this tuning file (TREX_TUNING), alternating with the untuned runs")
+    ap.add_argument("--rounds", type=int, default=1, help="trex untuned/tuned alternations (each --steps steps)")
+    ap.add_argument("--torch", default="best,passive,default",
+                    help="PyTorch setups to run: best (spinning OpenMP), passive, default")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/train_vs_torch.md"))
     args = ap.parse_args()
+    setups = args.torch.split(",")
+    if not setups or any(x not in ("best", "passive", "default") for x in setups) or \
+            not ({"best", "passive"} & set(setups)):
+        ap.error("--torch: a comma list of best, passive, default with best or passive in it")
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    if args.tuning and not os.path.isfile(args.tuning):
+        ap.error(f"--tuning {args.tuning}: no such file")
     build = os.path.abspath(args.build)
     trex, step_bench = os.path.join(build, "trex"), os.path.join(build, "model_step_bench")
     for p in (trex, step_bench):
@@ -80,7 +100,28 @@ def main():
         common.append("--mtp")
     runs = {}
     env = dict(os.environ, TREX_THREADS=str(args.threads))
-    runs["trex"] = run_json([step_bench, args.config] + common, env=env)
+    trex_sides = [("trex", env)]
+    if args.tuning:
+        trex_sides.append(("trex tuned", dict(env, TREX_TUNING=os.path.abspath(args.tuning))))
+    for _ in range(args.rounds):
+        for name, side_env in trex_sides:
+            r = run_json([step_bench, args.config] + common, env=side_env)
+            print(f"{name}: median step {r['median_step_s']:.3f} s, steps {r['step_times_s']}, "
+                  f"fwd+bwd CPU {r['median_forward_backward_cpu_s']:.3f} s, load {os.getloadavg()[0]:.1f}",
+                  file=sys.stderr, flush=True)
+            if name in runs:
+                for key, value in r.items():
+                    if isinstance(value, list) and key != "losses":
+                        runs[name][key].extend(value)
+                runs[name]["rounds"].append(r)
+            else:
+                runs[name] = dict(r, rounds=[r], **{k: list(v) for k, v in r.items() if isinstance(v, list)})
+    for name, _ in trex_sides:
+        merged = runs[name]
+        merged["median_step_s"] = statistics.median(merged["step_times_s"])
+        merged["tokens_per_s"] = args.seq / merged["median_step_s"]
+        for key in ("forward_backward_s", "optimizer_s", "forward_backward_cpu_s"):
+            merged["median_" + key] = statistics.median(merged[key])
 
     torch_cmd = ["/usr/bin/python3", "python/trex_v4_torch.py", "bench", "--config", args.config,
                  "--threads", str(args.threads)] + common
@@ -90,11 +131,17 @@ def main():
                     MALLOC_TOP_PAD_=str(1 << 30))
     if blas:
         best_env["LD_LIBRARY_PATH"] = blas + (":" + os.environ["LD_LIBRARY_PATH"] if "LD_LIBRARY_PATH" in os.environ else "")
-    runs["torch best"] = run_json(torch_cmd, env=best_env)
     # OpenMP threads spin at barriers by default; on a machine shared with other work, yielding
     # (OMP_WAIT_POLICY=PASSIVE) can be much faster. The faster of the two is PyTorch's best.
-    runs["torch best, passive OpenMP"] = run_json(torch_cmd, env=dict(best_env, OMP_WAIT_POLICY="PASSIVE"))
-    runs["torch default"] = run_json(torch_cmd, env=dict(os.environ))
+    torch_envs = {"best": ("torch best", best_env),
+                  "passive": ("torch best, passive OpenMP", dict(best_env, OMP_WAIT_POLICY="PASSIVE")),
+                  "default": ("torch default", dict(os.environ))}
+    for setup in ("best", "passive", "default"):
+        if setup in setups:
+            name, torch_env = torch_envs[setup]
+            runs[name] = run_json(torch_cmd, env=torch_env)
+            print(f"{name}: median step {runs[name]['median_step_s']:.3f} s, steps {runs[name]['step_times_s']}, "
+                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     load_after = os.getloadavg()
 
     rows = []
@@ -102,9 +149,11 @@ def main():
         tps = r["tokens_per_s"]
         rows.append((name, r["median_step_s"], tps, train_flops * tps / peak, r["step_times_s"]))
     t_trex = runs["trex"]["tokens_per_s"]
-    best_name = max(("torch best", "torch best, passive OpenMP"), key=lambda k: runs[k]["tokens_per_s"])
+    best_name = max((k for k in ("torch best", "torch best, passive OpenMP") if k in runs),
+                    key=lambda k: runs[k]["tokens_per_s"])
     ratio_best = t_trex / runs[best_name]["tokens_per_s"]
-    ratio_default = t_trex / runs["torch default"]["tokens_per_s"]
+    ratio_tuned = runs["trex tuned"]["tokens_per_s"] / runs[best_name]["tokens_per_s"] if args.tuning else None
+    ratio_default = t_trex / runs["torch default"]["tokens_per_s"] if "torch default" in runs else None
 
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blas_note = ("OpenMP build" if blas and blas.endswith("openmp") else
@@ -118,10 +167,12 @@ def main():
         "a load above the thread count means the figures are pessimistic for both sides).",
         "",
         f"Config `{args.config}` (MTP {'on' if mtp else 'off'} on both sides), one document of {args.seq} tokens per step, "
-        f"{args.threads} threads, {args.warmup} warm-up step(s), median of {args.steps} steps. "
+        f"{args.threads} threads, {args.warmup} warm-up step(s), median of {args.steps} steps"
+        + (f" per run (trex: {args.rounds} round(s) untuned/tuned alternating, `TREX_TUNING={args.tuning}`, "
+           "median over all rounds' steps). " if args.tuning else ". ") +
         f"3 F_fwd = {train_flops / 1e6:.1f} MFLOP per token (`trex model info --json`, spec section 13, MTP {'on' if mtp else 'off'}); "
         f"peak = {peak / 1e9:.1f} GFLOP/s fp32 on {args.threads} cores (`trex hw probe --threads "
-        f"{args.threads}`). PyTorch {runs['torch best'].get('torch', '1.13')} eager, fp32; best setup: "
+        f"{args.threads}`). PyTorch {runs[best_name].get('torch', '1.13')} eager, fp32; best setup: "
         f"OpenBLAS {blas_note} via LD_LIBRARY_PATH, OMP/OPENBLAS_NUM_THREADS={args.threads}, glibc "
         "MALLOC_TRIM_THRESHOLD_=2^36, MALLOC_MMAP_THRESHOLD_=2^25 (glibc's maximum), MALLOC_TOP_PAD_=2^30.",
         "",
@@ -133,10 +184,16 @@ def main():
                      + ", ".join(f"{t:.3f}" for t in times) + " |")
     lines += [
         "",
-        f"Ratio trex / PyTorch best ({best_name}): **{ratio_best:.2f}x**; trex / PyTorch default: **{ratio_default:.2f}x** "
-        "(goal: >= 2x against the best setup). trex's step: forward+backward "
+        f"Ratio trex / PyTorch best ({best_name}): **{ratio_best:.2f}x**; "
+        + (f"trex / PyTorch default: **{ratio_default:.2f}x**; " if ratio_default is not None else
+           f"PyTorch setups run: {args.torch}; ")
+        + (f"trex tuned / PyTorch best: **{ratio_tuned:.2f}x**; trex tuned / trex: "
+           f"**{runs['trex tuned']['tokens_per_s'] / t_trex:.3f}x**. " if args.tuning else "")
+        + "(goal: >= 2.5x against the best setup). trex's step: forward+backward "
         f"{runs['trex']['median_forward_backward_s']:.3f} s, optimizer (AdamW + copy of the master weights) "
-        f"{runs['trex']['median_optimizer_s']:.3f} s.",
+        f"{runs['trex']['median_optimizer_s']:.3f} s"
+        + (f"; forward+backward CPU time untuned {runs['trex']['median_forward_backward_cpu_s']:.3f} s, tuned "
+           f"{runs['trex tuned']['median_forward_backward_cpu_s']:.3f} s (medians over all rounds)." if args.tuning else "."),
         "",
         "Reproduce: `bench/run_train_vs_torch.sh build` (or the command in the script's docstring).",
         "",
@@ -150,7 +207,8 @@ def main():
     print(text)
     with open(os.path.splitext(args.out)[0] + ".json.tmp", "w") as f:
         json.dump({"runs": runs, "train_flops_per_token": train_flops, "peak": peak,
-                   "ratio_best": ratio_best, "ratio_default": ratio_default}, f)
+                   "ratio_best": ratio_best, "ratio_default": ratio_default, "ratio_tuned_best": ratio_tuned,
+                   "load_before": load_before, "load_after": load_after}, f)
     os.replace(os.path.splitext(args.out)[0] + ".json.tmp", os.path.splitext(args.out)[0] + ".json")
 
 

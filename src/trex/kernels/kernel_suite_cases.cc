@@ -511,35 +511,40 @@ std::vector<MhcShape> mhc_shapes(SuiteSize size) {
   return {mk(4096, 1024)};
 }
 
-std::vector<KernelCase> mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes,
-                                  uint32_t seed, core::ThreadPool* pool) {
-  std::vector<KernelCase> out;
+// T: the activations' type (X, y, F, G, dX, dF); the gates, coefficients and parameter
+// gradients are fp32 in both. The model trains in fp32, the bf16 cases are the mixed-precision
+// layout.
+template <class T>
+void mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes, uint32_t seed,
+               core::ThreadPool* pool, std::vector<KernelCase>& out) {
+  const double es = double(sizeof(T));
+  const double tol = tol_of(dtype_name<T>());
   for (const MhcShape& sh : shapes) {
-    Builder b(which, "bf16", dims({sh.tokens, sh.n, sh.d}) + " T " + std::to_string(sh.iters));
+    Builder b(which, dtype_name<T>(), dims({sh.tokens, sh.n, sh.d}) + " T " + std::to_string(sh.iters));
     const int64_t tok = sh.tokens, n = sh.n, d = sh.d, nd = n * d, R = sh.rows();
-    bf16* X = b.input<bf16>("X", tok * nd, seed, 1.f, int(seed % 3));
-    const double xb = 2.0 * double(tok * nd);
+    T* X = b.input<T>("X", tok * nd, seed, 1.f, int(seed % 3));
+    const double xb = es * double(tok * nd);
     if (which == "mhc.head_fwd" || which == "mhc.head_bwd") {
       float* phi = b.input<float>("phi_h", n * nd, seed + 1, 1.7f / std::sqrt(float(nd)));
       float* bias = b.input<float>("b", n, seed + 2, 0.5f);
       const float scale = 1.3f;
       if (which == "mhc.head_fwd") {
-        auto [y, yr] = b.output<bf16>("y", tok * d, 1e-2);
+        auto [y, yr] = b.output<T>("y", tok * d, tol);
         auto [w, wr] = b.output<float>("w", tok * n, 1e-4);
-        out.push_back(b.done(xb + 4.0 * double(n * nd) + 2.0 * double(tok * d),
+        out.push_back(b.done(xb + 4.0 * double(n * nd) + es * double(tok * d),
                              2.0 * double(tok) * double(n * nd + nd),
             [=] { mhc_head_forward(X, phi, bias, scale, y, w, sh, pool); },
             [=] { mhc_head_forward_ref(X, phi, bias, scale, yr, wr, sh, pool); }));
       } else {
-        bf16* dy = b.input<bf16>("dy", tok * d, seed + 3, 1.f);
-        std::vector<bf16> dx0(static_cast<size_t>(tok * nd));
-        for (size_t i = 0; i < dx0.size(); ++i) dx0[i] = core::to_bf16(hash_unit(i, seed + 6));
-        auto [dX, dXr] = b.output<bf16>("dX", tok * nd, 1e-2, dx0.data());
+        T* dy = b.input<T>("dy", tok * d, seed + 3, 1.f);
+        std::vector<T> dx0(static_cast<size_t>(tok * nd));
+        for (size_t i = 0; i < dx0.size(); ++i) dx0[i] = from<T>(hash_unit(i, seed + 6));
+        auto [dX, dXr] = b.output<T>("dX", tok * nd, tol, dx0.data());
         auto [dphi, dphir] = b.output<float>("dphi", n * nd, 1e-3);
         auto [db, dbr] = b.output<float>("db", n, 1e-3);
         auto [ds, dsr] = b.output<float>("dscale", 1, 1e-3);
         float* ws = b.scratch<float>(mhc_head_backward_workspace(sh));
-        out.push_back(b.done(3 * xb + 8.0 * double(n * nd) + 2.0 * double(tok * d),
+        out.push_back(b.done(3 * xb + 8.0 * double(n * nd) + es * double(tok * d),
                              6.0 * double(tok) * double(n * nd),
             [=] { mhc_head_backward(X, phi, bias, scale, dy, dX, dphi, db, ds, sh, ws, pool); },
             [=] { mhc_head_backward_ref(X, phi, bias, scale, dy, dXr, dphir, dbr, dsr, sh, pool); }));
@@ -550,49 +555,56 @@ std::vector<KernelCase> mhc_cases(const std::string& which, const std::vector<Mh
       float* scale = b.input_values<float>("scale", {1.2f, 0.8f, 1.5f});
       const double pb = 4.0 * double(R * nd);
       if (which == "mhc.pre_fwd") {
-        auto [y, yr] = b.output<bf16>("y", tok * d, 1e-2);
+        auto [y, yr] = b.output<T>("y", tok * d, tol);
         auto [pre, prer] = b.output<float>("pre", tok * n, 1e-4);
         auto [post, postr] = b.output<float>("post", tok * n, 1e-4);
         auto [C, Cr] = b.output<float>("C", tok * n * n, 1e-4);
-        out.push_back(b.done(xb + pb + 2.0 * double(tok * d), 2.0 * double(tok) * double(R * nd + nd),
+        out.push_back(b.done(xb + pb + es * double(tok * d), 2.0 * double(tok) * double(R * nd + nd),
             [=] { mhc_pre_forward(X, phi, bias, scale, y, pre, post, C, sh, pool); },
             [=] { mhc_pre_forward_ref(X, phi, bias, scale, yr, prer, postr, Cr, sh, pool); }));
       } else {
-        bf16* dy = b.input<bf16>("dy", tok * d, seed + 3, 1.f);
+        T* dy = b.input<T>("dy", tok * d, seed + 3, 1.f);
         float* dpost = b.input<float>("dpost", tok * n, seed + 4, 1.f);
         float* dC = b.input<float>("dC", tok * n * n, seed + 5, 1.f);
-        std::vector<bf16> dx0(static_cast<size_t>(tok * nd));
-        for (size_t i = 0; i < dx0.size(); ++i) dx0[i] = core::to_bf16(hash_unit(i, seed + 6));
-        auto [dX, dXr] = b.output<bf16>("dX", tok * nd, 1e-2, dx0.data());
+        std::vector<T> dx0(static_cast<size_t>(tok * nd));
+        for (size_t i = 0; i < dx0.size(); ++i) dx0[i] = from<T>(hash_unit(i, seed + 6));
+        auto [dX, dXr] = b.output<T>("dX", tok * nd, tol, dx0.data());
         auto [dphi, dphir] = b.output<float>("dphi", R * nd, 1e-3);
         auto [db, dbr] = b.output<float>("db", R, 1e-3);
         auto [ds, dsr] = b.output<float>("dscale", 3, 1e-3);
         float* ws = b.scratch<float>(mhc_pre_backward_workspace(sh));
-        out.push_back(b.done(2 * xb + 2 * pb + 2.0 * double(tok * d), 6.0 * double(tok) * double(R * nd),
+        out.push_back(b.done(2 * xb + 2 * pb + es * double(tok * d), 6.0 * double(tok) * double(R * nd),
             [=] { mhc_pre_backward(X, phi, bias, scale, dy, dpost, dC, dX, dphi, db, ds, sh, ws, pool); },
             [=] { mhc_pre_backward_ref(X, phi, bias, scale, dy, dpost, dC, dXr, dphir, dbr, dsr, sh, pool); }));
       }
     } else {
-      bf16* F = b.input<bf16>("F", tok * d, seed + 7, 1.f);
+      T* F = b.input<T>("F", tok * d, seed + 7, 1.f);
       float* post = b.input<float>("post", tok * n, seed + 8, 1.f);
       float* C = b.input<float>("C", tok * n * n, seed + 9, 0.5f);
       if (which == "mhc.post_fwd") {
-        auto [o, orf] = b.output<bf16>("out", tok * nd, 1e-2);
-        out.push_back(b.done(2 * xb + 2.0 * double(tok * d), 2.0 * double(tok) * double(n * (n + 1) * d),
+        auto [o, orf] = b.output<T>("out", tok * nd, tol);
+        out.push_back(b.done(2 * xb + es * double(tok * d), 2.0 * double(tok) * double(n * (n + 1) * d),
             [=] { mhc_post_forward(F, X, post, C, o, sh, pool); },
             [=] { mhc_post_forward_ref(F, X, post, C, orf, sh, pool); }));
       } else {
-        bf16* G = b.input<bf16>("G", tok * nd, seed + 10, 1.f);
-        auto [dF, dFr] = b.output<bf16>("dF", tok * d, 1e-2);
-        auto [dX, dXr] = b.output<bf16>("dX", tok * nd, 1e-2);
+        T* G = b.input<T>("G", tok * nd, seed + 10, 1.f);
+        auto [dF, dFr] = b.output<T>("dF", tok * d, tol);
+        auto [dX, dXr] = b.output<T>("dX", tok * nd, tol);
         auto [dpo, dpor] = b.output<float>("dpost", tok * n, 1e-4);
         auto [dC, dCr] = b.output<float>("dC", tok * n * n, 1e-4);
-        out.push_back(b.done(3 * xb + 4.0 * double(tok * d), 4.0 * double(tok) * double(n * (n + 1) * d),
+        out.push_back(b.done(3 * xb + 2.0 * es * double(tok * d), 4.0 * double(tok) * double(n * (n + 1) * d),
             [=] { mhc_post_backward(G, F, X, post, C, dF, dX, dpo, dC, sh, pool); },
             [=] { mhc_post_backward_ref(G, F, X, post, C, dFr, dXr, dpor, dCr, sh, pool); }));
       }
     }
   }
+}
+
+std::vector<KernelCase> mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes,
+                                  uint32_t seed, core::ThreadPool* pool) {
+  std::vector<KernelCase> out;
+  mhc_cases<float>(which, shapes, seed, pool, out);
+  mhc_cases<bf16>(which, shapes, seed, pool, out);
   return out;
 }
 

@@ -9,9 +9,9 @@
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/lp/deadline.h"
-#include "trex/lp/mathprog.h"
 #include "trex/lp/model_file.h"
 #include "trex/lp/mps_format.h"
+#include "trex/lp/read_limit.h"
 #include "trex/lp/solver.h"
 #include "trex/util/error.h"
 
@@ -74,12 +74,14 @@ int run_solve(const SolveArgs& args) {
   try {
     model = lp::read_model_file(args.file, read);
     read_whole = true;
-  } catch (const lp::TranslationTimeLimit& e) {
+  } catch (const lp::ReadTimeLimit& e) {
     r = stopped_before_solving(*solver, e.what(), deadline.elapsed());
   }
-  if (read_whole && deadline.passed())
-    r = stopped_before_solving(*solver, "the time limit passed while the model was read; nothing was solved",
+  if (read_whole && deadline.passed()) {
+    // Read to the end, but the budget is spent: the same verdict as a read that was stopped.
+    r = stopped_before_solving(*solver, lp::ReadLimit::stop_message(args.file, args.time_limit),
                                deadline.elapsed());
+  }
   else if (read_whole) {
     lp::SolveOptions options;
     options.time_limit_s = deadline.phase_limit();
@@ -114,7 +116,7 @@ int run_solve(const SolveArgs& args) {
                 model.has_quadratic_objective() || model.has_quadratic_constraints() ? ", quadratic"
                                                                                       : "");
   else
-    std::printf("model:     %s (not translated)\n", args.file.c_str());
+    std::printf("model:     %s (not read: the time limit passed first)\n", args.file.c_str());
   std::printf("status:    %s\n", lp::to_string(r.status));
   if (solved) std::printf("objective: %s\n", number(r.objective).c_str());
   std::printf("solver:    %s (%s), %.3f s\n", r.solver.c_str(), r.solver_version.c_str(), r.seconds);

@@ -112,7 +112,7 @@ TEST(MathProg, TranslationThatCannotFinishStopsAtTheTimeLimit) {
   try {
     read_model_file(path("endless_translation.mod"), options);
     ADD_FAILURE() << "the endless translation finished";
-  } catch (const TranslationTimeLimit& e) {
+  } catch (const ReadTimeLimit& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("endless_translation.mod: glpsol's MathProg translation did not finish within the time limit (1 s)"));
   }
 }
@@ -134,7 +134,7 @@ TEST(MathProg, SolveCommandsTimeLimitBoundsTheTranslation) {
 
   r = run_process({TREX_BINARY, "solve", mod, "--time-limit", "1"}, guard);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("model:     " + mod + " (not translated)"));
+  EXPECT_THAT(r.out, HasSubstr("model:     " + mod + " (not read: the time limit passed first)"));
   EXPECT_THAT(r.out, HasSubstr("status:    time_limit_no_solution"));
 }
 

@@ -21,11 +21,13 @@
 #include <string_view>
 
 #include "trex/lp/model.h"
+#include "trex/lp/read_limit.h"
 
 namespace trex::lp {
 
 // `filename` is only used in error messages.
-Model read_lp(std::string_view text, const std::string& filename = "<lp>");
+// `limit` stops a read that outlives it (ReadTimeLimit); by default there is none.
+Model read_lp(std::string_view text, const std::string& filename = "<lp>", ReadLimit limit = ReadLimit());
 
 // Writes CPLEX LP text that read_lp reads back to the same model (same_model()).
 // Numbers are written in shortest round-trip form. Throws InputError::field when a name

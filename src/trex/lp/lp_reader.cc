@@ -45,7 +45,8 @@ bool is_name_char(unsigned char c) {
 
 class Lexer {
  public:
-  Lexer(std::string_view text, const std::string& file) : s_(text), file_(file) {}
+  Lexer(std::string_view text, const std::string& file, ReadLimit limit)
+      : s_(text), file_(file), limit_(limit) {}
 
   const Token& peek(size_t k = 0) {
     while (buffer_.size() <= k) buffer_.push_back(scan());
@@ -94,6 +95,7 @@ class Lexer {
   }
 
   Token scan() {
+    limit_.step(file_);
     skip_space_and_comments();
     Token t;
     t.line = line_;
@@ -206,6 +208,7 @@ class Lexer {
 
   std::string_view s_;
   const std::string& file_;
+  ReadLimit limit_;
   size_t pos_ = 0;
   long line_ = 1;
   bool at_line_start_ = true;
@@ -240,7 +243,7 @@ struct Expr {
 
 class LpReader {
  public:
-  LpReader(std::string_view text, const std::string& file) : lex_(text, file) {}
+  LpReader(std::string_view text, const std::string& file, ReadLimit limit) : lex_(text, file, limit) {}
 
   Model read() {
     if (!lex_.peek().line_start || lex_.peek().kind == Tok::kEnd) lex_.fail(lex_.line(), "empty file: no objective section");
@@ -737,7 +740,7 @@ class LpReader {
 
 }  // namespace
 
-Model read_lp(std::string_view text, const std::string& filename) {
+Model read_lp(std::string_view text, const std::string& filename, ReadLimit limit) {
   // Reject binary input up front with the line where it starts.
   long line = 1;
   for (unsigned char c : text) {
@@ -745,7 +748,7 @@ Model read_lp(std::string_view text, const std::string& filename) {
     else if ((c < 0x20 && c != '\t' && c != '\r' && c != '\f' && c != '\v') || c == 0x7f)
       throw InputError(filename, line, "binary data: not an LP file");
   }
-  return LpReader(text, filename).read();
+  return LpReader(text, filename, limit).read();
 }
 
 }  // namespace trex::lp

@@ -83,18 +83,19 @@ Model read_mathprog(const std::string& model_path, const std::vector<std::string
     throw InputError(model_path, 0,
                      "MathProg models are translated by glpsol, which is not installed (Debian "
                      "package glpk-utils)");
+  ReadLimit limit(time_limit_s);
   TempDir dir("trex-mathprog");
   std::string lp_path = dir.file("model.lp");
   std::vector<std::string> argv = {kGlpsol, "--check", "-m", model_path};
   for (const auto& d : data_paths) argv.insert(argv.end(), {"-d", d});
   argv.insert(argv.end(), {"--wlp", lp_path});
   ProcessOptions limits;
-  limits.timeout_s = time_limit_s > 0 ? time_limit_s : 0;
+  limits.timeout_s = limit.process_limit();
   ProcessResult run = run_process(argv, limits);
   if (run.timed_out) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3g", time_limit_s);
-    throw TranslationTimeLimit(model_path + ": glpsol's MathProg translation did not finish within the time limit (" +
+    throw ReadTimeLimit(model_path + ": glpsol's MathProg translation did not finish within the time limit (" +
                                seconds + " s); nothing was solved");
   }
   std::error_code ec;
@@ -118,7 +119,7 @@ Model read_mathprog(const std::string& model_path, const std::vector<std::string
   // Errors in the translation are glpsol's or trex's, not the user's line numbers; they
   // still name the model.
   std::string text = read_file(lp_path);
-  Model model = read_lp(text, model_path + " (as translated by glpsol)");
+  Model model = read_lp(text, model_path + " (as translated by glpsol)", limit);
   model.objective_constant += constant_term(text);
   return model;
 }

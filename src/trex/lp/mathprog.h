@@ -7,27 +7,19 @@
 // columns (display statements only) is the empty model; rows without any column are refused.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "trex/lp/model.h"
+#include "trex/lp/read_limit.h"
 
 namespace trex::lp {
-
-// glpsol was still translating when the time limit passed (it was killed). Not an input
-// error: the model may be fine, the budget was spent before any solving. `trex solve
-// --time-limit` reports it as a time-limit stop without a solution.
-class TranslationTimeLimit : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Throws InputError: "MODEL:LINE: message" for a MathProg error as glpsol reports it (syntax
 // errors, a data statement that does not fit), naming a data file when it is the data that
 // is wrong; "DATA: data file not found" for a data file that does not exist; and a clear
-// message when glpsol is not installed. time_limit_s > 0 bounds glpsol's wall clock (the
-// process group is killed then): TranslationTimeLimit.
+// message when glpsol is not installed. time_limit_s > 0 bounds the translation (glpsol's
+// process group is killed then) and the reading of its LP together: ReadTimeLimit.
 Model read_mathprog(const std::string& model_path, const std::vector<std::string>& data_paths = {},
                     double time_limit_s = 0);
 

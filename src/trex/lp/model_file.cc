@@ -32,8 +32,9 @@ Model read_model_file(const std::string& path, const ReadOptions& options) {
   if (format == FileFormat::kMathProg) return read_mathprog(path, options.data_files, options.time_limit_s);
   if (!options.data_files.empty())
     throw InputError::field("--data", "data files go with MathProg models (.mod), not with " + path);
+  ReadLimit limit(options.time_limit_s);
   std::string text = read_file(path);
-  return format == FileFormat::kLp ? read_lp(text, path) : read_mps(text, path, options.mps);
+  return format == FileFormat::kLp ? read_lp(text, path, limit) : read_mps(text, path, options.mps, limit);
 }
 
 void write_model_file(const Model& model, const std::string& path) {

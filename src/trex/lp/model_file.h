@@ -15,16 +15,16 @@ enum class FileFormat { kLp, kMps, kMathProg };
 struct ReadOptions {
   MpsOptions mps;                       // for .mps files
   std::vector<std::string> data_files;  // for .mod files: MathProg data (.dat) files
-  double time_limit_s = 0;              // for .mod files: wall-clock seconds for glpsol's
-                                        // translation (0: none); see TranslationTimeLimit
+  double time_limit_s = 0;              // wall-clock seconds for the read, glpsol's translation
+                                        // of a .mod included (0: none); see ReadTimeLimit
 };
 
 // Throws InputError naming the file for an unknown extension.
 FileFormat format_of(const std::string& path);
 
 // Reads and parses; every error is an InputError naming the file and line. Data files are
-// only for MathProg models: giving them with another format is an InputError. A MathProg
-// translation that outlives options.time_limit_s throws TranslationTimeLimit.
+// only for MathProg models: giving them with another format is an InputError. A read (or
+// MathProg translation) that outlives options.time_limit_s throws ReadTimeLimit.
 Model read_model_file(const std::string& path, const ReadOptions& options = {});
 
 // Writes atomically (temporary name, then rename). MathProg is not written.

@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "trex/lp/model.h"
+#include "trex/lp/read_limit.h"
 
 namespace trex::lp {
 
@@ -46,9 +47,10 @@ struct MpsOptions {
 // Parses "auto", "free" or "fixed"; throws InputError::field(what, ...) otherwise.
 MpsFormat parse_mps_format(const std::string& text, const std::string& what);
 
-// `filename` is only used in error messages.
+// `filename` is only used in error messages. `limit` stops a read that outlives it
+// (ReadTimeLimit); by default there is none.
 Model read_mps(std::string_view text, const std::string& filename = "<mps>",
-               const MpsOptions& options = {});
+               const MpsOptions& options = {}, ReadLimit limit = ReadLimit());
 
 // Writes free MPS that read_mps reads back to the same model (same_model()): OBJSENSE MAX
 // for a maximized model, SC bounds, an SOS section with each set's name and priority.

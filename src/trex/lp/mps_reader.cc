@@ -160,8 +160,8 @@ bool is_sense_word(std::string_view word) {
 
 class MpsReader {
  public:
-  MpsReader(std::string_view text, const std::string& filename, const MpsOptions& options)
-      : text_(text), filename_(filename), options_(options) {}
+  MpsReader(std::string_view text, const std::string& filename, const MpsOptions& options, ReadLimit limit)
+      : text_(text), filename_(filename), options_(options), limit_(limit) {}
 
   Model read();
 
@@ -204,6 +204,7 @@ class MpsReader {
   std::string_view text_;
   const std::string& filename_;
   MpsOptions options_;
+  ReadLimit limit_;
   bool fixed_ = false;
   long line_no_ = 0;
   std::vector<std::string_view> fields_;
@@ -327,6 +328,7 @@ bool MpsReader::detect_fixed() {
   size_t pos = 0;
   std::string_view line;
   while (next_line(text_, pos, &line)) {
+    limit_.step(filename_);
     if (line.empty() || line[0] == '*' || trim(line).empty()) continue;
     if (!is_space(line[0])) {
       size_t w = 0;
@@ -422,6 +424,7 @@ Model MpsReader::read() {
   std::string_view line;
   while (next_line(text_, pos, &line)) {
     ++line_no_;
+    limit_.step(filename_);
     check_bytes(line);
     if (line.empty() || line[0] == '*') continue;
     if (!split(line)) continue;
@@ -828,8 +831,9 @@ MpsFormat parse_mps_format(const std::string& text, const std::string& what) {
   throw InputError::field(what, "expected auto, free or fixed, not '" + text + "'");
 }
 
-Model read_mps(std::string_view text, const std::string& filename, const MpsOptions& options) {
-  return MpsReader(text, filename, options).read();
+Model read_mps(std::string_view text, const std::string& filename, const MpsOptions& options,
+               ReadLimit limit) {
+  return MpsReader(text, filename, options, limit).read();
 }
 
 }  // namespace trex::lp

@@ -113,7 +113,8 @@ def solve_cbc(path, limit, tmp):
         src, pre_secs, pre_cpu = translated(path, tmp, limit)
         if src is None:
             CPU["last"] = pre_cpu
-            return "translation_failed", None, pre_secs
+            # glpsol killed at the hang guard (limit + 30 s) is a stop at the limit, not a failure.
+            return ("time_limit" if pre_secs >= limit else "translation_failed"), None, pre_secs
     rc, out, secs = run(["cbc", src, "-timeMode", "elapsed", "-sec", str(limit), "-solve", "-quit"], limit)
     secs += pre_secs
     CPU["last"] += pre_cpu
@@ -175,8 +176,8 @@ def solve_glpsol(path, limit, tmp):
     rc, out, secs = run(argv + ["--tmlim", str(int(limit)), "-o", outfile], limit)
     if path.endswith(".mps") and not os.path.exists(outfile):  # not fixed MPS: try free
         rc, out, secs = run(["glpsol", "--freemps", path, "--tmlim", str(int(limit)), "-o", outfile], limit)
-    if not os.path.exists(outfile):
-        return "input_error", None, secs
+    if not os.path.exists(outfile):  # killed at the hang guard (limit + 30 s), or refused
+        return ("time_limit" if rc == -9 else "input_error"), None, secs
     text = open(outfile, errors="replace").read()
     m = re.search(r"^Status:\s+(.*)$", text, re.M)
     st = m.group(1).strip() if m else "unknown"

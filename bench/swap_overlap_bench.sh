@@ -21,6 +21,10 @@
 # are summed during the backward); the metrics and so the table are rank 0's, whose shard (the
 # embedding and the first layers) is the last to be final in the backward. THREADS per process
 # (default 2 in one process, 1 under mpirun).
+# CONCURRENT=1 starts a round's variants at the same time instead of one after another, so each
+# step of one runs beside steps of the others under the same machine load (they share the cores:
+# the absolute times grow, the ratio between variants is what it measures; a busy shared machine
+# swings a sequential ratio by tens of percent as the load moves between runs).
 # Data: the licence texts of /usr/share/doc (no corpus needed).
 #   bench/swap_overlap_bench.sh            (from the repository root, after building trex)
 #   RANKS=2 VARIANTS="adamw swap-direct" bench/swap_overlap_bench.sh
@@ -34,6 +38,7 @@ CLIP_WITH=${CLIP_WITH:-previous}
 VARIANTS=${VARIANTS:-"adamw swap-buffered swap-direct swap-serial"}
 RANKS=${RANKS:-1}
 TRACE=${TRACE:-0}
+CONCURRENT=${CONCURRENT:-0}
 THREADS=${THREADS:-$(( RANKS >= 2 ? 1 : 2 ))}
 LAUNCH=()
 if [ "$RANKS" -gt 1 ]; then
@@ -67,18 +72,22 @@ for variant in wanted.split():
     open(f"{out}/{variant}.toml", "w").write(text)
 PY
 
+run_variant() {  # round, variant
+  local r=$1 v=$2 load t0 t1 trace=()
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  echo "round $r: $v (load $load)" >&2
+  if [ "$TRACE" = 1 ]; then trace=(--trace "$OUT/$v-$r.trace.json"); fi
+  t0=$(date +%s.%N)
+  "${LAUNCH[@]}" "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads "$THREADS" \
+    --hw "$ROOT/configs/hw/a100.toml" "${trace[@]}" > "$OUT/$v-$r.log" 2>&1
+  t1=$(date +%s.%N)
+  echo "$load $t0 $t1" > "$OUT/$v-$r.wall"
+}
 for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    echo "round $r: $v (load $load)" >&2
-    trace=()
-    if [ "$TRACE" = 1 ]; then trace=(--trace "$OUT/$v-$r.trace.json"); fi
-    t0=$(date +%s.%N)
-    "${LAUNCH[@]}" "$TREX" train --config "$OUT/$v.toml" --out "$OUT/$v-$r" --steps "$STEPS" --threads "$THREADS" \
-      --hw "$ROOT/configs/hw/a100.toml" "${trace[@]}" > "$OUT/$v-$r.log" 2>&1
-    t1=$(date +%s.%N)
-    echo "$load $t0 $t1" > "$OUT/$v-$r.wall"
+    if [ "$CONCURRENT" = 1 ]; then run_variant "$r" "$v" & else run_variant "$r" "$v"; fi
   done
+  wait
 done
 
 /usr/bin/python3 - "$OUT" "$ROUNDS" "$VARIANTS" <<'PY'

@@ -336,8 +336,8 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_flag("--quiet", g->quiet, "No progress bar");
   gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");
   gen->add_option("--dedup-memory", g->dedup_memory_mb,
-                  "MB of dedup index kept mapped (default 256); beyond it the indexes are read from disk per block: "
-                  "less memory, more page faults. Never changes the corpus");
+                  "MB of memory for the dedup indexes (default 256), a cache over their files on disk: "
+                  "less memory, more reads. Never changes the corpus");
   gen->callback([g, action] { *action = [g] { return run_gen(*g); }; });
 
   auto dir = std::make_shared<std::string>();

@@ -1,10 +1,16 @@
 // The file-backed dedup indexes: every value comes back under its key, oldest first, across
-// the table's growth and after its pages are released; records read back by number.
+// the table's growth, through a page cache far smaller than the files; records read back by
+// number; the cache holds at most its budget and writes back what it evicts.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "trex/ordata/page_cache.h"
 #include "trex/ordata/spill_table.h"
 #include "trex/util/error.h"
 
@@ -13,12 +19,12 @@ namespace {
 
 std::string scratch(const char* name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-TEST(SpillTable, ValuesSurviveGrowthAndReleaseInInsertionOrder) {
-  SpillTable t(scratch("trex_spill_test_table"), 16);
+TEST(SpillTable, ValuesSurviveGrowthInInsertionOrder) {
+  PageCache cache(0);  // the smallest cache: 64 pages, while the table grows to 64 pages and more
+  SpillTable t(cache, scratch("trex_spill_test_table"), 16);
   // 3000 keys, three values each, inserted interleaved so runs of one key are spread out.
   for (uint32_t round = 0; round < 3; ++round)
     for (uint64_t k = 0; k < 3000; ++k) t.insert(k * 0x9e3779b97f4a7c15ULL, uint32_t(k * 10 + round));
-  t.release();
   EXPECT_EQ(t.size(), 9000u);
   EXPECT_GE(t.bytes(), 9000u * 2 * 16);  // load factor at most one half
   for (uint64_t k = 0; k < 3000; ++k) {
@@ -33,15 +39,19 @@ TEST(SpillTable, ValuesSurviveGrowthAndReleaseInInsertionOrder) {
   uint32_t seen = 0;
   EXPECT_TRUE(t.find(0, [&](uint32_t v) { return seen = v, v == 7; }));
   EXPECT_EQ(seen, 7u);
+  EXPECT_LE(cache.resident_bytes(), cache.capacity_bytes());
 }
 
-TEST(SpillTable, AGrowPastOneChunkDropsTheOldTableAsItGoesAndLosesNothing) {
-  // 100,000 keys: the table grows to 2^18 slots, so the last grows read the old table in
-  // several 2^16-slot chunks and unmap each one behind them.
-  SpillTable t(scratch("trex_spill_test_big"), 16);
+TEST(SpillTable, ManyGrowsThroughASmallCacheLoseNothingAndHoldOnlyTheBudget) {
+  // 100,000 keys: the table grows to 2^18 slots (4 MB) through a 256 KB cache, so every
+  // grow reads the old table back from its file and evicts the new one's pages as it goes.
+  PageCache cache(0);
+  SpillTable t(cache, scratch("trex_spill_test_big"), 16);
   for (uint64_t k = 1; k <= 100000; ++k) t.insert(k * 0xc2b2ae3d27d4eb4fULL, uint32_t(k));
   EXPECT_EQ(t.size(), 100000u);
   EXPECT_GE(t.bytes(), uint64_t(1) << 22);
+  EXPECT_EQ(cache.capacity_bytes(), PageCache::kMinBytes);
+  EXPECT_LE(cache.resident_bytes(), cache.capacity_bytes());
   for (uint64_t k = 1; k <= 100000; k += 7) {
     uint32_t got = 0;
     ASSERT_TRUE(t.find(k * 0xc2b2ae3d27d4eb4fULL, [&](uint32_t v) { return got = v, true; })) << k;
@@ -49,23 +59,74 @@ TEST(SpillTable, AGrowPastOneChunkDropsTheOldTableAsItGoesAndLosesNothing) {
   }
 }
 
-TEST(SpillRecords, ReadBackByNumberAcrossRemaps) {
-  SpillRecords r(scratch("trex_spill_test_records"), 40);
-  char rec[40];
+TEST(SpillRecords, ReadBackByNumberThroughASmallCache) {
+  PageCache cache(0);
+  SpillRecords r(cache, scratch("trex_spill_test_records"), 64);  // 20,000 x 64 B = 1.3 MB of file
+  char rec[64] = {};
   for (uint32_t i = 0; i < 20000; ++i) {
     std::snprintf(rec, sizeof rec, "record %u", i);
     ASSERT_EQ(r.append(rec), i);
-    if (i % 5000 == 0) r.release();
   }
+  EXPECT_EQ(r.size(), 20000u);
   for (uint32_t i = 0; i < 20000; i += 997) {
     std::snprintf(rec, sizeof rec, "record %u", i);
-    EXPECT_STREQ(reinterpret_cast<const char*>(r.at(i)), rec);
+    char got[64];
+    r.read(i, got);
+    EXPECT_STREQ(got, rec);
   }
+  EXPECT_THROW(SpillRecords(cache, scratch("trex_spill_test_odd"), 40), std::logic_error);  // 40 does not divide 4096
+}
+
+TEST(PageCache, EvictedPagesAreWrittenBackAndDroppedFilesForgotten) {
+  const std::string path = scratch("trex_page_cache_test");
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ::unlink(path.c_str());
+  PageCache cache(0);
+  const uint32_t file = cache.add_file(fd, path);
+  const uint64_t pages = 4 * cache.capacity_bytes() / PageCache::kPageBytes;  // four times the cache
+  for (uint64_t p = 0; p < pages; ++p) {
+    unsigned char* d = cache.page(file, p, false);
+    EXPECT_EQ(d[0], 0) << p;  // past the end of the file: zeros
+    std::memcpy(cache.page(file, p, true), &p, sizeof p);
+  }
+  EXPECT_EQ(cache.resident_bytes(), cache.capacity_bytes());
+  for (uint64_t p = 0; p < pages; ++p) {
+    uint64_t got = 0;
+    std::memcpy(&got, cache.page(file, p, false), sizeof got);
+    ASSERT_EQ(got, p);
+  }
+  // Dropped with write-back: the file holds every page; without: the change is gone.
+  cache.drop_file(file, true);
+  EXPECT_EQ(cache.resident_bytes(), 0u);
+  uint64_t on_disk = 0;
+  ASSERT_EQ(::pread(fd, &on_disk, sizeof on_disk, off_t((pages - 1) * PageCache::kPageBytes)), ssize_t(sizeof on_disk));
+  EXPECT_EQ(on_disk, pages - 1);
+  const uint32_t again = cache.add_file(fd, path);
+  cache.page(again, 0, true)[0] = 0xff;
+  cache.drop_file(again, false);
+  unsigned char first = 0;
+  ASSERT_EQ(::pread(fd, &first, 1, 0), 1);
+  EXPECT_EQ(first, 0);  // page 0 held the number 0
+  ::close(fd);
+}
+
+TEST(PageCache, AFailedReadIsAnInputErrorNamingTheFile) {
+  PageCache cache(0);
+  const uint32_t file = cache.add_file(-1, "/scratch/a-closed-index");
+  try {
+    cache.page(file, 0, false);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/scratch/a-closed-index"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cache.resident_bytes(), 0u);
 }
 
 TEST(SpillTable, UnwritableDirectoryIsAnInputErrorNamingTheFile) {
+  PageCache cache(0);
   try {
-    SpillTable t("/nonexistent-dir/trex_spill", 16);
+    SpillTable t(cache, "/nonexistent-dir/trex_spill", 16);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/trex_spill"), std::string::npos) << e.what();

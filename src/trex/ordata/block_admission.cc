@@ -93,7 +93,6 @@ BlockVerdict admit_block(Deduplicator& dedup, const std::vector<Candidate>& bloc
     }
     v.verdicts.push_back(std::move(d));
   }
-  dedup.release();  // resident memory stays bounded by one block's lookups
   v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return v;
 }

@@ -41,8 +41,7 @@ struct BlockVerdict {
 
 std::vector<Candidate> candidates_of(const std::vector<Sample>& samples);
 
-// Offers the block's candidates to dedup in order until `need` (>= 1) are kept, then releases
-// dedup's resident pages (Deduplicator::release).
+// Offers the block's candidates to dedup in order until `need` (>= 1) are kept.
 BlockVerdict admit_block(Deduplicator& dedup, const std::vector<Candidate>& block, long need);
 
 // Applies a verdict to the block's samples: duplicates get their rejection. REQUIRES:

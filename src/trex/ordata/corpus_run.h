@@ -39,8 +39,8 @@ struct RunOptions {
   // Parts as zstd-compressed .jsonl.zst (the default) or plain .jsonl; recorded in run.json,
   // so a resume must use the same form.
   bool compress = true;
-  // How much of the dedup indexes may stay mapped (Deduplicator's resident budget). Only
-  // speed and memory depend on it, never the corpus.
+  // The dedup indexes' page cache (Deduplicator's resident budget). Only speed and memory
+  // depend on it, never the corpus.
   uint64_t dedup_memory_bytes = Deduplicator::kDefaultResidentBudget;
   // Testing hook: stop (as if killed) after this many blocks have been written (0: never).
   int stop_after_blocks = 0;

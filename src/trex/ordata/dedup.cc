@@ -88,11 +88,8 @@ Fingerprint fingerprint(const std::string& statement, const lp::Model& model) {
 namespace {
 
 constexpr size_t kIdBytes = 64;
-using Short = std::array<uint16_t, kMinHashSize>;
-struct Record {
-  Short signature;
-  char id[kIdBytes];
-};
+using Short = std::array<uint16_t, kMinHashSize>;  // 256 bytes: 16 records to a page
+using IdRecord = std::array<char, kIdBytes>;
 
 std::string scratch_name(const std::string& dir, const char* what) {
   static std::atomic<unsigned> counter{0};
@@ -103,43 +100,39 @@ std::string scratch_name(const std::string& dir, const char* what) {
 }  // namespace
 
 struct Deduplicator::Indexes {
-  explicit Indexes(const std::string& dir)
-      : records(scratch_name(dir, "records"), sizeof(Record)),
-        exact(scratch_name(dir, "exact"), 1 << 14),
-        structural(scratch_name(dir, "structural"), 1 << 14),
-        bands(scratch_name(dir, "bands"), 1 << 19) {}
-  SpillRecords records;
+  Indexes(const std::string& dir, uint64_t budget)
+      : cache(budget),
+        signatures(cache, scratch_name(dir, "signatures"), sizeof(Short)),
+        ids(cache, scratch_name(dir, "ids"), sizeof(IdRecord)),
+        exact(cache, scratch_name(dir, "exact"), 1 << 14),
+        structural(cache, scratch_name(dir, "structural"), 1 << 14),
+        bands(cache, scratch_name(dir, "bands"), 1 << 19) {}
+  PageCache cache;  // first: the files below give their pages back to it when they go
+  SpillRecords signatures, ids;  // by record number; ids are read only to name a duplicate's original
   SpillTable exact, structural, bands;  // values: record numbers
 };
 
 Deduplicator::Deduplicator(double near_threshold, const std::string& scratch_dir, uint64_t resident_budget)
-    : near_threshold_(near_threshold), resident_budget_(resident_budget), ix_(std::make_unique<Indexes>(scratch_dir)) {}
+    : near_threshold_(near_threshold), ix_(std::make_unique<Indexes>(scratch_dir, resident_budget)) {}
 
 Deduplicator::~Deduplicator() = default;
 
-size_t Deduplicator::size() const { return ix_->records.size(); }
+size_t Deduplicator::size() const { return ix_->signatures.size(); }
 
-uint64_t Deduplicator::mapped_bytes() const {
-  return ix_->records.bytes() + ix_->exact.bytes() + ix_->structural.bytes() + ix_->bands.bytes();
+uint64_t Deduplicator::file_bytes() const {
+  return ix_->signatures.bytes() + ix_->ids.bytes() + ix_->exact.bytes() + ix_->structural.bytes() + ix_->bands.bytes();
 }
 
-void Deduplicator::release() {
-  since_release_ = 0;
-  // Below the budget the files stay mapped whole: dropping pages that the next block maps
-  // again costs a page fault each (at 50,000 samples, 21 faults and 0.3 ms of system time per
-  // sample), and resident memory is bounded by the budget anyway.
-  if (mapped_bytes() <= resident_budget_) return;
-  ix_->records.release();
-  ix_->exact.release();
-  ix_->structural.release();
-  ix_->bands.release();
-}
+uint64_t Deduplicator::resident_bytes() const { return ix_->cache.resident_bytes(); }
+
+uint64_t Deduplicator::capacity_bytes() const { return ix_->cache.capacity_bytes(); }
 
 std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, std::string* of) {
   Indexes& ix = *ix_;
   auto id_of = [&](uint32_t k) {
-    const Record* r = reinterpret_cast<const Record*>(ix.records.at(k));
-    return std::string(r->id, strnlen(r->id, kIdBytes));
+    IdRecord r;
+    ix.ids.read(k, r.data());
+    return std::string(r.data(), strnlen(r.data(), kIdBytes));
   };
   uint32_t hit = 0;
   auto first = [&](uint32_t k) { return hit = k, true; };
@@ -147,18 +140,20 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
     if (of) *of = id_of(hit);
     return reason::kDuplicateExact;
   }
-  Record rec{};
-  for (int k = 0; k < kMinHashSize; ++k) rec.signature[size_t(k)] = uint16_t(fp.signature[size_t(k)]);
-  std::memcpy(rec.id, id.data(), std::min(id.size(), kIdBytes));
+  Short sig;
+  for (int k = 0; k < kMinHashSize; ++k) sig[size_t(k)] = uint16_t(fp.signature[size_t(k)]);
+  IdRecord rec_id{};
+  std::memcpy(rec_id.data(), id.data(), std::min(id.size(), kIdBytes));
   std::array<uint64_t, kLshBands> keys;
   constexpr int rows_per_band = kMinHashSize / kLshBands;
   const int needed = int(std::ceil(near_threshold_ * kMinHashSize - 1e-9));
   for (int b = 0; b < kLshBands; ++b) {
     keys[size_t(b)] = XXH3_64bits_withSeed(fp.signature.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band, uint64_t(b));
     bool near = ix.bands.find(keys[size_t(b)], [&](uint32_t other) {
-      const Record* r = reinterpret_cast<const Record*>(ix.records.at(other));
+      Short theirs;
+      ix.signatures.read(other, theirs.data());
       int same = 0;
-      for (int k = 0; k < kMinHashSize; ++k) same += r->signature[size_t(k)] == rec.signature[size_t(k)];
+      for (int k = 0; k < kMinHashSize; ++k) same += theirs[size_t(k)] == sig[size_t(k)];
       return same >= needed ? (hit = other, true) : false;
     });
     if (near) {
@@ -170,11 +165,11 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
     if (of) *of = id_of(hit);
     return reason::kDuplicateStructural;
   }
-  const uint32_t k = ix.records.append(&rec);
+  const uint32_t k = ix.signatures.append(sig.data());
+  ix.ids.append(rec_id.data());
   ix.exact.insert(fp.text, k);
   ix.structural.insert(fp.structure, k);
   for (int b = 0; b < kLshBands; ++b) ix.bands.insert(keys[size_t(b)], k);
-  if (++since_release_ >= 4096) release();
   return "";
 }
 

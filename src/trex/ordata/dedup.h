@@ -42,12 +42,12 @@ struct Fingerprint {
 };
 Fingerprint fingerprint(const std::string& statement, const lp::Model& model);
 
-// The indexes live in scratch files (spill_table.h), so the deduplicator's resident memory
-// is bounded by a budget, not by the corpus size: while the files together are smaller than
-// the budget they stay mapped; beyond it, resident memory is what was touched since the last
-// release(). Per sample it keeps a 256-byte signature (the low 16 bits of each MinHash value;
-// two values agree by chance with probability 2^-16) and a 64-byte id on disk, and 34 table
-// entries (exact, structural and one per LSH band).
+// The indexes live in scratch files (spill_table.h) read and written through one bounded page
+// cache (page_cache.h), so the deduplicator's resident memory is at most its budget whatever
+// the corpus size: files smaller than about half the budget stay whole in the cache, larger
+// ones are read back a page at a time. Per sample the files keep a 256-byte signature (the
+// low 16 bits of each MinHash value; two values agree by chance with probability 2^-16), a
+// 64-byte id, and 34 table entries (exact, structural and one per LSH band).
 class Deduplicator {
  public:
   static constexpr uint64_t kDefaultResidentBudget = uint64_t(256) << 20;
@@ -64,17 +64,14 @@ class Deduplicator {
     return admit(id, fingerprint(statement, model), of);
   }
   size_t size() const;
-  // Drops the indexes' resident pages once their files outgrow the budget; admit() also
-  // calls it every few thousand samples.
-  void release();
-  uint64_t mapped_bytes() const;  // the index files' size: what could be resident
+  uint64_t file_bytes() const;      // the index files' size
+  uint64_t resident_bytes() const;  // the cache's pages in use: at most capacity_bytes()
+  uint64_t capacity_bytes() const;  // the budget (at least PageCache::kMinBytes)
 
  private:
   struct Indexes;
   double near_threshold_;
-  uint64_t resident_budget_;
   std::unique_ptr<Indexes> ix_;
-  uint32_t since_release_ = 0;
 };
 
 }  // namespace trex::ordata

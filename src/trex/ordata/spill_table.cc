@@ -1,11 +1,11 @@
 #include "trex/ordata/spill_table.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "trex/util/error.h"
 
@@ -20,102 +20,114 @@ int create_scratch(const std::string& path) {
   return fd;
 }
 
-void* map_file(int fd, const std::string& path, uint64_t bytes) {
-  // posix_fallocate reserves the blocks, so a full disk fails here with ENOSPC and not later
-  // as a SIGBUS on a page the kernel cannot write.
+// posix_fallocate reserves the blocks, so a full disk fails here with ENOSPC, naming the
+// file, and not later in a page's write-back.
+void reserve_file(int fd, const std::string& path, uint64_t bytes) {
   int rc = ::posix_fallocate(fd, 0, off_t(bytes));
   if (rc != 0) throw InputError(path, 0, std::string("cannot grow a dedup index file: ") + std::strerror(rc));
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) throw InputError(path, 0, std::string("cannot map a dedup index file: ") + std::strerror(errno));
-  return p;
 }
 
 }  // namespace
 
-SpillTable::SpillTable(std::string path, uint64_t initial_slots) : path_(std::move(path)) {
+SpillTable::SpillTable(PageCache& cache, std::string path, uint64_t initial_slots)
+    : cache_(cache), path_(std::move(path)) {
   uint64_t n = 1024;
   while (n < initial_slots) n <<= 1;
-  fd_ = create_scratch(path_);
-  map(n);
+  open_file(n);
 }
 
 SpillTable::~SpillTable() {
-  if (slots_) ::munmap(slots_, bytes());
-  if (fd_ >= 0) ::close(fd_);
+  cache_.drop_file(file_, false);
+  ::close(fd_);
 }
 
-void SpillTable::map(uint64_t slots) {
-  slots_ = static_cast<Slot*>(map_file(fd_, path_, slots * sizeof(Slot)));
+void SpillTable::open_file(uint64_t slots) {
+  int fd = create_scratch(path_);
+  try {
+    reserve_file(fd, path_, slots * sizeof(Slot));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  fd_ = fd;
+  file_ = cache_.add_file(fd_, path_);
   mask_ = slots - 1;
+}
+
+void SpillTable::place(const Slot& s) {
+  uint64_t i = s.key & mask_;
+  while (slot(file_, i).key != 0) i = (i + 1) & mask_;
+  std::memcpy(cache_.page(file_, i / kSlotsPerPage, true) + (i % kSlotsPerPage) * sizeof(Slot), &s, sizeof s);
+  ++size_;
 }
 
 void SpillTable::insert(uint64_t key, uint32_t value) {
   if ((size_ + 1) * 2 > mask_ + 1) grow();
-  key = stored(key);
-  uint64_t i = key & mask_;
-  while (slots_[i].key != 0) i = (i + 1) & mask_;
-  slots_[i] = {key, value};
-  ++size_;
+  place({stored(key), value});
 }
 
 void SpillTable::grow() {
   // The new table goes into a second scratch file; entries move in slot order, so values
-  // under one key keep their order (probing visits them oldest first).
+  // under one key keep their order (probing visits them oldest first). The old table is read
+  // a page at a time through the cache, and its pages are forgotten (not written) at the end.
   const uint64_t old_slots = mask_ + 1;
-  Slot* old = slots_;
+  const uint32_t old_file = file_;
   const int old_fd = fd_;
-  fd_ = create_scratch(path_);
-  map(old_slots * 2);
-  size_ = 0;
-  constexpr uint64_t kChunk = 1 << 16, kRelease = 1 << 13;
   // A run of entries that wrapped around the end of the old table belongs before slot 0's
   // entries of the same run; start after the first empty slot so every run moves in order.
   uint64_t start = 0;
-  while (old[start].key != 0) ++start;
+  while (slot(old_file, start).key != 0) ++start;
+  open_file(old_slots * 2);
+  size_ = 0;
+  Slot page[kSlotsPerPage];
+  uint64_t loaded = ~uint64_t(0);
   for (uint64_t k = 0; k < old_slots; ++k) {
     const uint64_t i = (start + k) & (old_slots - 1);
-    const Slot& s = old[i];
-    if (s.key != 0) {
-      uint64_t j = s.key & mask_;
-      while (slots_[j].key != 0) j = (j + 1) & mask_;
-      slots_[j] = s;
-      ++size_;
+    if (i / kSlotsPerPage != loaded) {  // copied out: placing entries below uses the cache
+      loaded = i / kSlotsPerPage;
+      std::memcpy(page, cache_.page(old_file, loaded, false), sizeof page);
     }
-    // The new table is written at random: at most kRelease pages are resident at a time.
-    if ((k + 1) % kRelease == 0) release();
-    // The old table is read once: drop each aligned chunk as its last slot is read, so that a
-    // grow never holds the old table whole (the pages stay in the file; this only unmaps them).
-    if ((i + 1) % kChunk == 0) ::madvise(old + (i + 1 - kChunk), kChunk * sizeof(Slot), MADV_DONTNEED);
+    const Slot& s = page[i % kSlotsPerPage];
+    if (s.key != 0) place(s);
   }
-  ::munmap(old, old_slots * sizeof(Slot));
+  cache_.drop_file(old_file, false);
   ::close(old_fd);
-  release();
 }
 
-void SpillTable::release() { ::madvise(slots_, bytes(), MADV_DONTNEED); }
-
-SpillRecords::SpillRecords(std::string path, size_t record_bytes) : path_(std::move(path)), record_(record_bytes) {
+SpillRecords::SpillRecords(PageCache& cache, std::string path, size_t record_bytes)
+    : cache_(cache), path_(std::move(path)), record_(record_bytes) {
+  if (record_ == 0 || PageCache::kPageBytes % record_ != 0)
+    throw std::logic_error("SpillRecords: the record size must divide the page size");
   fd_ = create_scratch(path_);
-  reserve(4096);
+  capacity_ = PageCache::kPageBytes / record_;
+  try {
+    reserve_file(fd_, path_, capacity_ * record_);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+  file_ = cache_.add_file(fd_, path_);
 }
 
 SpillRecords::~SpillRecords() {
-  if (base_) ::munmap(base_, capacity_ * record_);
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void SpillRecords::reserve(uint64_t records) {
-  if (base_) ::munmap(base_, capacity_ * record_);
-  base_ = static_cast<unsigned char*>(map_file(fd_, path_, records * record_));
-  capacity_ = records;
+  cache_.drop_file(file_, false);
+  ::close(fd_);
 }
 
 uint32_t SpillRecords::append(const void* record) {
-  if (count_ == capacity_) reserve(capacity_ * 2);  // the file keeps its contents; only the mapping grows
-  std::memcpy(base_ + size_t(count_) * record_, record, record_);
+  if (count_ == UINT32_MAX) throw std::logic_error("SpillRecords: more than 2^32 - 1 records");
+  if (count_ == capacity_) {  // the file keeps its contents and its cached pages
+    reserve_file(fd_, path_, capacity_ * 2 * record_);
+    capacity_ *= 2;
+  }
+  const uint64_t at = uint64_t(count_) * record_;
+  std::memcpy(cache_.page(file_, at / PageCache::kPageBytes, true) + at % PageCache::kPageBytes, record, record_);
   return count_++;
 }
 
-void SpillRecords::release() { ::madvise(base_, capacity_ * record_, MADV_DONTNEED); }
+void SpillRecords::read(uint32_t n, void* out) const {
+  const uint64_t at = uint64_t(n) * record_;
+  std::memcpy(out, cache_.page(file_, at / PageCache::kPageBytes, false) + at % PageCache::kPageBytes, record_);
+}
 
 }  // namespace trex::ordata

@@ -1,41 +1,41 @@
 // A hash multimap from 64-bit keys to 32-bit values whose table lives in a file, for the
 // deduplication indexes of a corpus of any size.
 //
-// The table is open addressing with linear probing in a file mapped MAP_SHARED: the
-// kernel keeps the hot part in its page cache and writes the rest back to disk, and
-// release() drops the mapped pages from this process (madvise MADV_DONTNEED), so the
-// resident memory of an index is what was touched since the last release, not its size.
-// The file is a scratch file: it is created empty, grows by doubling (rehashing in chunks,
-// releasing as it goes) and is removed by the destructor.
+// The table is open addressing with linear probing in a scratch file, read and written a
+// page at a time through a PageCache (page_cache.h) that several tables share: the process
+// holds the cache's budget of the file, not the file. The file is created empty (and at once
+// unlinked), grows by doubling (rehashing into a new file) and goes with the table.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+
+#include "trex/ordata/page_cache.h"
 
 namespace trex::ordata {
 
 class SpillTable {
  public:
-  // Throws InputError naming `path` when the file cannot be created or mapped.
-  SpillTable(std::string path, uint64_t initial_slots);
+  // Throws InputError naming `path` when the file cannot be created or grown.
+  SpillTable(PageCache& cache, std::string path, uint64_t initial_slots);
   ~SpillTable();
   SpillTable(const SpillTable&) = delete;
   SpillTable& operator=(const SpillTable&) = delete;
 
   // Calls each(value) for every value stored under key, oldest first, until it returns true.
-  // Returns whether one did.
+  // Returns whether one did. each may use the cache (the slot is copied out first).
   template <class F>
   bool find(uint64_t key, F&& each) const {
     key = stored(key);
     for (uint64_t i = key & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
+      const Slot s = slot(file_, i);
       if (s.key == 0) return false;
       if (s.key == key && each(uint32_t(s.value))) return true;
     }
   }
   void insert(uint64_t key, uint32_t value);
-  void release();  // drops this process's resident pages of the table
   uint64_t size() const { return size_; }
   uint64_t bytes() const { return (mask_ + 1) * sizeof(Slot); }
 
@@ -44,37 +44,44 @@ class SpillTable {
     uint64_t key;    // 0: empty
     uint64_t value;
   };
+  static constexpr uint64_t kSlotsPerPage = PageCache::kPageBytes / sizeof(Slot);
   static uint64_t stored(uint64_t key) { return key == 0 ? 1 : key; }
-  void map(uint64_t slots);
+  Slot slot(uint32_t file, uint64_t i) const {
+    Slot s;
+    std::memcpy(&s, cache_.page(file, i / kSlotsPerPage, false) + (i % kSlotsPerPage) * sizeof(Slot), sizeof s);
+    return s;
+  }
+  void open_file(uint64_t slots);  // a new scratch file of `slots` empty slots becomes the table
+  void place(const Slot& s);       // linear probing from the key's home slot
   void grow();
 
+  PageCache& cache_;
   std::string path_;
   int fd_ = -1;
-  Slot* slots_ = nullptr;
+  uint32_t file_ = 0;
   uint64_t mask_ = 0, size_ = 0;
 };
 
-// Fixed-size records (a signature, an id) appended to a mapped scratch file and read back by
-// number; release() drops resident pages as SpillTable's does.
+// Fixed-size records appended to a scratch file and read back by number, through a
+// PageCache. The record size must divide the page size, so that a record is in one page.
 class SpillRecords {
  public:
-  SpillRecords(std::string path, size_t record_bytes);
+  SpillRecords(PageCache& cache, std::string path, size_t record_bytes);
   ~SpillRecords();
   SpillRecords(const SpillRecords&) = delete;
   SpillRecords& operator=(const SpillRecords&) = delete;
 
   uint32_t append(const void* record);  // returns its number
-  const unsigned char* at(uint32_t n) const { return base_ + size_t(n) * record_; }
+  void read(uint32_t n, void* out) const;
   uint32_t size() const { return count_; }
   uint64_t bytes() const { return capacity_ * record_; }
-  void release();
 
  private:
-  void reserve(uint64_t records);
+  PageCache& cache_;
   std::string path_;
   int fd_ = -1;
+  uint32_t file_ = 0;
   size_t record_;
-  unsigned char* base_ = nullptr;
   uint64_t capacity_ = 0;
   uint32_t count_ = 0;
 };

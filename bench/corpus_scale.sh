@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The corpus engine at scale (issue 21): one `trex data gen` run of the default mixture, with
-# its peak RSS split into anonymous memory and mapped files (the dedup index files), CPU time
+# its peak RSS split into anonymous memory (the dedup page cache) and mapped files, CPU time
 # and page faults. Throughput on a loaded machine depends on the load; compare CPU per
 # candidate, and run the builds to compare one after the other in one session.
 #

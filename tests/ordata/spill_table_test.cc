@@ -1,12 +1,9 @@
 // The file-backed dedup indexes: every value comes back under its key, oldest first, across
 // the table's growth, through a page cache far smaller than the files; records read back by
-// number; the cache holds at most its budget and writes back what it evicts.
+// number.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstring>
+#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -75,52 +72,6 @@ TEST(SpillRecords, ReadBackByNumberThroughASmallCache) {
     EXPECT_STREQ(got, rec);
   }
   EXPECT_THROW(SpillRecords(cache, scratch("trex_spill_test_odd"), 40), std::logic_error);  // 40 does not divide 4096
-}
-
-TEST(PageCache, EvictedPagesAreWrittenBackAndDroppedFilesForgotten) {
-  const std::string path = scratch("trex_page_cache_test");
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0);
-  ::unlink(path.c_str());
-  PageCache cache(0);
-  const uint32_t file = cache.add_file(fd, path);
-  const uint64_t pages = 4 * cache.capacity_bytes() / PageCache::kPageBytes;  // four times the cache
-  for (uint64_t p = 0; p < pages; ++p) {
-    unsigned char* d = cache.page(file, p, false);
-    EXPECT_EQ(d[0], 0) << p;  // past the end of the file: zeros
-    std::memcpy(cache.page(file, p, true), &p, sizeof p);
-  }
-  EXPECT_EQ(cache.resident_bytes(), cache.capacity_bytes());
-  for (uint64_t p = 0; p < pages; ++p) {
-    uint64_t got = 0;
-    std::memcpy(&got, cache.page(file, p, false), sizeof got);
-    ASSERT_EQ(got, p);
-  }
-  // Dropped with write-back: the file holds every page; without: the change is gone.
-  cache.drop_file(file, true);
-  EXPECT_EQ(cache.resident_bytes(), 0u);
-  uint64_t on_disk = 0;
-  ASSERT_EQ(::pread(fd, &on_disk, sizeof on_disk, off_t((pages - 1) * PageCache::kPageBytes)), ssize_t(sizeof on_disk));
-  EXPECT_EQ(on_disk, pages - 1);
-  const uint32_t again = cache.add_file(fd, path);
-  cache.page(again, 0, true)[0] = 0xff;
-  cache.drop_file(again, false);
-  unsigned char first = 0;
-  ASSERT_EQ(::pread(fd, &first, 1, 0), 1);
-  EXPECT_EQ(first, 0);  // page 0 held the number 0
-  ::close(fd);
-}
-
-TEST(PageCache, AFailedReadIsAnInputErrorNamingTheFile) {
-  PageCache cache(0);
-  const uint32_t file = cache.add_file(-1, "/scratch/a-closed-index");
-  try {
-    cache.page(file, 0, false);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/scratch/a-closed-index"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(cache.resident_bytes(), 0u);
 }
 
 TEST(SpillTable, UnwritableDirectoryIsAnInputErrorNamingTheFile) {

@@ -159,9 +159,10 @@ void build_bottleneck_assignment(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   const int n = ctx.size;
   const int w = infeasible(ctx) ? n - 1 : n;
-  auto crews = person_names(lx, w);
+  Rng& rng = ctx.rng;
+  auto crews = draw_names(person_names(lx, 12), w, rng);
   for (auto& c : crews) c += "'s crew";
-  auto jobs = place_names(lx, "site", n);
+  auto jobs = draw_names(place_names(lx, "site", 12), n, rng);
   std::vector<std::vector<double>> hours(w, std::vector<double>(n));
   for (int i = 0; i < w; ++i)
     for (int j = 0; j < n; ++j) hours[i][j] = d("hours");
@@ -185,13 +186,25 @@ void build_bottleneck_assignment(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = lx.company;
-  s.setting = lx.company + " sends its maintenance crews (" + join_and(crews) + ") to the " + join_and(jobs) +
-              ". All sites are worked on at the same time, so the plant is back when the slowest site is done.";
-  s.decision = "which crew goes to which site";
-  s.tables.push_back(grid_table("Hours each crew needs at each site", "Crew", crews, jobs, hours));
-  s.rules.push_back("Every site gets exactly one crew, and a crew works at one site at most.");
-  s.objective = "minimize the longest time, in hours, that any site takes";
-  s.integrality = "A crew is sent or not.";
+  s.setting = draw_wording(rng, {
+      lx.company + " sends its maintenance crews (" + join_and(crews) + ") to the " + join_and(jobs) +
+          ". All sites are worked on at the same time, so the plant is back when the slowest site is done.",
+      "During a shutdown, " + lx.company + " has the " + join_and(jobs) + " repaired by " + join_and(crews) +
+          ", all in parallel: operations restart only when the last site is finished.",
+      "The " + join_and(jobs) + " of " + lx.company + " need maintenance at once. The crews available are " +
+          join_and(crews) + ", and the work is over when the slowest site is."});
+  s.decision = draw_wording(rng, {"which crew goes to which site", "an assignment of the crews to the sites",
+                                  "where each crew is sent"});
+  s.tables.push_back(grid_table(draw_wording(rng, {"Hours each crew needs at each site", "Repair time in hours, by crew and site",
+                                                   "How long each crew would take at each site (hours)"}),
+                                "Crew", crews, jobs, hours));
+  s.rules.push_back(draw_wording(rng, {"Every site gets exactly one crew, and a crew works at one site at most.",
+                                       "Every site needs exactly one crew, and no crew works at two sites.",
+                                       "Each site is handled by a single crew, and each crew takes at most one site."}));
+  s.objective = draw_wording(rng, {"minimize the longest time, in hours, that any site takes",
+                                   "finish the slowest site as early as possible: minimize the largest repair time, in hours",
+                                   "minimize the hours until every site is back, which is the time of the slowest one"});
+  s.integrality = draw_wording(rng, {"A crew is sent or not.", "Crews are sent whole: no crew is split."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -653,6 +666,7 @@ void add_allocation_families(std::vector<const Family*>& out) {
       {{.family = "bottleneck_assignment",
         .title = "Bottleneck assignment (minimize the longest job)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 7, 3, 6, "number of sites"), difficulty_param(),
                    data_param("hours", true, 1, 1000, 2, 40, "hours", "time a crew needs at a site")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},

@@ -135,7 +135,7 @@ void build_min_cost_flow(const BuildContext& ctx, Instance& inst) {
   const int n = ctx.size;
   const double diff = ctx.difficulty;
   const int m = 2, h = n <= 3 ? 2 : 3;
-  auto src = first(f.sources, m), hub = first(f.hubs, h), dst = first(f.dests, n);
+  auto src = draw_names(f.sources, m, rng), hub = draw_names(f.hubs, h, rng), dst = draw_names(f.dests, n, rng);
   std::vector<double> dem(n);
   for (int j = 0; j < n; ++j) dem[j] = d("demand");
   double total = 0;
@@ -184,14 +184,23 @@ void build_min_cost_flow(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = f.company;
-  s.setting = std::string(f.company) + " moves " + f.good + " from " + join_and(src) + " through " + join_and(hub) +
-              " to " + join_and(dst) + ". Nothing is stored at a " + f.hub + ": what arrives leaves.";
-  s.decision = std::string("how many ") + f.unit + "s to send on each link";
+  s.setting = draw_wording(rng, {
+      std::string(f.company) + " moves " + f.good + " from " + join_and(src) + " through " + join_and(hub) + " to " +
+          join_and(dst) + ". Nothing is stored at a " + f.hub + ": what arrives leaves.",
+      "Every shipment of " + f.good + " at " + f.company + " leaves " + join_and(src) + ", passes one of " + join_and(hub) +
+          " and ends at " + join_and(dst) + "; a " + f.hub + " keeps no stock.",
+      "The " + f.source + "s " + join_and(src) + " of " + f.company + " supply the " + f.dest + "s " + join_and(dst) +
+          " by way of " + join_and(hub) + ", each " + f.hub + " passing on all that it receives."});
+  s.decision = draw_wording(rng, {std::string("how many ") + f.unit + "s to send on each link",
+                                  std::string("the flow of ") + f.good + " on every inbound and outbound link",
+                                  std::string("the shipment, in ") + f.unit + "s, on each link of the network"});
   std::vector<std::string> c1cols;
   for (const auto& x2 : hub) c1cols.push_back(x2 + " cost ($ per " + f.unit + ")");
   for (const auto& x2 : hub) c1cols.push_back(x2 + " capacity (" + f.unit + "s)");
   c1cols.push_back("Supply (" + std::string(f.unit) + "s)");
-  Table t1 = table("Inbound links", "From", c1cols, src);
+  Table t1 = table(draw_wording(rng, {"Inbound links", "Links into the " + std::string(f.hub) + "s",
+                                      "From each " + std::string(f.source) + " to each " + f.hub}),
+                   "From", c1cols, src);
   for (int i = 0; i < m; ++i) {
     for (int k = 0; k < h; ++k) t1.cells[i][k] = num(c1[i][k]), t1.cells[i][h + k] = num(u1[i][k]);
     t1.cells[i][2 * h] = num(sup[i]);
@@ -200,16 +209,27 @@ void build_min_cost_flow(const BuildContext& ctx, Instance& inst) {
   for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": cost ($ per " + f.unit + ")");
   for (const auto& x2 : hub) c2cols.push_back("From " + x2 + ": capacity (" + f.unit + "s)");
   c2cols.push_back("Demand (" + std::string(f.unit) + "s)");
-  Table t2 = table("Outbound links", "To", c2cols, dst);
+  Table t2 = table(draw_wording(rng, {"Outbound links", "Links out of the " + std::string(f.hub) + "s",
+                                      "From each " + std::string(f.hub) + " to each " + f.dest}),
+                   "To", c2cols, dst);
   for (int j = 0; j < n; ++j) {
     for (int k = 0; k < h; ++k) t2.cells[j][k] = num(c2[k][j]), t2.cells[j][h + k] = num(u2[k][j]);
     t2.cells[j][2 * h] = num(dem[j]);
   }
   s.tables = {t1, t2};
-  s.rules.push_back("No link may carry more than its capacity, and no source may send more than its supply.");
-  s.rules.push_back(std::string("Flow into each ") + f.hub + " equals flow out of it.");
-  s.rules.push_back(std::string("Each ") + f.dest + " must receive at least its demand.");
-  s.objective = "minimize the total transport cost in dollars";
+  s.rules.push_back(draw_wording(rng, {
+      "No link may carry more than its capacity, and no source may send more than its supply.",
+      "Links carry at most their capacities; a " + std::string(f.source) + " ships no more than it has.",
+      "Each link has a capacity and each " + std::string(f.source) + " a supply, and neither may be exceeded."}));
+  s.rules.push_back(draw_wording(rng, {std::string("Flow into each ") + f.hub + " equals flow out of it.",
+                                       std::string("What a ") + f.hub + " receives, it sends on in full.",
+                                       std::string("A ") + f.hub + " balances: inflow equals outflow."}));
+  s.rules.push_back(draw_wording(rng, {std::string("Each ") + f.dest + " must receive at least its demand.",
+                                       std::string("No ") + f.dest + " may get less than it asks for.",
+                                       std::string("Every ") + f.dest + "'s demand has to be met."}));
+  s.objective = draw_wording(rng, {"minimize the total transport cost in dollars",
+                                   "ship at the lowest possible total cost, in dollars",
+                                   "minimize the dollars spent on all links together"});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -369,7 +389,8 @@ void build_assignment(const BuildContext& ctx, Instance& inst) {
   // More workers than tasks when easy; fewer than tasks makes the instance infeasible.
   int w = mode == FeasibilityMode::kInfeasible ? n - 1 : n + (diff < 0.5 ? 1 : 0);
   if (w < 1) w = 1;
-  auto wk = first(f.workers, w), tk = first(f.tasks, n);
+  Rng& rng = ctx.rng;
+  auto wk = draw_names(f.workers, w, rng), tk = draw_names(f.tasks, n, rng);
   std::vector<std::vector<double>> c(w, std::vector<double>(n));
   for (int i = 0; i < w; ++i)
     for (int j = 0; j < n; ++j) c[i][j] = d("cost");
@@ -394,17 +415,34 @@ void build_assignment(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = f.company;
-  s.setting = std::string(f.company) + " must give each " + f.task + " (" + join_and(tk) + ") to exactly one " +
-              f.worker + " (" + join_and(wk) + ").";
-  s.decision = std::string("which ") + f.worker + " takes which " + f.task;
-  Table t = table(std::string("Cost of each ") + f.worker + " on each " + f.task + ", in " + f.cost, cap(f.worker), tk, wk);
+  const std::string worker = f.worker, task = f.task;
+  s.setting = draw_wording(rng, {
+      std::string(f.company) + " must give each " + task + " (" + join_and(tk) + ") to exactly one " + worker + " (" +
+          join_and(wk) + ").",
+      "The " + task + "s " + join_and(tk) + " are open at " + f.company + ", and the " + worker + "s available are " +
+          join_and(wk) + ".",
+      "At " + std::string(f.company) + ", " + join_and(wk) + " can take on the " + task + "s " + join_and(tk) +
+          ", one each at most."});
+  s.decision = draw_wording(rng, {"which " + worker + " takes which " + task,
+                                  "a pairing of " + task + "s with " + worker + "s",
+                                  "who handles each " + task});
+  Table t = table(draw_wording(rng, {"Cost of each " + worker + " on each " + task + ", in " + f.cost,
+                                     cap(f.cost) + " when a " + worker + " takes a " + task,
+                                     cap(task) + " by " + worker + ": " + f.cost}),
+                  cap(worker), tk, wk);
   for (int i = 0; i < w; ++i)
     for (int j = 0; j < n; ++j) t.cells[i][j] = num(c[i][j]);
   s.tables.push_back(t);
-  s.rules.push_back(std::string("Each ") + f.worker + " takes at most one " + f.task + ".");
-  s.rules.push_back(std::string("Each ") + f.task + " is given to exactly one " + f.worker + ".");
-  s.objective = std::string("minimize the total ") + f.cost;
-  s.integrality = "An assignment is all or nothing: a task cannot be split.";
+  s.rules.push_back(draw_wording(rng, {"Each " + worker + " takes at most one " + task + ".",
+                                       "No " + worker + " is given two " + task + "s.",
+                                       "A " + worker + " handles one " + task + " or none."}));
+  s.rules.push_back(draw_wording(rng, {"Each " + task + " is given to exactly one " + worker + ".",
+                                       "Every " + task + " needs one " + worker + ", and only one.",
+                                       "No " + task + " is left without a " + worker + " or shared by two."}));
+  s.objective = draw_wording(rng, {"minimize the total " + f.cost, "keep the sum of the " + f.cost + " as small as possible",
+                                   "minimize the " + f.cost + " added over all pairings"});
+  s.integrality = draw_wording(rng, {"An assignment is all or nothing: a task cannot be split.",
+                                     "A " + task + " goes to one " + worker + " whole; it is never divided."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -443,7 +481,11 @@ void build_tsp_mtz(const BuildContext& ctx, Instance& inst) {
   const TourFlavor& f = tour_flavors()[size_t(ctx.industry)];
   Draw& d = ctx.draw;
   const int n = ctx.size;
-  auto st = first(f.stops, n);
+  Rng& rng = ctx.rng;
+  // The start stays the base; the stops visited are drawn from the rest of the list.
+  std::vector<std::string> st = {f.stops[0]};
+  for (const std::string& name : draw_names(std::vector<std::string>(f.stops.begin() + 1, f.stops.end()), n - 1, rng))
+    st.push_back(name);
   std::vector<std::vector<double>> dist(n, std::vector<double>(n, 0));
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j) dist[i][j] = dist[j][i] = d("distance");
@@ -472,18 +514,35 @@ void build_tsp_mtz(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   s.company = f.company;
-  s.setting = std::string("A ") + f.traveller + " of " + f.company + " starts at the " + st[0] + ", must visit every " +
-              f.stop + " (" + join_and(std::vector<std::string>(st.begin() + 1, st.end())) +
-              ") exactly once, and return to the " + st[0] + ".";
-  s.decision = "the order of the visits, as the legs of one closed tour";
-  Table t = table(std::string("Travel between stops, in ") + f.unit + " (the same in both directions)", "From", st, st);
+  const std::string visits = join_and(std::vector<std::string>(st.begin() + 1, st.end()));
+  s.setting = draw_wording(rng, {
+      std::string("A ") + f.traveller + " of " + f.company + " starts at the " + st[0] + ", must visit every " + f.stop +
+          " (" + visits + ") exactly once, and return to the " + st[0] + ".",
+      "Leaving the " + st[0] + ", a " + f.traveller + " of " + f.company + " calls at " + visits + ", each " + f.stop +
+          " once, and comes back to the " + st[0] + " at the end.",
+      f.company + " sends one " + f.traveller + " on a round trip from the " + st[0] + " through " + visits +
+          ", visiting every " + f.stop + " a single time before returning."});
+  s.decision = draw_wording(rng, {"the order of the visits, as the legs of one closed tour",
+                                  "in which order the " + f.stop + "s are visited, that is which legs the tour uses",
+                                  "the route: which " + f.stop + " follows which, closing the loop at the " + st[0]});
+  Table t = table(draw_wording(rng, {std::string("Travel between stops, in ") + f.unit + " (the same in both directions)",
+                                     "Travel in " + f.unit + " between each pair of stops, the same both ways",
+                                     "Leg lengths in " + f.unit + ", either way"}),
+                  "From", st, st);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) t.cells[i][j] = i == j ? "-" : num(dist[i][j]);
   s.tables.push_back(t);
-  s.rules.push_back("Each stop is left exactly once and entered exactly once.");
-  s.rules.push_back("The legs must form a single tour through all stops, with no separate sub-tours.");
-  s.objective = std::string("minimize the total travel, in ") + f.unit;
-  s.integrality = "Each leg between two stops is either driven or not.";
+  s.rules.push_back(draw_wording(rng, {"Each stop is left exactly once and entered exactly once.",
+                                       "The " + f.traveller + " arrives at every stop once and departs from it once.",
+                                       "Every stop has one leg in and one leg out."}));
+  s.rules.push_back(draw_wording(rng, {"The legs must form a single tour through all stops, with no separate sub-tours.",
+                                       "The chosen legs make one loop; smaller loops that miss the " + st[0] + " are not allowed.",
+                                       "No group of stops may be toured on its own, apart from the rest."}));
+  s.objective = draw_wording(rng, {std::string("minimize the total travel, in ") + f.unit,
+                                   "make the round trip as short as possible, in " + f.unit,
+                                   "minimize the sum of the legs driven, in " + f.unit});
+  s.integrality = draw_wording(rng, {"Each leg between two stops is either driven or not.",
+                                     "A leg is used whole or not at all."});
 }
 
 }  // namespace
@@ -502,7 +561,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "min_cost_flow",
         .title = "Transshipment (min-cost flow through hubs with arc capacities)",
         .problem_class = ProblemClass::kLP,
-        .version = "2",
+        .version = "3",
         .params = {size_param(2, 8, 2, 5, "number of customers"), difficulty_param(),
                  data_param("unit_cost", true, 1, 1000, 1, 20, "$ per unit", "arc cost per unit"),
                  data_param("demand", true, 1, 100000, 20, 100, "units", "customer requirement")},
@@ -519,7 +578,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "assignment",
         .title = "Assignment of workers to tasks",
         .problem_class = ProblemClass::kIP,
-        .version = "2",
+        .version = "3",
         .params = {size_param(2, 8, 3, 6, "number of tasks"), difficulty_param(),
                  data_param("cost", true, 1, 10000, 5, 60, "cost units", "cost of a worker doing a task")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},
@@ -527,7 +586,7 @@ void add_network_families(std::vector<const Family*>& out) {
       {{.family = "tsp_mtz",
         .title = "Travelling salesman tour (Miller-Tucker-Zemlin formulation)",
         .problem_class = ProblemClass::kMILP,
-        .version = "2",
+        .version = "3",
         .params = {size_param(3, 8, 4, 6, "number of stops including the start"), difficulty_param(),
                  data_param("distance", true, 1, 10000, 5, 90, "distance or time units", "travel between two stops")},
         .modes = {FeasibilityMode::kFeasible}},

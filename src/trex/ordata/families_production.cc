@@ -141,7 +141,12 @@ void build_production_planning(const BuildContext& ctx, Instance& inst) {
   const int n = ctx.size;
   const double diff = ctx.difficulty;
   const int m = 2;
-  auto items = first(f.items, n);
+  Rng& rng = ctx.rng;
+  auto items = draw_names(f.items, n, rng);
+  // Two of the industry's resources, in a drawn order, each with its own unit.
+  std::vector<std::string> res = draw_names(f.resources, m, rng), res_unit;
+  for (const std::string& r : res)
+    res_unit.push_back(f.units[size_t(std::find(f.resources.begin(), f.resources.end(), r) - f.resources.begin())]);
   std::vector<double> profit(n), setup(n), limit(n), minimum(n, 0);
   std::vector<std::vector<double>> use(m, std::vector<double>(n));
   for (int i = 0; i < n; ++i) profit[i] = d("profit");
@@ -173,21 +178,30 @@ void build_production_planning(const BuildContext& ctx, Instance& inst) {
   for (int r = 0; r < m; ++r) {
     std::vector<Term> t;
     for (int i = 0; i < n; ++i) t.push_back({x[i], use[r][i]});
-    mod.add_le(key(f.resources[r]), t, hours[r]);
+    mod.add_le(key(res[r]), t, hours[r]);
   }
   for (int i = 0; i < n; ++i) mod.add_le("link[" + key(items[i]) + "]", {{x[i], 1}, {y[i], -limit[i]}}, 0);
   inst.shape = {0, n, n, true, lp::Sense::kMaximize};
 
   Story& s = inst.story;
   s.company = f.company;
-  s.setting = std::string(f.company) + " can make " + join_and(items) + ". A " + f.item +
-              " can only be made if its line is set up for the " + f.period + ", which costs a fixed amount.";
-  s.decision = std::string("which lines to set up and how many whole ") + f.item_unit + "s of each " + f.item + " to make";
+  s.setting = draw_wording(rng, {
+      std::string(f.company) + " can make " + join_and(items) + ". A " + f.item + " can only be made if its line is set up for the " +
+          f.period + ", which costs a fixed amount.",
+      "This " + std::string(f.period) + ", " + f.company + " chooses among " + join_and(items) + "; each " + f.item +
+          " it makes needs its line set up first, at a fixed cost.",
+      std::string(f.company) + " plans the " + f.period + "'s output of " + join_and(items) + ". Setting up the line of a " +
+          f.item + " has a fixed cost, and without a setup that " + f.item + " cannot be made."});
+  s.decision = draw_wording(rng, {std::string("which lines to set up and how many whole ") + f.item_unit + "s of each " + f.item + " to make",
+                                  std::string("the setups and the number of ") + f.item_unit + "s of each " + f.item,
+                                  std::string("what to make, in whole ") + f.item_unit + "s, and which lines that needs set up"});
   std::vector<std::string> cols = {"Profit ($ per " + std::string(f.item_unit) + ")", "Setup cost ($)",
                                    "Most " + std::string(f.item_unit) + "s per setup"};
-  for (int r = 0; r < m; ++r) cols.push_back(cap(f.resources[r]) + " (" + f.units[r] + " per " + f.item_unit + ")");
+  for (int r = 0; r < m; ++r) cols.push_back(cap(res[r]) + " (" + res_unit[r] + " per " + f.item_unit + ")");
   if (mode == FeasibilityMode::kInfeasible) cols.push_back("Committed orders (" + std::string(f.item_unit) + "s)");
-  Table t = table("Data per " + std::string(f.item), cap(f.item), cols, items);
+  Table t = table(draw_wording(rng, {"Data per " + std::string(f.item), cap(f.item) + " figures",
+                                     "Profit, setup and resource use by " + std::string(f.item)}),
+                  cap(f.item), cols, items);
   for (int i = 0; i < n; ++i) {
     size_t c = 0;
     t.cells[i][c++] = num(profit[i]);
@@ -198,11 +212,16 @@ void build_production_planning(const BuildContext& ctx, Instance& inst) {
   }
   s.tables.push_back(t);
   for (int r = 0; r < m; ++r)
-    s.facts.push_back("There are " + num(hours[r]) + " " + f.units[r] + " of " + f.resources[r] + " this " + f.period + ".");
-  s.rules.push_back("Total use of each resource may not exceed what is available.");
+    s.facts.push_back(draw_wording(rng, {"There are " + num(hours[r]) + " " + res_unit[r] + " of " + res[r] + " this " + f.period + ".",
+                                         cap(res[r]) + " available this " + f.period + ": " + num(hours[r]) + " " + res_unit[r] + "."}));
+  s.rules.push_back(draw_wording(rng, {"Total use of each resource may not exceed what is available.",
+                                       "No resource may be used beyond its availability.",
+                                       "The plan must fit within the " + res[0] + " and the " + res[1] + " available."}));
   s.rules.push_back("A " + std::string(f.item) + " that is made needs its line set up, and then at most its per-setup limit can be made.");
   if (mode == FeasibilityMode::kInfeasible) s.rules.push_back("Committed orders must be made in full.");
-  s.objective = "maximize the profit from sales minus the setup costs, in dollars";
+  s.objective = draw_wording(rng, {"maximize the profit from sales minus the setup costs, in dollars",
+                                   "maximize the sales profit net of setup costs, in dollars",
+                                   "earn the most dollars once setup costs are paid out of the profit"});
   s.maximize = true;
   s.integrality = std::string("Quantities are whole ") + f.item_unit + "s; a line is either set up or not.";
 }
@@ -543,7 +562,7 @@ void add_production_families(std::vector<const Family*>& out) {
       {{.family = "production_planning",
         .title = "Production planning with setup costs (whole units, setup decisions)",
         .problem_class = ProblemClass::kMILP,
-        .version = "2",
+        .version = "3",
         .params = {size_param(2, 8, 2, 5, "number of products"), difficulty_param(),
                  data_param("profit", true, 1, 1000, 20, 150, "$ per unit", "profit per unit made"),
                  data_param("setup_cost", true, 0, 10000, 100, 900, "$", "cost of setting up a product's line"),

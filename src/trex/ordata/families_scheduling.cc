@@ -34,8 +34,9 @@ void build_parallel_machines(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   const int n = ctx.size;
   const int m = n <= 4 ? 2 : 3;
-  auto jobs = orders_of(lx, n);
-  auto mach = machine_names(lx, m);
+  Rng& rng = ctx.rng;
+  auto jobs = draw_names(orders_of(lx, int(lx.products.size())), n, rng);
+  auto mach = draw_names(machine_names(lx, 12), m, rng);
   std::vector<std::vector<double>> p(m, std::vector<double>(n));
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) p[i][j] = d("hours");
@@ -73,19 +74,40 @@ void build_parallel_machines(const BuildContext& ctx, Instance& inst) {
 
   Story& s = inst.story;
   fill_story_head(lx, s);
-  s.setting = lx.company + " has to run the " + join_and(jobs) + " on its " + lx.machine + "s (" + join_and(mach) +
-              "). The " + lx.machine + "s differ, so an order takes a different time on each.";
-  s.decision = "which " + lx.machine + " runs each order";
-  Table t = table("Processing time of each order on each " + lx.machine + ", in hours", "Order", mach, jobs);
+  s.setting = draw_wording(rng, {
+      lx.company + " has to run the " + join_and(jobs) + " on its " + lx.machine + "s (" + join_and(mach) +
+          "). The " + lx.machine + "s differ, so an order takes a different time on each.",
+      "The " + join_and(jobs) + " are waiting at " + lx.company + ", and any of the " + join_and(mach) +
+          " can take each of them, though not equally fast.",
+      "At " + lx.company + ", the " + lx.machine + "s " + join_and(mach) + " share the work of the " + join_and(jobs) +
+          "; each " + lx.machine + " has its own speed for every order."});
+  s.decision = draw_wording(rng, {"which " + lx.machine + " runs each order",
+                                  "an assignment of every order to one of the " + lx.machine + "s",
+                                  "on which " + lx.machine + " each order is processed"});
+  Table t = table(draw_wording(rng, {"Processing time of each order on each " + lx.machine + ", in hours",
+                                     "Hours an order needs on each " + lx.machine,
+                                     "Run times in hours, by order and " + lx.machine}),
+                  "Order", mach, jobs);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) t.cells[j][i] = num(p[i][j]);
   s.tables.push_back(t);
-  if (cap_hours > 0) s.facts.push_back("Each " + lx.machine + " is available for at most " + num(cap_hours) + " hours.");
-  s.rules.push_back("Each order runs on exactly one " + lx.machine + ", from start to end.");
-  s.rules.push_back("A " + lx.machine + " works through its orders one after another, so it finishes after the sum of their times.");
+  if (cap_hours > 0)
+    s.facts.push_back(draw_wording(rng, {"Each " + lx.machine + " is available for at most " + num(cap_hours) + " hours.",
+                                         "No " + lx.machine + " can work more than " + num(cap_hours) + " hours in total."}));
+  s.rules.push_back(draw_wording(rng, {"Each order runs on exactly one " + lx.machine + ", from start to end.",
+                                       "An order goes to a single " + lx.machine + " and stays there until it is done.",
+                                       "Every order is given to one " + lx.machine + " only."}));
+  s.rules.push_back(draw_wording(rng, {
+      "A " + lx.machine + " works through its orders one after another, so it finishes after the sum of their times.",
+      "A " + lx.machine + " handles one order at a time: its finishing time is the total of the hours of its orders.",
+      "The orders on one " + lx.machine + " run back to back; that " + lx.machine + " is busy for the sum of their hours."}));
   if (cap_hours > 0) s.rules.push_back("No " + lx.machine + " may be loaded beyond its available hours.");
-  s.objective = "minimize the makespan: the time, in hours, at which the last " + lx.machine + " finishes";
-  s.integrality = "An order cannot be split between " + lx.machine + "s.";
+  s.objective = draw_wording(rng, {"minimize the makespan: the time, in hours, at which the last " + lx.machine + " finishes",
+                                   "finish all orders as early as possible, that is minimize the hours until the busiest " +
+                                       lx.machine + " is done",
+                                   "minimize the completion time of the whole batch, in hours (the makespan)"});
+  s.integrality = draw_wording(rng, {"An order cannot be split between " + lx.machine + "s.",
+                                     "Orders are not divisible: each one is run in full on its " + lx.machine + "."});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -416,6 +438,7 @@ void add_scheduling_families(std::vector<const Family*>& out) {
       {{.family = "parallel_machines",
         .title = "Scheduling orders on unrelated parallel machines (makespan)",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(3, 7, 3, 6, "number of orders"), difficulty_param(),
                    data_param("hours", true, 1, 1000, 2, 20, "hours", "processing time of an order on a machine")},
         .modes = {FeasibilityMode::kFeasible, FeasibilityMode::kInfeasible}},

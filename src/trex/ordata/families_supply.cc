@@ -132,8 +132,9 @@ void build_multi_item_lot_sizing(const BuildContext& ctx, Instance& inst) {
   Draw& d = ctx.draw;
   const int T = ctx.size;
   const int n = T <= 3 ? 3 : 2;
-  auto per = period_names(lx, T);
-  auto items = first(lx.products, n);
+  Rng& rng = ctx.rng;
+  auto per = draw_run(period_names(lx, 12), T, rng);
+  auto items = draw_names(lx.products, n, rng);
   std::vector<std::vector<double>> dem(n, std::vector<double>(T));
   std::vector<double> hours(n), setup(n), hold(n);
   for (int i = 0; i < n; ++i)
@@ -179,24 +180,45 @@ void build_multi_item_lot_sizing(const BuildContext& ctx, Instance& inst) {
 
   Story& st = inst.story;
   st.company = lx.company;
-  st.setting = lx.company + " makes " + join_and(items) + " on one shared " + lx.machine + " over the " + join_and(per) +
-               ". A " + lx.product + " can be made in a " + lx.period + " only if the " + lx.machine +
-               " is set up for it in that " + lx.period + ". There is no stock at the start.";
-  st.decision = "in which " + lx.period + "s to set up for each " + lx.product + ", and how much to make and keep in stock";
+  st.setting = draw_wording(rng, {
+      lx.company + " makes " + join_and(items) + " on one shared " + lx.machine + " over the " + join_and(per) + ". A " +
+          lx.product + " can be made in a " + lx.period + " only if the " + lx.machine + " is set up for it in that " +
+          lx.period + ". There is no stock at the start.",
+      "One " + lx.machine + " at " + lx.company + " produces the " + join_and(items) + " during the " + join_and(per) +
+          "; in each " + lx.period + " it must be set up for every " + lx.product + " it makes then. Nothing is in stock to begin with.",
+      "Over the " + join_and(per) + ", " + lx.company + " plans the " + join_and(items) + " on a single " + lx.machine +
+          ". Making a " + lx.product + " in a " + lx.period + " needs a setup for it in that same " + lx.period +
+          ", and the plan starts from empty stock."});
+  st.decision = draw_wording(rng, {
+      "in which " + lx.period + "s to set up for each " + lx.product + ", and how much to make and keep in stock",
+      "the setups of each " + lx.period + ", the quantities made and the stock carried forward",
+      "when to set up for each " + lx.product + ", how many " + lx.unit + "s to make, and what to hold over"});
   std::vector<std::string> cols = per;
-  Table t = table("Demand in " + lx.unit + "s", cap(lx.product), cols, items);
+  Table t = table(draw_wording(rng, {"Demand in " + lx.unit + "s", cap(lx.unit) + "s ordered, by " + lx.period,
+                                     "Orders to meet, in " + lx.unit + "s"}),
+                  cap(lx.product), cols, items);
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < T; ++k) t.cells[i][k] = num(dem[i][k]);
-  Table c = table("Product data", cap(lx.product),
+  Table c = table(draw_wording(rng, {"Product data", "Costs and times by " + lx.product, cap(lx.product) + " data"}),
+                  cap(lx.product),
                   {"Machine hours per " + lx.unit, "Setup cost ($)", "Holding cost ($ per " + lx.unit + " per " + lx.period + ")",
                    "Most " + lx.unit + "s per setup"}, items);
   for (int i = 0; i < n; ++i) c.cells[i] = {num(hours[i]), num(setup[i]), num(hold[i]), num(run[i])};
   st.tables = {t, c};
-  st.facts.push_back("The " + lx.machine + " has " + num(capa) + " hours in each " + lx.period + ".");
-  st.rules.push_back("Demand is met on time, from production of the " + lx.period + " or from stock.");
-  st.rules.push_back("The hours used in a " + lx.period + " may not exceed the hours available.");
-  st.rules.push_back("Without a setup nothing of that " + lx.product + " is made; with one, at most its per-setup limit.");
-  st.objective = "minimize the total setup and holding cost, in dollars";
+  st.facts.push_back(draw_wording(rng, {"The " + lx.machine + " has " + num(capa) + " hours in each " + lx.period + ".",
+                                        "Each " + lx.period + ", " + num(capa) + " hours of the " + lx.machine + " are available."}));
+  st.rules.push_back(draw_wording(rng, {"Demand is met on time, from production of the " + lx.period + " or from stock.",
+                                        "Every " + lx.period + "'s demand is served on time, out of that " + lx.period +
+                                            "'s output or out of stock.",
+                                        "No demand may be late: it comes from current production or from stock."}));
+  st.rules.push_back(draw_wording(rng, {"The hours used in a " + lx.period + " may not exceed the hours available.",
+                                        "A " + lx.period + "'s production may use no more than the " + lx.machine + "'s hours."}));
+  st.rules.push_back(draw_wording(rng, {
+      "Without a setup nothing of that " + lx.product + " is made; with one, at most its per-setup limit.",
+      "A " + lx.product + " is made in a " + lx.period + " only after a setup, and then no more than its per-setup limit."}));
+  st.objective = draw_wording(rng, {"minimize the total setup and holding cost, in dollars",
+                                    "minimize what setups and stock holding cost together, in dollars",
+                                    "keep the dollars spent on setups and on holding stock as low as possible"});
   st.integrality = "A setup is made or not.";
 }
 
@@ -899,6 +921,7 @@ void add_supply_families(std::vector<const Family*>& out) {
       {{.family = "multi_item_lot_sizing",
         .title = "Capacitated multi-item lot sizing with setups",
         .problem_class = ProblemClass::kMILP,
+        .version = "2",
         .params = {size_param(2, 6, 2, 5, "number of periods"), difficulty_param(),
                    data_param("demand", true, 0, 10000, 10, 80, "units per period", "demand for a product"),
                    data_param("hours_per_unit", true, 1, 100, 1, 4, "hours per unit", "machine time of a unit"),

@@ -228,7 +228,7 @@ void build_min_cost_flow(const BuildContext& ctx, Instance& inst) {
                                        std::string("No ") + f.dest + " may get less than it asks for.",
                                        std::string("Every ") + f.dest + "'s demand has to be met."}));
   s.objective = draw_wording(rng, {"minimize the total transport cost in dollars",
-                                   "ship at the lowest possible total cost, in dollars",
+                                   "ship at the lowest possible total cost: minimize the dollars spent",
                                    "minimize the dollars spent on all links together"});
 }
 
@@ -439,7 +439,7 @@ void build_assignment(const BuildContext& ctx, Instance& inst) {
   s.rules.push_back(draw_wording(rng, {"Each " + task + " is given to exactly one " + worker + ".",
                                        "Every " + task + " needs one " + worker + ", and only one.",
                                        "No " + task + " is left without a " + worker + " or shared by two."}));
-  s.objective = draw_wording(rng, {"minimize the total " + f.cost, "keep the sum of the " + f.cost + " as small as possible",
+  s.objective = draw_wording(rng, {"minimize the total " + f.cost, "minimize the sum of the " + f.cost + " over the pairings made",
                                    "minimize the " + f.cost + " added over all pairings"});
   s.integrality = draw_wording(rng, {"An assignment is all or nothing: a task cannot be split.",
                                      "A " + task + " goes to one " + worker + " whole; it is never divided."});
@@ -539,7 +539,7 @@ void build_tsp_mtz(const BuildContext& ctx, Instance& inst) {
                                        "The chosen legs make one loop; smaller loops that miss the " + st[0] + " are not allowed.",
                                        "No group of stops may be toured on its own, apart from the rest."}));
   s.objective = draw_wording(rng, {std::string("minimize the total travel, in ") + f.unit,
-                                   "make the round trip as short as possible, in " + f.unit,
+                                   "keep the round trip as short as possible: minimize its length in " + f.unit,
                                    "minimize the sum of the legs driven, in " + f.unit});
   s.integrality = draw_wording(rng, {"Each leg between two stops is either driven or not.",
                                      "A leg is used whole or not at all."});

@@ -221,7 +221,7 @@ void build_production_planning(const BuildContext& ctx, Instance& inst) {
   if (mode == FeasibilityMode::kInfeasible) s.rules.push_back("Committed orders must be made in full.");
   s.objective = draw_wording(rng, {"maximize the profit from sales minus the setup costs, in dollars",
                                    "maximize the sales profit net of setup costs, in dollars",
-                                   "earn the most dollars once setup costs are paid out of the profit"});
+                                   "maximize the dollars earned once setup costs are paid out of the profit"});
   s.maximize = true;
   s.integrality = std::string("Quantities are whole ") + f.item_unit + "s; a line is either set up or not.";
 }

@@ -218,7 +218,7 @@ void build_multi_item_lot_sizing(const BuildContext& ctx, Instance& inst) {
       "A " + lx.product + " is made in a " + lx.period + " only after a setup, and then no more than its per-setup limit."}));
   st.objective = draw_wording(rng, {"minimize the total setup and holding cost, in dollars",
                                     "minimize what setups and stock holding cost together, in dollars",
-                                    "keep the dollars spent on setups and on holding stock as low as possible"});
+                                    "minimize the dollars spent on setups and on holding stock"});
   st.integrality = "A setup is made or not.";
 }
 

@@ -220,6 +220,29 @@ TEST(SwapOptimizer, FallsBackToPreadWithoutIoUring) {
   EXPECT_FALSE(fs::exists(o.path));
 }
 
+// A filesystem that refuses O_DIRECT (simulated with TREX_REFUSE_O_DIRECT): the file is opened
+// buffered, the reason is reported, and the updates stay bit-identical to in-memory AdamW.
+TEST(SwapOptimizer, FallsBackToBufferedWithoutODirect) {
+  auto groups = test_groups();
+  int64_t n = 5003 + 17 + 12007;
+  std::vector<float> init = normal(n, 11, 0.5f);
+  ::setenv("TREX_REFUSE_O_DIRECT", "1", 1);
+  SwapOptions o;
+  o.path = temp_path("no_direct.swap");
+  o.chunk_elems = 2048;
+  o.direct = true;
+  {
+    SwapOptimizer swap(groups, init.data(), o);
+    EXPECT_FALSE(swap.direct());
+    EXPECT_NE(swap.fallback_reason().find("O_DIRECT refused by the filesystem"), std::string::npos)
+        << swap.fallback_reason();
+    AdamW mem(groups, init.data());
+    expect_lockstep(mem, swap, 3, 300, "buffered fallback");
+  }
+  ::unsetenv("TREX_REFUSE_O_DIRECT");
+  EXPECT_FALSE(fs::exists(o.path));
+}
+
 // The mmap back end is explicit, never combined with O_DIRECT, and cleans up after itself.
 TEST(SwapOptimizer, MmapBackend) {
   auto groups = test_groups();

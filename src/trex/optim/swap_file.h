@@ -2,7 +2,8 @@
 // io_uring or, where io_uring cannot be set up (a container's seccomp profile, an old kernel),
 // by pread/pwrite. Which one runs is decided once, by setting up a ring and moving one block
 // through it, and reported with the reason for a fallback. TREX_DISABLE_IO_URING=1 in the
-// environment makes the probe fail as a kernel without io_uring would.
+// environment makes the probe fail as a kernel without io_uring would; TREX_REFUSE_O_DIRECT=1
+// makes the O_DIRECT open fail as a filesystem without direct I/O would.
 //
 // Each I/O thread takes its own Channel (its own ring), so the loader and the storer never share
 // a queue. A transfer is cut into requests of 1 MiB with up to 8 in flight (ZeRO-Infinity's

@@ -177,7 +177,11 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   EXPECT_THROW(parse_shape("mhc.post_fwd", "2048x9x512"), InputError);      // 9 streams
   EXPECT_THROW(make_target("kv_compress.bwd", {64, 64, 4}, hw, "bf16"), InputError);
   TuneTarget m = make_target("mhc.post_fwd", {2000, 4, 512}, hw);
-  EXPECT_EQ(m.dtype, "bf16");  // the model's and the suite's mHC storage
+  EXPECT_EQ(m.dtype, "fp32");  // the model's mHC storage (model/transformer.cc): what a tune measures
+  EXPECT_EQ(m.bytes_in, 4.0 * (2000 * 4 * 512 + 2000 * 512));
+  TuneTarget mb = make_target("mhc.post_fwd", {2000, 4, 512}, hw, "bf16");  // the suite's other case
+  EXPECT_EQ(mb.dtype, "bf16");
+  EXPECT_EQ(mb.bytes_in, m.bytes_in / 2);
   EXPECT_EQ(m.shape_class, kernels::shape_class({2000, 4, 512}));
   EXPECT_EQ(builtin_config(m, hw).at("block_tokens"), 8);
   TuneTarget sa = make_target("sparse_attention.bwd", {2048, 8, 128}, hw);

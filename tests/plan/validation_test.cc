@@ -22,12 +22,13 @@ using testing::source_path;
 // a deliberate, reviewed change; the held-out bounds must never be loosened to fit. The fit
 // worst went from 0.25 to 0.30 when the Megatron-MoE-ModelZoo rows came in: its run with 1F1B
 // A2A overlap is +27% (the overlap rule hides all of the exchange; the measured pair hides a
-// third), a gap the new data shows, not a change that made the model worse.
+// third), a gap the new data shows, not a change that made the model worse. The held-out mean
+// went from 0.15 to 0.135 with ring collectives over every member's NIC (12.9% measured).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.08, 0.02, 0.30};
-constexpr Bounds kHeldOut{0.15, 0.085, 0.85};
+constexpr Bounds kHeldOut{0.135, 0.085, 0.85};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -9,14 +9,21 @@
 //   all-gather, reduce-scatter (g-1) alpha +   (g-1)/g S / B      (S = the full gathered size)
 //   all-to-all (pairwise)      (g-1) alpha +   (g-1)/g S / B      (S = bytes a rank sends)
 //   point-to-point             alpha + S / B
-// plus one collective launch cost (cluster efficiency comm_launch_s). The all-to-all charges
-// the share of traffic leaving each link level at that level's bandwidth and takes the
-// slowest level, since NVLink/UB and the scale-out NICs work in parallel.
+// plus one collective launch cost (cluster efficiency comm_launch_s). A ring over a level
+// beyond the innermost with k members in each domain of the level below (a node, or an
+// NVL72 rack) runs k rings side by side, one through each member's port: B = min(k x that
+// level's bandwidth, the level below's), as NCCL's channels spread over a node's NICs. The
+// all-to-all charges the share of traffic leaving each link level at that level's bandwidth
+// and takes the slowest level, since NVLink/UB and the scale-out NICs work in parallel.
 #pragma once
 
 #include "trex/plan/cluster.h"
 
 namespace trex::plan {
+
+// Members of a group of g ranks with consecutive-rank extent `extent` (stride extent / g)
+// inside one domain of `domain` consecutive ranks (at least 1, at most g).
+long ring_members_per_domain(long g, long extent, long domain);
 
 double all_reduce_s(const Cluster& c, long g, long extent, double bytes);
 double all_gather_s(const Cluster& c, long g, long extent, double bytes);  // = reduce-scatter

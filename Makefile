@@ -5,10 +5,15 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build demo test bench clean
+.PHONY: deps test-deps configure build demo test bench clean
 
+# The demo needs the Debian packages only; the tests also need the npm client library.
 deps:
-	@echo "== packages: scripts/install-deps.sh"
+	@echo "== packages: scripts/install-deps.sh --no-npm"
+	@bash scripts/install-deps.sh --no-npm
+
+test-deps:
+	@echo "== packages for the tests: scripts/install-deps.sh"
 	@bash scripts/install-deps.sh
 
 # Configure once; later builds re-run CMake by themselves when a CMakeLists.txt changes.
@@ -36,7 +41,7 @@ demo: configure
 	@echo "== demo: $(BUILD)/trex demo"
 	@$(BUILD)/trex demo
 
-test: configure
+test: test-deps configure
 	@echo "== build: the test programs, $(JOBS) jobs"
 	@cmake --build $(BUILD) -j $(JOBS) --target tests
 	@echo "== test: ctest in $(BUILD)/"

@@ -2,7 +2,11 @@
 # Installs the Debian packages trex needs to build, test and benchmark.
 # Idempotent: runs `apt-get update` and `apt-get install` (or `npm install`) only when a package
 # is missing, and names what it installs. Run as root (CI and the Quick start do).
+# --no-npm: the Debian packages only; the npm client library is for the serve tests, and its
+# `npm install` costs a fresh clone about 10 s (`make demo` passes it, `make test` does not).
 set -euo pipefail
+with_npm=1
+if [ "${1:-}" = "--no-npm" ]; then with_npm=0; fi
 
 PACKAGES=(
   # toolchain
@@ -52,6 +56,8 @@ else
   apt_install "${missing[@]}"
   echo "install-deps: done"
 fi
+
+if [ $with_npm = 0 ]; then exit 0; fi
 
 # The official OpenAI client library, which tests/serve/openai_client_test.cc runs against a live
 # `trex serve`: Node.js and npm (Debian's, when the machine has no node of its own), and the npm

@@ -20,7 +20,9 @@ the machine's load.
 
   /usr/bin/python3 bench/train_vs_torch.py --build build [--config configs/model/v4-micro.toml]
         [--seq 2048] [--steps 3] [--warmup 1] [--threads 2] [--tuning FILE] [--rounds 1]
-        [--torch best,passive,default] [--out bench/results/train_vs_torch.md]
+        [--interleave] [--torch best,passive,default] [--out bench/results/train_vs_torch.md]
+--interleave runs PyTorch's setups in every round too (trex untuned, trex tuned, PyTorch), so
+every side shares the machine's load round by round; each row is then the median over all rounds.
 --torch chooses PyTorch's setups (default all three; on a loaded machine the spinning ones take
 tens of seconds a step and "passive" is the best, so `--torch passive` keeps the run short).
 Each side's figures go to stderr as soon as it finishes.
@@ -68,6 +70,8 @@ def main():
     ap.add_argument("--no-mtp", action="store_true", help="without the MTP block on both sides")
     ap.add_argument("--tuning", help="also run trex with this tuning file (TREX_TUNING), alternating with the untuned runs")
     ap.add_argument("--rounds", type=int, default=1, help="trex untuned/tuned alternations (each --steps steps)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run PyTorch's setups in every round, after trex's (default: once, after all rounds)")
     ap.add_argument("--torch", default="best,passive,default",
                     help="PyTorch setups to run: best (spinning OpenMP), passive, default")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/train_vs_torch.md"))
@@ -103,26 +107,6 @@ def main():
     trex_sides = [("trex", env)]
     if args.tuning:
         trex_sides.append(("trex tuned", dict(env, TREX_TUNING=os.path.abspath(args.tuning))))
-    for _ in range(args.rounds):
-        for name, side_env in trex_sides:
-            r = run_json([step_bench, args.config] + common, env=side_env)
-            print(f"{name}: median step {r['median_step_s']:.3f} s, steps {r['step_times_s']}, "
-                  f"fwd+bwd CPU {r['median_forward_backward_cpu_s']:.3f} s, load {os.getloadavg()[0]:.1f}",
-                  file=sys.stderr, flush=True)
-            if name in runs:
-                for key, value in r.items():
-                    if isinstance(value, list) and key != "losses":
-                        runs[name][key].extend(value)
-                runs[name]["rounds"].append(r)
-            else:
-                runs[name] = dict(r, rounds=[r], **{k: list(v) for k, v in r.items() if isinstance(v, list)})
-    for name, _ in trex_sides:
-        merged = runs[name]
-        merged["median_step_s"] = statistics.median(merged["step_times_s"])
-        merged["tokens_per_s"] = args.seq / merged["median_step_s"]
-        for key in ("forward_backward_s", "optimizer_s", "forward_backward_cpu_s"):
-            merged["median_" + key] = statistics.median(merged[key])
-
     torch_cmd = ["/usr/bin/python3", "python/trex_v4_torch.py", "bench", "--config", args.config,
                  "--threads", str(args.threads)] + common
     blas = next((d for d in OPENBLAS_DIRS if os.path.isdir(d)), None)
@@ -136,12 +120,38 @@ def main():
     torch_envs = {"best": ("torch best", best_env),
                   "passive": ("torch best, passive OpenMP", dict(best_env, OMP_WAIT_POLICY="PASSIVE")),
                   "default": ("torch default", dict(os.environ))}
-    for setup in ("best", "passive", "default"):
-        if setup in setups:
-            name, torch_env = torch_envs[setup]
-            runs[name] = run_json(torch_cmd, env=torch_env)
-            print(f"{name}: median step {runs[name]['median_step_s']:.3f} s, steps {runs[name]['step_times_s']}, "
-                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+    torch_sides = [torch_envs[x] for x in ("best", "passive", "default") if x in setups]
+
+    def record(name, r):
+        if name in runs:
+            for key, value in r.items():
+                if isinstance(value, list) and key != "losses":
+                    runs[name][key].extend(value)
+            runs[name]["rounds"].append(r)
+        else:
+            runs[name] = dict(r, rounds=[r], **{k: list(v) for k, v in r.items() if isinstance(v, list)})
+
+    # With --interleave every round runs PyTorch's setups too, right after trex's sides, so all
+    # sides share the machine's load round by round; otherwise PyTorch runs once, after all rounds.
+    for rnd in range(args.rounds):
+        for name, side_env in trex_sides:
+            r = run_json([step_bench, args.config] + common, env=side_env)
+            print(f"{name}: median step {r['median_step_s']:.3f} s, steps {r['step_times_s']}, "
+                  f"fwd+bwd CPU {r['median_forward_backward_cpu_s']:.3f} s, load {os.getloadavg()[0]:.1f}",
+                  file=sys.stderr, flush=True)
+            record(name, r)
+        if args.interleave or rnd == args.rounds - 1:
+            for name, torch_env in torch_sides:
+                r = run_json(torch_cmd, env=torch_env)
+                print(f"{name}: median step {r['median_step_s']:.3f} s, steps {r['step_times_s']}, "
+                      f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                record(name, r)
+    for merged in runs.values():
+        merged["median_step_s"] = statistics.median(merged["step_times_s"])
+        merged["tokens_per_s"] = args.seq / merged["median_step_s"]
+        for key in ("forward_backward_s", "optimizer_s", "forward_backward_cpu_s"):
+            if key in merged:
+                merged["median_" + key] = statistics.median(merged[key])
     load_after = os.getloadavg()
 
     rows = []
@@ -170,6 +180,8 @@ def main():
         f"{args.threads} threads, {args.warmup} warm-up step(s), median of {args.steps} steps"
         + (f" per run (trex: {args.rounds} round(s) untuned/tuned alternating, `TREX_TUNING={args.tuning}`, "
            "median over all rounds' steps). " if args.tuning else ". ") +
+        (f"PyTorch's setups ran in every round, after trex's ({args.rounds} rounds interleaved). "
+         if args.interleave else "") +
         f"3 F_fwd = {train_flops / 1e6:.1f} MFLOP per token (`trex model info --json`, spec section 13, MTP {'on' if mtp else 'off'}); "
         f"peak = {peak / 1e9:.1f} GFLOP/s fp32 on {args.threads} cores (`trex hw probe --threads "
         f"{args.threads}`). PyTorch {runs[best_name].get('torch', '1.13')} eager, fp32; best setup: "

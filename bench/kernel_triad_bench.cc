@@ -1,0 +1,125 @@
+// Every memory-bound kernel of the suite against the STREAM triad of the same machine, in one
+// process (issue 15's goal: each at least 80% of the probed triad): the triad is probed first
+// (trex hw probe's method: core::probe_hardware on the same thread count), then each fused case
+// runs at the suite's full benchmark shape on a pool of that many threads and is timed by wall
+// time (kernel_suite's time_call: a warm-up call, then the median of at least 5 calls and
+// --min-time seconds). GB/s counts the case's minimum traffic (each input read once, each output
+// written once), as STREAM counts its arrays, so GB/s / triad is the goal's fraction. A case is
+// memory-bound when its traffic at the triad takes longer than its contraction FLOPs at the
+// probed fp32 peak; compute-bound cases are listed with their fraction of the peak instead.
+//
+//   TREX_THREADS=2 build/kernel_triad_bench [--gate] [--triad GBPS --peak GFLOPS] [--min-time S]
+//                                           [KERNEL...]
+// --triad/--peak skip the probe (two builds run in alternation share one probe); --gate runs each
+// case through the kernel gate first (check_case: the eager reference at full size, slow).
+// Prints a markdown table, then one JSON object per case on lines starting with "json ".
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "trex/core/hw_probe.h"
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/kernel_suite.h"
+
+namespace {
+
+const std::vector<std::string> kMemoryBound = {
+    "rmsnorm.fwd",  "rmsnorm.bwd",  "swiglu.fwd",      "swiglu.bwd",       "rope.fwd",
+    "cross_entropy", "kv_compress.fwd", "kv_compress.bwd", "mhc.post_fwd", "mhc.post_bwd",
+    "mhc.head_fwd", "mhc.head_bwd", "cast.fp32_to_bf16", "cast.bf16_to_fp32", "adamw"};
+
+int threads_from_env() {
+  const char* t = std::getenv("TREX_THREADS");
+  const int n = t ? std::atoi(t) : 0;
+  return n > 0 ? n : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool gate = false;
+  double triad = 0, peak = 0, min_time = 0.5;
+  std::vector<std::string> kernels;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kernel_triad_bench: %s needs a value\n", name);
+        std::exit(2);
+      }
+      const double v = std::atof(argv[++i]);
+      if (!(v > 0)) {
+        std::fprintf(stderr, "kernel_triad_bench: %s must be > 0, got '%s'\n", name, argv[i]);
+        std::exit(2);
+      }
+      return v;
+    };
+    if (a == "--gate") gate = true;
+    else if (a == "--triad") triad = value("--triad") * 1e9;
+    else if (a == "--peak") peak = value("--peak") * 1e9;
+    else if (a == "--min-time") min_time = value("--min-time");
+    else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "kernel_triad_bench: unknown flag '%s'\n", a.c_str());
+      return 2;
+    } else kernels.push_back(a);
+  }
+  if ((triad > 0) != (peak > 0)) {
+    std::fprintf(stderr, "kernel_triad_bench: --triad and --peak go together\n");
+    return 2;
+  }
+  if (kernels.empty()) kernels = kMemoryBound;
+  const int threads = threads_from_env();
+  if (triad <= 0) {
+    trex::core::ProbeOptions po;
+    po.threads = threads;
+    const trex::core::ProbeResult r = trex::core::probe_hardware(po);
+    triad = r.stream.triad;
+    peak = r.best_fma().flops_all_cores;
+    std::printf("probe (%d threads): triad %.2f GB/s, triad_nt %.2f GB/s, fp32 peak %.1f GFLOP/s\n",
+                threads, triad / 1e9, r.stream.triad_nt / 1e9, peak / 1e9);
+  }
+  trex::core::ThreadPool pool(threads);
+  std::printf("\n| kernel | dtype | shape | ms | GB/s | of triad | GFLOP/s | of peak | bound |\n"
+              "|---|---|---|---:|---:|---:|---:|---:|---|\n");
+  std::vector<std::string> json;
+  for (const std::string& k : kernels) {
+    std::vector<trex::kernels::KernelCase> cases;
+    try {
+      cases = trex::kernels::make_cases(k, trex::kernels::SuiteSize::kFull, 1, &pool);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kernel_triad_bench: %s\n", e.what());
+      return 2;
+    }
+    for (trex::kernels::KernelCase& c : cases) {
+      if (gate) {
+        const trex::kernels::CheckResult r = trex::kernels::check_case(c);
+        if (!r.passed) {
+          std::printf("| %s | %s | %s | failed the gate: %s |\n", c.kernel.c_str(), c.dtype.c_str(),
+                      c.shape.c_str(), r.message.c_str());
+          continue;
+        }
+      }
+      const trex::kernels::CaseTiming t = trex::kernels::time_call(c.fused, min_time, 5, 1000);
+      const double gbs = c.bytes / t.seconds, gfs = c.flops / t.seconds;
+      const bool memory = c.bytes / triad >= c.flops / peak;
+      std::printf("| %s | %s | %s | %.3f | %.1f | %.0f%% | %.1f | %.0f%% | %s |\n", c.kernel.c_str(),
+                  c.dtype.c_str(), c.shape.c_str(), 1e3 * t.seconds, gbs / 1e9, 100 * gbs / triad,
+                  gfs / 1e9, 100 * gfs / peak, memory ? "memory" : "compute");
+      std::fflush(stdout);
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "json {\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":\"%s\",\"seconds\":%.6g,"
+                    "\"runs\":%d,\"bytes\":%.6g,\"flops\":%.6g,\"triad\":%.6g,\"peak\":%.6g,"
+                    "\"threads\":%d,\"bound\":\"%s\"}",
+                    c.kernel.c_str(), c.dtype.c_str(), c.shape.c_str(), t.seconds, t.runs, c.bytes,
+                    c.flops, triad, peak, threads, memory ? "memory" : "compute");
+      json.push_back(buf);
+    }
+  }
+  std::printf("\n");
+  for (const std::string& j : json) std::printf("%s\n", j.c_str());
+  return 0;
+}

@@ -1,6 +1,7 @@
 // Softmax cross-entropy: fused vs the eager chain (fp32 and bf16 logits, ignored rows, in-place
 // gradient), gating (NaN-poisoned outputs, inputs unchanged), finite differences of the fused
-// gradient, bit-identical results for 1, 2 and 3 threads.
+// gradient, bit-identical results for 1, 2 and 3 threads, and on every vector path (AVX2,
+// AVX-512, the streaming stores of a large gradient).
 //
 // Tolerances (atol = rtol): loss 1e-4 in fp32 (summation order only) and 1e-3 with bf16 logits
 // (both read the same bf16 values; the loss is fp32 in both, but the lse of a 4097-wide row sums
@@ -13,8 +14,10 @@
 
 #include "grad_check.h"
 #include "kernel_test_util.h"
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/cross_entropy.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -92,6 +95,58 @@ TEST(CrossEntropy, GradientMatchesFiniteDifferences) {
     };
     expect_grad_matches_fd("dlogits", x.data(), n, dx.data(), total);
   }
+}
+
+// The 16-lane path feeds the 8-lane path's sums in the same order and its exps are the same
+// polynomial lane for lane: every path gives the same bytes, also in place (vocabularies with
+// tails of 1-15 and 8 + 1-7 logits after the 16-lane steps).
+template <class T>
+void check_paths_agree(int64_t rows, int64_t vocab) {
+  core::ThreadPool pool(2);
+  const int64_t n = rows * vocab;
+  auto xs = random_vec<T>(n, 71, 1, 4.f);
+  auto tg = random_targets(rows, vocab, 72);
+  // 32-byte aligned buffers: a large gradient (>= 8 MiB) is streamed on the 16-lane path.
+  auto x = core::aligned_array<T>(size_t(n)), d = core::aligned_array<T>(size_t(n));
+  std::copy(xs.begin(), xs.end(), x.get());
+  std::vector<float> l0;
+  std::vector<T> d0;
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    std::vector<float> l(static_cast<size_t>(rows), NAN);
+    std::fill(d.get(), d.get() + n, nan_value<T>());
+    cross_entropy_forward_backward(x.get(), tg.data(), l.data(), d.get(), rows, vocab, 0.25f, &pool);
+    std::vector<T> dv(d.get(), d.get() + n);
+    for (size_t i = 0; i < dv.size(); ++i) ASSERT_FALSE(std::isnan(val(dv[i]))) << "dlogits[" << i << "]";
+    // In place on the same path: the same bytes.
+    std::vector<T> xi = xs;
+    std::vector<float> li(static_cast<size_t>(rows), NAN);
+    cross_entropy_forward_backward(xi.data(), tg.data(), li.data(), xi.data(), rows, vocab, 0.25f, &pool);
+    EXPECT_TRUE(same_bytes(xi, dv) && same_bytes(li, l)) << "in place differs";
+    if (l0.empty()) {
+      l0 = l;
+      d0 = dv;
+    } else {
+      EXPECT_TRUE(same_bytes(l, l0)) << "loss differs from the first path";
+      EXPECT_TRUE(same_bytes(dv, d0)) << "dlogits differ from the first path";
+    }
+  }
+}
+
+TEST(CrossEntropy, VectorPathsGiveSameBits) {
+  for (int64_t vocab : {int64_t(1), int64_t(7), int64_t(8), int64_t(15), int64_t(16), int64_t(23),
+                        int64_t(31), int64_t(33), int64_t(1000), int64_t(4097)}) {
+    SCOPED_TRACE("vocab " + std::to_string(vocab));
+    check_paths_agree<float>(5, vocab);
+    check_paths_agree<core::bf16>(5, vocab);
+  }
+}
+
+// 72 rows of 32768 fp32 logits (9 MiB): the 16-lane path streams the gradient.
+TEST(CrossEntropy, StreamingGradientSameBits) {
+  check_paths_agree<float>(72, 32768);
+  check_paths_agree<core::bf16>(144, 32768);
 }
 
 TEST(CrossEntropy, DeterministicAcrossThreadCounts) {

@@ -19,6 +19,7 @@
 
 #include "grad_check.h"
 #include "kernel_test_util.h"
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/mhc_sinkhorn.h"
@@ -160,6 +161,57 @@ TEST(Mhc, Bf16MatchesReference) {
     check_against_ref<core::bf16>(1e-2, 1e-3);
   }
 }
+
+// The post-projection forward and backward give the same bits on every path: AVX2, AVX-512 with
+// plain stores (outputs one element off a 32-byte boundary), and AVX-512 streaming outputs of
+// 8 MiB and more (bf16 rounded by the CPU's conversion where it has one); dpost and dC, sums of
+// 8 or 16 lane-partials by path (docs/kernels-suite.md), are the same within a path.
+template <class T>
+void check_post_paths() {
+  core::ThreadPool pool(2);
+  const MhcShape sh = shape(int64_t((size_t(9) << 20) / sizeof(T)) / (4 * 512), 512, 4, 20);
+  const int64_t n_out = sh.tokens * sh.n * sh.d;
+  Params<T> p = make_params<T>(sh, 91, 0);
+  std::vector<float> post = random_vec<float>(sh.tokens * sh.n, 92, 1);
+  std::vector<float> C = random_vec<float>(sh.tokens * sh.n * sh.n, 93, 1);
+  const int64_t n_f = sh.tokens * sh.d;
+  auto out = core::aligned_array<T>(size_t(n_out) + 16), dX = core::aligned_array<T>(size_t(n_out) + 16);
+  auto dF = core::aligned_array<T>(size_t(n_f) + 16);
+  std::vector<T> first, first_dX, first_dF;
+  for (core::Isa isa : row_isas()) {
+    // dpost and dC sum over d in 8 or 16 lane-partials by path: compared within one path.
+    std::vector<float> first_sums;
+    for (size_t off : {size_t(0), size_t(1)}) {
+      ScopedRowIsa path(isa);
+      SCOPED_TRACE(std::string(core::to_string(isa)) + " offset " + std::to_string(off));
+      std::fill(out.get(), out.get() + n_out + 16, nan_value<T>());
+      std::fill(dX.get(), dX.get() + n_out + 16, nan_value<T>());
+      std::fill(dF.get(), dF.get() + n_f + 16, nan_value<T>());
+      std::vector<float> dpost(size_t(sh.tokens * sh.n), NAN), dC(size_t(sh.tokens * sh.n * sh.n), NAN);
+      mhc_post_forward(p.F.data(), p.X.data(), post.data(), C.data(), out.get() + off, sh, &pool);
+      mhc_post_backward(p.G.data(), p.F.data(), p.X.data(), post.data(), C.data(), dF.get() + off,
+                        dX.get() + off, dpost.data(), dC.data(), sh, &pool);
+      std::vector<T> got(out.get() + off, out.get() + off + n_out);
+      std::vector<T> got_dX(dX.get() + off, dX.get() + off + n_out), got_dF(dF.get() + off, dF.get() + off + n_f);
+      std::vector<float> sums = dpost;
+      sums.insert(sums.end(), dC.begin(), dC.end());
+      if (first.empty()) {
+        first = got, first_dX = got_dX, first_dF = got_dF;
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_FALSE(std::isnan(val(got[i]))) << "out[" << i << "]";
+        for (size_t i = 0; i < got_dX.size(); ++i) ASSERT_FALSE(std::isnan(val(got_dX[i]))) << "dX[" << i << "]";
+        for (size_t i = 0; i < got_dF.size(); ++i) ASSERT_FALSE(std::isnan(val(got_dF[i]))) << "dF[" << i << "]";
+      } else {
+        EXPECT_TRUE(same_bytes(got, first)) << "out differs from the first path";
+        EXPECT_TRUE(same_bytes(got_dX, first_dX)) << "dX differs from the first path";
+        EXPECT_TRUE(same_bytes(got_dF, first_dF)) << "dF differs from the first path";
+      }
+      if (first_sums.empty()) first_sums = sums;
+      else EXPECT_TRUE(same_bytes(sums, first_sums)) << "dpost or dC differ between the stores";
+    }
+  }
+}
+TEST(Mhc, PostPathsGiveSameBitsF32) { check_post_paths<float>(); }
+TEST(Mhc, PostPathsGiveSameBitsBf16) { check_post_paths<core::bf16>(); }
 
 TEST(Mhc, PreBackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);

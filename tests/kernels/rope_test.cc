@@ -17,6 +17,7 @@
 
 #include "kernel_test_util.h"
 #include "trex/core/bf16.h"
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/rope.h"
 
@@ -97,6 +98,35 @@ void check_against_ref(bool yarn, double tol) {
     }
   }
 }
+
+// Outputs of 8 MiB and more whose head rows and rotated dims start on 32-byte boundaries take
+// the streaming-store path: the same bits as the plain path (the pass-through dims as bits, the
+// rotation the same operations), so it is compared with the plain path of an unaligned
+// destination byte for byte, and with the reference within the tolerance.
+template <class T>
+void check_streaming_path(double tol) {
+  core::ThreadPool pool(2);
+  const int64_t heads = 4, head_dim = 512, rd = 64, max_pos = 4096;
+  const int64_t tokens = int64_t((size_t(9) << 20) / sizeof(T)) / (heads * head_dim);
+  const int64_t n = tokens * heads * head_dim;
+  RopeTable table = table_for(int(rd), true, max_pos);
+  auto xs = random_vec<T>(n, 61, 0);
+  auto pos = positions(tokens, 62, max_pos);
+  auto x = core::aligned_array<T>(size_t(n)), y = core::aligned_array<T>(size_t(n));
+  std::copy(xs.begin(), xs.end(), x.get());
+  std::fill(y.get(), y.get() + n, nan_value<T>());
+  rope_apply(x.get(), y.get(), pos.data(), tokens, heads, head_dim, table, 1, &pool);
+  std::vector<T> yr(static_cast<size_t>(n)), yu(static_cast<size_t>(n) + 1, nan_value<T>());
+  rope_apply_ref(xs.data(), yr.data(), pos.data(), tokens, heads, head_dim, table, 1, &pool);
+  // One element past a 32-byte boundary: not streamed.
+  rope_apply(xs.data(), yu.data() + 1, pos.data(), tokens, heads, head_dim, table, 1, &pool);
+  std::vector<T> ys(y.get(), y.get() + n);
+  EXPECT_TRUE(same_bytes(ys, std::vector<T>(yu.begin() + 1, yu.end()))) << "streamed != plain";
+  expect_close(ys, yr, tol, "streamed y");
+}
+
+TEST(Rope, StreamingStorePathF32) { check_streaming_path<float>(1e-5); }
+TEST(Rope, StreamingStorePathBf16) { check_streaming_path<bf16>(1e-2); }
 
 TEST(Rope, F32MatchesReference) { check_against_ref<float>(false, 1e-5); }
 TEST(Rope, F32YarnMatchesReference) { check_against_ref<float>(true, 1e-5); }

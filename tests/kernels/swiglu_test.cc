@@ -224,6 +224,51 @@ void check_streaming_path() {
   }
 }
 
+// A bf16 row is the fp32 row of the widened inputs, rounded: the same operations per element and
+// the same dw sums in the same order, on every path (the 32-wide bf16 steps included), streamed
+// or not. Some results are denormal (silu(-20) times an up of 1e-32), which the 32-wide steps
+// round without the CPU's conversion.
+void check_bf16_is_rounded_f32(int64_t rows, int64_t cols, bool aligned) {
+  core::ThreadPool pool(2);
+  const int64_t n = rows * cols;
+  auto gb = gate_like<bf16>(n, 81, 0), ub = gate_like<bf16>(n, 82, 2), dhb = random_vec<bf16>(n, 83, 0);
+  for (int64_t i = 5; i < n; i += 37) gb[size_t(i)] = core::to_bf16(-20.f), ub[size_t(i)] = core::to_bf16(1e-32f);
+  auto w = random_vec<float>(rows, 84, 1);
+  std::vector<float> gf(static_cast<size_t>(n)), uf(static_cast<size_t>(n)), dhf(static_cast<size_t>(n));
+  for (size_t i = 0; i < size_t(n); ++i)
+    gf[i] = core::to_float(gb[i]), uf[i] = core::to_float(ub[i]), dhf[i] = core::to_float(dhb[i]);
+  // Outputs on 32-byte boundaries (aligned) or one element past one.
+  auto ob = core::aligned_array<bf16>(size_t(n) + 16), dgb = core::aligned_array<bf16>(size_t(n) + 16);
+  auto dub = core::aligned_array<bf16>(size_t(n) + 16);
+  const size_t off = aligned ? 0 : 1;
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(std::string(core::to_string(isa)) + (aligned ? " aligned" : " unaligned"));
+    std::vector<float> of(static_cast<size_t>(n)), dgf(of.size()), duf(of.size()), dwf(static_cast<size_t>(rows)), dw(dwf.size());
+    swiglu_forward(gf.data(), uf.data(), w.data(), of.data(), rows, cols, kL, &pool);
+    swiglu_backward(gf.data(), uf.data(), w.data(), dhf.data(), dgf.data(), duf.data(), dwf.data(),
+                    rows, cols, kL, &pool);
+    swiglu_forward(gb.data(), ub.data(), w.data(), ob.get() + off, rows, cols, kL, &pool);
+    swiglu_backward(gb.data(), ub.data(), w.data(), dhb.data(), dgb.get() + off, dub.get() + off,
+                    dw.data(), rows, cols, kL, &pool);
+    int denormal = 0;
+    for (size_t i = 0; i < size_t(n); ++i) {
+      denormal += std::fpclassify(of[i]) == FP_SUBNORMAL;
+      ASSERT_EQ(ob[off + i].bits, core::to_bf16(of[i]).bits) << "out[" << i << "] " << of[i];
+      ASSERT_EQ(dgb[off + i].bits, core::to_bf16(dgf[i]).bits) << "dg[" << i << "] " << dgf[i];
+      ASSERT_EQ(dub[off + i].bits, core::to_bf16(duf[i]).bits) << "du[" << i << "] " << duf[i];
+    }
+    EXPECT_GT(denormal, 0) << "no denormal result: the test lost its purpose";
+    EXPECT_TRUE(same_bytes(dw, dwf)) << "dw";
+  }
+}
+
+TEST(Swiglu, Bf16IsRoundedF32) {
+  check_bf16_is_rounded_f32(7, 97, true);    // 32-wide steps, a 16-lane step and a masked tail
+  check_bf16_is_rounded_f32(3, 4096, false);
+  check_bf16_is_rounded_f32(4608, 1024, true);  // 9 MiB of bf16: streamed
+}
+
 TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }
 TEST(Swiglu, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
 

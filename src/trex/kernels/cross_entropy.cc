@@ -4,6 +4,9 @@
 // (An online max-and-sum in one pass would cost a third exp per element, and exp, not memory, is
 // what limits this kernel on one core.) The tuned vocab_tile variant does the two passes per
 // L1-sized tile with an online rescale: one extra exp per tile, not per element.
+// On AVX-512 (row_isa()) the exps run 16 lanes at a time and feed the same 8-lane sum in the same
+// order (low half, then high half), so both paths give the same bits; a gradient that is far
+// larger than the caches is written with streaming stores (no write-allocate read).
 #include "trex/kernels/cross_entropy.h"
 
 #include <algorithm>
@@ -12,7 +15,9 @@
 
 #include "trex/core/trace.h"
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/row_blocking.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -54,21 +59,112 @@ float span_sum_exp(const T* x, int64_t n, float m) {
   return s;
 }
 
+#ifdef TREX_ELEM_AVX2
+// The maximum of a vector's 16 lanes (exact in any order).
+TREX_AVX512_FN float hmax16(__m512 v) {
+  alignas(32) float lm[8];
+  _mm256_store_ps(lm, _mm256_max_ps(simd::low8(v), simd::high8(v)));
+  float m = lm[0];
+  for (float x : lm) m = std::max(m, x);
+  return m;
+}
+
+// The spans above on 16 lanes (exp16 is exp8 lane for lane). The sum keeps span_sum_exp's
+// 8-lane accumulator and order: each 16-lane step adds its low 8 exps, then its high 8.
+TREX_AVX512_FN float span_max512(const float* x, int64_t n) {
+  int64_t i = 0;
+  float m = -std::numeric_limits<float>::infinity();
+  if (n >= 16) {
+    __m512 vm = _mm512_loadu_ps(x);
+    for (i = 16; i + 16 <= n; i += 16) vm = simd::max16(vm, _mm512_loadu_ps(x + i));
+    m = hmax16(vm);
+  }
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+TREX_AVX512_FN float span_max512(const core::bf16* x, int64_t n) {
+  int64_t i = 0;
+  float m = -std::numeric_limits<float>::infinity();
+  if (n >= 16) {
+    __m512 vm = simd::load16(x, simd::kAll16);
+    for (i = 16; i + 16 <= n; i += 16) vm = simd::max16(vm, simd::load16(x + i, simd::kAll16));
+    m = hmax16(vm);
+  }
+  for (; i < n; ++i) m = std::max(m, ld(x + i));
+  return m;
+}
+
+template <class T>
+TREX_AVX512_FN float span_sum_exp512(const T* x, int64_t n, float m) {
+  int64_t i = 0;
+  float s = 0.f;
+  if (n >= 8) {
+    const __m512 vmax16 = _mm512_set1_ps(m);
+    __m256 vs = _mm256_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+      const __m512 e = simd::exp16(_mm512_sub_ps(simd::load16(x + i, simd::kAll16), vmax16));
+      vs = _mm256_add_ps(vs, simd::low8(e));
+      vs = _mm256_add_ps(vs, simd::high8(e));
+    }
+    if (i + 8 <= n) {
+      vs = _mm256_add_ps(vs, simd::exp8(_mm256_sub_ps(simd::load8(x + i), _mm256_set1_ps(m))));
+      i += 8;
+    }
+    s = simd::hsum(vs);
+  }
+  for (; i < n; ++i) s += std::exp(ld(x + i) - m);
+  return s;
+}
+
+template <bool NT, class T>
+TREX_AVX512_FN void row_grad512(const T* x, T* dx, int64_t vocab, float shift, float mul) {
+  int64_t i = 0;
+  const __m512 vl = _mm512_set1_ps(shift), vsc = _mm512_set1_ps(mul);
+  for (; i + 16 <= vocab; i += 16)
+    simd::put16<NT>(dx + i, _mm512_mul_ps(simd::exp16(_mm512_sub_ps(simd::load16(x + i, simd::kAll16), vl)), vsc),
+                    simd::kAll16);
+  if (i + 8 <= vocab) {
+    simd::store8(dx + i, _mm256_mul_ps(simd::exp8(_mm256_sub_ps(simd::load8(x + i), _mm256_set1_ps(shift))),
+                                       _mm256_set1_ps(mul)));
+    i += 8;
+  }
+  for (; i < vocab; ++i) st(dx + i, std::exp(ld(x + i) - shift) * mul);
+}
+
+#endif
+
+template <class T>
+float span_max_any(const T* x, int64_t n, bool wide) {
+#ifdef TREX_ELEM_AVX2
+  if (wide) return span_max512(x, n);
+#endif
+  (void)wide;
+  return span_max(x, n);
+}
+template <class T>
+float span_sum_exp_any(const T* x, int64_t n, float m, bool wide) {
+#ifdef TREX_ELEM_AVX2
+  if (wide) return span_sum_exp512(x, n, m);
+#endif
+  (void)wide;
+  return span_sum_exp(x, n, m);
+}
+
 // log sum exp of one row. tile 0 (the built-in): a max pass, then a sum-of-exp pass that finds
 // the row in L2. tile > 0: both passes per tile of that many logits (the tile stays in L1),
 // the running sum rescaled when the maximum grows (online softmax); one tile covering the row
 // gives the built-in's bits.
 template <class T>
-float row_lse(const T* x, int64_t vocab, int64_t tile) {
+float row_lse(const T* x, int64_t vocab, int64_t tile, bool wide) {
   if (tile <= 0 || tile >= vocab) {
-    float m = span_max(x, vocab);
-    return m + std::log(span_sum_exp(x, vocab, m));
+    float m = span_max_any(x, vocab, wide);
+    return m + std::log(span_sum_exp_any(x, vocab, m, wide));
   }
   float m = -std::numeric_limits<float>::infinity(), s = 0.f;
   for (int64_t t0 = 0; t0 < vocab; t0 += tile) {
     const int64_t n = std::min(tile, vocab - t0);
-    const float mt = std::max(m, span_max(x + t0, n));
-    s = (s == 0.f ? 0.f : s * std::exp(m - mt)) + span_sum_exp(x + t0, n, mt);
+    const float mt = std::max(m, span_max_any(x + t0, n, wide));
+    s = (s == 0.f ? 0.f : s * std::exp(m - mt)) + span_sum_exp_any(x + t0, n, mt, wide);
     m = mt;
   }
   return m + std::log(s);
@@ -78,9 +174,14 @@ float row_lse(const T* x, int64_t vocab, int64_t tile) {
 // exp(x - (lse - ln scale)): multiplying a tiny probability by the scale afterwards would make
 // subnormal numbers, which cost a microcode assist each (20x slower on heavy-tailed logits).
 template <class T>
-void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale) {
+void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale, bool wide, bool nt) {
   const bool fold = scale > 0.f;
   const float shift = fold ? lse - std::log(scale) : lse, mul = fold ? 1.f : scale;
+#ifdef TREX_ELEM_AVX2
+  if (wide) return nt ? row_grad512<true>(x, dx, vocab, shift, mul) : row_grad512<false>(x, dx, vocab, shift, mul);
+#endif
+  (void)wide;
+  (void)nt;
   int64_t i = 0;
 #ifdef TREX_ELEM_AVX2
   __m256 vl = _mm256_set1_ps(shift), vsc = _mm256_set1_ps(mul);
@@ -100,6 +201,10 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
   core::trace_count(0, 2.0 * double(rows * vocab) * sizeof(T));  // logits in, dlogits out
   core::ThreadPool& tp = core::pool_or_default(pool);
   const RowBlocking rb = row_blocking("cross_entropy", rows, vocab);
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  // Streaming stores only on the 16-lane path, whose full steps cover every row's body when rows
+  // start on 32-byte boundaries (use_streaming checks both, and the size).
+  const bool nt = wide && dlogits && simd::use_streaming<T>(rows * vocab, vocab, {dlogits}, rb.stream);
   tp.parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const T* x = logits + r * vocab;
@@ -110,14 +215,15 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
           for (int64_t v = 0; v < vocab; ++v) st(dlogits + r * vocab + v, 0.f);
         continue;
       }
-      float lse = row_lse(x, vocab, rb.vocab_tile);
+      float lse = row_lse(x, vocab, rb.vocab_tile, wide);
       float xt = ld(x + tgt);  // read before an in-place gradient overwrites it
       loss[r] = lse - xt;
       if (!dlogits) continue;
       T* dx = dlogits + r * vocab;
-      row_grad(x, dx, vocab, lse, grad_scale);
+      row_grad(x, dx, vocab, lse, grad_scale, wide, nt);
       st(dx + tgt, (std::exp(xt - lse) - 1.f) * grad_scale);
     }
+    simd::fence_streams(nt);
   });
 }
 

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "trex/core/cpu_features.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/gemm.h"
@@ -528,9 +529,11 @@ void post_forward_token(const T* f, const T* x, const float* post, const float* 
 }
 
 // The same on 16 lanes (row_isa() == AVX-512), the tail under a mask; each output element is
-// the same FMA chain as above, so the two paths give the same bits.
-template <int N, class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post_forward_token512(
+// the same FMA chain as above, so the two paths give the same bits. NT: streaming stores (an
+// output far larger than the caches; mhc_post_forward checks the alignment); Cvt: bf16 rounded
+// by vcvtneps2bf16 where the CPU has AVX512_BF16 (same bits, elementwise_simd512.h).
+template <int N, bool NT, bool Cvt, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void post_forward_token512(
     const T* f, const T* x, const float* post, const float* C, T* o, int n_rt, int64_t d) {
   const int n = N ? N : n_rt;
   float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
@@ -543,9 +546,17 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post
     for (int k = 0; k < n; ++k) {
       __m512 acc = _mm512_mul_ps(_mm512_set1_ps(pt[k]), fv);
       for (int j = 0; j < n; ++j) acc = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * n + k]), xs[j], acc);
-      simd::store16(o + k * d + e, acc, m);
+      if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(o + k * d + e, acc, m);
+      else simd::put16<NT>(o + k * d + e, acc, m);
     }
   }
+}
+
+// The 16-lane token function for the stream count, store kind and rounding.
+template <int N, class T>
+auto post_forward_token512_for(bool nt, bool cvt) {
+  return nt ? (cvt ? &post_forward_token512<N, true, true, T> : &post_forward_token512<N, true, false, T>)
+            : (cvt ? &post_forward_token512<N, false, true, T> : &post_forward_token512<N, false, false, T>);
 }
 
 // The post-projection's backward for one token: dF, dX, and the sums over d of G_k F (dpost)
@@ -651,8 +662,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post
 // zmm stores beside the 5 real ones, so the kernel ran at the store port's rate, not memory's.
 // One pass for dF and dpost, then one per row j of dX and dC (the token's G rows, 4 d values,
 // are read again from L1), so no more than 11 vectors are live.
-template <class T>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post_backward_token512_n4(
+// NT and Cvt as post_forward_token512: streaming stores of dF and dX, bf16 by the CPU's conversion.
+template <bool NT, bool Cvt, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void post_backward_token512_n4(
     const T* g, const T* f, const T* x, const float* post, const float* C, T* dF, T* dX,
     float* dpost, float* dC, int /*n_rt*/, int64_t d) {
   const float p0 = post[0], p1 = post[1], p2 = post[2], p3 = post[3];
@@ -673,7 +685,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post
     s1 = _mm512_fmadd_ps(a1, fv, s1);
     s2 = _mm512_fmadd_ps(a2, fv, s2);
     s3 = _mm512_fmadd_ps(a3, fv, s3);
-    simd::store16(dF + e, df, m);
+    if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(dF + e, df, m);
+    else simd::put16<NT>(dF + e, df, m);
   }
   dpost[0] = simd::hsum16(s0);
   dpost[1] = simd::hsum16(s1);
@@ -696,7 +709,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post
       t1 = _mm512_fmadd_ps(a1, xv, t1);
       t2 = _mm512_fmadd_ps(a2, xv, t2);
       t3 = _mm512_fmadd_ps(a3, xv, t3);
-      simd::store16(dxj + e, dx, m);
+      if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(dxj + e, dx, m);
+      else simd::put16<NT>(dxj + e, dx, m);
     }
     dC[j * 4] = simd::hsum16(t0);
     dC[j * 4 + 1] = simd::hsum16(t1);
@@ -715,12 +729,17 @@ void mhc_post_forward(const T* F, const T* X, const float* post, const float* C,
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   const int64_t grain = tuned_or("mhc.post_fwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPostBlockTokens);
-  auto* token = row_isa() == core::Isa::kAvx512
-                    ? (n == 4 ? &post_forward_token512<4, T> : &post_forward_token512<0, T>)
-                    : (n == 4 ? &post_forward_token<4, T> : &post_forward_token<0, T>);
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  // Streaming stores for an output far larger than the caches whose rows of d start on 32-byte
+  // boundaries (simd::use_streaming, as the row kernels); 16-lane path only.
+  const bool nt = wide && simd::use_streaming<T>(sh.tokens * nd, d, {out});
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  auto* token = wide ? (n == 4 ? post_forward_token512_for<4, T>(nt, cvt) : post_forward_token512_for<0, T>(nt, cvt))
+                     : (n == 4 ? &post_forward_token<4, T> : &post_forward_token<0, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       token(F + t * d, X + t * nd, post + t * n, C + t * n * n, out + t * nd, n, d);
+    simd::fence_streams(nt);
   });
 }
 
@@ -733,13 +752,19 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPostBlockTokens);
-  auto* token = row_isa() == core::Isa::kAvx512
-                    ? (n == 4 ? &post_backward_token512_n4<T> : &post_backward_token512<0, T>)
-                    : (n == 4 ? &post_backward_token<4, T> : &post_backward_token<0, T>);
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  // As the forward: dX (and dF) streamed when far larger than the caches (n = 4 path).
+  const bool nt = wide && n == 4 && simd::use_streaming<T>(sh.tokens * nd, d, {dX, dF});
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  auto* n4 = nt ? (cvt ? &post_backward_token512_n4<true, true, T> : &post_backward_token512_n4<true, false, T>)
+                : (cvt ? &post_backward_token512_n4<false, true, T> : &post_backward_token512_n4<false, false, T>);
+  auto* token = wide ? (n == 4 ? n4 : &post_backward_token512<0, T>)
+                     : (n == 4 ? &post_backward_token<4, T> : &post_backward_token<0, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       token(G + t * nd, F + t * d, X + t * nd, post + t * n, C + t * n * n, dF + t * d,
             dX + t * nd, dpost + t * n, dC + t * n * n, n, d);
+    simd::fence_streams(nt);
   });
 }
 

@@ -1,6 +1,9 @@
 // Fused unified RoPE: each head row is read once and written once; the rotated tail is
 // y = v * C + swap_pairs(v) * (sign * S) with the per-position rows C, S of the table, which keeps
 // the interleaved layout in registers (one in-lane permute) instead of splitting even and odd.
+// An output far larger than the caches is written with streaming stores (simd::use_streaming, as
+// the other row kernels): a plain store first reads the line it writes, a third of a copy's
+// traffic. Same values either way: the pass-through dims are copied as bits.
 #include "trex/core/trace.h"
 #include "trex/kernels/rope.h"
 
@@ -21,11 +24,26 @@ using core::pool_or_default;
 using simd::ld;
 using simd::st;
 
-template <class T>
+// The pass-through dims: bits, copied 32 bytes at a time with streaming stores when NT (y on a
+// 32-byte boundary), the rest by memcpy.
+template <bool NT>
+void copy_bytes(const void* x, void* y, size_t n) {
+  size_t b = 0;
+#ifdef TREX_ELEM_AVX2
+  if constexpr (NT)
+    for (; b + 32 <= n; b += 32)
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(static_cast<char*>(y) + b),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const char*>(x) + b)));
+#endif
+  std::memcpy(static_cast<char*>(y) + b, static_cast<const char*>(x) + b, n - b);
+}
+
+// NT requires the rotated dims to start on a 32-byte boundary (rope_apply checks).
+template <bool NT, class T>
 void rotate_row(const T* x, T* y, int64_t head_dim, int rd, const float* c, const float* s,
                 float sign) {
   int64_t o = head_dim - rd;
-  std::memcpy(y, x, size_t(o) * sizeof(T));  // same storage type: the pass-through dims are bits
+  copy_bytes<NT>(x, y, size_t(o) * sizeof(T));  // same storage type: the pass-through dims are bits
   const T* xv = x + o;
   T* yv = y + o;
   int j = 0;
@@ -35,7 +53,7 @@ void rotate_row(const T* x, T* y, int64_t head_dim, int rd, const float* c, cons
     __m256 v = simd::load8(xv + j);
     __m256 sw = _mm256_permute_ps(v, 0xB1);  // (v1, v0) per pair
     __m256 sn = _mm256_mul_ps(_mm256_loadu_ps(s + j), vs);
-    simd::store8(yv + j, _mm256_fmadd_ps(v, _mm256_loadu_ps(c + j), _mm256_mul_ps(sw, sn)));
+    simd::put8<NT>(yv + j, _mm256_fmadd_ps(v, _mm256_loadu_ps(c + j), _mm256_mul_ps(sw, sn)));
   }
 #endif
   for (; j < rd; j += 2) {
@@ -100,13 +118,22 @@ void rope_apply(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_t he
   const int64_t block = tuned_or("rope.fwd", {tokens, heads, head_dim}, "block_elems", builtin::kBlockElems);
   int64_t grain = std::max<int64_t>(1, block / row);
   float sg = sign < 0 ? -1.f : 1.f;
+  // Streaming needs every head row (use_streaming: rows of head_dim) and its rotated dims on
+  // 32-byte boundaries, and an output far larger than the caches. In place (x == y) it is not used.
+  const bool nt = x != y && (int64_t(head_dim - rd) * int64_t(sizeof(T))) % 32 == 0 &&
+                  simd::use_streaming<T>(tokens * row, head_dim, {y});
   pool_or_default(pool).parallel_for(0, tokens, grain, [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; ++t) {
       const float* c = table.cos.data() + pos[t] * rd;
       const float* s = table.sin.data() + pos[t] * rd;
-      for (int64_t h = 0; h < heads; ++h)
-        rotate_row(x + t * row + h * head_dim, y + t * row + h * head_dim, head_dim, rd, c, s, sg);
+      for (int64_t h = 0; h < heads; ++h) {
+        const T* xr = x + t * row + h * head_dim;
+        T* yr = y + t * row + h * head_dim;
+        if (nt) rotate_row<true>(xr, yr, head_dim, rd, c, s, sg);
+        else rotate_row<false>(xr, yr, head_dim, rd, c, s, sg);
+      }
     }
+    simd::fence_streams(nt);
   });
 }
 

@@ -3,7 +3,8 @@
 // 2 writes) instead of the ~10 (forward) and ~20 (backward) whole-tensor ops of the eager chain.
 // Rows run on 16 lanes where the CPU has AVX-512 (row_isa()), else on 8 (AVX2), else scalar:
 // the exp and the bf16 conversions made the 8-lane path instruction-bound, not memory-bound. bf16
-// rows store through vcvtneps2bf16 where the CPU has AVX512_BF16 (same bits).
+// rows store through vcvtneps2bf16 where the CPU has AVX512_BF16 (same bits), and there take
+// 32 elements per step (one line of each tensor: fewer widening and rounding instructions).
 #include "trex/core/trace.h"
 #include "trex/kernels/swiglu.h"
 
@@ -119,11 +120,79 @@ TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
   else simd::put16<NT>(p, v, m);
 }
 
+// bf16 rows on AVX512_BF16, 32 elements per step: one 64-byte load widened by two word
+// permutes (zero-masked: each bf16 lands in the top half of its lane, as load16's shift), in
+// column order; the two halves' results rounded by one vcvtne2ps2bf16 and stored as one line.
+// Same values lane for lane and the same sums in the same order as the 16-lane steps, so the
+// same bits; a step with a denormal result rounds through round16 (see round16_cvt).
+#define TREX_BF16X32_FN \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) inline
+TREX_BF16X32_FN __m512i widen_index(int half) {
+  // Word 2k + 1 of the result takes source word 16 half + k; even words are zeroed by the mask.
+  alignas(64) int16_t idx[32];
+  for (int k = 0; k < 16; ++k) idx[2 * k] = 0, idx[2 * k + 1] = int16_t(16 * half + k);
+  return _mm512_load_si512(idx);
+}
+TREX_BF16X32_FN void load32(const core::bf16* p, __m512i lo_idx, __m512i hi_idx, __m512* lo,
+                            __m512* hi) {
+  const __m512i v = _mm512_loadu_si512(p);
+  *lo = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, lo_idx, v));
+  *hi = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi_idx, v));
+}
+template <bool NT>
+TREX_BF16X32_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
+  __m512i h;
+  if (_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)))
+    h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo in the low 32 bytes
+  else
+    h = _mm512_inserti64x4(_mm512_castsi256_si512(simd::round16(lo)), simd::round16(hi), 1);
+  if constexpr (NT) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), _mm512_castsi512_si256(h));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 16), _mm512_extracti64x4_epi64(h, 1));
+  } else {
+    _mm512_storeu_si512(p, h);
+  }
+}
+
+// One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's
+// halves): the same operations in the same order; backward16 adds to *acc as the loop does.
+TREX_BF16X32_FN __m512 forward16(__m512 gv, __m512 uv, __m512 vL, __m512 vnL, __m512 vw) {
+  __m512 gc = simd::min16(gv, vL);
+  __m512 uc = simd::max16(simd::min16(uv, vL), vnL);
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(gc, sigmoid16(gc)), uc), vw);
+}
+TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m512 vnL, __m512 vw,
+                                __m512* acc, __m512* dgv, __m512* duv) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  __m512 gc = simd::min16(gv, vL);
+  __m512 uc = simd::max16(simd::min16(uv, vL), vnL);
+  __m512 s = sigmoid16(gc);
+  __m512 silu = _mm512_mul_ps(gc, s);
+  *acc = _mm512_fmadd_ps(d, _mm512_mul_ps(silu, uc), *acc);
+  __m512 da = _mm512_mul_ps(d, vw);
+  __m512 dsilu = _mm512_mul_ps(s, _mm512_fmadd_ps(gc, _mm512_sub_ps(one, s), one));
+  __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
+  __mmask16 in_u =
+      _mm512_cmp_ps_mask(uv, vnL, _CMP_GE_OQ) & _mm512_cmp_ps_mask(uv, vL, _CMP_LE_OQ);
+  *dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
+  *duv = _mm512_maskz_mul_ps(in_u, da, silu);
+}
+
 template <bool NT, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void forward_row512(
     const T* g, const T* u, float wr, T* out, int64_t cols, float L) {
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
-  for (int64_t i = 0; i < cols; i += 16) {
+  int64_t i = 0;
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+    for (; i + 32 <= cols; i += 32) {
+      __m512 g0, g1, u0, u1;
+      load32(g + i, lo_idx, hi_idx, &g0, &g1);
+      load32(u + i, lo_idx, hi_idx, &u0, &u1);
+      store32<NT>(out + i, forward16(g0, u0, vL, vnL, vw), forward16(g1, u1, vL, vnL, vw));
+    }
+  }
+  for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
     __m512 gc = simd::min16(simd::load16(g + i, m), vL);
     __m512 uc = simd::max16(simd::min16(simd::load16(u + i, m), vL), vnL);
@@ -138,7 +207,21 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
   const __m512 one = _mm512_set1_ps(1.f);
   __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < cols; i += 16) {
+  int64_t i = 0;
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+    for (; i + 32 <= cols; i += 32) {
+      __m512 g0, g1, u0, u1, d0, d1, dg0, dg1, du0, du1;
+      load32(g + i, lo_idx, hi_idx, &g0, &g1);
+      load32(u + i, lo_idx, hi_idx, &u0, &u1);
+      load32(dh + i, lo_idx, hi_idx, &d0, &d1);
+      backward16(g0, u0, d0, vL, vnL, vw, &acc, &dg0, &du0);
+      backward16(g1, u1, d1, vL, vnL, vw, &acc, &dg1, &du1);
+      store32<NT>(dg + i, dg0, dg1);
+      store32<NT>(du + i, du0, du1);
+    }
+  }
+  for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
     // Lanes past the row's end load 0, so they add 0 to acc.
     __m512 gv = simd::load16(g + i, m), uv = simd::load16(u + i, m), d = simd::load16(dh + i, m);

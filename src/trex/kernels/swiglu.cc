@@ -140,18 +140,24 @@ TREX_BF16X32_FN void load32(const core::bf16* p, __m512i lo_idx, __m512i hi_idx,
   *hi = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi_idx, v));
 }
 template <bool NT>
-TREX_BF16X32_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
-  __m512i h;
-  if (_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)))
-    h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo in the low 32 bytes
-  else
-    h = _mm512_inserti64x4(_mm512_castsi256_si512(simd::round16(lo)), simd::round16(hi), 1);
+TREX_BF16X32_FN void store16x2(core::bf16* p, __m256i lo, __m256i hi) {
   if constexpr (NT) {
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), _mm512_castsi512_si256(h));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 16), _mm512_extracti64x4_epi64(h, 1));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), lo);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 16), hi);
   } else {
-    _mm512_storeu_si512(p, h);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), hi);
   }
+}
+template <bool NT>
+TREX_BF16X32_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
+  if (!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)))
+    return store16x2<NT>(p, simd::round16(lo), simd::round16(hi));
+  const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo in the low half
+  if constexpr (NT)  // (the zero-masked extracts: GCC 12 flags the unmasked ones, see adamw.cc)
+    store16x2<true>(p, _mm512_maskz_extracti64x4_epi64(0xff, h, 0), _mm512_maskz_extracti64x4_epi64(0xff, h, 1));
+  else
+    _mm512_storeu_si512(p, h);
 }
 
 // One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's

@@ -2,8 +2,12 @@
 """Real-model table: every MPS/LP file that Debian's COIN-OR and GLPK packages ship (and GLPK's
 MathProg examples), solved by `trex solve`, the cbc program and glpsol, one process each.
 
-Usage: bench/real_models.py TREX_BINARY OUT.md [--time-limit S] [--raw DIR] [--only SUBSTR]
-                             [--reps N] [--cheap S] [--from-raw DIR]
+Usage: bench/real_models.py TREX_BINARY OUT.md [--time-limit S] [--raw DIR] [--only SUBSTR ...]
+                             [--reps N] [--cheap S] [--from-raw DIR ...]
+
+A run can be cut into chunks (a shared machine's quiet slot is short): each chunk names its
+models with --only (repeated) and keeps its --raw DIR; --from-raw DIR1 DIR2 ... then renders the
+whole table from the chunks, in model order, with each chunk's load average.
 
 Each tool gets the same wall-clock limit per model. Agreement: same verdict and, for optimal
 ones, |a - b| <= 1e-6 max(1, |b|). The time goal (issue 13) is the geometric mean of
@@ -250,12 +254,15 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--raw", default="")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", action="append", default=[],
+                    help="only the model files whose path contains this (repeatable: any of them)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--conditions", default="", help="a sentence on how the machine was shared, for the table")
     ap.add_argument("--cheap", type=float, default=10.0)
-    ap.add_argument("--from-raw", default="",
-                    help="re-render OUT from a --raw directory's real_models.json without solving trex and "
-                         "cbc again (glpsol is re-run only where an older parser may have misread it)")
+    ap.add_argument("--from-raw", nargs="+", default=[],
+                    help="re-render OUT from --raw directories' real_models.json (one run, or the chunks of "
+                         "one) without solving trex and cbc again (glpsol is re-run only where an older parser "
+                         "may have misread it)")
     args = ap.parse_args()
     args.trex = os.path.abspath(args.trex)  # the tools run in a temporary directory
     rows = []
@@ -263,10 +270,17 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         WORKDIR["path"] = tmp
         if args.from_raw:
-            with open(os.path.join(args.from_raw, "real_models.json")) as f:
-                raw = json.load(f)
-            load_start, load_end = raw["load_start"], raw["load_end"]
-            for r in raw["rows"]:
+            raw_rows, loads = [], []
+            for d in args.from_raw:
+                with open(os.path.join(d, "real_models.json")) as f:
+                    raw = json.load(f)
+                loads.append((raw["load_start"], raw["load_end"]))
+                raw_rows += raw["rows"]
+            order = {p: k for k, p in enumerate(model_files())}
+            raw_rows.sort(key=lambda r: order.get(r["file"], len(order)))
+            load_start, load_end = loads[0][0], loads[-1][1]
+            CHUNKS["loads"] = loads
+            for r in raw_rows:
                 g = r["glpsol"]
                 # What an older parser may have misread: GLPK's "INTEGER UNDEFINED", an optimum
                 # without its objective line, a "time limit" long before the limit.
@@ -279,7 +293,7 @@ def main():
                 if norm(r["cbc"][0]) == "optimal":
                     is_mip(args.trex, r["file"])  # the time table's question, while the work directory exists
         for path in [] if args.from_raw else model_files():
-            if args.only and args.only not in path:
+            if args.only and not any(o in path for o in args.only):
                 continue
             t, c, n = solve_pair(args.trex, path, args.time_limit, tmp, args.reps, args.cheap)
             g = solve_glpsol(path, args.time_limit, tmp) + (CPU.get("last", 0.0),)
@@ -302,8 +316,9 @@ def main():
              "and its time includes that translation). One process per model and tool, %g s wall-clock limit each; "
              "trex and cbc alternate model by model, and where both took under %g s the pair ran %d times in all "
              "(trex, cbc, trex, cbc, ...): the times are medians. Agreement: same verdict and objective within "
-             "1e-6 relative. Load average (1, 5, 15 min) at the start: %s; at the end: %s; the machine has %d CPUs." %
-             (COIN_DIRS[0], GLPK_DIR, args.time_limit, args.cheap, args.reps, load_start, load_end, os.cpu_count()), "",
+             "1e-6 relative. %s; the machine has %d CPUs.%s" %
+             (COIN_DIRS[0], GLPK_DIR, args.time_limit, args.cheap, args.reps, load_text(load_start, load_end),
+              os.cpu_count(), " " + args.conditions if args.conditions else ""), "",
              "| model | trex | obj | s | cbc | obj | s | glpsol | obj | s | trex = cbc | trex = glpsol |",
              "|---|---|---:|---:|---|---:|---:|---|---:|---:|:-:|:-:|"]
     ratios = []
@@ -357,6 +372,9 @@ def main():
                                                     gmc, worst_cpu[0], os.path.basename(worst_cpu[1]))]
     lines += ["", "Reproduce: `bench/real_models.py build/trex bench/results/real_models.md --time-limit %g --reps %d "
               "--cheap %g`" % (args.time_limit, args.reps, args.cheap)]
+    if len(CHUNKS.get("loads", [])) > 1:
+        lines[-1] += (" (here in %d chunks, each with `--only MODEL ... --raw DIR`, rendered with `--from-raw DIR ...`)"
+                      % len(CHUNKS["loads"]))
     tmp_out = args.out + ".tmp"
     with open(tmp_out, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -364,6 +382,15 @@ def main():
 
 
 _mip_cache = {}
+CHUNKS = {}  # with --from-raw over several directories: "loads", each chunk's (start, end) load
+
+
+def load_text(start, end):
+    loads = CHUNKS.get("loads", [])
+    if len(loads) > 1:
+        return ("The run was cut into %d chunks; load average (1, 5, 15 min) at the start and end of each: %s"
+                % (len(loads), "; ".join("%d: %s -> %s" % (k + 1, a, b) for k, (a, b) in enumerate(loads))))
+    return "Load average (1, 5, 15 min) at the start: %s; at the end: %s" % (start, end)
 
 
 def has_integer_columns(path):

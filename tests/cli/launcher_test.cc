@@ -63,6 +63,23 @@ TEST_F(Launcher, SolveGoesToTrexSolveEverythingElseToTrexFull) {
   EXPECT_EQ(r.out, "trex-full\n");
 }
 
+// trex-solve starts with one OpenBLAS thread (its workers would only cost start-up time); a
+// value the caller set is kept, and trex-full's environment is left alone.
+TEST_F(Launcher, TrexSolveStartsWithOneBlasThreadUnlessTheCallerChose) {
+  for (const char* name : {"trex-solve", "trex-full"}) {
+    std::ofstream(dir_ / name) << "#!/bin/sh\necho " << name << " ${OPENBLAS_NUM_THREADS-unset}\n";
+  }
+  std::string trex = (dir_ / "trex").string();
+  ProcessOptions options;
+  options.timeout_s = 120;  // a hang guard only
+  ProcessResult r = run_process({"env", "-u", "OPENBLAS_NUM_THREADS", trex, "solve", "x.lp"}, options);
+  EXPECT_EQ(r.out, "trex-solve 1\n") << r.err;
+  r = run_process({"env", "-u", "OPENBLAS_NUM_THREADS", trex, "--version"}, options);
+  EXPECT_EQ(r.out, "trex-full unset\n") << r.err;
+  r = run_process({"env", "OPENBLAS_NUM_THREADS=4", trex, "solve", "x.lp"}, options);
+  EXPECT_EQ(r.out, "trex-solve 4\n") << r.err;
+}
+
 TEST_F(Launcher, AMissingProgramIsNamed) {
   fs::remove(dir_ / "trex-full");
   ProcessResult r = run({"--version"});

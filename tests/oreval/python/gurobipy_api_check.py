@@ -162,8 +162,15 @@ class LpWriter(unittest.TestCase):
         self.assertIn("[ 2 x ^2 + 4 x * y ] / 2", self.lp(b))  # column order
 
     def test_number_format(self):
-        # 16 significant digits, 17 when needed; exponent outside 1e-4..1e6 (Gurobi's files).
+        # "%g" when it gives the double back, else 16 significant digits from 0.1 up, 15 below,
+        # "%.16e" outside 1e-4..1e6 (read off Gurobi's files: the Bench4Opt reference LPs).
         from trex_modeling.lp_writer import gurobi_number as g
+        self.assertEqual(g(9.12), "9.12")
+        self.assertEqual(g(77.080444561), "77.08044456099999")
+        self.assertEqual(g(66445.1043), "66445.10430000001")
+        self.assertEqual(g(0.5502913905933789), "0.5502913905933789")
+        self.assertEqual(g(0.066248712943843), "0.066248712943843")
+        self.assertEqual(g(0.0695551488), "0.0695551488")
         self.assertEqual(g(0.1), "0.1")
         self.assertEqual(g(-0.0), "0")
         self.assertEqual(g(1e6), "1e+06")

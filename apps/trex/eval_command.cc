@@ -40,7 +40,7 @@ struct EvalArgs {
   double memory_mb = 2048;
   bool quiet = false;
   bool references = false;
-  bool allow_weak_sandbox = false, lenient_status = false;
+  bool allow_weak_sandbox = false, lenient_status = false, cold_start = false;
   int max_solves = 100;
   std::string a, b;
   // gen
@@ -63,6 +63,7 @@ int run_eval(const EvalArgs& args) {
   o.lenient_status = args.lenient_status;
   o.exec.max_solve_requests = args.max_solves;
   o.exec.allow_weak_sandbox = args.allow_weak_sandbox;
+  o.exec.warm_pool = !args.cold_start;
   o.jobs = args.jobs;
   o.exec.limits.wall_s = args.timeout;
   o.exec.limits.cpu_s = int(std::max(1.0, args.timeout));
@@ -303,6 +304,8 @@ void add_eval_command(CLI::App& app, Action* action) {
                 "Let \"infeasible or unbounded\" match an infeasible or unbounded answer too");
   run->add_flag("--allow-weak-sandbox", args->allow_weak_sandbox,
                 "Run untrusted programs even when a sandbox layer (Landlock, seccomp, unprivileged uid) is missing");
+  run->add_flag("--cold-start", args->cold_start,
+                "A fresh interpreter per Python program instead of a fork of the worker's warm one (same sandbox)");
   run->add_option("--limit", args->limit, "Only the first N items of each benchmark (what eval gen --limit N answered)");
   run->add_flag("--quiet", args->quiet, "No progress bar");
   add_fields(run);

@@ -19,6 +19,7 @@
 #include "trex/oreval/model_json.h"
 #include "trex/oreval/module_copy.h"
 #include "trex/oreval/solve_helper.h"
+#include "trex/oreval/warm_pool.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
@@ -152,8 +153,13 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   write_file_atomic(dir.path + "/completion.py", code);
   if (!data_json.empty()) fs::copy_file(data_json, dir.path + "/data.json");
   SandboxSpec spec;
-  // A copy of the module in the sandbox folder: the child may not be able to enter the clone.
-  std::string runner = install_module(module_files(o.python, pydir), dir.path + "/" + kModuleFolder);
+  // The warm interpreter's module copy is read-only to the child, in a folder of its own; the
+  // fresh path's is a copy in the sandbox folder. Either way the child can read it (it may not
+  // be able to enter the clone).
+  std::optional<WarmLease> lease;
+  if (o.warm_pool && missing_sandbox_layers().empty()) lease.emplace(o.python, pydir);
+  std::string runner = lease ? lease->runner()
+                             : install_module(module_files(o.python, pydir), dir.path + "/" + kModuleFolder);
   spec.argv = {o.python, "-I", "-B", runner, "completion.py"};
   spec.env = {"PATH=/usr/bin:/bin", "HOME=" + dir.path, "LANG=C.UTF-8", "PYTHONIOENCODING=utf-8",
               "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
@@ -161,10 +167,12 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   spec.workdir = dir.path;
   spec.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/localtime",
                           "/dev/urandom", "/sys/devices/system/cpu"};
+  if (lease) spec.read_only_paths.push_back(lease->module_dir());
   spec.limits = o.limits;
   spec.allow_weak = o.allow_weak_sandbox;
   SandboxResult r = run_sandboxed(
-      spec, [&](const std::string& req, double left) { return serve_solve(req, left, dir.fd, o, ex); });
+      spec, [&](const std::string& req, double left) { return serve_solve(req, left, dir.fd, o, ex); },
+      lease ? lease->launcher() : nullptr);
   ex.seconds = r.seconds;
   ex.output = r.out;
   if (r.stopped) {

@@ -26,6 +26,10 @@ struct ExecOptions {
   int max_solve_requests = 100;   // optimize() calls one program may make; one more kills it
   size_t read_bytes = size_t(16) << 20;  // largest file read back from the sandbox folder
   bool allow_weak_sandbox = false;       // run even when a sandbox layer is missing
+  // Python programs are forked from the worker's warm interpreter (warm_pool.h), with every
+  // sandbox layer applied in the child; false, or a layer missing (weak sandbox): a fresh
+  // interpreter per program.
+  bool warm_pool = true;
 };
 
 struct Execution {

@@ -26,169 +26,13 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "trex/oreval/close_fds.h"
+#include "trex/oreval/sandbox_child.h"
 #include "trex/oreval/seccomp_policy.h"
 #include "trex/util/error.h"
 
 namespace trex::oreval {
 
 namespace {
-
-constexpr uid_t kNobody = 65534;
-constexpr gid_t kNogroup = 65534;
-
-// Landlock ABI layout, written out so that older kernel headers still build.
-struct RulesetAttr {
-  uint64_t handled_access_fs;
-  uint64_t handled_access_net;
-  uint64_t scoped;
-};
-constexpr uint64_t kFsExecute = 1ULL << 0, kFsWriteFile = 1ULL << 1, kFsReadFile = 1ULL << 2,
-                   kFsReadDir = 1ULL << 3, kFsTruncate = 1ULL << 14;
-constexpr uint64_t kNetBindTcp = 1ULL << 0, kNetConnectTcp = 1ULL << 1;
-constexpr uint64_t kScopeAbstractUnix = 1ULL << 0, kScopeSignal = 1ULL << 1;
-
-uint64_t fs_rights_for_abi(int abi) {
-  uint64_t all = (1ULL << 13) - 1;       // ABI 1: execute .. make_sym
-  if (abi >= 2) all |= 1ULL << 13;       // refer
-  if (abi >= 3) all |= kFsTruncate;      // truncate
-  if (abi >= 5) all |= 1ULL << 15;       // ioctl_dev
-  return all;
-}
-
-int landlock_abi() {
-#ifdef SYS_landlock_create_ruleset
-  long v = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return v < 0 ? 0 : int(v);
-#else
-  return 0;
-#endif
-}
-
-// Probed in a throwaway child so the caller's namespaces are untouched.
-bool unshare_allowed(int flags) {
-  pid_t pid = fork();
-  if (pid < 0) return false;
-  if (pid == 0) _exit(unshare(flags) == 0 ? 0 : 1);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-struct Probe {
-  int landlock = 0;
-  bool root = false;
-  bool netns = false;   // root: a network namespace of its own
-  bool userns = false;  // not root: a user namespace (unmapped uid) with a network namespace
-  bool seccomp = false;
-};
-
-const Probe& probe() {
-  static const Probe p = [] {
-    Probe q;
-    q.landlock = landlock_abi();
-    q.root = geteuid() == 0;
-    if (q.root) q.netns = unshare_allowed(CLONE_NEWNET);
-    else q.userns = unshare_allowed(CLONE_NEWUSER | CLONE_NEWNET);
-    q.seccomp = seccomp_policy_available();
-    return q;
-  }();
-  return p;
-}
-
-// --- the child -----------------------------------------------------------------------------
-
-struct ChildPlan {
-  std::vector<char*> argv, envp;
-  const char* workdir;
-  std::vector<const char*> read_only;
-  SandboxLimits limits;
-  int out_fd, err_fd, channel_fd;
-  Probe probe;
-};
-
-[[noreturn]] void child_fail(const char* what) {
-  const char* msg = strerror(errno);  // strerror of a known errno returns a static string
-  (void)!write(2, "trex sandbox: ", 14);
-  (void)!write(2, what, strlen(what));
-  (void)!write(2, ": ", 2);
-  (void)!write(2, msg, strlen(msg));
-  (void)!write(2, "\n", 1);
-  _exit(126);
-}
-
-void set_limit(int resource, rlim_t value) {
-  rlimit r{value, value};
-  if (setrlimit(resource, &r) != 0) child_fail("setrlimit");
-}
-
-[[noreturn]] void run_child(const ChildPlan& plan, const sock_filter* filter, size_t filter_len) {
-  // A session of its own: its own process group (the parent kills that) and no controlling
-  // terminal to push input into.
-  if (setsid() < 0) child_fail("setsid");
-  int devnull = open("/dev/null", O_RDONLY);
-  if (devnull < 0 || dup2(devnull, 0) < 0) child_fail("stdin");
-  if (dup2(plan.out_fd, 1) < 0 || dup2(plan.err_fd, 2) < 0 || dup2(plan.channel_fd, 3) < 0) child_fail("dup2");
-  if (!close_fds_from(4, nullptr, 0)) child_fail("closing inherited descriptors");
-  if (chdir(plan.workdir) != 0) child_fail("chdir");
-  // The Landlock rules are made while the child still has the evaluator's identity, so paths
-  // the unprivileged one cannot reach by name (a private TMPDIR) still get their rule.
-  int ruleset = -1;
-#ifdef SYS_landlock_create_ruleset
-  if (plan.probe.landlock > 0) {
-    int abi = plan.probe.landlock;
-    RulesetAttr attr{fs_rights_for_abi(abi), abi >= 4 ? kNetBindTcp | kNetConnectTcp : 0,
-                     abi >= 6 ? kScopeAbstractUnix | kScopeSignal : 0};
-    size_t size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
-    ruleset = int(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
-    if (ruleset < 0) child_fail("landlock_create_ruleset");
-    auto allow = [&](const char* path, uint64_t rights) {
-      int fd = open(path, O_PATH | O_CLOEXEC);
-      if (fd < 0) return;  // a path absent on this machine grants nothing
-      struct stat st;
-      if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
-        rights &= kFsExecute | kFsWriteFile | kFsReadFile | (abi >= 3 ? kFsTruncate : 0);
-      landlock_path_beneath_attr rule{rights & fs_rights_for_abi(abi), fd};
-      if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
-        child_fail("landlock_add_rule");
-      close(fd);
-    };
-    for (const char* path : plan.read_only) allow(path, kFsExecute | kFsReadFile | kFsReadDir);
-    allow("/dev/null", kFsReadFile | kFsWriteFile);
-    allow(".", fs_rights_for_abi(abi));  // the working directory, by descriptor rather than name
-  }
-#endif
-  set_limit(RLIMIT_CPU, rlim_t(plan.limits.cpu_s));
-  set_limit(RLIMIT_AS, rlim_t(plan.limits.memory_bytes));
-  set_limit(RLIMIT_FSIZE, rlim_t(plan.limits.file_bytes));
-  set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
-  set_limit(RLIMIT_CORE, 0);
-  if (plan.probe.root) {
-    if (plan.probe.netns && unshare(CLONE_NEWNET) != 0) child_fail("unshare(CLONE_NEWNET)");
-    // Counts every process and thread of uid nobody, so it is generous; it matters only
-    // where seccomp (which refuses fork) is unavailable.
-    set_limit(RLIMIT_NPROC, 512);
-    if (setgroups(0, nullptr) != 0 || setgid(kNogroup) != 0 || setuid(kNobody) != 0) child_fail("setuid(nobody)");
-  } else if (plan.probe.userns) {
-    // No uid map is written: inside, the child is the overflow uid, with no capability left
-    // after execve; outside, the kernel still checks files against the invoking user, which
-    // Landlock confines.
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) child_fail("unshare(CLONE_NEWUSER | CLONE_NEWNET)");
-  }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail("no_new_privs");
-#ifdef SYS_landlock_create_ruleset
-  if (ruleset >= 0) {
-    if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) child_fail("landlock_restrict_self");
-    close(ruleset);
-  }
-#endif
-  if (filter_len > 0) {
-    sock_fprog prog{uint16_t(filter_len), const_cast<sock_filter*>(filter)};
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) child_fail("seccomp");
-  }
-  execve(plan.argv[0], plan.argv.data(), plan.envp.data());
-  child_fail("execve");
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -197,7 +41,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 std::string sandbox_isolation() {
-  const Probe& p = probe();
+  const SandboxProbe& p = sandbox_probe();
   std::string s;
   if (p.netns || p.userns) s += "netns ";
   if (p.landlock) s += "landlock-abi" + std::to_string(p.landlock) + " ";
@@ -209,11 +53,8 @@ std::string sandbox_isolation() {
 }
 
 std::vector<std::string> missing_sandbox_layers() {
-  const Probe& p = probe();
   std::vector<std::string> missing;
-  if (!p.landlock) missing.push_back("landlock");
-  if (!p.seccomp) missing.push_back("seccomp");
-  if (!p.root && !p.userns) missing.push_back("unprivileged uid (user namespace)");
+  for (const char* m : missing_layers(sandbox_probe())) missing.emplace_back(m);
   return missing;
 }
 
@@ -226,22 +67,23 @@ void require_sandbox(bool allow_weak) {
                                                       " on this machine; refusing to run them (pass --allow-weak-sandbox to run anyway)");
 }
 
-SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler) {
+SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler, SandboxLauncher* launcher) {
   if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/')
     throw std::invalid_argument("run_sandboxed: argv[0] must be an absolute path");
   if (!spec.allow_weak && !missing_sandbox_layers().empty())
     throw std::runtime_error("sandbox: a layer is missing (" + missing_sandbox_layers().front() + ") and a weak sandbox was not allowed");
-  const Probe& pr = probe();
-  if (pr.root && chown(spec.workdir.c_str(), kNobody, kNogroup) != 0)
+  const SandboxProbe& pr = sandbox_probe();
+  if (pr.root && chown(spec.workdir.c_str(), kSandboxNobody, kSandboxNogroup) != 0)
     throw std::runtime_error("sandbox: cannot hand " + spec.workdir + " to nobody: " + strerror(errno));
 
   // Everything the child needs, prepared here: it must not allocate after fork.
   std::vector<std::string> argv = spec.argv, env = spec.env;
+  std::vector<char*> argv_p, envp;
+  for (auto& a : argv) argv_p.push_back(a.data());
+  argv_p.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   ChildPlan plan;
-  for (auto& a : argv) plan.argv.push_back(a.data());
-  plan.argv.push_back(nullptr);
-  for (auto& e : env) plan.envp.push_back(e.data());
-  plan.envp.push_back(nullptr);
   plan.workdir = spec.workdir.c_str();
   for (const auto& p : spec.read_only_paths) plan.read_only.push_back(p.c_str());
   plan.limits = spec.limits;
@@ -274,16 +116,29 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], channel[0], channel[1]}) close(fd);
-    throw std::runtime_error("sandbox: fork failed");
-  }
-  if (pid == 0) {
-    pid_t self = getpid();
-    for (size_t i : self_slots) filter[i].k = uint32_t(self);
-    for (size_t i : neg_self_slots) filter[i].k = uint32_t(-self);
-    run_child(plan, filter.data(), filter.size());
+  pid_t pid = -1;
+  if (launcher) {
+    // A warm interpreter forks the child and it enters the same layers there (warm_pool.h).
+    try {
+      pid = launcher->launch(spec, out_pipe[1], err_pipe[1], channel[1]);
+    } catch (...) {
+      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], channel[0], channel[1]}) close(fd);
+      throw;
+    }
+  } else {
+    pid = fork();
+    if (pid < 0) {
+      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], channel[0], channel[1]}) close(fd);
+      throw std::runtime_error("sandbox: fork failed");
+    }
+    if (pid == 0) {
+      pid_t self = getpid();
+      for (size_t i : self_slots) filter[i].k = uint32_t(self);
+      for (size_t i : neg_self_slots) filter[i].k = uint32_t(-self);
+      enter_sandbox(plan, filter.data(), filter.size());
+      execve(argv_p[0], argv_p.data(), envp.data());
+      sandbox_child_fail("execve");
+    }
   }
   // No setpgid here: the child's setsid makes its group, and would fail on a group leader.
   close(out_pipe[1]);
@@ -366,6 +221,18 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
     }
   }
   int status = 0;
+  if (launcher) {
+    // The warm interpreter is the child's parent: it waits for the rest of the wall clock, kills
+    // the group while its leader still holds the pid, then reaps it.
+    bool late = false;
+    status = launcher->reap(pid, killed ? 5.0 : spec.limits.wall_s - seconds_since(t0), late);
+    if (late && !killed) result.timed_out = true;
+    for (int fd : {out_pipe[0], err_pipe[0], channel[0]}) close(fd);
+    result.seconds = seconds_since(t0);
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    return result;
+  }
   if (!killed) {
     // Output closed; the child should be exiting. Give it the rest of its time.
     while (true) {

@@ -23,6 +23,8 @@
 
 #include <functional>
 #include <optional>
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -73,9 +75,27 @@ std::vector<std::string> missing_sandbox_layers();
 // missing or `allow_weak`. Called before any item runs.
 void require_sandbox(bool allow_weak);
 
+// Starts the contained child some other way than a fork and exec of this process: a warm
+// interpreter forks it and it enters every layer itself (warm_pool.h). Whoever forked it is its
+// parent; the pid stays the child's own until reap returns, so killing its group until then
+// reaches nothing else.
+class SandboxLauncher {
+ public:
+  virtual ~SandboxLauncher() = default;
+  // Starts the child with the three descriptors as its stdout, stderr and fd 3 and every layer
+  // of the spec in place before the program runs; returns its pid, which leads its own process
+  // group. Throws std::runtime_error when it could not be started.
+  virtual pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) = 0;
+  // Once its output has closed or it was killed: waits up to `seconds_left` for it to exit,
+  // then kills its group (setting `timed_out`); kills whatever is left in the group, reaps the
+  // child and returns its wait status. Throws std::runtime_error when that cannot be known.
+  virtual int reap(pid_t pid, double seconds_left, bool& timed_out) = 0;
+};
+
 // Runs the child and waits for it. Throws std::runtime_error when the child could not be
 // started (fork or pipe failure, or a missing layer without allow_weak); everything the child
-// does is reported in the result.
-SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler = {});
+// does is reported in the result. `launcher` (may be null: fork and exec here) starts it.
+SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler = {},
+                            SandboxLauncher* launcher = nullptr);
 
 }  // namespace trex::oreval

@@ -1,0 +1,138 @@
+"""Python completions scored per second per worker: trex's warm pool against the report's
+harness pattern and against trex's own fresh-interpreter path, side by side in one run (issue 19).
+
+On the 99 Bench4Opt ORGEval reference programs (the items of
+bench4opt/slai_trex/bench4opt/test.jsonl with reference_code), one worker each, interleaved
+per repetition so that load drifts hit every path:
+
+  harness  the report's harness pattern with trex's gurobipy module (standalone mode,
+           TREX_BINARY set): a fresh `python3 prog.py` per program, model.lp read back with
+           gurobipy.read and compared with the reference LP
+           (tests/oreval/python/harness_pattern_check.py's run_item); no sandbox;
+  cold     `trex eval run --bench b4o-orgeval --references --jobs 1 --cold-start`: a fresh
+           sandboxed interpreter per program;
+  warm     the same without --cold-start: each program forked from the worker's warm
+           interpreter, every sandbox layer applied in the child;
+  warm2    the warm path with --jobs 2, for the rate per core (CPU seconds of trex and every
+           process under it).
+
+Verdicts: per item, the harness's "same structure" against trex's `correct`, and cold against
+warm item for item (error class); any difference is printed.
+
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2]
+Prints a Markdown table (medians over the repetitions) and the load average of each run.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cpu_now():
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def run_harness(data_dir, build):
+    sys.path.insert(0, os.path.join(REPO, "tests/oreval/python"))
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    os.environ["TREX_BINARY"] = os.path.join(build, "trex")
+    import harness_pattern_check as h
+    path = os.path.join(data_dir, "or-benchmarks/bench4opt/slai_trex/bench4opt/test.jsonl")
+    with open(path) as f:
+        items = [json.loads(line) for line in f]
+    items = [it for it in items if it.get("reference_code")]
+    verdicts = {}
+    for it in items:
+        id_, verdict, _, _ = h.run_item(it, data_dir, os.path.join(REPO, "python"))
+        verdicts[id_] = verdict == "same"
+    return verdicts
+
+
+def run_trex(build, data_dir, jobs, cold):
+    out = tempfile.mkdtemp(prefix="trex-pool-bench-")
+    try:
+        cmd = [os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", str(jobs),
+               "--out", out, "--quiet"] + (["--cold-start"] if cold else [])
+        subprocess.run(cmd, env=dict(os.environ, TREX_DATA_DIR=data_dir), check=True, stdout=subprocess.DEVNULL)
+        verdicts = {}
+        with open(os.path.join(out, "results.jsonl")) as f:
+            for line in f:
+                j = json.loads(line)
+                if j.get("error") != "no-code":
+                    verdicts[str(j["id"])] = j["error"]
+        return verdicts
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data_dir")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--paths", default="harness,cold,warm,warm2")
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    paths = a.paths.split(",")
+    runs = {p: [] for p in paths}
+    verdicts = {}
+    for rep in range(a.reps):
+        for p in paths:
+            load0 = os.getloadavg()[0]
+            cpu0, t0 = cpu_now(), time.perf_counter()
+            if p == "harness":
+                v = run_harness(a.data_dir, build)
+            else:
+                v = run_trex(build, a.data_dir, 2 if p == "warm2" else 1, p == "cold")
+            wall, cpu = time.perf_counter() - t0, cpu_now() - cpu0
+            n = len(v)
+            runs[p].append((wall, cpu, n, load0, os.getloadavg()[0]))
+            if p in verdicts and verdicts[p] != v:
+                print("%s: verdicts changed between repetitions" % p)
+            verdicts[p] = v
+            print("rep %d %-7s %d programs %.2f s wall, %.1f ms CPU/program, load %.1f -> %.1f" %
+                  (rep + 1, p, n, wall, 1000 * cpu / n, load0, os.getloadavg()[0]), file=sys.stderr, flush=True)
+    # Verdicts, item for item.
+    trex_paths = [p for p in paths if p != "harness"]
+    for p in trex_paths[1:]:
+        diff = sorted(k for k in verdicts[trex_paths[0]] if verdicts[p].get(k) != verdicts[trex_paths[0]][k])
+        print("verdicts %s vs %s: %d items, %d differ %s" % (p, trex_paths[0], len(verdicts[p]), len(diff),
+                                                          [(k, verdicts[trex_paths[0]][k], verdicts[p].get(k)) for k in diff]))
+    if "harness" in verdicts and trex_paths:
+        t = verdicts[trex_paths[0]]
+        diff = sorted(k for k in verdicts["harness"] if verdicts["harness"][k] != (t.get(k) == "correct"))
+        print("verdicts harness (same structure) vs %s (correct): %d items, %d differ %s" %
+              (trex_paths[0], len(verdicts["harness"]), len(diff), diff))
+    labels = {"harness": "harness pattern: fresh `python3 prog.py` + gurobipy.read + compare, no sandbox",
+              "cold": "`trex eval run --jobs 1 --cold-start` (fresh sandboxed interpreter)",
+              "warm": "`trex eval run --jobs 1` (warm interpreter, fork + sandbox per program)",
+              "warm2": "`trex eval run --jobs 2` (warm)"}
+    print("| path | programs | wall s (median) | programs/s | per worker | CPU ms/program | programs per CPU-s | load (1 min, start of each) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    med = {}
+    for p in paths:
+        wall = statistics.median(r[0] for r in runs[p])
+        cpu = statistics.median(r[1] for r in runs[p])
+        n = runs[p][0][2]
+        jobs = 2 if p == "warm2" else 1
+        med[p] = (n / wall / jobs, n / cpu)
+        print("| %s | %d | %.2f | %.1f | %.1f | %.1f | %.1f | %s |" %
+              (labels[p], n, wall, n / wall, n / wall / jobs, 1000 * cpu / n, n / cpu,
+               ", ".join("%.1f" % r[3] for r in runs[p])))
+    for p in ("cold", "warm", "warm2"):
+        if p in med and "harness" in med:
+            print("%s / harness: %.2fx per worker (wall), %.2fx per CPU-second" %
+                  (p, med[p][0] / med["harness"][0], med[p][1] / med["harness"][1]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""A warm interpreter for `trex eval` (issue 19): one per worker, started by the evaluator
+(src/trex/oreval/warm_pool.cc) with the runner and the modelling modules already imported. It
+forks one child per program; the child puts every sandbox layer on itself before anything of
+the program runs, then runs the program as the runner does in a fresh interpreter.
+
+Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD
+
+LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same code that the
+evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
+SOCK_SEQPACKET socket to the evaluator; each exchange on it is one JSON message:
+
+  zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N}       once, at start
+  evaluator -> zygote  {"workdir", "read_only", "argv", "env", "limits", "allow_weak"}
+                       with the child's stdout, stderr and channel descriptors (SCM_RIGHTS)
+  zygote -> evaluator  {"pid": N}                 the child runs; its group is its pid
+  evaluator -> zygote  {"wait": SECONDS}          its output closed, or it was killed
+  zygote -> evaluator  {"status": S, "timed_out": B}   raw wait status, after the reap
+
+The child is reaped only after "wait", so until the answer the evaluator may kill its group
+knowing the pid is still the child's. The zygote exits when the evaluator closes the socket.
+"""
+import ctypes
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# What every program's runner imports anyway, imported once here. Nothing else is: a program's
+# own imports (numpy, pulp, ...) run in its child as they would in a fresh interpreter.
+import trex_eval_runner  # noqa: E402
+import trex_modeling  # noqa: E402,F401
+import gurobipy  # noqa: E402,F401
+import coptpy  # noqa: E402,F401
+
+EXIT_SANDBOX = 126  # as the evaluator's own child exits when a layer cannot be applied
+
+
+def send(ctl, message):
+    ctl.send(json.dumps(message).encode())
+
+
+def enter(lib, request, fds):
+    """In the child: every layer, or exit 126 (the library writes why to fd 2)."""
+    limits = request["limits"]
+    paths = [p.encode() for p in request["read_only"]]
+    array = (ctypes.c_char_p * max(1, len(paths)))(*paths)
+    lib.trex_sandbox_enter(request["workdir"].encode(), array, len(paths), int(limits["cpu_s"]),
+                           ctypes.c_uint64(int(limits["memory_bytes"])), ctypes.c_uint64(int(limits["file_bytes"])),
+                           int(limits["open_files"]), fds[0], fds[1], fds[2], 1 if request["allow_weak"] else 0)
+
+
+def run_child(lib, ctl, request, fds):
+    """Never returns: raises SystemExit with the runner's status, so the child ends through the
+    interpreter's ordinary shutdown (threads joined, atexit handlers, streams flushed), as a
+    fresh interpreter running the runner would."""
+    try:
+        ctl.detach()  # its number is closed by the sandbox; the object must not close it again later
+        enter(lib, request, fds)
+    except BaseException:
+        os._exit(EXIT_SANDBOX)
+    # The environment and arguments a fresh interpreter would have been given.
+    os.environ.clear()
+    for pair in request["env"]:
+        name, _, value = pair.partition("=")
+        os.environ[name] = value
+    sys.argv = list(request["argv"][3:])  # [runner, program], after "python3 -I -B"
+    raise SystemExit(trex_eval_runner.main())
+
+
+def wait_for(pid, seconds):
+    """Waits until the child exits or `seconds` pass (then kills its group), kills whatever is
+    left in the group while the exited leader still holds the pid, then reaps it."""
+    timed_out = False
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], max(0.0, seconds))
+        if not ready:
+            timed_out = True
+            os.killpg(pid, signal.SIGKILL)
+            select.select([pidfd], [], [])
+    finally:
+        os.close(pidfd)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _, status = os.waitpid(pid, 0)
+    return status, timed_out
+
+
+def main():
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.trex_sandbox_probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.trex_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
+                                       ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                       ctypes.c_int, ctypes.c_int]
+    ctl = socket.socket(family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET, fileno=int(sys.argv[2]))
+    buf = ctypes.create_string_buffer(256)
+    missing = lib.trex_sandbox_probe(buf, len(buf))
+    # What is loaded now is shared by every child: frozen, the children's collections never walk
+    # it, so they do not write to (and copy) its pages.
+    gc.collect()
+    gc.freeze()
+    send(ctl, {"ready": True, "isolation": buf.value.decode(), "missing": missing})
+    while True:
+        message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 3)
+        if not message:
+            return 0  # the evaluator is gone
+        request = json.loads(message)
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            send(ctl, {"error": "expected 3 descriptors, got %d" % len(fds)})
+            continue
+        pid = os.fork()
+        if pid == 0:
+            run_child(lib, ctl, request, fds)
+        for fd in fds:
+            os.close(fd)
+        send(ctl, {"pid": pid})
+        message = ctl.recv(1 << 16)
+        if not message:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return 0
+        status, timed_out = wait_for(pid, float(json.loads(message)["wait"]))
+        send(ctl, {"status": status, "timed_out": timed_out})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+// The child's side of the sandbox: the probe of what this kernel and process allow, and the
+// layers a contained child puts on itself before the program runs (sandbox.h lists them, in
+// order). Shared by the two ways a child starts: a fork of trex that then executes the
+// interpreter (run_sandboxed), and a fork of a warm interpreter that runs the program in
+// place (warm_pool.h), which reaches enter_sandbox through sandbox_enter.cc's C entry points.
+#pragma once
+
+#include <linux/filter.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <vector>
+
+#include "trex/oreval/sandbox.h"
+
+namespace trex::oreval {
+
+constexpr uid_t kSandboxNobody = 65534;
+constexpr gid_t kSandboxNogroup = 65534;
+
+struct SandboxProbe {
+  int landlock = 0;     // the Landlock ABI, 0 when absent
+  bool root = false;
+  bool netns = false;   // root: a network namespace of its own
+  bool userns = false;  // not root: a user namespace (unmapped uid) with a network namespace
+  bool seccomp = false;
+};
+
+// Probed once per process (the first call forks a throwaway child).
+const SandboxProbe& sandbox_probe();
+
+// The layers this probe lacks, by name; empty when the sandbox is whole.
+std::vector<const char*> missing_layers(const SandboxProbe& p);
+
+// Everything the child needs, prepared before fork: between fork and exec it must not allocate.
+struct ChildPlan {
+  const char* workdir = nullptr;
+  std::vector<const char*> read_only;
+  SandboxLimits limits;
+  int out_fd = -1, err_fd = -1, channel_fd = -1;
+  SandboxProbe probe;
+};
+
+// In the child: new session, stdin /dev/null, stdout/stderr/fd 3 from the plan, every other
+// descriptor closed, the working directory, the Landlock ruleset, rlimits, the unprivileged
+// identity and network namespace, no_new_privs, Landlock enforced, the seccomp filter. Returns
+// only when every step succeeded; on any failure it writes "trex sandbox: STEP: ERROR" to fd 2
+// and exits with status 126 (fail closed). Raw system calls only, no allocation.
+void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filter_len);
+
+// "trex sandbox: WHAT: strerror(errno)" on fd 2, then _exit(126).
+[[noreturn]] void sandbox_child_fail(const char* what);
+
+}  // namespace trex::oreval

@@ -1,0 +1,70 @@
+// C entry points into the child's side of the sandbox, for the warm interpreter
+// (python/trex_eval_zygote.py loads them with ctypes from the shared library
+// trex_sandbox_enter, which CMakeLists.txt builds from this file, sandbox_child.cc,
+// close_fds.cc and seccomp_policy.cc). The forked child calls trex_sandbox_enter before it runs
+// anything of the program; the layers, their order and their checks are enter_sandbox's, the
+// same code run_sandboxed's forked child runs before it executes the interpreter.
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "trex/oreval/sandbox_child.h"
+#include "trex/oreval/seccomp_policy.h"
+
+extern "C" {
+
+// Probes the sandbox once in this process (before any child is forked, so every child inherits
+// the answer) and writes what it found, as sandbox_isolation() words it, into `buf`. Returns the
+// number of missing layers.
+__attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len) {
+  using namespace trex::oreval;
+  const SandboxProbe& p = sandbox_probe();
+  std::string s;
+  if (p.netns || p.userns) s += "netns ";
+  if (p.landlock) s += "landlock-abi" + std::to_string(p.landlock) + " ";
+  if (p.seccomp) s += "seccomp ";
+  s += "rlimits";
+  if (p.root) s += " nobody";
+  if (p.userns) s += " userns";
+  if (len > 0) {
+    size_t n = std::min(s.size(), size_t(len - 1));
+    memcpy(buf, s.data(), n);
+    buf[n] = 0;
+  }
+  return int(missing_layers(p).size());
+}
+
+// In the freshly forked child of a single-threaded interpreter (so it may allocate): applies
+// every layer and returns 0, or writes why to fd 2 and exits with status 126. A missing layer
+// is refused here too unless `allow_weak`, whatever the parent checked.
+__attribute__((visibility("default"))) int trex_sandbox_enter(const char* workdir, const char* const* read_only,
+                                                              int n_read_only, int cpu_s, uint64_t memory_bytes,
+                                                              uint64_t file_bytes, int open_files, int out_fd,
+                                                              int err_fd, int channel_fd, int allow_weak) {
+  using namespace trex::oreval;
+  ChildPlan plan;
+  plan.probe = sandbox_probe();
+  if (!allow_weak && !missing_layers(plan.probe).empty()) {
+    errno = EPERM;
+    sandbox_child_fail(missing_layers(plan.probe).front());
+  }
+  plan.workdir = workdir;
+  for (int i = 0; i < n_read_only; ++i) plan.read_only.push_back(read_only[i]);
+  plan.limits.cpu_s = cpu_s;
+  plan.limits.memory_bytes = size_t(memory_bytes);
+  plan.limits.file_bytes = size_t(file_bytes);
+  plan.limits.open_files = open_files;
+  plan.out_fd = out_fd;
+  plan.err_fd = err_fd;
+  plan.channel_fd = channel_fd;
+  std::vector<sock_filter> filter = plan.probe.seccomp ? seccomp_policy(getpid()) : std::vector<sock_filter>{};
+  enter_sandbox(plan, filter.data(), filter.size());
+  return 0;
+}
+
+}  // extern "C"

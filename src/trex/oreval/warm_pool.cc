@@ -1,0 +1,271 @@
+// The warm interpreters and their pool; the design and what it keeps of the sandbox are in
+// warm_pool.h, the interpreter's side of the protocol in python/trex_eval_zygote.py.
+#include "trex/oreval/warm_pool.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "trex/oreval/module_copy.h"
+#include "trex/util/error.h"
+
+#ifndef TREX_SANDBOX_ENTER_LIB
+#define TREX_SANDBOX_ENTER_LIB ""
+#endif
+
+extern char** environ;
+
+namespace trex::oreval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kControlFd = 10;            // the control socket's number in the interpreter
+constexpr double kStartSeconds = 120;     // importing the module on a loaded machine
+constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's own deadline
+constexpr size_t kMaxMessage = size_t(1) << 20;
+
+std::atomic<int> g_started{0};
+
+}  // namespace
+
+std::string sandbox_enter_library() {
+  if (const char* env = std::getenv("TREX_SANDBOX_ENTER_LIB"); env && *env) {
+    if (!fs::exists(env)) throw InputError::field("TREX_SANDBOX_ENTER_LIB", std::string(env) + " does not exist");
+    return fs::absolute(env).string();
+  }
+  if (*TREX_SANDBOX_ENTER_LIB && fs::exists(TREX_SANDBOX_ENTER_LIB)) return TREX_SANDBOX_ENTER_LIB;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::exists(exe.parent_path() / "libtrex_sandbox_enter.so"))
+    return (exe.parent_path() / "libtrex_sandbox_enter.so").string();
+  throw InputError("libtrex_sandbox_enter.so was not found (build the trex_sandbox_enter target, or set "
+                   "TREX_SANDBOX_ENTER_LIB; --cold-start runs every program in a fresh interpreter instead)");
+}
+
+class WarmInterpreter final : public SandboxLauncher {
+ public:
+  WarmInterpreter(const std::string& python, const std::string& pydir) {
+    std::string tmpl = (fs::temp_directory_path() / "trex-warm-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("warm interpreter: cannot create a temporary directory");
+    dir_ = tmpl;
+    chmod(dir_.c_str(), 0755);  // user nobody reads the module copy in it
+    try {
+      start(python, pydir);
+    } catch (...) {
+      shut_down();
+      throw;
+    }
+  }
+  ~WarmInterpreter() override { shut_down(); }
+
+  bool broken() const { return broken_; }
+  const std::string& runner() const { return runner_; }
+  const std::string& module_dir() const { return module_dir_; }
+
+  pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) override {
+    if (broken_) throw std::runtime_error("warm interpreter: broken by an earlier failure");
+    nlohmann::json req = {{"workdir", spec.workdir},
+                          {"read_only", spec.read_only_paths},
+                          {"argv", spec.argv},
+                          {"env", spec.env},
+                          {"allow_weak", spec.allow_weak},
+                          {"limits",
+                           {{"cpu_s", spec.limits.cpu_s},
+                            {"memory_bytes", spec.limits.memory_bytes},
+                            {"file_bytes", spec.limits.file_bytes},
+                            {"open_files", spec.limits.open_files}}}};
+    send(req.dump(), {out_fd, err_fd, channel_fd});
+    // The interpreter holds its own copies now; the child's ends close here as after a fork.
+    close(out_fd);
+    close(err_fd);
+    close(channel_fd);
+    nlohmann::json answer = receive(kAnswerSeconds);
+    if (!answer.contains("pid")) fail("no child: " + answer.dump());
+    return pid_t(answer["pid"].get<long>());
+  }
+
+  int reap(pid_t child, double seconds_left, bool& timed_out) override {
+    send(nlohmann::json{{"wait", std::max(0.0, seconds_left)}}.dump(), {});
+    nlohmann::json answer;
+    try {
+      answer = receive(std::max(0.0, seconds_left) + kAnswerSeconds);
+    } catch (...) {
+      kill(-child, SIGKILL);  // not reaped without an answer: the pid is still the child's
+      throw;
+    }
+    if (!answer.contains("status")) fail("no wait status: " + answer.dump());
+    timed_out = answer.value("timed_out", false);
+    return answer["status"].get<int>();
+  }
+
+ private:
+  void start(const std::string& python, const std::string& pydir) {
+    module_dir_ = dir_ + "/module";
+    runner_ = install_module(module_files(python, pydir), module_dir_);
+    std::string zygote = module_dir_ + "/trex_eval_zygote.py";
+    std::string lib = sandbox_enter_library();
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+      throw std::runtime_error(std::string("warm interpreter: socketpair: ") + strerror(errno));
+    ctl_ = sv[0];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], kControlFd);
+    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd)};
+    // The fresh path's environment (execute.cc); each child gets its own from the request.
+    std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + module_dir_, "LANG=C.UTF-8",
+                                    "PYTHONIOENCODING=utf-8", "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1",
+                                    "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int rc = posix_spawn(&pid_, python.c_str(), &fa, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&fa);
+    close(sv[1]);
+    if (rc != 0) {
+      pid_ = -1;
+      throw std::runtime_error("warm interpreter: cannot start " + python + ": " + strerror(rc));
+    }
+    ++g_started;
+    nlohmann::json ready = receive(kStartSeconds);
+    // Fail closed: the interpreter's children must get exactly the layers this process found.
+    std::string isolation = ready.value("isolation", std::string());
+    if (!ready.value("ready", false) || isolation != sandbox_isolation())
+      fail("its sandbox probe (" + isolation + ") differs from the evaluator's (" + sandbox_isolation() + ")");
+  }
+
+  [[noreturn]] void fail(const std::string& why) {
+    broken_ = true;
+    throw std::runtime_error("warm interpreter: " + why);
+  }
+
+  void send(const std::string& text, const std::vector<int>& fds) {
+    msghdr msg{};
+    iovec iov{const_cast<char*>(text.data()), text.size()};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
+    if (!fds.empty()) {
+      msg.msg_control = control;
+      msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+      memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
+    }
+    ssize_t n;
+    do n = sendmsg(ctl_, &msg, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n != ssize_t(text.size())) fail(std::string("cannot send: ") + strerror(errno));
+  }
+
+  nlohmann::json receive(double seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (true) {
+      double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) fail("no answer within " + std::to_string(int(seconds)) + " s");
+      pollfd p{ctl_, POLLIN, 0};
+      int r = poll(&p, 1, int(std::max(1.0, left * 1000)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) continue;
+      std::string buf(kMaxMessage, '\0');
+      ssize_t n = recv(ctl_, buf.data(), buf.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("it exited");
+      buf.resize(size_t(n));
+      nlohmann::json j = nlohmann::json::parse(buf, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) fail("unreadable answer");
+      return j;
+    }
+  }
+
+  void shut_down() {
+    if (ctl_ >= 0) close(ctl_);  // the interpreter exits when it reads the end
+    ctl_ = -1;
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  std::string dir_, module_dir_, runner_;
+  int ctl_ = -1;
+  pid_t pid_ = -1;
+  bool broken_ = false;
+};
+
+namespace {
+
+struct Pool {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::unique_ptr<WarmInterpreter>>> idle;
+  pid_t owner = getpid();
+  // At exit the idle interpreters are stopped and their folders removed; a forked child of
+  // this process that runs exit handlers leaves them alone (they are not its own).
+  ~Pool() {
+    if (getpid() != owner)
+      for (auto& [key, list] : idle)
+        for (auto& interp : list) (void)interp.release();
+  }
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+}  // namespace
+
+WarmLease::WarmLease(const std::string& python, const std::string& pydir) : key_(python + '\n' + pydir) {
+  {
+    std::lock_guard<std::mutex> lock(pool().mu);
+    auto& list = pool().idle[key_];
+    if (!list.empty()) {
+      interp_ = std::move(list.back());
+      list.pop_back();
+    }
+  }
+  if (!interp_) interp_ = std::make_unique<WarmInterpreter>(python, pydir);
+}
+
+WarmLease::~WarmLease() {
+  if (!interp_ || interp_->broken()) return;  // a broken one is shut down here
+  std::lock_guard<std::mutex> lock(pool().mu);
+  pool().idle[key_].push_back(std::move(interp_));
+}
+
+SandboxLauncher* WarmLease::launcher() { return interp_.get(); }
+const std::string& WarmLease::runner() const { return interp_->runner(); }
+const std::string& WarmLease::module_dir() const { return interp_->module_dir(); }
+
+int warm_interpreters_started() { return g_started.load(); }
+
+}  // namespace trex::oreval

@@ -1,0 +1,54 @@
+// Warm interpreters for Python completions (issue 19): per worker, one /usr/bin/python3 with
+// trex's runner and modelling modules already imported (python/trex_eval_zygote.py), which
+// forks one child per program instead of a fresh interpreter starting each time.
+//
+// The isolation is the fresh path's: the forked child applies the same layers, in the same
+// order and with the same checks (sandbox_child.h's enter_sandbox, loaded from the shared
+// library trex_sandbox_enter), before anything of the program runs, and exits 126 when one
+// fails. The evaluator keeps the wall clock, the output caps and the solve channel
+// (run_sandboxed). What differs: the module is imported from one read-only copy per
+// interpreter (in a folder of its own, outside every program's folder) rather than from a copy
+// in each program's folder, and children of one interpreter share its address-space layout.
+//
+// An interpreter is used by one worker at a time; the pool starts one when every started one
+// is busy and keeps it until the process ends (it exits when its control socket closes).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "trex/oreval/sandbox.h"
+
+namespace trex::oreval {
+
+class WarmInterpreter;
+
+// The shared library holding the child's side of the sandbox: $TREX_SANDBOX_ENTER_LIB, else
+// the one the build made, else libtrex_sandbox_enter.so beside the trex binary. Throws
+// InputError when none exists.
+std::string sandbox_enter_library();
+
+// An idle interpreter for (python, pydir), started if none is idle (seconds: it imports the
+// module once). Throws std::runtime_error when it cannot start or its sandbox probe differs
+// from this process's (fail closed). Given back to the pool when the lease ends, unless it broke.
+class WarmLease {
+ public:
+  WarmLease(const std::string& python, const std::string& pydir);
+  ~WarmLease();
+  WarmLease(const WarmLease&) = delete;
+  WarmLease& operator=(const WarmLease&) = delete;
+  SandboxLauncher* launcher();
+  // The runner in the interpreter's module copy (argv[3] of the fresh path's command line).
+  const std::string& runner() const;
+  // The folder holding that copy: the child must be allowed to read it.
+  const std::string& module_dir() const;
+
+ private:
+  std::string key_;
+  std::unique_ptr<WarmInterpreter> interp_;
+};
+
+// Started interpreters (idle or leased) in this process, for tests.
+int warm_interpreters_started();
+
+}  // namespace trex::oreval

@@ -1,0 +1,144 @@
+// The warm pool (issue 19) gives the verdicts the fresh-interpreter path gives, hostile
+// programs included, and fails closed the same way when a layer cannot be applied. The hostile
+// suite (hostile_test.cc) runs on the warm path, the default; these compare the two paths
+// program by program.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <utility>
+#include <vector>
+
+#include "trex/oreval/execute.h"
+#include "trex/oreval/sandbox.h"
+#include "trex/oreval/warm_pool.h"
+#include "trex/util/subprocess.h"
+
+namespace trex::oreval {
+namespace {
+
+ExecOptions limits(bool warm) {
+  ExecOptions o;
+  o.python_dir = std::string(TREX_SOURCE_DIR) + "/python";
+  o.limits.wall_s = 3;
+  o.limits.cpu_s = 3;
+  o.limits.memory_bytes = size_t(512) << 20;
+  o.limits.output_bytes = size_t(64) << 10;
+  o.limits.file_bytes = size_t(8) << 20;
+  o.solve_time_limit_s = 5;
+  o.max_solve_requests = 5;
+  o.read_bytes = size_t(1) << 20;
+  o.warm_pool = warm;
+  return o;
+}
+
+#define REQUIRE_WHOLE_SANDBOX()                                                          \
+  if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 missing"; \
+  if (!missing_sandbox_layers().empty())                                                 \
+  GTEST_SKIP() << "a sandbox layer is missing (" << missing_sandbox_layers().front() << "): the pool is not used"
+
+// Programs that end on their own: the verdict, the message and the output must be the same.
+const std::vector<std::pair<const char*, std::string>> kPrograms = {
+    {"solves", "from gurobipy import Model, GRB, quicksum\nmodel = Model('t')\n"
+               "x = model.addVars(3, vtype=GRB.INTEGER, ub=4, name='x')\n"
+               "model.setObjective(quicksum((i + 1) * x[i] for i in range(3)), GRB.MAXIMIZE)\n"
+               "model.addConstr(x.sum() <= 5, 'cap')\nmodel.optimize()\nprint(model.ObjVal, x[2].X)\n"},
+    {"no model", "print('nothing')\n"},
+    {"syntax error", "def f(:\n  pass\n"},
+    {"raises", "raise ValueError('bad data')\n"},
+    {"sys.exit(0) early", "import sys\nfrom gurobipy import Model\nm = Model()\nm.addVar()\nsys.exit(0)\n"},
+    {"unsupported library", "import pyomo.environ\n"},
+    {"model.lp", "open('model.lp', 'w').write('Maximize\\n obj: 3 x + 2 y\\nSubject To\\n c: x + y <= 4\\nEnd\\n')\n"},
+    {"fork", "import os\nwhile True:\n    os.fork()\n"},
+    {"subprocess", "import subprocess\nsubprocess.run(['/bin/true'])\n"},
+    {"memory", "blocks = []\nwhile True:\n    blocks.append(bytes(64 << 20))\n"},
+    {"output", "import sys\nline = 'x' * 1000 + '\\n'\nwhile True:\n    sys.stdout.write(line)\n"},
+    {"big file", "with open('big', 'wb') as f:\n    f.write(bytes(200 << 20))\n"},
+    {"read /etc/passwd", "print(open('/etc/passwd').read())\n"},
+    {"read the source", "print(open('" TREX_SOURCE_DIR "/README.md').read())\n"},
+    {"network", "import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.connect(('127.0.0.1', 22))\n"},
+    {"kill parent", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"},
+    {"kill all", "import os, signal\nos.kill(-1, signal.SIGKILL)\n"},
+    {"own group", "import os, signal\nprint(os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())\n"
+                  "signal.signal(signal.SIGUSR1, lambda *a: print('got it'))\nos.kill(0, signal.SIGUSR1)\n"},
+    {"parent's /proc", "import os\ntry:\n    print(open('/proc/%d/environ' % os.getppid(), 'rb').read()[:64])\n"
+                       "except OSError as e:\n    print(type(e).__name__, e.errno)\n"},
+    {"raise limits", "import resource\nresource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"},
+    {"x32", "import ctypes\nlibc = ctypes.CDLL(None)\nprint(libc.syscall(0x40000000 + 39))\n"},
+    {"symlink", "import os\nos.symlink('/etc/shadow', '__trex_final.json')\nos._exit(0)\n"},
+    {"descriptors", "import os\nopen_fds = []\nfor fd in range(4, 4096):\n    try:\n        os.fstat(fd)\n"
+                    "        open_fds.append(fd)\n    except OSError:\n        pass\nprint(open_fds)\n"},
+    {"uid and env", "import os\nprint(os.getuid() != 0, sorted(os.environ), os.getcwd() == os.environ['HOME'])\n"},
+    {"channel flood", "from gurobipy import Model\nm = Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\n"
+                      "while True:\n    try:\n        m.optimize()\n    except Exception:\n        pass\n"},
+    {"atexit and threads", "import atexit, threading, time\natexit.register(lambda: print('at exit'))\n"
+                           "t = threading.Thread(target=lambda: (time.sleep(0.2), print('thread done')))\nt.start()\n"
+                           "print('main done')\n"},
+};
+
+TEST(WarmPool, SameVerdictsAsFreshInterpreters) {
+  REQUIRE_WHOLE_SANDBOX();
+  for (const auto& [name, code] : kPrograms) {
+    Execution cold = execute({CodeKind::kPython, code}, "", limits(false));
+    Execution warm = execute({CodeKind::kPython, code}, "", limits(true));
+    EXPECT_EQ(to_string(warm.status), to_string(cold.status)) << name << ": " << warm.message << " | " << cold.message;
+    EXPECT_EQ(warm.message, cold.message) << name;
+    EXPECT_EQ(warm.output, cold.output) << name;
+    EXPECT_EQ(warm.solve_requests, cold.solve_requests) << name;
+    EXPECT_EQ(bool(warm.model), bool(cold.model)) << name;
+    EXPECT_EQ(bool(warm.final_solve), bool(cold.final_solve)) << name;
+    if (warm.final_solve && cold.final_solve) {
+      EXPECT_EQ(warm.final_solve->objective, cold.final_solve->objective) << name;
+    }
+  }
+}
+
+// Programs stopped by a limit: the same verdict (which limit struck first may differ, so the
+// message is not compared), within the wall clock.
+TEST(WarmPool, SameVerdictsForProgramsThatMustBeStopped) {
+  REQUIRE_WHOLE_SANDBOX();
+  for (const char* code : {"while True:\n    pass\n", "import time\ntime.sleep(60)\n",
+                           "import os\nos.close(1)\nos.close(2)\nimport time\ntime.sleep(60)\n"}) {
+    Execution cold = execute({CodeKind::kPython, code}, "", limits(false));
+    Execution warm = execute({CodeKind::kPython, code}, "", limits(true));
+    EXPECT_EQ(to_string(warm.status), "timeout") << code << warm.message;
+    EXPECT_EQ(to_string(cold.status), "timeout") << code << cold.message;
+    EXPECT_LT(warm.seconds, limits(true).limits.wall_s + 15) << code;
+  }
+}
+
+// The warm path is the one taken: the modules are already imported when the program starts,
+// and one interpreter serves programs run one after another.
+TEST(WarmPool, ProgramsRunInAForkOfOneWarmInterpreter) {
+  REQUIRE_WHOLE_SANDBOX();
+  const std::string probe = "import sys\nprint('gurobipy' in sys.modules)\n";
+  Execution cold = execute({CodeKind::kPython, probe}, "", limits(false));
+  EXPECT_EQ(cold.output, "False\n") << cold.message;
+  Execution first = execute({CodeKind::kPython, probe}, "", limits(true));
+  EXPECT_EQ(first.output, "True\n") << first.message;
+  int started = warm_interpreters_started();
+  for (int i = 0; i < 3; ++i) {
+    Execution again = execute({CodeKind::kPython, probe}, "", limits(true));
+    EXPECT_EQ(again.output, "True\n") << again.message;
+  }
+  EXPECT_EQ(warm_interpreters_started(), started);
+}
+
+// A layer that cannot be applied stops the child before the program runs, on both paths: an
+// open-file limit above the kernel's ceiling makes setrlimit fail in the child.
+TEST(WarmPool, ALayerThatFailsStopsTheChildOnBothPaths) {
+  REQUIRE_WHOLE_SANDBOX();
+  for (bool warm : {false, true}) {
+    ExecOptions o = limits(warm);
+    o.limits.open_files = 1 << 30;
+    Execution e = execute({CodeKind::kPython, "print('ran')\nopen('ran', 'w').write('x')\n"}, "", o);
+    EXPECT_EQ(to_string(e.status), "runtime-error") << warm;
+    EXPECT_EQ(e.message, "trex sandbox: setrlimit: Operation not permitted") << warm;
+    EXPECT_EQ(e.output, "") << warm;
+  }
+}
+
+}  // namespace
+}  // namespace trex::oreval

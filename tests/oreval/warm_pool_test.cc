@@ -78,11 +78,20 @@ const std::vector<std::pair<const char*, std::string>> kPrograms = {
                            "print('main done')\n"},
 };
 
+// None of these needs the wall clock to stop it, so the clock is generous: a loaded machine
+// must not turn a verdict into a timeout on one path only.
+ExecOptions roomy(bool warm) {
+  ExecOptions o = limits(warm);
+  o.limits.wall_s = 120;
+  o.limits.cpu_s = 120;
+  return o;
+}
+
 TEST(WarmPool, SameVerdictsAsFreshInterpreters) {
   REQUIRE_WHOLE_SANDBOX();
   for (const auto& [name, code] : kPrograms) {
-    Execution cold = execute({CodeKind::kPython, code}, "", limits(false));
-    Execution warm = execute({CodeKind::kPython, code}, "", limits(true));
+    Execution cold = execute({CodeKind::kPython, code}, "", roomy(false));
+    Execution warm = execute({CodeKind::kPython, code}, "", roomy(true));
     EXPECT_EQ(to_string(warm.status), to_string(cold.status)) << name << ": " << warm.message << " | " << cold.message;
     EXPECT_EQ(warm.message, cold.message) << name;
     EXPECT_EQ(warm.output, cold.output) << name;

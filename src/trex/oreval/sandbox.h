@@ -84,7 +84,8 @@ class SandboxLauncher {
   virtual ~SandboxLauncher() = default;
   // Starts the child with the three descriptors as its stdout, stderr and fd 3 and every layer
   // of the spec in place before the program runs; returns its pid, which leads its own process
-  // group. Throws std::runtime_error when it could not be started.
+  // group. Throws std::runtime_error when it could not be started. The descriptors stay the
+  // caller's to close (it closes them once, as after a fork).
   virtual pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) = 0;
   // Once its output has closed or it was killed: waits up to `seconds_left` for it to exit,
   // then kills its group (setting `timed_out`); kills whatever is left in the group, reaps the

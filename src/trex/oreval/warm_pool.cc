@@ -93,11 +93,11 @@ class WarmInterpreter final : public SandboxLauncher {
                             {"memory_bytes", spec.limits.memory_bytes},
                             {"file_bytes", spec.limits.file_bytes},
                             {"open_files", spec.limits.open_files}}}};
+    // The interpreter holds its own copies once this returns. The child's ends stay open here:
+    // run_sandboxed closes them, as after a fork. Closing them here as well closed them twice,
+    // and the second close hit whatever another worker thread had opened under the same number
+    // meanwhile (a completion file's write failed with EBADF).
     send(req.dump(), {out_fd, err_fd, channel_fd});
-    // The interpreter holds its own copies now; the child's ends close here as after a fork.
-    close(out_fd);
-    close(err_fd);
-    close(channel_fd);
     nlohmann::json answer = receive(kAnswerSeconds);
     if (!answer.contains("pid")) fail("no child: " + answer.dump());
     return pid_t(answer["pid"].get<long>());

@@ -4,6 +4,8 @@
 // program by program.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +135,48 @@ TEST(WarmPool, ProgramsRunInAForkOfOneWarmInterpreter) {
     EXPECT_EQ(again.output, "True\n") << again.message;
   }
   EXPECT_EQ(warm_interpreters_started(), started);
+}
+
+// launch() leaves the child's three descriptors open: run_sandboxed closes them once, as after
+// a fork. A launcher that closed them too closed them twice, and the second close hit whatever
+// another worker thread had opened under the same numbers meanwhile (EBADF on a completion's
+// write, seen with --jobs 2).
+TEST(WarmPool, LaunchLeavesTheChildsDescriptorsToTheCaller) {
+  REQUIRE_WHOLE_SANDBOX();
+  ExecOptions o = limits(true);
+  WarmLease lease(o.python, o.python_dir);
+  struct Checking final : SandboxLauncher {
+    SandboxLauncher* inner = nullptr;
+    bool open_after_launch = false;
+    pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) override {
+      pid_t pid = inner->launch(spec, out_fd, err_fd, channel_fd);
+      open_after_launch = fcntl(out_fd, F_GETFD) != -1 && fcntl(err_fd, F_GETFD) != -1 &&
+                          fcntl(channel_fd, F_GETFD) != -1;
+      return pid;
+    }
+    int reap(pid_t pid, double seconds_left, bool& timed_out) override {
+      return inner->reap(pid, seconds_left, timed_out);
+    }
+  } checking;
+  checking.inner = lease.launcher();
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-warm-fds-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  {
+    FILE* f = fopen((dir + "/completion.py").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fputs("print('ran')\n", f);
+    fclose(f);
+  }
+  SandboxSpec spec;
+  spec.argv = {o.python, "-I", "-B", lease.runner(), "completion.py"};
+  spec.env = {"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8", "TREX_EVAL_CHANNEL_FD=3"};
+  spec.workdir = dir;
+  spec.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", lease.module_dir()};
+  spec.limits = o.limits;
+  SandboxResult r = run_sandboxed(spec, {}, &checking);
+  EXPECT_TRUE(checking.open_after_launch);
+  EXPECT_NE(r.out.find("ran"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 // A layer that cannot be applied stops the child before the program runs, on both paths: an

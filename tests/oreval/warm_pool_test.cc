@@ -94,7 +94,7 @@ TEST(WarmPool, SameVerdictsAsFreshInterpreters) {
   for (const auto& [name, code] : kPrograms) {
     Execution cold = execute({CodeKind::kPython, code}, "", roomy(false));
     Execution warm = execute({CodeKind::kPython, code}, "", roomy(true));
-    EXPECT_EQ(to_string(warm.status), to_string(cold.status)) << name << ": " << warm.message << " | " << cold.message;
+    EXPECT_STREQ(to_string(warm.status), to_string(cold.status)) << name << ": " << warm.message << " | " << cold.message;
     EXPECT_EQ(warm.message, cold.message) << name;
     EXPECT_EQ(warm.output, cold.output) << name;
     EXPECT_EQ(warm.solve_requests, cold.solve_requests) << name;
@@ -114,8 +114,8 @@ TEST(WarmPool, SameVerdictsForProgramsThatMustBeStopped) {
                            "import os\nos.close(1)\nos.close(2)\nimport time\ntime.sleep(60)\n"}) {
     Execution cold = execute({CodeKind::kPython, code}, "", limits(false));
     Execution warm = execute({CodeKind::kPython, code}, "", limits(true));
-    EXPECT_EQ(to_string(warm.status), "timeout") << code << warm.message;
-    EXPECT_EQ(to_string(cold.status), "timeout") << code << cold.message;
+    EXPECT_STREQ(to_string(warm.status), "timeout") << code << warm.message;
+    EXPECT_STREQ(to_string(cold.status), "timeout") << code << cold.message;
     EXPECT_LT(warm.seconds, limits(true).limits.wall_s + 15) << code;
   }
 }
@@ -187,7 +187,7 @@ TEST(WarmPool, ALayerThatFailsStopsTheChildOnBothPaths) {
     ExecOptions o = limits(warm);
     o.limits.open_files = 1 << 30;
     Execution e = execute({CodeKind::kPython, "print('ran')\nopen('ran', 'w').write('x')\n"}, "", o);
-    EXPECT_EQ(to_string(e.status), "runtime-error") << warm;
+    EXPECT_STREQ(to_string(e.status), "runtime-error") << warm;
     EXPECT_EQ(e.message, "trex sandbox: setrlimit: Operation not permitted") << warm;
     EXPECT_EQ(e.output, "") << warm;
   }

@@ -67,8 +67,8 @@ def run_trex(build, data_dir, jobs, cold):
         with open(os.path.join(out, "results.jsonl")) as f:
             for line in f:
                 j = json.loads(line)
-                if j.get("error") != "no-code":
-                    verdicts[str(j["id"])] = j["error"]
+                if j.get("class") != "no-code":
+                    verdicts[str(j["id"])] = j["class"]
         return verdicts
     finally:
         shutil.rmtree(out, ignore_errors=True)

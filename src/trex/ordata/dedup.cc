@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -17,18 +16,21 @@
 
 namespace trex::ordata {
 
+// The C locale's isspace and tolower written out (trex never sets a locale): the library calls,
+// one per character of every statement, were 2% of a corpus run's CPU (perf, 20,000 samples).
 std::string normalize_for_hash(const std::string& text) {
   std::string out;
+  out.reserve(text.size());
   bool space = false;
   for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isspace(c)) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {  // \t \n \v \f \r
       space = !out.empty();
       continue;
     }
     if (space) out += ' ';
     space = false;
-    out += char(std::tolower(c));
+    out += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   }
   return out;
 }

@@ -23,12 +23,13 @@ using testing::source_path;
 // worst went from 0.25 to 0.30 when the Megatron-MoE-ModelZoo rows came in: its run with 1F1B
 // A2A overlap is +27% (the overlap rule hides all of the exchange; the measured pair hides a
 // third), a gap the new data shows, not a change that made the model worse. The held-out mean
-// went from 0.15 to 0.135 with ring collectives over every member's NIC (12.9% measured).
+// went from 0.15 to 0.135 with ring collectives over every member's NIC (12.9% measured), and to
+// 0.125 (signed 0.085 to 0.07) with NeMo 24.07's 12 DGX-H100 rows and its stack profile (12.3%, +6.4%).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.08, 0.02, 0.30};
-constexpr Bounds kHeldOut{0.135, 0.085, 0.85};
+constexpr Bounds kHeldOut{0.125, 0.07, 0.85};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -96,13 +96,16 @@ def raw_tensors(path):
     n = struct.unpack("<Q", raw[:8])[0]
     head = json.loads(raw[8:8 + n])
     return {k: raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in head.items() if k != "__metadata__"}
-def optimizer_state(ckpt):  # the logical optimizer state: one file, or the shards of the index joined
+def optimizer_state(ckpt):  # the logical optimizer state: one file, or the index's ranges of the shards joined
     try:
-        files = [ckpt + "/" + s["file"] for s in sorted(json.load(open(ckpt + "/optimizer.index.json"))["shards"], key=lambda s: s["offset"])]
+        shards = sorted(json.load(open(ckpt + "/optimizer.index.json"))["shards"], key=lambda s: s["offset"])
     except FileNotFoundError:
-        files = [ckpt + "/optimizer.safetensors"]
-    parts = [raw_tensors(f) for f in files]
-    return b"".join(b"".join(p[k] for p in parts) for k in ("master", "exp_avg", "exp_avg_sq"))
+        shards = [{"file": "optimizer.safetensors", "offset": 0}]
+    files = {s["file"]: raw_tensors(ckpt + "/" + s["file"]) for s in shards}
+    def piece(s, k):  # elements [at, at + count) of the file (no "at": all of it)
+        b = files[s["file"]][k]
+        return b[4 * s["at"]:4 * (s["at"] + s["count"])] if "at" in s else b
+    return b"".join(b"".join(piece(s, k) for s in shards) for k in ("master", "exp_avg", "exp_avg_sq"))
 def weight_diff(p, q):
     ta, tb = tensors(p), tensors(q)
     absd = reld = 0.0

@@ -2,6 +2,7 @@
 // of `trex train` under mpirun, and the losses of a run directory.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -104,14 +105,16 @@ inline std::vector<double> losses_of(const std::string& run_dir) {
 // exp_avg_sq over all parameters, as bytes (from optimizer.safetensors or the shards).
 inline std::string optimizer_state_bytes(const std::string& checkpoint_dir) {
   std::vector<optim::StatePiece> pieces = train::optimizer_state_pieces(checkpoint_dir);
+  std::sort(pieces.begin(), pieces.end(), [](const optim::StatePiece& a, const optim::StatePiece& b) { return a.offset < b.offset; });
   std::string arrays[3], step;
-  for (const optim::StatePiece& p : pieces) {
+  for (const optim::StatePiece& p : pieces) {  // (a piece: elements [at, at + count) of its file)
     core::SafetensorsFile f(p.path);
     if (step.empty()) step = "step " + f.metadata().at("step") + "\n";
     int a = 0;
     for (const char* name : {"master", "exp_avg", "exp_avg_sq"}) {
       std::span<const std::byte> b = f.bytes(f.get(name));
-      arrays[a++].append(reinterpret_cast<const char*>(b.data()), b.size());
+      const size_t from = size_t(p.at) * 4, bytes = p.count < 0 ? b.size() - from : size_t(p.count) * 4;
+      arrays[a++].append(reinterpret_cast<const char*>(b.data()) + from, bytes);
     }
   }
   return step + arrays[0] + arrays[1] + arrays[2];

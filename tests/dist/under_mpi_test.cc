@@ -288,7 +288,7 @@ TEST(DISABLED_UnderMpi, StreamedRoundSumsLikeAnUnstreamedRound) {
     model::Transformer m(c, 3, true);
     m.set_expert_exchange(ctx.expert_exchange());
     StepReducer reducer(ctx, m);
-    const int64_t size = reducer.shard().size();
+    const int64_t size = reducer.shard_size();
     model::Batch b;
     std::mt19937 g(21 + unsigned(ctx.rank()));
     b.tokens = 48;

@@ -49,35 +49,28 @@ std::vector<double> chunk_sums(const float* g, int64_t n) {
 
 }  // namespace
 
-ShardRange shard_of(int64_t n, int ranks, int q) {
-  const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
-  const int64_t per = (chunks + ranks - 1) / ranks * kNormChunk;
-  ShardRange s;
-  s.begin = std::min(n, int64_t(q) * per);
-  s.end = std::min(n, s.begin + per);
-  return s;
-}
-
 double chunked_grad_norm(const float* g, int64_t n) {
   double total = 0;
   for (double s : chunk_sums(g, n)) total += s;
   return std::sqrt(total);
 }
 
-StepReducer::StepReducer(Context& context, model::Transformer& model) : context_(context), model_(model) {
+StepReducer::StepReducer(Context& context, model::Transformer& model)
+    : context_(context), model_(model), map_(model, context.layout(), context.world_size()) {
   n_ = model.layout().total;
   const model::ModelConfig& c = model.config();
   const int layers = model.moe_layers();
   const int R = context.world_size(), me = context.rank();
   load_.assign(size_t(layers), std::vector<int64_t>(size_t(c.ffn.routed_experts), 0));
-  for (int q = 0; q < R; ++q) shards_.push_back(shard_of(n_, R, q));
-  shard_ = shards_[size_t(me)];
-  acc_.assign(size_t(shard_.size()), 0.f);
+  size_ = map_.size(me);
+  starts_.push_back(0);
+  for (const ShardRange& r : map_.ranges(me)) starts_.push_back(starts_.back() + r.size());
+  acc_.assign(size_t(size_), 0.f);
   model.set_grad_final_hook([this](int64_t lo, int64_t hi) { grads_final(lo, hi); });
   if (R == 1) return;
 
-  // Expert segments: every routed expert's gradient of every rank's micro-batch, cut at shard
-  // boundaries, in the order the shard's rank adds them (source rank, layer, expert, shard).
+  // Expert segments: every routed expert's gradient of every rank's micro-batch, cut where the
+  // rank holding it changes, in the order that rank adds them (source rank, layer, expert, shard).
   if (context.expert_exchange() != nullptr) {
     const ParallelLayout& L = context.layout();
     const int64_t f = c.ffn.expert_hidden, d = c.hidden, fs = f / L.etp, fsd = fs * d;
@@ -88,9 +81,9 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
     }
     auto add = [&](int source, int owner, int64_t begin, int64_t count, int64_t from) {
       while (count > 0) {
-        const ShardRange& s = shards_[size_t(std::min<int64_t>(R - 1, begin / std::max<int64_t>(1, shards_[0].size())))];
-        const int64_t piece = std::min(count, s.end - begin);
-        segments_.push_back({source, owner, begin, piece, from});
+        const OwnedRun& o = map_.run_at(begin);
+        const int64_t piece = std::min(count, o.end - begin);
+        segments_.push_back({source, owner, o.rank, begin, piece, from, o.at + (begin - o.begin)});
         begin += piece, from += piece, count -= piece;
       }
     };
@@ -121,25 +114,22 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
   auto round_up = [](int64_t b) { return (b + 63) / 64 * 64; };
   int64_t region = 0;
   for (int q = 0; q < R; ++q) {
-    const int64_t extra_at = 64 + round_up(int64_t(sizeof(float)) * (n_ - shards_[size_t(q)].size()));
+    const int64_t extra_at = 64 + round_up(int64_t(sizeof(float)) * (n_ - map_.size(q)));
     const int64_t weights_at = extra_at + round_up(int64_t(sizeof(float)) * extra_);
     shm_extra_.push_back(extra_at);
     shm_weights_.push_back(weights_at);
-    if (q == me) region = weights_at + round_up(int64_t(sizeof(core::bf16)) * shard_.size());
+    if (q == me) region = weights_at + round_up(int64_t(sizeof(core::bf16)) * size_);
   }
   shm_ = SharedWindow::create(context.world(), region);
   // First touch now (the pages of a fresh window fault in on first write; measured up to ~10 s
   // of the first step of v4-micro on a loaded machine), not inside the first step.
   if (shm_) std::memset(shm_->region(me), 0, size_t(region));
-  if (!shm_) dense_recv_.assign(size_t(R) * size_t(shard_.size()), 0.f);
+  if (!shm_) dense_recv_.assign(size_t(R) * size_t(size_), 0.f);
   for (const Segment& s : segments_) {
-    const bool mine = s.begin >= shard_.begin && s.begin < shard_.end;
-    if (s.owner == me)
-      for (int q = 0; q < R; ++q)
-        if (s.begin >= shards_[size_t(q)].begin && s.begin < shards_[size_t(q)].end) send_count_[size_t(q)] += s.count;
-    if (mine) {
+    if (s.owner == me) send_count_[size_t(s.dest)] += s.count;
+    if (s.dest == me) {
       recv_count_[size_t(s.owner)] += s.count;
-      expert_spans_.push_back({s.begin - shard_.begin, s.begin - shard_.begin + s.count});
+      expert_spans_.push_back({s.at, s.at + s.count});
     }
   }
   std::sort(expert_spans_.begin(), expert_spans_.end(),
@@ -151,6 +141,56 @@ StepReducer::StepReducer(Context& context, model::Transformer& model) : context_
     else
       merged.push_back(s);
   expert_spans_ = std::move(merged);
+  plan_norm();
+}
+
+void StepReducer::plan_norm() {
+  const int R = context_.world_size(), me = context_.rank();
+  const int64_t chunks = (n_ + kNormChunk - 1) / kNormChunk;
+  const std::vector<OwnedRun>& runs = map_.runs();
+  // Chunk c is summed by the rank holding its first element.
+  auto chunk_rank = [&](int64_t c) { return map_.run_at(c * kNormChunk).rank; };
+  norm_chunks_of_.assign(size_t(R), {});
+  for (int64_t c = 0; c < chunks; ++c) norm_chunks_of_[size_t(chunk_rank(c))].push_back(c);
+  for (const auto& v : norm_chunks_of_) norm_per_ = std::max<int64_t>(norm_per_, int64_t(v.size()));
+  norm_chunks_ = norm_chunks_of_[size_t(me)];
+  norm_pieces_.assign(norm_chunks_.size(), {});
+  norm_send_count_.assign(size_t(R), 0);
+  norm_recv_count_.assign(size_t(R), 0);
+  // Every piece (a run cut at chunk boundaries) in flat order; the ones crossing ranks are sent
+  // per destination in flat order, so both sides list them alike.
+  struct Crossing { int from_rank, to_rank; int64_t begin, count, at; };
+  std::vector<Crossing> crossing;
+  for (const OwnedRun& o : runs)
+    for (int64_t c = o.begin / kNormChunk; c * kNormChunk < o.end; ++c) {
+      const int64_t a = std::max(o.begin, c * kNormChunk), b = std::min(o.end, (c + 1) * kNormChunk);
+      const int to = chunk_rank(c);
+      if (to == o.rank) {
+        if (to == me) {
+          const size_t k = size_t(std::lower_bound(norm_chunks_.begin(), norm_chunks_.end(), c) - norm_chunks_.begin());
+          norm_pieces_[k].push_back({a - c * kNormChunk, b - a, o.at + (a - o.begin), false});
+        }
+      } else {
+        crossing.push_back({o.rank, to, a, b - a, o.at + (a - o.begin)});
+        norm_exchange_ = true;
+      }
+    }
+  std::stable_sort(crossing.begin(), crossing.end(), [](const Crossing& x, const Crossing& y) { return x.to_rank < y.to_rank; });
+  for (const Crossing& x : crossing)
+    if (x.from_rank == me) {
+      norm_out_.push_back({x.at, x.count});
+      norm_send_count_[size_t(x.to_rank)] += x.count;
+    }
+  std::stable_sort(crossing.begin(), crossing.end(), [](const Crossing& x, const Crossing& y) { return x.from_rank < y.from_rank; });
+  int64_t recv_at = 0;
+  for (const Crossing& x : crossing)
+    if (x.to_rank == me) {
+      const int64_t c = x.begin / kNormChunk;
+      const size_t k = size_t(std::lower_bound(norm_chunks_.begin(), norm_chunks_.end(), c) - norm_chunks_.begin());
+      norm_pieces_[k].push_back({x.begin - c * kNormChunk, x.count, recv_at, true});
+      norm_recv_count_[size_t(x.from_rank)] += x.count;
+      recv_at += x.count;
+    }
 }
 
 StepReducer::~StepReducer() { model_.set_grad_final_hook({}); }
@@ -158,7 +198,7 @@ StepReducer::~StepReducer() { model_.set_grad_final_hook({}); }
 int64_t StepReducer::dense_slot(int w, int q) const {
   int64_t at = 0;
   for (int p = 0; p < q; ++p)
-    if (p != w) at += shards_[size_t(p)].size();
+    if (p != w) at += map_.size(p);
   return at;
 }
 
@@ -184,9 +224,7 @@ void StepReducer::stream_round(ReducedHook hook) {
 }
 
 ShardRange StepReducer::in_shard(const ShardRange& flat) const {
-  const int64_t a = std::max(flat.begin, shard_.begin), b = std::min(flat.end, shard_.end);
-  if (b <= a) return {};
-  return {a - shard_.begin, b - shard_.begin};
+  return map_.packed_within(context_.rank(), flat.begin, flat.end);
 }
 
 bool StepReducer::arrived(size_t bucket) const {
@@ -234,25 +272,33 @@ void StepReducer::take_while_waiting() {
 
 void StepReducer::sum_dense(int64_t lo, int64_t hi) {
   const int R = context_.world_size(), me = context_.rank();
-  const int64_t m = shard_.size();
+  const int64_t m = size_;
+  const std::vector<ShardRange>& mine = map_.ranges(me);
   // Per element the ranks' micro-batches in order (an expert's element is an exact zero in the
   // dense gradients under expert parallelism; its value is added from the owner after).
   std::vector<const float*> from(static_cast<size_t>(R));
+  const bool own_in_place = R == 1 || shm_;  // this rank's piece straight from its gradient
   for (int r = 0; r < R; ++r)
-    from[size_t(r)] = R == 1 || (shm_ && r == me) ? model_.grads() + shard_.begin
-                      : shm_                      ? shm_floats(r, kShmDense) + dense_slot(r, me)
-                                                  : &dense_recv_[size_t(r) * size_t(m)];
-  core::default_thread_pool().parallel_for(lo, hi, 1 << 16, [&](int64_t a, int64_t b) {
-    for (int r = 0; r < R; ++r) {
-      const float* src = from[size_t(r)];
-      for (int64_t i = a; i < b; ++i) acc_[size_t(i)] += src[i];
-    }
-  });
+    from[size_t(r)] = own_in_place && r == me ? nullptr
+                      : shm_                  ? shm_floats(r, kShmDense) + dense_slot(r, me)
+                                              : &dense_recv_[size_t(r) * size_t(m)];
+  // Range by range of this rank's shard: its own piece is at the range's flat offset.
+  size_t k = size_t(std::upper_bound(starts_.begin(), starts_.end(), lo) - starts_.begin()) - 1;
+  for (; k < mine.size() && starts_[k] < hi; ++k) {
+    const int64_t a0 = std::max(lo, starts_[k]), b0 = std::min(hi, starts_[k + 1]);
+    const float* own = model_.grads() + (mine[k].begin - starts_[k]);  // own[i]: packed element i
+    core::default_thread_pool().parallel_for(a0, b0, 1 << 16, [&](int64_t a, int64_t b) {
+      for (int r = 0; r < R; ++r) {
+        const float* src = from[size_t(r)] ? from[size_t(r)] : own;
+        for (int64_t i = a; i < b; ++i) acc_[size_t(i)] += src[i];
+      }
+    });
+  }
 }
 
 void StepReducer::sum_rest() {
   if (!stream_) {
-    sum_dense(0, shard_.size());
+    sum_dense(0, size_);
     return;
   }
   for (size_t k = taken_; k < buckets_posted_.size(); ++k) {
@@ -282,11 +328,12 @@ void StepReducer::post_pieces(int64_t lo, int64_t hi) {
     gradient_region_writable();
     const int me = context_.rank();
     float* out = shm_floats(me, kShmDense);
-    for (int q = 0; q < R; ++q) {
-      const ShardRange& s = shards_[size_t(q)];
-      const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.end);
-      if (q == me || b <= a) continue;
-      std::memcpy(out + dense_slot(me, q) + (a - s.begin), model_.grads() + a, sizeof(float) * size_t(b - a));
+    const std::vector<OwnedRun>& runs = map_.runs();
+    for (size_t k = map_.run_index(lo); k < runs.size() && runs[k].begin < hi; ++k) {
+      const OwnedRun& o = runs[k];
+      const int64_t a = std::max(lo, o.begin), b = std::min(hi, o.end);
+      if (o.rank == me || b <= a) continue;
+      std::memcpy(out + dense_slot(me, o.rank) + o.at + (a - o.begin), model_.grads() + a, sizeof(float) * size_t(b - a));
     }
     std::atomic_ref<int64_t>(*published_count(me)).store(++published_, std::memory_order_release);
     reported_ += hi - lo;
@@ -294,18 +341,25 @@ void StepReducer::post_pieces(int64_t lo, int64_t hi) {
     return;
   }
   std::vector<int64_t> sc(size_t(R), 0), sd(size_t(R), 0), rc(size_t(R), 0), rd(size_t(R), 0);
-  const int64_t mlo = std::max(lo, shard_.begin), mhi = std::min(hi, shard_.end), m = shard_.size();
+  const ShardRange mine = map_.packed_within(context_.rank(), lo, hi);
+  const int64_t m = size_;
+  // Each rank's elements of [lo, hi), packed in its shard's order, one after the other (kept
+  // until add_round() has waited for the exchange).
+  std::vector<float>& buf = staging_.emplace_back();
+  const std::vector<OwnedRun>& runs = map_.runs();
+  const size_t first = map_.run_index(lo);
   for (int q = 0; q < R; ++q) {
-    const ShardRange& s = shards_[size_t(q)];
-    const int64_t a = std::max(lo, s.begin), b = std::min(hi, s.end);
-    sc[size_t(q)] = std::max<int64_t>(0, b - a);
-    sd[size_t(q)] = b > a ? a : 0;
-    rc[size_t(q)] = std::max<int64_t>(0, mhi - mlo);
-    rd[size_t(q)] = int64_t(q) * m + (mhi > mlo ? mlo - shard_.begin : 0);
+    sd[size_t(q)] = int64_t(buf.size());
+    for (size_t k = first; k < runs.size() && runs[k].begin < hi; ++k)
+      if (runs[k].rank == q) {
+        const int64_t a = std::max(lo, runs[k].begin), b = std::min(hi, runs[k].end);
+        buf.insert(buf.end(), model_.grads() + a, model_.grads() + b);
+      }
+    sc[size_t(q)] = int64_t(buf.size()) - sd[size_t(q)];
+    rc[size_t(q)] = mine.size();
+    rd[size_t(q)] = int64_t(q) * m + mine.begin;
   }
-  // Straight from the model's gradients: nothing later in this backward writes [lo, hi), and
-  // the next zero_grads() comes after add_round() has waited.
-  context_.world().post_exchange(model_.grads(), sc.data(), sd.data(), dense_recv_.data(), rc.data(), rd.data());
+  context_.world().post_exchange(buf.data(), sc.data(), sd.data(), dense_recv_.data(), rc.data(), rd.data());
   context_.world().progress_exchanges();
   reported_ += hi - lo;
   ++posted_;
@@ -352,6 +406,7 @@ void StepReducer::add_round(const model::LossStats& st) {
   }
   take_while_waiting();
   context_.world().wait_exchanges();
+  staging_.clear();
   buckets_ = posted_;
   reported_ = posted_ = 0;
   // To each shard's rank: the expert segments of the shard that this rank owns, in order.
@@ -368,10 +423,8 @@ void StepReducer::add_round(const model::LossStats& st) {
     std::vector<int64_t> put = send_at;
     for (const Segment& g : segments_) {
       if (g.owner != me) continue;
-      int q = 0;
-      while (g.begin >= shards_[size_t(q)].end) ++q;
-      std::memcpy(&send_[size_t(put[size_t(q)])], &extra_buf_[size_t(g.from)], sizeof(float) * size_t(g.count));
-      put[size_t(q)] += g.count;
+      std::memcpy(&send_[size_t(put[size_t(g.dest)])], &extra_buf_[size_t(g.from)], sizeof(float) * size_t(g.count));
+      put[size_t(g.dest)] += g.count;
     }
   }
   if (extra_ > 0) {
@@ -386,8 +439,8 @@ void StepReducer::add_round(const model::LossStats& st) {
   std::vector<int64_t> take(static_cast<size_t>(R));
   for (int o = 0; o < R; ++o) take[size_t(o)] = recv_at[size_t(o)];
   for (const Segment& g : segments_) {
-    if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
-    add_into(&acc_[size_t(g.begin - shard_.begin)], &recv_[size_t(take[size_t(g.owner)])], g.count);
+    if (g.dest != me) continue;
+    add_into(&acc_[size_t(g.at)], &recv_[size_t(take[size_t(g.owner)])], g.count);
     take[size_t(g.owner)] += g.count;
   }
   for (int r = 0; r < R; ++r) ce_ += ce[size_t(r)];
@@ -411,8 +464,8 @@ void StepReducer::add_round_shared(const model::LossStats& st) {
   // rank's own piece straight from its gradient), then the expert segments in order.
   sum_rest();
   for (const Segment& g : segments_) {
-    if (g.begin < shard_.begin || g.begin >= shard_.end) continue;
-    add_into(&acc_[size_t(g.begin - shard_.begin)], shm_floats(g.owner, shm_extra_[size_t(g.owner)]) + g.from, g.count);
+    if (g.dest != me) continue;
+    add_into(&acc_[size_t(g.at)], shm_floats(g.owner, shm_extra_[size_t(g.owner)]) + g.from, g.count);
   }
   for (int r = 0; r < R; ++r) ce_ += *static_cast<const double*>(shm_->region(r));
   grad_readers_ = true;
@@ -434,44 +487,75 @@ void StepReducer::finish_step() {
 double StepReducer::grad_norm() const {
   const int R = context_.world_size();
   if (R == 1) return chunked_grad_norm(acc_.data(), n_);
-  // Every rank's chunk sums, padded to the first shard's chunk count, gathered and added in order.
-  const int64_t per = (shards_[0].size() + kNormChunk - 1) / kNormChunk;
-  std::vector<double> mine = chunk_sums(acc_.data(), shard_.size());
-  mine.resize(size_t(per), 0.0);
-  std::vector<double> all(size_t(per * R));
-  context_.world().allgather(mine.data(), per, all.data());
-  grad_readers_ = weight_readers_ = false;  // (as in finish_step: entered after every read)
-  double total = 0;
-  for (int q = 0; q < R; ++q) {
-    const int64_t valid = (shards_[size_t(q)].size() + kNormChunk - 1) / kNormChunk;
-    for (int64_t c = 0; c < valid; ++c) total += all[size_t(q * per + c)];
+  // The pieces of this rank's chunks held by other ranks.
+  std::vector<float> sent, got;
+  if (norm_exchange_) {
+    for (const auto& [at, count] : norm_out_) sent.insert(sent.end(), acc_.data() + at, acc_.data() + at + count);
+    int64_t total = 0;
+    for (int64_t v : norm_recv_count_) total += v;
+    got.resize(size_t(total));
+    context_.world().start_alltoallv(sent.data(), norm_send_count_.data(), got.data(), norm_recv_count_.data(), 1);
+    context_.world().finish_alltoallv();
   }
+  // This rank's chunks' sums (a chunk in one piece read in place), padded to norm_per_,
+  // gathered, and added in chunk order.
+  std::vector<double> mine(size_t(norm_per_), 0.0);
+  core::default_thread_pool().parallel_for(0, int64_t(norm_chunks_.size()), 1, [&](int64_t lo, int64_t hi) {
+    std::vector<float> tmp;
+    for (int64_t k = lo; k < hi; ++k) {
+      const int64_t c = norm_chunks_[size_t(k)], len = std::min(kNormChunk, n_ - c * kNormChunk);
+      const std::vector<NormPiece>& ps = norm_pieces_[size_t(k)];
+      if (ps.size() == 1 && !ps[0].received && ps[0].count == len) {
+        mine[size_t(k)] = chunk_squares(acc_.data() + ps[0].from, len);
+        continue;
+      }
+      tmp.assign(size_t(len), 0.f);
+      for (const NormPiece& p : ps)
+        std::memcpy(&tmp[size_t(p.offset)], (p.received ? got.data() : acc_.data()) + p.from, sizeof(float) * size_t(p.count));
+      mine[size_t(k)] = chunk_squares(tmp.data(), len);
+    }
+  });
+  std::vector<double> all(size_t(norm_per_ * R));
+  context_.world().allgather(mine.data(), norm_per_, all.data());
+  grad_readers_ = weight_readers_ = false;  // (as in finish_step: entered after every read)
+  std::vector<double> by_chunk(size_t((n_ + kNormChunk - 1) / kNormChunk), 0.0);
+  for (int q = 0; q < R; ++q)
+    for (size_t k = 0; k < norm_chunks_of_[size_t(q)].size(); ++k)
+      by_chunk[size_t(norm_chunks_of_[size_t(q)][k])] = all[size_t(q * norm_per_) + k];
+  double total = 0;
+  for (double v : by_chunk) total += v;
   return std::sqrt(total);
 }
 
-void StepReducer::gather_weights(core::bf16* weights) const {
-  const int R = context_.world_size();
+void StepReducer::gather_weights(const core::bf16* mine, core::bf16* weights) const {
+  const int R = context_.world_size(), me = context_.rank();
   if (R == 1) return;
+  // Rank q's packed shard `from` -> its ranges of weights.
+  auto scatter = [&](int q, const core::bf16* from) {
+    int64_t at = 0;
+    for (const ShardRange& r : map_.ranges(q)) {
+      if (from + at != weights + r.begin) std::copy(from + at, from + at + r.size(), weights + r.begin);
+      at += r.size();
+    }
+  };
   if (shm_) {
-    const int me = context_.rank();
     if (weight_readers_) shm_->sync("weights (readers of the last step)");
     weight_readers_ = false;
     auto at = [&](int q) {
       return reinterpret_cast<core::bf16*>(static_cast<char*>(shm_->region(q)) + shm_weights_[size_t(q)]);
     };
-    std::copy(weights + shard_.begin, weights + shard_.end, at(me));
+    std::copy(mine, mine + size_, at(me));
     shm_->sync("weights");
-    for (int q = 0; q < R; ++q)
-      if (q != me) std::copy(at(q), at(q) + shards_[size_t(q)].size(), weights + shards_[size_t(q)].begin);
+    for (int q = 0; q < R; ++q) scatter(q, q == me ? mine : at(q));
     weight_readers_ = true;
     return;
   }
-  const int64_t per = shards_[0].size();
-  std::vector<core::bf16> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * R));
-  std::copy(weights + shard_.begin, weights + shard_.end, mine.begin());
-  context_.world().allgather_bytes(mine.data(), per * int64_t(sizeof(core::bf16)), all.data());
-  for (int q = 0; q < R; ++q)
-    std::copy(all.begin() + q * per, all.begin() + q * per + shards_[size_t(q)].size(), weights + shards_[size_t(q)].begin);
+  int64_t per = 0;
+  for (int q = 0; q < R; ++q) per = std::max(per, map_.size(q));
+  std::vector<core::bf16> padded(static_cast<size_t>(per)), all(static_cast<size_t>(per * R));
+  std::copy(mine, mine + size_, padded.begin());
+  context_.world().allgather_bytes(padded.data(), per * int64_t(sizeof(core::bf16)), all.data());
+  for (int q = 0; q < R; ++q) scatter(q, q == me ? mine : all.data() + q * per);
 }
 
 }  // namespace trex::dist

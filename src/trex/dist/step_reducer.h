@@ -2,7 +2,10 @@
 // would sum it, so that a parallel run reproduces the single-process run bit for bit, and
 // reduce-scattered: each rank ends the step with the summed gradient of its own shard of the
 // parameters only (ZeRO-1: the trainer's optimizer updates that shard, gather_weights() then
-// gives every rank the whole updated model).
+// gives every rank the whole updated model). The shards are dist::ShardMap's: dense parameters
+// split over every rank, each routed expert's over its expert-data-parallel group only, so an
+// expert's gradient is reduced to, and its optimizer state kept on, ranks that compute it. A
+// shard is a list of flat ranges, held packed (gradient(), the optimizer's state).
 //
 // A step of M micro-batches runs in M / world rounds; in round j rank r runs micro-batch
 // k = j world + r, with the model's gradients zeroed first. While the backward runs, each time
@@ -16,7 +19,7 @@
 // k was computed by its owner in k's rank's expert group from k's rows alone
 // (MoeLayer::source_grads); the owner sends it to the shard's rank, which adds it at the same
 // place in the order (every element has one owner, so its chain of additions over the
-// micro-batches is the single process's). The result is identical for every (dp, ep) layout,
+// micro-batches is the single process's; which rank adds it changes nothing). The result is identical for every (dp, ep) layout,
 // so a checkpoint written under one layout resumes under any other bit for bit. With etp > 1
 // the MoE layers' outputs and input gradients are sums of shard partials (model/moe.h), equal to
 // the single process's up to rounding; every layout with the same etp still gives the same bits.
@@ -40,7 +43,8 @@
 // over ranks with one integer all-reduce per step (exact), so the balancing bias moves
 // identically on every rank. The gradient norm is a sum of squares over fixed chunks of
 // kNormChunk elements (shards are whole chunks), the chunks' sums added in order: the same bits
-// whatever the layout.
+// whatever the layout: each chunk's sum is computed by the rank holding its first element, which
+// receives the chunk's elements held by other ranks first (one all-to-all of the few pieces).
 //
 // Streamed round (stream_round(), for the swap optimizer's update during the backward): in the
 // step's last round the reducer sums each final range's piece of the shard as soon as every
@@ -62,21 +66,11 @@
 
 #include "trex/core/bf16.h"
 #include "trex/dist/context.h"
+#include "trex/dist/shard_map.h"
 #include "trex/dist/shared_window.h"
 #include "trex/model/transformer.h"
 
 namespace trex::dist {
-
-// Elements per chunk of the gradient norm; shards are whole chunks.
-inline constexpr int64_t kNormChunk = 4096;
-
-// [begin, end) of rank q's shard of n parameters over `ranks` ranks: equal runs of whole chunks
-// (the last one shorter or empty).
-struct ShardRange {
-  int64_t begin = 0, end = 0;
-  int64_t size() const { return end - begin; }
-};
-ShardRange shard_of(int64_t n, int ranks, int q);
 
 // The gradient norm of g [n] as the chunked sum above (what a single process computes).
 double chunked_grad_norm(const float* g, int64_t n);
@@ -94,11 +88,13 @@ class StepReducer {
   int64_t rounds(int64_t micro_batches) const { return micro_batches / context_.world_size(); }
   int64_t micro_batch(int64_t round) const { return round * context_.world_size() + context_.rank(); }
 
-  // This rank's shard of the parameters (all of them for one rank).
-  const ShardRange& shard() const { return shard_; }
+  // Every rank's shard (all parameters for one rank), and this rank's ranges and size.
+  const ShardMap& shard_map() const { return map_; }
+  const std::vector<ShardRange>& shard_ranges() const { return map_.ranges(context_.rank()); }
+  int64_t shard_size() const { return size_; }
 
   void begin_step();
-  // Called with [lo, hi) in shard offsets (within [0, shard().size())) once gradient() holds the
+  // Called with [lo, hi) in packed shard offsets (within [0, shard_size())) once gradient() holds the
   // step's final sum there.
   using ReducedHook = std::function<void(int64_t lo, int64_t hi)>;
   // Makes the next round a streamed one (header comment); call it before that round's
@@ -111,14 +107,14 @@ class StepReducer {
   // After the last round: sums the step's expert load over the ranks. Collective.
   void finish_step();
 
-  float* gradient() { return acc_.data(); }  // [shard().size()]: the step's gradient of the shard
+  float* gradient() { return acc_.data(); }  // [shard_size()]: the step's gradient of the shard, packed
   double ce_sum() const { return ce_; }
   const std::vector<std::vector<int64_t>>& expert_load() const { return load_; }
   // The norm of the whole step gradient (chunked_grad_norm of the full vector). Collective.
   double grad_norm() const;
-  // weights [parameters] bf16: every rank's shard [shard().begin, end) -> all of it on every
-  // rank (MPI_Allgather of bytes). Collective.
-  void gather_weights(core::bf16* weights) const;
+  // mine [shard_size()] bf16: this rank's updated shard, packed -> weights [parameters]: every
+  // rank's shard in place (mine may already be in place: one range). Collective.
+  void gather_weights(const core::bf16* mine, core::bf16* weights) const;
   // Floats one rank sends per round (for the metrics).
   int64_t floats_per_round() const;
   // Exchanges posted during the backward so far (for the tests: > 1 means overlapped buckets).
@@ -127,22 +123,42 @@ class StepReducer {
  private:
   // A run of an expert's gradient, in the flat parameter vector [begin, begin + count), for the
   // micro-batch of rank `source`, computed by rank `owner`, at `from` in the owner's source
-  // gradients (all layers' source_grads concatenated).
+  // gradients (all layers' source_grads concatenated), summed by rank `dest` at `at` in its
+  // packed shard.
   struct Segment {
-    int source = 0, owner = 0;
-    int64_t begin = 0, count = 0, from = 0;
+    int source = 0, owner = 0, dest = 0;
+    int64_t begin = 0, count = 0, from = 0, at = 0;
+  };
+  // A piece of a norm chunk: `count` elements at `from` in this rank's packed gradient (or, when
+  // received, in the received pieces), at `offset` in the chunk.
+  struct NormPiece {
+    int64_t offset = 0, count = 0, from = 0;
+    bool received = false;
   };
   Context& context_;
   model::Transformer& model_;
   int64_t n_ = 0;                      // parameters
-  ShardRange shard_;
-  std::vector<ShardRange> shards_;     // [ranks]
+  ShardMap map_;
+  int64_t size_ = 0;                   // this rank's shard (packed)
+  std::vector<int64_t> starts_;        // [my ranges + 1]: packed offset of each of my ranges
   int64_t extra_ = 0;                  // floats of expert source gradients on this rank
   std::vector<int64_t> layer_extra_offset_;  // per MoE layer, into the source gradients
   std::vector<Segment> segments_;      // cut at shard boundaries, in the order they are added
   std::vector<int64_t> send_count_, recv_count_;  // [ranks] expert floats per round
   std::vector<float> acc_, send_, recv_, extra_buf_;
   std::vector<float> dense_recv_;      // [ranks][shard size]: each rank's micro-batch gradient of the shard
+  std::vector<std::vector<float>> staging_;  // messages: this round's packed pieces sent, until they are done
+  // The gradient norm: the chunks this rank sums (ascending) and their pieces, the pieces it
+  // sends to other chunks' ranks ({packed at, count}, by destination), the counts, every rank's
+  // chunks.
+  std::vector<int64_t> norm_chunks_;
+  std::vector<std::vector<NormPiece>> norm_pieces_;
+  std::vector<std::pair<int64_t, int64_t>> norm_out_;
+  std::vector<int64_t> norm_send_count_, norm_recv_count_;
+  std::vector<std::vector<int64_t>> norm_chunks_of_;
+  int64_t norm_per_ = 0;               // the most chunks one rank sums
+  bool norm_exchange_ = false;         // some chunk has pieces on several ranks
+  void plan_norm();
   int64_t reported_ = 0, buckets_ = 0, posted_ = 0;  // this round's final floats and exchanges
 
   // Shared memory (null: messages). Each rank's region: the loss (one double) and the count of
@@ -179,7 +195,7 @@ class StepReducer {
   int64_t* published_count(int rank) const {  // in each region's header, after the loss
     return reinterpret_cast<int64_t*>(static_cast<char*>(shm_->region(rank)) + 8);
   }
-  ShardRange in_shard(const ShardRange& flat) const;  // flat range -> its piece of the shard, shard offsets
+  ShardRange in_shard(const ShardRange& flat) const;  // flat range -> its piece of the shard, packed offsets
   bool arrived(size_t bucket) const;   // every rank's piece of the shard in that bucket is here
   void take_arrived();                 // sums and hands on the arrived buckets, in order
   // add_round of a streamed round, before its wait for the other ranks: takes each bucket as it

@@ -2,6 +2,8 @@
 // optimizer.h). Both stream through bounded pieces, so the swap optimizer checkpoints without
 // ever holding its whole state in memory.
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -120,43 +122,74 @@ StateFile read_state_file(const std::string& path) {
 
 void Optimizer::load_state(const std::string& path) { load_state_range({{path, 0}}, 0); }
 
-void Optimizer::load_state_range(const std::vector<StatePiece>& pieces_in, int64_t first) {
+void Optimizer::load_state_range(const std::vector<StatePiece>& pieces, int64_t first) {
+  load_state_ranges(pieces, {{first, first + num_params_}});
+}
+
+void Optimizer::load_state_ranges(const std::vector<StatePiece>& pieces_in,
+                                  const std::vector<std::pair<int64_t, int64_t>>& ranges) {
   std::vector<StatePiece> pieces = pieces_in;
   std::sort(pieces.begin(), pieces.end(), [](const StatePiece& a, const StatePiece& b) { return a.offset < b.offset; });
-  const int64_t last = first + num_params_;
-  // The pieces that overlap [first, last), validated before anything changes.
-  std::vector<std::pair<StatePiece, StateFile>> used;
-  std::vector<ParamGroup> joined;  // their groups cut to the range, runs of one name joined
-  int64_t covered = first;
+  // Each file once; a piece's extent in the logical state.
+  std::map<std::string, StateFile> files;
+  std::vector<int64_t> counts;
   for (const StatePiece& p : pieces) {
-    StateFile s = read_state_file(p.path);
-    const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + s.count);
-    if (hi <= lo) continue;
-    if (lo != covered)
-      throw InputError(p.path, 0, "optimizer state pieces leave elements [" + std::to_string(covered) + ", " +
-                                      std::to_string(lo) + ") uncovered");
-    if (!used.empty() && s.step != used.front().second.step)
-      throw InputError(p.path, 0, "step " + std::to_string(s.step) + " differs from " + used.front().first.path +
-                                      "'s step " + std::to_string(used.front().second.step));
-    int64_t at = p.offset;
-    for (const ParamGroup& g : s.groups) {
-      const int64_t glo = std::max(lo, at), ghi = std::min(hi, at + g.size);
-      at += g.size;
-      if (ghi <= glo) continue;
-      if (!joined.empty() && joined.back().name == g.name) {
-        joined.back().size += ghi - glo;
-      } else {
-        joined.push_back(g);
-        joined.back().size = ghi - glo;
-      }
-    }
-    covered = hi;
-    used.emplace_back(p, std::move(s));
+    auto it = files.find(p.path);
+    if (it == files.end()) it = files.emplace(p.path, read_state_file(p.path)).first;
+    const int64_t count = p.count >= 0 ? p.count : it->second.count - p.at;
+    if (p.at < 0 || count < 0 || p.at + count > it->second.count)
+      throw InputError(p.path, 0, "piece of " + std::to_string(count) + " elements at " + std::to_string(p.at) +
+                                      " exceeds the file's " + std::to_string(it->second.count));
+    counts.push_back(count);
   }
+  // The pieces that overlap the ranges, validated before anything changes.
+  struct Use {
+    const StateFile* file;
+    int64_t from, count, to;  // elements [from, from + count) of the file -> [to, ...) of this state
+  };
+  std::vector<Use> used;
+  const StatePiece* step_of = nullptr;
+  std::vector<ParamGroup> joined;  // their groups cut to the ranges, runs of one name joined
+  int64_t packed = 0;
   const std::string where = pieces.empty() ? std::string("optimizer state") : pieces.front().path;
-  if (covered != last)
-    throw InputError(where, 0, "optimizer state does not cover elements [" + std::to_string(covered) + ", " +
-                                   std::to_string(last) + ")");
+  for (const auto& [first, last] : ranges) {
+    int64_t covered = first;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const StatePiece& p = pieces[k];
+      const StateFile& s = files.at(p.path);
+      const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + counts[k]);
+      if (hi <= lo) continue;
+      if (lo != covered)
+        throw InputError(p.path, 0, "optimizer state pieces leave elements [" + std::to_string(covered) + ", " +
+                                        std::to_string(lo) + ") uncovered");
+      if (step_of && s.step != files.at(step_of->path).step)
+        throw InputError(p.path, 0, "step " + std::to_string(s.step) + " differs from " + step_of->path +
+                                        "'s step " + std::to_string(files.at(step_of->path).step));
+      if (!step_of) step_of = &p;
+      const int64_t flo = p.at + (lo - p.offset), fhi = p.at + (hi - p.offset);  // in the file
+      int64_t at = 0;
+      for (const ParamGroup& g : s.groups) {
+        const int64_t glo = std::max(flo, at), ghi = std::min(fhi, at + g.size);
+        at += g.size;
+        if (ghi <= glo) continue;
+        if (!joined.empty() && joined.back().name == g.name) {
+          joined.back().size += ghi - glo;
+        } else {
+          joined.push_back(g);
+          joined.back().size = ghi - glo;
+        }
+      }
+      used.push_back({&s, flo, hi - lo, packed + (lo - first)});
+      covered = hi;
+    }
+    if (covered != last)
+      throw InputError(where, 0, "optimizer state does not cover elements [" + std::to_string(covered) + ", " +
+                                     std::to_string(last) + ")");
+    packed += last - first;
+  }
+  if (packed != num_params_)
+    throw std::logic_error("Optimizer::load_state_ranges: the ranges hold " + std::to_string(packed) +
+                           " elements, the optimizer " + std::to_string(num_params_));
   if (joined.size() != groups_.size())
     throw InputError(where, 0, "written for " + std::to_string(joined.size()) +
                                    " parameter groups, this optimizer has " + std::to_string(groups_.size()));
@@ -166,14 +199,12 @@ void Optimizer::load_state_range(const std::vector<StatePiece>& pieces_in, int64
                                      std::to_string(joined[g].size) + " elements, this optimizer's is '" +
                                      groups_[g].name + "' of " + std::to_string(groups_[g].size));
   const int64_t piece = load_piece();
-  for (const auto& [p, s] : used) {
-    const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + s.count);
-    for (int64_t at = lo; at < hi; at += piece) {
-      const int64_t n = std::min(piece, hi - at), k = at - p.offset;
-      write_state(at - first, n, s.src[0] + k, s.src[1] + k, s.src[2] + k);
+  for (const Use& u : used)
+    for (int64_t done = 0; done < u.count; done += piece) {
+      const int64_t n = std::min(piece, u.count - done), k = u.from + done;
+      write_state(u.to + done, n, u.file->src[0] + k, u.file->src[1] + k, u.file->src[2] + k);
     }
-  }
-  step_ = used.empty() ? 0 : used.front().second.step;
+  step_ = step_of ? files.at(step_of->path).step : 0;
   for (size_t g = 0; g < groups_.size(); ++g) groups_[g].hyper = joined[g].hyper;
 }
 

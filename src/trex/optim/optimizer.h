@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trex/core/bf16.h"
@@ -29,11 +30,15 @@ struct ParamGroup {
   kernels::AdamWHyper hyper;
 };
 
-// One file of a logical optimizer state split by element ranges (ZeRO-1 shards): it holds
-// elements [offset, offset + its size) of the whole. A whole-state file is one piece at 0.
+// A run of a logical optimizer state split by element ranges (ZeRO-1 shards): elements
+// [at, at + count) of the file hold elements [offset, offset + count) of the whole (count -1: to
+// the file's end). A file may hold several runs (one piece each). A whole-state file is one
+// piece at 0.
 struct StatePiece {
   std::string path;
   int64_t offset = 0;
+  int64_t count = -1;
+  int64_t at = 0;
 };
 
 // Which of the three state arrays.
@@ -77,6 +82,10 @@ class Optimizer {
   // joined and cut to that range. Also throws InputError naming a piece whose step count differs
   // from the others', or the range when the pieces do not cover it.
   void load_state_range(const std::vector<StatePiece>& pieces, int64_t first);
+  // The same for a state packed from the element ranges [begin, end) (ascending, disjoint, their
+  // sizes adding up to num_params()): this optimizer's groups must be the pieces' groups cut to
+  // the ranges, runs of one name joined.
+  void load_state_ranges(const std::vector<StatePiece>& pieces, const std::vector<std::pair<int64_t, int64_t>>& ranges);
 
  protected:
   // Replaces elements [offset, offset + count) of all three arrays (load_state's back end). The

@@ -89,13 +89,17 @@ std::string optimizer_shard_name(int rank, int ranks) {
   return buf;
 }
 
-void write_optimizer_index(const std::string& checkpoint_dir, int64_t params, const std::vector<int64_t>& offsets) {
+void write_optimizer_index(const std::string& checkpoint_dir, int64_t params,
+                           const std::vector<std::vector<std::pair<int64_t, int64_t>>>& ranges) {
   nlohmann::json shards = nlohmann::json::array();
-  const int ranks = int(offsets.size()) - 1;
-  for (int q = 0; q < ranks; ++q)
-    shards.push_back({{"file", optimizer_shard_name(q, ranks)},
-                      {"offset", offsets[size_t(q)]},
-                      {"count", offsets[size_t(q + 1)] - offsets[size_t(q)]}});
+  const int ranks = int(ranges.size());
+  for (int q = 0; q < ranks; ++q) {
+    int64_t at = 0;
+    for (const auto& [begin, end] : ranges[size_t(q)]) {
+      shards.push_back({{"file", optimizer_shard_name(q, ranks)}, {"offset", begin}, {"count", end - begin}, {"at", at}});
+      at += end - begin;
+    }
+  }
   nlohmann::json j = {{"format", "trex.optim.shards"}, {"version", 1}, {"params", params}, {"shards", shards}};
   write_file_atomic((fs::path(checkpoint_dir) / "optimizer.index.json").string(), j.dump(2) + "\n");
 }
@@ -110,12 +114,21 @@ std::vector<optim::StatePiece> optimizer_state_pieces(const std::string& checkpo
   std::vector<optim::StatePiece> out;
   for (size_t i = 0; i < j["shards"].size(); ++i) {
     const nlohmann::json& s = j["shards"][i];
-    if (!s.is_object() || !s.contains("file") || !s["file"].is_string() || !s.contains("offset") ||
-        !s["offset"].is_number_integer() || s["offset"].get<int64_t>() < 0 ||
+    auto count_at = [&](const char* key) {
+      return s.is_object() && s.contains(key) && s[key].is_number_integer() && s[key].get<int64_t>() >= 0;
+    };
+    if (!s.is_object() || !s.contains("file") || !s["file"].is_string() || !count_at("offset") ||
+        (s.contains("at") && !count_at("at")) || (s.contains("at") && !count_at("count")) ||
         fs::path(s["file"].get<std::string>()).filename() != s["file"].get<std::string>())
       throw InputError(index.string(), 0, "shards[" + std::to_string(i) + "]: needs 'file' (a name in the "
-                                                                          "checkpoint directory) and 'offset' >= 0");
-    out.push_back({(fs::path(checkpoint_dir) / s["file"].get<std::string>()).string(), s["offset"].get<int64_t>()});
+                                                                          "checkpoint directory) and 'offset' >= 0 "
+                                                                          "('at' >= 0 with 'count' >= 0)");
+    // Without "at" the file holds one run from its start (indexes before shards had ranges).
+    optim::StatePiece p;
+    p.path = (fs::path(checkpoint_dir) / s["file"].get<std::string>()).string();
+    p.offset = s["offset"].get<int64_t>();
+    if (s.contains("at")) p.at = s["at"].get<int64_t>(), p.count = s["count"].get<int64_t>();
+    out.push_back(p);
   }
   return out;
 }

@@ -6,10 +6,12 @@
 //     optimizer.safetensors  fp32 master weights and both moments, step count, groups
 //                            (Optimizer::save_state); under mpirun (ZeRO-1: each rank holds
 //                            one shard of the optimizer state) instead one file per rank,
-//     optimizer-rank-00001-of-00004.safetensors   each its shard in the same format, and
+//     optimizer-rank-00001-of-00004.safetensors   each its shard in the same format (a shard
+//                            is a list of element ranges, packed: dist/shard_map.h), and
 //     optimizer.index.json   {"format": "trex.optim.shards", "params": N, "shards": [{"file":
-//                            ..., "offset": first element, "count": elements}, ...]}:
-//                            the same logical state, loadable under any layout
+//                            ..., "offset": first element, "count": elements, "at": where
+//                            they start in the file}, ...]} (one entry per range; "at"
+//                            absent: 0): the same logical state, loadable under any layout
 //                            (optimizer_state_pieces).
 //     state.json             step, data position, schedule, guard counters, config file
 //     tokenizer.model        the SentencePiece model the run encodes with
@@ -50,8 +52,10 @@ std::string checkpoint_tmp_dir(const std::string& run_dir, int64_t step, const s
 
 // Rank `rank`'s optimizer shard file name among `ranks`: "optimizer-rank-00001-of-00004.safetensors".
 std::string optimizer_shard_name(int rank, int ranks);
-// Writes CHECKPOINT_DIR/optimizer.index.json naming the shards (offsets [ranks + 1]) atomically.
-void write_optimizer_index(const std::string& checkpoint_dir, int64_t params, const std::vector<int64_t>& offsets);
+// Writes CHECKPOINT_DIR/optimizer.index.json naming the shards atomically: rank q's file holds
+// the element ranges ranges[q] ({begin, end}, ascending), packed.
+void write_optimizer_index(const std::string& checkpoint_dir, int64_t params,
+                           const std::vector<std::vector<std::pair<int64_t, int64_t>>>& ranges);
 // The pieces of a checkpoint's optimizer state: its index's shards, or optimizer.safetensors
 // whole. Throws InputError naming the index for a malformed one.
 std::vector<optim::StatePiece> optimizer_state_pieces(const std::string& checkpoint_dir);

@@ -81,16 +81,24 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The groups cut to elements [begin, end) of the flat range (a rank's ZeRO-1 shard).
-std::vector<optim::ParamGroup> cut_groups(const std::vector<optim::ParamGroup>& groups, int64_t begin, int64_t end) {
+// The groups cut to the element ranges of the flat range (a rank's ZeRO-1 shard, ascending),
+// packed: a group's pieces in several ranges are one group (they are consecutive when packed).
+std::vector<optim::ParamGroup> cut_groups(const std::vector<optim::ParamGroup>& groups,
+                                          const std::vector<dist::ShardRange>& ranges) {
   std::vector<optim::ParamGroup> out;
-  int64_t at = 0;
-  for (const optim::ParamGroup& g : groups) {
-    const int64_t lo = std::max(begin, at), hi = std::min(end, at + g.size);
-    at += g.size;
-    if (hi <= lo) continue;
-    out.push_back(g);
-    out.back().size = hi - lo;
+  for (const dist::ShardRange& r : ranges) {
+    int64_t at = 0;
+    for (const optim::ParamGroup& g : groups) {
+      const int64_t lo = std::max(r.begin, at), hi = std::min(r.end, at + g.size);
+      at += g.size;
+      if (hi <= lo) continue;
+      if (!out.empty() && out.back().name == g.name) {
+        out.back().size += hi - lo;
+      } else {
+        out.push_back(g);
+        out.back().size = hi - lo;
+      }
+    }
   }
   return out;
 }
@@ -217,15 +225,24 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   const int64_t n = model.layout().total;
   if (!init.empty()) model.load((fs::path(init) / "model.safetensors").string());
   // ZeRO-1: each rank's optimizer holds the state of its shard of the parameters only (all of
-  // them for one rank); the reducer hands it that shard's gradient.
+  // them for one rank; dense ones over every rank, experts over their EDP group: dist/shard_map.h),
+  // packed; the reducer hands it that shard's gradient.
   model.set_expert_exchange(ctx.expert_exchange());
   dist::StepReducer reducer(ctx, model);
-  const dist::ShardRange shard = reducer.shard();
-  if (shard.size() == 0)
+  const std::vector<dist::ShardRange>& shard = reducer.shard_ranges();
+  const int64_t shard_size = reducer.shard_size();
+  if (shard_size == 0)
     throw InputError::field("mpirun -n", std::to_string(ctx.world_size()) + " ranks leave rank " +
                                              std::to_string(ctx.rank()) + " no parameters to update (" +
                                              std::to_string(n) + " parameters); use fewer ranks");
-  std::vector<optim::ParamGroup> groups = cut_groups(param_groups(model.layout(), c), shard.begin, shard.end);
+  std::vector<optim::ParamGroup> groups = cut_groups(param_groups(model.layout(), c), shard);
+  // The shard's fp32 initial values, packed (the optimizer copies them as its master weights).
+  std::vector<float> packed_init;
+  const float* init_master = model.params() + shard[0].begin;
+  if (shard.size() > 1) {
+    for (const dist::ShardRange& r : shard) packed_init.insert(packed_init.end(), model.params() + r.begin, model.params() + r.end);
+    init_master = packed_init.data();
+  }
   std::unique_ptr<optim::Optimizer> opt;
   optim::SwapOptimizer* swap = nullptr;
   std::string swap_path;
@@ -242,19 +259,26 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     fs::remove(swap_path);
     optim::SwapOptions so;
     so.path = swap_path;
-    so.chunk_elems = std::min<int64_t>(c.swap_chunk, shard.size());
+    so.chunk_elems = std::min<int64_t>(c.swap_chunk, shard_size);
     so.slots = c.swap_slots;
     so.direct = c.swap_direct;
-    auto s = std::make_unique<optim::SwapOptimizer>(groups, model.params() + shard.begin, so);
+    auto s = std::make_unique<optim::SwapOptimizer>(groups, init_master, so);
     swap = s.get();
     opt = std::move(s);
   } else {
-    opt = std::make_unique<optim::AdamW>(groups, model.params() + shard.begin);
+    opt = std::make_unique<optim::AdamW>(groups, init_master);
   }
+  packed_init = {};
   std::vector<core::bf16> weights(static_cast<size_t>(n));
+  // The optimizer writes the shard's bf16 weights here: in place for one range, else packed
+  // (gather_weights puts them in place).
+  std::vector<core::bf16> packed_weights(shard.size() > 1 ? size_t(shard_size) : 0);
+  core::bf16* shard_weights = shard.size() > 1 ? packed_weights.data() : weights.data() + shard[0].begin;
+  std::vector<std::pair<int64_t, int64_t>> shard_pairs;
+  for (const dist::ShardRange& r : shard) shard_pairs.push_back({r.begin, r.end});
   if (!ckpt.empty()) {
     model.load((fs::path(ckpt) / "model.safetensors").string());
-    opt->load_state_range(optimizer_state_pieces(ckpt), shard.begin);
+    opt->load_state_ranges(optimizer_state_pieces(ckpt), shard_pairs);
   } else {
     // The model computes with bf16-rounded weights from the first step; the optimizer keeps
     // the fp32 initialization as its master copy.
@@ -336,7 +360,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     const optim::SwapStats swap_before = swap ? swap->total() : optim::SwapStats{};
     if (overlap) {
       for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
-      swap->begin_step(reducer.gradient(), weights.data() + shard.begin, pre_scale);
+      swap->begin_step(reducer.gradient(), shard_weights, pre_scale);
     }
 
     std::vector<model::Batch> batches;
@@ -406,15 +430,15 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
         }
         if (m.clipped) {
           TREX_TRACE(kOptimizer, "clip");
-          for (int64_t i = 0; i < shard.size(); ++i) g[i] *= scale;
+          for (int64_t i = 0; i < shard_size; ++i) g[i] *= scale;
         }
         for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
         TREX_TRACE(kOptimizer, "optimizer_step");
-        opt->step(g, weights.data() + shard.begin);
+        opt->step(g, shard_weights);
       }
       {
         TREX_TRACE(kOther, "dist.gather_weights");
-        reducer.gather_weights(weights.data());
+        reducer.gather_weights(shard_weights, weights.data());
       }
       last_norm = m.grad_norm;
       {
@@ -522,10 +546,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
               run_dir, step, model,
               [&](const std::string& tmp) {
                 write_shard(tmp);
-                std::vector<int64_t> offsets;
-                for (int q = 0; q < R; ++q) offsets.push_back(dist::shard_of(n, R, q).begin);
-                offsets.push_back(n);
-                write_optimizer_index(tmp, n, offsets);
+                std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges(static_cast<size_t>(R));
+                for (int q = 0; q < R; ++q)
+                  for (const dist::ShardRange& r : reducer.shard_map().ranges(q)) ranges[size_t(q)].push_back({r.begin, r.end});
+                write_optimizer_index(tmp, n, ranges);
               },
               "ranks", state, *tok, c.keep_last);
         } else {

@@ -19,6 +19,9 @@
 
 #include "dist_test_util.h"
 #include "trex/core/safetensors.h"
+#include "trex/dist/layout.h"
+#include "trex/model/config.h"
+#include "trex/model/transformer.h"
 #include "trex/train/config.h"
 #include "trex/train/trainer.h"
 
@@ -174,6 +177,23 @@ int64_t first_optimizer_bytes(const std::string& run) {
   return nlohmann::json::parse(text.substr(0, text.find('\n'))).at("optimizer_bytes").get<int64_t>();
 }
 
+// The rank whose file holds each element of a checkpoint's optimizer state, from its index (-1:
+// none; an element listed twice fails).
+std::vector<int> index_holders(const std::string& ckpt, int64_t n) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(ckpt + "/optimizer.index.json"));
+  std::vector<int> who(static_cast<size_t>(n), -1);
+  for (const nlohmann::json& s : j.at("shards")) {
+    const std::string file = s.at("file").get<std::string>();  // optimizer-rank-00001-of-00004...
+    const int rank = std::stoi(file.substr(15, 5));
+    const int64_t offset = s.at("offset").get<int64_t>(), count = s.at("count").get<int64_t>();
+    for (int64_t i = offset; i < offset + count; ++i) {
+      EXPECT_EQ(who[size_t(i)], -1) << "element " << i << " in two files";
+      who[size_t(i)] = rank;
+    }
+  }
+  return who;
+}
+
 // ZeRO-1: under mpirun each rank holds one shard of the optimizer state and writes it; a
 // checkpoint is the shards plus an index, and resumes under another number of ranks (4 -> 2,
 // 4 -> 1 without mpirun, 1 -> 4) bit for bit; a broken index is refused naming the file.
@@ -193,15 +213,42 @@ TEST_F(MultiRankTest, ResumesUnderAnotherLayoutBitForBit) {
   EXPECT_FALSE(std::filesystem::exists(ckpt + "/optimizer.safetensors"));
   EXPECT_LT(first_optimizer_bytes(run) * 3, first_optimizer_bytes(ref.dir.path("ref")))
       << "rank 0 should hold about a quarter of the optimizer state";
-  std::string alone = ref.dir.path("resume-alone"), broken = ref.dir.path("resume-broken");
+  {
+    // Each routed expert's optimizer state was written by ranks of its EDP group only (edp 2 x
+    // ep 2: ranks with EP index e / 2, i.e. rank % 2), every element by exactly one rank.
+    const model::Transformer m(model::load_model_config(ref.dir.path("tiny.toml")), 5, true);
+    std::vector<int> who = index_holders(ckpt, m.layout().total);
+    EXPECT_EQ(std::count(who.begin(), who.end(), -1), 0) << "elements in no file";
+    ParallelLayout L;
+    L.dp = 2, L.ep = 2, L.etp = 1;
+    const int E = m.config().ffn.routed_experts;
+    int64_t checked = 0;
+    for (int i = 0; i < m.moe_layers(); ++i)
+      for (int e = 0; e < E; ++e)
+        for (const char* w : {"w1", "w2", "w3"}) {
+          const model::ParamInfo* p = m.layout().find(m.moe_prefix(i) + "ffn.experts." + std::to_string(e) + "." + w);
+          ASSERT_NE(p, nullptr);
+          const int64_t at = m.layout().offset_of(p->name);
+          for (int64_t k = at; k < at + p->numel; ++k, ++checked)
+            ASSERT_EQ(L.ep_of(who[size_t(k)]), e / (E / 2)) << p->name << " element " << k - at << " on rank " << who[size_t(k)];
+        }
+    EXPECT_GT(checked, 0);
+  }
+  std::string alone = ref.dir.path("resume-alone"), broken = ref.dir.path("resume-broken"),
+              tensor = ref.dir.path("resume-etp");
   std::filesystem::copy(run, alone, std::filesystem::copy_options::recursive);
   std::filesystem::copy(run, broken, std::filesystem::copy_options::recursive);
+  std::filesystem::copy(run, tensor, std::filesystem::copy_options::recursive);
   ProcessResult b = mpirun(2, {TREX_BINARY, "train", "--resume", run, "--threads", "1"});
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
   expect_like_reference(run, "4 ranks (ep 2) to step 2, then 2 ranks (ep 2)");
   ProcessResult c = run_process({TREX_BINARY, "train", "--resume", alone, "--threads", "1", "--ep", "1"});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
   expect_like_reference(alone, "4 ranks (ep 2) to step 2, then one process");
+  // Expert-tensor parallel without EP: the shards are width slices of every expert.
+  ProcessResult g = mpirun(2, {TREX_BINARY, "train", "--resume", tensor, "--threads", "1", "--ep", "1", "--etp", "2"});
+  ASSERT_EQ(g.exit_code, 0) << g.out << g.err;
+  expect_like_reference(tensor, "4 ranks (ep 2) to step 2, then 2 ranks (etp 2)");
   // One process to step 2, then 4 ranks (dp 4) from its whole-state checkpoint.
   std::string up = ref.dir.path("resume-up");
   ProcessResult d = run_process({TREX_BINARY, "train", "--config", ref.config, "--out", up, "--threads", "1",

@@ -152,9 +152,11 @@ void Optimizer::load_state_ranges(const std::vector<StatePiece>& pieces_in,
   std::vector<ParamGroup> joined;  // their groups cut to the ranges, runs of one name joined
   int64_t packed = 0;
   const std::string where = pieces.empty() ? std::string("optimizer state") : pieces.front().path;
+  size_t k0 = 0;  // pieces before it end before the current range (ranges ascend)
   for (const auto& [first, last] : ranges) {
     int64_t covered = first;
-    for (size_t k = 0; k < pieces.size(); ++k) {
+    while (k0 < pieces.size() && pieces[k0].offset + counts[k0] <= first) ++k0;
+    for (size_t k = k0; k < pieces.size() && pieces[k].offset < last; ++k) {
       const StatePiece& p = pieces[k];
       const StateFile& s = files.at(p.path);
       const int64_t lo = std::max(first, p.offset), hi = std::min(last, p.offset + counts[k]);

@@ -11,6 +11,7 @@
 #      take with a core of its own: on a loaded machine the wall time also counts waiting for a
 #      core, which the planner does not model).
 #   bench/dist_plan_compare.sh [BUILD_DIR] [RANKS] [STEPS]
+# KEEP=DIR copies the collectives' fit (dist_bench's TOML), the probe and the planner's inputs there.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 ranks=${2:-2}
@@ -28,6 +29,7 @@ field() {  # field COLLECTIVE KEY from the calibration
 print(tomllib.load(open(sys.argv[1], "rb"))["dist_calibration"][sys.argv[2]][sys.argv[3]])' "$work/cal.toml" "$1" "$2"
 }
 bw=$(field all_to_all bandwidth_Bps); lat=$(field all_to_all latency_s)
+echo "== dist_bench on $ranks ranks: all-to-all latency $lat s, $bw B/s; all-reduce latency $(field all_reduce latency_s) s, $(field all_reduce bandwidth_Bps) B/s"
 # A cluster file's device peak is its 16-bit one; trex computes in fp32 (the one-device planner
 # takes the fp32 peak for a CPU: docs/plan.md), so the default factors (matmul 0.8, attention
 # 0.5 of the fp32 peak) are scaled by fp32 / bf16 peak.
@@ -89,4 +91,5 @@ m = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["step"] >= 2]
 print(f"step wall {statistics.median(x['step_s'] for x in m):.3f} s, rank 0 CPU {statistics.median(x['cpu_s'] for x in m):.3f} s "
       f"per step (median), {statistics.median(x['tokens_per_s'] for x in m):.1f} tokens/s")
 PY
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/cal.toml" "$work/hw.toml" "$work/cluster.toml" "$work/run.toml" "$work/strategy.toml" "$KEEP/"; fi
 echo "load after:  $(uptime | sed 's/.*load average: //')"

@@ -11,6 +11,9 @@
 #      take with a core of its own: on a loaded machine the wall time also counts waiting for a
 #      core, which the planner does not model).
 #   bench/dist_plan_compare.sh [BUILD_DIR] [RANKS] [STEPS]
+# KERNELS=1 also times the kernels on one thread (`trex kernels bench --json --threads 1`: GEMM,
+# sparse attention, memory-bound kernels) and plans a second time with `--calibration` on that
+# JSON (measured efficiency factors instead of the defaults).
 # KEEP=DIR copies the collectives' fit (dist_bench's TOML), the probe and the planner's inputs there.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -80,6 +83,13 @@ TOML
 echo "== trex plan (all-to-all fit: latency $lat s, $bw B/s)"
 "$build/trex" plan --model "$src/configs/model/v4-micro.toml" --cluster "$work/cluster.toml" --run "$work/run.toml" \
   --strategy "$work/strategy.toml" | grep -E "^(cluster|strategy|factors):|^step time|^  [a-zA-Z].*%"
+if [ "${KERNELS:-0}" = 1 ]; then
+  "$build/trex" kernels bench --json --threads 1 --hw "$work/hw.toml" --kernel gemm --kernel sparse_attention.fwd \
+    --kernel rmsnorm.fwd --kernel swiglu.fwd --kernel cross_entropy --kernel adamw > "$work/kernels.json"
+  echo "== trex plan --calibration (trex kernels bench --json --threads 1, just measured)"
+  "$build/trex" plan --model "$src/configs/model/v4-micro.toml" --cluster "$work/cluster.toml" --run "$work/run.toml" \
+    --strategy "$work/strategy.toml" --calibration "$work/kernels.json" | grep -E "^(factors):|^step time|^  [a-zA-Z].*s +[0-9.]+%"
+fi
 . "$src/bench/dist_micro_config.sh"
 write_micro_config "$work/train.toml" "$src" "$seq" "$ranks" "$steps"
 mpirun -n "$ranks" --oversubscribe --bind-to none "$build/trex" train --config "$work/train.toml" --out "$work/run" \
@@ -91,5 +101,5 @@ m = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["step"] >= 2]
 print(f"step wall {statistics.median(x['step_s'] for x in m):.3f} s, rank 0 CPU {statistics.median(x['cpu_s'] for x in m):.3f} s "
       f"per step (median), {statistics.median(x['tokens_per_s'] for x in m):.1f} tokens/s")
 PY
-if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/cal.toml" "$work/hw.toml" "$work/cluster.toml" "$work/run.toml" "$work/strategy.toml" "$KEEP/"; fi
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/cal.toml" "$work/hw.toml" "$work/cluster.toml" "$work/run.toml" "$work/strategy.toml" "$KEEP/" && { [ ! -f "$work/kernels.json" ] || cp "$work/kernels.json" "$KEEP/"; }; fi
 echo "load after:  $(uptime | sed 's/.*load average: //')"

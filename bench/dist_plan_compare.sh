@@ -34,16 +34,25 @@ print(tomllib.load(open(sys.argv[1], "rb"))["dist_calibration"][sys.argv[2]][sys
 bw=$(field all_to_all bandwidth_Bps); lat=$(field all_to_all latency_s)
 echo "== dist_bench on $ranks ranks: all-to-all latency $lat s, $bw B/s; all-reduce latency $(field all_reduce latency_s) s, $(field all_reduce bandwidth_Bps) B/s"
 # A cluster file's device peak is its 16-bit one; trex computes in fp32 (the one-device planner
-# takes the fp32 peak for a CPU: docs/plan.md), so the default factors (matmul 0.8, attention
-# 0.5 of the fp32 peak) are scaled by fp32 / bf16 peak.
-scale=$(/usr/bin/python3 -c 'import sys, tomllib
-p = tomllib.load(open(sys.argv[1], "rb"))["peak"]; print(p["flops_fp32"] / p["flops_bf16"])' "$work/hw.toml")
-matmul=$(/usr/bin/python3 -c "print(round(0.8 * $scale, 4))"); attention=$(/usr/bin/python3 -c "print(round(0.5 * $scale, 4))")
+# takes the fp32 peak for a CPU: docs/plan.md), so the cluster's device is the probe with its
+# bf16 peak set to the fp32 one. (The probe's bf16 peak is 1x or 2x the fp32 one depending on
+# whether its avx2 or avx512 loop ran fastest, which on this CPU is a coin toss; factors that are
+# fractions of the fp32 peak, the defaults and `--calibration`'s alike, then apply as meant.)
+/usr/bin/python3 - "$work/hw.toml" "$work/device.toml" <<'PY'
+import re, sys, tomllib
+text = open(sys.argv[1]).read()
+fp32 = tomllib.loads(text)["peak"]["flops_fp32"]
+text, n = re.subn(r"(?m)^flops_bf16 = .*$", f"flops_bf16 = {fp32:.6g}  # = flops_fp32: trex computes in fp32", text)
+if n != 1:
+    sys.exit(f"{sys.argv[1]}: expected one flops_bf16 line, found {n}")
+open(sys.argv[2], "w").write(text)
+PY
+matmul=0.8; attention=0.5
 cat > "$work/cluster.toml" <<TOML
 [cluster]
 name = "this machine, $ranks ranks x 1 thread"
 source = "trex hw probe --threads 1 and bench/dist_bench on $ranks ranks, just measured"
-device = "$work/hw.toml"
+device = "$work/device.toml"
 nodes = 1
 devices_per_node = $ranks
 reserved_bytes = 0
@@ -101,5 +110,5 @@ m = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["step"] >= 2]
 print(f"step wall {statistics.median(x['step_s'] for x in m):.3f} s, rank 0 CPU {statistics.median(x['cpu_s'] for x in m):.3f} s "
       f"per step (median), {statistics.median(x['tokens_per_s'] for x in m):.1f} tokens/s")
 PY
-if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/cal.toml" "$work/hw.toml" "$work/cluster.toml" "$work/run.toml" "$work/strategy.toml" "$KEEP/" && { [ ! -f "$work/kernels.json" ] || cp "$work/kernels.json" "$KEEP/"; }; fi
+if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$work/cal.toml" "$work/hw.toml" "$work/device.toml" "$work/cluster.toml" "$work/run.toml" "$work/strategy.toml" "$KEEP/" && { [ ! -f "$work/kernels.json" ] || cp "$work/kernels.json" "$KEEP/"; }; fi
 echo "load after:  $(uptime | sed 's/.*load average: //')"

@@ -1,7 +1,8 @@
 // BatchDecoder: the Transformer's forward for one new token of each of several sequences (see
 // batch_decoder.h), composed from the same kernels and layers as the training forward: mHC
 // pre/post/head, RMSNorm, AttentionLayer::decode per sequence, MoeLayer over the batch, the LM
-// head as one GEMM (one matrix-vector product for a single row).
+// head as one multi-row matrix-vector product. A step's rows are split into one contiguous group
+// per thread of the default pool, each run start to finish by one thread on its own lane.
 #include "trex/model/batch_decoder.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "trex/core/safetensors.h"
+#include "trex/core/thread_pool.h"
 #include "trex/core/trace.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
@@ -40,24 +42,54 @@ void check_ids(std::span<const int32_t> ids, int vocab) {
 
 }  // namespace
 
-struct BatchDecoder::Impl {
-  const Transformer& model;
-  const ModelConfig& c;
+// What one thread needs to run the step over its share of the rows: layers hold per-call state
+// (the MoE layer its routing, attention its scratch), so each lane has its own, and its own
+// working rows.
+struct Lane {
   std::vector<AttentionLayer> attn;
   std::vector<MoeLayer> moe;
-  std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
-  std::vector<int64_t> pos;                        // [slot]
-  std::vector<LayerParams> layer;                  // resolved against params_base
-  const float* params_base = nullptr;
-  // Working rows of one step: B tokens.
-  std::vector<float> X, X2, y, xn, F, logits, pre, post, C, w;
+  std::vector<float> X, X2, y, xn, F, pre, post, C, w;
 
-  Impl(const Transformer& m, int slots) : model(m), c(m.config()) {
-    if (slots < 1) throw InputError::field("slots", "a decoder needs at least one slot");
+  explicit Lane(const ModelConfig& c) {
     for (int l = 0; l < c.layers; ++l) {
       attn.emplace_back(c, l);
       moe.emplace_back(c, l < c.ffn.hash_layers);
     }
+  }
+
+  void size_rows(const ModelConfig& c, int64_t B) {
+    const int64_t n = c.mhc.streams, d = c.hidden;
+    auto grow = [](std::vector<float>& v, int64_t k) {
+      if (int64_t(v.size()) < k) v.resize(size_t(k));
+    };
+    grow(X, B * n * d);
+    grow(X2, B * n * d);
+    grow(y, B * d);
+    grow(xn, B * d);
+    grow(F, B * d);
+    grow(pre, B * n);
+    grow(post, B * n);
+    grow(C, B * n * n);
+    grow(w, B * n);
+  }
+};
+
+struct BatchDecoder::Impl {
+  const Transformer& model;
+  const ModelConfig& c;
+  // One lane per thread of the default pool (lane 0 also prefills): a step of B rows runs as
+  // min(threads, B) contiguous groups of rows, one per lane, in one dispatch of the pool.
+  std::vector<Lane> lanes;
+  std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
+  std::vector<int64_t> pos;                        // [slot]
+  std::vector<LayerParams> layer;                  // resolved against params_base
+  const float* params_base = nullptr;
+  std::vector<float> logits;                       // [B, V] of the last step
+
+  Impl(const Transformer& m, int slots) : model(m), c(m.config()) {
+    if (slots < 1) throw InputError::field("slots", "a decoder needs at least one slot");
+    const int threads = std::max(1, core::default_thread_pool().num_threads());
+    for (int t = 0; t < std::min(threads, slots); ++t) lanes.emplace_back(c);
     cache.assign(size_t(slots), std::vector<AttentionCache>(size_t(c.layers)));
     pos.assign(size_t(slots), 0);
   }
@@ -91,32 +123,14 @@ struct BatchDecoder::Impl {
     params_base = model.params();
   }
 
-  void size_rows(int64_t B) {
-    const int64_t n = c.mhc.streams, d = c.hidden;
-    auto grow = [](std::vector<float>& v, int64_t k) {
-      if (int64_t(v.size()) < k) v.resize(size_t(k));
-    };
-    grow(X, B * n * d);
-    grow(X2, B * n * d);
-    grow(y, B * d);
-    grow(xn, B * d);
-    grow(F, B * d);
-    grow(logits, B * c.vocab);
-    grow(pre, B * n);
-    grow(post, B * n);
-    grow(C, B * n * n);
-    grow(w, B * n);
-  }
-
-  // The logits of the B rows of X1 [B, n, d] into logits [B, V].
-  std::span<const float> head(const float* X1, int64_t B) {
+  // The logits of the B rows of X1 [B, n, d] into out [B, V], with the lane's rows as scratch.
+  void head(Lane& ln, const float* X1, int64_t B, float* out) {
     const int64_t d = c.hidden;
     kernels::mhc_head_forward(X1, tensor("hc_head_fn"), tensor("hc_head_base"),
-                              tensor("hc_head_scale")[0], y.data(), w.data(),
+                              tensor("hc_head_scale")[0], ln.y.data(), ln.w.data(),
                               mhc_shape(c, B));
-    kernels::rmsnorm_forward(y.data(), tensor("norm"), xn.data(), B, d, float(c.norm_eps));
-    matvec_rows(tensor("head"), xn.data(), B, c.vocab, d, logits.data());
-    return {logits.data(), size_t(B * c.vocab)};
+    kernels::rmsnorm_forward(ln.y.data(), tensor("norm"), ln.xn.data(), B, d, float(c.norm_eps));
+    matvec_rows(tensor("head"), ln.xn.data(), B, c.vocab, d, out);
   }
 
   // A whole prompt from position 0 as one batch: the GEMMs of every layer run over all its
@@ -141,63 +155,83 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
-      attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
+      lanes[0].attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.ffn_norm, xnT.data(), T, d, eps);
-      moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
+      lanes[0].moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
     }
     pos[size_t(slot)] = T;
-    size_rows(1);
-    return head(XT.data() + (T - 1) * n * d, 1);
+    lanes[0].size_rows(c, 1);
+    if (int64_t(logits.size()) < c.vocab) logits.resize(size_t(c.vocab));
+    head(lanes[0], XT.data() + (T - 1) * n * d, 1, logits.data());
+    return {logits.data(), size_t(c.vocab)};
   }
 
-  std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids) {
-    TREX_TRACE(kOther, "generate.step");
-    const int64_t B = int64_t(slots.size()), n = c.mhc.streams, d = c.hidden;
-    check_ids(ids, c.vocab);
+  // Rows [b0, b1) of a step on one lane: embedding, every layer, the head into their logits.
+  void step_rows(Lane& ln, std::span<const int> slots, std::span<const int32_t> ids, int64_t b0,
+                 int64_t b1) {
+    const int64_t B = b1 - b0, n = c.mhc.streams, d = c.hidden;
     const float eps = float(c.norm_eps);
     const kernels::MhcShape sh = mhc_shape(c, B);
-    resolve();
-    size_rows(B);
+    ln.size_rows(c, B);
+    float *X = ln.X.data(), *X2 = ln.X2.data(), *y = ln.y.data(), *xn = ln.xn.data(),
+          *F = ln.F.data(), *pre = ln.pre.data(), *post = ln.post.data(), *C = ln.C.data();
     const float* embed = tensor("embed");
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < n; ++i)
-        std::memcpy(X.data() + (b * n + i) * d, embed + int64_t(ids[size_t(b)]) * d,
+        std::memcpy(X + (b * n + i) * d, embed + int64_t(ids[size_t(b0 + b)]) * d,
                     size_t(d) * sizeof(float));
     for (int l = 0; l < c.layers; ++l) {
       const LayerParams& p = layer[size_t(l)];
       // Attention site: each row against its own sequence's cache.
-      kernels::mhc_pre_forward(X.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y.data(),
-                               pre.data(), post.data(), C.data(), sh);
-      kernels::rmsnorm_forward(y.data(), p.attn_norm, xn.data(), B, d, eps);
+      kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
+      kernels::rmsnorm_forward(y, p.attn_norm, xn, B, d, eps);
       for (int64_t b = 0; b < B; ++b)
-        attn[size_t(l)].decode(p.attn, xn.data() + b * d,
-                               cache[size_t(slots[size_t(b)])][size_t(l)], F.data() + b * d);
-      kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
+        ln.attn[size_t(l)].decode(p.attn, xn + b * d,
+                                  cache[size_t(slots[size_t(b0 + b)])][size_t(l)], F + b * d);
+      kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
       // FFN site: the batch's tokens grouped per expert.
-      kernels::mhc_pre_forward(X.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y.data(),
-                               pre.data(), post.data(), C.data(), sh);
-      kernels::rmsnorm_forward(y.data(), p.ffn_norm, xn.data(), B, d, eps);
+      kernels::mhc_pre_forward(X, p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y, pre, post, C, sh);
+      kernels::rmsnorm_forward(y, p.ffn_norm, xn, B, d, eps);
       // Up to MoeLayer::kFewTokens rows at once: for so few tokens the layer reads each weight
       // once for all of them by multi-row matrix-vector products that sum each row as it would
       // alone (its GEMM path packs whole weight panels per call, which at a handful of rows costs
       // more than it saves: bench/serve_bench measured 2 rows through it at 3.5x the CPU per token
       // of one row).
-      for (int64_t b0 = 0; b0 < B; b0 += MoeLayer::kFewTokens) {
-        const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, B - b0);
-        moe[size_t(l)].forward(p.moe, xn.data() + b0 * d, ids.data() + b0, nb, F.data() + b0 * d);
+      for (int64_t r0 = 0; r0 < B; r0 += MoeLayer::kFewTokens) {
+        const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, B - r0);
+        ln.moe[size_t(l)].forward(p.moe, xn + r0 * d, ids.data() + b0 + r0, nb, F + r0 * d);
       }
-      kernels::mhc_post_forward(F.data(), X.data(), post.data(), C.data(), X2.data(), sh);
+      kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
     }
+    head(ln, X, B, logits.data() + b0 * c.vocab);
+  }
+
+  std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids) {
+    TREX_TRACE(kOther, "generate.step");
+    const int64_t B = int64_t(slots.size());
+    check_ids(ids, c.vocab);
+    resolve();
+    if (int64_t(logits.size()) < B * c.vocab) logits.resize(size_t(B * c.vocab));
+    const int64_t G = std::min<int64_t>(int64_t(lanes.size()), B);
+    if (G == 1) {
+      // One lane: the head's product splits its output rows over the pool instead.
+      step_rows(lanes[0], slots, ids, 0, B);
+    } else {
+      // Every row is computed as it is alone, so how the rows are grouped changes no bits.
+      core::default_thread_pool().run([&](int t) {
+        if (t < G) step_rows(lanes[size_t(t)], slots, ids, t * B / G, (t + 1) * B / G);
+      });
+    }
     for (int s : slots) ++pos[size_t(s)];
-    return head(X.data(), B);
+    return {logits.data(), size_t(B * c.vocab)};
   }
 };
 
@@ -209,7 +243,7 @@ void BatchDecoder::load_routing_state(const std::string& path) {
   core::SafetensorsFile file(path);
   const ModelConfig& c = impl_->c;
   for (int l = 0; l < c.layers; ++l) {
-    MoeLayer& m = impl_->moe[size_t(l)];
+    MoeLayer& m = impl_->lanes[0].moe[size_t(l)];
     const std::string base = "layers." + std::to_string(l) + ".ffn.gate.";
     if (const core::StTensorInfo* t = file.find(base + "bias")) {
       if (t->dtype != core::StDtype::kF32 || t->numel() != int64_t(m.bias().size()))
@@ -225,6 +259,12 @@ void BatchDecoder::load_routing_state(const std::string& path) {
                                       std::to_string(c.ffn.top_k) + "]");
       m.tid2eid().resize(static_cast<size_t>(want));
       std::memcpy(m.tid2eid().data(), file.bytes(*t).data(), size_t(want) * sizeof(int32_t));
+    }
+    // Every lane routes as lane 0 does.
+    for (size_t k = 1; k < impl_->lanes.size(); ++k) {
+      MoeLayer& o = impl_->lanes[k].moe[size_t(l)];
+      o.bias() = m.bias();
+      o.tid2eid() = m.tid2eid();
     }
   }
 }

@@ -4,10 +4,14 @@
 //
 // One batched step runs the model over B rows, one per slot, the way Generator's step runs it
 // over one: mHC pre/post and RMSNorm over all B rows; attention decode per slot, against that
-// slot's own caches; the MoE layer and the LM head row by row on their one-token
-// (matrix-vector) paths, since their GEMM paths pack whole weight panels per call and cost more
-// than they save at a handful of rows. Every kernel computes each row as it would alone, so a
-// slot's logits are bit for bit those of a lone Generator, whatever shares its step.
+// slot's own caches; the MoE layer and the LM head on multi-row matrix-vector products (each
+// weight read once for the rows of a group), since their GEMM paths pack whole weight panels per
+// call and cost more than they save at a handful of rows. With a pool of several threads the
+// rows are split into one group per thread (B rows over min(threads, B) groups), each group
+// running the whole step on its own copy of the layers' scratch, so the threads meet once per
+// step; one row alone splits the head's product over the pool instead. Every kernel computes
+// each row as it would alone, so a slot's logits are bit for bit those of a lone Generator,
+// whatever shares its step and however the rows are grouped.
 //
 // A slot starts empty; prefill() feeds its prompt as one batch (the prompt's GEMMs over all
 // its tokens), then step() feeds one token at a time. Slots are independent: resetting one

@@ -108,6 +108,12 @@ class AttentionLayer {
   // sequence (up to rounding), and the cache advances by one token. Uses no state of forward.
   void decode(const AttentionParams& p, const float* x, AttentionCache& cache, float* out);
 
+  // The same for B sequences at once: x [B, d], row b the next token of *caches[b] (distinct
+  // caches); out [B, d]. The projections read each weight once for all rows; each row's output
+  // has the bits decode gives it alone.
+  void decode_rows(const AttentionParams& p, const float* x, int64_t B,
+                   AttentionCache* const* caches, float* out);
+
   // The same for a whole prompt at once: x [T, d] are the first T tokens of the cache's
   // sequence (REQUIRES: cache.len == 0); out [T, d] is forward's output for one document, and
   // the cache is left as T decode calls would leave it (up to rounding). Runs forward without

@@ -28,19 +28,20 @@ namespace trex::model {
 
 namespace {
 
-// Appends the compressor projections of token t to the pending rows and, when t closes block
-// i, returns true with the pooled (not yet normed) entry in k0 [hd].
-bool compressor_step(const float* wkv, const float* wgate, const float* ape, const float* x,
-                     int64_t d, int64_t hd, int ratio, int64_t t, std::vector<float>& kt,
-                     std::vector<float>& zt, float* k0) {
+// Appends the compressor projections of token t (kt_row, zt_row [C], computed by the caller) to
+// the pending rows and, when t closes block i, returns true with the pooled (not yet normed)
+// entry in k0 [hd].
+bool compressor_push(const float* kt_row, const float* zt_row, const float* ape, int64_t hd,
+                     int ratio, int64_t t, std::vector<float>& kt, std::vector<float>& zt,
+                     float* k0) {
   const int64_t C = kernels::compressor_width(ratio, hd);
   const int64_t rows = ratio == 4 ? 2 * ratio : ratio;
   if (int64_t(kt.size()) != rows * C) {
     kt.assign(static_cast<size_t>(rows * C), 0.f);
     zt.assign(static_cast<size_t>(rows * C), 0.f);
   }
-  matvec(wkv, x, C, d, kt.data() + (t % rows) * C);
-  matvec(wgate, x, C, d, zt.data() + (t % rows) * C);
+  std::copy(kt_row, kt_row + C, kt.begin() + (t % rows) * C);
+  std::copy(zt_row, zt_row + C, zt.begin() + (t % rows) * C);
   if ((t + 1) % ratio != 0) return false;
   const int64_t i = (t + 1) / ratio - 1;
   // The block(s) entry i pools, in token order, as a little document of its own.
@@ -61,125 +62,156 @@ bool compressor_step(const float* wkv, const float* wgate, const float* ape, con
 
 void AttentionLayer::decode(const AttentionParams& p, const float* x, AttentionCache& cache,
                             float* out) {
+  AttentionCache* one = &cache;
+  decode_rows(p, x, 1, &one, out);
+}
+
+void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64_t B,
+                                 AttentionCache* const* caches, float* out) {
   TREX_TRACE(kAttention, "attn.decode");
+  if (B < 1) return;
   State& s = *s_;
   const int64_t d = s.d, qlr = s.qlr, H = s.H, hd = s.hd, m = s.ratio, win = s.win;
   const int64_t Hhd = H * hd;
-  const int64_t t = cache.len;
-  s.ensure_table(t + 1);
+  const size_t Bs = size_t(B);
+  std::vector<int64_t> pos(Bs);
+  for (size_t b = 0; b < Bs; ++b) pos[b] = caches[b]->len;
+  s.ensure_table(*std::max_element(pos.begin(), pos.end()) + 1);
 
-  // Query.
-  std::vector<float> qa(static_cast<size_t>(qlr)), qr(static_cast<size_t>(qlr)), q0(static_cast<size_t>(Hhd)), qn(static_cast<size_t>(Hhd)),
-      q(static_cast<size_t>(Hhd));
-  matvec(p.wq_a, x, qlr, d, qa.data());
-  s.norm_fwd(qa.data(), p.q_norm, qr.data(), 1, qlr);
-  matvec(p.wq_b, qr.data(), Hhd, qlr, q0.data());
-  s.norm_fwd(q0.data(), nullptr, qn.data(), H, hd);
-  s.rope(qn.data(), q.data(), &t, 1, H, hd, +1);
-
-  // Key = value into the window ring.
-  if (int64_t(cache.window.size()) != win * hd) cache.window.assign(static_cast<size_t>(win * hd), 0.f);
-  {
-    std::vector<float> kva(static_cast<size_t>(hd)), kvn(static_cast<size_t>(hd));
-    matvec(p.wkv, x, hd, d, kva.data());
-    s.norm_fwd(kva.data(), p.kv_norm, kvn.data(), 1, hd);
-    s.rope(kvn.data(), cache.window.data() + (t % win) * hd, &t, 1, 1, hd, +1);
-  }
-
-  // Compressor: a new entry when this token closes a block.
+  // The rows' projections, each weight read once for all of them (matvec_rows sums each row as
+  // it would alone).
+  std::vector<float> qa(Bs * size_t(qlr)), qr(qa.size()), q0(Bs * size_t(Hhd)), qn(q0.size()),
+      q(q0.size()), kva(Bs * size_t(hd)), kvn(kva.size());
+  matvec_rows(p.wq_a, x, B, qlr, d, qa.data());
+  s.norm_fwd(qa.data(), p.q_norm, qr.data(), B, qlr);
+  matvec_rows(p.wq_b, qr.data(), B, Hhd, qlr, q0.data());
+  s.norm_fwd(q0.data(), nullptr, qn.data(), B * H, hd);
+  s.rope(qn.data(), q.data(), pos.data(), B, H, hd, +1);
+  matvec_rows(p.wkv, x, B, hd, d, kva.data());
+  s.norm_fwd(kva.data(), p.kv_norm, kvn.data(), B, hd);
+  const int64_t C = m > 0 ? kernels::compressor_width(int(m), hd) : 0;
+  std::vector<float> ckt(Bs * size_t(C)), czt(ckt.size());
   if (m > 0) {
-    std::vector<float> k0(static_cast<size_t>(hd)), kn(static_cast<size_t>(hd));
-    if (compressor_step(p.comp_wkv, p.comp_wgate, p.comp_ape, x, d, hd, int(m), t, cache.kt,
-                        cache.zt, k0.data())) {
-      const int64_t i = (t + 1) / m - 1, ipos = i * m;
-      s.norm_fwd(k0.data(), p.comp_norm, kn.data(), 1, hd);
-      cache.comp.resize(static_cast<size_t>((i + 1) * hd));
-      s.rope(kn.data(), cache.comp.data() + i * hd, &ipos, 1, 1, hd, +1);
-    }
+    matvec_rows(p.comp_wkv, x, B, C, d, ckt.data());
+    matvec_rows(p.comp_wgate, x, B, C, d, czt.data());
   }
-  const int64_t visible = m > 0 ? (t + 1) / m : 0;
+  const int64_t IH = s.IH, Ihd = s.Ihd;
+  const int64_t CI = m == 4 ? kernels::compressor_width(4, Ihd) : 0;
+  std::vector<float> ikt(Bs * size_t(CI)), izt(ikt.size()), qIa(m == 4 ? Bs * size_t(IH * Ihd) : 0),
+      qI(qIa.size()), wI(m == 4 ? Bs * size_t(IH) : 0);
+  if (m == 4) {
+    matvec_rows(p.idx_comp_wkv, x, B, CI, d, ikt.data());
+    matvec_rows(p.idx_comp_wgate, x, B, CI, d, izt.data());
+    matvec_rows(p.idx_wq_b, qr.data(), B, IH * Ihd, qlr, qIa.data());
+    s.rope(qIa.data(), qI.data(), pos.data(), B, IH, Ihd, +1);
+    matvec_rows(p.idx_weights_proj, x, B, IH, d, wI.data());
+  }
 
-  // Which entries the query sees.
-  std::vector<int64_t> selected;
-  if (m == 4 && visible > 0) {
-    const int64_t IH = s.IH, Ihd = s.Ihd;
-    std::vector<float> k0(static_cast<size_t>(Ihd)), kn(static_cast<size_t>(Ihd));
-    compressor_step(p.idx_comp_wkv, p.idx_comp_wgate, p.idx_comp_ape, x, d, Ihd, 4, t,
-                    cache.idx_kt, cache.idx_zt, k0.data());
-    if ((t + 1) % 4 == 0) {
-      const int64_t i = (t + 1) / 4 - 1, ipos = i * 4;
-      s.norm_fwd(k0.data(), p.idx_comp_norm, kn.data(), 1, Ihd);
-      cache.idx_comp.resize(static_cast<size_t>((i + 1) * Ihd));
-      s.rope(kn.data(), cache.idx_comp.data() + i * Ihd, &ipos, 1, 1, Ihd, +1);
-    }
-    std::vector<float> qIa(static_cast<size_t>(IH * Ihd)), qI(static_cast<size_t>(IH * Ihd)), w(static_cast<size_t>(IH));
-    matvec(p.idx_wq_b, qr.data(), IH * Ihd, qlr, qIa.data());
-    s.rope(qIa.data(), qI.data(), &t, 1, IH, Ihd, +1);
-    matvec(p.idx_weights_proj, x, IH, d, w.data());
-    const float wscale = float(1.0 / std::sqrt(double(Ihd)) / std::sqrt(double(IH)));
-    std::vector<float> score(static_cast<size_t>(visible));
-    for (int64_t i = 0; i < visible; ++i) {
-      float sc = 0.f;
-      for (int64_t h = 0; h < IH; ++h) {
-        float u = 0.f;
-        for (int64_t e = 0; e < Ihd; ++e) u += qI[size_t(h * Ihd + e)] * cache.idx_comp[size_t(i * Ihd + e)];
-        sc += w[size_t(h)] * wscale * std::max(u, 0.f);
+  // Each row against its own caches.
+  std::vector<float> oi(Bs * size_t(Hhd));
+  for (int64_t b = 0; b < B; ++b) {
+    AttentionCache& cache = *caches[b];
+    const int64_t t = pos[size_t(b)];
+    // Key = value into the window ring.
+    if (int64_t(cache.window.size()) != win * hd) cache.window.assign(static_cast<size_t>(win * hd), 0.f);
+    s.rope(kvn.data() + b * hd, cache.window.data() + (t % win) * hd, &t, 1, 1, hd, +1);
+
+    // Compressor: a new entry when this token closes a block.
+    if (m > 0) {
+      std::vector<float> k0(static_cast<size_t>(hd)), kn(static_cast<size_t>(hd));
+      if (compressor_push(ckt.data() + b * C, czt.data() + b * C, p.comp_ape, hd, int(m), t,
+                          cache.kt, cache.zt, k0.data())) {
+        const int64_t i = (t + 1) / m - 1, ipos = i * m;
+        s.norm_fwd(k0.data(), p.comp_norm, kn.data(), 1, hd);
+        cache.comp.resize(static_cast<size_t>((i + 1) * hd));
+        s.rope(kn.data(), cache.comp.data() + i * hd, &ipos, 1, 1, hd, +1);
       }
-      score[size_t(i)] = sc;
     }
-    selected.resize(static_cast<size_t>(visible));
-    std::iota(selected.begin(), selected.end(), 0);
-    // Descending score, ties to the lower index (the kernel's rule).
-    std::stable_sort(selected.begin(), selected.end(),
-                     [&](int64_t a, int64_t b) { return score[size_t(a)] > score[size_t(b)]; });
-    selected.resize(static_cast<size_t>(std::min<int64_t>(s.top_k, visible)));
-  } else if (m == 4) {
-    // No entry visible yet: the indexer's compressor still takes this token.
-    std::vector<float> k0(static_cast<size_t>(s.Ihd));
-    compressor_step(p.idx_comp_wkv, p.idx_comp_wgate, p.idx_comp_ape, x, d, s.Ihd, 4, t,
-                    cache.idx_kt, cache.idx_zt, k0.data());
-  } else if (m > 0) {
-    selected.resize(static_cast<size_t>(visible));
-    std::iota(selected.begin(), selected.end(), 0);
+    const int64_t visible = m > 0 ? (t + 1) / m : 0;
+
+    // Which entries the query sees.
+    std::vector<int64_t> selected;
+    if (m == 4) {
+      // The indexer's compressor takes every token, entries visible or not.
+      std::vector<float> k0(static_cast<size_t>(Ihd)), kn(static_cast<size_t>(Ihd));
+      compressor_push(ikt.data() + b * CI, izt.data() + b * CI, p.idx_comp_ape, Ihd, 4, t,
+                      cache.idx_kt, cache.idx_zt, k0.data());
+      if (visible > 0) {
+        if ((t + 1) % 4 == 0) {
+          const int64_t i = (t + 1) / 4 - 1, ipos = i * 4;
+          s.norm_fwd(k0.data(), p.idx_comp_norm, kn.data(), 1, Ihd);
+          cache.idx_comp.resize(static_cast<size_t>((i + 1) * Ihd));
+          s.rope(kn.data(), cache.idx_comp.data() + i * Ihd, &ipos, 1, 1, Ihd, +1);
+        }
+        const float* qIb = qI.data() + b * IH * Ihd;
+        const float* w = wI.data() + b * IH;
+        const float wscale = float(1.0 / std::sqrt(double(Ihd)) / std::sqrt(double(IH)));
+        std::vector<float> score(static_cast<size_t>(visible));
+        for (int64_t i = 0; i < visible; ++i) {
+          float sc = 0.f;
+          for (int64_t h = 0; h < IH; ++h) {
+            float u = 0.f;
+            for (int64_t e = 0; e < Ihd; ++e) u += qIb[h * Ihd + e] * cache.idx_comp[size_t(i * Ihd + e)];
+            sc += w[h] * wscale * std::max(u, 0.f);
+          }
+          score[size_t(i)] = sc;
+        }
+        selected.resize(static_cast<size_t>(visible));
+        std::iota(selected.begin(), selected.end(), 0);
+        // Descending score, ties to the lower index (the kernel's rule).
+        std::stable_sort(selected.begin(), selected.end(),
+                         [&](int64_t a, int64_t c) { return score[size_t(a)] > score[size_t(c)]; });
+        selected.resize(static_cast<size_t>(std::min<int64_t>(s.top_k, visible)));
+      }
+    } else if (m > 0) {
+      selected.resize(static_cast<size_t>(visible));
+      std::iota(selected.begin(), selected.end(), 0);
+    }
+
+    // Sparse attention of the one query with its sink.
+    std::vector<const float*> keys;
+    for (int64_t j = std::max<int64_t>(0, t - win + 1); j <= t; ++j)
+      keys.push_back(cache.window.data() + (j % win) * hd);
+    for (int64_t i : selected) keys.push_back(cache.comp.data() + i * hd);
+    std::vector<float> o(static_cast<size_t>(Hhd), 0.f), sc(keys.size());
+    const float tau = float(1.0 / std::sqrt(double(hd)));
+    const float* qb = q.data() + b * Hhd;
+    for (int64_t h = 0; h < H; ++h) {
+      const float* qh = qb + h * hd;
+      float mx = p.attn_sink[h];
+      for (size_t j = 0; j < keys.size(); ++j) {
+        float dotp = 0.f;
+        for (int64_t e = 0; e < hd; ++e) dotp += qh[e] * keys[j][e];
+        sc[j] = tau * dotp;
+        mx = std::max(mx, sc[j]);
+      }
+      float z = std::exp(p.attn_sink[h] - mx);
+      for (size_t j = 0; j < keys.size(); ++j) {
+        sc[j] = std::exp(sc[j] - mx);
+        z += sc[j];
+      }
+      float* oh = o.data() + h * hd;
+      for (size_t j = 0; j < keys.size(); ++j) {
+        const float pj = sc[j] / z;
+        for (int64_t e = 0; e < hd; ++e) oh[e] += pj * keys[j][e];
+      }
+    }
+    // Inverse RoPE.
+    s.rope(o.data(), oi.data() + b * Hhd, &t, 1, H, hd, -1);
+    cache.len = t + 1;
   }
 
-  // Sparse attention of the one query with its sink.
-  std::vector<const float*> keys;
-  for (int64_t j = std::max<int64_t>(0, t - win + 1); j <= t; ++j)
-    keys.push_back(cache.window.data() + (j % win) * hd);
-  for (int64_t i : selected) keys.push_back(cache.comp.data() + i * hd);
-  std::vector<float> o(static_cast<size_t>(Hhd), 0.f), sc(keys.size());
-  const float tau = float(1.0 / std::sqrt(double(hd)));
-  for (int64_t h = 0; h < H; ++h) {
-    const float* qh = q.data() + h * hd;
-    float mx = p.attn_sink[h];
-    for (size_t j = 0; j < keys.size(); ++j) {
-      float dotp = 0.f;
-      for (int64_t e = 0; e < hd; ++e) dotp += qh[e] * keys[j][e];
-      sc[j] = tau * dotp;
-      mx = std::max(mx, sc[j]);
-    }
-    float z = std::exp(p.attn_sink[h] - mx);
-    for (size_t j = 0; j < keys.size(); ++j) {
-      sc[j] = std::exp(sc[j] - mx);
-      z += sc[j];
-    }
-    float* oh = o.data() + h * hd;
-    for (size_t j = 0; j < keys.size(); ++j) {
-      const float pj = sc[j] / z;
-      for (int64_t e = 0; e < hd; ++e) oh[e] += pj * keys[j][e];
-    }
-  }
-
-  // Inverse RoPE and the grouped output projection.
-  std::vector<float> oi(static_cast<size_t>(Hhd));
-  s.rope(o.data(), oi.data(), &t, 1, H, hd, -1);
+  // The grouped output projection over all rows: group g's slice of every row, then W_O^b.
   const int64_t gw = Hhd / s.G, Gol = s.G * s.olr;
-  std::vector<float> u(static_cast<size_t>(Gol));
-  for (int64_t g = 0; g < s.G; ++g)
-    matvec(p.wo_a + g * s.olr * gw, oi.data() + g * gw, s.olr, gw, u.data() + g * s.olr);
-  matvec(p.wo_b, u.data(), d, Gol, out);
-  cache.len = t + 1;
+  std::vector<float> u(Bs * size_t(Gol)), og(Bs * size_t(gw)), ug(Bs * size_t(s.olr));
+  for (int64_t g = 0; g < s.G; ++g) {
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(oi.begin() + b * Hhd + g * gw, oi.begin() + b * Hhd + (g + 1) * gw, og.begin() + b * gw);
+    matvec_rows(p.wo_a + g * s.olr * gw, og.data(), B, s.olr, gw, ug.data());
+    for (int64_t b = 0; b < B; ++b)
+      std::copy(ug.begin() + b * s.olr, ug.begin() + (b + 1) * s.olr, u.begin() + b * Gol + g * s.olr);
+  }
+  matvec_rows(p.wo_b, u.data(), B, d, Gol, out);
 }
 
 }  // namespace trex::model

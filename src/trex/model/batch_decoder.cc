@@ -49,6 +49,7 @@ struct Lane {
   std::vector<AttentionLayer> attn;
   std::vector<MoeLayer> moe;
   std::vector<float> X, X2, y, xn, F, pre, post, C, w;
+  std::vector<AttentionCache*> caches;  // the step's rows' caches at one layer
 
   explicit Lane(const ModelConfig& c) {
     for (int l = 0; l < c.layers; ++l) {
@@ -71,6 +72,7 @@ struct Lane {
     grow(post, B * n);
     grow(C, B * n * n);
     grow(w, B * n);
+    if (int64_t(caches.size()) < B) caches.resize(size_t(B));
   }
 };
 
@@ -188,12 +190,11 @@ struct BatchDecoder::Impl {
                     size_t(d) * sizeof(float));
     for (int l = 0; l < c.layers; ++l) {
       const LayerParams& p = layer[size_t(l)];
-      // Attention site: each row against its own sequence's cache.
+      // Attention site: each row against its own sequence's cache, the projections batched.
       kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
       kernels::rmsnorm_forward(y, p.attn_norm, xn, B, d, eps);
-      for (int64_t b = 0; b < B; ++b)
-        ln.attn[size_t(l)].decode(p.attn, xn + b * d,
-                                  cache[size_t(slots[size_t(b0 + b)])][size_t(l)], F + b * d);
+      for (int64_t b = 0; b < B; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
+      ln.attn[size_t(l)].decode_rows(p.attn, xn, B, ln.caches.data(), F);
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
       // FFN site: the batch's tokens grouped per expert.

@@ -5,16 +5,16 @@
 // weight row is read once for all the rows of x (from memory once, then from L1 for each block
 // of rows).
 //
-// Each product keeps sixteen partial sums in one 16-float vector (GCC's vector extension, so the
-// compiler emits whole-vector loads and FMAs: written as sixteen scalar lanes, GCC 12 assembled
-// every vector from scalar loads and kept the sums on the stack, and the LM head of an 8-row
-// step ran at a quarter of the speed measured after this change, bench/serve_bench). The lanes
-// are then added in a fixed halving order, then the tail past the last whole vector in index
-// order. Blocks of several output rows (for a single row of x) or several rows of x (for a
-// batch) share the loop only to keep the FMA units busy: every product is summed in the same
-// order whatever the number of rows or the block it falls in, so a row computed with others has
-// the same bits as the row alone (what trex serve's batching relies on). Output rows are split
-// over the default pool when the work is large enough to pay for the dispatch.
+// Each product keeps four vectors of sixteen partial sums (GCC's vector extension, so the
+// compiler emits whole-vector loads and FMAs in registers: written as sixteen scalar lanes, GCC
+// 12 assembled every vector from scalar loads and kept the sums on the stack, and the LM head
+// over 8 rows took 2.6x the time it takes now, microbenchmark of 2026-12-04 in
+// bench/results/serve_bench.md). The four are added pairwise, the lanes by halving, then the tail
+// past the last whole vector in index order. Blocks of rows of x share each weight row's loads
+// only: every product is summed in the same order whatever the number of rows or the block it
+// falls in, so a row computed with others has the same bits as the row alone (what trex serve's
+// batching relies on). Output rows are split over the default pool when the work is large
+// enough to pay for the dispatch.
 #pragma once
 
 #include <algorithm>
@@ -35,67 +35,64 @@ inline V16 load16(const float* p) {
   return v;
 }
 
-// The sixteen lanes in a fixed order: halves, quarters, eighths, then the last pair.
+typedef float V8 __attribute__((vector_size(32)));
+typedef float V4 __attribute__((vector_size(16)));
+typedef float V2 __attribute__((vector_size(8)));
+
+// The sixteen lanes in a fixed order: halves, quarters, eighths, then the last pair, each step
+// one vector add (as sixteen scalar adds this cost more than the products of a 256-long row).
 inline float lanes_sum(V16 a) {
-  float l[16];
-  std::memcpy(l, &a, sizeof l);
-  float h8[8], h4[4];
-  for (int i = 0; i < 8; ++i) h8[i] = l[i] + l[i + 8];
-  for (int i = 0; i < 4; ++i) h4[i] = h8[i] + h8[i + 4];
-  return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+  const V8 h8 = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) +
+                __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+  const V4 h4 = __builtin_shufflevector(h8, h8, 0, 1, 2, 3) + __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
+  const V2 h2 = __builtin_shufflevector(h4, h4, 0, 1) + __builtin_shufflevector(h4, h4, 2, 3);
+  return h2[0] + h2[1];
 }
 
-// For the MO weight rows r + o * in and the NB rows x + b * in:
-// y[o + b * ldy] = (r + o * in) . (x + b * in).
-template <int MO, int NB>
+// y[b * ldy] = r . (x + b * in) for the NB rows of x. Each product keeps four vectors of
+// partial sums (chunk c of 16 floats goes to sum c % 4), so four FMA chains are in flight even
+// for one row; they are combined as (s0 + s1) + (s2 + s3), then the lanes, then the tail.
+template <int NB>
 inline void dot_block(const float* r, const float* x, int64_t in, float* y, int64_t ldy) {
-  V16 acc[MO][NB];
-  for (int o = 0; o < MO; ++o)
-    for (int b = 0; b < NB; ++b) acc[o][b] = V16{};
+  V16 acc[NB][4];
+  for (int b = 0; b < NB; ++b)
+    for (int k = 0; k < 4; ++k) acc[b][k] = V16{};
   int64_t i = 0;
-  for (; i + 16 <= in; i += 16) {
-    V16 xv[NB];
-    for (int b = 0; b < NB; ++b) xv[b] = load16(x + b * in + i);
-    for (int o = 0; o < MO; ++o) {
-      const V16 rv = load16(r + o * in + i);
-      for (int b = 0; b < NB; ++b) acc[o][b] += rv * xv[b];
+  for (; i + 64 <= in; i += 64)
+    for (int k = 0; k < 4; ++k) {
+      const V16 rv = load16(r + i + 16 * k);
+      for (int b = 0; b < NB; ++b) acc[b][k] += rv * load16(x + b * in + i + 16 * k);
     }
+  for (int k = 0; i + 16 <= in; i += 16, ++k) {
+    const V16 rv = load16(r + i);
+    for (int b = 0; b < NB; ++b) acc[b][k] += rv * load16(x + b * in + i);
   }
-  for (int o = 0; o < MO; ++o)
-    for (int b = 0; b < NB; ++b) {
-      float s = lanes_sum(acc[o][b]);
-      for (int64_t j = i; j < in; ++j) s += r[o * in + j] * x[b * in + j];
-      y[o + b * ldy] = s;
-    }
+  for (int b = 0; b < NB; ++b) {
+    float s = lanes_sum((acc[b][0] + acc[b][1]) + (acc[b][2] + acc[b][3]));
+    for (int64_t j = i; j < in; ++j) s += r[j] * x[b * in + j];
+    y[b * ldy] = s;
+  }
 }
 
-// Weight rows per block when x has several rows: 4 x 4 sums fill 16 of AVX-512's 32 vector
-// registers; with 16 registers (AVX2, each sum two halves) one weight row at a time.
+// Rows of x per block: 4 x 4 sums fill 16 of AVX-512's 32 vector registers; with 16 registers
+// (AVX2, each sum two halves) one row at a time.
 #ifdef __AVX512F__
-constexpr int kOutBlock = 4;
+constexpr int kRowBlock = 4;
 #else
-constexpr int kOutBlock = 1;
+constexpr int kRowBlock = 1;
 #endif
 
-// Output rows [o0, o1) of every row of x: blocks of weight rows times blocks of four rows of x
-// (the weight rows stay in L1 for the rows of x after the first block).
+// Output rows [o0, o1) of every row of x. Weight rows are taken in order, so W streams from
+// memory front to back (the hardware prefetcher follows one stream; interleaving four weight
+// rows made a lone row 1.4x slower), and each weight row is reused from L1 for every block of
+// rows of x.
 inline void rows_range(const float* w, const float* x, int64_t n, int64_t out, int64_t in,
                        float* y, int64_t o0, int64_t o1) {
-  int64_t o = o0;
-  if (n == 1) {
-    // One row of x: four weight rows at a time, four independent sums in flight.
-    for (; o + 4 <= o1; o += 4) dot_block<4, 1>(w + o * in, x, in, y + o, out);
-  } else {
-    for (; o + kOutBlock <= o1; o += kOutBlock) {
-      int64_t b = 0;
-      for (; b + 4 <= n; b += 4) dot_block<kOutBlock, 4>(w + o * in, x + b * in, in, y + b * out + o, out);
-      for (; b < n; ++b) dot_block<kOutBlock, 1>(w + o * in, x + b * in, in, y + b * out + o, out);
-    }
-  }
-  for (; o < o1; ++o) {
+  for (int64_t o = o0; o < o1; ++o) {
     int64_t b = 0;
-    for (; b + 4 <= n; b += 4) dot_block<1, 4>(w + o * in, x + b * in, in, y + b * out + o, out);
-    for (; b < n; ++b) dot_block<1, 1>(w + o * in, x + b * in, in, y + b * out + o, out);
+    for (; b + kRowBlock <= n; b += kRowBlock)
+      dot_block<kRowBlock>(w + o * in, x + b * in, in, y + b * out + o, out);
+    for (; b < n; ++b) dot_block<1>(w + o * in, x + b * in, in, y + b * out + o, out);
   }
 }
 

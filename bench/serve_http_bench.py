@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+# serve_http_bench: trex serve measured through HTTP, as clients see it: time to the first
+# streamed content token and completion tokens/s (from each stream's usage chunk), for one client
+# and for eight at once, ROUNDS rounds each (medians). Short chat prompt, 64 new tokens, greedy.
+# build/serve_bench measures the engine without HTTP; this adds the server, JSON and SSE.
+#
+#   build/trex serve --ckpt CKPT --port 18766 &
+#   python3 bench/serve_http_bench.py http://127.0.0.1:18766 ROUNDS [MODEL]
+import json, sys, time, threading, urllib.request, statistics
+url = sys.argv[1]; rounds = int(sys.argv[2]); model = sys.argv[3] if len(sys.argv) > 3 else "v4-nano"
+for _ in range(300):
+    try:
+        urllib.request.urlopen(url + "/health"); break
+    except Exception:
+        time.sleep(0.1)
+def one(out, max_tokens=64):
+    body = {"model": model, "messages": [{"role": "user", "content": "Maximize profit for two products."}],
+            "max_tokens": max_tokens, "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}
+    req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    t0 = time.perf_counter(); first = None; n = 0
+    with urllib.request.urlopen(req) as r:
+        for line in r:
+            line = line.strip()
+            if not line.startswith(b"data: ") or line == b"data: [DONE]": continue
+            ch = json.loads(line[6:])
+            if ch.get("usage"): n = ch["usage"]["completion_tokens"]
+            if ch.get("choices") and ch["choices"][0].get("delta", {}).get("content"):
+                if first is None: first = time.perf_counter() - t0
+    out.append((first, n, time.perf_counter() - t0))
+for k in (1, 8):
+    ttfts = []; rates = []
+    for _ in range(rounds):
+        res = []; th = [threading.Thread(target=one, args=(res,)) for _ in range(k)]
+        t0 = time.perf_counter(); [t.start() for t in th]; [t.join() for t in th]
+        wall = time.perf_counter() - t0
+        ttfts += [r[0] * 1e3 for r in res if r[0] is not None]; rates.append(sum(r[1] for r in res) / wall)
+    print(f"{k} client(s): first token median {statistics.median(ttfts):.1f} ms (max {max(ttfts):.1f}), "
+          f"completion tokens/s (usage) median {statistics.median(rates):.0f} over {rounds} rounds")

@@ -204,6 +204,50 @@ TEST(Dedup, VerdictsDoNotDependOnTheResidentBudget) {
   EXPECT_EQ(keep.file_bytes(), drop.file_bytes());
 }
 
+TEST(Dedup, TheSketchFilterNeverDropsASignatureAtTheThreshold) {
+  // At 0.8, 103 of 128 values must agree. Each trial offers an original and then variants
+  // that keep six whole bands (26-31) and change values in the first bands to random ones
+  // (whose 2-bit sketches differ from the old in about 3 of 4 positions): two values in each
+  // of 26 bands (76 of 128 agree: far, and the sketch should rule it out), one in each of 26
+  // (102 agree: one below the threshold) and one in each of 25 (103: at the threshold, a near
+  // duplicate, which the sketch must never rule out). Texts and structures are distinct, so
+  // only the near-duplicate path can decide.
+  Deduplicator d(0.8);
+  Rng rng(5);
+  uint64_t next = 1;
+  long near = 0, met = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    Fingerprint orig;
+    for (uint64_t& v : orig.signature) v = rng.next();
+    orig.text = next++, orig.structure = next++;
+    std::string of;
+    ASSERT_EQ(d.admit("orig" + std::to_string(trial), orig, &of), "");
+    const uint64_t compared_before = d.signatures_compared(), candidates_before = d.band_candidates();
+    for (auto [bands, per_band] : {std::pair{26, 2}, std::pair{26, 1}, std::pair{25, 1}}) {
+      Fingerprint v = orig;
+      v.text = next++, v.structure = next++;
+      for (int b = 0; b < bands; ++b)
+        for (int k = 0; k < per_band; ++k) v.signature[size_t(b * kMinHashSize / kLshBands + k)] = rng.next();
+      const uint64_t before = d.band_candidates();
+      std::string got = d.admit("v" + std::to_string(trial) + "-" + std::to_string(bands * per_band), v, &of);
+      met += d.band_candidates() > before;  // it met its original in a shared band
+      if (bands == 25) {
+        ASSERT_EQ(got, reason::kDuplicateNear) << trial;
+        ASSERT_EQ(of, "orig" + std::to_string(trial));
+        ++near;
+      } else {
+        ASSERT_EQ(got, "") << trial << " " << bands * per_band;
+      }
+    }
+    // The far variant met the original in bands 26-31 and the one-below variant met both:
+    // the sketch ruled out at least the far pairs (52 values differ, so about 39 sketch
+    // positions, against 25 allowed).
+    ASSERT_LT(d.signatures_compared() - compared_before, d.band_candidates() - candidates_before) << trial;
+  }
+  EXPECT_EQ(near, 200);
+  EXPECT_EQ(met, 600);
+}
+
 TEST(Dedup, AgainstAnEarlierCorpusEverySampleIsADuplicate) {
   std::string first = temp_dir("against_a"), second = temp_dir("against_b");
   run_corpus(small_run(first, 20));

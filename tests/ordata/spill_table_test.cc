@@ -39,6 +39,30 @@ TEST(SpillTable, ValuesSurviveGrowthInInsertionOrder) {
   EXPECT_LE(cache.resident_bytes(), cache.capacity_bytes());
 }
 
+TEST(CompactSpillTable, HalfTheBytesAndValuesSurviveGrowthInInsertionOrder) {
+  // The band table's form: 8-byte slots keeping the key's high 32 bits.
+  PageCache cache(0);
+  CompactSpillTable t(cache, scratch("trex_spill_test_compact"), 16);
+  SpillTable wide(cache, scratch("trex_spill_test_wide"), 16);
+  for (uint32_t round = 0; round < 3; ++round)
+    for (uint64_t k = 0; k < 3000; ++k) {
+      t.insert(k * 0x9e3779b97f4a7c15ULL, uint32_t(k * 10 + round));
+      wide.insert(k * 0x9e3779b97f4a7c15ULL, uint32_t(k * 10 + round));
+    }
+  EXPECT_EQ(t.size(), 9000u);
+  EXPECT_EQ(t.bytes() * 2, wide.bytes());
+  for (uint64_t k = 0; k < 3000; ++k) {
+    std::vector<uint32_t> got;
+    t.find(k * 0x9e3779b97f4a7c15ULL, [&](uint32_t v) { return got.push_back(v), false; });
+    ASSERT_EQ(got, (std::vector<uint32_t>{uint32_t(k * 10), uint32_t(k * 10 + 1), uint32_t(k * 10 + 2)})) << k;
+  }
+  EXPECT_FALSE(t.find(uint64_t(12345) << 32, [](uint32_t) { return true; }));
+  t.insert(0, 7);  // a key whose high half is 0 is stored too
+  uint32_t seen = 0;
+  EXPECT_TRUE(t.find(0, [&](uint32_t v) { return seen = v, v == 7; }));
+  EXPECT_EQ(seen, 7u);
+}
+
 TEST(SpillTable, ManyGrowsThroughASmallCacheLoseNothingAndHoldOnlyTheBudget) {
   // 100,000 keys: the table grows to 2^18 slots (4 MB) through a 256 KB cache, so every
   // grow reads the old table back from its file and evicts the new one's pages as it goes.

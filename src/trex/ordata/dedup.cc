@@ -93,6 +93,33 @@ constexpr size_t kIdBytes = 64;
 using Short = std::array<uint16_t, kMinHashSize>;  // 256 bytes: 16 records to a page
 using IdRecord = std::array<char, kIdBytes>;
 
+// Two bits of each of the 128 short values (of a multiplicative hash, so that different
+// values differ in their two bits with probability ~3/4): 32 bytes. Where two sketches differ
+// the values differ, so the count of differing positions is a lower bound on the values that
+// differ, and a candidate whose bound already exceeds 128 - needed cannot reach the threshold:
+// it is rejected without reading its 256-byte signature. Exact (no near duplicate is missed).
+// Why: templated statements share whole LSH bands (the boilerplate's minimum shingles), so a
+// band's chain grows with the corpus; at 200k samples each admit compared ~150 signatures.
+using Sketch = std::array<uint64_t, 4>;
+
+Sketch sketch_of(const Short& sig) {
+  Sketch s{};
+  for (int k = 0; k < kMinHashSize; ++k) {
+    const uint64_t two = uint64_t(uint16_t(sig[size_t(k)] * 0x9e37u) >> 14);  // the top 2 bits
+    s[size_t(k / 32)] |= two << (2 * (k % 32));
+  }
+  return s;
+}
+
+int differing_positions(const Sketch& a, const Sketch& b) {
+  int n = 0;
+  for (size_t w = 0; w < a.size(); ++w) {
+    const uint64_t d = a[w] ^ b[w];
+    n += __builtin_popcountll((d | (d >> 1)) & 0x5555555555555555ULL);
+  }
+  return n;
+}
+
 std::string scratch_name(const std::string& dir, const char* what) {
   static std::atomic<unsigned> counter{0};
   std::filesystem::path base = dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
@@ -105,13 +132,16 @@ struct Deduplicator::Indexes {
   Indexes(const std::string& dir, uint64_t budget)
       : cache(budget),
         signatures(cache, scratch_name(dir, "signatures"), sizeof(Short)),
+        sketches(cache, scratch_name(dir, "sketches"), sizeof(Sketch)),
         ids(cache, scratch_name(dir, "ids"), sizeof(IdRecord)),
         exact(cache, scratch_name(dir, "exact"), 1 << 14),
         structural(cache, scratch_name(dir, "structural"), 1 << 14),
         bands(cache, scratch_name(dir, "bands"), 1 << 19) {}
   PageCache cache;  // first: the files below give their pages back to it when they go
-  SpillRecords signatures, ids;  // by record number; ids are read only to name a duplicate's original
-  SpillTable exact, structural, bands;  // values: record numbers
+  uint64_t compared = 0, candidates = 0;
+  SpillRecords signatures, sketches, ids;  // by record number; ids are read only to name a duplicate's original
+  SpillTable exact, structural;             // values: record numbers
+  CompactSpillTable bands;
 };
 
 Deduplicator::Deduplicator(double near_threshold, const std::string& scratch_dir, uint64_t resident_budget)
@@ -122,8 +152,12 @@ Deduplicator::~Deduplicator() = default;
 size_t Deduplicator::size() const { return ix_->signatures.size(); }
 
 uint64_t Deduplicator::file_bytes() const {
-  return ix_->signatures.bytes() + ix_->ids.bytes() + ix_->exact.bytes() + ix_->structural.bytes() + ix_->bands.bytes();
+  return ix_->signatures.bytes() + ix_->sketches.bytes() + ix_->ids.bytes() + ix_->exact.bytes() + ix_->structural.bytes() + ix_->bands.bytes();
 }
+
+uint64_t Deduplicator::cache_misses() const { return ix_->cache.misses(); }
+uint64_t Deduplicator::band_candidates() const { return ix_->candidates; }
+uint64_t Deduplicator::signatures_compared() const { return ix_->compared; }
 
 uint64_t Deduplicator::resident_bytes() const { return ix_->cache.resident_bytes(); }
 
@@ -144,14 +178,21 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
   }
   Short sig;
   for (int k = 0; k < kMinHashSize; ++k) sig[size_t(k)] = uint16_t(fp.signature[size_t(k)]);
+  const Sketch sk = sketch_of(sig);
   IdRecord rec_id{};
   std::memcpy(rec_id.data(), id.data(), std::min(id.size(), kIdBytes));
   std::array<uint64_t, kLshBands> keys;
   constexpr int rows_per_band = kMinHashSize / kLshBands;
   const int needed = int(std::ceil(near_threshold_ * kMinHashSize - 1e-9));
+  const int may_differ = kMinHashSize - needed;
   for (int b = 0; b < kLshBands; ++b) {
     keys[size_t(b)] = XXH3_64bits_withSeed(fp.signature.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band, uint64_t(b));
     bool near = ix.bands.find(keys[size_t(b)], [&](uint32_t other) {
+      ++ix.candidates;
+      Sketch their_sketch;
+      ix.sketches.read(other, their_sketch.data());
+      if (differing_positions(sk, their_sketch) > may_differ) return false;
+      ++ix.compared;
       Short theirs;
       ix.signatures.read(other, theirs.data());
       int same = 0;
@@ -168,6 +209,7 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
     return reason::kDuplicateStructural;
   }
   const uint32_t k = ix.signatures.append(sig.data());
+  ix.sketches.append(sk.data());
   ix.ids.append(rec_id.data());
   ix.exact.insert(fp.text, k);
   ix.structural.insert(fp.structure, k);

@@ -44,13 +44,16 @@ Fingerprint fingerprint(const std::string& statement, const lp::Model& model);
 
 // The indexes live in scratch files (spill_table.h) read and written through one bounded page
 // cache (page_cache.h), so the deduplicator's resident memory is at most its budget whatever
-// the corpus size: files smaller than about half the budget stay whole in the cache, larger
-// ones are read back a page at a time. Per sample the files keep a 256-byte signature (the
-// low 16 bits of each MinHash value; two values agree by chance with probability 2^-16), a
-// 64-byte id, and 34 table entries (exact, structural and one per LSH band).
+// the corpus size: files that fit the budget stay whole in the cache, larger ones are read
+// back a page at a time. Per sample the files keep a 256-byte signature (the low 16 bits of
+// each MinHash value; two values agree by chance with probability 2^-16), a 32-byte sketch of
+// it (dedup.cc), a 64-byte id, two 16-byte table entries (exact, structural) and 32 8-byte
+// ones (one per LSH band).
 class Deduplicator {
  public:
-  static constexpr uint64_t kDefaultResidentBudget = uint64_t(256) << 20;
+  // 768 MB: at a million samples the files read on every admit (LSH bands 537 MB, sketches
+  // 32 MB, exact and structural 67 MB) fit, with the rest of the process under 1 GB.
+  static constexpr uint64_t kDefaultResidentBudget = uint64_t(768) << 20;
   // Index files are created (and at once unlinked) in scratch_dir, or in the system's
   // temporary directory when it is "". Throws InputError when they cannot be created.
   explicit Deduplicator(double near_threshold, const std::string& scratch_dir = "",
@@ -67,6 +70,9 @@ class Deduplicator {
   uint64_t file_bytes() const;      // the index files' size
   uint64_t resident_bytes() const;  // the cache's pages in use: at most capacity_bytes()
   uint64_t capacity_bytes() const;  // the budget (at least PageCache::kMinBytes)
+  uint64_t cache_misses() const;         // page reads from the index files so far
+  uint64_t band_candidates() const;      // earlier samples met in a shared LSH band
+  uint64_t signatures_compared() const;  // of those, the ones the sketch did not rule out
 
  private:
   struct Indexes;

@@ -20,8 +20,9 @@ constexpr int kPageShift = 44;  // tag = (file << 44) | page
 
 PageCache::PageCache(uint64_t budget_bytes) {
   uint64_t frames = std::max(budget_bytes, kMinBytes) / kPageBytes;
-  sets_ = 1;
-  while (uint64_t(sets_) * 2 * kWays <= frames) sets_ *= 2;  // a power of two: the set is a mask
+  // Any number of sets (the set is picked by a multiply-shift, not a mask), so the cache holds
+  // the whole budget: a power of two rounded a 768 MB budget down to 512 MB.
+  sets_ = std::max<size_t>(1, size_t(frames / kWays));
   frames_ = sets_ * kWays;
   void* p = ::mmap(nullptr, frames_ * kPageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::runtime_error(std::string("dedup page cache: mmap: ") + std::strerror(errno));
@@ -68,8 +69,10 @@ void PageCache::write_back(size_t frame) {
 
 unsigned char* PageCache::page(uint32_t file, uint64_t page_no, bool write) {
   const uint64_t tag = (uint64_t(file) << kPageShift) | page_no;
-  // Fibonacci hashing of the tag picks the set, so the pages of several files spread evenly.
-  const size_t set = size_t((tag * 0x9e3779b97f4a7c15ULL) >> 32) & (sets_ - 1);
+  // Fibonacci hashing of the tag picks the set, so the pages of several files spread evenly;
+  // the hash's high bits scaled to [0, sets) (a multiply-shift) allow any number of sets.
+  const uint64_t h = tag * 0x9e3779b97f4a7c15ULL;
+  const size_t set = size_t((static_cast<unsigned __int128>(h) * sets_) >> 64);
   const size_t base = set * kWays;
   size_t victim = base;  // an empty frame (used 0) or else the least recently used
   for (size_t f = base; f < base + kWays; ++f) {

@@ -29,19 +29,22 @@ void reserve_file(int fd, const std::string& path, uint64_t bytes) {
 
 }  // namespace
 
-SpillTable::SpillTable(PageCache& cache, std::string path, uint64_t initial_slots)
+template <class Check>
+BasicSpillTable<Check>::BasicSpillTable(PageCache& cache, std::string path, uint64_t initial_slots)
     : cache_(cache), path_(std::move(path)) {
   uint64_t n = 1024;
   while (n < initial_slots) n <<= 1;
   open_file(n);
 }
 
-SpillTable::~SpillTable() {
+template <class Check>
+BasicSpillTable<Check>::~BasicSpillTable() {
   cache_.drop_file(file_, false);
   ::close(fd_);
 }
 
-void SpillTable::open_file(uint64_t slots) {
+template <class Check>
+void BasicSpillTable<Check>::open_file(uint64_t slots) {
   int fd = create_scratch(path_);
   try {
     reserve_file(fd, path_, slots * sizeof(Slot));
@@ -54,23 +57,29 @@ void SpillTable::open_file(uint64_t slots) {
   mask_ = slots - 1;
 }
 
-void SpillTable::place(const Slot& s) {
+template <class Check>
+void BasicSpillTable<Check>::place(const Slot& s) {
   uint64_t i = s.key & mask_;
   while (slot(file_, i).key != 0) i = (i + 1) & mask_;
   std::memcpy(cache_.page(file_, i / kSlotsPerPage, true) + (i % kSlotsPerPage) * sizeof(Slot), &s, sizeof s);
   ++size_;
 }
 
-void SpillTable::insert(uint64_t key, uint32_t value) {
+template <class Check>
+void BasicSpillTable<Check>::insert(uint64_t key, uint32_t value) {
   if ((size_ + 1) * 2 > mask_ + 1) grow();
-  place({stored(key), value});
+  place({stored(key), Check(value)});
 }
 
-void SpillTable::grow() {
+template <class Check>
+void BasicSpillTable<Check>::grow() {
   // The new table goes into a second scratch file; entries move in slot order, so values
   // under one key keep their order (probing visits them oldest first). The old table is read
   // a page at a time through the cache, and its pages are forgotten (not written) at the end.
   const uint64_t old_slots = mask_ + 1;
+  // A 32-bit check is also the home slot's bits: a larger table would leave slots unused.
+  if (sizeof(Check) == 4 && old_slots * 2 > (uint64_t(1) << 32))
+    throw std::logic_error("CompactSpillTable: more than 2^31 entries");
   const uint32_t old_file = file_;
   const int old_fd = fd_;
   // A run of entries that wrapped around the end of the old table belongs before slot 0's
@@ -93,6 +102,9 @@ void SpillTable::grow() {
   cache_.drop_file(old_file, false);
   ::close(old_fd);
 }
+
+template class BasicSpillTable<uint64_t>;
+template class BasicSpillTable<uint32_t>;
 
 SpillRecords::SpillRecords(PageCache& cache, std::string path, size_t record_bytes)
     : cache_(cache), path_(std::move(path)), record_(record_bytes) {

@@ -16,19 +16,27 @@
 
 namespace trex::ordata {
 
-class SpillTable {
+// Check is what a slot keeps of its key. uint64_t: the whole key, for the indexes where an
+// equal key is the verdict (exact and structural duplicates); 16-byte slots. uint32_t: the
+// key's high 32 bits, for the LSH bands, where an equal key only makes a candidate whose
+// signature is then compared: 8-byte slots, half the file, and a false match (about one probe
+// in 2^32 / size) costs one comparison, not a verdict. The band table is the largest index
+// (32 entries per sample) and must fit the cache at a million samples: a miss costs a pread
+// and a pwrite of the evicted page, which under this VM's writeback throttling took ~150 us.
+template <class Check>
+class BasicSpillTable {
  public:
   // Throws InputError naming `path` when the file cannot be created or grown.
-  SpillTable(PageCache& cache, std::string path, uint64_t initial_slots);
-  ~SpillTable();
-  SpillTable(const SpillTable&) = delete;
-  SpillTable& operator=(const SpillTable&) = delete;
+  BasicSpillTable(PageCache& cache, std::string path, uint64_t initial_slots);
+  ~BasicSpillTable();
+  BasicSpillTable(const BasicSpillTable&) = delete;
+  BasicSpillTable& operator=(const BasicSpillTable&) = delete;
 
   // Calls each(value) for every value stored under key, oldest first, until it returns true.
   // Returns whether one did. each may use the cache (the slot is copied out first).
   template <class F>
-  bool find(uint64_t key, F&& each) const {
-    key = stored(key);
+  bool find(uint64_t full_key, F&& each) const {
+    const Check key = stored(full_key);
     for (uint64_t i = key & mask_;; i = (i + 1) & mask_) {
       const Slot s = slot(file_, i);
       if (s.key == 0) return false;
@@ -41,11 +49,14 @@ class SpillTable {
 
  private:
   struct Slot {
-    uint64_t key;    // 0: empty
-    uint64_t value;
+    Check key;    // stored(key); 0: empty
+    Check value;  // a uint32_t value, widened to the slot's half
   };
   static constexpr uint64_t kSlotsPerPage = PageCache::kPageBytes / sizeof(Slot);
-  static uint64_t stored(uint64_t key) { return key == 0 ? 1 : key; }
+  static Check stored(uint64_t key) {
+    const Check c = sizeof(Check) == 8 ? Check(key) : Check(key >> 32);
+    return c == 0 ? 1 : c;
+  }
   Slot slot(uint32_t file, uint64_t i) const {
     Slot s;
     std::memcpy(&s, cache_.page(file, i / kSlotsPerPage, false) + (i % kSlotsPerPage) * sizeof(Slot), sizeof s);
@@ -61,6 +72,9 @@ class SpillTable {
   uint32_t file_ = 0;
   uint64_t mask_ = 0, size_ = 0;
 };
+
+using SpillTable = BasicSpillTable<uint64_t>;
+using CompactSpillTable = BasicSpillTable<uint32_t>;
 
 // Fixed-size records appended to a scratch file and read back by number, through a
 // PageCache. The record size must divide the page size, so that a record is in one page.

@@ -40,8 +40,6 @@ void check_ids(std::span<const int32_t> ids, int vocab) {
                                            std::to_string(vocab) + ")");
 }
 
-}  // namespace
-
 // What one thread needs to run the step over its share of the rows: layers hold per-call state
 // (the MoE layer its routing, attention its scratch), so each lane has its own, and its own
 // working rows.
@@ -75,6 +73,8 @@ struct Lane {
     if (int64_t(caches.size()) < B) caches.resize(size_t(B));
   }
 };
+
+}  // namespace
 
 struct BatchDecoder::Impl {
   const Transformer& model;

@@ -52,6 +52,7 @@ struct AuraArgs {
   int threads = 0;
   double min_gain = 0.01;
   double min_time = 0.1;
+  std::string timing = "median";  // live.h: the median or the fastest of a candidate's calls
   size_t limit = 0;
   bool json = false;
 };
@@ -158,6 +159,7 @@ int run_model(const AuraArgs& a) {
 int run_tune(const AuraArgs& a) {
   if (a.budget < 1) throw InputError::field("--budget", "must be >= 1 (measured candidates)");
   if (!(a.min_gain >= 0 && a.min_gain < 0.5)) throw InputError::field("--min-gain", "must be in [0, 0.5)");
+  const aura::Timing timing = aura::parse_timing(a.timing, "--timing");
   // The kernel and shape, then everything that will be written, before measuring anything: a
   // bad name or a corrupt file stops here, and no file is created or changed.
   check_target(a);
@@ -170,7 +172,7 @@ int run_tune(const AuraArgs& a) {
   const std::string features = s.hw.features();
 
   // 1. Profile the built-in configuration and diagnose.
-  aura::LiveEvaluator eval(t, s.pool.get(), a.min_time);
+  aura::LiveEvaluator eval(t, s.pool.get(), a.min_time, timing);
   Config builtin = aura::builtin_config(t, s.hw);
   aura::Measurement base = eval(builtin);
   if (!base.passed) throw InputError(a.kernel + ": the built-in configuration fails the gate: " + base.message);
@@ -324,9 +326,10 @@ int run_tune(const AuraArgs& a) {
 // ---------------------------------------------------------------------------- exhaustive
 
 int run_exhaustive(const AuraArgs& a) {
+  const aura::Timing timing = aura::parse_timing(a.timing, "--timing");
   Setup s = setup(a);
   const aura::TuneTarget& t = s.target;
-  aura::LiveEvaluator eval(t, s.pool.get(), a.min_time);
+  aura::LiveEvaluator eval(t, s.pool.get(), a.min_time, timing);
   auto all = aura::exhaustive(t, eval, a.limit);
   std::vector<size_t> order;
   for (size_t i = 0; i < all.size(); ++i)
@@ -420,6 +423,7 @@ void add_aura_command(CLI::App& app, Action* action) {
   tune->add_flag("--no-skills", args->no_skills, "Neither read nor record skills");
   tune->add_option("--min-gain", args->min_gain, "Smallest verified gain that commits a checkpoint")->capture_default_str();
   tune->add_option("--min-time", args->min_time, "Seconds to time each candidate at least")->capture_default_str();
+  tune->add_option("--timing", args->timing, "A candidate's time: median or min (the fastest of its calls; other load only adds time)")->capture_default_str();
   tune->callback([args, action] { *action = [args] { return run_tune(*args); }; });
   CLI::App* model = au->add_subcommand("model", "Solve the kernel's performance model (no measurement)");
   target(model);
@@ -428,6 +432,7 @@ void add_aura_command(CLI::App& app, Action* action) {
   target(ex);
   ex->add_option("--limit", args->limit, "Measure at most this many (0: all)")->capture_default_str();
   ex->add_option("--min-time", args->min_time, "Seconds to time each candidate at least")->capture_default_str();
+  ex->add_option("--timing", args->timing, "A candidate's time: median or min (the fastest of its calls; other load only adds time)")->capture_default_str();
   ex->callback([args, action] { *action = [args] { return run_exhaustive(*args); }; });
   CLI::App* sk = au->add_subcommand("skills", "List the skill database");
   sk->add_option("--skills", args->skills, "Skill database (SQLite)")->capture_default_str();

@@ -138,6 +138,11 @@ TEST(AuraCommand, BadInputIsOneLineAndExitTwo) {
   expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--shape", "12x12"}, limit(30)),
                         "--shape");
   expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--budget", "0"}, limit(30)), "--budget");
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--timing", "mean", "--skills", none}, limit(30)),
+                        "--timing");
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "exhaustive", "gemm", "--timing", "mean"}, limit(30)),
+                        "--timing");
+  EXPECT_FALSE(std::filesystem::exists(none));
   const std::string bad_toml = d + "/bad.toml";
   { std::ofstream(bad_toml) << "[[kernel]]\nname = \"gemm\"\nkc = 7\n"; }
   const std::string before = slurp(bad_toml);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "trex/util/error.h"
@@ -19,16 +20,26 @@ double thread_cpu_seconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-// One thread: every call runs on this thread, so its CPU time is the kernel's own time, which
-// other processes on a shared machine disturb far less than wall time (they still share caches).
-kernels::CaseTiming time_cpu(const std::function<void()>& call, double min_seconds, int min_runs, int max_runs) {
+double wall_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Times `call` after one warm-up until min_runs calls and min_seconds have passed (at most
+// max_runs): on the thread's CPU clock (one thread: every call runs on this thread, so its CPU
+// time is the kernel's own time, which other processes disturb far less than wall time; they
+// still share caches and memory) or the wall clock. Returns the median or the fastest call.
+kernels::CaseTiming time_calls(const std::function<void()>& call, bool cpu, Timing timing, double min_seconds,
+                               int min_runs, int max_runs) {
+  auto now = cpu ? thread_cpu_seconds : wall_seconds;
   call();
   std::vector<double> t;
   double total = 0;
   while (int(t.size()) < max_runs && (int(t.size()) < min_runs || total < min_seconds)) {
-    double t0 = thread_cpu_seconds();
+    double t0 = now();
     call();
-    double s = thread_cpu_seconds() - t0;
+    double s = now() - t0;
     t.push_back(s);
     total += s;
   }
@@ -36,14 +47,22 @@ kernels::CaseTiming time_cpu(const std::function<void()>& call, double min_secon
   size_t m = t.size();
   kernels::CaseTiming r;
   r.runs = int(m);
-  r.seconds = m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
+  r.seconds = timing == Timing::kMinimum ? t.front() : m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
   return r;
 }
 
 }  // namespace
 
-LiveEvaluator::LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds)
-    : target_(target), pool_(pool), min_seconds_(min_seconds) {
+const char* to_string(Timing t) { return t == Timing::kMinimum ? "min" : "median"; }
+
+Timing parse_timing(const std::string& text, const std::string& field) {
+  if (text == "median") return Timing::kMedian;
+  if (text == "min") return Timing::kMinimum;
+  throw InputError::field(field, "'" + text + "' is not a timing statistic (median or min)");
+}
+
+LiveEvaluator::LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds, Timing timing)
+    : target_(target), pool_(pool), min_seconds_(min_seconds), timing_(timing) {
   std::vector<kernels::KernelCase> cases = kernels::make_cases_at(target.kernel, target.dims, 1, pool);
   bool found = false;
   for (kernels::KernelCase& c : cases)
@@ -88,11 +107,11 @@ Measurement LiveEvaluator::operator()(const Config& c) {
       return m;
     }
     const bool cpu = pool_ != nullptr && pool_->num_threads() == 1;
-    kernels::CaseTiming tm = cpu ? time_cpu(timed_.fused, min_seconds_, 5, 200)
-                                 : kernels::time_call(timed_.fused, min_seconds_, 5, 200);
+    kernels::CaseTiming tm = time_calls(timed_.fused, cpu, timing_, min_seconds_, 5, 200);
     m.passed = true;
     m.seconds = tm.seconds;
-    m.message = "median of " + std::to_string(tm.runs) + " calls, " + (cpu ? "thread CPU time" : "wall time");
+    m.message = std::string(timing_ == Timing::kMinimum ? "fastest" : "median") + " of " + std::to_string(tm.runs) +
+                " calls, " + (cpu ? "thread CPU time" : "wall time");
   } catch (const InputError& e) {
     m.passed = false;
     m.message = std::string("illegal: ") + e.what();

@@ -4,12 +4,16 @@
 // shapes run it too, and for the target's shape class). Gate: the suite's check cases on a seed
 // that changes with every candidate, then the target-shape case (poisoned outputs, inputs
 // hashed, comparison with the reference, a second run bit-identical); the reference output at
-// the target shape is computed once and replayed. Only a candidate that passes is timed: median
-// of at least 5 calls and min_seconds after one warm-up; wall time, or with a one-thread pool the
-// thread's CPU time (robust to other load on a shared machine). The tuning before is restored.
+// the target shape is computed once and replayed. Only a candidate that passes is timed: at least
+// 5 calls and min_seconds after one warm-up; wall time, or with a one-thread pool the thread's CPU
+// time (robust to other load on a shared machine). The candidate's time is the median of its calls
+// or (Timing::kMinimum) the fastest: on a shared machine other work only ever adds time to a call
+// (a burst on the other core slows this one through the shared L3 and memory), so the fastest
+// call is the estimate a burst disturbs least. The tuning before is restored.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "trex/aura/search.h"
@@ -18,9 +22,15 @@
 
 namespace trex::aura {
 
+enum class Timing { kMedian, kMinimum };
+const char* to_string(Timing t);
+// "median" or "min"; anything else throws InputError naming `field`.
+Timing parse_timing(const std::string& text, const std::string& field);
+
 class LiveEvaluator {
  public:
-  LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds = 0.1);
+  LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds = 0.1,
+                Timing timing = Timing::kMedian);
   Measurement operator()(const Config& c);
   int evaluations() const { return count_; }
 
@@ -28,6 +38,7 @@ class LiveEvaluator {
   TuneTarget target_;
   core::ThreadPool* pool_;
   double min_seconds_;
+  Timing timing_;
   kernels::KernelCase timed_;
   std::vector<std::vector<char>> ref_;  // reference outputs at the target shape
   int count_ = 0;

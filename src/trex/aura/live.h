@@ -6,10 +6,11 @@
 // hashed, comparison with the reference, a second run bit-identical); the reference output at
 // the target shape is computed once and replayed. Only a candidate that passes is timed: at least
 // 5 calls and min_seconds after one warm-up; wall time, or with a one-thread pool the thread's CPU
-// time (robust to other load on a shared machine). The candidate's time is the median of its calls
-// or (Timing::kMinimum) the fastest: on a shared machine other work only ever adds time to a call
-// (a burst on the other core slows this one through the shared L3 and memory), so the fastest
-// call is the estimate a burst disturbs least. The tuning before is restored.
+// time (robust to other load on a shared machine). The candidate's time is the fastest of its
+// calls (Timing::kMinimum, the default) or their median: on a shared machine other work only ever
+// adds time to a call (a burst on the other core slows this one through the shared L3 and memory,
+// or preempts one of its threads), so the fastest call is the estimate a burst disturbs least
+// (measured: bench/results/aura_search.md, session 8). The tuning before is restored.
 #pragma once
 
 #include <memory>
@@ -30,7 +31,7 @@ Timing parse_timing(const std::string& text, const std::string& field);
 class LiveEvaluator {
  public:
   LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds = 0.1,
-                Timing timing = Timing::kMedian);
+                Timing timing = Timing::kMinimum);
   Measurement operator()(const Config& c);
   int evaluations() const { return count_; }
 

@@ -173,6 +173,7 @@ Guided guided_search(const std::vector<trex::aura::Skill>& skills, const trex::a
 
 static int run_bench(int argc, char** argv) {
   int threads = 1;  // one thread: candidates are timed by thread CPU time (see live.h)
+  bool threads_given = false;
   bool quick = false;
   bool loo = false;
   bool verbose = false;  // --verbose: every node of the leave-one-out searches on stderr
@@ -182,7 +183,10 @@ static int run_bench(int argc, char** argv) {
   double min_time = 0;    // per candidate (0: 0.03 s, --quick 0.005 s)
   trex::aura::Timing timing = trex::aura::Timing::kMinimum;  // --timing min|median (live.h)
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+      threads_given = true;
+    }
     else if (!std::strcmp(argv[i], "--loo")) loo = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
@@ -193,6 +197,27 @@ static int run_bench(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--passes") && i + 1 < argc) passes = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--min-time") && i + 1 < argc) min_time = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--timing") && i + 1 < argc) timing = trex::aura::parse_timing(argv[++i], "--timing");
+  }
+  // A replayed table is scored with the thread count it was measured with (its "#" lines say
+  // "threads N"): the model, and so the start, depends on it (session 8: session 7's two-thread
+  // tables had been replayed with the one-thread model).
+  if (!load_tables.empty()) {
+    std::ifstream in(load_tables);
+    std::string line;
+    int seen = 0;
+    for (int no = 1; std::getline(in, line); ++no) {
+      const size_t at = line.find(": threads ");
+      if (line.empty() || line[0] != '#' || at == std::string::npos) continue;
+      const int n = std::atoi(line.c_str() + at + 10);
+      if (seen && n != seen)
+        throw trex::InputError(load_tables + ":" + std::to_string(no) + ": threads " + std::to_string(n) +
+                               ", earlier tables " + std::to_string(seen) + " (replay one thread count at a time)");
+      seen = n;
+    }
+    if (seen && threads_given && seen != threads)
+      throw trex::InputError(load_tables + ": measured with threads " + std::to_string(seen) + ", --threads " +
+                             std::to_string(threads));
+    if (seen) threads = seen;
   }
   trex::core::ThreadPool pool(threads);
   trex::aura::AuraHardware hw = trex::aura::load_hardware(hw_file, pool.num_threads());

@@ -1,7 +1,7 @@
 // K-Search against exhaustive measurement, on spaces small enough to measure whole.
 //
 // For each (kernel, shape): every configuration of the space is measured live (gate, then the
-// fastest, or with --timing median the median, of at least 5 calls); then the comparisons are made on that table, so every strategy
+// fastest or the median of at least 5 calls, --timing); then the comparisons are made on that table, so every strategy
 // sees the same numbers:
 //   - the built-in configuration and the integer program's start (analytic, no search);
 //   - K-Search from the start with a budget of 15% of the space (its evaluator looks the
@@ -47,8 +47,9 @@
 // passes, replays with its median as the one pass and one seed), so later
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
-//             [--passes N] [--min-time S] [--timing min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
-// --timing: a candidate's time is the fastest of its calls (the default) or their median (live.h).
+//             [--passes N] [--min-time S] [--timing auto|min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
+// --timing: a candidate's time is the fastest of its calls (min), their median, or (auto, the default)
+// the fastest on one thread's CPU clock and the median on wall time (live.h).
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other
 // load disturbs far less than wall time.
 #include <algorithm>
@@ -181,7 +182,7 @@ static int run_bench(int argc, char** argv) {
   std::string save_tables, load_tables, hw_file;
   int passes = 1;         // exhaustive passes; a configuration's time is the median over them
   double min_time = 0;    // per candidate (0: 0.03 s, --quick 0.005 s)
-  trex::aura::Timing timing = trex::aura::Timing::kMinimum;  // --timing min|median (live.h)
+  trex::aura::Timing timing = trex::aura::Timing::kAuto;  // --timing auto|min|median (live.h)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
       threads = std::atoi(argv[++i]);

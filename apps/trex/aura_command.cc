@@ -52,7 +52,7 @@ struct AuraArgs {
   int threads = 0;
   double min_gain = 0.01;
   double min_time = 0.1;
-  std::string timing = "min";  // live.h: the fastest of a candidate's calls, or their median
+  std::string timing = "auto";  // live.h: the fastest of a candidate's calls on one thread, else their median
   size_t limit = 0;
   bool json = false;
 };
@@ -423,7 +423,7 @@ void add_aura_command(CLI::App& app, Action* action) {
   tune->add_flag("--no-skills", args->no_skills, "Neither read nor record skills");
   tune->add_option("--min-gain", args->min_gain, "Smallest verified gain that commits a checkpoint")->capture_default_str();
   tune->add_option("--min-time", args->min_time, "Seconds to time each candidate at least")->capture_default_str();
-  tune->add_option("--timing", args->timing, "A candidate's time: min (the fastest of its calls; other load only adds time) or median")->capture_default_str();
+  tune->add_option("--timing", args->timing, "A candidate's time: min (the fastest of its calls), median, or auto (min on one thread's CPU clock, median on wall time)")->capture_default_str();
   tune->callback([args, action] { *action = [args] { return run_tune(*args); }; });
   CLI::App* model = au->add_subcommand("model", "Solve the kernel's performance model (no measurement)");
   target(model);
@@ -432,7 +432,7 @@ void add_aura_command(CLI::App& app, Action* action) {
   target(ex);
   ex->add_option("--limit", args->limit, "Measure at most this many (0: all)")->capture_default_str();
   ex->add_option("--min-time", args->min_time, "Seconds to time each candidate at least")->capture_default_str();
-  ex->add_option("--timing", args->timing, "A candidate's time: min (the fastest of its calls; other load only adds time) or median")->capture_default_str();
+  ex->add_option("--timing", args->timing, "A candidate's time: min (the fastest of its calls), median, or auto (min on one thread's CPU clock, median on wall time)")->capture_default_str();
   ex->callback([args, action] { *action = [args] { return run_exhaustive(*args); }; });
   CLI::App* sk = au->add_subcommand("skills", "List the skill database");
   sk->add_option("--skills", args->skills, "Skill database (SQLite)")->capture_default_str();

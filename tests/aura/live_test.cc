@@ -1,5 +1,5 @@
 // The live evaluator (live.h) on a small real kernel: a candidate that passes the gate is timed
-// by the statistic asked for (the message names it), a configuration the kernel refuses is
+// by the statistic asked for (the message names it; auto is the fastest on one thread), a configuration the kernel refuses is
 // recorded as failed and never timed, and a timing statistic other than median or min is a
 // one-line input error naming the field. No timing is asserted beyond "positive".
 #include "trex/aura/live.h"
@@ -33,12 +33,13 @@ TEST(LiveEvaluator, TimesByTheStatisticAskedForAfterTheGate) {
   core::ThreadPool pool(1);  // one thread: the thread's CPU time
   const TuneTarget t = make_target("rmsnorm.fwd", {64, 256}, small_machine());
   const Config c = builtin_config(t, small_machine());
-  for (Timing timing : {Timing::kMedian, Timing::kMinimum}) {
+  // auto: the fastest on one thread's CPU clock.
+  for (Timing timing : {Timing::kMedian, Timing::kMinimum, Timing::kAuto}) {
     LiveEvaluator eval(t, &pool, 0.001, timing);
     const Measurement m = eval(c);
     ASSERT_TRUE(m.passed) << m.message;
     EXPECT_GT(m.seconds, 0);
-    const std::string want = timing == Timing::kMinimum ? "fastest of " : "median of ";
+    const std::string want = timing == Timing::kMedian ? "median of " : "fastest of ";
     EXPECT_EQ(m.message.rfind(want, 0), 0u) << m.message;
     EXPECT_NE(m.message.find("thread CPU time"), std::string::npos) << m.message;
     EXPECT_EQ(eval.evaluations(), 1);
@@ -60,6 +61,8 @@ TEST(LiveEvaluator, AnIllegalValueFailsWithoutTiming) {
 TEST(LiveEvaluator, TimingStatisticsParseAndBadOnesNameTheField) {
   EXPECT_EQ(parse_timing("median", "--timing"), Timing::kMedian);
   EXPECT_EQ(parse_timing("min", "--timing"), Timing::kMinimum);
+  EXPECT_EQ(parse_timing("auto", "--timing"), Timing::kAuto);
+  EXPECT_STREQ(to_string(Timing::kAuto), "auto");
   EXPECT_STREQ(to_string(Timing::kMinimum), "min");
   EXPECT_STREQ(to_string(Timing::kMedian), "median");
   try {

@@ -53,12 +53,20 @@ kernels::CaseTiming time_calls(const std::function<void()>& call, bool cpu, Timi
 
 }  // namespace
 
-const char* to_string(Timing t) { return t == Timing::kMinimum ? "min" : "median"; }
+const char* to_string(Timing t) {
+  switch (t) {
+    case Timing::kMinimum: return "min";
+    case Timing::kMedian: return "median";
+    case Timing::kAuto: return "auto";
+  }
+  return "?";
+}
 
 Timing parse_timing(const std::string& text, const std::string& field) {
   if (text == "median") return Timing::kMedian;
   if (text == "min") return Timing::kMinimum;
-  throw InputError::field(field, "'" + text + "' is not a timing statistic (median or min)");
+  if (text == "auto") return Timing::kAuto;
+  throw InputError::field(field, "'" + text + "' is not a timing statistic (min, median or auto)");
 }
 
 LiveEvaluator::LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds, Timing timing)
@@ -107,10 +115,11 @@ Measurement LiveEvaluator::operator()(const Config& c) {
       return m;
     }
     const bool cpu = pool_ != nullptr && pool_->num_threads() == 1;
-    kernels::CaseTiming tm = time_calls(timed_.fused, cpu, timing_, min_seconds_, 5, 200);
+    const Timing timing = timing_ != Timing::kAuto ? timing_ : cpu ? Timing::kMinimum : Timing::kMedian;
+    kernels::CaseTiming tm = time_calls(timed_.fused, cpu, timing, min_seconds_, 5, 200);
     m.passed = true;
     m.seconds = tm.seconds;
-    m.message = std::string(timing_ == Timing::kMinimum ? "fastest" : "median") + " of " + std::to_string(tm.runs) +
+    m.message = std::string(timing == Timing::kMinimum ? "fastest" : "median") + " of " + std::to_string(tm.runs) +
                 " calls, " + (cpu ? "thread CPU time" : "wall time");
   } catch (const InputError& e) {
     m.passed = false;

@@ -7,10 +7,12 @@
 // the target shape is computed once and replayed. Only a candidate that passes is timed: at least
 // 5 calls and min_seconds after one warm-up; wall time, or with a one-thread pool the thread's CPU
 // time (robust to other load on a shared machine). The candidate's time is the fastest of its
-// calls (Timing::kMinimum, the default) or their median: on a shared machine other work only ever
-// adds time to a call (a burst on the other core slows this one through the shared L3 and memory,
-// or preempts one of its threads), so the fastest call is the estimate a burst disturbs least
-// (measured: bench/results/aura_search.md, session 8). The tuning before is restored.
+// calls (Timing::kMinimum) or their median (kMedian); kAuto, the default, takes the fastest on the
+// thread CPU clock and the median on the wall clock. Why: on one thread other work only ever adds
+// time to a call (a burst on the other core slows it through the shared L3 and memory), so the
+// fastest call is the estimate a burst disturbs least; measured on two threads' wall time the
+// fastest was not cleaner than the median (bench/results/aura_search.md, session 8). The tuning
+// before is restored.
 #pragma once
 
 #include <memory>
@@ -23,15 +25,15 @@
 
 namespace trex::aura {
 
-enum class Timing { kMedian, kMinimum };
+enum class Timing { kMedian, kMinimum, kAuto };
 const char* to_string(Timing t);
-// "median" or "min"; anything else throws InputError naming `field`.
+// "median", "min" or "auto"; anything else throws InputError naming `field`.
 Timing parse_timing(const std::string& text, const std::string& field);
 
 class LiveEvaluator {
  public:
   LiveEvaluator(const TuneTarget& target, core::ThreadPool* pool, double min_seconds = 0.1,
-                Timing timing = Timing::kMinimum);
+                Timing timing = Timing::kAuto);
   Measurement operator()(const Config& c);
   int evaluations() const { return count_; }
 

@@ -380,6 +380,49 @@ TEST(Mhc, PreForwardBatchedEqualsPerToken) {
   check_batched_equals_per_token<core::bf16>();
 }
 
+// The head projects 4 tokens at once (2 on a build for AVX2 alone), each token's sums in the
+// one-token order: a batch gives the bits of token-by-token calls, forward and dX of the
+// backward (n = 4 and n = 5, whose fifth row is a second group of rows; 11 tokens: batches and
+// a remainder taken one by one).
+template <class T>
+void check_head_batched_equals_per_token() {
+  core::ThreadPool pool(2);
+  for (int n : {4, 5}) {
+    MhcShape sh = shape(11, 24, n, 20);
+    Params<T> p = make_params<T>(sh, 17, 1);
+    const int64_t tok = sh.tokens, nd = n * sh.d;
+    const float scale = 1.3f;
+    std::vector<T> y(static_cast<size_t>(tok * sh.d)), y1(y.size());
+    std::vector<float> w(static_cast<size_t>(tok * n)), w1(w.size());
+    std::vector<T> dX = p.dX0, dX1 = p.dX0;
+    std::vector<float> dphi(static_cast<size_t>(n * nd)), dphi1(dphi.size());
+    std::vector<float> db(static_cast<size_t>(n)), db1(db.size()), ds(1), ds1(1);
+    mhc_head_forward(p.X.data(), p.phi.data(), p.b.data(), scale, y.data(), w.data(), sh, &pool);
+    mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), dX.data(),
+                      dphi.data(), db.data(), ds.data(), sh, nullptr, &pool);
+    MhcShape one = sh;
+    one.tokens = 1;
+    for (int64_t t = 0; t < tok; ++t) {
+      mhc_head_forward(p.X.data() + t * nd, p.phi.data(), p.b.data(), scale, y1.data() + t * sh.d,
+                       w1.data() + t * n, one, &pool);
+      mhc_head_backward(p.X.data() + t * nd, p.phi.data(), p.b.data(), scale, p.dy.data() + t * sh.d,
+                        dX1.data() + t * nd, dphi1.data(), db1.data(), ds1.data(), one, nullptr, &pool);
+    }
+    EXPECT_TRUE(same_bytes(y, y1)) << "n " << n << ": y";
+    EXPECT_TRUE(same_bytes(w, w1)) << "n " << n << ": w";
+    EXPECT_TRUE(same_bytes(dX, dX1)) << "n " << n << ": dX";
+  }
+}
+
+TEST(Mhc, HeadBatchedEqualsPerToken) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_head_batched_equals_per_token<float>();
+    check_head_batched_equals_per_token<core::bf16>();
+  }
+}
+
 TEST(Mhc, DeterministicAcrossThreadCounts) {
   for (core::Isa isa : row_isas()) {
     ScopedRowIsa path(isa);

@@ -86,11 +86,12 @@ void project(const T* x, const float* phi, int64_t nd, int R, float* p, float* s
 // about 36 bytes a cycle, this about 21; mhc.pre_bwd's projections 25% faster). Each token's sums run in project()'s order (same bits). nd % 8 == 0.
 // Sq: the first group of rows, which also sums the squares (a compile-time choice: tested
 // inside the loop, it made GCC keep the accumulators in memory).
+// kTok tokens and kRows rows per call (project_rows<4, 6> for the pre-projection's R = 24;
+// project_head for the head's R = n).
 #ifdef TREX_ELEM_AVX2
-template <bool Sq, class T>
-void project4_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0,
-                   float* const* p, float* sumsq) {
-  constexpr int kTok = 4, kRows = 6;
+template <int kTok, int kRows, bool Sq, class T>
+void project_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0,
+                  float* const* p, float* sumsq) {
   const int rows = std::min(kRows, R - g0);
   const float* pr[kRows];
   for (int r = 0; r < kRows; ++r) pr[r] = phi + int64_t(g0 + std::min(r, rows - 1)) * nd;
@@ -127,15 +128,39 @@ template <class T>
 void project4(const T* const* x, const float* phi, int64_t nd, int R, float* const* p,
               float* sumsq) {
 #ifdef TREX_ELEM_AVX2
-  project4_rows<true>(x, phi, nd, R, 0, p, sumsq);
-  for (int g0 = 6; g0 < R; g0 += 6) project4_rows<false>(x, phi, nd, R, g0, p, sumsq);
+  project_rows<4, 6, true>(x, phi, nd, R, 0, p, sumsq);
+  for (int g0 = 6; g0 < R; g0 += 6) project_rows<4, 6, false>(x, phi, nd, R, g0, p, sumsq);
 #else
   for (int k = 0; k < 4; ++k) project(x[k], phi, nd, R, p[k], &sumsq[k]);
 #endif
 }
 
-// dot() of one row g against n rows x + i d at once: the same chain per dot (same bits), the
-// n chains interleaved instead of one waiting on the latency of the last.
+// The final head's projections (R = n rows, n <= 8) of kHeadTokens tokens at once, rows four at
+// a time: each load of phi serves every token. project() alone ran 8 row accumulators for the
+// head's 4 rows (rows 4-7 repeating row 3) and loaded phi (64 KiB for nd = 4096, from L2) 8
+// times per 8 elements of one token; here 4 loads serve 4 tokens, and the 4 tokens' rows are 4
+// streams in flight instead of one (perf: the single stream's X loads were where the cycles
+// went). Every token's sums are project()'s chains (same bits). nd % 8 == 0. 4 tokens need 16
+// accumulators, 4 squares and 4 x: 25 vectors, which only AVX-512VL's 32 registers hold; a build
+// for AVX2 alone (16 ymm) takes 2 tokens (13 vectors).
+#ifdef __AVX512VL__
+constexpr int kHeadTokens = 4;
+#else
+constexpr int kHeadTokens = 2;
+#endif
+template <class T>
+void project_head(const T* const* x, const float* phi, int64_t nd, int R, float* const* p,
+                  float* sumsq) {
+#ifdef TREX_ELEM_AVX2
+  project_rows<kHeadTokens, 4, true>(x, phi, nd, R, 0, p, sumsq);
+  for (int g0 = 4; g0 < R; g0 += 4) project_rows<kHeadTokens, 4, false>(x, phi, nd, R, g0, p, sumsq);
+#else
+  for (int k = 0; k < kHeadTokens; ++k) project(x[k], phi, nd, R, p[k], &sumsq[k]);
+#endif
+}
+
+// <g, x_i> of one row g against n rows x + i d at once: one 8-lane FMA chain per row, the n
+// chains interleaved instead of one waiting on the latency of the last, g loaded once.
 template <class T>
 void dots(const T* g, const T* x, int n, int64_t d, float* out) {
   int64_t e = 0;
@@ -152,20 +177,6 @@ void dots(const T* g, const T* x, int n, int64_t d, float* out) {
 #endif
   for (int i = 0; i < n; ++i)
     for (int64_t f = e; f < d; ++f) out[i] += ld(g + f) * ld(x + i * d + f);
-}
-
-// <a, b> over d elements of two stored rows.
-template <class T>
-float dot(const T* a, const T* b, int64_t d) {
-  int64_t e = 0;
-  float s = 0.f;
-#ifdef TREX_ELEM_AVX2
-  __m256 acc = _mm256_setzero_ps();
-  for (; e + 8 <= d; e += 8) acc = _mm256_fmadd_ps(simd::load8(a + e), simd::load8(b + e), acc);
-  s = simd::hsum(acc);
-#endif
-  for (; e < d; ++e) s += ld(a + e) * ld(b + e);
-  return s;
 }
 
 // y = sum_i w_i X_i over d.
@@ -618,6 +629,95 @@ void post_backward_token(const T* g, const T* f, const T* x, const float* post, 
   std::copy(dc, dc + n * n, dC);
 }
 
+// post_backward_token<4> split as post_backward_token512_n4: one pass for dF and dpost, then one
+// per row j of dX and dC (the token's 4 G rows read again from L1). In one pass it needs 20
+// accumulators beside 4 G, 4 X, F and the dF/dX sums: 30 vectors, which AVX2's 16 ymm registers
+// cannot hold, so a build for an AVX2-only CPU kept the accumulators on the stack and stored
+// them every 8-lane step. Split, no more than 11 vectors are live. Every accumulator is the
+// same chain in the same order (vector part, hsum, then the scalar tail): the same bits, except
+// that the tail (d % 8 elements) adds its products by std::fma, as the vector lanes do; before,
+// whether GCC contracted them depended on the -march and the vectorizer's choices.
+template <class T>
+void post_backward_token_n4(const T* g, const T* f, const T* x, const float* post, const float* C,
+                            T* dF, T* dX, float* dpost, float* dC, int /*n_rt*/, int64_t d) {
+  const float p0 = post[0], p1 = post[1], p2 = post[2], p3 = post[3];
+  float Ct[16];
+  std::copy(C, C + 16, Ct);
+  const T *g0 = g, *g1 = g + d, *g2 = g + 2 * d, *g3 = g + 3 * d;
+  float s[4] = {0.f, 0.f, 0.f, 0.f};
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (; e + 8 <= d; e += 8) {
+      const __m256 fv = simd::load8(f + e), a0 = simd::load8(g0 + e), a1 = simd::load8(g1 + e),
+                   a2 = simd::load8(g2 + e), a3 = simd::load8(g3 + e);
+      __m256 df = _mm256_fmadd_ps(_mm256_set1_ps(p0), a0, _mm256_setzero_ps());
+      df = _mm256_fmadd_ps(_mm256_set1_ps(p1), a1, df);
+      df = _mm256_fmadd_ps(_mm256_set1_ps(p2), a2, df);
+      df = _mm256_fmadd_ps(_mm256_set1_ps(p3), a3, df);
+      s0 = _mm256_fmadd_ps(a0, fv, s0);
+      s1 = _mm256_fmadd_ps(a1, fv, s1);
+      s2 = _mm256_fmadd_ps(a2, fv, s2);
+      s3 = _mm256_fmadd_ps(a3, fv, s3);
+      simd::store8(dF + e, df);
+    }
+    s[0] = simd::hsum(s0), s[1] = simd::hsum(s1), s[2] = simd::hsum(s2), s[3] = simd::hsum(s3);
+  }
+#endif
+  const int64_t tail = e;
+  for (; e < d; ++e) {
+    const float fv = ld(f + e), a0 = ld(g0 + e), a1 = ld(g1 + e), a2 = ld(g2 + e), a3 = ld(g3 + e);
+    float df = std::fma(p0, a0, 0.f);
+    df = std::fma(p1, a1, df);
+    df = std::fma(p2, a2, df);
+    df = std::fma(p3, a3, df);
+    s[0] = std::fma(a0, fv, s[0]);
+    s[1] = std::fma(a1, fv, s[1]);
+    s[2] = std::fma(a2, fv, s[2]);
+    s[3] = std::fma(a3, fv, s[3]);
+    st(dF + e, df);
+  }
+  std::copy(s, s + 4, dpost);
+  for (int j = 0; j < 4; ++j) {
+    const float c0 = Ct[j * 4], c1 = Ct[j * 4 + 1], c2 = Ct[j * 4 + 2], c3 = Ct[j * 4 + 3];
+    const T* xj = x + j * d;
+    T* dxj = dX + j * d;
+    float t[4] = {0.f, 0.f, 0.f, 0.f};
+    e = 0;
+#ifdef TREX_ELEM_AVX2
+    __m256 t0 = _mm256_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
+    for (; e + 8 <= d; e += 8) {
+      const __m256 xv = simd::load8(xj + e), a0 = simd::load8(g0 + e), a1 = simd::load8(g1 + e),
+                   a2 = simd::load8(g2 + e), a3 = simd::load8(g3 + e);
+      __m256 dx = _mm256_fmadd_ps(_mm256_set1_ps(c0), a0, _mm256_setzero_ps());
+      dx = _mm256_fmadd_ps(_mm256_set1_ps(c1), a1, dx);
+      dx = _mm256_fmadd_ps(_mm256_set1_ps(c2), a2, dx);
+      dx = _mm256_fmadd_ps(_mm256_set1_ps(c3), a3, dx);
+      t0 = _mm256_fmadd_ps(a0, xv, t0);
+      t1 = _mm256_fmadd_ps(a1, xv, t1);
+      t2 = _mm256_fmadd_ps(a2, xv, t2);
+      t3 = _mm256_fmadd_ps(a3, xv, t3);
+      simd::store8(dxj + e, dx);
+    }
+    t[0] = simd::hsum(t0), t[1] = simd::hsum(t1), t[2] = simd::hsum(t2), t[3] = simd::hsum(t3);
+#endif
+    for (e = tail; e < d; ++e) {
+      const float xv = ld(xj + e), a0 = ld(g0 + e), a1 = ld(g1 + e), a2 = ld(g2 + e), a3 = ld(g3 + e);
+      float dx = std::fma(c0, a0, 0.f);
+      dx = std::fma(c1, a1, dx);
+      dx = std::fma(c2, a2, dx);
+      dx = std::fma(c3, a3, dx);
+      t[0] = std::fma(a0, xv, t[0]);
+      t[1] = std::fma(a1, xv, t[1]);
+      t[2] = std::fma(a2, xv, t[2]);
+      t[3] = std::fma(a3, xv, t[3]);
+      st(dxj + e, dx);
+    }
+    std::copy(t, t + 4, dC + j * 4);
+  }
+}
+
 // The same on 16 lanes. dF and dX are the same FMA chains as above (same bits); dpost and dC
 // are sums over d taken in 16 lane-partial sums instead of 8, so they differ by rounding.
 template <int N, class T>
@@ -759,7 +859,7 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   auto* n4 = nt ? (cvt ? &post_backward_token512_n4<true, true, T> : &post_backward_token512_n4<true, false, T>)
                 : (cvt ? &post_backward_token512_n4<false, true, T> : &post_backward_token512_n4<false, false, T>);
   auto* token = wide ? (n == 4 ? n4 : &post_backward_token512<0, T>)
-                     : (n == 4 ? &post_backward_token<4, T> : &post_backward_token<0, T>);
+                     : (n == 4 ? &post_backward_token_n4<T> : &post_backward_token<0, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       token(G + t * nd, F + t * d, X + t * nd, post + t * n, C + t * n * n, dF + t * d,
@@ -783,6 +883,22 @@ void head_gates(const float* p, float r, const float* b, float scale, int n, flo
   }
 }
 
+// The head's projections of the tokens from t (before t1): kHeadTokens at once where nd allows
+// and enough remain, else one. Returns how many were projected (p[l], ss[l] for token t + l).
+template <class T>
+int head_projections(const T* X, const float* phi, int64_t nd, int n, int64_t t, int64_t t1,
+                     float (*p)[kMhcMaxStreams], float* ss) {
+  if (nd % 8 == 0 && t + kHeadTokens <= t1) {
+    const T* xs[kHeadTokens];
+    float* ps[kHeadTokens];
+    for (int l = 0; l < kHeadTokens; ++l) xs[l] = X + (t + l) * nd, ps[l] = p[l];
+    project_head(xs, phi, nd, n, ps, ss);
+    return kHeadTokens;
+  }
+  project(X + t * nd, phi, nd, n, p[0], &ss[0]);
+  return 1;
+}
+
 }  // namespace
 
 template <class T>
@@ -794,13 +910,14 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   const int64_t nd = n * sh.d;
   const int64_t grain = tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss = 0.f;
-    for (int64_t t = t0; t < t1; ++t) {
-      const T* x = X + t * nd;
-      project(x, phi, nd, n, p, &ss);
-      float r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
-      head_gates(p, r, b, scale, n, sh.eps, m, sig, w + t * n);
-      weighted_streams(x, w + t * n, n, sh.d, y + t * sh.d);
+    float p[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss[kHeadTokens];
+    for (int64_t t = t0; t < t1;) {
+      const int k = head_projections(X, phi, nd, n, t, t1, p, ss);
+      for (int l = 0; l < k; ++l, ++t) {
+        const float r = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
+        head_gates(p[l], r, b, scale, n, sh.eps, m, sig, w + t * n);
+        weighted_streams(X + t * nd, w + t * n, n, sh.d, y + t * sh.d);
+      }
     }
   });
 }
@@ -828,25 +945,30 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
   }
   const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    float p[kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams], ss = 0.f;
-    for (int64_t t = t0; t < t1; ++t) {
-      const T* x = X + t * nd;
-      float* rec = workspace + t * L.per_token;
-      project(x, phi, nd, n, p, &ss);
-      const float r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
-      head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
-      float dr = 0.f, ds = 0.f;
-      for (int i = 0; i < n; ++i) {
-        const float da = dot(dy + t * d, x + i * d, d) * sig[i] * (1.f - sig[i]);
-        const float dm = da * scale;
-        rec[L.db() + i] = da;
-        ds += da * m[i];
-        rec[L.dp() + i] = r * dm;
-        dr += dm * p[i];
-        rec[L.pre() + i] = w[i];
+    float pk[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams];
+    float ssk[kHeadTokens];
+    for (int64_t t = t0; t < t1;) {
+      const int k = head_projections(X, phi, nd, n, t, t1, pk, ssk);
+      for (int l = 0; l < k; ++l, ++t) {
+        const T* x = X + t * nd;
+        float* rec = workspace + t * L.per_token;
+        const float* p = pk[l];
+        const float r = 1.f / std::sqrt(ssk[l] / float(nd) + sh.rms_eps);
+        head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
+        float dr = 0.f, ds = 0.f, dyx[kMhcMaxStreams];
+        dots(dy + t * d, x, n, d, dyx);  // <dy, X_i>: dy read once for the n streams
+        for (int i = 0; i < n; ++i) {
+          const float da = dyx[i] * sig[i] * (1.f - sig[i]);
+          const float dm = da * scale;
+          rec[L.db() + i] = da;
+          ds += da * m[i];
+          rec[L.dp() + i] = r * dm;
+          dr += dm * p[i];
+          rec[L.pre() + i] = w[i];
+        }
+        rec[L.ds()] = ds;
+        rec[L.coef()] = -dr * r * r * r / float(nd);
       }
-      rec[L.ds()] = ds;
-      rec[L.coef()] = -dr * r * r * r / float(nd);
     }
   });
   projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,

@@ -90,35 +90,44 @@ struct Strip {
   __mmask16 mask;
 };
 
+// Strips ahead of the one computing whose lines are requested in software (in the order the
+// strips run: the group's next strips, then the next group's first ones). Each token's slice of
+// the block lies in another 4 KiB page (rows nd elements apart), and a group walks 8 tokens' X,
+// dX and dy side by side: 24 short streams, more than the hardware prefetchers follow, so the
+// loads of x and dx were where stage 2's cycles went (perf). A strip takes some 50 cycles;
+// 8 strips cover a miss to memory. (Before, the whole next group was requested at once, about
+// 1500 lines per group, most of them dropped with the miss buffers full.)
+constexpr size_t kAheadStrips = 8;
+
 // Every strip of the block for tokens [t0, t0 + TB); phi_pack, dphi_pack: R x 16 floats per strip.
 template <int TB, class T>
 TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* phi_pack,
-                                 float* dphi_pack, int64_t t0, int64_t nd, int64_t d, int R,
-                                 const StageOneRecords& rec, const std::vector<Strip>& strips) {
+                                 float* dphi_pack, int64_t t0, int64_t tokens, int64_t nd,
+                                 int64_t d, int R, const StageOneRecords& rec,
+                                 const std::vector<Strip>& strips) {
   const float* r0 = rec.base + t0 * rec.per_token;
-  for (size_t j = 0; j < strips.size(); ++j) {
+  const size_t ns = strips.size();
+  for (size_t j = 0; j < ns; ++j) {
+    if constexpr (TB > 1) {
+      size_t a = j + kAheadStrips;
+      int64_t tg = t0;
+      if (a >= ns) a -= ns, tg += TB;
+      // One request per line: every strip in fp32, every other in bf16 (32 elements a line).
+      if (a < ns && tg + TB <= tokens &&
+          (strips[a].col * int64_t(sizeof(T))) % 64 < 16 * int64_t(sizeof(T))) {
+        const Strip& q = strips[a];
+        for (int t = 0; t < TB; ++t) {
+          __builtin_prefetch(X + (tg + t) * nd + q.col);
+          __builtin_prefetch(dX + (tg + t) * nd + q.col, 1);
+          __builtin_prefetch(dy + (tg + t) * d + (q.col - q.stream * d));
+        }
+      }
+    }
     const Strip& s = strips[j];
     auto* f = s.mask == simd::kAll16 ? &strip<TB, true, T> : &strip<TB, false, T>;
     f(X + t0 * nd + s.col, dX + t0 * nd + s.col, dy + t0 * d + (s.col - s.stream * d), nd, d,
       rec, r0, s.stream, phi_pack + int64_t(j) * R * 16, dphi_pack + int64_t(j) * R * 16, R,
       s.mask);
-  }
-}
-
-// Each token's slice of the block lies in another 4 KiB page (rows nd elements apart), where the
-// hardware prefetchers stop; the next group's slices are requested while this one computes.
-template <class T>
-void prefetch_rows(const T* X, const T* dy, const T* dX, int64_t t0, int64_t t1, int64_t n,
-                   int64_t d, int64_t c0, int64_t w) {
-  const int64_t nd = n * d, i0 = c0 / d, i1 = (c0 + w - 1) / d;
-  const int64_t g0 = i0 == i1 ? c0 - i0 * d : 0, gw = i0 == i1 ? w : d;
-  for (int64_t t = t0; t < t1; ++t) {
-    for (int64_t off = 0; off < w; off += 64 / int64_t(sizeof(T))) {
-      __builtin_prefetch(X + t * nd + c0 + off);
-      __builtin_prefetch(dX + t * nd + c0 + off, 1);
-    }
-    for (int64_t off = 0; off < gw; off += 64 / int64_t(sizeof(T)))
-      __builtin_prefetch(dy + t * d + g0 + off);
   }
 }
 
@@ -161,12 +170,10 @@ projection_backward_block512(const T* X, const float* phi, const T* dy, T* dX, f
     const int64_t c1t = std::min(tokens, c0t + kChunk);
     std::fill(dphi_pack, dphi_pack + pack, 0.f);
     int64_t t0 = c0t;
-    for (; t0 + kGroup <= c1t; t0 += kGroup) {
-      prefetch_rows(X, dy, dX, t0 + kGroup, std::min(tokens, t0 + 2 * kGroup), n, d, c0, w);
-      block_tokens<kGroup>(X, dy, dX, phi_pack, dphi_pack, t0, nd, d, R, rec, strips);
-    }
+    for (; t0 + kGroup <= c1t; t0 += kGroup)
+      block_tokens<kGroup>(X, dy, dX, phi_pack, dphi_pack, t0, tokens, nd, d, R, rec, strips);
     for (; t0 < c1t; ++t0)
-      block_tokens<1>(X, dy, dX, phi_pack, dphi_pack, t0, nd, d, R, rec, strips);
+      block_tokens<1>(X, dy, dX, phi_pack, dphi_pack, t0, tokens, nd, d, R, rec, strips);
     for (size_t j = 0; j < strips.size(); ++j)
       for (int r = 0; r < R; ++r) {
         float* out = dphi + r * nd + strips[j].col;

@@ -13,6 +13,7 @@
 
 #include "grad_check.h"
 #include "kernel_test_util.h"
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/row_isa.h"
@@ -125,6 +126,39 @@ TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
         if (ref.empty()) ref = all;
         else
           EXPECT_TRUE(same_bytes(all, ref)) << core::to_string(isa) << ", " << threads << " threads";
+      }
+  }
+}
+
+// dkt and dzt of 8 MiB and more stream on the AVX-512 path when 64-byte aligned: the same bits
+// as plain stores (outputs one element off the boundary) and as the AVX2 path, every position
+// written (poisoned first), and the forward's chunked walk gives the AVX2 path's k.
+TEST(KvCompressor, StreamingGradientsSameBits) {
+  for (CompShape c : {CompShape{16387, 64, 4}, CompShape{32771, 64, 128}}) {
+    SCOPED_TRACE("ratio " + std::to_string(c.ratio));
+    Inputs in = make_inputs(c, 9, 1);
+    const int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+    ASSERT_GE(c.s * C * int64_t(sizeof(float)), int64_t(8) << 20);
+    auto dkt_buf = core::aligned_array<float>(size_t(c.s * C) + 16);
+    auto dzt_buf = core::aligned_array<float>(size_t(c.s * C) + 16);
+    std::vector<float> ref;
+    core::ThreadPool pool(2);
+    for (core::Isa isa : row_isas())
+      for (size_t off : {size_t(0), size_t(1)}) {
+        ScopedRowIsa path(isa);
+        std::fill(dkt_buf.get(), dkt_buf.get() + c.s * C + 16, NAN);
+        std::fill(dzt_buf.get(), dzt_buf.get() + c.s * C + 16, NAN);
+        std::vector<float> k(static_cast<size_t>(n * c.hd), NAN), dape(static_cast<size_t>(c.ratio * C), NAN);
+        kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio, &pool);
+        kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt_buf.get() + off,
+                             dzt_buf.get() + off, dape.data(), c.s, c.hd, c.ratio, &pool);
+        std::vector<float> all = k;
+        all.insert(all.end(), dkt_buf.get() + off, dkt_buf.get() + off + c.s * C);
+        all.insert(all.end(), dzt_buf.get() + off, dzt_buf.get() + off + c.s * C);
+        all.insert(all.end(), dape.begin(), dape.end());
+        for (size_t i = 0; i < all.size(); ++i) ASSERT_FALSE(std::isnan(all[i])) << "output " << i << " not written";
+        if (ref.empty()) ref = all;
+        else EXPECT_TRUE(same_bytes(all, ref)) << core::to_string(isa) << " offset " << off;
       }
   }
 }

@@ -124,24 +124,45 @@ float* exp_buffer(int rows) {
   return buf.data();
 }
 
+// The tile after this one: its rows (nullptr: none) and first channel. Its lines of zt and kt
+// are requested in software during this tile's max pass, one row's lines beside each row: the
+// tiles of an entry are 64 channels of 8 (ratio 4) or 128 (ratio 128) rows 4 or 2 KiB apart,
+// short runs in many pages that the hardware prefetchers did not follow, so every tile waited
+// on its loads (perf: the cycles sat on the loads of zt and kt).
+struct NextTile {
+  const RowOffsets* o = nullptr;
+  int64_t e = 0, e1 = 0;
+};
+
+TREX_AVX512_FN void prefetch_tile_row(const float* kt, const float* zt, const NextTile& nx,
+                                             int j) {
+  if (!nx.o || j >= nx.o->n) return;
+  for (int v = 0; v < kVecs512 && nx.e + 16 * v < nx.e1; ++v) {
+    __builtin_prefetch(zt + nx.o->x[j] + nx.e + 16 * v);
+    __builtin_prefetch(kt + nx.o->x[j] + nx.e + 16 * v);
+  }
+}
+
 // Max, sum of exp and weighted key sum of channels [e, e + 64) (lanes at or past e1 masked
 // off: they load 0 and are never stored); p, when given, receives each row's exps.
 TREX_AVX512_FN void stats64(const float* kt, const float* zt, const float* ape,
                             const RowOffsets& o, int64_t e, int64_t e1, __m512* mx, __m512* sum,
-                            __m512* acc, float* p) {
+                            __m512* acc, float* p, const NextTile& nx) {
   __mmask16 m[kVecs512];
   for (int v = 0; v < kVecs512; ++v) {
     m[v] = e + 16 * v < e1 ? simd::lanes16(e + 16 * v, e1) : __mmask16(0);
     mx[v] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     sum[v] = acc[v] = _mm512_setzero_ps();
   }
-  for (int j = 0; j < o.n; ++j)
+  for (int j = 0; j < o.n; ++j) {
+    prefetch_tile_row(kt, zt, nx, j);
     for (int v = 0; v < kVecs512; ++v) {
       const int64_t c = e + 16 * v;
       __m512 sc = _mm512_add_ps(simd::load16(zt + o.x[j] + c, m[v]),
                                 simd::load16(ape + o.ape[j] + c, m[v]));
       mx[v] = simd::max16(mx[v], sc);
     }
+  }
   for (int j = 0; j < o.n; ++j)
     for (int v = 0; v < kVecs512; ++v) {
       const int64_t c = e + 16 * v;
@@ -154,15 +175,39 @@ TREX_AVX512_FN void stats64(const float* kt, const float* zt, const float* ape,
     }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_block512(
-    const float* kt, const float* zt, const float* ape, float* k, int64_t i0, int64_t i1,
-    int64_t hd, int ratio, int64_t e0, int64_t e1) {
-  RowOffsets o;
-  for (int64_t i = i0; i < i1; ++i) {
-    entry_offsets(i, ratio, hd, &o);
+// Work items [w0, w1) of the forward (item w: entry w / blocks, channel block w % blocks of cb
+// channels), in order, each tile requesting the next one's lines.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_items512(
+    const float* kt, const float* zt, const float* ape, float* k, int64_t w0, int64_t w1,
+    int64_t blocks, int64_t cb, int64_t hd, int ratio) {
+  thread_local RowOffsets bufs[2];
+  RowOffsets *o = &bufs[0], *on = &bufs[1];
+  int64_t cur = -1, next = -1;  // the entries in *o and *on
+  for (int64_t w = w0; w < w1; ++w) {
+    const int64_t i = w / blocks, e0 = (w % blocks) * cb, e1 = std::min(hd, e0 + cb);
+    if (cur != i) {
+      if (next == i) {
+        std::swap(o, on);
+        std::swap(cur, next);
+      } else {
+        entry_offsets(i, ratio, hd, o);
+        cur = i;
+      }
+    }
     for (int64_t e = e0; e < e1; e += 16 * kVecs512) {
+      NextTile nx;
+      if (e + 16 * kVecs512 < e1) {
+        nx = {o, e + 16 * kVecs512, e1};
+      } else if (w + 1 < w1) {  // the next item's first tile
+        const int64_t i2 = (w + 1) / blocks, f0 = ((w + 1) % blocks) * cb;
+        if (i2 != i && next != i2) {
+          entry_offsets(i2, ratio, hd, on);
+          next = i2;
+        }
+        nx = {i2 == i ? o : on, f0, std::min(hd, f0 + cb)};
+      }
       __m512 mx[kVecs512], sum[kVecs512], acc[kVecs512];
-      stats64(kt, zt, ape, o, e, e1, mx, sum, acc, nullptr);
+      stats64(kt, zt, ape, *o, e, e1, mx, sum, acc, nullptr, nx);
       for (int v = 0; v < kVecs512 && e + 16 * v < e1; ++v)
         simd::store16(k + i * hd + e + 16 * v, _mm512_div_ps(acc[v], sum[v]),
                       simd::lanes16(e + 16 * v, e1));
@@ -172,15 +217,21 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_entries512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
-    float* dape, int64_t n, int64_t hd, int ratio, int64_t e0, int64_t e1) {
-  RowOffsets o;
+    float* dape, int64_t n, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt) {
+  thread_local RowOffsets bufs[2];
+  RowOffsets *op = &bufs[0], *on = &bufs[1];
+  if (n > 0) entry_offsets(0, ratio, hd, op);
   for (int64_t i = 0; i < n; ++i) {
-    entry_offsets(i, ratio, hd, &o);
+    const RowOffsets& o = *op;
+    if (i + 1 < n) entry_offsets(i + 1, ratio, hd, on);
     float* p = exp_buffer(o.n);
     for (int64_t e = e0; e < e1; e += 16 * kVecs512) {
       __m512 mx[kVecs512], sum[kVecs512], acc[kVecs512], kv[kVecs512], gk[kVecs512];
       __mmask16 m[kVecs512];
-      stats64(kt, zt, ape, o, e, e1, mx, sum, acc, p);
+      NextTile nx;
+      if (e + 16 * kVecs512 < e1) nx = {op, e + 16 * kVecs512, e1};
+      else if (i + 1 < n) nx = {on, e0, e1};
+      stats64(kt, zt, ape, o, e, e1, mx, sum, acc, p, nx);
       for (int v = 0; v < kVecs512; ++v) {
         m[v] = e + 16 * v < e1 ? simd::lanes16(e + 16 * v, e1) : __mmask16(0);
         __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum[v]);
@@ -193,12 +244,18 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
           const int64_t c = e + 16 * v;
           __m512 g = _mm512_mul_ps(_mm512_loadu_ps(p + (int64_t(j) * kVecs512 + v) * 16), gk[v]);
           __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o.x[j] + c, m[v]), kv[v]));
-          simd::store16(dkt + o.x[j] + c, g, m[v]);
-          simd::store16(dzt + o.x[j] + c, dz, m[v]);
+          if (nt && m[v] == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
+            _mm512_stream_ps(dkt + o.x[j] + c, g);
+            _mm512_stream_ps(dzt + o.x[j] + c, dz);
+          } else {
+            simd::store16(dkt + o.x[j] + c, g, m[v]);
+            simd::store16(dzt + o.x[j] + c, dz, m[v]);
+          }
           float* da = dape + o.ape[j] + c;
           simd::store16(da, _mm512_add_ps(simd::load16(da, m[v]), dz), m[v]);
         }
     }
+    std::swap(op, on);
   }
 }
 
@@ -222,7 +279,7 @@ void forward_block(const float* kt, const float* zt, const float* ape, float* k,
 
 void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
                     float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
-                    int ratio, int64_t e0, int64_t e1) {
+                    int ratio, int64_t e0, int64_t e1, bool nt) {
   int64_t C = compressor_width(ratio, hd);
   // Every (token, channel) is read by at most one entry, which writes its gradient below; only
   // the ones no entry reads are zeroed here: the trailing partial block (both halves for m = 4)
@@ -238,7 +295,7 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
   for (int64_t r = 0; r < ratio; ++r)
     for (int64_t off = 0; off < C; off += hd) std::fill(dape + r * C + off + e0, dape + r * C + off + e1, 0.f);
   if (row_isa() == core::Isa::kAvx512)
-    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1);
+    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
   RowOffsets o;
   for (int64_t i = 0; i < n; ++i) {
     entry_offsets(i, ratio, hd, &o);
@@ -278,13 +335,13 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
-  tp.parallel_for(0, n * blocks, 1, [&](int64_t lo, int64_t hi) {
+  // Chunks of 16 items, so that each tile can request the next one's lines (entries are
+  // independent: the chunking changes no bit).
+  tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
+    if (wide) return forward_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
-      if (wide)
-        forward_block512(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
-      else
-        forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
+      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
     }
   });
 }
@@ -297,10 +354,19 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", kChannelBlock);
   int64_t blocks = (hd + cb - 1) / cb;
+  // dkt and dzt are written once each, never read: streamed when far larger than the caches
+  // (the row kernels' rule, simd::use_streaming) on the 16-lane path, which saves the read of
+  // every line a plain store does first (two of the pass's seven streams). Only full vectors
+  // stream, so every row and block must start on a 64-byte boundary.
+  const int64_t C = compressor_width(ratio, hd);
+  const bool nt = row_isa() == core::Isa::kAvx512 && hd % 16 == 0 && cb % 16 == 0 &&
+                  simd::use_streaming<float>(s * C, C, {dkt, dzt}) &&
+                  reinterpret_cast<uintptr_t>(dkt) % 64 == 0 && reinterpret_cast<uintptr_t>(dzt) % 64 == 0;
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b)
       backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * cb,
-                     std::min(hd, (b + 1) * cb));
+                     std::min(hd, (b + 1) * cb), nt);
+    simd::fence_streams(nt);
   });
 }
 

@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
 #include "trex/model/config.h"
 #include "trex/plan/cluster.h"
+#include "trex/plan/dist_calibration.h"
 #include "trex/plan/ladder.h"
 #include "trex/plan/predict.h"
 #include "trex/plan/report.h"
@@ -29,7 +31,8 @@ namespace trex::cli {
 namespace {
 
 struct PlanArgs {
-  std::string model, cluster, run, strategy, svg, calibration, stack;
+  std::string model, cluster, run, strategy, svg, stack;
+  std::vector<std::string> calibration;
   long nodes = 0;
   bool json = false;
 };
@@ -46,7 +49,14 @@ int run_plan(const PlanArgs& a) {
   model::ModelConfig m = model::load_model_config(a.model);
   plan::Cluster c = plan::load_cluster_or_device(a.cluster);
   if (a.nodes > 0) plan::set_nodes(c, a.nodes);
-  if (!a.calibration.empty()) plan::calibrate_from_kernels_bench(c, a.calibration);
+  // A .toml is bench/dist_bench's collective fit (the links); anything else is the JSON of
+  // `trex kernels bench` (the compute factors). Both may be given.
+  for (const std::string& file : a.calibration) {
+    if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".toml") == 0)
+      plan::calibrate_links_from_dist(c, plan::load_dist_calibration(file));
+    else
+      plan::calibrate_from_kernels_bench(c, file);
+  }
   plan::Run r = plan::load_run(a.run);
   plan::StackProfile stack = a.stack.empty() ? plan::StackProfile{} : plan::load_stack(a.stack);
   plan::Strategy s = plan::load_strategy(a.strategy, stack);
@@ -317,7 +327,8 @@ void add_plan_command(CLI::App& app, Action* action) {
                   "Cluster description (configs/cluster/*.toml), or a hardware description for one device "
                   "(e.g. what `trex hw probe` wrote for this machine)");
   cmd->add_option("--calibration", args->calibration,
-                  "JSON of `trex kernels bench --json` on this machine: measured efficiency factors");
+                  "Measured factors, repeatable: the JSON of `trex kernels bench --json` (compute "
+                  "efficiencies) and/or the TOML of bench/dist_bench (the link's all-to-all fit)");
   cmd->add_option("--run", args->run, "Run description (configs/run/*.toml)");
   cmd->add_option("--stack", args->stack, "Software-stack profile (configs/plan/stack/*.toml): efficiency scales and schedule defaults");
   cmd->add_option("--strategy", args->strategy, "Parallel strategy (configs/strategy/*.toml)");

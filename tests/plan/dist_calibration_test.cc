@@ -74,5 +74,39 @@ TEST(DistCalibration, DefectsNameTheField) {
   EXPECT_NE(error_of(typo).find("all_to_al"), std::string::npos) << error_of(typo);
 }
 
+// The fit replaces the link level that the measured ranks shared, and no other.
+TEST(DistCalibration, SetsTheInnermostLevelThatHoldsTheRanks) {
+  std::string p = write("links.toml", kGood);
+  DistCalibration d = load_dist_calibration(p);
+  std::filesystem::remove(p);
+  Cluster c;
+  c.name = "two levels";
+  c.links = {LinkLevel{"one socket", 1, 1e9, 1e-7, 0.5, "x"}, LinkLevel{"node", 8, 2e11, 5e-6, 0.8, "y"},
+             LinkLevel{"fabric", 64, 5e10, 1e-5, 0.9, "z"}};
+  calibrate_links_from_dist(c, d);
+  EXPECT_DOUBLE_EQ(c.links[0].bw_unidir, 1e9);  // a level of 1 cannot hold 2 ranks
+  EXPECT_DOUBLE_EQ(c.links[1].latency_s, 2e-6);
+  EXPECT_DOUBLE_EQ(c.links[1].bw_unidir, 4e9);
+  EXPECT_DOUBLE_EQ(c.links[1].efficiency, 1);
+  EXPECT_NE(c.links[1].source.find("dist_bench"), std::string::npos);
+  EXPECT_DOUBLE_EQ(c.links[2].bw_unidir, 5e10);
+  EXPECT_DOUBLE_EQ(c.links[2].latency_s, 1e-5);
+}
+
+TEST(DistCalibration, RefusesAClusterWithoutALevelForTheRanks) {
+  std::string p = write("nolink.toml", kGood);
+  DistCalibration d = load_dist_calibration(p);
+  std::filesystem::remove(p);
+  Cluster one;
+  one.name = "one device";
+  try {
+    calibrate_links_from_dist(one, d);
+    ADD_FAILURE() << "a cluster without links was calibrated";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dist_calibration.ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace trex::plan

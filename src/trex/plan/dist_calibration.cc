@@ -1,6 +1,7 @@
 #include "trex/plan/dist_calibration.h"
 
 #include "trex/model/toml_fields.h"
+#include "trex/util/error.h"
 
 namespace trex::plan {
 
@@ -29,6 +30,20 @@ DistCalibration load_dist_calibration(const std::string& path) {
   fit("all_gather", c.all_gather);
   d.finish();
   return c;
+}
+
+void calibrate_links_from_dist(Cluster& c, const DistCalibration& d) {
+  for (LinkLevel& level : c.links) {
+    if (level.group_size < d.ranks) continue;
+    level.latency_s = d.all_to_all.latency_s;
+    level.bw_unidir = d.all_to_all.bandwidth_Bps;
+    level.efficiency = 1;
+    level.source = "measured: all-to-all fit of bench/dist_bench on " + std::to_string(d.ranks) + " ranks (" + d.file + ")";
+    return;
+  }
+  throw InputError(d.file, 0,
+                   "dist_calibration.ranks: no link level of cluster '" + c.name + "' holds " +
+                       std::to_string(d.ranks) + " devices" + (c.links.empty() ? " (it has no links: one device)" : ""));
 }
 
 }  // namespace trex::plan

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "trex/plan/cluster.h"
+
 namespace trex::plan {
 
 struct CollectiveFit {
@@ -25,5 +27,13 @@ struct DistCalibration {
 // Reads and checks the file (every collective present, latency >= 0, bandwidth > 0). Throws
 // InputError naming the file, line and field.
 DistCalibration load_dist_calibration(const std::string& path);
+
+// Sets the link level that the measured ranks shared (the innermost one whose group holds
+// `ranks` devices) to the all-to-all fit: latency and bandwidth as measured, efficiency 1 (the
+// fit already is what the collective achieves). The all-to-all is the MoE exchange the planner
+// times on that level; its ring all-reduce follows from the same link. Throws InputError naming
+// the calibration file when no level of the cluster holds that many devices (a one-device
+// cluster has no link to calibrate).
+void calibrate_links_from_dist(Cluster& c, const DistCalibration& d);
 
 }  // namespace trex::plan

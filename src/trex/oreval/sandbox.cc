@@ -40,18 +40,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-std::string sandbox_isolation() {
-  const SandboxProbe& p = sandbox_probe();
-  std::string s;
-  if (p.netns || p.userns) s += "netns ";
-  if (p.landlock) s += "landlock-abi" + std::to_string(p.landlock) + " ";
-  if (p.seccomp) s += "seccomp ";
-  s += "rlimits";
-  if (p.root) s += " nobody";
-  if (p.userns) s += " userns";
-  return s;
-}
-
 std::vector<std::string> missing_sandbox_layers() {
   std::vector<std::string> missing;
   for (const char* m : missing_layers(sandbox_probe())) missing.emplace_back(m);

@@ -19,24 +19,17 @@
 extern "C" {
 
 // Probes the sandbox once in this process (before any child is forked, so every child inherits
-// the answer) and writes what it found, as sandbox_isolation() words it, into `buf`. Returns the
-// number of missing layers.
+// the answer) and writes what it found, in sandbox_isolation()'s words (one definition, in
+// sandbox_child.cc), into `buf`. Returns the number of missing layers.
 __attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len) {
   using namespace trex::oreval;
-  const SandboxProbe& p = sandbox_probe();
-  std::string s;
-  if (p.netns || p.userns) s += "netns ";
-  if (p.landlock) s += "landlock-abi" + std::to_string(p.landlock) + " ";
-  if (p.seccomp) s += "seccomp ";
-  s += "rlimits";
-  if (p.root) s += " nobody";
-  if (p.userns) s += " userns";
+  std::string s = sandbox_isolation();
   if (len > 0) {
     size_t n = std::min(s.size(), size_t(len - 1));
     memcpy(buf, s.data(), n);
     buf[n] = 0;
   }
-  return int(missing_layers(p).size());
+  return int(missing_layers(sandbox_probe()).size());
 }
 
 // In the freshly forked child of a single-threaded interpreter (so it may allocate): applies

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -20,7 +21,6 @@
 #include "trex/oreval/module_copy.h"
 #include "trex/oreval/solve_helper.h"
 #include "trex/oreval/warm_pool.h"
-#include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
 #ifndef TREX_PYTHON_DIR
@@ -88,6 +88,26 @@ struct TempDir {
   }
 };
 
+// The program's source, into the folder just made for it (no one else can have a file there):
+// written once, never replaced, so neither a temporary name nor an fsync buys anything (the
+// fsync cost a journal commit per program), and the folder is removed with it.
+void write_program(const TempDir& dir, const std::string& code) {
+  int fd = openat(dir.fd, "completion.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + dir.path + "/completion.py: " + strerror(errno));
+  size_t done = 0;
+  while (done < code.size()) {
+    ssize_t w = write(fd, code.data() + done, code.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      close(fd);
+      throw std::runtime_error("cannot write " + dir.path + "/completion.py: " + strerror(e));
+    }
+    done += size_t(w);
+  }
+  if (close(fd) != 0) throw std::runtime_error("cannot write " + dir.path + "/completion.py: " + strerror(errno));
+}
+
 constexpr const char* kSolveFile = "__trex_solve.json";
 constexpr const char* kFinalFile = "__trex_final.json";
 constexpr const char* kLpFile = "model.lp";
@@ -150,7 +170,7 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   Execution ex;
   std::string pydir = o.python_dir.empty() ? python_module_dir() : o.python_dir;
   TempDir dir;
-  write_file_atomic(dir.path + "/completion.py", code);
+  write_program(dir, code);
   if (!data_json.empty()) fs::copy_file(data_json, dir.path + "/data.json");
   SandboxSpec spec;
   // The warm interpreter's module copy is read-only to the child, in a folder of its own; the

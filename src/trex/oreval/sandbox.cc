@@ -95,7 +95,8 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
   // The child's pid goes into its seccomp filter, so the filter is built in the child from
   // a template with a placeholder pid patched in by index (no allocation there).
   constexpr pid_t kPlaceholder = 0x7ffffff0;
-  std::vector<sock_filter> filter = pr.seccomp ? seccomp_policy(kPlaceholder) : std::vector<sock_filter>{};
+  // A warm interpreter's child builds its own filter (sandbox_enter.cc), so none is made here then.
+  std::vector<sock_filter> filter = pr.seccomp && !launcher ? seccomp_policy(kPlaceholder) : std::vector<sock_filter>{};
   std::vector<size_t> self_slots, neg_self_slots;
   for (size_t i = 0; i < filter.size(); ++i) {
     bool is_jump = BPF_CLASS(filter[i].code) == BPF_JMP;

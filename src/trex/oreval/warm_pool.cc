@@ -192,12 +192,13 @@ class WarmInterpreter final : public SandboxLauncher {
       int r = poll(&p, 1, int(std::max(1.0, left * 1000)));
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) continue;
-      std::string buf(kMaxMessage, '\0');
-      ssize_t n = recv(ctl_, buf.data(), buf.size(), 0);
+      // One buffer for the interpreter's life: a fresh 1 MiB one per message was a memset and
+      // an mmap with its page faults, three times per program.
+      if (recv_buf_.empty()) recv_buf_.resize(kMaxMessage);
+      ssize_t n = recv(ctl_, recv_buf_.data(), recv_buf_.size(), 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) fail("it exited");
-      buf.resize(size_t(n));
-      nlohmann::json j = nlohmann::json::parse(buf, nullptr, false);
+      nlohmann::json j = nlohmann::json::parse(recv_buf_.data(), recv_buf_.data() + n, nullptr, false);
       if (j.is_discarded() || !j.is_object()) fail("unreadable answer");
       return j;
     }
@@ -217,6 +218,7 @@ class WarmInterpreter final : public SandboxLauncher {
   }
 
   std::string dir_, module_dir_, runner_;
+  std::vector<char> recv_buf_;
   int ctl_ = -1;
   pid_t pid_ = -1;
   bool broken_ = false;

@@ -1,0 +1,55 @@
+"""Warms the warm interpreter (trex_eval_zygote.py) before it forks any child (issue 19).
+
+A child forked from an interpreter that has never run the modelling code runs it cold: the
+writer module is imported, and the interpreter specialises the module's bytecode and fills its
+caches in the child, again for every program (each child's work is lost when it exits). Run
+here once, in the interpreter every child is forked from, that work is inherited: on the 99
+Bench4Opt reference programs it took the program's own part (compile, build, write, record)
+from about 8 to about 4.5 ms of CPU per program (bench/oreval_stage_bench.py).
+
+What is run is trex's own code on a model made up here; nothing of it stays where a program
+can see it: the modelling core's "last created / last solved model" are reset, no parameter
+is set, no file is written.
+"""
+import json
+
+# The surface the reference programs use most (addVars with counts and index lists, addVar,
+# sums and quicksum, every sense, both objective senses, variable types and bounds), written
+# out as the LP text and as the runner's JSON record of the final model.
+_PROGRAM = """
+from gurobipy import GRB, Model, quicksum
+costs = [3.0, 2.5, 4.25, 1.0]
+caps = {"a": 10, "b": 7.5}
+m = Model("warm-up")
+x = m.addVars(len(costs), vtype=GRB.CONTINUOUS, name="x")
+y = m.addVars(list(caps), range(2), vtype=GRB.BINARY, name="y")
+z = m.addVar(lb=-5, ub=5, vtype=GRB.INTEGER, name="z")
+w = m.addVar(name="w")
+m.setObjective(sum(costs[i] * x[i] for i in range(len(costs))) + 2 * z - w + 1.5, GRB.MINIMIZE)
+for i in range(len(costs)):
+    m.addConstr(x[i] <= caps["a"] * (i + 1), name=f"cap_{i}")
+    m.addConstr(x[i] - 0.5 * z >= -1, name=f"low_{i}")
+for k in caps:
+    m.addConstr(quicksum(y[k, j] for j in range(2)) == 1, name=f"one_{k}")
+    m.addConstr(caps[k] * y[k, 0] + x[0] <= caps[k] + w, name=f"link_{k}")
+m.addConstrs((x[i] + y["a", 1] >= 0 for i in range(2)), name="each")
+m.addConstr(x.sum() <= 100)
+m.update()
+m.setObjective(quicksum(c * x[i] for i, c in enumerate(costs)) - z, GRB.MAXIMIZE)
+lp = m._lp_text()
+record = json.dumps(m._to_json(), allow_nan=False)
+"""
+
+
+def warm_up(rounds=20):
+    """Runs the program `rounds` times (the interpreter specialises code that has run a few
+    times), then forgets the models it made."""
+    import trex_modeling.lp_writer  # noqa: F401  imported lazily by Model.write otherwise
+    from trex_modeling import model as core
+
+    code = compile(_PROGRAM, "<trex warm-up>", "exec")
+    for _ in range(rounds):
+        namespace = {"__name__": "__trex_warmup__", "json": json}
+        exec(code, namespace)
+    core._last[0] = None
+    core._solved[0] = None

@@ -24,8 +24,9 @@ def solve(model, record, time_limit=None):
 
 
 def _write_record(path, record):
+    text = json.dumps(record, allow_nan=False)  # the C encoder; json.dump encodes in Python
     with open(path, "w") as f:
-        json.dump(record, f, allow_nan=False)
+        f.write(text)
 
 
 def _through_channel(fd, record, time_limit):

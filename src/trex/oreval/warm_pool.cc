@@ -208,9 +208,18 @@ class WarmInterpreter final : public SandboxLauncher {
     if (ctl_ >= 0) close(ctl_);  // the interpreter exits when it reads the end
     ctl_ = -1;
     if (pid_ > 0) {
-      kill(pid_, SIGKILL);
+      // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
+      // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init.
       int status;
-      waitpid(pid_, &status, 0);
+      bool exited = false;
+      for (int i = 0; i < 500 && !exited; ++i) {
+        exited = waitpid(pid_, &status, WNOHANG) == pid_;
+        if (!exited) usleep(2000);
+      }
+      if (!exited) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      }
       pid_ = -1;
     }
     std::error_code ec;

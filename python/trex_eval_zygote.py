@@ -230,8 +230,8 @@ def main():
             os.waitpid(pid, 0)
             return 0
         status, timed_out = wait_for(pid, float(json.loads(message)["wait"]))
-        waiting.fork()  # the next child, while the evaluator reads this one's results
         send(ctl, {"status": status, "timed_out": timed_out})
+        waiting.fork()  # the next child, while the evaluator reads this one's results
 
 
 if __name__ == "__main__":

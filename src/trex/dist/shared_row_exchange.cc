@@ -121,12 +121,13 @@ void SharedRowExchange::start_rows(const float* send, const int64_t* send_rows, 
   if (d[ranks_] * width > data_cap_)
     throw std::logic_error("SharedRowExchange: rows wider or more than the counts exchange announced");
   core::trace_count(0, double(d[ranks_]) * double(width) * sizeof(float));
-  // The peers' rows into this rank's slot (at their offsets in send); this rank's own straight
-  // into recv.
+  // The peers' rows into this rank's slot (at their offsets in send), unless the caller packed
+  // them there (send_slot); this rank's own straight into recv.
   float* mine = data(rank_, slot);
-  for (int q = 0; q < ranks_; ++q)
-    if (q != rank_ && send_rows[q] > 0)
-      std::memcpy(mine + d[q] * width, send + d[q] * width, sizeof(float) * size_t(send_rows[q] * width));
+  if (send != mine)
+    for (int q = 0; q < ranks_; ++q)
+      if (q != rank_ && send_rows[q] > 0)
+        std::memcpy(mine + d[q] * width, send + d[q] * width, sizeof(float) * size_t(send_rows[q] * width));
   recv_rows_.assign(recv_rows, recv_rows + ranks_);
   recv_displs_.assign(size_t(ranks_) + 1, 0);
   for (int q = 0; q < ranks_; ++q) recv_displs_[size_t(q) + 1] = recv_displs_[size_t(q)] + recv_rows[q];
@@ -136,33 +137,52 @@ void SharedRowExchange::start_rows(const float* send, const int64_t* send_rows, 
               sizeof(float) * size_t(send_rows[rank_] * width));
   recv_ = recv;
   width_ = width;
+  done_.assign(size_t(ranks_), 0);
+  done_[size_t(rank_)] = 1;
+  left_ = ranks_ - 1;
   pending_ = true;
   ops_ = n + 1;
   publish(n + 1);
 }
 
+float* SharedRowExchange::send_slot(const int64_t* send_rows, int64_t width) {
+  if (pending_) throw std::logic_error("SharedRowExchange: send slot asked for while rows are in flight");
+  int64_t rows = 0;
+  for (int q = 0; q < ranks_; ++q) rows += send_rows[q];
+  // Slot ops_ % 2 is free: this rank's last use of it was operation ops_ - 2, which every peer
+  // finished reading before it published ops_ (header comment), and this rank saw that before
+  // completing operation ops_ - 1.
+  if (rows * width > data_cap_) return nullptr;
+  return data(rank_, int64_t(ops_ % 2));
+}
+
+bool SharedRowExchange::copy_arrived() {
+  const uint64_t n = ops_ - 1;
+  const int64_t slot = int64_t(n % 2);
+  for (int q = 0; q < ranks_; ++q) {
+    if (done_[size_t(q)] || !published(q, n + 1)) continue;
+    const int64_t* d = displs(q, slot);
+    if (d[ranks_ + 1] != width_ || d[rank_ + 1] - d[rank_] != recv_rows_[size_t(q)])
+      throw std::logic_error("SharedRowExchange: a peer sent rows of another width or count than expected");
+    std::memcpy(recv_ + recv_displs_[size_t(q)] * width_, data(q, slot) + d[rank_] * width_,
+                sizeof(float) * size_t(recv_rows_[size_t(q)] * width_));
+    done_[size_t(q)] = 1;
+    --left_;
+  }
+  return left_ == 0;
+}
+
+void SharedRowExchange::progress_rows() {
+  if (pending_) copy_arrived();
+}
+
 void SharedRowExchange::finish_rows() {
   TREX_TRACE(kMoeDispatch, "dist.rows.wait");
   if (!pending_) return;
-  const uint64_t n = ops_ - 1;
-  const int64_t slot = int64_t(n % 2);
-  std::vector<char> done(size_t(ranks_), 0);
-  done[size_t(rank_)] = 1;
-  int left = ranks_ - 1;
-  WatchdogScope w("expert rows (shared memory)");
-  wait_until([&] {
-    for (int q = 0; q < ranks_; ++q) {
-      if (done[size_t(q)] || !published(q, n + 1)) continue;
-      const int64_t* d = displs(q, slot);
-      if (d[ranks_ + 1] != width_ || d[rank_ + 1] - d[rank_] != recv_rows_[size_t(q)])
-        throw std::logic_error("SharedRowExchange: a peer sent rows of another width or count than expected");
-      std::memcpy(recv_ + recv_displs_[size_t(q)] * width_, data(q, slot) + d[rank_] * width_,
-                  sizeof(float) * size_t(recv_rows_[size_t(q)] * width_));
-      done[size_t(q)] = 1;
-      --left;
-    }
-    return left == 0;
-  });
+  if (!copy_arrived()) {
+    WatchdogScope w("expert rows (shared memory)");
+    wait_until([&] { return copy_arrived(); });
+  }
   pending_ = false;
 }
 

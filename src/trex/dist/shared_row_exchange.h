@@ -52,6 +52,12 @@ class SharedRowExchange : public model::ExpertExchange {
   void start_rows(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
                   int64_t width) override;
   void finish_rows() override;
+  // This rank's rows slot for the next rows exchange (one copy: the caller packs straight into
+  // the memory the peers read), or null if the rows do not fit it.
+  float* send_slot(const int64_t* send_rows, int64_t width) override;
+  // Copies the rows of every peer that has published them by now (the receiver's copy runs
+  // between the shared expert's products instead of at the wait).
+  void progress_rows() override;
 
  private:
   SharedRowExchange(const Communicator& comm, int shards) : comm_(&comm), ranks_(comm.size()), rank_(comm.rank()), shards_(shards) {}
@@ -64,6 +70,9 @@ class SharedRowExchange : public model::ExpertExchange {
   int64_t* displs(int q, int64_t slot) const;
   float* data(int q, int64_t slot) const;
   void publish(uint64_t n);
+  // Copies out the rows of the exchange in flight from every peer that has published them and
+  // was not copied yet; true when none is left.
+  bool copy_arrived();
   bool published(int q, uint64_t n) const;
 
   const Communicator* comm_;
@@ -76,6 +85,8 @@ class SharedRowExchange : public model::ExpertExchange {
   float* recv_ = nullptr;
   int64_t width_ = 0;
   std::vector<int64_t> recv_rows_, recv_displs_;
+  std::vector<char> done_;  // peers whose rows are copied
+  int left_ = 0;            // peers whose rows are not
 };
 
 }  // namespace trex::dist

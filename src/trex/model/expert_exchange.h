@@ -36,6 +36,13 @@ class ExpertExchange {
   virtual void start_rows(const float* send, const int64_t* send_rows, float* recv, const int64_t* recv_rows,
                           int64_t width) = 0;
   virtual void finish_rows() = 0;
+  // Where the caller may write the rows of its next start_rows (laid out as `send` there, for
+  // these send_rows at this width) so that the exchange need not copy them again: a transport
+  // whose peers read the sender's memory (dist/shared_row_exchange.h) hands out that memory.
+  // Null when it has none (the caller packs into its own buffer). Valid until that
+  // start_rows, which must then be given this pointer as `send`; called with no exchange in
+  // flight.
+  virtual float* send_slot(const int64_t* /*send_rows*/, int64_t /*width*/) { return nullptr; }
   // Called between pieces of the work that overlaps a transfer (the shared expert's products):
   // moves the exchange in flight along where the transport needs this rank's help to do so
   // (MPI's non-blocking collectives advance only inside MPI calls). Changes no result.

@@ -511,13 +511,18 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   }
   if (ep) {
     TREX_TRACE(kMoeDispatch, "moe.combine.exchange");
-    State::fit(s.recvbuf, size_t(R * d));
+    // Packed straight where the peers read them when the transport allows (one copy).
+    float* packed = s.ex->send_slot(s.recv_rows.data(), d);
+    if (!packed) {
+      State::fit(s.recvbuf, size_t(R * d));
+      packed = s.recvbuf.data();
+    }
     for (int64_t r = 0; r < R; ++r)
-      std::memcpy(&s.recvbuf[size_t(s.perm[size_t(r)] * d)], &yr[size_t(r * d)], sizeof(float) * size_t(d));
+      std::memcpy(&packed[size_t(s.perm[size_t(r)] * d)], &yr[size_t(r * d)], sizeof(float) * size_t(d));
     State::fit(w.ye, size_t(TK * d));
     if (s.S > 1) State::fit(s.partbuf, size_t(s.S * TK * d));
     float* back = s.S > 1 ? s.partbuf.data() : w.ye.data();
-    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), back, s.send_rows.data(), d);
+    s.ex->start_rows(packed, s.recv_rows.data(), back, s.send_rows.data(), d);
     s.ex->finish_rows();
     if (s.S > 1) {
       // Row-parallel W2: the output is the sum of the shards' partial outputs, added pairwise
@@ -605,11 +610,15 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
     }
   };
 
+  // ep: staged in the order sent to the owners (each row once per shard of its expert), packed
+  // straight where the peers read them when the transport allows (one copy).
+  float* dst = ep ? s.ex->send_slot(s.send_rows.data(), d) : w.dye.data();
   {
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad");
-    // ep: staged in the order sent to the owners (each row once per shard of its expert).
-    if (ep) State::fit(s.sendbuf, size_t(s.S * TK * d));
-    float* dst = ep ? s.sendbuf.data() : w.dye.data();
+    if (!dst) {
+      State::fit(s.sendbuf, size_t(s.S * TK * d));
+      dst = s.sendbuf.data();
+    }
     const int64_t copies = ep ? s.S : 1;
     pool.parallel_for(0, TK, 64, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r)
@@ -620,7 +629,7 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
   if (ep) {
     TREX_TRACE(kMoeDispatch, "moe.dispatch_grad.exchange");
     State::fit(s.recvbuf, size_t(R * d));
-    s.ex->start_rows(s.sendbuf.data(), s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d);
+    s.ex->start_rows(dst, s.send_rows.data(), s.recvbuf.data(), s.recv_rows.data(), d);
     shared_backward();  // overlaps the transfer
     s.ex->finish_rows();
     for (int64_t r = 0; r < R; ++r)
@@ -695,14 +704,18 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
   if (ep) {
     // Back to the sources: each row's input gradient with its routing-weight gradient.
     TREX_TRACE(kMoeDispatch, "moe.combine_grad.exchange");
-    State::fit(s.recvbuf, size_t(R * (d + 1)));
+    float* packed = s.ex->send_slot(s.recv_rows.data(), d + 1);  // one copy, as in the forward
+    if (!packed) {
+      State::fit(s.recvbuf, size_t(R * (d + 1)));
+      packed = s.recvbuf.data();
+    }
     for (int64_t r = 0; r < R; ++r) {
-      float* row = &s.recvbuf[size_t(s.perm[size_t(r)] * (d + 1))];
+      float* row = &packed[size_t(s.perm[size_t(r)] * (d + 1))];
       std::memcpy(row, &w.dxs[size_t(r * d)], sizeof(float) * size_t(d));
       row[d] = w.dw[size_t(r)];
     }
     State::fit(s.partbuf, size_t(s.S * TK * (d + 1)));
-    s.ex->start_rows(s.recvbuf.data(), s.recv_rows.data(), s.partbuf.data(), s.send_rows.data(), d + 1);
+    s.ex->start_rows(packed, s.recv_rows.data(), s.partbuf.data(), s.send_rows.data(), d + 1);
     s.ex->finish_rows();
     // Under ETP each shard's input and routing-weight gradients are partial sums over its slice
     // of the width; they are added pairwise in shard order (as the forward's outputs).

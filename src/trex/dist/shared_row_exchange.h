@@ -24,6 +24,11 @@
 // peer had published n + 2, which each peer does only after it finished reading operation n.
 // Rows arrive bit for bit as sent (memcpy).
 //
+// One copy: the caller may pack its rows straight into its slot (send_slot, the next
+// operation's slot, free by the argument above once the previous operation completed), and the
+// receiver copies a peer's rows as soon as they are published, from progress_rows between the
+// shared expert's products as well as at finish_rows.
+//
 // Space: the rows slots are sized at each counts exchange from every rank's counts (all ranks
 // read all of them, so they agree) for the widest row the caller names; growing the window is
 // collective and happens only there, when no rows are in flight.

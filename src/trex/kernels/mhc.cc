@@ -629,6 +629,49 @@ void post_backward_token(const T* g, const T* f, const T* x, const float* post, 
   std::copy(dc, dc + n * n, dC);
 }
 
+// One pass of post_backward_token_n4 over a token's 4 G rows: out = c0*g0 + c1*g1 + c2*g2 + c3*g3
+// (an FMA chain from 0) and sums[k] = sum over e of g_k * v (8 lane-partial sums, then hsum, then
+// the scalar tail by std::fma). At most 11 vectors are live, which AVX2's 16 registers hold.
+template <class T>
+inline void mix4_dot4(const T* const g[4], const float c[4], const T* v, T* out, float sums[4], int64_t d) {
+  const T *g0 = g[0], *g1 = g[1], *g2 = g[2], *g3 = g[3];
+  const float c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+  float s[4] = {0.f, 0.f, 0.f, 0.f};
+  int64_t e = 0;
+#ifdef TREX_ELEM_AVX2
+  {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (; e + 8 <= d; e += 8) {
+      const __m256 vv = simd::load8(v + e), a0 = simd::load8(g0 + e), a1 = simd::load8(g1 + e),
+                   a2 = simd::load8(g2 + e), a3 = simd::load8(g3 + e);
+      __m256 o = _mm256_fmadd_ps(_mm256_set1_ps(c0), a0, _mm256_setzero_ps());
+      o = _mm256_fmadd_ps(_mm256_set1_ps(c1), a1, o);
+      o = _mm256_fmadd_ps(_mm256_set1_ps(c2), a2, o);
+      o = _mm256_fmadd_ps(_mm256_set1_ps(c3), a3, o);
+      s0 = _mm256_fmadd_ps(a0, vv, s0);
+      s1 = _mm256_fmadd_ps(a1, vv, s1);
+      s2 = _mm256_fmadd_ps(a2, vv, s2);
+      s3 = _mm256_fmadd_ps(a3, vv, s3);
+      simd::store8(out + e, o);
+    }
+    s[0] = simd::hsum(s0), s[1] = simd::hsum(s1), s[2] = simd::hsum(s2), s[3] = simd::hsum(s3);
+  }
+#endif
+  for (; e < d; ++e) {
+    const float vv = ld(v + e), a0 = ld(g0 + e), a1 = ld(g1 + e), a2 = ld(g2 + e), a3 = ld(g3 + e);
+    float o = std::fma(c0, a0, 0.f);
+    o = std::fma(c1, a1, o);
+    o = std::fma(c2, a2, o);
+    o = std::fma(c3, a3, o);
+    s[0] = std::fma(a0, vv, s[0]);
+    s[1] = std::fma(a1, vv, s[1]);
+    s[2] = std::fma(a2, vv, s[2]);
+    s[3] = std::fma(a3, vv, s[3]);
+    st(out + e, o);
+  }
+  std::copy(s, s + 4, sums);
+}
+
 // post_backward_token<4> split as post_backward_token512_n4: one pass for dF and dpost, then one
 // per row j of dX and dC (the token's 4 G rows read again from L1). In one pass it needs 20
 // accumulators beside 4 G, 4 X, F and the dF/dX sums: 30 vectors, which AVX2's 16 ymm registers
@@ -637,85 +680,15 @@ void post_backward_token(const T* g, const T* f, const T* x, const float* post, 
 // same chain in the same order (vector part, hsum, then the scalar tail): the same bits, except
 // that the tail (d % 8 elements) adds its products by std::fma, as the vector lanes do; before,
 // whether GCC contracted them depended on the -march and the vectorizer's choices.
+// Both passes are mix4_dot4.
 template <class T>
 void post_backward_token_n4(const T* g, const T* f, const T* x, const float* post, const float* C,
                             T* dF, T* dX, float* dpost, float* dC, int /*n_rt*/, int64_t d) {
-  const float p0 = post[0], p1 = post[1], p2 = post[2], p3 = post[3];
+  const T* const rows[4] = {g, g + d, g + 2 * d, g + 3 * d};
   float Ct[16];
   std::copy(C, C + 16, Ct);
-  const T *g0 = g, *g1 = g + d, *g2 = g + 2 * d, *g3 = g + 3 * d;
-  float s[4] = {0.f, 0.f, 0.f, 0.f};
-  int64_t e = 0;
-#ifdef TREX_ELEM_AVX2
-  {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    for (; e + 8 <= d; e += 8) {
-      const __m256 fv = simd::load8(f + e), a0 = simd::load8(g0 + e), a1 = simd::load8(g1 + e),
-                   a2 = simd::load8(g2 + e), a3 = simd::load8(g3 + e);
-      __m256 df = _mm256_fmadd_ps(_mm256_set1_ps(p0), a0, _mm256_setzero_ps());
-      df = _mm256_fmadd_ps(_mm256_set1_ps(p1), a1, df);
-      df = _mm256_fmadd_ps(_mm256_set1_ps(p2), a2, df);
-      df = _mm256_fmadd_ps(_mm256_set1_ps(p3), a3, df);
-      s0 = _mm256_fmadd_ps(a0, fv, s0);
-      s1 = _mm256_fmadd_ps(a1, fv, s1);
-      s2 = _mm256_fmadd_ps(a2, fv, s2);
-      s3 = _mm256_fmadd_ps(a3, fv, s3);
-      simd::store8(dF + e, df);
-    }
-    s[0] = simd::hsum(s0), s[1] = simd::hsum(s1), s[2] = simd::hsum(s2), s[3] = simd::hsum(s3);
-  }
-#endif
-  const int64_t tail = e;
-  for (; e < d; ++e) {
-    const float fv = ld(f + e), a0 = ld(g0 + e), a1 = ld(g1 + e), a2 = ld(g2 + e), a3 = ld(g3 + e);
-    float df = std::fma(p0, a0, 0.f);
-    df = std::fma(p1, a1, df);
-    df = std::fma(p2, a2, df);
-    df = std::fma(p3, a3, df);
-    s[0] = std::fma(a0, fv, s[0]);
-    s[1] = std::fma(a1, fv, s[1]);
-    s[2] = std::fma(a2, fv, s[2]);
-    s[3] = std::fma(a3, fv, s[3]);
-    st(dF + e, df);
-  }
-  std::copy(s, s + 4, dpost);
-  for (int j = 0; j < 4; ++j) {
-    const float c0 = Ct[j * 4], c1 = Ct[j * 4 + 1], c2 = Ct[j * 4 + 2], c3 = Ct[j * 4 + 3];
-    const T* xj = x + j * d;
-    T* dxj = dX + j * d;
-    float t[4] = {0.f, 0.f, 0.f, 0.f};
-    e = 0;
-#ifdef TREX_ELEM_AVX2
-    __m256 t0 = _mm256_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
-    for (; e + 8 <= d; e += 8) {
-      const __m256 xv = simd::load8(xj + e), a0 = simd::load8(g0 + e), a1 = simd::load8(g1 + e),
-                   a2 = simd::load8(g2 + e), a3 = simd::load8(g3 + e);
-      __m256 dx = _mm256_fmadd_ps(_mm256_set1_ps(c0), a0, _mm256_setzero_ps());
-      dx = _mm256_fmadd_ps(_mm256_set1_ps(c1), a1, dx);
-      dx = _mm256_fmadd_ps(_mm256_set1_ps(c2), a2, dx);
-      dx = _mm256_fmadd_ps(_mm256_set1_ps(c3), a3, dx);
-      t0 = _mm256_fmadd_ps(a0, xv, t0);
-      t1 = _mm256_fmadd_ps(a1, xv, t1);
-      t2 = _mm256_fmadd_ps(a2, xv, t2);
-      t3 = _mm256_fmadd_ps(a3, xv, t3);
-      simd::store8(dxj + e, dx);
-    }
-    t[0] = simd::hsum(t0), t[1] = simd::hsum(t1), t[2] = simd::hsum(t2), t[3] = simd::hsum(t3);
-#endif
-    for (e = tail; e < d; ++e) {
-      const float xv = ld(xj + e), a0 = ld(g0 + e), a1 = ld(g1 + e), a2 = ld(g2 + e), a3 = ld(g3 + e);
-      float dx = std::fma(c0, a0, 0.f);
-      dx = std::fma(c1, a1, dx);
-      dx = std::fma(c2, a2, dx);
-      dx = std::fma(c3, a3, dx);
-      t[0] = std::fma(a0, xv, t[0]);
-      t[1] = std::fma(a1, xv, t[1]);
-      t[2] = std::fma(a2, xv, t[2]);
-      t[3] = std::fma(a3, xv, t[3]);
-      st(dxj + e, dx);
-    }
-    std::copy(t, t + 4, dC + j * 4);
-  }
+  mix4_dot4(rows, post, f, dF, dpost, d);
+  for (int j = 0; j < 4; ++j) mix4_dot4(rows, Ct + j * 4, x + j * d, dX + j * d, dC + j * 4, d);
 }
 
 // The same on 16 lanes. dF and dX are the same FMA chains as above (same bits); dpost and dC

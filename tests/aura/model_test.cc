@@ -171,6 +171,31 @@ TEST(RowModel, WithStreamingStoresOnlyTheInputCompetesForTheCaches) {
   EXPECT_EQ(stream_of(make_target("rmsnorm.fwd", {256, 4096}, one)), 1);   // in + out 8 MiB: all in L3
 }
 
+// Cross-entropy's sum-of-exp pass waits for its span's maximum, so its read is serial (added to
+// the time, not hidden under the vector pipe), from L1 for a tile of at most one L1 way
+// (32 KiB / 8 ways = 4 KiB = 1024 logits), else from L2 for a row of at most half of L2, else
+// from memory. Hand-computed on the test machine at one thread.
+TEST(RowModel, CrossEntropySecondPassIsSerialAndReadsATileOfOneL1WayFromL1) {
+  AuraHardware one = test_machine();
+  one.threads = 1;
+  auto cost = [&](const TuneTarget& t, const ChoiceProblem& pr, int64_t tile) {
+    return choice_cost(pr, t.index_of({{"block_elems", 65536}, {"vocab_tile", tile}}));
+  };
+  // 16 x 4096: 65536 logits, 256 KiB; the 16 KiB row fits half of L2 (256 KiB).
+  TuneTarget small = make_target("cross_entropy", {16, 4096}, one);
+  ChoiceProblem ps = performance_model(small, one);
+  const double l1 = 65536 * 4 / 400e9, l2 = 65536 * 4 / 200e9;
+  EXPECT_NEAR(cost(small, ps, 0) - cost(small, ps, 1024), l2 - l1, 1e-12);  // 0.655 us
+  EXPECT_NEAR(cost(small, ps, 2048), cost(small, ps, 0), 1e-12);           // 8 KiB: two ways, L2
+  EXPECT_EQ(small.config_at(solve_choices(ps).index)["vocab_tile"], 1024);
+  // 4 x 131072: the 512 KiB row does not fit half of L2, so the whole-row pass reads memory.
+  TuneTarget wide = make_target("cross_entropy", {4, 131072}, one);
+  ChoiceProblem pw = performance_model(wide, one);
+  const double bytes = 4.0 * 131072 * 4;
+  EXPECT_NEAR(cost(wide, pw, 0) - cost(wide, pw, 1024), bytes / 30e9 - bytes / 400e9, 1e-12);  // 64.7 us
+  EXPECT_EQ(wide.config_at(solve_choices(pw).index)["vocab_tile"], 1024);
+}
+
 TEST(Target, ShapesAndKernelsAreChecked) {
   AuraHardware hw = test_machine();
   EXPECT_EQ(parse_shape("gemm", "64x32x16"), (std::vector<int64_t>{64, 32, 16}));

@@ -167,6 +167,18 @@ class WaitingChild:
             self.pid, self.sock = None, None
 
 
+def kill_group(pid):
+    """SIGKILL to the child's group; to the child alone when it has no group of its own yet
+    (killed before its setsid), so that nothing it started outlives the wall clock."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def wait_for(pid, seconds):
     """Waits until the child exits or `seconds` pass (then kills its group), kills whatever is
     left in the group while the exited leader still holds the pid, then reaps it."""
@@ -176,7 +188,7 @@ def wait_for(pid, seconds):
         ready, _, _ = select.select([pidfd], [], [], max(0.0, seconds))
         if not ready:
             timed_out = True
-            os.killpg(pid, signal.SIGKILL)
+            kill_group(pid)
             select.select([pidfd], [], [])
     finally:
         os.close(pidfd)
@@ -226,11 +238,14 @@ def main():
         send(ctl, {"pid": pid})
         message = ctl.recv(1 << 16)
         if not message:
-            os.killpg(pid, signal.SIGKILL)
+            kill_group(pid)
             os.waitpid(pid, 0)
             return 0
         status, timed_out = wait_for(pid, float(json.loads(message)["wait"]))
         send(ctl, {"status": status, "timed_out": timed_out})
+        # The next child runs under this frame: it must not find this program's request (its
+        # working directory, environment, limits) among the frame's locals.
+        del request, fds
         waiting.fork()  # the next child, while the evaluator reads this one's results
 
 

@@ -2,6 +2,7 @@
 #include "trex/oreval/sandbox_child.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -146,10 +147,14 @@ void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filt
     set_limit(RLIMIT_NPROC, 512);
     if (setgroups(0, nullptr) != 0 || setgid(kSandboxNogroup) != 0 || setuid(kSandboxNobody) != 0) sandbox_child_fail("setuid(nobody)");
   } else if (plan.probe.userns) {
-    // No uid map is written: inside, the child is the overflow uid, with no capability left
-    // after execve; outside, the kernel still checks files against the invoking user, which
-    // Landlock confines.
+    // No uid map is written: inside, the child is the overflow uid; outside, the kernel still
+    // checks files against the invoking user, which Landlock confines. unshare gives the child
+    // every capability in its new namespace. An execve would drop them, but a warm
+    // interpreter's child runs the program without one, so they are dropped here, on both paths.
     if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) sandbox_child_fail("unshare(CLONE_NEWUSER | CLONE_NEWNET)");
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+    if (syscall(SYS_capset, &header, none) != 0) sandbox_child_fail("capset(none)");
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) sandbox_child_fail("no_new_privs");
 #ifdef SYS_landlock_create_ruleset

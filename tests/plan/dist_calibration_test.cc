@@ -39,6 +39,15 @@ std::string write(const std::string& name, const std::string& text) {
   return p;
 }
 
+// kGood read from a file of its own (removed again); `path` gets the name it had.
+DistCalibration read_good(const std::string& name, std::string* path = nullptr) {
+  std::string p = write(name, kGood);
+  DistCalibration c = load_dist_calibration(p);
+  std::filesystem::remove(p);
+  if (path != nullptr) *path = p;
+  return c;
+}
+
 std::string error_of(const std::string& text) {
   std::string p = write("bad.toml", text);
   try {
@@ -52,9 +61,7 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(DistCalibration, ReadsEveryFit) {
-  std::string p = write("good.toml", kGood);
-  DistCalibration c = load_dist_calibration(p);
-  std::filesystem::remove(p);
+  DistCalibration c = read_good("good.toml");
   EXPECT_EQ(c.ranks, 2);
   EXPECT_EQ(c.host, "box");
   EXPECT_DOUBLE_EQ(c.all_to_all.latency_s, 2e-6);
@@ -76,9 +83,7 @@ TEST(DistCalibration, DefectsNameTheField) {
 
 // The fit replaces the link level that the measured ranks shared, and no other.
 TEST(DistCalibration, SetsTheInnermostLevelThatHoldsTheRanks) {
-  std::string p = write("links.toml", kGood);
-  DistCalibration d = load_dist_calibration(p);
-  std::filesystem::remove(p);
+  DistCalibration d = read_good("links.toml");
   Cluster c;
   c.name = "two levels";
   c.links = {LinkLevel{"one socket", 1, 1e9, 1e-7, 0.5, "x"}, LinkLevel{"node", 8, 2e11, 5e-6, 0.8, "y"},
@@ -94,9 +99,8 @@ TEST(DistCalibration, SetsTheInnermostLevelThatHoldsTheRanks) {
 }
 
 TEST(DistCalibration, RefusesAClusterWithoutALevelForTheRanks) {
-  std::string p = write("nolink.toml", kGood);
-  DistCalibration d = load_dist_calibration(p);
-  std::filesystem::remove(p);
+  std::string p;
+  DistCalibration d = read_good("nolink.toml", &p);
   Cluster one;
   one.name = "one device";
   try {

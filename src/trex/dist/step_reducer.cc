@@ -282,18 +282,22 @@ void StepReducer::sum_dense(int64_t lo, int64_t hi) {
     from[size_t(r)] = own_in_place && r == me ? nullptr
                       : shm_                  ? shm_floats(r, kShmDense) + dense_slot(r, me)
                                               : &dense_recv_[size_t(r) * size_t(m)];
-  // Range by range of this rank's shard: its own piece is at the range's flat offset.
-  size_t k = size_t(std::upper_bound(starts_.begin(), starts_.end(), lo) - starts_.begin()) - 1;
-  for (; k < mine.size() && starts_[k] < hi; ++k) {
-    const int64_t a0 = std::max(lo, starts_[k]), b0 = std::min(hi, starts_[k + 1]);
-    const float* own = model_.grads() + (mine[k].begin - starts_[k]);  // own[i]: packed element i
-    core::default_thread_pool().parallel_for(a0, b0, 1 << 16, [&](int64_t a, int64_t b) {
+  // One parallel loop over the packed span (under etp > 1 a shard is many short ranges, each
+  // too short to split by itself); inside, range by range of this rank's shard, its own piece
+  // at the range's flat offset. Each element adds the ranks in the same order as before.
+  const int64_t end = std::min(hi, starts_[mine.size()]);
+  core::default_thread_pool().parallel_for(lo, end, 1 << 16, [&](int64_t a, int64_t b) {
+    size_t k = size_t(std::upper_bound(starts_.begin(), starts_.end(), a) - starts_.begin()) - 1;
+    for (; a < b; ++k) {
+      const int64_t e = std::min(b, starts_[k + 1]);
+      const float* own = model_.grads() + (mine[k].begin - starts_[k]);  // own[i]: packed element i
       for (int r = 0; r < R; ++r) {
         const float* src = from[size_t(r)] ? from[size_t(r)] : own;
-        for (int64_t i = a; i < b; ++i) acc_[size_t(i)] += src[i];
+        for (int64_t i = a; i < e; ++i) acc_[size_t(i)] += src[i];
       }
-    });
-  }
+      a = e;
+    }
+  });
 }
 
 void StepReducer::sum_rest() {

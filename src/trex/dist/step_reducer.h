@@ -42,7 +42,7 @@
 // The losses (ce_sum) are gathered and added in micro-batch order; the expert load is summed
 // over ranks with one integer all-reduce per step (exact), so the balancing bias moves
 // identically on every rank. The gradient norm is a sum of squares over fixed chunks of
-// kNormChunk elements (shards are whole chunks), the chunks' sums added in order: the same bits
+// kNormChunk elements, the chunks' sums added in order: the same bits
 // whatever the layout: each chunk's sum is computed by the rank holding its first element, which
 // receives the chunk's elements held by other ranks first (one all-to-all of the few pieces).
 //
@@ -143,7 +143,7 @@ class StepReducer {
   std::vector<int64_t> starts_;        // [my ranges + 1]: packed offset of each of my ranges
   int64_t extra_ = 0;                  // floats of expert source gradients on this rank
   std::vector<int64_t> layer_extra_offset_;  // per MoE layer, into the source gradients
-  std::vector<Segment> segments_;      // cut at shard boundaries, in the order they are added
+  std::vector<Segment> segments_;      // cut where the holding rank changes, in the order they are added
   std::vector<int64_t> send_count_, recv_count_;  // [ranks] expert floats per round
   std::vector<float> acc_, send_, recv_, extra_buf_;
   std::vector<float> dense_recv_;      // [ranks][shard size]: each rank's micro-batch gradient of the shard

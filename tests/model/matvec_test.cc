@@ -21,7 +21,7 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
 }
 
 TEST(Matvec, RowsTogetherEqualEachRowAloneBitForBit) {
-  for (int64_t in : {16, 37, 256}) {
+  for (int64_t in : {16, 37, 100, 256}) {  // 100: the 64-float loop, then 16-float chunks, then a tail
     const int64_t out = 33;
     const std::vector<float> w = random_floats(size_t(out * in), 1);
     for (int64_t n : {1, 2, 3, 4, 5, 8, 9}) {

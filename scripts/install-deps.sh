@@ -28,6 +28,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin liburing-dev libsentencepiece-dev sentencepiece
   # SQLite for the kernel tuner's skill database (public domain)
   libsqlite3-dev
+  # tcmalloc (gperftools, BSD-3) as trex-full's allocator; the build falls back to glibc malloc
+  # without it
+  libgoogle-perftools-dev
   # Python baselines and reference implementations, run by Debian's /usr/bin/python3 only:
   # PuLP and scipy (HiGHS) for corpus baselines, networkx for the ORGEval baseline,
   # PyTorch for the eager-kernel baseline and the model cross-check

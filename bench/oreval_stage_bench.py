@@ -61,13 +61,10 @@ def main():
     import trex_eval_zygote as z  # imports the runner and the modelling modules, as the pool does
 
     lib = ctypes.CDLL(a.library)
-    lib.trex_sandbox_probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    z.declare(lib)
     buf = ctypes.create_string_buffer(256)
     if lib.trex_sandbox_probe(buf, len(buf)) != 0:
         sys.exit("a sandbox layer is missing here: " + buf.value.decode())
-    lib.trex_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
-                                       ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                       ctypes.c_int, ctypes.c_int]
     folder = os.path.join(a.data_dir, "or-benchmarks/bench4opt/slai_trex/bench4opt")
     with open(os.path.join(folder, "test.jsonl")) as f:
         items = [json.loads(line) for line in f]

@@ -50,21 +50,32 @@ def send(ctl, message):
     ctl.send(json.dumps(message).encode())
 
 
-def enter(lib, request, fds):
-    """In the child: every layer, or exit 126 (the library writes why to fd 2)."""
+def enter(lib, request, fds, prepared=False):
+    """In the child: every layer, or exit 126 (the library writes why to fd 2). `prepared`: the
+    child already made its session and namespaces (trex_sandbox_prepare)."""
     limits = request["limits"]
     paths = [p.encode() for p in request["read_only"]]
     array = (ctypes.c_char_p * max(1, len(paths)))(*paths)
     lib.trex_sandbox_enter(request["workdir"].encode(), array, len(paths), int(limits["cpu_s"]),
                            ctypes.c_uint64(int(limits["memory_bytes"])), ctypes.c_uint64(int(limits["file_bytes"])),
-                           int(limits["open_files"]), fds[0], fds[1], fds[2], 1 if request["allow_weak"] else 0)
+                           int(limits["open_files"]), fds[0], fds[1], fds[2], 1 if request["allow_weak"] else 0,
+                           1 if prepared else 0)
 
 
-def run_child(lib, ctl, request, fds):
+def declare(lib):
+    """The library's C signatures (sandbox_enter.cc)."""
+    lib.trex_sandbox_probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.trex_sandbox_prepare.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.trex_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
+                                       ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                       ctypes.c_int, ctypes.c_int, ctypes.c_int]
+
+
+def run_child(lib, ctl, request, fds, prepared=False):
     """Never returns: the child ends in finish(), with the runner's status."""
     try:
         ctl.detach()  # its number is closed by the sandbox; the object must not close it again later
-        enter(lib, request, fds)
+        enter(lib, request, fds, prepared)
     except BaseException:
         os._exit(EXIT_SANDBOX)
     # The environment and arguments a fresh interpreter would have been given.
@@ -118,7 +129,14 @@ class WaitingChild:
     program instead of lying on every program's path. Until its request comes the child only
     waits on a socket of its own; with the request it does what a child forked on the request
     does (run_child: every sandbox layer before anything of the program). It is forked from the
-    same interpreter state, since the zygote changes nothing between programs."""
+    same interpreter state, since the zygote changes nothing between programs.
+
+    While it waits it also makes the layers that do not depend on the request
+    (trex_sandbox_prepare: a session and a network namespace of its own, made by this child for
+    this one program, as a child forked on the request makes them), so that their cost (mostly
+    the namespace, about half a millisecond) is off the program's path too. If that fails,
+    nothing of the program runs: the child writes why to the program's stderr, as the
+    library does for any layer that fails, and exits 126."""
 
     def __init__(self, lib, ctl):
         self.lib, self.ctl = lib, ctl
@@ -129,14 +147,21 @@ class WaitingChild:
         pid = os.fork()
         if pid == 0:
             zygote_end.close()
+            failed = ctypes.create_string_buffer(256)
             try:
+                prepared = self.lib.trex_sandbox_prepare(failed, len(failed)) == 0
                 message, fds, _, _ = socket.recv_fds(child_end, 1 << 20, 3)
             except BaseException:
                 os._exit(EXIT_SANDBOX)
             if not message or len(fds) != 3:
                 os._exit(0)  # the zygote stopped, or sent nothing usable: nothing runs
+            if not prepared:
+                try:
+                    os.write(fds[1], b"trex sandbox: " + failed.value + b"\n")
+                finally:
+                    os._exit(EXIT_SANDBOX)
             child_end.detach()  # its number is closed by the sandbox
-            run_child(self.lib, self.ctl, json.loads(message), fds)
+            run_child(self.lib, self.ctl, json.loads(message), fds, prepared=True)
         child_end.close()
         self.pid, self.sock = pid, zygote_end
 
@@ -202,10 +227,7 @@ def wait_for(pid, seconds):
 
 def main():
     lib = ctypes.CDLL(sys.argv[1])
-    lib.trex_sandbox_probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
-    lib.trex_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
-                                       ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                       ctypes.c_int, ctypes.c_int]
+    declare(lib)
     ctl = socket.socket(family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET, fileno=int(sys.argv[2]))
     buf = ctypes.create_string_buffer(256)
     missing = lib.trex_sandbox_probe(buf, len(buf))

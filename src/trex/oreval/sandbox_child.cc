@@ -99,10 +99,49 @@ void set_limit(int resource, rlim_t value) {
 
 }  // namespace
 
-void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filter_len) {
+namespace {
+
+// unshare(CLONE_NEWUSER | CLONE_NEWNET) and then no capability: unshare gives the child every
+// capability in its new namespace. An execve would drop them, but a warm interpreter's child
+// runs the program without one, so they are dropped here, on both paths. 0 or the errno.
+int enter_user_namespace(const char** what) {
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+    *what = "unshare(CLONE_NEWUSER | CLONE_NEWNET)";
+    return errno;
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capset, &header, none) != 0) {
+    *what = "capset(none)";
+    return errno;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int sandbox_prepare(const SandboxProbe& probe, const char** what) {
   // A session of its own: its own process group (the parent kills that) and no controlling
   // terminal to push input into.
-  if (setsid() < 0) sandbox_child_fail("setsid");
+  if (setsid() < 0) {
+    *what = "setsid";
+    return errno;
+  }
+  if (probe.root) {
+    if (probe.netns && unshare(CLONE_NEWNET) != 0) {
+      *what = "unshare(CLONE_NEWNET)";
+      return errno;
+    }
+  } else if (probe.userns) {
+    return enter_user_namespace(what);
+  }
+  return 0;
+}
+
+void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filter_len) {
+  // A session of its own: its own process group (the parent kills that) and no controlling
+  // terminal to push input into. A prepared child made it in sandbox_prepare.
+  if (!plan.prepared && setsid() < 0) sandbox_child_fail("setsid");
   int devnull = open("/dev/null", O_RDONLY);
   if (devnull < 0 || dup2(devnull, 0) < 0) sandbox_child_fail("stdin");
   if (dup2(plan.out_fd, 1) < 0 || dup2(plan.err_fd, 2) < 0 || dup2(plan.channel_fd, 3) < 0) sandbox_child_fail("dup2");
@@ -141,20 +180,17 @@ void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filt
   set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
   set_limit(RLIMIT_CORE, 0);
   if (plan.probe.root) {
-    if (plan.probe.netns && unshare(CLONE_NEWNET) != 0) sandbox_child_fail("unshare(CLONE_NEWNET)");
+    if (plan.probe.netns && !plan.prepared && unshare(CLONE_NEWNET) != 0) sandbox_child_fail("unshare(CLONE_NEWNET)");
     // Counts every process and thread of uid nobody, so it is generous; it matters only
     // where seccomp (which refuses fork) is unavailable.
     set_limit(RLIMIT_NPROC, 512);
     if (setgroups(0, nullptr) != 0 || setgid(kSandboxNogroup) != 0 || setuid(kSandboxNobody) != 0) sandbox_child_fail("setuid(nobody)");
   } else if (plan.probe.userns) {
     // No uid map is written: inside, the child is the overflow uid; outside, the kernel still
-    // checks files against the invoking user, which Landlock confines. unshare gives the child
-    // every capability in its new namespace. An execve would drop them, but a warm
-    // interpreter's child runs the program without one, so they are dropped here, on both paths.
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) sandbox_child_fail("unshare(CLONE_NEWUSER | CLONE_NEWNET)");
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
-    if (syscall(SYS_capset, &header, none) != 0) sandbox_child_fail("capset(none)");
+    // checks files against the invoking user (also for the Landlock rules a prepared child
+    // opens after entering the namespace), which Landlock confines.
+    const char* what = nullptr;
+    if (!plan.prepared && enter_user_namespace(&what) != 0) sandbox_child_fail(what);
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) sandbox_child_fail("no_new_privs");
 #ifdef SYS_landlock_create_ruleset

@@ -39,11 +39,23 @@ struct ChildPlan {
   SandboxLimits limits;
   int out_fd = -1, err_fd = -1, channel_fd = -1;
   SandboxProbe probe;
+  // sandbox_prepare already ran in this child (a warm interpreter's child forked ahead of its
+  // request): its session and namespaces are made, enter_sandbox does not make them again.
+  bool prepared = false;
 };
+
+// The layers that do not depend on the program's request, for a child forked ahead of it: a
+// new session, and the network namespace (root) or the user and network namespaces with every
+// capability dropped (not root), as the probe found them. Each such child makes its own; none
+// is shared or reused. Returns 0, or the errno of the step that failed with *what naming it
+// (the caller must then run nothing: it reports the failure as enter_sandbox would and exits
+// 126). Raw system calls only.
+int sandbox_prepare(const SandboxProbe& probe, const char** what);
 
 // In the child: new session, stdin /dev/null, stdout/stderr/fd 3 from the plan, every other
 // descriptor closed, the working directory, the Landlock ruleset, rlimits, the unprivileged
-// identity and network namespace, no_new_privs, Landlock enforced, the seccomp filter. Returns
+// identity and network namespace (unless plan.prepared: sandbox_prepare made the session and
+// the namespaces), no_new_privs, Landlock enforced, the seccomp filter. Returns
 // only when every step succeeded; on any failure it writes "trex sandbox: STEP: ERROR" to fd 2
 // and exits with status 126 (fail closed). Raw system calls only, no allocation.
 void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filter_len);

@@ -32,13 +32,33 @@ __attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len
   return int(missing_layers(sandbox_probe()).size());
 }
 
+// In a child forked ahead of its request (trex_eval_zygote.py's WaitingChild): the layers that
+// do not depend on the request (sandbox_prepare: a new session, a network namespace of its
+// own). Returns 0, or -1 with "STEP: ERROR" in `buf`; then the child must run nothing, and
+// reports `buf` as enter_sandbox reports a failed step (exit 126) once it has its stderr.
+__attribute__((visibility("default"))) int trex_sandbox_prepare(char* buf, int len) {
+  using namespace trex::oreval;
+  const char* what = "";
+  int err = sandbox_prepare(sandbox_probe(), &what);
+  if (err == 0) return 0;
+  std::string s = std::string(what) + ": " + strerror(err);
+  if (len > 0) {
+    size_t n = std::min(s.size(), size_t(len - 1));
+    memcpy(buf, s.data(), n);
+    buf[n] = 0;
+  }
+  return -1;
+}
+
 // In the freshly forked child of a single-threaded interpreter (so it may allocate): applies
 // every layer and returns 0, or writes why to fd 2 and exits with status 126. A missing layer
-// is refused here too unless `allow_weak`, whatever the parent checked.
+// is refused here too unless `allow_weak`, whatever the parent checked. `prepared`: this child
+// ran trex_sandbox_prepare successfully (its session and namespaces are made).
 __attribute__((visibility("default"))) int trex_sandbox_enter(const char* workdir, const char* const* read_only,
                                                               int n_read_only, int cpu_s, uint64_t memory_bytes,
                                                               uint64_t file_bytes, int open_files, int out_fd,
-                                                              int err_fd, int channel_fd, int allow_weak) {
+                                                              int err_fd, int channel_fd, int allow_weak,
+                                                              int prepared) {
   using namespace trex::oreval;
   ChildPlan plan;
   plan.probe = sandbox_probe();
@@ -55,6 +75,7 @@ __attribute__((visibility("default"))) int trex_sandbox_enter(const char* workdi
   plan.out_fd = out_fd;
   plan.err_fd = err_fd;
   plan.channel_fd = channel_fd;
+  plan.prepared = prepared != 0;
   std::vector<sock_filter> filter = plan.probe.seccomp ? seccomp_policy(getpid()) : std::vector<sock_filter>{};
   enter_sandbox(plan, filter.data(), filter.size());
   return 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trex/oreval/execute.h"
@@ -171,6 +172,25 @@ TEST(Hostile, NoNetworkAndNoSignalsToOthers) {
   EXPECT_EQ(k.status, ExecStatus::kRuntimeError) << k.message;
   Execution all = run("import os, signal\nos.kill(-1, signal.SIGKILL)\n");
   EXPECT_EQ(all.status, ExecStatus::kRuntimeError) << all.message;
+}
+
+// Each program is in a network namespace of its own, never the evaluator's: a fresh one per
+// child, on the warm path made by the child forked ahead of its request while it waits
+// (sandbox_prepare), on the fresh path by the child before it executes the interpreter.
+TEST(Hostile, EveryProgramIsOutsideTheEvaluatorsNetworkNamespace) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("netns");
+  struct stat own {};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &own), 0);
+  for (bool cold : {false, true})
+    for (int i = 0; i < 3; ++i) {
+      ExecOptions o = small_limits();
+      o.warm_pool = !cold;
+      Execution e = execute({CodeKind::kPython, "import os\nprint(os.stat('/proc/self/ns/net').st_ino)\n"}, "", o);
+      ASSERT_EQ(e.status, ExecStatus::kNoModel) << e.message << "\n" << e.output;
+      EXPECT_NE(e.output, std::to_string(own.st_ino) + "\n") << (cold ? "fresh path" : "warm path") << ", program " << i;
+      EXPECT_FALSE(e.output.empty());
+    }
 }
 
 TEST(Hostile, SyntaxGarbageAndOddUnicode) {

@@ -2,10 +2,11 @@
 // trex's runner and modelling modules already imported (python/trex_eval_zygote.py), which
 // forks one child per program instead of a fresh interpreter starting each time.
 //
-// The isolation is the fresh path's: the forked child applies the same layers, in the same
-// order and with the same checks (sandbox_child.h's enter_sandbox, loaded from the shared
-// library trex_sandbox_enter), before anything of the program runs, and exits 126 when one
-// fails. The evaluator keeps the wall clock, the output caps and the solve channel
+// The isolation is the fresh path's: the forked child applies the same layers with the same
+// checks (sandbox_child.h's enter_sandbox, loaded from the shared library trex_sandbox_enter),
+// before anything of the program runs, and exits 126 when one fails; the session and the
+// network (or user) namespace, which do not depend on the request, it makes while it waits
+// for the request (sandbox_prepare), the rest in the fresh path's order. The evaluator keeps the wall clock, the output caps and the solve channel
 // (run_sandboxed). What differs: the module is imported from one read-only copy per
 // interpreter (in a folder of its own, outside every program's folder) rather than from a copy
 // in each program's folder, and children of one interpreter share its address-space layout.

@@ -19,7 +19,11 @@ per repetition so that load drifts hit every path:
 Verdicts: per item, the harness's "same structure" against trex's `correct`, and cold against
 warm item for item (error class); any difference is printed.
 
-Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2]
+--tmpdir DIR runs every path with its temporary folders under DIR (TMPDIR for this process, the
+harness's programs and trex): trex's per-program folders and the harness's, the warm
+interpreters' module copies. A tmpfs there removes the filesystem's inode work from both sides.
+
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2] [--tmpdir DIR]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
 import argparse
@@ -80,7 +84,14 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--paths", default="harness,cold,warm,warm2")
+    ap.add_argument("--tmpdir", default=None)
     a = ap.parse_args()
+    if a.tmpdir:
+        if not os.path.isdir(a.tmpdir):
+            sys.exit("--tmpdir %s: not a directory" % a.tmpdir)
+        os.environ["TMPDIR"] = os.path.abspath(a.tmpdir)
+        tempfile.tempdir = None  # recomputed from TMPDIR
+        print("temporary folders under %s" % os.environ["TMPDIR"], file=sys.stderr)
     build = os.path.abspath(a.build)
     paths = a.paths.split(",")
     runs = {p: [] for p in paths}

@@ -176,6 +176,43 @@ TEST(Gemm, OneAndTwoThreadsBitwiseEqual) {
       }
 }
 
+// Packing lays out op(A) and op(B) the same way whatever the transposes, and each panel form
+// (rows copied with 4 x 4 transposes, columns copied a whole panel wide, the edge loops) is a
+// copy: so the same product from A or its transpose, B or its transpose, gives the same bits.
+// Shapes cross full and edge panels of both micro-kernels, depths with and without a tail of
+// fewer than 16 (the transposing copy's step), and leading dimensions that are powers of two.
+TEST(Gemm, TransposedOperandsGiveTheSameBits) {
+  core::ThreadPool pool(2);
+  const std::vector<Shape> shapes = {{24, 64, 32}, {37, 70, 45}, {130, 96, 300}, {12, 32, 16},
+                                     {25, 33, 17}};
+  uint32_t seed = 500;
+  for (const GemmBlocking& g : blockings())
+    for (Shape s : shapes)
+      for (int pad : {0, 3}) {
+        Mats x = make(s, false, false, pad, seed++);
+        // The transposes, with their own padding.
+        const int64_t ldat = s.m + pad, ldbt = s.k + pad;
+        std::vector<float> at(size_t(s.k * ldat), 7.f), bt(size_t(s.n * ldbt), 7.f);
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t p = 0; p < s.k; ++p) at[p * ldat + i] = x.a[i * x.lda + p];
+        for (int64_t p = 0; p < s.k; ++p)
+          for (int64_t j = 0; j < s.n; ++j) bt[j * ldbt + p] = x.b[p * x.ldb + j];
+        std::vector<float> want = x.c;
+        sgemm(Trans::kNo, Trans::kNo, s.m, s.n, s.k, 0.75f, x.a.data(), x.lda, x.b.data(), x.ldb,
+              0.5f, want.data(), x.ldc, {&pool, &g});
+        for (int t = 1; t < 4; ++t) {
+          const bool ta = t & 1, tb = t & 2;
+          std::vector<float> got = x.c;
+          sgemm(tr(ta), tr(tb), s.m, s.n, s.k, 0.75f, ta ? at.data() : x.a.data(),
+                ta ? ldat : x.lda, tb ? bt.data() : x.b.data(), tb ? ldbt : x.ldb, 0.5f,
+                got.data(), x.ldc, {&pool, &g});
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << "ta=" << ta << " tb=" << tb << " pad=" << pad << " "
+              << describe(x, 0.75f, 0.5f, g);
+        }
+      }
+}
+
 TEST(Gemm, GroupedEqualsPerExpertIncludingEmptyGroups) {
   core::ThreadPool pool(2);
   const int64_t n = 37, k = 70;

@@ -209,5 +209,22 @@ TEST(WarmPool, ALayerThatFailsStopsTheChildOnBothPaths) {
   }
 }
 
+// The child forked ahead of its request makes its session and namespaces while it waits; when
+// it cannot, it runs nothing, says why on the program's stderr and exits 126 (fail closed), and
+// when it could, it tells the library so. tests/oreval/python/zygote_check.py, with a stand-in
+// for the sandbox library so that the failure is caused without changing the machine.
+TEST(WarmPool, AWaitingChildThatCannotMakeItsNamespacesRunsNothing) {
+  if (!program_available("/usr/bin/python3")) GTEST_SKIP() << "/usr/bin/python3 not installed";
+  std::string py = std::string(TREX_SOURCE_DIR) + "/python";
+  ProcessOptions po;
+  po.timeout_s = 120;  // a hang guard only
+  ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, "/usr/bin/python3", "-B",
+                                 std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
+                                po);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("Ran 2 tests"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace trex::oreval

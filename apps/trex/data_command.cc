@@ -45,6 +45,7 @@ struct GenArgs {
   long long seed = -1;
   int threads = 0;
   double near = -1;
+  std::string sft_view;
   std::vector<std::string> against;
   bool quiet = false;
   bool uncompressed = false;
@@ -167,6 +168,10 @@ int run_gen(const GenArgs& a, RankGroup* ranks) {
   if (a.near >= 0) {
     if (a.near > 1) throw InputError::field("--near-threshold", "must be in [0, 1]");
     cfg.near_threshold = a.near;
+  }
+  if (!a.sft_view.empty()) {
+    if (a.sft_view != "full" && a.sft_view != "program") throw InputError::field("--sft-view", "must be full or program");
+    cfg.sft_view = a.sft_view == "program" ? CorpusConfig::kSftProgram : CorpusConfig::kSftFull;
   }
   if (a.threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
   if (a.dedup_memory_mb < 0) throw InputError::field("--dedup-memory", "must be >= 0 (MB)");
@@ -332,6 +337,8 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_option("--shard", g->shard, "Take shard i of n (i/n): blocks i, i+n, ..., deduplicated within the shard "
                   "(under mpirun without --shard the ranks write one corpus, deduplicated together)");
   gen->add_option("--against", g->against, "A corpus directory whose samples count as seen (repeatable)");
+  gen->add_option("--sft-view", g->sft_view,
+                  "SFT answer: full (model, program, result; default, or the config's) or program (the program alone)");
   gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
   gen->add_flag("--quiet", g->quiet, "No progress bar");
   gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");

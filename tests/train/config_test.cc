@@ -89,5 +89,30 @@ TEST(TrainConfigTest, ClipWithIsCurrentOrPrevious) {
   EXPECT_NE(error_of(p).find(p + ":9: optimizer.clip_with:"), std::string::npos) << error_of(p);
 }
 
+// run.packing is cut (default) or whole; [[tokenizer.data]] lists the tokenizer's own sources
+// (default none: [[data]]'s), each checked like a [[data]] table, naming its index.
+TEST(TrainConfigTest, PackingAndTokenizerSources) {
+  TempDir dir("pack");
+  const std::string opt = "\n[optimizer]\nlr = 1e-3\n", &data = kData;
+  TrainConfig c = load_train_config(dir.write("default.toml", kHead + opt + data));
+  EXPECT_EQ(c.packing, "cut");
+  EXPECT_TRUE(c.tokenizer_data.empty());
+  EXPECT_EQ(load_train_config(dir.write("whole.toml", kHead + "packing = \"whole\"\n" + opt + data)).packing, "whole");
+  std::string p = dir.write("bad.toml", kHead + "packing = \"tight\"\n" + opt + data);
+  EXPECT_NE(error_of(p).find(p + ":5: run.packing:"), std::string::npos) << error_of(p);
+
+  const std::string tk = "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"text\"\npath = \"/usr/share/common-licenses\"\n"
+                         "[[tokenizer.data]]\nname = \"or\"\nkind = \"cpt\"\npath = \"corpus\"\nweight = 3\n";
+  c = load_train_config(dir.write("tok.toml", kHead + opt + tk + data));
+  ASSERT_EQ(c.tokenizer_data.size(), 2u);
+  EXPECT_EQ(c.tokenizer_data[0].name, "tokenizer.data[0]");
+  EXPECT_EQ(c.tokenizer_data[1].kind, SourceKind::kCpt);
+  EXPECT_EQ(c.tokenizer_data[1].path, dir.path("corpus"));  // beside the config, like [[data]]'s
+  EXPECT_EQ(c.tokenizer_data[1].weight, 3);
+  ASSERT_EQ(c.data.size(), 1u);
+  p = dir.write("tokbad.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"pdf\"\npath = \"x\"\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":11: tokenizer.data[0].kind:"), std::string::npos) << error_of(p);
+}
+
 }  // namespace
 }  // namespace trex::train

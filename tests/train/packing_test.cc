@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_text.h"
 #include "trex/util/error.h"
 
@@ -129,6 +131,62 @@ TEST(PackingTest, SftCountsOnlyAssistantTokens) {
   EXPECT_GT(counted, 0);
   // Both the user text and the system prompt are present and never counted.
   EXPECT_LT(counted, b.tokens / 2);
+}
+
+// Whole packing: every span starts a document (<s>) or is padding (</s> ids, no targets);
+// documents follow the mixture's order uncut, except one longer than seq, which fills a row
+// with its first seq tokens, the last of them still predicting the next document token.
+TEST(PackingTest, WholePackingNeverCutsADocumentAcrossRows) {
+  TempDir dir("packwhole");
+  std::vector<Source> sources = text_sources(dir);
+  const Tokenizer& tok = tokenizer();
+  const int64_t seq = 64, rows = 3;
+  std::vector<TokenizedDoc> docs;
+  for (size_t i = 0; i < sources[0].size(); ++i) docs.push_back(sources[0].tokenize(i, tok));
+  // The fixture's documents: two shorter than a row, one longer.
+  ASSERT_LT(docs[0].ids.size() + docs[1].ids.size(), size_t(seq));
+  ASSERT_GT(int64_t(docs[2].ids.size()), seq);
+  Packer whole(&sources, &tok, 7, seq, rows, Packer::Mode::kWhole);
+  int64_t padding = 0, truncated = 0, placed = 0;
+  for (int batch = 0; batch < 20; ++batch) {
+    model::Batch b = whole.next();
+    ASSERT_EQ(b.ids.size(), size_t(seq * rows));
+    ASSERT_EQ(b.targets.size(), size_t(seq * rows));
+    int64_t pos = 0;
+    for (const model::DocSpan& d : b.docs) {
+      ASSERT_EQ(d.begin, pos);
+      ASSERT_EQ(d.begin / seq, (d.begin + d.len - 1) / seq);
+      pos += d.len;
+      if (b.ids[size_t(d.begin)] == tok.eos_id()) {  // padding: to the row's end, never counted
+        EXPECT_EQ((d.begin + d.len) % seq, 0);
+        for (int64_t i = d.begin; i < d.begin + d.len; ++i) {
+          EXPECT_EQ(b.ids[size_t(i)], tok.eos_id());
+          EXPECT_EQ(b.targets[size_t(i)], -1);
+        }
+        padding += d.len;
+        continue;
+      }
+      ASSERT_EQ(b.ids[size_t(d.begin)], tok.bos_id()) << "a span that does not start its document";
+      const TokenizedDoc* doc = nullptr;
+      for (const TokenizedDoc& t : docs)
+        if (std::equal(b.ids.begin() + d.begin, b.ids.begin() + d.begin + d.len, t.ids.begin()) &&
+            (int64_t(t.ids.size()) == d.len || (d.len == seq && int64_t(t.ids.size()) > seq)))
+          doc = &t;
+      ASSERT_NE(doc, nullptr) << "span at " << d.begin << " is not a whole document nor a long one's first row";
+      if (int64_t(doc->ids.size()) > seq) {
+        ++truncated;
+        EXPECT_EQ(d.begin % seq, 0);
+        EXPECT_EQ(b.targets[size_t(d.begin + seq - 1)], doc->ids[size_t(seq)]);
+      }
+      ++placed;
+    }
+    ASSERT_EQ(pos, seq * rows);
+  }
+  EXPECT_GT(padding, 0);
+  EXPECT_GT(truncated, 0);
+  EXPECT_EQ(whole.padding_tokens(), padding);
+  EXPECT_EQ(whole.truncated_documents(), truncated);
+  EXPECT_EQ(whole.position().documents, placed + (whole.position().pending ? 1 : 0));
 }
 
 TEST(PackingTest, RestoredPositionGivesTheSameBatches) {

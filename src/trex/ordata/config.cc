@@ -1,6 +1,8 @@
 #include "trex/ordata/config.h"
 
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include "nlohmann/json.hpp"
 #include "toml++/toml.h"
@@ -56,6 +58,12 @@ CorpusConfig load_config(const std::string& path) {
   if (auto* run = root["run"].as_table()) {
     for (auto&& [k, node] : *run) {
       std::string key = "run." + std::string(k.str());
+      if (k == "sft_view") {
+        const std::optional<std::string> v = node.value<std::string>();
+        if (!v || (*v != "full" && *v != "program")) file.fail(node, key, "must be \"full\" or \"program\"");
+        c.sft_view = *v == "program" ? CorpusConfig::kSftProgram : CorpusConfig::kSftFull;
+        continue;
+      }
       double v = file.number(node, key);
       auto share = [&](double& dst) {
         if (v < 0 || v > 1) file.fail(node, key, "must be in [0, 1]");
@@ -195,6 +203,8 @@ std::string config_fingerprint(const CorpusConfig& c) {
   j["near_threshold"] = c.near_threshold;
   j["block_size"] = c.block_size;
   j["solve_time_limit"] = c.solve_time_limit;
+  // Only when not the default, so the fingerprints of the runs made before the option stay valid.
+  if (c.sft_view != CorpusConfig::kSftFull) j["sft_view"] = "program";
   nlohmann::ordered_json fams = nlohmann::ordered_json::array();
   for (const FamilyMix& m : c.families) {
     nlohmann::ordered_json f;

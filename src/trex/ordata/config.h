@@ -33,6 +33,11 @@ struct CorpusConfig {
   double near_threshold = 0.8;      // MinHash Jaccard estimate at or above which text is a near duplicate
   int block_size = 250;             // candidates per block (the unit of sharding and resume)
   double solve_time_limit = 10;     // seconds per reference solve
+  // The SFT view's assistant answer (export.h): kSftFull, the mathematical model, the gurobipy
+  // program and the result; kSftProgram, the program alone, for a model too small to write the
+  // whole answer (the miniature recipe, configs/recipe/or-miniature.toml).
+  enum SftView { kSftFull, kSftProgram };
+  SftView sft_view = kSftFull;
   std::string source = "<defaults>";  // where the config came from, for messages and provenance
 };
 

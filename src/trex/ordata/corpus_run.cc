@@ -243,7 +243,7 @@ BuiltBlock build_block(core::ThreadPool& pool, std::vector<std::unique_ptr<Sampl
       s = builders[size_t(t)]->build(first + uint64_t(k), per_thread[size_t(t)]);
       if (!s.rejection.empty()) continue;
       auto tw = Clock::now();
-      b.lines[size_t(k)] = {sample_line(s, cfg), cpt_line(s), sft_line(s)};
+      b.lines[size_t(k)] = {sample_line(s, cfg), cpt_line(s), sft_line(s, cfg.sft_view)};
       per_thread[size_t(t)].write += since(tw);
     }
   });

@@ -123,13 +123,19 @@ std::string cpt_line(const Sample& s) {
   return out;
 }
 
-std::string sft_line(const Sample& s) {
-  const std::string answer = answer_narrative(s);
-  std::string user = joined({s.statement,
-                             "\nWrite the mathematical model, then a Python program using gurobipy that solves it, and "
-                             "state the result."});
-  std::string assistant = joined({"Mathematical model:\n\n", s.formulations.math, "\nGurobipy program:\n\n```python\n",
-                                  s.formulations.gurobipy, "```\n\nResult: ", answer, "\n"});
+std::string sft_line(const Sample& s, CorpusConfig::SftView view) {
+  std::string user, assistant;
+  if (view == CorpusConfig::kSftProgram) {
+    // The program alone; configs/recipe/eval-program.txt asks the same question at evaluation.
+    user = joined({s.statement, "\nWrite a Python program using gurobipy that solves it."});
+    assistant = joined({"```python\n", s.formulations.gurobipy, "```\n"});
+  } else {
+    user = joined({s.statement,
+                   "\nWrite the mathematical model, then a Python program using gurobipy that solves it, and "
+                   "state the result."});
+    assistant = joined({"Mathematical model:\n\n", s.formulations.math, "\nGurobipy program:\n\n```python\n",
+                        s.formulations.gurobipy, "```\n\nResult: ", answer_narrative(s), "\n"});
+  }
   std::string out;
   out.reserve(user.size() + assistant.size() + (user.size() + assistant.size()) / 16 + s.id.size() + 256);
   JsonWriter w(out);

@@ -92,6 +92,7 @@ json run_serve_stage(const Stage& s, const Recipe& r, const RunOptions& o) {
                                     std::to_string(s.max_tokens), "--temperature", "0", "--request-timeout", "3600",
                                     "--quiet"};
     if (s.limit > 0) gen.insert(gen.end(), {"--limit", std::to_string(s.limit)});
+    if (!s.prompt_template.empty()) gen.insert(gen.end(), {"--template", fill(s.prompt_template, r, o.out_dir)});
     trex(o, s.name, gen);
   }
   std::vector<std::string> run = {"eval", "run", "--bench", bench, "--id-field", "id", "--completions",
@@ -159,6 +160,9 @@ Recipe load_recipe(const std::string& path) {
     s.context = int((*t)["context"].value_or(int64_t(0)));
     s.limit = long((*t)["limit"].value_or(int64_t(0)));
     s.label = (*t)["label"].value_or(s.name);
+    s.prompt_template = (*t)["template"].value_or(std::string());
+    if (!s.prompt_template.empty() && s.kind != "serve")
+      throw InputError(path, line, "stage " + s.name + ".template: only with serve");
     if (s.max_tokens < 1) throw InputError(path, line, "stage " + s.name + ".max_tokens: must be >= 1");
     std::ostringstream text;
     text << *t;
@@ -181,6 +185,7 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
     std::vector<std::string> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(fill(in, r, o.out_dir));
     if (s.kind == "train") inputs.push_back(fill(s.path, r, o.out_dir));
+    if (!s.prompt_template.empty()) inputs.push_back(fill(s.prompt_template, r, o.out_dir));
     if (s.kind == "serve")
       if (const oreval::NamedBenchmark* named = named_benchmark(s.bench)) {
         // A public benchmark is read in place from the data folder; where it is absent the

@@ -15,7 +15,9 @@
 //                               see oreval/benchmark.h) read in place from the data folder
 //                               (util/data_dir.h); where that data is absent the stage is
 //                               skipped, the reason logged and put in the report, and nothing
-//                               recorded (it runs once the data is there)
+//                               recorded (it runs once the data is there). template = "FILE":
+//                               the prompt template `trex eval gen` uses (default: the
+//                               benchmark's), e.g. the question the SFT rows were trained on
 // Strings may hold {out} (the output folder), {recipe} (the recipe file's folder) and
 // {configs} (the configs/ folder above it). `inputs = [paths]` names files or folders whose
 // contents the stage depends on besides the earlier stages' outputs (configs, data).
@@ -45,6 +47,7 @@ struct Stage {
   int context = 0;              // serve: --context (0: the model's)
   long limit = 0;               // serve: items evaluated (0: all); benchmark: samples
   std::string label;            // how the report names the model (default: the stage name)
+  std::string prompt_template;  // serve: `trex eval gen --template` (empty: the default)
   nlohmann::json table;         // as read, for the key
 };
 

@@ -43,6 +43,28 @@ void fit_swap_memory(TomlFields& opt, TrainConfig& c) {
                                    megabytes(double(c.swap_slots) * 12.0 * 1024) + ")");
 }
 
+// [[data]] (or [[tokenizer.data]]) tables as sources; section names them in errors.
+std::vector<SourceSpec> sources(const std::string& path, const std::vector<const toml::table*>& tables,
+                                const std::string& section, TrainMode mode) {
+  std::vector<SourceSpec> out;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    std::string name = section + "[" + std::to_string(i) + "]";
+    TomlFields d(path, *tables[i], name);
+    SourceSpec s;
+    s.name = d.text_or("name", name);
+    std::string kind = d.choice("kind", {"text", "cpt", "sft"});
+    s.kind = kind == "text" ? SourceKind::kText : kind == "cpt" ? SourceKind::kCpt : SourceKind::kSft;
+    std::string p = d.text("path");
+    // A glob or a path: relative ones are beside the config, like the model file.
+    s.path = model::resolve_beside(path, p);
+    s.weight = d.number_or("weight", 1.0, 1e-9, 1e9);
+    s.count_all = s.kind == SourceKind::kSft && mode == TrainMode::kCpt;
+    d.finish();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 TrainConfig load_train_config(const std::string& path) {
@@ -60,6 +82,7 @@ TrainConfig load_train_config(const std::string& path) {
   c.seq = run.integer("seq", 2);
   c.rows = run.integer_or("rows", 4, 1);
   c.micro_batches = run.integer_or("micro_batches", 1, 1);
+  c.packing = run.choice_or("packing", "cut", {"cut", "whole"});
   c.steps = run.integer("steps", 1);
   c.mtp = run.boolean_or("mtp", true);
   c.activations = run.choice_or("activations", "fp32", {"fp32", "bf16"});
@@ -73,6 +96,7 @@ TrainConfig load_train_config(const std::string& path) {
     c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));
+    c.tokenizer_data = sources(path, tk.tables("data"), "tokenizer.data", c.mode);
     tk.finish();
   }
 
@@ -134,21 +158,7 @@ TrainConfig load_train_config(const std::string& path) {
 
   std::vector<const toml::table*> data = top.tables("data");
   if (data.empty()) top.fail("data", "no [[data]] source");
-  for (size_t i = 0; i < data.size(); ++i) {
-    std::string section = "data[" + std::to_string(i) + "]";
-    TomlFields d(path, *data[i], section);
-    SourceSpec s;
-    s.name = d.text_or("name", section);
-    std::string kind = d.choice("kind", {"text", "cpt", "sft"});
-    s.kind = kind == "text" ? SourceKind::kText : kind == "cpt" ? SourceKind::kCpt : SourceKind::kSft;
-    std::string p = d.text("path");
-    // A glob or a path: relative ones are beside the config, like the model file.
-    s.path = model::resolve_beside(path, p);
-    s.weight = d.number_or("weight", 1.0, 1e-9, 1e9);
-    s.count_all = s.kind == SourceKind::kSft && c.mode == TrainMode::kCpt;
-    d.finish();
-    c.data.push_back(std::move(s));
-  }
+  c.data = sources(path, data, "data", c.mode);
   top.finish();
 
   c.model = model::load_model_config(c.model_file);

@@ -25,6 +25,9 @@ struct TrainConfig {
   int64_t seq = 512;
   int64_t rows = 4;            // rows of seq tokens per micro-batch
   int64_t micro_batches = 1;   // gradients accumulated over this many micro-batches per step
+  // "cut": documents back to back, cut at row ends; "whole": a document never crosses rows
+  // (padding ends a row it does not fit in; one longer than seq keeps its first seq tokens).
+  std::string packing = "cut";
   int64_t steps = 100;
   bool mtp = true;             // train the config's MTP blocks (when it has any)
   // Weights are always bf16-rounded (the optimizer's bf16 output); "bf16" also rounds the
@@ -38,6 +41,10 @@ struct TrainConfig {
   TokenizerOptions tokenizer;  // vocab = the model's
   int64_t tokenizer_sample_bytes = 4 << 20;  // text sampled from the sources to train it
   std::string tokenizer_file;  // a SentencePiece model to use instead of training one
+  // [[tokenizer.data]]: the sources whose text trains the tokenizer instead of [[data]]'s (same
+  // keys; weights share sample_bytes), e.g. general text plus the OR corpus for a base run that
+  // trains on general text alone but whose tokenizer later CPT and SFT runs inherit.
+  std::vector<SourceSpec> tokenizer_data;
   // [optimizer]
   std::string optimizer = "adamw";  // adamw | swap
   Schedule schedule;

@@ -33,8 +33,15 @@ DataPosition DataPosition::from_json(const nlohmann::json& j, size_t sources, co
   return p;
 }
 
-Packer::Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows)
-    : sources_(sources), tok_(tok), seq_(seq), rows_(rows), mixture_(sources, seed), per_source_(sources->size(), 0) {
+Packer::Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows,
+               Mode mode)
+    : sources_(sources),
+      tok_(tok),
+      seq_(seq),
+      rows_(rows),
+      mode_(mode),
+      mixture_(sources, seed),
+      per_source_(sources->size(), 0) {
   if (seq < 2 || rows < 1) throw std::logic_error("Packer: seq >= 2 and rows >= 1 required");
 }
 
@@ -63,13 +70,27 @@ model::Batch Packer::next() {
         ++per_source_[pending_doc_.source];
       }
       const TokenizedDoc& d = document(pending_doc_);
-      int64_t len = int64_t(d.ids.size());
+      const int64_t full = int64_t(d.ids.size());
+      int64_t len = full;
+      if (mode_ == Mode::kWhole) {
+        if (len > seq_) {  // its first seq tokens fill a row of their own
+          if (room < seq_) {
+            pad(b, room);
+            break;
+          }
+          ++truncated_;
+          len = seq_;
+        } else if (len > room) {  // starts the next row
+          pad(b, room);
+          break;
+        }
+      }
       int64_t take = std::min(room, len - pending_offset_);
       b.docs.push_back({int64_t(b.ids.size()), take});
       for (int64_t i = 0; i < take; ++i) {
         int64_t p = pending_offset_ + i;
         b.ids.push_back(d.ids[size_t(p)]);
-        bool counted = p + 1 < len && d.loss[size_t(p + 1)];
+        bool counted = p + 1 < full && d.loss[size_t(p + 1)];
         b.targets.push_back(counted ? d.ids[size_t(p + 1)] : -1);
       }
       pending_offset_ += take;
@@ -78,6 +99,13 @@ model::Batch Packer::next() {
     }
   }
   return b;
+}
+
+void Packer::pad(model::Batch& b, int64_t n) {
+  b.docs.push_back({int64_t(b.ids.size()), n});
+  b.ids.insert(b.ids.end(), size_t(n), tok_->eos_id());
+  b.targets.insert(b.targets.end(), size_t(n), -1);
+  padding_ += n;
 }
 
 DataPosition Packer::position() const {

@@ -6,6 +6,12 @@
 // pieces as needed. Every piece is its own DocSpan, so attention never crosses a piece, and no
 // span crosses a row.
 //
+// Packing "whole" (SFT, where the answer must see its prompt): a document starts at a row's
+// start or after whole documents in it, never cut across rows; when it does not fit in what is
+// left of the row, the rest of the row is padding (one span of eos ids without targets) and the
+// document starts the next row. A document longer than seq keeps its first seq tokens (the
+// prompt and the start of the answer); the rest is dropped (truncated_documents counts them).
+//
 // Targets: position i of a piece holds document token p; its target is document token p + 1
 // when that exists and counts for the loss (TokenizedDoc::loss), else -1. So the last token
 // of a piece still predicts the first token of the next piece of its document, CPT counts
@@ -38,8 +44,10 @@ struct DataPosition {
 
 class Packer {
  public:
+  enum class Mode { kCut, kWhole };
   // sources and tok must outlive the packer. REQUIRES: seq >= 2, rows >= 1.
-  Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows);
+  Packer(const std::vector<Source>* sources, const Tokenizer* tok, uint64_t seed, int64_t seq, int64_t rows,
+         Mode mode = Mode::kCut);
 
   // The next batch: ids, targets and docs of rows x seq tokens.
   model::Batch next();
@@ -51,13 +59,19 @@ class Packer {
   int64_t rows() const { return rows_; }
   // Documents started, per source (for metrics: the realized mixture).
   const std::vector<int64_t>& documents_per_source() const { return per_source_; }
+  // kWhole: documents longer than seq whose tail was dropped, and padding tokens, so far.
+  int64_t truncated_documents() const { return truncated_; }
+  int64_t padding_tokens() const { return padding_; }
 
  private:
   const TokenizedDoc& document(const DocumentRef& ref);
+  void pad(model::Batch& b, int64_t n);  // n padding tokens, their own span
 
   const std::vector<Source>* sources_;
   const Tokenizer* tok_;
   int64_t seq_, rows_;
+  Mode mode_;
+  int64_t truncated_ = 0, padding_ = 0;
   Mixture mixture_;
   bool pending_ = false;
   DocumentRef pending_doc_;

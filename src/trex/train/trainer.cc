@@ -208,14 +208,20 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     tok = std::make_unique<Tokenizer>(Tokenizer::load((fs::path(init) / "tokenizer.model").string()));
   else if (!c.tokenizer_file.empty())
     tok = std::make_unique<Tokenizer>(Tokenizer::load(c.tokenizer_file));
-  else
+  else if (c.tokenizer_data.empty())
     tok = std::make_unique<Tokenizer>(Tokenizer::train(tokenizer_sample(sources, c.tokenizer_sample_bytes), c.tokenizer));
+  else {
+    std::vector<Source> text;
+    for (const SourceSpec& s : c.tokenizer_data) text.push_back(Source::load(s));
+    tok = std::make_unique<Tokenizer>(Tokenizer::train(tokenizer_sample(text, c.tokenizer_sample_bytes), c.tokenizer));
+  }
   if (tok->vocab_size() > c.model.vocab)
     throw InputError::field("tokenizer", "vocabulary of " + std::to_string(tok->vocab_size()) +
                                              " pieces exceeds the model's vocab " + std::to_string(c.model.vocab));
   if (lead) tok->save((fs::path(run_dir) / "tokenizer.model").string());
 
-  Packer packer(&sources, tok.get(), c.seed, c.seq, c.rows);
+  Packer packer(&sources, tok.get(), c.seed, c.seq, c.rows,
+                c.packing == "whole" ? Packer::Mode::kWhole : Packer::Mode::kCut);
   if (!ckpt.empty())
     packer.restore(DataPosition::from_json(resume_state.at("data"), sources.size(), "state.json: data"));
 
@@ -559,6 +565,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     }
   }
   if (bar) bar->finish();
+  if (options.print && lead && c.packing == "whole")
+    std::printf("packing whole: %lld documents, %lld truncated to seq, %lld padding tokens\n",
+                static_cast<long long>(packer.position().documents), static_cast<long long>(packer.truncated_documents()),
+                static_cast<long long>(packer.padding_tokens()));
   fold_trace();
   core::trace_enable(false);
   result.trace = trace_total;

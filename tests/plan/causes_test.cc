@@ -175,6 +175,50 @@ TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   EXPECT_LT(hsdp_no_prefetch.time.dp_comm, full_no_prefetch.time.dp_comm / 1.5);
 }
 
+// Overlap as a property of the schedule: interleaved 1F1B with pp_overlap (Megatron-Core's
+// overlap_p2p_comm) hides the steady state's P2P under the paired chunks' compute; the
+// warm-up and cool-down sends stay exposed.
+TEST(Causes, InterleavedPipelineHidesSteadyStateSendsUnderPairedChunks) {
+  // m = 16 micro-batches, pp 4, vpp 2, rank 0: warm-up (4 - 0 - 1) x 2 + (2 - 1) x 4 = 10 of
+  // 32 chunks; rank 3: 4 of 32. No interleaving: nothing to pair (share 1).
+  EXPECT_DOUBLE_EQ(interleaved_warmup_share(16, 4, 2, 0), 10.0 / 32);
+  EXPECT_DOUBLE_EQ(interleaved_warmup_share(16, 4, 2, 3), 4.0 / 32);
+  EXPECT_DOUBLE_EQ(interleaved_warmup_share(2, 4, 2, 0), 1.0);
+  EXPECT_DOUBLE_EQ(interleaved_warmup_share(16, 4, 1, 0), 1.0);
+  // 1 ms per send, 2 chunks: 4 ms of P2P per micro-batch without overlap.
+  EXPECT_NEAR(exposed_pp(1e-3, 2, 5e-3, 10e-3, 0.25, false), 4e-3, 1e-15);
+  // Chunks of 5 ms forward and 10 ms backward hide every paired send: only the unpaired
+  // quarter is exposed, 0.25 x 4 ms = 1 ms.
+  EXPECT_NEAR(exposed_pp(1e-3, 2, 5e-3, 10e-3, 0.25, true), 1e-3, 1e-15);
+  // Sends of 8 ms under the same chunks: paired, each chunk exposes (8 - 10 -> 0) + (8 - 5) = 3 ms,
+  // 2 chunks 6 ms; 0.25 x 32 ms + 0.75 x 6 ms = 12.5 ms.
+  EXPECT_NEAR(exposed_pp(8e-3, 2, 5e-3, 10e-3, 0.25, true), 12.5e-3, 1e-15);
+  // Without interleaving the overlap does not apply (Megatron-Core turns it off for vpp = 1).
+  EXPECT_NEAR(exposed_pp(1e-3, 1, 5e-3, 10e-3, 0.25, true), 2e-3, 1e-15);
+  // Whole prediction: 4 layers on pp 2 x vpp 2 (one layer a chunk) over the two-node test
+  // cluster (stages 8 ranks apart, so every send crosses the 10 GB/s scale-out level), 8
+  // micro-batches. A layer's forward (25.8 GFLOP of GEMMs on 1024 tokens at 100 TFLOPS, 0.26 ms)
+  // outlasts a 2 MB send (0.21 ms), so every paired send hides; the slowest rank is the last
+  // (it holds the 32000-word head), whose warm-up is (2 - 1 - 1) x 2 + (2 - 1) x 2 = 2 of 16
+  // chunks: the exposed PP time is 2/16 of the time without overlap.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.pp = 2;
+  s.vpp = 2;
+  plan::Run r = make_run(1024, 64);
+  Prediction plain = predict(m, c, r, s);
+  s.pp_overlap = true;
+  Prediction hidden = predict(m, c, r, s);
+  ASSERT_GT(plain.time.pp_comm, 0);
+  EXPECT_NEAR(hidden.time.pp_comm / plain.time.pp_comm, 2.0 / 16, 1e-9);
+  // Without interleaving the flag changes nothing.
+  s.vpp = 1;
+  Prediction one = predict(m, c, r, s);
+  s.pp_overlap = false;
+  EXPECT_DOUBLE_EQ(predict(m, c, r, s).time.pp_comm, one.time.pp_comm);
+}
+
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
 TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:
@@ -350,6 +394,15 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
   EXPECT_EQ(load_strategy(path, hai).moe_overlap, MoeOverlap::kDualPipe);
   std::ofstream(path) << "[strategy]\ntp = 8\ntp_overlap = 0\n";
   EXPECT_EQ(load_strategy(path, core).tp_overlap, 0);
+  // pp_overlap: off unless the stack or the strategy says so.
+  EXPECT_FALSE(load_strategy(path, core).pp_overlap);
+  std::ofstream(path) << "[strategy]\ntp = 8\npp_overlap = true\n";
+  EXPECT_TRUE(load_strategy(path, core).pp_overlap);
+  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\npp_overlap = true\n";
+  StackProfile overlapped = load_stack(path);
+  EXPECT_TRUE(overlapped.pp_overlap);
+  std::ofstream(path) << "[strategy]\ntp = 8\n";
+  EXPECT_TRUE(load_strategy(path, overlapped).pp_overlap);
   // A bad stack file names the field.
   std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\nmoe_overlap = \"sometimes\"\n";
   try {

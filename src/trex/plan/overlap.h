@@ -64,6 +64,32 @@ inline double unpaired_share(long m, long pp, long vpp, long r) {
   return std::min(1.0, warm / (double(m) * double(std::max<long>(1, vpp))));
 }
 
+// Pipeline P2P of one micro-batch on one rank: each of its vpp model chunks sends its output
+// forward and its input gradient backward, `p2p` seconds each. Without overlap every send and
+// receive waits. Megatron-Core's `overlap_p2p_comm` (interleaved schedules only) runs them
+// asynchronously under the non-dependent computation of the 1F1B steady state, where each
+// chunk's forward is paired with another chunk's backward; the sends of the warm-up and
+// cool-down (`unpaired` of the chunks, unpaired_share) stay exposed (NVIDIA/NeMo
+// docs/source/features/optimizations/communication_overlap.rst, "Pipeline-parallel
+// Communication Overlap"). A paired send is hidden up to the compute of the chunk it runs
+// under: the forward send under a backward chunk (`chunk_bwd`), the backward send under a
+// forward chunk (`chunk_fwd`).
+inline double exposed_pp(double p2p, long vpp, double chunk_fwd, double chunk_bwd, double unpaired, bool overlap) {
+  double all = 2 * double(vpp) * p2p;
+  if (!overlap || vpp <= 1) return all;
+  double paired = double(vpp) * (std::max(0.0, p2p - chunk_bwd) + std::max(0.0, p2p - chunk_fwd));
+  return unpaired * all + (1 - unpaired) * paired;
+}
+
+// Share of a rank's model chunks in the warm-up of Megatron-Core's interleaved schedule, whose
+// P2P has no paired compute to run under: (pp - r - 1) x 2 + (vpp - 1) x pp of m x vpp chunks
+// on rank r (the cool-down mirrors it for the backward sends).
+inline double interleaved_warmup_share(long m, long pp, long vpp, long r) {
+  if (m <= 0 || vpp <= 1) return 1;
+  double warm = double((pp - r - 1) * 2 + (vpp - 1) * pp);
+  return std::min(1.0, warm / (double(m) * double(vpp)));
+}
+
 // ZeRO-3/FSDP traffic of one micro-batch (`comm` seconds: gathers for forward and backward,
 // gradient reduce-scatter) against its `compute`. With prefetch the next layer's gather runs
 // under this layer's compute: the excess over the compute and the first layer's gathers

@@ -29,7 +29,7 @@ std::vector<std::string> model_assumptions() {
       "TP with sequence parallelism: an all-gather and a reduce-scatter per block and direction, not overlapped unless tp_overlap",
       "EP all-to-all: dispatch and combine per MoE layer and direction, exposed except the stated a2a_overlap share or what moe_overlap hides (combined 1F1B: node by node; DualPipe: behind the other micro-batch's compute)",
       "CP ring exchange of K/V overlaps the attention core; only the excess is exposed",
-      "PP: one activation send per stage boundary and direction per micro-batch, exposed; bubble (pp-1)/vpp micro-batch times (1F1B, interleaved)",
+      "PP: one activation send per stage boundary and direction per model chunk and micro-batch, exposed except, with pp_overlap under interleaving, the steady state's sends under their paired chunks; bubble (pp-1)/vpp micro-batch times (1F1B, interleaved)",
       "DP: gradient reduce-scatter (ZeRO>=1) or all-reduce overlaps the last micro-batch's backward, parameter all-gather the first forward",
       "optimizer: AdamW reads 16 B and writes 14 B per parameter of the local shard at memory bandwidth; the swap optimizer streams 12 B/param each way over the host link, double-buffered",
       "routing uniform unless moe_imbalance says otherwise; the gradient-norm all-reduce, the loss and data loading are not charged",
@@ -648,7 +648,11 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     }
     // CP: the ring hides behind the attention core where it fits (backward moves K/V and their gradients).
     t.cp = std::max(0.0, w.cp_s - w.attn) + std::max(0.0, 2 * w.cp_s - 2.5 * w.attn);
-    if (s.pp > 1) t.pp = 2 * double(s.vpp) * p2p;
+    // PP: one send each way per model chunk; interleaved schedules with pp_overlap hide the
+    // steady state's sends under the paired chunks' compute (overlap.h, exposed_pp).
+    if (s.pp > 1)
+      t.pp = exposed_pp(p2p, s.vpp, t.fwd / double(s.vpp), t.bwd / double(s.vpp),
+                        interleaved_warmup_share(mb, s.pp, s.vpp, r), s.pp_overlap);
     // ZeRO-3/FSDP: every micro-batch gathers the rank's weights for the forward and again for
     // the backward, and reduce-scatters its gradients, over the shard group. With prefetch the
     // next layer's gather runs under this layer's compute: only the excess and the first

@@ -49,6 +49,7 @@ StackProfile load_stack(const std::string& path) {
   p.tp_overlap = f.number_or("tp_overlap", 0, 0, 1);
   p.dp_overlap = f.boolean_or("dp_overlap", true);
   p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
+  p.pp_overlap = f.boolean_or("pp_overlap", false);
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
   p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep"}), "stack.moe_dispatcher");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);

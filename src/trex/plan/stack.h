@@ -43,6 +43,7 @@ struct StackProfile {
   double tp_overlap = 0;         // default share of TP collectives hidden
   bool dp_overlap = true;        // default: gradient reduction overlapped with the last backward
   bool zero3_prefetch = true;    // default: ZeRO-3/FSDP gathers prefetched behind compute
+  bool pp_overlap = false;       // default: interleaved 1F1B's P2P sends under other chunks' compute
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // default EP dispatcher
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)

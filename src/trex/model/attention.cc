@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "trex/core/trace.h"
@@ -28,6 +29,7 @@
 #include "trex/kernels/rmsnorm.h"
 #include "trex/kernels/rope.h"
 #include "trex/kernels/sparse_attention.h"
+#include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -301,8 +303,11 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
   float* u = ptr(s.u, T * Gol);
   {
     TREX_TRACE(kGemm, "attn.wo");
+    // The groups' products are independent (side_by_side.h).
+    std::vector<std::function<void()>> groups;
     for (int64_t g = 0; g < s.G; ++g)
-      linear(oi + g * gw, Hhd, p.wo_a + g * s.olr * gw, T, s.olr, gw, u + g * s.olr, Gol);
+      groups.push_back([&, g] { linear(oi + g * gw, Hhd, p.wo_a + g * s.olr * gw, T, s.olr, gw, u + g * s.olr, Gol); });
+    side_by_side(groups);
     linear(u, Gol, p.wo_b, T, d, Gol, out, d);
   }
 
@@ -361,14 +366,19 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
   float* doi = ptr(s.doi, T * Hhd);
   {
     TREX_TRACE(kGemm, "attn.wo_backward");
-    linear_dx(dout, d, p.wo_b, T, d, Gol, du, Gol, 0.f);
-    linear_dw(dout, d, s.u.data(), Gol, T, d, Gol, g.wo_b);
+    // Input and weight gradients are independent products (side_by_side.h), and so are the
+    // groups'.
+    side_by_side({[&] { linear_dx(dout, d, p.wo_b, T, d, Gol, du, Gol, 0.f); },
+                  [&] { linear_dw(dout, d, s.u.data(), Gol, T, d, Gol, g.wo_b); }});
+    std::vector<std::function<void()>> groups;
     for (int64_t gi = 0; gi < s.G; ++gi) {
       const float* wg = p.wo_a + gi * s.olr * gw;
-      linear_dx(du + gi * s.olr, Gol, wg, T, s.olr, gw, doi + gi * gw, Hhd, 0.f);
-      linear_dw(du + gi * s.olr, Gol, s.oi.data() + gi * gw, Hhd, T, s.olr, gw,
-                g.wo_a + gi * s.olr * gw);
+      groups.push_back([&, gi, wg] { linear_dx(du + gi * s.olr, Gol, wg, T, s.olr, gw, doi + gi * gw, Hhd, 0.f); });
+      groups.push_back([&, gi] {
+        linear_dw(du + gi * s.olr, Gol, s.oi.data() + gi * gw, Hhd, T, s.olr, gw, g.wo_a + gi * s.olr * gw);
+      });
     }
+    side_by_side(groups);
   }
   float* dO = ptr(s.dO, T * Hhd);
   s.rope(doi, dO, s.pos.data(), T, H, hd, +1);
@@ -424,10 +434,12 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
       add_into(g.comp_ape, dape, m * s.C);
     }
     TREX_TRACE(kGemm, "attn.compressor_backward_gemm");
-    linear_dx(dkt, s.C, p.comp_wkv, T, s.C, d, dx, d, 0.f);
-    linear_dx(dzt, s.C, p.comp_wgate, T, s.C, d, dx, d, 1.f);
-    linear_dw(dkt, s.C, xs, d, T, s.C, d, g.comp_wkv);
-    linear_dw(dzt, s.C, xs, d, T, s.C, d, g.comp_wgate);
+    side_by_side({[&] {
+                    linear_dx(dkt, s.C, p.comp_wkv, T, s.C, d, dx, d, 0.f);
+                    linear_dx(dzt, s.C, p.comp_wgate, T, s.C, d, dx, d, 1.f);
+                  },
+                  [&] { linear_dw(dkt, s.C, xs, d, T, s.C, d, g.comp_wkv); },
+                  [&] { linear_dw(dzt, s.C, xs, d, T, s.C, d, g.comp_wgate); }});
   }
   const float dx_beta = m > 0 ? 1.f : 0.f;
 
@@ -440,8 +452,8 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
   }
   {
     TREX_TRACE(kGemm, "attn.wkv_backward");
-    linear_dx(dkv, hd, p.wkv, T, hd, d, dx, d, dx_beta);
-    linear_dw(dkv, hd, xs, d, T, hd, d, g.wkv);
+    side_by_side({[&] { linear_dx(dkv, hd, p.wkv, T, hd, d, dx, d, dx_beta); },
+                  [&] { linear_dw(dkv, hd, xs, d, T, hd, d, g.wkv); }});
   }
 
   // 1-2: query.
@@ -454,15 +466,15 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
   float* dqr = ptr(s.dtmp, T * qlr);
   {
     TREX_TRACE(kGemm, "attn.wq_b_backward");
-    linear_dx(dq, Hhd, p.wq_b, T, Hhd, qlr, dqr, qlr, 0.f);
-    linear_dw(dq, Hhd, s.qr.data(), qlr, T, Hhd, qlr, g.wq_b);
+    side_by_side({[&] { linear_dx(dq, Hhd, p.wq_b, T, Hhd, qlr, dqr, qlr, 0.f); },
+                  [&] { linear_dw(dq, Hhd, s.qr.data(), qlr, T, Hhd, qlr, g.wq_b); }});
   }
   float* dqa = ptr(s.du, T * qlr);  // du is consumed
   s.norm_bwd(s.qa.data(), p.q_norm, dqr, dqa, g.q_norm, T, qlr);
   {
     TREX_TRACE(kGemm, "attn.wq_a_backward");
-    linear_dx(dqa, qlr, p.wq_a, T, qlr, d, dx, d, 1.f);
-    linear_dw(dqa, qlr, xs, d, T, qlr, d, g.wq_a);
+    side_by_side({[&] { linear_dx(dqa, qlr, p.wq_a, T, qlr, d, dx, d, 1.f); },
+                  [&] { linear_dw(dqa, qlr, xs, d, T, qlr, d, g.wq_a); }});
   }
 
   // 8: the indexer's parameters from L_I (x and qr detached: nothing reaches dx).

@@ -11,6 +11,7 @@
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/swiglu.h"
 #include "trex/model/matvec.h"
+#include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -378,6 +379,9 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
         if (few) {
           matvec_rows(p.shared_w1[size_t(j)], x, T, f, d, sg);
           matvec_rows(p.shared_w3[size_t(j)], x, T, f, d, su);
+        } else if (!s.ex) {
+          side_by_side({[&] { sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f); },
+                        [&] { sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f); }});
         } else {
           sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f);
           sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f);
@@ -594,6 +598,23 @@ void MoeLayer::backward(const MoeParams& p, const float* dout, float* dx, const 
       const float* su = &s.su[size_t(j * T * f)];
       const float* sh = &s.sh[size_t(j * T * f)];
       TREX_TRACE(kGemm, "moe.shared.bwd");
+      if (!s.ex) {
+        // No exchange to drive between the products (progress() is a no-op): the independent
+        // ones side by side (side_by_side.h), the same products and bits as below.
+        side_by_side({[&] { sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f); },
+                      [&] { sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f); }});
+        kernels::swiglu_backward<float>(sg, su, nullptr, w.sdh.data(), w.sdg.data(), w.sdu.data(), nullptr, T, f,
+                                        s.limit);
+        side_by_side({[&] {
+                        sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdg.data(), f, p.shared_w1[size_t(j)], d,
+                              j ? 1.f : 0.f, dx, d);
+                        sgemm(Trans::kNo, Trans::kNo, T, d, f, 1.f, w.sdu.data(), f, p.shared_w3[size_t(j)], d, 1.f,
+                              dx, d);
+                      },
+                      [&] { sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdg.data(), f, x, d, 1.f, g.shared_w1[size_t(j)], d); },
+                      [&] { sgemm(Trans::kYes, Trans::kNo, f, d, T, 1.f, w.sdu.data(), f, x, d, 1.f, g.shared_w3[size_t(j)], d); }});
+        continue;
+      }
       sgemm(Trans::kNo, Trans::kNo, T, f, d, 1.f, dout, d, p.shared_w2[size_t(j)], f, 0.f, w.sdh.data(), f);
       progress();
       sgemm(Trans::kYes, Trans::kNo, d, f, T, 1.f, dout, d, sh, f, 1.f, g.shared_w2[size_t(j)], f);

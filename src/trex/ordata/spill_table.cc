@@ -59,8 +59,19 @@ void BasicSpillTable<Check>::open_file(uint64_t slots) {
 
 template <class Check>
 void BasicSpillTable<Check>::place(const Slot& s) {
+  // The run is walked a page at a time, like find(): one cache lookup per page, not per slot.
+  // The table's size is a multiple of a page, so a run that wraps starts a fresh page at 0.
   uint64_t i = s.key & mask_;
-  while (slot(file_, i).key != 0) i = (i + 1) & mask_;
+  for (bool empty = false; !empty;) {
+    const unsigned char* page = cache_.page(file_, i / kSlotsPerPage, false);
+    do {
+      if (at(page, i).key == 0) {
+        empty = true;
+        break;
+      }
+      i = (i + 1) & mask_;
+    } while (i % kSlotsPerPage != 0);
+  }
   std::memcpy(cache_.page(file_, i / kSlotsPerPage, true) + (i % kSlotsPerPage) * sizeof(Slot), &s, sizeof s);
   ++size_;
 }

@@ -34,13 +34,24 @@ class BasicSpillTable {
 
   // Calls each(value) for every value stored under key, oldest first, until it returns true.
   // Returns whether one did. each may use the cache (the slot is copied out first).
+  // One cache lookup per page of the run, not per slot: a band key shared by thousands of
+  // templated samples makes a run of thousands of slots, walked on every probe. The page is
+  // looked up again after each(), which may have evicted it.
   template <class F>
   bool find(uint64_t full_key, F&& each) const {
     const Check key = stored(full_key);
-    for (uint64_t i = key & mask_;; i = (i + 1) & mask_) {
-      const Slot s = slot(file_, i);
-      if (s.key == 0) return false;
-      if (s.key == key && each(uint32_t(s.value))) return true;
+    for (uint64_t i = key & mask_;;) {
+      const unsigned char* page = cache_.page(file_, i / kSlotsPerPage, false);
+      bool called = false;
+      do {
+        const Slot s = at(page, i);
+        if (s.key == 0) return false;
+        i = (i + 1) & mask_;
+        if (s.key == key) {
+          if (each(uint32_t(s.value))) return true;
+          called = true;
+        }
+      } while (!called && i % kSlotsPerPage != 0);
     }
   }
   void insert(uint64_t key, uint32_t value);
@@ -57,11 +68,12 @@ class BasicSpillTable {
     const Check c = sizeof(Check) == 8 ? Check(key) : Check(key >> 32);
     return c == 0 ? 1 : c;
   }
-  Slot slot(uint32_t file, uint64_t i) const {
+  static Slot at(const unsigned char* page, uint64_t i) {
     Slot s;
-    std::memcpy(&s, cache_.page(file, i / kSlotsPerPage, false) + (i % kSlotsPerPage) * sizeof(Slot), sizeof s);
+    std::memcpy(&s, page + (i % kSlotsPerPage) * sizeof(Slot), sizeof s);
     return s;
   }
+  Slot slot(uint32_t file, uint64_t i) const { return at(cache_.page(file, i / kSlotsPerPage, false), i); }
   void open_file(uint64_t slots);  // a new scratch file of `slots` empty slots becomes the table
   void place(const Slot& s);       // linear probing from the key's home slot
   void grow();

@@ -120,6 +120,51 @@ int differing_positions(const Sketch& a, const Sketch& b) {
   return n;
 }
 
+// The record numbers already checked during one admit. A templated sample shares several LSH
+// bands with the same earlier samples (the boilerplate's minimum shingles), so it meets each
+// of them once per shared band; the verdict on a pair does not depend on the band, so a
+// record checked (and ruled out) once is passed over after that: the same first hit, the
+// same corpus, one sketch read per record instead of one per shared band. Open addressing;
+// clear() is a new stamp, not a pass over the table.
+class CheckedSet {
+ public:
+  void clear() {
+    if (++stamp_ == 0) {  // after 2^32 admits: old stamps would look current
+      std::fill(slots_.begin(), slots_.end(), 0);
+      stamp_ = 1;
+    }
+    count_ = 0;
+  }
+  // Whether `record` was not in the set (it is now).
+  bool insert(uint32_t record) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    const uint64_t entry = (uint64_t(stamp_) << 32) | record;
+    for (size_t i = home(record);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == entry) return false;
+      if ((slots_[i] >> 32) != stamp_) {
+        slots_[i] = entry;
+        ++count_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  size_t home(uint32_t record) const { return size_t((uint64_t(record) * 0x9e3779b97f4a7c15ULL) >> shift_); }
+  void grow() {
+    std::vector<uint64_t> old(slots_.size() * 2, 0);
+    old.swap(slots_);
+    shift_ -= 1;
+    count_ = 0;
+    for (uint64_t e : old)
+      if ((e >> 32) == stamp_) insert(uint32_t(e));
+  }
+  std::vector<uint64_t> slots_ = std::vector<uint64_t>(size_t(1) << 12, 0);
+  int shift_ = 64 - 12;
+  uint32_t stamp_ = 1;
+  size_t count_ = 0;
+};
+
 std::string scratch_name(const std::string& dir, const char* what) {
   static std::atomic<unsigned> counter{0};
   std::filesystem::path base = dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
@@ -139,6 +184,7 @@ struct Deduplicator::Indexes {
         bands(cache, scratch_name(dir, "bands"), 1 << 19) {}
   PageCache cache;  // first: the files below give their pages back to it when they go
   uint64_t compared = 0, candidates = 0;
+  CheckedSet checked;  // this admit's band candidates
   SpillRecords signatures, sketches, ids;  // by record number; ids are read only to name a duplicate's original
   SpillTable exact, structural;             // values: record numbers
   CompactSpillTable bands;
@@ -185,10 +231,12 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
   constexpr int rows_per_band = kMinHashSize / kLshBands;
   const int needed = int(std::ceil(near_threshold_ * kMinHashSize - 1e-9));
   const int may_differ = kMinHashSize - needed;
+  ix.checked.clear();
   for (int b = 0; b < kLshBands; ++b) {
     keys[size_t(b)] = XXH3_64bits_withSeed(fp.signature.data() + b * rows_per_band, sizeof(uint64_t) * rows_per_band, uint64_t(b));
     bool near = ix.bands.find(keys[size_t(b)], [&](uint32_t other) {
       ++ix.candidates;
+      if (!ix.checked.insert(other)) return false;  // ruled out in an earlier band
       Sketch their_sketch;
       ix.sketches.read(other, their_sketch.data());
       if (differing_positions(sk, their_sketch) > may_differ) return false;

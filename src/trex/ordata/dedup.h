@@ -71,8 +71,8 @@ class Deduplicator {
   uint64_t resident_bytes() const;  // the cache's pages in use: at most capacity_bytes()
   uint64_t capacity_bytes() const;  // the budget (at least PageCache::kMinBytes)
   uint64_t cache_misses() const;         // page reads from the index files so far
-  uint64_t band_candidates() const;      // earlier samples met in a shared LSH band
-  uint64_t signatures_compared() const;  // of those, the ones the sketch did not rule out
+  uint64_t band_candidates() const;      // earlier samples met in a shared LSH band (once per band)
+  uint64_t signatures_compared() const;  // signatures read: records the sketch did not rule out, each once per admit
 
  private:
   struct Indexes;

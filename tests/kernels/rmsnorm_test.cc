@@ -21,6 +21,7 @@
 #include "trex/core/bf16.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/rmsnorm.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -72,10 +73,20 @@ void check_against_ref(bool weighted, double tol) {
   }
 }
 
-TEST(RmsNorm, WeightFreeF32MatchesReference) { check_against_ref<float>(false, 1e-4); }
-TEST(RmsNorm, WeightedF32MatchesReference) { check_against_ref<float>(true, 1e-4); }
-TEST(RmsNorm, WeightFreeBf16MatchesReference) { check_against_ref<bf16>(false, 1e-2); }
-TEST(RmsNorm, WeightedBf16MatchesReference) { check_against_ref<bf16>(true, 1e-2); }
+// Under every vector path of the row kernels (row_isa.h).
+template <class T>
+void check_against_ref_every_path(bool weighted, double tol) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_against_ref<T>(weighted, tol);
+  }
+}
+
+TEST(RmsNorm, WeightFreeF32MatchesReference) { check_against_ref_every_path<float>(false, 1e-4); }
+TEST(RmsNorm, WeightedF32MatchesReference) { check_against_ref_every_path<float>(true, 1e-4); }
+TEST(RmsNorm, WeightFreeBf16MatchesReference) { check_against_ref_every_path<bf16>(false, 1e-2); }
+TEST(RmsNorm, WeightedBf16MatchesReference) { check_against_ref_every_path<bf16>(true, 1e-2); }
 
 // loss = sum(dy * y(x, w)) in double: its gradient in x is dx and in w is dw.
 double loss(const std::vector<double>& x, const std::vector<double>& w, bool weighted,
@@ -194,8 +205,82 @@ void check_streaming_path() {
   expect_close(dw, dwr, 1e-3, "dw");
 }
 
-TEST(RmsNorm, StreamingStorePathF32) { check_streaming_path<float>(); }
-TEST(RmsNorm, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
+TEST(RmsNorm, StreamingStorePathF32) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_streaming_path<float>();
+  }
+}
+TEST(RmsNorm, StreamingStorePathBf16) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_streaming_path<bf16>();
+  }
+}
+
+// The 16-lane rows (AVX-512) give the 8-lane rows' bits: y, dx and dw byte for byte, for row
+// lengths around the 8- and 16-element steps (the 8-lane rows' scalar tails included), weighted
+// or not, plain and streamed stores, with bf16 outputs that are denormal (tiny weights: the
+// vcvtneps2bf16 store falls back to the integer rounding there).
+template <class T>
+void check_paths_same_bits() {
+  if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  core::ThreadPool pool(2);
+  struct Case {
+    int64_t rows, dim;
+  };
+  std::vector<Case> cases;
+  for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 97, 4096}) cases.push_back({37, dim});
+  cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    for (bool weighted : {false, true}) {
+      const int64_t n = c.rows * c.dim;
+      auto xs = random_vec<T>(n, seed++, 2), dys = random_vec<T>(n, seed++, 0);
+      auto w = random_vec<float>(c.dim, seed++, 1);
+      for (int64_t j = 0; j < c.dim; j += 5) w[size_t(j)] *= 1e-40f;  // denormal outputs
+      auto x = core::aligned_array<T>(size_t(n)), dy = core::aligned_array<T>(size_t(n));
+      std::copy(xs.begin(), xs.end(), x.get());
+      std::copy(dys.begin(), dys.end(), dy.get());
+      const float* wp = weighted ? w.data() : nullptr;
+      std::vector<std::vector<T>> ys, dxs;
+      std::vector<std::vector<float>> dws;
+      for (core::Isa isa : {core::Isa::kAvx2, core::Isa::kAvx512}) {
+        ScopedRowIsa path(isa);
+        auto y = core::aligned_array<T>(size_t(n)), dx = core::aligned_array<T>(size_t(n));
+        std::fill(y.get(), y.get() + n, nan_value<T>());
+        std::fill(dx.get(), dx.get() + n, nan_value<T>());
+        std::vector<float> dw(size_t(c.dim), NAN);
+        rmsnorm_forward(x.get(), wp, y.get(), c.rows, c.dim, kRmsNormEps, &pool);
+        rmsnorm_backward(x.get(), wp, dy.get(), dx.get(), weighted ? dw.data() : nullptr, c.rows,
+                         c.dim, kRmsNormEps, &pool);
+        ys.emplace_back(y.get(), y.get() + n);
+        dxs.emplace_back(dx.get(), dx.get() + n);
+        dws.push_back(dw);
+      }
+      const std::string tag = "[" + std::to_string(c.rows) + ", " + std::to_string(c.dim) + "] " +
+                              (weighted ? "weighted" : "weight-free");
+      EXPECT_TRUE(same_bytes(ys[0], ys[1])) << tag << " y";
+      EXPECT_TRUE(same_bytes(dxs[0], dxs[1])) << tag << " dx";
+      if (weighted) {
+        EXPECT_TRUE(same_bytes(dws[0], dws[1])) << tag << " dw";
+      }
+      bool denormal = false;
+      for (const T& v : ys[1]) {
+        const float f = val(v);
+        denormal = denormal || (f != 0.f && std::fabs(f) < std::numeric_limits<float>::min());
+      }
+      if (weighted) {
+        EXPECT_TRUE(denormal) << tag << ": no denormal output, the fallback untested";
+      }
+    }
+  }
+}
+
+TEST(RmsNorm, PathsGiveSameBitsF32) { check_paths_same_bits<float>(); }
+TEST(RmsNorm, PathsGiveSameBitsBf16) { check_paths_same_bits<bf16>(); }
 
 // A zero row normalises to zero (r = eps^-1/2 is finite) and its gradient is r dy.
 TEST(RmsNorm, ZeroRow) {

@@ -1,17 +1,25 @@
 // Fused RMSNorm: one pass over a row to get sum(x^2) (and sum(w dy x) in the backward), a second
 // pass over the same row, still in L1/L2, to write the output. Memory traffic is the minimum:
 // forward reads x and writes y, backward reads x and dy and writes dx (plus dw partials).
+// Rows run on 16 lanes where the CPU has AVX-512 (row_isa()), with bf16 stores by vcvtneps2bf16
+// where it has AVX512_BF16: the bf16 rows were bound by instructions on 8 lanes (a widening of 2
+// and a rounding of ~10 per 8 elements), not by memory. The 16-lane rows keep the 8-lane rows'
+// bits: the same sums in the same order, the same element-wise operations (tested).
 #include "trex/core/trace.h"
 #include "trex/kernels/rmsnorm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "trex/core/arena.h"
+#include "trex/core/cpu_features.h"
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/row_blocking.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -107,6 +115,128 @@ void backward_row(const T* x, const float* w, const T* dy, T* dx, float* dwp, in
   }
 }
 
+// The rows above on 16 lanes (AVX-512). Only the vector parts change; each row's last
+// dim % 8 elements take the scalar code of the 8-lane rows, so a row has the same bits on either
+// path whatever its length. (They use the 8-lane helpers too: only in builds that have those.)
+#ifdef TREX_ELEM_AVX2
+#define TREX_RMS512_FN \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16")))
+
+// A bf16 store through vcvtneps2bf16 where the CPU has AVX512_BF16 (Cvt; same bits, see
+// round16_cvt), else put16.
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN inline void out16(T* p, __m512 v, __mmask16 m) {
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(p, v, m);
+  else simd::put16<NT>(p, v, m);
+}
+
+// sum_sq on 16 lanes: lanes 0-7 are sum_sq's a0 and lanes 8-15 its a1 (a 16-element step adds
+// x[i..i+7] to a0 and x[i+8..i+15] to a1 there), a last 8-element step adds to a0 alone, and
+// hsum16 adds a0 + a1 before hsum's order: the same sums in the same order.
+template <class T>
+TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
+  __m512 a = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= dim; i += 16) {
+    const __m512 v = simd::load16(x + i, simd::kAll16);
+    a = _mm512_fmadd_ps(v, v, a);
+  }
+  if (i + 8 <= dim) {
+    const __m512 v = simd::load16(x + i, 0xff);
+    a = _mm512_mask3_fmadd_ps(v, v, a, 0xff);
+    i += 8;
+  }
+  float s = simd::hsum16(a);
+  for (; i < dim; ++i) s += ld(x + i) * ld(x + i);
+  return s;
+}
+
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN void forward_row512(const T* x, const float* w, T* y, int64_t dim, float eps) {
+  float r = 1.f / std::sqrt(sum_sq512(x, dim) / float(dim) + eps);
+  const __m512 vr = _mm512_set1_ps(r);
+  const int64_t vec = dim & ~int64_t(7);  // the 8-lane rows' vector part
+  int64_t i = 0;
+  for (; i < vec; i += 16) {
+    const __mmask16 m = simd::lanes16(i, vec);
+    __m512 v = _mm512_mul_ps(simd::load16(x + i, m), vr);
+    if (w) v = _mm512_mul_ps(v, simd::load16(w + i, m));
+    out16<NT, Cvt>(y + i, v, m);
+  }
+  for (i = vec; i < dim; ++i) st(y + i, w ? ld(x + i) * r * w[i] : ld(x + i) * r);
+}
+
+// backward_row on 16 lanes. The two sums stay on 8 lanes in backward_row's order (one
+// accumulator each, 8 elements a step: 16 lanes would split them in two); the second pass is
+// element-wise, so it widens to 16 lanes as is.
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN void backward_row512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+                                    int64_t dim, float eps) {
+  const int64_t vec = dim & ~int64_t(7);
+  __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+  for (int64_t i = 0; i < vec; i += 8) {
+    __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
+    if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
+    as = _mm256_fmadd_ps(v, v, as);
+    ad = _mm256_fmadd_ps(g, v, ad);
+  }
+  float ss = simd::hsum(as), sd = simd::hsum(ad);
+  for (int64_t i = vec; i < dim; ++i) {
+    float v = ld(x + i), g = ld(dy + i) * (w ? w[i] : 1.f);
+    ss += v * v;
+    sd += g * v;
+  }
+  float r = 1.f / std::sqrt(ss / float(dim) + eps);
+  float c = r * r * r * sd / float(dim);
+  const __m512 vr = _mm512_set1_ps(r), vc = _mm512_set1_ps(c);
+  int64_t i = 0;
+  for (; i < vec; i += 16) {
+    const __mmask16 m = simd::lanes16(i, vec);
+    const __m512 v = simd::load16(x + i, m), d = simd::load16(dy + i, m);
+    const __m512 g = w ? _mm512_mul_ps(d, simd::load16(w + i, m)) : d;
+    out16<NT, Cvt>(dx + i, _mm512_fnmadd_ps(vc, v, _mm512_mul_ps(vr, g)), m);
+    if (dwp)
+      simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
+  }
+  for (i = vec; i < dim; ++i) {
+    float v = ld(x + i), d = ld(dy + i), g = d * (w ? w[i] : 1.f);
+    st(dx + i, r * g - c * v);
+    if (dwp) dwp[i] += d * v * r;
+  }
+}
+
+#endif  // TREX_ELEM_AVX2
+
+// The row function of a call: the 16-lane rows where row_isa() allows, else the 8-lane ones.
+template <class T>
+using ForwardRow = void (*)(const T*, const float*, T*, int64_t, float);
+template <class T>
+using BackwardRow = void (*)(const T*, const float*, const T*, T*, float*, int64_t, float);
+
+template <class T>
+ForwardRow<T> forward_row_for(bool nt) {
+#ifdef TREX_ELEM_AVX2
+  if (row_isa() == core::Isa::kAvx512) {
+    const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+    return nt ? (cvt ? &forward_row512<true, true, T> : &forward_row512<true, false, T>)
+              : (cvt ? &forward_row512<false, true, T> : &forward_row512<false, false, T>);
+  }
+#endif
+  return nt ? &forward_row<true, T> : &forward_row<false, T>;
+}
+
+template <class T>
+BackwardRow<T> backward_row_for(bool nt) {
+#ifdef TREX_ELEM_AVX2
+  if (row_isa() == core::Isa::kAvx512) {
+    const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+    return nt ? (cvt ? &backward_row512<true, true, T> : &backward_row512<true, false, T>)
+              : (cvt ? &backward_row512<false, true, T> : &backward_row512<false, false, T>);
+  }
+#endif
+  return nt ? &backward_row<true, T> : &backward_row<false, T>;
+}
+
 }  // namespace
 
 template <class T>
@@ -116,11 +246,9 @@ void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim
   core::trace_count(0, 2.0 * double(rows * dim) * sizeof(T));  // x in, y out
   const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
   bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
+  const ForwardRow<T> row = forward_row_for<T>(nt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      if (nt) forward_row<true>(x + r * dim, w, y + r * dim, dim, eps);
-      else forward_row<false>(x + r * dim, w, y + r * dim, dim, eps);
-    }
+    for (int64_t r = lo; r < hi; ++r) row(x + r * dim, w, y + r * dim, dim, eps);
     simd::fence_streams(nt);
   });
 }
@@ -141,15 +269,14 @@ void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw,
   // partial[c] = sum over the rows of chunk c of dy * xh; summed row by row inside a chunk.
   std::unique_ptr<float[], core::AlignedDeleter> partial;
   if (want_dw) partial = core::aligned_array<float>(size_t(n_chunks * dim));
+  const BackwardRow<T> row = backward_row_for<T>(nt);
   tp.parallel_for(0, n_chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       float* dwp = want_dw ? partial.get() + c * dim : nullptr;
       if (dwp) std::fill(dwp, dwp + dim, 0.f);
       int64_t r1 = std::min(rows, (c + 1) * kDwChunkRows);
-      for (int64_t r = c * kDwChunkRows; r < r1; ++r) {
-        if (nt) backward_row<true>(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
-        else backward_row<false>(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
-      }
+      for (int64_t r = c * kDwChunkRows; r < r1; ++r)
+        row(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
     }
     simd::fence_streams(nt);
   });

@@ -76,10 +76,8 @@ TREX_AVX512_FN void store16(core::bf16* p, __m512 v, __mmask16 m) {
 #define TREX_AVX512BF16_FN \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) inline
 TREX_AVX512BF16_FN __m256i round16_cvt(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __mmask16 denormal = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)) &
-                             _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x007fffff));
-  if (denormal) return round16(v);
+  // vfpclassps 0x20: the denormal lanes (one instruction for the test of exponent and mantissa).
+  if (_mm512_fpclass_ps_mask(v, 0x20)) return round16(v);
   return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
 }
 // put16 for bf16 through round16_cvt (only where core::cpu_features().avx512_bf16).
@@ -89,6 +87,46 @@ TREX_AVX512BF16_FN void put16_cvt(core::bf16* p, __m512 v, __mmask16 m) {
   if (m != kAll16) _mm256_mask_storeu_epi16(p, m, h);
   else if constexpr (NT) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), h);
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+}
+
+// 32 bf16 per step on AVX512_BF16 (one 64-byte line of a tensor): load32 widens one 64-byte
+// load by two word permutes (zero-masked: each bf16 lands in the top half of its lane, as
+// load16's shift), lo = elements 0-15, hi = 16-31; store32 rounds lo and hi by one
+// vcvtne2ps2bf16 and writes the line (NT: two 32-byte streaming stores, the use_streaming
+// alignment). Same values and bits as two load16 / put16_cvt steps; a pair with a denormal lane
+// rounds through round16 (see round16_cvt). widen_index(0) / (1): load32's permute indices.
+TREX_AVX512BF16_FN __m512i widen_index(int half) {
+  // Word 2k + 1 of the result takes source word 16 half + k; even words are zeroed by the mask.
+  alignas(64) int16_t idx[32];
+  for (int k = 0; k < 16; ++k) idx[2 * k] = 0, idx[2 * k + 1] = int16_t(16 * half + k);
+  return _mm512_load_si512(idx);
+}
+TREX_AVX512BF16_FN void load32(const core::bf16* p, __m512i lo_idx, __m512i hi_idx, __m512* lo,
+                               __m512* hi) {
+  const __m512i v = _mm512_loadu_si512(p);
+  *lo = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, lo_idx, v));
+  *hi = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi_idx, v));
+}
+template <bool NT>
+TREX_AVX512BF16_FN void store16x2(core::bf16* p, __m256i lo, __m256i hi) {
+  if constexpr (NT) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), lo);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 16), hi);
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), lo);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), hi);
+  }
+}
+template <bool NT>
+TREX_AVX512BF16_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
+  if (!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)))
+    return store16x2<NT>(p, round16(lo), round16(hi));
+  const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo in the low half
+  if constexpr (NT)  // (the zero-masked extracts: GCC 12 flags the unmasked ones, see adamw.cc)
+    store16x2<true>(p, _mm512_maskz_extracti64x4_epi64(0xff, h, 0),
+                    _mm512_maskz_extracti64x4_epi64(0xff, h, 1));
+  else
+    _mm512_storeu_si512(p, h);
 }
 
 // Non-temporal stores of a full step (use_streaming's 32-byte alignment: two 256-bit halves for

@@ -120,45 +120,13 @@ TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
   else simd::put16<NT>(p, v, m);
 }
 
-// bf16 rows on AVX512_BF16, 32 elements per step: one 64-byte load widened by two word
-// permutes (zero-masked: each bf16 lands in the top half of its lane, as load16's shift), in
-// column order; the two halves' results rounded by one vcvtne2ps2bf16 and stored as one line.
-// Same values lane for lane and the same sums in the same order as the 16-lane steps, so the
-// same bits; a step with a denormal result rounds through round16 (see round16_cvt).
-#define TREX_BF16X32_FN \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) inline
-TREX_BF16X32_FN __m512i widen_index(int half) {
-  // Word 2k + 1 of the result takes source word 16 half + k; even words are zeroed by the mask.
-  alignas(64) int16_t idx[32];
-  for (int k = 0; k < 16; ++k) idx[2 * k] = 0, idx[2 * k + 1] = int16_t(16 * half + k);
-  return _mm512_load_si512(idx);
-}
-TREX_BF16X32_FN void load32(const core::bf16* p, __m512i lo_idx, __m512i hi_idx, __m512* lo,
-                            __m512* hi) {
-  const __m512i v = _mm512_loadu_si512(p);
-  *lo = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, lo_idx, v));
-  *hi = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, hi_idx, v));
-}
-template <bool NT>
-TREX_BF16X32_FN void store16x2(core::bf16* p, __m256i lo, __m256i hi) {
-  if constexpr (NT) {
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), lo);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(p + 16), hi);
-  } else {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), hi);
-  }
-}
-template <bool NT>
-TREX_BF16X32_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
-  if (!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)))
-    return store16x2<NT>(p, simd::round16(lo), simd::round16(hi));
-  const __m512i h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo in the low half
-  if constexpr (NT)  // (the zero-masked extracts: GCC 12 flags the unmasked ones, see adamw.cc)
-    store16x2<true>(p, _mm512_maskz_extracti64x4_epi64(0xff, h, 0), _mm512_maskz_extracti64x4_epi64(0xff, h, 1));
-  else
-    _mm512_storeu_si512(p, h);
-}
+// bf16 rows on AVX512_BF16 take 32 elements per step (simd::load32 / store32, one line of each
+// tensor): the same values lane for lane and the same sums in the same order as the 16-lane
+// steps, so the same bits.
+#define TREX_BF16X32_FN TREX_AVX512BF16_FN
+using simd::load32;
+using simd::store32;
+using simd::widen_index;
 
 // One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's
 // halves): the same operations in the same order; backward16 adds to *acc as the loop does.

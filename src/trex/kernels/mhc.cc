@@ -571,11 +571,10 @@ auto post_forward_token512_for(bool nt, bool cvt) {
 }
 
 // The post-projection's backward for one token: dF, dX, and the sums over d of G_k F (dpost)
-// and G_k X_j (dC). Same N convention as post_forward_token.
-template <int N, class T>
+// and G_k X_j (dC), for any stream count n (n = 4 takes post_backward_token_n4).
+template <class T>
 void post_backward_token(const T* g, const T* f, const T* x, const float* post, const float* C,
-                         T* dF, T* dX, float* dpost, float* dC, int n_rt, int64_t d) {
-  const int n = N ? N : n_rt;
+                         T* dF, T* dX, float* dpost, float* dC, int n, int64_t d) {
   float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
   std::copy(post, post + n, pt);
   std::copy(C, C + n * n, Ct);
@@ -672,7 +671,7 @@ inline void mix4_dot4(const T* const g[4], const float c[4], const T* v, T* out,
   std::copy(s, s + 4, sums);
 }
 
-// post_backward_token<4> split as post_backward_token512_n4: one pass for dF and dpost, then one
+// post_backward_token for n = 4, split as post_backward_token512_n4: one pass for dF and dpost, then one
 // per row j of dX and dC (the token's 4 G rows read again from L1). In one pass it needs 20
 // accumulators beside 4 G, 4 X, F and the dF/dX sums: 30 vectors, which AVX2's 16 ymm registers
 // cannot hold, so a build for an AVX2-only CPU kept the accumulators on the stack and stored
@@ -693,11 +692,10 @@ void post_backward_token_n4(const T* g, const T* f, const T* x, const float* pos
 
 // The same on 16 lanes. dF and dX are the same FMA chains as above (same bits); dpost and dC
 // are sums over d taken in 16 lane-partial sums instead of 8, so they differ by rounding.
-template <int N, class T>
+template <class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post_backward_token512(
     const T* g, const T* f, const T* x, const float* post, const float* C, T* dF, T* dX,
-    float* dpost, float* dC, int n_rt, int64_t d) {
-  const int n = N ? N : n_rt;
+    float* dpost, float* dC, int n, int64_t d) {
   float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
   std::copy(post, post + n, pt);
   std::copy(C, C + n * n, Ct);
@@ -831,8 +829,8 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
   auto* n4 = nt ? (cvt ? &post_backward_token512_n4<true, true, T> : &post_backward_token512_n4<true, false, T>)
                 : (cvt ? &post_backward_token512_n4<false, true, T> : &post_backward_token512_n4<false, false, T>);
-  auto* token = wide ? (n == 4 ? n4 : &post_backward_token512<0, T>)
-                     : (n == 4 ? &post_backward_token_n4<T> : &post_backward_token<0, T>);
+  auto* token = wide ? (n == 4 ? n4 : &post_backward_token512<T>)
+                     : (n == 4 ? &post_backward_token_n4<T> : &post_backward_token<T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)
       token(G + t * nd, F + t * d, X + t * nd, post + t * n, C + t * n * n, dF + t * d,

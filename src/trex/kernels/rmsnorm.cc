@@ -1,10 +1,11 @@
 // Fused RMSNorm: one pass over a row to get sum(x^2) (and sum(w dy x) in the backward), a second
 // pass over the same row, still in L1/L2, to write the output. Memory traffic is the minimum:
 // forward reads x and writes y, backward reads x and dy and writes dx (plus dw partials).
-// Rows run on 16 lanes where the CPU has AVX-512 (row_isa()), with bf16 stores by vcvtneps2bf16
-// where it has AVX512_BF16: the bf16 rows were bound by instructions on 8 lanes (a widening of 2
-// and a rounding of ~10 per 8 elements), not by memory. The 16-lane rows keep the 8-lane rows'
-// bits: the same sums in the same order, the same element-wise operations (tested).
+// bf16 rows run on 16 lanes where the CPU has AVX-512 (row_isa()), with stores by vcvtneps2bf16
+// where it has AVX512_BF16: on 8 lanes they were bound by instructions (a widening of 2 and a
+// rounding of ~10 per 8 elements), not by memory. fp32 rows stay on 8 lanes (memory-bound there;
+// 16 lanes measured no gain). The 16-lane rows keep the 8-lane rows' bits: the same sums in the
+// same order, the same element-wise operations (tested).
 #include "trex/core/trace.h"
 #include "trex/kernels/rmsnorm.h"
 
@@ -207,7 +208,8 @@ TREX_RMS512_FN void backward_row512(const T* x, const float* w, const T* dy, T* 
 
 #endif  // TREX_ELEM_AVX2
 
-// The row function of a call: the 16-lane rows where row_isa() allows, else the 8-lane ones.
+// The row function of a call: for bf16 the 16-lane rows where row_isa() allows, else the 8-lane
+// ones.
 template <class T>
 using ForwardRow = void (*)(const T*, const float*, T*, int64_t, float);
 template <class T>
@@ -216,8 +218,8 @@ using BackwardRow = void (*)(const T*, const float*, const T*, T*, float*, int64
 template <class T>
 ForwardRow<T> forward_row_for(bool nt) {
 #ifdef TREX_ELEM_AVX2
-  if (row_isa() == core::Isa::kAvx512) {
-    const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  if (std::is_same_v<T, core::bf16> && row_isa() == core::Isa::kAvx512) {
+    const bool cvt = core::cpu_features().avx512_bf16;
     return nt ? (cvt ? &forward_row512<true, true, T> : &forward_row512<true, false, T>)
               : (cvt ? &forward_row512<false, true, T> : &forward_row512<false, false, T>);
   }
@@ -228,8 +230,8 @@ ForwardRow<T> forward_row_for(bool nt) {
 template <class T>
 BackwardRow<T> backward_row_for(bool nt) {
 #ifdef TREX_ELEM_AVX2
-  if (row_isa() == core::Isa::kAvx512) {
-    const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  if (std::is_same_v<T, core::bf16> && row_isa() == core::Isa::kAvx512) {
+    const bool cvt = core::cpu_features().avx512_bf16;
     return nt ? (cvt ? &backward_row512<true, true, T> : &backward_row512<true, false, T>)
               : (cvt ? &backward_row512<false, true, T> : &backward_row512<false, false, T>);
   }

@@ -30,12 +30,14 @@ using testing::source_path;
 // signed mean went +6.4% -> +7.4% because the Nemotron-4 340B row's -26% (fp32 gradients forcing
 // full recomputation) was a wrong input offsetting the optimistic rows, not a model quality; the
 // signed bound moved 0.07 -> 0.075 for that correction alone (a reviewed change, see
-// /work/notes/issue-17.md, session 9).
+// /work/notes/issue-17.md, session 9). Later in session 9 the Qwen3-30B-A3B H100 row took the
+// 25.11 recipe's layout (VP 12, micro-batch 1; the table repeats the 25.09 row's): held-out
+// 11.5% -> 10.3%, signed +7.4% -> +6.1%, worst 81% -> 48%; bounds tightened to 0.11 / 0.065 / 0.50.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.08, 0.02, 0.30};
-constexpr Bounds kHeldOut{0.12, 0.075, 0.85};
+constexpr Bounds kHeldOut{0.11, 0.065, 0.50};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -24,6 +24,7 @@
 #include "trex/kernels/rmsnorm.h"
 #include "trex/model/block_tensors.h"
 #include "trex/model/moe.h"
+#include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -378,8 +379,10 @@ struct Transformer::Impl {
     if (!dX) return sum;
     {
       TREX_TRACE(kGemm, "lm_head.bwd");
-      sgemm(Trans::kNo, Trans::kNo, T, d, V, 1.f, logits.data(), V, P("head"), d, 0.f, dxn.data(), d);
-      sgemm(Trans::kYes, Trans::kNo, V, d, T, 1.f, logits.data(), V, yn.data(), d, 1.f, Gd("head"), d);
+      // Two independent products of equal size (side_by_side.h).
+      float* gh = Gd("head");
+      side_by_side({[&] { sgemm(Trans::kNo, Trans::kNo, T, d, V, 1.f, logits.data(), V, P("head"), d, 0.f, dxn.data(), d); },
+                    [&] { sgemm(Trans::kYes, Trans::kNo, V, d, T, 1.f, logits.data(), V, yn.data(), d, 1.f, gh, d); }});
     }
     TREX_TRACE(kElementwise, "mhc_head.bwd");
     kernels::rmsnorm_backward(y.data(), P(prefix + "norm"), dxn.data(), dy.data(), dnorm.data(), T, d, eps());
@@ -507,10 +510,15 @@ LossStats Transformer::Impl::run(const Batch& batch, bool backward, float grad_s
       std::fill(dtmp.begin(), dtmp.begin() + T * d, 0.f);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t i = 0; i < n; ++i) add_into(&dtmp[size_t(t * d)], &gA[size_t((t * n + i) * d)], d);
-      sgemm(Trans::kYes, Trans::kNo, d, d, T * n, 1.f, gA.data(), d, mtp_hn.data(), d, 1.f, Gd("mtp.0.h_proj"), d);
-      sgemm(Trans::kYes, Trans::kNo, d, d, T, 1.f, dtmp.data(), d, mtp_en.data(), d, 1.f, Gd("mtp.0.e_proj"), d);
-      // dhn = dP_h h_proj (into gB), then through hnorm into dXf (added to the main head's part).
-      sgemm(Trans::kNo, Trans::kNo, T * n, d, d, 1.f, gA.data(), d, P("mtp.0.h_proj"), d, 0.f, gB.data(), d);
+      // The projections' weight gradients and dhn = dP_h h_proj (into gB) are independent
+      // products (side_by_side.h), the larger first; dhn then goes through hnorm into dXf
+      // (added to the main head's part).
+      float* gh = Gd("mtp.0.h_proj");
+      float* ge = Gd("mtp.0.e_proj");
+      const float* wh = P("mtp.0.h_proj");
+      side_by_side({[&] { sgemm(Trans::kYes, Trans::kNo, d, d, T * n, 1.f, gA.data(), d, mtp_hn.data(), d, 1.f, gh, d); },
+                    [&] { sgemm(Trans::kNo, Trans::kNo, T * n, d, d, 1.f, gA.data(), d, wh, d, 0.f, gB.data(), d); },
+                    [&] { sgemm(Trans::kYes, Trans::kNo, d, d, T, 1.f, dtmp.data(), d, mtp_en.data(), d, 1.f, ge, d); }});
       kernels::rmsnorm_backward(Xf, P("mtp.0.hnorm"), gB.data(), gA.data(), dnorm.data(), T * n, d, eps());
       add_into(Gd("mtp.0.hnorm"), dnorm.data(), d);
       add_into(dstreams_tmp.data(), gA.data(), T * n * d);

@@ -35,6 +35,39 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+
+def compile_in_place(folder):
+    """Byte-compiles the module copy the evaluator wrote for this interpreter (sources only,
+    src/trex/oreval/module_copy.h), before anything of it is imported: unchecked-hash pycs, as
+    the evaluator's own compile writes for a fresh interpreter's copy, so that neither this
+    interpreter nor a child that imports a module lazily (trex_pulp) compiles it again. The
+    folder is the evaluator's and read-only to every child. A file that cannot be compiled is
+    left to the import, which compiles it in memory (and reports its error as before)."""
+    import importlib.util
+    import py_compile
+
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(root, name)
+            target = importlib.util.cache_from_source(path)
+            if os.path.exists(target):
+                continue
+            try:
+                py_compile.compile(path, cfile=target, doraise=True,
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+                # Whatever the umask, the children (another uid) must read them.
+                os.chmod(os.path.dirname(target), 0o755)
+                os.chmod(target, 0o644)
+            except (OSError, py_compile.PyCompileError):
+                pass
+
+
+if __name__ == "__main__":
+    compile_in_place(os.path.dirname(os.path.abspath(__file__)))
+
 # What every program's runner imports anyway, imported once here. Nothing else is: a program's
 # own imports (numpy, pulp, ...) run in its child as they would in a fresh interpreter.
 import trex_eval_runner  # noqa: E402

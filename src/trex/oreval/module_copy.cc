@@ -60,10 +60,11 @@ void write_new_file(const std::string& path, const std::string& contents) {
   chmod(path.c_str(), 0644);  // whatever the umask, the child must read it
 }
 
-ModuleFiles load(const std::string& python, const std::string& pydir) {
+ModuleFiles load(const std::string& python, const std::string& pydir, bool compiled) {
   ModuleFiles m;
   std::vector<std::string> sources = module_sources(pydir);
   for (const auto& rel : sources) m.files.emplace_back(rel, read_file(pydir + "/" + rel, kMaxModuleFile));
+  if (!compiled) return m;
   // Compile in a private staging folder, never in the clone (which may be read-only).
   std::string stage = (fs::temp_directory_path() / "trex-module-XXXXXX").string();
   if (!mkdtemp(stage.data())) return m;
@@ -88,12 +89,12 @@ ModuleFiles load(const std::string& python, const std::string& pydir) {
 
 }  // namespace
 
-const ModuleFiles& module_files(const std::string& python, const std::string& pydir) {
+const ModuleFiles& module_files(const std::string& python, const std::string& pydir, bool compiled) {
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<ModuleFiles>> cache;
   std::lock_guard<std::mutex> lock(mu);
-  auto& slot = cache[python + '\n' + pydir];
-  if (!slot) slot = std::make_unique<ModuleFiles>(load(python, pydir));
+  auto& slot = cache[python + '\n' + pydir + (compiled ? "\ncompiled" : "\nsources")];
+  if (!slot) slot = std::make_unique<ModuleFiles>(load(python, pydir, compiled));
   return *slot;
 }
 

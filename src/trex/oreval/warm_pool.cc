@@ -120,7 +120,8 @@ class WarmInterpreter final : public SandboxLauncher {
  private:
   void start(const std::string& python, const std::string& pydir) {
     module_dir_ = dir_ + "/module";
-    runner_ = install_module(module_files(python, pydir), module_dir_);
+    // Sources only: the interpreter compiles its copy in place before importing it.
+    runner_ = install_module(module_files(python, pydir, /*compiled=*/false), module_dir_);
     std::string zygote = module_dir_ + "/trex_eval_zygote.py";
     std::string lib = sandbox_enter_library();
     int sv[2];

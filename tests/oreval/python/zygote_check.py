@@ -2,7 +2,8 @@
 WaitingChild) fails closed when the layers it makes while it waits cannot be made: it runs
 nothing of the program, writes "trex sandbox: STEP: ERROR" to the program's stderr and exits
 126, as a child does for any other layer; when they were made, it enters the rest of the
-sandbox saying so (prepared=1). The sandbox library is replaced by a stand-in, so that a
+sandbox saying so (prepared=1); and each program's child makes them itself, never the zygote
+(so no two programs share a namespace). The sandbox library is replaced by a stand-in, so that a
 failure can be caused here without changing the machine (the real library's prepare is
 tested by SandboxChild.APreparedChildEndsTheSame). Run by tests/oreval/warm_pool_test.cc."""
 import ctypes
@@ -18,10 +19,13 @@ class StandInLibrary:
     """trex_sandbox_prepare fails or not; trex_sandbox_enter reports its `prepared` argument on
     the program's stdout and ends the child (status 7), so nothing after it runs."""
 
-    def __init__(self, prepare_fails):
+    def __init__(self, prepare_fails, log_fd=None):
         self.prepare_fails = prepare_fails
+        self.log_fd = log_fd  # where each call of prepare writes the pid that made it
 
     def trex_sandbox_prepare(self, buf, length):
+        if self.log_fd is not None:
+            os.write(self.log_fd, b"%d\n" % os.getpid())
         if not self.prepare_fails:
             return 0
         ctypes.memmove(buf, b"unshare(CLONE_NEWNET): Operation not permitted\0", 47)
@@ -32,9 +36,9 @@ class StandInLibrary:
         os._exit(7)
 
 
-def run_waiting_child(prepare_fails):
-    """Forks a waiting child with the stand-in library, hands it a request whose program would
-    print "ran", and returns (exit status, stdout, stderr)."""
+def run_waiting_child(prepare_fails, lib=None):
+    """Forks a waiting child with the stand-in library (or `lib`), hands it a request whose
+    program would print "ran", and returns (exit status, stdout, stderr, the child's pid)."""
     ctl, ctl_peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -42,7 +46,7 @@ def run_waiting_child(prepare_fails):
     request = {"workdir": "/nonexistent", "read_only": [], "argv": ["/usr/bin/python3", "-I", "-B", "runner", "p.py"],
                "env": [], "allow_weak": False,
                "limits": {"cpu_s": 1, "memory_bytes": 1 << 30, "file_bytes": 1 << 20, "open_files": 64}}
-    waiting = z.WaitingChild(StandInLibrary(prepare_fails), ctl)
+    waiting = z.WaitingChild(lib or StandInLibrary(prepare_fails), ctl)
     waiting.fork()
     pid = waiting.hand(json.dumps(request).encode(), [out_w, err_w, chan_w])
     for fd in (out_w, err_w, chan_w, chan_r):
@@ -54,21 +58,37 @@ def run_waiting_child(prepare_fails):
         s.close()
     os.close(out_r)
     os.close(err_r)
-    return os.waitstatus_to_exitcode(status), out, err
+    return os.waitstatus_to_exitcode(status), out, err, pid
 
 
 class WaitingChild(unittest.TestCase):
     def test_a_failed_prepare_runs_nothing_and_says_why(self):
-        code, out, err = run_waiting_child(prepare_fails=True)
+        code, out, err, _ = run_waiting_child(prepare_fails=True)
         self.assertEqual(code, z.EXIT_SANDBOX)
         self.assertEqual(out, b"")  # the rest of the sandbox was not entered, nothing ran
         self.assertEqual(err, b"trex sandbox: unshare(CLONE_NEWNET): Operation not permitted\n")
 
     def test_a_prepared_child_enters_the_rest_saying_so(self):
-        code, out, err = run_waiting_child(prepare_fails=False)
+        code, out, err, _ = run_waiting_child(prepare_fails=False)
         self.assertEqual(code, 7)
         self.assertEqual(out, b"entered prepared=1\n")
         self.assertEqual(err, b"")
+
+    def test_each_program_s_child_makes_its_own_namespaces(self):
+        # The namespaces are fresh per program only if prepare runs in each waiting child and
+        # never in the zygote (a zygote that made one namespace and let its children skip
+        # theirs would pass every test that compares a program's namespace with the
+        # evaluator's). Namespace inode numbers cannot show it: a freed namespace's number is
+        # reused. So the stand-in records which process called prepare.
+        log_r, log_w = os.pipe()
+        lib = StandInLibrary(prepare_fails=False, log_fd=log_w)
+        pids = [run_waiting_child(False, lib)[3] for _ in range(2)]
+        os.close(log_w)
+        callers = [int(line) for line in os.read(log_r, 4096).split()]
+        os.close(log_r)
+        self.assertEqual(callers, pids)  # one call per program, each in that program's child
+        self.assertNotIn(os.getpid(), callers)
+        self.assertNotEqual(pids[0], pids[1])
 
 
 if __name__ == "__main__":

@@ -672,7 +672,7 @@ static int run_bench(int argc, char** argv) {
       half_full_returned += 2 * fr > S;
       half_evals += half;
       half_evals15 += full;
-      std::snprintf(line, sizeof line, "| %s | %s | %zu | %d, %d | %d/%zu | %d/%zu, %.3f | %d/%zu | %d/%zu | %d/%zu | %d/%zu |",
+      std::snprintf(line, sizeof line, "| %s | %s | %zu | %d, %d | %d/%zu | %d/%zu | %d/%zu, %.3f | %d/%zu | %d/%zu | %d/%zu | %d/%zu |",
                     tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), full, half, found, seeds, gf, seeds,
                     gr, seeds, median_of(g_ratios), cf, seeds, cr, seeds, ff, seeds, fr, seeds);
       half_rows.push_back(line);

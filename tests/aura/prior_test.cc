@@ -93,8 +93,8 @@ TEST(SkillPrior, MapsTheWholeDimensionBetweenShapes) {
   Evidence e{small, {{{{"nc", 512}}, 1.0}, {{{"nc", 256}}, 1.3}}};
   SkillPrior prior(large, {e});
   // nc = 512 covered all of N = 512 there: here that is nc = 1024, not nc = 512.
-  EXPECT_EQ(prior.map_index(small, {{"nc", 512}}), std::vector<int>{2});
-  EXPECT_EQ(prior.map_index(small, {{"nc", 256}}), std::vector<int>{0});
+  EXPECT_EQ(prior.map_index(e, {{"nc", 512}}), std::vector<int>{2});
+  EXPECT_EQ(prior.map_index(e, {{"nc", 256}}), std::vector<int>{0});
   EXPECT_EQ(large.config_at(prior.ranked(1).at(0)).at("nc"), 1024);
 }
 
@@ -167,7 +167,7 @@ TEST(SkillPrior, TransfersABlockAsARatioWhenTheSkillsAgreeOnOne) {
   ASSERT_EQ(prior.transfers().size(), 1u);
   EXPECT_EQ(prior.transfers()[0], "block: ratio to 524288");
   // 2^13 of 2^16 elements is 2^16 of 2^19.
-  EXPECT_EQ(t.config_at(prior.map_index(blocked(16), {{"block", 8192}, {"stream", 1}})).at("block"), 65536);
+  EXPECT_EQ(t.config_at(prior.map_index(ev[0], {{"block", 8192}, {"stream", 1}})).at("block"), 65536);
   EXPECT_EQ(t.config_at({prior.consensus(0), 0}).at("block"), 65536);
   EXPECT_EQ(t.config_at({0, prior.consensus(1)}).at("stream"), 1);
   // From a poor start the guided search's first measurement is the optimum; the cold one walks.
@@ -201,6 +201,56 @@ TEST(SkillPrior, KeepsAnAbsoluteBlockWhenThatIsWhatTheSkillsAgreeOn) {
   SkillPrior split(t, {whole_table(blocked(16), 11), whole_table(blocked(18), 17)});
   EXPECT_EQ(split.consensus(0), -1);
   EXPECT_EQ(split.consensus(1), 0);  // both agree that stream = 1 wins
+}
+
+TEST(SkillPrior, AStoreChoiceFollowsTheModelsChoiceWhereTheSkillsFoundTheModelRight) {
+  // Three shapes where normal stores (stream = 1) won and the model had picked them too; on the
+  // target the model picks non-temporal stores (stream = 2: the shape no longer fits the caches,
+  // say). Read as "the model's choice won", the skills' consensus is the model's choice here;
+  // without the model's starts the choice maps to itself.
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) ev.push_back(whole_table(blocked(lt), lt - 3));
+  const TuneTarget t = blocked(19);
+  EXPECT_FALSE(SkillPrior(t, ev).choice_follows_model(1));
+  EXPECT_EQ(SkillPrior(t, ev).consensus(1), 0);  // stream = 1, as measured there
+  for (Evidence& e : ev) {
+    e.source_start = {{"block", 1024}, {"stream", 1}};
+    e.target_start = {{"block", 1024}, {"stream", 2}};
+  }
+  SkillPrior prior(t, ev);
+  EXPECT_TRUE(prior.choice_follows_model(1));
+  EXPECT_EQ(prior.consensus(1), 1);  // stream = 2: the model's choice on this shape
+  // The skills' stream = 2 observations (the choice the model did not make there) land on 1.
+  EXPECT_EQ(t.config_at(prior.map_index(ev[0], {{"block", 8192}, {"stream", 2}})).at("stream"), 1);
+  // Skills whose best stores disagree with the model's choice in different ways keep the value:
+  // one skill's model picked 2 (and 1 won), so under the model 1 won on two, 2 on one.
+  ev[1].source_start["stream"] = 2;
+  EXPECT_FALSE(SkillPrior(t, ev).choice_follows_model(1));
+}
+
+TEST(SkillPrior, AConsensusWithinTheNoiseDoesNotMoveTheStart) {
+  // Three skills whose blocks are flat within 1% (the best a noise draw that happens to agree on
+  // 2^14) and a start at 2^16: the consensus is 2^14 but no skill measured a settled gain over
+  // the start's value, so the root stays the model's start.
+  const TuneTarget t = blocked(19);
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) {
+    Evidence e;
+    e.source = blocked(lt);
+    for (int64_t b : e.source.space[0].values)
+      e.observations.push_back({{{"block", b}, {"stream", 1}}, b == 16384 ? 1.0 : 1.008});
+    ev.push_back(e);
+  }
+  SkillPrior prior(t, ev);
+  ASSERT_GE(prior.consensus(0), 0);
+  EXPECT_EQ(t.config_at({prior.consensus(0), 0}).at("block"), 16384);
+  const std::vector<int> start = t.index_of({{"block", 65536}, {"stream", 1}});
+  EXPECT_EQ(prior.descend(start), start);
+  // The same skills with a settled gain (the start's block 5% slower in every one) move it.
+  for (Evidence& e : ev)
+    for (Observation& o : e.observations) o.relative = o.config.at("block") == 16384 ? 1.0 : 1.05;
+  SkillPrior gaining(t, ev);
+  EXPECT_EQ(t.config_at(gaining.descend(start)).at("block"), 16384);
 }
 
 }  // namespace

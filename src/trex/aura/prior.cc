@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 
+#include "trex/aura/choice_ip.h"
 #include "trex/aura/diagnose.h"
 #include "trex/util/error.h"
 
@@ -44,14 +46,32 @@ bool scales_match(const SpaceParam& source, const SpaceParam& target) {
   return true;
 }
 
+// A choice's value as it lands in the target relative to the model: the source's start value
+// becomes the target's start value and the target's start value the source's (a transposition,
+// so distinct values stay distinct); others keep their value. Without both starts: itself.
+int64_t model_relative_choice(int64_t v, const Evidence& e, const std::string& name) {
+  auto f = e.source_start.find(name), t = e.target_start.find(name);
+  if (f == e.source_start.end() || t == e.target_start.end()) return v;
+  if (v == f->second) return t->second;
+  if (v == t->second) return f->second;
+  return v;
+}
+
 }  // namespace
 
-std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c) const {
+std::vector<int> SkillPrior::map_index(const Evidence& e, const Config& c_in) const {
+  const TuneTarget& source = e.source;
+  Config c = c_in;
+  for (size_t p = 0; p < target_.space.size(); ++p)
+    if (choice_follows_model(p)) {
+      auto it = c.find(target_.space[p].name);
+      if (it != c.end()) it->second = model_relative_choice(it->second, e, it->first);
+    }
   std::vector<int> idx = target_.index_of(c);
   for (size_t p = 0; p < target_.space.size(); ++p) {
     const SpaceParam& tp = target_.space[p];
     auto it = c.find(tp.name);
-    if (it == c.end()) continue;
+    if (it == c.end() || choice_follows_model(p)) continue;
     const SpaceParam* sp = find_param(source, tp.name);
     const int k = transfer(p);
     if (k >= 0 && sp && it->second > 0 && scales_match(*sp, tp)) {
@@ -84,11 +104,12 @@ std::vector<int> SkillPrior::map_index(const TuneTarget& source, const Config& c
 SkillPrior::SkillPrior(const TuneTarget& target, const std::vector<Evidence>& evidence, const PriorOptions& options)
     : target_(target), options_(options) {
   choose_transfers(evidence);
+  choose_choice_transfers(evidence);
   for (const Evidence& e : evidence) {
     SkillObs s;
     for (const Observation& o : e.observations) {
       if (!(o.relative >= 1) || !std::isfinite(o.relative)) continue;  // a relative time is >= 1
-      s.index.push_back(map_index(e.source, o.config));
+      s.index.push_back(map_index(e, o.config));
       s.relative.push_back(o.relative);
     }
     if (!s.index.empty()) skills_.push_back(std::move(s));
@@ -225,6 +246,37 @@ void SkillPrior::choose_transfers(const std::vector<Evidence>& evidence) {
   }
 }
 
+void SkillPrior::choose_choice_transfers(const std::vector<Evidence>& evidence) {
+  follow_model_.assign(target_.space.size(), false);
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    const SpaceParam& tp = target_.space[p];
+    if (!tp.scales.empty()) continue;
+    // Each skill's best value (its fastest observation's), as itself and relative to the model.
+    std::vector<int64_t> same, relative;
+    for (const Evidence& e : evidence) {
+      if (!e.source_start.count(tp.name) || !e.target_start.count(tp.name)) {
+        same.clear();
+        break;  // a skill without the model's starts: the choice maps to itself
+      }
+      const Observation* best = nullptr;
+      for (const Observation& o : e.observations)
+        if (o.config.count(tp.name) && o.relative >= 1 && std::isfinite(o.relative) && (!best || o.relative < best->relative))
+          best = &o;
+      if (!best) continue;
+      same.push_back(best->config.at(tp.name));
+      relative.push_back(model_relative_choice(same.back(), e, tp.name));
+    }
+    if (same.empty()) continue;
+    auto disagree = [](const std::vector<int64_t>& v) {
+      int n = 0;
+      for (size_t i = 0; i < v.size(); ++i)
+        for (size_t j = i + 1; j < v.size(); ++j) n += v[i] != v[j];
+      return n;
+    };
+    follow_model_[p] = disagree(relative) <= disagree(same);
+  }
+}
+
 std::vector<std::string> SkillPrior::transfers() const {
   std::vector<std::string> out;
   for (size_t p = 0; p < target_.space.size(); ++p) {
@@ -314,10 +366,16 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
   }
   std::vector<bool> moved(target_.space.size(), false);
   for (size_t p = 0; p < from.size() && p < consensus_.size(); ++p) {
-    if (consensus_[p] < 0) continue;
+    if (consensus_[p] < 0 || consensus_[p] == from[p]) continue;
     std::vector<int> nb = from;
     nb[p] = consensus_[p];
     if (pruned(nb)) continue;
+    // Only a settled gain moves the start: the skills that measured both values must all have
+    // found the consensus faster by more than `settled` (each its best holding either value).
+    // Why: on a flat parameter each skill's best is a noise draw, and a few draws can land
+    // within one candidate of each other by chance; moving the model's start there cost
+    // evaluations wherever the start was already within noise of the best (session 9).
+    if (!consensus_gain_settled(p, from[p], consensus_[p])) continue;
     from = nb;
     moved[p] = true;
   }
@@ -345,6 +403,21 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
   }
 }
 
+bool SkillPrior::consensus_gain_settled(size_t p, int v, int w) const {
+  int support = 0;
+  for (const SkillObs& s : skills_) {
+    double at_v = std::numeric_limits<double>::infinity(), at_w = at_v;
+    for (size_t i = 0; i < s.index.size(); ++i) {
+      if (s.index[i][p] == v) at_v = std::min(at_v, s.relative[i]);
+      if (s.index[i][p] == w) at_w = std::min(at_w, s.relative[i]);
+    }
+    if (!std::isfinite(at_v) || !std::isfinite(at_w)) continue;
+    if (!(at_w < at_v * (1 - options_.settled))) return false;
+    ++support;
+  }
+  return support >= options_.min_support;
+}
+
 std::vector<std::vector<int>> SkillPrior::ranked(size_t n) const {
   std::vector<std::pair<double, std::vector<int>>> all;
   if (skills_.empty() || n == 0) return {};
@@ -362,6 +435,23 @@ std::vector<std::vector<int>> SkillPrior::ranked(size_t n) const {
   return out;
 }
 
+Config model_start(const TuneTarget& t, const AuraHardware& hw) {
+  // Solving the integer program is the costly part of learning a prior (GEMM's spaces), and the
+  // leave-one-out bench learns hundreds: the starts are kept per target and hardware.
+  static std::mutex mu;
+  static std::map<std::string, Config> memo;
+  const std::string key = t.kernel + " " + t.shape_text() + " " + t.dtype + " " + hw.name + " " + hw.features();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+  }
+  Config c = t.config_at(solve_choices(performance_model(t, hw)).index);
+  std::lock_guard<std::mutex> lock(mu);
+  memo[key] = c;
+  return c;
+}
+
 std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw) {
   std::vector<Evidence> out;
   const std::string regime = roofline_regime(t, hw), features = hw.features();
@@ -370,7 +460,7 @@ std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const Tun
     try {
       TuneTarget other = make_target(k.kernel, parse_shape(k.kernel, k.shape), hw, t.dtype);
       if (roofline_regime(other, hw) != regime) continue;
-      out.push_back({other, k.observations});
+      out.push_back({other, k.observations, model_start(other, hw), model_start(t, hw)});
     } catch (const InputError&) {
       continue;  // a shape class this build cannot make a target of: no evidence
     }

@@ -14,7 +14,12 @@
 //     at "16 KiB" whatever the shape as 16 KiB.
 //   - absolute: a blocking that covered its whole dimension on the skill's shape
 //     (SpaceParam::whole) to the target's whole-dimension value, any other value to the
-//     nearest candidate. A choice (micro-kernel, store kind) maps to itself.
+//     nearest candidate. A choice (micro-kernel, store kind) maps to itself, or, relative to the
+//     model (choice_follows_model()), the source's start value to the target's start value and
+//     back: "the model's store kind won" transfers as the model's store kind on the new shape,
+//     where the model may pick the other kind for a reason the shape gives (it fits the caches).
+//     Which of the two is chosen per parameter by the skills' best values as for the scales (the
+//     one under which they agree more; a tie takes the model-relative one).
 // Then:
 //   - move effects: for every pair of a skill's observations that differ in one parameter only
 //     (a search's node and its parent are such a pair), the time ratio of the move; per skill
@@ -64,6 +69,9 @@ struct PriorOptions {
 struct Evidence {
   TuneTarget source;
   std::vector<Observation> observations;
+  // The performance model's start on the source shape and on the target (prior_evidence() fills
+  // both; empty: a choice maps to itself).
+  Config source_start, target_start;
 };
 
 class SkillPrior {
@@ -89,7 +97,7 @@ class SkillPrior {
   // A move every skill that measured it (at least min_support) found beyond prune_above.
   bool move_pruned(size_t p, int v, int w) const;
   // From `from`: every ruled-out value replaced by the nearest allowed one, each parameter with
-  // a consensus set to it, then the settled gains (settled_ratio() < 1) applied greedily, best
+  // a consensus set to it where that is a settled gain in the skills, then the settled gains (settled_ratio() < 1) applied greedily, best
   // first, each other parameter at most once, never into a pruned configuration.
   std::vector<int> descend(std::vector<int> from) const;
   // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.
@@ -97,7 +105,11 @@ class SkillPrior {
   // Up to n configurations of the space, not pruned, best predicted first (ties in index order).
   std::vector<std::vector<int>> ranked(size_t n) const;
   // A configuration of `source`'s space as an index into the target's (the mapping above).
-  std::vector<int> map_index(const TuneTarget& source, const Config& c) const;
+  std::vector<int> map_index(const Evidence& source, const Config& c) const;
+  // Whether choice parameter p (no scales) transfers relative to the model's choice: the skills'
+  // best value that was the model's start there is read as the target's start here (and the
+  // target's start value as the source's), instead of as the same value.
+  bool choice_follows_model(size_t p) const { return p < follow_model_.size() && follow_model_[p]; }
   // The transfer of parameter p: -1 absolute, k >= 0 relative to SpaceParam::scales[k].
   int transfer(size_t p) const { return p < transfer_.size() ? transfer_[p] : -1; }
   // "block_elems: ratio to 524288" / "kc: absolute", one per parameter with scales.
@@ -117,13 +129,19 @@ class SkillPrior {
     double highest = 1;    // the largest
   };
   const Effect* effect(size_t p, int v, int w) const;
+  // Whether moving parameter p from value v to w is a settled gain in the skills: at least
+  // min_support skills measured both, and in every one the best configuration holding w beat the
+  // best holding v by more than `settled`.
+  bool consensus_gain_settled(size_t p, int v, int w) const;
   void choose_transfers(const std::vector<Evidence>& evidence);
+  void choose_choice_transfers(const std::vector<Evidence>& evidence);
   TuneTarget target_;
   PriorOptions options_;
   std::vector<SkillObs> skills_;
   std::vector<std::map<std::pair<int, int>, Effect>> effects_;  // per parameter, (v, w)
   std::vector<std::vector<bool>> ruled_out_;  // per parameter, per value
   std::vector<int> transfer_;                 // per parameter: -1 absolute, else a scale
+  std::vector<bool> follow_model_;            // per choice parameter: relative to the model's choice
   std::vector<int> consensus_;                // per parameter: an index, or -1
   std::vector<std::string> rules_;
 };
@@ -132,6 +150,10 @@ class SkillPrior {
 // t's kernel, measured on hardware with t's features, and whose shape class is in t's roofline
 // regime (skills without observations, from a version-1 database, give none).
 std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw);
+
+// The performance model's start for t (the integer program's solution), kept per target and
+// hardware once solved.
+Config model_start(const TuneTarget& t, const AuraHardware& hw);
 
 // A search started by the prior: the root is the model's start improved by the moves the skills
 // predict to gain (descend()), then the model's start itself as a seed when it differs; the

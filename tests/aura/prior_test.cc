@@ -90,7 +90,7 @@ TEST(SkillPrior, MapsTheWholeDimensionBetweenShapes) {
   small.kernel = large.kernel = "test";
   small.space = {{"nc", {256, 512}, 512}};
   large.space = {{"nc", {256, 512, 1024}, 1024}};
-  Evidence e{small, {{{{"nc", 512}}, 1.0}, {{{"nc", 256}}, 1.3}}};
+  Evidence e{small, {{{{"nc", 512}}, 1.0}, {{{"nc", 256}}, 1.3}}, {}, {}};
   SkillPrior prior(large, {e});
   // nc = 512 covered all of N = 512 there: here that is nc = 1024, not nc = 512.
   EXPECT_EQ(prior.map_index(e, {{"nc", 512}}), std::vector<int>{2});

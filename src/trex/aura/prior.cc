@@ -404,7 +404,6 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
 }
 
 bool SkillPrior::consensus_gain_settled(size_t p, int v, int w) const {
-  int support = 0;
   for (const SkillObs& s : skills_) {
     double at_v = std::numeric_limits<double>::infinity(), at_w = at_v;
     for (size_t i = 0; i < s.index.size(); ++i) {
@@ -413,9 +412,10 @@ bool SkillPrior::consensus_gain_settled(size_t p, int v, int w) const {
     }
     if (!std::isfinite(at_v) || !std::isfinite(at_w)) continue;
     if (!(at_w < at_v * (1 - options_.settled))) return false;
-    ++support;
   }
-  return support >= options_.min_support;
+  // No skill measured the start's value (it lies outside their spaces once mapped): nothing
+  // contradicts the consensus, which is what they measured best.
+  return true;
 }
 
 std::vector<std::vector<int>> SkillPrior::ranked(size_t n) const {

@@ -129,9 +129,9 @@ class SkillPrior {
     double highest = 1;    // the largest
   };
   const Effect* effect(size_t p, int v, int w) const;
-  // Whether moving parameter p from value v to w is a settled gain in the skills: at least
-  // min_support skills measured both, and in every one the best configuration holding w beat the
-  // best holding v by more than `settled`.
+  // Whether moving parameter p from value v to w is a settled gain in the skills: in every skill
+  // that measured both, the best configuration holding w beat the best holding v by more than
+  // `settled` (true when none measured both: nothing contradicts the consensus).
   bool consensus_gain_settled(size_t p, int v, int w) const;
   void choose_transfers(const std::vector<Evidence>& evidence);
   void choose_choice_transfers(const std::vector<Evidence>& evidence);

@@ -343,7 +343,7 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_flag("--quiet", g->quiet, "No progress bar");
   gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");
   gen->add_option("--dedup-memory", g->dedup_memory_mb,
-                  "MB of memory for the dedup indexes (default 768), a cache over their files on disk: "
+                  "MB of memory for the dedup indexes (default 704), a cache over their files on disk: "
                   "less memory, more reads. Never changes the corpus");
   gen->callback([g, action] { *action = [g] { return run_gen(*g); }; });
 

@@ -9,7 +9,10 @@
 
 #include <cmath>
 
+#include "trex/aura/choice_ip.h"
 #include "trex/aura/search.h"
+#include "trex/aura/skills.h"
+#include "trex/aura/target.h"
 #include "test_grid.h"
 
 namespace trex::aura {
@@ -251,6 +254,37 @@ TEST(SkillPrior, AConsensusWithinTheNoiseDoesNotMoveTheStart) {
     for (Observation& o : e.observations) o.relative = o.config.at("block") == 16384 ? 1.0 : 1.05;
   SkillPrior gaining(t, ev);
   EXPECT_EQ(t.config_at(gaining.descend(start)).at("block"), 16384);
+}
+
+TEST(SkillPrior, ASkillShapeWithoutAFeasibleModelGivesEvidenceWithoutAStart) {
+  // An L3 of 64 KiB forbids every (kc, nc) pair of a 1024^3 GEMM (4 KC NC > L3 / 2 from
+  // KC = 64, NC = 256 on), while 64^3 (KC = 64, NC = 64) still fits: the skill's model has no
+  // feasible configuration. Its evidence carries an empty start (the choice maps to itself)
+  // instead of a configuration read from an empty solution.
+  AuraHardware hw;
+  hw.name = "tiny-l3";
+  hw.isa = "avx2";
+  hw.l1_bytes = 32 << 10;
+  hw.l2_bytes = 32 << 10;
+  hw.l3_bytes = 64 << 10;
+  hw.peak_flops = hw.peak_avx2 = 1e9;  // slow FMAs: both shapes compute-bound, one regime
+  hw.bw_mem = 1e12;
+  hw.bw_l1 = hw.bw_l2 = hw.bw_l3 = 1e12;
+  const TuneTarget small = make_target("gemm", {64, 64, 64}, hw, "fp32");
+  const TuneTarget big = make_target("gemm", {1024, 1024, 1024}, hw, "fp32");
+  ASSERT_EQ(roofline_regime(small, hw), roofline_regime(big, hw));
+  ASSERT_FALSE(solve_choices(performance_model(big, hw)).feasible);
+  ASSERT_TRUE(solve_choices(performance_model(small, hw)).feasible);
+  Skill k;
+  k.kernel = "gemm";
+  k.shape = big.shape_text();
+  k.hardware = hw.features();
+  k.observations.push_back({big.config_at(std::vector<int>(big.space.size(), 0)), 1.0});
+  const std::vector<Evidence> ev = prior_evidence({k}, small, hw);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_TRUE(ev[0].source_start.empty());
+  EXPECT_EQ(ev[0].target_start, model_start(small, hw));
+  EXPECT_EQ(ev[0].target_start.size(), small.space.size());
 }
 
 }  // namespace

@@ -446,7 +446,10 @@ Config model_start(const TuneTarget& t, const AuraHardware& hw) {
     auto it = memo.find(key);
     if (it != memo.end()) return it->second;
   }
-  Config c = t.config_at(solve_choices(performance_model(t, hw)).index);
+  // No feasible configuration (every choice forbidden on this hardware): no start, and an empty
+  // start means "the choice maps to itself" (model_relative_choice()); `index` is empty then.
+  const ChoiceSolution sol = solve_choices(performance_model(t, hw));
+  Config c = sol.feasible ? t.config_at(sol.index) : Config{};
   std::lock_guard<std::mutex> lock(mu);
   memo[key] = c;
   return c;

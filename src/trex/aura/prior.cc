@@ -440,7 +440,13 @@ Config model_start(const TuneTarget& t, const AuraHardware& hw) {
   // leave-one-out bench learns hundreds: the starts are kept per target and hardware.
   static std::mutex mu;
   static std::map<std::string, Config> memo;
-  const std::string key = t.kernel + " " + t.shape_text() + " " + t.dtype + " " + hw.name + " " + hw.features();
+  // Every figure the model reads is in the key: two descriptions of one CPU (a probe and a
+  // description file) share name and features() but not bandwidths, peaks or the nt gain.
+  char figures[256];
+  std::snprintf(figures, sizeof figures, " %.17g %.17g %.17g %.17g %.17g %.17g %.17g %d", hw.peak_flops,
+                hw.peak_avx2, hw.bw_mem, hw.bw_l1, hw.bw_l2, hw.bw_l3, hw.nt_gain, hw.nt_threads);
+  const std::string key =
+      t.kernel + " " + t.shape_text() + " " + t.dtype + " " + hw.name + " " + hw.features() + figures;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = memo.find(key);

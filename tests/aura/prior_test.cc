@@ -287,5 +287,31 @@ TEST(SkillPrior, ASkillShapeWithoutAFeasibleModelGivesEvidenceWithoutAStart) {
   EXPECT_EQ(ev[0].target_start.size(), small.space.size());
 }
 
+TEST(SkillPrior, AConsensusOnTheStartsValueHoldsItAgainstTheGreedyStep) {
+  // Every skill's best block is 2^14 (with normal stores); with non-temporal stores 2^15 is far
+  // faster than 2^14, so the paired move 2^14 -> 2^15 is a settled gain by its median over the
+  // store values. The start already holds the consensus: the block stays where the skills agree.
+  const TuneTarget t = blocked(19);
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) {
+    Evidence e;
+    e.source = blocked(lt);
+    for (int64_t b : e.source.space[0].values)
+      for (int64_t s : {1, 2}) {
+        double r = 1.5;
+        if (b == 16384) r = s == 1 ? 1.0 : 2.0;
+        if (b == 32768) r = s == 1 ? 1.02 : 1.2;
+        e.observations.push_back({{{"block", b}, {"stream", s}}, r});
+      }
+    ev.push_back(e);
+  }
+  SkillPrior prior(t, ev);
+  ASSERT_GE(prior.consensus(0), 0);
+  ASSERT_EQ(t.config_at({prior.consensus(0), 0}).at("block"), 16384);
+  const std::vector<int> start = t.index_of({{"block", 16384}, {"stream", 1}});
+  ASSERT_LT(prior.settled_ratio(0, start[0], t.index_of({{"block", 32768}, {"stream", 1}})[0]), 1);
+  EXPECT_EQ(prior.descend(start), start);
+}
+
 }  // namespace
 }  // namespace trex::aura

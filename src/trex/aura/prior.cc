@@ -366,7 +366,14 @@ std::vector<int> SkillPrior::descend(std::vector<int> from) const {
   }
   std::vector<bool> moved(target_.space.size(), false);
   for (size_t p = 0; p < from.size() && p < consensus_.size(); ++p) {
-    if (consensus_[p] < 0 || consensus_[p] == from[p]) continue;
+    if (consensus_[p] < 0) continue;
+    if (consensus_[p] == from[p]) {
+      // The skills agree on the start's value: it stays, and the greedy step below does not move
+      // it (as before session 9's gain test). A consensus held back by that test (or pruned)
+      // leaves its parameter to the greedy step, which moves only on a settled gain.
+      moved[p] = true;
+      continue;
+    }
     std::vector<int> nb = from;
     nb[p] = consensus_[p];
     if (pruned(nb)) continue;

@@ -97,8 +97,9 @@ class SkillPrior {
   // A move every skill that measured it (at least min_support) found beyond prune_above.
   bool move_pruned(size_t p, int v, int w) const;
   // From `from`: every ruled-out value replaced by the nearest allowed one, each parameter with
-  // a consensus set to it where that is a settled gain in the skills, then the settled gains (settled_ratio() < 1) applied greedily, best
-  // first, each other parameter at most once, never into a pruned configuration.
+  // a consensus set to it where that is a settled gain in the skills (a consensus equal to the
+  // start's value holds it), then the settled gains (settled_ratio() < 1) applied greedily, best
+  // first, each parameter not set or held at most once, never into a pruned configuration.
   std::vector<int> descend(std::vector<int> from) const;
   // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.
   std::vector<std::string> rules() const;

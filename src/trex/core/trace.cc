@@ -16,6 +16,14 @@ std::atomic<bool> g_enabled{false};
 
 // The innermost active span of this thread (spans are RAII, so they close in reverse order).
 thread_local TraceSpan* t_innermost = nullptr;
+// The forward of the TraceForward::Scope this thread is in (nullptr: none).
+thread_local TraceForward* t_forward = nullptr;
+
+void atomic_add(std::atomic<double>& a, double v) {
+  double cur = a.load(std::memory_order_relaxed);
+  while (!a.compare_exchange_weak(cur, cur + v, std::memory_order_relaxed)) {
+  }
+}
 
 // Each thread's events live in a buffer the registry owns, so a thread that exits leaves its
 // spans behind for collect(). Only the owning thread appends; collect() and clear() take the
@@ -105,7 +113,40 @@ void trace_count_slow(double flops, double bytes) {
   if (TraceSpan* s = t_innermost) {
     s->flops_ += flops;
     s->bytes_ += bytes;
+  } else if (TraceForward* f = t_forward) {
+    atomic_add(f->flops_, flops);
+    atomic_add(f->bytes_, bytes);
   }
+}
+
+TraceForward::TraceForward() {
+  if (trace_enabled()) target_ = t_innermost;
+}
+
+TraceForward::~TraceForward() {
+  // On the dispatching thread after the join: no task touches the totals any more, and the
+  // target span is still open (it encloses this object's scope).
+  if (target_) {
+    target_->flops_ += flops_.load(std::memory_order_relaxed);
+    target_->bytes_ += bytes_.load(std::memory_order_relaxed);
+  }
+}
+
+TraceForward::Scope::Scope(TraceForward& forward) {
+  if (!forward.target_) return;
+  active_ = true;
+  // The task starts with no span open on whichever thread runs it (the dispatching one too), so
+  // its counts take the same path wherever it runs.
+  saved_span_ = t_innermost;
+  saved_forward_ = t_forward;
+  t_innermost = nullptr;
+  t_forward = &forward;
+}
+
+TraceForward::Scope::~Scope() {
+  if (!active_) return;
+  t_innermost = saved_span_;
+  t_forward = saved_forward_;
 }
 
 void trace_record_step(int64_t step, int64_t begin_ns, int64_t end_ns) {

@@ -17,6 +17,7 @@
 // in Perfetto and Holistic Trace Analysis (issue 15).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,9 +58,44 @@ void trace_clear();
 int64_t trace_now_ns();
 
 // Adds a kernel's floating-point operations and memory bytes to the innermost span open on the
-// calling thread. Costs one relaxed load when tracing is off; does nothing when no span is open.
+// calling thread, or, in a TraceForward::Scope with no span opened inside it, to the forward.
+// Costs one relaxed load when tracing is off; does nothing when there is neither.
 void trace_count_slow(double flops, double bytes);
 inline void trace_count(double flops, double bytes);
+
+// Work done on other threads for the span open where it was dispatched. Spans and counts are
+// per thread, so a kernel run as a task on a pool worker (which has no span open) would lose its
+// counts; the dispatching thread creates a TraceForward before the parallel job, every task opens
+// a TraceForward::Scope, and counts made in a task outside any span the task opens itself go to
+// the forward (atomically: tasks run concurrently). The destructor, on the dispatching thread
+// after the join, adds them to the span that was innermost at construction. Spans a task opens
+// keep their own counts, as anywhere. Costs one relaxed load per object when tracing is off.
+class TraceSpan;
+class TraceForward {
+ public:
+  TraceForward();
+  ~TraceForward();
+  TraceForward(const TraceForward&) = delete;
+  TraceForward& operator=(const TraceForward&) = delete;
+
+  class Scope {
+   public:
+    explicit Scope(TraceForward& forward);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    bool active_ = false;
+    TraceSpan* saved_span_ = nullptr;
+    TraceForward* saved_forward_ = nullptr;
+  };
+
+ private:
+  friend void trace_count_slow(double flops, double bytes);
+  TraceSpan* target_ = nullptr;  // null: tracing off or no span open, nothing to forward
+  std::atomic<double> flops_{0}, bytes_{0};
+};
 
 // Records training step `step` as the span [begin_ns, end_ns) of the calling thread.
 void trace_record_step(int64_t step, int64_t begin_ns, int64_t end_ns);
@@ -108,6 +144,7 @@ class TraceSpan {
 
  private:
   friend void trace_count_slow(double flops, double bytes);
+  friend class TraceForward;
   void begin(TraceCategory category, const char* name);
   void end();
   bool active_ = false;

@@ -47,7 +47,9 @@ void for_each_expert(core::ThreadPool& pool, const std::vector<int64_t>& rows, c
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return rows[size_t(a)] > rows[size_t(b)]; });
+  core::TraceForward counts;  // the experts' FLOPs and bytes go to the caller's open span
   pool.parallel_for(0, int64_t(order.size()), 1, [&](int64_t lo, int64_t hi) {
+    core::TraceForward::Scope scope(counts);
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t e = order[size_t(i)];
       fn(e, r0[size_t(e)], rows[size_t(e)], go);

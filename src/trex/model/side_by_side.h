@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "trex/core/thread_pool.h"
+#include "trex/core/trace.h"
 
 namespace trex::model {
 
@@ -33,7 +34,9 @@ inline void side_by_side(const std::vector<std::function<void()>>& tasks) {
     for (const auto& t : tasks) t();
     return;
   }
+  core::TraceForward counts;  // the tasks' FLOPs and bytes go to the caller's open span
   pool.parallel_for(0, int64_t(tasks.size()), 1, [&](int64_t lo, int64_t hi) {
+    core::TraceForward::Scope scope(counts);
     for (int64_t i = lo; i < hi; ++i) tasks[size_t(i)]();
   });
 }

@@ -153,8 +153,10 @@ int run_gen(const GenArgs& a) {
 
 int run_gen(const GenArgs& a, RankGroup* ranks) {
   // A corpus run allocates and frees many strings of 10 to 100 KiB per sample. Keeping freed
-  // memory in the process (no trimming, no mmap for these sizes) saves page faults that cost
-  // about a tenth of the run.
+  // memory in the process (no trimming, no mmap for these sizes) saved page faults that cost
+  // about a tenth of the run under glibc's malloc. These calls matter only when trex-full uses
+  // glibc's malloc (built with TREX_TCMALLOC=OFF or without libtcmalloc_minimal): tcmalloc's
+  // mallopt is a no-op, and so is ASan's (TSan's allocator does not read glibc's settings).
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   mallopt(M_TOP_PAD, 64 << 20);
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

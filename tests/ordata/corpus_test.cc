@@ -222,7 +222,7 @@ TEST(Dedup, TheSketchFilterNeverDropsASignatureAtTheThreshold) {
     orig.text = next++, orig.structure = next++;
     std::string of;
     ASSERT_EQ(d.admit("orig" + std::to_string(trial), orig, &of), "");
-    const uint64_t compared_before = d.signatures_compared(), candidates_before = d.band_candidates();
+    const uint64_t compared_before = d.signatures_compared(), distinct_before = d.distinct_candidates();
     for (auto [bands, per_band] : {std::pair{26, 2}, std::pair{26, 1}, std::pair{25, 1}}) {
       Fingerprint v = orig;
       v.text = next++, v.structure = next++;
@@ -239,13 +239,73 @@ TEST(Dedup, TheSketchFilterNeverDropsASignatureAtTheThreshold) {
         ASSERT_EQ(got, "") << trial << " " << bands * per_band;
       }
     }
-    // The far variant met the original in bands 26-31 and the one-below variant met both:
-    // the sketch ruled out at least the far pairs (52 values differ, so about 39 sketch
-    // positions, against 25 allowed).
-    ASSERT_LT(d.signatures_compared() - compared_before, d.band_candidates() - candidates_before) << trial;
+    // Distinct records met: the far variant met the original (bands 26-31), the one-below
+    // variant met the original and the far variant (26-31 each), the near variant met the
+    // original in band 25 and stopped there: 4 (19 band hits; the band table's keys are 32-bit,
+    // so another trial's record could meet one by chance: none does with this seed). Without the
+    // sketch each of the
+    // 4 would have its signature read. The sketch rules out at least the far pairs (far vs
+    // original and one-below vs far: 52 values differ, about 39 sketch positions against 25
+    // allowed), so fewer than 4 are read. (Against band hits, 19, this could not fail.)
+    const uint64_t distinct = d.distinct_candidates() - distinct_before;
+    ASSERT_EQ(distinct, 4u) << trial;
+    ASSERT_LT(d.signatures_compared() - compared_before, distinct) << trial;
   }
   EXPECT_EQ(near, 200);
   EXPECT_EQ(met, 600);
+}
+
+TEST(Dedup, ARecordMetInSeveralBandsOfOneAdmitIsComparedOnce) {
+  // At 0.5, 64 of 128 values must agree. The variant keeps bands 26-31 (24 values) whole and
+  // changes 65 values in bands 0-25 (two in each, and a third in bands 0-12): 63 agree, one
+  // below the threshold, so it is not a duplicate. Its sketch differs in at most 65 positions
+  // (each changed value in about 3 of 4), so the sketch rules it out only if all 65 differ
+  // (0.75^65, about 1e-8; the seed is fixed): its signature is read, once, though the pair
+  // shares six bands.
+  Deduplicator d(0.5);
+  Rng rng(11);
+  Fingerprint orig;
+  for (uint64_t& v : orig.signature) v = rng.next();
+  orig.text = 1, orig.structure = 2;
+  std::string of;
+  ASSERT_EQ(d.admit("orig", orig, &of), "");
+  Fingerprint v = orig;
+  v.text = 3, v.structure = 4;
+  constexpr int rows = kMinHashSize / kLshBands;
+  for (int b = 0; b < 26; ++b)
+    for (int k = 0; k < (b < 13 ? 3 : 2); ++k) v.signature[size_t(b * rows + k)] = rng.next();
+  ASSERT_EQ(d.admit("variant", v, &of), "");
+  EXPECT_EQ(d.band_candidates(), 6u);
+  EXPECT_EQ(d.distinct_candidates(), 1u);
+  EXPECT_EQ(d.signatures_compared(), 1u);  // six without the checked-once set
+}
+
+TEST(Dedup, TheCheckedOnceSetHoldsAcrossGrowthAndAdmits) {
+  // Every record shares bands 30 and 31 (the last 8 values) with every earlier one and has
+  // random values elsewhere (far from all of them), so admit i meets the i earlier records
+  // twice each. Past 2,048 records in one admit the set grows (it starts at 4,096 slots, half
+  // full at most) during band 30, and band 31 must still find every record of band 30; the
+  // next admit's new stamp must forget them all. Counted exactly: i distinct per admit. (Band
+  // hits are at least 2i: the band table keeps 32-bit keys, so a chance collision can add a hit
+  // in another band, here once in 2,600 admits; it meets one of the same earlier records, so the
+  // distinct count stays exact.)
+  Deduplicator d(0.8);
+  Rng rng(13);
+  constexpr uint64_t n = 2600;
+  const uint64_t shared = rng.next();
+  for (uint64_t i = 0; i < n; ++i) {
+    Fingerprint fp;
+    for (uint64_t& v : fp.signature) v = rng.next();
+    for (int k = kMinHashSize - 8; k < kMinHashSize; ++k) fp.signature[size_t(k)] = shared + uint64_t(k);
+    fp.text = 2 * i + 1, fp.structure = 2 * i + 2;
+    const uint64_t hits_before = d.band_candidates(), distinct_before = d.distinct_candidates();
+    std::string of;
+    ASSERT_EQ(d.admit("r" + std::to_string(i), fp, &of), "") << i;
+    ASSERT_GE(d.band_candidates() - hits_before, 2 * i) << i;
+    ASSERT_EQ(d.distinct_candidates() - distinct_before, i) << i;
+  }
+  EXPECT_EQ(d.distinct_candidates(), n * (n - 1) / 2);
+  EXPECT_EQ(d.signatures_compared(), 0u);  // ~90 of 120 random values' sketch positions differ
 }
 
 TEST(Dedup, AgainstAnEarlierCorpusEverySampleIsADuplicate) {

@@ -183,7 +183,7 @@ struct Deduplicator::Indexes {
         structural(cache, scratch_name(dir, "structural"), 1 << 14),
         bands(cache, scratch_name(dir, "bands"), 1 << 19) {}
   PageCache cache;  // first: the files below give their pages back to it when they go
-  uint64_t compared = 0, candidates = 0;
+  uint64_t compared = 0, candidates = 0, distinct = 0;
   CheckedSet checked;  // this admit's band candidates
   SpillRecords signatures, sketches, ids;  // by record number; ids are read only to name a duplicate's original
   SpillTable exact, structural;             // values: record numbers
@@ -203,6 +203,7 @@ uint64_t Deduplicator::file_bytes() const {
 
 uint64_t Deduplicator::cache_misses() const { return ix_->cache.misses(); }
 uint64_t Deduplicator::band_candidates() const { return ix_->candidates; }
+uint64_t Deduplicator::distinct_candidates() const { return ix_->distinct; }
 uint64_t Deduplicator::signatures_compared() const { return ix_->compared; }
 
 uint64_t Deduplicator::resident_bytes() const { return ix_->cache.resident_bytes(); }
@@ -237,6 +238,7 @@ std::string Deduplicator::admit(const std::string& id, const Fingerprint& fp, st
     bool near = ix.bands.find(keys[size_t(b)], [&](uint32_t other) {
       ++ix.candidates;
       if (!ix.checked.insert(other)) return false;  // ruled out in an earlier band
+      ++ix.distinct;
       Sketch their_sketch;
       ix.sketches.read(other, their_sketch.data());
       if (differing_positions(sk, their_sketch) > may_differ) return false;

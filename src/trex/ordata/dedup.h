@@ -74,6 +74,7 @@ class Deduplicator {
   uint64_t capacity_bytes() const;  // the budget (at least PageCache::kMinBytes)
   uint64_t cache_misses() const;         // page reads from the index files so far
   uint64_t band_candidates() const;      // earlier samples met in a shared LSH band (once per band)
+  uint64_t distinct_candidates() const;  // the same, each record once per admit (what the sketch is applied to)
   uint64_t signatures_compared() const;  // signatures read: records the sketch did not rule out, each once per admit
 
  private:

@@ -20,6 +20,7 @@
 #include "grad_check.h"
 #include "kernel_test_util.h"
 #include "trex/core/arena.h"
+#include "trex/core/cpu_features_override.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/mhc_sinkhorn.h"
@@ -155,6 +156,20 @@ TEST(Mhc, F32MatchesReference) {
   }
 }
 TEST(Mhc, Bf16MatchesReference) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_against_ref<core::bf16>(1e-2, 1e-3);
+  }
+}
+// AVX-512 CPUs without AVX512_BF16 round bf16 outputs with integer operations: that path too,
+// on a CPU that has the conversion instruction (elsewhere the test above already takes it).
+TEST(Mhc, Bf16MatchesReferenceWithoutAvx512Bf16) {
+  if (!core::cpu_features().avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: the test above runs this path";
+  core::CpuFeatures no_bf16 = core::cpu_features();
+  no_bf16.avx512_bf16 = false;
+  core::ScopedCpuFeaturesForTest features(no_bf16);
+  ASSERT_FALSE(core::cpu_features().avx512_bf16);
   for (core::Isa isa : row_isas()) {
     ScopedRowIsa path(isa);
     SCOPED_TRACE(core::to_string(isa));

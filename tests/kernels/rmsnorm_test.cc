@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "kernel_test_util.h"
 #include "trex/core/arena.h"
 #include "trex/core/bf16.h"
+#include "trex/core/cpu_features_override.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/kernels/row_isa.h"
@@ -241,8 +243,18 @@ void check_paths_same_bits() {
       const float* wp = weighted ? w.data() : nullptr;
       std::vector<std::vector<T>> ys, dxs;
       std::vector<std::vector<float>> dws;
-      for (core::Isa isa : {core::Isa::kAvx2, core::Isa::kAvx512}) {
-        ScopedRowIsa path(isa);
+      // AVX2, AVX-512 as this CPU has it, and AVX-512 without AVX512_BF16 (the integer rounding
+      // path of AVX-512 CPUs before Cooper Lake), when this CPU would take the vcvtneps2bf16 one.
+      core::CpuFeatures no_bf16 = core::cpu_features();
+      no_bf16.avx512_bf16 = false;
+      const int variants = core::cpu_features().avx512_bf16 ? 3 : 2;
+      for (int v = 0; v < variants; ++v) {
+        ScopedRowIsa path(v == 0 ? core::Isa::kAvx2 : core::Isa::kAvx512);
+        std::optional<core::ScopedCpuFeaturesForTest> features;
+        if (v == 2) {
+          features.emplace(no_bf16);
+          ASSERT_FALSE(core::cpu_features().avx512_bf16);
+        }
         auto y = core::aligned_array<T>(size_t(n)), dx = core::aligned_array<T>(size_t(n));
         std::fill(y.get(), y.get() + n, nan_value<T>());
         std::fill(dx.get(), dx.get() + n, nan_value<T>());
@@ -256,10 +268,12 @@ void check_paths_same_bits() {
       }
       const std::string tag = "[" + std::to_string(c.rows) + ", " + std::to_string(c.dim) + "] " +
                               (weighted ? "weighted" : "weight-free");
-      EXPECT_TRUE(same_bytes(ys[0], ys[1])) << tag << " y";
-      EXPECT_TRUE(same_bytes(dxs[0], dxs[1])) << tag << " dx";
-      if (weighted) {
-        EXPECT_TRUE(same_bytes(dws[0], dws[1])) << tag << " dw";
+      for (size_t v = 1; v < ys.size(); ++v) {
+        EXPECT_TRUE(same_bytes(ys[0], ys[v])) << tag << " y, path " << v;
+        EXPECT_TRUE(same_bytes(dxs[0], dxs[v])) << tag << " dx, path " << v;
+        if (weighted) {
+          EXPECT_TRUE(same_bytes(dws[0], dws[v])) << tag << " dw, path " << v;
+        }
       }
       bool denormal = false;
       for (const T& v : ys[1]) {

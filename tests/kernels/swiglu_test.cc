@@ -21,6 +21,7 @@
 #include "kernel_test_util.h"
 #include "trex/core/arena.h"
 #include "trex/core/bf16.h"
+#include "trex/core/cpu_features_override.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/swiglu.h"
@@ -97,6 +98,17 @@ TEST(Swiglu, SharedF32MatchesReference) { check_against_ref<float>(false, 1e-4, 
 TEST(Swiglu, RoutedF32MatchesReference) { check_against_ref<float>(true, 1e-4, 1e-4); }
 TEST(Swiglu, SharedBf16MatchesReference) { check_against_ref<bf16>(false, 1e-2, 1e-3); }
 TEST(Swiglu, RoutedBf16MatchesReference) { check_against_ref<bf16>(true, 1e-2, 1e-3); }
+// AVX-512 CPUs without AVX512_BF16 round bf16 outputs with integer operations: that path too,
+// on a CPU that has the conversion instruction (elsewhere the tests above already take it).
+TEST(Swiglu, Bf16MatchesReferenceWithoutAvx512Bf16) {
+  if (!core::cpu_features().avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: the tests above run this path";
+  core::CpuFeatures no_bf16 = core::cpu_features();
+  no_bf16.avx512_bf16 = false;
+  core::ScopedCpuFeaturesForTest features(no_bf16);
+  ASSERT_FALSE(core::cpu_features().avx512_bf16);
+  check_against_ref<bf16>(false, 1e-2, 1e-3);
+  check_against_ref<bf16>(true, 1e-2, 1e-3);
+}
 
 // loss = sum(dh * w a) in double.
 double loss(const std::vector<double>& g, const std::vector<double>& u,

@@ -2,9 +2,12 @@
 
 #include <cpuid.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+
+#include "trex/core/cpu_features_override.h"
 
 namespace trex::core {
 
@@ -88,9 +91,24 @@ std::vector<std::string> CpuFeatures::names() const {
   return out;
 }
 
+namespace {
+// Set only by ScopedCpuFeaturesForTest (tests); null otherwise.
+std::atomic<const CpuFeatures*> g_features_override{nullptr};
+}  // namespace
+
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect();
+  if (const CpuFeatures* o = g_features_override.load(std::memory_order_relaxed)) return *o;
   return features;
+}
+
+ScopedCpuFeaturesForTest::ScopedCpuFeaturesForTest(const CpuFeatures& features)
+    : features_(features), saved_(g_features_override.load(std::memory_order_relaxed)) {
+  g_features_override.store(&features_, std::memory_order_relaxed);
+}
+
+ScopedCpuFeaturesForTest::~ScopedCpuFeaturesForTest() {
+  g_features_override.store(saved_, std::memory_order_relaxed);
 }
 
 const char* to_string(Isa isa) {

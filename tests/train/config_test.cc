@@ -1,6 +1,7 @@
 // Train configs: the shipped ones load; a misspelt key, a bad value or a missing table is one
 // line naming FILE:LINE: field.
 #include "trex/train/config.h"
+#include "trex/train/dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,35 @@ TEST(TrainConfigTest, PackingAndTokenizerSources) {
   ASSERT_EQ(c.data.size(), 1u);
   p = dir.write("tokbad.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"pdf\"\npath = \"x\"\n" + data);
   EXPECT_NE(error_of(p).find(p + ":11: tokenizer.data[0].kind:"), std::string::npos) << error_of(p);
+
+  // tokenizer.file is used as is: with [[tokenizer.data]] beside it the sources would be ignored.
+  p = dir.write("tokfile.toml", kHead + opt + "\n[tokenizer]\nfile = \"tok.json\"\n" + tk.substr(13) + data);
+  EXPECT_NE(error_of(p).find(p + ":10: tokenizer.file: cannot be given with [[tokenizer.data]]"), std::string::npos)
+      << error_of(p);
+}
+
+// A source's errors name its section and index, then its name: "licenses" may be the name of a
+// [[data]] and a [[tokenizer.data]] table at once.
+TEST(TrainConfigTest, SourceErrorsNameTheSection) {
+  TempDir dir("srcname");
+  const std::string opt = "\n[optimizer]\nlr = 1e-3\n";
+  const std::string missing = dir.path("missing");
+  const std::string src = "name = \"licenses\"\nkind = \"text\"\npath = \"" + missing + "\"\n";
+  TrainConfig c = load_train_config(
+      dir.write("same.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\n" + src + "\n[[data]]\n" + src +
+                                 "\n[[data]]\nkind = \"text\"\npath = \"" + missing + "\"\n"));
+  auto load_error = [](const SourceSpec& s) -> std::string {
+    try {
+      Source::load(s);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(c.tokenizer_data[0].name, "licenses");  // metrics keep the plain name
+  EXPECT_EQ(load_error(c.tokenizer_data[0]), "tokenizer.data[0] (licenses).path: " + missing + " does not exist");
+  EXPECT_EQ(load_error(c.data[0]), "data[0] (licenses).path: " + missing + " does not exist");
+  EXPECT_EQ(load_error(c.data[1]), "data[1].path: " + missing + " does not exist");
 }
 
 }  // namespace

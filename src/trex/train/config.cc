@@ -59,6 +59,7 @@ std::vector<SourceSpec> sources(const std::string& path, const std::vector<const
     s.path = model::resolve_beside(path, p);
     s.weight = d.number_or("weight", 1.0, 1e-9, 1e9);
     s.count_all = s.kind == SourceKind::kSft && mode == TrainMode::kCpt;
+    s.field = s.name == name ? name : name + " (" + s.name + ")";
     d.finish();
     out.push_back(std::move(s));
   }
@@ -97,6 +98,11 @@ TrainConfig load_train_config(const std::string& path) {
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));
     c.tokenizer_data = sources(path, tk.tables("data"), "tokenizer.data", c.mode);
+    // A given file is the tokenizer: nothing would be trained on [[tokenizer.data]], so refuse
+    // the pair rather than ignore the sources.
+    if (!c.tokenizer_file.empty() && !c.tokenizer_data.empty())
+      tk.fail("file", "cannot be given with [[tokenizer.data]] (the file is used as is, nothing is trained "
+                      "on tokenizer.data); drop one of them");
     tk.finish();
   }
 

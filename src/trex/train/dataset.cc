@@ -57,7 +57,7 @@ const char* to_string(SourceKind k) {
 
 std::vector<std::string> source_files(const SourceSpec& spec) {
   std::vector<std::string> files;
-  const std::string field = spec.name + ".path";
+  const std::string field = spec.where() + ".path";
   if (spec.path.empty()) throw InputError::field(field, "must not be empty");
   if (has_glob(spec.path)) {
     glob_t g{};
@@ -141,7 +141,7 @@ Source Source::load(const SourceSpec& spec) {
       s.chats_.push_back(std::move(chat));
     }
   }
-  if (s.size() == 0) throw InputError::field(spec.name + ".path", "no document in " + spec.path);
+  if (s.size() == 0) throw InputError::field(spec.where() + ".path", "no document in " + spec.path);
   return s;
 }
 

@@ -33,6 +33,10 @@ struct SourceSpec {
   // sft only: count every token but <s> (a CPT run reading conversations as text), not just
   // the assistant's.
   bool count_all = false;
+  // Prefix of error fields, e.g. "tokenizer.data[0] (licenses)": names repeat between [[data]]
+  // and [[tokenizer.data]], so the section and index say which table is meant. Empty: name.
+  std::string field;
+  std::string where() const { return field.empty() ? name : field; }
 };
 
 class Source {

@@ -124,16 +124,24 @@ TEST(Recipe, BadInputIsOneLineAndExitTwo) {
   write_file_atomic(d.path + "/two.toml", "[[stage]]\nname = \"x\"\nrun = [\"hw\"]\nbenchmark = \"y\"\n");
   write_file_atomic(d.path + "/fails.toml", "[[stage]]\nname = \"gen\"\nrun = [\"data\", \"gen\", \"--count\", \"0\", \"--out\", \"{out}/c\"]\n");
   write_file_atomic(d.path + "/nobench.toml", "[[stage]]\nname = \"e\"\nserve = \"{out}/r\"\n");
+  // A missing template is refused at load, before the first stage (gen) writes anything.
+  const std::string gen = "[[stage]]\nname = \"gen\"\nrun = [\"data\", \"gen\", \"--count\", \"1\", \"--out\", \"{out}/one\"]\n";
+  write_file_atomic(d.path + "/notpl.toml", gen + "[[stage]]\nname = \"e\"\nserve = \"{out}/r\"\nbench = \"b\"\n"
+                                                  "template = \"{recipe}/missing.txt\"\n");
+  write_file_atomic(d.path + "/tplrun.toml", gen + "template = \"{recipe}/missing.txt\"\n");
   struct Case {
     std::string file, names;
   };
   for (const Case& k : {Case{d.path + "/none.toml", "none.toml"}, Case{d.path + "/two.toml", "two.toml:1"},
-                        Case{d.path + "/fails.toml", "stage gen"}, Case{d.path + "/nobench.toml", "nobench.toml:1"}}) {
+                        Case{d.path + "/fails.toml", "stage gen"}, Case{d.path + "/nobench.toml", "nobench.toml:1"},
+                        Case{d.path + "/notpl.toml", "notpl.toml:4: stage e.template: " + d.path + "/missing.txt not found"},
+                        Case{d.path + "/tplrun.toml", "tplrun.toml:1: stage gen.template: only with serve"}}) {
     ProcessResult r = trex({"recipe", "run", k.file, "--out", d.path + "/out", "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(k.names), std::string::npos) << r.err;
   }
+  EXPECT_FALSE(fs::exists(d.path + "/out/one")) << "no stage runs before the template is checked";
 }
 
 TEST(Recipe, WilsonIntervalIsTheStandardOne) {

@@ -163,6 +163,14 @@ Recipe load_recipe(const std::string& path) {
     s.prompt_template = (*t)["template"].value_or(std::string());
     if (!s.prompt_template.empty() && s.kind != "serve")
       throw InputError(path, line, "stage " + s.name + ".template: only with serve");
+    // Checked now, not when the stage's turn comes after hours of earlier stages. A template
+    // under {out} is an earlier stage's output: run_recipe checks it when its stage starts.
+    if (!s.prompt_template.empty() && s.prompt_template.find("{out}") == std::string::npos) {
+      const std::string filled = fill(s.prompt_template, r, "");
+      std::error_code ec;
+      if (!fs::is_regular_file(filled, ec))
+        throw InputError(path, line, "stage " + s.name + ".template: " + filled + " not found");
+    }
     if (s.max_tokens < 1) throw InputError(path, line, "stage " + s.name + ".max_tokens: must be >= 1");
     std::ostringstream text;
     text << *t;
@@ -185,7 +193,13 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
     std::vector<std::string> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(fill(in, r, o.out_dir));
     if (s.kind == "train") inputs.push_back(fill(s.path, r, o.out_dir));
-    if (!s.prompt_template.empty()) inputs.push_back(fill(s.prompt_template, r, o.out_dir));
+    if (!s.prompt_template.empty()) {
+      const std::string filled = fill(s.prompt_template, r, o.out_dir);
+      std::error_code ec;
+      if (!fs::is_regular_file(filled, ec))
+        throw InputError::field("stage " + s.name + ".template", filled + " not found");
+      inputs.push_back(filled);
+    }
     if (s.kind == "serve")
       if (const oreval::NamedBenchmark* named = named_benchmark(s.bench)) {
         // A public benchmark is read in place from the data folder; where it is absent the

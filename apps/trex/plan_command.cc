@@ -92,8 +92,9 @@ int run_search(const SearchArgs& a) {
   plan::SearchOptions o;
   o.top_k = a.top;
   plan::StackProfile stack = a.stack.empty() ? plan::StackProfile{} : plan::load_stack(a.stack);
-  o.base.stack = stack;
-  if (!a.base.empty()) o.base = plan::load_strategy(a.base, stack);
+  // Without --base the search starts from the stack's defaults (its overlaps), as a --base
+  // file that sets none of them would.
+  o.base = a.base.empty() ? plan::strategy_on_stack(stack) : plan::load_strategy(a.base, stack);
   auto t0 = std::chrono::steady_clock::now();
   plan::SearchResult res = plan::search(m, c, r, o);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -87,6 +87,25 @@ TEST(PlanCommand, SearchPrintsRankedStrategies) {
   EXPECT_GT(j["refused"].get<long>(), 0);
 }
 
+// --stack without --base searches from the stack's defaults (its TP overlap 0.6 here): the same
+// ranking as a --base file that sets none of them.
+TEST(PlanCommand, SearchWithAStackStartsFromItsDefaults) {
+  const std::vector<std::string> args = {"plan", "search", "--model", "configs/model/gpt3-175b.toml", "--cluster",
+                                         "configs/cluster/dgx-a100.toml", "--run", "configs/run/gpt3-175b-megatron.toml",
+                                         "--stack", "configs/plan/stack/megatron-core.toml", "--top", "3", "--json"};
+  std::string base = (std::filesystem::temp_directory_path() / ("trex-base-" + std::to_string(getpid()) + ".toml")).string();
+  write_file_atomic(base, "[strategy]\n");
+  std::vector<std::string> with_base = args;
+  with_base.insert(with_base.end(), {"--base", base});
+  ProcessResult plain = trex_run(args), file = trex_run(with_base);
+  std::filesystem::remove(base);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  nlohmann::json a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(file.out);
+  ASSERT_EQ(a["top"].size(), 3u);
+  EXPECT_EQ(a["top"], b["top"]);
+}
+
 TEST(PlanCommand, HtmlChartHoldsTheSvgAndATable) {
   std::string html = (std::filesystem::temp_directory_path() / ("trex-ladder-" + std::to_string(getpid()) + ".html")).string();
   ProcessResult r = trex_run({"plan", "ladder", "configs/plan/v4-pro-cm384-ladder.toml", "--svg", html});

@@ -7,6 +7,7 @@
 
 #include "plan/plan_test_util.h"
 #include "trex/plan/search.h"
+#include "trex/plan/strategy_toml.h"
 #include "trex/util/error.h"
 
 namespace trex::plan {
@@ -46,6 +47,46 @@ TEST(Search, TopStrategiesFitAreValidAndSorted) {
   SearchResult with_base = search(pro, cm, run, o);
   ASSERT_EQ(with_base.top.size(), 1u);
   EXPECT_LE(with_base.top[0].time.step, h.time.step);
+}
+
+// The base a stack gives (`plan search --stack` without --base) carries the stack's overlap
+// defaults, the same as an empty [strategy] table read with that stack; every result keeps them.
+TEST(Search, AStacksDefaultsReachTheSearchBase) {
+  StackProfile stack;
+  stack.name = "test";
+  stack.tp_overlap = 0.7;
+  stack.dp_overlap = false;
+  stack.zero3_prefetch = false;
+  stack.pp_overlap = true;
+  stack.moe_overlap = MoeOverlap::kOneFOneB;
+  stack.moe_dispatcher = MoeDispatcher::kDeepEp;
+  Strategy base = strategy_on_stack(stack);
+  Strategy read = read_strategy(toml::table{}, "empty.toml", stack);
+  EXPECT_EQ(base.tp_overlap, read.tp_overlap);
+  EXPECT_EQ(base.dp_overlap, read.dp_overlap);
+  EXPECT_EQ(base.zero3_prefetch, read.zero3_prefetch);
+  EXPECT_EQ(base.pp_overlap, read.pp_overlap);
+  EXPECT_EQ(base.moe_overlap, read.moe_overlap);
+  EXPECT_EQ(base.moe_dispatcher, read.moe_dispatcher);
+  EXPECT_EQ(base.tp_overlap, 0.7);
+  EXPECT_TRUE(base.pp_overlap);
+
+  model::ModelConfig flash = shipped_model("deepseek-v4-flash");
+  Cluster cm = shipped_cluster("cloudmatrix384");
+  set_nodes(cm, 8);
+  SearchOptions o;
+  o.top_k = 3;
+  o.base = base;
+  SearchResult r = search(flash, cm, make_run(8192, 64), o);
+  ASSERT_FALSE(r.top.empty());
+  for (const Prediction& p : r.top) {
+    EXPECT_EQ(p.strategy.tp_overlap, 0.7);
+    EXPECT_FALSE(p.strategy.dp_overlap);
+    EXPECT_FALSE(p.strategy.zero3_prefetch);
+    EXPECT_TRUE(p.strategy.pp_overlap);
+    EXPECT_EQ(p.strategy.moe_dispatcher, MoeDispatcher::kDeepEp);
+    EXPECT_EQ(p.strategy.stack.name, "test");
+  }
 }
 
 // The best fitting step time over the whole space, with no pruning at all.

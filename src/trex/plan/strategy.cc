@@ -44,10 +44,21 @@ Run read_run(const toml::table& t, const std::string& file) {
   return r;
 }
 
-Strategy read_strategy(const toml::table& t, const std::string& file, const StackProfile& stack) {
-  TomlFields f(file, t, "strategy");
+Strategy strategy_on_stack(const StackProfile& stack) {
   Strategy s;
   s.stack = stack;
+  s.moe_overlap = stack.moe_overlap;
+  s.moe_dispatcher = stack.moe_dispatcher;
+  s.tp_overlap = stack.tp_overlap;
+  s.dp_overlap = stack.dp_overlap;
+  s.zero3_prefetch = stack.zero3_prefetch;
+  s.pp_overlap = stack.pp_overlap;
+  return s;
+}
+
+Strategy read_strategy(const toml::table& t, const std::string& file, const StackProfile& stack) {
+  TomlFields f(file, t, "strategy");
+  Strategy s = strategy_on_stack(stack);
   s.name = f.text_or("name", "strategy");
   s.tp = f.integer_or("tp", 1, 1);
   s.pp = f.integer_or("pp", 1, 1);

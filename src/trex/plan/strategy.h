@@ -80,6 +80,11 @@ struct Strategy {
 Run load_run(const std::string& path);
 Strategy load_strategy(const std::string& path, const StackProfile& stack = {});
 
+// A default strategy run on `stack`: the fields a stack sets the default of (moe_overlap,
+// moe_dispatcher, tp_overlap, dp_overlap, zero3_prefetch, pp_overlap) take the stack's values,
+// as an empty [strategy] table read with that stack would (`plan search --stack` without --base).
+Strategy strategy_on_stack(const StackProfile& stack);
+
 // Completes dp and edp and checks that the strategy can run the model on the cluster with the
 // run's batch: the products cover the devices, TP divides the heads, EP the experts, ETP the
 // expert width, the folding invariant holds, every pipeline stage has a layer, the batch splits

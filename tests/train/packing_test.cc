@@ -210,5 +210,32 @@ TEST(PackingTest, RestoredPositionGivesTheSameBatches) {
   EXPECT_THROW(DataPosition::from_json(saved, sources.size() + 1, "data"), InputError);
 }
 
+// The same for whole packing (padding, truncated long documents), and its counters carry over,
+// so a resumed run reports all-time totals.
+TEST(PackingTest, RestoredWholePositionGivesTheSameBatchesAndCounters) {
+  TempDir dir("packwholeresume");
+  std::vector<Source> sources = text_sources(dir);
+  dir.write("sft.jsonl", testing::sft_jsonl(7));
+  sources.push_back(Source::load({"sft", SourceKind::kSft, dir.path("sft.jsonl"), 2.0}));
+  const Tokenizer& tok = tokenizer();
+  Packer a(&sources, &tok, 11, 64, 3, Packer::Mode::kWhole);
+  for (int i = 0; i < 9; ++i) a.next();
+  ASSERT_GT(a.padding_tokens(), 0);
+  ASSERT_GT(a.truncated_documents(), 0);
+  nlohmann::json saved = nlohmann::json::parse(a.position().to_json().dump());
+  Packer b(&sources, &tok, 11, 64, 3, Packer::Mode::kWhole);
+  b.restore(DataPosition::from_json(saved, sources.size(), "data"));
+  EXPECT_EQ(b.padding_tokens(), a.padding_tokens());
+  EXPECT_EQ(b.truncated_documents(), a.truncated_documents());
+  for (int i = 0; i < 20; ++i) {
+    model::Batch x = a.next(), y = b.next();
+    ASSERT_EQ(x.ids, y.ids) << "batch " << i;
+    ASSERT_EQ(x.targets, y.targets);
+    ASSERT_EQ(x.docs.size(), y.docs.size());
+  }
+  EXPECT_EQ(b.padding_tokens(), a.padding_tokens());
+  EXPECT_EQ(b.truncated_documents(), a.truncated_documents());
+}
+
 }  // namespace
 }  // namespace trex::train

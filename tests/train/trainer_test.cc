@@ -216,6 +216,27 @@ TEST(TrainerTest, ResumeIsBitExact) {
   EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 10);
 }
 
+// A checkpoint written with one run.packing is not resumed with the other: the same data
+// position fills rows differently.
+TEST(TrainerTest, ResumeRefusesAnotherPacking) {
+  TempDir dir("resumepacking");
+  TrainConfig cut = load_train_config(write_config(dir));
+  TrainOptions first = quiet(dir.path("run"));
+  first.steps = 4;
+  first.stop_after = 2;
+  run_training(cut, first);
+  TrainConfig whole = load_train_config(write_config(dir, "", "packing = \"whole\"\n"));
+  TrainOptions second = quiet(dir.path("run"));
+  second.steps = 4;
+  second.resume = dir.path("run");
+  try {
+    run_training(whole, second);
+    ADD_FAILURE() << "resumed a cut checkpoint with whole packing";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.packing = \"cut\""), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainerTest, SwapOptimizerTrainsLikeAdamW) {
   TempDir dir("swap");
   // Two micro-batches per step, so the accumulation path runs too.

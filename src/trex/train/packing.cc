@@ -6,7 +6,8 @@
 namespace trex::train {
 
 nlohmann::json DataPosition::to_json() const {
-  nlohmann::json j = {{"mixture", mixture.to_json()}, {"documents", documents}};
+  nlohmann::json j = {{"mixture", mixture.to_json()}, {"documents", documents}, {"truncated", truncated},
+                      {"padding", padding}};
   if (pending)
     j["pending"] = {{"source", pending_doc.source}, {"doc", pending_doc.doc}, {"offset", pending_offset}};
   else
@@ -19,6 +20,9 @@ DataPosition DataPosition::from_json(const nlohmann::json& j, size_t sources, co
   try {
     p.mixture = MixturePosition::from_json(j.at("mixture"), sources, field + ".mixture");
     p.documents = j.at("documents").get<int64_t>();
+    // Absent in checkpoints written before whole packing (cut packing has neither).
+    p.truncated = j.value("truncated", int64_t(0));
+    p.padding = j.value("padding", int64_t(0));
     const nlohmann::json& pend = j.at("pending");
     if (!pend.is_null()) {
       p.pending = true;
@@ -115,6 +119,8 @@ DataPosition Packer::position() const {
   p.pending_doc = pending_doc_;
   p.pending_offset = pending_offset_;
   p.documents = documents_;
+  p.truncated = truncated_;
+  p.padding = padding_;
   return p;
 }
 
@@ -124,6 +130,8 @@ void Packer::restore(const DataPosition& pos) {
   pending_doc_ = pos.pending_doc;
   pending_offset_ = pos.pending_offset;
   documents_ = pos.documents;
+  truncated_ = pos.truncated;
+  padding_ = pos.padding;
   if (pending_ && (pending_doc_.source >= sources_->size() || pending_doc_.doc >= (*sources_)[pending_doc_.source].size()))
     throw InputError::field("data_position.pending", "refers to a document the sources do not have");
 }

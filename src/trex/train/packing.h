@@ -38,6 +38,8 @@ struct DataPosition {
   DocumentRef pending_doc;
   int64_t pending_offset = 0;  // its next token
   int64_t documents = 0;   // documents started so far
+  // Whole packing's counters so far, so a resumed run's final "packing whole:" line is all-time.
+  int64_t truncated = 0, padding = 0;
   nlohmann::json to_json() const;
   static DataPosition from_json(const nlohmann::json& j, size_t sources, const std::string& field);
 };

@@ -193,6 +193,12 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
         resume_state.value("sources", size_t(0)) != c.data.size())
       throw InputError::field("--resume", ckpt + " was written by a run with another seq, rows, micro_batches or "
                                                  "data sources than " + c.file);
+    // Cut and whole packing fill rows differently from the same position. Checkpoints written
+    // before run.packing existed were cut.
+    const std::string packing = resume_state.value("packing", std::string("cut"));
+    if (packing != c.packing)
+      throw InputError::field("--resume", ckpt + " was written with run.packing = \"" + packing + "\", " + c.file +
+                                              " has packing = \"" + c.packing + "\"");
   }
   int64_t stop = c.steps;
   if (options.stop_after > 0) stop = std::min(stop, options.stop_after);
@@ -527,6 +533,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
           {"seq", c.seq},
           {"rows", c.rows},
           {"micro_batches", c.micro_batches},
+          {"packing", c.packing},
           {"sources", c.data.size()},
           {"data", packer.position().to_json()},
           {"schedule", {{"kind", c.schedule.kind}, {"peak_lr", c.schedule.peak_lr}, {"min_lr", c.schedule.min_lr},

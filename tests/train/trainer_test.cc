@@ -29,6 +29,7 @@
 #include "test_text.h"
 #include "trex/train/checkpoint.h"
 #include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
 
 namespace trex::train {
 namespace {

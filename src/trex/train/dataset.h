@@ -35,7 +35,7 @@ struct SourceSpec {
   bool count_all = false;
   // Prefix of error fields, e.g. "tokenizer.data[0] (licenses)": names repeat between [[data]]
   // and [[tokenizer.data]], so the section and index say which table is meant. Empty: name.
-  std::string field;
+  std::string field = "";
   std::string where() const { return field.empty() ? name : field; }
 };
 

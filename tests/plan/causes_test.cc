@@ -384,6 +384,12 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
   EXPECT_NEAR(roofs(h100, nemo).matmul, 623.07e12, 1e6);
   EXPECT_NEAR(nemo.tp_overlap, core.tp_overlap, 1e-12);
   EXPECT_NEAR(nemo.step_overhead, core.step_overhead, 1e-12);
+  // llm-foundry as it ran on H100 in 2023: 692.3 x 0.74 = 512.302 TFLOPS, its other fields as
+  // llm-foundry's (FSDP prefetch, no TP overlap).
+  StackProfile foundry_h100 = load_stack(source_path("configs/plan/stack/llm-foundry-h100-2023.toml"));
+  EXPECT_NEAR(roofs(h100, foundry_h100).matmul, 512.302e12, 1e6);
+  EXPECT_EQ(foundry_h100.zero3_prefetch, foundry.zero3_prefetch);
+  EXPECT_NEAR(foundry_h100.step_overhead, foundry.step_overhead, 1e-12);
   StackProfile hai = load_stack(source_path("configs/plan/stack/hai-llm.toml"));
   EXPECT_EQ(hai.moe_overlap, MoeOverlap::kDualPipe);
   EXPECT_NEAR(hai.comm_sm_fraction, 0.15, 1e-12);

@@ -33,11 +33,14 @@ using testing::source_path;
 // /work/notes/issue-17.md, session 9). Later in session 9 the Qwen3-30B-A3B H100 row took the
 // 25.11 recipe's layout (VP 12, micro-batch 1; the table repeats the 25.09 row's): held-out
 // 11.5% -> 10.3%, signed +7.4% -> +6.1%, worst 81% -> 48%; bounds tightened to 0.11 / 0.065 / 0.50.
+// Session 10: llm-foundry's H100 rows take a stack profile of their own (llm-foundry-h100-2023,
+// GEMM scale set on the fit split's three H100 rows): held-out 10.3% -> 8.5%, signed +6.1% ->
+// +3.9%; bounds tightened to 0.09 / 0.045.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.08, 0.02, 0.30};
-constexpr Bounds kHeldOut{0.11, 0.065, 0.50};
+constexpr Bounds kHeldOut{0.09, 0.045, 0.50};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

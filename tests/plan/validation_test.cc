@@ -47,11 +47,11 @@ using testing::source_path;
 // still within the session's starting mean and signed bounds (0.11 / 0.065); the worst bound is
 // loosened 0.50 -> 0.55 for that one new row (reviewed change, /work/notes/issue-17.md, session 10).
 // Then the nemo-24.07 GEMM scale was refit on the fit split (0.90 -> 0.79, its file's criterion):
-// fit 7.0% / 0.0%, held-out 9.4% / +4.4%; held-out bounds tightened to 0.095 / 0.05.
+// fit 7.0% / 0.0%, held-out 9.4% / +4.4%; bounds tightened: held-out 0.095 / 0.05, fit 0.075 / 0.02.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.08, 0.025, 0.30};
+constexpr Bounds kFit{0.075, 0.02, 0.30};
 constexpr Bounds kHeldOut{0.095, 0.05, 0.55};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {

@@ -93,7 +93,7 @@ class Model(_core.ModelCore):
             object.__setattr__(self, name, value)
         elif name.lower() == "objsense":
             self._sense = int(value)
-            self._result = None
+            self._changed()
         else:
             raise CoptError(3, "coptpy: cannot set model attribute '%s'" % name)
 
@@ -160,11 +160,11 @@ class Model(_core.ModelCore):
 
     def setObjSense(self, sense):
         self._sense = int(sense)
-        self._result = None
+        self._changed()
 
     def setObjConst(self, c):
         self._objcon = float(c)
-        self._result = None
+        self._changed()
 
     def getObjective(self):
         return self._objective()

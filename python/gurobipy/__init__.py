@@ -183,12 +183,13 @@ class Model(_core.ModelCore):
         key = name.lower()
         if key == "modelsense":
             self._sense = int(value)
-            self._result = None
+            self._changed()
         elif key == "modelname":
             self._name = str(value)
+            self._changed()
         elif key == "objcon":
             self._objcon = float(value)
-            self._result = None
+            self._changed()
         elif name.startswith("_") or name in ("Params",):
             object.__setattr__(self, name, value)
         else:

@@ -1,7 +1,6 @@
 """Expressions: variables, linear and quadratic expressions, constraints-to-be, and the
 tupledict/tuplelist/multidict containers, shared by every emulated library."""
 
-import math
 import numbers
 
 from .errors import ModelingError
@@ -10,12 +9,15 @@ INF = 1e100
 
 
 def _is_number(v):
-    return isinstance(v, numbers.Number) and not isinstance(v, bool) or isinstance(v, bool)
+    # float and int first: an ABC isinstance check costs a call into abc's cache, and these
+    # checks run for nearly every term a program builds. bool is an int subclass, also a number.
+    t = type(v)
+    return t is float or t is int or isinstance(v, numbers.Number)
 
 
 def _num(v):
     f = float(v)
-    if math.isnan(f):
+    if f != f:  # NaN, as math.isnan without the call
         raise ModelingError(10003, "Invalid argument: NaN")
     return f
 
@@ -63,7 +65,7 @@ class Var:
 
     # arithmetic
     def _lin(self):
-        return LinExpr([(1.0, self)])
+        return LinExpr(self)
 
     def __add__(self, o): return self._lin().__add__(o)
     def __radd__(self, o): return self._lin().__radd__(o)

@@ -216,5 +216,5 @@ def read_lp(model, path):
             rd.bounds(items)
         elif kind in ("bin", "int"):
             rd.kinds(items, "B" if kind == "bin" else "I")
-    model._result = None
+    model._changed()  # filled directly above: no record or result of the empty model is kept
     return model

@@ -285,6 +285,62 @@ class Surface(unittest.TestCase):
         self.assertEqual((m.Params.TimeLimit, m.Params.MIPGap, m.Params.threads), (30, 0.01, 2))
 
 
+class RecordFollowsEveryChange(unittest.TestCase):
+    """The model's record (what model.write serialises and the runner hands to trex) is made
+    once per state of the model: after a write, every change must still reach the next record."""
+
+    def changes(self):
+        # Each: a change a program can make after model.write, through the public API.
+        def lb(m, x, c): x[0].LB = 2
+        def ub(m, x, c): x[1].setAttr("UB", 7)
+        def obj(m, x, c): x[2].Obj = 5
+        def vtype(m, x, c): x[0].VType = GRB.INTEGER
+        def varname(m, x, c): x[1].VarName = "renamed"
+        def setattr_many(m, x, c): m.setAttr("LB", [x[0], x[1]], [1, 1])
+        def addvar(m, x, c): m.addVar(name="late")
+        def addconstr(m, x, c): m.addConstr(x[0] + x[2] <= 4, "late")
+        def rhs(m, x, c): c.RHS = 3
+        def sense(m, x, c): c.Sense = GRB.LESS_EQUAL
+        def constrname(m, x, c): c.ConstrName = "other"
+        def chgcoeff(m, x, c): m.chgCoeff(c, x[1], 9)
+        def remove_var(m, x, c): m.remove(x[2])
+        def remove_constr(m, x, c): m.remove(c)
+        def objective(m, x, c): m.setObjective(x[0] - x[1], GRB.MAXIMIZE)
+        def modelsense(m, x, c): m.ModelSense = GRB.MAXIMIZE
+        def modelname(m, x, c): m.ModelName = "renamed"
+        def objcon(m, x, c): m.ObjCon = 4.5
+        return [lb, ub, obj, vtype, varname, setattr_many, addvar, addconstr, rhs, sense, constrname,
+                chgcoeff, remove_var, remove_constr, objective, modelsense, modelname, objcon]
+
+    def test_a_change_after_write_reaches_the_record(self):
+        for change in self.changes():
+            with self.subTest(change.__name__), tempfile.TemporaryDirectory() as d:
+                m, x = small()
+                c = m.getConstrs()[0]
+                m.write(os.path.join(d, "before.lp"))
+                before = m._to_json()
+                change(m, x, c)
+                after = m._to_json()
+                self.assertNotEqual(after, before)
+                self.assertEqual(after, m._record())  # made afresh from the changed model
+                m.write(os.path.join(d, "after.lp"))
+                with open(os.path.join(d, "after.lp")) as f:
+                    self.assertEqual(f.read(), m._lp_text())
+
+    def test_an_unchanged_model_is_serialised_once(self):
+        m, _ = small()
+        made = []
+        record = m._record
+        m.__dict__["_record"] = lambda: made.append(1) or record()
+        with tempfile.TemporaryDirectory() as d:
+            m.write(os.path.join(d, "m.lp"))
+            m.write(os.path.join(d, "m.mps"))
+        first = m._to_json()
+        first["from"] = "a caller's key"  # a caller may add keys; the next record has none
+        self.assertNotIn("from", m._to_json())
+        self.assertEqual(len(made), 1)
+
+
 if __name__ == "__main__":
     r = unittest.main(exit=False, verbosity=1).result
     sys.exit(0 if r.wasSuccessful() and r.testsRun > 0 else 1)

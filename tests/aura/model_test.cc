@@ -12,6 +12,7 @@
 #include "trex/aura/hardware.h"
 #include "trex/aura/target.h"
 #include "trex/core/cpu_features.h"
+#include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
@@ -243,6 +244,22 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   EXPECT_LT(kv.config_at(s.index).at("channel_block"), 128);
   std::vector<int> arg;
   EXPECT_NEAR(s.objective, brute_force(pr, &arg), 1e-12);
+}
+
+// The forward hands the pool its (entry, channel block) items in chunks of 16, so its jobs are
+// ceil(items / 16), not items: at one thread (no imbalance) each value costs jobs x 1 us.
+TEST(Target, KvCompressForwardCountsChunksOfSixteenItemsAsJobs) {
+  AuraHardware hw = test_machine();
+  hw.threads = 1;
+  TuneTarget kv = make_target("kv_compress.fwd", {2048, 128, 4}, hw);
+  ChoiceProblem pr = performance_model(kv, hw);
+  ASSERT_EQ(pr.params.size(), 1u);
+  const int64_t entries = kernels::compressor_entries(2048, 4);  // 512
+  for (size_t v = 0; v < pr.params[0].values.size(); ++v) {
+    const int64_t blocks = (128 + pr.params[0].values[v] - 1) / pr.params[0].values[v];
+    const double jobs = double((entries * blocks + 15) / 16);  // channel_block 8: 512 x 16 / 16 = 512
+    EXPECT_NEAR(pr.params[0].cost[v], jobs * 1e-6, 1e-15) << "channel_block " << pr.params[0].values[v];
+  }
 }
 
 TEST(Target, EverySpaceHoldsOnlyLegalValues) {

@@ -78,7 +78,9 @@ bool is_work_split(const std::string& kernel) {
 double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
   const int64_t a = t.dims[0], b = t.dims[1], c = t.dims[2];
   if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
-  if (t.kernel == "kv_compress.fwd") return double(kernels::compressor_entries(a, int(c)) * ceil_div(b, v));
+  // The forward hands the pool (entry, channel block) items in chunks of 16 (kv_compressor.cc,
+  // kv_compress_forward: each tile prefetches the next one's lines), so a job is 16 items.
+  if (t.kernel == "kv_compress.fwd") return double(ceil_div(kernels::compressor_entries(a, int(c)) * ceil_div(b, v), 16));
   if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));

@@ -99,6 +99,8 @@ TEST(TrainConfigTest, PackingAndTokenizerSources) {
   EXPECT_EQ(c.packing, "cut");
   EXPECT_TRUE(c.tokenizer_data.empty());
   EXPECT_EQ(load_train_config(dir.write("whole.toml", kHead + "packing = \"whole\"\n" + opt + data)).packing, "whole");
+  EXPECT_EQ(load_train_config(dir.write("ff.toml", kHead + "packing = \"first-fit\"\n" + opt + data)).packing,
+            "first-fit");
   std::string p = dir.write("bad.toml", kHead + "packing = \"tight\"\n" + opt + data);
   EXPECT_NE(error_of(p).find(p + ":5: run.packing:"), std::string::npos) << error_of(p);
 

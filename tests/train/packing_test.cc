@@ -237,5 +237,100 @@ TEST(PackingTest, RestoredWholePositionGivesTheSameBatchesAndCounters) {
   EXPECT_EQ(b.truncated_documents(), a.truncated_documents());
 }
 
+// First-fit packing: every span is a whole document (or a long one's first row) or padding to the
+// row's end; each document drawn is placed once, in the mixture's order except within the
+// lookahead; and on conversations of varied lengths it pads less than whole packing of the same
+// mixture.
+TEST(PackingTest, FirstFitPlacesWholeDocumentsAndPadsLessThanWhole) {
+  TempDir dir("packfirstfit");
+  std::vector<Source> sources = text_sources(dir);
+  dir.write("sft.jsonl", testing::sft_jsonl(40));
+  sources.push_back(Source::load({"sft", SourceKind::kSft, dir.path("sft.jsonl"), 3.0}));
+  const Tokenizer& tok = tokenizer();
+  const int64_t seq = 96, rows = 2;
+  // The mixture's order of documents, as every packer with the same seed draws them.
+  Mixture order(&sources, 5);
+  std::vector<DocumentRef> drawn;
+  for (int i = 0; i < 2000; ++i) drawn.push_back(order.next());
+  Packer ff(&sources, &tok, 5, seq, rows, Packer::Mode::kFirstFit);
+  Packer whole(&sources, &tok, 5, seq, rows, Packer::Mode::kWhole);
+  std::vector<bool> used(drawn.size(), false);
+  std::vector<size_t> placed;  // index in drawn of each placed document, in placement order
+  int64_t padding = 0;
+  for (int batch = 0; batch < 30; ++batch) {
+    whole.next();
+    model::Batch b = ff.next();
+    ASSERT_EQ(b.ids.size(), size_t(seq * rows));
+    int64_t pos = 0;
+    for (const model::DocSpan& d : b.docs) {
+      ASSERT_EQ(d.begin, pos);
+      ASSERT_EQ(d.begin / seq, (d.begin + d.len - 1) / seq) << "a span crosses a row";
+      pos += d.len;
+      if (b.ids[size_t(d.begin)] == tok.eos_id()) {
+        EXPECT_EQ((d.begin + d.len) % seq, 0) << "padding that does not end its row";
+        for (int64_t i = d.begin; i < d.begin + d.len; ++i) EXPECT_EQ(b.targets[size_t(i)], -1);
+        padding += d.len;
+        continue;
+      }
+      ASSERT_EQ(b.ids[size_t(d.begin)], tok.bos_id()) << "a span that does not start its document";
+      // Which drawn document it is: the first one not yet placed with these tokens (a source
+      // reshuffles every epoch, so a document is drawn again later).
+      bool found = false;
+      for (size_t k = 0; k < drawn.size() && !found; ++k) {
+        if (used[k]) continue;
+        TokenizedDoc t = sources[drawn[k].source].tokenize(drawn[k].doc, tok);
+        const int64_t len = std::min<int64_t>(int64_t(t.ids.size()), seq);
+        if (len != d.len || !std::equal(b.ids.begin() + d.begin, b.ids.begin() + d.begin + d.len, t.ids.begin()))
+          continue;
+        for (int64_t i = 0; i < len; ++i) {
+          const bool counted = i + 1 < int64_t(t.ids.size()) && t.loss[size_t(i + 1)];
+          ASSERT_EQ(b.targets[size_t(d.begin + i)], counted ? t.ids[size_t(i + 1)] : -1);
+        }
+        used[k] = true;
+        placed.push_back(k);
+        found = true;
+      }
+      ASSERT_TRUE(found) << "span at " << d.begin << " is not a whole document of the mixture";
+    }
+    ASSERT_EQ(pos, seq * rows);
+  }
+  ASSERT_GT(placed.size(), 40u);
+  // Reordering stays within the lookahead: when the i-th document is placed, at most
+  // i + lookahead documents have been drawn.
+  for (size_t i = 0; i < placed.size(); ++i) EXPECT_LT(placed[i], i + Packer::kLookahead) << "document " << i;
+  EXPECT_EQ(ff.padding_tokens(), padding);
+  EXPECT_EQ(ff.position().documents, int64_t(placed.size()));
+  EXPECT_GT(whole.padding_tokens(), 0);
+  EXPECT_LT(ff.padding_tokens(), whole.padding_tokens());
+}
+
+// A restored first-fit position (with its lookahead) gives the same batches and counters.
+TEST(PackingTest, RestoredFirstFitPositionGivesTheSameBatches) {
+  TempDir dir("packffresume");
+  std::vector<Source> sources = text_sources(dir);
+  dir.write("sft.jsonl", testing::sft_jsonl(7));
+  sources.push_back(Source::load({"sft", SourceKind::kSft, dir.path("sft.jsonl"), 2.0}));
+  const Tokenizer& tok = tokenizer();
+  Packer a(&sources, &tok, 11, 64, 3, Packer::Mode::kFirstFit);
+  for (int i = 0; i < 9; ++i) a.next();
+  ASSERT_FALSE(a.position().lookahead.empty());
+  nlohmann::json saved = nlohmann::json::parse(a.position().to_json().dump());
+  Packer b(&sources, &tok, 11, 64, 3, Packer::Mode::kFirstFit);
+  b.restore(DataPosition::from_json(saved, sources.size(), "data"));
+  EXPECT_EQ(b.padding_tokens(), a.padding_tokens());
+  for (int i = 0; i < 20; ++i) {
+    model::Batch x = a.next(), y = b.next();
+    ASSERT_EQ(x.ids, y.ids) << "batch " << i;
+    ASSERT_EQ(x.targets, y.targets);
+    ASSERT_EQ(x.docs.size(), y.docs.size());
+  }
+  EXPECT_EQ(b.padding_tokens(), a.padding_tokens());
+  EXPECT_EQ(b.truncated_documents(), a.truncated_documents());
+  EXPECT_EQ(b.position().documents, a.position().documents);
+  // A lookahead naming a source the run does not have is refused.
+  saved["lookahead"][0][0] = sources.size();
+  EXPECT_THROW(DataPosition::from_json(saved, sources.size(), "data"), InputError);
+}
+
 }  // namespace
 }  // namespace trex::train

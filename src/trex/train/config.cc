@@ -83,7 +83,7 @@ TrainConfig load_train_config(const std::string& path) {
   c.seq = run.integer("seq", 2);
   c.rows = run.integer_or("rows", 4, 1);
   c.micro_batches = run.integer_or("micro_batches", 1, 1);
-  c.packing = run.choice_or("packing", "cut", {"cut", "whole"});
+  c.packing = run.choice_or("packing", "cut", {"cut", "whole", "first-fit"});
   c.steps = run.integer("steps", 1);
   c.mtp = run.boolean_or("mtp", true);
   c.activations = run.choice_or("activations", "fp32", {"fp32", "bf16"});

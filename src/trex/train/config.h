@@ -26,7 +26,8 @@ struct TrainConfig {
   int64_t rows = 4;            // rows of seq tokens per micro-batch
   int64_t micro_batches = 1;   // gradients accumulated over this many micro-batches per step
   // "cut": documents back to back, cut at row ends; "whole": a document never crosses rows
-  // (padding ends a row it does not fit in; one longer than seq keeps its first seq tokens).
+  // (padding ends a row it does not fit in; one longer than seq keeps its first seq tokens);
+  // "first-fit": whole, rows filled first-fit from a lookahead of 16 documents (packing.h).
   std::string packing = "cut";
   int64_t steps = 100;
   bool mtp = true;             // train the config's MTP blocks (when it has any)

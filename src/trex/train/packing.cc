@@ -8,6 +8,11 @@ namespace trex::train {
 nlohmann::json DataPosition::to_json() const {
   nlohmann::json j = {{"mixture", mixture.to_json()}, {"documents", documents}, {"truncated", truncated},
                       {"padding", padding}};
+  if (!lookahead.empty()) {
+    nlohmann::json l = nlohmann::json::array();
+    for (const DocumentRef& r : lookahead) l.push_back({r.source, r.doc});
+    j["lookahead"] = l;
+  }
   if (pending)
     j["pending"] = {{"source", pending_doc.source}, {"doc", pending_doc.doc}, {"offset", pending_offset}};
   else
@@ -23,6 +28,15 @@ DataPosition DataPosition::from_json(const nlohmann::json& j, size_t sources, co
     // Absent in checkpoints written before whole packing (cut packing has neither).
     p.truncated = j.value("truncated", int64_t(0));
     p.padding = j.value("padding", int64_t(0));
+    // Only first-fit packing has a lookahead.
+    if (j.contains("lookahead"))
+      for (const nlohmann::json& r : j.at("lookahead")) {
+        DocumentRef ref;
+        ref.source = r.at(0).get<size_t>();
+        ref.doc = r.at(1).get<size_t>();
+        if (ref.source >= sources) throw InputError::field(field, "lookahead source out of range");
+        p.lookahead.push_back(ref);
+      }
     const nlohmann::json& pend = j.at("pending");
     if (!pend.is_null()) {
       p.pending = true;
@@ -64,6 +78,10 @@ model::Batch Packer::next() {
   b.ids.reserve(size_t(b.tokens));
   b.targets.reserve(size_t(b.tokens));
   for (int64_t r = 0; r < rows_; ++r) {
+    if (mode_ == Mode::kFirstFit) {
+      fill_row_first_fit(b);
+      continue;
+    }
     int64_t room = seq_;
     while (room > 0) {
       if (!pending_) {
@@ -105,6 +123,45 @@ model::Batch Packer::next() {
   return b;
 }
 
+void Packer::fill_row_first_fit(model::Batch& b) {
+  int64_t room = seq_;
+  while (room > 0) {
+    while (lookahead_.size() < kLookahead) {
+      DocumentRef ref = mixture_.next();
+      lookahead_.emplace_back(ref, (*sources_)[ref.source].tokenize(ref.doc, *tok_));
+    }
+    // The oldest document that fits; one longer than seq needs a row of its own.
+    size_t pick = lookahead_.size();
+    for (size_t i = 0; i < lookahead_.size() && pick == lookahead_.size(); ++i)
+      if (std::min<int64_t>(int64_t(lookahead_[i].second.ids.size()), seq_) <= room) pick = i;
+    if (pick == lookahead_.size()) {
+      pad(b, room);
+      return;
+    }
+    const TokenizedDoc& d = lookahead_[pick].second;
+    int64_t len = int64_t(d.ids.size());
+    if (len > seq_) {
+      ++truncated_;
+      len = seq_;
+    }
+    place(b, d, len);
+    ++documents_;
+    ++per_source_[lookahead_[pick].first.source];
+    room -= len;
+    lookahead_.erase(lookahead_.begin() + std::ptrdiff_t(pick));
+  }
+}
+
+void Packer::place(model::Batch& b, const TokenizedDoc& d, int64_t n) {
+  const int64_t full = int64_t(d.ids.size());
+  b.docs.push_back({int64_t(b.ids.size()), n});
+  for (int64_t p = 0; p < n; ++p) {
+    b.ids.push_back(d.ids[size_t(p)]);
+    bool counted = p + 1 < full && d.loss[size_t(p + 1)];
+    b.targets.push_back(counted ? d.ids[size_t(p + 1)] : -1);
+  }
+}
+
 void Packer::pad(model::Batch& b, int64_t n) {
   b.docs.push_back({int64_t(b.ids.size()), n});
   b.ids.insert(b.ids.end(), size_t(n), tok_->eos_id());
@@ -121,6 +178,7 @@ DataPosition Packer::position() const {
   p.documents = documents_;
   p.truncated = truncated_;
   p.padding = padding_;
+  for (const auto& l : lookahead_) p.lookahead.push_back(l.first);
   return p;
 }
 
@@ -132,6 +190,12 @@ void Packer::restore(const DataPosition& pos) {
   documents_ = pos.documents;
   truncated_ = pos.truncated;
   padding_ = pos.padding;
+  lookahead_.clear();
+  for (const DocumentRef& ref : pos.lookahead) {
+    if (ref.doc >= (*sources_)[ref.source].size())
+      throw InputError::field("data_position.lookahead", "refers to a document the sources do not have");
+    lookahead_.emplace_back(ref, (*sources_)[ref.source].tokenize(ref.doc, *tok_));
+  }
   if (pending_ && (pending_doc_.source >= sources_->size() || pending_doc_.doc >= (*sources_)[pending_doc_.source].size()))
     throw InputError::field("data_position.pending", "refers to a document the sources do not have");
 }

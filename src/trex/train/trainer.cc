@@ -227,7 +227,9 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   if (lead) tok->save((fs::path(run_dir) / "tokenizer.model").string());
 
   Packer packer(&sources, tok.get(), c.seed, c.seq, c.rows,
-                c.packing == "whole" ? Packer::Mode::kWhole : Packer::Mode::kCut);
+                c.packing == "whole"       ? Packer::Mode::kWhole
+                : c.packing == "first-fit" ? Packer::Mode::kFirstFit
+                                           : Packer::Mode::kCut);
   if (!ckpt.empty())
     packer.restore(DataPosition::from_json(resume_state.at("data"), sources.size(), "state.json: data"));
 
@@ -572,9 +574,10 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     }
   }
   if (bar) bar->finish();
-  if (options.print && lead && c.packing == "whole")
-    std::printf("packing whole: %lld documents, %lld truncated to seq, %lld padding tokens\n",
-                static_cast<long long>(packer.position().documents), static_cast<long long>(packer.truncated_documents()),
+  if (options.print && lead && c.packing != "cut")
+    std::printf("packing %s: %lld documents, %lld truncated to seq, %lld padding tokens\n",
+                c.packing.c_str(), static_cast<long long>(packer.position().documents),
+                static_cast<long long>(packer.truncated_documents()),
                 static_cast<long long>(packer.padding_tokens()));
   fold_trace();
   core::trace_enable(false);

@@ -67,6 +67,10 @@ def _sense_of(s):
     return s
 
 
+def _column(term):
+    return term[0]._index
+
+
 class ModelCore:
     _api_name = "trex"
 
@@ -222,7 +226,8 @@ class ModelCore:
             # empty row, "R: <= 0" when true and "R: <= -1" when false; so does this module.
             lhs, sense, rhs = LinExpr(), "<", 0.0 if bool(lhs) else -1.0
         sense = _sense_of(sense)
-        expr = quicksum([lhs]) - (rhs if rhs is not None else 0)
+        expr = quicksum([lhs])  # a new expression: the right-hand side goes into it in place
+        expr -= rhs if rhs is not None else 0
         lin, qterms = (expr._lin, expr._qterms) if isinstance(expr, QuadExpr) else (expr, [])
         for v in lin._vars:
             self._check_var(v)
@@ -421,10 +426,17 @@ class ModelCore:
         pos = {v._index: p for p, v in enumerate(act)}
         q_obj = QuadExpr()
         q_obj._qterms = self._objq
+        gone = self._var_gone
         rows = []
         for c in self._active_constrs():
             rec = self._crec[c._index]
-            lin = sorted(LinExpr([(k, v) for v, k in self._live_terms(rec["terms"])])._merged(), key=lambda t: t[0]._index)
+            # LinExpr._merged's sums, in its order, without building the expression: each
+            # variable still present once, zeros dropped, in column order.
+            merged = {}
+            for v, k in rec["terms"]:
+                if v._index not in gone:
+                    merged[v] = merged.get(v, 0.0) + k
+            lin = sorted([(v, k) for v, k in merged.items() if k != 0], key=_column)
             q = QuadExpr()
             q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
             rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],

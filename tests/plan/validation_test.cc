@@ -1,6 +1,17 @@
 // The error table: the planner re-predicts every published run in configs/validation and must
-// stay within the bounds established when the table was first written (docs/plan.md), so a
-// change that makes the model worse on any run, or on average, fails here.
+// stay within the bounds last established (docs/plan.md) on each split's mean |error|, mean
+// signed error and worst run. The bounds are per split, not per run: a change that makes one
+// run worse fails only if it moves a split's mean, sign or worst past its bound. Checked in
+// session 10 (plan2) by perturbing one factor at a time at main 6e38499 (`trex plan validate`
+// on a copy of configs/), against the bounds of b4fd6ce (fit 0.075 / 0.02): megatron-core
+// matmul_scale 1.0 -> 1.05 gave fit 7.1% / +1.2% (passed) and held-out 10.0% / +5.2% (failed);
+// 1.0 -> 0.95 passed every bound (fit 7.2% / -1.3%, held-out 9.0% / +3.5%): a 5% pessimistic
+// drift was caught by neither split, and an optimistic one only by the held-out split. The fit
+// bounds were then tightened to 0.072 / 0.01 (fit 6.97% / -0.05% at main), so both drifts fail
+// on the split the factors are set on. Also checked: dgx-h100 fp8_matmul 0.75 -> 0.80 (fit
+// 7.06% / +0.7%, held-out +5.2%: fails the held-out sign), straggler_cv 0.01 -> 0 (fit +1.1%,
+// held-out 9.7% / +5.7%: fails both), moe_host_per_expert_s 0.25 -> 0.2 ms (held-out 12.1%,
+// worst 81%: fails).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -48,10 +59,12 @@ using testing::source_path;
 // loosened 0.50 -> 0.55 for that one new row (reviewed change, /work/notes/issue-17.md, session 10).
 // Then the nemo-24.07 GEMM scale was refit on the fit split (0.90 -> 0.79, its file's criterion):
 // fit 7.0% / 0.0%, held-out 9.4% / +4.4%; bounds tightened: held-out 0.095 / 0.05, fit 0.075 / 0.02.
+// Then (plan2) the fit bounds were tightened to 0.072 / 0.01 so that a 5% drift of the
+// megatron-core GEMM scale fails on the fit split too (the check at the top of this file).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.075, 0.02, 0.30};
+constexpr Bounds kFit{0.072, 0.01, 0.30};
 constexpr Bounds kHeldOut{0.095, 0.05, 0.55};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {

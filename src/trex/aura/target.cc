@@ -21,7 +21,8 @@
 //   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads).
 // Cross-entropy adds the vocabulary tile: the sum-of-exp pass waits for its span's maximum, so
 // it is serial after the max pass; it reads the span from L1 (tile <= one L1 way), L2 (row,
-// when it fits half of L2) or memory. The per-tile combine overlaps the next tile's loads.
+// when it fits half of L2) or memory. The per-tile combine overlaps the next tile's loads. A
+// tiled row also computes its exps again in the gradient pass (a whole row keeps them).
 // Work-split kernels (rope, kv_compress, sparse attention, mHC): pipes memory (minimum traffic
 // at the working set's level) and vector (FLOPs at the FMA peak, or lane operations per element)
 // overlap; each blocking parameter sets the number of parallel jobs, which costs 1 us each per
@@ -435,7 +436,10 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
   double ops = 4;
   if (t.kernel == "swiglu.fwd") ops = 32;
   if (t.kernel == "swiglu.bwd") ops = 44;
-  if (t.kernel == "cross_entropy") ops = 46;  // two exps per logit, max, sum
+  // Cross-entropy (fp32, with its gradient: what a tune times) keeps each exp(x - max) of a whole
+  // row in a per-thread row buffer and scales it into the gradient: one exp per logit, max, sum,
+  // the gradient's multiply. A tiled row recomputes its exps in the gradient pass (below).
+  if (t.kernel == "cross_entropy") ops = 26;
   // Lane-FMAs per second: SwiGLU runs 16 lanes where the CPU has AVX-512 (kernels/swiglu.cc,
   // row_isa()), the others 8.
   const bool wide = hw.isa == "avx512" && t.kernel.rfind("swiglu.", 0) == 0;
@@ -490,6 +494,11 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       if (!whole && VT[v] * 4 <= hw.l1_bytes / std::max(hw.l1_ways, 1)) second = elems * 4 / (hw.bw_l1 * threads);
       else if (row_bytes <= hw.l2_bytes / 2.0) second = elems * 4 / (hw.bw_l2 * threads);
       else second = elems * 4 / hw.bw_mem;
+      // A tiled row keeps no exps (kernels/cross_entropy.cc: only a whole row fits the buffer's
+      // contract), so its gradient pass computes every exp again, after the row's log-sum-exp is
+      // known: serial, 20 lane-ops per logit (session 10 tables: tiles 1.38-1.50x of the whole
+      // row at one thread, 1.3-1.4x at two, since the kernel began keeping them).
+      if (!whole) second += elems * 20 / lane_rate;
       pr.params[size_t(iv)].cost[v] = second;
       pr.params[size_t(iv)].pipe[v] = -1;
     }

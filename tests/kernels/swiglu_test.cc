@@ -236,10 +236,21 @@ void check_streaming_path() {
   }
 }
 
-// A bf16 row is the fp32 row of the widened inputs, rounded: the same operations per element and
-// the same dw sums in the same order, on every path (the 32-wide bf16 steps included), streamed
+// A bf16 row is the fp32 row of the widened inputs, rounded, up to the bf16 rows' cheaper sigmoid
+// (swiglu.cc's sigmoid16_bf16 on AVX-512, within 1e-4 relative of the exact one in the forward and
+// 1e-5 in the backward; the AVX2 and scalar paths use the exact one): every output is the fp32
+// result's rounding or a bf16 neighbour of it, at least 95% are its rounding (a sigmoid off by
+// 1e-3 would still stay within a neighbour but miss far more often), and dw moves by at most 2e-5
+// of the sum of its terms' magnitudes. On every path (the 32-wide bf16 steps included), streamed
 // or not. Some results are denormal (silu(-20) times an up of 1e-32), which the 32-wide steps
 // round without the CPU's conversion.
+bool same_or_neighbour(bf16 got, bf16 want) {
+  if (got.bits == want.bits) return true;
+  // Same sign, magnitudes one bf16 step apart (bf16 bit patterns of one sign are ordered).
+  return (got.bits & 0x8000) == (want.bits & 0x8000) &&
+         std::abs(int(got.bits & 0x7fff) - int(want.bits & 0x7fff)) == 1;
+}
+
 void check_bf16_is_rounded_f32(int64_t rows, int64_t cols, bool aligned) {
   core::ThreadPool pool(2);
   const int64_t n = rows * cols;
@@ -249,6 +260,14 @@ void check_bf16_is_rounded_f32(int64_t rows, int64_t cols, bool aligned) {
   std::vector<float> gf(static_cast<size_t>(n)), uf(static_cast<size_t>(n)), dhf(static_cast<size_t>(n));
   for (size_t i = 0; i < size_t(n); ++i)
     gf[i] = core::to_float(gb[i]), uf[i] = core::to_float(ub[i]), dhf[i] = core::to_float(dhb[i]);
+  // Sum over each row of |dh w silu(gc) uc|: the scale of dw's change.
+  std::vector<double> dw_scale(static_cast<size_t>(rows), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      const size_t i = size_t(r * cols + j);
+      const double gc = std::min(double(gf[i]), double(kL)), uc = std::clamp(double(uf[i]), -double(kL), double(kL));
+      dw_scale[size_t(r)] += std::fabs(dhf[i] * gc / (1 + std::exp(-gc)) * uc);
+    }
   // Outputs on 32-byte boundaries (aligned) or one element past one.
   auto ob = core::aligned_array<bf16>(size_t(n) + 16), dgb = core::aligned_array<bf16>(size_t(n) + 16);
   auto dub = core::aligned_array<bf16>(size_t(n) + 16);
@@ -264,18 +283,23 @@ void check_bf16_is_rounded_f32(int64_t rows, int64_t cols, bool aligned) {
     swiglu_backward(gb.data(), ub.data(), w.data(), dhb.data(), dgb.get() + off, dub.get() + off,
                     dw.data(), rows, cols, kL, &pool);
     int denormal = 0;
+    int64_t rounded = 0;
     for (size_t i = 0; i < size_t(n); ++i) {
       denormal += std::fpclassify(of[i]) == FP_SUBNORMAL;
-      ASSERT_EQ(ob[off + i].bits, core::to_bf16(of[i]).bits) << "out[" << i << "] " << of[i];
-      ASSERT_EQ(dgb[off + i].bits, core::to_bf16(dgf[i]).bits) << "dg[" << i << "] " << dgf[i];
-      ASSERT_EQ(dub[off + i].bits, core::to_bf16(duf[i]).bits) << "du[" << i << "] " << duf[i];
+      const bf16 o = core::to_bf16(of[i]), dg = core::to_bf16(dgf[i]), du = core::to_bf16(duf[i]);
+      ASSERT_TRUE(same_or_neighbour(ob[off + i], o)) << "out[" << i << "] " << of[i];
+      ASSERT_TRUE(same_or_neighbour(dgb[off + i], dg)) << "dg[" << i << "] " << dgf[i];
+      ASSERT_TRUE(same_or_neighbour(dub[off + i], du)) << "du[" << i << "] " << duf[i];
+      rounded += (ob[off + i].bits == o.bits) + (dgb[off + i].bits == dg.bits) + (dub[off + i].bits == du.bits);
     }
+    EXPECT_GE(double(rounded), 0.95 * 3.0 * double(n)) << "outputs equal to the fp32 result's rounding";
     EXPECT_GT(denormal, 0) << "no denormal result: the test lost its purpose";
-    EXPECT_TRUE(same_bytes(dw, dwf)) << "dw";
+    for (size_t r = 0; r < size_t(rows); ++r)
+      EXPECT_LE(std::fabs(double(dw[r]) - double(dwf[r])), 2e-5 * dw_scale[r] + 1e-30) << "dw[" << r << "]";
   }
 }
 
-TEST(Swiglu, Bf16IsRoundedF32) {
+TEST(Swiglu, Bf16WithinAnUlpOfF32) {
   check_bf16_is_rounded_f32(7, 97, true);    // 32-wide steps, a 16-lane step and a masked tail
   check_bf16_is_rounded_f32(3, 4096, false);
   check_bf16_is_rounded_f32(4608, 1024, true);  // 9 MiB of bf16: streamed

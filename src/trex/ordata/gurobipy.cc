@@ -8,7 +8,9 @@
 #include <map>
 #include <cmath>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "trex/ordata/reconstruct.h"
 #include "trex/ordata/story.h"
@@ -138,6 +140,9 @@ std::string write_gurobipy(const lp::Model& m) {
 // ---------------------------------------------------------------------------------------
 namespace {
 
+// Reads with string_views into the program and the line: the verify stage parses every
+// sample's program, and the substrings, a std::map per addVar and a std::string per term
+// allocated on every line (an independent parse all the same: the same grammar, the same errors).
 class Reader {
  public:
   explicit Reader(const std::string& program) : text_(program) {}
@@ -146,9 +151,9 @@ class Reader {
     size_t pos = 0;
     while (pos <= text_.size()) {
       size_t nl = text_.find('\n', pos);
-      if (nl == std::string::npos) nl = text_.size();
+      if (nl == std::string_view::npos) nl = text_.size();
       ++line_;
-      std::string l = text_.substr(pos, nl - pos);
+      std::string_view l = text_.substr(pos, nl - pos);
       pos = nl + 1;
       parse_line(l);
       if (nl == text_.size()) break;
@@ -160,79 +165,93 @@ class Reader {
   }
 
  private:
+  using sv = std::string_view;
+  // addVar's keyword arguments, as views into the line (a later key replaces an earlier one).
+  struct Kwargs {
+    std::vector<std::pair<sv, sv>> items;
+    const sv* find(sv key) const {
+      for (size_t i = items.size(); i-- > 0;)
+        if (items[i].first == key) return &items[i].second;
+      return nullptr;
+    }
+  };
+
   [[noreturn]] void fail(const std::string& msg) const { throw InputError("<gurobipy>", line_, msg); }
 
-  static bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+  static bool starts(sv s, sv p) { return s.substr(0, p.size()) == p; }
 
-  void parse_line(const std::string& l) {
+  void parse_line(sv l) {
     if (l.empty() || l[0] == '#' || starts(l, "import ") || starts(l, "from ") || starts(l, " ") ||
         starts(l, "m = gp.Model(") || starts(l, "m.optimize()") || starts(l, "if m.Status") ||
         starts(l, "elif m.Status") || starts(l, "else:"))
       return;
     if (l.size() > 5 && l.compare(l.size() - 5, 5, " = {}") == 0) return;
-    if (size_t p = l.find(" = m.addVar("); p != std::string::npos) return add_var(l.substr(0, p), l.substr(p + 12));
+    if (size_t p = l.find(" = m.addVar("); p != sv::npos) return add_var(l.substr(0, p), l.substr(p + 12));
     if (starts(l, "m.setObjective(")) return set_objective(l.substr(15));
     if (starts(l, "m.addConstr(")) return add_constr(l.substr(12));
     if (starts(l, "m.addRange(")) return add_range(l.substr(11));
-    fail("unexpected statement: " + l.substr(0, 60));
+    fail("unexpected statement: " + std::string(l.substr(0, 60)));
   }
 
   // Reads `key=value` arguments up to the closing parenthesis.
-  std::map<std::string, std::string> kwargs(const std::string& s) {
-    std::map<std::string, std::string> out;
+  Kwargs kwargs(sv s) {
+    Kwargs out;
     if (s.empty() || s.back() != ')') fail("missing ')'");
-    std::string body = s.substr(0, s.size() - 1);
+    sv body = s.substr(0, s.size() - 1);
     size_t i = 0;
     while (i < body.size()) {
       size_t eq = body.find('=', i);
-      if (eq == std::string::npos) fail("expected key=value");
-      std::string k = trim(body.substr(i, eq - i));
+      if (eq == sv::npos) fail("expected key=value");
+      sv k = trim(body.substr(i, eq - i));
       size_t end;
-      if (body[eq + 1] == '"') {
+      if (eq + 1 < body.size() && body[eq + 1] == '"') {
         end = body.find('"', eq + 2);
-        if (end == std::string::npos) fail("unterminated string");
-        out[k] = body.substr(eq + 2, end - eq - 2);
+        if (end == sv::npos) fail("unterminated string");
+        out.items.emplace_back(k, body.substr(eq + 2, end - eq - 2));
         end = body.find(',', end);
       } else {
         end = body.find(',', eq);
-        out[k] = trim(body.substr(eq + 1, end == std::string::npos ? std::string::npos : end - eq - 1));
+        out.items.emplace_back(k, trim(body.substr(eq + 1, end == sv::npos ? sv::npos : end - eq - 1)));
       }
-      if (end == std::string::npos) break;
+      if (end == sv::npos) break;
       i = end + 1;
     }
     return out;
   }
 
-  static std::string trim(const std::string& s) {
+  static sv trim(sv s) {
     size_t a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
-    return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+    return a == sv::npos ? sv() : s.substr(a, b - a + 1);
   }
 
-  double number(const std::string& s) {
-    std::string t = trim(s);
+  double number(sv s) {
+    sv t = trim(s);
     if (t == "GRB.INFINITY") return lp::kInf;
     if (t == "-GRB.INFINITY") return -lp::kInf;
     double v = 0;
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || p != t.data() + t.size()) fail("not a number: '" + t + "'");
+    if (ec != std::errc() || p != t.data() + t.size()) fail("not a number: '" + std::string(t) + "'");
     return v;
   }
 
-  void add_var(const std::string& ref, const std::string& args) {
-    auto kw = kwargs(args);
+  void add_var(sv ref, sv args) {
+    Kwargs kw = kwargs(args);
     for (const char* k : {"lb", "ub", "vtype", "name"})
-      if (!kw.count(k)) fail(std::string("addVar without ") + k);
-    lp::VarType type = kw["vtype"] == "GRB.BINARY"    ? lp::VarType::kBinary
-                       : kw["vtype"] == "GRB.INTEGER" ? lp::VarType::kInteger
-                       : kw["vtype"] == "GRB.CONTINUOUS"
+      if (!kw.find(k)) fail(std::string("addVar without ") + k);
+    sv vtype = *kw.find("vtype");
+    lp::VarType type = vtype == "GRB.BINARY"    ? lp::VarType::kBinary
+                       : vtype == "GRB.INTEGER" ? lp::VarType::kInteger
+                       : vtype == "GRB.CONTINUOUS"
                            ? lp::VarType::kContinuous
-                           : (fail("unknown vtype " + kw["vtype"]), lp::VarType::kContinuous);
-    if (refs_.count(ref)) fail("variable " + ref + " defined twice");
-    refs_[ref] = model_.add_var(kw["name"], number(kw["lb"]), number(kw["ub"]), type);
+                           : (fail("unknown vtype " + std::string(vtype)), lp::VarType::kContinuous);
+    std::string key(ref);
+    if (refs_.count(key)) fail("variable " + key + " defined twice");
+    double lb = number(*kw.find("lb")), ub = number(*kw.find("ub"));
+    refs_[std::move(key)] = model_.add_var(std::string(*kw.find("name")), lb, ub, type);
   }
 
-  // Parses "c * ref + ref - c * ref" up to `stop` (one of the stop strings at depth 0).
-  std::vector<lp::Term> parse_expr(const std::string& e) {
+  // Parses "c * ref + ref - c * ref".
+  std::vector<lp::Term> parse_expr(sv e) {
     std::vector<lp::Term> terms;
     size_t i = 0;
     auto skip = [&] { while (i < e.size() && e[i] == ' ') ++i; };
@@ -241,31 +260,31 @@ class Reader {
     double sign = 1;
     while (i < e.size()) {
       skip();
-      if (e[i] == '+' || e[i] == '-') {
+      if (i < e.size() && (e[i] == '+' || e[i] == '-')) {
         sign = e[i] == '-' ? -1 : 1;
         ++i;
         skip();
       }
       double coef = 1;
-      if (std::isdigit(static_cast<unsigned char>(e[i])) || e[i] == '.') {
+      if (i < e.size() && (std::isdigit(static_cast<unsigned char>(e[i])) || e[i] == '.')) {
         size_t star = e.find(" * ", i);
-        if (star == std::string::npos) fail("constant term in an expression");
+        if (star == sv::npos) fail("constant term in an expression");
         coef = number(e.substr(i, star - i));
         i = star + 3;
       }
       // The reference runs to the matching ']' or to the next space.
       size_t end;
       size_t lb = e.find('[', i), sp = e.find(' ', i);
-      if (lb != std::string::npos && (sp == std::string::npos || lb < sp)) {
+      if (lb != sv::npos && (sp == sv::npos || lb < sp)) {
         end = e.find(']', lb);
-        if (end == std::string::npos) fail("missing ']'");
+        if (end == sv::npos) fail("missing ']'");
         ++end;
       } else {
-        end = sp == std::string::npos ? e.size() : sp;
+        end = sp == sv::npos ? e.size() : sp;
       }
-      std::string ref = e.substr(i, end - i);
-      auto it = refs_.find(ref);
-      if (it == refs_.end()) fail("unknown variable " + ref);
+      ref_.assign(e.data() + i, end - i);  // one buffer for every lookup (references outgrow SSO)
+      auto it = refs_.find(ref_);
+      if (it == refs_.end()) fail("unknown variable " + ref_);
       terms.push_back({it->second, sign * coef});
       i = end;
       sign = 1;
@@ -273,18 +292,18 @@ class Reader {
     return terms;
   }
 
-  void set_objective(const std::string& s) {
+  void set_objective(sv s) {
     size_t comma = s.rfind(", GRB.");
-    if (comma == std::string::npos || s.back() != ')') fail("setObjective needs a sense");
-    std::string sense = s.substr(comma + 2, s.size() - comma - 3);
+    if (comma == sv::npos || s.back() != ')') fail("setObjective needs a sense");
+    sv sense = s.substr(comma + 2, s.size() - comma - 3);
     if (sense == "GRB.MAXIMIZE") model_.sense = lp::Sense::kMaximize;
     else if (sense == "GRB.MINIMIZE") model_.sense = lp::Sense::kMinimize;
-    else fail("unknown sense " + sense);
-    std::string e = s.substr(0, comma);
+    else fail("unknown sense " + std::string(sense));
+    sv e = s.substr(0, comma);
     // An objective constant is written last as "+ c" or "- c".
     size_t last = e.find_last_of("+-");
-    if (last != std::string::npos && last + 2 < e.size() && e.find_first_not_of("0123456789.e+-", last + 2) == std::string::npos &&
-        e.find('*', last) == std::string::npos && e.find('[', last) == std::string::npos) {
+    if (last != sv::npos && last + 2 < e.size() && e.find_first_not_of("0123456789.e+-", last + 2) == sv::npos &&
+        e.find('*', last) == sv::npos && e.find('[', last) == sv::npos) {
       model_.objective_constant = (e[last] == '-' ? -1 : 1) * number(e.substr(last + 2));
       e = e.substr(0, last);
     }
@@ -292,42 +311,43 @@ class Reader {
     have_objective_ = true;
   }
 
-  std::string take_name(std::string& s) {
+  std::string take_name(sv& s) {
     size_t p = s.rfind(", name=\"");
-    if (p == std::string::npos || s.size() < p + 10 || s.compare(s.size() - 2, 2, "\")") != 0) fail("constraint without name=\"...\")");
-    std::string name = s.substr(p + 8, s.size() - p - 10);
+    if (p == sv::npos || s.size() < p + 10 || s.compare(s.size() - 2, 2, "\")") != 0) fail("constraint without name=\"...\")");
+    std::string name(s.substr(p + 8, s.size() - p - 10));
     s = s.substr(0, p);
     return name;
   }
 
-  void add_constr(std::string s) {
+  void add_constr(sv s) {
     std::string name = take_name(s);
     for (const char* op : {" <= ", " >= ", " == "}) {
       size_t p = s.rfind(op);
-      if (p == std::string::npos) continue;
+      if (p == sv::npos) continue;
       double rhs = number(s.substr(p + 4));
       auto terms = parse_expr(s.substr(0, p));
-      if (op[1] == '<') model_.add_le(name, terms, rhs);
-      else if (op[1] == '>') model_.add_ge(name, terms, rhs);
-      else model_.add_eq(name, terms, rhs);
+      if (op[1] == '<') model_.add_le(name, std::move(terms), rhs);
+      else if (op[1] == '>') model_.add_ge(name, std::move(terms), rhs);
+      else model_.add_eq(name, std::move(terms), rhs);
       return;
     }
     fail("addConstr without <=, >= or ==");
   }
 
-  void add_range(std::string s) {
+  void add_range(sv s) {
     std::string name = take_name(s);
     size_t c2 = s.rfind(", ");
-    size_t c1 = c2 == std::string::npos ? c2 : s.rfind(", ", c2 - 1);
-    if (c1 == std::string::npos) fail("addRange needs an expression and two bounds");
+    size_t c1 = c2 == sv::npos || c2 == 0 ? sv::npos : s.rfind(", ", c2 - 1);
+    if (c1 == sv::npos) fail("addRange needs an expression and two bounds");
     double hi = number(s.substr(c2 + 2)), lo = number(s.substr(c1 + 2, c2 - c1 - 2));
     model_.add_row(name, parse_expr(s.substr(0, c1)), lo, hi);
   }
 
-  const std::string& text_;
+  std::string_view text_;
   long line_ = 0;
   lp::Model model_;
   std::unordered_map<std::string, int> refs_;
+  std::string ref_;
   bool have_objective_ = false;
 };
 

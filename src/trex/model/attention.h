@@ -27,6 +27,8 @@
 
 namespace trex::model {
 
+class PackedWeights;  // packed_weights.h
+
 // Tokens [begin, begin + len) of a packed batch form one document. A batch's spans cover
 // [0, T) in order, each len >= 1.
 struct DocSpan {
@@ -110,9 +112,10 @@ class AttentionLayer {
 
   // The same for B sequences at once: x [B, d], row b the next token of *caches[b] (distinct
   // caches); out [B, d]. The projections read each weight once for all rows; each row's output
-  // has the bits decode gives it alone.
+  // has the bits a one-row call with the same `packed` gives it. With `packed` (a decoder's
+  // PackedWeights) the projections run on its packed copies of the weights.
   void decode_rows(const AttentionParams& p, const float* x, int64_t B,
-                   AttentionCache* const* caches, float* out);
+                   AttentionCache* const* caches, float* out, PackedWeights* packed = nullptr);
 
   // The same for a whole prompt at once: x [T, d] are the first T tokens of the cache's
   // sequence (REQUIRES: cache.len == 0); out [T, d] is forward's output for one document, and

@@ -21,7 +21,7 @@
 #include "trex/kernels/rope.h"
 #include "trex/model/attention.h"
 #include "trex/model/attention_state.h"
-#include "trex/model/matvec.h"
+#include "trex/model/packed_weights.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -67,7 +67,7 @@ void AttentionLayer::decode(const AttentionParams& p, const float* x, AttentionC
 }
 
 void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64_t B,
-                                 AttentionCache* const* caches, float* out) {
+                                 AttentionCache* const* caches, float* out, PackedWeights* packed) {
   TREX_TRACE(kAttention, "attn.decode");
   if (B < 1) return;
   State& s = *s_;
@@ -82,29 +82,29 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   // it would alone).
   std::vector<float> qa(Bs * size_t(qlr)), qr(qa.size()), q0(Bs * size_t(Hhd)), qn(q0.size()),
       q(q0.size()), kva(Bs * size_t(hd)), kvn(kva.size());
-  matvec_rows(p.wq_a, x, B, qlr, d, qa.data());
+  matvec_rows(packed, p.wq_a, x, B, qlr, d, qa.data());
   s.norm_fwd(qa.data(), p.q_norm, qr.data(), B, qlr);
-  matvec_rows(p.wq_b, qr.data(), B, Hhd, qlr, q0.data());
+  matvec_rows(packed, p.wq_b, qr.data(), B, Hhd, qlr, q0.data());
   s.norm_fwd(q0.data(), nullptr, qn.data(), B * H, hd);
   s.rope(qn.data(), q.data(), pos.data(), B, H, hd, +1);
-  matvec_rows(p.wkv, x, B, hd, d, kva.data());
+  matvec_rows(packed, p.wkv, x, B, hd, d, kva.data());
   s.norm_fwd(kva.data(), p.kv_norm, kvn.data(), B, hd);
   const int64_t C = m > 0 ? kernels::compressor_width(int(m), hd) : 0;
   std::vector<float> ckt(Bs * size_t(C)), czt(ckt.size());
   if (m > 0) {
-    matvec_rows(p.comp_wkv, x, B, C, d, ckt.data());
-    matvec_rows(p.comp_wgate, x, B, C, d, czt.data());
+    matvec_rows(packed, p.comp_wkv, x, B, C, d, ckt.data());
+    matvec_rows(packed, p.comp_wgate, x, B, C, d, czt.data());
   }
   const int64_t IH = s.IH, Ihd = s.Ihd;
   const int64_t CI = m == 4 ? kernels::compressor_width(4, Ihd) : 0;
   std::vector<float> ikt(Bs * size_t(CI)), izt(ikt.size()), qIa(m == 4 ? Bs * size_t(IH * Ihd) : 0),
       qI(qIa.size()), wI(m == 4 ? Bs * size_t(IH) : 0);
   if (m == 4) {
-    matvec_rows(p.idx_comp_wkv, x, B, CI, d, ikt.data());
-    matvec_rows(p.idx_comp_wgate, x, B, CI, d, izt.data());
-    matvec_rows(p.idx_wq_b, qr.data(), B, IH * Ihd, qlr, qIa.data());
+    matvec_rows(packed, p.idx_comp_wkv, x, B, CI, d, ikt.data());
+    matvec_rows(packed, p.idx_comp_wgate, x, B, CI, d, izt.data());
+    matvec_rows(packed, p.idx_wq_b, qr.data(), B, IH * Ihd, qlr, qIa.data());
     s.rope(qIa.data(), qI.data(), pos.data(), B, IH, Ihd, +1);
-    matvec_rows(p.idx_weights_proj, x, B, IH, d, wI.data());
+    matvec_rows(packed, p.idx_weights_proj, x, B, IH, d, wI.data());
   }
 
   // Each row against its own caches.
@@ -207,11 +207,11 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   for (int64_t g = 0; g < s.G; ++g) {
     for (int64_t b = 0; b < B; ++b)
       std::copy(oi.begin() + b * Hhd + g * gw, oi.begin() + b * Hhd + (g + 1) * gw, og.begin() + b * gw);
-    matvec_rows(p.wo_a + g * s.olr * gw, og.data(), B, s.olr, gw, ug.data());
+    matvec_rows(packed, p.wo_a + g * s.olr * gw, og.data(), B, s.olr, gw, ug.data());
     for (int64_t b = 0; b < B; ++b)
       std::copy(ug.begin() + b * s.olr, ug.begin() + (b + 1) * s.olr, u.begin() + b * Gol + g * s.olr);
   }
-  matvec_rows(p.wo_b, u.data(), B, d, Gol, out);
+  matvec_rows(packed, p.wo_b, u.data(), B, d, Gol, out);
 }
 
 }  // namespace trex::model

@@ -15,7 +15,7 @@
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/model/block_tensors.h"
-#include "trex/model/matvec.h"
+#include "trex/model/packed_weights.h"
 #include "trex/model/moe.h"
 #include "trex/util/error.h"
 
@@ -86,6 +86,9 @@ struct BatchDecoder::Impl {
   std::vector<int64_t> pos;                        // [slot]
   std::vector<LayerParams> layer;                  // resolved against params_base
   const float* params_base = nullptr;
+  // Every step's matrix products run on packed copies of the weights (packed_matvec.h), one row
+  // or many, so a row's bits do not depend on its batch; cleared when the parameters move.
+  PackedWeights packed;
   std::vector<float> logits;                       // [B, V] of the last step
 
   Impl(const Transformer& m, int slots) : model(m), c(m.config()) {
@@ -123,6 +126,7 @@ struct BatchDecoder::Impl {
     layer.clear();
     for (int l = 0; l < c.layers; ++l) layer.push_back(layer_params(l));
     params_base = model.params();
+    packed.clear();
   }
 
   // The logits of the B rows of X1 [B, n, d] into out [B, V], with the lane's rows as scratch.
@@ -132,7 +136,7 @@ struct BatchDecoder::Impl {
                               tensor("hc_head_scale")[0], ln.y.data(), ln.w.data(),
                               mhc_shape(c, B));
     kernels::rmsnorm_forward(ln.y.data(), tensor("norm"), ln.xn.data(), B, d, float(c.norm_eps));
-    matvec_rows(tensor("head"), ln.xn.data(), B, c.vocab, d, out);
+    matvec_rows(&packed, tensor("head"), ln.xn.data(), B, c.vocab, d, out);
   }
 
   // A whole prompt from position 0 as one batch: the GEMMs of every layer run over all its
@@ -194,7 +198,7 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
       kernels::rmsnorm_forward(y, p.attn_norm, xn, B, d, eps);
       for (int64_t b = 0; b < B; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
-      ln.attn[size_t(l)].decode_rows(p.attn, xn, B, ln.caches.data(), F);
+      ln.attn[size_t(l)].decode_rows(p.attn, xn, B, ln.caches.data(), F, &packed);
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
       // FFN site: the batch's tokens grouped per expert.
@@ -207,7 +211,7 @@ struct BatchDecoder::Impl {
       // of one row).
       for (int64_t r0 = 0; r0 < B; r0 += MoeLayer::kFewTokens) {
         const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, B - r0);
-        ln.moe[size_t(l)].forward(p.moe, xn + r0 * d, ids.data() + b0 + r0, nb, F + r0 * d);
+        ln.moe[size_t(l)].forward(p.moe, xn + r0 * d, ids.data() + b0 + r0, nb, F + r0 * d, nullptr, &packed);
       }
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);

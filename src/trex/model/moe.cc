@@ -10,7 +10,7 @@
 #include "trex/core/trace.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/swiglu.h"
-#include "trex/model/matvec.h"
+#include "trex/model/packed_weights.h"
 #include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
 
@@ -265,7 +265,7 @@ std::vector<int64_t> block_sums(const std::vector<int64_t>& counts, int64_t per)
 }  // namespace
 
 void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out,
-                       MoeScratch* scratch) {
+                       MoeScratch* scratch, PackedWeights* packed) {
   State& s = *s_;
   MoeScratch& w = scratch ? *scratch : s.own;
   const int64_t d = s.d, f = s.f, E = s.E, K = s.K, TK = T * K;
@@ -295,7 +295,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   {
     TREX_TRACE(kGemm, "moe.gate");
     if (few)
-      matvec_rows(p.gate, x, T, E, d, s.logits.data());
+      matvec_rows(packed, p.gate, x, T, E, d, s.logits.data());
     else if (T > 0)
       sgemm(Trans::kNo, Trans::kYes, T, E, d, 1.f, x, d, p.gate, d, 0.f, s.logits.data(), E);
   }
@@ -379,8 +379,8 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       {
         TREX_TRACE(kGemm, "moe.shared.w1w3");
         if (few) {
-          matvec_rows(p.shared_w1[size_t(j)], x, T, f, d, sg);
-          matvec_rows(p.shared_w3[size_t(j)], x, T, f, d, su);
+          matvec_rows(packed, p.shared_w1[size_t(j)], x, T, f, d, sg);
+          matvec_rows(packed, p.shared_w3[size_t(j)], x, T, f, d, su);
         } else if (!s.ex) {
           side_by_side({[&] { sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w1[size_t(j)], d, 0.f, sg, f); },
                         [&] { sgemm(Trans::kNo, Trans::kYes, T, f, d, 1.f, x, d, p.shared_w3[size_t(j)], d, 0.f, su, f); }});
@@ -397,10 +397,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       progress();
       TREX_TRACE(kGemm, "moe.shared.w2");
       if (few && j == 0) {
-        matvec_rows(p.shared_w2[size_t(j)], sh, T, d, f, out);
+        matvec_rows(packed, p.shared_w2[size_t(j)], sh, T, d, f, out);
       } else if (few) {
         std::vector<float> tmp(static_cast<size_t>(T * d));
-        matvec_rows(p.shared_w2[size_t(j)], sh, T, d, f, tmp.data());
+        matvec_rows(packed, p.shared_w2[size_t(j)], sh, T, d, f, tmp.data());
         for (int64_t i = 0; i < T * d; ++i) out[i] += tmp[size_t(i)];
       } else {
         sgemm(Trans::kNo, Trans::kYes, T, d, f, 1.f, sh, f, p.shared_w2[size_t(j)], f, j ? 1.f : 0.f, out, d);
@@ -471,8 +471,8 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
         const int64_t n = s.erows[size_t(e)];
         if (n == 0) continue;
         for (int64_t l = 0; l < L; ++l) {
-          matvec_rows(p.w1[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.g[size_t(l * Rwb + r0 * wb)]);
-          matvec_rows(p.w3[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.u[size_t(l * Rwb + r0 * wb)]);
+          matvec_rows(packed, p.w1[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.g[size_t(l * Rwb + r0 * wb)]);
+          matvec_rows(packed, p.w3[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.u[size_t(l * Rwb + r0 * wb)]);
         }
       }
     } else {
@@ -504,7 +504,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
           std::memcpy(&hrows[size_t(r * f + l * wb)], &s.h[size_t(l * Rwb + r * wb)], sizeof(float) * size_t(wb));
       for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
         const int64_t n = s.erows[size_t(e)];
-        if (n > 0) matvec_rows(p.w2[size_t(e0 + e)], &hrows[size_t(r0 * f)], n, d, f, &ye[size_t(r0 * d)]);
+        if (n > 0) matvec_rows(packed, p.w2[size_t(e0 + e)], &hrows[size_t(r0 * f)], n, d, f, &ye[size_t(r0 * d)]);
       }
     } else {
       for_each_expert(pool, s.erows, [&](int64_t e, int64_t r0, int64_t n, const GemmOptions& go) {

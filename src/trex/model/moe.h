@@ -55,6 +55,8 @@
 
 namespace trex::model {
 
+class PackedWeights;  // packed_weights.h
+
 // The tensors of one MoE layer ([out, in] row-major). P is const float* or float*.
 template <class P>
 struct MoeTensors {
@@ -97,9 +99,10 @@ class MoeLayer {
   int experts() const;
   int top_k() const;
 
-  // x [T, d]; ids [T] token ids (read by hash layers, < vocab); out [T, d] overwritten.
+  // x [T, d]; ids [T] token ids (read by hash layers, < vocab); out [T, d] overwritten. With
+  // `packed` (a decoder's PackedWeights) the few-token products run on its packed copies.
   void forward(const MoeParams& p, const float* x, const int32_t* ids, int64_t T, float* out,
-               MoeScratch* scratch = nullptr);
+               MoeScratch* scratch = nullptr, PackedWeights* packed = nullptr);
   // dout [T, d] -> dx [T, d] (overwritten). Parameter gradients are added into g.
   void backward(const MoeParams& p, const float* dout, float* dx, const MoeGrads& g,
                 MoeScratch* scratch = nullptr);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -136,6 +137,28 @@ TEST(ThreadPool, NestedCallsRunSeriallyInsteadOfDeadlocking) {
     });
   });
   for (auto& h : hits) EXPECT_EQ(h, 1);
+}
+
+// Idle workers poll for a while (TREX_POOL_SPIN_US, default 200 µs) before they sleep on the
+// condition variable, and the caller does the same for the end of a job. Back-to-back jobs are
+// handed over to polling threads; jobs after a pause of 2 ms (beyond the default budget) to
+// sleeping ones; a worker's side of a job that is slow makes the caller wait past its own poll.
+// Every job must see every thread index once and every write of the previous job.
+TEST(ThreadPool, JobsHandOffWhetherThreadsPollOrSleep) {
+  for (int n : {2, 3}) {
+    ThreadPool pool(n);
+    std::vector<int64_t> cell(size_t(n), 0);
+    for (int job = 0; job < 400; ++job) {
+      if (job % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      pool.run([&](int t) {
+        // The previous job's writes (by other threads) are visible here.
+        for (int u = 0; u < n; ++u) ASSERT_EQ(cell[size_t(u)], job) << "threads " << n << " job " << job;
+        if (t != 0 && job % 100 == 7) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      });
+      pool.run([&](int t) { cell[size_t(t)]++; });
+    }
+    for (int u = 0; u < n; ++u) EXPECT_EQ(cell[size_t(u)], 400) << "threads " << n;
+  }
 }
 
 TEST(ThreadPool, PinnedPoolRunsAndDefaultPoolExists) {

@@ -43,25 +43,32 @@ def compile_in_place(folder):
     interpreter nor a child that imports a module lazily (trex_pulp) compiles it again. The
     folder is the evaluator's and read-only to every child. A file that cannot be compiled is
     left to the import, which compiles it in memory (and reports its error as before)."""
-    import importlib.util
-    import py_compile
+    # What py_compile does for an unchecked-hash pyc (the same bytes), with the import system's
+    # own helpers, always loaded: importing py_compile (and traceback, textwrap, tokenize with
+    # it) cost this start about a third of the compile's time, and every child's fork the pages.
+    import _imp
 
+    boot = sys.modules["_frozen_importlib_external"]
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in files:
             if not name.endswith(".py"):
                 continue
             path = os.path.join(root, name)
-            target = importlib.util.cache_from_source(path)
+            target = boot.cache_from_source(path)
             if os.path.exists(target):
                 continue
             try:
-                py_compile.compile(path, cfile=target, doraise=True,
-                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+                with open(path, "rb") as f:
+                    source = f.read()
+                code = compile(source, path, "exec", dont_inherit=True)
+                data = boot._code_to_hash_pyc(code, _imp.source_hash(boot._RAW_MAGIC_NUMBER, source), False)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                boot._write_atomic(target, data, 0o644)
                 # Whatever the umask, the children (another uid) must read them.
                 os.chmod(os.path.dirname(target), 0o755)
                 os.chmod(target, 0o644)
-            except (OSError, py_compile.PyCompileError):
+            except (OSError, SyntaxError, ValueError):
                 pass
 
 

@@ -1,8 +1,6 @@
 // The live evaluator (see live.h).
 #include "trex/aura/live.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -11,47 +9,6 @@
 #include "trex/util/error.h"
 
 namespace trex::aura {
-
-namespace {
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-double wall_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-// Times `call` after one warm-up until min_runs calls and min_seconds have passed (at most
-// max_runs): on the thread's CPU clock (one thread: every call runs on this thread, so its CPU
-// time is the kernel's own time, which other processes disturb far less than wall time; they
-// still share caches and memory) or the wall clock. Returns the median or the fastest call.
-kernels::CaseTiming time_calls(const std::function<void()>& call, bool cpu, Timing timing, double min_seconds,
-                               int min_runs, int max_runs) {
-  auto now = cpu ? thread_cpu_seconds : wall_seconds;
-  call();
-  std::vector<double> t;
-  double total = 0;
-  while (int(t.size()) < max_runs && (int(t.size()) < min_runs || total < min_seconds)) {
-    double t0 = now();
-    call();
-    double s = now() - t0;
-    t.push_back(s);
-    total += s;
-  }
-  std::sort(t.begin(), t.end());
-  size_t m = t.size();
-  kernels::CaseTiming r;
-  r.runs = int(m);
-  r.seconds = timing == Timing::kMinimum ? t.front() : m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
-  return r;
-}
-
-}  // namespace
 
 const char* to_string(Timing t) {
   switch (t) {
@@ -116,7 +73,10 @@ Measurement LiveEvaluator::operator()(const Config& c) {
     }
     const bool cpu = pool_ != nullptr && pool_->num_threads() == 1;
     const Timing timing = timing_ != Timing::kAuto ? timing_ : cpu ? Timing::kMinimum : Timing::kMedian;
-    kernels::CaseTiming tm = time_calls(timed_.fused, cpu, timing, min_seconds_, 5, 200);
+    kernels::CaseTiming tm =
+        kernels::time_call(timed_.fused, min_seconds_, 5, 200, true,
+                           cpu ? kernels::TimeClock::kThreadCpu : kernels::TimeClock::kWall,
+                           timing == Timing::kMinimum ? kernels::TimeStat::kFastest : kernels::TimeStat::kMedian);
     m.passed = true;
     m.seconds = tm.seconds;
     m.message = std::string(timing == Timing::kMinimum ? "fastest" : "median") + " of " + std::to_string(tm.runs) +

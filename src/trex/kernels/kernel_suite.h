@@ -82,12 +82,18 @@ CheckResult check_case(KernelCase& c);
 
 // Median wall time of one call, after one warm-up call (unless warmup is false: the caller has
 // just run it): at least min_runs calls and, within max_runs, until min_seconds have passed.
-// All worker threads have joined when a call returns.
+// All worker threads have joined when a call returns. `clock` kThreadCpu times the calling
+// thread's CPU time instead (one-thread calls: other processes disturb it far less than wall
+// time), `stat` kFastest reports the fastest call (a burst of other load only ever adds time);
+// aura's live evaluator uses both (aura/live.h).
 struct CaseTiming {
   double seconds = 0;
   int runs = 0;
 };
+enum class TimeClock { kWall, kThreadCpu };
+enum class TimeStat { kMedian, kFastest };
 CaseTiming time_call(const std::function<void()>& call, double min_seconds, int min_runs,
-                     int max_runs, bool warmup = true);
+                     int max_runs, bool warmup = true, TimeClock clock = TimeClock::kWall,
+                     TimeStat stat = TimeStat::kMedian);
 
 }  // namespace trex::kernels

@@ -18,6 +18,7 @@ from trex_modeling import (INF as _INF, AttrError as _AttrError, Constr, LinExpr
                            QuadExpr, TempConstr, UnsupportedCall as _Unsupported, Var, multidict,
                            quicksum, tupledict, tuplelist)
 from trex_modeling import model as _core
+from trex_modeling.expr import _num
 
 __version__ = "7.1.1-trex"
 
@@ -92,8 +93,7 @@ class Model(_core.ModelCore):
         if name.startswith("_"):
             object.__setattr__(self, name, value)
         elif name.lower() == "objsense":
-            self._sense = int(value)
-            self._changed()
+            self.setObjSense(value)
         else:
             raise CoptError(3, "coptpy: cannot set model attribute '%s'" % name)
 
@@ -158,13 +158,16 @@ class Model(_core.ModelCore):
     def setObjective(self, expr, sense=None):
         self._set_objective(expr, sense)
 
+    # Each value checked before the model changes (_changed).
     def setObjSense(self, sense):
-        self._sense = int(sense)
+        sense = int(sense)
         self._changed()
+        self._sense = sense
 
     def setObjConst(self, c):
-        self._objcon = float(c)
+        c = _num(c)
         self._changed()
+        self._objcon = c
 
     def getObjective(self):
         return self._objective()

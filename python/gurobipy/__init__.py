@@ -21,6 +21,7 @@ from trex_modeling import (INF as _INF, AttrError as _AttrError, Constr, LinExpr
                            QuadExpr, TempConstr, UnsupportedCall as _Unsupported, Var, multidict,
                            quicksum, tupledict, tuplelist)
 from trex_modeling import model as _core
+from trex_modeling.expr import _num
 
 __version__ = "12.0.0-trex"
 
@@ -181,15 +182,19 @@ class Model(_core.ModelCore):
 
     def __setattr__(self, name, value):
         key = name.lower()
+        # Each value checked before the model changes (_changed); a new name keeps the solution.
         if key == "modelsense":
-            self._sense = int(value)
+            value = int(value)
             self._changed()
+            self._sense = value
         elif key == "modelname":
-            self._name = str(value)
-            self._changed()
+            value = str(value)
+            self._changed(problem=False)
+            self._name = value
         elif key == "objcon":
-            self._objcon = float(value)
+            value = _num(value)
             self._changed()
+            self._objcon = value
         elif name.startswith("_") or name in ("Params",):
             object.__setattr__(self, name, value)
         else:

@@ -71,6 +71,16 @@ def _column(term):
     return term[0]._index
 
 
+def _no_nan(values):
+    """(values: a list or a dict's values, read twice.) Raises Gurobi's "Invalid argument: NaN" if any of the numbers is NaN. One C-level sum
+    first, as a row is checked on every addConstr: only a NaN sum (a NaN, or inf and -inf)
+    is looked at term by term."""
+    s = sum(values)
+    if s != s:
+        for x in values:
+            _num(x)
+
+
 class ModelCore:
     _api_name = "trex"
 
@@ -89,11 +99,16 @@ class ModelCore:
         d["_json"] = None        # the record (_to_json) until the model changes
         _last[0] = self
 
-    def _changed(self):
-        """Every change to what the model holds comes through here (the skins' setters too):
-        the solution and the record kept for the model as it was are dropped."""
+    def _changed(self, problem=True):
+        """Every change to what the model holds comes through here (the skins' setters too),
+        after its arguments are checked and before anything is modified, so a call that raises
+        leaves the model, its record and its solution as they were. The record kept for the
+        model as it was is dropped; so is the solution, unless the change leaves the problem
+        as it was (problem=False: a model, variable or constraint name), as Gurobi keeps the
+        solution of a renamed model."""
         d = self.__dict__
-        d["_result"] = None
+        if problem:
+            d["_result"] = None
         d["_json"] = None
 
     # --- variables -------------------------------------------------------------------------
@@ -105,11 +120,12 @@ class ModelCore:
         idx = len(self._vrec)
         lb, ub = _bound(lb), _bound(ub)
         if vtype == "B":  # gurobipy/coptpy clamp a binary's bounds to [0, 1]
-            lb, ub = max(_num(lb), 0.0), min(_num(ub), 1.0)
-        self._vrec.append([str(name) if name not in (None, "") else "C%d" % idx, _num(lb), _num(ub), vtype, _num(obj)])
+            lb, ub = max(lb, 0.0), min(ub, 1.0)
+        rec = [str(name) if name not in (None, "") else "C%d" % idx, lb, ub, vtype, _num(obj)]
+        self._changed()
+        self._vrec.append(rec)
         v = Var(self, idx)
         self._var_objs.append(v)
-        self._changed()
         return v
 
     def _indexed_name(self, prefix, key):
@@ -192,21 +208,22 @@ class ModelCore:
         key = name.lower()
         rec = self._vrec[v._index]
         if key in ("varname", "name"):
-            rec[0] = str(value)
+            field, value = 0, str(value)
         elif key in ("lb", "ub"):
-            rec[1 if key == "lb" else 2] = _bound(value)
+            field, value = 1 if key == "lb" else 2, _bound(value)
         elif key == "obj":
-            rec[4] = _num(value)
+            field, value = 4, _num(value)
         elif key == "vtype":
             t = str(value).upper()[:1]
             if t not in ("C", "B", "I"):
                 raise UnsupportedCall(10003, "variable type %r is not supported by trex" % value)
-            rec[3] = t
+            field, value = 3, t
         elif key in ("start", "varhintval", "varhintpri", "branchpriority"):
             return  # hints change how a solver searches, never the model
         else:
             raise ModelingError(10003, "cannot set variable attribute '%s'" % name)
-        self._changed()
+        self._changed(problem=field != 0)
+        rec[field] = value
 
     # --- rows ------------------------------------------------------------------------------
 
@@ -234,14 +251,18 @@ class ModelCore:
         for _, a, b in qterms:
             self._check_var(a)
             self._check_var(b)
+        _no_nan(lin._coefs)  # a NaN made by the program's arithmetic (inf * 0), as Gurobi refuses it
+        _no_nan([q[0] for q in qterms])
+        rhs = _num(0.0 - lin._const)
         k = len(self._crec)
         # 0.0 - c, not -c: a zero right-hand side stays +0 (Gurobi never writes "= -0").
-        self._crec.append({"name": str(name) if name not in (None, "") else "R%d" % k,
-                              "terms": list(zip(lin._vars, lin._coefs)), "quad": list(qterms),
-                              "sense": sense, "rhs": 0.0 - lin._const, "gone": False})
+        rec = {"name": str(name) if name not in (None, "") else "R%d" % k,
+               "terms": list(zip(lin._vars, lin._coefs)), "quad": list(qterms),
+               "sense": sense, "rhs": rhs, "gone": False}
+        self._changed()
+        self._crec.append(rec)
         c = Constr(self, k)
         self._constr_objs.append(c)
-        self._changed()
         return c
 
     def _add_constrs(self, generator, name=""):
@@ -291,10 +312,12 @@ class ModelCore:
     def chgCoeff(self, constr, var, value):
         rec = self._row(constr)
         self._check_var(var)
-        rec["terms"] = [(v, c) for v, c in rec["terms"] if v is not var]
-        if _num(value) != 0:
-            rec["terms"].append((var, _num(value)))
+        value = _num(value)
+        terms = [(v, c) for v, c in rec["terms"] if v is not var]
+        if value != 0:
+            terms.append((var, value))
         self._changed()
+        rec["terms"] = terms
 
     def _constr_attr(self, c, name):
         rec = self._crec[c._index]
@@ -319,14 +342,15 @@ class ModelCore:
         rec = self._crec[c._index]
         key = name.lower()
         if key == "rhs":
-            rec["rhs"] = _num(value) + 0.0
+            field, value = "rhs", _num(value) + 0.0
         elif key in ("constrname", "name"):
-            rec["name"] = str(value)
+            field, value = "name", str(value)
         elif key == "sense":
-            rec["sense"] = _sense_of(value)
+            field, value = "sense", _sense_of(value)
         else:
             raise ModelingError(10003, "cannot set constraint attribute '%s'" % name)
-        self._changed()
+        self._changed(problem=field != "name")
+        rec[field] = value
 
     def _remove(self, item):
         """Removes rows and variables (and a variable's terms in every row and the objective),
@@ -338,13 +362,14 @@ class ModelCore:
                 self._remove(i)
             return
         if isinstance(item, Constr) and item._model is self:
+            self._changed()
             self._crec[item._index]["gone"] = True
         elif isinstance(item, Var) and item._model is self:
+            self._changed()
             self._var_gone.add(item._index)
             self._objq = [(c, a, b) for c, a, b in self._objq if a is not item and b is not item]
         else:
             raise UnsupportedCall(10003, "Model.remove: only variables and linear or quadratic constraints of this model can be removed")
-        self._changed()
 
     # --- objective -------------------------------------------------------------------------
 
@@ -355,15 +380,24 @@ class ModelCore:
         lin, q = (e._lin, e._qterms) if isinstance(e, QuadExpr) else (e, [])
         for v in lin._vars:
             self._check_var(v)
+        for _, a, b in q:
+            self._check_var(a)
+            self._check_var(b)
+        obj = {}
+        for v, c in zip(lin._vars, lin._coefs):
+            obj[v._index] = obj.get(v._index, 0.0) + c
+        _no_nan(obj.values())
+        _no_nan([t[0] for t in q])
+        objcon = _num(lin._const)
+        sense = self._sense if sense is None else int(sense)
+        self._changed()
         for rec in self._vrec:
             rec[4] = 0.0
-        for v, c in zip(lin._vars, lin._coefs):
-            self._vrec[v._index][4] += c
-        self._objcon = lin._const
+        for i, c in obj.items():
+            self._vrec[i][4] = c
+        self._objcon = objcon
         self._objq = list(q)
-        if sense is not None:
-            self._sense = int(sense)
-        self._changed()
+        self._sense = sense
 
     def _objective(self):
         lin = LinExpr()
@@ -436,12 +470,17 @@ class ModelCore:
             for v, k in rec["terms"]:
                 if v._index not in gone:
                     merged[v] = merged.get(v, 0.0) + k
+            _no_nan(merged.values())  # inf - inf: each term a number, their sum none
             lin = sorted([(v, k) for v, k in merged.items() if k != 0], key=_column)
             q = QuadExpr()
             q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
+            qm = q._merged_q()
+            _no_nan([t[2] for t in qm])
             rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],
                          [k + 0.0 for _, k in lin], [[pos[a._index], pos[bb._index], k + 0.0]
-                                                     for a, bb, k in sorted(q._merged_q(), key=lambda t: (t[0]._index, t[1]._index))]])
+                                                     for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))]])
+        qm = q_obj._merged_q()
+        _no_nan([t[2] for t in qm])
         return {
             "name": self._name,
             "sense": "max" if self._sense == -1 else "min",
@@ -450,7 +489,7 @@ class ModelCore:
                       self._vrec[v._index][3], self._vrec[v._index][4] + 0.0] for v in act],
             "constrs": rows,
             "qobj": [[pos[a._index], pos[bb._index], k + 0.0]
-                     for a, bb, k in sorted(q_obj._merged_q(), key=lambda t: (t[0]._index, t[1]._index))
+                     for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))
                      if a._index in pos and bb._index in pos],
         }
 

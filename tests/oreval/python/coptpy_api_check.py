@@ -102,6 +102,53 @@ class Coptpy(unittest.TestCase):
         self.assertIs(cp.CoptError, gurobipy.GurobiError)
 
 
+
+def solved():
+    m = model()
+    x = m.addVar(ub=4, name="x")
+    m.addConstr(x >= 1, name="c")
+    m.setObjective(2 * x, COPT.MINIMIZE)
+    m.solve()
+    return m, x
+
+
+class CoptpySetters(unittest.TestCase):
+    """coptpy's own model setters (setObjSense, setObjConst, model.ObjSense = ...) share the
+    core's rule: a change reaches the next record and drops the solution; a value that is
+    refused changes nothing."""
+
+    def test_a_setter_reaches_the_record(self):
+        def setobjsense(m): m.setObjSense(COPT.MAXIMIZE)
+        def objsense_attr(m): m.ObjSense = COPT.MAXIMIZE
+        def setobjconst(m): m.setObjConst(2.5)
+        for change in (setobjsense, objsense_attr, setobjconst):
+            with self.subTest(change.__name__):
+                m, x = solved()
+                self.assertEqual(m.status, COPT.OPTIMAL)
+                before = m._to_json()
+                change(m)
+                self.assertNotEqual(m._to_json(), before)
+                self.assertEqual(m._to_json(), m._record())
+                self.assertEqual(m.status, COPT.UNSTARTED)
+                m.solve()
+                self.assertEqual(m.objval, {"setobjconst": 4.5}.get(change.__name__, 8.0))
+
+    def test_a_refused_value_changes_nothing(self):
+        def setobjsense(m): m.setObjSense("max")
+        def objsense_attr(m): m.ObjSense = "max"
+        def setobjconst(m): m.setObjConst(float("nan"))
+        def addconstr_nan(m): m.addConstr(m.getVars()[0] * 1e200 * 1e200 * 0 <= 1)
+        for call in (setobjsense, objsense_attr, setobjconst, addconstr_nan):
+            with self.subTest(call.__name__):
+                m, x = solved()
+                before = m._to_json()
+                with self.assertRaises(Exception):
+                    call(m)
+                self.assertEqual(m._record(), before)
+                self.assertEqual(m._to_json(), before)
+                self.assertEqual((m.status, m.objval, x.x), (COPT.OPTIMAL, 2.0, 1.0))
+
+
 if __name__ == "__main__":
     r = unittest.main(exit=False, verbosity=1).result
     sys.exit(0 if r.wasSuccessful() and r.testsRun > 0 else 1)

@@ -324,8 +324,12 @@ class RecordFollowsEveryChange(unittest.TestCase):
                 self.assertNotEqual(after, before)
                 self.assertEqual(after, m._record())  # made afresh from the changed model
                 m.write(os.path.join(d, "after.lp"))
+                # Against a twin built the same way and changed before anything was written,
+                # so nothing of the model as it was can be in its LP text.
+                twin, tx = small()
+                change(twin, tx, twin.getConstrs()[0])
                 with open(os.path.join(d, "after.lp")) as f:
-                    self.assertEqual(f.read(), m._lp_text())
+                    self.assertEqual(f.read(), twin._lp_text())
 
     def test_an_unchanged_model_is_serialised_once(self):
         m, _ = small()
@@ -339,6 +343,150 @@ class RecordFollowsEveryChange(unittest.TestCase):
         first["from"] = "a caller's key"  # a caller may add keys; the next record has none
         self.assertNotIn("from", m._to_json())
         self.assertEqual(len(made), 1)
+
+
+
+def solved():
+    m, x = small()
+    m.optimize()
+    return m, x
+
+
+class FailedChangeLeavesTheModel(unittest.TestCase):
+    """A call that raises changes nothing: the arguments are checked before the model is
+    modified, so a program that catches the error still has the model, its record and LP text
+    and its solution as they were (Gurobi's calls either apply or raise)."""
+
+    def failing_calls(self):
+        nan = float("nan")
+
+        def objective_sense(m, x, c): m.setObjective(x[0] + x[1], "max")  # int("max") raises
+        def objective_nan(m, x, c): m.setObjective((x[0] * 1e200) * 1e200 * 0 + x[1])
+        def objective_other_model(m, x, c): m.setObjective(x[0] + gp.Model().addVar())
+        def chgcoeff_nan(m, x, c): m.chgCoeff(c, x[1], nan)
+        def lb_nan(m, x, c): x[0].LB = nan
+        def obj_nan(m, x, c): x[1].Obj = nan
+        def vtype_bad(m, x, c): x[0].VType = "S"
+        def rhs_nan(m, x, c): c.RHS = nan
+        def sense_bad(m, x, c): c.Sense = "!"
+        def addconstr_nan(m, x, c): m.addConstr((x[0] * 1e200) * 1e200 * 0 + x[1] <= 1, "bad")
+        def addconstr_sense(m, x, c): m.addLConstr(x[0], "!", 1)
+        def addvar_nan(m, x, c): m.addVar(lb=nan, name="bad")
+        def modelsense_bad(m, x, c): m.ModelSense = "max"
+        def objcon_nan(m, x, c): m.ObjCon = nan
+        def remove_other(m, x, c): m.remove("x[0]")
+        return [objective_sense, objective_nan, objective_other_model, chgcoeff_nan, lb_nan, obj_nan,
+                vtype_bad, rhs_nan, sense_bad, addconstr_nan, addconstr_sense, addvar_nan, modelsense_bad,
+                objcon_nan, remove_other]
+
+    def test_a_call_that_raises_changes_nothing(self):
+        for call in self.failing_calls():
+            with self.subTest(call.__name__), tempfile.TemporaryDirectory() as d:
+                m, x = solved()
+                m.write(os.path.join(d, "before.lp"))
+                before = m._to_json()
+                with self.assertRaises(Exception):
+                    call(m, x, m.getConstrs()[0])
+                self.assertEqual(m._record(), before)
+                self.assertEqual(m._to_json(), before)
+                m.write(os.path.join(d, "after.lp"))
+                with open(os.path.join(d, "before.lp")) as f, open(os.path.join(d, "after.lp")) as g:
+                    self.assertEqual(g.read(), f.read())
+                self.assertEqual((m.Status, m.ObjVal, x[0].X), (GRB.OPTIMAL, 1.0, 0.0))
+
+
+class RenameKeepsTheSolution(unittest.TestCase):
+    """A name is not part of the problem: after optimize(), renaming the model, a variable or
+    a constraint keeps the solution (Gurobi does), while the record and LP text carry the new
+    name; a change to the problem drops the solution."""
+
+    def test_rename_keeps_solution_and_reaches_the_record(self):
+        def modelname(m, x, c): m.ModelName = "renamed"
+        def varname(m, x, c): x[2].VarName = "z"
+        def constrname(m, x, c): c.ConstrName = "other"
+        def setattr_name(m, x, c): m.setAttr("ModelName", "renamed")
+        for rename in (modelname, varname, constrname, setattr_name):
+            with self.subTest(rename.__name__):
+                m, x = solved()
+                before = m._to_json()
+                rename(m, x, m.getConstrs()[0])
+                self.assertEqual((m.Status, m.SolCount, m.ObjVal, x[2].X), (GRB.OPTIMAL, 1, 1.0, 1.0))
+                self.assertNotEqual(m._to_json(), before)
+                self.assertEqual(m._to_json(), m._record())
+                self.assertIn(("renamed" if "model" in rename.__name__ or "setattr" in rename.__name__
+                               else "z" if "var" in rename.__name__ else "other"), m._lp_text())
+
+    def test_a_problem_change_drops_the_solution(self):
+        m, x = solved()
+        x[2].UB = 0.5
+        self.assertEqual((m.Status, m.SolCount), (GRB.LOADED, 0))
+        with self.assertRaises(AttributeError):
+            m.ObjVal
+
+
+class NanIsRefused(unittest.TestCase):
+    """Gurobi refuses a NaN coefficient ("Invalid argument"): one made by the program's own
+    arithmetic (inf * 0) when the row is added, one made by merging a row's terms (inf - inf)
+    when the model is written or solved; never a file or solve with NaN in it."""
+
+    def test_nan_coefficient_in_addconstr(self):
+        m = gp.Model()
+        z = m.addVar(name="z")
+        with self.assertRaises(gp.GurobiError) as e:
+            m.addConstr((z * 1e200) * 1e200 * 0 <= 1)
+        self.assertIn("NaN", str(e.exception))
+        self.assertEqual(m.NumConstrs, 0)
+        with self.assertRaises(gp.GurobiError):
+            m.addConstr(z * 1e200 * 1e200 * 0 + z >= 1)  # a quadratic or not, the same rule
+        with self.assertRaises(gp.GurobiError):
+            m.addConstr(z <= (z * 1e200 + 1e200) * 1e200 * 0)  # NaN constant
+        self.assertEqual(m.NumConstrs, 0)
+
+    def test_nan_from_merged_terms_refused_on_write_and_solve(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        z = m.addVar(name="z")
+        m.addConstr(z * 1e200 * 1e200 - z * 1e200 * 1e200 <= 1)
+        with tempfile.TemporaryDirectory() as d:
+            for ext in ("lp", "mps", "json"):
+                with self.subTest(ext), self.assertRaises(gp.GurobiError) as e:
+                    m.write(os.path.join(d, "m." + ext))
+                self.assertIn("NaN", str(e.exception))
+            self.assertEqual(os.listdir(d), [])
+        with self.assertRaises(gp.GurobiError):
+            m.optimize()
+
+    def test_nan_quadratic_terms_refused(self):
+        m = gp.Model()
+        z = m.addVar(name="z")
+        with self.assertRaises(gp.GurobiError):
+            m.addConstr(z * (z * 1e200 * 1e200 * 0) <= 1)
+        with self.assertRaises(gp.GurobiError):
+            m.setObjective(z * (z * 1e200 * 1e200 * 0))
+        self.assertEqual((m.NumQConstrs, m.IsQP), (0, 0))
+
+
+class ReadModelFollowsChanges(unittest.TestCase):
+    """gurobipy.read fills the model directly (lp_reader.py): its record is the file's model,
+    and a change after the read reaches the record and the next write."""
+
+    def test_read_then_change(self):
+        m, x = small()
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "m.lp")
+            m.write(p)
+            r = gp.read(p)
+            self.assertEqual(r._to_json(), r._record())
+            self.assertEqual(r._lp_text().replace("small", "m"), m._lp_text().replace("small", "m"))
+            r.write(os.path.join(d, "r.lp"))
+            r.getVars()[0].LB = 2
+            r.write(os.path.join(d, "r2.lp"))
+            with open(os.path.join(d, "r2.lp")) as f:
+                text = f.read()
+        self.assertEqual(r._to_json(), r._record())
+        self.assertEqual(r._record()["vars"][0][1], 2.0)
+        self.assertEqual(text, r._lp_text())
+        self.assertIn("x[0] >= 2", text)
 
 
 if __name__ == "__main__":

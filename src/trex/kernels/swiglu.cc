@@ -102,14 +102,20 @@ float backward_row(const T* g, const T* u, float wr, const T* dh, T* dg, T* du, 
 }
 
 
-// The rows above on 16 lanes (AVX-512, row_isa()): the same operations lane for lane, the
-// row's tail through the same code under a mask. sigmoid16's reciprocal estimate has 14 bits
-// instead of 12, so after the Newton step a value may differ from the AVX2 path's by an ulp.
+// The rows above on 16 lanes (AVX-512, row_isa()), the row's tail through the same code under a
+// mask. fp32 rows take the same operations lane for lane, with sigmoid16: its reciprocal estimate
+// has 14 bits instead of 12, so after the Newton step a value may differ from the AVX2 path's by
+// an ulp. bf16 rows take a cheaper sigmoid (sigmoid16_bf16 below), so their results may differ
+// from the AVX2 path's by a bf16 ulp.
+// Below z = -88 the reference's e^-z overflows and its sigmoid is 0; exp16 clamps at e^88 instead
+// and rcp14, unlike the 8-lane rcp, keeps the denormal 1 / e^88, so s is zeroed there: else a gate
+// of -1e38 would give silu = gc s ~ -1 (not 0) and -inf would give -inf (not the reference's NaN).
 TREX_AVX512_FN __m512 sigmoid16(__m512 z) {
   __m512 x =
       _mm512_add_ps(_mm512_set1_ps(1.f), simd::exp16(_mm512_sub_ps(_mm512_setzero_ps(), z)));
   __m512 r = _mm512_maskz_rcp14_ps(simd::kAll16, x);
-  return _mm512_mul_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(2.f)));
+  const __mmask16 finite_exp = _mm512_cmp_ps_mask(z, _mm512_set1_ps(-88.f), _CMP_GE_OQ);
+  return _mm512_maskz_mul_ps(finite_exp, r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(2.f)));
 }
 
 // The sigmoid of bf16 rows: their outputs keep 8 significant bits (half an ulp is 2^-9
@@ -118,18 +124,19 @@ TREX_AVX512_FN __m512 sigmoid16(__m512 z) {
 // e^-z = 2^x with x = -z log2(e): vreduceps gives f = x - floor(x) in [0, 1), a degree-4
 // polynomial 2^f (relative error 2.6e-6, fitted on [0, 1]), vscalefps multiplies by 2^floor(x)
 // (0 or infinity when out of range, so the forward needs no clamp: a very negative gate gives
-// s = 0, as the reference's 1 / (1 + inf)), then the 14-bit reciprocal estimate (2^-14
-// relative). The forward stops there: s within 1e-4 relative of the exact one, so a bf16
-// output is the exact result's rounding or a bf16 neighbour of it (test
-// Swiglu.Bf16WithinAnUlpOfF32). The backward (Refine) adds sigmoid16's Newton step, s within
-// 1e-5: its dw is an fp32 sum of up to thousands of terms as large as 100, held to 1e-3 against
-// the reference, which 1e-4 per term can break.
-// 10 (forward) or 13 instructions instead of 20.
+// s = 0, as the reference's 1 / (1 + inf), and -inf gives silu = -inf 0 = NaN, as the reference),
+// then the 14-bit reciprocal estimate (2^-14 relative). The forward stops there: s within 1e-4
+// relative of the exact one, so a bf16 output is the exact result's rounding or a bf16 neighbour
+// of it (test Swiglu.Bf16WithinAnUlpOfF32). The backward (Refine) adds sigmoid16's Newton step,
+// s within 1e-5: its dw is an fp32 sum of up to thousands of terms as large as 100, held to 1e-3
+// against the reference, which 1e-4 per term can break. The Newton step needs a finite 1 + 2^x
+// (inf r = 0 is NaN), so it keeps only lanes with 2^x <= 2^126 and gives s = 0 in the others (z below
+// -87.3, where the reference's s is below 1e-38 or 0): a huge negative gate gives 0, not the
+// clamped 1 / 2^126 times the gate.
+// 10 (forward) or 13 instructions instead of sigmoid16's 21.
 template <bool Refine>
 TREX_AVX512_FN __m512 sigmoid16_bf16(__m512 z) {
   __m512 x = _mm512_mul_ps(z, _mm512_set1_ps(-1.44269504088896341f));
-  // The Newton step needs a finite 1 + 2^x (inf times r = 0 is NaN): 2^126 at most there.
-  if constexpr (Refine) x = simd::min16(x, _mm512_set1_ps(126.f));
   const __m512 f =
       _mm512_maskz_reduce_ps(simd::kAll16, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
   __m512 p = _mm512_set1_ps(1.3534168713e-2f);
@@ -140,7 +147,8 @@ TREX_AVX512_FN __m512 sigmoid16_bf16(__m512 z) {
   const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), _mm512_maskz_scalef_ps(simd::kAll16, p, x));
   const __m512 r = _mm512_maskz_rcp14_ps(simd::kAll16, d);
   if constexpr (!Refine) return r;
-  else return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+  else return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(126.f), _CMP_LE_OQ), r,
+                                  _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
 }
 
 // The 16-lane rows' sigmoid by storage type: exact for fp32, sigmoid16_bf16 for bf16.

@@ -304,10 +304,11 @@ void check_streaming_path() {
 
 // A bf16 row is the fp32 row of the widened inputs, rounded, up to the bf16 rows' cheaper sigmoid
 // (swiglu.cc's sigmoid16_bf16 on AVX-512, within 1e-4 relative of the exact one in the forward and
-// 1e-5 in the backward; the AVX2 and scalar paths use the exact one): every output is the fp32
-// result's rounding or a bf16 neighbour of it, at least 95% are its rounding (a sigmoid off by
-// 1e-3 would still stay within a neighbour but miss far more often), and dw moves by at most 2e-5
-// of the sum of its terms' magnitudes. On every path (the 32-wide bf16 steps included), streamed
+// 1e-5 in the backward): every output is the fp32 result's rounding or a bf16 neighbour of it, at
+// least 99% of out and 99.5% of dg and of du are its rounding (a forward sigmoid off by 5e-4 stays
+// within a neighbour but gives 96.8% for out), and dw moves by at most 2e-5 of the sum of its
+// terms' magnitudes. The AVX2 and scalar paths use the exact sigmoid: there every output is the
+// rounding and dw the fp32 row's, bit for bit. On every path (the 32-wide bf16 steps included), streamed
 // or not. Some results are denormal (silu(-20) times an up of 1e-32), which the 32-wide steps
 // round without the CPU's conversion.
 bool same_or_neighbour(bf16 got, bf16 want) {
@@ -374,7 +375,8 @@ void check_bf16_is_rounded_f32(int64_t rows, int64_t cols, bool aligned) {
     }
     // Each output on its own (dg and du, from the refined sigmoid or masked to 0, almost always
     // match, so a pooled count would let out alone be ~15% off): measured 99.7-99.85% for out,
-    // 99.96-100% for dg and du on AVX-512 (session 10).
+    // 99.96-100% for dg and du on AVX-512 (session 10); 96.8% for out with a forward sigmoid 5e-4
+    // off (the polynomial's constant 1.0005), which the pooled 95% let pass.
     EXPECT_GE(double(rounded_out), 0.99 * double(n)) << "out equal to the fp32 result's rounding";
     EXPECT_GE(double(rounded_dg), 0.995 * double(n)) << "dg equal to the fp32 result's rounding";
     EXPECT_GE(double(rounded_du), 0.995 * double(n)) << "du equal to the fp32 result's rounding";

@@ -107,8 +107,8 @@ float backward_row(const T* g, const T* u, float wr, const T* dh, T* dg, T* du, 
 // has 14 bits instead of 12, so after the Newton step a value may differ from the AVX2 path's by
 // an ulp. bf16 rows take a cheaper sigmoid (sigmoid16_bf16 below), so their results may differ
 // from the AVX2 path's by a bf16 ulp.
-// Below z = -88 the reference's e^-z overflows and its sigmoid is 0; exp16 clamps at e^88 instead
-// and rcp14, unlike the 8-lane rcp, keeps the denormal 1 / e^88, so s is zeroed there: else a gate
+// Below z = -88.7 the reference's e^-z overflows and its sigmoid is 0; exp16 clamps at e^88 and
+// rcp14, unlike the 8-lane rcp, keeps the denormal 1 / e^88, so s is zeroed below -88: else a gate
 // of -1e38 would give silu = gc s ~ -1 (not 0) and -inf would give -inf (not the reference's NaN).
 TREX_AVX512_FN __m512 sigmoid16(__m512 z) {
   __m512 x =

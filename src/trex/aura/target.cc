@@ -496,8 +496,8 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       else second = elems * 4 / hw.bw_mem;
       // A tiled row keeps no exps (kernels/cross_entropy.cc: only a whole row fits the buffer's
       // contract), so its gradient pass computes every exp again, after the row's log-sum-exp is
-      // known: serial, 20 lane-ops per logit (session 10 tables: tiles 1.38-1.50x of the whole
-      // row at one thread, 1.3-1.4x at two, since the kernel began keeping them).
+      // known: serial, 20 lane-ops per logit (session 10 tables, one thread: the best tile 1.10-1.50x
+      // of the whole row on all five shapes; two threads: within noise, 0.76-2.26x).
       if (!whole) second += elems * 20 / lane_rate;
       pr.params[size_t(iv)].cost[v] = second;
       pr.params[size_t(iv)].pipe[v] = -1;

@@ -121,6 +121,24 @@ TEST(CorpusRun, StoppedAndResumedEqualsUninterrupted) {
   fs::remove_all(split);
 }
 
+TEST(CorpusRun, AFailedBlockStopsTheLaterOnesAndAResumeEqualsUninterrupted) {
+  std::string whole = temp_dir("fail_whole"), split = temp_dir("fail_split");
+  run_corpus(small_run(whole));
+  RunOptions first = small_run(split);
+  first.fail_block = 1;  // blocks of 16 for 60 samples: block 2 is queued when block 1's error surfaces
+  EXPECT_THROW(run_corpus(first), std::runtime_error);
+  EXPECT_TRUE(fs::exists(split + "/blocks/block-00000.json"));
+  for (const char* later : {"blocks/block-00001.json", "blocks/block-00002.json", "data/part-00001.jsonl",
+                            "data/part-00002.jsonl", "cpt/part-00002.jsonl", "sft/part-00002.jsonl"})
+    EXPECT_FALSE(fs::exists(split + "/" + later)) << later;
+  RunReport rest = run_corpus(small_run(split));
+  EXPECT_EQ(rest.blocks_resumed, 1);
+  EXPECT_EQ(rest.accepted, 60);
+  EXPECT_EQ(published(whole), published(split));
+  fs::remove_all(whole);
+  fs::remove_all(split);
+}
+
 TEST(CorpusRun, RefusesADirectoryWithAnotherConfiguration) {
   std::string dir = temp_dir("other");
   run_corpus(small_run(dir, 20));

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <unordered_set>
 
 #include "trex/core/thread_pool.h"
@@ -474,6 +476,12 @@ RunReport run_corpus(const RunOptions& o) {
   // Read and written by finisher jobs only, and here only while no job is pending. Declared
   // before the finisher, whose destructor still runs the queued jobs.
   long admitted = 0;
+  // Set by the first finisher or writer job that throws; every later job then throws without
+  // touching the dedup state or the disk. The workers' destructors still run the jobs queued
+  // when an error leaves this function: without it, block b+1 was admitted against the half-
+  // updated state of a failed block b and its files and marker written, so a resume differed
+  // from an uninterrupted run. Declared before the workers, which use it until they join.
+  std::atomic<bool> failed{false};
   OrderedWorker finisher;  // the ordered pass: dedup and selection, block after block
   // The kept samples' files (zstd, write, fsync) on a thread of their own, also in block order:
   // on the finisher they made its serial chain a third longer (zstd level 1 on ~32 KB of JSON
@@ -522,13 +530,29 @@ RunReport run_corpus(const RunOptions& o) {
     while (pending.size() >= kBlocksAhead) finish_oldest();  // the earlier blocks' ordered passes come first
     if (exported >= target) break;
     if (pending.empty()) admitted = exported;  // no job runs now
-    std::shared_future<BlockVerdict> verdict = finisher.submit([&dedup, &admitted, target, built] {
-      BlockVerdict v = admit_block(dedup, candidates_of(built->samples), target - admitted);
-      admitted += v.kept;
-      return v;
+    std::shared_future<BlockVerdict> verdict = finisher.submit([&dedup, &admitted, &failed, target, built, block,
+                                                                fail = o.fail_block] {
+      if (failed)
+        throw std::runtime_error("corpus block " + std::to_string(block) + ": not admitted, an earlier block failed");
+      try {
+        if (block == fail) throw std::runtime_error("testing hook: block " + std::to_string(block) + " fails");
+        BlockVerdict v = admit_block(dedup, candidates_of(built->samples), target - admitted);
+        admitted += v.kept;
+        return v;
+      } catch (...) {
+        failed = true;
+        throw;
+      }
     });
-    pending.push_back(writer.submit([verdict, block, built, dir = o.out_dir, compress = o.compress] {
-      return write_block(block, verdict.get(), *built, dir, compress);
+    pending.push_back(writer.submit([&failed, verdict, block, built, dir = o.out_dir, compress = o.compress] {
+      if (failed)
+        throw std::runtime_error("corpus block " + std::to_string(block) + ": not written, an earlier block failed");
+      try {
+        return write_block(block, verdict.get(), *built, dir, compress);
+      } catch (...) {
+        failed = true;
+        throw;
+      }
     }));
     in_flight += cfg.block_size;
     ++written_now;

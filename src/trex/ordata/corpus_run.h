@@ -44,6 +44,8 @@ struct RunOptions {
   uint64_t dedup_memory_bytes = Deduplicator::kDefaultResidentBudget;
   // Testing hook: stop (as if killed) after this many blocks have been written (0: never).
   int stop_after_blocks = 0;
+  // Testing hook: this block's ordered pass throws, as a full disk would (-1: never).
+  int fail_block = -1;
 };
 
 struct RunReport {

@@ -36,13 +36,16 @@ float chain(const float* w, const float* x, int64_t in) {
 }
 
 TEST(PackedMatvec, EachOutputIsItsInOrderChainAndRowsTogetherEqualRowsAlone) {
-  for (int64_t out : {1, 8, 16, 33, 64, 100, 192}) {  // 100: 6 full panels + 4; 192: 3 blocks of 4
+  // Panels of 16 outputs: 24 is a block of 2 panels (the second half padding), 33 and 40 blocks of 3,
+  // 100: 6 full panels + 4 (a block of 4, then of 3); 192: 3 blocks of 4.
+  for (int64_t out : {1, 8, 16, 24, 33, 40, 64, 100, 192}) {
     for (int64_t in : {1, 17, 256}) {
       const std::vector<float> w = random_floats(size_t(out * in), uint32_t(out * 7 + in));
       const PackedMatrix pw(w.data(), out, in);
       ASSERT_EQ(pw.out(), out);
       ASSERT_EQ(pw.in(), in);
-      for (int64_t n : {1, 2, 5, 6, 7, 13}) {  // 7, 13: a block of six rows, then the rest
+      // Blocks of 1 to 6 rows; 7, 8, 13: blocks of six rows, then the rest.
+      for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 13}) {
         const std::vector<float> x = random_floats(size_t(n * in), 100 + uint32_t(n));
         std::vector<float> together(size_t(n * out), -1.f);
         matvec_rows(pw, x.data(), n, together.data());

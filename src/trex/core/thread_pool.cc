@@ -27,6 +27,8 @@ struct RunningScope {
 };
 
 // Spin budget of a wait before it sleeps, from TREX_POOL_SPIN_US (read once; default 200 µs).
+// Any other value than an integer in 0..1000000 is ignored (the default holds), as a bad
+// TREX_THREADS is: documented so in docs/hw.md.
 // A futex wake-up of a sleeping worker took ~0.4 ms on average on the shared 2-core machine
 // (session 10, v4-micro step: ~1800 parallel jobs a step), so the caller and the workers poll
 // for a while before they sleep. 0 never spins.

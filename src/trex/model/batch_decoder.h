@@ -29,7 +29,10 @@ namespace trex::model {
 
 class BatchDecoder {
  public:
-  // REQUIRES: slots >= 1. Keeps a reference: the model must outlive the decoder.
+  // REQUIRES: slots >= 1. Keeps a reference: the model must outlive the decoder. The decode
+  // weights are packed copies (packed_weights.h), each taken at its first use: the model's
+  // weights must not change in place while the decoder lives, or it decodes with the old
+  // weights of every matrix it has already used (packed copies are keyed by address).
   BatchDecoder(const Transformer& model, int slots);
   ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "trex/util/error.h"
 
@@ -20,11 +22,26 @@ int create_scratch(const std::string& path) {
   return fd;
 }
 
-// posix_fallocate reserves the blocks, so a full disk fails here with ENOSPC, naming the
-// file, and not later in a page's write-back.
-void reserve_file(int fd, const std::string& path, uint64_t bytes) {
-  int rc = ::posix_fallocate(fd, 0, off_t(bytes));
+// Makes bytes [from, to) of the file: posix_fallocate reserves the blocks, so a full disk
+// fails here with ENOSPC, naming the file, and not later in a page's write-back. Then zeros are
+// written over them. Why: fallocate leaves "unwritten" extents, and each page the kernel writes
+// back later splits them, so a file written at random pages ends as tens of thousands of
+// extents; freeing it (the last close of the unlinked file: at a grow, and at exit) then cost
+// one synchronous discard per extent on a filesystem mounted `-o discard` (this VM's /tmp):
+// a 512 MB file with a quarter of its pages written back took 201 s to close, the zero-filled
+// one 0.15 s (/work/notes/issue-21.md, session 10 teardown). The zeros are written once, in
+// order, so the file stays a few extents that later writes do not split.
+void reserve_file(int fd, const std::string& path, uint64_t from, uint64_t to) {
+  int rc = ::posix_fallocate(fd, off_t(from), off_t(to - from));
   if (rc != 0) throw InputError(path, 0, std::string("cannot grow a dedup index file: ") + std::strerror(rc));
+  const std::vector<char> zeros(size_t(1) << 20, 0);
+  for (uint64_t at = from; at < to;) {
+    ssize_t n = ::pwrite(fd, zeros.data(), size_t(std::min<uint64_t>(zeros.size(), to - at)), off_t(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw InputError(path, 0, std::string("cannot grow a dedup index file: ") + std::strerror(n < 0 ? errno : ENOSPC));
+    at += uint64_t(n);
+  }
 }
 
 }  // namespace
@@ -47,7 +64,7 @@ template <class Check>
 void BasicSpillTable<Check>::open_file(uint64_t slots) {
   int fd = create_scratch(path_);
   try {
-    reserve_file(fd, path_, slots * sizeof(Slot));
+    reserve_file(fd, path_, 0, slots * sizeof(Slot));
   } catch (...) {
     ::close(fd);
     throw;
@@ -124,7 +141,7 @@ SpillRecords::SpillRecords(PageCache& cache, std::string path, size_t record_byt
   fd_ = create_scratch(path_);
   capacity_ = PageCache::kPageBytes / record_;
   try {
-    reserve_file(fd_, path_, capacity_ * record_);
+    reserve_file(fd_, path_, 0, capacity_ * record_);
   } catch (...) {
     ::close(fd_);
     throw;
@@ -140,7 +157,7 @@ SpillRecords::~SpillRecords() {
 uint32_t SpillRecords::append(const void* record) {
   if (count_ == UINT32_MAX) throw std::logic_error("SpillRecords: more than 2^32 - 1 records");
   if (count_ == capacity_) {  // the file keeps its contents and its cached pages
-    reserve_file(fd_, path_, capacity_ * 2 * record_);
+    reserve_file(fd_, path_, capacity_ * record_, capacity_ * 2 * record_);
     capacity_ *= 2;
   }
   const uint64_t at = uint64_t(count_) * record_;

@@ -40,8 +40,8 @@ using testing::source_path;
 // 12 rows, not the fp32 assumed): held-out mean 12.3% -> 11.5% (bound 0.125 -> 0.12), but the
 // signed mean went +6.4% -> +7.4% because the Nemotron-4 340B row's -26% (fp32 gradients forcing
 // full recomputation) was a wrong input offsetting the optimistic rows, not a model quality; the
-// signed bound moved 0.07 -> 0.075 for that correction alone (a reviewed change, see
-// /work/notes/issue-17.md, session 9). Later in session 9 the Qwen3-30B-A3B H100 row took the
+// signed bound moved 0.07 -> 0.075 for that correction alone (a reviewed change, session 9;
+// docs/plan.md). Later in session 9 the Qwen3-30B-A3B H100 row took the
 // 25.11 recipe's layout (VP 12, micro-batch 1; the table repeats the 25.09 row's): held-out
 // 11.5% -> 10.3%, signed +7.4% -> +6.1%, worst 81% -> 48%; bounds tightened to 0.11 / 0.065 / 0.50.
 // Session 10: llm-foundry's H100 rows take a stack profile of their own (llm-foundry-h100-2023,
@@ -56,7 +56,8 @@ using testing::source_path;
 // (the 26.02 Qwen3-30B-A3B H100 row, the same recipe as the 25.11 row's +48%). Held-out bounds
 // 0.10 / 0.06 / 0.55: re-established on the grown set for new data alone (no factor changed),
 // still within the session's starting mean and signed bounds (0.11 / 0.065); the worst bound is
-// loosened 0.50 -> 0.55 for that one new row (reviewed change, /work/notes/issue-17.md, session 10).
+// loosened 0.50 -> 0.55 for that one new row (reviewed change, session 10;
+// docs/plan.md).
 // Then the nemo-24.07 GEMM scale was refit on the fit split (0.90 -> 0.79, its file's criterion):
 // fit 7.0% / 0.0%, held-out 9.4% / +4.4%; bounds tightened: held-out 0.095 / 0.05, fit 0.075 / 0.02.
 // Then (plan2) the fit bounds were tightened to 0.072 / 0.01 so that a 5% drift of the

@@ -29,7 +29,7 @@ int create_scratch(const std::string& path) {
 // extents; freeing it (the last close of the unlinked file: at a grow, and at exit) then cost
 // one synchronous discard per extent on a filesystem mounted `-o discard` (this VM's /tmp):
 // a 512 MB file with a quarter of its pages written back took 201 s to close, the zero-filled
-// one 0.15 s (/work/notes/issue-21.md, session 10 teardown). The zeros are written once, in
+// one 0.15 s (docs/data.md, the dedup step). The zeros are written once, in
 // order, so the file stays a few extents that later writes do not split.
 void reserve_file(int fd, const std::string& path, uint64_t from, uint64_t to) {
   int rc = ::posix_fallocate(fd, off_t(from), off_t(to - from));

@@ -1,24 +1,45 @@
 #!/usr/bin/python3
-# aura_merge_tables.py A B OUT: one table whose passes are A's then B's (same spaces and configurations);
-# the value column is the median of all passes. '#' lines of both are kept.
-import sys, statistics
+# aura_merge_tables.py A B [C ...] OUT: one table whose passes are A's, then B's, then C's ...
+# (same spaces and configurations); the value column is the median of all passes. '#' lines of
+# every input are kept, marked with their repeat (a, b, c, ...). Written under a temporary name,
+# then renamed.
+import os, statistics, sys
+
+
 def load(p):
     rows, heads = {}, []
-    for line in open(p):
-        if line.startswith('#'): heads.append(line); continue
+    for no, line in enumerate(open(p), 1):
+        if line.startswith('#'):
+            heads.append(line)
+            continue
         f = line.split()
-        if not f: continue
+        if not f:
+            continue
+        if len(f) < 6:
+            sys.exit('%s:%d: expected KERNEL SHAPE CONFIG PASSED SECONDS PASS...' % (p, no))
         rows[(f[0], f[1], f[2])] = (int(f[3]), [float(x) for x in f[5:]])
     return rows, heads
-a, ha = load(sys.argv[1]); b, hb = load(sys.argv[2])
-assert a.keys() == b.keys(), "tables hold different configurations"
-with open(sys.argv[3] + '.tmp', 'w') as out:
-    for h in ha: out.write(h.rstrip('\n') + ' (repeat a)\n')
-    for h in hb: out.write(h.rstrip('\n') + ' (repeat b)\n')
-    for k in a:  # A's order
-        pa, va = a[k]; pb, vb = b[k]
-        ps = va + vb
+
+
+if len(sys.argv) < 4:
+    sys.exit('usage: aura_merge_tables.py A B [C ...] OUT')
+tables = [load(p) for p in sys.argv[1:-1]]
+out_path = sys.argv[-1]
+first = tables[0][0]
+for p, (rows, _) in zip(sys.argv[2:-1], tables[1:]):
+    if rows.keys() != first.keys():
+        sys.exit('%s: holds other configurations than %s' % (p, sys.argv[1]))
+with open(out_path + '.tmp', 'w') as out:
+    for i, (_, heads) in enumerate(tables):
+        for h in heads:
+            out.write(h.rstrip('\n') + ' (repeat %s)\n' % chr(ord('a') + i))
+    for k in first:  # A's order
+        ps, ok_all = [], True
+        for rows, _ in tables:
+            passed, v = rows[k]
+            ok_all = ok_all and passed
+            ps += v
         ok = [x for x in ps if x > 0]
         med = statistics.median(ok) if ok else 0
-        out.write('%s %s %s %d %.9g %s\n' % (k[0], k[1], k[2], int(pa and pb), med, ' '.join('%.9g' % x for x in ps)))
-import os; os.rename(sys.argv[3] + '.tmp', sys.argv[3])
+        out.write('%s %s %s %d %.9g %s\n' % (k[0], k[1], k[2], int(ok_all), med, ' '.join('%.9g' % x for x in ps)))
+os.rename(out_path + '.tmp', out_path)

@@ -12,7 +12,8 @@ LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same c
 evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
 SOCK_SEQPACKET socket to the evaluator; each exchange on it is one JSON message:
 
-  zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N}       once, at start
+  zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B}
+                       once, at start (B: its children share the network namespace it made)
   evaluator -> zygote  {"workdir", "read_only", "argv", "env", "limits", "allow_weak"}
                        with the child's stdout, stderr and channel descriptors (SCM_RIGHTS)
   zygote -> evaluator  {"pid": N}                 the child runs; its group is its pid
@@ -130,6 +131,7 @@ def declare(lib):
     """The library's C signatures (sandbox_enter.cc)."""
     lib.trex_sandbox_probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.trex_sandbox_prepare.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.trex_sandbox_share_netns.argtypes = []
     lib.trex_sandbox_enter.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int,
                                        ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                        ctypes.c_int, ctypes.c_int, ctypes.c_int]
@@ -196,9 +198,10 @@ class WaitingChild:
     same interpreter state, since the zygote changes nothing between programs.
 
     While it waits it also makes the layers that do not depend on the request
-    (trex_sandbox_prepare: a session and a network namespace of its own, made by this child for
-    this one program, as a child forked on the request makes them), so that their cost (mostly
-    the namespace, about half a millisecond) is off the program's path too. If that fails,
+    (trex_sandbox_prepare: a session of its own, and a network namespace of its own unless the
+    zygote made one for all its children (main()), made by this child for this one program, as
+    a child forked on the request makes them), so that their cost is off the program's path
+    too. If that fails,
     nothing of the program runs: the child writes why to the program's stderr, as the
     library does for any layer that fails, and exits 126."""
 
@@ -299,6 +302,10 @@ def main():
     ctl = socket.socket(family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET, fileno=int(sys.argv[2]))
     buf = ctypes.create_string_buffer(256)
     missing = lib.trex_sandbox_probe(buf, len(buf))
+    # One network namespace for this interpreter's children, made here, when seccomp keeps every
+    # program from creating anything in it (sandbox_child.h, docs/eval.md "Isolation"); else
+    # each child makes its own while it waits.
+    shared_netns = lib.trex_sandbox_share_netns() == 1
     trex_eval_warmup.warm_up()
     # What is loaded now is shared by every child: frozen, the children's collections never walk
     # it, so they do not write to (and copy) its pages.
@@ -306,7 +313,7 @@ def main():
     gc.freeze()
     waiting = WaitingChild(lib, ctl)
     waiting.fork()
-    send(ctl, {"ready": True, "isolation": buf.value.decode(), "missing": missing})
+    send(ctl, {"ready": True, "isolation": buf.value.decode(), "missing": missing, "shared_netns": shared_netns})
     while True:
         message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 3)
         if not message:

@@ -174,9 +174,43 @@ TEST(Hostile, NoNetworkAndNoSignalsToOthers) {
   EXPECT_EQ(all.status, ExecStatus::kRuntimeError) << all.message;
 }
 
-// Each program is in a network namespace of its own, never the evaluator's: a fresh one per
-// child, on the warm path made by the child forked ahead of its request while it waits
-// (sandbox_prepare), on the fresh path by the child before it executes the interpreter.
+// What lets a warm interpreter's programs share one network namespace (as root with seccomp,
+// sandbox_child.h): no program can create a socket of any family, so none can put anything in
+// the namespace (a port, an abstract Unix socket) that another could see. Both paths.
+TEST(Hostile, NoSocketOfAnyFamily) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("seccomp");
+  const std::string code =
+      "import socket\n"
+      "refused = []\n"
+      "for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_PACKET):\n"
+      "    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW):\n"
+      "        try:\n"
+      "            socket.socket(family, kind).close()\n"
+      "            print('created', family, kind)\n"
+      "        except PermissionError:\n"
+      "            refused.append((family, kind))\n"
+      "        except OSError as e:\n"
+      "            print('other error', family, kind, e)\n"
+      "try:\n"
+      "    socket.socketpair()\n"
+      "    print('created socketpair')\n"
+      "except PermissionError:\n"
+      "    refused.append('pair')\n"
+      "print('refused', len(refused))\n";
+  for (bool cold : {false, true}) {
+    ExecOptions o = small_limits();
+    o.warm_pool = !cold;
+    Execution e = execute({CodeKind::kPython, code}, "", o);
+    ASSERT_EQ(e.status, ExecStatus::kNoModel) << e.message << "\n" << e.output;
+    EXPECT_EQ(e.output, "refused 16\n") << (cold ? "fresh path" : "warm path");
+  }
+}
+
+// Each program is in a network namespace other than the evaluator's: on the fresh path a fresh
+// one per child, made before it executes the interpreter; on the warm path the one its
+// interpreter made for its children (as root with seccomp), else one per child, made by the
+// child forked ahead of its request while it waits (sandbox_prepare).
 TEST(Hostile, EveryProgramIsOutsideTheEvaluatorsNetworkNamespace) {
   REQUIRE_PYTHON();
   REQUIRE_LAYER("netns");

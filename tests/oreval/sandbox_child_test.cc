@@ -22,45 +22,65 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Forks a child that enters the sandbox (after sandbox_prepare when `prepared`) and then checks
-// what it holds: exit 0 when it has no capability, a session of its own and a network
-// namespace other than the evaluator's.
-int enter_and_check(bool prepared) {
-  fs::path dir = fs::temp_directory_path() / ("trex_sandbox_child_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::all);  // the unprivileged identity may enter it
-  std::string workdir = dir.string();
-  ChildPlan plan;
-  plan.workdir = workdir.c_str();
-  plan.probe = sandbox_probe();
+// In a forked child: sandbox_prepare when `prepared`, then enter_sandbox with `plan`, then
+// exit 0 when the child holds no capability, a session of its own and a network namespace
+// other than the evaluator's (`evaluator_net`).
+[[noreturn]] void enter_then_check(ChildPlan plan, bool prepared, ino_t evaluator_net) {
   plan.prepared = prepared;
-  int devnull = ::open("/dev/null", O_WRONLY);
-  if (devnull < 0) return -1;
-  plan.out_fd = plan.err_fd = plan.channel_fd = devnull;
+  if (prepared) {
+    const char* what = "";
+    if (sandbox_prepare(plan.probe, &what) != 0) _exit(126);
+  }
+  enter_sandbox(plan, nullptr, 0);  // without the seccomp filter, so that capget may run
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
+  if (syscall(SYS_capget, &header, caps) != 0) _exit(3);
+  for (const auto& c : caps)
+    if (c.effective != 0 || c.permitted != 0) _exit(1);
+  struct stat own_net {};
+  if (::stat("/proc/self/ns/net", &own_net) != 0 || own_net.st_ino == evaluator_net) _exit(2);
+  if (::getsid(0) != ::getpid()) _exit(4);
+  _exit(0);
+}
+
+// A sandbox folder the unprivileged identity may enter, and the plan of a child that writes
+// only to /dev/null.
+struct Folder {
+  fs::path dir = fs::temp_directory_path() / ("trex_sandbox_child_" + std::to_string(::getpid()));
+  std::string workdir;
+  int devnull = -1;
+  Folder() {
+    fs::create_directories(dir);
+    fs::permissions(dir, fs::perms::all);
+    workdir = dir.string();
+    devnull = ::open("/dev/null", O_WRONLY);
+  }
+  ~Folder() {
+    if (devnull >= 0) ::close(devnull);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  ChildPlan plan() const {
+    ChildPlan p;
+    p.workdir = workdir.c_str();
+    p.probe = sandbox_probe();
+    p.out_fd = p.err_fd = p.channel_fd = devnull;
+    return p;
+  }
+};
+
+// Forks a child that enters the sandbox (after sandbox_prepare when `prepared`) and then checks
+// what it holds (enter_then_check); its exit code.
+int enter_and_check(bool prepared) {
+  Folder folder;
+  if (folder.devnull < 0) return -1;
   struct stat evaluator_net {};
   if (::stat("/proc/self/ns/net", &evaluator_net) != 0) return -1;
   pid_t pid = ::fork();
   if (pid < 0) return -1;
-  if (pid == 0) {
-    if (prepared) {
-      const char* what = "";
-      if (sandbox_prepare(plan.probe, &what) != 0) _exit(126);
-    }
-    enter_sandbox(plan, nullptr, 0);  // without the seccomp filter, so that capget may run
-    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
-    if (syscall(SYS_capget, &header, caps) != 0) _exit(3);
-    for (const auto& c : caps)
-      if (c.effective != 0 || c.permitted != 0) _exit(1);
-    struct stat own_net {};
-    if (::stat("/proc/self/ns/net", &own_net) != 0 || own_net.st_ino == evaluator_net.st_ino) _exit(2);
-    if (::getsid(0) != ::getpid()) _exit(4);
-    _exit(0);
-  }
-  ::close(devnull);
+  if (pid == 0) enter_then_check(folder.plan(), prepared, evaluator_net.st_ino);
   int status = 0;
   pid_t reaped = ::waitpid(pid, &status, 0);
-  fs::remove_all(dir);
   if (reaped != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
 }
@@ -72,6 +92,12 @@ const char* why(int code) {
     case 2: return "the evaluator's network namespace";
     case 3: return "capget failed";
     case 4: return "no session of its own";
+    case 10: return "shared a namespace without seccomp";
+    case 11: return "the interpreter did not share its namespace";
+    case 12: return "the shared namespace is the evaluator's";
+    case 13: return "fork failed";
+    case 14: return "the child left the interpreter's namespace";
+    case 15: return "the child did not exit";
     case 126: return "a layer failed";
   }
   return "fork, wait or a signal";
@@ -89,6 +115,61 @@ TEST(SandboxChild, APreparedChildEndsTheSame) {
     GTEST_SKIP() << "a sandbox layer is missing (" << missing_layers(sandbox_probe()).front() << ")";
   int code = enter_and_check(true);
   EXPECT_EQ(code, 0) << why(code);
+}
+
+// A warm interpreter that shares its network namespace with its children
+// (sandbox_share_network_namespace, as root with seccomp): it leaves the evaluator's namespace
+// itself, and its child, prepared or not, stays in the interpreter's new one while every other
+// layer is as before (no capability, a session of its own). A probe without seccomp shares
+// nothing. The interpreter is a forked process here, so the test's own namespace is untouched.
+TEST(SandboxChild, ASharedNetworkNamespaceIsTheInterpretersOwn) {
+  if (!missing_layers(sandbox_probe()).empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << missing_layers(sandbox_probe()).front() << ")";
+  if (!sandbox_probe().root || !sandbox_probe().netns) GTEST_SKIP() << "not root: each child makes its own namespaces";
+  Folder folder;
+  ASSERT_GE(folder.devnull, 0);
+  struct stat evaluator_net {};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &evaluator_net), 0);
+  pid_t interp = ::fork();
+  ASSERT_GE(interp, 0);
+  if (interp == 0) {
+    SandboxProbe no_seccomp = sandbox_probe();
+    no_seccomp.seccomp = false;
+    if (sandbox_share_network_namespace(no_seccomp) != 0 || sandbox_network_namespace_shared()) _exit(10);
+    if (sandbox_share_network_namespace(sandbox_probe()) != 1 || !sandbox_network_namespace_shared()) _exit(11);
+    struct stat shared {};
+    if (::stat("/proc/self/ns/net", &shared) != 0 || shared.st_ino == evaluator_net.st_ino) _exit(12);
+    for (bool prepared : {true, false}) {
+      pid_t child = ::fork();
+      if (child < 0) _exit(13);
+      if (child == 0) {
+        ChildPlan plan = folder.plan();
+        plan.prepared = prepared;
+        if (prepared) {
+          const char* what = "";
+          if (sandbox_prepare(plan.probe, &what) != 0) _exit(126);
+        }
+        enter_sandbox(plan, nullptr, 0);
+        struct stat own {};
+        if (::stat("/proc/self/ns/net", &own) != 0 || own.st_ino != shared.st_ino) _exit(14);
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
+        if (syscall(SYS_capget, &header, caps) != 0) _exit(3);
+        for (const auto& c : caps)
+          if (c.effective != 0 || c.permitted != 0) _exit(1);
+        if (::getsid(0) != ::getpid()) _exit(4);
+        _exit(0);
+      }
+      int status = 0;
+      if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) _exit(15);
+      if (WEXITSTATUS(status) != 0) _exit(WEXITSTATUS(status));
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(interp, &status, 0), interp);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << why(WEXITSTATUS(status));
 }
 
 }  // namespace

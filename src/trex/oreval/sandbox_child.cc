@@ -120,6 +120,24 @@ int enter_user_namespace(const char** what) {
 
 }  // namespace
 
+namespace {
+
+// Set once, in a warm interpreter before its first fork; its children inherit it with the
+// namespace itself.
+bool g_shared_netns = false;
+
+}  // namespace
+
+int sandbox_share_network_namespace(const SandboxProbe& probe) {
+  if (g_shared_netns) return 1;
+  if (!probe.root || !probe.netns || !probe.seccomp) return 0;
+  if (unshare(CLONE_NEWNET) != 0) return 0;  // each child makes its own, as before
+  g_shared_netns = true;
+  return 1;
+}
+
+bool sandbox_network_namespace_shared() { return g_shared_netns; }
+
 int sandbox_prepare(const SandboxProbe& probe, const char** what) {
   // A session of its own: its own process group (the parent kills that) and no controlling
   // terminal to push input into.
@@ -128,7 +146,7 @@ int sandbox_prepare(const SandboxProbe& probe, const char** what) {
     return errno;
   }
   if (probe.root) {
-    if (probe.netns && unshare(CLONE_NEWNET) != 0) {
+    if (probe.netns && !g_shared_netns && unshare(CLONE_NEWNET) != 0) {
       *what = "unshare(CLONE_NEWNET)";
       return errno;
     }
@@ -180,7 +198,8 @@ void enter_sandbox(const ChildPlan& plan, const sock_filter* filter, size_t filt
   set_limit(RLIMIT_NOFILE, rlim_t(plan.limits.open_files));
   set_limit(RLIMIT_CORE, 0);
   if (plan.probe.root) {
-    if (plan.probe.netns && !plan.prepared && unshare(CLONE_NEWNET) != 0) sandbox_child_fail("unshare(CLONE_NEWNET)");
+    if (plan.probe.netns && !plan.prepared && !g_shared_netns && unshare(CLONE_NEWNET) != 0)
+      sandbox_child_fail("unshare(CLONE_NEWNET)");
     // Counts every process and thread of uid nobody, so it is generous; it matters only
     // where seccomp (which refuses fork) is unavailable.
     set_limit(RLIMIT_NPROC, 512);

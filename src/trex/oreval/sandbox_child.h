@@ -46,11 +46,26 @@ struct ChildPlan {
 
 // The layers that do not depend on the program's request, for a child forked ahead of it: a
 // new session, and the network namespace (root) or the user and network namespaces with every
-// capability dropped (not root), as the probe found them. Each such child makes its own; none
-// is shared or reused. Returns 0, or the errno of the step that failed with *what naming it
-// (the caller must then run nothing: it reports the failure as enter_sandbox would and exits
-// 126). Raw system calls only.
+// capability dropped (not root), as the probe found them. Each such child makes its own, except
+// the network namespace of a warm interpreter that shares one (sandbox_share_network_namespace).
+// Returns 0, or the errno of the step that failed with *what naming it (the caller must then run
+// nothing: it reports the failure as enter_sandbox would and exits 126). Raw system calls only.
 int sandbox_prepare(const SandboxProbe& probe, const char** what);
+
+// For a warm interpreter, once, before it forks any child: where the probe found root, a network
+// namespace and seccomp, the interpreter moves itself into a new network namespace, and every
+// child it forks stays in that one instead of making its own (sandbox_prepare and enter_sandbox
+// then skip the unshare, about 1 ms of CPU per program with the kernel's teardown). Its
+// programs run one at a time, and none can create or change anything in it: the seccomp filter
+// refuses socket() and socketpair() for every family, and user nobody holds no capability
+// (docs/eval.md, "Isolation"). Returns 1 when it moved, 0 when each child still makes its own
+// (not root, no seccomp, or the unshare failed). Never called by trex itself: the fresh path's
+// children always make their own.
+int sandbox_share_network_namespace(const SandboxProbe& probe);
+
+// Whether this process (or the interpreter it was forked from) moved into a shared network
+// namespace with sandbox_share_network_namespace.
+bool sandbox_network_namespace_shared();
 
 // In the child: new session, stdin /dev/null, stdout/stderr/fd 3 from the plan, every other
 // descriptor closed, the working directory, the Landlock ruleset, rlimits, the unprivileged

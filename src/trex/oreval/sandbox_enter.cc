@@ -32,6 +32,14 @@ __attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len
   return int(missing_layers(sandbox_probe()).size());
 }
 
+// In the warm interpreter, after the probe and before its first fork: moves it into a network
+// namespace that its children share (sandbox_share_network_namespace: root, a network namespace
+// and seccomp). Returns 1 when it did, 0 when each child makes its own.
+__attribute__((visibility("default"))) int trex_sandbox_share_netns() {
+  using namespace trex::oreval;
+  return sandbox_share_network_namespace(sandbox_probe());
+}
+
 // In a child forked ahead of its request (trex_eval_zygote.py's WaitingChild): the layers that
 // do not depend on the request (sandbox_prepare: a new session, a network namespace of its
 // own). Returns 0, or -1 with "STEP: ERROR" in `buf`; then the child must run nothing, and

@@ -3,7 +3,8 @@ WaitingChild) fails closed when the layers it makes while it waits cannot be mad
 nothing of the program, writes "trex sandbox: STEP: ERROR" to the program's stderr and exits
 126, as a child does for any other layer; when they were made, it enters the rest of the
 sandbox saying so (prepared=1); and each program's child makes them itself, never the zygote
-(so no two programs share a namespace). The sandbox library is replaced by a stand-in, so that a
+(its session, and its namespaces unless the zygote's network namespace is shared, which the
+library decides: sandbox_child.h). The sandbox library is replaced by a stand-in, so that a
 failure can be caused here without changing the machine (the real library's prepare is
 tested by SandboxChild.APreparedChildEndsTheSame). Run by tests/oreval/warm_pool_test.cc."""
 import ctypes

@@ -1,13 +1,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "trex/core/bf16.h"
+#include "trex/core/bf16_avx512.h"
+#include "trex/core/bf16_stream.h"
 #include "trex/core/cpu_features.h"
+#include "trex/core/cpu_features_override.h"
 
 namespace trex::core {
 namespace {
@@ -113,6 +117,101 @@ TEST(Bf16, VectorPathEqualsScalarPath) {
   }
 }
 
+// The AVX-512 paths: the CPU's conversion where it has AVX512_BF16 (denormal inputs through the
+// integer rounding), the integer rounding without it (cpu_features() cleared by the test-only
+// override), both against the scalar path on every interesting pattern, random bits, a run of
+// denormals only, and starts off a 64-byte boundary.
+void expect_avx512_equals_scalar() {
+  std::vector<uint32_t> bits = interesting_patterns();
+  std::mt19937 rng(7);
+  for (int i = 0; i < 1 << 20; ++i) bits.push_back(uint32_t(rng()));
+  for (int i = 0; i < 4096; ++i) bits.push_back(uint32_t(rng()) & 0x807fffffu);  // denormals
+  std::vector<float> src(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) src[i] = fp32_from_bits(bits[i]);
+  for (size_t off : {size_t(0), size_t(1), size_t(3)}) {
+    const size_t n = src.size() - off - 5;  // a tail, and 5 guard elements past it
+    std::vector<bf16> scalar(src.size(), bf16{0xdead}), vec(src.size(), bf16{0xdead}),
+        dispatched(src.size(), bf16{0xdead});
+    fp32_to_bf16_scalar(src.data() + off, scalar.data() + off, n);
+    fp32_to_bf16_avx512(src.data() + off, vec.data() + off, n);
+    fp32_to_bf16(src.data() + off, dispatched.data() + off, n);
+    for (size_t i = 0; i < src.size(); ++i) {
+      ASSERT_EQ(vec[i].bits, scalar[i].bits) << "off " << off << " input 0x" << std::hex << bits[i];
+      ASSERT_EQ(dispatched[i].bits, scalar[i].bits) << "off " << off << " input 0x" << std::hex << bits[i];
+    }
+  }
+}
+
+TEST(Bf16, Avx512PathEqualsScalarPath) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_avx512_equals_scalar();
+  if (!cpu_features().avx512_bf16) return;  // the run above took the integer rounding
+  CpuFeatures no_bf16 = cpu_features();
+  no_bf16.avx512_bf16 = false;
+  ScopedCpuFeaturesForTest features(no_bf16);
+  ASSERT_FALSE(cpu_features().avx512_bf16);
+  expect_avx512_equals_scalar();
+}
+
+TEST(Bf16, Avx512PathHandlesEveryTailLength) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::vector<float> src(100);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = 1.0f + float(i) * 0.00390625f;
+  for (size_t n = 0; n <= 96; ++n) {
+    std::vector<bf16> scalar(n + 1, bf16{0xdead}), vec(n + 1, bf16{0xdead});
+    fp32_to_bf16_scalar(src.data(), scalar.data(), n);
+    fp32_to_bf16_avx512(src.data(), vec.data(), n);
+    for (size_t i = 0; i <= n; ++i) ASSERT_EQ(vec[i].bits, scalar[i].bits) << "n " << n << " i " << i;
+    std::vector<float> back_s(n + 1, -7.0f), back_v(n + 1, -7.0f);
+    bf16_to_fp32_scalar(scalar.data(), back_s.data(), n);
+    bf16_to_fp32_avx512(scalar.data(), back_v.data(), n);
+    for (size_t i = 0; i <= n; ++i)
+      ASSERT_EQ(fp32_bits(back_v[i]), fp32_bits(back_s[i])) << "n " << n << " i " << i;
+  }
+}
+
+// The streaming conversions: every length up to three lines past a 64-byte boundary, from every
+// element offset of the output within a line (the scalar head before the first aligned line),
+// give the scalar path's bits and leave the guard elements either side untouched.
+void expect_stream_equals_scalar() {
+  std::vector<float> src(200);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = (i % 7 == 3 ? -1.0f : 1.0f) * (1.0f + float(i) * 0.00390625f) * (i % 11 == 5 ? 1e-39f : 1.0f);
+  src[17] = std::numeric_limits<float>::quiet_NaN();
+  src[40] = std::numeric_limits<float>::infinity();
+  alignas(64) bf16 out16[256];
+  alignas(64) float out32[256];
+  for (size_t off = 0; off < 32; ++off)
+    for (size_t n = 0; n <= 130; ++n) {
+      std::vector<bf16> want(n);
+      fp32_to_bf16_scalar(src.data(), want.data(), n);
+      std::fill(out16, out16 + 256, bf16{0xdead});
+      fp32_to_bf16_stream(src.data(), out16 + 1 + off, n);
+      ASSERT_EQ(out16[off].bits, 0xdead) << "off " << off << " n " << n;
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(out16[1 + off + i].bits, want[i].bits) << "off " << off << " n " << n << " i " << i;
+      ASSERT_EQ(out16[1 + off + n].bits, 0xdead) << "off " << off << " n " << n;
+
+      std::vector<float> back(n);
+      bf16_to_fp32_scalar(want.data(), back.data(), n);
+      std::fill(out32, out32 + 256, -7.0f);
+      bf16_to_fp32_stream(want.data(), out32 + 1 + off % 16, n);
+      ASSERT_EQ(out32[off % 16], -7.0f) << "off " << off << " n " << n;
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(fp32_bits(out32[1 + off % 16 + i]), fp32_bits(back[i])) << "off " << off << " n " << n << " i " << i;
+      ASSERT_EQ(out32[1 + off % 16 + n], -7.0f) << "off " << off << " n " << n;
+    }
+}
+
+TEST(Bf16, StreamingPathEqualsScalarPathAtEveryOffsetAndLength) {
+  expect_stream_equals_scalar();
+  if (!cpu_features().avx512_bf16) return;  // the run above took the integer rounding
+  CpuFeatures no_bf16 = cpu_features();
+  no_bf16.avx512_bf16 = false;
+  ScopedCpuFeaturesForTest features(no_bf16);
+  expect_stream_equals_scalar();
+}
+
 TEST(Bf16, VectorPathHandlesEveryTailLength) {
   if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
   std::vector<float> src(40);
@@ -144,6 +243,11 @@ TEST(Bf16, WideningIsExactOnEveryPath) {
   if (isa_supported(Isa::kAvx2)) {
     std::vector<float> vec(all.size());
     bf16_to_fp32_avx2(all.data(), vec.data(), all.size());
+    for (uint32_t h = 0; h <= 0xffff; ++h) ASSERT_EQ(fp32_bits(vec[h]), h << 16);
+  }
+  if (isa_supported(Isa::kAvx512)) {
+    std::vector<float> vec(all.size());
+    bf16_to_fp32_avx512(all.data(), vec.data(), all.size());
     for (uint32_t h = 0; h <= 0xffff; ++h) ASSERT_EQ(fp32_bits(vec[h]), h << 16);
   }
 }

@@ -18,6 +18,7 @@
 
 #include "trex/core/arena.h"
 #include "trex/core/bf16.h"
+#include "trex/core/bf16_stream.h"
 #include "trex/kernels/adamw.h"
 #include "trex/kernels/cross_entropy.h"
 #include "trex/kernels/gemm.h"
@@ -29,6 +30,7 @@
 #include "trex/kernels/rope.h"
 #include "trex/kernels/sparse_attention.h"
 #include "trex/kernels/swiglu.h"
+#include "trex/kernels/tuning_builtins.h"
 
 namespace trex::kernels {
 namespace {
@@ -610,7 +612,9 @@ std::vector<KernelCase> mhc_cases(const std::string& which, const std::vector<Mh
 
 // ---------------------------------------------------------------------------- casts
 // The model's dtype casts (memory-bound): core's SIMD conversion split over the pool in fixed
-// chunks, against the portable scalar conversion (one element at a time, one thread).
+// chunks, against the portable scalar conversion (one element at a time, one thread). An output
+// of at least the row kernels' streaming size (builtin::streams_by_size) is written with
+// streaming stores (core/bf16_stream.h), the row kernels' rule by the whole output's size.
 std::vector<KernelCase> cast_cases(bool to_bf16, SuiteSize size, uint32_t seed, core::ThreadPool* pool) {
   std::vector<int64_t> sizes;
   if (size == SuiteSize::kCheck) sizes = {1, 7, 1000, 4099};
@@ -623,20 +627,24 @@ std::vector<KernelCase> cast_cases(bool to_bf16, SuiteSize size, uint32_t seed, 
     if (to_bf16) {
       float* x = b.input<float>("x", n, seed, 3.f, int(seed % 3));
       auto [y, yr] = b.output<bf16>("y", n, 0);
+      const bool nt = builtin::streams_by_size(n * int64_t(sizeof(bf16)));
       out.push_back(b.done(6.0 * double(n), 0,
           [=] {
             tp->parallel_for(0, n, 1 << 16, [=](int64_t lo, int64_t hi) {
-              core::fp32_to_bf16(x + lo, y + lo, size_t(hi - lo));
+              if (nt) core::fp32_to_bf16_stream(x + lo, y + lo, size_t(hi - lo));
+              else core::fp32_to_bf16(x + lo, y + lo, size_t(hi - lo));
             });
           },
           [=] { core::fp32_to_bf16_scalar(x, yr, size_t(n)); }));
     } else {
       bf16* x = b.input<bf16>("x", n, seed, 3.f, int(seed % 3));
       auto [y, yr] = b.output<float>("y", n, 0);
+      const bool nt = builtin::streams_by_size(n * int64_t(sizeof(float)));
       out.push_back(b.done(6.0 * double(n), 0,
           [=] {
             tp->parallel_for(0, n, 1 << 16, [=](int64_t lo, int64_t hi) {
-              core::bf16_to_fp32(x + lo, y + lo, size_t(hi - lo));
+              if (nt) core::bf16_to_fp32_stream(x + lo, y + lo, size_t(hi - lo));
+              else core::bf16_to_fp32(x + lo, y + lo, size_t(hi - lo));
             });
           },
           [=] { core::bf16_to_fp32_scalar(x, yr, size_t(n)); }));

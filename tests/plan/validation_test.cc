@@ -66,11 +66,14 @@ using testing::source_path;
 // 256-12,288 GPUs) came in with no factor changed: all predicted faster than they ran (+2.7% to
 // +18.6%). Fit 73 runs 7.8% / +2.1%, held-out 44 runs 9.8% / +5.9%: bounds re-established on the
 // grown set for new data alone (fit 0.08 / 0.025, held-out 0.10 / 0.065 / 0.55; docs/plan.md).
+// Then their two stacks got their step overhead set on the fit split (megatron-lm-2023, the
+// baseline's commit 285068c8: 0.20; megascale: 0.02 -> 0.08): fit 6.3% / +0.3%, held-out 8.2% /
+// +3.9%; bounds tightened to fit 0.066 / 0.01, held-out 0.085 / 0.045 / 0.55.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.08, 0.025, 0.30};
-constexpr Bounds kHeldOut{0.10, 0.065, 0.55};
+constexpr Bounds kFit{0.066, 0.01, 0.30};
+constexpr Bounds kHeldOut{0.085, 0.045, 0.55};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -48,6 +48,8 @@
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 //             [--passes N] [--min-time S] [--timing auto|min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
+//             [--pass-level]
+// --pass-level (with --loo): the judge divides each pass by its load level first (see there).
 // --timing: a candidate's time is the fastest of its calls (min), their median, or (auto, the default)
 // the fastest on one thread's CPU clock and the median on wall time (live.h).
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other

@@ -392,8 +392,8 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
   EXPECT_NEAR(foundry_h100.step_overhead, foundry.step_overhead, 1e-12);
   // Megatron-LM at commit 285068c8 (2023, the MegaScale paper's baseline): the 2021 profile's
   // mechanisms (no TP, DP or PP overlap) and its own step overhead. On the paper's Table 3
-  // baseline (175B, 256 A100, batch 256) the step is base x (1 + 0.0333 + 0.20): stragglers
-  // 0.01 x sqrt(2 ln 256) = 0.033302 of the modelled terms, the profile's 0.20 on top; the 2021
+  // baseline (175B, 256 A100, batch 256) the step is base x (1 + 0.0333 + 0.21): stragglers
+  // 0.01 x sqrt(2 ln 256) = 0.033302 of the modelled terms, the profile's 0.21 on top; the 2021
   // profile charges 0.06 on the same terms.
   StackProfile mlm2021 = load_stack(source_path("configs/plan/stack/megatron-lm.toml"));
   StackProfile mlm2023 = load_stack(source_path("configs/plan/stack/megatron-lm-2023.toml"));
@@ -406,7 +406,7 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
     EXPECT_EQ(vc.strategy.stack.name, "megatron-lm-2023");
     const TimeBreakdown t = evaluate(vc).prediction.time;
     const double base = t.step - t.straggler - t.overhead;
-    EXPECT_NEAR(t.overhead / base, 0.20, 1e-9);
+    EXPECT_NEAR(t.overhead / base, 0.21, 1e-9);
     EXPECT_NEAR(t.straggler / base, 0.01 * std::sqrt(2 * std::log(256.0)), 1e-9);
     vc.strategy.stack = mlm2021;
     const TimeBreakdown t21 = evaluate(vc).prediction.time;

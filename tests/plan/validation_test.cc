@@ -71,12 +71,14 @@ using testing::source_path;
 // +3.9%; bounds tightened to fit 0.066 / 0.01, held-out 0.085 / 0.045 / 0.55. Then four of the
 // paper's rows were read in the count the paper used (dense-attn; megatron-lm-2023 refit 0.20 ->
 // 0.21) and the 25.09 DeepSeek-V3 H100 row took its recipe's settings: fit 6.1% / +0.7%, held-out
-// 8.2% / +3.8%, bounds unchanged.
+// 8.2% / +3.8%, bounds unchanged. Then Korthikanti et al.'s 9 rows (arXiv 2205.05198, A100,
+// 8-2,240 GPUs) came in with no factor changed: fit 77 runs 6.3% / +0.2%, held-out 49 runs
+// 7.8% / +3.1%; held-out bounds tightened to 0.082 / 0.04.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
 constexpr Bounds kFit{0.066, 0.01, 0.30};
-constexpr Bounds kHeldOut{0.085, 0.045, 0.55};
+constexpr Bounds kHeldOut{0.082, 0.04, 0.55};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -31,6 +31,12 @@ def post(port, path, body):
         return json.load(r)
 
 
+def add(s, logprob, top):
+    s[0] += 1
+    s[1] += -logprob
+    s[2] += 1 if logprob >= max(top.values()) - 1e-6 else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, required=True)
@@ -44,7 +50,11 @@ def main():
     text = subprocess.run(["zstdcat"] + parts, check=True, capture_output=True, text=True).stdout
     rows = text.splitlines()[:a.rows]
     classes = ["digit of a number in the statement", "digit of another number", "other"]
-    stats = {c: [0, 0.0, 0] for c in classes}
+    # The copied numbers split by where the token is in the number: its first token needs the model
+    # to find which number of the statement comes next (a lookup by name or position); a later one
+    # only needs it to continue the number it started (induction: the token after the same prefix).
+    subs = ["  its first token", "  a later token"]
+    stats = {c: [0, 0.0, 0] for c in classes + subs}
     for line in rows:
         msgs = json.loads(line)["messages"]
         user, answer = msgs[0], msgs[1]["content"]
@@ -63,14 +73,14 @@ def main():
         for i in range(len(prompt), len(ids)):
             c = "other"
             if any(ch.isdigit() for ch in toks[i]):
-                num = next((g for s, e, g in spans if s < off + len(toks[i]) and e > off), "")
-                c = classes[0] if num in in_statement else classes[1]
+                span = next(((s, g) for s, e, g in spans if s < off + len(toks[i]) and e > off), (-1, ""))
+                c = classes[0] if span[1] in in_statement else classes[1]
+                if c == classes[0]:
+                    first = span[0] >= off  # the number starts in this token
+                    add(stats[subs[0] if first else subs[1]], tlp[i], top[i])
             off += len(toks[i])
-            s = stats[c]
-            s[0] += 1
-            s[1] += -tlp[i]
-            s[2] += 1 if tlp[i] >= max(top[i].values()) - 1e-6 else 0
-    for c in classes:
+            add(stats[c], tlp[i], top[i])
+    for c in classes[:1] + subs + classes[1:]:
         n, nll, top1 = stats[c]
         if n:
             print(f"{c}: {n} tokens, mean NLL {nll / n:.3f} nats, reference token most likely {top1 / n:.3f}")

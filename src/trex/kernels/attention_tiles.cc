@@ -2,8 +2,8 @@
 // -march=native); the scalar path handles lengths that are not a multiple of it.
 //
 // GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 headers when
-// _mm512_reduce_add_ps is inlined (the undefined source operand of a masked extract; GCC
-// bug 105593). The state must be set before immintrin.h is first included.
+// _mm512_shuffle_f32x4 (and _mm512_reduce_add_ps) is inlined: the undefined source operand of
+// a masked intrinsic, GCC bug 105593. The state must be set before immintrin.h is first included.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -33,7 +33,6 @@ inline void vstore(float* p, V v) { _mm512_storeu_ps(p, v); }
 inline V vfma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 inline V vset(float x) { return _mm512_set1_ps(x); }
 inline V vadd(V a, V b) { return _mm512_add_ps(a, b); }
-inline float vsum(V v) { return _mm512_reduce_add_ps(v); }
 #elif TREX_TILE_WIDTH == 8
 using V = __m256;
 inline V vzero() { return _mm256_setzero_ps(); }
@@ -52,10 +51,53 @@ inline float vsum(V v) {
 
 constexpr int W = TREX_TILE_WIDTH;
 
+#if TREX_TILE_WIDTH == 16
+// The 16 sums of c[0..15] as one vector, lane 4 j + i holding the sum of c[4 i + j]: a transposed
+// reduction (45 shuffles and adds for 16 sums instead of 16 scalar reductions of 7 each) whose
+// tree is _mm512_reduce_add_ps's, so every sum has the same bits as before: halves of 256 bits,
+// then of 128, then lanes (0, 2) and (1, 3), then the two results (IEEE addition commutes).
+inline __m512 reduce16(const V c[16]) {
+  V u[8], v[4], w[2];
+  for (int p = 0; p < 8; ++p)  // [a.lo256 + a.hi256 | b.lo256 + b.hi256]
+    u[p] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * p], c[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)),
+                         _mm512_shuffle_f32x4(c[2 * p], c[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)));
+  for (int p = 0; p < 4; ++p)  // 128-bit lane g: (quad 1 + quad 0) of source 4 p + g
+    v[p] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], _MM_SHUFFLE(3, 1, 3, 1)),
+                         _mm512_shuffle_f32x4(u[2 * p], u[2 * p + 1], _MM_SHUFFLE(2, 0, 2, 0)));
+  for (int p = 0; p < 2; ++p)  // in each 128-bit lane: elements 0 + 2, 1 + 3 of both sources
+    w[p] = _mm512_add_ps(_mm512_shuffle_ps(v[2 * p], v[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(v[2 * p], v[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+#endif
+
 // One 4 x 4 tile of dot products.
 void dot_tile(const float* const a[4], const float* const b[4], int64_t K, float out[4][4]) {
   int64_t k = 0;
-#if TREX_TILE_WIDTH > 1
+#if TREX_TILE_WIDTH == 16
+  V c[16];
+  for (int i = 0; i < 16; ++i) c[i] = vzero();
+  for (; k + W <= K; k += W) {
+    V b0 = vload(b[0] + k), b1 = vload(b[1] + k), b2 = vload(b[2] + k), b3 = vload(b[3] + k);
+    // The empty asm statements keep every loaded vector in a register: GCC otherwise folds the
+    // loads into the FMAs as memory operands, loading each vector four times (20 loads for 16
+    // FMAs instead of 8, load-bound on Zen 4, where a 512-bit load takes both load pipes).
+    asm("" : "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3));
+    for (int i = 0; i < 4; ++i) {
+      V ai = vload(a[i] + k);
+      asm("" : "+v"(ai));
+      c[4 * i + 0] = vfma(ai, b0, c[4 * i + 0]);
+      c[4 * i + 1] = vfma(ai, b1, c[4 * i + 1]);
+      c[4 * i + 2] = vfma(ai, b2, c[4 * i + 2]);
+      c[4 * i + 3] = vfma(ai, b3, c[4 * i + 3]);
+    }
+  }
+  alignas(64) float r[16];
+  _mm512_store_ps(r, reduce16(c));
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) out[i][j] = r[4 * j + i];
+#elif TREX_TILE_WIDTH == 8
   V c00 = vzero(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
   V c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
   for (; k + W <= K; k += W) {
@@ -101,6 +143,45 @@ void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const flo
   }
 }
 
+#if TREX_TILE_WIDTH > 1
+// Rows ir[0..3] (the first `rows` stored) x NV vectors of columns from column e: the k loop
+// broadcasts one A element per row. Constant bounds and guarded stores keep the 4 NV
+// accumulators in registers (a store loop bounded by `rows` made GCC keep them on the stack).
+template <int NV>
+inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[4],
+                        int64_t rows, const float* const* b, int64_t e, float* C, int64_t ldc,
+                        bool accumulate) {
+  V c[4][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) c[r][q] = vzero();
+  const float* ar0 = A + ir[0] * si;
+  const float* ar1 = A + ir[1] * si;
+  const float* ar2 = A + ir[2] * si;
+  const float* ar3 = A + ir[3] * si;
+  for (int64_t k = 0; k < K; ++k) {
+    const float* bk = b[k] + e;
+    V bq[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) bq[q] = vload(bk + q * W);
+    const V a[4] = {vset(ar0[k * sk]), vset(ar1[k * sk]), vset(ar2[k * sk]), vset(ar3[k * sk])};
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) c[r][q] = vfma(a[r], bq[q], c[r][q]);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    if (r >= rows) break;
+    float* dst = C + r * ldc + e;
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q)
+      vstore(dst + q * W, accumulate ? vadd(vload(dst + q * W), c[r][q]) : c[r][q]);
+  }
+}
+#endif
+
 void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
                  const float* const* b, float* C, int64_t ldc, bool accumulate) {
   for (int64_t i0 = 0; i0 < M; i0 += 4) {
@@ -109,39 +190,10 @@ void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, in
     const int64_t rows = std::min<int64_t>(4, M - i0);
     int64_t e = 0;
 #if TREX_TILE_WIDTH > 1
-    // 4 rows x 4 vectors of columns per tile; the k loop broadcasts one A element per row.
-    for (; e + 4 * W <= N; e += 4 * W) {
-      V c[4][4];
-      for (int r = 0; r < 4; ++r)
-        for (int q = 0; q < 4; ++q) c[r][q] = vzero();
-      for (int64_t k = 0; k < K; ++k) {
-        const float* bk = b[k] + e;
-        V b0 = vload(bk), b1 = vload(bk + W), b2 = vload(bk + 2 * W), b3 = vload(bk + 3 * W);
-        for (int r = 0; r < 4; ++r) {
-          V ar = vset(A[ir[r] * si + k * sk]);
-          c[r][0] = vfma(ar, b0, c[r][0]);
-          c[r][1] = vfma(ar, b1, c[r][1]);
-          c[r][2] = vfma(ar, b2, c[r][2]);
-          c[r][3] = vfma(ar, b3, c[r][3]);
-        }
-      }
-      for (int64_t r = 0; r < rows; ++r)
-        for (int q = 0; q < 4; ++q) {
-          float* dst = C + (i0 + r) * ldc + e + q * W;
-          vstore(dst, accumulate ? vadd(vload(dst), c[r][q]) : c[r][q]);
-        }
-    }
-    for (; e + W <= N; e += W) {
-      V c[4] = {vzero(), vzero(), vzero(), vzero()};
-      for (int64_t k = 0; k < K; ++k) {
-        V bk = vload(b[k] + e);
-        for (int r = 0; r < 4; ++r) c[r] = vfma(vset(A[ir[r] * si + k * sk]), bk, c[r]);
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        float* dst = C + (i0 + r) * ldc + e;
-        vstore(dst, accumulate ? vadd(vload(dst), c[r]) : c[r]);
-      }
-    }
+    for (; e + 4 * W <= N; e += 4 * W)
+      outer_block<4>(K, A, si, sk, ir, rows, b, e, C + i0 * ldc, ldc, accumulate);
+    for (; e + W <= N; e += W)
+      outer_block<1>(K, A, si, sk, ir, rows, b, e, C + i0 * ldc, ldc, accumulate);
 #endif
     for (; e < N; ++e)
       for (int64_t r = 0; r < rows; ++r) {

@@ -127,8 +127,19 @@ float exp_row(float* x, int64_t n, float m) {
   return sum;
 }
 
+// src itself for fp32 storage, else src widened into buf.
+template <class T>
+const float* f32_rows(const T* src, float* buf, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return src;
+  } else {
+    to_f32(src, buf, n);
+    return buf;
+  }
+}
+
 struct Scratch {
-  std::vector<float> K, S, Q, O, dO, dP, dQ, dK;
+  std::vector<float> K, S, Q, O, dO, dP, dQ, dK, D, prod;
   std::vector<const float*> krows, qrows, dorows;
 };
 
@@ -283,6 +294,8 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     w.O.resize(size_t(H * hd));
     w.dO.resize(size_t(H * hd));
     w.dQ.resize(size_t(H * hd));
+    w.D.resize(size_t(H));
+    w.prod.resize(size_t(H * hd));
     KeySet ks;
     for (int64_t c = c0; c < c1; ++c) {
       float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
@@ -295,28 +308,40 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         key_set(kv, kv_comp, comp_idx, sh, t, &ks);
         const int64_t n = ks.n, nw = ks.nw;
         key_rows<T>(ks, hd, w.K.data(), w.krows);
-        to_f32(q + t * H * hd, w.Q.data(), H * hd);
-        to_f32(o + t * H * hd, w.O.data(), H * hd);
-        to_f32(d_o + t * H * hd, w.dO.data(), H * hd);
-        head_rows(w.Q.data(), H, hd, w.qrows);
-        head_rows(w.dO.data(), H, hd, w.dorows);
+        // fp32 storage is read where it lies; bf16 is widened once per token.
+        const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
+        const float* O = f32_rows(o + t * H * hd, w.O.data(), H * hd);
+        const float* dO = f32_rows(d_o + t * H * hd, w.dO.data(), H * hd);
+        head_rows(Q, H, hd, w.qrows);
+        head_rows(dO, H, hd, w.dorows);
         float* S = w.S.data();
         float* dP = w.dP.data();
         dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, S, n);
         dot_tiles(H, n, hd, w.dorows.data(), w.krows.data(), 1.f, dP, n);
+        // D_h = <do_h, o_h>: the products rounded first (a separate pass, so they are never
+        // contracted into FMAs), then each head's sum in e order, the heads side by side so that
+        // they are H independent chains rather than one chain of H hd dependent additions.
+        float* D = w.D.data();
+        float* prod = w.prod.data();
+        for (int64_t i = 0; i < H * hd; ++i) prod[i] = dO[i] * O[i];
+        for (int64_t h = 0; h < H; ++h) D[h] = 0.f;
+        for (int64_t e = 0; e < hd; ++e)
+          for (int64_t h = 0; h < H; ++h) D[h] += prod[h * hd + e];
         for (int64_t h = 0; h < H; ++h) {
           const float l = lse[t * H + h];
-          float D = 0.f;
-          for (int64_t e = 0; e < hd; ++e) D += w.dO[size_t(h * hd + e)] * w.O[size_t(h * hd + e)];
           float* srow = S + h * n;
           float* drow = dP + h * n;
           exp_row(srow, n, l);  // P
-          for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D);  // tau dS
-          sink_acc[h] -= std::exp(sink[h] - l) * D;
+          for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D[h]);  // tau dS
+          sink_acc[h] -= std::exp(sink[h] - l) * D[h];
         }
         // dQ = (tau dS) K;  dK = (tau dS)^T Q + P^T dO, window rows straight into win_acc.
-        outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
-        from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
+        if constexpr (std::is_same_v<T, float>) {
+          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), dq + t * H * hd, hd, false);
+        } else {
+          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
+          from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
+        }
         float* dst = win_acc + (t - nw + 1 - base) * hd;
         outer_tiles(nw, hd, H, dP, 1, n, w.qrows.data(), dst, hd, true);
         outer_tiles(nw, hd, H, S, 1, n, w.dorows.data(), dst, hd, true);

@@ -107,6 +107,23 @@ void head_rows(const float* base, int64_t H, int64_t hd, std::vector<const float
   for (int64_t h = 0; h < H; ++h) rows[size_t(h)] = base + h * hd;
 }
 
+// max(m, x_0, ..., x_{n-1}), as the scalar loop m = std::max(m, x_j) gives it for finite x:
+// a maximum does not round, so the lanes may take the elements in any order.
+float row_max(const float* x, int64_t n, float m) {
+  int64_t j = 0;
+#ifdef TREX_ELEM_AVX2
+  if (n >= 8) {
+    __m256 vm = _mm256_set1_ps(m);
+    for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(_mm256_loadu_ps(x + j), vm);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, vm);
+    for (float v : lanes) m = std::max(m, v);
+  }
+#endif
+  for (; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
 // exp(x - m) over a row, in place; returns the sum.
 float exp_row(float* x, int64_t n, float m) {
   int64_t j = 0;
@@ -172,10 +189,12 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", builtin::kAttnQueryBlock);
   tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
     Scratch w;
-    w.K.resize(size_t(kmax * hd));
     w.S.resize(size_t(H * kmax));
-    w.Q.resize(size_t(H * hd));
-    w.O.resize(size_t(H * hd));
+    if constexpr (!std::is_same_v<T, float>) {  // widened copies; fp32 is used where it lies
+      w.K.resize(size_t(kmax * hd));             // (a job is a few tokens: no zero-filling
+      w.Q.resize(size_t(H * hd));                // kmax hd floats per job that stay unused)
+      w.O.resize(size_t(H * hd));
+    }
     KeySet ks;
     for (int64_t t = t0; t < t1; ++t) {
       key_set(kv, kv_comp, comp_idx, sh, t, &ks);
@@ -192,8 +211,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, w.S.data(), n);
       for (int64_t h = 0; h < H; ++h) {
         float* srow = w.S.data() + h * n;
-        float m = sink[h];
-        for (int64_t j = 0; j < n; ++j) m = std::max(m, srow[j]);
+        const float m = row_max(srow, n, sink[h]);
         float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
         float inv = 1.f / zs;
         for (int64_t j = 0; j < n; ++j) srow[j] *= inv;

@@ -121,6 +121,98 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
   fs::remove(cfg);
 }
 
+// A family and mode whose parameter ranges admit no instance that passes the checks (here no
+// infeasible transportation problem: every destination needs 1 unit) ran for ever, writing empty
+// blocks. Now the run stops once the mode has had 100 candidates and exported none: one line
+// naming the family and mode and why its candidates were rejected, exit 2, at the same block
+// whatever the threads; the blocks before it stay whole, and the same command stops there again.
+TEST(DataCli, AParameterRangeThatAdmitsNoInstanceOfAModeStopsWithOneLine) {
+  std::string dir = temp_dir("no_instance"), cfg = temp_dir("no_instance_cfg") + ".toml";
+  write_file_atomic(cfg,
+                    "[run]\ncount = 50\nblock_size = 10\n[families.transportation]\nparams.demand = [1, 1]\n"
+                    "modes = { infeasible = 1.0 }\n");
+  const std::string says =
+      "trex: error: families.transportation.modes.infeasible: none of 100 infeasible candidates was exported "
+      "(feasibility_mismatch 100); its parameter ranges admit no infeasible instance";
+  for (const char* threads : {"2", "1"}) {  // the second: the same command again, as a resume
+    ProcessResult r = trex_run({"data", "gen", "--config", cfg, "--out", dir, "--quiet", "--threads", threads});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err.rfind(says, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // Blocks 0-9 (10 candidates each) are done and hold nothing; those built ahead of the
+    // failing block are not written.
+    for (int b = 0; b < 12; ++b) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/blocks/block-%05d.json", b);
+      EXPECT_EQ(fs::exists(dir + name), b < 10) << name;
+    }
+    EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/blocks/block-00009.json"))["exported"], 0);
+    EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+  }
+  // In a mixture the other family and the mode that works are exported, and the run still stops:
+  // without the check it would end with no infeasible transportation sample, silently.
+  std::string mixed = temp_dir("no_instance_mixed");
+  write_file_atomic(cfg,
+                    "[run]\ncount = 3000\nblock_size = 50\n[families.knapsack]\nweight = 1.0\n"
+                    "[families.transportation]\nweight = 1.0\nparams.demand = [1, 1]\n"
+                    "modes = { feasible = 0.5, infeasible = 0.5 }\n");
+  ProcessResult m = trex_run({"data", "gen", "--config", cfg, "--out", mixed, "--quiet"});
+  EXPECT_EQ(m.exit_code, 2) << m.out << m.err;
+  EXPECT_EQ(m.err.rfind("trex: error: families.transportation.modes.infeasible: none of ", 0), 0u) << m.err;
+  EXPECT_NE(m.err.find(" infeasible candidates was exported (feasibility_mismatch "), std::string::npos) << m.err;
+  EXPECT_EQ(std::count(m.err.begin(), m.err.end(), '\n'), 1) << m.err;
+  nlohmann::json first = nlohmann::json::parse(read_file(mixed + "/blocks/block-00000.json"));
+  EXPECT_GT(first["accepted"].value("knapsack", 0), 0) << first.dump();
+  EXPECT_GT(first["modes"]["transportation feasible"]["exported"].get<long>(), 0) << first.dump();
+  EXPECT_EQ(first["modes"]["transportation infeasible"]["exported"].get<long>(), 0) << first.dump();
+  EXPECT_FALSE(fs::exists(mixed + "/manifest.json"));
+  for (const std::string& d : {dir, mixed, cfg}) fs::remove_all(d);
+}
+
+// An --against corpus that is cut off, or compressed under a plain name: one line naming the
+// bad part, exit 2, before any block (no part or marker written); with the corpus repaired the
+// same command runs.
+TEST(DataCli, ABadAgainstCorpusIsOneLineNamingThePartBeforeAnyBlock) {
+  std::string earlier = temp_dir("against_earlier"), out = temp_dir("against_out");
+  ASSERT_EQ(trex_run({"data", "gen", "--count", "20", "--seed", "6", "--out", earlier, "--quiet"}).exit_code, 0);
+  const std::string part = earlier + "/data/part-00000.jsonl.zst", plain = earlier + "/data/part-00000.jsonl";
+  const std::string bytes = read_file(part);
+  auto nothing_written = [&] {
+    for (const char* sub : {"data", "cpt", "sft", "blocks"}) {
+      EXPECT_TRUE(!fs::exists(out + "/" + sub) || fs::is_empty(out + "/" + sub)) << sub;
+    }
+    EXPECT_FALSE(fs::exists(out + "/manifest.json"));
+  };
+  const std::vector<std::string> gen = {"data", "gen", "--count", "10", "--seed", "6", "--against", earlier,
+                                        "--out", out, "--quiet"};
+  write_file_atomic(part, bytes.substr(0, bytes.size() / 2));  // cut off mid-frame
+  ProcessResult cut = trex_run(gen);
+  EXPECT_EQ(cut.exit_code, 2) << cut.err;
+  EXPECT_EQ(cut.err.rfind("trex: error: " + part + ": ", 0), 0u) << cut.err;
+  EXPECT_EQ(std::count(cut.err.begin(), cut.err.end(), '\n'), 1) << cut.err;
+  nothing_written();
+
+  fs::remove(part);
+  write_file_atomic(plain, bytes);  // zstd data under a plain .jsonl name: refused, never read as text
+  ProcessResult mislabelled = trex_run(gen);
+  EXPECT_EQ(mislabelled.exit_code, 2) << mislabelled.err;
+  EXPECT_EQ(mislabelled.err.rfind("trex: error: " + plain + ": ", 0), 0u) << mislabelled.err;
+  EXPECT_EQ(std::count(mislabelled.err.begin(), mislabelled.err.end(), '\n'), 1) << mislabelled.err;
+  nothing_written();
+
+  fs::remove(plain);
+  write_file_atomic(part, bytes);
+  ProcessResult ok = trex_run(gen);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  nlohmann::json m = nlohmann::json::parse(read_file(out + "/manifest.json"));
+  long dups = 0;
+  for (const auto& [k, v] : m["per_reason"].items())
+    if (k.rfind("duplicate_", 0) == 0) dups += v["count"].get<long>();
+  EXPECT_GE(dups, 20) << "the earlier corpus's 20 samples (the same seed) count as seen";
+  fs::remove_all(earlier);
+  fs::remove_all(out);
+}
+
 // mpirun -n ranks trex ARGS, as root too (a test may run as root; no user needs these).
 ProcessResult mpirun_trex(int ranks, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"env",    "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",

@@ -115,6 +115,22 @@ uint64_t skeleton(const std::string& family, const lp::Model& m) {
   return XXH3_64bits_withSeed(v, sizeof v, XXH3_64bits(family.data(), family.size()));
 }
 
+// Candidates of one family and feasibility mode with none exported: after this many the run
+// stops (check_progress). In the default mixture every family exports 98.5% or more of its
+// candidates (100k samples), so 100 rejections in a row by chance do not happen; a parameter
+// range that admits no instance of the mode (or only duplicates) gave a run that never ended,
+// writing empty blocks.
+constexpr long kNoneExportedLimit = 100;
+
+// One family and mode's candidates: generated, exported and rejected by reason.
+struct ModeCounts {
+  long generated = 0, exported = 0;
+  std::map<std::string, long> rejected;
+};
+
+// By "family mode", e.g. "transportation infeasible".
+using ModeTotals = std::map<std::string, ModeCounts>;
+
 struct Totals {
   std::map<std::string, long> generated, accepted, rejected, near_by_family;
   std::unordered_set<uint64_t> skeletons;
@@ -141,6 +157,34 @@ void add_block(Totals& t, const nlohmann::ordered_json& b) {
   if (b.contains("skeletons"))
     for (const auto& h : b["skeletons"]) t.skeletons.insert(h.get<uint64_t>());
   t.parts.push_back({{"data", b["data"]}, {"cpt", b["cpt"]}, {"sft", b["sft"]}, {"samples", b["exported"]}});
+}
+
+// Adds a block record's counts by family and mode (records written before they were kept have
+// none), then fails closed when a family and mode has had kNoneExportedLimit candidates and
+// exported none: its parameter ranges admit no instance of that mode that passes the checks,
+// and the run would build blocks for ever (a mixture of that family alone) or silently leave
+// the mode out. Called for each block in block order (replayed, or just written, on the
+// writer thread: before it writes the next block), so the run stops after the same block
+// whatever the threads, and a resume stops there again.
+void add_and_check_progress(ModeTotals& t, const nlohmann::ordered_json& b) {
+  if (b.contains("modes"))
+    for (const auto& [k, v] : b["modes"].items()) {
+      ModeCounts& m = t[k];
+      m.generated += v["generated"].get<long>();
+      m.exported += v["exported"].get<long>();
+      for (const auto& [r, n] : v["rejected"].items()) m.rejected[r] += n.get<long>();
+    }
+  for (const auto& [key, m] : t) {
+    if (m.generated < kNoneExportedLimit || m.exported > 0) continue;
+    const size_t space = key.find(' ');
+    const std::string family = key.substr(0, space), mode = key.substr(space + 1);
+    std::string why;
+    for (const auto& [reason, n] : m.rejected) why += (why.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+    throw InputError::field("families." + family + ".modes." + mode,
+                            "none of " + std::to_string(m.generated) + " " + mode + " candidates was exported (" +
+                                why + "); its parameter ranges admit no " + mode +
+                                " instance that passes the checks: widen them or give the mode no share");
+  }
 }
 
 nlohmann::ordered_json manifest_from(const Totals& t, const RunOptions& o, int threads, int resumed) {
@@ -266,7 +310,7 @@ nlohmann::ordered_json write_block(int block, const BlockVerdict& v, BuiltBlock&
   apply_verdict(v, b.samples);
   nlohmann::ordered_json gen = nlohmann::ordered_json::object(), acc = nlohmann::ordered_json::object(),
                          rej = nlohmann::ordered_json::object(), ex = nlohmann::ordered_json::object(),
-                         near = nlohmann::ordered_json::object();
+                         near = nlohmann::ordered_json::object(), modes = nlohmann::ordered_json::object();
   // The parts sized once: appending a block's lines to growing strings reallocated and copied
   // megabytes, each time onto freshly faulted pages.
   std::string data, cpt, sft;
@@ -282,13 +326,18 @@ nlohmann::ordered_json write_block(int block, const BlockVerdict& v, BuiltBlock&
   for (long k = 0; k < v.examined; ++k) {
     const Sample& s = b.samples[size_t(k)];
     bump(gen, s.family);
+    nlohmann::ordered_json& mode = modes[s.family + " " + to_string(s.mode)];
+    if (mode.is_null()) mode = {{"generated", 0}, {"exported", 0}, {"rejected", nlohmann::ordered_json::object()}};
+    bump(mode, "generated");
     if (!s.rejection.empty()) {
+      bump(mode["rejected"], s.rejection);
       bump(rej, s.rejection);
       if (s.rejection == reason::kDuplicateNear) bump(near, s.family);
       if (ex[s.rejection].size() < 3) ex[s.rejection].push_back({{"id", s.id}, {"detail", s.rejection_detail}});
       continue;
     }
     bump(acc, s.family);
+    bump(mode, "exported");
     shapes.insert(skeleton(s.family, s.model));
     data += b.lines[size_t(k)][0];
     cpt += b.lines[size_t(k)][1];
@@ -307,6 +356,7 @@ nlohmann::ordered_json write_block(int block, const BlockVerdict& v, BuiltBlock&
   r["rejected"] = rej;
   r["examples"] = ex;
   r["near_duplicates"] = near;
+  r["modes"] = modes;  // per "family mode": generated, exported, rejected by reason (check_progress)
   r["skeletons"] = std::vector<uint64_t>(shapes.begin(), shapes.end());
   auto tw = Clock::now();
   auto put = [&](const char* kind, const std::string& text) {
@@ -354,11 +404,13 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
   const long target = cfg.count;
   RunReport report;
   long exported = 0;
+  ModeTotals by_mode;  // the blocks this rank replayed or wrote (add_and_check_progress)
   int next = 0;  // the first block not finished
   for (;; ++next) {
     const std::string marker = o.out_dir + "/" + block_name(next);
     if (exported >= target || !fs::exists(marker)) break;
     nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(marker));
+    add_and_check_progress(by_mode, b);
     if (rank == 0) admit_corpus(o.out_dir, {b["data"].get<std::string>()}, *dedup);
     exported += b["exported"].get<long>();
     ++report.blocks_resumed;
@@ -399,7 +451,8 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
       last = next + r;
       if (bar) bar->advance(round[size_t(r)].kept);
     }
-    if (pending.valid()) pending.get();  // my previous block first (its errors surface here)
+    // My previous block first (its errors surface here).
+    if (pending.valid()) add_and_check_progress(by_mode, pending.get());
     if (round[size_t(rank)].examined >= 0) {
       pending = finisher.submit([built, v = round[size_t(rank)], mine, dir = o.out_dir, compress = o.compress] {
         return write_block(mine, v, *built, dir, compress);
@@ -407,7 +460,7 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
     }
     next += size;
   }
-  if (pending.valid()) pending.get();
+  if (pending.valid()) add_and_check_progress(by_mode, pending.get());
   ranks.barrier();  // every rank's blocks are on disk
   if (bar) bar->finish();
 
@@ -482,6 +535,9 @@ RunReport run_corpus(const RunOptions& o) {
   // updated state of a failed block b and its files and marker written, so a resume differed
   // from an uninterrupted run. Declared before the workers, which use it until they join.
   std::atomic<bool> failed{false};
+  // Counts by family and mode of the blocks replayed and written (add_and_check_progress). Read
+  // and written by writer jobs only, and here only while no job is pending (the replay).
+  ModeTotals by_mode;
   OrderedWorker finisher;  // the ordered pass: dedup and selection, block after block
   // The kept samples' files (zstd, write, fsync) on a thread of their own, also in block order:
   // on the finisher they made its serial chain a third longer (zstd level 1 on ~32 KB of JSON
@@ -515,6 +571,7 @@ RunReport run_corpus(const RunOptions& o) {
       admit_corpus(o.out_dir, {b["data"].get<std::string>()}, dedup);
       exported += b["exported"].get<long>();
       add_block(totals, b);
+      add_and_check_progress(by_mode, b);
       ++report.blocks_resumed;
       ++report.blocks;
       if (bar) bar->advance(b["exported"].get<long>());
@@ -544,11 +601,13 @@ RunReport run_corpus(const RunOptions& o) {
         throw;
       }
     });
-    pending.push_back(writer.submit([&failed, verdict, block, built, dir = o.out_dir, compress = o.compress] {
+    pending.push_back(writer.submit([&failed, &by_mode, verdict, block, built, dir = o.out_dir, compress = o.compress] {
       if (failed)
         throw std::runtime_error("corpus block " + std::to_string(block) + ": not written, an earlier block failed");
       try {
-        return write_block(block, verdict.get(), *built, dir, compress);
+        nlohmann::ordered_json record = write_block(block, verdict.get(), *built, dir, compress);
+        add_and_check_progress(by_mode, record);
+        return record;
       } catch (...) {
         failed = true;
         throw;

@@ -29,8 +29,9 @@
 //     settled effect is used (settled_ratio(): enough skills, all on one side by more than a
 //     measurement's noise); an unsettled move is left to the model, so noise in the skills
 //     cannot reorder the search. The search ranks a node's moves by it (the model breaks ties),
-//     skips a move every skill found more than `prune_above` slower, and starts from the
-//     model's start moved to the skills' consensus and improved by the settled gains (descend()).
+//     skips a move every skill found more than `prune_above` slower, and measures, right after
+//     the model's start, that start moved to the skills' consensus and improved by the settled
+//     gains (descend(), warm_start()).
 //   - consensus per parameter: where at least `min_support` skills' best values of a parameter
 //     (mapped into the target) lie within one candidate of each other (a choice without scales:
 //     all on the same value), their median; a
@@ -156,10 +157,11 @@ std::vector<Evidence> prior_evidence(const std::vector<Skill>& skills, const Tun
 // hardware once solved.
 Config model_start(const TuneTarget& t, const AuraHardware& hw);
 
-// A search started by the prior: the root is the model's start improved by the moves the skills
-// predict to gain (descend()), then the model's start itself as a seed when it differs; the
-// search's options take the prior (move order and pruning). Without a prior (empty) the root is
-// the model's start and nothing changes.
+// A search started by the prior: the root is the model's start, then, where it differs, the
+// model's start improved by the moves the skills predict to gain (descend()) as the first seed,
+// origin "skills" (the search continues from it when it is faster); the search's options take
+// the prior (move order and pruning). Without a prior (empty) the root is the model's start and
+// nothing changes.
 SearchSeed warm_start(const SkillPrior& prior, const TuneTarget& t, const SearchSeed& model_start,
                       SearchOptions& options);
 

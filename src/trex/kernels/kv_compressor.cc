@@ -259,6 +259,63 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   }
 }
 
+// Channels [e0, e1) of entry i with the rows in memory order (ratio != 4: the entry's rows are
+// consecutive tokens, one contiguous run of ratio x C floats): a max pass row by row, then a sum
+// pass row by row, the per-channel max, sum and weighted sum in a per-thread buffer (L1) instead
+// of registers. Each pass then reads whole rows front to back, which the hardware prefetchers
+// follow; stats64's 64-channel tiles read 256 bytes of each of 128 rows 2 KiB apart, short runs
+// they did not (perf: the cycles sat on those loads; one thread ran at ~10 GB/s). Per channel
+// the same operations in the same row order as stats64, so the same bits. (Ratio 4's eight rows
+// lie 4 KiB apart in two half-rows; this order made it 2x slower there: not used for it.)
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows512(
+    const float* kt, const float* zt, const float* ape, float* k, int64_t i, int64_t e0,
+    int64_t e1, const RowOffsets& o, int64_t hd) {
+  thread_local std::vector<float> buf;
+  const int64_t w = (e1 - e0 + 15) / 16 * 16;
+  if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
+  float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
+  for (int64_t c = e0; c < e1; c += 16) {
+    _mm512_storeu_ps(mx + (c - e0), _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
+    _mm512_storeu_ps(sm + (c - e0), _mm512_setzero_ps());
+    _mm512_storeu_ps(ac + (c - e0), _mm512_setzero_ps());
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float *z = zt + o.x[j], *a = ape + o.ape[j];
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
+    }
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+      const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
+      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
+      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
+    }
+  }
+  for (int64_t c = e0; c < e1; c += 16)
+    simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
+                  simd::lanes16(c, e1));
+}
+
+// Work items [w0, w1) of the forward for ratio != 4 on AVX-512: the consecutive items of one
+// entry (its channel blocks) as one channel range, rows in memory order (forward_rows512).
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows_items512(
+    const float* kt, const float* zt, const float* ape, float* k, int64_t w0, int64_t w1,
+    int64_t blocks, int64_t cb, int64_t hd, int ratio) {
+  thread_local RowOffsets o;
+  for (int64_t w = w0; w < w1;) {
+    const int64_t i = w / blocks, wl = std::min(w1, (i + 1) * blocks);  // this entry's items
+    entry_offsets(i, ratio, hd, &o);
+    forward_rows512(kt, zt, ape, k, i, (w % blocks) * cb, std::min(hd, ((wl - 1) % blocks + 1) * cb), o, hd);
+    w = wl;
+  }
+}
+
 // Channels [e0, e1) of entries [i0, i1).
 void forward_block(const float* kt, const float* zt, const float* ape, float* k, int64_t i0,
                    int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1) {
@@ -338,6 +395,7 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   // Chunks of 16 items, so that each tile can request the next one's lines (entries are
   // independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
+    if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
     if (wide) return forward_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;

@@ -6,7 +6,9 @@
 // checks (sandbox_child.h's enter_sandbox, loaded from the shared library trex_sandbox_enter),
 // before anything of the program runs, and exits 126 when one fails; the session and the
 // network (or user) namespace, which do not depend on the request, it makes while it waits
-// for the request (sandbox_prepare), the rest in the fresh path's order. The evaluator keeps the wall clock, the output caps and the solve channel
+// for the request (sandbox_prepare), the rest in the fresh path's order. As root with
+// seccomp, the network namespace is the interpreter's, made once for all its children
+// (sandbox_share_network_namespace; why that isolates as well, in docs/eval.md). The evaluator keeps the wall clock, the output caps and the solve channel
 // (run_sandboxed). What differs: the module is imported from one read-only copy per
 // interpreter (in a folder of its own, outside every program's folder) rather than from a copy
 // in each program's folder, and children of one interpreter share its address-space layout.

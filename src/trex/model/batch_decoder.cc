@@ -1,12 +1,14 @@
 // BatchDecoder: the Transformer's forward for one new token of each of several sequences (see
 // batch_decoder.h), composed from the same kernels and layers as the training forward: mHC
-// pre/post/head, RMSNorm, AttentionLayer::decode per sequence, MoeLayer over the batch, the LM
-// head as one multi-row matrix-vector product. A step's rows are split into one contiguous group
-// per thread of the default pool, each run start to finish by one thread on its own lane.
+// pre/post/head, RMSNorm, AttentionLayer::decode_rows per group of rows, the MoE layer (MoeLayer
+// on one lane, MoeDecode's phases on several), the LM head as one multi-row matrix-vector
+// product. Several lanes split the rows for attention and the weights for the MoE and the head.
 #include "trex/model/batch_decoder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "trex/core/safetensors.h"
@@ -17,6 +19,7 @@
 #include "trex/model/block_tensors.h"
 #include "trex/model/packed_weights.h"
 #include "trex/model/moe.h"
+#include "trex/model/moe_decode.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -40,20 +43,64 @@ void check_ids(std::span<const int32_t> ids, int vocab) {
                                            std::to_string(vocab) + ")");
 }
 
-// What one thread needs to run the step over its share of the rows: layers hold per-call state
-// (the MoE layer its routing, attention its scratch), so each lane has its own, and its own
-// working rows.
+// Where the threads of a step meet between its phases (twice per layer and before the head): a
+// waiter spins ~0.3 ms (10000 pauses), since a phase lasts tens to hundreds of microseconds and a
+// futex wake costs tens, then sleeps on the generation word until the last thread arrives. Not
+// longer: spinning for ms left a partner thread that the scheduler had put on the same core
+// waiting for the spinner's time slice; and not sched_yield: that handed the core to a background
+// process for its whole slice (session 9 of issue 16). A thread that fails breaks the barrier, so
+// the others throw instead of waiting for it.
+class StepBarrier {
+ public:
+  void reset(int threads) {
+    threads_ = threads;
+    arrived_.store(0, std::memory_order_relaxed);
+    broken_.store(false, std::memory_order_relaxed);
+  }
+  void wait() {
+    if (threads_ <= 1) return;
+    const uint32_t gen = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      generation_.notify_all();
+    } else {
+      for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
+        if (spins < 10000) {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        } else {
+          generation_.wait(gen, std::memory_order_acquire);
+        }
+      }
+    }
+    if (broken_.load(std::memory_order_acquire))
+      throw std::runtime_error("decoding step: another thread failed");
+  }
+  void break_all() {
+    broken_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+  }
+
+ private:
+  int threads_ = 1;
+  std::atomic<int> arrived_{0};
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<bool> broken_{false};
+};
+
+// What one thread needs to run the step over its share of the rows: attention layers hold
+// per-call state (their scratch), so each lane has its own, and its own working rows.
 struct Lane {
   std::vector<AttentionLayer> attn;
-  std::vector<MoeLayer> moe;
+  MoeDecodeScratch moe;
   std::vector<float> X, X2, y, xn, F, pre, post, C, w;
   std::vector<AttentionCache*> caches;  // the step's rows' caches at one layer
 
   explicit Lane(const ModelConfig& c) {
-    for (int l = 0; l < c.layers; ++l) {
-      attn.emplace_back(c, l);
-      moe.emplace_back(c, l < c.ffn.hash_layers);
-    }
+    for (int l = 0; l < c.layers; ++l) attn.emplace_back(c, l);
   }
 
   void size_rows(const ModelConfig& c, int64_t B) {
@@ -80,8 +127,18 @@ struct BatchDecoder::Impl {
   const Transformer& model;
   const ModelConfig& c;
   // One lane per thread of the default pool (lane 0 also prefills): a step of B rows runs as
-  // min(threads, B) contiguous groups of rows, one per lane, in one dispatch of the pool.
+  // min(threads, B) contiguous groups of rows, one per lane, in one dispatch of the pool; with
+  // more than one lane they meet at `barrier` around each MoE layer's experts and before the
+  // head, whose work is split by weights instead of by rows (each weight read once per step).
   std::vector<Lane> lanes;
+  std::vector<MoeLayer> moe;   // [layer] prefill's and one lane's MoE, and the routing state
+  MoeDecode moe_step;          // the MoE phases of a step of several lanes (one layer at a time)
+  std::vector<float> ffn_in;   // [B, d] the step's normed FFN inputs, all rows
+  std::vector<float> head_in;  // [B, d] the step's normed head inputs, all rows
+  StepBarrier barrier;
+  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
+  std::unique_ptr<std::atomic<int>[]> expert_next;  // [layer]
+  std::atomic<int> head_next{0};
   std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
   std::vector<int64_t> pos;                        // [slot]
   std::vector<LayerParams> layer;                  // resolved against params_base
@@ -91,10 +148,12 @@ struct BatchDecoder::Impl {
   PackedWeights packed;
   std::vector<float> logits;                       // [B, V] of the last step
 
-  Impl(const Transformer& m, int slots) : model(m), c(m.config()) {
+  Impl(const Transformer& m, int slots) : model(m), c(m.config()), moe_step(m.config()) {
     if (slots < 1) throw InputError::field("slots", "a decoder needs at least one slot");
     const int threads = std::max(1, core::default_thread_pool().num_threads());
     for (int t = 0; t < std::min(threads, slots); ++t) lanes.emplace_back(c);
+    for (int l = 0; l < c.layers; ++l) moe.emplace_back(c, l < c.ffn.hash_layers);
+    expert_next = std::make_unique<std::atomic<int>[]>(size_t(c.layers));
     cache.assign(size_t(slots), std::vector<AttentionCache>(size_t(c.layers)));
     pos.assign(size_t(slots), 0);
   }
@@ -167,7 +226,7 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.ffn_norm, xnT.data(), T, d, eps);
-      lanes[0].moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
+      moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data());
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
     }
@@ -178,8 +237,8 @@ struct BatchDecoder::Impl {
     return {logits.data(), size_t(c.vocab)};
   }
 
-  // Rows [b0, b1) of a step on one lane: embedding, every layer, the head into their logits.
-  void step_rows(Lane& ln, std::span<const int> slots, std::span<const int32_t> ids, int64_t b0,
+  // A step on one lane: embedding, every layer, the head into the rows' logits.
+  void step_one_lane(Lane& ln, std::span<const int> slots, std::span<const int32_t> ids, int64_t b0,
                  int64_t b1) {
     const int64_t B = b1 - b0, n = c.mhc.streams, d = c.hidden;
     const float eps = float(c.norm_eps);
@@ -211,12 +270,67 @@ struct BatchDecoder::Impl {
       // of one row).
       for (int64_t r0 = 0; r0 < B; r0 += MoeLayer::kFewTokens) {
         const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, B - r0);
-        ln.moe[size_t(l)].forward(p.moe, xn + r0 * d, ids.data() + b0 + r0, nb, F + r0 * d, nullptr, &packed);
+        moe[size_t(l)].forward(p.moe, xn + r0 * d, ids.data() + b0 + r0, nb, F + r0 * d, nullptr, &packed);
       }
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
     }
     head(ln, X, B, logits.data() + b0 * c.vocab);
+  }
+
+  // Lane t of G's part of a step of B rows: its rows [b0, b1) through embedding, attention and
+  // the norms; the experts of each MoE layer (moe_decode.h) and the pieces of the head's panels
+  // that it takes, over all rows. Each weight of the MoE and the head is read by one lane for
+  // every row.
+  void step_lane(int t, int G, std::span<const int> slots, std::span<const int32_t> ids,
+                 int64_t B) {
+    Lane& ln = lanes[size_t(t)];
+    const int64_t b0 = t * B / G, b1 = (t + 1) * B / G;
+    const int64_t R = b1 - b0, n = c.mhc.streams, d = c.hidden;
+    const float eps = float(c.norm_eps);
+    const kernels::MhcShape sh = mhc_shape(c, R);
+    ln.size_rows(c, R);
+    float *X = ln.X.data(), *X2 = ln.X2.data(), *y = ln.y.data(), *xn = ln.xn.data(),
+          *F = ln.F.data(), *pre = ln.pre.data(), *post = ln.post.data(), *C = ln.C.data();
+    float* xf = ffn_in.data() + b0 * d;
+    const float* embed = tensor("embed");
+    for (int64_t b = 0; b < R; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(X + (b * n + i) * d, embed + int64_t(ids[size_t(b0 + b)]) * d,
+                    size_t(d) * sizeof(float));
+    for (int l = 0; l < c.layers; ++l) {
+      const LayerParams& p = layer[size_t(l)];
+      // Attention site: each row against its own sequence's cache, the projections batched.
+      kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
+      kernels::rmsnorm_forward(y, p.attn_norm, xn, R, d, eps);
+      for (int64_t b = 0; b < R; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
+      ln.attn[size_t(l)].decode_rows(p.attn, xn, R, ln.caches.data(), F, &packed);
+      kernels::mhc_post_forward(F, X, post, C, X2, sh);
+      std::swap(X, X2);
+      // FFN site: this lane's rows routed, then whole experts per lane over all rows, then this
+      // lane's rows combined.
+      kernels::mhc_pre_forward(X, p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y, pre, post, C, sh);
+      kernels::rmsnorm_forward(y, p.ffn_norm, xf, R, d, eps);
+      moe_step.route(p.moe, moe[size_t(l)], ffn_in.data(), ids.data(), b0, b1, &packed);
+      barrier.wait();
+      moe_step.experts(p.moe, ffn_in.data(), B, expert_next[size_t(l)], ln.moe, &packed);
+      barrier.wait();
+      moe_step.combine(b0, b1, F);
+      kernels::mhc_post_forward(F, X, post, C, X2, sh);
+      std::swap(X, X2);
+    }
+    kernels::mhc_head_forward(X, tensor("hc_head_fn"), tensor("hc_head_base"),
+                              tensor("hc_head_scale")[0], y, ln.w.data(), sh);
+    kernels::rmsnorm_forward(y, tensor("norm"), head_in.data() + b0 * d, R, d, eps);
+    barrier.wait();
+    // The head's panels in pieces of kHeadPiece (v4-nano's 256 panels: 22 pieces), taken in
+    // turn, so a lane held back by the scheduler leaves the rest to the others.
+    constexpr int kHeadPiece = 12;
+    const PackedMatrix& hw = packed.get(tensor("head"), c.vocab, d);
+    const int pieces = int((hw.panels() + kHeadPiece - 1) / kHeadPiece);
+    for (int k; (k = head_next.fetch_add(1, std::memory_order_relaxed)) < pieces;)
+      packed_detail::panels_range(hw, head_in.data(), B, logits.data(), int64_t(k) * kHeadPiece,
+                                  std::min<int64_t>(hw.panels(), int64_t(k + 1) * kHeadPiece));
   }
 
   std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids) {
@@ -225,14 +339,27 @@ struct BatchDecoder::Impl {
     check_ids(ids, c.vocab);
     resolve();
     if (int64_t(logits.size()) < B * c.vocab) logits.resize(size_t(B * c.vocab));
-    const int64_t G = std::min<int64_t>(int64_t(lanes.size()), B);
+    const int G = int(std::min<int64_t>(int64_t(lanes.size()), B));
     if (G == 1) {
       // One lane: the head's product splits its output rows over the pool instead.
-      step_rows(lanes[0], slots, ids, 0, B);
+      step_one_lane(lanes[0], slots, ids, 0, B);
     } else {
-      // Every row is computed as it is alone, so how the rows are grouped changes no bits.
+      if (int64_t(ffn_in.size()) < B * c.hidden) ffn_in.resize(size_t(B * c.hidden));
+      if (int64_t(head_in.size()) < B * c.hidden) head_in.resize(size_t(B * c.hidden));
+      moe_step.size_rows(B);
+      barrier.reset(G);
+      for (int l = 0; l < c.layers; ++l) expert_next[size_t(l)].store(0, std::memory_order_relaxed);
+      head_next.store(0, std::memory_order_relaxed);
+      // Every row is computed as it is alone, so how the rows and the experts are split over
+      // the lanes changes no bits.
       core::default_thread_pool().run([&](int t) {
-        if (t < G) step_rows(lanes[size_t(t)], slots, ids, t * B / G, (t + 1) * B / G);
+        if (t >= G) return;
+        try {
+          step_lane(t, G, slots, ids, B);
+        } catch (...) {
+          barrier.break_all();
+          throw;
+        }
       });
     }
     for (int s : slots) ++pos[size_t(s)];
@@ -248,7 +375,7 @@ void BatchDecoder::load_routing_state(const std::string& path) {
   core::SafetensorsFile file(path);
   const ModelConfig& c = impl_->c;
   for (int l = 0; l < c.layers; ++l) {
-    MoeLayer& m = impl_->lanes[0].moe[size_t(l)];
+    MoeLayer& m = impl_->moe[size_t(l)];
     const std::string base = "layers." + std::to_string(l) + ".ffn.gate.";
     if (const core::StTensorInfo* t = file.find(base + "bias")) {
       if (t->dtype != core::StDtype::kF32 || t->numel() != int64_t(m.bias().size()))
@@ -264,12 +391,6 @@ void BatchDecoder::load_routing_state(const std::string& path) {
                                       std::to_string(c.ffn.top_k) + "]");
       m.tid2eid().resize(static_cast<size_t>(want));
       std::memcpy(m.tid2eid().data(), file.bytes(*t).data(), size_t(want) * sizeof(int32_t));
-    }
-    // Every lane routes as lane 0 does.
-    for (size_t k = 1; k < impl_->lanes.size(); ++k) {
-      MoeLayer& o = impl_->lanes[k].moe[size_t(l)];
-      o.bias() = m.bias();
-      o.tid2eid() = m.tid2eid();
     }
   }
 }

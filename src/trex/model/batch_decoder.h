@@ -4,14 +4,16 @@
 //
 // One batched step runs the model over B rows, one per slot, the way Generator's step runs it
 // over one: mHC pre/post and RMSNorm over all B rows; attention decode per slot, against that
-// slot's own caches; the MoE layer and the LM head on multi-row matrix-vector products (each
-// weight read once for the rows of a group), since their GEMM paths pack whole weight panels per
-// call and cost more than they save at a handful of rows. With a pool of several threads the
-// rows are split into one group per thread (B rows over min(threads, B) groups), each group
-// running the whole step on its own copy of the layers' scratch, so the threads meet once per
-// step; one row alone splits the head's product over the pool instead. Every kernel computes
-// each row as it would alone, so a slot's logits are bit for bit those of a lone Generator,
-// whatever shares its step and however the rows are grouped.
+// slot's own caches; the MoE layer and the LM head on multi-row matrix-vector products on packed
+// weights (each weight read once for the rows of a block), since their GEMM paths pack whole
+// weight panels per call and cost more than they save at a handful of rows. With a pool of
+// several threads the rows are split into one group per thread (B rows over min(threads, B)
+// lanes) for embedding, attention and the norms, and the lanes meet at a barrier around each MoE
+// layer's experts and before the head, whose work they share by weights: each lane takes whole
+// experts (moe_decode.h) and pieces of the head's panels over all rows, so each weight is read
+// once per step. One row alone runs on one lane and splits the head's product over the pool.
+// Every kernel computes each row as it would alone, so a slot's logits are bit for bit those of
+// a lone Generator, whatever shares its step and however the work is split.
 //
 // A slot starts empty; prefill() feeds its prompt as one batch (the prompt's GEMMs over all
 // its tokens), then step() feeds one token at a time. Slots are independent: resetting one

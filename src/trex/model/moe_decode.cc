@@ -1,0 +1,182 @@
+// MoeDecode: MoeLayer::forward's few-token path (moe.cc) cut into route / experts / combine
+// phases, so the experts phase can split whole experts over the threads of a decoding step.
+#include "trex/model/moe_decode.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "trex/core/trace.h"
+#include "trex/kernels/swiglu.h"
+#include "trex/model/packed_weights.h"
+#include "trex/util/error.h"
+
+namespace trex::model {
+
+namespace {
+
+// As moe.cc computes it: softplus without overflow (for large l, log1p(exp(l)) = l in fp32).
+float moe_decode_softplus(float l) { return l > 20.f ? l : std::log1p(std::exp(l)); }
+
+template <class V>
+void moe_decode_fit(V& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
+MoeDecode::MoeDecode(const ModelConfig& c)
+    : d_(c.hidden),
+      f_(c.ffn.expert_hidden),
+      wb_(0),
+      blocks_(expert_width_blocks(c.ffn.expert_hidden)),
+      E_(c.ffn.routed_experts),
+      K_(c.ffn.top_k),
+      shared_(c.ffn.shared_experts),
+      gamma_(float(c.ffn.routed_scaling_factor)),
+      limit_(c.ffn.swiglu_limit > 0 ? float(c.ffn.swiglu_limit) : INFINITY) {
+  wb_ = f_ / blocks_;
+}
+
+void MoeDecode::size_rows(int64_t B) {
+  rows_ = B;
+  moe_decode_fit(logits_, size_t(B * E_));
+  moe_decode_fit(sel_, size_t(B * K_));
+  moe_decode_fit(w_, size_t(B * K_));
+  moe_decode_fit(ye_, size_t(B * K_ * d_));
+  moe_decode_fit(ys_, size_t(shared_ * B * d_));
+}
+
+void MoeDecode::route(const MoeParams& p, const MoeLayer& layer, const float* x,
+                      const int32_t* ids, int64_t b0, int64_t b1, PackedWeights* packed) {
+  TREX_TRACE(kMoeDispatch, "moe.decode.route");
+  const int64_t n = b1 - b0, E = E_, K = K_;
+  if (n <= 0) return;
+  matvec_rows(packed, p.gate, x + b0 * d_, n, E, d_, &logits_[size_t(b0 * E)]);
+  float sc[64];
+  std::vector<float> sc_big;
+  float* s = sc;
+  if (E > 64) {
+    sc_big.resize(size_t(E));
+    s = sc_big.data();
+  }
+  const std::vector<float>& bias = layer.bias();
+  const std::vector<int32_t>& table = layer.tid2eid();
+  for (int64_t b = b0; b < b1; ++b) {
+    const float* l = &logits_[size_t(b * E)];
+    for (int64_t e = 0; e < E; ++e) s[e] = std::sqrt(moe_decode_softplus(l[e]));
+    int32_t* sel = &sel_[size_t(b * K)];
+    if (layer.hash()) {
+      const int32_t id = ids[b];
+      if (id < 0 || size_t(id) * size_t(K) >= table.size())
+        throw InputError::field("moe", "token id " + std::to_string(id) + " outside the hash table");
+      std::memcpy(sel, &table[size_t(id) * size_t(K)], sizeof(int32_t) * size_t(K));
+    } else {
+      // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
+      for (int64_t k = 0; k < K; ++k) {
+        int32_t best = -1;
+        float best_v = 0;
+        for (int32_t e = 0; e < int32_t(E); ++e) {
+          if (std::find(sel, sel + k, e) != sel + k) continue;
+          const float v = s[e] + bias[size_t(e)];
+          if (best < 0 || v > best_v) best = e, best_v = v;
+        }
+        sel[k] = best;
+      }
+    }
+    float sum = 0;
+    for (int64_t k = 0; k < K; ++k) sum += s[sel[k]];
+    for (int64_t k = 0; k < K; ++k) w_[size_t(b * K + k)] = gamma_ * s[sel[k]] / sum;
+  }
+}
+
+void MoeDecode::experts(const MoeParams& p, const float* x, int64_t B, std::atomic<int>& next,
+                        MoeDecodeScratch& s, PackedWeights* packed) {
+  TREX_TRACE(kGemm, "moe.decode.experts");
+  const int64_t d = d_, f = f_, K = K_, L = blocks_, wb = wb_;
+  // Items: the shared experts (all B rows) then the routed experts with rows, largest first
+  // (ties to the lower index). Every thread computes the same order from the routing and takes
+  // the next item not yet taken, so a thread the scheduler holds back leaves its share to the
+  // others instead of making them wait at the next barrier.
+  const int items = shared_ + E_;
+  s.item_rows.assign(size_t(items), 0);
+  for (int j = 0; j < shared_; ++j) s.item_rows[size_t(j)] = B;
+  for (int64_t i = 0; i < B * K; ++i) ++s.item_rows[size_t(shared_ + sel_[size_t(i)])];
+  s.order.clear();
+  for (int i = 0; i < items; ++i)
+    if (s.item_rows[size_t(i)] > 0) s.order.push_back(i);
+  std::stable_sort(s.order.begin(), s.order.end(),
+                   [&](int a, int b) { return s.item_rows[size_t(a)] > s.item_rows[size_t(b)]; });
+  for (int taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < int(s.order.size());) {
+    const int i = s.order[size_t(taken)];
+    if (i < shared_) {
+      // As MoeLayer::forward: W1, W3 over the whole width, SwiGLU, W2.
+      const int j = i;
+      moe_decode_fit(s.g, size_t(B * f));
+      moe_decode_fit(s.u, size_t(B * f));
+      moe_decode_fit(s.h, size_t(B * f));
+      matvec_rows(packed, p.shared_w1[size_t(j)], x, B, f, d, s.g.data());
+      matvec_rows(packed, p.shared_w3[size_t(j)], x, B, f, d, s.u.data());
+      kernels::swiglu_forward<float>(s.g.data(), s.u.data(), nullptr, s.h.data(), B, f, limit_);
+      matvec_rows(packed, p.shared_w2[size_t(j)], s.h.data(), B, d, f, &ys_[size_t(j * rows_ * d)]);
+      continue;
+    }
+    // Routed expert e: its (row, slot) pairs in row order, as the dispatch's counting sort
+    // orders them; W1, W3 per width block (block-major), SwiGLU per block with the routing
+    // weights, then W2 over the whole width.
+    const int e = i - shared_;
+    const int64_t n = s.item_rows[size_t(i)];
+    s.rows.clear();
+    for (int64_t q = 0; q < B * K; ++q)
+      if (sel_[size_t(q)] == e) s.rows.push_back(q);
+    moe_decode_fit(s.xs, size_t(n * d));
+    moe_decode_fit(s.w, size_t(n));
+    moe_decode_fit(s.g, size_t(n * f));
+    moe_decode_fit(s.u, size_t(n * f));
+    moe_decode_fit(s.h, size_t(n * f));
+    moe_decode_fit(s.hrows, size_t(n * f));
+    moe_decode_fit(s.y, size_t(n * d));
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t q = s.rows[size_t(r)];
+      std::memcpy(&s.xs[size_t(r * d)], x + (q / K) * d, sizeof(float) * size_t(d));
+      s.w[size_t(r)] = w_[size_t(q)];
+    }
+    const int64_t nwb = n * wb;
+    for (int64_t l = 0; l < L; ++l) {
+      matvec_rows(packed, p.w1[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.g[size_t(l * nwb)]);
+      matvec_rows(packed, p.w3[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.u[size_t(l * nwb)]);
+    }
+    for (int64_t l = 0; l < L; ++l)
+      kernels::swiglu_forward(&s.g[size_t(l * nwb)], &s.u[size_t(l * nwb)], s.w.data(),
+                              &s.h[size_t(l * nwb)], n, wb, limit_);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t l = 0; l < L; ++l)
+        std::memcpy(&s.hrows[size_t(r * f + l * wb)], &s.h[size_t(l * nwb + r * wb)],
+                    sizeof(float) * size_t(wb));
+    matvec_rows(packed, p.w2[size_t(e)], s.hrows.data(), n, d, f, s.y.data());
+    for (int64_t r = 0; r < n; ++r)
+      std::memcpy(&ye_[size_t(s.rows[size_t(r)] * d)], &s.y[size_t(r * d)], sizeof(float) * size_t(d));
+  }
+}
+
+void MoeDecode::combine(int64_t b0, int64_t b1, float* out) const {
+  const int64_t d = d_, K = K_;
+  for (int64_t b = b0; b < b1; ++b) {
+    float* o = out + (b - b0) * d;
+    if (shared_ == 0) std::memset(o, 0, sizeof(float) * size_t(d));
+    for (int j = 0; j < shared_; ++j) {
+      const float* y = &ys_[size_t((j * rows_ + b) * d)];
+      if (j == 0)
+        std::memcpy(o, y, sizeof(float) * size_t(d));
+      else
+        for (int64_t k = 0; k < d; ++k) o[k] += y[k];
+    }
+    for (int64_t k = 0; k < K; ++k) {
+      const float* y = &ye_[size_t((b * K + k) * d)];
+      for (int64_t c = 0; c < d; ++c) o[c] += y[c];
+    }
+  }
+}
+
+}  // namespace trex::model

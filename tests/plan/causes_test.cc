@@ -219,6 +219,36 @@ TEST(Causes, InterleavedPipelineHidesSteadyStateSendsUnderPairedChunks) {
   EXPECT_DOUBLE_EQ(predict(m, c, r, s).time.pp_comm, one.time.pp_comm);
 }
 
+// (5) Megatron-LM's scatter/gather of pipeline sends (arXiv 2104.04473 section 4.1): without
+// sequence parallelism the activation is replicated over TP; each of the t ranks sends 1/t of it
+// across the stage boundary and the next stage all-gathers it over NVLink.
+TEST(Causes, ScatterGatherSplitsPipelineSendsOverTheTensorParallelRanks) {
+  // tiny GPT (d 1024), 1024 tokens a micro-batch: 2 MiB a send. TP 8 x PP 2 on two nodes: the
+  // stages are a node apart. Plain: 2097152 / 10e9 = 209.7152 us. Scattered: 2097152 / 8 / 10e9
+  // = 26.2144 us over IB + 7/8 x 2097152 / 100e9 = 18.35008 us gathered over NVLink.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.tp = 8;
+  s.pp = 2;
+  s.sequence_parallel = false;
+  plan::Run r = make_run(1024, 64);
+  Prediction plain = predict(m, c, r, s);
+  s.stack.pp_scatter_gather = true;
+  Prediction scattered = predict(m, c, r, s);
+  ASSERT_GT(plain.time.pp_comm, 0);
+  EXPECT_NEAR(scattered.time.pp_comm / plain.time.pp_comm, (26.2144 + 18.35008) / 209.7152, 1e-9);
+  // With sequence parallelism the send is already 1/t per rank: the flag changes nothing.
+  s.sequence_parallel = true;
+  Prediction sp = predict(m, c, r, s);
+  s.stack.pp_scatter_gather = false;
+  EXPECT_DOUBLE_EQ(predict(m, c, r, s).time.pp_comm, sp.time.pp_comm);
+  // The Megatron-LM profiles turn it on (on by default in its arguments); Megatron-Core's does not.
+  EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-lm.toml")).pp_scatter_gather);
+  EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-lm-2023.toml")).pp_scatter_gather);
+  EXPECT_FALSE(load_stack(source_path("configs/plan/stack/megatron-core.toml")).pp_scatter_gather);
+}
+
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
 TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:

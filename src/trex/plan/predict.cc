@@ -538,6 +538,10 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   double stream = m.mhc.streams > 1 ? 2.0 * m.mhc.streams * m.hidden : 2.0 * m.hidden;  // bf16 on the wire
   double p2p_bytes = b.tsp() * stream;
   double p2p = p2p_s(c, ns + 1, p2p_bytes);
+  // Without sequence parallelism the activation is replicated over TP; a stack that scatters it
+  // (stack.h, pp_scatter_gather) sends 1/t per rank and all-gathers it inside the next stage.
+  if (s.tp > 1 && !s.sequence_parallel && s.stack.pp_scatter_gather)
+    p2p = p2p_s(c, ns + 1, p2p_bytes / tp) + all_gather_s(c, s.tp, s.tp, p2p_bytes);
 
   // ZeRO-3/FSDP sharding groups: the whole CP x DP group, or the HSDP shard group (experts
   // shard over the same share of EDP).

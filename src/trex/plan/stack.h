@@ -44,6 +44,10 @@ struct StackProfile {
   bool dp_overlap = true;        // default: gradient reduction overlapped with the last backward
   bool zero3_prefetch = true;    // default: ZeRO-3/FSDP gathers prefetched behind compute
   bool pp_overlap = false;       // default: interleaved 1F1B's P2P sends under other chunks' compute
+  // Megatron-LM's scatter/gather of pipeline sends (arXiv 2104.04473 section 4.1; on by default,
+  // --no-scatter-gather-tensors-in-pipeline): without sequence parallelism each TP rank sends 1/t
+  // of the replicated activation and the receiving stage all-gathers it over the TP group.
+  bool pp_scatter_gather = false;
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // default EP dispatcher
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)

@@ -76,9 +76,12 @@ const std::vector<std::pair<const char*, std::string>> kPrograms = {
     {"uid and env", "import os\nprint(os.getuid() != 0, sorted(os.environ), os.getcwd() == os.environ['HOME'])\n"},
     {"channel flood", "from gurobipy import Model\nm = Model()\nx = m.addVar(ub=1)\nm.setObjective(x, -1)\n"
                       "while True:\n    try:\n        m.optimize()\n    except Exception:\n        pass\n"},
-    {"atexit and threads", "import atexit, threading, time\natexit.register(lambda: print('at exit'))\n"
-                           "t = threading.Thread(target=lambda: (time.sleep(0.2), print('thread done')))\nt.start()\n"
-                           "print('main done')\n"},
+    // The thread prints only once the main thread has (an event, not a sleep, so a loaded
+    // machine cannot reorder the lines); it still runs on after the script's last line.
+    {"atexit and threads", "import atexit, threading\natexit.register(lambda: print('at exit'))\n"
+                           "e = threading.Event()\n"
+                           "t = threading.Thread(target=lambda: (e.wait(), print('thread done')))\nt.start()\n"
+                           "print('main done')\ne.set()\n"},
     // A warm child does not tear the interpreter down (trex_eval_zygote.finish); what the
     // program left for that teardown must still happen as in a fresh interpreter.
     {"file left open", "f = open('model.lp', 'w')\nf.write('Maximize\\n obj: 3 x\\nSubject To\\n c: x <= 4\\nEnd\\n')\n"},

@@ -228,12 +228,18 @@ struct ValidateArgs {
 };
 
 void print_slices(const char* title, const std::vector<plan::ErrorSummary>& rows) {
-  std::printf("\n%s\n%-34s %4s %9s %9s %8s %8s %10s %8s %7s\n", title, "slice", "runs", "mean|err|", "median", "in +-10%",
+  std::printf("\n%s\n%-38s %4s %9s %9s %8s %8s %10s %8s %7s\n", title, "slice", "runs", "mean|err|", "median", "in +-10%",
               "in +-20%", "mean signed", "worst", "no fit");
-  for (const plan::ErrorSummary& e : rows)
-    std::printf("%-34s %4ld %8.1f%% %8.1f%% %7.0f%% %7.0f%% %+9.1f%% %7.1f%% %7ld\n", e.slice.substr(0, 34).c_str(), e.runs,
+  for (const plan::ErrorSummary& e : rows) {
+    if (e.runs == 0) {  // an empty slice has no statistics, not zeros
+      std::printf("%-38s %4ld %9s %9s %8s %8s %11s %8s %7s\n", e.slice.substr(0, 38).c_str(), e.runs, "-", "-", "-", "-", "-",
+                  "-", "-");
+      continue;
+    }
+    std::printf("%-38s %4ld %8.1f%% %8.1f%% %7.0f%% %7.0f%% %+9.1f%% %7.1f%% %7ld\n", e.slice.substr(0, 38).c_str(), e.runs,
                 100 * e.mean_abs, 100 * e.median_abs, 100 * e.within_10, 100 * e.within_20, 100 * e.mean_signed,
                 100 * e.worst, e.not_fit);
+  }
 }
 
 nlohmann::ordered_json slices_json(const std::vector<plan::ErrorSummary>& rows) {

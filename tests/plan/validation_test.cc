@@ -14,6 +14,7 @@
 // worst 81%: fails).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -144,7 +145,7 @@ TEST(Validation, BadFileNamesTheField) {
   std::string cluster = source_path("configs/cluster/dgx-a100.toml");
   std::string model = source_path("configs/model/gpt3-175b.toml");
   {
-    std::ofstream(path) << "[validation]\nname = \"x\"\nsource = \"s\"\nmodel = \"" << model << "\"\ncluster = \"" << cluster
+    std::ofstream(path) << "[validation]\nname = \"x\"\nsource = \"arXiv 2104.04473 Table 1\"\nmodel = \"" << model << "\"\ncluster = \"" << cluster
                         << "\"\nreported_mfu = 0.4\nreported_tflops_per_device = 100\n[run]\nseq_len = 2048\nglobal_batch = 8\n[strategy]\n";
   }
   try {
@@ -153,7 +154,94 @@ TEST(Validation, BadFileNamesTheField) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("validation.reported_mfu: give exactly one of"), std::string::npos) << e.what();
   }
+  {
+    std::ofstream(path) << "[validation]\nname = \"x\"\nsource = \"a blog post\"\nmodel = \"" << model << "\"\ncluster = \""
+                        << cluster << "\"\nreported_mfu = 0.4\n[run]\nseq_len = 2048\nglobal_batch = 8\n[strategy]\n";
+  }
+  try {
+    load_validation_case(path);
+    ADD_FAILURE() << "accepted a source that names no publication";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("validation.source: start with the publication"), std::string::npos) << e.what();
+  }
   std::filesystem::remove(path);
+}
+
+TEST(Validation, SourceKeyIsThePaperOrTheRepository) {
+  EXPECT_EQ(source_key("arXiv 2402.15627 Table 2 (MegaScale, 256 GPUs)"), "arXiv 2402.15627");
+  EXPECT_EQ(source_key("arXiv 2211.05100 section 3.4; BigScience 176B training page"), "arXiv 2211.05100");
+  EXPECT_EQ(source_key("arXiv 2412.19437 (180K H800 GPU hours)"), "arXiv 2412.19437");
+  // Two files of one repository are one source.
+  EXPECT_EQ(source_key("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md (DGX-H100)"), "NVIDIA-NeMo/Megatron-Bridge");
+  EXPECT_EQ(source_key("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md"), "NVIDIA-NeMo/Megatron-Bridge");
+  EXPECT_EQ(source_key("a blog post"), "");
+  EXPECT_EQ(source_key("arXiv"), "");
+  EXPECT_EQ(source_key(""), "");
+}
+
+TEST(Validation, IndependentSliceKeepsHeldOutRunsWhoseSourceHasNoFitRun) {
+  // Source A has a fit run and a held-out run, source B only held-out runs: the independent
+  // slice is B's two runs (+10%, -20%: mean |error| 15%, signed -5%), A's held-out run (+40%) is
+  // in "all" only. The fit table has no such row.
+  std::vector<ValidationResult> r(4);
+  const char* keys[] = {"arXiv A", "arXiv A", "arXiv B", "arXiv B"};
+  const Split splits[] = {Split::kFit, Split::kHeldOut, Split::kHeldOut, Split::kHeldOut};
+  const double errors[] = {0.05, 0.40, 0.10, -0.20};
+  for (size_t i = 0; i < r.size(); ++i) {
+    r[i].c.source_key = keys[i];
+    r[i].c.split = splits[i];
+    r[i].c.cluster.nodes = 1;
+    r[i].error = errors[i];
+    r[i].prediction.memory.fits = true;
+  }
+  std::vector<ErrorSummary> held = slice_table(r, Split::kHeldOut);
+  ASSERT_GE(held.size(), 2u);
+  EXPECT_EQ(held[0].slice, "all");
+  EXPECT_EQ(held[0].runs, 3);
+  EXPECT_EQ(held[1].slice, kIndependentSlice);
+  EXPECT_EQ(held[1].runs, 2);
+  EXPECT_NEAR(held[1].mean_abs, 0.15, 1e-12);
+  EXPECT_NEAR(held[1].mean_signed, -0.05, 1e-12);
+  for (const ErrorSummary& e : slice_table(r, Split::kFit)) EXPECT_NE(e.slice, kIndependentSlice);
+  // Per-source slices: A's held-out run alone in the held-out table.
+  bool saw_a = false;
+  for (const ErrorSummary& e : held)
+    if (e.slice == "source: arXiv A") {
+      saw_a = true;
+      EXPECT_EQ(e.runs, 1);
+      EXPECT_NEAR(e.mean_abs, 0.40, 1e-12);
+    }
+  EXPECT_TRUE(saw_a);
+  // When every held-out source also has fit runs the row stays, with no runs.
+  r[0].c.source_key = "arXiv B";
+  r[1].c.source_key = "arXiv B";
+  held = slice_table(r, Split::kHeldOut);
+  ASSERT_GE(held.size(), 2u);
+  EXPECT_EQ(held[1].slice, kIndependentSlice);
+  EXPECT_EQ(held[1].runs, 0);
+}
+
+TEST(Validation, EveryShippedRunNamesItsPublicationAndTheIndependentSliceCountsHeldOutRunsOfSourcesWithoutFitRuns) {
+  std::vector<ValidationCase> cases = load_validation_dir(source_path("configs/validation"));
+  std::vector<std::string> fit_sources;
+  for (const ValidationCase& c : cases) {
+    EXPECT_FALSE(c.source_key.empty()) << c.name;
+    if (c.split == Split::kFit) fit_sources.push_back(c.source_key);
+  }
+  long independent = 0;
+  std::vector<ValidationResult> results;
+  for (const ValidationCase& c : cases) {
+    if (c.split == Split::kHeldOut)
+      independent += std::find(fit_sources.begin(), fit_sources.end(), c.source_key) == fit_sources.end();
+    ValidationResult r;  // the slices need the case only, not a prediction
+    r.c = c;
+    r.prediction.memory.fits = true;
+    results.push_back(r);
+  }
+  std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
+  ASSERT_GE(held.size(), 2u);
+  EXPECT_EQ(held[1].slice, kIndependentSlice);
+  EXPECT_EQ(held[1].runs, independent);
 }
 
 }  // namespace

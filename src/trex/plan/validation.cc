@@ -24,6 +24,24 @@ Split split_of(const std::string& run_name) {
   return h % 10 < 3 ? Split::kHeldOut : Split::kFit;
 }
 
+std::string source_key(const std::string& source) {
+  size_t a = source.find_first_not_of(' ');
+  if (a == std::string::npos) return "";
+  size_t b = source.find_first_of(" ;,", a);
+  std::string first = source.substr(a, b == std::string::npos ? std::string::npos : b - a);
+  if (first == "arXiv") {
+    if (b == std::string::npos || source[b] != ' ') return "";
+    size_t c = source.find_first_not_of(' ', b);
+    if (c == std::string::npos) return "";
+    size_t d = source.find_first_of(" ;,", c);
+    return "arXiv " + source.substr(c, d == std::string::npos ? std::string::npos : d - c);
+  }
+  size_t slash = first.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == first.size() || first.find('/', slash + 1) != std::string::npos)
+    return "";
+  return first;
+}
+
 ValidationCase load_validation_case(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TomlFields top(path, root, "");
@@ -38,6 +56,9 @@ ValidationCase load_validation_case(const std::string& path) {
     v.name = f.text("name");
     v.split = split_of(v.name);
     v.source = f.text("source");
+    v.source_key = source_key(v.source);
+    if (v.source_key.empty())
+      f.fail("source", "start with the publication: \"arXiv <id> ...\" or \"<owner>/<repo> <path> ...\"");
     v.notes = f.text_or("notes", "");
     model_file = f.text_or("model", "");
     cluster_file = model::resolve_beside(path, f.text("cluster"));
@@ -172,22 +193,34 @@ std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& resul
       }
     slices.push_back({key, {r}});
   };
+  std::vector<std::string> fit_sources;
+  for (const ValidationResult& r : results)
+    if (r.c.split == Split::kFit) fit_sources.push_back(r.c.source_key);
   for (const ValidationResult& r : results) {
     if (r.c.split != split) continue;
     add("all", &r);
+    if (split == Split::kHeldOut && std::find(fit_sources.begin(), fit_sources.end(), r.c.source_key) == fit_sources.end())
+      add(kIndependentSlice, &r);
     add(r.c.model.is_moe() ? "MoE" : "dense", &r);
     add("device: " + r.c.cluster.device.device.name, &r);
     add("stack: " + r.c.strategy.stack.name, &r);
+    add("source: " + r.c.source_key, &r);
     add("scale: " + scale_bucket(r.c.cluster.devices()), &r);
   }
+  // Shown even when empty: "no held-out run from an independent source" is itself the finding.
+  if (split == Split::kHeldOut && !slices.empty() &&
+      std::none_of(slices.begin(), slices.end(), [](const auto& s) { return s.first == kIndependentSlice; }))
+    slices.push_back({kIndependentSlice, {}});
   // all, dense, MoE, then devices, stacks and scales, each group by name (scales by size).
   auto rank = [](const std::string& k) {
     if (k == "all") return 0;
-    if (k == "dense") return 1;
-    if (k == "MoE") return 2;
-    if (k.rfind("device:", 0) == 0) return 3;
-    if (k.rfind("stack:", 0) == 0) return 4;
-    return 5;
+    if (k == kIndependentSlice) return 1;
+    if (k == "dense") return 2;
+    if (k == "MoE") return 3;
+    if (k.rfind("device:", 0) == 0) return 4;
+    if (k.rfind("stack:", 0) == 0) return 5;
+    if (k.rfind("source:", 0) == 0) return 6;
+    return 7;
   };
   auto scale_order = [](const std::string& k) {
     for (int i = 0; i < 4; ++i)
@@ -197,7 +230,7 @@ std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& resul
   std::sort(slices.begin(), slices.end(), [&](const auto& a, const auto& b) {
     int ra = rank(a.first), rb = rank(b.first);
     if (ra != rb) return ra < rb;
-    if (ra == 5) return scale_order(a.first) < scale_order(b.first);
+    if (ra == 7) return scale_order(a.first) < scale_order(b.first);
     return a.first < b.first;
   });
   std::vector<ErrorSummary> out;

@@ -19,11 +19,20 @@ enum class Split { kFit, kHeldOut };
 const char* to_string(Split s);
 Split split_of(const std::string& run_name);  // held out when FNV-1a-64(name) mod 10 < 3
 
+// The publication a run's figure comes from, read from the start of its `source` field:
+// "arXiv <id>" for a paper, "<owner>/<repo>" for a repository (every file of one repository is
+// one source: its tables share recipes and software). Runs of one source are not independent
+// of each other, so a held-out run whose source also has fit runs tests the factors less than
+// one whose source has none ("independent sources" in the held-out slice table). Empty when
+// the field starts with neither form (load_validation_case rejects such a file).
+std::string source_key(const std::string& source);
+
 struct ValidationCase {
   std::string name;
   Split split = Split::kFit;
   std::string file;
   std::string source;
+  std::string source_key;  // source_key(source)
   std::string notes;
   model::ModelConfig model;
   Cluster cluster;
@@ -61,8 +70,10 @@ struct ErrorSummary {
 };
 ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows);
 
-// The slice table of one split: all, dense/MoE, device, stack, scale (devices <= 64, <= 512,
-// <= 4096, more).
+// The slice table of one split: all, dense/MoE, device, stack, source (source_key), scale
+// (devices <= 64, <= 512, <= 4096, more). The held-out table's second row is always
+// kIndependentSlice: its runs whose source has no run in the fit split (0 runs when none).
+inline constexpr const char* kIndependentSlice = "independent sources (no fit run)";
 std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& results, Split split);
 std::string scale_bucket(long devices);
 

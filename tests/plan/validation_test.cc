@@ -77,11 +77,18 @@ using testing::source_path;
 // 7.8% / +3.1%; held-out bounds tightened to 0.082 / 0.04.
 // Then Megatron-LM's scatter/gather of pipeline sends (pp_scatter_gather) moved the three
 // multi-stage full-recomputation rows: fit 6.2% / +0.4%, held-out 7.7% / +3.2%; bounds unchanged.
+// Then (fixplan, reviewer 2's finding 3) an input rule, not a factor: every Megatron-Bridge row
+// sets the MoE all-to-all overlap its recipe sets. Four rows took moe_a2a_overlap=True
+// (Qwen3-235B H100 25.11 and 26.02, fit, -4.9 -> +23.6% and -7.3 -> +22.4%; Qwen3-235B B200
+// 25.11, held-out, +9.9 -> +18.0%; Qwen3-30B-A3B H100 25.11, held-out, +48.2 -> +61.0%): the
+// 1f1b-a2a rule's known over-hiding, now visible instead of avoided. Fit 6.6% / +1.1%, held-out
+// 8.1% / +3.6% / worst 61.0%: re-established for the corrected inputs (fit 0.067 / 0.012,
+// held-out worst 0.55 -> 0.62); no factor was changed, nothing was refit.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.066, 0.01, 0.30};
-constexpr Bounds kHeldOut{0.082, 0.04, 0.55};
+constexpr Bounds kFit{0.067, 0.012, 0.30};
+constexpr Bounds kHeldOut{0.082, 0.04, 0.62};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -1,12 +1,15 @@
 #include "trex/train/inference_checkpoint.h"
 
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "nlohmann/json.hpp"
 #include "trex/core/safetensors.h"
 #include "trex/model/config.h"
 #include "trex/train/checkpoint.h"
 #include "trex/train/config.h"
+#include "trex/train/model_record.h"
 #include "trex/util/error.h"
 
 namespace trex::train {
@@ -23,16 +26,42 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
     throw InputError::field(field, e.detail());
   }
   const nlohmann::json state = read_checkpoint_state(l.dir);
-  model::ModelConfig config;
+  const std::string state_file = (fs::path(l.dir) / "state.json").string();
+  // The checkpoint's own record of its model; a config given or named by path is only checked
+  // against it (the file may have changed since: model_record.h).
+  const std::optional<model::ModelConfig> recorded = recorded_model(state, state_file);
+  std::optional<model::ModelConfig> given;
+  std::string given_label;
   if (!model_config.empty()) {
-    config = model::load_model_config(model_config);
+    given = model::load_model_config(model_config);
+    given_label = "--model-config " + model_config;
   } else {
     const std::string train_config = state.value("config", "");
-    if (train_config.empty() || !fs::exists(train_config))
-      throw InputError::field(field, (fs::path(l.dir) / "state.json").string() +
-                                         ": its train config '" + train_config +
+    if (!recorded && (train_config.empty() || !fs::exists(train_config)))
+      throw InputError::field(field, state_file + ": its train config '" + train_config +
                                          "' is gone; name the model with --model-config");
-    config = load_train_config(train_config).model;
+    if (fs::exists(train_config)) {
+      try {
+        TrainConfig tc = load_train_config(train_config);
+        given = tc.model;
+        given_label = tc.model_file + " (through " + train_config + ")";
+      } catch (const InputError& e) {
+        if (!recorded) throw;
+        std::fprintf(stderr, "warning: %s: cannot read its train config to check the model against it (%s); using the recorded model config\n",
+                     l.dir.c_str(), e.what());
+      }
+    }
+  }
+  model::ModelConfig config;
+  if (recorded) {
+    if (given) check_same_model(*recorded, *given, l.dir, given_label, field);
+    config = *recorded;
+  } else {
+    config = *given;
+    std::fprintf(stderr,
+                 "warning: %s records no model config (written before checkpoints did); using %s as it is now, "
+                 "which cannot be checked against the weights\n",
+                 l.dir.c_str(), given_label.c_str());
   }
   l.weights = (fs::path(l.dir) / "model.safetensors").string();
   bool with_mtp = false;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "trex/core/bf16.h"
 #include "trex/dist/step_reducer.h"
@@ -19,6 +20,7 @@
 #include "trex/optim/swap_optimizer.h"
 #include "trex/train/checkpoint.h"
 #include "trex/train/metrics.h"
+#include "trex/train/model_record.h"
 #include "trex/train/packing.h"
 #include "trex/train/plot.h"
 #include "trex/util/atomic_file.h"
@@ -199,7 +201,20 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     if (packing != c.packing)
       throw InputError::field("--resume", ckpt + " was written with run.packing = \"" + packing + "\", " + c.file +
                                               " has packing = \"" + c.packing + "\"");
+    // The checkpoint's recorded model must be the one this config builds: a changed model file
+    // (rope_dims 16 -> 64 keeps every shape) would load the weights into another computation.
+    const std::string state_file = (fs::path(ckpt) / "state.json").string();
+    if (std::optional<model::ModelConfig> recorded = recorded_model(resume_state, state_file))
+      check_same_model(*recorded, c.model, ckpt, c.model_file + " (through " + c.file + ")", "--resume");
+    else if (lead)
+      std::fprintf(stderr,
+                   "warning: %s records no model config (written before checkpoints did); resuming with %s as it "
+                   "is now, which cannot be checked against the weights\n",
+                   ckpt.c_str(), c.model_file.c_str());
   }
+  // What every checkpoint records of the model, read once so that the file changing during the
+  // run changes nothing.
+  const nlohmann::json model_config_record = lead ? model_record(c.model) : nlohmann::json();
   int64_t stop = c.steps;
   if (options.stop_after > 0) stop = std::min(stop, options.stop_after);
 
@@ -530,6 +545,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
           {"config", fs::absolute(c.file).string()},
           {"model", c.model.name},
           {"model_file", fs::absolute(c.model_file).string()},
+          {"model_config", model_config_record},
           {"mode", to_string(c.mode)},
           {"seed", c.seed},
           {"seq", c.seq},

@@ -1,0 +1,145 @@
+#include "trex/train/model_record.h"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace trex::train {
+
+namespace {
+
+std::string num(int v) { return std::to_string(v); }
+std::string num(long v) { return std::to_string(v); }
+// Round-trips every double exactly.
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+std::string flag(bool v) { return v ? "true" : "false"; }
+
+std::string list(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// FNV-1a, 64 bits: stable across builds (std::hash is not).
+std::string fields_hash(const std::vector<std::pair<std::string, std::string>>& fields) {
+  uint64_t h = 1469598103934665603ull;
+  auto eat = [&](const std::string& s) {
+    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+    h = (h ^ 0u) * 1099511628211ull;  // a separator, so "ab","c" and "a","bc" differ
+  };
+  for (const auto& [k, v] : fields) eat(k), eat(v);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> model_fields(const model::ModelConfig& m) {
+  const model::AttentionConfig& a = m.attention;
+  const model::FfnConfig& f = m.ffn;
+  return {
+      {"model.vocab", num(m.vocab)},
+      {"model.hidden", num(m.hidden)},
+      {"model.layers", num(m.layers)},
+      {"model.mtp_depth", num(m.mtp_depth)},
+      {"model.tie_embeddings", flag(m.tie_embeddings)},
+      {"model.norm", m.norm},
+      {"model.norm_eps", num(m.norm_eps)},
+      {"model.position_embedding", m.position_embedding},
+      {"model.max_seq_len", num(m.max_seq_len)},
+      {"model.train_seq_len", num(m.train_seq_len)},
+      {"model.mtp_loss_weight", num(m.mtp_loss_weight)},
+      {"model.init_std", num(m.init_std)},
+      {"attention.kind", model::to_string(a.kind)},
+      {"attention.heads", num(a.heads)},
+      {"attention.kv_heads", num(a.kv_heads)},
+      {"attention.head_dim", num(a.head_dim)},
+      {"attention.rope_dims", num(a.rope_dims)},
+      {"attention.qkv_bias", flag(a.qkv_bias)},
+      {"attention.q_lora_rank", num(a.q_lora_rank)},
+      {"attention.kv_lora_rank", num(a.kv_lora_rank)},
+      {"attention.qk_nope_head_dim", num(a.qk_nope_head_dim)},
+      {"attention.qk_rope_head_dim", num(a.qk_rope_head_dim)},
+      {"attention.v_head_dim", num(a.v_head_dim)},
+      {"attention.window", num(a.window)},
+      {"attention.compress_ratios", list(a.compress_ratios)},
+      {"attention.o_groups", num(a.o_groups)},
+      {"attention.o_lora_rank", num(a.o_lora_rank)},
+      {"attention.rope_theta", num(a.rope_theta)},
+      {"attention.compress_rope_theta", num(a.compress_rope_theta)},
+      {"attention.yarn_factor", num(a.yarn_factor)},
+      {"attention.yarn_original_length", num(a.yarn_original_length)},
+      {"attention.yarn_beta_fast", num(a.yarn_beta_fast)},
+      {"attention.yarn_beta_slow", num(a.yarn_beta_slow)},
+      {"indexer.heads", num(m.indexer.heads)},
+      {"indexer.head_dim", num(m.indexer.head_dim)},
+      {"indexer.top_k", num(m.indexer.top_k)},
+      {"indexer.loss_weight", num(m.indexer.loss_weight)},
+      {"mhc.streams", num(m.mhc.streams)},
+      {"mhc.sinkhorn_iters", num(m.mhc.sinkhorn_iters)},
+      {"mhc.eps", num(m.mhc.eps)},
+      {"ffn.activation", f.activation == model::Activation::kGelu ? "gelu" : "swiglu"},
+      {"ffn.hidden", num(f.hidden)},
+      {"ffn.bias", flag(f.bias)},
+      {"ffn.swiglu_limit", num(f.swiglu_limit)},
+      {"ffn.routed_experts", num(f.routed_experts)},
+      {"ffn.shared_experts", num(f.shared_experts)},
+      {"ffn.top_k", num(f.top_k)},
+      {"ffn.expert_hidden", num(f.expert_hidden)},
+      {"ffn.dense_layers", num(f.dense_layers)},
+      {"ffn.hash_layers", num(f.hash_layers)},
+      {"ffn.routed_scaling_factor", num(f.routed_scaling_factor)},
+      {"ffn.score_function", f.score_function},
+      {"ffn.bias_update_rate", num(f.bias_update_rate)},
+      {"ffn.hash_seed", num(f.hash_seed)},
+  };
+}
+
+nlohmann::json model_record(const model::ModelConfig& m) {
+  const auto fields = model_fields(m);
+  const std::string text = read_file(m.file);
+  // The text is what a load parses back: it must still describe the model this run built.
+  if (model_fields(model::parse_model_config(text, m.file)) != fields)
+    throw InputError(m.file, 0, "changed since the run read it; the checkpoint could not record its model");
+  nlohmann::json f = nlohmann::json::object();
+  for (const auto& [k, v] : fields) f[k] = v;
+  return {{"file", m.file}, {"text", text}, {"fields", f}, {"hash", fields_hash(fields)}};
+}
+
+std::optional<model::ModelConfig> recorded_model(const nlohmann::json& state, const std::string& state_file) {
+  if (!state.contains("model_config")) return std::nullopt;
+  const nlohmann::json& r = state["model_config"];
+  if (!r.is_object() || !r.contains("text") || !r["text"].is_string() || !r.contains("fields") ||
+      !r["fields"].is_object())
+    throw InputError(state_file, 0, "model_config: needs 'text' (a string) and 'fields' (an object)");
+  model::ModelConfig m = model::parse_model_config(r["text"].get<std::string>(), state_file + ": model_config.text");
+  // The recorded fields are the model the weights were trained as; the text must parse to them
+  // (a field this build does not know is no error: checkpoints outlive parsers in both ways).
+  for (const auto& [k, v] : model_fields(m)) {
+    if (!r["fields"].contains(k)) continue;
+    const nlohmann::json& rv = r["fields"][k];
+    if (!rv.is_string() || rv.get<std::string>() != v)
+      throw InputError(state_file, 0, "model_config: fields." + k + " = " + rv.dump() + " but its text gives " + v);
+  }
+  if (r.contains("file") && r["file"].is_string()) m.file = r["file"].get<std::string>();
+  return m;
+}
+
+void check_same_model(const model::ModelConfig& recorded, const model::ModelConfig& given, const std::string& ckpt,
+                      const std::string& given_label, const std::string& field) {
+  const auto a = model_fields(recorded), b = model_fields(given);
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].second != b[i].second)
+      throw InputError::field(field, ckpt + " was trained with " + a[i].first + " = " + a[i].second + ", " +
+                                         given_label + " has " + b[i].second +
+                                         " (the checkpoint records its model config; drop the override or train anew)");
+}
+
+}  // namespace trex::train

@@ -1,8 +1,9 @@
 // trex generate --ckpt DIR (--prompt TEXT | --prompts FILE.jsonl --out FILE.jsonl): sampling
 // from a checkpoint `trex train` wrote, one token at a time with KV caches (model/generator.h).
 //
-// The checkpoint is read by train::load_inference_checkpoint (--model-config overrides the model
-// config when the run's train config has moved).
+// The checkpoint is read by train::load_inference_checkpoint: the model config it records, which
+// --model-config must match (--model-config names the model of an older checkpoint, which
+// records none, when the run's train config has moved).
 //
 // Prompt format: "chat" renders the text as one user message and opens the assistant turn
 // (train/chat_template.h) and stops at <|end|>; "text" is <s> + text and stops at </s>; "auto"
@@ -190,7 +191,7 @@ void add_generate(CLI::App& app, Action* action) {
   cmd->add_option("--seed", args->seed, "Sampling seed (sample s uses seed + s)")->capture_default_str();
   cmd->add_option("--samples", args->samples, "Completions per prompt (batch mode)")->capture_default_str();
   cmd->add_option("--format", args->format, "auto | chat | text")->capture_default_str();
-  cmd->add_option("--model-config", args->model_config, "Model TOML, when the run's train config has moved");
+  cmd->add_option("--model-config", args->model_config, "Model TOML: checked against the checkpoint's recorded model config; names the model of an older checkpoint whose train config has moved");
   cmd->add_flag("--quiet", args->quiet, "No progress bar");
   cmd->callback([args, action] { *action = [args] { return run_generate(*args); }; });
 }

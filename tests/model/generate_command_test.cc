@@ -1,6 +1,9 @@
 // `trex generate` run as a subprocess on a checkpoint directory this test writes (a small
 // V4 model's weights, a tokenizer trained here, state.json): one prompt to stdout, batch mode
-// to the completions JSONL `trex eval run` reads, and one-line errors for bad input.
+// to the completions JSONL `trex eval run` reads, and one-line errors for bad input (among them
+// --model-config of a model file changed since training, which the checkpoint's recorded model
+// config refuses naming the field and both values, and a checkpoint written before that record
+// whose train config is gone).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,6 +117,12 @@ TEST_F(GenerateCommand, BatchModeWritesCompletionsForEval) {
 TEST_F(GenerateCommand, BadInputIsOneLineAndExitTwo) {
   const fs::path bad = *dir_ / "bad.jsonl";
   write(bad, "{\"id\": \"x\", \"prompt\": \"ok\"}\n{\"id\": \"y\"}\n");
+  // The model file changed after training (same shapes): the checkpoint's record refuses it.
+  std::string changed = test_util::kTinyCheckpointModelToml;
+  changed.replace(changed.find("rope_dims = 8"), 13, "rope_dims = 4");
+  write(*dir_ / "changed.toml", changed);
+  // A checkpoint written before checkpoints recorded their model, its train config gone.
+  test_util::write_tiny_checkpoint(*dir_ / "old", false);
   struct Case {
     std::vector<std::string> args;
     std::string names;
@@ -122,7 +131,9 @@ TEST_F(GenerateCommand, BadInputIsOneLineAndExitTwo) {
       {{"generate", "--ckpt", ckpt(), "--model-config", model_toml(), "--prompts", bad.string(),
         "--out", (*dir_ / "o.jsonl").string()},
        "bad.jsonl:2"},
-      {{"generate", "--ckpt", ckpt(), "--prompt", "hi"}, "--model-config"},
+      {{"generate", "--ckpt", ckpt(), "--model-config", (*dir_ / "changed.toml").string(), "--prompt", "hi"},
+       "attention.rope_dims = 8, --model-config " + (*dir_ / "changed.toml").string() + " has 4"},
+      {{"generate", "--ckpt", (*dir_ / "old" / "ckpt").string(), "--prompt", "hi"}, "--model-config"},
       {{"generate", "--ckpt", (*dir_ / "nothing").string(), "--prompt", "hi"}, "--ckpt"},
       {{"generate", "--ckpt", ckpt(), "--prompts", bad.string()}, "--out"},
       {{"generate", "--ckpt", ckpt(), "--prompt", "hi", "--top-p", "0"}, "--top-p"}};

@@ -1,7 +1,9 @@
 // A checkpoint directory as `trex train` leaves one, written by tests: a small V4 model's
 // weights (every layer kind: ratios 0, 4, 128; a hash layer), a tokenizer trained here on a few
 // OR-flavoured lines, and state.json in SFT mode naming a train config that is gone (as after
-// moving a run), so loaders need the model TOML written beside it.
+// moving a run) and recording the model config as trex train does (train/model_record.h); with
+// record = false, as written before checkpoints recorded it, so loaders need the model TOML
+// written beside it.
 //   dir/model.toml, dir/ckpt/{model.safetensors, tokenizer.model, state.json}
 #pragma once
 
@@ -12,6 +14,7 @@
 
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
+#include "trex/train/model_record.h"
 #include "trex/train/tokenizer.h"
 
 namespace trex::test_util {
@@ -60,7 +63,7 @@ routed_scaling_factor = 1.0
 score_function = "sqrtsoftplus"
 )";
 
-inline void write_tiny_checkpoint(const std::filesystem::path& dir) {
+inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record = true) {
   namespace fs = std::filesystem;
   fs::create_directories(dir / "ckpt");
   std::ofstream(dir / "model.toml") << kTinyCheckpointModelToml;
@@ -75,9 +78,10 @@ inline void write_tiny_checkpoint(const std::filesystem::path& dir) {
   to.vocab = 400;
   train::Tokenizer tok = train::Tokenizer::train(texts, to);
   tok.save((dir / "ckpt" / "tokenizer.model").string());
-  std::ofstream(dir / "ckpt" / "state.json")
-      << R"({"format": "trex.train.checkpoint", "version": 1, "step": 1, "mode": "sft",
-              "config": "/nonexistent/train.toml"})";
+  nlohmann::json state = {{"format", "trex.train.checkpoint"}, {"version", 1}, {"step", 1}, {"mode", "sft"},
+                          {"config", "/nonexistent/train.toml"}};
+  if (record) state["model_config"] = train::model_record(c);
+  std::ofstream(dir / "ckpt" / "state.json") << state.dump(2);
 }
 
 }  // namespace trex::test_util

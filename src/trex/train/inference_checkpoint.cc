@@ -47,7 +47,7 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
         given_label = tc.model_file + " (through " + train_config + ")";
       } catch (const InputError& e) {
         if (!recorded) throw;
-        std::fprintf(stderr, "warning: %s: cannot read its train config to check the model against it (%s); using the recorded model config\n",
+        std::fprintf(stderr, "trex: warning: %s: cannot read its train config to check the model against it (%s); using the recorded model config\n",
                      l.dir.c_str(), e.what());
       }
     }
@@ -59,7 +59,7 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
   } else {
     config = *given;
     std::fprintf(stderr,
-                 "warning: %s records no model config (written before checkpoints did); using %s as it is now, "
+                 "trex: warning: %s records no model config (written before checkpoints did); using %s as it is now, "
                  "which cannot be checked against the weights\n",
                  l.dir.c_str(), given_label.c_str());
   }

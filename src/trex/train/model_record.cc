@@ -139,7 +139,7 @@ void check_same_model(const model::ModelConfig& recorded, const model::ModelConf
     if (a[i].second != b[i].second)
       throw InputError::field(field, ckpt + " was trained with " + a[i].first + " = " + a[i].second + ", " +
                                          given_label + " has " + b[i].second +
-                                         " (the checkpoint records its model config; drop the override or train anew)");
+                                         " (its state.json records the model the weights were trained as)");
 }
 
 }  // namespace trex::train

@@ -208,7 +208,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
       check_same_model(*recorded, c.model, ckpt, c.model_file + " (through " + c.file + ")", "--resume");
     else if (lead)
       std::fprintf(stderr,
-                   "warning: %s records no model config (written before checkpoints did); resuming with %s as it "
+                   "trex: warning: %s records no model config (written before checkpoints did); resuming with %s as it "
                    "is now, which cannot be checked against the weights\n",
                    ckpt.c_str(), c.model_file.c_str());
   }

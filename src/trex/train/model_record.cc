@@ -10,24 +10,25 @@ namespace trex::train {
 
 namespace {
 
-std::string num(int v) { return std::to_string(v); }
-std::string num(long v) { return std::to_string(v); }
+// File-local names carry the file's name (a unity batch of the part shares one namespace).
+std::string record_num(int v) { return std::to_string(v); }
+std::string record_num(long v) { return std::to_string(v); }
 // Round-trips every double exactly.
-std::string num(double v) {
+std::string record_num(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
-std::string flag(bool v) { return v ? "true" : "false"; }
+std::string record_flag(bool v) { return v ? "true" : "false"; }
 
-std::string list(const std::vector<int>& v) {
+std::string record_list(const std::vector<int>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
 }
 
 // FNV-1a, 64 bits: stable across builds (std::hash is not).
-std::string fields_hash(const std::vector<std::pair<std::string, std::string>>& fields) {
+std::string record_hash(const std::vector<std::pair<std::string, std::string>>& fields) {
   uint64_t h = 1469598103934665603ull;
   auto eat = [&](const std::string& s) {
     for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
@@ -45,60 +46,60 @@ std::vector<std::pair<std::string, std::string>> model_fields(const model::Model
   const model::AttentionConfig& a = m.attention;
   const model::FfnConfig& f = m.ffn;
   return {
-      {"model.vocab", num(m.vocab)},
-      {"model.hidden", num(m.hidden)},
-      {"model.layers", num(m.layers)},
-      {"model.mtp_depth", num(m.mtp_depth)},
-      {"model.tie_embeddings", flag(m.tie_embeddings)},
+      {"model.vocab", record_num(m.vocab)},
+      {"model.hidden", record_num(m.hidden)},
+      {"model.layers", record_num(m.layers)},
+      {"model.mtp_depth", record_num(m.mtp_depth)},
+      {"model.tie_embeddings", record_flag(m.tie_embeddings)},
       {"model.norm", m.norm},
-      {"model.norm_eps", num(m.norm_eps)},
+      {"model.norm_eps", record_num(m.norm_eps)},
       {"model.position_embedding", m.position_embedding},
-      {"model.max_seq_len", num(m.max_seq_len)},
-      {"model.train_seq_len", num(m.train_seq_len)},
-      {"model.mtp_loss_weight", num(m.mtp_loss_weight)},
-      {"model.init_std", num(m.init_std)},
+      {"model.max_seq_len", record_num(m.max_seq_len)},
+      {"model.train_seq_len", record_num(m.train_seq_len)},
+      {"model.mtp_loss_weight", record_num(m.mtp_loss_weight)},
+      {"model.init_std", record_num(m.init_std)},
       {"attention.kind", model::to_string(a.kind)},
-      {"attention.heads", num(a.heads)},
-      {"attention.kv_heads", num(a.kv_heads)},
-      {"attention.head_dim", num(a.head_dim)},
-      {"attention.rope_dims", num(a.rope_dims)},
-      {"attention.qkv_bias", flag(a.qkv_bias)},
-      {"attention.q_lora_rank", num(a.q_lora_rank)},
-      {"attention.kv_lora_rank", num(a.kv_lora_rank)},
-      {"attention.qk_nope_head_dim", num(a.qk_nope_head_dim)},
-      {"attention.qk_rope_head_dim", num(a.qk_rope_head_dim)},
-      {"attention.v_head_dim", num(a.v_head_dim)},
-      {"attention.window", num(a.window)},
-      {"attention.compress_ratios", list(a.compress_ratios)},
-      {"attention.o_groups", num(a.o_groups)},
-      {"attention.o_lora_rank", num(a.o_lora_rank)},
-      {"attention.rope_theta", num(a.rope_theta)},
-      {"attention.compress_rope_theta", num(a.compress_rope_theta)},
-      {"attention.yarn_factor", num(a.yarn_factor)},
-      {"attention.yarn_original_length", num(a.yarn_original_length)},
-      {"attention.yarn_beta_fast", num(a.yarn_beta_fast)},
-      {"attention.yarn_beta_slow", num(a.yarn_beta_slow)},
-      {"indexer.heads", num(m.indexer.heads)},
-      {"indexer.head_dim", num(m.indexer.head_dim)},
-      {"indexer.top_k", num(m.indexer.top_k)},
-      {"indexer.loss_weight", num(m.indexer.loss_weight)},
-      {"mhc.streams", num(m.mhc.streams)},
-      {"mhc.sinkhorn_iters", num(m.mhc.sinkhorn_iters)},
-      {"mhc.eps", num(m.mhc.eps)},
+      {"attention.heads", record_num(a.heads)},
+      {"attention.kv_heads", record_num(a.kv_heads)},
+      {"attention.head_dim", record_num(a.head_dim)},
+      {"attention.rope_dims", record_num(a.rope_dims)},
+      {"attention.qkv_bias", record_flag(a.qkv_bias)},
+      {"attention.q_lora_rank", record_num(a.q_lora_rank)},
+      {"attention.kv_lora_rank", record_num(a.kv_lora_rank)},
+      {"attention.qk_nope_head_dim", record_num(a.qk_nope_head_dim)},
+      {"attention.qk_rope_head_dim", record_num(a.qk_rope_head_dim)},
+      {"attention.v_head_dim", record_num(a.v_head_dim)},
+      {"attention.window", record_num(a.window)},
+      {"attention.compress_ratios", record_list(a.compress_ratios)},
+      {"attention.o_groups", record_num(a.o_groups)},
+      {"attention.o_lora_rank", record_num(a.o_lora_rank)},
+      {"attention.rope_theta", record_num(a.rope_theta)},
+      {"attention.compress_rope_theta", record_num(a.compress_rope_theta)},
+      {"attention.yarn_factor", record_num(a.yarn_factor)},
+      {"attention.yarn_original_length", record_num(a.yarn_original_length)},
+      {"attention.yarn_beta_fast", record_num(a.yarn_beta_fast)},
+      {"attention.yarn_beta_slow", record_num(a.yarn_beta_slow)},
+      {"indexer.heads", record_num(m.indexer.heads)},
+      {"indexer.head_dim", record_num(m.indexer.head_dim)},
+      {"indexer.top_k", record_num(m.indexer.top_k)},
+      {"indexer.loss_weight", record_num(m.indexer.loss_weight)},
+      {"mhc.streams", record_num(m.mhc.streams)},
+      {"mhc.sinkhorn_iters", record_num(m.mhc.sinkhorn_iters)},
+      {"mhc.eps", record_num(m.mhc.eps)},
       {"ffn.activation", f.activation == model::Activation::kGelu ? "gelu" : "swiglu"},
-      {"ffn.hidden", num(f.hidden)},
-      {"ffn.bias", flag(f.bias)},
-      {"ffn.swiglu_limit", num(f.swiglu_limit)},
-      {"ffn.routed_experts", num(f.routed_experts)},
-      {"ffn.shared_experts", num(f.shared_experts)},
-      {"ffn.top_k", num(f.top_k)},
-      {"ffn.expert_hidden", num(f.expert_hidden)},
-      {"ffn.dense_layers", num(f.dense_layers)},
-      {"ffn.hash_layers", num(f.hash_layers)},
-      {"ffn.routed_scaling_factor", num(f.routed_scaling_factor)},
+      {"ffn.hidden", record_num(f.hidden)},
+      {"ffn.bias", record_flag(f.bias)},
+      {"ffn.swiglu_limit", record_num(f.swiglu_limit)},
+      {"ffn.routed_experts", record_num(f.routed_experts)},
+      {"ffn.shared_experts", record_num(f.shared_experts)},
+      {"ffn.top_k", record_num(f.top_k)},
+      {"ffn.expert_hidden", record_num(f.expert_hidden)},
+      {"ffn.dense_layers", record_num(f.dense_layers)},
+      {"ffn.hash_layers", record_num(f.hash_layers)},
+      {"ffn.routed_scaling_factor", record_num(f.routed_scaling_factor)},
       {"ffn.score_function", f.score_function},
-      {"ffn.bias_update_rate", num(f.bias_update_rate)},
-      {"ffn.hash_seed", num(f.hash_seed)},
+      {"ffn.bias_update_rate", record_num(f.bias_update_rate)},
+      {"ffn.hash_seed", record_num(f.hash_seed)},
   };
 }
 
@@ -110,7 +111,7 @@ nlohmann::json model_record(const model::ModelConfig& m) {
     throw InputError(m.file, 0, "changed since the run read it; the checkpoint could not record its model");
   nlohmann::json f = nlohmann::json::object();
   for (const auto& [k, v] : fields) f[k] = v;
-  return {{"file", m.file}, {"text", text}, {"fields", f}, {"hash", fields_hash(fields)}};
+  return {{"file", m.file}, {"text", text}, {"fields", f}, {"hash", record_hash(fields)}};
 }
 
 std::optional<model::ModelConfig> recorded_model(const nlohmann::json& state, const std::string& state_file) {

@@ -1,17 +1,26 @@
 // BatchDecoder: sequences decoded together give each sequence bit for bit what it gets decoded
-// alone, whatever the mix of positions in a step, and slots are
-// independent of one another.
+// alone, whatever the mix of positions in a step and however many lanes split it, and slots are
+// independent of one another. A lane that fails stops the step with its own error, promptly.
 #include "trex/model/batch_decoder.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <memory>
+#include <new>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "model/tiny_config.h"
+#include "trex/core/thread_pool.h"
 #include "trex/model/generator.h"
+#include "trex/model/moe.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
@@ -74,6 +83,171 @@ TEST(BatchDecoder, SequencesDecodedTogetherEqualEachDecodedAlone) {
   for (int s = 0; s < 3; ++s)
     EXPECT_EQ(batch.position(slots[s]), alone[size_t(s)]->position());
   EXPECT_EQ(batch.position(1), 0);
+}
+
+// The split over lanes at the sizes where its paths change: 1, 2 and 3 lanes (explicit pools,
+// whatever TREX_THREADS is); a vocabulary of 400 (25 head panels of 16: more than the 12-panel
+// pieces the lanes take, so the head is split, last piece short); batches of up to 21 rows
+// (over MoeLayer::kFewTokens = 16, where one lane runs its MoE in chunks of 16 rows and several
+// lanes route every row to MoeDecode's experts at once).
+TEST(BatchDecoder, ManyRowsOnOneToThreeLanesEqualEachDecodedAlone) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4");
+  c.vocab = 400;
+  Transformer model(c, 8, false);
+  const int seqs = 21;
+  const int64_t steps = 12;
+  std::vector<std::vector<int32_t>> prompts, feed;
+  for (int s = 0; s < seqs; ++s) {
+    prompts.push_back(random_ids(1 + s % 6, c.vocab, 100 + uint64_t(s)));
+    feed.push_back(random_ids(steps, c.vocab, 200 + uint64_t(s)));
+  }
+  // Step t feeds every sequence but those with (s + t) % 7 == 0 on odd steps: 21 rows on even
+  // steps, 18 on odd ones.
+  auto fed = [&](int s, int64_t t) { return t % 2 == 0 || (s + t) % 7 != 0; };
+  // Each sequence alone (a Generator is a one-slot decoder: one lane), once for every pool.
+  std::vector<std::vector<float>> want_prefill(seqs);
+  std::vector<std::vector<std::vector<float>>> want_step(seqs);
+  for (int s = 0; s < seqs; ++s) {
+    Generator g(model);
+    std::span<const float> a = g.prefill(prompts[size_t(s)]);
+    want_prefill[size_t(s)].assign(a.begin(), a.end());
+    for (int64_t t = 0; t < steps; ++t) {
+      if (!fed(s, t)) continue;
+      std::span<const float> r = g.step(feed[size_t(s)][size_t(t)]);
+      want_step[size_t(s)].emplace_back(r.begin(), r.end());
+    }
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    SCOPED_TRACE(std::to_string(threads) + " lanes");
+    core::ThreadPool pool(threads);
+    BatchDecoder batch(model, seqs + 2, &pool);
+    auto slot_of = [&](int s) { return (s * 5 + 2) % (seqs + 2); };  // distinct, any order
+    for (int s = 0; s < seqs; ++s)
+      expect_close(batch.prefill(slot_of(s), prompts[size_t(s)]), want_prefill[size_t(s)],
+                   "prefill");
+    std::vector<size_t> next(seqs, 0);  // each sequence's next entry of want_step
+    for (int64_t t = 0; t < steps; ++t) {
+      std::vector<int> which, slot_ids;
+      std::vector<int32_t> ids;
+      for (int s = seqs - 1; s >= 0; --s)  // rows in another order than the slots
+        if (fed(s, t)) {
+          which.push_back(s);
+          slot_ids.push_back(slot_of(s));
+          ids.push_back(feed[size_t(s)][size_t(t)]);
+        }
+      ASSERT_GT(which.size(), size_t(MoeLayer::kFewTokens));
+      std::span<const float> got = batch.step(slot_ids, ids);
+      ASSERT_EQ(got.size(), which.size() * size_t(c.vocab));
+      for (size_t b = 0; b < which.size(); ++b) {
+        const int s = which[b];
+        expect_close(got.subspan(b * size_t(c.vocab), size_t(c.vocab)),
+                     want_step[size_t(s)][next[size_t(s)]++], "step");
+      }
+    }
+  }
+}
+
+// What a step that may hang uses, on the heap: a step that does not return within the watchdog's
+// time is left on its thread with all of this, so that the test fails instead of hanging.
+struct FailingStep {
+  ModelConfig c;
+  core::ThreadPool pool;
+  Transformer model;
+  BatchDecoder batch;
+  std::vector<int> slots;
+  std::vector<int32_t> ids;
+  FailingStep(int threads, int rows)
+      : c(test_util::tiny_v4_config("0, 4")), pool(threads), model(c, 9, false),
+        batch(model, rows, &pool) {
+    for (int b = 0; b < rows; ++b) {
+      slots.push_back(b);
+      ids.push_back(int32_t(b * 7 % c.vocab));
+      batch.prefill(b, random_ids(3, c.vocab, 300 + uint64_t(b)));
+    }
+  }
+};
+
+// Runs f's step on a thread of its own; returns the text of what it threw ("" if it returned),
+// or fails the test if it did not return within 60 s (not a timing check: a hung step never
+// returns).
+std::string step_error_or_hang(const std::shared_ptr<FailingStep>& f) {
+  auto done = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> result = done->get_future();
+  std::thread runner([f, done] {
+    try {
+      f->batch.step(f->slots, f->ids);
+      done->set_value("");
+    } catch (const std::exception& e) {
+      done->set_value(e.what());
+    }
+  });
+  if (result.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    runner.detach();  // it keeps its own references to f and done
+    ADD_FAILURE() << "the step did not return within 60 s: its lanes hang";
+    return "(hung)";
+  }
+  runner.join();
+  return result.get();
+}
+
+// Finding of review 4 (427eef3): a lane that failed before another lane reached the first
+// barrier left that lane waiting for a generation no one would raise, and the step, the serve
+// engine's thread and every client with it, hung. Here the last lane fails at once (an
+// allocation failure) and lane 0 starts only after it has thrown and a further 0.3 s, so that
+// it reaches the barrier already broken (were it earlier, it would be woken as any waiter is).
+TEST(BatchDecoder, ALaneThatFailsBeforeTheOthersMeetStopsTheStep) {
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " lanes");
+    auto f = std::make_shared<FailingStep>(threads, 4);
+    auto thrown = std::make_shared<std::atomic<bool>>(false);
+    f->batch.set_lane_hook_for_testing([threads, thrown](int lane) {
+      if (lane == threads - 1) {
+        thrown->store(true);
+        throw std::bad_alloc();
+      }
+      if (lane == 0) {
+        while (!thrown->load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+    });
+    const std::string error = step_error_or_hang(f);
+    if (error == "(hung)") return;  // the runner still uses f: leave it
+    EXPECT_EQ(error, std::bad_alloc().what());
+  }
+}
+
+// The step throws the failed lane's own exception, not the "another thread failed" that the
+// other lanes throw when they find the barrier broken (the serve engine sends what() to the
+// clients), whichever lane fails; the decoder steps again afterwards from reset slots.
+TEST(BatchDecoder, AFailedStepThrowsTheFailingLanesErrorAndTheDecoderGoesOn) {
+  for (int threads : {2, 3}) {
+    for (int failing = 0; failing < threads; ++failing) {
+      SCOPED_TRACE(std::to_string(threads) + " lanes, lane " + std::to_string(failing) + " fails");
+      auto f = std::make_shared<FailingStep>(threads, 5);
+      f->batch.set_lane_hook_for_testing([failing](int lane) {
+        if (lane == failing)
+          throw std::runtime_error("lane " + std::to_string(lane) + ": injected failure");
+      });
+      const std::string error = step_error_or_hang(f);
+      if (error == "(hung)") return;  // the runner still uses f: leave it
+      EXPECT_EQ(error, "lane " + std::to_string(failing) + ": injected failure");
+      // Without the hook, from reset slots, the decoder gives each row what it gets alone.
+      f->batch.set_lane_hook_for_testing(nullptr);
+      const std::vector<int32_t> p = random_ids(4, f->c.vocab, 400);
+      std::vector<std::vector<float>> want;
+      for (size_t b = 0; b < f->slots.size(); ++b) {
+        Generator g(f->model);
+        g.prefill(p);
+        std::span<const float> w = g.step(f->ids[b]);
+        want.emplace_back(w.begin(), w.end());
+        f->batch.reset(f->slots[b]);
+        f->batch.prefill(f->slots[b], p);
+      }
+      std::span<const float> got = f->batch.step(f->slots, f->ids);
+      for (size_t b = 0; b < want.size(); ++b)
+        expect_close(got.subspan(b * size_t(f->c.vocab), size_t(f->c.vocab)), want[b], "step");
+    }
+  }
 }
 
 TEST(BatchDecoder, ResettingOneSlotLeavesTheOthers) {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -49,7 +51,10 @@ void check_ids(std::span<const int32_t> ids, int vocab) {
 // longer: spinning for ms left a partner thread that the scheduler had put on the same core
 // waiting for the spinner's time slice; and not sched_yield: that handed the core to a background
 // process for its whole slice (session 9 of issue 16). A thread that fails breaks the barrier, so
-// the others throw instead of waiting for it.
+// the others throw instead of waiting for it: those already waiting wake on the generation that
+// break_all() raises, and one that arrives after it sees broken_ as soon as it has read the
+// generation (break_all stores broken_ before raising it), before it counts itself in: it would
+// otherwise wait for a generation that no one will raise again.
 class StepBarrier {
  public:
   void reset(int threads) {
@@ -60,6 +65,7 @@ class StepBarrier {
   void wait() {
     if (threads_ <= 1) return;
     const uint32_t gen = generation_.load(std::memory_order_acquire);
+    if (broken_.load(std::memory_order_acquire)) throw_broken();
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
       arrived_.store(0, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
@@ -75,8 +81,7 @@ class StepBarrier {
         }
       }
     }
-    if (broken_.load(std::memory_order_acquire))
-      throw std::runtime_error("decoding step: another thread failed");
+    if (broken_.load(std::memory_order_acquire)) throw_broken();
   }
   void break_all() {
     broken_.store(true, std::memory_order_release);
@@ -85,6 +90,10 @@ class StepBarrier {
   }
 
  private:
+  [[noreturn]] static void throw_broken() {
+    throw std::runtime_error("decoding step: another thread failed");
+  }
+
   int threads_ = 1;
   std::atomic<int> arrived_{0};
   std::atomic<uint32_t> generation_{0};
@@ -126,7 +135,8 @@ struct Lane {
 struct BatchDecoder::Impl {
   const Transformer& model;
   const ModelConfig& c;
-  // One lane per thread of the default pool (lane 0 also prefills): a step of B rows runs as
+  core::ThreadPool& pool;  // whose threads are the lanes
+  // One lane per thread of the pool (lane 0 also prefills): a step of B rows runs as
   // min(threads, B) contiguous groups of rows, one per lane, in one dispatch of the pool; with
   // more than one lane they meet at `barrier` around each MoE layer's experts and before the
   // head, whose work is split by weights instead of by rows (each weight read once per step).
@@ -136,7 +146,11 @@ struct BatchDecoder::Impl {
   std::vector<float> ffn_in;   // [B, d] the step's normed FFN inputs, all rows
   std::vector<float> head_in;  // [B, d] the step's normed head inputs, all rows
   StepBarrier barrier;
-  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
+  // The first exception of a step's lanes, kept before it breaks the barrier: the pool rethrows
+  // thread 0's, which is the barrier's "another thread failed" when another lane failed first.
+  std::mutex error_mu;
+  std::exception_ptr first_error;
+  std::function<void(int)> lane_hook;  // set_lane_hook_for_testing  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
   std::unique_ptr<std::atomic<int>[]> expert_next;  // [layer]
   std::atomic<int> head_next{0};
   std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
@@ -148,9 +162,10 @@ struct BatchDecoder::Impl {
   PackedWeights packed;
   std::vector<float> logits;                       // [B, V] of the last step
 
-  Impl(const Transformer& m, int slots) : model(m), c(m.config()), moe_step(m.config()) {
+  Impl(const Transformer& m, int slots, core::ThreadPool* p)
+      : model(m), c(m.config()), pool(core::pool_or_default(p)), moe_step(m.config()) {
     if (slots < 1) throw InputError::field("slots", "a decoder needs at least one slot");
-    const int threads = std::max(1, core::default_thread_pool().num_threads());
+    const int threads = std::max(1, pool.num_threads());
     for (int t = 0; t < std::min(threads, slots); ++t) lanes.emplace_back(c);
     for (int l = 0; l < c.layers; ++l) moe.emplace_back(c, l < c.ffn.hash_layers);
     expert_next = std::make_unique<std::atomic<int>[]>(size_t(c.layers));
@@ -284,6 +299,7 @@ struct BatchDecoder::Impl {
   // every row.
   void step_lane(int t, int G, std::span<const int> slots, std::span<const int32_t> ids,
                  int64_t B) {
+    if (lane_hook) lane_hook(t);
     Lane& ln = lanes[size_t(t)];
     const int64_t b0 = t * B / G, b1 = (t + 1) * B / G;
     const int64_t R = b1 - b0, n = c.mhc.streams, d = c.hidden;
@@ -341,7 +357,7 @@ struct BatchDecoder::Impl {
     if (int64_t(logits.size()) < B * c.vocab) logits.resize(size_t(B * c.vocab));
     const int G = int(std::min<int64_t>(int64_t(lanes.size()), B));
     if (G == 1) {
-      // One lane: the head's product splits its output rows over the pool instead.
+      // One lane: the head's product splits its output rows over the default pool instead.
       step_one_lane(lanes[0], slots, ids, 0, B);
     } else {
       if (int64_t(ffn_in.size()) < B * c.hidden) ffn_in.resize(size_t(B * c.hidden));
@@ -350,26 +366,42 @@ struct BatchDecoder::Impl {
       barrier.reset(G);
       for (int l = 0; l < c.layers; ++l) expert_next[size_t(l)].store(0, std::memory_order_relaxed);
       head_next.store(0, std::memory_order_relaxed);
+      first_error = nullptr;
       // Every row is computed as it is alone, so how the rows and the experts are split over
       // the lanes changes no bits.
-      core::default_thread_pool().run([&](int t) {
-        if (t >= G) return;
-        try {
-          step_lane(t, G, slots, ids, B);
-        } catch (...) {
-          barrier.break_all();
-          throw;
-        }
-      });
+      try {
+        pool.run([&](int t) {
+          if (t >= G) return;
+          try {
+            step_lane(t, G, slots, ids, B);
+          } catch (...) {
+            {
+              std::lock_guard<std::mutex> lock(error_mu);
+              if (!first_error) first_error = std::current_exception();
+            }
+            barrier.break_all();
+            throw;
+          }
+        });
+      } catch (...) {
+        std::exception_ptr first = first_error;
+        first_error = nullptr;
+        if (first) std::rethrow_exception(first);
+        throw;
+      }
     }
     for (int s : slots) ++pos[size_t(s)];
     return {logits.data(), size_t(B * c.vocab)};
   }
 };
 
-BatchDecoder::BatchDecoder(const Transformer& model, int slots)
-    : impl_(std::make_unique<Impl>(model, slots)) {}
+BatchDecoder::BatchDecoder(const Transformer& model, int slots, core::ThreadPool* pool)
+    : impl_(std::make_unique<Impl>(model, slots, pool)) {}
 BatchDecoder::~BatchDecoder() = default;
+
+void BatchDecoder::set_lane_hook_for_testing(std::function<void(int lane)> hook) {
+  impl_->lane_hook = std::move(hook);
+}
 
 void BatchDecoder::load_routing_state(const std::string& path) {
   core::SafetensorsFile file(path);

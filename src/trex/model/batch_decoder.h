@@ -21,11 +21,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 
 #include "trex/model/transformer.h"
+
+namespace trex::core {
+class ThreadPool;  // core/thread_pool.h
+}
 
 namespace trex::model {
 
@@ -35,7 +40,10 @@ class BatchDecoder {
   // weights are packed copies (packed_weights.h), each taken at its first use: the model's
   // weights must not change in place while the decoder lives, or it decodes with the old
   // weights of every matrix it has already used (packed copies are keyed by address).
-  BatchDecoder(const Transformer& model, int slots);
+  // The lanes of a step are the threads of `pool` (the default pool when null; the pool must
+  // outlive the decoder); the kernels inside a lane use the default pool as always, and a row's
+  // bits do not depend on either.
+  BatchDecoder(const Transformer& model, int slots, core::ThreadPool* pool = nullptr);
   ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;
@@ -57,8 +65,14 @@ class BatchDecoder {
 
   // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
   // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
-  // Throws InputError for an id outside [0, vocab).
+  // Throws InputError for an id outside [0, vocab). When a lane of the step fails, the others
+  // stop at their next meeting point and step() throws the first lane's exception, once every
+  // lane has stopped; the failed step's slots are then part-way through it (reset them).
   std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids);
+
+  // Tests only: each lane of a step on several lanes calls hook(lane) before its rows; what the
+  // hook throws is that lane's failure (say a bad_alloc). An empty hook removes it.
+  void set_lane_hook_for_testing(std::function<void(int lane)> hook);
 
  private:
   struct Impl;

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <random>
 #include <thread>
 #include <vector>
@@ -46,24 +48,33 @@ struct Weights {
   }
 };
 
-// Rows [0, T) through MoeDecode with `threads` threads taking the experts.
+// Rows [0, T) through MoeDecode as BatchDecoder's lanes run it: `threads` threads, each routing
+// and combining its own contiguous rows, all taking the experts, a barrier between the phases.
 std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLayer& layer,
                           const std::vector<float>& x, const std::vector<int32_t>& ids, int64_t T,
                           int threads, PackedWeights& pk) {
   MoeDecode m(c);
   m.size_rows(T);
-  m.route(p, layer, x.data(), ids.data(), 0, T, &pk);
   std::atomic<int> next{0};
   std::vector<MoeDecodeScratch> scratch(static_cast<size_t>(threads));
+  std::vector<float> out(static_cast<size_t>(T * c.hidden));
+  std::barrier<> meet(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] { m.experts(p, x.data(), T, next, scratch[size_t(t)], &pk); });
+    pool.emplace_back([&, t] {
+      const int64_t b0 = t * T / threads, b1 = (t + 1) * T / threads;
+      m.route(p, layer, x.data(), ids.data(), b0, b1, &pk);
+      meet.arrive_and_wait();
+      m.experts(p, x.data(), T, next, scratch[size_t(t)], &pk);
+      meet.arrive_and_wait();
+      m.combine(b0, b1, out.data() + b0 * c.hidden);
+    });
   for (auto& th : pool) th.join();
-  std::vector<float> out(static_cast<size_t>(T * c.hidden));
-  m.combine(0, T, out.data());
   return out;
 }
 
+// Up to 21 rows (the reference runs them through the few-token path in chunks of kFewTokens, as
+// one lane of BatchDecoder does), routed by 1-3 threads.
 TEST(MoeDecode, RowsEqualTheLayersFewTokenForward) {
   ModelConfig c = test_util::tiny_v4_config("0, 4");
   const int64_t d = c.hidden;
@@ -73,7 +84,7 @@ TEST(MoeDecode, RowsEqualTheLayersFewTokenForward) {
     MoeLayer layer(c, hash);
     if (!hash)  // a selection bias that changes some choices
       for (size_t e = 0; e < layer.bias().size(); ++e) layer.bias()[e] = 0.05f * float(e % 3);
-    for (int64_t T : {1, 2, 5, 8}) {
+    for (int64_t T : {1, 2, 5, 8, 17, 21}) {
       std::mt19937 rng(uint32_t(T) + (hash ? 100u : 0u));
       std::normal_distribution<float> nd;
       std::vector<float> x(static_cast<size_t>(T * d));
@@ -81,7 +92,11 @@ TEST(MoeDecode, RowsEqualTheLayersFewTokenForward) {
       std::vector<int32_t> ids(static_cast<size_t>(T));
       for (int32_t& id : ids) id = int32_t(rng() % uint32_t(c.vocab));
       std::vector<float> want(x.size());
-      layer.forward(w.p, x.data(), ids.data(), T, want.data(), nullptr, &pk);
+      for (int64_t r0 = 0; r0 < T; r0 += MoeLayer::kFewTokens) {
+        const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, T - r0);
+        layer.forward(w.p, x.data() + r0 * d, ids.data() + r0, nb, want.data() + r0 * d, nullptr,
+                      &pk);
+      }
       for (int threads : {1, 2, 3}) {
         std::vector<float> got = decode(c, w.p, layer, x, ids, T, threads, pk);
         size_t differ = 0;

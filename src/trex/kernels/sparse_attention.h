@@ -55,7 +55,9 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
 // It does not depend on the active tuning: every chunk count the backward may be tuned to fits.
 int64_t sparse_attention_backward_workspace(const SparseAttnShape& shape);
 
-// o and lse as the forward wrote them. dq, dkv, dkv_comp and dsink are overwritten.
+// o and lse as the forward wrote them. dq, dkv, dkv_comp and dsink are overwritten. dq must not
+// overlap q, o or d_o: for fp32 the backward reads a token's q, o and d_o rows in place while it
+// writes that token's dq rows (checked by an assert in debug builds).
 template <class T>
 void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
                                const float* sink, const T* o, const float* lse, const T* d_o,

@@ -206,7 +206,8 @@ int run_gen(const GenArgs& a, RankGroup* ranks) {
       merge_manifests(a.out, o.shards);
       std::printf("trex data gen: every shard is done: merged manifest %s/manifest.json\n", a.out.c_str());
     } catch (const InputError&) {
-      // another shard has not finished: it merges
+      // another shard has not finished: it merges. (A refused write of the merged manifest or
+      // card is an IoError: it goes on to main, one line naming the file, exit 1.)
     }
   }
   std::string where = m["shard"]["count"].get<int>() > 1

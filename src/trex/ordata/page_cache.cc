@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::ordata {
 
@@ -61,7 +62,7 @@ void PageCache::write_back(size_t frame) {
     ssize_t n = ::pwrite(file.fd, src + done, kPageBytes - done, off_t(page_no * kPageBytes + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw InputError(file.path, 0, std::string("cannot write a dedup index file: ") + std::strerror(n < 0 ? errno : ENOSPC));
+      throw IoError(file.path + ": cannot write a dedup index file: " + std::strerror(n < 0 ? errno : ENOSPC));
     done += size_t(n);
   }
   dirty_[frame] = 0;

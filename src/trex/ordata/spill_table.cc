@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::ordata {
 
@@ -17,7 +18,7 @@ namespace {
 
 int create_scratch(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw InputError(path, 0, std::string("cannot create a dedup index file: ") + std::strerror(errno));
+  if (fd < 0) throw IoError(path + ": cannot create a dedup index file: " + std::strerror(errno));
   ::unlink(path.c_str());  // a scratch file: gone with the process, even after a crash
   return fd;
 }
@@ -33,13 +34,13 @@ int create_scratch(const std::string& path) {
 // order, so the file stays a few extents that later writes do not split.
 void reserve_file(int fd, const std::string& path, uint64_t from, uint64_t to) {
   int rc = ::posix_fallocate(fd, off_t(from), off_t(to - from));
-  if (rc != 0) throw InputError(path, 0, std::string("cannot grow a dedup index file: ") + std::strerror(rc));
+  if (rc != 0) throw IoError(path + ": cannot grow a dedup index file: " + std::strerror(rc));
   const std::vector<char> zeros(size_t(1) << 20, 0);
   for (uint64_t at = from; at < to;) {
     ssize_t n = ::pwrite(fd, zeros.data(), size_t(std::min<uint64_t>(zeros.size(), to - at)), off_t(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw InputError(path, 0, std::string("cannot grow a dedup index file: ") + std::strerror(n < 0 ? errno : ENOSPC));
+      throw IoError(path + ": cannot grow a dedup index file: " + std::strerror(n < 0 ? errno : ENOSPC));
     at += uint64_t(n);
   }
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex {
 
@@ -22,7 +23,7 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   static std::atomic<unsigned> counter{0};
   std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InputError(path, 0, "cannot create: " + errno_text());
+  if (fd < 0) throw IoError(path + ": cannot create: " + errno_text());
   size_t done = 0;
   while (done < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
@@ -31,19 +32,19 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
       std::string why = errno_text();
       ::close(fd);
       ::unlink(tmp.c_str());
-      throw InputError(path, 0, "write failed: " + why);
+      throw IoError(path + ": write failed: " + why);
     }
     done += size_t(n);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     std::string why = errno_text();
     ::unlink(tmp.c_str());
-    throw InputError(path, 0, "write failed: " + why);
+    throw IoError(path + ": write failed: " + why);
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string why = errno_text();
     ::unlink(tmp.c_str());
-    throw InputError(path, 0, "cannot rename into place: " + why);
+    throw IoError(path + ": cannot rename into place: " + why);
   }
 }
 

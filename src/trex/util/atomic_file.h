@@ -2,7 +2,8 @@
 //
 // write_file_atomic writes to "PATH.tmp.PID.N" in the same directory, flushes and fsyncs it,
 // then renames it over PATH, so a reader (or a crash) never sees a half-written output.
-// On any failure the temporary is removed and an InputError naming PATH is thrown.
+// On any failure the temporary is removed and an IoError ("PATH: what failed: why",
+// util/io_error.h) is thrown: the system refused the write, the input was fine.
 #pragma once
 
 #include <string>

@@ -207,6 +207,44 @@ TEST(Hostile, NoSocketOfAnyFamily) {
   }
 }
 
+// fd 3, the solve channel, is a socket trex made in the evaluator's network namespace; a socket's
+// interface requests read the namespace it was made in. So the filter refuses every socket
+// ioctl (type 0x89): SIOCGIFCONF (every interface and address), SIOCGIFADDR and SIOCGIFHWADDR
+// (loopback's address and MAC), and one with the type alone (0x40048906, SIOCGSTAMP-like
+// encoding), each with a PermissionError, on both paths; a terminal-free ioctl still runs.
+TEST(Hostile, NoSocketIoctlOnTheSolveChannel) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("seccomp");
+  const std::string code =
+      "import array, fcntl, os, stat, struct\n"
+      "print('socket' if stat.S_ISSOCK(os.fstat(3).st_mode) else 'not a socket')\n"
+      "buf = array.array('B', bytes(4096))\n"
+      "ifconf = struct.pack('iL', len(buf), buf.buffer_info()[0])\n"
+      "ifreq = struct.pack('16s24x', b'lo')\n"
+      "for request, arg in ((0x8912, ifconf), (0x8915, ifreq), (0x8927, ifreq), (0x40048906, ifreq)):\n"
+      "    try:\n"
+      "        fcntl.ioctl(3, request, arg)\n"
+      "        print(hex(request), 'answered')\n"
+      "    except PermissionError:\n"
+      "        print(hex(request), 'refused')\n"
+      "    except OSError as e:\n"
+      "        print(hex(request), 'other error', e)\n"
+      "try:\n"
+      "    fcntl.ioctl(3, 0x541B, struct.pack('i', 0))\n"  // FIONREAD: not a socket request
+      "    print('fionread answered')\n"
+      "except OSError as e:\n"
+      "    print('fionread', e)\n";
+  for (bool cold : {false, true}) {
+    ExecOptions o = small_limits();
+    o.warm_pool = !cold;
+    Execution e = execute({CodeKind::kPython, code}, "", o);
+    ASSERT_EQ(e.status, ExecStatus::kNoModel) << e.message << "\n" << e.output;
+    EXPECT_EQ(e.output,
+              "socket\n0x8912 refused\n0x8915 refused\n0x8927 refused\n0x40048906 refused\nfionread answered\n")
+        << (cold ? "fresh path" : "warm path");
+  }
+}
+
 // Each program is in a network namespace other than the evaluator's: on the fresh path a fresh
 // one per child, made before it executes the interpreter; on the warm path the one its
 // interpreter made for its children (as root with seccomp), else one per child, made by the

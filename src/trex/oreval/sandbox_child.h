@@ -58,7 +58,9 @@ int sandbox_prepare(const SandboxProbe& probe, const char** what);
 // then skip the unshare, about 1 ms of CPU per program with the kernel's teardown). Its
 // programs run one at a time, and none can create or change anything in it: the seccomp filter
 // refuses socket() and socketpair() for every family, and user nobody holds no capability
-// (docs/eval.md, "Isolation"). Returns 1 when it moved, 0 when each child still makes its own
+// (docs/eval.md, "Isolation"). The one socket a program holds, fd 3 (the solve channel), is
+// trex's, made in the evaluator's network namespace: the filter refuses every socket ioctl
+// (type 0x89: SIOCGIFCONF and the like), which would read that namespace's interfaces. Returns 1 when it moved, 0 when each child still makes its own
 // (not root, no seccomp, or the unshare failed). Never called by trex itself: the fresh path's
 // children always make their own.
 int sandbox_share_network_namespace(const SandboxProbe& probe);

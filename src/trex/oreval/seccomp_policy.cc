@@ -62,6 +62,8 @@ constexpr uint32_t kNr = offsetof(struct seccomp_data, nr);
 constexpr uint32_t kNewNamespaces = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
                                     CLONE_NEWPID | CLONE_NEWNET;
 constexpr uint32_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+// Bits 8-15 of an ioctl request are its type; 0x89 is the sockets' (linux/sockios.h: 0x8900-0x89ff).
+constexpr uint32_t kIoctlTypeMask = 0xff00, kSocketIoctlType = 0x8900;
 
 struct Builder {
   std::vector<sock_filter> p;
@@ -135,12 +137,18 @@ std::vector<sock_filter> seccomp_policy(pid_t self) {
   b.ret(errno_ret(EPERM));
   b.ret(kAllow);
 
-  // ioctl: anything but pushing input into a terminal (it has none, after setsid).
+  // ioctl: anything but pushing input into a terminal (it has none, after setsid) and the
+  // socket requests (type 0x89: SIOCGIFCONF, SIOCGIFADDR, SIOCGIFHWADDR, ...). Why the latter:
+  // fd 3, the solve channel, is a socket trex made in the evaluator's network namespace, and a
+  // socket's interface requests read the namespace it was made in, so they would list the
+  // evaluator's interfaces, addresses and MAC addresses. The solve channel needs none.
   b.load(kNr);
-  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 7);
   b.load(arg_lo(1));
-  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTiocsti, 2, 0);
-  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTioclinux, 1, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTiocsti, 4, 0);
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kTioclinux, 3, 0);
+  b.stmt(BPF_ALU | BPF_AND | BPF_K, kIoctlTypeMask);  // the request's type byte, any number or size
+  b.jump(BPF_JMP | BPF_JEQ | BPF_K, kSocketIoctlType, 1, 0);
   b.ret(kAllow);
   b.ret(errno_ret(EPERM));
 

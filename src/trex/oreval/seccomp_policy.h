@@ -4,7 +4,7 @@
 // Order of the checks: the architecture must be x86-64 and the x32 bit (0x40000000) clear,
 // else the process is killed; a few calls are checked on their arguments (clone makes threads
 // only; kill and tgkill reach only the program's own process and group; prlimit64 only reads;
-// ioctl never injects terminal input; prctl only names threads and reads); the allow-list;
+// ioctl never injects terminal input nor makes a socket request (type 0x89); prctl only names threads and reads); the allow-list;
 // everything else fails with ENOSYS (as on a kernel without the call, so libc falls back),
 // except process creation, sockets and signals elsewhere, which fail with EPERM or EACCES so
 // that the program sees a PermissionError.

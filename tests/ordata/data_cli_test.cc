@@ -127,14 +127,18 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
 // naming the family and mode and why its candidates were rejected, exit 2, at the same block
 // whatever the threads; the blocks before it stay whole, and the same command stops there again.
 TEST(DataCli, AParameterRangeThatAdmitsNoInstanceOfAModeStopsWithOneLine) {
-  std::string dir = temp_dir("no_instance"), cfg = temp_dir("no_instance_cfg") + ".toml";
+  std::string cfg = temp_dir("no_instance_cfg") + ".toml";
   write_file_atomic(cfg,
                     "[run]\ncount = 50\nblock_size = 10\n[families.transportation]\nparams.demand = [1, 1]\n"
                     "modes = { infeasible = 1.0 }\n");
   const std::string says =
       "trex: error: families.transportation.modes.infeasible: none of 100 infeasible candidates was exported "
       "(feasibility_mismatch 100); its parameter ranges admit no infeasible instance";
-  for (const char* threads : {"2", "1"}) {  // the second: the same command again, as a resume
+  // Each thread count in a folder of its own (the same block whatever the threads), then the
+  // same command again in the first folder (a resume replays the markers and stops there again).
+  const std::string by_threads[2] = {temp_dir("no_instance_t2"), temp_dir("no_instance_t1")};
+  auto stops_after_block_9 = [&](const std::string& dir, const char* threads) {
+    SCOPED_TRACE(dir + " --threads " + threads);
     ProcessResult r = trex_run({"data", "gen", "--config", cfg, "--out", dir, "--quiet", "--threads", threads});
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_EQ(r.err.rfind(says, 0), 0u) << r.err;
@@ -148,7 +152,21 @@ TEST(DataCli, AParameterRangeThatAdmitsNoInstanceOfAModeStopsWithOneLine) {
     }
     EXPECT_EQ(nlohmann::json::parse(read_file(dir + "/blocks/block-00009.json"))["exported"], 0);
     EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+    return r.err;
+  };
+  const std::string two = stops_after_block_9(by_threads[0], "2");
+  EXPECT_EQ(stops_after_block_9(by_threads[1], "1"), two);
+  for (int b = 0; b < 10; ++b) {  // the same blocks, counted alike (timings aside)
+    char name[64];
+    std::snprintf(name, sizeof name, "/blocks/block-%05d.json", b);
+    nlohmann::json a = nlohmann::json::parse(read_file(by_threads[0] + name));
+    nlohmann::json c = nlohmann::json::parse(read_file(by_threads[1] + name));
+    for (const char* k : {"candidates", "exported", "generated", "accepted", "rejected", "modes"})
+      EXPECT_EQ(a[k], c[k]) << name << " " << k;
   }
+  EXPECT_EQ(stops_after_block_9(by_threads[0], "1"), two);  // the resume
+  const std::string dir = by_threads[0];
+  fs::remove_all(by_threads[1]);
   // In a mixture the other family and the mode that works are exported, and the run still stops:
   // without the check it would end with no infeasible transportation sample, silently.
   std::string mixed = temp_dir("no_instance_mixed");
@@ -246,6 +264,45 @@ nlohmann::json counts_of(const std::string& dir) {
   for (const auto& [k, v] : m["per_reason"].items()) c["per_reason"][k] = v["count"];
   c["structures"] = m["diversity"]["distinct_structures"];
   return c;
+}
+
+// The stop rule of a mode that exports nothing counts every block in block order under MPI too:
+// 2 ranks stop with the message one process gives, after the same block (9: rounds of two
+// blocks end there), and so do their resume and a one-process resume of their folder. (Each
+// rank counting only its own blocks ran on to block 19, and its resume stopped at block 9.)
+TEST(DataCli, UnderMpirunAModeThatExportsNothingStopsWhereOneProcessStops) {
+  if (!program_available("mpirun")) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  const std::string dir = temp_dir("mpi_no_instance"), cfg = dir + ".toml";
+  write_file_atomic(cfg,
+                    "[run]\ncount = 50\nblock_size = 10\n[families.transportation]\nparams.demand = [1, 1]\n"
+                    "modes = { infeasible = 1.0 }\n");
+  const std::string says =
+      "trex: error: families.transportation.modes.infeasible: none of 100 infeasible candidates was exported "
+      "(feasibility_mismatch 100); its parameter ranges admit no infeasible instance";
+  const std::vector<std::string> gen = {"data", "gen", "--config", cfg, "--out", dir, "--quiet", "--threads", "1"};
+  // Under mpirun each rank's line names it ("trex: error: rank 1: families...") and says what
+  // one process says; the first rank to stop aborts the job, so the other's line may be cut.
+  const std::string rank_says = ": " + says.substr(std::string("trex: error: ").size());
+  auto stopped_after_block_9 = [&](const ProcessResult& r, const char* what, bool mpi = true) {
+    SCOPED_TRACE(what);
+    EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find(mpi ? "trex: error: rank " : says), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(mpi ? rank_says : says), std::string::npos) << r.err;
+    for (int b = 0; b < 22; ++b) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/blocks/block-%05d.json", b);
+      EXPECT_EQ(fs::exists(dir + name), b < 10) << name;
+    }
+    EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
+  };
+  stopped_after_block_9(mpirun_trex(2, gen), "the run, 2 ranks");
+  stopped_after_block_9(mpirun_trex(2, gen), "its resume, 2 ranks");
+  ProcessResult one = trex_run(gen);
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_EQ(one.err.rfind(says, 0), 0u) << one.err;
+  stopped_after_block_9(one, "its resume, one process", false);
+  fs::remove_all(dir);
+  fs::remove(cfg);
 }
 
 TEST(DataCli, UnderMpirunTheRanksWriteTheOneProcessCorpusByteForByte) {

@@ -165,7 +165,8 @@ void add_block(Totals& t, const nlohmann::ordered_json& b) {
 // and the run would build blocks for ever (a mixture of that family alone) or silently leave
 // the mode out. Called for each block in block order (replayed, or just written, on the
 // writer thread: before it writes the next block), so the run stops after the same block
-// whatever the threads, and a resume stops there again.
+// whatever the threads, and a resume stops there again. Under MPI rank 0 adds every rank's
+// blocks in block order too (run_ranks), so the ranks stop at the same block as one process.
 void add_and_check_progress(ModeTotals& t, const nlohmann::ordered_json& b) {
   if (b.contains("modes"))
     for (const auto& [k, v] : b["modes"].items()) {
@@ -404,7 +405,11 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
   const long target = cfg.count;
   RunReport report;
   long exported = 0;
-  ModeTotals by_mode;  // the blocks this rank replayed or wrote (add_and_check_progress)
+  // Counts by family and mode (add_and_check_progress) of every block in block order: each
+  // rank replays all the finished blocks; while the run goes on, rank 0 adds the round's blocks
+  // (settle_round) and every rank stops on its word. So a run, its resume and any number of
+  // ranks stop at the same block, with the same message.
+  ModeTotals by_mode;
   int next = 0;  // the first block not finished
   for (;; ++next) {
     const std::string marker = o.out_dir + "/" + block_name(next);
@@ -428,6 +433,30 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
   }
   OrderedWorker finisher;
   std::future<nlohmann::ordered_json> pending;
+  // My block of the previous round is written (its errors surface here); rank 0 adds every
+  // rank's record of that round, in block order (rank r wrote block first + r), and says
+  // whether a family and mode exported nothing after kNoneExportedLimit candidates. Every rank
+  // calls it once a round, and all stop together with the one message.
+  auto settle_round = [&] {
+    std::string modes;
+    if (pending.valid()) {
+      nlohmann::ordered_json record = pending.get();
+      modes = record.contains("modes") ? record["modes"].dump() : "{}";
+    }
+    std::vector<std::string> records = ranks.gather(modes);
+    std::string stop;
+    if (rank == 0) {
+      try {
+        for (const std::string& m : records)
+          if (!m.empty())
+            add_and_check_progress(by_mode, nlohmann::ordered_json{{"modes", nlohmann::ordered_json::parse(m)}});
+      } catch (const InputError& e) {
+        stop = e.what();
+      }
+    }
+    stop = ranks.broadcast(stop);
+    if (!stop.empty()) throw InputError(stop);
+  };
   int last = next - 1;  // the last block written (by any rank)
   while (exported < target) {
     const int mine = next + rank;
@@ -451,8 +480,7 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
       last = next + r;
       if (bar) bar->advance(round[size_t(r)].kept);
     }
-    // My previous block first (its errors surface here).
-    if (pending.valid()) add_and_check_progress(by_mode, pending.get());
+    settle_round();  // the previous round's blocks, before this round's are written
     if (round[size_t(rank)].examined >= 0) {
       pending = finisher.submit([built, v = round[size_t(rank)], mine, dir = o.out_dir, compress = o.compress] {
         return write_block(mine, v, *built, dir, compress);
@@ -460,7 +488,7 @@ RunReport run_ranks(const RunOptions& o, RankGroup& ranks) {
     }
     next += size;
   }
-  if (pending.valid()) add_and_check_progress(by_mode, pending.get());
+  settle_round();
   ranks.barrier();  // every rank's blocks are on disk
   if (bar) bar->finish();
 

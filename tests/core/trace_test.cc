@@ -16,6 +16,7 @@
 #include "trex/core/thread_pool.h"
 #include "trex/core/trace.h"
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::core {
 namespace {
@@ -244,8 +245,9 @@ TEST_F(TraceTest, StepsAndRankReachTheChromeTraceForHta) {
   std::remove(path.c_str());
 }
 
-TEST_F(TraceTest, UnwritablePathIsAnInputError) {
-  EXPECT_THROW(write_chrome_trace("/nonexistent-dir/trace.json", {}), InputError);
+// The system's refusal (util/io_error.h: the command line exits 1), not bad input.
+TEST_F(TraceTest, UnwritablePathIsAnIoError) {
+  EXPECT_THROW(write_chrome_trace("/nonexistent-dir/trace.json", {}), IoError);
 }
 
 }  // namespace

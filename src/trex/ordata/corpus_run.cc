@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -557,12 +558,19 @@ RunReport run_corpus(const RunOptions& o) {
   // Read and written by finisher jobs only, and here only while no job is pending. Declared
   // before the finisher, whose destructor still runs the queued jobs.
   long admitted = 0;
-  // Set by the first finisher or writer job that throws; every later job then throws without
-  // touching the dedup state or the disk. The workers' destructors still run the jobs queued
-  // when an error leaves this function: without it, block b+1 was admitted against the half-
-  // updated state of a failed block b and its files and marker written, so a resume differed
-  // from an uninterrupted run. Declared before the workers, which use it until they join.
-  std::atomic<bool> failed{false};
+  // The lowest block whose finisher or writer job threw; every job of a later block then throws
+  // without touching the dedup state or the disk. The workers' destructors still run the jobs
+  // queued when an error leaves this function: without it, block b+1 was admitted against the
+  // half-updated state of a failed block b and its files and marker written, so a resume
+  // differed from an uninterrupted run. A block number, not a flag: the finisher runs ahead of
+  // the writer, and block b+1's failed admission must not stop the writing of block b (whose
+  // admission was whole), nor replace the error the run reports (the oldest block's) with
+  // "an earlier block failed". Declared before the workers, which use it until they join.
+  std::atomic<int> failed{std::numeric_limits<int>::max()};
+  auto note_failure = [&failed](int block) {
+    for (int was = failed.load(); block < was && !failed.compare_exchange_weak(was, block);) {
+    }
+  };
   // Counts by family and mode of the blocks replayed and written (add_and_check_progress). Read
   // and written by writer jobs only, and here only while no job is pending (the replay).
   ModeTotals by_mode;
@@ -615,9 +623,10 @@ RunReport run_corpus(const RunOptions& o) {
     while (pending.size() >= kBlocksAhead) finish_oldest();  // the earlier blocks' ordered passes come first
     if (exported >= target) break;
     if (pending.empty()) admitted = exported;  // no job runs now
-    std::shared_future<BlockVerdict> verdict = finisher.submit([&dedup, &admitted, &failed, target, built, block,
+    std::shared_future<BlockVerdict> verdict = finisher.submit([&dedup, &admitted, &failed, note_failure, target,
+                                                                built, block,
                                                                 fail = o.fail_block] {
-      if (failed)
+      if (failed < block)
         throw std::runtime_error("corpus block " + std::to_string(block) + ": not admitted, an earlier block failed");
       try {
         if (block == fail) throw std::runtime_error("testing hook: block " + std::to_string(block) + " fails");
@@ -625,19 +634,21 @@ RunReport run_corpus(const RunOptions& o) {
         admitted += v.kept;
         return v;
       } catch (...) {
-        failed = true;
+        note_failure(block);
         throw;
       }
     });
-    pending.push_back(writer.submit([&failed, &by_mode, verdict, block, built, dir = o.out_dir, compress = o.compress] {
-      if (failed)
-        throw std::runtime_error("corpus block " + std::to_string(block) + ": not written, an earlier block failed");
+    pending.push_back(writer.submit([&failed, note_failure, &by_mode, verdict, block, built, dir = o.out_dir,
+                                     compress = o.compress] {
       try {
-        nlohmann::ordered_json record = write_block(block, verdict.get(), *built, dir, compress);
+        const BlockVerdict& v = verdict.get();  // this block's own admission error first
+        if (failed < block)
+          throw std::runtime_error("corpus block " + std::to_string(block) + ": not written, an earlier block failed");
+        nlohmann::ordered_json record = write_block(block, v, *built, dir, compress);
         add_and_check_progress(by_mode, record);
         return record;
       } catch (...) {
-        failed = true;
+        note_failure(block);
         throw;
       }
     }));

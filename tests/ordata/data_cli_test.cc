@@ -269,7 +269,7 @@ nlohmann::json counts_of(const std::string& dir) {
 // The stop rule of a mode that exports nothing counts every block in block order under MPI too:
 // 2 ranks stop with the message one process gives, after the same block (9: rounds of two
 // blocks end there), and so do their resume and a one-process resume of their folder. (Each
-// rank counting only its own blocks ran on to block 19, and its resume stopped at block 9.)
+// rank counting only its own blocks ran on past block 9, and its resume stopped at block 9.)
 TEST(DataCli, UnderMpirunAModeThatExportsNothingStopsWhereOneProcessStops) {
   if (!program_available("mpirun")) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
   const std::string dir = temp_dir("mpi_no_instance"), cfg = dir + ".toml";

@@ -200,15 +200,12 @@ int run_gen(const GenArgs& a, RankGroup* ranks) {
     return 0;
   }
   nlohmann::ordered_json m = r.manifest;
-  if (o.shards > 1) {
-    // The last shard to finish merges the shards' manifests (they share the output directory).
-    try {
-      merge_manifests(a.out, o.shards);
-      std::printf("trex data gen: every shard is done: merged manifest %s/manifest.json\n", a.out.c_str());
-    } catch (const InputError&) {
-      // another shard has not finished: it merges. (A refused write of the merged manifest or
-      // card is an IoError: it goes on to main, one line naming the file, exit 1.)
-    }
+  // The last shard to finish merges the shards' manifests (they share the output directory);
+  // while one has not finished, that one merges. Whatever fails in the merge (a shard of another
+  // configuration, an unreadable manifest, a refused write) goes on to main: one line, non-zero.
+  if (o.shards > 1 && shards_finished(a.out, o.shards)) {
+    merge_manifests(a.out, o.shards);
+    std::printf("trex data gen: every shard is done: merged manifest %s/manifest.json\n", a.out.c_str());
   }
   std::string where = m["shard"]["count"].get<int>() > 1
                           ? " (shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ")"

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -376,6 +377,24 @@ TEST(DataCli, ShardsDeduplicateAloneAndTheLastOneMerges) {
   nlohmann::json m = nlohmann::json::parse(read_file(dir + "/manifest.json"));
   EXPECT_EQ(m["samples"], 30);
   EXPECT_EQ(m["shard"]["merged"], true);
+  fs::remove_all(dir);
+}
+
+// The merge fails closed: a shard whose manifest records another configuration stops the last
+// shard with one line naming that manifest (it had exited 0 with no merged manifest).
+TEST(DataCli, TheLastShardRefusesToMergeAShardOfAnotherConfiguration) {
+  std::string dir = temp_dir("shards-mixed");
+  ProcessResult a = trex_run({"data", "gen", "--count", "30", "--seed", "2", "--shard", "1/2", "--out", dir, "--quiet"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string other = dir + "/manifest-shard-1-of-2.json";
+  nlohmann::ordered_json m = nlohmann::ordered_json::parse(read_file(other));
+  m["config"]["seed"] = 3;
+  write_file_atomic(other, m.dump(2) + "\n");
+  ProcessResult b = trex_run({"data", "gen", "--count", "30", "--seed", "2", "--shard", "0/2", "--out", dir, "--quiet"});
+  EXPECT_EQ(b.exit_code, 2) << b.out << b.err;
+  EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << b.err;
+  EXPECT_NE(b.err.find(other + ": a different configuration from shard 0"), std::string::npos) << b.err;
+  EXPECT_FALSE(fs::exists(dir + "/manifest.json"));
   fs::remove_all(dir);
 }
 

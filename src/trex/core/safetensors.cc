@@ -15,6 +15,7 @@
 #include <set>
 
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::core {
 namespace {
@@ -54,7 +55,7 @@ void write_all(int fd, const std::byte* p, size_t n, const std::string& path) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw InputError(path, 0, "write failed: " + errno_text());
+      throw IoError(path + ": write failed: " + errno_text());
     }
     p += w;
     n -= size_t(w);
@@ -253,7 +254,7 @@ void write_safetensors(const std::string& path, const std::vector<StTensorSource
   static std::atomic<unsigned> counter{0};
   std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InputError(path, 0, "cannot create: " + errno_text());
+  if (fd < 0) throw IoError(path + ": cannot create: " + errno_text());
   try {
     write_all(fd, len, 8, path);
     write_all(fd, reinterpret_cast<const std::byte*>(h.data()), h.size(), path);
@@ -271,12 +272,12 @@ void write_safetensors(const std::string& path, const std::vector<StTensorSource
         write_all(fd, piece.get(), n, path);
       }
     }
-    if (::fsync(fd) != 0) throw InputError(path, 0, "fsync failed: " + errno_text());
+    if (::fsync(fd) != 0) throw IoError(path + ": fsync failed: " + errno_text());
     int rc = ::close(fd);
     fd = -1;
-    if (rc != 0) throw InputError(path, 0, "close failed: " + errno_text());
+    if (rc != 0) throw IoError(path + ": close failed: " + errno_text());
     if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw InputError(path, 0, "cannot rename the temporary into place: " + errno_text());
+      throw IoError(path + ": cannot rename the temporary into place: " + errno_text());
   } catch (...) {
     if (fd >= 0) ::close(fd);
     ::unlink(tmp.c_str());

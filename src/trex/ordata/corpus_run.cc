@@ -667,6 +667,12 @@ RunReport run_corpus(const RunOptions& o) {
 }
 
 
+bool shards_finished(const std::string& dir, int shards) {
+  for (int i = 0; i < shards; ++i)
+    if (!fs::exists(dir + "/" + manifest_name(i, shards))) return false;
+  return true;
+}
+
 nlohmann::ordered_json merge_manifests(const std::string& dir, int shards) {
   nlohmann::ordered_json merged;
   Totals t;

@@ -66,6 +66,9 @@ bool is_corpus_part(const std::string& file_name);
 std::string manifest_name(int shard, int shards);
 // Reads the shard manifests of a sharded run in `dir` and writes manifest.json and card.md
 // for the whole corpus. Throws InputError when one is missing or they disagree.
+// Whether every one of the `shards` shards has written its manifest into `dir`: the shard that
+// finds them all merges; the others leave the merge to it.
+bool shards_finished(const std::string& dir, int shards);
 nlohmann::ordered_json merge_manifests(const std::string& dir, int shards);
 // The dataset card (Markdown) written from a manifest.
 std::string dataset_card(const nlohmann::ordered_json& manifest);

@@ -252,29 +252,44 @@ struct BatchDecoder::Impl {
     return {logits.data(), size_t(c.vocab)};
   }
 
+  // Rows [b0, b0 + R) of the step's tokens embedded into the lane's X, one copy per mHC stream.
+  void embed_rows(Lane& ln, std::span<const int32_t> ids, int64_t b0, int64_t R) {
+    const int64_t n = c.mhc.streams, d = c.hidden;
+    const float* embed = tensor("embed");
+    for (int64_t b = 0; b < R; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(ln.X.data() + (b * n + i) * d, embed + int64_t(ids[size_t(b0 + b)]) * d,
+                    size_t(d) * sizeof(float));
+  }
+
+  // Layer l's attention site for rows [b0, b0 + R): each row against its own sequence's cache,
+  // the projections batched; the residual streams move from X to X2, then the two swap.
+  void attention_site(Lane& ln, int l, std::span<const int> slots, int64_t b0, int64_t R,
+                      const kernels::MhcShape& sh, float*& X, float*& X2) {
+    const LayerParams& p = layer[size_t(l)];
+    float *y = ln.y.data(), *xn = ln.xn.data(), *F = ln.F.data(), *pre = ln.pre.data(),
+          *post = ln.post.data(), *C = ln.C.data();
+    kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
+    kernels::rmsnorm_forward(y, p.attn_norm, xn, R, c.hidden, float(c.norm_eps));
+    for (int64_t b = 0; b < R; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
+    ln.attn[size_t(l)].decode_rows(p.attn, xn, R, ln.caches.data(), F, &packed);
+    kernels::mhc_post_forward(F, X, post, C, X2, sh);
+    std::swap(X, X2);
+  }
+
   // A step on one lane: embedding, every layer, the head into the rows' logits.
   void step_one_lane(Lane& ln, std::span<const int> slots, std::span<const int32_t> ids, int64_t b0,
                  int64_t b1) {
-    const int64_t B = b1 - b0, n = c.mhc.streams, d = c.hidden;
+    const int64_t B = b1 - b0, d = c.hidden;
     const float eps = float(c.norm_eps);
     const kernels::MhcShape sh = mhc_shape(c, B);
     ln.size_rows(c, B);
     float *X = ln.X.data(), *X2 = ln.X2.data(), *y = ln.y.data(), *xn = ln.xn.data(),
           *F = ln.F.data(), *pre = ln.pre.data(), *post = ln.post.data(), *C = ln.C.data();
-    const float* embed = tensor("embed");
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(X + (b * n + i) * d, embed + int64_t(ids[size_t(b0 + b)]) * d,
-                    size_t(d) * sizeof(float));
+    embed_rows(ln, ids, b0, B);
     for (int l = 0; l < c.layers; ++l) {
       const LayerParams& p = layer[size_t(l)];
-      // Attention site: each row against its own sequence's cache, the projections batched.
-      kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
-      kernels::rmsnorm_forward(y, p.attn_norm, xn, B, d, eps);
-      for (int64_t b = 0; b < B; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
-      ln.attn[size_t(l)].decode_rows(p.attn, xn, B, ln.caches.data(), F, &packed);
-      kernels::mhc_post_forward(F, X, post, C, X2, sh);
-      std::swap(X, X2);
+      attention_site(ln, l, slots, b0, B, sh, X, X2);
       // FFN site: the batch's tokens grouped per expert.
       kernels::mhc_pre_forward(X, p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y, pre, post, C, sh);
       kernels::rmsnorm_forward(y, p.ffn_norm, xn, B, d, eps);
@@ -302,27 +317,17 @@ struct BatchDecoder::Impl {
     if (lane_hook) lane_hook(t);
     Lane& ln = lanes[size_t(t)];
     const int64_t b0 = t * B / G, b1 = (t + 1) * B / G;
-    const int64_t R = b1 - b0, n = c.mhc.streams, d = c.hidden;
+    const int64_t R = b1 - b0, d = c.hidden;
     const float eps = float(c.norm_eps);
     const kernels::MhcShape sh = mhc_shape(c, R);
     ln.size_rows(c, R);
-    float *X = ln.X.data(), *X2 = ln.X2.data(), *y = ln.y.data(), *xn = ln.xn.data(),
-          *F = ln.F.data(), *pre = ln.pre.data(), *post = ln.post.data(), *C = ln.C.data();
+    float *X = ln.X.data(), *X2 = ln.X2.data(), *y = ln.y.data(), *F = ln.F.data(),
+          *pre = ln.pre.data(), *post = ln.post.data(), *C = ln.C.data();
     float* xf = ffn_in.data() + b0 * d;
-    const float* embed = tensor("embed");
-    for (int64_t b = 0; b < R; ++b)
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(X + (b * n + i) * d, embed + int64_t(ids[size_t(b0 + b)]) * d,
-                    size_t(d) * sizeof(float));
+    embed_rows(ln, ids, b0, R);
     for (int l = 0; l < c.layers; ++l) {
       const LayerParams& p = layer[size_t(l)];
-      // Attention site: each row against its own sequence's cache, the projections batched.
-      kernels::mhc_pre_forward(X, p.hc_fn[0], p.hc_base[0], p.hc_scale[0], y, pre, post, C, sh);
-      kernels::rmsnorm_forward(y, p.attn_norm, xn, R, d, eps);
-      for (int64_t b = 0; b < R; ++b) ln.caches[size_t(b)] = &cache[size_t(slots[size_t(b0 + b)])][size_t(l)];
-      ln.attn[size_t(l)].decode_rows(p.attn, xn, R, ln.caches.data(), F, &packed);
-      kernels::mhc_post_forward(F, X, post, C, X2, sh);
-      std::swap(X, X2);
+      attention_site(ln, l, slots, b0, R, sh, X, X2);
       // FFN site: this lane's rows routed, then whole experts per lane over all rows, then this
       // lane's rows combined.
       kernels::mhc_pre_forward(X, p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y, pre, post, C, sh);

@@ -186,6 +186,42 @@ TEST(Validation, SourceKeyIsThePaperOrTheRepository) {
   EXPECT_EQ(source_key(""), "");
 }
 
+// The source rule (session 12): a publication added from now on goes wholly into one split by
+// the hash of its source key; the 14 earlier publications keep the per-run rule. Hand values:
+// FNV-1a-64 mod 10 is 1 for "foo/bar" (held out), 8 for "arXiv 2603.07685" (fit), 2 for the
+// name "megatron-gpt-18.4b" (held out) and 4 for "megatron-gpt-310.1b" (fit).
+TEST(Validation, ANewPublicationGoesWhollyIntoTheSplitOfItsSourceKey) {
+  EXPECT_EQ(split_of_source("foo/bar"), Split::kHeldOut);
+  EXPECT_EQ(split_of_source("arXiv 2603.07685"), Split::kFit);
+  // A new source: both runs follow the source, whatever their names would say.
+  EXPECT_EQ(split_for("megatron-gpt-310.1b", "foo/bar"), Split::kHeldOut);
+  EXPECT_EQ(split_for("megatron-gpt-18.4b", "foo/bar"), Split::kHeldOut);
+  EXPECT_EQ(split_for("megatron-gpt-18.4b", "arXiv 2603.07685"), Split::kFit);
+  EXPECT_EQ(split_for("megatron-gpt-310.1b", "arXiv 2603.07685"), Split::kFit);
+  // An earlier source: by the run's name, as before the rule.
+  EXPECT_EQ(split_for("megatron-gpt-18.4b", "arXiv 2104.04473"), Split::kHeldOut);
+  EXPECT_EQ(split_for("megatron-gpt-310.1b", "arXiv 2104.04473"), Split::kFit);
+  EXPECT_EQ(name_split_sources().size(), 14u);
+  // The loader applies it: a file of a new source is held out although its name hashes to fit.
+  std::string path = (std::filesystem::temp_directory_path() / "trex-validation-source-split.toml").string();
+  {
+    std::ofstream(path) << "[validation]\nname = \"megatron-gpt-310.1b\"\nsource = \"foo/bar README\"\nmodel = \""
+                        << source_path("configs/model/gpt3-175b.toml") << "\"\ncluster = \"" << source_path("configs/cluster/dgx-a100.toml")
+                        << "\"\nreported_mfu = 0.4\n[run]\nseq_len = 2048\nglobal_batch = 8\n[strategy]\n";
+  }
+  EXPECT_EQ(load_validation_case(path).split, Split::kHeldOut);
+  std::filesystem::remove(path);
+  // The shipped set: every run of an earlier source keeps its name's split; every run of a
+  // newer source has its source's split, so a held-out newer source has no fit run.
+  for (const ValidationCase& c : load_validation_dir(source_path("configs/validation"))) {
+    const std::vector<std::string>& old = name_split_sources();
+    if (std::find(old.begin(), old.end(), c.source_key) != old.end())
+      EXPECT_EQ(c.split, split_of(c.name)) << c.name;
+    else
+      EXPECT_EQ(c.split, split_of_source(c.source_key)) << c.name;
+  }
+}
+
 TEST(Validation, IndependentSliceKeepsHeldOutRunsWhoseSourceHasNoFitRun) {
   // Source A has a fit run and a held-out run, source B only held-out runs: the independent
   // slice is B's two runs (+10%, -20%: mean |error| 15%, signed -5%), A's held-out run (+40%) is

@@ -15,13 +15,41 @@ using model::TomlFields;
 
 const char* to_string(Split s) { return s == Split::kFit ? "fit" : "held-out"; }
 
-Split split_of(const std::string& run_name) {
+namespace {
+
+// Held out when FNV-1a-64 of the text modulo 10 is below 3 (about 30%).
+Split split_by_hash(const std::string& text) {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
-  for (unsigned char ch : run_name) {
+  for (unsigned char ch : text) {
     h ^= ch;
     h *= 1099511628211ULL;
   }
   return h % 10 < 3 ? Split::kHeldOut : Split::kFit;
+}
+
+}  // namespace
+
+Split split_of(const std::string& run_name) { return split_by_hash(run_name); }
+
+Split split_of_source(const std::string& key) { return split_by_hash(key); }
+
+// Every publication in configs/validation when the source rule was written (session 12,
+// 2026-12-05): their runs were split by name before any of their factors were set, and moving
+// them now would put runs that informed a factor into the held-out split. Fixed: a new row of
+// one of these publications is split by its name, as its siblings were.
+const std::vector<std::string>& name_split_sources() {
+  static const std::vector<std::string> kSources = {
+      "NVIDIA-NeMo/Megatron-Bridge", "NVIDIA/NeMo", "arXiv 2104.04473", "arXiv 2201.11990",
+      "arXiv 2205.05198", "arXiv 2211.05100", "arXiv 2402.15627", "arXiv 2402.16819",
+      "arXiv 2406.11704", "arXiv 2407.21783", "arXiv 2412.19437", "mosaicml/llm-foundry",
+      "pytorch/torchtitan", "yanring/Megatron-MoE-ModelZoo"};
+  return kSources;
+}
+
+Split split_for(const std::string& run_name, const std::string& key) {
+  const std::vector<std::string>& old = name_split_sources();
+  if (std::find(old.begin(), old.end(), key) != old.end()) return split_of(run_name);
+  return split_of_source(key);
 }
 
 std::string source_key(const std::string& source) {
@@ -54,11 +82,11 @@ ValidationCase load_validation_case(const std::string& path) {
   {
     TomlFields f(path, *vt, "validation");
     v.name = f.text("name");
-    v.split = split_of(v.name);
     v.source = f.text("source");
     v.source_key = source_key(v.source);
     if (v.source_key.empty())
       f.fail("source", "start with the publication: \"arXiv <id> ...\" or \"<owner>/<repo> <path> ...\"");
+    v.split = split_for(v.name, v.source_key);
     v.notes = f.text_or("notes", "");
     model_file = f.text_or("model", "");
     cluster_file = model::resolve_beside(path, f.text("cluster"));

@@ -19,6 +19,15 @@ enum class Split { kFit, kHeldOut };
 const char* to_string(Split s);
 Split split_of(const std::string& run_name);  // held out when FNV-1a-64(name) mod 10 < 3
 
+// The split of a run from a publication added from session 12 on: the whole publication goes
+// into one split, held out when FNV-1a-64 of its source key (source_key below) mod 10 < 3, so a
+// held-out publication has no fit run and its rows are evidence independent of the fit sources.
+// The 14 publications present before (name_split_sources) keep the per-run split_of rule: their
+// splits were fixed before their factors were set and stay as they were.
+Split split_of_source(const std::string& key);
+const std::vector<std::string>& name_split_sources();
+Split split_for(const std::string& run_name, const std::string& key);
+
 // The publication a run's figure comes from, read from the start of its `source` field:
 // "arXiv <id>" for a paper, "<owner>/<repo>" for a repository (every file of one repository is
 // one source: its tables share recipes and software). Runs of one source are not independent

@@ -146,6 +146,40 @@ TEST(Causes, ManyLocalExpertsMakeMoeLayersHostBound) {
   EXPECT_LT(one.launch - off.launch, 128.0);
 }
 
+// (2c) A run without CUDA graphs over a MoE layer's attention, router and EP preprocessing
+// (cuda_graphs = "none") exposes the stack's moe_host_eager_s per MoE layer and micro-batch on
+// top of whatever else the layer takes (the published gain of capturing them, megatron-core.toml).
+TEST(Causes, EagerMoeLayersExposeTheirHostWorkOnTopOfTheGpu) {
+  // The case above: 2 MoE layers, 4 micro-batches a replica. At 1 s per layer and micro-batch,
+  // half forward and half backward, the step grows by 2 x 4 x 1 s = 8 s, all of it in the
+  // launch line; with or without the per-expert floor (additive, not a max), and never when
+  // the run captures those parts (cuda_graphs = "partial", the default). Full recomputation
+  // runs each forward again: 2 x 4 x 0.5 s = 4 s more.
+  model::ModelConfig moe = tiny_moe(2, 16, 2);
+  Cluster c = tiny_cluster(1);
+  set_nodes(c, 1);
+  c.devices_per_node = 2;
+  c.links[0].group_size = 2;
+  auto step = [&](bool graphs, double eager, double per_expert, Recompute rc = Recompute::kNone) {
+    Strategy s;
+    s.ep = 2;
+    s.moe_cuda_graphs = graphs;
+    s.recompute = rc;
+    s.stack.moe_host_eager_s = eager;
+    s.stack.moe_host_per_expert_s = per_expert;
+    return predict(moe, c, make_run(1024, 8), s).time;
+  };
+  EXPECT_NEAR(step(false, 1, 0).launch - step(true, 1, 0).launch, 8.0, 1e-9);
+  EXPECT_GE(step(false, 1, 0).step - step(true, 1, 0).step, 8.0 - 1e-9);  // plus the proportional losses
+  EXPECT_NEAR(step(false, 1, 1).launch - step(true, 1, 1).launch, 8.0, 1e-9);
+  EXPECT_NEAR(step(false, 0, 0).launch, step(true, 0, 0).launch, 1e-12);
+  EXPECT_NEAR(step(false, 1, 0, Recompute::kFull).launch - step(true, 1, 0, Recompute::kFull).launch, 12.0, 1e-9);
+  // The shipped stack: 2.07 ms (NVIDIA/Megatron-LM deepseek-v3-gb200-optimization.md: 610.71 ->
+  // 663.27 TFLOPS/GPU with CUDA graphs = 1.061 s a step over 64 micro-batches x 8 MoE layers).
+  StackProfile mc = load_stack(source_path("configs/plan/stack/megatron-core.toml"));
+  EXPECT_NEAR(mc.moe_host_eager_s, 1.061 / (64 * 8), 1e-5);
+}
+
 // (3) ZeRO-3/FSDP: prefetch hides the gathers behind compute; hybrid sharding groups.
 TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   // 3 s of gathers and reduce-scatter against 2 s of compute, 1 s per gather, 10 layers:

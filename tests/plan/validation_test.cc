@@ -84,11 +84,15 @@ using testing::source_path;
 // 1f1b-a2a rule's known over-hiding, now visible instead of avoided. Fit 6.6% / +1.1%, held-out
 // 8.1% / +3.6% / worst 61.0%: re-established for the corrected inputs (fit 0.067 / 0.012,
 // held-out worst 0.55 -> 0.62); no factor was changed, nothing was refit.
+// Session 12: rows whose recipe captures no CUDA graph (cuda_graphs = "none", nine Megatron-
+// Bridge rows) expose the host time of eager attention, router and preprocessing, a published
+// figure (megatron-core moe_host_eager_s, not fitted): fit 5.9% / +0.4% / worst 24.9%, held-out
+// 6.9% / +1.6% / worst 32.2%; bounds tightened to those.
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.067, 0.012, 0.30};
-constexpr Bounds kHeldOut{0.082, 0.04, 0.62};
+constexpr Bounds kFit{0.060, 0.006, 0.25};
+constexpr Bounds kHeldOut{0.070, 0.02, 0.33};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -590,6 +590,13 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
           host_fwd[size_t(r)] += std::max(0.0, host - (blk.fwd() + blk.launch()));
           host_bwd[size_t(r)] += std::max(0.0, host - (blk.bwd() + blk.bwd_launch()));
         }
+        // Without CUDA graphs over attention, router and EP preprocessing, their host work is
+        // exposed on top (the published gain of capturing them, stack.h moe_host_eager_s),
+        // half in each direction.
+        if (m.layer_is_moe(int(i)) && !s.moe_cuda_graphs && s.stack.moe_host_eager_s > 0) {
+          host_fwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
+          host_bwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
+        }
         model::LayerParams p = model::layer_params(m, int(i));
         ps.dense += tp_split_params(m, p, tp);
         ps.expert += p.routed_experts / double(s.ep * s.etp);

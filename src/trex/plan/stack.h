@@ -59,6 +59,13 @@ struct StackProfile {
   // counts on the host (a device-to-host sync), so the GPU cannot run ahead of the host across
   // the layer: the layer takes max(GPU time, local experts x this). 0: off.
   double moe_host_per_expert_s = 0;
+  // Host seconds a MoE layer exposes per micro-batch (forward and backward together) when its
+  // attention, router and EP preprocessing run eagerly, without CUDA graphs (a run's
+  // `cuda_graphs = "none"`): the dropless dispatcher's device-to-host sync keeps the host from
+  // running ahead, so this host work adds to the layer's time even when the GPU is busier than
+  // the host (the published gain of capturing those parts is an end-to-end one; stack files
+  // cite it). 0: off.
+  double moe_host_eager_s = 0;
   double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
 };
 

@@ -96,6 +96,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.layout.last_stage_layers = f.integer_or("last_stage_layers", 0, 0);
   s.moe_imbalance = f.number_or("moe_imbalance", 1, 1, 100);
   s.grouped_gemm = f.boolean_or("grouped_gemm", true);
+  s.moe_cuda_graphs = f.choice_or("cuda_graphs", "partial", {"partial", "none"}) == "partial";
   s.flash_attention = f.boolean_or("flash_attention", true);
   f.allow({"source", "note"});
   f.finish();

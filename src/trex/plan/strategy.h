@@ -71,6 +71,11 @@ struct Strategy {
   StackProfile stack;             // the software stack the run uses
   double moe_imbalance = 1.0;     // slowest EP rank's load over the mean (1 = uniform routing)
   bool grouped_gemm = true;       // one grouped GEMM per expert matrix, not one kernel per expert
+  // CUDA graphs over a MoE layer's static parts (Megatron-Core --cuda-graph-scope): true when
+  // the run captures attention and/or the router and EP preprocessing (the recent recipes'
+  // default), false ("none") when the whole layer runs eagerly: each MoE layer then exposes
+  // the stack's moe_host_eager_s per micro-batch.
+  bool moe_cuda_graphs = true;
   bool flash_attention = true;    // fused attention; false: batched GEMMs over all s keys plus
                                   // softmax and dropout kernels over the s x s scores (Megatron-LM 2021)
 };

@@ -3,6 +3,7 @@
 // forbidden values and pairs are respected, and the GEMM model's start obeys its capacities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -267,6 +268,47 @@ TEST(Target, KvCompressForwardCountsChunksOfSixteenItemsAsJobs) {
     const double jobs = double((entries * blocks + 15) / 16);  // channel_block 8: 512 x 16 / 16 = 512
     EXPECT_NEAR(pr.params[0].cost[v], jobs * 1e-6, 1e-15) << "channel_block " << pr.params[0].values[v];
   }
+}
+
+// A sparse attention query scores more keys as its position grows (the window and the visible
+// compressed entries fill up), so equal token chunks are unequal jobs; the pool hands them out in
+// order, each to the first free thread. At two threads one chunk per thread leaves the first
+// thread idle while the second finishes the heavier late tokens (session 12's idle two-thread
+// table: chunks=2 1.10-1.30x of the best at 512 and 1024 tokens, 12-16 chunks best).
+TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutInOrder) {
+  AuraHardware hw = test_machine();  // two threads
+  TuneTarget sa = make_target("sparse_attention.bwd", {512, 8, 128}, hw);
+  ChoiceProblem pr = performance_model(sa, hw);
+  ASSERT_EQ(pr.params.size(), 1u);
+  const double busy = std::max(pr.pipe_constant[0], pr.pipe_constant[1]);
+  auto cost_of = [&](int64_t chunks) {
+    for (size_t v = 0; v < pr.params[0].values.size(); ++v)
+      if (pr.params[0].values[v] == chunks) return pr.params[0].cost[v];
+    ADD_FAILURE() << "no chunks=" << chunks;
+    return 0.0;
+  };
+  // Keys per query t: min(64, t + 1) + min(64, (t + 1) / 4); 55264 over the 512 tokens.
+  // Two chunks of 256 tokens: 22496 and 32768 keys, one per thread.
+  EXPECT_NEAR(cost_of(2), 2 * 1e-6 / 2 + (32768.0 * 2 / 55264 - 1) * busy, 1e-12);
+  // Four of 128: 8192, 14304, 16384, 16384; thread 0 takes the first and, free first, the third;
+  // thread 1 the second and the fourth (14304 + 16384).
+  EXPECT_NEAR(cost_of(4), 4 * 1e-6 / 2 + ((14304.0 + 16384) * 2 / 55264 - 1) * busy, 1e-12);
+  EXPECT_GT(sa.config_at(solve_choices(pr).index).at("chunks"), 4);
+  // The forward's query blocks alike: blocks of 128 tokens are the same four jobs.
+  TuneTarget fwd = make_target("sparse_attention.fwd", {512, 8, 128}, hw);
+  ChoiceProblem pf = performance_model(fwd, hw);
+  const double fbusy = std::max(pf.pipe_constant[0], pf.pipe_constant[1]);
+  for (size_t v = 0; v < pf.params[0].values.size(); ++v)
+    if (pf.params[0].values[v] == 128)
+      EXPECT_NEAR(pf.params[0].cost[v], 4 * 1e-6 / 2 + ((14304.0 + 16384) * 2 / 55264 - 1) * fbusy, 1e-12);
+  EXPECT_LT(fwd.config_at(solve_choices(pf).index).at("query_block"), 128);
+  // One thread has no imbalance: each value costs its jobs x 1 us, and one chunk wins.
+  hw.threads = 1;
+  TuneTarget one = make_target("sparse_attention.bwd", {512, 8, 128}, hw);
+  ChoiceProblem p1 = performance_model(one, hw);
+  for (size_t v = 0; v < p1.params[0].values.size(); ++v)
+    EXPECT_NEAR(p1.params[0].cost[v], double(p1.params[0].values[v]) * 1e-6, 1e-15);
+  EXPECT_EQ(one.config_at(solve_choices(p1).index).at("chunks"), 1);
 }
 
 TEST(Target, EverySpaceHoldsOnlyLegalValues) {

@@ -88,6 +88,44 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
   return double(ceil_div(a, v));  // query_block, block_tokens
 }
 
+// Keys a sparse attention query at position t scores in the tuned case (kernel_suite.h: window
+// 64, the top min(64, tokens / 4) of the (t + 1) / 4 visible ratio-4 entries): its work grows
+// with t until both parts are full, so equal token blocks are not equal jobs.
+double attention_keys(int64_t tokens, int64_t t) {
+  const int64_t top = std::min<int64_t>(64, std::max<int64_t>(1, tokens / 4));
+  return double(std::min<int64_t>(64, t + 1) + std::min<int64_t>(top, (t + 1) / 4));
+}
+
+// The work of each parallel job under a parameter value, in the order the pool hands them out,
+// where jobs differ (sparse attention: query blocks of `query_block` tokens, or the backward's
+// chunks of ceil(tokens / chunks) tokens, sparse_attention.cc plan_with); empty where every job
+// is alike.
+std::vector<double> job_work(const TuneTarget& t, const std::string& param, int64_t v) {
+  std::vector<double> w;
+  if (t.kernel.rfind("sparse_attention.", 0) != 0) return w;
+  const int64_t a = t.dims[0];
+  const int64_t len = param == "chunks" ? ceil_div(a, std::min(std::max<int64_t>(v, 1), a)) : std::max<int64_t>(v, 1);
+  for (int64_t t0 = 0; t0 < a; t0 += len) {
+    double sum = 0;
+    for (int64_t q = t0; q < std::min(a, t0 + len); ++q) sum += attention_keys(a, q);
+    w.push_back(sum);
+  }
+  return w;
+}
+
+// The pool's makespan over the even split (>= 1): ThreadPool::parallel_for hands the jobs out in
+// index order, each to the first thread that is free (list scheduling). For equal jobs this is
+// ceil(jobs / threads) x threads / jobs.
+double imbalance_of(const std::vector<double>& work, int threads) {
+  std::vector<double> busy(size_t(std::max(threads, 1)), 0.0);
+  double total = 0;
+  for (double x : work) {
+    *std::min_element(busy.begin(), busy.end()) += x;
+    total += x;
+  }
+  return total > 0 ? *std::max_element(busy.begin(), busy.end()) * double(busy.size()) / total : 1.0;
+}
+
 }  // namespace
 
 size_t TuneTarget::size() const {
@@ -407,7 +445,10 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       const SpaceParam& sp = t.space[i];
       for (size_t v = 0; v < sp.values.size(); ++v) {
         double jobs = std::max(1.0, jobs_of(t, sp.name, sp.values[v]));
-        double imb = std::ceil(jobs / threads) * threads / jobs;
+        // Unequal jobs (sparse attention's causal key counts) by the pool's schedule, else
+        // ceil(jobs / threads) x threads / jobs.
+        const std::vector<double> work = job_work(t, sp.name, sp.values[v]);
+        double imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
         double cost = jobs * 1e-6 / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
         pr.params[i].cost[v] = cost;

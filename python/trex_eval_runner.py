@@ -68,7 +68,12 @@ def final_model(namespace, trex_modeling, pulp_solved):
     return None, ""
 
 
-def main():
+RECORD = "__trex_final.json"
+
+
+def main(record=RECORD):
+    """Runs the program sys.argv[1]; the final model's record goes to `record` (the warm
+    interpreter's warm-up sends it to os.devnull)."""
     path = sys.argv[1]
     with open(path, encoding="utf-8", errors="replace") as f:
         source = f.read()
@@ -120,7 +125,7 @@ def main():
         # dumps, not dump: dump encodes in pure Python, chunk by chunk (about 1 ms a program);
         # dumps uses the C encoder and writes the same text.
         text = json.dumps(data, allow_nan=False)
-        with open("__trex_final.json", "w") as f:
+        with open(record, "w") as f:
             f.write(text)
     except BaseException:
         print_exception()

@@ -41,6 +41,44 @@ record = json.dumps(m._to_json(), allow_nan=False)
 """
 
 
+_RUNNER_PROGRAM = """
+from gurobipy import GRB, Model
+model = Model("warm-up")
+x = model.addVar(ub=1, vtype=GRB.BINARY, name="x")
+model.setObjective(x, GRB.MAXIMIZE)
+model.addConstr(x <= 1, name="c")
+"""
+
+
+def warm_up_runner(rounds=10):
+    """Runs a small program `rounds` times through the runner (trex_eval_runner.main, as every
+    child runs its program: the file read and compiled, run, the final model found, its record
+    written). Until this, every child ran the runner's own code cold: its first calls, and the
+    bytecode's warm-up counters written on pages shared with every sibling. Nothing touches
+    the file system: the program is read from a memory file, the record goes to os.devnull
+    (files made and removed here cost the interpreter's start tens of milliseconds on a busy
+    disk). The modelling core's "last created / last solved model" are reset afterwards."""
+    import os
+    import sys
+
+    import trex_eval_runner
+    from trex_modeling import model as core
+
+    argv = sys.argv
+    fd = os.memfd_create("trex-warm-up", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, _RUNNER_PROGRAM.encode())
+        sys.argv = ["trex_eval_runner.py", "/proc/self/fd/%d" % fd]
+        for _ in range(rounds):
+            if trex_eval_runner.main(record=os.devnull) != 0:
+                raise RuntimeError("the runner's warm-up program failed")
+    finally:
+        sys.argv = argv
+        os.close(fd)
+        core._last[0] = None
+        core._solved[0] = None
+
+
 def warm_up(rounds=20):
     """Runs the program `rounds` times (the interpreter specialises code that has run a few
     times), then forgets the models it made."""

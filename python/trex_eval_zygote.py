@@ -115,16 +115,20 @@ def wait_seconds(message):
     return float(json.loads(message)["wait"])
 
 
-def enter(lib, request, fds, prepared=False):
-    """In the child: every layer, or exit 126 (the library writes why to fd 2). `prepared`: the
-    child already made its session and namespaces (trex_sandbox_prepare)."""
+def sandbox_arguments(request, fds, prepared):
+    """trex_sandbox_enter's arguments for `request` (sandbox_enter.cc's order)."""
     limits = request["limits"]
     paths = [p.encode() for p in request["read_only"]]
     array = (ctypes.c_char_p * max(1, len(paths)))(*paths)
-    lib.trex_sandbox_enter(request["workdir"].encode(), array, len(paths), int(limits["cpu_s"]),
-                           ctypes.c_uint64(int(limits["memory_bytes"])), ctypes.c_uint64(int(limits["file_bytes"])),
-                           int(limits["open_files"]), fds[0], fds[1], fds[2], 1 if request["allow_weak"] else 0,
-                           1 if prepared else 0)
+    return (request["workdir"].encode(), array, len(paths), int(limits["cpu_s"]),
+            ctypes.c_uint64(int(limits["memory_bytes"])), ctypes.c_uint64(int(limits["file_bytes"])),
+            int(limits["open_files"]), fds[0], fds[1], fds[2], 1 if request["allow_weak"] else 0, 1 if prepared else 0)
+
+
+def enter(lib, request, fds, prepared=False):
+    """In the child: every layer, or exit 126 (the library writes why to fd 2). `prepared`: the
+    child already made its session and namespaces (trex_sandbox_prepare)."""
+    lib.trex_sandbox_enter(*sandbox_arguments(request, fds, prepared))
 
 
 def declare(lib):
@@ -145,10 +149,7 @@ def run_child(lib, ctl, request, fds, prepared=False):
     except BaseException:
         os._exit(EXIT_SANDBOX)
     # The environment and arguments a fresh interpreter would have been given.
-    os.environ.clear()
-    for pair in request["env"]:
-        name, _, value = pair.partition("=")
-        os.environ[name] = value
+    set_environment(request["env"])
     sys.argv = list(request["argv"][3:])  # [runner, program], after "python3 -I -B"
     try:
         status = trex_eval_runner.main()
@@ -162,6 +163,54 @@ def run_child(lib, ctl, request, fds, prepared=False):
         traceback.print_exc()  # as the interpreter reports an exception that ends it
         status = 1
     finish(status)
+
+
+def set_environment(pairs):
+    """Makes os.environ (and the C environment under it) exactly `pairs` ("NAME=VALUE"), in
+    their order, as a fresh interpreter given them would have it. The zygote's own environment
+    is the fresh path's (src/trex/oreval/warm_pool.cc) and a request's differs from it in a
+    name or two (HOME, the channel), so when the zygote's names are the start of the wanted
+    ones, in the same order, only what differs is set; otherwise everything is cleared and set
+    in order. (Clearing and setting all of them cost every child some 60 page faults.)"""
+    wanted = [pair.partition("=") for pair in pairs]
+    environ = os.environ
+    current = list(environ)
+    if current == [name for name, _, _ in wanted[:len(current)]]:
+        for name, _, value in wanted:
+            if environ.get(name) != value:
+                environ[name] = value
+        return
+    environ.clear()
+    for name, _, value in wanted:
+        environ[name] = value
+
+
+def warm_request_path(rounds=10):
+    """Runs, in the zygote, the request handling every child runs before the program, all but
+    the call into the sandbox library: the request and its descriptors received (on a socket
+    pair of its own, descriptors of /dev/null), read (json.loads), the library's arguments made,
+    the environment set (set_environment, to the zygote's own, so nothing changes). Code first
+    run in each child ran cold there, and its first calls wrote the warm-up counters of code
+    objects whose pages every sibling shares."""
+    sample = json.dumps({"workdir": "/", "read_only": ["/usr"], "argv": ["python3", "-I", "-B", "r.py", "p.py"],
+                         "env": ["PATH=/usr/bin:/bin"], "limits": {"cpu_s": 1, "memory_bytes": 1, "file_bytes": 1,
+                                                                   "open_files": 1}, "allow_weak": False}).encode()
+    own = ["%s=%s" % item for item in os.environ.items()]
+    here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        for _ in range(rounds):
+            socket.send_fds(here, [sample], [null, null, null])
+            message, fds, _, _ = socket.recv_fds(there, 1 << 20, 3)
+            for fd in fds:
+                os.close(fd)
+            sandbox_arguments(json.loads(message), fds, True)
+            set_environment(own + ["TREX_WARM_UP=1"])  # a name added: what a child's request does
+            set_environment(own)  # and back (cleared and set in order)
+    finally:
+        os.close(null)
+        here.close()
+        there.close()
 
 
 def finish(status):
@@ -297,6 +346,11 @@ def wait_for(pid, seconds):
 
 
 def main():
+    # The evaluator starts this interpreter with LD_BIND_NOW (warm_pool.cc): every library's
+    # symbols are bound here, once, not at a child's first call of each (which wrote the
+    # library's pages of addresses, shared with every sibling until then). The dynamic loader
+    # has read it; no child needs it.
+    os.environ.pop("LD_BIND_NOW", None)
     lib = ctypes.CDLL(sys.argv[1])
     declare(lib)
     ctl = socket.socket(family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET, fileno=int(sys.argv[2]))
@@ -307,6 +361,8 @@ def main():
     # each child makes its own while it waits.
     shared_netns = lib.trex_sandbox_share_netns() == 1
     trex_eval_warmup.warm_up()
+    trex_eval_warmup.warm_up_runner()
+    warm_request_path()
     # What is loaded now is shared by every child: frozen, the children's collections never walk
     # it, so they do not write to (and copy) its pages.
     gc.collect()

@@ -135,9 +135,11 @@ class WarmInterpreter final : public SandboxLauncher {
     posix_spawn_file_actions_adddup2(&fa, sv[1], kControlFd);
     std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd)};
     // The fresh path's environment (execute.cc); each child gets its own from the request.
+    // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
+    // child at its first call (the zygote drops the name before any child sees it).
     std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + module_dir_, "LANG=C.UTF-8",
                                     "PYTHONIOENCODING=utf-8", "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1",
-                                    "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1"};
+                                    "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1", "LD_BIND_NOW=1"};
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

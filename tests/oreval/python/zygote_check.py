@@ -6,7 +6,9 @@ sandbox saying so (prepared=1); and each program's child makes them itself, neve
 (its session, and its namespaces unless the zygote's network namespace is shared, which the
 library decides: sandbox_child.h). The sandbox library is replaced by a stand-in, so that a
 failure can be caused here without changing the machine (the real library's prepare is
-tested by SandboxChild.APreparedChildEndsTheSame). Run by tests/oreval/warm_pool_test.cc."""
+tested by SandboxChild.APreparedChildEndsTheSame). Also: a child's environment is its
+request's, in order; the zygote's warm-ups before its first fork leave nothing behind. Run by
+tests/oreval/warm_pool_test.cc."""
 import ctypes
 import json
 import os
@@ -90,6 +92,78 @@ class WaitingChild(unittest.TestCase):
         self.assertEqual(callers, pids)  # one call per program, each in that program's child
         self.assertNotIn(os.getpid(), callers)
         self.assertNotEqual(pids[0], pids[1])
+
+
+def c_environment():
+    """The C library's environment (what getenv and a child process would see), in order."""
+    environ = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")
+    pairs, i = [], 0
+    while environ[i] is not None:
+        pairs.append(environ[i].decode())
+        i += 1
+    return pairs
+
+
+class Environment(unittest.TestCase):
+    """A child's environment is exactly its request's, in the request's order, in os.environ
+    and in the C library's (a fresh interpreter given that environment has it so), whether the
+    zygote's own environment is the start of the request's (then only what differs is set) or
+    not (then it is cleared and set)."""
+
+    def setUp(self):
+        self.saved = dict(os.environ)
+
+    def tearDown(self):
+        os.environ.clear()
+        os.environ.update(self.saved)
+
+    def check(self, start, wanted):
+        os.environ.clear()
+        for pair in start:
+            name, _, value = pair.partition("=")
+            os.environ[name] = value
+        z.set_environment(wanted)
+        self.assertEqual(["%s=%s" % item for item in os.environ.items()], wanted)
+        self.assertEqual(c_environment(), wanted)
+
+    def test_the_zygote_s_names_first_only_what_differs_is_set(self):
+        self.check(["PATH=/usr/bin:/bin", "HOME=/tmp/module", "LANG=C.UTF-8"],
+                   ["PATH=/usr/bin:/bin", "HOME=/tmp/work", "LANG=C.UTF-8", "TREX_EVAL_CHANNEL_FD=3"])
+        self.check(["A=1"], ["A=1"])
+        self.check([], ["A=1", "B=x=y", "C="])
+
+    def test_other_names_or_another_order_are_cleared_and_set(self):
+        self.check(["PATH=/usr/bin:/bin", "LD_BIND_NOW=1", "HOME=/tmp/module"], ["PATH=/usr/bin:/bin", "HOME=/w"])
+        self.check(["HOME=/tmp/module", "PATH=/usr/bin:/bin"], ["PATH=/usr/bin:/bin", "HOME=/w"])
+        self.check(["A=1", "B=2"], ["A=1"])
+        self.check(["A=1"], [])
+
+    def test_the_warm_up_of_the_request_path_changes_nothing(self):
+        # It runs in the zygote before the first fork: every child inherits what it leaves.
+        self.check([], ["PATH=/usr/bin:/bin", "HOME=/tmp/module", "LANG=C.UTF-8"])
+        fds = sorted(os.listdir("/proc/self/fd"))
+        z.warm_request_path()
+        self.assertEqual(["%s=%s" % item for item in os.environ.items()],
+                         ["PATH=/usr/bin:/bin", "HOME=/tmp/module", "LANG=C.UTF-8"])
+        self.assertEqual(c_environment(), ["PATH=/usr/bin:/bin", "HOME=/tmp/module", "LANG=C.UTF-8"])
+        self.assertEqual(sorted(os.listdir("/proc/self/fd")), fds)
+
+
+class RunnerWarmUp(unittest.TestCase):
+    def test_it_leaves_no_model_file_descriptor_or_argument_behind(self):
+        import sys
+
+        from trex_modeling import model as core
+
+        fds, argv, cwd = sorted(os.listdir("/proc/self/fd")), list(sys.argv), os.getcwd()
+        files = sorted(os.listdir(cwd))
+        z.trex_eval_warmup.warm_up_runner()
+        self.assertIsNone(core._last[0])
+        self.assertIsNone(core._solved[0])
+        self.assertEqual(sorted(os.listdir("/proc/self/fd")), fds)
+        self.assertEqual(sys.argv, argv)
+        self.assertEqual(os.getcwd(), cwd)
+        self.assertEqual(sorted(os.listdir(cwd)), files)  # no record, no program file
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 // `trex recipe run` on configs/recipe/or-tiny.toml through the binary: every stage kind runs for
-// real (corpus and held-out corpus, benchmark, base pre-training, CPT balanced and pure, SFT on
+// real (corpus and held-out corpus, benchmark, copy documents, base pre-training, CPT balanced and pure, SFT on
 // each, serving and evaluating four models); the report holds each model's Pass@1 with its
 // interval, the loss curves and each stage's cost; a rerun reuses every stage; a changed input
 // re-runs its stage and the ones after it; bad input is one line, exit 2. One stage evaluates on
@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,7 +56,10 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   const std::string file = d.path + "/configs/recipe/or-tiny.toml", out = d.path + "/out";
   ProcessResult first = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
-  EXPECT_NE(first.out.find("or-tiny: 14 stages (0 cached)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("or-tiny: 15 stages (0 cached)"), std::string::npos) << first.out;
+  // The copy documents the base and SFT stages mix in (copy_docs_test checks their contents).
+  const std::string copy = read_file(out + "/copy-docs/copy.jsonl");
+  EXPECT_EQ(std::count(copy.begin(), copy.end(), '\n'), 200);
   const bool have_nl4opt = !find_data("or-benchmarks/nl4opt/slai_trex_test.jsonl").empty();
   if (have_nl4opt) {
     EXPECT_TRUE(std::regex_search(first.out, std::regex(R"(\n  SFT \(nl4opt\) +Pass@1 [01]\.\d{3} \(\d/3, 95% \[)"))) << first.out;
@@ -92,7 +96,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   ProcessResult again = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   // A skipped stage is never recorded, so it runs once the data is there.
-  EXPECT_NE(again.out.find(have_nl4opt ? "or-tiny: 14 stages (14 cached)" : "or-tiny: 14 stages (13 cached)"),
+  EXPECT_NE(again.out.find(have_nl4opt ? "or-tiny: 15 stages (15 cached)" : "or-tiny: 15 stages (14 cached)"),
             std::string::npos) << again.out;
 
   // Without the data: the real-benchmark stage is skipped with its reason, the rest reused.
@@ -100,7 +104,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
     DataDirOverride none(d.path + "/no-data");
     ProcessResult absent = trex({"recipe", "run", file, "--out", out, "--quiet"});
     ASSERT_EQ(absent.exit_code, 0) << absent.err;
-    EXPECT_NE(absent.out.find("or-tiny: 14 stages (13 cached)"), std::string::npos) << absent.out;
+    EXPECT_NE(absent.out.find("or-tiny: 15 stages (14 cached)"), std::string::npos) << absent.out;
     const std::string why = "skipped: benchmark nl4opt not found: " + d.path +
                             "/no-data/or-benchmarks/nl4opt/slai_trex_test.jsonl is absent (set TREX_DATA_DIR";
     EXPECT_NE(absent.out.find("SFT (nl4opt)     " + why), std::string::npos) << absent.out;
@@ -109,13 +113,13 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
     EXPECT_NE(report.find("| eval-sft-nl4opt | serve | 0.0 | skipped |"), std::string::npos) << report;
   }
 
-  // A changed input re-runs its stage and every later one (8 before it are reused).
+  // A changed input re-runs its stage and every later one (9 before it are reused).
   std::string sft = read_file(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml");
   sft.replace(sft.find("steps = 3"), 9, "steps = 2");
   write_file_atomic(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml", sft);
   ProcessResult changed = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(changed.exit_code, 0) << changed.err;
-  EXPECT_NE(changed.out.find("or-tiny: 14 stages (8 cached)"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("or-tiny: 15 stages (9 cached)"), std::string::npos) << changed.out;
   EXPECT_NE(read_file(out + "/report.md").find("| cpt-pure-sft | 2 |"), std::string::npos);
 }
 
@@ -129,13 +133,15 @@ TEST(Recipe, BadInputIsOneLineAndExitTwo) {
   write_file_atomic(d.path + "/notpl.toml", gen + "[[stage]]\nname = \"e\"\nserve = \"{out}/r\"\nbench = \"b\"\n"
                                                   "template = \"{recipe}/missing.txt\"\n");
   write_file_atomic(d.path + "/tplrun.toml", gen + "template = \"{recipe}/missing.txt\"\n");
+  write_file_atomic(d.path + "/nocopy.toml", "[[stage]]\nname = \"c\"\ncopy_docs = 0\n");
   struct Case {
     std::string file, names;
   };
   for (const Case& k : {Case{d.path + "/none.toml", "none.toml"}, Case{d.path + "/two.toml", "two.toml:1"},
                         Case{d.path + "/fails.toml", "stage gen"}, Case{d.path + "/nobench.toml", "nobench.toml:1"},
                         Case{d.path + "/notpl.toml", "notpl.toml:4: stage e.template: " + d.path + "/missing.txt not found"},
-                        Case{d.path + "/tplrun.toml", "tplrun.toml:1: stage gen.template: only with serve"}}) {
+                        Case{d.path + "/tplrun.toml", "tplrun.toml:1: stage gen.template: only with serve"},
+                        Case{d.path + "/nocopy.toml", "nocopy.toml:1: stage c.copy_docs: must be >= 1"}}) {
     ProcessResult r = trex({"recipe", "run", k.file, "--out", d.path + "/out", "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

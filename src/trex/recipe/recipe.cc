@@ -11,6 +11,7 @@
 #include "toml++/toml.h"
 #include "trex/ordata/corpus_reader.h"
 #include "trex/oreval/benchmark.h"
+#include "trex/recipe/copy_docs.h"
 #include "trex/recipe/local_server.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/data_dir.h"
@@ -152,8 +153,13 @@ Recipe load_recipe(const std::string& path) {
       s.bench = (*t)["bench"].value_or(std::string());
       if (s.bench.empty()) throw InputError(path, line, "stage " + s.name + ".bench: required with serve");
     }
+    if (auto v = (*t)["copy_docs"].value<int64_t>()) {
+      s.kind = "copy_docs", s.count = long(*v), ++kinds;
+      if (s.count < 1) throw InputError(path, line, "stage " + s.name + ".copy_docs: must be >= 1");
+      s.seed = uint64_t((*t)["seed"].value_or(int64_t(1)));
+    }
     if (kinds != 1)
-      throw InputError(path, line, "stage " + s.name + ": give exactly one of run, train, benchmark, serve");
+      throw InputError(path, line, "stage " + s.name + ": give exactly one of run, train, benchmark, serve, copy_docs");
     if (const toml::array* a = (*t)["inputs"].as_array())
       for (const toml::node& x : *a) s.inputs.push_back(x.value_or(std::string()));
     s.max_tokens = int((*t)["max_tokens"].value_or(int64_t(256)));
@@ -253,6 +259,10 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
       write_file_atomic(config, fill(read_file(fill(s.path, r, o.out_dir)), r, o.out_dir));
       trex(o, s.name, {"train", "--config", config, "--out", stage_dir});
       res.details = {{"run", stage_dir}};
+    } else if (s.kind == "copy_docs") {
+      fs::remove_all(stage_dir, ec);
+      fs::create_directories(stage_dir);
+      write_copy_documents(stage_dir + "/copy.jsonl", s.count, s.seed);
     } else if (s.kind == "benchmark") {
       write_benchmark(fill(s.path, r, o.out_dir), s.limit, o.out_dir + "/" + s.name + ".jsonl");
     } else {

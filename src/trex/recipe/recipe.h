@@ -28,6 +28,7 @@
 // written when the stage has finished.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ namespace trex::recipe {
 
 struct Stage {
   std::string name;
-  std::string kind;             // "run", "train", "benchmark", "serve"
+  std::string kind;             // "run", "train", "benchmark", "serve", "copy_docs"
   std::vector<std::string> args;  // run
   std::string path;             // train: template; benchmark: corpus; serve: run folder
   std::string bench;            // serve
@@ -46,6 +47,8 @@ struct Stage {
   int max_tokens = 256;         // serve: per completion
   int context = 0;              // serve: --context (0: the model's)
   long limit = 0;               // serve: items evaluated (0: all); benchmark: samples
+  long count = 0;               // copy_docs: documents
+  uint64_t seed = 1;            // copy_docs: their stream
   std::string label;            // how the report names the model (default: the stage name)
   std::string prompt_template;  // serve: `trex eval gen --template` (empty: the default)
   nlohmann::json table;         // as read, for the key

@@ -1,0 +1,32 @@
+// Copy documents: synthetic chat conversations that teach a model to copy a statement's numbers
+// into a program (issue 16, bench/results/recipe/README.md).
+//
+// The miniature recipe's models wrote each OR family's program with invented numbers: the later
+// digits of a copied number stayed at chance (bench/recipe_copy_nll.py), so the model had no
+// copying mechanism. A pure copy task ("Numbers: 528 18 ... Repeat them.") is learned by the
+// 64-rotary-dim model in ~600-800 steps, but the OR answer does not copy in order: it looks each
+// number up by item and attribute ("shirt 29/8/88" -> `make["shirt"] ... ub=88`). So most
+// documents here are keyed: a statement-like text gives 2-4 items x 2-4 attributes (and 0-2
+// scalar lines) in one of three styles the OR corpus uses (a per-item table "x 1/2; y 3/4",
+// "X: a 1, b 2.", "The a of x is 1."), and the answer writes them attribute by attribute, items
+// shuffled, as `attr = {"y": 3, "x": 1}` or `m.addConstr(3 * x["y"] + 1 * x["x"] <= N,
+// name="attr")` (N the first scalar line's number), so every number of an answer is in its statement. A third are in-order lists (the probe's task). Numbers are 1-4 digit integers
+// or decimals with two places (0.93), as in the corpus.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace trex::recipe {
+
+// Document `index` of the stream `seed`: {"messages": [user, assistant]}. Deterministic on every
+// platform (ordata::Rng); each document has its own stream, so N documents are the first N of
+// any larger count.
+nlohmann::json copy_document(uint64_t seed, uint64_t index);
+
+// `count` documents as JSONL at `path` (a temporary name, then renamed).
+void write_copy_documents(const std::string& path, long count, uint64_t seed);
+
+}  // namespace trex::recipe

@@ -1,0 +1,143 @@
+// The recipe's copy documents (src/trex/recipe/copy_docs.h): every number an answer writes is the
+// statement's number for that item and attribute (parsed back from each of the three statement
+// styles), in-order documents repeat their list, the stream is fixed by (seed, index), and the
+// file is written whole.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "util/temp_dir.h"
+#include "trex/recipe/copy_docs.h"
+#include "trex/util/atomic_file.h"
+#include "trex/util/error.h"
+
+namespace trex::recipe {
+namespace {
+
+using nlohmann::json;
+using Table = std::map<std::pair<std::string, std::string>, std::string>;  // (item key, attribute key) -> number
+
+std::string key_of(std::string s) {
+  for (char& c : s) {
+    if (c == ' ') c = '_';
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+std::vector<std::string> split(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t next = s.find(sep, at);
+    out.push_back(s.substr(at, next == std::string::npos ? std::string::npos : next - at));
+    if (next == std::string::npos) return out;
+    at = next + sep.size();
+  }
+}
+
+// The statement's item x attribute numbers, read back from whichever style wrote them.
+Table parse_statement(const std::string& user, int& style) {
+  Table t;
+  const std::string body = split(split(user, "\n\n").at(1), "\n").at(0);  // before the scalar lines
+  std::smatch m;
+  if (std::regex_search(body, m, std::regex(R"(^Data per item \(Item: ([^)]*)\): (.*)\.$)"))) {
+    style = 0;
+    const std::vector<std::string> attrs = split(m[1].str(), "; ");
+    for (const std::string& row : split(m[2].str(), "; ")) {
+      const size_t sp = row.rfind(' ');
+      const std::vector<std::string> values = split(row.substr(sp + 1), "/");
+      EXPECT_EQ(values.size(), attrs.size()) << row;
+      for (size_t k = 0; k < attrs.size() && k < values.size(); ++k) t[{key_of(row.substr(0, sp)), key_of(attrs[k])}] = values[k];
+    }
+  } else if (body.rfind("The ", 0) == 0) {
+    style = 2;
+    const std::regex fact(R"(The ([a-z ]+) of ([a-z ]+) is ([0-9.]+)\.)");
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), fact); it != std::sregex_iterator(); ++it)
+      t[{key_of((*it)[2].str()), key_of((*it)[1].str())}] = (*it)[3].str();
+  } else {
+    style = 1;
+    const std::regex item(R"(([A-Za-z][a-z ]*): ([^.]*(?:\.[0-9]+[^.]*)*)\.(?: |$))");
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), item); it != std::sregex_iterator(); ++it)
+      for (const std::string& pair : split((*it)[2].str(), ", ")) {
+        const size_t sp = pair.rfind(' ');
+        t[{key_of((*it)[1].str()), key_of(pair.substr(0, sp))}] = pair.substr(sp + 1);
+      }
+  }
+  return t;
+}
+
+TEST(CopyDocs, EveryAnswerNumberIsTheStatementsNumberForItsItemAndAttribute) {
+  int styles[3] = {0, 0, 0}, in_order = 0, dicts = 0, constraints = 0;
+  for (uint64_t i = 0; i < 600; ++i) {
+    const json doc = copy_document(7, i);
+    const std::string user = doc["messages"][0]["content"], answer = doc["messages"][1]["content"];
+    ASSERT_EQ(doc["messages"][0]["role"], "user");
+    ASSERT_EQ(doc["messages"][1]["role"], "assistant");
+    if (user.rfind("Numbers: ", 0) == 0) {
+      ++in_order;
+      EXPECT_EQ(user, "Numbers: " + answer + "\nRepeat them.");
+      EXPECT_EQ(split(answer, " ").size(), 12u) << answer;
+      continue;
+    }
+    int style = -1;
+    const Table t = parse_statement(user, style);
+    ++styles[style];
+    ASSERT_GE(t.size(), 4u) << user;
+    std::set<std::string> scalars;
+    const std::regex scalar(R"(\n\* There are ([0-9.]+) )");
+    for (auto it = std::sregex_iterator(user.begin(), user.end(), scalar); it != std::sregex_iterator(); ++it)
+      scalars.insert((*it)[1].str());
+    size_t written = 0;
+    for (const std::string& line : split(answer, "\n")) {
+      std::smatch m;
+      if (std::regex_match(line, m, std::regex(R"(([a-z_]+) = \{(.*)\})"))) {
+        ++dicts;
+        const std::regex entry(R"sq("([a-z_]+)": ([0-9.]+))sq");
+        const std::string inner = m[2].str();
+        for (auto it = std::sregex_iterator(inner.begin(), inner.end(), entry); it != std::sregex_iterator(); ++it, ++written)
+          EXPECT_EQ(t.at({(*it)[1].str(), m[1].str()}), (*it)[2].str()) << line << "\n" << user;
+      } else if (std::regex_match(line, m, std::regex(R"sq(m\.addConstr\((.*) <= ([0-9.]+), name="([a-z_]+)"\))sq"))) {
+        ++constraints;
+        EXPECT_TRUE(scalars.count(m[2].str())) << line;
+        const std::regex term(R"sq(([0-9.]+) \* x\["([a-z_]+)"\])sq");
+        const std::string lhs = m[1].str();
+        for (auto it = std::sregex_iterator(lhs.begin(), lhs.end(), term); it != std::sregex_iterator(); ++it, ++written)
+          EXPECT_EQ(t.at({(*it)[2].str(), m[3].str()}), (*it)[1].str()) << line << "\n" << user;
+      } else if (std::regex_match(line, m, std::regex(R"(([a-z_]+) = ([0-9.]+))"))) {
+        EXPECT_TRUE(scalars.count(m[2].str())) << line;
+      } else {
+        EXPECT_TRUE(line == "```python" || line == "```" || line.empty()) << line;
+      }
+    }
+    EXPECT_EQ(written, t.size()) << "every item x attribute number is written once\n" << answer;
+  }
+  // Every kind of document occurs (about a third in order; the three styles evenly).
+  EXPECT_GT(in_order, 120);
+  for (int s : styles) EXPECT_GT(s, 80);
+  EXPECT_GT(dicts, 200);
+  EXPECT_GT(constraints, 100);
+}
+
+TEST(CopyDocs, StreamIsFixedBySeedAndIndex) {
+  EXPECT_EQ(copy_document(3, 5), copy_document(3, 5));
+  EXPECT_NE(copy_document(3, 5), copy_document(4, 5));
+  EXPECT_NE(copy_document(3, 5), copy_document(3, 6));
+  // The file's document i is copy_document(seed, i), so a larger count extends a smaller one.
+  test_util::TempDir d("copy-docs");
+  write_copy_documents(d.path + "/a.jsonl", 50, 9);
+  std::istringstream lines(read_file(d.path + "/a.jsonl"));
+  std::string line;
+  uint64_t i = 0;
+  for (; std::getline(lines, line); ++i) EXPECT_EQ(json::parse(line), copy_document(9, i));
+  EXPECT_EQ(i, 50u);
+  EXPECT_THROW(write_copy_documents(d.path + "/b.jsonl", 0, 9), InputError);
+  EXPECT_FALSE(std::filesystem::exists(d.path + "/b.jsonl"));
+}
+
+}  // namespace
+}  // namespace trex::recipe

@@ -25,7 +25,12 @@ namespace trex::oreval {
 // True where this build has a filter (x86-64 only).
 bool seccomp_policy_available();
 
-// The filter for a child whose pid (and process-group id) is `self`.
+// The filter for a child whose pid (and process-group id) is `self`. The calls with a check of
+// their own are found by a binary search on the call's number.
 std::vector<sock_filter> seccomp_policy(pid_t self);
+
+// The same rules checked one after another in their order of precedence (the layout before the
+// search): tests compare the two on every call number.
+std::vector<sock_filter> seccomp_policy_in_order(pid_t self);
 
 }  // namespace trex::oreval

@@ -88,23 +88,23 @@ namespace {
 
 // One call's check: code that starts with the call's number in the accumulator and returns on
 // every path.
-using Block = std::vector<sock_filter>;
+using CallCheck = std::vector<sock_filter>;
 
-Block returning(uint32_t v) { return {BPF_STMT(BPF_RET | BPF_K, v)}; }
+CallCheck seccomp_return(uint32_t v) { return {BPF_STMT(BPF_RET | BPF_K, v)}; }
 
 // Every call with a check of its own, in the order of precedence (the first rule for a number
 // is the one that holds); any other call fails with ENOSYS.
-std::vector<std::pair<uint32_t, Block>> rules(pid_t self) {
-  std::vector<std::pair<uint32_t, Block>> r;
-  auto add = [&](long n, Block block) { r.emplace_back(uint32_t(n), std::move(block)); };
+std::vector<std::pair<uint32_t, CallCheck>> seccomp_rules(pid_t self) {
+  std::vector<std::pair<uint32_t, CallCheck>> r;
+  auto add = [&](long n, CallCheck block) { r.emplace_back(uint32_t(n), std::move(block)); };
   // Refused with errors a program understands.
-  add(SYS_clone3, returning(errno_ret(ENOSYS)));  // flags in memory the filter cannot read: glibc falls back to clone
+  add(SYS_clone3, seccomp_return(errno_ret(ENOSYS)));  // flags in memory the filter cannot read: glibc falls back to clone
   for (long n : {SYS_fork, SYS_vfork, SYS_tkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo, SYS_pidfd_open,
                  SYS_pidfd_send_signal, SYS_pidfd_getfd, SYS_setrlimit, SYS_ptrace, SYS_process_vm_readv,
                  SYS_process_vm_writev, SYS_unshare, SYS_setns, SYS_mount, SYS_symlink, SYS_symlinkat, SYS_link,
                  SYS_linkat, SYS_mknod, SYS_mknodat, SYS_setsid, SYS_setpgid})
-    add(n, returning(errno_ret(EPERM)));
-  for (long n : {SYS_socket, SYS_socketpair}) add(n, returning(errno_ret(EACCES)));
+    add(n, seccomp_return(errno_ret(EPERM)));
+  for (long n : {SYS_socket, SYS_socketpair}) add(n, seccomp_return(errno_ret(EACCES)));
 
   Builder b;
   // clone: a thread (CLONE_THREAD), in no new namespace.
@@ -162,42 +162,42 @@ std::vector<std::pair<uint32_t, Block>> rules(pid_t self) {
   b.ret(kAllow);
   add(SYS_prctl, std::exchange(b.p, {}));
 
-  for (long n : kAllowed) add(n, returning(kAllow));
+  for (long n : kAllowed) add(n, seccomp_return(kAllow));
   return r;
 }
 
-void append(Block& to, const Block& code) { to.insert(to.end(), code.begin(), code.end()); }
+void append_code(CallCheck& to, const CallCheck& code) { to.insert(to.end(), code.begin(), code.end()); }
 
 // The checks of `rules` (sorted by number, one rule per number) as a binary search on the
 // number: about log2(n) comparisons to a call's own check instead of one per rule before it.
 // The kernel runs the filter once per system call number when it installs it (its cache of
 // calls allowed whatever their arguments), with interrupts off: one check after another, the
 // ~120 rules made that about 0.15 ms of every program's start.
-Block search(const std::pair<uint32_t, Block>* first, size_t n) {
-  Block code;
+CallCheck search_by_number(const std::pair<uint32_t, CallCheck>* first, size_t n) {
+  CallCheck code;
   if (n <= 4) {
     for (size_t i = 0; i < n; ++i) {
-      const Block& block = first[i].second;
+      const CallCheck& block = first[i].second;
       code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, first[i].first, 0, uint8_t(block.size())));
-      append(code, block);
+      append_code(code, block);
     }
     code.push_back(BPF_STMT(BPF_RET | BPF_K, errno_ret(ENOSYS)));
     return code;
   }
   size_t half = n / 2;
-  Block below = search(first, half), above = search(first + half, n - half);
+  CallCheck below = search_by_number(first, half), above = search_by_number(first + half, n - half);
   if (below.size() <= 255) {
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, first[half].first, uint8_t(below.size()), 0));
   } else {
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, first[half].first, 0, 1));
     code.push_back(BPF_STMT(BPF_JMP | BPF_JA, uint32_t(below.size())));
   }
-  append(code, below);
-  append(code, above);
+  append_code(code, below);
+  append_code(code, above);
   return code;
 }
 
-Block header() {
+CallCheck arch_checks() {
   Builder b;
   // Architecture first: a 32-bit (int 0x80) or x32 call has other numbers.
   b.load(offsetof(struct seccomp_data, arch));
@@ -212,7 +212,7 @@ Block header() {
 }  // namespace
 
 std::vector<sock_filter> seccomp_policy(pid_t self) {
-  std::vector<std::pair<uint32_t, Block>> all = rules(self), sorted;
+  std::vector<std::pair<uint32_t, CallCheck>> all = seccomp_rules(self), sorted;
   // One rule per number, the first; then by number.
   for (auto& rule : all) {
     bool seen = false;
@@ -220,16 +220,16 @@ std::vector<sock_filter> seccomp_policy(pid_t self) {
     if (!seen) sorted.push_back(std::move(rule));
   }
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  Block code = header();
-  append(code, search(sorted.data(), sorted.size()));
+  CallCheck code = arch_checks();
+  append_code(code, search_by_number(sorted.data(), sorted.size()));
   return code;
 }
 
 std::vector<sock_filter> seccomp_policy_in_order(pid_t self) {
-  Block code = header();
-  for (const auto& [nr, block] : rules(self)) {
+  CallCheck code = arch_checks();
+  for (const auto& [nr, block] : seccomp_rules(self)) {
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, uint8_t(block.size())));
-    append(code, block);
+    append_code(code, block);
   }
   code.push_back(BPF_STMT(BPF_RET | BPF_K, errno_ret(ENOSYS)));
   return code;

@@ -12,9 +12,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
+#include "trex/core/arena.h"
 #include "trex/core/cpu_features.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
@@ -457,6 +459,62 @@ void pre_backward_lanes(LaneGates<W>& g, const T* X, const float* phi, const flo
   }
 }
 
+// The pre and head backward by tokens (AVX-512, when there is at least one 256-token chunk of
+// dphi's sums per thread): each thread takes whole chunks and runs stage 1 and then the fused
+// stage 2 over every column, a group of tokens at a time (group: 8 for the head, the 16 mix
+// lanes for the pre-projection), so stage 2 finds the group's X rows (16 KiB each in fp32 for
+// nd = 4096) and dy in the caches. By columns, stage 2 ran after stage 1 had passed over all of
+// X: X and dy were read from memory twice (the head backward at 38-56% of the triad). The
+// chunks' dphi sums go to packed buffers, added to dphi in chunk order afterwards: every element
+// is the by-columns path's chain and sum, so the bits are the same (test
+// Mhc.BackwardColumnBlocksChangeNoBit compares both paths). make_stage() gives one job's stage
+// 1, a callable on a group [t, t1) that fills the group's records.
+bool backward_by_tokens(int64_t tokens, const core::ThreadPool& tp) {
+  const int64_t chunks = (tokens + mhc_detail::kDphiChunkTokens - 1) / mhc_detail::kDphiChunkTokens;
+  return row_isa() == core::Isa::kAvx512 && chunks >= tp.num_threads();
+}
+
+template <class T, class MakeStage>
+void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float* dphi,
+                        const MhcShape& sh, const PreBackLayout& L, float* workspace,
+                        int64_t group, core::ThreadPool& tp, MakeStage&& make_stage) {
+  constexpr int64_t kChunk = mhc_detail::kDphiChunkTokens;
+  static_assert(kChunk % mhc_detail::kMixLanes == 0, "groups do not straddle chunks");
+  const int n = sh.n, R = int(L.R);
+  const int64_t d = sh.d, nd = n * d, tokens = sh.tokens;
+  const int64_t chunks = (tokens + kChunk - 1) / kChunk;
+  const int64_t pack = mhc_detail::projection_pack_floats(n, d, R);
+  // The calling thread's buffer, grown only (a fresh MiB each call was a page fault per 4 KiB).
+  thread_local std::unique_ptr<float[], core::AlignedDeleter> buf;
+  thread_local size_t cap = 0;
+  if (cap < size_t(pack * (chunks + 1))) {
+    buf = core::aligned_array<float>(size_t(pack * (chunks + 1)));
+    cap = size_t(pack * (chunks + 1));
+  }
+  float* const base = buf.get();
+  mhc_detail::pack_phi512(phi, n, d, R, base);
+  const mhc_detail::StageOneRecords rec{workspace, L.per_token, L.dp(), L.coef(), L.pre()};
+  tp.parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    auto stage_one = make_stage();
+    for (int64_t c = c0; c < c1; ++c) {
+      float* dphi_pack = base + pack * (c + 1);
+      std::fill(dphi_pack, dphi_pack + pack, 0.f);
+      const int64_t t1 = std::min(tokens, (c + 1) * kChunk);
+      for (int64_t t = c * kChunk; t < t1; t += group) {
+        const int64_t g1 = std::min(t1, t + group);
+        stage_one(t, g1);
+        mhc_detail::projection_backward_tokens512(X, dy, dX, base, dphi_pack, t, g1, tokens, n,
+                                                  d, R, rec);
+      }
+    }
+  });
+  // dphi (zeroed) += each chunk's sums in chunk order, columns split between the threads.
+  tp.parallel_for(0, nd, 256, [&](int64_t q0, int64_t q1) {
+    for (int64_t c = 0; c < chunks; ++c)
+      mhc_detail::add_dphi_pack512(base + pack * (c + 1), dphi, n, d, R, q0, q1);
+  });
+}
+
 }  // namespace
 
 int64_t mhc_pre_backward_workspace(const MhcShape& sh) {
@@ -483,19 +541,24 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
   }
   // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>; the gates and the
   // Sinkhorn mix for kMixLanes tokens at a time (mhc_sinkhorn.h), the chunk's last few one by one.
-  const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPreBlockTokens);
-  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    constexpr int kW = mhc_detail::kMixLanes;
-    LaneGates<kW> wide(sh);
-    LaneGates<1> one(sh);
-    int64_t t = t0;
-    for (; t + kW <= t1; t += kW)
-      pre_backward_lanes(wide, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
-    for (; t < t1; ++t)
-      pre_backward_lanes(one, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
-  });
-  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
-                      tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
+  constexpr int kW = mhc_detail::kMixLanes;
+  auto make_stage = [&] {
+    return [&, wide = LaneGates<kW>(sh), one = LaneGates<1>(sh)](int64_t t0, int64_t t1) mutable {
+      int64_t t = t0;
+      for (; t + kW <= t1; t += kW)
+        pre_backward_lanes(wide, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
+      for (; t < t1; ++t)
+        pre_backward_lanes(one, X, phi, b, scale, dy, dpost, dC, sh, L, workspace, t);
+    };
+  };
+  if (backward_by_tokens(sh.tokens, tp)) {
+    backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, kW, tp, make_stage);
+  } else {
+    const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPreBlockTokens);
+    tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) { make_stage()(t0, t1); });
+    projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
+                        tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
+  }
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int q = 0; q < R; ++q) db[q] += rec[L.db() + q];
@@ -893,6 +956,45 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   });
 }
 
+namespace {
+
+// Stage 1 of the head backward for tokens [t0, t1): the projections, gates and <dy, X_i>, and
+// each token's record (dp, db, ds, coef, pre) in the workspace.
+template <class T>
+void head_stage_one(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                    const MhcShape& sh, const PreBackLayout& L, float* workspace, int64_t t0,
+                    int64_t t1) {
+  const int n = sh.n;
+  const int64_t d = sh.d, nd = n * d;
+  float pk[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams];
+  float ssk[kHeadTokens];
+  for (int64_t t = t0; t < t1;) {
+    const int k = head_projections(X, phi, nd, n, t, t1, pk, ssk);
+    for (int l = 0; l < k; ++l, ++t) {
+      const T* x = X + t * nd;
+      float* rec = workspace + t * L.per_token;
+      const float* p = pk[l];
+      const float r = 1.f / std::sqrt(ssk[l] / float(nd) + sh.rms_eps);
+      head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
+      float dr = 0.f, ds = 0.f, dyx[kMhcMaxStreams];
+      dots(dy + t * d, x, n, d, dyx);  // <dy, X_i>: dy read once for the n streams
+      for (int i = 0; i < n; ++i) {
+        const float da = dyx[i] * sig[i] * (1.f - sig[i]);
+        const float dm = da * scale;
+        rec[L.db() + i] = da;
+        ds += da * m[i];
+        rec[L.dp() + i] = r * dm;
+        dr += dm * p[i];
+        rec[L.pre() + i] = w[i];
+      }
+      rec[L.ds()] = ds;
+      rec[L.coef()] = -dr * r * r * r / float(nd);
+    }
+  }
+}
+
+}  // namespace
+
 int64_t mhc_head_backward_workspace(const MhcShape& sh) {
   return sh.tokens * pre_back_layout(sh.n, sh.n).per_token;
 }
@@ -914,36 +1016,20 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     owned.resize(size_t(sh.tokens * L.per_token));
     workspace = owned.data();
   }
-  const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
-  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-    float pk[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams];
-    float ssk[kHeadTokens];
-    for (int64_t t = t0; t < t1;) {
-      const int k = head_projections(X, phi, nd, n, t, t1, pk, ssk);
-      for (int l = 0; l < k; ++l, ++t) {
-        const T* x = X + t * nd;
-        float* rec = workspace + t * L.per_token;
-        const float* p = pk[l];
-        const float r = 1.f / std::sqrt(ssk[l] / float(nd) + sh.rms_eps);
-        head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
-        float dr = 0.f, ds = 0.f, dyx[kMhcMaxStreams];
-        dots(dy + t * d, x, n, d, dyx);  // <dy, X_i>: dy read once for the n streams
-        for (int i = 0; i < n; ++i) {
-          const float da = dyx[i] * sig[i] * (1.f - sig[i]);
-          const float dm = da * scale;
-          rec[L.db() + i] = da;
-          ds += da * m[i];
-          rec[L.dp() + i] = r * dm;
-          dr += dm * p[i];
-          rec[L.pre() + i] = w[i];
-        }
-        rec[L.ds()] = ds;
-        rec[L.coef()] = -dr * r * r * r / float(nd);
-      }
-    }
-  });
-  projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
-                      tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
+  if (backward_by_tokens(sh.tokens, tp)) {
+    backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, 8, tp, [&] {
+      return [&](int64_t t, int64_t t1) {
+        head_stage_one(X, phi, b, scale, dy, sh, L, workspace, t, t1);
+      };
+    });
+  } else {
+    const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
+    tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
+      head_stage_one(X, phi, b, scale, dy, sh, L, workspace, t0, t1);
+    });
+    projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
+                        tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
+  }
   for (int64_t t = 0; t < sh.tokens; ++t) {
     const float* rec = workspace + t * L.per_token;
     for (int i = 0; i < n; ++i) db[i] += rec[L.db() + i];

@@ -32,7 +32,7 @@ TREX_AVX512_FN void store16(T* p, __m512 v, __mmask16 m) {
 }
 
 constexpr int kGroup = 8;      // tokens per strip pass: 8 x and 8 DX registers, 25 zmm in all
-constexpr int64_t kChunk = 256;  // tokens per partial sum of dphi (a multiple of kGroup)
+constexpr int64_t kChunk = kDphiChunkTokens;  // tokens per partial sum of dphi (a multiple of kGroup)
 
 // One strip of up to 16 columns (mask m) for TB tokens. x, dx: token 0's strip, rows `row`
 // apart; g: token 0's dy at the strip's column of its stream, rows `grow` apart; r0: token 0's
@@ -100,7 +100,10 @@ struct Strip {
 constexpr size_t kAheadStrips = 8;
 
 // Every strip of the block for tokens [t0, t0 + TB); phi_pack, dphi_pack: R x 16 floats per strip.
-template <int TB, class T>
+// ByTokens (the token path): X and dy of this group are in the caches already (stage 1 just
+// read them), so only dX is requested ahead, and X and dy of the next group are requested into
+// L2 strip by strip for its stage 1, which otherwise waited on memory with 4 streams in flight.
+template <int TB, class T, bool ByTokens = false>
 TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* phi_pack,
                                  float* dphi_pack, int64_t t0, int64_t tokens, int64_t nd,
                                  int64_t d, int R, const StageOneRecords& rec,
@@ -108,7 +111,21 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
   const float* r0 = rec.base + t0 * rec.per_token;
   const size_t ns = strips.size();
   for (size_t j = 0; j < ns; ++j) {
-    if constexpr (TB > 1) {
+    if constexpr (TB > 1 && ByTokens) {
+      size_t a = j + kAheadStrips;
+      int64_t tg = t0;
+      if (a >= ns) a -= ns, tg += TB;
+      if (a < ns && tg + TB <= tokens &&
+          (strips[a].col * int64_t(sizeof(T))) % 64 < 16 * int64_t(sizeof(T)))
+        for (int t = 0; t < TB; ++t) __builtin_prefetch(dX + (tg + t) * nd + strips[a].col, 1);
+      const Strip& q = strips[j];
+      if (t0 + 2 * TB <= tokens && (q.col * int64_t(sizeof(T))) % 64 < 16 * int64_t(sizeof(T)))
+        for (int t = TB; t < 2 * TB; ++t) {
+          _mm_prefetch(reinterpret_cast<const char*>(X + (t0 + t) * nd + q.col), _MM_HINT_T1);
+          if (q.stream == 0)
+            _mm_prefetch(reinterpret_cast<const char*>(dy + (t0 + t) * d + q.col), _MM_HINT_T1);
+        }
+    } else if constexpr (TB > 1) {
       size_t a = j + kAheadStrips;
       int64_t tg = t0;
       if (a >= ns) a -= ns, tg += TB;
@@ -185,6 +202,74 @@ projection_backward_block512(const T* X, const float* phi, const T* dy, T* dX, f
   }
 }
 
+// The strips of all nd columns (the token path's block is the whole width).
+std::vector<Strip> all_strips(int64_t n, int64_t d) {
+  std::vector<Strip> strips;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t s = i * d; s < (i + 1) * d; s += 16)
+      strips.push_back({s, i, simd::lanes16(s, (i + 1) * d)});
+  return strips;
+}
+const std::vector<Strip>& cached_strips(int64_t n, int64_t d) {
+  thread_local std::vector<Strip> strips;
+  thread_local int64_t sn = -1, sd = -1;
+  if (sn != n || sd != d) strips = all_strips(n, d), sn = n, sd = d;
+  return strips;
+}
+
+int64_t projection_pack_floats(int64_t n, int64_t d, int R) {
+  return int64_t(all_strips(n, d).size()) * R * 16;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
+pack_phi512(const float* phi, int64_t n, int64_t d, int R, float* phi_pack) {
+  const int64_t nd = n * d;
+  const std::vector<Strip> strips = all_strips(n, d);
+  for (size_t j = 0; j < strips.size(); ++j)
+    for (int r = 0; r < R; ++r)
+      _mm512_store_ps(phi_pack + (j * R + r) * 16,
+                      simd::load16(phi + r * nd + strips[j].col, strips[j].mask));
+}
+
+template <class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
+projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
+                              float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
+                              int64_t n, int64_t d, int R, const StageOneRecords& rec) {
+  const std::vector<Strip>& strips = cached_strips(n, d);
+  const int64_t nd = n * d;
+  int64_t t = t0;
+  for (; t + kGroup <= t1; t += kGroup)
+    block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
+  for (; t < t1; ++t)
+    block_tokens<1>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
+add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int R, int64_t c0,
+                 int64_t c1) {
+  const int64_t nd = n * d;
+  const std::vector<Strip>& strips = cached_strips(n, d);
+  for (size_t j = 0; j < strips.size(); ++j) {
+    if (strips[j].col < c0 || strips[j].col >= c1) continue;
+    for (int r = 0; r < R; ++r) {
+      float* out = dphi + r * nd + strips[j].col;
+      simd::store16(out,
+                    _mm512_add_ps(simd::load16(out, strips[j].mask),
+                                  _mm512_load_ps(dphi_pack + (j * R + r) * 16)),
+                    strips[j].mask);
+    }
+  }
+}
+
+template void projection_backward_tokens512<float>(const float*, const float*, float*,
+                                                   const float*, float*, int64_t, int64_t,
+                                                   int64_t, int64_t, int64_t, int,
+                                                   const StageOneRecords&);
+template void projection_backward_tokens512<core::bf16>(const core::bf16*, const core::bf16*,
+                                                        core::bf16*, const float*, float*,
+                                                        int64_t, int64_t, int64_t, int64_t,
+                                                        int64_t, int, const StageOneRecords&);
 template void projection_backward_block512<float>(const float*, const float*, const float*,
                                                   float*, float*, int64_t, int64_t, int64_t, int,
                                                   const StageOneRecords&, int64_t, int64_t);

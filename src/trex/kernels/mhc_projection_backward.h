@@ -25,4 +25,21 @@ void projection_backward_block512(const T* X, const float* phi, const T* dy, T* 
                                   int64_t tokens, int64_t n, int64_t d, int R,
                                   const StageOneRecords& rec, int64_t c0, int64_t w);
 
+// The same stage 2 by tokens instead of by columns (the head backward's token path, mhc.cc):
+// for tokens [t0, t1) of one 256-token chunk of dphi's sums, every column of nd at once, right
+// after stage 1 of those tokens while their X rows are still in the caches. phi_pack: phi packed
+// by pack_phi512 (once per call of the backward); dphi_pack: the chunk's sums in the same packed
+// layout (the caller zeroes it at the chunk's start and adds the chunks in order with
+// add_dphi_pack512). Each element's chain is projection_backward_block512's: the same bits.
+constexpr int64_t kDphiChunkTokens = 256;
+int64_t projection_pack_floats(int64_t n, int64_t d, int R);
+void pack_phi512(const float* phi, int64_t n, int64_t d, int R, float* phi_pack);
+template <class T>
+void projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
+                                   float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
+                                   int64_t n, int64_t d, int R, const StageOneRecords& rec);
+// dphi[r, :] += the chunk's packed sums, columns [c0, c1) (ranges split between threads).
+void add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int R,
+                      int64_t c0, int64_t c1);
+
 }  // namespace trex::kernels::mhc_detail

@@ -6,9 +6,12 @@
 #include "trex/optim/swap_optimizer.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +22,7 @@
 
 #include "trex/optim/adamw.h"
 #include "trex/util/error.h"
+#include "trex/util/io_error.h"
 
 namespace trex::optim {
 namespace {
@@ -320,6 +324,58 @@ TEST(SwapOptimizer, SwapFileLivesWithTheOptimizer) {
     EXPECT_EQ(fs::file_size(o.path), 2 * uint64_t(s.num_chunks()) * 12 * 1024);
   }
   EXPECT_FALSE(fs::exists(o.path));
+}
+
+// The reservation refused by the kernel, for real: a forked child whose file size limit
+// (RLIMIT_FSIZE, SIGXFSZ ignored as trex does) is below the swap file's size, so posix_fallocate
+// fails with EFBIG as a full disk fails it with ENOSPC. That is the system refusing a write, as
+// one mid-run is: an IoError naming the file and the cause (not an InputError), and no file left.
+// The child reports what it caught through a pipe: the kind, then the message.
+TEST(SwapOptimizer, ReservationRefusedIsAnIoErrorAndLeavesNothing) {
+  auto groups = test_groups();
+  std::vector<float> init(5003 + 17 + 12007, 1.f);
+  SwapOptions o;
+  o.path = temp_path("reserve.swap");
+  o.chunk_elems = 1024;
+  fs::remove(o.path);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{rlim_t(64) << 10, rlim_t(64) << 10};  // 64 KiB; the file needs 408 KiB
+    if (::setrlimit(RLIMIT_FSIZE, &lim) != 0) ::_exit(3);
+    std::string got = "none\n";
+    try {
+      SwapOptimizer s(groups, init.data(), o);
+    } catch (const IoError& e) {
+      got = std::string("IoError\n") + e.what();
+    } catch (const InputError& e) {
+      got = std::string("InputError\n") + e.what();
+    } catch (const std::exception& e) {
+      got = std::string("other\n") + e.what();
+    }
+    ssize_t w = ::write(fds[1], got.data(), got.size());
+    ::_exit(w == ssize_t(got.size()) ? 0 : 4);
+  }
+  ::close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t r; (r = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(r));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status << ": " << got;
+  const size_t nl = got.find('\n');
+  ASSERT_NE(nl, std::string::npos) << got;
+  EXPECT_EQ(got.substr(0, nl), "IoError") << got;
+  const std::string msg = got.substr(nl + 1);
+  // Two copies of 17 chunks of 1024 elements, 12 bytes each.
+  EXPECT_EQ(msg, o.path + ": cannot reserve " + std::to_string(2 * 17 * 12 * 1024) +
+                     " bytes for the swap file: File too large");
+  EXPECT_FALSE(fs::exists(o.path)) << "the refused swap file was left behind";
 }
 
 // The swap file cut to nothing under a running optimizer: the step fails with the file named,

@@ -217,20 +217,20 @@ SwapFile::SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool dir
     throw InputError(path_, 0, "cannot create the swap file: " + errno_text(errno));
   }
   // Reserve the blocks now, so a disk too small fails here, naming the file, and not in the
-  // middle of a step. Filesystems without fallocate (EOPNOTSUPP) get a sparse file instead.
+  // middle of a step. Filesystems without fallocate (EOPNOTSUPP) get a sparse file instead. A
+  // refusal here is the system refusing a write (no space, a file size limit), as a write
+  // mid-run is: an IoError (exit 1), not an input error.
   int rc = bytes > 0 ? ::posix_fallocate(fd_, 0, off_t(bytes)) : 0;
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
     ::close(fd_);
     ::unlink(path_.c_str());
-    throw InputError(path_, 0, "cannot reserve " + std::to_string(bytes) + " bytes for the swap file: " +
-                                   errno_text(rc));
+    throw IoError(path_ + ": cannot reserve " + std::to_string(bytes) + " bytes for the swap file: " + errno_text(rc));
   }
   if (::ftruncate(fd_, off_t(bytes)) != 0) {
     std::string why = errno_text(errno);
     ::close(fd_);
     ::unlink(path_.c_str());
-    throw InputError(path_, 0, "cannot size the swap file to " + std::to_string(bytes) +
-                                   " bytes: " + why);
+    throw IoError(path_ + ": cannot size the swap file to " + std::to_string(bytes) + " bytes: " + why);
   }
   backend_ = IoBackend::kPread;
   if (backend == IoBackend::kMmap) {

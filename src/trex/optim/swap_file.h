@@ -41,7 +41,9 @@ class SwapFile {
   // Creates `path`, which must not exist yet, and sizes it to `bytes`. backend kAuto tries io_uring, then
   // pread/pwrite; kIoUring insists (InputError when unavailable). direct: try O_DIRECT, falling
   // back to buffered I/O when the filesystem refuses it. Throws InputError naming the path when
-  // it cannot be created. The file is removed when the SwapFile is destroyed.
+  // it cannot be created, IoError naming it when the system refuses its `bytes` (no space, a
+  // file size limit); either way nothing is left behind. The file is removed when the SwapFile
+  // is destroyed.
   SwapFile(std::string path, uint64_t bytes, IoBackend backend, bool direct);
   ~SwapFile();
   SwapFile(const SwapFile&) = delete;

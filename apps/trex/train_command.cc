@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -27,6 +28,7 @@
 #include "trex/dist/session.h"
 #include "trex/train/checkpoint.h"
 #include "trex/train/config.h"
+#include "trex/train/model_record.h"
 #include "trex/train/trainer.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
@@ -107,14 +109,31 @@ int run_train(const TrainArgs& args, dist::Session& session) {
   if (args.threads > 0) setenv("TREX_THREADS", std::to_string(args.threads).c_str(), 1);
   std::string config_path = args.config;
   std::string out = args.out;
+  std::string ckpt;
   if (!args.resume.empty()) {
-    std::string ckpt = train::resolve_checkpoint(args.resume);
+    ckpt = train::resolve_checkpoint(args.resume);
     if (config_path.empty()) config_path = train::read_checkpoint_state(ckpt).value("config", std::string());
     // A checkpoint lives in RUN/checkpoints/step-N: the run continues in RUN.
     if (out.empty()) out = fs::path(ckpt).parent_path().parent_path().string();
   }
   if (config_path.empty()) throw InputError::field("--config", "required (or --resume with a checkpoint)");
   train::TrainConfig config = train::load_train_config(config_path);
+  // --resume alone: the train config comes from the checkpoint's recorded path, and the model
+  // file it names may have changed since; the run goes on with the model the checkpoint records
+  // (a warning names the field), as trex serve and generate load it. An explicit --config whose
+  // model differs is refused by run_training. A checkpoint without a record is warned about there.
+  if (!ckpt.empty() && args.config.empty()) {
+    const std::string state_file = (fs::path(ckpt) / "state.json").string();
+    if (std::optional<model::ModelConfig> recorded =
+            train::recorded_model(train::read_checkpoint_state(ckpt), state_file)) {
+      train::CheckpointModel m = train::checkpoint_model(recorded, config.model,
+                                                         config.model_file + " (through " + config_path + ")",
+                                                         train::GivenModel::kByPath, ckpt, "--resume");
+      if (!m.warning.empty() && session.rank() == 0) std::fprintf(stderr, "trex: warning: %s\n", m.warning.c_str());
+      config.model = m.model;
+      config.tokenizer.vocab = config.model.vocab;  // as load_train_config derives it
+    }
+  }
   if (out.empty()) out = "runs/" + fs::path(config_path).stem().string();
 
   // The layout, checked before any work; the flags override [parallel].

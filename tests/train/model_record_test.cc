@@ -1,16 +1,20 @@
 // A checkpoint records the model config it was trained with (model_record.h), on real files
-// written by the trainer: the shared loader of trex serve and trex generate
-// (load_inference_checkpoint) and a training resume refuse a model file changed since
-// (rope_dims 16 -> 32, the same parameter shapes) with an error naming the checkpoint, the
-// field and both values, whether the config comes through the train config's path or
-// --model-config; an unchanged config loads the recorded model and computes the same logits as
-// the trained weights under the original config; a checkpoint written before the record
-// existed still loads from the path, with a one-line warning.
+// written by the trainer. One helper (checkpoint_model) decides the model for the shared loader
+// of trex serve and trex generate (load_inference_checkpoint) and for a training resume: a model
+// file changed since (rope_dims 16 -> 32, the same parameter shapes) is refused with an error
+// naming the checkpoint, the field and both values when named for the load (--model-config, or
+// --config beside --resume), and is a one-line warning with the recorded model loaded when it is
+// reached through the recorded paths (no --model-config; --resume alone, which then continues bit
+// for bit). An unchanged config loads the recorded model and computes the same logits as the
+// trained weights under the original config; a checkpoint written before the record existed
+// still loads from the path, with a one-line warning. run.init_from refuses a recorded model that
+// differs in a field that changes what the weights compute, and notes training-only changes.
 #include "trex/train/model_record.h"
 
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -153,31 +157,72 @@ TEST(ModelRecord, CheckpointRecordsItsModelConfig) {
   EXPECT_EQ(model_fields(*m), model_fields(model::load_model_config(dir.path("tiny.toml"))));
 }
 
-TEST(ModelRecord, ServeAndGenerateLoaderRefusesAChangedModelFile) {
+// The model file changed after training (rope_dims 16 -> 32, the same shapes). Named by the
+// train config's path (no --model-config): the recorded model loads, computing what the trained
+// weights computed, with one warning naming the field and both values. Named by --model-config:
+// refused, naming the checkpoint, the field and both values.
+TEST(ModelRecord, ServeAndGenerateLoaderUsesTheRecordOverAChangedModelFile) {
   TempDir dir("record-changed");
   const std::string ckpt = train_checkpoint(dir);
+  model::Transformer ref(model::load_model_config(dir.path("tiny.toml")), 0, false);
+  ref.load(ckpt + "/model.safetensors");
+  const std::vector<float> want = logits_of(ref);
   dir.write("tiny.toml", model_text(32));  // the model file changes after training
-  // Through the train config's path (no --model-config).
-  try {
-    load_inference_checkpoint(dir.path("run"));
-    ADD_FAILURE() << "loaded a rope_dims 16 checkpoint with a rope_dims 32 model file";
-  } catch (const InputError& e) {
-    const std::string w = e.what();
-    EXPECT_NE(w.find("--ckpt"), std::string::npos) << w;
-    EXPECT_NE(w.find(ckpt), std::string::npos) << w;
-    EXPECT_NE(w.find("attention.rope_dims = 16"), std::string::npos) << w;
-    EXPECT_NE(w.find("has 32"), std::string::npos) << w;
-    EXPECT_EQ(w.find('\n'), std::string::npos) << w;
-  }
+  std::string err = stderr_of(dir, [&] {
+    InferenceCheckpoint a = load_inference_checkpoint(dir.path("run"));
+    EXPECT_EQ(a.model->config().attention.rope_dims, 16);
+    EXPECT_EQ(logits_of(*a.model), want);
+  });
+  EXPECT_EQ(err, "trex: warning: " + ckpt + ": " + dir.path("tiny.toml") + " (through " + dir.path("train.toml") +
+                     ") now has attention.rope_dims = 32, the weights were trained with 16; using the model config "
+                     "the checkpoint records\n");
   // Through --model-config.
   try {
     load_inference_checkpoint(dir.path("run"), dir.path("tiny.toml"));
     ADD_FAILURE() << "loaded a rope_dims 16 checkpoint with --model-config of rope_dims 32";
   } catch (const InputError& e) {
     const std::string w = e.what();
+    EXPECT_NE(w.find("--ckpt"), std::string::npos) << w;
+    EXPECT_NE(w.find(ckpt), std::string::npos) << w;
     EXPECT_NE(w.find("--model-config " + dir.path("tiny.toml")), std::string::npos) << w;
     EXPECT_NE(w.find("attention.rope_dims = 16"), std::string::npos) << w;
+    EXPECT_NE(w.find("has 32"), std::string::npos) << w;
+    EXPECT_EQ(w.find('\n'), std::string::npos) << w;
   }
+}
+
+// The one helper's rules, on configs alone: the record wins; a path-named config that differs is
+// a warning naming the first field and how many more differ, an explicit one an error; without
+// a record the given config is used with a warning, and with neither it is an error.
+TEST(ModelRecord, CheckpointModelRules) {
+  TempDir dir("record-rules");
+  dir.write("a.toml", model_text(16));
+  std::string b_text = model_text(32);
+  b_text.replace(b_text.find("norm_eps = 1e-6"), 15, "norm_eps = 1e-5");
+  b_text.replace(b_text.find("swiglu_limit = 10"), 17, "swiglu_limit = 7");
+  dir.write("b.toml", b_text);
+  const model::ModelConfig a = model::load_model_config(dir.path("a.toml"));
+  const model::ModelConfig b = model::load_model_config(dir.path("b.toml"));
+  CheckpointModel m = checkpoint_model(a, b, "B", GivenModel::kByPath, "CK", "--ckpt");
+  EXPECT_EQ(model_fields(m.model), model_fields(a));
+  EXPECT_EQ(m.warning, "CK: B now has model.norm_eps = 1.0000000000000001e-05 (and 2 more fields), the weights were "
+                       "trained with 9.9999999999999995e-07; using the model config the checkpoint records");
+  m = checkpoint_model(a, a, "A", GivenModel::kByPath, "CK", "--ckpt");
+  EXPECT_EQ(m.warning, "");
+  m = checkpoint_model(a, std::nullopt, "", GivenModel::kByPath, "CK", "--ckpt");
+  EXPECT_EQ(model_fields(m.model), model_fields(a));
+  EXPECT_EQ(m.warning, "");
+  try {
+    checkpoint_model(a, b, "B", GivenModel::kExplicit, "CK", "--resume");
+    ADD_FAILURE() << "an explicit config that differs was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--resume: CK was trained with model.norm_eps = ", 0), 0u) << e.what();
+  }
+  m = checkpoint_model(std::nullopt, b, "B", GivenModel::kExplicit, "CK", "--ckpt");
+  EXPECT_EQ(model_fields(m.model), model_fields(b));
+  EXPECT_EQ(m.warning, "CK records no model config (written before checkpoints did); using B as it is now, which "
+                       "cannot be checked against the weights");
+  EXPECT_THROW(checkpoint_model(std::nullopt, std::nullopt, "", GivenModel::kByPath, "CK", "--ckpt"), InputError);
 }
 
 TEST(ModelRecord, ResumeRefusesAChangedModelFile) {
@@ -197,6 +242,137 @@ TEST(ModelRecord, ResumeRefusesAChangedModelFile) {
     EXPECT_NE(w.find("has 32"), std::string::npos) << w;
   }
   EXPECT_FALSE(fs::exists(dir.path("run/checkpoints/step-00000004")));
+}
+
+// trex ARGS in a forked child, stdout and stderr into `log`; its exit code (-1 for a signal).
+int trex_exit(const std::vector<std::string>& args, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    if (!f) _exit(126);
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    std::vector<char*> argv{const_cast<char*>(TREX_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    setenv("TREX_PROGRESS", "off", 1);
+    execv(TREX_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<std::string> lines_starting(const std::string& text, const std::string& head) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    if (text.compare(pos, head.size(), head) == 0) out.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+// `trex train --resume RUN` alone takes the train config from the checkpoint's recorded path; the
+// model file it names changed since (rope_dims 16 -> 32). The run goes on with the recorded model,
+// one warning naming the field and both values, and continues bit for bit as the run that never
+// stopped; its next checkpoint records the model it trained. The same resume with an explicit
+// --config is refused (exit 2), naming the checkpoint, the field and both values.
+TEST(ModelRecord, CliResumeAloneContinuesTheRecordedModel) {
+  TempDir dir("record-cli-resume");
+  const std::string cfg = write_run_config(dir);
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
+  const std::vector<std::string> common = {"--steps", "4", "--threads", "2", "--hw", hw};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  ASSERT_EQ(trex_exit(with({"train", "--config", cfg, "--out", dir.path("full")}), dir.path("full.log")), 0)
+      << read_file(dir.path("full.log"));
+  ASSERT_EQ(trex_exit(with({"train", "--config", cfg, "--out", dir.path("run"), "--stop-after", "2"}),
+                      dir.path("first.log")),
+            0)
+      << read_file(dir.path("first.log"));
+  const std::string ckpt = resolve_checkpoint(dir.path("run"));
+  dir.write("tiny.toml", model_text(32));
+
+  EXPECT_EQ(trex_exit(with({"train", "--config", cfg, "--resume", dir.path("run")}), dir.path("explicit.log")), 2);
+  std::string log = read_file(dir.path("explicit.log"));
+  std::vector<std::string> errors = lines_starting(log, "trex: error: ");
+  ASSERT_EQ(errors.size(), 1u) << log;
+  EXPECT_EQ(errors[0], "trex: error: --resume: " + ckpt + " was trained with attention.rope_dims = 16, " +
+                           dir.path("tiny.toml") + " (through " + cfg +
+                           ") has 32 (its state.json records the model the weights were trained as)");
+  EXPECT_FALSE(fs::exists(dir.path("run/checkpoints/step-00000004")));
+
+  ASSERT_EQ(trex_exit(with({"train", "--resume", dir.path("run")}), dir.path("resume.log")), 0)
+      << read_file(dir.path("resume.log"));
+  log = read_file(dir.path("resume.log"));
+  std::vector<std::string> warnings = lines_starting(log, "trex: warning: ");
+  ASSERT_EQ(warnings.size(), 1u) << log;
+  EXPECT_EQ(warnings[0], "trex: warning: " + ckpt + ": " + dir.path("tiny.toml") + " (through " + cfg +
+                             ") now has attention.rope_dims = 32, the weights were trained with 16; using the model "
+                             "config the checkpoint records");
+  for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+    EXPECT_TRUE(read_file(dir.path(std::string("run/checkpoints/step-00000004/") + f)) ==
+                read_file(dir.path(std::string("full/checkpoints/step-00000004/") + f)))
+        << f << " differs from the uninterrupted run's";
+  const nlohmann::json state = read_checkpoint_state(dir.path("run/checkpoints/step-00000004"));
+  EXPECT_EQ(state["model_config"]["text"].get<std::string>(), model_text(16));
+  EXPECT_EQ(state["model_config"]["fields"]["attention.rope_dims"], "16");
+}
+
+// run.init_from (SFT after CPT): the starting checkpoint's recorded model must be the run's in
+// every field that changes what the weights compute. rope_dims 16 -> 32 (the same shapes) is
+// refused before any step, naming the config, the checkpoint, the field and both values; the
+// training-only fields (bias_update_rate, init_std, train_seq_len) may change, with one note; a
+// checkpoint written before the record starts the run with one warning.
+TEST(ModelRecord, InitFromChecksTheRecordedModel) {
+  TempDir dir("record-init");
+  const std::string ckpt = train_checkpoint(dir);
+  std::string train = read_file(dir.path("train.toml"));
+  train.replace(train.find("model = \"tiny.toml\""), 19, "model = \"sft.toml\"\ninit_from = \"run\"");
+  const std::string cfg = dir.write("init.toml", train);
+  const std::string label = dir.path("sft.toml") + " (through " + cfg + ")";
+
+  dir.write("sft.toml", model_text(32));
+  TrainConfig c = load_train_config(cfg);
+  try {
+    run_training(c, quiet(dir.path("bad"), 2));
+    ADD_FAILURE() << "started a rope_dims 32 run from rope_dims 16 weights";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), cfg + ": run.init_from: " + ckpt + " was trained with attention.rope_dims = 16, " +
+                                         label + " has 32 (its weights would compute something else)");
+  }
+  EXPECT_FALSE(fs::exists(dir.path("bad/checkpoints")));
+
+  // The same model but for training-only fields.
+  std::string sft = model_text(16);
+  sft.replace(sft.find("train_seq_len = 64"), 18, "train_seq_len = 32\ninit_std = 0.01");
+  sft.replace(sft.find("score_function"), 0, "bias_update_rate = 0\n");
+  dir.write("sft.toml", sft);
+  c = load_train_config(cfg);
+  std::string err = stderr_of(dir, [&] { EXPECT_EQ(run_training(c, quiet(dir.path("sft"), 2)).last_step, 2); });
+  EXPECT_EQ(err, "trex: note: run.init_from " + ckpt +
+                     ": this run changes training-only fields of its model: model.train_seq_len 64 -> 32, "
+                     "model.init_std 0.02 -> 0.01, ffn.bias_update_rate 0.001 -> 0\n");
+
+  // Unchanged: nothing to say.
+  dir.write("sft.toml", model_text(16));
+  c = load_train_config(cfg);
+  err = stderr_of(dir, [&] { EXPECT_EQ(run_training(c, quiet(dir.path("same"), 2)).last_step, 2); });
+  EXPECT_EQ(err, "");
+
+  // Written before checkpoints recorded their model.
+  nlohmann::json state = read_checkpoint_state(ckpt);
+  state.erase("model_config");
+  write_file_atomic(ckpt + "/state.json", state.dump(2));
+  err = stderr_of(dir, [&] { EXPECT_EQ(run_training(c, quiet(dir.path("old"), 2)).last_step, 2); });
+  EXPECT_EQ(err, "trex: warning: " + ckpt + " records no model config (written before checkpoints did); its weights "
+                     "start " + label + ", which cannot be checked against them\n");
 }
 
 TEST(ModelRecord, SameConfigLoadsTheTrainedModelUnchanged) {

@@ -32,9 +32,11 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
   const std::optional<model::ModelConfig> recorded = recorded_model(state, state_file);
   std::optional<model::ModelConfig> given;
   std::string given_label;
+  GivenModel how = GivenModel::kByPath;
   if (!model_config.empty()) {
     given = model::load_model_config(model_config);
     given_label = "--model-config " + model_config;
+    how = GivenModel::kExplicit;
   } else {
     const std::string train_config = state.value("config", "");
     if (!recorded && (train_config.empty() || !fs::exists(train_config)))
@@ -52,17 +54,9 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
       }
     }
   }
-  model::ModelConfig config;
-  if (recorded) {
-    if (given) check_same_model(*recorded, *given, l.dir, given_label, field);
-    config = *recorded;
-  } else {
-    config = *given;
-    std::fprintf(stderr,
-                 "trex: warning: %s records no model config (written before checkpoints did); using %s as it is now, "
-                 "which cannot be checked against the weights\n",
-                 l.dir.c_str(), given_label.c_str());
-  }
+  const CheckpointModel chosen = checkpoint_model(recorded, given, given_label, how, l.dir, field);
+  if (!chosen.warning.empty()) std::fprintf(stderr, "trex: warning: %s\n", chosen.warning.c_str());
+  const model::ModelConfig& config = chosen.model;
   l.weights = (fs::path(l.dir) / "model.safetensors").string();
   bool with_mtp = false;
   {

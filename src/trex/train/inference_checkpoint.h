@@ -4,11 +4,13 @@
 //
 // The checkpoint directory (or a run directory: its newest checkpoint) holds model.safetensors,
 // tokenizer.model and state.json, which records the model config the run trained with
-// (model_record.h). That record is the model; `model_config` (--model-config), or else the model
-// config that state.json's train config names by path, is checked against it field by field
-// and a difference is an error naming the checkpoint, the field and both values. A checkpoint
-// written before the record existed loads with `model_config` or the path-named config as it
-// is now, with a one-line warning on stderr that it cannot be checked. Whether the weights
+// (model_record.h). That record is the model (checkpoint_model): `model_config` (--model-config)
+// is checked against it field by field and a difference is an error naming the checkpoint, the
+// field and both values; the model config that state.json's train config names by path may have
+// changed since, so a difference there is a one-line warning on stderr naming the field, and the
+// recorded model loads. A checkpoint written before the record existed loads with
+// `model_config` or the path-named config as it is now, with a one-line warning on stderr that
+// it cannot be checked. Whether the weights
 // include the MTP block is read from the weights themselves. Every error is an InputError
 // naming `field`.
 #pragma once

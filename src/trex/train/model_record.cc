@@ -103,9 +103,10 @@ std::vector<std::pair<std::string, std::string>> model_fields(const model::Model
   };
 }
 
-nlohmann::json model_record(const model::ModelConfig& m) {
+nlohmann::json model_record(const model::ModelConfig& m) { return model_record(m, read_file(m.file)); }
+
+nlohmann::json model_record(const model::ModelConfig& m, const std::string& text) {
   const auto fields = model_fields(m);
-  const std::string text = read_file(m.file);
   // The text is what a load parses back: it must still describe the model this run built.
   if (model_fields(model::parse_model_config(text, m.file)) != fields)
     throw InputError(m.file, 0, "changed since the run read it; the checkpoint could not record its model");
@@ -141,6 +142,53 @@ void check_same_model(const model::ModelConfig& recorded, const model::ModelConf
       throw InputError::field(field, ckpt + " was trained with " + a[i].first + " = " + a[i].second + ", " +
                                          given_label + " has " + b[i].second +
                                          " (its state.json records the model the weights were trained as)");
+}
+
+CheckpointModel checkpoint_model(const std::optional<model::ModelConfig>& recorded,
+                                 const std::optional<model::ModelConfig>& given, const std::string& given_label,
+                                 GivenModel how, const std::string& ckpt, const std::string& field) {
+  if (!recorded) {
+    if (!given) throw InputError::field(field, ckpt + " records no model config and none is given; name it with --model-config");
+    return {*given, ckpt + " records no model config (written before checkpoints did); using " + given_label +
+                        " as it is now, which cannot be checked against the weights"};
+  }
+  if (!given) return {*recorded, ""};
+  if (how == GivenModel::kExplicit) {
+    check_same_model(*recorded, *given, ckpt, given_label, field);
+    return {*recorded, ""};
+  }
+  const auto a = model_fields(*recorded), b = model_fields(*given);
+  size_t first = a.size(), differ = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].second != b[i].second) {
+      if (first == a.size()) first = i;
+      ++differ;
+    }
+  if (differ == 0) return {*recorded, ""};
+  std::string more = differ > 1 ? " (and " + std::to_string(differ - 1) + " more field" + (differ > 2 ? "s" : "") + ")" : "";
+  return {*recorded, ckpt + ": " + given_label + " now has " + a[first].first + " = " + b[first].second + more +
+                         ", the weights were trained with " + a[first].second +
+                         "; using the model config the checkpoint records"};
+}
+
+bool training_only_field(const std::string& key) {
+  return key == "model.init_std" || key == "model.train_seq_len" || key == "model.mtp_loss_weight" ||
+         key == "indexer.loss_weight" || key == "ffn.bias_update_rate";
+}
+
+std::string check_init_model(const model::ModelConfig& recorded, const model::ModelConfig& run, const std::string& ckpt,
+                             const std::string& run_label, const std::string& field) {
+  const auto a = model_fields(recorded), b = model_fields(run);
+  std::string note;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].second == b[i].second) continue;
+    if (!training_only_field(a[i].first))
+      throw InputError::field(field, ckpt + " was trained with " + a[i].first + " = " + a[i].second + ", " + run_label +
+                                         " has " + b[i].second + " (its weights would compute something else)");
+    note += (note.empty() ? "" : ", ") + a[i].first + " " + a[i].second + " -> " + b[i].second;
+  }
+  if (note.empty()) return "";
+  return "run.init_from " + ckpt + ": this run changes training-only fields of its model: " + note;
 }
 
 }  // namespace trex::train

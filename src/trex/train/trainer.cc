@@ -203,18 +203,46 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
                                               " has packing = \"" + c.packing + "\"");
     // The checkpoint's recorded model must be the one this config builds: a changed model file
     // (rope_dims 16 -> 64 keeps every shape) would load the weights into another computation.
+    // (`trex train --resume` without --config has already put the recorded model in c.model:
+    // train_command.cc.)
     const std::string state_file = (fs::path(ckpt) / "state.json").string();
-    if (std::optional<model::ModelConfig> recorded = recorded_model(resume_state, state_file))
-      check_same_model(*recorded, c.model, ckpt, c.model_file + " (through " + c.file + ")", "--resume");
-    else if (lead)
+    const CheckpointModel resumed = checkpoint_model(recorded_model(resume_state, state_file), c.model,
+                                                     c.model_file + " (through " + c.file + ")", GivenModel::kExplicit,
+                                                     ckpt, "--resume");
+    if (lead && !resumed.warning.empty()) std::fprintf(stderr, "trex: warning: %s\n", resumed.warning.c_str());
+  }
+  // The weights this run starts from (SFT after CPT): their recorded model may differ from this
+  // run's in training-only fields only (model_record.h).
+  std::string init;
+  if (ckpt.empty() && !c.init_from.empty()) {
+    const std::string field = c.file + ": run.init_from";
+    try {
+      init = resolve_checkpoint(c.init_from);
+    } catch (const InputError& e) {
+      throw InputError::field(field, e.detail());
+    }
+    const nlohmann::json init_state = read_checkpoint_state(init);
+    const std::string label = c.model_file + " (through " + c.file + ")";
+    if (std::optional<model::ModelConfig> recorded =
+            recorded_model(init_state, (fs::path(init) / "state.json").string())) {
+      const std::string note = check_init_model(*recorded, c.model, init, label, field);
+      if (lead && !note.empty()) std::fprintf(stderr, "trex: note: %s\n", note.c_str());
+    } else if (lead) {
       std::fprintf(stderr,
-                   "trex: warning: %s records no model config (written before checkpoints did); resuming with %s as it "
-                   "is now, which cannot be checked against the weights\n",
-                   ckpt.c_str(), c.model_file.c_str());
+                   "trex: warning: %s records no model config (written before checkpoints did); its weights start %s, "
+                   "which cannot be checked against them\n",
+                   init.c_str(), label.c_str());
+    }
   }
   // What every checkpoint records of the model, read once so that the file changing during the
-  // run changes nothing.
-  const nlohmann::json model_config_record = lead ? model_record(c.model) : nlohmann::json();
+  // run changes nothing. A resumed run records the text its checkpoint recorded (checked above
+  // to be this model): the path's file may have changed since.
+  nlohmann::json model_config_record;
+  if (lead) {
+    const auto r = resume_state.find("model_config");  // checked by recorded_model when present
+    model_config_record = r != resume_state.end() ? model_record(c.model, (*r)["text"].get<std::string>())
+                                                  : model_record(c.model);
+  }
   int64_t stop = c.steps;
   if (options.stop_after > 0) stop = std::min(stop, options.stop_after);
 
@@ -222,7 +250,6 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   std::vector<Source> sources;
   for (const SourceSpec& s : c.data) sources.push_back(Source::load(s));
   std::unique_ptr<Tokenizer> tok;
-  std::string init = (ckpt.empty() && !c.init_from.empty()) ? resolve_checkpoint(c.init_from) : "";
   if (!ckpt.empty())
     tok = std::make_unique<Tokenizer>(Tokenizer::load((fs::path(ckpt) / "tokenizer.model").string()));
   else if (!init.empty())

@@ -250,6 +250,57 @@ TEST(BatchDecoder, AFailedStepThrowsTheFailingLanesErrorAndTheDecoderGoesOn) {
   }
 }
 
+// Noticed in session 11: a step called from a thread that runs a job of the decoder's own pool
+// found the pool's other threads busy (its run() goes serial there), so lane 0 waited at the
+// first barrier for a lane that could only start after it, forever. Such a step now runs on the
+// calling thread as one lane: it returns, with the bits of each row decoded alone. The step is
+// made from the pool's last thread (a worker) and, for 2 threads, from thread 0 (the caller).
+TEST(BatchDecoder, AStepFromAJobOfItsOwnPoolRunsOnOneLaneWithTheSameBits) {
+  for (int threads : {2, 3}) {
+    for (int from : {0, threads - 1}) {
+      if (from == 0 && threads == 3) continue;
+      SCOPED_TRACE(std::to_string(threads) + " threads, step from thread " + std::to_string(from));
+      const int rows = 4;
+      auto f = std::make_shared<FailingStep>(threads, rows);
+      // Each row alone, on a lone generator (its own default-pool decoder, one slot).
+      std::vector<std::vector<float>> want;
+      for (int b = 0; b < rows; ++b) {
+        Generator g(f->model);
+        g.prefill(random_ids(3, f->c.vocab, 300 + uint64_t(b)));
+        std::span<const float> r = g.step(f->ids[size_t(b)]);
+        want.emplace_back(r.begin(), r.end());
+      }
+      auto done = std::make_shared<std::promise<std::vector<float>>>();
+      std::future<std::vector<float>> result = done->get_future();
+      std::thread runner([f, done, from] {
+        try {
+          std::vector<float> got;
+          f->pool.run([&](int t) {
+            if (t != from) return;
+            std::span<const float> l = f->batch.step(f->slots, f->ids);
+            got.assign(l.begin(), l.end());
+          });
+          done->set_value(got);
+        } catch (...) {
+          done->set_exception(std::current_exception());
+        }
+      });
+      if (result.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+        runner.detach();  // it keeps its own references to f and done
+        ADD_FAILURE() << "a step from a job of its own pool did not return within 60 s: it hangs";
+        continue;
+      }
+      runner.join();
+      const std::vector<float> got = result.get();
+      const size_t V = size_t(f->c.vocab);
+      ASSERT_EQ(got.size(), rows * V);
+      for (int b = 0; b < rows; ++b)
+        expect_close(std::span<const float>(got).subspan(size_t(b) * V, V), want[size_t(b)],
+                     "step from inside the pool");
+    }
+  }
+}
+
 TEST(BatchDecoder, ResettingOneSlotLeavesTheOthers) {
   ModelConfig c = test_util::tiny_v4_config("0, 4");
   Transformer model(c, 6, false);

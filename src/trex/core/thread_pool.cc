@@ -171,6 +171,8 @@ void ThreadPool::worker_loop(int thread) {
   }
 }
 
+bool ThreadPool::running_here() const { return tls_running_pool == this; }
+
 void ThreadPool::run(const std::function<void(int)>& fn) {
   if (tls_running_pool == this) {
     for (int t = 0; t < num_threads_; ++t) fn(t);

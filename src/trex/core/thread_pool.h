@@ -35,6 +35,10 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
+  // True on a thread while it runs a job of this pool (run() from there goes serial): for a
+  // caller whose job needs every thread of the pool at once, which cannot be had from inside one.
+  bool running_here() const;
+
   // Calls fn(t) once for each t in [0, num_threads()), each on its own thread (t = 0 on the
   // caller), and returns when all calls have returned.
   void run(const std::function<void(int thread)>& fn);

@@ -65,7 +65,9 @@ class BatchDecoder {
 
   // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
   // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
-  // Throws InputError for an id outside [0, vocab). When a lane of the step fails, the others
+  // Throws InputError for an id outside [0, vocab). Called from a thread running a job of the
+  // lanes' pool (whose other threads are then busy), the step runs on that thread as one lane.
+  // When a lane of the step fails, the others
   // stop at their next meeting point and step() throws the first lane's exception, once every
   // lane has stopped; the failed step's slots are then part-way through it (reset them).
   std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids);

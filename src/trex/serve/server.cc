@@ -62,7 +62,9 @@ struct Job {
   }
 };
 
-// Reads events of choice i until it yields text or ends; returns the new text.
+// Reads events of choice i until it yields text or ends, then whatever more is already there
+// (without waiting); returns the new text. A stream writes one chunk per call: a writer that
+// fell behind the engine catches up in one chunk and one write instead of one per token.
 std::string pump(Job& job, size_t i, int timeout_ms) {
   std::string out;
   while (job.finish[i].empty()) {
@@ -83,7 +85,6 @@ std::string pump(Job& job, size_t i, int timeout_ms) {
       out += job.texts[i].flush();
       job.finish[i] = e->finish_reason == "cancelled" ? "stop" : e->finish_reason;
     }
-    if (!out.empty()) break;
   }
   return out;
 }

@@ -96,7 +96,8 @@ class SwapOptimizer : public Optimizer {
   // master: the initial fp32 weights, [sum of group sizes] (moments start at zero); written to
   // the tier chunk by chunk. Throws InputError for chunk_elems < 1 (field "chunk_elems"),
   // slots < 2 ("slots"), an empty path, one that exists or cannot be created (naming it), or
-  // backend kIoUring where io_uring is unavailable.
+  // backend kIoUring where io_uring is unavailable; IoError (naming the file) when the system
+  // refuses the file's size (no space, a file size limit), the file removed.
   SwapOptimizer(std::vector<ParamGroup> groups, const float* master, SwapOptions options);
   ~SwapOptimizer() override;
 

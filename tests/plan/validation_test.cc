@@ -96,11 +96,21 @@ using testing::source_path;
 // changed: held-out 74 runs 11.1% / +7.0% / worst 40.7% (the independent row 25 runs 19.0% /
 // +17.3%; the hidden-14400 rows +29..+41%, which the document itself attributes to tile and wave
 // quantization); held-out bounds re-established for the new data alone.
+// Then the second, InternLM's InternEvo scaling tables (InternLM/InternEvo train_performance.md:
+// InternLM-7B on 8-1,024 A100 with 4 x 100 Gb RoCE per node, ZeRO-1 over all DP, TP 1 and 2; 20
+// rows), opened for its stated layouts, fell wholly into the fit split by its source key. No
+// factor changed (they are not fitted yet): fit 97 runs 12.0% / +7.7% / worst 104.6% (the 20 rows
+// +11% to +105% under the unfitted deepspeed profile: +19% on one node, growing with scale on
+// 6.25 GB/s per GPU); fit bounds re-established for the new data alone. So that the drift checks
+// above keep their teeth, the 126 rows of the 14 earlier publications keep their own bounds on
+// each split (kFitEarlier, kHeldOutEarlier: the session-12 figures before any new publication).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.060, 0.006, 0.25};
+constexpr Bounds kFit{0.121, 0.078, 1.05};
 constexpr Bounds kHeldOut{0.112, 0.071, 0.41};
+constexpr Bounds kFitEarlier{0.060, 0.006, 0.25};
+constexpr Bounds kHeldOutEarlier{0.072, 0.02, 0.37};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));
@@ -124,6 +134,14 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   }
   check(results, Split::kFit, kFit);
   check(results, Split::kHeldOut, kHeldOut);
+  std::vector<ValidationResult> earlier;
+  const std::vector<std::string>& old = name_split_sources();
+  for (const ValidationResult& r : results)
+    if (std::find(old.begin(), old.end(), r.c.source_key) != old.end()) earlier.push_back(r);
+  EXPECT_EQ(earlier.size(), 126u);
+  SCOPED_TRACE("the 14 publications present before session 12");
+  check(earlier, Split::kFit, kFitEarlier);
+  check(earlier, Split::kHeldOut, kHeldOutEarlier);
 }
 
 TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {

@@ -221,6 +221,65 @@ TEST(SkillPrior, AWarmStartMeasuresTheModelsStartFirstAndTheSkillsPredictionNext
   EXPECT_EQ(r.nodes[0].config, right.config);
 }
 
+TEST(SkillPrior, ASeedThatDoesNotBeatTheStartLeavesTheMovesToTheModel) {
+  // Skills agree on a block an eighth of the tensor (2^16 here) and rule the small blocks out;
+  // on this shape the best block is 2^12, below the model's start (2^14). The skills' seed is
+  // slower than the start, so the guided search goes on exactly as the cold one (one evaluation
+  // later) and reaches the block the skills had ruled out. (Until session 12 the skills kept
+  // ordering and pruning the moves and the guided search never measured it.)
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) ev.push_back(whole_table(blocked(lt), lt - 3));
+  const TuneTarget t = blocked(19);
+  SkillPrior prior(t, ev);
+  ASSERT_TRUE(prior.pruned(t.index_of({{"block", 4096}, {"stream", 1}})));
+  ChoiceProblem model = flat_model(t);
+  auto eval = [](const Config& c) { return Measurement{true, blocked_cost(c, 12), ""}; };
+  const SearchSeed start{t.config_at({4, 0}), "start"};
+  SearchOptions cold;
+  cold.budget = 6;
+  const SearchResult rc = k_search(t, model, start, eval, cold);
+  SearchOptions o;
+  o.budget = 7;  // one more: the skills' seed
+  const SearchResult rg = k_search(t, model, warm_start(prior, t, start, o), eval, o);
+  ASSERT_EQ(rg.nodes.size(), 7u);
+  EXPECT_EQ(rg.nodes[1].origin, "skills");
+  EXPECT_EQ(rg.nodes[1].config.at("block"), 65536);
+  EXPECT_EQ(rg.nodes[1].state, NodeState::kRolledBack);
+  ASSERT_EQ(rc.nodes.size(), 6u);
+  for (size_t i = 1; i < rc.nodes.size(); ++i) EXPECT_EQ(rg.nodes[i + 1].config, rc.nodes[i].config) << "node " << i;
+  ASSERT_GE(rg.best, 0);
+  EXPECT_EQ(rg.nodes[size_t(rg.best)].config.at("block"), 4096);
+  EXPECT_EQ(rc.nodes[size_t(rc.best)].config.at("block"), 4096);
+}
+
+TEST(SkillPrior, APredictionThatOneSkillMovesIsNotMeasured) {
+  // Three skills agree on a block an eighth of the tensor: the prediction holds with any one of
+  // them left out, and warm_start() measures it second.
+  std::vector<Evidence> ev;
+  for (int lt : {16, 18, 20}) ev.push_back(whole_table(blocked(lt), lt - 3));
+  const TuneTarget t = blocked(19);
+  const SearchSeed start{t.config_at({0, 1}), "start"};
+  const std::vector<int> from = t.index_of(start.config);
+  SkillPrior agree(t, ev);
+  EXPECT_TRUE(agree.stable(from, agree.descend(from)));
+  SearchOptions o1;
+  warm_start(agree, t, start, o1);
+  ASSERT_EQ(o1.seeds.size(), 1u);
+  EXPECT_EQ(o1.seeds[0].config.at("block"), 65536);
+  // Four skills, one of them with its best elsewhere (a noise draw on a flat space, say): the
+  // four predict a move, but with one of them left out the prediction changes, so it is not
+  // measured and the search starts as the cold one.
+  ev.push_back(whole_table(blocked(17), 10));
+  SkillPrior split(t, ev);
+  const std::vector<int> to = split.descend(from);
+  ASSERT_NE(to, from);
+  EXPECT_FALSE(split.stable(from, to));
+  SearchOptions o2;
+  const SearchSeed root = warm_start(split, t, start, o2);
+  EXPECT_EQ(root.config, start.config);
+  EXPECT_TRUE(o2.seeds.empty());
+}
+
 TEST(SkillPrior, KeepsAnAbsoluteBlockWhenThatIsWhatTheSkillsAgreeOn) {
   // The best block is 2^14 elements whatever the tensor (a cache-sized block).
   std::vector<Evidence> ev;

@@ -102,6 +102,9 @@ class SkillPrior {
   // start's value holds it), then the settled gains (settled_ratio() < 1) applied greedily, best
   // first, each parameter not set or held at most once, never into a pruned configuration.
   std::vector<int> descend(std::vector<int> from) const;
+  // Whether descend(from) == to holds with each skill left out in turn (three skills or more;
+  // fewer: true): a prediction that one skill's noise moves is not measured.
+  bool stable(const std::vector<int>& from, const std::vector<int>& to) const;
   // The rules, "ukernel=2 (3 skills, best 1.31)", one per ruled-out value.
   std::vector<std::string> rules() const;
   // Up to n configurations of the space, not pruned, best predicted first (ties in index order).
@@ -146,6 +149,7 @@ class SkillPrior {
   std::vector<bool> follow_model_;            // per choice parameter: relative to the model's choice
   std::vector<int> consensus_;                // per parameter: an index, or -1
   std::vector<std::string> rules_;
+  std::vector<Evidence> evidence_;            // as given (stable() leaves each out)
 };
 
 // The evidence a prior for `t` may learn from: the observations of those `skills` that are of
@@ -159,9 +163,10 @@ Config model_start(const TuneTarget& t, const AuraHardware& hw);
 
 // A search started by the prior: the root is the model's start, then, where it differs, the
 // model's start improved by the moves the skills predict to gain (descend()) as the first seed,
-// origin "skills" (the search continues from it when it is faster); the search's options take
-// the prior (move order and pruning). Without a prior (empty) the root is the model's start and
-// nothing changes.
+// origin "skills" (the search continues from it when it is faster), unless the prediction is not
+// stable (SkillPrior::stable: one skill left out moves it); the search's options take the prior
+// (move order and pruning, which k_search uses only once that seed beat the start). Without a
+// prior (empty) the root is the model's start and nothing changes.
 SearchSeed warm_start(const SkillPrior& prior, const TuneTarget& t, const SearchSeed& model_start,
                       SearchOptions& options);
 

@@ -14,7 +14,9 @@
 // last commit recommend. With a skill prior (prior.h), a node's moves are ranked by the settled
 // time ratio the skills measured for that move, then (where no effect is settled) by the
 // skills' predicted time of the neighbour (SkillPrior::predicted), the model breaking ties, and a neighbour or seed that the prior's rules rule
-// out is never measured: pruning happens before evaluation, so it costs no budget. The budget counts measured candidates (gate failures included); a
+// out is never measured: pruning happens before evaluation, so it costs no budget. The prior
+// orders and prunes the moves only once a seed proved it (a seed committed over the start);
+// otherwise the moves follow the model, as without skills. The budget counts measured candidates (gate failures included); a
 // configuration is never measured twice.
 #pragma once
 

@@ -103,13 +103,15 @@ using testing::source_path;
 // +11% to +105% under the unfitted deepspeed profile: +19% on one node, growing with scale on
 // 6.25 GB/s per GPU); fit bounds re-established for the new data alone. Then two more BigScience
 // rows (the 176B run's batch ramp-up, tr11-176B-ml/README.md: +38%, +33%, a pipeline that never or
-// barely fills): held-out 76 runs 11.8% / +7.8%, bounds re-established. So that the drift checks
+// barely fills): held-out 76 runs 11.8% / +7.8%, bounds re-established. Then BAAI's FlagPerf
+// Megatron-Core Llama 3 cases (13 rows, A800 and H100; fit split by its source key, not fitted):
+// fit 110 runs 12.0% / +8.2%, fit bounds re-established. So that the drift checks
 // above keep their teeth, the 126 rows of the 14 earlier publications keep their own bounds on
 // each split (kFitEarlier, kHeldOutEarlier: the session-12 figures before any new publication).
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.121, 0.078, 1.05};
+constexpr Bounds kFit{0.121, 0.083, 1.05};
 constexpr Bounds kHeldOut{0.119, 0.079, 0.41};
 constexpr Bounds kFitEarlier{0.060, 0.006, 0.25};
 constexpr Bounds kHeldOutEarlier{0.072, 0.02, 0.37};

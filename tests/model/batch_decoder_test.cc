@@ -301,6 +301,69 @@ TEST(BatchDecoder, AStepFromAJobOfItsOwnPoolRunsOnOneLaneWithTheSameBits) {
   }
 }
 
+// prefill_many: prompts prefilled together, on one to three lanes, leave each slot as prefill()
+// alone would (its logits and its caches, checked by a step after), whatever the prompt's length:
+// 2 to 20 tokens (past MoeLayer::kFewTokens the MoE's GEMM path), one token (a step), and a slot
+// that already has tokens (token by token).
+TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4");
+  Transformer model(c, 10, false);
+  const std::vector<int64_t> lengths = {5, 1, 16, 20, 2, 9, 3};
+  const int n = int(lengths.size());
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < n; ++i)
+    prompts.push_back(random_ids(lengths[size_t(i)], c.vocab, 500 + uint64_t(i)));
+  const std::vector<int32_t> history = random_ids(4, c.vocab, 600);  // slot of prompt 5, before
+  const std::vector<int32_t> next = random_ids(n, c.vocab, 700);
+  std::vector<std::vector<float>> want_prefill, want_step;
+  for (int i = 0; i < n; ++i) {
+    Generator g(model);
+    if (i == 5) g.prefill(history);
+    std::span<const float> a = g.prefill(prompts[size_t(i)]);
+    want_prefill.emplace_back(a.begin(), a.end());
+    std::span<const float> b = g.step(next[size_t(i)]);
+    want_step.emplace_back(b.begin(), b.end());
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    SCOPED_TRACE(std::to_string(threads) + " lanes");
+    core::ThreadPool pool(threads);
+    BatchDecoder batch(model, n + 1, &pool);
+    std::vector<int> slots;
+    std::vector<std::span<const int32_t>> spans;
+    for (int i = 0; i < n; ++i) {
+      slots.push_back((i * 3 + 1) % (n + 1));
+      spans.emplace_back(prompts[size_t(i)]);
+    }
+    batch.prefill(slots[5], history);
+    std::span<const float> got = batch.prefill_many(slots, spans);
+    const size_t V = size_t(c.vocab);
+    ASSERT_EQ(got.size(), size_t(n) * V);
+    const std::vector<float> rows(got.begin(), got.end());
+    for (int i = 0; i < n; ++i) {
+      SCOPED_TRACE("prompt " + std::to_string(i));
+      expect_close(std::span<const float>(rows).subspan(size_t(i) * V, V), want_prefill[size_t(i)],
+                   "prefill_many");
+      EXPECT_EQ(batch.position(slots[size_t(i)]),
+                int64_t(prompts[size_t(i)].size()) + (i == 5 ? int64_t(history.size()) : 0));
+    }
+    std::span<const float> st = batch.step(slots, next);
+    for (int i = 0; i < n; ++i)
+      expect_close(st.subspan(size_t(i) * V, V), want_step[size_t(i)], "step after prefill_many");
+    // Bad calls change nothing.
+    const int twice[2] = {0, 0};
+    std::vector<std::span<const int32_t>> two = {spans[0], spans[1]};
+    EXPECT_THROW(batch.prefill_many(twice, two), InputError);
+    const int bad_slot[1] = {n + 1};
+    EXPECT_THROW(batch.prefill_many(bad_slot, std::span(two).first(1)), InputError);
+    const int32_t bad_id[1] = {int32_t(c.vocab)};
+    std::vector<std::span<const int32_t>> bad = {spans[0], std::span<const int32_t>(bad_id, 1)};
+    const int ok_slots[2] = {slots[0], slots[1]};
+    const int64_t before = batch.position(slots[0]);
+    EXPECT_THROW(batch.prefill_many(ok_slots, bad), InputError);
+    EXPECT_EQ(batch.position(slots[0]), before);
+  }
+}
+
 TEST(BatchDecoder, ResettingOneSlotLeavesTheOthers) {
   ModelConfig c = test_util::tiny_v4_config("0, 4");
   Transformer model(c, 6, false);

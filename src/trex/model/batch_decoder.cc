@@ -104,6 +104,9 @@ class StepBarrier {
 // per-call state (their scratch), so each lane has its own, and its own working rows.
 struct Lane {
   std::vector<AttentionLayer> attn;
+  // The MoE layers of this lane's prefills (lanes past the first; the first uses the decoder's):
+  // a layer keeps its scratch in itself, so two prompts prefilled at once need two of them.
+  std::vector<MoeLayer> prefill_moe;
   MoeDecodeScratch moe;
   std::vector<float> X, X2, y, xn, F, pre, post, C, w;
   std::vector<AttentionCache*> caches;  // the step's rows' caches at one layer
@@ -136,8 +139,9 @@ struct BatchDecoder::Impl {
   const Transformer& model;
   const ModelConfig& c;
   core::ThreadPool& pool;  // whose threads are the lanes
-  // One lane per thread of the pool (lane 0 also prefills): a step of B rows runs as
-  // min(threads, B) contiguous groups of rows, one per lane, in one dispatch of the pool; with
+  // One lane per thread of the pool (prefill() runs on lane 0, prefill_many on all): a step of
+  // B rows runs as min(threads, B) contiguous groups of rows, one per lane, in one dispatch of
+  // the pool; with
   // more than one lane they meet at `barrier` around each MoE layer's experts and before the
   // head, whose work is split by weights instead of by rows (each weight read once per step).
   std::vector<Lane> lanes;
@@ -161,6 +165,7 @@ struct BatchDecoder::Impl {
   // or many, so a row's bits do not depend on its batch; cleared when the parameters move.
   PackedWeights packed;
   std::vector<float> logits;                       // [B, V] of the last step
+  std::vector<float> many;                         // [n, V] of the last prefill_many
 
   Impl(const Transformer& m, int slots, core::ThreadPool* p)
       : model(m), c(m.config()), pool(core::pool_or_default(p)), moe_step(m.config()) {
@@ -168,6 +173,8 @@ struct BatchDecoder::Impl {
     const int threads = std::max(1, pool.num_threads());
     for (int t = 0; t < std::min(threads, slots); ++t) lanes.emplace_back(c);
     for (int l = 0; l < c.layers; ++l) moe.emplace_back(c, l < c.ffn.hash_layers);
+    for (size_t t = 1; t < lanes.size(); ++t)
+      for (int l = 0; l < c.layers; ++l) lanes[t].prefill_moe.emplace_back(c, l < c.ffn.hash_layers);
     expert_next = std::make_unique<std::atomic<int>[]>(size_t(c.layers));
     cache.assign(size_t(slots), std::vector<AttentionCache>(size_t(c.layers)));
     pos.assign(size_t(slots), 0);
@@ -217,9 +224,23 @@ struct BatchDecoder::Impl {
   // tokens, AttentionLayer::prefill leaves each cache as token-by-token steps would, and only
   // the last token goes through the head.
   std::span<const float> prefill_batch(int slot, std::span<const int32_t> ids) {
+    resolve();
+    if (int64_t(logits.size()) < c.vocab) logits.resize(size_t(c.vocab));
+    prefill_on(0, slot, ids, logits.data());
+    return {logits.data(), size_t(c.vocab)};
+  }
+
+  // The MoE layer l of lane t's prefills.
+  MoeLayer& prefill_moe(int t, int l) {
+    return t == 0 ? moe[size_t(l)] : lanes[size_t(t)].prefill_moe[size_t(l)];
+  }
+
+  // prefill_batch on lane t (its attention and MoE layers and rows), the logits into out [V].
+  // REQUIRES: resolve() done (lanes may run this at once, for distinct slots).
+  void prefill_on(int t, int slot, std::span<const int32_t> ids, float* out) {
     TREX_TRACE(kOther, "generate.prefill");
     const int64_t T = int64_t(ids.size()), n = c.mhc.streams, d = c.hidden;
-    resolve();
+    Lane& ln = lanes[size_t(t)];
     kernels::MhcShape sh = mhc_shape(c, T);
     const float eps = float(c.norm_eps);
     std::vector<float> XT(size_t(T * n * d)), XT2(XT.size()), yT(size_t(T * d)), xnT(yT.size()),
@@ -235,7 +256,7 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
-      lanes[0].attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
+      ln.attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
@@ -245,15 +266,55 @@ struct BatchDecoder::Impl {
       // packed copies, as a step does: the plain row-by-row products cost 56% of such a prefill
       // (perf, 16-token prompts, one thread), the packed kernel reads each weight once per block
       // of rows and panels. Longer prompts take the GEMM path, which ignores `packed`.
-      moe[size_t(l)].forward(p.moe, xnT.data(), ids.data(), T, FT.data(), nullptr, &packed);
+      prefill_moe(t, l).forward(p.moe, xnT.data(), ids.data(), T, FT.data(), nullptr, &packed);
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
     }
     pos[size_t(slot)] = T;
-    lanes[0].size_rows(c, 1);
-    if (int64_t(logits.size()) < c.vocab) logits.resize(size_t(c.vocab));
-    head(lanes[0], XT.data() + (T - 1) * n * d, 1, logits.data());
-    return {logits.data(), size_t(c.vocab)};
+    ln.size_rows(c, 1);
+    head(ln, XT.data() + (T - 1) * n * d, 1, out);
+  }
+
+  // prefill_many (batch_decoder.h): the prompts that start their slot and have more than one
+  // token run prefill_on, one prompt per lane at a time, taken in turn; the rest go through
+  // prefill() one after the other. No lane waits for another (no barrier).
+  std::span<const float> prefill_many(std::span<const int> slots,
+                                      std::span<const std::span<const int32_t>> prompts) {
+    const size_t V = size_t(c.vocab), n = slots.size();
+    resolve();
+    if (many.size() < n * V) many.resize(n * V);
+    std::vector<size_t> batched;
+    for (size_t i = 0; i < n; ++i) {
+      if (pos[size_t(slots[i])] == 0 && prompts[i].size() > 1) {
+        batched.push_back(i);
+      } else {
+        std::span<const float> l = prefill_rows(slots[i], prompts[i]);
+        std::copy(l.begin(), l.end(), many.begin() + ptrdiff_t(i * V));
+      }
+    }
+    const int G = pool.running_here() ? 1 : int(std::min(lanes.size(), batched.size()));
+    if (G <= 1) {
+      for (size_t i : batched) prefill_on(0, slots[i], prompts[i], many.data() + i * V);
+    } else {
+      // Each prompt's kernels run on its lane's thread alone (a nested parallel_for of the
+      // default pool goes serial), with the bits they have on any number of threads.
+      std::atomic<size_t> next{0};
+      pool.run([&](int t) {
+        if (t >= G) return;
+        for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < batched.size();)
+          prefill_on(t, slots[batched[k]], prompts[batched[k]], many.data() + batched[k] * V);
+      });
+    }
+    return {many.data(), n * V};
+  }
+
+  // A prompt token by token from wherever its slot is (prefill() past position 0, or of one
+  // token): the logits after the last.
+  std::span<const float> prefill_rows(int slot, std::span<const int32_t> ids) {
+    std::span<const float> out;
+    const int s[1] = {slot};
+    for (int32_t id : ids) out = step(s, std::span<const int32_t>(&id, 1));
+    return out;
   }
 
   // Rows [b0, b0 + R) of the step's tokens embedded into the lane's X, one copy per mHC stream.
@@ -436,6 +497,11 @@ void BatchDecoder::load_routing_state(const std::string& path) {
       m.tid2eid().resize(static_cast<size_t>(want));
       std::memcpy(m.tid2eid().data(), file.bytes(*t).data(), size_t(want) * sizeof(int32_t));
     }
+    for (size_t t = 1; t < impl_->lanes.size(); ++t) {  // the other lanes' prefill layers
+      MoeLayer& o = impl_->lanes[t].prefill_moe[size_t(l)];
+      o.bias() = m.bias();
+      o.tid2eid() = m.tid2eid();
+    }
   }
 }
 
@@ -454,10 +520,21 @@ std::span<const float> BatchDecoder::prefill(int slot, std::span<const int32_t> 
   if (slot < 0 || slot >= slots()) throw InputError::field("slot", "out of range");
   check_ids(ids, impl_->c.vocab);
   if (impl_->pos[size_t(slot)] == 0 && ids.size() > 1) return impl_->prefill_batch(slot, ids);
-  std::span<const float> out;
-  const int s[1] = {slot};
-  for (int32_t id : ids) out = impl_->step(s, std::span<const int32_t>(&id, 1));
-  return out;
+  return impl_->prefill_rows(slot, ids);
+}
+
+std::span<const float> BatchDecoder::prefill_many(
+    std::span<const int> slots, std::span<const std::span<const int32_t>> prompts) {
+  if (slots.size() != prompts.size() || slots.empty())
+    throw InputError::field("slots", "one prompt per slot, at least one slot");
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] < 0 || slots[i] >= this->slots()) throw InputError::field("slot", "out of range");
+    for (size_t j = 0; j < i; ++j)
+      if (slots[j] == slots[i]) throw InputError::field("slot", "given twice");
+    if (prompts[i].empty()) throw InputError::field("prompt", "generation needs at least one token");
+    check_ids(prompts[i], impl_->c.vocab);
+  }
+  return impl_->prefill_many(slots, prompts);
 }
 
 std::span<const float> BatchDecoder::step(std::span<const int> slots,

@@ -63,6 +63,17 @@ class BatchDecoder {
   // [0, vocab) or an empty `ids`.
   std::span<const float> prefill(int slot, std::span<const int32_t> ids);
 
+  // Feeds prompts[i] to slots[i] for every i, as prefill(slots[i], prompts[i]) would, one after
+  // another (each slot's logits have those bits); returns the logits [n, V] after each prompt's
+  // last token, row i for slots[i] (valid until the next call). With several lanes the prompts
+  // that start their slot run on the lanes at once, one prompt per lane at a time: small prompts
+  // are too short for their kernels to split well over the threads (session 12 of issue 16).
+  // Throws InputError for a slot out of range or given twice, an empty prompt or an id outside
+  // [0, vocab), before any slot changes. When a prefill fails the others may have run (reset
+  // them all).
+  std::span<const float> prefill_many(std::span<const int> slots,
+                                      std::span<const std::span<const int32_t>> prompts);
+
   // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
   // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
   // Throws InputError for an id outside [0, vocab). Called from a thread running a job of the

@@ -207,18 +207,27 @@ void Engine::loop() {
     }
     const Clock::time_point t0 = Clock::now();
     int64_t prompt_tokens = 0, tokens = 0, steps = 0;
-    // Newly admitted requests: prefill, then their first token.
+    // Newly admitted requests: prefill, then their first token. Plain prompts are prefilled
+    // together (on the decoder's lanes at once); those that ask for prompt log-probabilities go
+    // token by token, one request at a time.
+    std::vector<int> plain;
+    std::vector<std::span<const int32_t>> plain_prompts;
     for (int s : fresh) {
       Job& job = *running_[size_t(s)];
       if (job.out->cancelled()) {
         finish(job, "cancelled");
         continue;
       }
+      if (!job.p.prompt_logprobs) {
+        plain.push_back(s);
+        plain_prompts.emplace_back(job.p.prompt);
+        continue;
+      }
       try {
         decoder_.reset(s);
         const std::vector<int32_t>& pr = job.p.prompt;
         std::span<const float> logits;
-        if (job.p.prompt_logprobs) {
+        {
           GenerationEvent e;
           e.kind = GenerationEvent::kPromptLogprobs;
           logits = decoder_.prefill(s, std::span<const int32_t>(pr.data(), 1));
@@ -230,8 +239,6 @@ void Engine::loop() {
             logits = decoder_.step(one, std::span<const int32_t>(&pr[j], 1));
           }
           job.out->push(std::move(e));
-        } else {
-          logits = decoder_.prefill(s, pr);
         }
         prompt_tokens += int64_t(pr.size());
         if (job.budget <= 0) {
@@ -243,6 +250,26 @@ void Engine::loop() {
         }
       } catch (const std::exception& e) {
         finish(job, "error", e.what());
+      }
+    }
+    if (!plain.empty()) {
+      try {
+        for (int s : plain) decoder_.reset(s);
+        std::span<const float> logits = decoder_.prefill_many(plain, plain_prompts);
+        const size_t V = size_t(decoder_.vocab());
+        for (size_t i = 0; i < plain.size(); ++i) {
+          Job& job = *running_[size_t(plain[i])];
+          prompt_tokens += int64_t(job.p.prompt.size());
+          if (job.budget <= 0) {
+            finish(job, "length");
+          } else {
+            const int64_t before = job.generated;
+            deliver(job, logits.subspan(i * V, V));
+            tokens += job.generated - before;
+          }
+        }
+      } catch (const std::exception& e) {
+        for (int s : plain) finish(*running_[size_t(s)], "error", e.what());
       }
     }
     // One batched step for every running request.

@@ -1,4 +1,5 @@
-// The sandbox's default-deny seccomp filter; the order of its checks is in seccomp_policy.h.
+// The sandbox's default-deny seccomp filter; the precedence of its checks, and the binary search
+// on the call number that runs them, are described in seccomp_policy.h.
 #include "trex/oreval/seccomp_policy.h"
 
 #include <linux/seccomp.h>
@@ -173,7 +174,8 @@ void append_code(CallCheck& to, const CallCheck& code) { to.insert(to.end(), cod
 // The kernel runs the filter once per system call number when it installs it (its cache of
 // calls allowed whatever their arguments), with interrupts off: one check after another, the
 // ~120 rules made that about 0.15 ms of every program's start.
-CallCheck search_by_number(const std::pair<uint32_t, CallCheck>* first, size_t n) {
+// A split whose lower half is longer than `longest` instructions jumps over it with `ja`.
+CallCheck search_by_number(const std::pair<uint32_t, CallCheck>* first, size_t n, size_t longest) {
   CallCheck code;
   if (n <= 4) {
     for (size_t i = 0; i < n; ++i) {
@@ -185,10 +187,11 @@ CallCheck search_by_number(const std::pair<uint32_t, CallCheck>* first, size_t n
     return code;
   }
   size_t half = n / 2;
-  CallCheck below = search_by_number(first, half), above = search_by_number(first + half, n - half);
-  if (below.size() <= 255) {
+  CallCheck below = search_by_number(first, half, longest), above = search_by_number(first + half, n - half, longest);
+  if (below.size() <= longest) {
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, first[half].first, uint8_t(below.size()), 0));
   } else {
+    // a >= split: on to the ja, which skips the lower half; else over the ja into it.
     code.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, first[half].first, 0, 1));
     code.push_back(BPF_STMT(BPF_JMP | BPF_JA, uint32_t(below.size())));
   }
@@ -211,7 +214,7 @@ CallCheck arch_checks() {
 
 }  // namespace
 
-std::vector<sock_filter> seccomp_policy(pid_t self) {
+std::vector<sock_filter> seccomp_policy(pid_t self, size_t longest_conditional_jump) {
   std::vector<std::pair<uint32_t, CallCheck>> all = seccomp_rules(self), sorted;
   // One rule per number, the first; then by number.
   for (auto& rule : all) {
@@ -221,7 +224,8 @@ std::vector<sock_filter> seccomp_policy(pid_t self) {
   }
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   CallCheck code = arch_checks();
-  append_code(code, search_by_number(sorted.data(), sorted.size()));
+  size_t longest = std::min(longest_conditional_jump, kSeccompLongestConditionalJump);
+  append_code(code, search_by_number(sorted.data(), sorted.size(), longest));
   return code;
 }
 
@@ -238,7 +242,7 @@ std::vector<sock_filter> seccomp_policy_in_order(pid_t self) {
 #else
 
 bool seccomp_policy_available() { return false; }
-std::vector<sock_filter> seccomp_policy(pid_t) { return {}; }
+std::vector<sock_filter> seccomp_policy(pid_t, size_t) { return {}; }
 std::vector<sock_filter> seccomp_policy_in_order(pid_t) { return {}; }
 
 #endif

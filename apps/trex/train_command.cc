@@ -117,22 +117,25 @@ int run_train(const TrainArgs& args, dist::Session& session) {
     if (out.empty()) out = fs::path(ckpt).parent_path().parent_path().string();
   }
   if (config_path.empty()) throw InputError::field("--config", "required (or --resume with a checkpoint)");
-  train::TrainConfig config = train::load_train_config(config_path);
   // --resume alone: the train config comes from the checkpoint's recorded path, and the model
-  // file it names may have changed since; the run goes on with the model the checkpoint records
-  // (a warning names the field), as trex serve and generate load it. An explicit --config whose
-  // model differs is refused by run_training. A checkpoint without a record is warned about there.
+  // file it names may have changed since, be gone or no longer parse; the run goes on with the
+  // model the checkpoint records (one warning), as trex serve and generate load it
+  // (checkpoint_model_by_path). A checkpoint without a record needs the file. An explicit
+  // --config whose model differs is refused by run_training.
+  train::TrainConfig config;
   if (!ckpt.empty() && args.config.empty()) {
+    config = train::load_train_config_without_model(config_path);
     const std::string state_file = (fs::path(ckpt) / "state.json").string();
-    if (std::optional<model::ModelConfig> recorded =
-            train::recorded_model(train::read_checkpoint_state(ckpt), state_file)) {
-      train::CheckpointModel m = train::checkpoint_model(recorded, config.model,
-                                                         config.model_file + " (through " + config_path + ")",
-                                                         train::GivenModel::kByPath, ckpt, "--resume");
-      if (!m.warning.empty() && session.rank() == 0) std::fprintf(stderr, "trex: warning: %s\n", m.warning.c_str());
-      config.model = m.model;
-      config.tokenizer.vocab = config.model.vocab;  // as load_train_config derives it
-    }
+    const std::optional<model::ModelConfig> recorded =
+        train::recorded_model(train::read_checkpoint_state(ckpt), state_file);
+    const train::CheckpointModel m = train::checkpoint_model_by_path(
+        recorded, config.model_file, config.model_file + " (through " + config_path + ")", ckpt, "--resume");
+    // Without a record, run_training gives the one warning that the model cannot be checked.
+    if (recorded && !m.warning.empty() && session.rank() == 0)
+      std::fprintf(stderr, "trex: warning: %s\n", m.warning.c_str());
+    train::set_train_model(config, m.model);
+  } else {
+    config = train::load_train_config(config_path);
   }
   if (out.empty()) out = "runs/" + fs::path(config_path).stem().string();
 

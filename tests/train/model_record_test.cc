@@ -5,7 +5,8 @@
 // naming the checkpoint, the field and both values when named for the load (--model-config, or
 // --config beside --resume), and is a one-line warning with the recorded model loaded when it is
 // reached through the recorded paths (no --model-config; --resume alone, which then continues bit
-// for bit). An unchanged config loads the recorded model and computes the same logits as the
+// for bit); a model file reached that way that is gone or no longer parses is a warning too, and
+// the record is used. An unchanged config loads the recorded model and computes the same logits as the
 // trained weights under the original config; a checkpoint written before the record existed
 // still loads from the path, with a one-line warning. run.init_from refuses a recorded model that
 // differs in a field that changes what the weights compute, and notes training-only changes.
@@ -323,6 +324,91 @@ TEST(ModelRecord, CliResumeAloneContinuesTheRecordedModel) {
   const nlohmann::json state = read_checkpoint_state(dir.path("run/checkpoints/step-00000004"));
   EXPECT_EQ(state["model_config"]["text"].get<std::string>(), model_text(16));
   EXPECT_EQ(state["model_config"]["fields"]["attention.rope_dims"], "16");
+}
+
+// `trex train --resume` alone when the model file the recorded train config names is gone or no
+// longer parses: the checkpoint's record is the model, so the run goes on bit for bit with one
+// warning naming the file and why (the rule serve and generate share: checkpoint_model_by_path).
+// A checkpoint without a record has nothing else to go on: one error line, exit 2, no step.
+TEST(ModelRecord, CliResumeAloneWithoutItsModelFileContinuesTheRecordedModel) {
+  TempDir dir("record-cli-resume-gone");
+  const std::string cfg = write_run_config(dir);
+  const std::string tiny = dir.path("tiny.toml");
+  const std::string hw = std::string(TREX_SOURCE_DIR) + "/configs/hw/a100.toml";
+  const std::vector<std::string> common = {"--steps", "4", "--threads", "2", "--hw", hw};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  };
+  ASSERT_EQ(trex_exit(with({"train", "--config", cfg, "--out", dir.path("full")}), dir.path("full.log")), 0)
+      << read_file(dir.path("full.log"));
+  for (const char* run : {"gone", "broken"})
+    ASSERT_EQ(trex_exit(with({"train", "--config", cfg, "--out", dir.path(run), "--stop-after", "2"}),
+                        dir.path(std::string(run) + "-first.log")),
+              0)
+        << read_file(dir.path(std::string(run) + "-first.log"));
+  // The same stopped run, as written before checkpoints recorded their model.
+  fs::copy(dir.path("broken"), dir.path("old"), fs::copy_options::recursive);
+  const std::string old_ckpt = resolve_checkpoint(dir.path("old"));
+  nlohmann::json old_state = read_checkpoint_state(old_ckpt);
+  old_state.erase("model_config");
+  write_file_atomic(old_ckpt + "/state.json", old_state.dump(2));
+
+  // What the model file's reader says of it now: the warning quotes it.
+  auto read_error = [&] {
+    try {
+      model::load_model_config(tiny);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << tiny << " still reads";
+    return std::string();
+  };
+  auto resumes_bit_for_bit = [&](const std::string& run) {
+    const std::string ckpt = resolve_checkpoint(dir.path(run));
+    const std::string why = read_error();
+    const std::string log_file = dir.path(run + "-resume.log");
+    ASSERT_EQ(trex_exit(with({"train", "--resume", dir.path(run)}), log_file), 0) << read_file(log_file);
+    const std::string log = read_file(log_file);
+    const std::vector<std::string> warnings = lines_starting(log, "trex: warning: ");
+    ASSERT_EQ(warnings.size(), 1u) << log;
+    EXPECT_EQ(warnings[0], "trex: warning: " + ckpt + ": cannot read " + tiny + " (through " + cfg +
+                               ") to check the model against it (" + why +
+                               "); using the model config the checkpoint records");
+    for (const char* f : {"model.safetensors", "optimizer.safetensors"})
+      EXPECT_TRUE(read_file(dir.path(run + "/checkpoints/step-00000004/" + f)) ==
+                  read_file(dir.path(std::string("full/checkpoints/step-00000004/") + f)))
+          << run << ": " << f << " differs from the uninterrupted run's";
+    const nlohmann::json state = read_checkpoint_state(dir.path(run + "/checkpoints/step-00000004"));
+    EXPECT_EQ(state["model_config"]["text"].get<std::string>(), model_text(16)) << run;
+  };
+
+  fs::remove(tiny);
+  resumes_bit_for_bit("gone");
+  dir.write("tiny.toml", "[model\nname = \"v4-record\"\n");  // no longer TOML
+  resumes_bit_for_bit("broken");
+  // trex serve and generate load the same way (the shared rule), as the weights were trained.
+  {
+    const std::string ckpt = resolve_checkpoint(dir.path("broken"));
+    const std::string why = read_error();
+    model::Transformer ref(model::parse_model_config(model_text(16), "tiny.toml"), 0, false);
+    ref.load(dir.path("full/checkpoints/step-00000004/model.safetensors"));
+    const std::string err = stderr_of(dir, [&] {
+      InferenceCheckpoint a = load_inference_checkpoint(dir.path("broken"));
+      EXPECT_EQ(logits_of(*a.model), logits_of(ref));
+    });
+    EXPECT_EQ(err, "trex: warning: " + ckpt + ": cannot read " + tiny + " (through " + cfg +
+                       ") to check the model against it (" + why +
+                       "); using the model config the checkpoint records\n");
+  }
+
+  const std::string why = read_error();
+  EXPECT_EQ(trex_exit(with({"train", "--resume", dir.path("old")}), dir.path("old-resume.log")), 2);
+  const std::string log = read_file(dir.path("old-resume.log"));
+  const std::vector<std::string> errors = lines_starting(log, "trex: error: ");
+  ASSERT_EQ(errors.size(), 1u) << log;
+  EXPECT_EQ(errors[0], "trex: error: " + why) << log;
+  EXPECT_FALSE(fs::exists(dir.path("old/checkpoints/step-00000004")));
 }
 
 // run.init_from (SFT after CPT): the starting checkpoint's recorded model must be the run's in

@@ -1,6 +1,7 @@
 #include "trex/train/config.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "trex/model/toml_fields.h"
 #include "trex/optim/swap_optimizer.h"
@@ -69,6 +70,12 @@ std::vector<SourceSpec> sources(const std::string& path, const std::vector<const
 }  // namespace
 
 TrainConfig load_train_config(const std::string& path) {
+  TrainConfig c = load_train_config_without_model(path);
+  set_train_model(c, model::load_model_config(c.model_file));
+  return c;
+}
+
+TrainConfig load_train_config_without_model(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TrainConfig c;
   c.file = path;
@@ -167,13 +174,16 @@ TrainConfig load_train_config(const std::string& path) {
   c.data = sources(path, data, "data", c.mode);
   top.finish();
 
-  c.model = model::load_model_config(c.model_file);
-  c.tokenizer.vocab = c.model.vocab;
   c.tokenizer.seed = uint32_t(c.seed);
   c.schedule.total = c.steps;
-  if (c.model.attention.kind != model::AttentionKind::kV4)
-    throw InputError(path, 0, "run.model: " + c.model_file + " is not a V4 model (the trainer trains V4 models)");
   return c;
+}
+
+void set_train_model(TrainConfig& c, model::ModelConfig m) {
+  c.model = std::move(m);
+  c.tokenizer.vocab = c.model.vocab;
+  if (c.model.attention.kind != model::AttentionKind::kV4)
+    throw InputError(c.file, 0, "run.model: " + c.model_file + " is not a V4 model (the trainer trains V4 models)");
 }
 
 }  // namespace trex::train

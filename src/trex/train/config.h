@@ -87,6 +87,12 @@ struct TrainConfig {
 
 // Reads and checks the config and the model config it names. Throws InputError.
 TrainConfig load_train_config(const std::string& path);
+// The config alone: model_file is resolved but not read (model and tokenizer.vocab are left
+// unset), for a caller that decides the model itself (a checkpoint's record: model_record.h).
+TrainConfig load_train_config_without_model(const std::string& path);
+// Sets c.model and what derives from it (tokenizer.vocab). Throws InputError naming c.file when
+// `m` is not a V4 model.
+void set_train_model(TrainConfig& c, model::ModelConfig m);
 
 const char* to_string(TrainMode m);
 

@@ -30,31 +30,31 @@ InferenceCheckpoint load_inference_checkpoint(const std::string& ckpt,
   // The checkpoint's own record of its model; a config given or named by path is only checked
   // against it (the file may have changed since: model_record.h).
   const std::optional<model::ModelConfig> recorded = recorded_model(state, state_file);
-  std::optional<model::ModelConfig> given;
-  std::string given_label;
-  GivenModel how = GivenModel::kByPath;
+  CheckpointModel chosen;
   if (!model_config.empty()) {
-    given = model::load_model_config(model_config);
-    given_label = "--model-config " + model_config;
-    how = GivenModel::kExplicit;
+    chosen = checkpoint_model(recorded, model::load_model_config(model_config), "--model-config " + model_config,
+                              GivenModel::kExplicit, l.dir, field);
   } else {
     const std::string train_config = state.value("config", "");
     if (!recorded && (train_config.empty() || !fs::exists(train_config)))
       throw InputError::field(field, state_file + ": its train config '" + train_config +
                                          "' is gone; name the model with --model-config");
+    std::optional<TrainConfig> tc;
     if (fs::exists(train_config)) {
       try {
-        TrainConfig tc = load_train_config(train_config);
-        given = tc.model;
-        given_label = tc.model_file + " (through " + train_config + ")";
+        tc = load_train_config_without_model(train_config);
       } catch (const InputError& e) {
         if (!recorded) throw;
         std::fprintf(stderr, "trex: warning: %s: cannot read its train config to check the model against it (%s); using the recorded model config\n",
                      l.dir.c_str(), e.what());
       }
     }
+    // The model file the train config names: missing or unparseable with a record is a warning
+    // (the same rule as trex train --resume alone).
+    chosen = tc ? checkpoint_model_by_path(recorded, tc->model_file, tc->model_file + " (through " + train_config + ")",
+                                           l.dir, field)
+                : checkpoint_model(recorded, std::nullopt, "", GivenModel::kByPath, l.dir, field);
   }
-  const CheckpointModel chosen = checkpoint_model(recorded, given, given_label, how, l.dir, field);
   if (!chosen.warning.empty()) std::fprintf(stderr, "trex: warning: %s\n", chosen.warning.c_str());
   const model::ModelConfig& config = chosen.model;
   l.weights = (fs::path(l.dir) / "model.safetensors").string();

@@ -171,6 +171,20 @@ CheckpointModel checkpoint_model(const std::optional<model::ModelConfig>& record
                          "; using the model config the checkpoint records"};
 }
 
+CheckpointModel checkpoint_model_by_path(const std::optional<model::ModelConfig>& recorded,
+                                         const std::string& model_file, const std::string& given_label,
+                                         const std::string& ckpt, const std::string& field) {
+  std::optional<model::ModelConfig> given;
+  try {
+    given = model::load_model_config(model_file);
+  } catch (const InputError& e) {
+    if (!recorded) throw;
+    return {*recorded, ckpt + ": cannot read " + given_label + " to check the model against it (" + e.what() +
+                           "); using the model config the checkpoint records"};
+  }
+  return checkpoint_model(recorded, given, given_label, GivenModel::kByPath, ckpt, field);
+}
+
 bool training_only_field(const std::string& key) {
   return key == "model.init_std" || key == "model.train_seq_len" || key == "model.mtp_loss_weight" ||
          key == "indexer.loss_weight" || key == "ffn.bias_update_rate";

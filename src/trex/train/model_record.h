@@ -66,6 +66,16 @@ CheckpointModel checkpoint_model(const std::optional<model::ModelConfig>& record
                                  const std::optional<model::ModelConfig>& given, const std::string& given_label,
                                  GivenModel how, const std::string& ckpt, const std::string& field);
 
+// The model a checkpoint is loaded as when no config is named for the load (trex serve and
+// generate without --model-config, trex train --resume without --config): the model file
+// `model_file` that state.json's train config names (given_label names it in messages) is read
+// and decided against the record as checkpoint_model does for kByPath. With a record, a file
+// that is missing or no longer parses is a warning naming it and why, and the recorded model is
+// used (the record alone defines the weights' model); without a record, its InputError is thrown.
+CheckpointModel checkpoint_model_by_path(const std::optional<model::ModelConfig>& recorded,
+                                         const std::string& model_file, const std::string& given_label,
+                                         const std::string& ckpt, const std::string& field);
+
 // Whether a field only steers training and leaves what the parameters compute unchanged:
 // model.init_std (unused when the weights are loaded), model.train_seq_len (the length a run
 // trains at; the rotary tables grow on demand), the loss weights model.mtp_loss_weight and

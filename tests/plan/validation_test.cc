@@ -114,7 +114,10 @@ struct Bounds {
 constexpr Bounds kFit{0.121, 0.083, 1.05};
 constexpr Bounds kHeldOut{0.119, 0.079, 0.41};
 constexpr Bounds kFitEarlier{0.060, 0.006, 0.25};
-constexpr Bounds kHeldOutEarlier{0.072, 0.02, 0.37};
+// Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
+// one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
+// 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.
+constexpr Bounds kHeldOutEarlier{0.083, 0.032, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));
@@ -139,10 +142,9 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   check(results, Split::kFit, kFit);
   check(results, Split::kHeldOut, kHeldOut);
   std::vector<ValidationResult> earlier;
-  const std::vector<std::string>& old = name_split_sources();
   for (const ValidationResult& r : results)
-    if (std::find(old.begin(), old.end(), r.c.source_key) != old.end()) earlier.push_back(r);
-  EXPECT_EQ(earlier.size(), 126u);
+    if (is_name_split_source(r.c.source_key)) earlier.push_back(r);
+  EXPECT_EQ(earlier.size(), 128u);
   SCOPED_TRACE("the 14 publications present before session 12");
   check(earlier, Split::kFit, kFitEarlier);
   check(earlier, Split::kHeldOut, kHeldOutEarlier);
@@ -248,12 +250,88 @@ TEST(Validation, ANewPublicationGoesWhollyIntoTheSplitOfItsSourceKey) {
   // The shipped set: every run of an earlier source keeps its name's split; every run of a
   // newer source has its source's split, so a held-out newer source has no fit run.
   for (const ValidationCase& c : load_validation_dir(source_path("configs/validation"))) {
-    const std::vector<std::string>& old = name_split_sources();
-    if (std::find(old.begin(), old.end(), c.source_key) != old.end())
+    if (is_name_split_source(c.source_key))
       EXPECT_EQ(c.split, split_of(c.name)) << c.name;
     else
       EXPECT_EQ(c.split, split_of_source(c.source_key)) << c.name;
   }
+}
+
+// GitHub ignores case in owner/repo, so a repository key is hashed lowercased: otherwise its
+// capitalisation would choose its split. Hand values of FNV-1a-64 mod 10: "Foo/Bar" 1, "FOO/BAR"
+// 7, "foo/bar" 1 (as written all three would have gone held-out, fit, held-out; lowercased all
+// are held out). The shipped new sources, lowercased: "internlm/internevo" 3 (fit; 9 as
+// written), "flagopen/flagperf" 9 (fit; 7 as written), "bigscience-workshop/bigscience" 0
+// (held out). arXiv keys are hashed as written: "arXiv 2603.07685" 8 (fit), where
+// "arxiv 2603.07685" would be 0.
+TEST(Validation, ARepositoryKeysSplitDoesNotDependOnItsCapitalisation) {
+  EXPECT_EQ(split_of_source("FOO/BAR"), Split::kHeldOut);
+  EXPECT_EQ(split_of_source("Foo/Bar"), Split::kHeldOut);
+  EXPECT_EQ(canonical_source_key("InternLM/InternEvo"), "internlm/internevo");
+  EXPECT_EQ(canonical_source_key("arXiv 2603.07685"), "arXiv 2603.07685");
+  EXPECT_EQ(split_of_source("InternLM/InternEvo"), Split::kFit);
+  EXPECT_EQ(split_of_source("internlm/INTERNEVO"), Split::kFit);
+  EXPECT_EQ(split_of_source("FlagOpen/FlagPerf"), Split::kFit);
+  EXPECT_EQ(split_of_source("bigscience-workshop/bigscience"), Split::kHeldOut);
+  EXPECT_EQ(split_of_source("BigScience-Workshop/BigScience"), Split::kHeldOut);
+  EXPECT_EQ(split_of_source("arXiv 2603.07685"), Split::kFit);
+  // An earlier source written in another case is still an earlier source (per-run rule), and
+  // its held-out runs still count as having fit siblings.
+  EXPECT_TRUE(is_name_split_source("nvidia/nemo"));
+  EXPECT_TRUE(is_name_split_source("MosaicML/LLM-Foundry"));
+  EXPECT_FALSE(is_name_split_source("arxiv 2104.04473"));
+  EXPECT_EQ(split_for("megatron-gpt-18.4b", "Pytorch/TorchTitan"), Split::kHeldOut);
+  EXPECT_EQ(split_for("megatron-gpt-310.1b", "Pytorch/TorchTitan"), Split::kFit);
+  std::vector<ValidationResult> r(2);
+  r[0].c.source_key = "NVIDIA/NeMo";
+  r[0].c.split = Split::kFit;
+  r[1].c.source_key = "nvidia/nemo";
+  r[1].c.split = Split::kHeldOut;
+  for (ValidationResult& x : r) {
+    x.c.cluster.nodes = 1;
+    x.prediction.memory.fits = true;
+  }
+  bool shown = false;
+  for (const ErrorSummary& e : slice_table(r, Split::kHeldOut))
+    if (e.slice == kIndependentSlice) {
+      shown = true;
+      EXPECT_EQ(e.runs, 0);
+    }
+  EXPECT_TRUE(shown);
+  // The shipped files: each new source's rows all in the split its lowercased key hashes to.
+  int internevo = 0, flagperf = 0, bigscience = 0;
+  for (const ValidationCase& c : load_validation_dir(source_path("configs/validation"))) {
+    const std::string k = canonical_source_key(c.source_key);
+    if (k == "internlm/internevo") {
+      ++internevo;
+      EXPECT_EQ(c.split, Split::kFit) << c.name;
+    }
+    if (k == "flagopen/flagperf") {
+      ++flagperf;
+      EXPECT_EQ(c.split, Split::kFit) << c.name;
+    }
+    if (k == "bigscience-workshop/bigscience") {
+      ++bigscience;
+      EXPECT_EQ(c.split, Split::kHeldOut) << c.name;
+    }
+  }
+  EXPECT_EQ(internevo, 20);
+  EXPECT_EQ(flagperf, 13);
+  EXPECT_EQ(bigscience, 25);
+}
+
+// A ramp-up row of the BLOOM run is the same run, cluster, recipe and stack as the BLOOM paper's
+// fit row, so it is filed under the paper (arXiv 2211.05100, the per-run rule) and is not an
+// independent held-out row; both ramp-up names hash to 2 (held out).
+TEST(Validation, TheBloomRampUpRowsAreSiblingsOfTheFitBloomRow) {
+  int n = 0;
+  for (const ValidationCase& c : load_validation_dir(source_path("configs/validation"))) {
+    if (c.name.rfind("bigscience-tr11-176b", 0) != 0 && c.name != "bloom-176b-384gpu") continue;
+    ++n;
+    EXPECT_EQ(c.source_key, "arXiv 2211.05100") << c.name;
+    EXPECT_EQ(c.split, c.name == "bloom-176b-384gpu" ? Split::kFit : Split::kHeldOut) << c.name;
+  }
+  EXPECT_EQ(n, 3);
 }
 
 TEST(Validation, IndependentSliceKeepsHeldOutRunsWhoseSourceHasNoFitRun) {

@@ -63,8 +63,10 @@ struct StackProfile {
   // attention, router and EP preprocessing run eagerly, without CUDA graphs (a run's
   // `cuda_graphs = "none"`): the dropless dispatcher's device-to-host sync keeps the host from
   // running ahead, so this host work adds to the layer's time even when the GPU is busier than
-  // the host (the published gain of capturing those parts is an end-to-end one; stack files
-  // cite it). 0: off.
+  // the host. The additive form is an assumption, not published: the source (stack files cite
+  // it) gives only the end-to-end gain of capturing those parts, which is consistent with the
+  // host time being added but does not show that it is added rather than max'ed with the GPU's
+  // at other shapes. 0: off.
   double moe_host_eager_s = 0;
   double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
 };

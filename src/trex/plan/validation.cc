@@ -1,6 +1,7 @@
 #include "trex/plan/validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -31,7 +32,19 @@ Split split_by_hash(const std::string& text) {
 
 Split split_of(const std::string& run_name) { return split_by_hash(run_name); }
 
-Split split_of_source(const std::string& key) { return split_by_hash(key); }
+// GitHub matches owner and repository names without regard to case, so one repository can be
+// written several ways; hashing the key as written would let whoever adds a source pick its split
+// by capitalisation. Repository keys are lowercased before hashing and before the lookup of the
+// earlier sources; arXiv keys ("arXiv <id>") are hashed as written (the ids have no case and the
+// prefix is fixed by source_key).
+std::string canonical_source_key(const std::string& key) {
+  if (key.rfind("arXiv ", 0) == 0) return key;
+  std::string out = key;
+  for (char& ch : out) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+Split split_of_source(const std::string& key) { return split_by_hash(canonical_source_key(key)); }
 
 // Every publication in configs/validation when the source rule was written (session 12,
 // 2026-12-05): their runs were split by name before any of their factors were set, and moving
@@ -46,9 +59,15 @@ const std::vector<std::string>& name_split_sources() {
   return kSources;
 }
 
+bool is_name_split_source(const std::string& key) {
+  const std::string k = canonical_source_key(key);
+  for (const std::string& old : name_split_sources())
+    if (canonical_source_key(old) == k) return true;
+  return false;
+}
+
 Split split_for(const std::string& run_name, const std::string& key) {
-  const std::vector<std::string>& old = name_split_sources();
-  if (std::find(old.begin(), old.end(), key) != old.end()) return split_of(run_name);
+  if (is_name_split_source(key)) return split_of(run_name);
   return split_of_source(key);
 }
 
@@ -223,11 +242,11 @@ std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& resul
   };
   std::vector<std::string> fit_sources;
   for (const ValidationResult& r : results)
-    if (r.c.split == Split::kFit) fit_sources.push_back(r.c.source_key);
+    if (r.c.split == Split::kFit) fit_sources.push_back(canonical_source_key(r.c.source_key));
   for (const ValidationResult& r : results) {
     if (r.c.split != split) continue;
     add("all", &r);
-    if (split == Split::kHeldOut && std::find(fit_sources.begin(), fit_sources.end(), r.c.source_key) == fit_sources.end())
+    if (split == Split::kHeldOut && std::find(fit_sources.begin(), fit_sources.end(), canonical_source_key(r.c.source_key)) == fit_sources.end())
       add(kIndependentSlice, &r);
     add(r.c.model.is_moe() ? "MoE" : "dense", &r);
     add("device: " + r.c.cluster.device.device.name, &r);

@@ -25,7 +25,12 @@ Split split_of(const std::string& run_name);  // held out when FNV-1a-64(name) m
 // The 14 publications present before (name_split_sources) keep the per-run split_of rule: their
 // splits were fixed before their factors were set and stay as they were.
 Split split_of_source(const std::string& key);
+// The key as hashed and compared: a repository key ("owner/repo") lowercased, since GitHub
+// ignores case there; an arXiv key as written.
+std::string canonical_source_key(const std::string& key);
 const std::vector<std::string>& name_split_sources();
+// Whether key is one of name_split_sources, compared as canonical_source_key.
+bool is_name_split_source(const std::string& key);
 Split split_for(const std::string& run_name, const std::string& key);
 
 // The publication a run's figure comes from, read from the start of its `source` field:

@@ -75,6 +75,7 @@
 #include "trex/aura/search.h"
 #include "trex/aura/skills.h"
 #include "trex/aura/target.h"
+#include "trex/kernels/mhc.h"
 #include "trex/core/thread_pool.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
@@ -156,8 +157,10 @@ struct Guided {
 };
 
 // The search with the skill prior, as `trex aura tune` runs it: the prior learned from the
-// store's skills of the same kernel, hardware and roofline regime, its best-predicted
-// configuration first, its rules pruning before evaluation.
+// store's skills of the same kernel, hardware and roofline regime, the model's start, the
+// skills' stable prediction as the first seed, then the built-in as a seed (tune always adds it,
+// apps/trex/aura_command.cc), the rules pruning before evaluation. The built-in's node counts
+// as an evaluation (tune measures it first, as its profile).
 Guided guided_search(const std::vector<trex::aura::Skill>& skills, const trex::aura::TuneTarget& tg,
                      const trex::aura::ChoiceProblem& pr, const Config& start, const trex::aura::Evaluator& eval,
                      int budget, const trex::aura::AuraHardware& hw) {
@@ -165,6 +168,7 @@ Guided guided_search(const std::vector<trex::aura::Skill>& skills, const trex::a
   trex::aura::SearchOptions o;
   o.budget = budget;
   trex::aura::SearchSeed root = trex::aura::warm_start(prior, tg, {start, "start"}, o);
+  o.seeds.push_back({trex::aura::builtin_config(tg, hw), "builtin"});
   Guided g;
   g.result = trex::aura::k_search(tg, pr, root, eval, o);
   g.skills = prior.skills();
@@ -226,6 +230,11 @@ static int run_bench(int argc, char** argv) {
   }
   trex::core::ThreadPool pool(threads);
   trex::aura::AuraHardware hw = trex::aura::load_hardware(hw_file, pool.num_threads());
+  // The whole space of every target, also where the kernel reads none of its parameters at that
+  // size (mHC's pre and head backward by tokens, where `trex aura tune` has a one-point space):
+  // the bench scores the model and the search on its tables, which hold the whole space (the
+  // tables measured before the token path, session 12, and those saved since alike).
+  trex::aura::ScopedEveryPath every_path;
   std::printf("hardware: %s, %s (%s), %d threads\n", hw.name.c_str(), hw.features().c_str(), hw.source.c_str(),
               pool.num_threads());
   std::vector<Space> spaces;
@@ -295,6 +304,11 @@ static int run_bench(int argc, char** argv) {
     Table& t = tables.emplace_back();
     t.target = trex::aura::make_target(sp.kernel, sp.dims, hw);
     const trex::aura::TuneTarget& tg = t.target;
+    if ((sp.kernel == "mhc.pre_bwd" || sp.kernel == "mhc.head_bwd") &&
+        trex::kernels::mhc_backward_runs_by_tokens(sp.dims[0], pool.num_threads()))
+      std::fprintf(stderr, "note: %s %s runs by tokens on this machine at %d threads and reads neither parameter "
+                   "(tune: one point); scored on the whole space\n", sp.kernel.c_str(), tg.shape_text().c_str(),
+                   pool.num_threads());
     const std::string key = sp.kernel + ":" + tg.shape_text();
     const bool replay_only = !load_tables.empty();
     std::unique_ptr<trex::aura::LiveEvaluator> live;
@@ -614,6 +628,9 @@ static int run_bench(int argc, char** argv) {
         (kind == 0 ? from_searches : from_tables) = store_loo.all(tg.kernel);
       }
       std::filesystem::remove(loo_db);
+      // The cold search as tune runs it without skills: the built-in follows the start as a
+      // seed, as in guided_search(), so goal (c) compares the two as tune runs them.
+      cold.seeds.push_back({trex::aura::builtin_config(tg, hw), "builtin"});
       const trex::aura::SearchResult rc = trex::aura::k_search(tg, pr, {start, "start"}, eval, cold);
       const int c = evals_to(t, rc, s);
       Guided gs = guided_search(from_searches, tg, pr, start, eval, cold.budget, hw);

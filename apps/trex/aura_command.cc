@@ -144,6 +144,7 @@ int run_model(const AuraArgs& a) {
   }
   std::printf("%s %s: %zu configurations; hardware %s (%s)\n", a.kernel.c_str(), s.target.shape_text().c_str(),
               s.target.size(), s.hw.features().c_str(), s.hw.source.c_str());
+  if (!s.target.fixed.empty()) std::printf("space     fixed: %s\n", s.target.fixed.c_str());
   std::printf("integer program: %d variables, %d rows, %s %s\n", sol.variables, sol.rows, sol.solver.c_str(),
               sol.status.c_str());
   std::printf("start     %s  predicted %s ms\n", config_line(start).c_str(), ms(sol.objective).c_str());
@@ -268,6 +269,7 @@ int run_tune(const AuraArgs& a) {
     j["dtype"] = t.dtype;
     j["hardware"] = features;
     j["space"] = t.size();
+    if (!t.fixed.empty()) j["space_fixed"] = t.fixed;
     j["diagnosis"] = {{"regime", diag.regime}, {"level", diag.level}, {"compute", diag.compute},
                       {"load", diag.load}, {"store", diag.store}, {"levers", diag.levers}};
     j["builtin"] = {{"config", builtin}, {"seconds", base.seconds}};
@@ -292,6 +294,7 @@ int run_tune(const AuraArgs& a) {
   }
   std::printf("%s %s %s, %zu configurations; hardware %s (%s)\n", a.kernel.c_str(), t.shape_text().c_str(),
               t.dtype.c_str(), t.size(), features.c_str(), s.hw.source.c_str());
+  if (!t.fixed.empty()) std::printf("space     fixed: %s; nothing to tune here\n", t.fixed.c_str());
   std::printf("built-in  %s: %s ms\n", config_line(builtin).c_str(), ms(base.seconds).c_str());
   std::printf("diagnosis %s\n", diag.text().c_str());
   std::printf("model     start %s, predicted %s ms (integer program: %d variables, %d rows, %s)\n",

@@ -315,7 +315,10 @@ TEST(Target, EverySpaceHoldsOnlyLegalValues) {
   AuraHardware hw = test_machine();
   for (const std::string& k : kernels::tunable_kernels()) {
     TuneTarget t = make_target(k, parse_shape(k, ""), hw);
-    ASSERT_GT(t.size(), 1u) << k;
+    // One point only where the kernel reads none of its parameters at that size (mHC's backward
+    // by tokens on AVX-512 rows: Target.MhcBackwardByTokensHasTheBuiltinsOnePoint).
+    if (t.fixed.empty()) ASSERT_GT(t.size(), 1u) << k;
+    else ASSERT_EQ(t.size(), 1u) << k << ": " << t.fixed;
     for (const SpaceParam& p : t.space)
       for (int64_t v : p.values) EXPECT_NO_THROW(kernels::check_param(k, p.name, v)) << k << "." << p.name << "=" << v;
     Config b = builtin_config(t, hw);
@@ -369,6 +372,53 @@ TEST(Diagnose, NamesTheLimitingStage) {
   EXPECT_FALSE(d.levers.empty());
   d = diagnose(r, hw, 100 * (r.bytes_in + r.bytes_out) / hw.bw_mem);
   EXPECT_EQ(d.regime, "latency");
+}
+
+// mHC's pre and head backward on AVX-512 rows with at least one 256-token chunk per thread run by
+// tokens (kernels/mhc.cc) and read neither block_tokens nor column_block: the target's space is
+// the built-in's one point, with the reason, so a tune has nothing to measure noise on. With
+// fewer chunks than threads, or without AVX-512 rows, the column path reads both: the whole
+// space. (Reviewer 3, session 12: the targets kept searching both after the token path landed.)
+TEST(Target, MhcBackwardByTokensHasTheBuiltinsOnePoint) {
+  AuraHardware hw = test_machine();  // two threads
+  for (const std::string k : {"mhc.pre_bwd", "mhc.head_bwd"}) {
+    {
+      kernels::ScopedRowIsa avx2(core::Isa::kAvx2);
+      const TuneTarget t = make_target(k, {2048, 4, 512}, hw);
+      EXPECT_TRUE(t.fixed.empty()) << k;
+      EXPECT_EQ(t.size(), 8u * 6u) << k << ": block_tokens x column_block on the column path";
+    }
+    if (!core::isa_supported(core::Isa::kAvx512)) {  // the rows never run AVX-512 here
+      EXPECT_TRUE(make_target(k, {512, 4, 512}, hw).fixed.empty()) << k;
+      continue;
+    }
+    kernels::ScopedRowIsa avx512(core::Isa::kAvx512);
+    // 512 tokens: two chunks for two threads, the token path.
+    const TuneTarget t = make_target(k, {512, 4, 512}, hw);
+    EXPECT_EQ(t.size(), 1u) << k;
+    EXPECT_NE(t.fixed.find("block_tokens and column_block are not read"), std::string::npos) << t.fixed;
+    EXPECT_EQ(t.config_at({0, 0}), builtin_config(t, hw)) << k;
+    EXPECT_EQ(t.config_at({0, 0}).at("column_block"), kernels::builtin::kMhcFusedColumnBlock) << k;
+    ChoiceSolution s = solve_choices(performance_model(t, hw));
+    ASSERT_TRUE(s.feasible) << k;
+    EXPECT_EQ(t.config_at(s.index), builtin_config(t, hw)) << k;
+    // 256 tokens: one chunk for two threads, the column path.
+    const TuneTarget few = make_target(k, {256, 4, 512}, hw);
+    EXPECT_TRUE(few.fixed.empty()) << k;
+    EXPECT_GT(few.size(), 1u) << k;
+    // One thread: one chunk suffices.
+    AuraHardware one = hw;
+    one.threads = 1;
+    EXPECT_EQ(make_target(k, {256, 4, 512}, one).size(), 1u) << k;
+    // The bench's scope keeps the whole space (its tables hold it).
+    ScopedEveryPath every;
+    const TuneTarget whole = make_target(k, {512, 4, 512}, hw);
+    EXPECT_TRUE(whole.fixed.empty()) << k;
+    EXPECT_EQ(whole.size(), few.size()) << k;
+  }
+  // The forward kernels are not affected.
+  kernels::ScopedRowIsa avx512(core::Isa::kAvx512);
+  EXPECT_GT(make_target("mhc.pre_fwd", {4096, 4, 512}, hw).size(), 1u);
 }
 
 }  // namespace

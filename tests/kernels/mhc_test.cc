@@ -23,6 +23,7 @@
 #include "trex/core/cpu_features_override.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/mhc_projection_backward.h"
 #include "trex/kernels/mhc_sinkhorn.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning.h"
@@ -545,6 +546,58 @@ TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
     check_column_blocks<float>();
     check_column_blocks<core::bf16>();
   }
+}
+
+// A token-path call whose packed phi and chunk sums pass what a thread keeps between calls
+// (mhc_detail::kKeptPackFloats, 4 MiB) runs on a buffer of its own, freed on return (reviewer
+// 3, session 12: the kept buffer only grew, ~50 MB after one 32K-token call). Its bits are the
+// column path's, and a small call between two large ones (which reuses the kept buffer) changes
+// none of them.
+template <class T>
+void check_large_token_call() {
+  const MhcShape big = shape(2560, 1024, 4, 20), small = shape(300, 100, 4, 20);
+  const int64_t R = big.rows();
+  ASSERT_GT(size_t(mhc_detail::projection_pack_floats(big.n, big.d, int(R)) * (2560 / 256 + 1)),
+            mhc_detail::kKeptPackFloats);
+  ASSERT_LE(size_t(mhc_detail::projection_pack_floats(small.n, small.d, int(small.rows())) * 3),
+            mhc_detail::kKeptPackFloats);
+  Params<T> p = make_params<T>(big, 91, 1), q = make_params<T>(small, 92, 1);
+  auto run = [](const Params<T>& pp, const MhcShape& sh, int threads) {
+    core::ThreadPool pool(threads);
+    const int64_t rows = sh.rows(), w = sh.n * sh.d;
+    std::vector<T> dX = pp.dX0;
+    std::vector<float> dphi(static_cast<size_t>(rows * w)), db(static_cast<size_t>(rows)), ds(3);
+    mhc_pre_backward(pp.X.data(), pp.phi.data(), pp.b.data(), pp.scale.data(), pp.dy.data(),
+                     pp.dpost.data(), pp.dC.data(), dX.data(), dphi.data(), db.data(), ds.data(), sh,
+                     nullptr, &pool);
+    std::vector<T> dXh = pp.dX0;
+    std::vector<float> dphih(static_cast<size_t>(sh.n * w)), dbh(static_cast<size_t>(sh.n)), dsh(1);
+    mhc_head_backward(pp.X.data(), pp.phi.data(), pp.b.data(), 1.3f, pp.dy.data(), dXh.data(),
+                      dphih.data(), dbh.data(), dsh.data(), sh, nullptr, &pool);
+    std::vector<float> all = dphi;
+    all.insert(all.end(), dphih.begin(), dphih.end());
+    for (T x : dX) all.push_back(val(x));
+    for (T x : dXh) all.push_back(val(x));
+    return all;
+  };
+  ASSERT_TRUE(mhc_backward_runs_by_tokens(big.tokens, 2));
+  ASSERT_FALSE(mhc_backward_runs_by_tokens(big.tokens, 11));
+  const std::vector<float> columns = run(p, big, 11);  // 10 chunks for 11 threads: the column path
+  const std::vector<float> tokens = run(p, big, 2);
+  EXPECT_TRUE(same_bytes(tokens, columns)) << "token path, own buffer vs column path";
+  const std::vector<float> small_first = run(q, small, 1);
+  EXPECT_TRUE(same_bytes(run(p, big, 1), columns)) << "after a small call";
+  EXPECT_TRUE(same_bytes(run(q, small, 2), small_first)) << "small call after a large one";
+}
+
+TEST(Mhc, ALargeTokenCallKeepsNoBufferAndChangesNoBit) {
+  if (!core::isa_supported(core::Isa::kAvx512)) {  // no token path here: rows never run AVX-512
+    EXPECT_FALSE(mhc_backward_runs_by_tokens(1 << 20, 1));
+    return;
+  }
+  ScopedRowIsa path(core::Isa::kAvx512);
+  check_large_token_call<float>();
+  check_large_token_call<core::bf16>();
 }
 
 }  // namespace

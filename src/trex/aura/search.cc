@@ -121,13 +121,20 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
 
   int root = measure(start.config, -1, start.origin);
   for (const SearchSeed& s : opt.seeds) measure(s.config, root, s.origin);
-  // The skills order and prune the moves only where a seed they gave proved itself: committed,
-  // faster than the start by min_gain. Otherwise the search goes on in the cold order (the
-  // model's), so a prior that is wrong costs its seed and nothing more. Why (session 12): at two
-  // threads skills learned from noisy searches settled move ratios by chance and their order
-  // skipped the model's next move, the best (cross_entropy 256x8192: block 262144 -> 65536 past
-  // 131072); guided searches with half the 15% budget found within 3% on 2 of 8 spaces, cold 5.
-  if (use_prior && !(r.best >= 0 && r.best != root)) use_prior = false;
+  // The skills order and prune the moves only where the seed they gave (origin "skills",
+  // warm_start) proved itself: committed, faster than the start by min_gain. Otherwise the
+  // search goes on in the cold order (the model's), so a prior that is wrong costs its seed and
+  // nothing more. Why (session 12): at two threads skills learned from noisy searches settled
+  // move ratios by chance and their order skipped the model's next move, the best (cross_entropy
+  // 256x8192: block 262144 -> 65536 past 131072); guided searches with half the 15% budget found
+  // within 3% on 2 of 8 spaces, cold 5. Another seed's commit proves nothing about the skills:
+  // `trex aura tune` always adds the built-in after the skills' seed, and a built-in faster than
+  // the model's start had kept the skills ordering the moves after their own seed lost or was
+  // never measured (reviewer 3, session 12).
+  const bool skills_proved = std::any_of(r.nodes.begin(), r.nodes.end(), [&](const SearchNode& n) {
+    return n.id != root && n.origin == "skills" && n.state == NodeState::kCommitted;
+  });
+  if (use_prior && !skills_proved) use_prior = false;
   for (size_t i = 0; i < r.nodes.size(); ++i)
     if (r.nodes[i].m.passed) pending[int(i)] = moves_of(int(i));
 

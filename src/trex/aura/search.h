@@ -15,7 +15,8 @@
 // time ratio the skills measured for that move, then (where no effect is settled) by the
 // skills' predicted time of the neighbour (SkillPrior::predicted), the model breaking ties, and a neighbour or seed that the prior's rules rule
 // out is never measured: pruning happens before evaluation, so it costs no budget. The prior
-// orders and prunes the moves only once a seed proved it (a seed committed over the start);
+// orders and prunes the moves only once its own seed proved it (the seed of origin "skills"
+// committed over the start; the built-in seed's commit does not count);
 // otherwise the moves follow the model, as without skills. The budget counts measured candidates (gate failures included); a
 // configuration is never measured twice.
 #pragma once

@@ -69,6 +69,8 @@ void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
 
 bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
 
+bool g_every_path = false;  // ScopedEveryPath
+
 // Kernels whose parameters only split the work into parallel jobs (the generic model below).
 bool is_work_split(const std::string& kernel) {
   return kernel == "rope.fwd" || kernel.rfind("kv_compress.", 0) == 0 ||
@@ -127,6 +129,9 @@ double imbalance_of(const std::vector<double>& work, int threads) {
 }
 
 }  // namespace
+
+ScopedEveryPath::ScopedEveryPath() : previous_(g_every_path) { g_every_path = true; }
+ScopedEveryPath::~ScopedEveryPath() { g_every_path = previous_; }
 
 size_t TuneTarget::size() const {
   size_t n = 1;
@@ -282,9 +287,21 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
         t.flops = 10.0 * double(b * c) * keys;
       }
     } else {  // mHC: a tokens, b streams, c = d
-      t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1), 0, {a}});
-      if (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd")
-        t.space.push_back({"column_block", values({64, 128, 256, 512, 1024, 2048}, b * c, 8), 0, {b * c}});
+      const bool by_tokens = (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd") && !g_every_path &&
+                             kernels::mhc_backward_runs_by_tokens(a, hw.threads);
+      if (by_tokens) {
+        // The token path (mhc.cc backward_by_tokens): 256-token chunks, grain one chunk, stage 2
+        // per group of tokens; neither parameter is read, so the space is the built-in's point
+        // (the kernels' reading of these parameters is the only thing a tuning can change).
+        t.fixed = "runs by 256-token chunks (AVX-512 rows, " + std::to_string((a + 255) / 256) + " chunks for " +
+                  std::to_string(std::max(1, hw.threads)) + " threads): block_tokens and column_block are not read";
+        t.space.push_back({"block_tokens", {kernels::builtin::value(kernel, "block_tokens")}, 0, {a}});
+        t.space.push_back({"column_block", {kernels::builtin::value(kernel, "column_block")}, 0, {b * c}});
+      } else {
+        t.space.push_back({"block_tokens", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1), 0, {a}});
+        if (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd")
+          t.space.push_back({"column_block", values({64, 128, 256, 512, 1024, 2048}, b * c, 8), 0, {b * c}});
+      }
       const double xb = sz * double(a * b * c), yb = sz * double(a * c), R = double((b + 2) * b);
       if (kernel == "mhc.pre_fwd") { t.bytes_in = xb; t.bytes_out = yb; t.flops = 2 * R * double(a * b * c); }
       if (kernel == "mhc.pre_bwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 6 * R * double(a * b * c); }

@@ -36,6 +36,9 @@ struct TuneTarget {
   std::string shape_class;      // kernels::shape_class(dims)
   std::vector<SpaceParam> space;
   double bytes_in = 0, bytes_out = 0, flops = 0;  // one call, minimum traffic
+  // Why the space is one point, where the kernel reads none of its parameters at this size and
+  // thread count (mHC's pre and head backward by tokens); empty otherwise.
+  std::string fixed;
 
   size_t size() const;                          // configurations in the space
   Config config_at(const std::vector<int>& index) const;
@@ -51,9 +54,28 @@ struct TuneTarget {
 std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& text);
 
 // Throws InputError::field("KERNEL") for a kernel that is not tunable, ("--dtype") for a dtype
-// the kernel lacks.
+// the kernel lacks. mhc.pre_bwd and mhc.head_bwd where they run by tokens
+// (kernels::mhc_backward_runs_by_tokens at hw.threads: AVX-512 rows and at least one 256-token
+// chunk per thread) read neither block_tokens nor column_block: their space is the built-in's
+// one point and `fixed` says why, so a tune measures nothing to choose between (it measured
+// noise and could record it as a tuning and a skill).
 TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& dims,
                        const AuraHardware& hw, const std::string& dtype = "fp32");
+
+// While alive, make_target keeps the whole space of those targets (the column path's
+// parameters) whatever the path: bench/aura_search_bench scores the search on its tables, which
+// hold the whole space (tables measured before the token path, and the same spaces since).
+// Not thread-safe; for the bench and tests.
+class ScopedEveryPath {
+ public:
+  ScopedEveryPath();
+  ~ScopedEveryPath();
+  ScopedEveryPath(const ScopedEveryPath&) = delete;
+  ScopedEveryPath& operator=(const ScopedEveryPath&) = delete;
+
+ private:
+  bool previous_;
+};
 
 // The kernel's performance model over its space (parameters in space order).
 ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw);

@@ -470,8 +470,26 @@ void pre_backward_lanes(LaneGates<W>& g, const T* X, const float* phi, const flo
 // Mhc.BackwardColumnBlocksChangeNoBit compares both paths). make_stage() gives one job's stage
 // 1, a callable on a group [t, t1) that fills the group's records.
 bool backward_by_tokens(int64_t tokens, const core::ThreadPool& tp) {
-  const int64_t chunks = (tokens + mhc_detail::kDphiChunkTokens - 1) / mhc_detail::kDphiChunkTokens;
-  return row_isa() == core::Isa::kAvx512 && chunks >= tp.num_threads();
+  return mhc_backward_runs_by_tokens(tokens, tp.num_threads());
+}
+
+// The packed phi and the chunks' dphi sums of one call. Up to kKeptFloats (4 MiB) the calling
+// thread keeps its buffer between calls (a fresh MiB each call was a page fault per 4 KiB); a
+// call that needs more gets its own, freed on return: kept and grown only, one 32K-token call
+// left ~50 MB resident per calling thread and instantiation (reviewer 3, session 12). One
+// buffer per thread, whichever backward and storage type calls.
+float* dphi_pack_buffer(size_t floats, std::unique_ptr<float[], core::AlignedDeleter>& own) {
+  thread_local std::unique_ptr<float[], core::AlignedDeleter> kept;
+  thread_local size_t cap = 0;
+  if (floats > mhc_detail::kKeptPackFloats) {
+    own = core::aligned_array<float>(floats);
+    return own.get();
+  }
+  if (cap < floats) {
+    kept = core::aligned_array<float>(floats);
+    cap = floats;
+  }
+  return kept.get();
 }
 
 template <class T, class MakeStage>
@@ -484,14 +502,8 @@ void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float*
   const int64_t d = sh.d, nd = n * d, tokens = sh.tokens;
   const int64_t chunks = (tokens + kChunk - 1) / kChunk;
   const int64_t pack = mhc_detail::projection_pack_floats(n, d, R);
-  // The calling thread's buffer, grown only (a fresh MiB each call was a page fault per 4 KiB).
-  thread_local std::unique_ptr<float[], core::AlignedDeleter> buf;
-  thread_local size_t cap = 0;
-  if (cap < size_t(pack * (chunks + 1))) {
-    buf = core::aligned_array<float>(size_t(pack * (chunks + 1)));
-    cap = size_t(pack * (chunks + 1));
-  }
-  float* const base = buf.get();
+  std::unique_ptr<float[], core::AlignedDeleter> own;
+  float* const base = dphi_pack_buffer(size_t(pack * (chunks + 1)), own);
   mhc_detail::pack_phi512(phi, n, d, R, base);
   const mhc_detail::StageOneRecords rec{workspace, L.per_token, L.dp(), L.coef(), L.pre()};
   tp.parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
@@ -516,6 +528,11 @@ void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float*
 }
 
 }  // namespace
+
+bool mhc_backward_runs_by_tokens(int64_t tokens, int threads) {
+  const int64_t chunks = (tokens + mhc_detail::kDphiChunkTokens - 1) / mhc_detail::kDphiChunkTokens;
+  return row_isa() == core::Isa::kAvx512 && chunks >= std::max(threads, 1);
+}
 
 int64_t mhc_pre_backward_workspace(const MhcShape& sh) {
   return sh.tokens * pre_back_layout(sh.rows(), sh.n).per_token;

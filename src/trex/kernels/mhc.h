@@ -50,6 +50,12 @@ void mhc_pre_forward(const T* X, const float* phi, const float* b, const float* 
                      float* pre, float* post, float* C, const MhcShape& shape,
                      core::ThreadPool* pool = nullptr);
 
+// Whether mhc_pre_backward and mhc_head_backward run by tokens at this size on `threads`
+// threads: where the row ISA is AVX-512 and there is at least one 256-token chunk of dphi's sums
+// per thread. Then their tunings (block_tokens, column_block) are not read; aura's targets
+// leave them out of the space (src/trex/aura/target.cc).
+bool mhc_backward_runs_by_tokens(int64_t tokens, int threads);
+
 // Floats of workspace mhc_pre_backward needs (nullptr: allocated inside).
 int64_t mhc_pre_backward_workspace(const MhcShape& shape);
 

@@ -4,6 +4,7 @@
 // buffer and the GEMMs' packing (mhc.cc's portable path). Internal to src/trex/kernels.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace trex::kernels::mhc_detail {
@@ -32,6 +33,9 @@ void projection_backward_block512(const T* X, const float* phi, const T* dy, T* 
 // layout (the caller zeroes it at the chunk's start and adds the chunks in order with
 // add_dphi_pack512). Each element's chain is projection_backward_block512's: the same bits.
 constexpr int64_t kDphiChunkTokens = 256;
+// The most floats of packed phi and chunk sums a thread keeps between calls of the token path
+// (mhc.cc dphi_pack_buffer): 4 MiB; a call that needs more allocates and frees its own.
+constexpr size_t kKeptPackFloats = size_t(1) << 20;
 int64_t projection_pack_floats(int64_t n, int64_t d, int R);
 void pack_phi512(const float* phi, int64_t n, int64_t d, int R, float* phi_pack);
 template <class T>

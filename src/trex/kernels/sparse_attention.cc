@@ -56,19 +56,22 @@ void key_set(const T* kv, const T* kv_comp, const int32_t* comp_idx, const Spars
              int64_t t, KeySet* ks) {
   int64_t lo = std::max<int64_t>(0, t - sh.window + 1);
   ks->nw = t - lo + 1;
-  ks->rows.clear();
-  ks->slot.clear();
-  for (int64_t j = lo; j <= t; ++j) {
-    ks->rows.push_back(kv + j * sh.hd);
-    ks->slot.push_back(-1);
+  // Sized once for the most keys a query has (resize keeps the capacity), filled by index.
+  ks->rows.resize(size_t(sh.window + sh.k_comp));
+  ks->slot.resize(size_t(sh.window + sh.k_comp));
+  int64_t n = 0;
+  for (int64_t j = lo; j <= t; ++j, ++n) {
+    ks->rows[size_t(n)] = kv + j * sh.hd;
+    ks->slot[size_t(n)] = -1;
   }
   for (int64_t c = 0; c < sh.k_comp; ++c) {
     int32_t i = comp_idx[t * sh.k_comp + c];
     if (i < 0) continue;
-    ks->rows.push_back(kv_comp + int64_t(i) * sh.hd);
-    ks->slot.push_back(c);
+    ks->rows[size_t(n)] = kv_comp + int64_t(i) * sh.hd;
+    ks->slot[size_t(n)] = c;
+    ++n;
   }
-  ks->n = int64_t(ks->rows.size());
+  ks->n = n;
 }
 
 template <class T>
@@ -126,12 +129,45 @@ float row_max(const float* x, int64_t n, float m) {
   return m;
 }
 
-// exp(x - m) over a row, in place; returns the sum.
+#ifdef __AVX512F__
+// simd::exp8 on 16 lanes: the same operations lane by lane (roundscale to nearest is
+// _mm256_round_ps's rounding), so every lane has exp8's bits.
+inline __m512 exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+  e = _mm512_slli_epi32(e, 23);  // 2^n as a float's bits
+  return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+#endif
+
+// exp(x - m) over a row, in place; returns the sum. The sum is 8 lanes added in element order
+// (lane l takes elements l, l + 8, ...), then simd::hsum: the AVX-512 loop adds each half of its
+// 16 exponentials in turn, so it sums in that same order.
 float exp_row(float* x, int64_t n, float m) {
   int64_t j = 0;
   float sum = 0.f;
 #ifdef TREX_ELEM_AVX2
   __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
+#ifdef __AVX512F__
+  const __m512 vm16 = _mm512_set1_ps(m);
+  for (; j + 16 <= n; j += 16) {
+    __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm16));
+    _mm512_storeu_ps(x + j, e);
+    acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+    acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
+  }
+#endif
   for (; j + 8 <= n; j += 8) {
     __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
     _mm256_storeu_ps(x + j, e);
@@ -144,6 +180,29 @@ float exp_row(float* x, int64_t n, float m) {
     sum += x[j];
   }
   return sum;
+}
+
+// comp_prob of one token: cp[slot[j]] = sum over heads h (in order, from 0) of P[h][j] for the
+// compressed keys j in [nw, n); the other columns 0. The slots of one token are distinct, so this
+// is the head-by-head accumulation into a zeroed cp, summed per key instead (the same additions).
+void comp_prob_row(const float* P, int64_t H, int64_t n, int64_t nw, const int64_t* slot, float* cp,
+                   int64_t k_comp) {
+  std::fill(cp, cp + k_comp, 0.f);
+  int64_t j = nw;
+#ifdef __AVX512F__
+  alignas(64) float v[16];
+  for (; j + 16 <= n; j += 16) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t h = 0; h < H; ++h) acc = _mm512_add_ps(acc, _mm512_loadu_ps(P + h * n + j));
+    _mm512_store_ps(v, acc);
+    for (int l = 0; l < 16; ++l) cp[slot[j + l]] = v[l];
+  }
+#endif
+  for (; j < n; ++j) {
+    float a = 0.f;
+    for (int64_t h = 0; h < H; ++h) a += P[h * n + j];
+    cp[slot[j]] = a;
+  }
 }
 
 // Whether [a, a + n) and [b, b + n) share an element (addresses compared as integers: the two
@@ -228,12 +287,8 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
         lse[t * H + h] = m + std::log(zs);
       }
-      if (comp_prob) {
-        float* cp = comp_prob + t * sh.k_comp;
-        std::fill(cp, cp + sh.k_comp, 0.f);
-        for (int64_t h = 0; h < H; ++h)
-          for (int64_t j = ks.nw; j < n; ++j) cp[ks.slot[size_t(j)]] += w.S[size_t(h * n + j)];
-      }
+      if (comp_prob)
+        comp_prob_row(w.S.data(), H, n, ks.nw, ks.slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
       if constexpr (std::is_same_v<T, float>) {
         outer_tiles(H, hd, n, w.S.data(), n, 1, w.krows.data(), o + t * H * hd, hd, false);
       } else {

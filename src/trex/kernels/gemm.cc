@@ -1,8 +1,10 @@
 // The GEMM loops (BLIS order): jc over NC columns, pc over KC depth (pack B), ic over MC rows
 // (pack A), then the macro-kernel: jr over NR slivers of B, ir over MR slivers of A, one
-// micro-kernel call per tile.
+// micro-kernel call per tile. Consecutive pc blocks are grouped (as many as fit one packed B
+// block's budget, KC x NC floats): B is packed for the whole group, and the ic loop runs the
+// group's pc blocks for each row block in turn.
 //
-// Threading: per (jc, pc) block, one pool job packs disjoint B panels, a second computes. The
+// Threading: per (jc, pc group), one pool job packs disjoint B panels, a second computes. The
 // compute job splits the rows of C into blocks that threads take in turn when there are enough
 // rows (each thread packs its own A rows, so no thread waits on another), else the NR-column
 // slivers (each thread packs all of the small A). The split never changes the per-element order
@@ -119,18 +121,29 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
 
   const int64_t nc_max = std::min<int64_t>(g.nc, (n + nr - 1) / nr * nr);
   const int64_t kc_max = std::min<int64_t>(g.kc, k);
-  float* b_packed = thread_buffer(0, size_t(kc_max * nc_max));
+  // Consecutive depth blocks packed and computed together, as many as fit the packed B block's
+  // budget of KC x NC floats (a narrow B, e.g. N = 512 against NC = 4096, takes several): one
+  // packing job and one compute job serve them all instead of two jobs per block, and each
+  // thread runs the blocks of its rows in depth order, so every element still sums the blocks
+  // in order (the same bits).
+  const int64_t group_depth =
+      std::min<int64_t>(k, std::max<int64_t>(1, g.kc * g.nc / (kc_max * nc_max)) * g.kc);
+  float* b_packed = thread_buffer(0, size_t(std::max(group_depth, kc_max) * nc_max));
 
   for (int64_t jc = 0; jc < n; jc += g.nc) {
     const int64_t nc = std::min<int64_t>(g.nc, n - jc);
     const int64_t n_panels = (nc + nr - 1) / nr;
-    for (int64_t pc = 0; pc < k; pc += g.kc) {
-      const int64_t kc = std::min<int64_t>(g.kc, k - pc);
+    for (int64_t pg = 0; pg < k; pg += group_depth) {
+      const int64_t pg_end = std::min<int64_t>(k, pg + group_depth);
+      // Block pc of the group: depth kc, packed at b_block (blocks before it are full KC).
+      auto block_kc = [&](int64_t pc) { return std::min<int64_t>(g.kc, k - pc); };
+      auto b_block = [&](int64_t pc) { return b_packed + (pc - pg) * n_panels * nr; };
       // Later depth blocks accumulate onto what the earlier ones wrote.
-      const float beta_eff = pc == 0 ? beta : 1.0f;
+      auto beta_eff = [&](int64_t pc) { return pc == 0 ? beta : 1.0f; };
       pool.run([&](int t) {
         int64_t lo = n_panels * t / nt, hi = n_panels * (t + 1) / nt;
-        gemm_detail::pack_b(pr.tb, b, ldb, pc, kc, jc, nc, nr, lo, hi, b_packed);
+        for (int64_t pc = pg; pc < pg_end; pc += g.kc)
+          gemm_detail::pack_b(pr.tb, b, ldb, pc, block_kc(pc), jc, nc, nr, lo, hi, b_block(pc));
       });
       const int64_t m_panels = (m + mr - 1) / mr;
       const bool by_rows = g.split == 0 ? builtin::gemm_splits_rows(m_panels, nt) : g.split == 1;
@@ -146,11 +159,14 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
         }
         const int64_t units = (m + unit - 1) / unit;
         pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
-          float* a_packed = thread_buffer(1, size_t(unit * kc));
+          float* a_packed = thread_buffer(1, size_t(unit * kc_max));
           for (int64_t u = u0; u < u1; ++u) {
             const int64_t ic = u * unit, mc = std::min<int64_t>(unit, m - ic);
-            gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
-            macro_kernel(pr, a_packed, b_packed, kc, ic, mc, jc, nc, 0, n_panels, beta_eff);
+            for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
+              const int64_t kc = block_kc(pc);
+              gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
+              macro_kernel(pr, a_packed, b_block(pc), kc, ic, mc, jc, nc, 0, n_panels, beta_eff(pc));
+            }
           }
         });
       } else {
@@ -160,12 +176,15 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
         const int64_t units = (n_panels + per - 1) / per;
         pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
           const int64_t mc_max = std::min<int64_t>(g.mc, m_panels * mr);
-          float* a_packed = thread_buffer(1, size_t(mc_max * kc));
+          float* a_packed = thread_buffer(1, size_t(mc_max * kc_max));
           const int64_t q0 = u0 * per, q1 = std::min<int64_t>(n_panels, u1 * per);
           for (int64_t ic = 0; ic < m; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, m - ic);
-            gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
-            macro_kernel(pr, a_packed, b_packed, kc, ic, mc, jc, nc, q0, q1, beta_eff);
+            for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
+              const int64_t kc = block_kc(pc);
+              gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
+              macro_kernel(pr, a_packed, b_block(pc), kc, ic, mc, jc, nc, q0, q1, beta_eff(pc));
+            }
           }
         });
       }

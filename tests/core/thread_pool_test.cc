@@ -139,6 +139,37 @@ TEST(ThreadPool, NestedCallsRunSeriallyInsteadOfDeadlocking) {
   for (auto& h : hits) EXPECT_EQ(h, 1);
 }
 
+// A job of pool P that runs a job of pool D is running both: on the thread that called D.run,
+// P.running_here() holds inside D's job and a P.run() there goes serial instead of waiting for
+// P's own job; D's workers run no job of P.
+TEST(ThreadPool, RunningHereHoldsInsideAJobOfAnotherPool) {
+  ThreadPool outer(2), inner(2);
+  std::atomic<int> nested_calls{0}, checks{0};
+  EXPECT_FALSE(outer.running_here());
+  outer.run([&](int) {
+    inner.run([&](int t) {
+      EXPECT_TRUE(inner.running_here());
+      if (t != 0) {
+        EXPECT_FALSE(outer.running_here()) << "a worker of the inner pool runs no job of the outer";
+        ++checks;
+        return;
+      }
+      if (!outer.running_here()) {
+        ADD_FAILURE() << "running_here() is false inside a job nested in the outer pool's";
+        return;  // outer.run() from here would wait for the job it is part of
+      }
+      ++checks;
+      outer.run([&](int) { ++nested_calls; });
+    });
+    EXPECT_TRUE(outer.running_here());
+    EXPECT_FALSE(inner.running_here());
+  });
+  EXPECT_FALSE(outer.running_here());
+  EXPECT_FALSE(inner.running_here());
+  EXPECT_EQ(checks, 4);        // both outer threads ran the inner job on its two threads
+  EXPECT_EQ(nested_calls, 4);  // each outer thread's nested run() called fn(0) and fn(1)
+}
+
 // Idle workers poll for a while (TREX_POOL_SPIN_US, default 200 µs) before they sleep on the
 // condition variable, and the caller does the same for the end of a job. Back-to-back jobs are
 // handed over to polling threads; jobs after a pause of 2 ms (beyond the default budget) to

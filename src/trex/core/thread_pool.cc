@@ -17,14 +17,28 @@ namespace trex::core {
 
 namespace {
 
-// The pool whose job this thread is running, if any: a nested run() on it goes serial.
-thread_local const ThreadPool* tls_running_pool = nullptr;
-
+// The jobs this thread is running, innermost first, one scope per job on its stack: a job of
+// pool P that runs a job of pool D is running both, and a run() on either from there goes serial
+// (with only the innermost pool remembered, P.run() inside D's job would wait for P's own job).
 struct RunningScope {
-  const ThreadPool* saved;
-  explicit RunningScope(const ThreadPool* pool) : saved(tls_running_pool) { tls_running_pool = pool; }
-  ~RunningScope() { tls_running_pool = saved; }
+  const ThreadPool* pool;
+  const RunningScope* outer;
+  explicit RunningScope(const ThreadPool* p);
+  ~RunningScope();
 };
+
+thread_local const RunningScope* tls_running = nullptr;
+
+RunningScope::RunningScope(const ThreadPool* p) : pool(p), outer(tls_running) {
+  tls_running = this;
+}
+RunningScope::~RunningScope() { tls_running = outer; }
+
+bool running_job_of(const ThreadPool* pool) {
+  for (const RunningScope* s = tls_running; s; s = s->outer)
+    if (s->pool == pool) return true;
+  return false;
+}
 
 // Spin budget of a wait before it sleeps, from TREX_POOL_SPIN_US (read once; default 200 µs).
 // Any other value than an integer in 0..1000000 is ignored (the default holds), as a bad
@@ -171,10 +185,10 @@ void ThreadPool::worker_loop(int thread) {
   }
 }
 
-bool ThreadPool::running_here() const { return tls_running_pool == this; }
+bool ThreadPool::running_here() const { return running_job_of(this); }
 
 void ThreadPool::run(const std::function<void(int)>& fn) {
-  if (tls_running_pool == this) {
+  if (running_job_of(this)) {
     for (int t = 0; t < num_threads_; ++t) fn(t);
     return;
   }
@@ -225,7 +239,7 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain,
     int64_t lo = begin + c * grain;
     fn(lo, end - lo < grain ? end : lo + grain);
   };
-  if (n_chunks == 1 || num_threads_ == 1 || tls_running_pool == this) {
+  if (n_chunks == 1 || num_threads_ == 1 || running_job_of(this)) {
     for (int64_t c = 0; c < n_chunks; ++c) chunk(c);
     return;
   }

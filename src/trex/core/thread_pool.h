@@ -8,8 +8,8 @@
 //
 // A job that throws: the first exception is rethrown by the calling thread once all threads
 // have stopped; chunks not yet started are skipped. A job that calls back into the same pool
-// (nested parallelism) runs its inner job serially on the calling thread rather than deadlock.
-// One job runs at a time: concurrent callers of the same pool are serialised.
+// (nested parallelism, also via a job of another pool) runs serially rather than deadlock. One
+// job runs at a time: concurrent callers of the same pool are serialised.
 #pragma once
 
 #include <condition_variable>
@@ -35,8 +35,8 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  // True on a thread while it runs a job of this pool (run() from there goes serial): for a
-  // caller whose job needs every thread of the pool at once, which cannot be had from inside one.
+  // True on a thread while it runs a job of this pool, also inside other pools' jobs nested in
+  // it (run() from there goes serial): for a job that needs all the pool's threads at once.
   bool running_here() const;
 
   // Calls fn(t) once for each t in [0, num_threads()), each on its own thread (t = 0 on the

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/tiny_config.h"
+#include "trex/core/safetensors.h"
 #include "trex/core/thread_pool.h"
 #include "trex/model/generator.h"
 #include "trex/model/moe.h"
@@ -301,24 +302,62 @@ TEST(BatchDecoder, AStepFromAJobOfItsOwnPoolRunsOnOneLaneWithTheSameBits) {
   }
 }
 
+// A checkpoint's routing state unlike the one a model starts with: a non-zero selection bias on
+// every score-routed layer, each hash layer's table with every expert moved to the next.
+std::string write_routing_state(const ModelConfig& c, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".safetensors";
+  std::vector<std::vector<float>> biases;
+  std::vector<std::vector<int32_t>> tables;
+  std::vector<core::StTensorSource> tensors;
+  std::mt19937_64 rng(77);
+  for (int l = 0; l < c.layers; ++l) {
+    const MoeLayer m(c, l < c.ffn.hash_layers);
+    const std::string base = "layers." + std::to_string(l) + ".ffn.gate.";
+    if (m.tid2eid().empty()) {
+      std::vector<float>& b = biases.emplace_back(m.bias().size());
+      for (float& v : b) v = float(int(rng() % 9) - 4) * 0.5f;
+      tensors.push_back({base + "bias", core::StDtype::kF32, {int64_t(b.size())}, nullptr, {}});
+    } else {
+      std::vector<int32_t>& t = tables.emplace_back(m.tid2eid());
+      for (int32_t& e : t) e = (e + 1) % c.ffn.routed_experts;
+      tensors.push_back({base + "tid2eid", core::StDtype::kI32, {int64_t(c.vocab), c.ffn.top_k},
+                         nullptr, {}});
+    }
+  }
+  // The vectors are complete: point each tensor at its data.
+  size_t bi = 0, ti = 0;
+  for (core::StTensorSource& t : tensors)
+    t.data = t.dtype == core::StDtype::kF32 ? static_cast<const void*>(biases[bi++].data())
+                                            : static_cast<const void*>(tables[ti++].data());
+  core::write_safetensors(path, tensors);
+  return path;
+}
+
 // prefill_many: prompts prefilled together, on one to three lanes, leave each slot as prefill()
 // alone would (its logits and its caches, checked by a step after), whatever the prompt's length:
-// 2 to 20 tokens (past MoeLayer::kFewTokens the MoE's GEMM path), one token (a step), and a slot
-// that already has tokens (token by token).
+// 2 to 20 tokens (past MoeLayer::kFewTokens the MoE's GEMM path) on the lanes, past
+// kLanePrefillMaxTokens alone with the whole default pool, one token (a step), and a slot that
+// already has tokens (token by token). With a checkpoint's routing state loaded, which every
+// lane's MoE layers must have (the lanes past the first are made to take prompts).
 TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
   ModelConfig c = test_util::tiny_v4_config("0, 4");
+  ASSERT_EQ(c.ffn.hash_layers, 1);  // one hash layer, one score-routed: both tables matter
   Transformer model(c, 10, false);
-  const std::vector<int64_t> lengths = {5, 1, 16, 20, 2, 9, 3};
+  const std::string routing = write_routing_state(c, "prefill_many_routing");
+  const int64_t long_len = BatchDecoder::kLanePrefillMaxTokens + 1;
+  const std::vector<int64_t> lengths = {5, 1, 16, long_len, 20, 2, 9, 3, long_len + 30};
   const int n = int(lengths.size());
+  const int64_t on_lanes = 5, long_ones = 2;  // prompts 0, 2, 4, 5, 7 and 3, 8
   std::vector<std::vector<int32_t>> prompts;
   for (int i = 0; i < n; ++i)
     prompts.push_back(random_ids(lengths[size_t(i)], c.vocab, 500 + uint64_t(i)));
-  const std::vector<int32_t> history = random_ids(4, c.vocab, 600);  // slot of prompt 5, before
+  const std::vector<int32_t> history = random_ids(4, c.vocab, 600);  // slot of prompt 6, before
   const std::vector<int32_t> next = random_ids(n, c.vocab, 700);
   std::vector<std::vector<float>> want_prefill, want_step;
   for (int i = 0; i < n; ++i) {
     Generator g(model);
-    if (i == 5) g.prefill(history);
+    g.load_routing_state(routing);
+    if (i == 6) g.prefill(history);
     std::span<const float> a = g.prefill(prompts[size_t(i)]);
     want_prefill.emplace_back(a.begin(), a.end());
     std::span<const float> b = g.step(next[size_t(i)]);
@@ -328,14 +367,34 @@ TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
     SCOPED_TRACE(std::to_string(threads) + " lanes");
     core::ThreadPool pool(threads);
     BatchDecoder batch(model, n + 1, &pool);
+    batch.load_routing_state(routing);
+    // Lane 0 takes no prompt before another lane is about to: each lane's MoE layers are used.
+    std::atomic<bool> other_lane{false};
+    batch.set_lane_hook_for_testing([&other_lane](int lane) {
+      if (lane != 0) {
+        other_lane = true;
+        return;
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!other_lane && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
     std::vector<int> slots;
     std::vector<std::span<const int32_t>> spans;
     for (int i = 0; i < n; ++i) {
       slots.push_back((i * 3 + 1) % (n + 1));
       spans.emplace_back(prompts[size_t(i)]);
     }
-    batch.prefill(slots[5], history);
+    batch.prefill(slots[6], history);
     std::span<const float> got = batch.prefill_many(slots, spans);
+    batch.set_lane_hook_for_testing(nullptr);
+    // The long prompts ran alone (their kernels on the whole default pool), never on a lane.
+    const BatchDecoder::PrefillCounts counts = batch.prefill_counts();
+    EXPECT_EQ(counts.on_lanes, threads > 1 ? on_lanes : 0);
+    EXPECT_EQ(counts.alone, 1 + long_ones + (threads > 1 ? 0 : on_lanes));  // 1: the history
+    if (threads > 1) {
+      EXPECT_TRUE(other_lane) << "no lane but the first took a prompt";
+    }
     const size_t V = size_t(c.vocab);
     ASSERT_EQ(got.size(), size_t(n) * V);
     const std::vector<float> rows(got.begin(), got.end());
@@ -344,7 +403,7 @@ TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
       expect_close(std::span<const float>(rows).subspan(size_t(i) * V, V), want_prefill[size_t(i)],
                    "prefill_many");
       EXPECT_EQ(batch.position(slots[size_t(i)]),
-                int64_t(prompts[size_t(i)].size()) + (i == 5 ? int64_t(history.size()) : 0));
+                int64_t(prompts[size_t(i)].size()) + (i == 6 ? int64_t(history.size()) : 0));
     }
     std::span<const float> st = batch.step(slots, next);
     for (int i = 0; i < n; ++i)

@@ -154,7 +154,8 @@ struct BatchDecoder::Impl {
   // thread 0's, which is the barrier's "another thread failed" when another lane failed first.
   std::mutex error_mu;
   std::exception_ptr first_error;
-  std::function<void(int)> lane_hook;  // set_lane_hook_for_testing  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
+  std::function<void(int)> lane_hook;  // set_lane_hook_for_testing
+  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
   std::unique_ptr<std::atomic<int>[]> expert_next;  // [layer]
   std::atomic<int> head_next{0};
   std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
@@ -166,6 +167,7 @@ struct BatchDecoder::Impl {
   PackedWeights packed;
   std::vector<float> logits;                       // [B, V] of the last step
   std::vector<float> many;                         // [n, V] of the last prefill_many
+  BatchDecoder::PrefillCounts counts;              // prefill_counts()
 
   Impl(const Transformer& m, int slots, core::ThreadPool* p)
       : model(m), c(m.config()), pool(core::pool_or_default(p)), moe_step(m.config()) {
@@ -227,6 +229,7 @@ struct BatchDecoder::Impl {
     resolve();
     if (int64_t(logits.size()) < c.vocab) logits.resize(size_t(c.vocab));
     prefill_on(0, slot, ids, logits.data());
+    ++counts.alone;
     return {logits.data(), size_t(c.vocab)};
   }
 
@@ -275,35 +278,49 @@ struct BatchDecoder::Impl {
     head(ln, XT.data() + (T - 1) * n * d, 1, out);
   }
 
-  // prefill_many (batch_decoder.h): the prompts that start their slot and have more than one
-  // token run prefill_on, one prompt per lane at a time, taken in turn; the rest go through
-  // prefill() one after the other. No lane waits for another (no barrier).
+  // prefill_many (batch_decoder.h): the prompts that start their slot and have 2 to
+  // kLanePrefillMaxTokens tokens run prefill_on, one prompt per lane at a time, taken in turn
+  // (no lane waits for another: no barrier); longer ones run prefill_on(0) first, one after the
+  // other, called from outside the lanes so that their kernels get the default pool's threads;
+  // the rest go through prefill() one after the other.
   std::span<const float> prefill_many(std::span<const int> slots,
                                       std::span<const std::span<const int32_t>> prompts) {
     const size_t V = size_t(c.vocab), n = slots.size();
     resolve();
     if (many.size() < n * V) many.resize(n * V);
-    std::vector<size_t> batched;
+    std::vector<size_t> short_ones, long_ones;
     for (size_t i = 0; i < n; ++i) {
       if (pos[size_t(slots[i])] == 0 && prompts[i].size() > 1) {
-        batched.push_back(i);
+        (int64_t(prompts[i].size()) <= kLanePrefillMaxTokens ? short_ones : long_ones).push_back(i);
       } else {
         std::span<const float> l = prefill_rows(slots[i], prompts[i]);
         std::copy(l.begin(), l.end(), many.begin() + ptrdiff_t(i * V));
       }
     }
-    const int G = pool.running_here() ? 1 : int(std::min(lanes.size(), batched.size()));
+    for (size_t i : long_ones) {
+      prefill_on(0, slots[i], prompts[i], many.data() + i * V);
+      ++counts.alone;
+    }
+    const int G = pool.running_here() ? 1 : int(std::min(lanes.size(), short_ones.size()));
     if (G <= 1) {
-      for (size_t i : batched) prefill_on(0, slots[i], prompts[i], many.data() + i * V);
+      for (size_t i : short_ones) prefill_on(0, slots[i], prompts[i], many.data() + i * V);
+      counts.alone += int64_t(short_ones.size());
     } else {
-      // Each prompt's kernels run on its lane's thread alone (a nested parallel_for of the
-      // default pool goes serial), with the bits they have on any number of threads.
+      // Each prompt's kernels run on its lane's thread, with the bits they have on any number
+      // of threads: serial when the lanes' pool is the default pool (a nested run of it goes
+      // serial), else their runs of the default pool take turns.
       std::atomic<size_t> next{0};
       pool.run([&](int t) {
         if (t >= G) return;
-        for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < batched.size();)
-          prefill_on(t, slots[batched[k]], prompts[batched[k]], many.data() + batched[k] * V);
+        for (;;) {
+          if (lane_hook) lane_hook(t);
+          const size_t k = next.fetch_add(1, std::memory_order_relaxed);
+          if (k >= short_ones.size()) return;
+          const size_t i = short_ones[k];
+          prefill_on(t, slots[i], prompts[i], many.data() + i * V);
+        }
       });
+      counts.on_lanes += int64_t(short_ones.size());
     }
     return {many.data(), n * V};
   }
@@ -504,6 +521,8 @@ void BatchDecoder::load_routing_state(const std::string& path) {
     }
   }
 }
+
+BatchDecoder::PrefillCounts BatchDecoder::prefill_counts() const { return impl_->counts; }
 
 int BatchDecoder::slots() const { return int(impl_->pos.size()); }
 int BatchDecoder::vocab() const { return impl_->c.vocab; }

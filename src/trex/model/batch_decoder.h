@@ -66,13 +66,27 @@ class BatchDecoder {
   // Feeds prompts[i] to slots[i] for every i, as prefill(slots[i], prompts[i]) would, one after
   // another (each slot's logits have those bits); returns the logits [n, V] after each prompt's
   // last token, row i for slots[i] (valid until the next call). With several lanes the prompts
-  // that start their slot run on the lanes at once, one prompt per lane at a time: small prompts
-  // are too short for their kernels to split well over the threads (session 12 of issue 16).
+  // that start their slot and have at most kLanePrefillMaxTokens tokens run on the lanes at
+  // once, one prompt per lane at a time: small prompts are too short for their kernels to split
+  // well over the threads (session 12 of issue 16). Longer ones run first, one at a time, their
+  // kernels on the whole default pool: on a lane of the default pool a long prompt's kernels
+  // would run serially, holding the call (and a server's every stream) meanwhile.
   // Throws InputError for a slot out of range or given twice, an empty prompt or an id outside
   // [0, vocab), before any slot changes. When a prefill fails the others may have run (reset
   // them all).
   std::span<const float> prefill_many(std::span<const int> slots,
                                       std::span<const std::span<const int32_t>> prompts);
+  // The longest prompt prefill_many runs on a lane (a judgement, not a measurement: past it a
+  // prompt's GEMMs have rows enough to split over the threads; bits do not depend on it).
+  static constexpr int64_t kLanePrefillMaxTokens = 64;
+  // Prompts of several tokens prefilled from position 0 since construction (one token is a
+  // step, not counted): on a lane of prefill_many, or alone
+  // (prefill(), or prefill_many's long prompts or its only one), kernels on the default pool.
+  struct PrefillCounts {
+    int64_t on_lanes = 0;
+    int64_t alone = 0;
+  };
+  PrefillCounts prefill_counts() const;
 
   // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
   // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
@@ -83,8 +97,9 @@ class BatchDecoder {
   // lane has stopped; the failed step's slots are then part-way through it (reset them).
   std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids);
 
-  // Tests only: each lane of a step on several lanes calls hook(lane) before its rows; what the
-  // hook throws is that lane's failure (say a bad_alloc). An empty hook removes it.
+  // Tests only: each lane of a step on several lanes calls hook(lane) before its rows, and each
+  // lane of prefill_many before it takes a prompt; what the hook throws is that lane's failure
+  // (say a bad_alloc). An empty hook removes it.
   void set_lane_hook_for_testing(std::function<void(int lane)> hook);
 
  private:

@@ -139,5 +139,21 @@ TEST(CopyDocs, StreamIsFixedBySeedAndIndex) {
   EXPECT_FALSE(std::filesystem::exists(d.path + "/b.jsonl"));
 }
 
+// The generator's output is pinned to kCopyDocsVersion, which a copy_docs stage's cache key
+// holds: a change to the documents fails here until the version (and this digest) is bumped, so
+// a recipe never keeps the documents of an older generator.
+TEST(CopyDocs, OutputIsPinnedToTheVersionInTheStageKey) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64 over documents 0..99 of seeds 1 and 12
+  for (uint64_t seed : {1, 12})
+    for (uint64_t i = 0; i < 100; ++i)
+      for (unsigned char ch : copy_document(seed, i).dump()) {
+        h ^= ch;
+        h *= 1099511628211ull;
+      }
+  EXPECT_STREQ(kCopyDocsVersion, "copy_docs 1");
+  EXPECT_EQ(h, 0x73b8a765aec298a1ull) << "copy_document's output changed: bump kCopyDocsVersion (copy_docs.h) "
+                          "and this test's version and digest together";
+}
+
 }  // namespace
 }  // namespace trex::recipe

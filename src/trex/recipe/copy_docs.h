@@ -21,6 +21,11 @@
 
 namespace trex::recipe {
 
+// The generator's version, part of every copy_docs stage's cache key (recipe.cc): bump it with
+// any change to what copy_document() writes for a (seed, index), or a recipe keeps the old
+// documents of a stage it ran before. copy_docs_test pins a digest of the output to it.
+inline constexpr const char* kCopyDocsVersion = "copy_docs 1";
+
 // Document `index` of the stream `seed`: {"messages": [user, assistant]}. Deterministic on every
 // platform (ordata::Rng); each document has its own stream, so N documents are the first N of
 // any larger count.

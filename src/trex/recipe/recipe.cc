@@ -194,8 +194,10 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
     if (o.log) o.log(line);
   };
   for (const Stage& s : r.stages) {
-    // The key: the stage as written, its inputs' contents, the chain before it.
+    // The key: the stage as written, its inputs' contents, the chain before it (and a copy_docs
+    // stage's generator version).
     std::string material = previous + s.table.get<std::string>() + "\n";
+    if (s.kind == "copy_docs") material += std::string(kCopyDocsVersion) + "\n";  // its code
     std::vector<std::string> inputs;
     for (const std::string& in : s.inputs) inputs.push_back(fill(in, r, o.out_dir));
     if (s.kind == "train") inputs.push_back(fill(s.path, r, o.out_dir));

@@ -19,6 +19,7 @@
 
 #include "trex/core/trace.h"
 #include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/attention_tiles.h"
 #include "trex/kernels/tuning.h"
 #include "trex/kernels/tuning_builtins.h"
@@ -129,28 +130,6 @@ float row_max(const float* x, int64_t n, float m) {
   return m;
 }
 
-#ifdef __AVX512F__
-// simd::exp8 on 16 lanes: the same operations lane by lane (roundscale to nearest is
-// _mm256_round_ps's rounding), so every lane has exp8's bits.
-inline __m512 exp16(__m512 x) {
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
-  e = _mm512_slli_epi32(e, 23);  // 2^n as a float's bits
-  return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
-}
-#endif
-
 // exp(x - m) over a row, in place; returns the sum. The sum is 8 lanes added in element order
 // (lane l takes elements l, l + 8, ...), then simd::hsum: the AVX-512 loop adds each half of its
 // 16 exponentials in turn, so it sums in that same order.
@@ -159,10 +138,11 @@ float exp_row(float* x, int64_t n, float m) {
   float sum = 0.f;
 #ifdef TREX_ELEM_AVX2
   __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
-#ifdef __AVX512F__
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+  // simd::exp16 is exp8's operations lane by lane (elementwise_simd512.h), so every lane has exp8's bits.
   const __m512 vm16 = _mm512_set1_ps(m);
   for (; j + 16 <= n; j += 16) {
-    __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm16));
+    __m512 e = simd::exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm16));
     _mm512_storeu_ps(x + j, e);
     acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
     acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));

@@ -63,6 +63,13 @@ int plan_demo() {
   std::vector<plan::ValidationResult> results;
   for (const plan::ValidationCase& c : cases) results.push_back(plan::evaluate(c));
   plan::ErrorSummary fit = plan::slice_table(results, plan::Split::kFit).front();
+  // The fit runs of the publications the factors were set on (name_split_sources): the demo's
+  // check that the factors still reproduce them. Fit-split runs of publications added later
+  // were never used to set a factor, so their error is reported, not checked.
+  std::vector<const plan::ValidationResult*> set_on;
+  for (const plan::ValidationResult& r : results)
+    if (r.c.split == plan::Split::kFit && plan::is_name_split_source(r.c.source_key)) set_on.push_back(&r);
+  plan::ErrorSummary set = plan::summarize("factors set on", set_on);
   std::vector<plan::ErrorSummary> held_rows = plan::slice_table(results, plan::Split::kHeldOut);
   plan::ErrorSummary held = held_rows.front();
   plan::ErrorSummary independent;  // held-out runs whose source has no fit run (none: 0 runs)
@@ -71,11 +78,11 @@ int plan_demo() {
   char independent_text[64] = "none";
   if (independent.runs > 0)
     std::snprintf(independent_text, sizeof independent_text, "%ld: %.1f%%", independent.runs, 100 * independent.mean_abs);
-  std::printf("  validation: %zu published runs; fit split %ld: mean |error| %.1f%%, held-out %ld: %.1f%% (from sources "
-              "with no fit run: %s); %ld predicted not to fit\n",
-              cases.size(), fit.runs, 100 * fit.mean_abs, held.runs, 100 * held.mean_abs, independent_text,
-              fit.not_fit + held.not_fit);
-  failures += fit.mean_abs > 0.10 || fit.not_fit + held.not_fit > 0;
+  std::printf("  validation: %zu published runs; fit split %ld: mean |error| %.1f%% (%ld the factors were set on: "
+              "%.1f%%), held-out %ld: %.1f%% (from sources with no fit run: %s); %ld predicted not to fit\n",
+              cases.size(), fit.runs, 100 * fit.mean_abs, set.runs, 100 * set.mean_abs, held.runs,
+              100 * held.mean_abs, independent_text, fit.not_fit + held.not_fit);
+  failures += set.mean_abs > 0.10 || fit.not_fit + held.not_fit > 0;
   return failures == 0 ? 0 : 1;
 }
 

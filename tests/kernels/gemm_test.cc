@@ -157,10 +157,13 @@ TEST(Gemm, AlphaZeroDoesNotReadInputs) {
   for (float v : d) EXPECT_EQ(v, 0.0f);
 }
 
+// 37x13x133 and 100x3x300 are narrow: under the tiny blocking (NC = 2 NR) their one NR-rounded
+// column block leaves room for two depth blocks of 16 in the packed B budget, so K splits into
+// several groups that each hold several depth blocks, plus a tail.
 TEST(Gemm, OneAndTwoThreadsBitwiseEqual) {
   core::ThreadPool one(1), two(2);
-  const std::vector<Shape> shapes = {{7, 13, 5}, {33, 65, 17}, {257, 129, 300}, {300, 70, 600},
-                                     {13, 500, 40}};
+  const std::vector<Shape> shapes = {{7, 13, 5},    {33, 65, 17}, {257, 129, 300}, {300, 70, 600},
+                                     {13, 500, 40}, {37, 13, 133}, {100, 3, 300}};
   uint32_t seed = 100;
   for (const GemmBlocking& g : blockings())
     for (Shape s : shapes)
@@ -174,6 +177,57 @@ TEST(Gemm, OneAndTwoThreadsBitwiseEqual) {
         ASSERT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * 4))
             << describe(x, 0.75f, 0.5f, g);
       }
+}
+
+// Grouping consecutive depth blocks (as many as fit the packed B budget, KC x NC) changes only
+// where each block's B panels lie in the buffer, not the order of any sum: the same product gives
+// the same bits with NC = roundup(N, NR) (one depth block per group) and with NC = 3 or 8 times
+// that (groups of 3 or 8 blocks, the last one short), for 1-3 threads, both thread splits, every
+// transpose, beta 0 and 0.5, and KC 16 or 24 so that K has several blocks and a tail. A wrong
+// offset of a block inside its group (b_block) reads another block's panels or a half-written one.
+TEST(Gemm, GroupedDepthBlocksGiveTheSameBitsAsUngrouped) {
+  core::ThreadPool p1(1), p2(2), p3(3);
+  core::ThreadPool* pools[] = {&p1, &p2, &p3};
+  const std::vector<Shape> shapes = {{1, 1, 200},   {7, 13, 133}, {37, 21, 517},
+                                     {100, 3, 300}, {13, 45, 600}, {257, 17, 161}};
+  const CacheSizes caches = read_cache_sizes();
+  uint32_t seed = 900;
+  for (core::Isa isa : {core::Isa::kScalar, core::Isa::kAvx2, core::Isa::kAvx512}) {
+    if (!core::isa_supported(isa)) continue;
+    const GemmBlocking base = derive_gemm_blocking(isa, caches);
+    for (Shape s : shapes)
+      for (int t = 0; t < 4; ++t) {
+        Mats x = make(s, t & 1, t & 2, 1, seed++);
+        const int64_t n_round = (s.n + base.nr - 1) / base.nr * base.nr;
+        for (int64_t kc : {16, 24})
+          for (int split : {1, 2})
+            for (float beta : {0.0f, 0.5f}) {
+              std::vector<float> want;
+              std::string want_what;
+              for (int64_t mult : {1, 3, 8})
+                for (core::ThreadPool* pool : pools) {
+                  GemmBlocking g = base;
+                  g.kc = kc;
+                  g.mc = 2 * g.mr;
+                  g.nc = mult * n_round;
+                  g.split = split;
+                  std::vector<float> c = x.c;
+                  sgemm(tr(x.ta), tr(x.tb), x.m, x.n, x.k, 0.75f, x.a.data(), x.lda, x.b.data(),
+                        x.ldb, beta, c.data(), x.ldc, {pool, &g});
+                  std::string what = describe(x, 0.75f, beta, g) + " split " +
+                                     std::to_string(split) + " threads " +
+                                     std::to_string(pool->num_threads());
+                  if (want.empty()) {
+                    want = c;
+                    want_what = what;
+                  } else {
+                    ASSERT_EQ(0, std::memcmp(want.data(), c.data(), c.size() * 4))
+                        << what << "\n  differs from " << want_what;
+                  }
+                }
+            }
+      }
+  }
 }
 
 // Packing lays out op(A) and op(B) the same way whatever the transposes, and each panel form

@@ -31,8 +31,11 @@ struct AttnCase {
   int ratio;  // 0 window only, 4 top-k, 128 dense
   int64_t k;  // top-k for ratio 4
 };
+// {200, 2, 16, 8, 4, 20}: from token 79 on, 20 compressed keys are visible, so comp_prob's
+// 16-key step runs (once, then a tail of 4) as well as its per-key tail.
 const AttnCase kCases[] = {{5, 2, 8, 3, 0, 0},    {23, 3, 16, 8, 4, 4},  {6, 2, 7, 16, 4, 2},
-                           {300, 2, 12, 32, 128, 0}, {40, 4, 64, 9, 4, 5}, {17, 1, 33, 4, 4, 8}};
+                           {300, 2, 12, 32, 128, 0}, {40, 4, 64, 9, 4, 5}, {17, 1, 33, 4, 4, 8},
+                           {200, 2, 16, 8, 4, 20}};
 
 // Top-k style index sets for ratio 4: min(k, v_t) distinct visible entries in random order.
 std::vector<int32_t> random_topk(int64_t s, int64_t k, int ratio, uint32_t seed) {

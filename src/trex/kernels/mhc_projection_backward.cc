@@ -9,6 +9,7 @@
 #include "trex/kernels/mhc_projection_backward.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -148,6 +149,22 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
   }
 }
 
+// dphi's rows += the packed partial sums of the strips whose first column lies in [c0, c1)
+// (R x 16 floats per strip, as block_tokens accumulates them).
+TREX_AVX512_FN void add_strip_sums(const float* dphi_pack, float* dphi, const std::vector<Strip>& strips,
+                                   int R, int64_t nd, int64_t c0, int64_t c1) {
+  for (size_t j = 0; j < strips.size(); ++j) {
+    if (strips[j].col < c0 || strips[j].col >= c1) continue;
+    for (int r = 0; r < R; ++r) {
+      float* out = dphi + r * nd + strips[j].col;
+      simd::store16(out,
+                    _mm512_add_ps(simd::load16(out, strips[j].mask),
+                                  _mm512_load_ps(dphi_pack + (j * R + r) * 16)),
+                    strips[j].mask);
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -191,14 +208,8 @@ projection_backward_block512(const T* X, const float* phi, const T* dy, T* dX, f
       block_tokens<kGroup>(X, dy, dX, phi_pack, dphi_pack, t0, tokens, nd, d, R, rec, strips);
     for (; t0 < c1t; ++t0)
       block_tokens<1>(X, dy, dX, phi_pack, dphi_pack, t0, tokens, nd, d, R, rec, strips);
-    for (size_t j = 0; j < strips.size(); ++j)
-      for (int r = 0; r < R; ++r) {
-        float* out = dphi + r * nd + strips[j].col;
-        simd::store16(out,
-                      _mm512_add_ps(simd::load16(out, strips[j].mask),
-                                    _mm512_load_ps(dphi_pack + (j * R + r) * 16)),
-                      strips[j].mask);
-      }
+    add_strip_sums(dphi_pack, dphi, strips, R, nd, std::numeric_limits<int64_t>::min(),
+                   std::numeric_limits<int64_t>::max());
   }
 }
 
@@ -248,18 +259,7 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
 add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int R, int64_t c0,
                  int64_t c1) {
-  const int64_t nd = n * d;
-  const std::vector<Strip>& strips = cached_strips(n, d);
-  for (size_t j = 0; j < strips.size(); ++j) {
-    if (strips[j].col < c0 || strips[j].col >= c1) continue;
-    for (int r = 0; r < R; ++r) {
-      float* out = dphi + r * nd + strips[j].col;
-      simd::store16(out,
-                    _mm512_add_ps(simd::load16(out, strips[j].mask),
-                                  _mm512_load_ps(dphi_pack + (j * R + r) * 16)),
-                    strips[j].mask);
-    }
-  }
+  add_strip_sums(dphi_pack, dphi, cached_strips(n, d), R, n * d, c0, c1);
 }
 
 template void projection_backward_tokens512<float>(const float*, const float*, float*,

@@ -63,11 +63,18 @@ struct Job {
 };
 
 // Reads events of choice i until it yields text or ends, then whatever more is already there
-// (without waiting); returns the new text. A stream writes one chunk per call: a writer that
-// fell behind the engine catches up in one chunk and one write instead of one per token.
+// (without waiting), at most kCatchUpEvents of them; returns the new text. A stream writes one
+// chunk per call: a writer that fell behind the engine catches up in one chunk and one write
+// instead of one per token. The bound matters: pushing a token into the text stream costs more
+// as the text grows, so an unbounded catch-up could fall further behind with every token and
+// send nothing until the generation ends (a 19,000-token stream sent its first chunk at its end).
+constexpr int kCatchUpEvents = 64;
+
 std::string pump(Job& job, size_t i, int timeout_ms) {
   std::string out;
+  int after_text = 0;  // events read after the first text
   while (job.finish[i].empty()) {
+    if (!out.empty() && after_text++ >= kCatchUpEvents) break;
     std::optional<GenerationEvent> e = job.gens[i]->next(out.empty() ? timeout_ms : 0);
     if (!e) break;
     if (e->kind == GenerationEvent::kPromptLogprobs) {

@@ -209,6 +209,36 @@ TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   EXPECT_LT(hsdp_no_prefetch.time.dp_comm, full_no_prefetch.time.dp_comm / 1.5);
 }
 
+// (3) ZeRO-1/2 at scale: DeepSpeed gathers the updated weights inside the optimizer step and
+// InternEvo broadcasts them after it (stack param_gather_overlap = false, sources in
+// configs/plan/stack/deepspeed.toml), so that gather is exposed even though the gradient
+// reduction overlaps the backward.
+TEST(Causes, ShardedOptimizerWeightGatherIsExposedWhenTheStackRunsItInTheStep) {
+  // tiny_gpt(2): embedding and untied head 2 x 32000 x 1024 = 65,536,000; each layer
+  // 3 x 1024^2 (QKV) + 1024^2 + 2 x 1024 x 4096 + 2 x 1024 (norms) = 12,584,960: 90,705,920
+  // parameters. ZeRO-1 over DP 16 on two nodes: the ring's 8 members per node use 8 NICs,
+  // min(8 x 10, 100) = 80 GB/s; the bf16 all-gather moves 15/16 x 2 x 90,705,920 B / 80 GB/s
+  // = 2.12592 ms. Micro-batch 4 x 1024 tokens: the forward (about 2 x 90.7M x 4096 FLOP at
+  // 100 TFLOPS = 7.4 ms) hides it when the gather overlaps, and the fp32 reduce-scatter
+  // (4.25 ms) hides behind the longer backward either way.
+  model::ModelConfig m = tiny_gpt();
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.zero = 1;
+  plan::Run r = make_run(1024, 64, 4);
+  Prediction hidden = predict(m, c, r, s);
+  EXPECT_NEAR(hidden.time.dp_comm, 0, 1e-12);
+  s.param_gather_overlap = false;
+  Prediction exposed = predict(m, c, r, s);
+  EXPECT_NEAR(exposed.time.dp_comm, 15.0 / 16 * 2 * 90705920 / 80e9, 1e-9);
+  EXPECT_NEAR(exposed.time.step - hidden.time.step, exposed.time.dp_comm * (1 + s.stack.step_overhead), 1e-9);
+  // The stacks: DeepSpeed (and InternEvo's runs on it) gather in the step; Megatron-Core's
+  // distributed optimizer keeps the default.
+  EXPECT_FALSE(load_stack(source_path("configs/plan/stack/deepspeed.toml")).param_gather_overlap);
+  EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-core.toml")).param_gather_overlap);
+  EXPECT_FALSE(strategy_on_stack(load_stack(source_path("configs/plan/stack/deepspeed.toml"))).param_gather_overlap);
+}
+
 // Overlap as a property of the schedule: interleaved 1F1B with pp_overlap (Megatron-Core's
 // overlap_p2p_comm) hides the steady state's P2P under the paired chunks' compute; the
 // warm-up and cool-down sends stay exposed.

@@ -111,7 +111,11 @@ using testing::source_path;
 struct Bounds {
   double mean_abs, mean_signed, worst;
 };
-constexpr Bounds kFit{0.121, 0.083, 1.05};
+// Session 13: DeepSpeed's ZeRO-1/2 weight gather runs inside the optimizer step (deepspeed stack
+// param_gather_overlap = false, published source code, nothing fitted): the 20 InternEvo rows
+// 35.6% / +35.6% -> 27.8% / +27.8%, fit 110 runs 12.0% / +8.2% / worst 104.6% -> 10.6% / +6.8% /
+// 89.4%; nothing held out moves.
+constexpr Bounds kFit{0.107, 0.069, 0.895};
 constexpr Bounds kHeldOut{0.119, 0.079, 0.41};
 constexpr Bounds kFitEarlier{0.060, 0.006, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,

@@ -715,10 +715,10 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
     dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
     double gather = all_gather_s(c, dense_group, ns, ps.dense * 2) + all_gather_s(c, expert_group, ns, ps.expert * 2);
-    if (s.dp_overlap)
-      tb.dp_comm = std::max(0.0, dp_time - ranks[big].bwd) + std::max(0.0, gather - ranks[big].fwd);
-    else
-      tb.dp_comm = dp_time + gather;
+    // The reduction hides behind the last backward with dp_overlap; the weight gather behind
+    // the first forward only if the stack also runs it there (param_gather_overlap).
+    tb.dp_comm = (s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time) +
+                 (s.dp_overlap && s.param_gather_overlap ? std::max(0.0, gather - ranks[big].fwd) : gather);
   } else {
     dp_time += all_reduce_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);
     dp_time += all_reduce_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);

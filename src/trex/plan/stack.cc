@@ -48,6 +48,7 @@ StackProfile load_stack(const std::string& path) {
   p.launch_scale = f.number_or("launch_scale", 1, 0, 10);
   p.tp_overlap = f.number_or("tp_overlap", 0, 0, 1);
   p.dp_overlap = f.boolean_or("dp_overlap", true);
+  p.param_gather_overlap = f.boolean_or("param_gather_overlap", true);
   p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
   p.pp_overlap = f.boolean_or("pp_overlap", false);
   p.pp_scatter_gather = f.boolean_or("pp_scatter_gather", false);

@@ -42,6 +42,13 @@ struct StackProfile {
   double launch_scale = 1;       // x the per-kernel launch floor (CUDA graphs, fusion: < 1)
   double tp_overlap = 0;         // default share of TP collectives hidden
   bool dp_overlap = true;        // default: gradient reduction overlapped with the last backward
+  // Sharded optimizer (ZeRO-1/2, distributed optimizer): whether the all-gather of the updated
+  // bf16 weights after the optimizer step runs under the next step's first forward. DeepSpeed's
+  // stage 1/2 gathers inside step() before it returns (stage_1_and_2.py, all_gather_dp_groups,
+  // "ready for next round forward"), InternEvo broadcasts every shard after the step and waits
+  // (hybrid_zero_optim.py broadcast_params(overlap=False), "TODO: support broadcast overlap"):
+  // false, the gather is exposed even when the gradient reduction overlaps the backward.
+  bool param_gather_overlap = true;
   bool zero3_prefetch = true;    // default: ZeRO-3/FSDP gathers prefetched behind compute
   bool pp_overlap = false;       // default: interleaved 1F1B's P2P sends under other chunks' compute
   // Megatron-LM's scatter/gather of pipeline sends (arXiv 2104.04473 section 4.1; on by default,

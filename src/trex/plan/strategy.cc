@@ -51,6 +51,7 @@ Strategy strategy_on_stack(const StackProfile& stack) {
   s.moe_dispatcher = stack.moe_dispatcher;
   s.tp_overlap = stack.tp_overlap;
   s.dp_overlap = stack.dp_overlap;
+  s.param_gather_overlap = stack.param_gather_overlap;
   s.zero3_prefetch = stack.zero3_prefetch;
   s.pp_overlap = stack.pp_overlap;
   return s;
@@ -88,6 +89,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
       f.choice_or("moe_dispatcher", to_string(stack.moe_dispatcher), {"alltoall", "deepep"}), "strategy.moe_dispatcher");
   s.tp_overlap = f.number_or("tp_overlap", stack.tp_overlap, 0, 1);
   s.dp_overlap = f.boolean_or("dp_overlap", stack.dp_overlap);
+  s.param_gather_overlap = f.boolean_or("param_gather_overlap", stack.param_gather_overlap);
   s.zero3_prefetch = f.boolean_or("zero3_prefetch", stack.zero3_prefetch);
   s.pp_overlap = f.boolean_or("pp_overlap", stack.pp_overlap);
   s.shard_group = f.integer_or("shard_group", 0, 0);

@@ -64,6 +64,7 @@ struct Strategy {
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // how tokens reach their experts (stack default)
   double tp_overlap = 0;          // fraction of TP collectives hidden (stack default)
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
+  bool param_gather_overlap = true;  // ZeRO-1/2: weight all-gather after the step under the next forward (stack default)
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
   bool pp_overlap = false;        // interleaved pipelines: steady-state P2P under other chunks' compute (stack default)
   long shard_group = 0;           // ZeRO-3/FSDP sharding group (HSDP); 0 = the whole data-parallel group
@@ -86,7 +87,7 @@ Run load_run(const std::string& path);
 Strategy load_strategy(const std::string& path, const StackProfile& stack = {});
 
 // A default strategy run on `stack`: the fields a stack sets the default of (moe_overlap,
-// moe_dispatcher, tp_overlap, dp_overlap, zero3_prefetch, pp_overlap) take the stack's values,
+// moe_dispatcher, tp_overlap, dp_overlap, param_gather_overlap, zero3_prefetch, pp_overlap) take the stack's values,
 // as an empty [strategy] table read with that stack would (`plan search --stack` without --base).
 Strategy strategy_on_stack(const StackProfile& stack);
 

@@ -2,6 +2,7 @@
 // cause's effect on a small case whose answer is worked out by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -207,6 +208,38 @@ TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   s.shard_group = 0;
   Prediction full_no_prefetch = predict(m, c, r, s);
   EXPECT_LT(hsdp_no_prefetch.time.dp_comm, full_no_prefetch.time.dp_comm / 1.5);
+}
+
+// (2) Tile and wave quantization (NVIDIA's "Matrix Multiplication Background" guide, section 3):
+// BigScience's hidden 14400 vs 13824 on A100's 108 SMs, TP 8, micro-batch 1 x 2048 tokens.
+TEST(Causes, TileAndWaveQuantizationOfA14400WideGemmOn108Sms) {
+  const std::vector<std::array<long, 2>> tiles = {{256, 128}, {128, 256}, {128, 128}};
+  // The attention projection's output, 2048 x 14400. 256x128 tiles: 8 x ceil(112.5) = 904
+  // tiles, 9 waves of 108: 2048 x 14400 / (9 x 108 x 256 x 128) = 29,491,200 / 31,850,496.
+  EXPECT_NEAR(wave_efficiency(2048, 14400, 256, 128, 108), 29491200.0 / 31850496, 1e-12);
+  // 128x128: 16 x 113 = 1808 tiles, 17 waves: 29,491,200 / 30,081,024 = 0.980, the best of the set.
+  EXPECT_NEAR(best_tile_efficiency(2048, 14400, tiles, 108), 29491200.0 / 30081024, 1e-12);
+  // 13824 = 108 x 128: 16 x 108 = 1728 tiles of 128x128 are exactly 16 waves.
+  EXPECT_DOUBLE_EQ(best_tile_efficiency(2048, 13824, tiles, 108), 1.0);
+  // The whole GEMM (k 1800 = 14400 / 8): forward 2048 x 14400 (above); input gradient
+  // 2048 x 1800: 16 x 15 = 240 tiles of 128x128 in 3 waves, 3,686,400 / 5,308,416 = 0.694 (the
+  // larger tiles need 2 waves of 216 slots: 0.521); weight gradient 1800 x 14400: 15 x 57 = 855
+  // tiles of 128x256 in 8 waves, 25,920,000 / 28,311,552 = 0.916. Harmonic mean over the three
+  // equal-FLOP GEMMs, over the 8192-square reference (4096 tiles of 128x128 in 38 waves:
+  // 67,108,864 / 67,239,936): 0.846.
+  double a = 29491200.0 / 30081024, b = 3686400.0 / 5308416, c = 25920000.0 / 28311552;
+  double ref = 67108864.0 / 67239936;
+  double expected = 3 / (1 / a + 1 / b + 1 / c) / ref;
+  EXPECT_NEAR(tile_wave_factor(2048, 14400, 1800, tiles, 108), expected, 1e-12);
+  EXPECT_NEAR(expected, 0.846, 0.001);
+  // Without a tile set (clusters that state none) the factor is off.
+  EXPECT_DOUBLE_EQ(tile_wave_factor(2048, 14400, 1800, {}, 108), 1.0);
+  // A grouped GEMM of 8 experts x 100 rows x 256 columns: 8 x 1 x 2 = 16 tiles of 128x128
+  // fill one wave, 8 x 100 x 256 / (108 x 16384).
+  EXPECT_NEAR(best_tile_efficiency(100, 256, tiles, 108, 8), 204800.0 / 1769472, 1e-12);
+  // The A100 cluster files state the set (sources there).
+  EXPECT_EQ(shipped_cluster("dgx-a100").eff.gemm_tiles, tiles);
+  EXPECT_EQ(shipped_cluster("jean-zay-a100").eff.gemm_tiles, tiles);
 }
 
 // (3) ZeRO-1/2 at scale: DeepSpeed gathers the updated weights inside the optimizer step and

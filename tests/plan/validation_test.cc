@@ -115,13 +115,19 @@ struct Bounds {
 // param_gather_overlap = false, published source code, nothing fitted): the 20 InternEvo rows
 // 35.6% / +35.6% -> 27.8% / +27.8%, fit 110 runs 12.0% / +8.2% / worst 104.6% -> 10.6% / +6.8% /
 // 89.4%; nothing held out moves.
-constexpr Bounds kFit{0.107, 0.069, 0.895};
-constexpr Bounds kHeldOut{0.119, 0.079, 0.41};
-constexpr Bounds kFitEarlier{0.060, 0.006, 0.25};
+constexpr Bounds kFit{0.105, 0.057, 0.859};
+// Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
+// tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
+// +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
+// publications' rows, whose fitted step overheads (megascale, megatron-lm-2023) had absorbed part
+// of it, move a little the other way: fit 5.9% -> 6.2%, held-out 8.2% -> 8.4% (bounds loosened
+// to that, reported in docs/plan.md).
+constexpr Bounds kHeldOut{0.113, 0.061, 0.369};
+constexpr Bounds kFitEarlier{0.063, 0.006, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.
-constexpr Bounds kHeldOutEarlier{0.083, 0.032, 0.39};
+constexpr Bounds kHeldOutEarlier{0.085, 0.032, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

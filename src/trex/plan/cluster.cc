@@ -91,8 +91,16 @@ Cluster load_cluster(const std::string& path) {
     c.eff.fp8_matmul = f.number_or("fp8_matmul", c.eff.matmul, 0.01, 1);
     c.eff.gemm_half_dim = f.number_or("gemm_half_dim", 0, 0, 1e5);
     c.eff.gemm_half_dim_core_flops = f.number_or("gemm_half_dim_core_flops", 0, 0, 1e16);
+    if (f.has("gemm_tiles")) {
+      std::vector<long> t = f.integers("gemm_tiles", 1);
+      if (t.empty() || t.size() % 2 != 0) f.fail("gemm_tiles", "needs rows, columns pairs (e.g. [256, 128, 128, 128])");
+      for (size_t i = 0; i + 1 < t.size(); i += 2) c.eff.gemm_tiles.push_back({t[i], t[i + 1]});
+      if (!f.has("gemm_tile_source")) f.fail("gemm_tile_source", "missing (the tile set needs a source)");
+      if (c.device.device.cores_matrix.value <= 0)
+        f.fail("gemm_tiles", "needs the device's cores_matrix (" + c.device_file + ")");
+    }
     c.eff.source = f.text("source");
-    f.allow({"confidence", "note", "fp8_source", "gemm_source"});
+    f.allow({"confidence", "note", "fp8_source", "gemm_source", "gemm_tile_source"});
     if (f.has("gemm_half_dim") && !f.has("gemm_source")) f.fail("gemm_source", "missing (the GEMM shape curve needs a source)");
     if (c.eff.gemm_half_dim_core_flops > 0 && c.device.device.cores_matrix.value <= 0)
       f.fail("gemm_half_dim_core_flops", "needs the device's cores_matrix (" + c.device_file + ")");

@@ -10,6 +10,7 @@
 // is impossible and refused.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Efficiency {
   // unscaled. Otherwise each GEMM's half dimension scales with its own per-core rate
   // (gemm_efficiency.h, gemm_half_dim_for).
   double gemm_half_dim_core_flops = 0;
+  // Output tiles (rows x columns) the device's GEMM library picks from, as {m, n} pairs; empty:
+  // no tile and wave quantization (gemm_efficiency.h, tile_wave_factor).
+  std::vector<std::array<long, 2>> gemm_tiles;
   std::string source;
 };
 

@@ -11,7 +11,8 @@
 // h = 0 turns the curve off (factor 1).
 //
 // Why h depends on the precision and the device: the curve stands for the fixed time of each
-// output tile (prologue loads, epilogue store, the last partial wave) against the tile's
+// output tile (prologue loads, epilogue store; where the cluster states no tile set, also the
+// last partial wave, which tile_wave_factor below takes explicitly) against the tile's
 // multiply time, which is proportional to the dimension over the per-core tensor rate. A
 // fixed cost t0 against x / r gives x / (x + r t0): the half dimension grows in proportion to
 // the per-core rate r. So an FP8 GEMM on Hopper (twice the BF16 rate on the same SMs) needs
@@ -19,9 +20,58 @@
 // (2.9 TFLOPS per SM) about a fifth of the dimension of H800's FP8 (15 TFLOPS per SM), where
 // the curve was measured (DeepGEMM). NVIDIA's "Matrix Multiplication Background" guide
 // describes the tile and wave quantization behind the fixed cost.
+//
+// Tile and wave quantization (the same guide, "Dimension Quantization Effects"): the library
+// splits the m x n output into tiles, one per thread block, and runs them in waves of one tile
+// per SM. A dimension that is not a multiple of the tile pads the last row or column of tiles
+// (tile quantization), and a tile count that is not a multiple of the SMs leaves SMs idle in
+// the last wave (wave quantization): useful / (waves x SMs x tile area) of the time is work.
+// The library picks a tile per shape; trex takes the tile of the cluster's set (`gemm_tiles`)
+// that wastes least, all tiles assumed equally fast (the guide: larger tiles are somewhat more
+// efficient, so this is the smallest loss the set allows). The factor is normalised to the
+// 8192-square GEMM the cluster's large-GEMM efficiency stands for, and the backward's two
+// GEMMs (m x k input gradient, k x n weight gradient) count with the forward's m x n output.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
 namespace trex::plan {
+
+// Share of `sms` SMs x waves doing useful work for `groups` independent m x n outputs (a
+// grouped GEMM's experts) cut into tm x tn tiles.
+inline double wave_efficiency(double m, double n, double tm, double tn, double sms, double groups = 1) {
+  double tiles = groups * std::ceil(m / tm) * std::ceil(n / tn);
+  double waves = std::ceil(tiles / sms);
+  return groups * m * n / (waves * sms * tm * tn);
+}
+
+// The best tile of the set for one output (1 without tiles or SMs).
+inline double best_tile_efficiency(double m, double n, const std::vector<std::array<long, 2>>& tiles, double sms,
+                                   double groups = 1) {
+  if (tiles.empty() || sms <= 0 || m <= 0 || n <= 0) return 1;
+  double best = 0;
+  for (const std::array<long, 2>& t : tiles)
+    best = std::max(best, wave_efficiency(m, n, double(t[0]), double(t[1]), sms, groups));
+  return best;
+}
+
+// Tile and wave quantization of a GEMM with forward output m x n and inner dimension k, over
+// its forward and two backward GEMMs (equal FLOPs: the harmonic mean of their efficiencies;
+// `groups` outputs of each, one per expert, in a grouped GEMM),
+// relative to the 8192-square GEMM; never above 1.
+inline double tile_wave_factor(double m, double n, double k, const std::vector<std::array<long, 2>>& tiles, double sms,
+                               double groups = 1) {
+  if (tiles.empty() || sms <= 0) return 1;
+  auto three = [&](double a, double b, double c, double g) {
+    return 3 / (1 / best_tile_efficiency(a, b, tiles, sms, g) + 1 / best_tile_efficiency(a, c, tiles, sms, g) +
+                1 / best_tile_efficiency(c, b, tiles, sms, g));
+  };
+  double f = three(m, n, k, groups) / three(8192, 8192, 8192, 1);
+  return f < 1 ? f : 1;
+}
 
 inline double gemm_dim_factor(double x, double h) { return x / (x + h); }
 

@@ -108,9 +108,10 @@ class Builder {
   // Seconds of the matrix units for `flops` of a GEMM whose rows, columns and inner dimension
   // are m, n, k: the shape curve of gemm_efficiency.h on top of the large-GEMM efficiency;
   // BF16 GEMMs (elem 2) of an FP8 run use the FP8 peak and FP8 efficiency.
-  double mm_seconds(double flops, double m, double n, double k, double elem) const {
+  double mm_seconds(double flops, double m, double n, double k, double elem, double groups = 1) const {
     bool fp8 = fp8_ && elem == 2;
-    double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_);
+    double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_) *
+                   tile_wave_factor(m, n, k, c_.eff.gemm_tiles, c_.device.device.cores_matrix.value, groups);
     return flops / ((fp8 ? peak_fp8_ : peak_mm_) * shape);
   }
 
@@ -220,7 +221,7 @@ class Builder {
   void grouped_gemm(Work& w, double rows, double k, double n, double experts, double kernels) {
     double flops = 2 * rows * k * n;
     double bytes = 2 * (rows * k + experts * k * n + rows * n);
-    double time = std::max(mm_seconds(flops, rows / experts, n, k, 2), bytes / bw_);
+    double time = std::max(mm_seconds(flops, rows / experts, n, k, 2, experts), bytes / bw_);
     w.mm += time;
     w.mm_launch += floor_extra(time, kernels);
     w.flops += flops;

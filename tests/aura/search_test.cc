@@ -147,5 +147,94 @@ TEST(KSearch, DescribesChanges) {
   EXPECT_EQ(describe_change({{"kc", 256}}, {{"kc", 256}}), "same");
 }
 
+// A model of the five-point line below that ranks a = 4 first from a = 3, then a = 5.
+ChoiceProblem line_model() {
+  ChoiceProblem pr;
+  pr.params.push_back({});
+  pr.params[0].name = "a";
+  pr.params[0].values = {1, 2, 3, 4, 5};
+  pr.params[0].cost = {0.04, 0.03, 0.02, 0.0, 0.01};
+  return pr;
+}
+
+// Confirmation (SearchOptions::confirm): a draw of a = 4 that is 2% faster than the start, inside
+// the 3% band, is measured again before the checkpoint moves; its second draw is 4% slower, so
+// the mean does not beat the start (measured again too) and the start stays. Without confirmation
+// the lucky draw commits. Both re-measurements count against the budget.
+TEST(KSearch, ALuckyDrawInsideTheNoiseBandIsMeasuredAgainAndNotCommitted) {
+  TuneTarget t;
+  t.space = {{"a", {1, 2, 3, 4, 5}}};
+  ChoiceProblem model = line_model();
+  std::map<int64_t, int> calls;
+  Evaluator eval = [&](const Config& c) {
+    const int64_t a = c.at("a");
+    const int k = calls[a]++;
+    const double truth = a == 3 ? 1.00 : a == 4 ? 1.04 : 1.10;
+    return Measurement{true, a == 4 && k == 0 ? 0.98 : truth, ""};
+  };
+  SearchOptions opt;
+  opt.budget = 4;
+  opt.confirm = 0.03;
+  SearchResult r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  ASSERT_EQ(r.nodes.size(), 2u);
+  EXPECT_EQ(r.nodes[1].config.at("a"), 4);
+  EXPECT_EQ(r.nodes[1].state, NodeState::kRolledBack);
+  EXPECT_EQ(r.nodes[1].measurements, 2);
+  EXPECT_DOUBLE_EQ(r.nodes[1].m.seconds, (0.98 + 1.04) / 2);
+  EXPECT_EQ(r.nodes[0].measurements, 2);  // the checkpoint, as often as the candidate
+  EXPECT_EQ(r.best, 0);
+  EXPECT_EQ(r.refuted, 1);
+  EXPECT_EQ(r.confirmed, 0);
+  EXPECT_EQ(r.measurements, 4);
+  EXPECT_EQ(r.nodes[1].spent, 4);
+  EXPECT_EQ(calls[3] + calls[4], 4);  // every measurement is an evaluator call within the budget
+
+  calls.clear();
+  opt.confirm = 0;
+  r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  ASSERT_GE(r.nodes.size(), 2u);
+  EXPECT_EQ(r.nodes[1].state, NodeState::kCommitted);  // the lucky draw, unconfirmed
+  EXPECT_EQ(r.nodes[1].measurements, 1);
+  EXPECT_EQ(r.measurements, int(r.nodes.size()));
+}
+
+// A gain that holds on the second draw commits; a gain larger than the band commits on one
+// measurement; the search stops at the budget counted in measurements, not nodes.
+TEST(KSearch, AConfirmedGainCommitsAndALargeGainNeedsNoSecondDraw) {
+  TuneTarget t;
+  t.space = {{"a", {1, 2, 3, 4, 5}}};
+  ChoiceProblem model = line_model();
+  int calls = 0;
+  Evaluator eval = [&](const Config& c) {
+    ++calls;
+    const int64_t a = c.at("a");
+    return Measurement{true, a == 3 ? 1.00 : a == 4 ? 0.98 : a == 5 ? 0.80 : 1.10, ""};
+  };
+  SearchOptions opt;
+  opt.budget = 100;
+  opt.confirm = 0.03;
+  SearchResult r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  ASSERT_EQ(r.nodes.size(), 5u);  // the whole space
+  EXPECT_EQ(r.nodes[1].config.at("a"), 4);
+  EXPECT_EQ(r.nodes[1].state, NodeState::kCommitted);
+  EXPECT_EQ(r.nodes[1].measurements, 2);
+  EXPECT_EQ(r.nodes[2].config.at("a"), 5);  // the committed direction again
+  EXPECT_EQ(r.nodes[2].state, NodeState::kCommitted);
+  EXPECT_EQ(r.nodes[2].measurements, 1);  // 18% faster: outside the band
+  EXPECT_EQ(r.nodes[size_t(r.best)].config.at("a"), 5);
+  EXPECT_EQ(r.confirmed, 1);
+  EXPECT_EQ(r.measurements, 7);  // 5 configurations, a = 4 and the start once more each
+  EXPECT_EQ(calls, 7);
+
+  calls = 0;
+  opt.budget = 3;  // the start, a = 4 and its second draw: no room for the start's
+  r = k_search(t, model, {{{"a", 3}}, "start"}, eval, opt);
+  ASSERT_EQ(r.nodes.size(), 2u);
+  EXPECT_EQ(r.measurements, 3);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(r.nodes[0].measurements, 1);
+  EXPECT_EQ(r.best, 1);  // 0.98 twice still beats the start's 1.00 by min_gain
+}
+
 }  // namespace
 }  // namespace trex::aura

@@ -53,8 +53,24 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   std::pair<int, int> momentum{-1, 0};       // the last committed move
 
   bool use_prior = opt.prior && !opt.prior->empty();
+  // A node's times, for confirmation's means.
+  std::map<int, std::vector<double>> times;
+  auto remeasure = [&](SearchNode& n) {
+    const Measurement again = evaluate(n.config);
+    ++r.measurements;
+    ++n.measurements;
+    // A configuration that passed the gate once and fails it now is not trusted: it keeps its
+    // first time and cannot be committed (the mean of a failed run has no meaning).
+    if (!again.passed) return false;
+    std::vector<double>& ts = times[n.id];
+    ts.push_back(again.seconds);
+    double sum = 0;
+    for (double x : ts) sum += x;
+    n.m.seconds = sum / double(ts.size());
+    return true;
+  };
   auto measure = [&](const Config& c, int parent, const std::string& origin) -> int {
-    if (int(r.nodes.size()) >= opt.budget) return -1;
+    if (r.measurements >= opt.budget) return -1;
     // The root is always measured; a seed the prior's rules rule out is not.
     if (parent >= 0 && use_prior && opt.prior->pruned(target.index_of(c))) return -1;
     if (!seen.insert(key_of(c)).second) return -1;
@@ -65,13 +81,30 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
     n.origin = origin;
     n.change = parent >= 0 ? describe_change(r.nodes[size_t(parent)].config, c) : "";
     n.m = evaluate(c);
+    ++r.measurements;
+    if (n.m.passed) times[n.id] = {n.m.seconds};
+    auto beats = [&](const SearchNode& cp) { return n.m.seconds < cp.m.seconds * (1 - opt.min_gain); };
     if (!n.m.passed) {
       n.state = NodeState::kFailed;
-    } else if (r.best < 0 || n.m.seconds < r.nodes[size_t(r.best)].m.seconds * (1 - opt.min_gain)) {
+    } else if (r.best < 0) {
       n.state = NodeState::kCommitted;
+    } else if (beats(r.nodes[size_t(r.best)])) {
+      SearchNode& cp = r.nodes[size_t(r.best)];
+      bool commit = true;
+      // Inside the noise band: measure again before the checkpoint moves (see search.h).
+      if (opt.confirm > 0 && n.m.seconds > cp.m.seconds * (1 - opt.confirm) && r.measurements < opt.budget) {
+        bool ok = remeasure(n);
+        if (ok && cp.measurements < n.measurements && r.measurements < opt.budget) remeasure(cp);
+        commit = ok && beats(cp);
+        ++(commit ? r.confirmed : r.refuted);
+      }
+      if (commit) n.state = NodeState::kCommitted;
+    }
+    if (n.state == NodeState::kCommitted) {
       r.best = n.id;
       ++r.checkpoints;
     }
+    n.spent = r.measurements;
     r.nodes.push_back(n);
     return n.id;
   };
@@ -138,7 +171,7 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   for (size_t i = 0; i < r.nodes.size(); ++i)
     if (r.nodes[i].m.passed) pending[int(i)] = moves_of(int(i));
 
-  while (int(r.nodes.size()) < opt.budget) {
+  while (r.measurements < opt.budget) {
     // Expand the checkpoint while it has moves; else branch from the best measured node with
     // untried moves (the rollback target of a dead end).
     int from = -1;

@@ -17,8 +17,17 @@
 // out is never measured: pruning happens before evaluation, so it costs no budget. The prior
 // orders and prunes the moves only once its own seed proved it (the seed of origin "skills"
 // committed over the start; the built-in seed's commit does not count);
-// otherwise the moves follow the model, as without skills. The budget counts measured candidates (gate failures included); a
-// configuration is never measured twice.
+// otherwise the moves follow the model, as without skills. The budget counts measurements (gate
+// failures included); a configuration is reached once.
+// Confirmation (SearchOptions::confirm > 0, off by default): a candidate that would commit on a gain
+// smaller than `confirm` (its time between checkpoint * (1 - confirm) and checkpoint * (1 -
+// min_gain)) lies inside the noise of one measurement, so it is measured again, and the checkpoint
+// too while it has fewer measurements than the candidate; each node's time is then the mean of its
+// measurements, and the candidate commits only if that mean still beats the checkpoint's by
+// min_gain. Every re-measurement counts against the budget; with no budget left for it the
+// candidate is judged on its one measurement, as without confirmation. Why (session 13): at two
+// threads one pass of a configuration can be 10-30% off its other passes (a burst), and a commit
+// on such a draw steers the rest of the search from a configuration that is not faster.
 #pragma once
 
 #include <functional>
@@ -51,8 +60,10 @@ struct SearchNode {
   Config config;
   std::string origin;  // "start", "builtin", "skill #N", "move"
   std::string change;  // "kc 256->384"
-  Measurement m;
+  Measurement m;         // with confirmation, m.seconds is the mean of its measurements
   NodeState state = NodeState::kRolledBack;
+  int measurements = 1;  // how often this configuration was timed (confirmation adds to it)
+  int spent = 0;         // measurements of the whole search once this node was decided
 };
 
 struct SearchSeed {
@@ -66,12 +77,15 @@ struct SearchOptions {
   std::vector<SearchSeed> seeds;                    // measured after the start, in order
   std::set<std::pair<std::string, int>> preferred;  // (parameter, direction +1/-1) from skills
   const SkillPrior* prior = nullptr;                // order and pruning from skills' observations
+  double confirm = 0;  // re-measure a commit whose gain is below this (0: never; see above)
 };
 
 struct SearchResult {
   std::vector<SearchNode> nodes;  // in measurement order
   int best = -1;                  // the final checkpoint (-1: nothing passed the gate)
   int checkpoints = 0;            // commits
+  int measurements = 0;           // every evaluation, re-measurements included (<= budget)
+  int confirmed = 0, refuted = 0;  // confirmations that kept / undid a commit
 };
 
 SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, const SearchSeed& start,

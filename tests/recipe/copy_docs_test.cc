@@ -139,6 +139,37 @@ TEST(CopyDocs, StreamIsFixedBySeedAndIndex) {
   EXPECT_FALSE(std::filesystem::exists(d.path + "/b.jsonl"));
 }
 
+// A style keeps one kind of document (a curriculum trains on in-order lists first, then keyed
+// statements); document i of a style depends only on (seed, i) as in the mixed stream.
+TEST(CopyDocs, AStyleKeepsOneKindOfDocument) {
+  auto in_order = [](const json& doc) { return doc["messages"][0]["content"].get<std::string>().rfind("Numbers: ", 0) == 0; };
+  int mixed_in_order = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    const json o = copy_document(5, i, CopyStyle::kInOrder), k = copy_document(5, i, CopyStyle::kKeyed);
+    EXPECT_TRUE(in_order(o)) << o.dump();
+    EXPECT_EQ(o["messages"][0]["content"], "Numbers: " + o["messages"][1]["content"].get<std::string>() + "\nRepeat them.");
+    EXPECT_FALSE(in_order(k)) << k.dump();
+    int style = -1;
+    EXPECT_GE(parse_statement(k["messages"][0]["content"], style).size(), 4u) << k.dump();
+    EXPECT_EQ(o, copy_document(5, i, CopyStyle::kInOrder));
+    mixed_in_order += in_order(copy_document(5, i, CopyStyle::kMixed));
+    EXPECT_EQ(copy_document(5, i), copy_document(5, i, CopyStyle::kMixed));
+  }
+  EXPECT_GT(mixed_in_order, 60);
+  EXPECT_LT(mixed_in_order, 140);
+  EXPECT_EQ(copy_style_named("in-order"), CopyStyle::kInOrder);
+  EXPECT_EQ(copy_style_named("keyed"), CopyStyle::kKeyed);
+  EXPECT_EQ(copy_style_named("mixed"), CopyStyle::kMixed);
+  EXPECT_FALSE(copy_style_named("inorder").has_value());
+  test_util::TempDir d("copy-docs-style");
+  write_copy_documents(d.path + "/o.jsonl", 20, 5, CopyStyle::kInOrder);
+  std::istringstream lines(read_file(d.path + "/o.jsonl"));
+  std::string line;
+  uint64_t i = 0;
+  for (; std::getline(lines, line); ++i) EXPECT_EQ(json::parse(line), copy_document(5, i, CopyStyle::kInOrder));
+  EXPECT_EQ(i, 20u);
+}
+
 // The generator's output is pinned to kCopyDocsVersion, which a copy_docs stage's cache key
 // holds: a change to the documents fails here until the version (and this digest) is bumped, so
 // a recipe never keeps the documents of an older generator.

@@ -134,6 +134,7 @@ TEST(Recipe, BadInputIsOneLineAndExitTwo) {
                                                   "template = \"{recipe}/missing.txt\"\n");
   write_file_atomic(d.path + "/tplrun.toml", gen + "template = \"{recipe}/missing.txt\"\n");
   write_file_atomic(d.path + "/nocopy.toml", "[[stage]]\nname = \"c\"\ncopy_docs = 0\n");
+  write_file_atomic(d.path + "/style.toml", "[[stage]]\nname = \"c\"\ncopy_docs = 5\nstyle = \"zigzag\"\n");
   struct Case {
     std::string file, names;
   };
@@ -141,7 +142,8 @@ TEST(Recipe, BadInputIsOneLineAndExitTwo) {
                         Case{d.path + "/fails.toml", "stage gen"}, Case{d.path + "/nobench.toml", "nobench.toml:1"},
                         Case{d.path + "/notpl.toml", "notpl.toml:4: stage e.template: " + d.path + "/missing.txt not found"},
                         Case{d.path + "/tplrun.toml", "tplrun.toml:1: stage gen.template: only with serve"},
-                        Case{d.path + "/nocopy.toml", "nocopy.toml:1: stage c.copy_docs: must be >= 1"}}) {
+                        Case{d.path + "/nocopy.toml", "nocopy.toml:1: stage c.copy_docs: must be >= 1"},
+                        Case{d.path + "/style.toml", "style.toml:1: stage c.style: 'zigzag' is not mixed, in-order or keyed"}}) {
     ProcessResult r = trex({"recipe", "run", k.file, "--out", d.path + "/out", "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -139,15 +139,30 @@ json keyed_document(ordata::Rng& r) {
 
 }  // namespace
 
-json copy_document(uint64_t seed, uint64_t index) {
+std::optional<CopyStyle> copy_style_named(const std::string& name) {
+  if (name == "mixed") return CopyStyle::kMixed;
+  if (name == "in-order") return CopyStyle::kInOrder;
+  if (name == "keyed") return CopyStyle::kKeyed;
+  return std::nullopt;
+}
+
+json copy_document(uint64_t seed, uint64_t index, CopyStyle style) {
   ordata::Rng r(ordata::mix_key(seed, index, ordata::string_key("recipe-copy")));
+  switch (style) {
+    case CopyStyle::kInOrder:
+      return in_order_document(r);
+    case CopyStyle::kKeyed:
+      return keyed_document(r);
+    case CopyStyle::kMixed:
+      break;
+  }
   return r.chance(1.0 / 3.0) ? in_order_document(r) : keyed_document(r);
 }
 
-void write_copy_documents(const std::string& path, long count, uint64_t seed) {
+void write_copy_documents(const std::string& path, long count, uint64_t seed, CopyStyle style) {
   if (count < 1) throw InputError::field("copy_docs", "must be >= 1 (got " + std::to_string(count) + ")");
   std::string out;
-  for (long i = 0; i < count; ++i) out += copy_document(seed, uint64_t(i)).dump() + "\n";
+  for (long i = 0; i < count; ++i) out += copy_document(seed, uint64_t(i), style).dump() + "\n";
   write_file_atomic(path, out);
 }
 

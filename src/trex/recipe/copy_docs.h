@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "nlohmann/json.hpp"
@@ -26,12 +27,20 @@ namespace trex::recipe {
 // documents of a stage it ran before. copy_docs_test pins a digest of the output to it.
 inline constexpr const char* kCopyDocsVersion = "copy_docs 1";
 
+// Which documents a stream holds: kMixed a third in-order and two thirds keyed (drawn per
+// document), kInOrder or kKeyed only that kind. A curriculum needs the kinds apart: the in-order
+// copy is learned first, and a model that has it learns the keyed copy from there.
+enum class CopyStyle { kMixed, kInOrder, kKeyed };
+
+// "mixed", "in-order", "keyed" (a recipe's `style`); nullopt for anything else.
+std::optional<CopyStyle> copy_style_named(const std::string& name);
+
 // Document `index` of the stream `seed`: {"messages": [user, assistant]}. Deterministic on every
 // platform (ordata::Rng); each document has its own stream, so N documents are the first N of
 // any larger count.
-nlohmann::json copy_document(uint64_t seed, uint64_t index);
+nlohmann::json copy_document(uint64_t seed, uint64_t index, CopyStyle style = CopyStyle::kMixed);
 
 // `count` documents as JSONL at `path` (a temporary name, then renamed).
-void write_copy_documents(const std::string& path, long count, uint64_t seed);
+void write_copy_documents(const std::string& path, long count, uint64_t seed, CopyStyle style = CopyStyle::kMixed);
 
 }  // namespace trex::recipe

@@ -157,6 +157,9 @@ Recipe load_recipe(const std::string& path) {
       s.kind = "copy_docs", s.count = long(*v), ++kinds;
       if (s.count < 1) throw InputError(path, line, "stage " + s.name + ".copy_docs: must be >= 1");
       s.seed = uint64_t((*t)["seed"].value_or(int64_t(1)));
+      s.style = (*t)["style"].value_or(std::string("mixed"));
+      if (!copy_style_named(s.style))
+        throw InputError(path, line, "stage " + s.name + ".style: '" + s.style + "' is not mixed, in-order or keyed");
     }
     if (kinds != 1)
       throw InputError(path, line, "stage " + s.name + ": give exactly one of run, train, benchmark, serve, copy_docs");
@@ -264,7 +267,7 @@ std::vector<StageResult> run_recipe(const Recipe& r, const RunOptions& o) {
     } else if (s.kind == "copy_docs") {
       fs::remove_all(stage_dir, ec);
       fs::create_directories(stage_dir);
-      write_copy_documents(stage_dir + "/copy.jsonl", s.count, s.seed);
+      write_copy_documents(stage_dir + "/copy.jsonl", s.count, s.seed, *copy_style_named(s.style));
     } else if (s.kind == "benchmark") {
       write_benchmark(fill(s.path, r, o.out_dir), s.limit, o.out_dir + "/" + s.name + ".jsonl");
     } else {

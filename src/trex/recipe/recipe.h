@@ -49,6 +49,7 @@ struct Stage {
   long limit = 0;               // serve: items evaluated (0: all); benchmark: samples
   long count = 0;               // copy_docs: documents
   uint64_t seed = 1;            // copy_docs: their stream
+  std::string style = "mixed";  // copy_docs: which documents (copy_docs.h, CopyStyle)
   std::string label;            // how the report names the model (default: the stage name)
   std::string prompt_template;  // serve: `trex eval gen --template` (empty: the default)
   nlohmann::json table;         // as read, for the key

@@ -259,6 +259,97 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   }
 }
 
+// backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
+// channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
+// entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
+// dk/sum, then a gradient pass row by row. The 64-channel tiles read 256 bytes of each of 128
+// rows 2 KiB apart, which the hardware prefetchers did not follow. Same operations per channel
+// in the same row order as backward_entries512: the same bits. dape == nullptr: left out.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_rows512(
+    const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
+    float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt) {
+  thread_local RowOffsets o;
+  thread_local std::vector<float> buf;
+  const int64_t w = (e1 - e0 + 15) / 16 * 16;
+  const int rows = ratio;  // ratio != 4: every entry has ratio rows
+  if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
+  float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
+  for (int64_t i = i0; i < i1; ++i) {
+    entry_offsets(i, ratio, hd, &o);
+    for (int64_t c = 0; c < w; c += 16) {
+      _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
+      _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
+      _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
+    }
+    for (int j = 0; j < o.n; ++j) {
+      const float *z = zt + o.x[j], *a = ape + o.ape[j];
+      for (int64_t c = e0; c < e1; c += 16) {
+        const __mmask16 m = simd::lanes16(c, e1);
+        const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+        _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
+      }
+    }
+    for (int j = 0; j < o.n; ++j) {
+      const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
+      float* pj = pe + int64_t(j) * w;
+      for (int64_t c = e0; c < e1; c += 16) {
+        const __mmask16 m = simd::lanes16(c, e1);
+        const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+        const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
+        _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
+        _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
+        _mm512_storeu_ps(pj + (c - e0), pv);
+      }
+    }
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_loadu_ps(sm + (c - e0)));
+      _mm512_storeu_ps(kv + (c - e0), _mm512_mul_ps(_mm512_loadu_ps(ac + (c - e0)), inv));
+      _mm512_storeu_ps(gk + (c - e0), _mm512_mul_ps(simd::load16(dk + i * hd + c, simd::lanes16(c, e1)), inv));
+    }
+    for (int j = 0; j < o.n; ++j) {
+      const float* pj = pe + int64_t(j) * w;
+      for (int64_t c = e0; c < e1; c += 16) {
+        const __mmask16 m = simd::lanes16(c, e1);
+        const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(pj + (c - e0)), _mm512_loadu_ps(gk + (c - e0)));
+        const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o.x[j] + c, m), _mm512_loadu_ps(kv + (c - e0))));
+        if (nt && m == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
+          _mm512_stream_ps(dkt + o.x[j] + c, g);
+          _mm512_stream_ps(dzt + o.x[j] + c, dz);
+        } else {
+          simd::store16(dkt + o.x[j] + c, g, m);
+          simd::store16(dzt + o.x[j] + c, dz, m);
+        }
+        if (!dape) continue;
+        float* da = dape + o.ape[j] + c;
+        simd::store16(da, _mm512_add_ps(simd::load16(da, m), dz), m);
+      }
+    }
+  }
+}
+
+// dape += the dzt of entries [i0, i1), entry after entry, for the rows of ape [a0, a1) (ratio
+// != 4: each entry's rows a0..a1-1, one contiguous run): the sums that backward_rows512 left
+// out, in the order it would have added them (same bits).
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_dape512(
+    const float* dzt, float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t a0,
+    int64_t a1) {
+  thread_local RowOffsets o;
+  const int64_t C = compressor_width(ratio, hd);
+  for (int64_t i = i0; i < i1; ++i) {
+    entry_offsets(i, ratio, hd, &o);
+    for (int j = 0; j < o.n; ++j) {
+      const int64_t a = o.ape[j] / C;  // the ape row
+      if (a < a0 || a >= a1) continue;
+      const float* dz = dzt + o.x[j];
+      float* da = dape + o.ape[j];
+      for (int64_t c = 0; c < hd; c += 16) {
+        const __mmask16 m = simd::lanes16(c, hd);
+        simd::store16(da + c, _mm512_add_ps(simd::load16(da + c, m), simd::load16(dz + c, m)), m);
+      }
+    }
+  }
+}
+
 // Channels [e0, e1) of entry i with the rows in memory order (ratio != 4: the entry's rows are
 // consecutive tokens, one contiguous run of ratio x C floats): a max pass row by row, then a sum
 // pass row by row, the per-channel max, sum and weighted sum in a per-thread buffer (L1) instead
@@ -334,9 +425,10 @@ void forward_block(const float* kt, const float* zt, const float* ape, float* k,
   }
 }
 
-void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
-                    float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
-                    int ratio, int64_t e0, int64_t e1, bool nt) {
+// Zeroes dape and the gradients of the (token, channel) positions no entry reads, channels
+// [e0, e1).
+void zero_unread(float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd, int ratio,
+                 int64_t e0, int64_t e1) {
   int64_t C = compressor_width(ratio, hd);
   // Every (token, channel) is read by at most one entry, which writes its gradient below; only
   // the ones no entry reads are zeroed here: the trailing partial block (both halves for m = 4)
@@ -351,6 +443,12 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
     for (int64_t t = 4 * (n - 1); t < 4 * n; ++t) zero(t, 0);
   for (int64_t r = 0; r < ratio; ++r)
     for (int64_t off = 0; off < C; off += hd) std::fill(dape + r * C + off + e0, dape + r * C + off + e1, 0.f);
+}
+
+void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
+                    float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
+                    int ratio, int64_t e0, int64_t e1, bool nt) {
+  zero_unread(dkt, dzt, dape, s, n, hd, ratio, e0, e1);
   if (row_isa() == core::Isa::kAvx512)
     return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
   RowOffsets o;
@@ -410,16 +508,43 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
   if (hd <= 0 || s < 0) return;
   int64_t n = compressor_entries(s, ratio);
   core::ThreadPool& tp = core::pool_or_default(pool);
-  const int64_t cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", kChannelBlock);
+  const int64_t tuned_cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", 0);
+  const int64_t cb = tuned_cb > 0 ? tuned_cb : kChannelBlock;
   int64_t blocks = (hd + cb - 1) / cb;
   // dkt and dzt are written once each, never read: streamed when far larger than the caches
   // (the row kernels' rule, simd::use_streaming) on the 16-lane path, which saves the read of
   // every line a plain store does first (two of the pass's seven streams). Only full vectors
   // stream, so every row and block must start on a 64-byte boundary.
   const int64_t C = compressor_width(ratio, hd);
-  const bool nt = row_isa() == core::Isa::kAvx512 && hd % 16 == 0 && cb % 16 == 0 &&
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  // The built-in split on AVX-512 for ratio != 4 (no channel_block tuned): entries (below).
+  const int threads = tp.num_threads();
+  const bool by_entries = wide && tuned_cb == 0 && ratio != 4 && n > 0;
+  const bool nt = wide && hd % 16 == 0 && (by_entries || cb % 16 == 0) &&
                   simd::use_streaming<float>(s * C, C, {dkt, dzt}) &&
                   reinterpret_cast<uintptr_t>(dkt) % 64 == 0 && reinterpret_cast<uintptr_t>(dzt) % 64 == 0;
+  if (by_entries) {
+    // Chunks of consecutive entries over every channel (about four per thread, taken in turn),
+    // each entry's rows in memory order (backward_rows512): the channel-block split had each
+    // thread read 256-byte pieces of 128 rows 2 KiB apart, and two threads ran no faster than
+    // one. dape sums over entries in entry order: the first chunk adds its entries' dzt as it
+    // goes; once every chunk is written, the later chunks' dzt are added entry after entry (each
+    // job a range of ape rows), the same additions in the same order as one thread: the same
+    // bits. (Ratio 4, whose eight rows per entry are two groups of half-rows, ran slower split
+    // this way at [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
+    zero_unread(dkt, dzt, dape, s, n, hd, ratio, 0, hd);
+    const int64_t grain = threads == 1 ? n : (n + 4 * threads - 1) / (4 * threads);
+    tp.parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, lo == 0 ? dape : nullptr, lo, hi, hd, ratio, 0,
+                       hd, nt);
+      simd::fence_streams(nt);
+    });
+    if (grain < n)
+      tp.parallel_for(0, ratio, std::max<int64_t>(1, ratio / (4 * threads)), [&](int64_t a0, int64_t a1) {
+        add_dape512(dzt, dape, grain, n, hd, ratio, a0, a1);
+      });
+    return;
+  }
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b)
       backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * cb,

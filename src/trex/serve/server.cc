@@ -65,9 +65,10 @@ struct Job {
 // Reads events of choice i until it yields text or ends, then whatever more is already there
 // (without waiting), at most kCatchUpEvents of them; returns the new text. A stream writes one
 // chunk per call: a writer that fell behind the engine catches up in one chunk and one write
-// instead of one per token. The bound matters: pushing a token into the text stream costs more
-// as the text grows, so an unbounded catch-up could fall further behind with every token and
-// send nothing until the generation ends (a 19,000-token stream sent its first chunk at its end).
+// instead of one per token. The bound keeps a chunk coming at least every kCatchUpEvents
+// tokens: when the text stream still decoded the whole sequence for every token (its cost
+// growing with the text), an unbounded catch-up fell further behind with every token and a
+// 19,000-token stream sent its first chunk at its end.
 constexpr int kCatchUpEvents = 64;
 
 std::string pump(Job& job, size_t i, int timeout_ms) {

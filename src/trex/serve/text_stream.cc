@@ -6,14 +6,16 @@ namespace trex::serve {
 
 namespace {
 
-// Bytes at the end of s that may still be completed into a different character: an incomplete
-// UTF-8 sequence, or the replacement character SentencePiece gives for one.
-size_t unstable_tail(const std::string& s) {
-  static const std::string kReplacement = "\xEF\xBF\xBD";
-  if (s.size() >= 3 && s.compare(s.size() - 3, 3, kReplacement) == 0) return 3;
-  // A lead byte whose continuation bytes have not all arrived.
-  for (size_t back = 1; back <= std::min<size_t>(3, s.size()); ++back) {
-    const unsigned char c = static_cast<unsigned char>(s[s.size() - back]);
+// How many tokens at the end of `ids` are the bytes of a UTF-8 character not yet complete: a
+// lead byte whose continuation bytes have not all arrived, and those that have. Decoding the
+// tokens before them on their own gives the text that decoding them with all that follows
+// gives: no valid character spans a lead byte, so the tokenizer's UTF-8 decoder, which takes
+// an invalid byte as one U+FFFD and moves on by one byte, stands at that lead byte either way.
+size_t incomplete_tail(const train::Tokenizer& tok, const std::vector<int32_t>& ids) {
+  for (size_t back = 1; back <= std::min<size_t>(3, ids.size()); ++back) {
+    const int32_t id = ids[ids.size() - back];
+    if (!tok.is_byte(id)) return 0;
+    const unsigned c = unsigned(std::stoul(tok.piece(id).substr(3, 2), nullptr, 16));  // "<0xE2>"
     if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
     const size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
     return need > back ? back : 0;
@@ -30,41 +32,46 @@ TextStream::TextStream(const train::Tokenizer& tok, std::vector<std::string> sto
 
 std::string TextStream::push(int32_t id) {
   if (stopped_) return {};
-  ids_.push_back(id);
-  const std::string all = tok_.decode(ids_);
-  // The earliest stop string that appears in the text not yet emitted (searching from a little
-  // before it, since a stop string may straddle the boundary).
-  size_t cut = std::string::npos;
-  for (const std::string& s : stop_) {
-    const size_t from = emitted_.size() >= s.size() ? emitted_.size() - s.size() + 1 : 0;
-    const size_t at = all.find(s, from);
-    if (at != std::string::npos) cut = std::min(cut, at);
+  waiting_.push_back(id);
+  const size_t keep = incomplete_tail(tok_, waiting_);
+  if (keep < waiting_.size()) {
+    pending_ += tok_.decode(std::vector<int32_t>(waiting_.begin(), waiting_.end() - keep));
+    waiting_.erase(waiting_.begin(), waiting_.end() - keep);
   }
+  // Every stop string that appears in the final text starts inside pending_: pending_ keeps
+  // the longest tail that is a proper prefix of a stop string (below), so a match begun
+  // before it would have been held back.
+  size_t cut = std::string::npos;
+  for (const std::string& s : stop_) cut = std::min(cut, pending_.find(s));
   if (cut != std::string::npos) {
     stopped_ = true;
-    std::string out = cut > emitted_.size() ? all.substr(emitted_.size(), cut - emitted_.size()) : "";
+    std::string out = pending_.substr(0, cut);
+    pending_.clear();
     emitted_ += out;
     return out;
   }
-  size_t stable = all.size() - unstable_tail(all);
   // Hold back the longest tail that is a proper prefix of a stop string.
+  size_t hold = 0;
   for (const std::string& s : stop_)
-    for (size_t k = std::min(s.size() - 1, all.size()); k > 0; --k)
-      if (all.compare(all.size() - k, k, s, 0, k) == 0) {
-        stable = std::min(stable, all.size() - k);
+    for (size_t k = std::min(s.size() - 1, pending_.size()); k > hold; --k)
+      if (pending_.compare(pending_.size() - k, k, s, 0, k) == 0) {
+        hold = k;
         break;
       }
-  if (stable <= emitted_.size()) return {};
-  std::string out = all.substr(emitted_.size(), stable - emitted_.size());
+  if (hold == pending_.size()) return {};
+  std::string out = pending_.substr(0, pending_.size() - hold);
+  pending_.erase(0, pending_.size() - hold);
   emitted_ += out;
   return out;
 }
 
 std::string TextStream::flush() {
   if (stopped_) return {};
-  const std::string all = tok_.decode(ids_);
-  if (all.size() <= emitted_.size()) return {};
-  std::string out = all.substr(emitted_.size());
+  // The bytes of an unfinished character decode as the whole sequence's decoding gives them.
+  pending_ += tok_.decode(waiting_);
+  waiting_.clear();
+  std::string out = std::move(pending_);
+  pending_.clear();
   emitted_ += out;
   return out;
 }

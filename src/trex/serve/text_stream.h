@@ -1,8 +1,16 @@
 // Generated tokens to text, a piece at a time, for streaming: each call returns only text that
 // can no longer change. Two things can still change the tail of the decoded text: a UTF-8
-// character whose bytes arrive as several byte tokens (decoded as U+FFFD until complete), and
+// character whose bytes arrive as several byte tokens (held back until complete), and
 // the start of a stop string (held back until it either completes, which ends the text before
 // it, or is contradicted).
+//
+// Decoding is incremental: a token's text is decoded once, when it can no longer change, so a
+// token costs the same at the end of a long answer as at its start (decoding every token's
+// whole sequence made a stream's cost grow with the square of its length). The text is the
+// same as decoding all tokens at once: the tokenizer decodes each piece on its own except runs
+// of byte pieces, which it decodes together as UTF-8 (each byte that does not form a valid
+// character becomes U+FFFD), so only the bytes of a character not yet complete (at most 3
+// tokens) wait to be decoded with the tokens that follow them.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +37,8 @@ class TextStream {
  private:
   const train::Tokenizer& tok_;
   std::vector<std::string> stop_;
-  std::vector<int32_t> ids_;
+  std::vector<int32_t> waiting_;  // byte tokens of a character not yet complete
+  std::string pending_;           // final text held back as a possible start of a stop string
   std::string emitted_;
   bool stopped_ = false;
 };

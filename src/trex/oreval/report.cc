@@ -7,6 +7,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/util/atomic_file.h"
+#include "trex/util/atomic_files.h"
 #include "trex/util/data_dir.h"
 
 namespace trex::oreval {
@@ -145,7 +146,10 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
   for (size_t b = 0; b < benches.size(); ++b)
     for (const ItemResult& r : results[b])
       jsonl += item_json(benches[b]->name, r, info.mode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  write_file_atomic(dir + "/results.jsonl", jsonl);
+  // The four files are written together at the end (write_files_atomic): each whole or not at
+  // all, each on disk before its rename, with one journal commit for all instead of one each.
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back(dir + "/results.jsonl", std::move(jsonl));
 
   nlohmann::ordered_json sj;
   sj["schema_version"] = 1;
@@ -167,9 +171,8 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
   }
   double overall = overall_accuracy(summaries);
   sj["overall_accuracy"] = overall >= 0 ? nlohmann::ordered_json(overall) : nlohmann::ordered_json(nullptr);
-  write_file_atomic(dir + "/summary.json", sj.dump(2) + "\n");
-  std::string md = markdown_summary(summaries, info);
-  write_file_atomic(dir + "/summary.md", md);
+  files.emplace_back(dir + "/summary.json", sj.dump(2) + "\n");
+  files.emplace_back(dir + "/summary.md", markdown_summary(summaries, info));
 
   // HTML: a Pass@1 / acc@k bar chart and a stacked error-class bar per benchmark, inline SVG.
   std::string h = "<!doctype html><html><head><meta charset=\"utf-8\"><title>trex eval</title><style>"
@@ -236,7 +239,8 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
         h += "<tr><td>" + html_escape(benches[b]->name) + "</td><td>" + html_escape(r.id) + "</td><td>" + to_string(r.error) +
              "</td><td style=\"text-align:left\">" + html_escape(r.message.substr(0, 200)) + "</td></tr>";
   h += "</table></body></html>\n";
-  write_file_atomic(dir + "/report.html", h);
+  files.emplace_back(dir + "/report.html", std::move(h));
+  write_files_atomic(files);
 }
 
 }  // namespace trex::oreval

@@ -1,4 +1,5 @@
 #include "trex/util/atomic_file.h"
+#include "trex/util/atomic_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "trex/util/error.h"
 #include "trex/util/io_error.h"
@@ -17,11 +20,14 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-}  // namespace
-
-void write_file_atomic(const std::string& path, std::string_view contents) {
+std::string temporary_name(const std::string& path) {
   static std::atomic<unsigned> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  return path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+}
+
+// Creates `tmp` and writes `contents` to it; returns its open descriptor. On failure the
+// temporary is removed and the IoError names `path`.
+int write_temporary(const std::string& path, const std::string& tmp, std::string_view contents) {
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(path + ": cannot create: " + errno_text());
   size_t done = 0;
@@ -36,15 +42,67 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
     }
     done += size_t(n);
   }
+  return fd;
+}
+
+// fsync and close `fd` (the temporary `tmp` of `path`); on failure the temporary is removed.
+void sync_temporary(const std::string& path, const std::string& tmp, int fd) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     std::string why = errno_text();
     ::unlink(tmp.c_str());
     throw IoError(path + ": write failed: " + why);
   }
+}
+
+void rename_into_place(const std::string& path, const std::string& tmp) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string why = errno_text();
     ::unlink(tmp.c_str());
     throw IoError(path + ": cannot rename into place: " + why);
+  }
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view contents) {
+  std::string tmp = temporary_name(path);
+  sync_temporary(path, tmp, write_temporary(path, tmp, contents));
+  rename_into_place(path, tmp);
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> tmps;
+  std::vector<int> fds;  // -1 once closed
+  auto discard = [&]() {
+    for (size_t i = 0; i < tmps.size(); ++i) {
+      if (i < fds.size() && fds[i] >= 0) ::close(fds[i]);
+      ::unlink(tmps[i].c_str());
+    }
+  };
+  try {
+    for (const auto& [path, contents] : files) {
+      tmps.push_back(temporary_name(path));
+      fds.push_back(write_temporary(path, tmps.back(), contents));
+    }
+    // Start every temporary's write-back (block allocation joins the running transaction) before
+    // any fsync waits for a commit. Advisory: an error here is reported by the fsync below.
+    for (int fd : fds) ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      int fd = fds[i];
+      fds[i] = -1;  // sync_temporary closes it, whatever happens
+      sync_temporary(files[i].first, tmps[i], fd);
+    }
+  } catch (...) {
+    discard();
+    throw;
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    try {
+      rename_into_place(files[i].first, tmps[i]);
+    } catch (...) {
+      for (size_t j = i + 1; j < tmps.size(); ++j) ::unlink(tmps[j].c_str());
+      throw;
+    }
   }
 }
 

@@ -254,6 +254,42 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   EXPECT_NEAR(s.objective, brute_force(pr, &arg), 1e-12);
 }
 
+// The kv_compress backward on AVX-512 rows, ratio != 4, from 2^18 floats per input, splits by
+// entries when no channel_block is tuned, and any tuned channel_block forces the channel-block
+// split (kv_compressor.cc, session 13). So there channel_block 0 (the kernel's own split) is in
+// the space and is the built-in: a tune measures the kernel as it runs untuned, and writes 0
+// unless a channel block beats it. Elsewhere the space is as before and the built-in is 64.
+TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
+  AuraHardware hw = test_machine();
+  hw.threads = 2;
+  const bool wide = kernels::row_isa() == core::Isa::kAvx512;
+  TuneTarget kv = make_target("kv_compress.bwd", {8192, 512, 128}, hw);  // 8192 x 512 floats per input
+  ASSERT_EQ(kv.space.size(), 1u);
+  EXPECT_EQ(kv.space[0].values.front() == 0, wide);
+  EXPECT_EQ(builtin_config(kv, hw).at("channel_block"), wide ? 0 : 64);
+  if (wide) {
+    // 64 entries: chunks of ceil(64 / 8) = 8 entries (8 jobs), then 128 / 8 = 16 ape rows per
+    // range (8 jobs); at two threads, no imbalance: 16 jobs x 1 us / 2.
+    ChoiceProblem pr = performance_model(kv, hw);
+    EXPECT_NEAR(pr.params[0].cost[0], 16 * 1e-6 / 2, 1e-15);
+    ChoiceSolution s = solve_choices(pr);
+    ASSERT_TRUE(s.feasible);
+  }
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+           {8192, 512, 4},     // ratio 4 keeps the channel blocks
+           {2048, 64, 128}}) {  // 2048 x 64 floats: below 2^18, one job on the caller
+    TuneTarget k = make_target("kv_compress.bwd", dims, hw);
+    EXPECT_NE(k.space[0].values.front(), 0) << dims[0] << "x" << dims[1] << "x" << dims[2];
+    EXPECT_EQ(builtin_config(k, hw).at("channel_block"), 64);
+  }
+  kernels::ScopedRowIsa avx2(core::Isa::kAvx2);  // no AVX-512 rows: the channel blocks
+  TuneTarget narrow = make_target("kv_compress.bwd", {8192, 512, 128}, hw);
+  EXPECT_NE(narrow.space[0].values.front(), 0);
+  EXPECT_EQ(builtin_config(narrow, hw).at("channel_block"), 64);
+  TuneTarget fwd = make_target("kv_compress.fwd", {8192, 512, 128}, hw);  // the forward: unchanged
+  EXPECT_NE(fwd.space[0].values.front(), 0);
+}
+
 // The forward hands the pool its (entry, channel block) items in chunks of 16, so its jobs are
 // ceil(items / 16), not items: at one thread (no imbalance) each value costs jobs x 1 us.
 TEST(Target, KvCompressForwardCountsChunksOfSixteenItemsAsJobs) {

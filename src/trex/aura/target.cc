@@ -39,6 +39,7 @@
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
@@ -77,9 +78,27 @@ bool is_work_split(const std::string& kernel) {
          kernel.rfind("sparse_attention.", 0) == 0 || is_mhc(kernel);
 }
 
+// Whether the kv_compress backward, with no channel_block tuned, splits by entries
+// (kv_compressor.cc kv_compress_backward, session 13: AVX-512 rows, ratio != 4, at least 2^18
+// floats per input): chunks of consecutive entries over every channel, then ranges of ape rows.
+// A tuned channel_block (> 0) keeps the channel-block split, so there channel_block 0, "the
+// kernel's own split", is a point of the space and the built-in.
+bool kv_backward_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
+  return kernels::row_isa() == core::Isa::kAvx512 && ratio != 4 &&
+         kernels::compressor_entries(tokens, int(ratio)) > 0 &&
+         tokens * kernels::compressor_width(int(ratio), head_dim) >= (int64_t(1) << 18);
+}
+
 // Parallel jobs of one call under a parameter value (work-split kernels).
-double jobs_of(const TuneTarget& t, const std::string& param, int64_t v) {
+double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int threads) {
   const int64_t a = t.dims[0], b = t.dims[1], c = t.dims[2];
+  if (t.kernel == "kv_compress.bwd" && v == 0) {
+    // By entries: chunks of ceil(n / (4 threads)) entries, then, with more than one chunk, ranges
+    // of max(1, ratio / (4 threads)) ape rows (kv_compress_backward's two parallel_for calls).
+    const int64_t n = kernels::compressor_entries(a, int(c)), T = std::max(threads, 1);
+    const int64_t grain = T == 1 ? n : ceil_div(n, 4 * T);
+    return double(ceil_div(n, grain) + (grain < n ? ceil_div(c, std::max<int64_t>(1, c / (4 * T))) : 0));
+  }
   if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
   // The forward hands the pool (entry, channel block) items in chunks of 16 (kv_compressor.cc,
   // kv_compress_forward: each tile prefetches the next one's lines), so a job is 16 items.
@@ -268,6 +287,8 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       t.flops = 0;  // elementwise (the suite counts no contraction FLOPs)
     } else if (kernel.rfind("kv_compress.", 0) == 0) {
       t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8), 0, {b}});
+      if (kernel == "kv_compress.bwd" && kv_backward_by_entries(a, b, c))
+        t.space.back().values.insert(t.space.back().values.begin(), 0);
       const double C = double(kernels::compressor_width(int(c), b)), n = double(kernels::compressor_entries(a, int(c)));
       const double fwd_in = 4.0 * (2 * double(a) * C + double(c) * C), k_out = 4.0 * n * double(b);
       t.bytes_in = kernel == "kv_compress.fwd" ? fwd_in : fwd_in + k_out;
@@ -348,6 +369,8 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   if (is_work_split(t.kernel)) {
     Config c;
     for (const SpaceParam& p : t.space) c[p.name] = kernels::builtin::value(t.kernel, p.name);
+    // The kv_compress backward's split by entries is what the kernel runs untuned there.
+    if (t.kernel == "kv_compress.bwd" && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2])) c["channel_block"] = 0;
     return t.config_at(t.index_of(c));
   }
   // The kernels' stream test is per output tensor (rows x cols elements of the storage type).
@@ -461,7 +484,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     for (size_t i = 0; i < t.space.size(); ++i) {
       const SpaceParam& sp = t.space[i];
       for (size_t v = 0; v < sp.values.size(); ++v) {
-        double jobs = std::max(1.0, jobs_of(t, sp.name, sp.values[v]));
+        double jobs = std::max(1.0, jobs_of(t, sp.name, sp.values[v], int(threads)));
         // Unequal jobs (sparse attention's causal key counts) by the pool's schedule, else
         // ceil(jobs / threads) x threads / jobs.
         const std::vector<double> work = job_work(t, sp.name, sp.values[v]);

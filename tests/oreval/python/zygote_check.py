@@ -166,5 +166,154 @@ class RunnerWarmUp(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(cwd)), files)  # no record, no program file
 
 
+def module_copy(into):
+    """What the evaluator copies for a warm interpreter (sources only), from python/."""
+    import shutil
+
+    python = os.path.dirname(os.path.abspath(z.__file__))
+    for name in ("trex_eval_runner.py", "trex_eval_zygote.py", "trex_eval_warmup.py", "trex_modeling", "gurobipy",
+                 "coptpy", "trex_pulp"):
+        source = os.path.join(python, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(into, name), ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, into)
+
+
+def pycs(folder):
+    out = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".pyc"):
+                with open(os.path.join(root, name), "rb") as f:
+                    out[os.path.relpath(os.path.join(root, name), folder)] = f.read()
+    return out
+
+
+def code_of(pyc):
+    import marshal
+
+    return marshal.loads(pyc[16:])
+
+
+def same_code(a, b):
+    """The pycs' code objects are equal but for the file names compile put in them (which
+    the import system replaces by the module's own path when it loads a pyc)."""
+    return _strip_names(code_of(a)) == _strip_names(code_of(b))
+
+
+def _strip_names(code):
+    consts = tuple(_strip_names(c) if hasattr(c, "co_code") else c for c in code.co_consts)
+    return code.replace(co_filename="", co_consts=consts)
+
+
+class PycCache(unittest.TestCase):
+    """compile_in_place with the per-user cache of compiled modules: a second run copies the
+    first run's pycs instead of compiling; a damaged or foreign entry is never used; an untrusted
+    cache folder is not used at all."""
+
+    def setUp(self):
+        import tempfile
+
+        self.tmp = tempfile.mkdtemp()
+        self.home = os.path.join(self.tmp, "home")
+        os.mkdir(self.home, 0o700)
+
+    def tearDown(self):
+        import shutil
+
+        shutil.rmtree(self.tmp)
+
+    def copy(self, name):
+        folder = os.path.join(self.tmp, name)
+        os.mkdir(folder)
+        module_copy(folder)
+        return folder
+
+    def test_a_second_run_uses_the_entries_and_its_modules_import_from_their_own_path(self):
+        cache = z.pyc_cache_folder(self.home)
+        self.assertEqual(cache, os.path.join(self.home, ".cache", "trex", "pyc"))
+        plain, first, second = self.copy("plain"), self.copy("first"), self.copy("second")
+        z.compile_in_place(plain)
+        z.compile_in_place(first, cache)
+        self.assertEqual(len(os.listdir(cache)), len(pycs(plain)))  # one entry per module
+        z.compile_in_place(second, cache)
+        p, a, b = pycs(plain), pycs(first), pycs(second)
+        self.assertEqual(sorted(p), sorted(b))
+        self.assertEqual(a, b)  # copied from the cache, byte for byte
+        for name in p:
+            self.assertTrue(same_code(p[name], b[name]), name)
+        # Imported from the second copy, a module's code names the second copy's file (the import
+        # system fixes the file name compile put in the pyc), as a compiled copy's does.
+        import subprocess
+        import sys
+
+        check = ("import sys; sys.path.insert(0, %r); import trex_modeling.model as m; "
+                 "print(m.ModelCore.__init__.__code__.co_filename)" % second)
+        out = subprocess.run([sys.executable, "-I", "-B", "-c", check], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.strip(), os.path.join(second, "trex_modeling", "model.py"))
+
+    def test_a_damaged_or_foreign_entry_is_compiled_instead(self):
+        cache = z.pyc_cache_folder(self.home)
+        plain, first = self.copy("plain"), self.copy("first")
+        z.compile_in_place(plain)
+        z.compile_in_place(first, cache)
+        entries = sorted(os.listdir(cache))
+        # One entry's body damaged, another's trailer cut, a third replaced by a pyc whose
+        # header names another source (with a correct digest).
+        import _sha256
+
+        def rewrite(name, change):
+            path = os.path.join(cache, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            with open(path, "wb") as f:
+                f.write(change(data))
+
+        rewrite(entries[0], lambda d: d[:20] + bytes([d[20] ^ 0xFF]) + d[21:])
+        rewrite(entries[1], lambda d: d[:-1])
+        rewrite(entries[2], lambda d: (lambda pyc: pyc + _sha256.sha256(pyc).digest())(d[:8] + b"\0" * 8 + d[16:-32]))
+        third = self.copy("third")
+        z.compile_in_place(third, cache)
+        p, c = pycs(plain), pycs(third)
+        self.assertEqual(sorted(p), sorted(c))
+        for name in p:
+            self.assertTrue(same_code(p[name], c[name]), name)
+            self.assertEqual(p[name][:16], c[name][:16], name)  # magic, flags, the source's hash
+
+    def test_an_untrusted_cache_folder_is_not_used(self):
+        cache = z.pyc_cache_folder(self.home)
+        os.chmod(cache, 0o770)  # another user of the group could write entries
+        self.assertIsNone(z.pyc_cache_folder(self.home))
+        os.chmod(cache, 0o700)
+        os.chmod(os.path.dirname(cache), 0o757)
+        self.assertIsNone(z.pyc_cache_folder(self.home))
+        os.chmod(os.path.dirname(cache), 0o700)
+        self.assertEqual(z.pyc_cache_folder(self.home), cache)
+        os.rmdir(cache)
+        elsewhere = os.path.join(self.tmp, "elsewhere")
+        os.mkdir(elsewhere, 0o700)
+        os.symlink(elsewhere, cache)  # a link: it could point anywhere
+        self.assertIsNone(z.pyc_cache_folder(self.home))
+        os.unlink(cache)
+        if os.geteuid() == 0:
+            os.mkdir(cache, 0o700)
+            os.chown(cache, 65534, 65534)  # owned by someone else
+            self.assertIsNone(z.pyc_cache_folder(self.home))
+
+    def test_the_cache_keeps_the_entries_written_last(self):
+        cache = z.pyc_cache_folder(self.home)
+        for i in range(z.PYC_CACHE_ENTRIES + 5):
+            path = os.path.join(cache, "old%03d" % i)
+            with open(path, "wb") as f:
+                f.write(b"x")
+            os.utime(path, (1000 + i, 1000 + i))
+        z.compile_in_place(self.copy("first"), cache)  # writes entries, then prunes
+        names = os.listdir(cache)
+        self.assertEqual(len(names), z.PYC_CACHE_ENTRIES)
+        self.assertEqual(len([n for n in names if not n.startswith("old")]), len(pycs(os.path.join(self.tmp, "first"))))
+        self.assertNotIn("old000", names)
+
+
 if __name__ == "__main__":
     unittest.main()

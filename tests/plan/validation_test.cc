@@ -116,8 +116,10 @@ struct Bounds {
 // 35.6% / +35.6% -> 27.8% / +27.8%, fit 110 runs 12.0% / +8.2% / worst 104.6% -> 10.6% / +6.8% /
 // 89.4%; nothing held out moves.
 // Then FlagPerf's Mixtral 8x7B Megatron-Core row (4 x 8 H100, +26.0%, data only, fit split by
-// its source key): fit 111 runs 10.6% / +5.8%; bound re-established for the new row alone.
-constexpr Bounds kFit{0.106, 0.059, 0.859};
+// its source key): fit 111 runs 10.6% / +5.8%; then its two "qwen1.5_MoE" case rows (one DGX
+// A800, bf16 +12.1%, fp16 +10.8%): fit 113 runs 10.6% / +5.9%; bounds re-established for the
+// new rows alone.
+constexpr Bounds kFit{0.106, 0.060, 0.859};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -328,7 +330,7 @@ TEST(Validation, ARepositoryKeysSplitDoesNotDependOnItsCapitalisation) {
     }
   }
   EXPECT_EQ(internevo, 20);
-  EXPECT_EQ(flagperf, 14);
+  EXPECT_EQ(flagperf, 16);
   EXPECT_EQ(bigscience, 25);
 }
 

@@ -521,6 +521,8 @@ static int run_bench(int argc, char** argv) {
     std::vector<size_t> keep;
     for (size_t k = 0; k < pa.size(); ++k)
       if (k != s || pa.size() == 1) keep.push_back(k);
+    // One pass carries no spread: nothing can be shown either way.
+    if (keep.size() < 2) return std::pair<double, double>(0, INFINITY);
     std::mt19937 rng(20261205);
     std::uniform_int_distribution<size_t> pick(0, keep.size() - 1);
     std::vector<double> ratios, va, vb;

@@ -118,8 +118,9 @@ struct Bounds {
 // Then FlagPerf's Mixtral 8x7B Megatron-Core row (4 x 8 H100, +26.0%, data only, fit split by
 // its source key): fit 111 runs 10.6% / +5.8%; then its two "qwen1.5_MoE" case rows (one DGX
 // A800, bf16 +12.1%, fp16 +10.8%): fit 113 runs 10.6% / +5.9%; bounds re-established for the
-// new rows alone.
-constexpr Bounds kFit{0.106, 0.060, 0.859};
+// new rows alone. Then its Llama 2 70B FlagScale case (3 bf16 rows on 4 x 8 H800, +11% to +12%):
+// fit 116 runs 10.6% / +6.1%.
+constexpr Bounds kFit{0.107, 0.061, 0.859};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -330,7 +331,7 @@ TEST(Validation, ARepositoryKeysSplitDoesNotDependOnItsCapitalisation) {
     }
   }
   EXPECT_EQ(internevo, 20);
-  EXPECT_EQ(flagperf, 16);
+  EXPECT_EQ(flagperf, 19);
   EXPECT_EQ(bigscience, 25);
 }
 

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 # serve_http_bench: trex serve measured through HTTP, as clients see it: time to the first
 # streamed content token and completion tokens/s (from each stream's usage chunk), for one client
-# and for eight at once, ROUNDS rounds each (medians). Short chat prompt, 64 new tokens, greedy.
+# and for eight at once, ROUNDS rounds each (medians). Short chat prompt, 64 new tokens (or
+# --tokens N), greedy.
 # build/serve_bench measures the engine without HTTP; this adds the server, JSON and SSE.
 #
 #   build/trex serve --ckpt CKPT --port 18766 &
-#   python3 bench/serve_http_bench.py http://127.0.0.1:18766 ROUNDS [MODEL]
+#   python3 bench/serve_http_bench.py http://127.0.0.1:18766 ROUNDS [MODEL] [--tokens N]
 import json, sys, time, threading, urllib.request, statistics
-url = sys.argv[1]; rounds = int(sys.argv[2]); model = sys.argv[3] if len(sys.argv) > 3 else "v4-nano"
+args = sys.argv[1:]
+tokens = 64
+if "--tokens" in args:
+    k = args.index("--tokens"); tokens = int(args[k + 1]); del args[k:k + 2]
+url = args[0]; rounds = int(args[1]); model = args[2] if len(args) > 2 else "v4-nano"
 for _ in range(300):
     try:
         urllib.request.urlopen(url + "/health"); break
     except Exception:
         time.sleep(0.1)
-def one(out, max_tokens=64):
+def one(out, max_tokens=tokens):
     body = {"model": model, "messages": [{"role": "user", "content": "Maximize profit for two products."}],
             "max_tokens": max_tokens, "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}
     req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),

@@ -42,6 +42,7 @@ struct ServeArgs {
   int64_t context = 0;
   int64_t max_tokens = 4096;
   size_t max_request_bytes = 1 << 20;
+  int stream_interval = 4;
 };
 
 int run_serve(const ServeArgs& a) {
@@ -71,6 +72,7 @@ int run_serve(const ServeArgs& a) {
   so.max_tokens_cap = a.max_tokens;
   so.max_request_bytes = a.max_request_bytes;
   so.http_threads = a.slots + a.queue + 8;
+  so.stream_interval = a.stream_interval;
   serve::Server server(engine, *ck.tok, so);
   server.bind();
   std::printf("trex serve: %s (%s) on http://%s:%d/v1, %d slots, context %lld tokens%s\n",
@@ -121,6 +123,8 @@ void add_serve(CLI::App& app, Action* action) {
   cmd->add_option("--context", args->context, "Prompt + completion tokens at most (0: the model's train_seq_len)")->capture_default_str();
   cmd->add_option("--max-tokens", args->max_tokens, "Cap on a request's max_tokens")->capture_default_str();
   cmd->add_option("--max-request-bytes", args->max_request_bytes, "Larger request bodies get 413")->capture_default_str();
+  cmd->add_option("--stream-interval", args->stream_interval,
+                  "Tokens per streamed chunk after the first (1: a chunk per token)")->capture_default_str();
   cmd->add_option("--model-config", args->model_config, "Model TOML, when the run's train config has moved");
   cmd->callback([args, action] { *action = [args] { return run_serve(*args); }; });
 }

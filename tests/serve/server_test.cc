@@ -19,6 +19,7 @@
 #include "trex/model/generator.h"
 #include "trex/train/chat_template.h"
 #include "trex/train/inference_checkpoint.h"
+#include "trex/util/error.h"
 
 namespace trex::serve {
 namespace {
@@ -178,6 +179,41 @@ TEST_F(ServeApi, StreamingGivesTheSameTextThenUsageThenDone) {
   const json& usage = ev[ev.size() - 2];
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"], whole["usage"]);
+}
+
+// --stream-interval 4: the first text at once, then a chunk every four tokens (the stream waits
+// up to 200 ms for each token, so only a stall of that length could add a chunk), the same
+// text and usage as the whole response.
+TEST_F(ServeApi, AStreamIntervalSendsAChunkEveryFewTokensWithTheSameText) {
+  ServerOptions so;
+  so.stream_interval = 4;
+  start({}, so);
+  const json body = {{"prompt", "capacity of the plant"}, {"temperature", 0.9}, {"seed", 42}, {"max_tokens", 24}};
+  json whole = post("/v1/completions", body);
+  const int64_t n = whole["usage"]["completion_tokens"];
+  json sbody = body;
+  sbody["stream"] = true;
+  sbody["stream_options"] = {{"include_usage", true}};
+  std::vector<json> ev = stream("/v1/completions", sbody);
+  ASSERT_GE(ev.size(), 3u);
+  EXPECT_EQ(ev.back(), "[DONE]");
+  std::string text;
+  int64_t chunks = 0;
+  for (size_t i = 0; i + 2 < ev.size(); ++i) {
+    const std::string piece = ev[i]["choices"][0]["text"];
+    chunks += !piece.empty();
+    text += piece;
+  }
+  EXPECT_EQ(text, whole["choices"][0]["text"]);
+  EXPECT_EQ(ev[ev.size() - 2]["usage"], whole["usage"]);
+  ASSERT_GE(n, 9) << "the completion ended too early to see the interval";
+  EXPECT_LE(chunks, 1 + (n - 1 + 3) / 4 + 1) << n << " tokens";
+  EXPECT_GE(chunks, 1);
+  // An interval outside [1, 64] is refused.
+  so.stream_interval = 0;
+  EXPECT_THROW(Server(*engine_, *ck_.tok, so), InputError);
+  so.stream_interval = 65;
+  EXPECT_THROW(Server(*engine_, *ck_.tok, so), InputError);
 }
 
 TEST_F(ServeApi, SeededChoicesAreReproducibleAndStopStringsCut) {

@@ -71,17 +71,26 @@ struct Job {
 // 19,000-token stream sent its first chunk at its end.
 constexpr int kCatchUpEvents = 64;
 
-std::string pump(Job& job, size_t i, int timeout_ms) {
+//
+// min_tokens > 1 (a stream's interval, once its first text is out): it also waits, up to
+// timeout_ms each time, until the call has read that many tokens, so a stream sends a chunk
+// every min_tokens tokens instead of every token. With eight clients a chunk per token was one
+// wake-up, one JSON chunk and one socket write per token on the server, and as many reads and
+// parses in the clients, all on the cores that decode.
+std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
   std::string out;
   int after_text = 0;  // events read after the first text
+  int tokens = 0;
   while (job.finish[i].empty()) {
     if (!out.empty() && after_text++ >= kCatchUpEvents) break;
-    std::optional<GenerationEvent> e = job.gens[i]->next(out.empty() ? timeout_ms : 0);
+    const bool wait = out.empty() || tokens < min_tokens;
+    std::optional<GenerationEvent> e = job.gens[i]->next(wait ? timeout_ms : 0);
     if (!e) break;
     if (e->kind == GenerationEvent::kPromptLogprobs) {
       if (i == 0) job.prompt_lp = std::move(e->prompt);
     } else if (e->kind == GenerationEvent::kToken) {
       ++job.completion_tokens;
+      ++tokens;
       if (job.req.want_logprobs) job.token_lp[i].push_back(e->token);
       out += job.texts[i].push(e->token.id);
       if (job.texts[i].stopped()) {
@@ -173,6 +182,9 @@ json completion_logprobs(const train::Tokenizer& tok, const std::vector<int32_t>
 
 Server::Server(Engine& engine, const train::Tokenizer& tok, ServerOptions options)
     : engine_(engine), tok_(tok), o_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+  if (o_.stream_interval < 1 || o_.stream_interval > kCatchUpEvents)
+    throw InputError::field("--stream-interval", "must be in [1, " + std::to_string(kCatchUpEvents) + "], got " +
+                                                     std::to_string(o_.stream_interval));
   routes();
 }
 
@@ -401,16 +413,18 @@ void Server::routes() {
     // (when asked) and [DONE].
     struct Stream {
       bool started = false, done = false;
-      std::vector<bool> finish_sent;
+      std::vector<bool> finish_sent, text_sent;
     };
     auto st = std::make_shared<Stream>();
     st->finish_sent.assign(job->gens.size(), false);
+    st->text_sent.assign(job->gens.size(), false);
+    const int interval = o_.stream_interval;
     const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
     const std::string model = o_.model_name;
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, st, chat, chunk_object, model](size_t, httplib::DataSink& sink) {
+        [job, st, chat, chunk_object, model, interval](size_t, httplib::DataSink& sink) {
           auto chunk = [&](json choice) {
             json c = {{"id", job->id}, {"object", chunk_object}, {"created", job->created},
                       {"model", model}, {"system_fingerprint", "trex"}, {"choices", json::array({choice})}};
@@ -436,7 +450,11 @@ void Server::routes() {
           }
           try {
             for (size_t i = 0; i < job->gens.size(); ++i) {
-              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20);
+              // The first text goes out at once (time to first token); later chunks every
+              // stream_interval tokens.
+              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20,
+                                            st->text_sent[i] ? interval : 1);
+              if (!text.empty()) st->text_sent[i] = true;
               if (!text.empty() && !piece(i, text, nullptr)) return false;
               if (!job->finish[i].empty() && !st->finish_sent[i]) {
                 st->finish_sent[i] = true;

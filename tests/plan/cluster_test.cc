@@ -116,6 +116,18 @@ TEST(Cluster, ImpossibleClustersAreRefused) {
             std::string::npos);
 }
 
+// The tile set of tile and wave quantization: rows, columns pairs with a source.
+TEST(Cluster, GemmTilesArePairsWithASource) {
+  const std::string eff = "[efficiency]\nsource = \"test\"";
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ngemm_tiles = [256, 128, 128, 128]\ngemm_tile_source = \"guide\"")), "");
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ngemm_tiles = [256, 128, 128]\ngemm_tile_source = \"guide\"")),
+            "efficiency.gemm_tiles: needs rows, columns pairs (e.g. [256, 128, 128, 128])");
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ngemm_tiles = [256, 128]")),
+            "efficiency.gemm_tile_source: missing (the tile set needs a source)");
+  EXPECT_NE(error_of(replace(kGood, eff, eff + "\ngemm_tiles = [256, 0]\ngemm_tile_source = \"guide\"")).find("gemm_tiles"),
+            std::string::npos);
+}
+
 TEST(Cluster, SetNodesChecksReach) {
   TempCluster t(kGood);
   Cluster c = load_cluster(t.path());

@@ -145,7 +145,7 @@ ItemResult evaluate_unguarded(const Benchmark& bench, const Item& item, const Co
   bool decided = ex.final_solve && (ex.final_solve->status == lp::SolveStatus::kOptimal ||
                                     ex.final_solve->status == lp::SolveStatus::kInfeasible ||
                                     ex.final_solve->status == lp::SolveStatus::kUnbounded);
-  lp::SolveResult s = decided ? *ex.final_solve : solve_in_helper([&] { return model; }, o.exec.solver, hl);
+  lp::SolveResult s = decided ? *ex.final_solve : solve_in_helper(HelperInput::model(model), o.exec.solver, hl);
   r.status = lp::to_string(s.status);
   if (lp::has_solution(s.status)) r.objective = s.objective;
   if (!s.message.empty() && !lp::has_solution(s.status)) r.message = s.message;

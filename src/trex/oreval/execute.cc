@@ -112,8 +112,8 @@ constexpr const char* kSolveFile = "__trex_solve.json";
 constexpr const char* kFinalFile = "__trex_final.json";
 constexpr const char* kLpFile = "model.lp";
 
-// Serves the module's "solve FILE LIMIT" requests. The model is read, parsed and solved in the
-// forked helper (solve_helper.h), never here; every request shares the program's own deadline
+// Serves the module's "solve FILE LIMIT" requests. The record is read here and parsed and
+// solved in the exec'd helper (solve_helper.h), never here; every request shares the program's own deadline
 // (its wall clock), and the request after the max_solve_requests-th stops the program.
 std::optional<std::string> serve_solve(const std::string& request, double seconds_left, int dir_fd,
                                        const ExecOptions& o, Execution& ex) {
@@ -134,23 +134,21 @@ std::optional<std::string> serve_solve(const std::string& request, double second
     if (asked > 0) hl.seconds_left = std::min(hl.seconds_left, asked);
   }
   hl.memory_bytes = o.limits.memory_bytes;
-  hl.dir_fd = dir_fd;
-  // The record is read here, once, and parsed in the helper from these bytes: what is solved
-  // is what is kept, whatever the program does to the file meanwhile.
+  // The record is read here, once, and handed to the helper as these bytes (it parses them):
+  // what is solved is what is kept, whatever the program does to the file meanwhile.
   std::optional<std::string> text;
-  std::string read_error;
+  lp::SolveResult r;
   try {
     text = read_left_file(dir_fd, kSolveFile, o.read_bytes);
-    if (!text) read_error = std::string(kSolveFile) + " is missing";
+    if (!text) {
+      r.status = lp::SolveStatus::kError;
+      r.message = std::string(kSolveFile) + " is missing";
+    }
   } catch (const std::exception& e) {
-    read_error = e.what();
+    r.status = lp::SolveStatus::kError;
+    r.message = e.what();
   }
-  lp::SolveResult r = solve_in_helper(
-      [&text, &read_error] {
-        if (!text) throw std::runtime_error(read_error);
-        return model_from_json(nlohmann::json::parse(*text), kSolveFile);
-      },
-      o.solver, hl);
+  if (text) r = solve_in_helper(HelperInput::record(*text, kSolveFile), o.solver, hl);
   ex.last_solved = text ? std::move(*text) : std::string();
   ex.last_solve = r;
   reply["status"] = lp::to_string(r.status);

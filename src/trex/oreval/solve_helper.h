@@ -1,17 +1,27 @@
 // Solving a model that untrusted code built, never in the evaluator's own process.
 //
 // A model from a completion can be hostile: millions of variables, coefficients that make a
-// solver misbehave, a shape that runs it out of memory or into a bug. So it is loaded and
-// solved in a helper forked from the evaluator, which closes every inherited descriptor but
-// its result pipe (and the sandbox folder, to read from), drops to user nobody when trex runs
-// as root, sets no_new_privs and limits its memory and CPU time. The evaluator waits at most
-// until `seconds_left` has passed, kills the helper then, and reads at most a bounded reply.
+// solver misbehave, a shape that runs it out of memory or into a bug. So it is parsed and
+// solved in a helper program of its own, trex-solve-helper (apps/solve_helper), exec'd per
+// solve with posix_spawn: nothing of the evaluator runs in the new process before the exec, so
+// no lock that one of the evaluator's threads held at that moment (an allocator's, a stream's,
+// a static's initialisation guard) can stall it. (Until session 13 the helper was a fork of
+// the multi-threaded evaluator running the parse and the solve without exec, and hung now and
+// then in such a lock: a correct program then scored "timeout".)
 //
-// The helper is forked without exec from a process that may run other threads; a lock one of
-// them held at fork time could stall it, which the deadline turns into a time-limit status.
+// The helper gets the model's bytes on stdin (a memfd the evaluator filled: no pipe to write
+// while the helper reads), its reply goes to a pipe and stderr to /dev/null; its environment is
+// trex's with OpenBLAS on one thread. First thing, before
+// it reads a byte, it closes every other descriptor it inherited, limits its address space (its
+// size at start plus `memory_bytes`), CPU time (the deadline, rounded up, plus one second) and
+// core size, drops to user nobody when started as root and sets no_new_privs; then it parses,
+// solves with what is left of the deadline and writes the result as JSON. The evaluator waits
+// at most until `seconds_left` has passed, kills the helper then, and reads at most a bounded
+// reply. The program is $TREX_SOLVE_HELPER, else the one the build made (its path compiled
+// in), else trex-solve-helper beside the running binary; none of them there: the solve fails
+// with kError saying so.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "trex/lp/model.h"
@@ -19,17 +29,38 @@
 
 namespace trex::oreval {
 
-struct HelperLimits {
-  double seconds_left = 60;               // the one deadline: solver limit and the kill
-  size_t memory_bytes = size_t(2) << 30;  // address space the helper may add to what it inherits
-  int dir_fd = -1;                        // kept open for `load` (the sandbox folder), or -1
+// What the helper parses: a gurobipy-compatible module's record (model_json.h) or a model the
+// evaluator holds, sent exactly (model_wire.h).
+struct HelperInput {
+  enum class Kind { kRecord, kModel };
+  Kind kind = Kind::kModel;
+  std::string bytes;
+  std::string file;  // named in a parse error's message
+
+  static HelperInput record(std::string text, std::string file);
+  static HelperInput model(const lp::Model& m);
 };
 
-// Runs `load` in the helper (reading and parsing what a program left happens there too), then
-// solves the model with `solver`, the time limit being what is left of the deadline. Never
-// throws for what the model or helper does: a load error, a crash or the deadline come back
-// as kError or kTimeLimitNoSolution with a message.
-lp::SolveResult solve_in_helper(const std::function<lp::Model()>& load, const std::string& solver,
-                                const HelperLimits& limits);
+struct HelperLimits {
+  double seconds_left = 60;               // the one deadline: solver limit and the kill
+  size_t memory_bytes = size_t(2) << 30;  // address space the helper may add to its size at start
+  std::string program;                    // the helper program; empty: solve_helper_program()
+};
+
+// Who answered: the helper's process as it reported itself (tests check it is not the caller).
+struct HelperProcess {
+  long pid = 0;
+  long uid = -1;
+  std::string exe;  // basename of its /proc/self/exe
+};
+
+// The helper program to exec, or "" when none is found; `why` then says where it looked.
+std::string solve_helper_program(std::string* why = nullptr);
+
+// Solves `input` with `solver` in the helper, the time limit being what is left of the
+// deadline. Never throws for what the model or helper does: a parse error, a crash, a missing
+// helper program or the deadline come back as kError or kTimeLimitNoSolution with a message.
+lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& solver, const HelperLimits& limits,
+                                HelperProcess* who = nullptr);
 
 }  // namespace trex::oreval

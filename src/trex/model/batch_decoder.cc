@@ -46,9 +46,15 @@ void check_ids(std::span<const int32_t> ids, int vocab) {
 }
 
 // Where the threads of a step meet between its phases (twice per layer and before the head): a
-// waiter spins ~0.3 ms (10000 pauses), since a phase lasts tens to hundreds of microseconds and a
-// futex wake costs tens, then sleeps on the generation word until the last thread arrives. Not
-// longer: spinning for ms left a partner thread that the scheduler had put on the same core
+// waiter spins ~0.85 ms (30000 pauses of ~28 ns on this EPYC), since a phase lasts tens to
+// hundreds of microseconds and a futex wake costs tens, then sleeps on the generation word until
+// the last thread arrives. 10000 pauses (~0.3 ms) was too short under `trex serve` with eight
+// streams: the HTTP threads and the clients preempt a lane for longer than that, and the waiter
+// that went to sleep came back late. Through HTTP (64 tokens, 8 clients, quiet lane at load
+// 12-15, session 13), four holds of 8-10 runs each, medians 10000 vs 30000: 3017 vs 3598, 1672
+// vs 3605, 3630 vs 3758, 2850 vs 3790 tok/s; 17 of 36 runs with 10000 fell to ~1500-2500, 2 of
+// 36 with 30000 (100000: 3346 in one hold). Not ms longer:
+// spinning for ms left a partner thread that the scheduler had put on the same core
 // waiting for the spinner's time slice; and not sched_yield: that handed the core to a background
 // process for its whole slice (session 9 of issue 16). A thread that fails breaks the barrier, so
 // the others throw instead of waiting for it: those already waiting wake on the generation that
@@ -72,7 +78,7 @@ class StepBarrier {
       generation_.notify_all();
     } else {
       for (int spins = 0; generation_.load(std::memory_order_acquire) == gen; ++spins) {
-        if (spins < 10000) {
+        if (spins < 30000) {
 #if defined(__x86_64__) || defined(__i386__)
           __builtin_ia32_pause();
 #endif

@@ -313,16 +313,28 @@ TEST(GemmBlocking, FollowsTheCacheModel) {
   GemmBlocking g2 = derive_gemm_blocking(core::Isa::kAvx2, caches);
   EXPECT_EQ(g2.mr, 6);
   EXPECT_EQ(g2.nr, 16);
-  EXPECT_EQ(g2.kc, 512);   // 44 KiB / (22 * 4 B)
+  EXPECT_EQ(g2.kc, 512);   // 2 MiB / 16 / (16 * 4 B) = 2048, capped at 512
   EXPECT_EQ(g2.mc, 252);   // 512 KiB / (512 * 4 B) = 256, down to a multiple of 6
   EXPECT_EQ(g2.nc, 4096);  // capped
   GemmBlocking g5 = derive_gemm_blocking(core::Isa::kAvx512, caches);
-  EXPECT_EQ(g5.kc, 256);
-  EXPECT_EQ(g5.mc, 504);   // 512 KiB / (256 * 4 B) = 512, down to a multiple of 12
+  EXPECT_EQ(g5.kc, 512);   // 2 MiB / 16 / (32 * 4 B) = 1024, capped at 512
+  EXPECT_EQ(g5.mc, 252);   // 512 KiB / (512 * 4 B) = 256, down to a multiple of 12
+  // The AMD EPYC of issue 15 (L1 32 KiB, L2 1 MiB, L3 32 MiB).
+  caches.l1_bytes = 32 << 10;
+  caches.l1_ways = 8;
+  caches.l2_bytes = 1 << 20;
+  caches.l3_bytes = 32 << 20;
+  GemmBlocking e5 = derive_gemm_blocking(core::Isa::kAvx512, caches);
+  EXPECT_EQ(e5.kc, 512);   // 1 MiB / 16 / (32 * 4 B)
+  EXPECT_EQ(e5.mc, 120);   // 256 KiB / (512 * 4 B) = 128, down to a multiple of 12
+  EXPECT_EQ(e5.nc, 4096);  // 16 MiB / (512 * 4 B) = 8192, capped
+  // A small L2 gives a shallower block: 256 KiB / 16 / (32 * 4 B) = 128.
+  caches.l2_bytes = 256 << 10;
+  EXPECT_EQ(derive_gemm_blocking(core::Isa::kAvx512, caches).kc, 128);
   for (const GemmBlocking& g : blockings()) {
     if (g.kc == 16) continue;  // the tiny test blocking
-    EXPECT_LE(g.kc * (g.mr + g.nr) * 4, g.caches.l1_bytes) << g.explain();
-    EXPECT_LE(g.mc * g.kc * 4, g.caches.l2_bytes) << g.explain();
+    EXPECT_LE(g.kc * g.nr * 4, g.caches.l2_bytes / 16) << g.explain();
+    EXPECT_LE(g.mc * g.kc * 4, g.caches.l2_bytes / 4) << g.explain();
     EXPECT_EQ(g.mc % g.mr, 0);
     EXPECT_EQ(g.nc % g.nr, 0);
   }

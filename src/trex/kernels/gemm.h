@@ -43,7 +43,7 @@ struct CacheSizes {
 struct GemmBlocking {
   core::Isa isa = core::Isa::kScalar;
   int mr = 0, nr = 0;      // micro-tile (register block)
-  int64_t kc = 0;          // depth of one packed sliver: MR x KC of A + KC x NR of B in L1
+  int64_t kc = 0;          // depth of one packed sliver (MR x KC of A, KC x NR of B, read from L2)
   int64_t mc = 0;          // rows of the packed A block (MC x KC in L2), a multiple of MR
   int64_t nc = 0;          // columns of the packed B block (KC x NC in L3), a multiple of NR
   int split = 0;           // thread split: 0 by the row count, 1 row blocks, 2 NR slivers

@@ -1,21 +1,30 @@
 // Block sizes from cache sizes: the analytical model of Low, Igual, Smith and Quintana-Orti,
-// "Analytical modeling is enough for high-performance BLIS" (TOMS 2016), simplified.
+// "Analytical modeling is enough for high-performance BLIS" (TOMS 2016), adapted to what this
+// micro-kernel measured.
 //
 // The macro-kernel walks NR-column slivers of the packed B block (outer, jr) and MR-row slivers
 // of the packed A block (inner, ir). So:
-//   KC: one micro-kernel call streams an MR x KC sliver of A and reuses a KC x NR sliver of B
-//       across all ir; both must sit in L1 together. One way of the set-associative L1 is left
-//       for the C tile and stray lines, so KC = (L1 * (W-1)/W) / ((MR + NR) * 4 bytes), rounded
-//       down to a multiple of 8 (an unrolled k loop and 32-byte rows) and clamped to [64, 1024].
+//   KC: each micro-kernel call loads and stores its MR x NR tile of C once (from L3 or memory
+//       when the k loop has several depth blocks) and pays its call and epilogue, against
+//       MR * NR * KC FMAs; KC sets how far that is amortised. BLIS sizes KC so that the A and B
+//       slivers share L1, which on a 32 KiB L1 gives KC 160 for 12 x 32; but the slivers need
+//       not stay in L1: the kernel reads (MR + NR) floats per MR * NR / 16 cycles of FMAs (176
+//       bytes per 24 cycles for 12 x 32), a small part of what L2 delivers, so the B sliver is
+//       re-read from L2 for each A sliver at no cost. On the 2-core AMD EPYC (L1 32 KiB, L2 1
+//       MiB), one thread: KC 160 -> 512 took the macro-kernel from 0.88 to 0.96 of the FMA peak
+//       and the 2048^3 and LM-head products from 96 and 87 to 104-106 GFLOP/s (the issue-15
+//       note, session 13). So KC is the depth whose B sliver (KC x NR) takes a sixteenth of L2,
+//       down to a multiple of 64 and clamped to [64, 512] (beyond 512 the C tile's share is
+//       under 1% and a deeper block only shrinks MC; 768 and 1024 measured the same as 512).
 //   MC: the packed MC x KC block of A is reused by every jr, so it stays in L2; give it a quarter
 //       of L2 (the rest holds the B slivers on their way in, the C tiles, and the source rows of
-//       the next A block while it is packed; with half of L2, 1024^3 ran 5-10% slower here):
-//       MC = (L2 / 4) / (KC * 4), rounded down to a multiple of MR.
+//       the next A block while it is packed): MC = (L2 / 4) / (KC * 4), rounded down to a
+//       multiple of MR (at KC 512, MC 120 and 252 measured the same on one thread).
 //   NC: the packed KC x NC block of B is reused by every ic, so it stays in L3; give it half of
 //       L3: NC = (L3 / 2) / (KC * 4), rounded down to a multiple of NR, capped at 4096 (beyond
 //       that a larger block saves no packing and only makes the buffer larger).
-// On this machine (L1d 48 KiB 12-way, L2 2 MiB, L3 480 MiB): AVX2 6x16 gives KC 512, MC 252,
-// NC 4096; AVX-512 12x32 gives KC 256, MC 504, NC 4096.
+// On the AMD EPYC (L2 1 MiB, L3 32 MiB): AVX-512 12x32 gives KC 512, MC 120, NC 4096; AVX2 6x16
+// KC 512, MC 126, NC 4096. On the Intel Xeon (L2 2 MiB, L3 480 MiB): KC 512, MC 252, NC 4096.
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -84,9 +93,7 @@ GemmBlocking derive_gemm_blocking(core::Isa isa, const CacheSizes& caches) {
     default: g.mr = gemm_detail::kMrScalar; g.nr = gemm_detail::kNrScalar; break;
   }
   const int64_t f = sizeof(float);
-  int ways = std::max(caches.l1_ways, 2);
-  int64_t l1_usable = caches.l1_bytes * (ways - 1) / ways;
-  g.kc = std::clamp<int64_t>(round_down(l1_usable / ((g.mr + g.nr) * f), 8), 64, 1024);
+  g.kc = std::clamp<int64_t>(round_down(caches.l2_bytes / 16 / (g.nr * f), 64), 64, 512);
   g.mc = std::max<int64_t>(round_down(caches.l2_bytes / 4 / (g.kc * f), g.mr), g.mr);
   g.nc = std::clamp<int64_t>(round_down(caches.l3_bytes / 2 / (g.kc * f), g.nr), g.nr,
                              round_down(4096, g.nr));
@@ -128,7 +135,7 @@ std::string GemmBlocking::explain() const {
   o << core::to_string(isa) << " MR=" << mr << " NR=" << nr << " KC=" << kc << " MC=" << mc
     << " NC=" << nc << " (L1 " << caches.l1_bytes / 1024 << " KiB " << caches.l1_ways
     << "-way, L2 " << caches.l2_bytes / 1024 << " KiB, L3 " << caches.l3_bytes / 1024
-    << " KiB; KC = L1*(W-1)/W / ((MR+NR)*4), MC = L2/4 / (KC*4), NC = min(L3/2 / (KC*4), 4096))";
+    << " KiB; KC = L2/16 / (NR*4) in [64, 512], MC = L2/4 / (KC*4), NC = min(L3/2 / (KC*4), 4096))";
   return o.str();
 }
 

@@ -172,14 +172,14 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
           }
         });
       } else {
-        // Few rows: split the NR slivers instead; each unit packs the (small) A itself, so one
-        // thread takes all slivers in one unit.
-        const int64_t per = nt == 1 ? n_panels : (n_panels + 4 * nt - 1) / (4 * nt);
-        const int64_t units = (n_panels + per - 1) / per;
+        // Few rows: split the NR slivers instead, four units per thread dealt out evenly as
+        // the row blocks are; each unit packs the (small) A itself, so one thread takes all
+        // slivers in one unit.
+        const int64_t units = nt == 1 ? 1 : std::min<int64_t>(n_panels, 4 * int64_t(nt));
         pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
           const int64_t mc_max = std::min<int64_t>(g.mc, m_panels * mr);
           float* a_packed = thread_buffer(1, size_t(mc_max * kc_max));
-          const int64_t q0 = u0 * per, q1 = std::min<int64_t>(n_panels, u1 * per);
+          const int64_t q0 = n_panels * u0 / units, q1 = n_panels * u1 / units;
           for (int64_t ic = 0; ic < m; ic += g.mc) {
             const int64_t mc = std::min<int64_t>(g.mc, m - ic);
             for (int64_t pc = pg; pc < pg_end; pc += g.kc) {

@@ -41,36 +41,71 @@ PYC_CACHE_ENTRIES = 256  # a few dozen states of python/; the oldest written go 
 
 
 def pyc_cache_folder(home=None):
-    """The per-user cache of compiled modules (docs/eval.md "Warm interpreters"), or None when
-    it cannot be trusted or made: ~/.cache/trex/pyc of the effective user (from the password
-    database: this interpreter's HOME is its module copy), each of cache/trex/pyc a real folder
-    (no symbolic link) owned by this user that no one else may write to. Only this user can put
-    an entry there, and this user can already change python/ and trex themselves. `home`:
-    another home folder (the tests)."""
+    """The per-user cache of compiled modules (docs/eval.md "Warm interpreters"), as an open
+    descriptor of its folder, or None when it cannot be trusted or made: ~/.cache/trex/pyc of
+    the effective user (from the password database: this interpreter's HOME is its module
+    copy). `home`: another home folder (the tests).
+
+    Walked down from the home folder one name at a time (O_NOFOLLOW, each opened in its
+    parent's descriptor) and checked on what was opened (fstat), so a name swapped after its
+    check is never the one used: the home folder and .cache owned by this user or root and
+    writable by no one else (unless sticky and this user's), trex and pyc real folders owned by
+    this user that no one else may write to. Only this user can then put an entry there, and
+    this user can already change python/ and trex themselves. Every later read, write, rename
+    and removal goes through the returned descriptor (the caller closes it), never the path."""
     import pwd
-    import stat
 
     uid = os.geteuid()
     try:
-        folder = os.path.join(home or pwd.getpwuid(uid).pw_dir, ".cache")
+        home = home or pwd.getpwuid(uid).pw_dir
     except KeyError:
         return None
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     try:
-        os.mkdir(folder, 0o700)
+        # The home folder's own path is the password database's (it may pass through links an
+        # administrator made); from it down, no name may be a link.
+        fd = os.open(home, flags)
     except OSError:
-        pass  # there already, or refused (then so is the next step)
-    for part in ("trex", "pyc"):
-        folder = os.path.join(folder, part)
+        return None
+    for name, leaf in ((".cache", False), ("trex", True), ("pyc", True)):
+        if not _trusted_folder(fd, uid, leaf=False):
+            os.close(fd)
+            return None
         try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
+            try:
+                os.mkdir(name, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass
+            child = os.open(name, flags | os.O_NOFOLLOW, dir_fd=fd)
         except OSError:
+            return None  # refused, a link (ELOOP) or not a folder (ENOTDIR): no cache
+        finally:
+            os.close(fd)
+        fd = child
+        if leaf and not _trusted_folder(fd, uid, leaf=True):
+            os.close(fd)
             return None
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022:
-            return None
-    return folder
+    return fd
+
+
+def _trusted_folder(fd, uid, leaf):
+    """Whether no one but `uid` (and root) can change what the folder open as `fd` holds: a
+    folder owned by `uid` (or, not `leaf`, by root) without group or other write permission;
+    not `leaf`, also one of `uid`'s that is sticky (others may add names there but not replace
+    this user's)."""
+    import stat
+
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if leaf:
+        return st.st_uid == uid and not st.st_mode & 0o022
+    if st.st_uid not in (uid, 0):
+        return False
+    return not st.st_mode & 0o022 or (st.st_uid == uid and st.st_mode & stat.S_ISVTX != 0)
 
 
 def compile_in_place(folder, cache=None):
@@ -81,7 +116,7 @@ def compile_in_place(folder, cache=None):
     folder is the evaluator's and read-only to every child. A file that cannot be compiled is
     left to the import, which compiles it in memory (and reports its error as before).
 
-    `cache` (pyc_cache_folder()) keeps each compiled file under the SHA-256 of this
+    `cache` (pyc_cache_folder()'s descriptor) keeps each compiled file under the SHA-256 of this
     interpreter's version, its magic number and the source's bytes, with the SHA-256 of the
     pyc after it: a source compiled once by this interpreter is not compiled again by the next
     run (about 17 ms of a run's start). An entry is used only when its own digest checks and
@@ -112,17 +147,13 @@ def compile_in_place(folder, cache=None):
                 entry = None
                 data = None
                 if cache is not None:
-                    entry = os.path.join(cache, _sha256.sha256(version + source).hexdigest())
-                    data = cached_pyc(entry, source_hash)
+                    entry = _sha256.sha256(version + source).hexdigest()
+                    data = cached_pyc(cache, entry, source_hash)
                 if data is None:
                     code = compile(source, path, "exec", dont_inherit=True)
                     data = boot._code_to_hash_pyc(code, source_hash, False)
-                    if entry is not None:
-                        try:
-                            boot._write_atomic(entry, data + _sha256.sha256(data).digest(), 0o600)
-                            written = True
-                        except OSError:
-                            pass  # a full or read-only cache: the next run compiles again
+                    if entry is not None and store_pyc(cache, entry, data + _sha256.sha256(data).digest()):
+                        written = True
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 boot._write_atomic(target, data, 0o644)
                 # Whatever the umask, the children (another uid) must read them.
@@ -134,14 +165,14 @@ def compile_in_place(folder, cache=None):
         prune_pyc_cache(cache)
 
 
-def cached_pyc(entry, source_hash):
-    """The pyc stored in `entry` when it is whole (its SHA-256 trailer) and is an unchecked-hash
-    pyc of this interpreter for a source with `source_hash`; else None."""
-    import _imp
+def cached_pyc(cache, entry, source_hash):
+    """The pyc stored as `entry` in the cache folder open as `cache` when it is whole (its
+    SHA-256 trailer) and is an unchecked-hash pyc of this interpreter for a source with
+    `source_hash`; else None."""
     import _sha256
 
     try:
-        with open(entry, "rb") as f:
+        with open(entry, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW, dir_fd=cache)) as f:
             stored = f.read()
     except OSError:
         return None
@@ -155,19 +186,44 @@ def cached_pyc(entry, source_hash):
     return data
 
 
+def store_pyc(cache, entry, stored):
+    """Publishes `stored` as `entry` in the cache folder open as `cache`: written to a new
+    temporary there (O_EXCL: never an existing name or link) and renamed over the entry, both
+    in that folder. Whether it was; a full or read-only cache is not an error (the next run
+    compiles again)."""
+    tmp = "%s.tmp.%d" % (entry, os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=cache)
+    except OSError:
+        return False
+    try:
+        with open(fd, "wb") as f:
+            f.write(stored)
+        os.rename(tmp, entry, src_dir_fd=cache, dst_dir_fd=cache)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp, dir_fd=cache)
+        except OSError:
+            pass
+        return False
+
+
 def prune_pyc_cache(cache):
-    """Keeps the PYC_CACHE_ENTRIES entries written last (temporaries of a run that died too)."""
+    """Keeps the PYC_CACHE_ENTRIES entries written last in the cache folder open as `cache`
+    (temporaries of a run that died too)."""
     try:
         entries = []
-        for name in os.listdir(cache):
-            try:
-                entries.append((os.lstat(os.path.join(cache, name)).st_mtime, name))
-            except OSError:
-                pass
+        with os.scandir(cache) as names:
+            for e in names:
+                try:
+                    entries.append((e.stat(follow_symlinks=False).st_mtime, e.name))
+                except OSError:
+                    pass
         entries.sort(reverse=True)
         for _, name in entries[PYC_CACHE_ENTRIES:]:
             try:
-                os.unlink(os.path.join(cache, name))
+                os.unlink(name, dir_fd=cache)
             except OSError:
                 pass
     except OSError:
@@ -175,7 +231,13 @@ def prune_pyc_cache(cache):
 
 
 if __name__ == "__main__":
-    compile_in_place(os.path.dirname(os.path.abspath(__file__)), pyc_cache_folder())
+    _cache = pyc_cache_folder()
+    try:
+        compile_in_place(os.path.dirname(os.path.abspath(__file__)), _cache)
+    finally:
+        if _cache is not None:
+            os.close(_cache)  # no child inherits it (they are forked, not exec'd)
+    del _cache
 
 # What every program's runner imports anyway, imported once here. Nothing else is: a program's
 # own imports (numpy, pulp, ...) run in its child as they would in a fresh interpreter.

@@ -210,7 +210,9 @@ def _strip_names(code):
 class PycCache(unittest.TestCase):
     """compile_in_place with the per-user cache of compiled modules: a second run copies the
     first run's pycs instead of compiling; a damaged or foreign entry is never used; an untrusted
-    cache folder is not used at all."""
+    cache folder, or one reached through a link or an untrusted folder above it, is not used at
+    all; what is read, written and pruned is in the folder that was opened and checked, whatever
+    its path names later."""
 
     def setUp(self):
         import tempfile
@@ -218,11 +220,32 @@ class PycCache(unittest.TestCase):
         self.tmp = tempfile.mkdtemp()
         self.home = os.path.join(self.tmp, "home")
         os.mkdir(self.home, 0o700)
+        self.path = os.path.join(self.home, ".cache", "trex", "pyc")
+        self.fds = []
 
     def tearDown(self):
         import shutil
 
+        for fd in self.fds:
+            os.close(fd)
         shutil.rmtree(self.tmp)
+
+    def open_cache(self):
+        fd = z.pyc_cache_folder(self.home)
+        if fd is not None:
+            self.fds.append(fd)
+        return fd
+
+    def assertNotUsed(self, why):
+        fds = len(os.listdir("/proc/self/fd"))
+        self.assertIsNone(z.pyc_cache_folder(self.home), why)
+        self.assertEqual(len(os.listdir("/proc/self/fd")), fds, why)  # nothing left open
+
+    def assertOpensTheCache(self):
+        fd = self.open_cache()
+        self.assertIsNotNone(fd)
+        self.assertTrue(os.path.samestat(os.fstat(fd), os.stat(self.path)))
+        return fd
 
     def copy(self, name):
         folder = os.path.join(self.tmp, name)
@@ -231,12 +254,11 @@ class PycCache(unittest.TestCase):
         return folder
 
     def test_a_second_run_uses_the_entries_and_its_modules_import_from_their_own_path(self):
-        cache = z.pyc_cache_folder(self.home)
-        self.assertEqual(cache, os.path.join(self.home, ".cache", "trex", "pyc"))
+        cache = self.assertOpensTheCache()
         plain, first, second = self.copy("plain"), self.copy("first"), self.copy("second")
         z.compile_in_place(plain)
         z.compile_in_place(first, cache)
-        self.assertEqual(len(os.listdir(cache)), len(pycs(plain)))  # one entry per module
+        self.assertEqual(len(os.listdir(self.path)), len(pycs(plain)))  # one entry per module
         z.compile_in_place(second, cache)
         p, a, b = pycs(plain), pycs(first), pycs(second)
         self.assertEqual(sorted(p), sorted(b))
@@ -254,17 +276,17 @@ class PycCache(unittest.TestCase):
         self.assertEqual(out.stdout.strip(), os.path.join(second, "trex_modeling", "model.py"))
 
     def test_a_damaged_or_foreign_entry_is_compiled_instead(self):
-        cache = z.pyc_cache_folder(self.home)
+        cache = self.open_cache()
         plain, first = self.copy("plain"), self.copy("first")
         z.compile_in_place(plain)
         z.compile_in_place(first, cache)
-        entries = sorted(os.listdir(cache))
+        entries = sorted(os.listdir(self.path))
         # One entry's body damaged, another's trailer cut, a third replaced by a pyc whose
         # header names another source (with a correct digest).
         import _sha256
 
         def rewrite(name, change):
-            path = os.path.join(cache, name)
+            path = os.path.join(self.path, name)
             with open(path, "rb") as f:
                 data = f.read()
             with open(path, "wb") as f:
@@ -282,34 +304,91 @@ class PycCache(unittest.TestCase):
             self.assertEqual(p[name][:16], c[name][:16], name)  # magic, flags, the source's hash
 
     def test_an_untrusted_cache_folder_is_not_used(self):
-        cache = z.pyc_cache_folder(self.home)
+        self.assertOpensTheCache()
+        cache = self.path
         os.chmod(cache, 0o770)  # another user of the group could write entries
-        self.assertIsNone(z.pyc_cache_folder(self.home))
+        self.assertNotUsed("pyc group-writable")
         os.chmod(cache, 0o700)
         os.chmod(os.path.dirname(cache), 0o757)
-        self.assertIsNone(z.pyc_cache_folder(self.home))
+        self.assertNotUsed("trex other-writable")
         os.chmod(os.path.dirname(cache), 0o700)
-        self.assertEqual(z.pyc_cache_folder(self.home), cache)
+        self.assertOpensTheCache()
         os.rmdir(cache)
         elsewhere = os.path.join(self.tmp, "elsewhere")
         os.mkdir(elsewhere, 0o700)
         os.symlink(elsewhere, cache)  # a link: it could point anywhere
-        self.assertIsNone(z.pyc_cache_folder(self.home))
+        self.assertNotUsed("pyc a link")
         os.unlink(cache)
         if os.geteuid() == 0:
             os.mkdir(cache, 0o700)
             os.chown(cache, 65534, 65534)  # owned by someone else
-            self.assertIsNone(z.pyc_cache_folder(self.home))
+            self.assertNotUsed("pyc someone else's")
+
+    def test_a_cache_below_a_link_or_an_open_folder_is_not_used(self):
+        # Reviewer 1's case: a private home whose .cache is a link to a folder anyone may write
+        # to; whoever can write there could swap trex after a check of the path.
+        dot_cache = os.path.join(self.home, ".cache")
+        shared = os.path.join(self.tmp, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        os.symlink(shared, dot_cache)
+        self.assertNotUsed(".cache a link to an open folder")
+        os.chmod(shared, 0o700)
+        self.assertNotUsed(".cache a link to a private folder")  # a link still: it may be retargeted
+        self.assertEqual(os.listdir(shared), [])  # nothing was made through the link
+        os.unlink(dot_cache)
+        os.mkdir(dot_cache, 0o700)
+        for mode, why in ((0o770, ".cache group-writable"), (0o707, ".cache other-writable"),
+                          (0o1777, ".cache sticky but open to all")):
+            os.chmod(dot_cache, mode)
+            if mode & 0o1000:
+                # Sticky and this user's: others may add names but not replace trex.
+                self.assertOpensTheCache()
+                continue
+            self.assertNotUsed(why)
+        os.chmod(dot_cache, 0o700)
+        os.chmod(self.home, 0o770)
+        self.assertNotUsed("home group-writable")
+        os.chmod(self.home, 0o700)
+        self.assertOpensTheCache()
+
+    def test_the_opened_folder_is_used_whatever_its_path_names_later(self):
+        # A swap after the check cannot be raced here; what it would change is the path, so
+        # move the checked folder away after the open and put another at its path: every read,
+        # write and removal must be in the opened one.
+        cache = self.assertOpensTheCache()
+        moved = os.path.join(self.home, ".cache", "trex", "moved")
+        os.rename(self.path, moved)
+        os.mkdir(self.path, 0o700)
+        for i in range(z.PYC_CACHE_ENTRIES + 1):
+            with open(os.path.join(moved, "old%03d" % i), "wb") as f:
+                f.write(b"x")
+            os.utime(os.path.join(moved, "old%03d" % i), (1000 + i, 1000 + i))
+        with open(os.path.join(self.path, "planted"), "wb") as f:
+            f.write(b"x")
+        os.utime(os.path.join(self.path, "planted"), (1000, 1000))
+        first = self.copy("first")
+        z.compile_in_place(first, cache)  # writes entries, then prunes
+        self.assertEqual(os.listdir(self.path), ["planted"])  # nothing written or pruned at the path
+        names = os.listdir(moved)
+        self.assertEqual(len(names), z.PYC_CACHE_ENTRIES)
+        self.assertEqual(len([n for n in names if not n.startswith("old")]), len(pycs(first)))
+        # And a second run reads them from there: copied byte for byte.
+        second = self.copy("second")
+        os.rename(moved, os.path.join(self.tmp, "away"))
+        z.compile_in_place(second, cache)
+        self.assertEqual(pycs(first), pycs(second))
+        self.assertEqual(os.listdir(self.path), ["planted"])
 
     def test_the_cache_keeps_the_entries_written_last(self):
-        cache = z.pyc_cache_folder(self.home)
+        cache = self.open_cache()
         for i in range(z.PYC_CACHE_ENTRIES + 5):
-            path = os.path.join(cache, "old%03d" % i)
+            path = os.path.join(self.path, "old%03d" % i)
             with open(path, "wb") as f:
                 f.write(b"x")
             os.utime(path, (1000 + i, 1000 + i))
         z.compile_in_place(self.copy("first"), cache)  # writes entries, then prunes
-        names = os.listdir(cache)
+        names = os.listdir(self.path)
         self.assertEqual(len(names), z.PYC_CACHE_ENTRIES)
         self.assertEqual(len([n for n in names if not n.startswith("old")]), len(pycs(os.path.join(self.tmp, "first"))))
         self.assertNotIn("old000", names)

@@ -45,12 +45,14 @@ int write_temporary(const std::string& path, const std::string& tmp, std::string
   return fd;
 }
 
-// fsync and close `fd` (the temporary `tmp` of `path`); on failure the temporary is removed.
+// fsync and close `fd` (the temporary `tmp` of `path`): closed whatever happens (a failed
+// fsync must not leak it); on failure the first error is reported and the temporary removed.
 void sync_temporary(const std::string& path, const std::string& tmp, int fd) {
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    std::string why = errno_text();
+  int failed = ::fsync(fd) != 0 ? errno : 0;
+  if (::close(fd) != 0 && failed == 0) failed = errno;
+  if (failed != 0) {
     ::unlink(tmp.c_str());
-    throw IoError(path + ": write failed: " + why);
+    throw IoError(path + ": write failed: " + std::strerror(failed));
   }
 }
 

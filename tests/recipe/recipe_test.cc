@@ -1,5 +1,5 @@
 // `trex recipe run` on configs/recipe/or-tiny.toml through the binary: every stage kind runs for
-// real (corpus and held-out corpus, benchmark, copy documents, base pre-training, CPT balanced and pure, SFT on
+// real (corpus and held-out corpus, benchmark, copy documents, the copy stage, base pre-training, CPT balanced and pure, SFT on
 // each, serving and evaluating four models); the report holds each model's Pass@1 with its
 // interval, the loss curves and each stage's cost; a rerun reuses every stage; a changed input
 // re-runs its stage and the ones after it; bad input is one line, exit 2. One stage evaluates on
@@ -24,6 +24,12 @@
 
 namespace trex::recipe {
 namespace {
+
+long count_occurrences(const std::string& text, const std::string& what) {
+  long n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
 
 namespace fs = std::filesystem;
 
@@ -56,10 +62,17 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   const std::string file = d.path + "/configs/recipe/or-tiny.toml", out = d.path + "/out";
   ProcessResult first = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
-  EXPECT_NE(first.out.find("or-tiny: 15 stages (0 cached)"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("or-tiny: 17 stages (0 cached)"), std::string::npos) << first.out;
   // The copy documents the base and SFT stages mix in (copy_docs_test checks their contents).
   const std::string copy = read_file(out + "/copy-docs/copy.jsonl");
   EXPECT_EQ(std::count(copy.begin(), copy.end(), '\n'), 200);
+  // The copy stage trains from scratch on the in-order documents with the loss on the answers
+  // only; base continues from it.
+  const std::string in_order = read_file(out + "/copy-in-order/copy.jsonl");
+  EXPECT_EQ(std::count(in_order.begin(), in_order.end(), '\n'), 100);
+  EXPECT_EQ(std::count(in_order.begin(), in_order.end(), '\n'), count_occurrences(in_order, "\"content\":\"Numbers: "));
+  EXPECT_NE(read_file(out + "/configs/copy.toml").find("mode = \"sft\""), std::string::npos);
+  EXPECT_NE(read_file(out + "/configs/base.toml").find("init_from = \"" + out + "/copy\""), std::string::npos);
   const bool have_nl4opt = !find_data("or-benchmarks/nl4opt/slai_trex_test.jsonl").empty();
   if (have_nl4opt) {
     EXPECT_TRUE(std::regex_search(first.out, std::regex(R"(\n  SFT \(nl4opt\) +Pass@1 [01]\.\d{3} \(\d/3, 95% \[)"))) << first.out;
@@ -96,7 +109,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
   ProcessResult again = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   // A skipped stage is never recorded, so it runs once the data is there.
-  EXPECT_NE(again.out.find(have_nl4opt ? "or-tiny: 15 stages (15 cached)" : "or-tiny: 15 stages (14 cached)"),
+  EXPECT_NE(again.out.find(have_nl4opt ? "or-tiny: 17 stages (17 cached)" : "or-tiny: 17 stages (16 cached)"),
             std::string::npos) << again.out;
 
   // Without the data: the real-benchmark stage is skipped with its reason, the rest reused.
@@ -104,7 +117,7 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
     DataDirOverride none(d.path + "/no-data");
     ProcessResult absent = trex({"recipe", "run", file, "--out", out, "--quiet"});
     ASSERT_EQ(absent.exit_code, 0) << absent.err;
-    EXPECT_NE(absent.out.find("or-tiny: 15 stages (14 cached)"), std::string::npos) << absent.out;
+    EXPECT_NE(absent.out.find("or-tiny: 17 stages (16 cached)"), std::string::npos) << absent.out;
     const std::string why = "skipped: benchmark nl4opt not found: " + d.path +
                             "/no-data/or-benchmarks/nl4opt/slai_trex_test.jsonl is absent (set TREX_DATA_DIR";
     EXPECT_NE(absent.out.find("SFT (nl4opt)     " + why), std::string::npos) << absent.out;
@@ -113,13 +126,13 @@ TEST(Recipe, TinyRecipeRunsEveryStageThenReusesThemAndRerunsWhatChanged) {
     EXPECT_NE(report.find("| eval-sft-nl4opt | serve | 0.0 | skipped |"), std::string::npos) << report;
   }
 
-  // A changed input re-runs its stage and every later one (9 before it are reused).
+  // A changed input re-runs its stage and every later one (11 before it are reused).
   std::string sft = read_file(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml");
   sft.replace(sft.find("steps = 3"), 9, "steps = 2");
   write_file_atomic(d.path + "/configs/recipe/tiny-sft-from-cpt-pure.toml", sft);
   ProcessResult changed = trex({"recipe", "run", file, "--out", out, "--quiet"});
   ASSERT_EQ(changed.exit_code, 0) << changed.err;
-  EXPECT_NE(changed.out.find("or-tiny: 15 stages (9 cached)"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("or-tiny: 17 stages (11 cached)"), std::string::npos) << changed.out;
   EXPECT_NE(read_file(out + "/report.md").find("| cpt-pure-sft | 2 |"), std::string::npos);
 }
 

@@ -242,6 +242,37 @@ TEST(Causes, TileAndWaveQuantizationOfA14400WideGemmOn108Sms) {
   EXPECT_EQ(shipped_cluster("jean-zay-a100").eff.gemm_tiles, tiles);
 }
 
+// (2b) Outputs narrower than the smallest tile of the set are not charged tile and wave
+// quantization (gemm_efficiency.h, output_tile_efficiency): the library runs a narrow tile or
+// splits k there, and the small-dimension curve alone charges the narrow side. The MoE router
+// of 8 experts over 8192 rows and hidden 2048 on A100 (108 SMs).
+TEST(Causes, TileAndWaveQuantizationSparesOutputsNarrowerThanTheSmallestTile) {
+  const std::vector<std::array<long, 2>> tiles = {{256, 128}, {128, 256}, {128, 128}};
+  EXPECT_DOUBLE_EQ(smallest_tile_side(tiles), 128.0);
+  // Charged as if tiled, the router's 8192 x 8 output would fill 64 tiles of 128x128 (4 / 108
+  // of one wave) and its 2048 x 8 weight gradient 16 (1 / 108): with the input gradient below,
+  // 3 / (27 + 1.0547 + 108) / 0.99805 = 0.022, on top of the small-dimension curve's ~0.1.
+  // Not charged: the forward and weight-gradient outputs count 1.
+  EXPECT_DOUBLE_EQ(output_tile_efficiency(8192, 8, tiles, 108, 1), 1.0);
+  EXPECT_DOUBLE_EQ(output_tile_efficiency(2048, 8, tiles, 108, 1), 1.0);
+  // The input gradient 8192 x 2048 is wide and keeps its wave loss: 64 x 16 = 1024 tiles of
+  // 128x128 (or 512 of either larger tile), 10 waves of 108 (5 of 108): 1024 / 1080.
+  EXPECT_NEAR(output_tile_efficiency(8192, 2048, tiles, 108, 1), 1024.0 / 1080, 1e-12);
+  // The whole router: 3 / (1 + 1080 / 1024 + 1) over the 8192-square reference = 0.984.
+  double ref = 67108864.0 / 67239936;
+  double router = 3 / (1 + 1080.0 / 1024 + 1) / ref;
+  EXPECT_NEAR(tile_wave_factor(8192, 8, 2048, tiles, 108), router, 1e-12);
+  EXPECT_NEAR(router, 0.984, 0.001);
+  // The boundary: an output exactly one tile side wide is tiled (8192 x 128: 64 tiles of
+  // 128x128 in one wave, 64 / 108), one column narrower is not.
+  EXPECT_NEAR(output_tile_efficiency(8192, 128, tiles, 108, 1), 64.0 / 108, 1e-12);
+  EXPECT_DOUBLE_EQ(output_tile_efficiency(8192, 127, tiles, 108, 1), 1.0);
+  // A grouped GEMM whose experts receive fewer rows than a tile side is not charged either.
+  EXPECT_DOUBLE_EQ(output_tile_efficiency(100, 256, tiles, 108, 8), 1.0);
+  // Wide GEMMs are unchanged: the 14400-wide projection of the test above keeps 0.846.
+  EXPECT_NEAR(tile_wave_factor(2048, 14400, 1800, tiles, 108), 0.846, 0.001);
+}
+
 // (3) ZeRO-1/2 at scale: DeepSpeed gathers the updated weights inside the optimizer step and
 // InternEvo broadcasts them after it (stack param_gather_overlap = false, sources in
 // configs/plan/stack/deepspeed.toml), so that gather is exposed even though the gradient

@@ -120,7 +120,11 @@ struct Bounds {
 // A800, bf16 +12.1%, fp16 +10.8%): fit 113 runs 10.6% / +5.9%; bounds re-established for the
 // new rows alone. Then its Llama 2 70B FlagScale case (3 bf16 rows on 4 x 8 H800, +11% to +12%):
 // fit 116 runs 10.6% / +6.1%.
-constexpr Bounds kFit{0.107, 0.061, 0.859};
+// Then outputs narrower than the smallest tile are spared the tile and wave factor (session 13,
+// fix13: the MoE router's expert columns were charged 0.022 on top of the small-dimension
+// curve): the two FlagPerf qwen1.5_MoE rows +12.1% / +10.8% -> +16.5% / +15.2%, fit 116 runs
+// 10.6% / +6.1% -> 10.7% / +6.15% (signed bound 0.061 -> 0.062); nothing else moves.
+constexpr Bounds kFit{0.107, 0.062, 0.859};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier

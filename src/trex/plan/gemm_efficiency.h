@@ -11,8 +11,9 @@
 // h = 0 turns the curve off (factor 1).
 //
 // Why h depends on the precision and the device: the curve stands for the fixed time of each
-// output tile (prologue loads, epilogue store; where the cluster states no tile set, also the
-// last partial wave, which tile_wave_factor below takes explicitly) against the tile's
+// output tile (prologue loads, epilogue store, and on average the last partial wave: the rates
+// it was fitted on include their waves, so for a wide GEMM on a cluster with a tile set it
+// overlaps tile_wave_factor below by at most its own few percent; docs/plan.md) against the tile's
 // multiply time, which is proportional to the dimension over the per-core tensor rate. A
 // fixed cost t0 against x / r gives x / (x + r t0): the half dimension grows in proportion to
 // the per-core rate r. So an FP8 GEMM on Hopper (twice the BF16 rate on the same SMs) needs
@@ -58,16 +59,39 @@ inline double best_tile_efficiency(double m, double n, const std::vector<std::ar
   return best;
 }
 
+// The smallest tile side of the set (0 without tiles).
+inline double smallest_tile_side(const std::vector<std::array<long, 2>>& tiles) {
+  double side = 0;
+  for (const std::array<long, 2>& t : tiles) {
+    double s = double(std::min(t[0], t[1]));
+    if (side == 0 || s < side) side = s;
+  }
+  return side;
+}
+
+// One output's tile and wave efficiency, or 1 for an output narrower than the smallest tile
+// side of the set. ASSUMPTION: for such an output (a MoE router's few expert columns, a
+// projection to a handful of outputs) the library does not run the set's large tiles (cuBLAS
+// picks a narrow tile or splits k), so their padding is not what it pays; trex has no tile set
+// for those kernels, and the small-dimension curve (gemm_shape_factor) alone charges the
+// narrow side, as it did before tiles were stated.
+inline double output_tile_efficiency(double m, double n, const std::vector<std::array<long, 2>>& tiles, double sms,
+                                     double groups) {
+  if (std::min(m, n) < smallest_tile_side(tiles)) return 1;
+  return best_tile_efficiency(m, n, tiles, sms, groups);
+}
+
 // Tile and wave quantization of a GEMM with forward output m x n and inner dimension k, over
 // its forward and two backward GEMMs (equal FLOPs: the harmonic mean of their efficiencies;
-// `groups` outputs of each, one per expert, in a grouped GEMM),
-// relative to the 8192-square GEMM; never above 1.
+// `groups` outputs of each, one per expert, in a grouped GEMM; an output narrower than the
+// smallest tile counts 1, output_tile_efficiency), relative to the 8192-square GEMM; never
+// above 1.
 inline double tile_wave_factor(double m, double n, double k, const std::vector<std::array<long, 2>>& tiles, double sms,
                                double groups = 1) {
   if (tiles.empty() || sms <= 0) return 1;
   auto three = [&](double a, double b, double c, double g) {
-    return 3 / (1 / best_tile_efficiency(a, b, tiles, sms, g) + 1 / best_tile_efficiency(a, c, tiles, sms, g) +
-                1 / best_tile_efficiency(c, b, tiles, sms, g));
+    return 3 / (1 / output_tile_efficiency(a, b, tiles, sms, g) + 1 / output_tile_efficiency(a, c, tiles, sms, g) +
+                1 / output_tile_efficiency(c, b, tiles, sms, g));
   };
   double f = three(m, n, k, groups) / three(8192, 8192, 8192, 1);
   return f < 1 ? f : 1;

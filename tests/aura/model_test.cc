@@ -15,6 +15,7 @@
 #include "trex/core/cpu_features.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/row_isa.h"
+#include "trex/kernels/tuning.h"
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
@@ -288,6 +289,43 @@ TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
   EXPECT_EQ(builtin_config(narrow, hw).at("channel_block"), 64);
   TuneTarget fwd = make_target("kv_compress.fwd", {8192, 512, 128}, hw);  // the forward: unchanged
   EXPECT_NE(fwd.space[0].values.front(), 0);
+}
+
+// A tuning entry serves a whole shape class (kernels/tuning.cc shape_class), and any
+// channel_block it sets forces the channel-block split on every member. Class 2048x128x128 holds
+// [1500, 100, 128] (150,000 floats per input: channel blocks untuned) and the model's
+// [2048, 128, 128] (exactly 2^18: split by entries untuned, 0.30 ms vs 0.83 ms forced): a tune at
+// the smaller shape may write only 0, the kernel's own choice at each member, so no value its
+// space offers forces the slower split on the class's largest member.
+TEST(Target, KvCompressBackwardNeverWritesABlockThatForcesTheChannelSplitOnAClassMate) {
+  AuraHardware hw = test_machine();
+  hw.threads = 2;
+  ASSERT_EQ(kernels::shape_class({1500, 100, 128}), kernels::shape_class({2048, 128, 128}));
+  const bool wide = kernels::row_isa() == core::Isa::kAvx512;
+  TuneTarget small = make_target("kv_compress.bwd", {1500, 100, 128}, hw);
+  TuneTarget large = make_target("kv_compress.bwd", {2048, 128, 128}, hw);
+  ASSERT_EQ(small.space.size(), 1u);
+  // The largest member splits by entries untuned (0 is its built-in) exactly on AVX-512 rows.
+  EXPECT_EQ(large.space[0].values.front() == 0, wide);
+  EXPECT_EQ(builtin_config(large, hw).at("channel_block"), wide ? 0 : 64);
+  if (wide) {
+    // Every value a tune at the smaller member can write keeps the largest member's own split.
+    for (int64_t v : small.space[0].values) EXPECT_EQ(v, 0) << "channel_block " << v << " at 1500x100x128";
+    EXPECT_EQ(builtin_config(small, hw).at("channel_block"), 0);
+    // Its 0 runs blocks of 64 there (ceil(100 / 64) = 2 jobs), not the entry split's jobs: at two
+    // threads, no imbalance, 2 jobs x 1 us / 2.
+    ChoiceProblem pr = performance_model(small, hw);
+    EXPECT_NEAR(pr.params[0].cost[0], 2 * 1e-6 / 2, 1e-15);
+  }
+  // A class wholly below 2^18 floats (1024x128x128: 2^17 at most) keeps its blocks and 64.
+  TuneTarget below = make_target("kv_compress.bwd", {1000, 100, 128}, hw);
+  EXPECT_NE(below.space[0].values.front(), 0);
+  EXPECT_GT(below.space[0].values.size(), 1u);
+  EXPECT_EQ(builtin_config(below, hw).at("channel_block"), 64);
+  kernels::ScopedRowIsa avx2(core::Isa::kAvx2);  // no AVX-512 rows: channel blocks everywhere
+  TuneTarget narrow = make_target("kv_compress.bwd", {1500, 100, 128}, hw);
+  EXPECT_NE(narrow.space[0].values.front(), 0);
+  EXPECT_EQ(builtin_config(narrow, hw).at("channel_block"), 64);
 }
 
 // The forward hands the pool its (entry, channel block) items in chunks of 16, so its jobs are

@@ -89,9 +89,27 @@ bool kv_backward_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
          tokens * kernels::compressor_width(int(ratio), head_dim) >= (int64_t(1) << 18);
 }
 
+// Whether some shape of (tokens, head_dim, ratio)'s tuning class splits by entries untuned: the
+// class's largest member, each dimension rounded up to a power of two (kernels/tuning.cc
+// shape_class; the ratio as given). A tuning entry serves the whole class, and any channel_block
+// it sets forces the channel-block split on every member, so where the largest member splits by
+// entries and this shape does not (class 2048x128x128 holds [1500, 100, 128], 150,000 floats,
+// and the model's [2048, 128, 128], exactly 2^18: 0.83 vs 0.30 ms forced), the only value a tune
+// here may write without slowing that member is 0, the kernel's own choice at every member.
+bool kv_class_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
+  auto pow2 = [](int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+  };
+  return kv_backward_by_entries(pow2(tokens), pow2(head_dim), ratio);
+}
+
 // Parallel jobs of one call under a parameter value (work-split kernels).
 double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int threads) {
   const int64_t a = t.dims[0], b = t.dims[1], c = t.dims[2];
+  // 0 below the entry split (a class-mate splits by entries): the kernel's built-in channel block.
+  if (t.kernel == "kv_compress.bwd" && v == 0 && !kv_backward_by_entries(a, b, c)) v = kernels::builtin::kKvChannelBlock;
   if (t.kernel == "kv_compress.bwd" && v == 0) {
     // By entries: chunks of ceil(n / (4 threads)) entries, then, with more than one chunk, ranges
     // of max(1, ratio / (4 threads)) ape rows (kv_compress_backward's two parallel_for calls).
@@ -289,6 +307,8 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8), 0, {b}});
       if (kernel == "kv_compress.bwd" && kv_backward_by_entries(a, b, c))
         t.space.back().values.insert(t.space.back().values.begin(), 0);
+      else if (kernel == "kv_compress.bwd" && kv_class_by_entries(a, b, c))
+        t.space.back().values = {0};  // see kv_class_by_entries: any block would slow a class-mate
       const double C = double(kernels::compressor_width(int(c), b)), n = double(kernels::compressor_entries(a, int(c)));
       const double fwd_in = 4.0 * (2 * double(a) * C + double(c) * C), k_out = 4.0 * n * double(b);
       t.bytes_in = kernel == "kv_compress.fwd" ? fwd_in : fwd_in + k_out;
@@ -370,7 +390,8 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
     Config c;
     for (const SpaceParam& p : t.space) c[p.name] = kernels::builtin::value(t.kernel, p.name);
     // The kv_compress backward's split by entries is what the kernel runs untuned there.
-    if (t.kernel == "kv_compress.bwd" && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2])) c["channel_block"] = 0;
+    // Where a class-mate splits by entries, 0 is the only point (the channel block of 64 here).
+    if (t.kernel == "kv_compress.bwd" && kv_class_by_entries(t.dims[0], t.dims[1], t.dims[2])) c["channel_block"] = 0;
     return t.config_at(t.index_of(c));
   }
   // The kernels' stream test is per output tensor (rows x cols elements of the storage type).

@@ -101,6 +101,34 @@ TEST(SkillPrior, MapsTheWholeDimensionBetweenShapes) {
   EXPECT_EQ(large.config_at(prior.ranked(1).at(0)).at("nc"), 1024);
 }
 
+// channel_block 0 is the kv_compress backward's own split (by entries), not a number: a skill
+// whose best was 0 reads, on a target whose space lacks 0, as the target's built-in (64), not as
+// the nearest value (8, the slowest it measured). Where the target has 0, 0 stays; a number still
+// maps as a number; a kernel whose 0 has no built-in behind it keeps the nearest value.
+TEST(SkillPrior, ReadsAKernelsOwnChoiceAsTheTargetsBuiltinNotAsTheNearestNumber) {
+  TuneTarget source, target;
+  source.kernel = target.kernel = "kv_compress.bwd";
+  source.space = {{"channel_block", {0, 8, 16, 32, 64, 128, 256, 512}, 0, {512}}};
+  target.space = {{"channel_block", {8, 16, 32, 64, 128}, 0, {128}}};
+  Evidence e{source,
+             {{{{"channel_block", 0}}, 1.0}, {{{"channel_block", 8}}, 2.4}, {{{"channel_block", 64}}, 1.9}},
+             {},
+             {}};
+  SkillPrior prior(target, {e});
+  EXPECT_EQ(target.config_at(prior.map_index(e, {{"channel_block", 0}})).at("channel_block"), 64);
+  EXPECT_EQ(target.config_at(prior.ranked(1).at(0)).at("channel_block"), 64);
+  EXPECT_EQ(target.config_at(prior.map_index(e, {{"channel_block", 8}})).at("channel_block"), 8);
+  TuneTarget with0 = target;
+  with0.space[0].values.insert(with0.space[0].values.begin(), 0);
+  SkillPrior prior0(with0, {e});
+  EXPECT_EQ(with0.config_at(prior0.map_index(e, {{"channel_block", 0}})).at("channel_block"), 0);
+  TuneTarget other = target, other_src = source;
+  other.kernel = other_src.kernel = "test";  // no built-in value: 0 is a value like any other
+  Evidence eo{other_src, e.observations, {}, {}};
+  SkillPrior prior_other(other, {eo});
+  EXPECT_EQ(other.config_at(prior_other.map_index(eo, {{"channel_block", 0}})).at("channel_block"), 8);
+}
+
 TEST(SkillPrior, NeighbouringShapesHalveTheMeasurementsToTheOptimum) {
   TuneTarget t = test_grid();
   ChoiceProblem model = flat_model(t);

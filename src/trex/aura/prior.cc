@@ -10,6 +10,7 @@
 
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/diagnose.h"
+#include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
 namespace trex::aura {
@@ -68,10 +69,24 @@ std::vector<int> SkillPrior::map_index(const Evidence& e, const Config& c_in) co
       if (it != c.end()) it->second = model_relative_choice(it->second, e, it->first);
     }
   std::vector<int> idx = target_.index_of(c);
+  std::vector<bool> builtin_here(target_.space.size(), false);
+  for (size_t p = 0; p < target_.space.size(); ++p) {
+    // 0 is "the kernel's own choice" (kv_compress.bwd's split by entries), not a number: where the
+    // target's space lacks it, a skill's 0 is the target's built-in value, not the nearest value
+    // (channel_block 8, the slowest measured).
+    const SpaceParam& tp = target_.space[p];
+    auto it = c.find(tp.name);
+    const int64_t builtin = kernels::builtin::value(target_.kernel, tp.name);
+    if (it == c.end() || it->second != 0 || builtin <= 0 ||
+        std::find(tp.values.begin(), tp.values.end(), int64_t(0)) != tp.values.end())
+      continue;
+    idx[p] = target_.index_of({{tp.name, builtin}})[p];
+    builtin_here[p] = true;
+  }
   for (size_t p = 0; p < target_.space.size(); ++p) {
     const SpaceParam& tp = target_.space[p];
     auto it = c.find(tp.name);
-    if (it == c.end() || choice_follows_model(p)) continue;
+    if (it == c.end() || choice_follows_model(p) || builtin_here[p]) continue;
     const SpaceParam* sp = find_param(source, tp.name);
     const int k = transfer(p);
     if (k >= 0 && sp && it->second > 0 && scales_match(*sp, tp)) {

@@ -46,7 +46,8 @@ const std::vector<TunableParam> kParams = {
     {"kv_compress.fwd", "channel_block", 8, 4096, 8, 0,
      "channels per parallel block (jobs = entries x blocks); 0: 64"},
     {"kv_compress.bwd", "channel_block", 8, 4096, 8, 0,
-     "channels per parallel block (the backward's only split: jobs = blocks); 0: 64"},
+     "channels per parallel block (jobs = blocks); 0: the kernel's own split: by entries on "
+     "AVX-512 rows, ratio != 4, from 2^18 floats per input, else blocks of 64"},
     {"sparse_attention.fwd", "query_block", 1, 4096, 1, 0, "query tokens per parallel block; 0: 4"},
     {"sparse_attention.bwd", "chunks", 1, 16, 1, 0,
      "token chunks, each with a private key-gradient slice reduced in chunk order (the parallel "

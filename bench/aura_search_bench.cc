@@ -521,7 +521,9 @@ static int run_bench(int argc, char** argv) {
     std::vector<size_t> keep;
     for (size_t k = 0; k < pa.size(); ++k)
       if (k != s || pa.size() == 1) keep.push_back(k);
-    // One pass carries no spread: nothing can be shown either way.
+    // A configuration that failed the gate is infinitely slow: shown, whatever the passes.
+    if (!t.m.at(a).passed || !t.m.at(b).passed) return std::pair<double, double>(INFINITY, INFINITY);
+    // One pass carries no spread: nothing else can be shown either way.
     if (keep.size() < 2) return std::pair<double, double>(0, INFINITY);
     std::mt19937 rng(20261205);
     std::uniform_int_distribution<size_t> pick(0, keep.size() - 1);
@@ -537,7 +539,7 @@ static int run_bench(int argc, char** argv) {
       if (!va.empty() && !vb.empty()) ratios.push_back(median_of(va) / median_of(vb));
     }
     std::sort(ratios.begin(), ratios.end());
-    if (ratios.empty() || !t.m.at(a).passed || !t.m.at(b).passed) return std::pair<double, double>(INFINITY, INFINITY);
+    if (ratios.empty()) return std::pair<double, double>(INFINITY, INFINITY);
     return std::pair<double, double>(ratios[ratios.size() * 5 / 100], ratios[ratios.size() * 95 / 100]);
   };
   // The spread of a configuration's own de-noised time: the same bootstrap over all its passes,

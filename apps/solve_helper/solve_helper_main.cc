@@ -1,6 +1,6 @@
 // trex-solve-helper: parses and solves one model for the evaluator, in a process of its own.
 //
-//   trex-solve-helper SOLVER SECONDS MEMORY_BYTES record|model FILE  < input  > reply
+//   trex-solve-helper SOLVER DEADLINE MEMORY_BYTES record|model FILE  < input  > reply
 //
 // The evaluator starts it with posix_spawn for every solve (src/trex/oreval/solve_helper.h has
 // the threats and why it is a program of its own). The input is hostile, so every limit is in
@@ -8,11 +8,14 @@
 // size now plus MEMORY_BYTES; under ASan that size includes the shadow), CPU time, no core,
 // user nobody when started as root, no_new_privs. Then stdin is parsed as a gurobipy record
 // (model_json.h, errors naming FILE) or an exact model (model_wire.h) and solved within what is
-// left of SECONDS; the reply is one JSON object on stdout. A failed setup step exits 120-124
+// left until DEADLINE (seconds on CLOCK_MONOTONIC, which the evaluator reads too: this
+// program's start-up counts against the solve), less a margin for the solver's overshoot and
+// the reply; the reply is one JSON object on stdout. A failed setup step exits 120-124
 // without a reply (solve_helper.cc names them).
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +33,7 @@
 #include "trex/oreval/close_fds.h"
 #include "trex/oreval/model_json.h"
 #include "trex/oreval/model_wire.h"
+#include "trex/oreval/solve_helper.h"
 #include "trex/util/error.h"
 
 namespace {
@@ -113,22 +117,30 @@ std::string exe_basename() {
   std::abort();
 }
 
+double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto t0 = std::chrono::steady_clock::now();
   std::set_terminate(on_terminate);
   if (!trex::oreval::close_fds_from(3, nullptr, 0)) _exit(120);
-  double seconds = 0;
+  double deadline = 0;
   size_t memory = 0;
-  if (argc != 6 || !parse_double(argv[2], seconds) || !parse_size(argv[3], memory) ||
+  if (argc != 6 || !parse_double(argv[2], deadline) || !parse_size(argv[3], memory) ||
       (std::strcmp(argv[4], "record") != 0 && std::strcmp(argv[4], "model") != 0))
     _exit(124);
   std::string solver = argv[1], kind = argv[4], file = argv[5];
   std::string exe = exe_basename();
   size_t as_bytes = own_address_space_bytes() + memory;
   rlimit as{rlim_t(as_bytes), rlim_t(as_bytes)};
-  rlim_t cpu = rlim_t(std::ceil(std::max(0.0, seconds))) + 1;
+  // CPU time never passes wall time here (one thread): the limit only has to outlast the moment
+  // the evaluator kills this process.
+  double left = std::max(0.0, deadline - monotonic_seconds());
+  rlim_t cpu = rlim_t(std::ceil(left + trex::oreval::solve_helper_grace_s(left))) + 1;
   rlimit cpu_limit{cpu, cpu + 1};
   rlimit no_core{0, 0};
   if (setrlimit(RLIMIT_AS, &as) != 0 || setrlimit(RLIMIT_CPU, &cpu_limit) != 0 || setrlimit(RLIMIT_CORE, &no_core) != 0)
@@ -156,8 +168,10 @@ int main(int argc, char** argv) {
       m = trex::oreval::model_from_wire(bytes, file);
     }
     trex::lp::SolveOptions so;
-    double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    so.time_limit_s = std::max(0.01, seconds - used);
+    // Stop short of the deadline by 10% of what is left (at most 0.25 s): CBC overshoots its
+    // limit a little, and the reply still has to be written and read before the deadline.
+    double remaining = deadline - monotonic_seconds();
+    so.time_limit_s = std::max(0.01, remaining - std::min(0.1 * remaining, 0.25));
     trex::lp::SolveResult r = trex::lp::make_solver(solver)->solve(m, so);
     reply = {{"status", trex::lp::to_string(r.status)}, {"objective", r.objective}, {"x", r.x},
              {"message", r.message}, {"solver", r.solver}, {"solver_version", r.solver_version},

@@ -9,7 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "nlohmann/json.hpp"
 #include "trex/util/error.h"
 
 namespace trex::oreval {
@@ -115,15 +118,42 @@ TEST(ModelWire, RandomDoublesComeBackBitForBit) {
   expect_identical(m, round_trip(m));
 }
 
+// The LP reader takes any byte >= 0x80 in a name: such names come back byte for byte, and two
+// that differ only in bytes that are not UTF-8 stay two (JSON would have made both "x\uFFFD").
+TEST(ModelWire, NamesThatAreNotUtf8ComeBackByteForByte) {
+  lp::Model m;
+  m.name = "model\xc3";
+  m.objective_name = "obj\x80";
+  int a = m.add_var("x\xff", 0, 1, lp::VarType::kBinary, 1);
+  int b = m.add_var("x\xfe", 0, 1, lp::VarType::kBinary, 2);
+  m.add_var("\xed\xa0\x80", 0, 1, lp::VarType::kContinuous, 3);  // a UTF-16 surrogate, invalid in UTF-8
+  m.add_row("r\xc0\xaf", {{a, 1}, {b, 1}}, -lp::kInf, 1);
+  m.add_row("r\xc0\xae", {{a, 1}}, 0, lp::kInf);
+  m.sos.push_back({"s\x81", 1, 0, {a, b}, {1, 2}});
+  lp::Model back = round_trip(m);
+  expect_identical(m, back);
+  EXPECT_EQ(back.var(1).name, "x\xfe");
+  EXPECT_EQ(back.find_var("x\xff"), a);
+  EXPECT_EQ(back.find_var("x\xfe"), b);
+  EXPECT_EQ(back.row(0).name, "r\xc0\xaf");
+}
+
 TEST(ModelWire, MalformedBytesAreRefusedNamingTheFile) {
-  for (std::string bad : {"", "{", "[]", R"({"name": "", "sense": "up"})",
+  std::vector<std::string> bad = {"", "\xff", "{", "\x82\x01"};  // empty, a break alone, raw JSON, a cut array
+  // Well-formed CBOR of the wrong shape.
+  for (const char* doc : {"[]", R"({"name": "", "sense": "up"})",
                           R"({"name": "", "sense": "min", "objective_name": "obj", "constant": 0, "vars": [],
                               "rows": [["r", 0, 1, [[3, 1]], []]], "qobj": [], "sos": []})",
                           R"({"name": "", "sense": "min", "objective_name": "obj", "constant": "big", "vars": [],
                               "rows": [], "qobj": [], "sos": []})"}) {
+    std::string bytes;
+    nlohmann::json::to_cbor(nlohmann::json::parse(doc), bytes);
+    bad.push_back(bytes);
+  }
+  for (const std::string& b : bad) {
     try {
-      model_from_wire(bad, "the model");
-      ADD_FAILURE() << "accepted: " << bad;
+      model_from_wire(b, "the model");
+      ADD_FAILURE() << "accepted " << b.size() << " bytes";
     } catch (const InputError& e) {
       EXPECT_EQ(e.file(), "the model") << e.what();
     }

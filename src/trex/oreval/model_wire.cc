@@ -73,13 +73,15 @@ std::string model_to_wire(const lp::Model& m) {
             {"rows", std::move(rows)},
             {"qobj", quad_json(m.objective_quad)},
             {"sos", std::move(sos)}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string bytes;
+  json::to_cbor(j, bytes);
+  return bytes;
 }
 
 lp::Model model_from_wire(const std::string& bytes, const std::string& file) {
   lp::Model m;
   try {
-    json j = json::parse(bytes);
+    json j = json::from_cbor(bytes);
     m.name = j.at("name").get<std::string>();
     std::string sense = j.at("sense").get<std::string>();
     if (sense != "min" && sense != "max") throw std::runtime_error("sense '" + sense + "'");

@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -117,52 +118,125 @@ std::string solve_helper_program(std::string* why) {
     if (why) *why = std::string("TREX_SOLVE_HELPER=") + env + " is not an executable program";
     return "";
   }
+  // Beside the running binary first: a trex copied elsewhere must not exec the build tree's
+  // helper (perhaps stale, with an older wire format) only because that path still exists.
   std::string looked;
-#ifdef TREX_SOLVE_HELPER_PROGRAM
-  if (executable(TREX_SOLVE_HELPER_PROGRAM)) return TREX_SOLVE_HELPER_PROGRAM;
-  looked = std::string(TREX_SOLVE_HELPER_PROGRAM) + ", ";
-#endif
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     std::string beside = (exe.parent_path() / kHelperName).string();
     if (executable(beside)) return beside;
-    looked += beside;
+    looked = beside;
   } else {
-    looked += "beside the running program (/proc/self/exe unreadable)";
+    looked = "beside the running program (/proc/self/exe unreadable)";
   }
+#ifdef TREX_SOLVE_HELPER_PROGRAM
+  if (executable(TREX_SOLVE_HELPER_PROGRAM)) return TREX_SOLVE_HELPER_PROGRAM;
+  looked += std::string(", ") + TREX_SOLVE_HELPER_PROGRAM;
+#endif
   if (why)
     *why = std::string("the solve helper program ") + kHelperName + " was not found (looked at " + looked +
            "); build it with `cmake --build build --target " + kHelperName + "` or set TREX_SOLVE_HELPER";
   return "";
 }
 
-lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& solver, const HelperLimits& limits,
-                                HelperProcess* who) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+namespace {
+
+// A descriptor closed when it goes out of scope, on every return and exception path.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd = -1) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() { reset(); }
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// posix_spawn's file actions and attributes, destroyed on every path once initialised.
+struct SpawnSetup {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  bool fa_ok = false, attr_ok = false;
+  ~SpawnSetup() {
+    if (fa_ok) posix_spawn_file_actions_destroy(&fa);
+    if (attr_ok) posix_spawnattr_destroy(&attr);
+  }
+};
+
+// The started helper: killed and reaped when it goes out of scope unless wait() reaped it, so
+// no path out of solve_in_helper (an exception included) leaves it running or a zombie.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    wait();
+  }
+  void kill_now() { kill(pid_, SIGKILL); }
+  int wait() {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = 0;
+    return status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+lp::SolveResult spawn_failed(const char* step, int err) {
+  return failed(lp::SolveStatus::kError, std::string("solve helper: ") + step + ": " + strerror(err), 0);
+}
+
+lp::SolveResult run_helper(const HelperInput& input, const std::string& solver, const HelperLimits& limits,
+                           HelperProcess* who) {
+  // One deadline on CLOCK_MONOTONIC, which the helper reads too: its start-up counts against
+  // the solve's time, and the solver's limit ends before the moment this process waits for.
+  const double start = monotonic_seconds();
+  const double deadline = start + limits.seconds_left;
+  const double kill_at = deadline + solve_helper_grace_s(limits.seconds_left);
+  auto elapsed = [&] { return monotonic_seconds() - start; };
   if (limits.seconds_left <= 0) return failed(lp::SolveStatus::kTimeLimitNoSolution, "no time left for the solve", 0);
   std::string why;
   std::string program = limits.program.empty() ? solve_helper_program(&why) : limits.program;
   if (program.empty()) return failed(lp::SolveStatus::kError, why, 0);
 
-  int in_fd = input_file(input.bytes);
-  if (in_fd < 0) return failed(lp::SolveStatus::kError, std::string("solve helper: input file: ") + strerror(errno), 0);
+  OwnedFd in_fd(input_file(input.bytes));
+  if (in_fd.get() < 0) return spawn_failed("input file", errno);
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    int e = errno;
-    close(in_fd);
-    return failed(lp::SolveStatus::kError, std::string("solve helper: pipe: ") + strerror(e), 0);
-  }
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return spawn_failed("pipe", errno);
+  OwnedFd reply_fd(pipe_fds[0]), write_end(pipe_fds[1]);
   // stdin the input, stdout the reply pipe, stderr /dev/null; every other descriptor the
-  // evaluator has open without O_CLOEXEC the helper closes itself, first thing.
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-  posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  // evaluator has open without O_CLOEXEC the helper closes itself, first thing. Every step is
+  // checked: a helper started without its stdin in place would read the evaluator's.
+  SpawnSetup sp;
+  int err = posix_spawn_file_actions_init(&sp.fa);
+  if (err != 0) return spawn_failed("file actions", err);
+  sp.fa_ok = true;
+  err = posix_spawnattr_init(&sp.attr);
+  if (err != 0) return spawn_failed("spawn attributes", err);
+  sp.attr_ok = true;
+  if ((err = posix_spawn_file_actions_adddup2(&sp.fa, in_fd.get(), 0)) != 0 ||
+      (err = posix_spawn_file_actions_adddup2(&sp.fa, write_end.get(), 1)) != 0 ||
+      (err = posix_spawn_file_actions_addopen(&sp.fa, 2, "/dev/null", O_WRONLY, 0)) != 0)
+    return spawn_failed("file actions", err);
   // Default dispositions and no blocked signal: what the evaluator ignores (SIGPIPE) or blocks
   // must not carry over into the helper.
   sigset_t all, none;
@@ -170,12 +244,13 @@ lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& sol
   sigdelset(&all, SIGKILL);
   sigdelset(&all, SIGSTOP);
   sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::string seconds_arg = format_double(limits.seconds_left), memory_arg = std::to_string(limits.memory_bytes);
+  if ((err = posix_spawnattr_setsigdefault(&sp.attr, &all)) != 0 ||
+      (err = posix_spawnattr_setsigmask(&sp.attr, &none)) != 0 ||
+      (err = posix_spawnattr_setflags(&sp.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) != 0)
+    return spawn_failed("spawn attributes", err);
+  std::string deadline_arg = format_double(deadline), memory_arg = std::to_string(limits.memory_bytes);
   const char* kind = input.kind == HelperInput::Kind::kRecord ? "record" : "model";
-  const char* argv[] = {program.c_str(), solver.c_str(), seconds_arg.c_str(), memory_arg.c_str(),
+  const char* argv[] = {program.c_str(), solver.c_str(), deadline_arg.c_str(), memory_arg.c_str(),
                         kind, input.file.c_str(), nullptr};
   // trex's environment (a sanitizer build's options among it), with OpenBLAS (under COIN-OR's
   // dense factorisation) on one thread: the helper is single-threaded by design, and each
@@ -188,30 +263,29 @@ lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& sol
   envp.push_back("OMP_NUM_THREADS=1");
   envp.push_back(nullptr);
   pid_t pid = 0;
-  int err = posix_spawn(&pid, program.c_str(), &fa, &attr, const_cast<char* const*>(argv),
-                        const_cast<char* const*>(envp.data()));
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(in_fd);
-  close(pipe_fds[1]);
-  if (err != 0) {
-    close(pipe_fds[0]);
+  err = posix_spawn(&pid, program.c_str(), &sp.fa, &sp.attr, const_cast<char* const*>(argv),
+                    const_cast<char* const*>(envp.data()));
+  if (err != 0)
     return failed(lp::SolveStatus::kError, "cannot start the solve helper " + program + ": " + strerror(err), 0);
-  }
+  Child child(pid);
+  in_fd.reset();
+  write_end.reset();
+  // The helper's solver stops short of the deadline; it is killed only a grace period past it,
+  // so a solve that ran to its limit still delivers its best solution.
   std::string text;
   bool timed_out = false, too_long = false;
   char buf[65536];
   while (true) {
-    double left = limits.seconds_left - elapsed();
+    double left = kill_at - monotonic_seconds();
     if (left <= 0) {
       timed_out = true;
       break;
     }
-    pollfd p{pipe_fds[0], POLLIN, 0};
+    pollfd p{reply_fd.get(), POLLIN, 0};
     int r = poll(&p, 1, int(std::ceil(left * 1000)));
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;  // the loop head sees the deadline
-    ssize_t got = read(pipe_fds[0], buf, sizeof buf);
+    ssize_t got = read(reply_fd.get(), buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     text.append(buf, size_t(got));
@@ -220,11 +294,9 @@ lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& sol
       break;
     }
   }
-  close(pipe_fds[0]);
-  if (timed_out || too_long) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  reply_fd.reset();
+  if (timed_out || too_long) child.kill_now();
+  int status = child.wait();
   double seconds = elapsed();
   if (timed_out) return failed(lp::SolveStatus::kTimeLimitNoSolution, "the solve passed the program's deadline", seconds);
   if (too_long) return failed(lp::SolveStatus::kError, "the solve helper's reply is too long", seconds);
@@ -251,8 +323,32 @@ lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& sol
       who->exe = h.value("exe", std::string());
     }
     return r;
+  } catch (const std::bad_alloc&) {
+    throw;
   } catch (const std::exception& e) {
     return failed(lp::SolveStatus::kError, std::string("the solve helper's reply is unreadable: ") + e.what(), seconds);
+  }
+}
+
+}  // namespace
+
+lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& solver, const HelperLimits& limits,
+                                HelperProcess* who) {
+  // Every descriptor and the child are owned by guards in run_helper, so an exception (memory
+  // running out while the reply grows, say) has closed and reaped them all by the time it gets
+  // here; the message is short enough to need no allocation.
+  try {
+    return run_helper(input, solver, limits, who);
+  } catch (const std::bad_alloc&) {
+    lp::SolveResult r;
+    r.status = lp::SolveStatus::kError;
+    r.message = "out of memory";
+    return r;
+  } catch (...) {
+    lp::SolveResult r;
+    r.status = lp::SolveStatus::kError;
+    r.message = "solve helper: unexpected exception";
+    return r;
   }
 }
 

@@ -13,13 +13,17 @@
 // while the helper reads), its reply goes to a pipe and stderr to /dev/null; its environment is
 // trex's with OpenBLAS on one thread. First thing, before
 // it reads a byte, it closes every other descriptor it inherited, limits its address space (its
-// size at start plus `memory_bytes`), CPU time (the deadline, rounded up, plus one second) and
-// core size, drops to user nobody when started as root and sets no_new_privs; then it parses,
-// solves with what is left of the deadline and writes the result as JSON. The evaluator waits
-// at most until `seconds_left` has passed, kills the helper then, and reads at most a bounded
-// reply. The program is $TREX_SOLVE_HELPER, else the one the build made (its path compiled
-// in), else trex-solve-helper beside the running binary; none of them there: the solve fails
-// with kError saying so.
+// size at start plus `memory_bytes`), CPU time (what is left of the deadline plus the grace, rounded up, plus one second) and
+// core size, drops to user nobody when started as root and sets no_new_privs; then it parses
+// and solves. The deadline is one absolute CLOCK_MONOTONIC time, computed before the spawn and
+// passed to the helper (both processes read the same clock), so the helper's start-up counts
+// against it; the solver's limit is what is left of it less a margin (10% of what is left, at
+// most 0.25 s) for the solver's overshoot and the reply. The evaluator waits a grace period past
+// the deadline (solve_helper_grace_s) before it kills the helper, so a solve that ran to its
+// limit still delivers its best solution; it reads at most a bounded reply. The program is
+// $TREX_SOLVE_HELPER, else trex-solve-helper beside the running binary, else the one the build
+// made (its path compiled in: a trex copied elsewhere must not run a stale build tree's
+// helper); none of them there: the solve fails with kError saying so.
 #pragma once
 
 #include <string>
@@ -42,7 +46,7 @@ struct HelperInput {
 };
 
 struct HelperLimits {
-  double seconds_left = 60;               // the one deadline: solver limit and the kill
+  double seconds_left = 60;               // the one deadline, from the call: solver limit and the kill
   size_t memory_bytes = size_t(2) << 30;  // address space the helper may add to its size at start
   std::string program;                    // the helper program; empty: solve_helper_program()
 };
@@ -54,12 +58,18 @@ struct HelperProcess {
   std::string exe;  // basename of its /proc/self/exe
 };
 
+// How long past the deadline the evaluator waits for the helper's answer before it kills it,
+// and what the helper's CPU limit allows beyond the deadline.
+inline double solve_helper_grace_s(double seconds) { return 0.5 + 0.05 * (seconds > 0 ? seconds : 0); }
+
 // The helper program to exec, or "" when none is found; `why` then says where it looked.
 std::string solve_helper_program(std::string* why = nullptr);
 
 // Solves `input` with `solver` in the helper, the time limit being what is left of the
-// deadline. Never throws for what the model or helper does: a parse error, a crash, a missing
-// helper program or the deadline come back as kError or kTimeLimitNoSolution with a message.
+// deadline. Never throws: a parse error, a crash, a missing helper program, a failed spawn step
+// or memory running out come back as kError, a helper that has not answered a grace period past
+// the deadline is killed and comes back as kTimeLimitNoSolution, each with a message; no
+// descriptor or child process is left behind on any path.
 lp::SolveResult solve_in_helper(const HelperInput& input, const std::string& solver, const HelperLimits& limits,
                                 HelperProcess* who = nullptr);
 

@@ -56,6 +56,10 @@ int run_serve(const ServeArgs& a) {
   if (a.slots < 1 || a.slots > 256) throw InputError::field("--slots", "must be in [1, 256]");
   if (a.queue < 0) throw InputError::field("--queue", "must be at least 0");
   if (a.max_tokens < 1) throw InputError::field("--max-tokens", "must be at least 1");
+  // Checked here too (the Server checks it again) so a bad value fails before the checkpoint loads.
+  if (a.stream_interval < 1 || a.stream_interval > serve::kMaxStreamInterval)
+    throw InputError::field("--stream-interval", "must be in [1, " + std::to_string(serve::kMaxStreamInterval) +
+                                                     "], got " + std::to_string(a.stream_interval));
   train::InferenceCheckpoint ck = train::load_inference_checkpoint(a.ckpt, a.model_config);
   serve::EngineOptions eo;
   eo.slots = a.slots;
@@ -124,7 +128,7 @@ void add_serve(CLI::App& app, Action* action) {
   cmd->add_option("--max-tokens", args->max_tokens, "Cap on a request's max_tokens")->capture_default_str();
   cmd->add_option("--max-request-bytes", args->max_request_bytes, "Larger request bodies get 413")->capture_default_str();
   cmd->add_option("--stream-interval", args->stream_interval,
-                  "Tokens per streamed chunk after the first (1: a chunk per token)")->capture_default_str();
+                  "Tokens per streamed chunk after the first, 1..64 (1: a chunk per token)")->capture_default_str();
   cmd->add_option("--model-config", args->model_config, "Model TOML, when the run's train config has moved");
   cmd->callback([args, action] { *action = [args] { return run_serve(*args); }; });
 }

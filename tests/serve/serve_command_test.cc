@@ -122,6 +122,8 @@ TEST_F(ServeCommand, BadInputIsOneLineAndExitTwo) {
       {{"--port", taken}, "--port"},
       {{"--slots", "0"}, "--slots"},
       {{"serve", "--ckpt", (*dir_ / "nothing").string()}, "--ckpt", false},
+      // Checked before the checkpoint loads: the missing checkpoint is not what is reported.
+      {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--stream-interval", "65"}, "--stream-interval", false},
   };
   for (const Case& k : cases) {
     std::vector<std::string> args = k.base ? base_args() : std::vector<std::string>{TREX_BINARY};

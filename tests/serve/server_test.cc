@@ -154,31 +154,46 @@ TEST_F(ServeApi, ChatCompletionIsTheGreedyCompletionOfTheModel) {
   }
 }
 
+// At the default interval (4) and at 1 (a chunk per token, as before the interval): the same
+// text. At 1 a chunk still carries every token already decoded when its thread writes, so
+// a slow writer may send fewer chunks than tokens; never more.
 TEST_F(ServeApi, StreamingGivesTheSameTextThenUsageThenDone) {
-  start();
-  const json body = {{"messages", {{{"role", "user"}, {"content", "capacity of the plant"}}}},
-                     {"temperature", 0.9}, {"seed", 42}, {"max_tokens", 12}};
-  json whole = post("/v1/chat/completions", body);
-  json sbody = body;
-  sbody["stream"] = true;
-  sbody["stream_options"] = {{"include_usage", true}};
-  std::vector<json> ev = stream("/v1/chat/completions", sbody);
-  ASSERT_GE(ev.size(), 4u);
-  EXPECT_EQ(ev.back(), "[DONE]");
-  EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
-  std::string text;
-  std::string finish;
-  for (size_t i = 0; i + 2 < ev.size(); ++i) {
-    EXPECT_EQ(ev[i]["object"], "chat.completion.chunk");
-    const json& c = ev[i]["choices"][0];
-    if (c["delta"].contains("content")) text += c["delta"]["content"].get<std::string>();
-    if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+  for (const int interval : {4, 1}) {
+    SCOPED_TRACE("stream_interval " + std::to_string(interval));
+    ServerOptions so;
+    so.stream_interval = interval;
+    start({}, so);
+    const json body = {{"messages", {{{"role", "user"}, {"content", "capacity of the plant"}}}},
+                       {"temperature", 0.9}, {"seed", 42}, {"max_tokens", 12}};
+    json whole = post("/v1/chat/completions", body);
+    json sbody = body;
+    sbody["stream"] = true;
+    sbody["stream_options"] = {{"include_usage", true}};
+    std::vector<json> ev = stream("/v1/chat/completions", sbody);
+    ASSERT_GE(ev.size(), 4u);
+    EXPECT_EQ(ev.back(), "[DONE]");
+    EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+    std::string text;
+    std::string finish;
+    int64_t chunks = 0;
+    for (size_t i = 0; i + 2 < ev.size(); ++i) {
+      EXPECT_EQ(ev[i]["object"], "chat.completion.chunk");
+      const json& c = ev[i]["choices"][0];
+      if (c["delta"].contains("content")) {
+        text += c["delta"]["content"].get<std::string>();
+        chunks += !c["delta"]["content"].get<std::string>().empty();
+      }
+      if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
+    }
+    EXPECT_EQ(text, whole["choices"][0]["message"]["content"]);  // same seed, same tokens
+    EXPECT_EQ(finish, whole["choices"][0]["finish_reason"]);
+    const json& usage = ev[ev.size() - 2];
+    EXPECT_TRUE(usage["choices"].empty());
+    EXPECT_EQ(usage["usage"], whole["usage"]);
+    EXPECT_GE(chunks, 1);
+    EXPECT_LE(chunks, whole["usage"]["completion_tokens"].get<int64_t>());
+    TearDown();
   }
-  EXPECT_EQ(text, whole["choices"][0]["message"]["content"]);  // same seed, same tokens
-  EXPECT_EQ(finish, whole["choices"][0]["finish_reason"]);
-  const json& usage = ev[ev.size() - 2];
-  EXPECT_TRUE(usage["choices"].empty());
-  EXPECT_EQ(usage["usage"], whole["usage"]);
 }
 
 // --stream-interval 4: the first text at once, then a chunk every four tokens (the stream waits
@@ -214,6 +229,37 @@ TEST_F(ServeApi, AStreamIntervalSendsAChunkEveryFewTokensWithTheSameText) {
   EXPECT_THROW(Server(*engine_, *ck_.tok, so), InputError);
   so.stream_interval = 65;
   EXPECT_THROW(Server(*engine_, *ck_.tok, so), InputError);
+}
+
+// A generation that fails mid-stream at interval 4: the text decoded before the failure (held
+// while waiting for the interval's tokens) is sent, then the error. The engine's sixth batched
+// step throws, after the prefill's token and five steps' tokens: the same six tokens as a
+// request for six tokens with the same seed.
+TEST_F(ServeApi, AFailedGenerationSendsTheTextBeforeItThenTheError) {
+  ServerOptions so;
+  so.stream_interval = 4;
+  const json body = {{"prompt", "capacity of the plant"}, {"temperature", 0.9}, {"seed", 42}, {"max_tokens", 6}};
+  start({}, so);
+  json six = post("/v1/completions", body);
+  ASSERT_EQ(six["usage"]["completion_tokens"], 6) << six.dump();
+  TearDown();
+  EngineOptions eo;
+  eo.fail_at_step = 6;
+  start(eo, so);
+  json sbody = body;
+  sbody["max_tokens"] = 24;
+  sbody["stream"] = true;
+  std::vector<json> ev = stream("/v1/completions", sbody);
+  ASSERT_GE(ev.size(), 2u);
+  std::string text;
+  for (size_t i = 0; i + 1 < ev.size(); ++i) {
+    ASSERT_TRUE(ev[i].contains("choices")) << ev[i].dump();
+    EXPECT_TRUE(ev[i]["choices"][0]["finish_reason"].is_null()) << ev[i].dump();
+    text += ev[i]["choices"][0]["text"].get<std::string>();
+  }
+  EXPECT_EQ(text, six["choices"][0]["text"]);
+  ASSERT_TRUE(ev.back().contains("error")) << ev.back().dump();
+  EXPECT_NE(ev.back()["error"]["message"].get<std::string>().find("injected failure"), std::string::npos);
 }
 
 TEST_F(ServeApi, SeededChoicesAreReproducibleAndStopStringsCut) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "trex/model/sampling.h"
 #include "trex/util/error.h"
@@ -77,7 +78,7 @@ struct Engine::Job {
 
 Engine::Engine(const model::Transformer& model, const std::string& weights_path,
                const EngineOptions& o)
-    : decoder_(model, o.slots), queue_limit_(o.queue_limit) {
+    : decoder_(model, o.slots), queue_limit_(o.queue_limit), fail_at_step_(o.fail_at_step) {
   if (o.queue_limit < 0) throw InputError::field("queue", "must be at least 0");
   if (!weights_path.empty()) decoder_.load_routing_state(weights_path);
   context_ = o.context > 0 ? o.context : model.config().train_seq_len;
@@ -287,6 +288,7 @@ void Engine::loop() {
     }
     if (!slots.empty()) {
       try {
+        if (++step_count_ == fail_at_step_) throw std::runtime_error("injected failure at step " + std::to_string(step_count_));
         std::span<const float> logits = decoder_.step(slots, ids);
         const size_t V = size_t(decoder_.vocab());
         for (size_t b = 0; b < slots.size(); ++b) {

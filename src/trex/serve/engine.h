@@ -84,6 +84,9 @@ struct EngineOptions {
   int slots = 8;            // sequences decoded together
   int queue_limit = 64;     // requests waiting for a slot before submit() refuses
   int64_t context = 0;      // prompt + generated tokens at most (0: the model's train_seq_len)
+  // Fault injection for tests: > 0 makes the batched step with this number (1 = the first)
+  // throw, so every request in it ends with "error" mid-generation as a decoder failure would.
+  int64_t fail_at_step = 0;
 };
 
 struct EngineStats {
@@ -123,6 +126,8 @@ class Engine {
   model::BatchDecoder decoder_;
   int64_t context_ = 0;
   int queue_limit_ = 0;
+  int64_t fail_at_step_ = 0;
+  int64_t step_count_ = 0;  // batched steps tried (the scheduler thread's only)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;

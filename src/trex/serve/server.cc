@@ -55,6 +55,7 @@ struct Job {
   std::vector<std::vector<TokenLogprob>> token_lp;   // per choice, when logprobs are asked
   std::vector<TokenLogprob> prompt_lp;               // echo with logprobs (choice 0's)
   int64_t completion_tokens = 0;
+  std::string error;  // a generation's error, set by pump once the text before it is returned
   std::atomic<int>* in_flight = nullptr;  // the server's count of responses not yet sent
   ~Job() {
     for (auto& g : gens) g->cancel();  // a client gone before the end frees the slots
@@ -69,7 +70,7 @@ struct Job {
 // tokens: when the text stream still decoded the whole sequence for every token (its cost
 // growing with the text), an unbounded catch-up fell further behind with every token and a
 // 19,000-token stream sent its first chunk at its end.
-constexpr int kCatchUpEvents = 64;
+constexpr int kCatchUpEvents = kMaxStreamInterval;
 
 //
 // min_tokens > 1 (a stream's interval, once its first text is out): it also waits, up to
@@ -77,8 +78,13 @@ constexpr int kCatchUpEvents = 64;
 // every min_tokens tokens instead of every token. With eight clients a chunk per token was one
 // wake-up, one JSON chunk and one socket write per token on the server, and as many reads and
 // parses in the clients, all on the cores that decode.
+//
+// A generation error is recorded in job.error, not thrown: the text decoded before it (up to
+// min_tokens - 1 tokens' worth while waiting for an interval) is returned first, so a stream
+// sends it and then the error (throw_if_failed).
 std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
   std::string out;
+  if (!job.error.empty()) return out;
   int after_text = 0;  // events read after the first text
   int tokens = 0;
   while (job.finish[i].empty()) {
@@ -98,12 +104,19 @@ std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
         job.gens[i]->cancel();
       }
     } else {
-      if (e->finish_reason == "error") throw ApiError(500, "generation failed: " + e->error, "", "server_error");
+      if (e->finish_reason == "error") {
+        job.error = e->error.empty() ? "unknown error" : e->error;
+        break;
+      }
       out += job.texts[i].flush();
       job.finish[i] = e->finish_reason == "cancelled" ? "stop" : e->finish_reason;
     }
   }
   return out;
+}
+
+void throw_if_failed(const Job& job) {
+  if (!job.error.empty()) throw ApiError(500, "generation failed: " + job.error, "", "server_error");
 }
 
 bool all_finished(const Job& job) {
@@ -378,7 +391,10 @@ void Server::routes() {
       std::vector<std::string> text(job->gens.size());
       try {
         for (size_t i = 0; i < job->gens.size(); ++i) {
-          while (job->finish[i].empty()) text[i] += pump(*job, i, 1000);
+          while (job->finish[i].empty()) {
+            text[i] += pump(*job, i, 1000);
+            throw_if_failed(*job);
+          }
         }
       } catch (const ApiError& e) {
         send_error(res, e);
@@ -456,6 +472,7 @@ void Server::routes() {
                                             st->text_sent[i] ? interval : 1);
               if (!text.empty()) st->text_sent[i] = true;
               if (!text.empty() && !piece(i, text, nullptr)) return false;
+              throw_if_failed(*job);  // after the text decoded before the error
               if (!job->finish[i].empty() && !st->finish_sent[i]) {
                 st->finish_sent[i] = true;
                 if (!piece(i, "", job->finish[i])) return false;

@@ -32,6 +32,9 @@ class Server;
 
 namespace trex::serve {
 
+// The largest stream_interval: a chunk carries at most this many tokens' events (server.cc).
+inline constexpr int kMaxStreamInterval = 64;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;                      // 0: any free port (see port())
@@ -41,11 +44,12 @@ struct ServerOptions {
   int64_t max_tokens_cap = 4096;        // max_tokens above it is lowered to it
   int max_n = 8;                        // choices per request at most
   int http_threads = 32;                // concurrent connections served
-  // A stream's chunks after its first text carry this many tokens (fewer at the end, or when
-  // the next token is over 200 ms away): 1 is a chunk per token. Each chunk costs a wake-up,
-  // a JSON chunk and a socket write here and a read and a parse in the client; with eight
-  // streams a chunk per token cost the Python bench client ~80 us of CPU per token against
-  // ~36 us at 4 (session 13), on the cores that decode.
+  // A stream's chunks after its first text carry this many tokens, in [1, kMaxStreamInterval]
+  // (fewer at the end, or when the next token is over 200 ms away for a request of one choice,
+  // over 20 ms for one of several): 1 is a chunk per token. Each chunk costs a wake-up, a JSON
+  // chunk and a socket write here and a read and a parse in the client; with eight streams the
+  // Python bench client's CPU per token was 46-61 us at 1 against 30-31 us at 4 (adb0c73), and
+  // 41-58 against 23-35 at 64 tokens (bench/results/serve_bench.md), on the cores that decode.
   int stream_interval = 4;
 };
 

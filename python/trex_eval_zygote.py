@@ -126,7 +126,17 @@ def compile_in_place(folder, cache=None):
     # own helpers, always loaded: importing py_compile (and traceback, textwrap, tokenize with
     # it) cost this start about a third of the compile's time, and every child's fork the pages.
     import _imp
-    import _sha256
+
+    sha256 = None
+    if cache is not None:
+        # Nothing of the cache may stop this interpreter before "ready" (every warm run would
+        # fail): whatever goes wrong on its path means no cache, and the files are compiled.
+        try:
+            sha256 = sha256_constructor()
+        except Exception:
+            sha256 = None
+        if sha256 is None:
+            cache = None
 
     boot = sys.modules["_frozen_importlib_external"]
     version = (sys.version + "\0").encode() + boot._RAW_MAGIC_NUMBER.to_bytes(4, "little")
@@ -147,13 +157,19 @@ def compile_in_place(folder, cache=None):
                 entry = None
                 data = None
                 if cache is not None:
-                    entry = _sha256.sha256(version + source).hexdigest()
-                    data = cached_pyc(cache, entry, source_hash)
+                    try:
+                        entry = sha256(version + source).hexdigest()
+                        data = cached_pyc(cache, entry, source_hash, sha256)
+                    except Exception:
+                        entry, data = None, None
                 if data is None:
                     code = compile(source, path, "exec", dont_inherit=True)
                     data = boot._code_to_hash_pyc(code, source_hash, False)
-                    if entry is not None and store_pyc(cache, entry, data + _sha256.sha256(data).digest()):
-                        written = True
+                    if entry is not None:
+                        try:
+                            written = store_pyc(cache, entry, data + sha256(data).digest()) or written
+                        except Exception:
+                            pass
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 boot._write_atomic(target, data, 0o644)
                 # Whatever the umask, the children (another uid) must read them.
@@ -162,22 +178,37 @@ def compile_in_place(folder, cache=None):
             except (OSError, SyntaxError, ValueError):
                 pass
     if written:
-        prune_pyc_cache(cache)
+        try:
+            prune_pyc_cache(cache)
+        except Exception:
+            pass
 
 
-def cached_pyc(cache, entry, source_hash):
+def sha256_constructor():
+    """The SHA-256 constructor of the interpreter's own C module, without importing hashlib
+    (which this start would pay for): _sha2 since Python 3.12 (cpython #101924 merged _sha256
+    into it), _sha256 before. None when neither imports: then there is no cache."""
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            return None
+    return sha256
+
+
+def cached_pyc(cache, entry, source_hash, sha256):
     """The pyc stored as `entry` in the cache folder open as `cache` when it is whole (its
-    SHA-256 trailer) and is an unchecked-hash pyc of this interpreter for a source with
-    `source_hash`; else None."""
-    import _sha256
-
+    SHA-256 trailer, by `sha256`) and is an unchecked-hash pyc of this interpreter for a source
+    with `source_hash`; else None."""
     try:
         with open(entry, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW, dir_fd=cache)) as f:
             stored = f.read()
     except OSError:
         return None
     data, digest = stored[:-32], stored[-32:]
-    if len(stored) < 48 or _sha256.sha256(data).digest() != digest:
+    if len(stored) < 48 or sha256(data).digest() != digest:
         return None
     magic = sys.modules["_frozen_importlib_external"]._RAW_MAGIC_NUMBER.to_bytes(4, "little")
     # Header: magic, flags (1: hash-based, check_source off), the source's hash (PEP 552).
@@ -231,7 +262,10 @@ def prune_pyc_cache(cache):
 
 
 if __name__ == "__main__":
-    _cache = pyc_cache_folder()
+    try:
+        _cache = pyc_cache_folder()
+    except Exception:
+        _cache = None  # no cache; never a zygote that does not start
     try:
         compile_in_place(os.path.dirname(os.path.abspath(__file__)), _cache)
     finally:

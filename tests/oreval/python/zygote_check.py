@@ -13,6 +13,7 @@ import ctypes
 import json
 import os
 import socket
+import sys
 import unittest
 
 import trex_eval_zygote as z
@@ -283,7 +284,7 @@ class PycCache(unittest.TestCase):
         entries = sorted(os.listdir(self.path))
         # One entry's body damaged, another's trailer cut, a third replaced by a pyc whose
         # header names another source (with a correct digest).
-        import _sha256
+        sha256 = z.sha256_constructor()
 
         def rewrite(name, change):
             path = os.path.join(self.path, name)
@@ -294,7 +295,7 @@ class PycCache(unittest.TestCase):
 
         rewrite(entries[0], lambda d: d[:20] + bytes([d[20] ^ 0xFF]) + d[21:])
         rewrite(entries[1], lambda d: d[:-1])
-        rewrite(entries[2], lambda d: (lambda pyc: pyc + _sha256.sha256(pyc).digest())(d[:8] + b"\0" * 8 + d[16:-32]))
+        rewrite(entries[2], lambda d: (lambda pyc: pyc + sha256(pyc).digest())(d[:8] + b"\0" * 8 + d[16:-32]))
         third = self.copy("third")
         z.compile_in_place(third, cache)
         p, c = pycs(plain), pycs(third)
@@ -379,6 +380,42 @@ class PycCache(unittest.TestCase):
         z.compile_in_place(second, cache)
         self.assertEqual(pycs(first), pycs(second))
         self.assertEqual(os.listdir(self.path), ["planted"])
+
+    def test_without_a_sha256_module_the_files_are_compiled_without_a_cache(self):
+        # Reviewer 5's case: Python 3.12 merged _sha256 into _sha2; an interpreter with neither
+        # (both imports blocked here, as an import of a missing module fails) compiles as
+        # without a cache, writes no entry, and raises nothing that would stop the zygote.
+        from unittest import mock
+
+        cache = self.open_cache()
+        plain, first = self.copy("plain"), self.copy("first")
+        z.compile_in_place(plain)
+        with mock.patch.dict(sys.modules, {"_sha2": None, "_sha256": None}):
+            self.assertIsNone(z.sha256_constructor())
+            z.compile_in_place(first, cache)
+        self.assertEqual(os.listdir(self.path), [])  # no entry
+        self.assertCompiledAsWithoutACache(plain, first, "no sha256")
+
+    def assertCompiledAsWithoutACache(self, plain, folder, why):
+        p, c = pycs(plain), pycs(folder)
+        self.assertEqual(sorted(p), sorted(c), why)
+        for name in p:
+            self.assertTrue(same_code(p[name], c[name]), (why, name))
+            self.assertEqual(p[name][:16], c[name][:16], (why, name))  # magic, flags, the source's hash
+
+    def test_a_failure_on_the_cache_path_means_no_cache(self):
+        # Whatever raises on the cache's path (here each of its steps in turn) is a run
+        # without that step's entry, never an exception out of compile_in_place.
+        from unittest import mock
+
+        plain = self.copy("plain")
+        z.compile_in_place(plain)
+        for step in ("sha256_constructor", "cached_pyc", "store_pyc", "prune_pyc_cache"):
+            cache = self.open_cache()
+            folder = self.copy("with_" + step)
+            with mock.patch.object(z, step, side_effect=RuntimeError(step)):
+                z.compile_in_place(folder, cache)
+            self.assertCompiledAsWithoutACache(plain, folder, step)
 
     def test_the_cache_keeps_the_entries_written_last(self):
         cache = self.open_cache()

@@ -4,6 +4,7 @@
 #include "trex/train/tokenizer.h"
 
 #include <gtest/gtest.h>
+#include <sentencepiece_trainer.h>
 
 #include <set>
 
@@ -94,6 +95,37 @@ TEST(TokenizerTest, Errors) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
+}
+
+// SentencePiece's defaults (add_dummy_prefix, remove_extra_whitespaces on) drop the space of a
+// leading "\u2581" piece in every decode call, so text decoded a piece at a time (streaming)
+// would lose every word's space: such a model is refused at load, naming the options.
+TEST(TokenizerTest, AModelThatDropsLeadingSpacesIsRefused) {
+  TempDir dir("tokprefix");
+  std::string text;
+  for (const std::string& t : license_texts()) text += t + "\n";
+  const std::string input = dir.write("input.txt", text);
+  for (const std::string option : {"add_dummy_prefix", "remove_extra_whitespaces"}) {
+    const std::string other = option == "add_dummy_prefix" ? "remove_extra_whitespaces" : "add_dummy_prefix";
+    const std::string prefix = dir.path() + "/" + option;
+    const std::string args = "--input=" + input + " --model_prefix=" + prefix +
+                             " --model_type=bpe --vocab_size=512 --hard_vocab_limit=false --byte_fallback=true"
+                             " --control_symbols=<|system|>,<|user|>,<|assistant|>,<|end|>"
+                             " --normalization_rule_name=identity --" + option + "=true --" + other + "=false"
+                             " --unk_id=0 --bos_id=1 --eos_id=2 --pad_id=-1 --num_threads=1 --minloglevel=2";
+    ASSERT_TRUE(sentencepiece::SentencePieceTrainer::Train(args).ok()) << args;
+    try {
+      Tokenizer::load(prefix + ".model");
+      FAIL() << option << ": expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("add_dummy_prefix or remove_extra_whitespaces"), std::string::npos)
+          << e.what();
+    }
+  }
+  // trex's own training (both off) loads: the shared tokenizer saved and loaded again.
+  const std::string ok = dir.path() + "/trex.model";
+  shared_tokenizer().save(ok);
+  EXPECT_NO_THROW(Tokenizer::load(ok));
 }
 
 }  // namespace

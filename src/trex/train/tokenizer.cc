@@ -125,6 +125,28 @@ Tokenizer Tokenizer::from_serialized(const std::string& model_proto, const std::
     throw InputError(name, 0, "not a trex tokenizer: unk, bos, eos must be ids 0, 1, 2");
   if (t.sp_->PieceToId("<0x00>") != 7 || !t.sp_->IsByte(7))
     throw InputError(name, 0, "not a trex tokenizer: no byte fallback pieces");
+  // A model with add_dummy_prefix or remove_extra_whitespaces on (SentencePiece's defaults;
+  // trex trains with both off) drops the space of a leading "\u2581" piece in every decode
+  // call: streaming (serve/text_stream.h) decodes a piece at a time, so every streamed word would
+  // lose its space. Seen from the outside: such a piece decoded alone has no leading space.
+  // A model with no such piece cannot lose one.
+  const std::string_view kSpace = "\u2581";
+  for (int id = 0; id < t.sp_->GetPieceSize(); ++id) {
+    if (t.sp_->IsControl(id) || t.sp_->IsByte(id) || t.sp_->IsUnknown(id) || t.sp_->IsUnused(id)) continue;
+    const std::string& piece = t.sp_->IdToPiece(id);
+    if (piece.compare(0, kSpace.size(), kSpace) != 0) continue;
+    std::string spaced;  // the piece with each "\u2581" as the space it stands for
+    for (size_t at = 0; at < piece.size();) {
+      const bool space = piece.compare(at, kSpace.size(), kSpace) == 0;
+      spaced += space ? std::string(" ") : piece.substr(at, 1);
+      at += space ? kSpace.size() : 1;
+    }
+    if (t.decode({int32_t(id)}) != spaced)
+      throw InputError(name, 0, "not a trex tokenizer: trained with add_dummy_prefix or "
+                                "remove_extra_whitespaces on (decoding drops a leading space); retrain "
+                                "with both off");
+    break;
+  }
   return t;
 }
 

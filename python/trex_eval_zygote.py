@@ -6,11 +6,12 @@ first fork it runs the modelling code once on a model of its own (trex_eval_warm
 the children inherit that code warm; a child ends without tearing down the shared modules
 (finish()).
 
-Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD
+Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE]
 
 LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same code that the
 evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
-SOCK_SEQPACKET socket to the evaluator; each exchange on it is one JSON message:
+SOCK_SEQPACKET socket to the evaluator. PYC_CACHE is $TREX_PYC_CACHE of the evaluator
+(open_pyc_cache): "" or absent the per-user cache, "0" none, else the cache's folder. Each exchange on it is one JSON message:
 
   zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B}
                        once, at start (B: its children share the network namespace it made)
@@ -85,6 +86,32 @@ def pyc_cache_folder(home=None):
         if leaf and not _trusted_folder(fd, uid, leaf=True):
             os.close(fd)
             return None
+    return fd
+
+
+def open_pyc_cache(setting):
+    """The cache folder that TREX_PYC_CACHE names, as warm_pool.cc passes it (argv[3]), open as
+    pyc_cache_folder() returns it: "" (unset) the per-user one, "0" none, else that folder
+    (absolute; made if missing), used when it is this user's and writable by no one else. The
+    tests run with "0": they leave the home folder as they found it."""
+    if setting == "0":
+        return None
+    if setting == "":
+        return pyc_cache_folder()
+    uid = os.geteuid()
+    try:
+        try:
+            os.mkdir(setting, 0o700)
+        except FileExistsError:
+            pass
+        # The path is the user's own choice (it may pass through links); what was opened is
+        # checked, and every later use goes through the descriptor.
+        fd = os.open(setting, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not _trusted_folder(fd, uid, leaf=True):
+        os.close(fd)
+        return None
     return fd
 
 
@@ -202,11 +229,23 @@ def cached_pyc(cache, entry, source_hash, sha256):
     """The pyc stored as `entry` in the cache folder open as `cache` when it is whole (its
     SHA-256 trailer, by `sha256`) and is an unchecked-hash pyc of this interpreter for a source
     with `source_hash`; else None."""
+    import stat
+
+    # O_NONBLOCK: a FIFO (or a device) put there would block this open, and the interpreter's
+    # start with it, until a writer came; it is opened at once and then refused as not a file.
     try:
-        with open(entry, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW, dir_fd=cache)) as f:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=cache)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as f:
             stored = f.read()
     except OSError:
         return None
+    finally:
+        os.close(fd)
     data, digest = stored[:-32], stored[-32:]
     if len(stored) < 48 or sha256(data).digest() != digest:
         return None
@@ -263,7 +302,7 @@ def prune_pyc_cache(cache):
 
 if __name__ == "__main__":
     try:
-        _cache = pyc_cache_folder()
+        _cache = open_pyc_cache(sys.argv[3] if len(sys.argv) > 3 else "")
     except Exception:
         _cache = None  # no cache; never a zygote that does not start
     try:

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "nlohmann/json.hpp"
+#include "trex/oreval/sandbox.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/data_dir.h"
 #include "trex/util/subprocess.h"
@@ -186,6 +187,31 @@ TEST(EvalCli, IndustryOrByName) {
   EXPECT_NE(absent.err.find("nope.json: IndustryOR data file (from --bench industryor=FILE) does not exist"),
             std::string::npos) << absent.err;
   EXPECT_FALSE(fs::exists(d.path + "/none"));
+}
+
+// TREX_PYC_CACHE names the folder of the warm interpreter's pyc cache (docs/eval.md): warm_pool.cc
+// passes it to the interpreter, whose entries go there instead of the home folder (ctest's 0,
+// no cache, is tested with the cache's code in tests/oreval/python/zygote_check.py).
+TEST(EvalCli, ThePycCacheIsInTheFolderTrexPycCacheNames) {
+  if (!oreval::missing_sandbox_layers().empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << oreval::missing_sandbox_layers().front() << "): no warm interpreter";
+  TempDir d;
+  write_file_atomic(d.path + "/bench.jsonl", "{\"id\":\"py\",\"q\":\"max\",\"a\":3}\n");
+  std::string py = "```python\nfrom gurobipy import Model, GRB\nmodel = Model()\nx = model.addVar(ub=3)\n"
+                   "model.setObjective(x, GRB.MAXIMIZE)\nmodel.optimize()\nprint(model.ObjVal)\n```";
+  write_file_atomic(d.path + "/completions.jsonl", nlohmann::json({{"id", "py"}, {"completion", py}}).dump() + "\n");
+  std::string cache = d.path + "/pyc";
+  ProcessResult r = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--id-field", "id", "--question-field", "q",
+                          "--answer-field", "a", "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out",
+                          "--quiet"},
+                         {"/usr/bin/env", "TREX_PYC_CACHE=" + cache});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(d.path + "/out/results.jsonl").find("\"correct\""), std::string::npos);
+  ASSERT_TRUE(fs::is_directory(cache));
+  EXPECT_EQ(fs::status(cache).permissions() & fs::perms::all, fs::perms::owner_all);
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(cache)) ++entries;
+  EXPECT_GT(entries, 0);  // one per compiled module of python/
 }
 
 TEST(EvalCli, List) {

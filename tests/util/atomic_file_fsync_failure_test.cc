@@ -16,6 +16,7 @@
 #include "trex/util/atomic_file.h"
 #include "trex/util/atomic_files.h"
 #include "trex/util/io_error.h"
+#include "util/temp_dir.h"
 
 namespace {
 std::atomic<int> g_fsyncs_to_pass{-1};  // -1: never fail; else this many succeed, then each fails
@@ -50,13 +51,6 @@ int open_descriptors() {
   return n;
 }
 
-std::string fresh_dir(const char* name) {
-  std::string dir = std::filesystem::temp_directory_path() / (std::string(name) + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 int entries(const std::string& dir) {
   int n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
@@ -64,7 +58,8 @@ int entries(const std::string& dir) {
 }
 
 TEST(AtomicFileFsyncFailure, OneFileIsClosedRemovedAndNotPublished) {
-  std::string dir = fresh_dir("trex_fsync_one_");
+  test_util::TempDir tmp("fsync_one");  // removed however the test ends (FAIL() returns early)
+  const std::string& dir = tmp.path;
   write_file_atomic(dir + "/out", "old");
   int before = open_descriptors();
   {
@@ -80,11 +75,11 @@ TEST(AtomicFileFsyncFailure, OneFileIsClosedRemovedAndNotPublished) {
   EXPECT_EQ(open_descriptors(), before);  // the temporary's descriptor was closed
   EXPECT_EQ(read_file(dir + "/out"), "old");
   EXPECT_EQ(entries(dir), 1);  // no temporary left
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AtomicFileFsyncFailure, SeveralFilesAreAllClosedRemovedAndNoneIsPublished) {
-  std::string dir = fresh_dir("trex_fsync_several_");
+  test_util::TempDir tmp("fsync_several");  // removed however the test ends (FAIL() returns early)
+  const std::string& dir = tmp.path;
   write_file_atomic(dir + "/a", "old a");
   int before = open_descriptors();
   {
@@ -100,7 +95,6 @@ TEST(AtomicFileFsyncFailure, SeveralFilesAreAllClosedRemovedAndNoneIsPublished) 
   EXPECT_EQ(open_descriptors(), before);  // b's closed by sync_temporary, c's by the clean-up
   EXPECT_EQ(read_file(dir + "/a"), "old a");
   EXPECT_EQ(entries(dir), 1);  // a; no temporary of a, b or c
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -134,7 +134,17 @@ class WarmInterpreter final : public SandboxLauncher {
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], kControlFd);
-    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd)};
+    // $TREX_PYC_CACHE (docs/eval.md): "0" no pyc cache, else the cache's folder, made absolute
+    // (the interpreter's folder is not ours); unset or empty the per-user one. An argument, not
+    // the environment: no child inherits it (trex_eval_zygote.py open_pyc_cache).
+    const char* cache_env = getenv("TREX_PYC_CACHE");
+    std::string pyc_cache = cache_env ? cache_env : "";
+    if (!pyc_cache.empty() && pyc_cache != "0") {
+      std::error_code ec;
+      std::string absolute = std::filesystem::absolute(pyc_cache, ec).string();
+      pyc_cache = ec ? "0" : absolute;  // no folder to name: no cache, never an error
+    }
+    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache};
     // The fresh path's environment (execute.cc); each child gets its own from the request.
     // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
     // child at its first call (the zygote drops the name before any child sees it).

@@ -417,6 +417,61 @@ class PycCache(unittest.TestCase):
                 z.compile_in_place(folder, cache)
             self.assertCompiledAsWithoutACache(plain, folder, step)
 
+    def test_an_entry_that_is_not_a_file_is_compiled_instead(self):
+        # Reviewer 5's case: a FIFO as an entry blocked the open until a writer came, and the
+        # interpreter's start with it. Each entry replaced by a FIFO (and one by a folder): the
+        # run compiles them, without waiting. The alarm (a BaseException, which no "no cache"
+        # handler catches) ends the test if an open blocks.
+        import signal
+
+        class Blocked(BaseException):
+            pass
+
+        def blocked(*_):
+            raise Blocked()
+
+        cache = self.open_cache()
+        plain, first = self.copy("plain"), self.copy("first")
+        z.compile_in_place(plain)
+        z.compile_in_place(first, cache)
+        entries = sorted(os.listdir(self.path))
+        for name in entries[1:]:
+            os.unlink(os.path.join(self.path, name))
+            os.mkfifo(os.path.join(self.path, name), 0o600)
+        os.unlink(os.path.join(self.path, entries[0]))
+        os.mkdir(os.path.join(self.path, entries[0]), 0o700)
+        second = self.copy("second")
+        old = signal.signal(signal.SIGALRM, blocked)
+        signal.alarm(60)  # a hang guard only: every open returns at once
+        try:
+            z.compile_in_place(second, cache)
+        except Blocked:
+            self.fail("an open of a FIFO entry blocked")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        self.assertCompiledAsWithoutACache(plain, second, "FIFO entries")
+
+    def test_the_setting_turns_the_cache_off_or_names_its_folder(self):
+        # TREX_PYC_CACHE (argv[3] from warm_pool.cc): "0" none; a path that folder, made when
+        # missing, used only when it is this user's and writable by no one else.
+        self.assertIsNone(z.open_pyc_cache("0"))
+        folder = os.path.join(self.tmp, "chosen")
+        fd = z.open_pyc_cache(folder)
+        self.assertIsNotNone(fd)
+        self.fds.append(fd)
+        self.assertTrue(os.path.samestat(os.fstat(fd), os.stat(folder)))
+        first = self.copy("first")
+        z.compile_in_place(first, fd)
+        self.assertEqual(len(os.listdir(folder)), len(pycs(first)))  # the entries went there
+        os.chmod(folder, 0o757)
+        self.assertIsNone(z.open_pyc_cache(folder), "other-writable")
+        os.chmod(folder, 0o700)
+        not_a_folder = os.path.join(self.tmp, "file")
+        with open(not_a_folder, "wb"):
+            pass
+        self.assertIsNone(z.open_pyc_cache(not_a_folder), "a file")
+
     def test_the_cache_keeps_the_entries_written_last(self):
         cache = self.open_cache()
         for i in range(z.PYC_CACHE_ENTRIES + 5):

@@ -144,6 +144,25 @@ TEST(SolveHelper, ASolveThatRunsToItsLimitKeepsItsBestSolution) {
   EXPECT_EQ(r.x.size(), 62u);
 }
 
+// The evaluator's side of the same fix, without a solver's timing: a helper that answers a
+// little after the deadline (as a solver that stops at its limit and then writes its reply
+// does) is waited for during the grace period and its answer kept. Before the fix the
+// evaluator killed it at the deadline. The reply comes 0.15 s past the deadline; the grace at 4 s
+// is 0.7 s (solve_helper_grace_s).
+TEST(SolveHelper, AnAnswerInTheGracePeriodAfterTheDeadlineIsKept) {
+  lp::TempDir dir("trex-helper-test");
+  HelperLimits l;
+  l.seconds_left = 4;
+  l.program = fake_helper(dir, "late",
+                          "cat > /dev/null; sleep 4.15; "
+                          "printf '{\"status\": \"time_limit_feasible\", \"objective\": 7, \"x\": [1, 0]}'");
+  lp::SolveResult r = solve_in_helper(HelperInput::model(small_milp()), "auto", l);
+  ASSERT_EQ(r.status, lp::SolveStatus::kTimeLimitFeasible) << lp::to_string(r.status) << ": " << r.message;
+  EXPECT_EQ(r.objective, 7);
+  EXPECT_EQ(r.x, (std::vector<double>{1, 0}));
+  EXPECT_GT(solve_helper_grace_s(l.seconds_left), 0.15 + 0.5);  // the margin this test relies on
+}
+
 TEST(SolveHelper, MalformedRecordsAndCrashesBecomeErrors) {
   HelperLimits l;
   l.seconds_left = 30;

@@ -71,6 +71,37 @@ Table parse_statement(const std::string& user, int& style) {
   return t;
 }
 
+// A keyed-in-order statement (written attribute by attribute) read back the same way: the table
+// and "A: x 1, y 3." layouts turned round, the "The a of x is 1." facts in another order.
+Table parse_attribute_major_statement(const std::string& user, int& style) {
+  Table t;
+  const std::string body = split(split(user, "\n\n").at(1), "\n").at(0);
+  std::smatch m;
+  if (std::regex_search(body, m, std::regex(R"(^Data per attribute \(Attribute: ([^)]*)\): (.*)\.$)"))) {
+    style = 0;
+    const std::vector<std::string> items = split(m[1].str(), "; ");
+    for (const std::string& row : split(m[2].str(), "; ")) {
+      const size_t sp = row.rfind(' ');
+      const std::vector<std::string> values = split(row.substr(sp + 1), "/");
+      EXPECT_EQ(values.size(), items.size()) << row;
+      for (size_t n = 0; n < items.size() && n < values.size(); ++n) t[{key_of(items[n]), key_of(row.substr(0, sp))}] = values[n];
+    }
+    return t;
+  }
+  if (body.rfind("The ", 0) == 0) return parse_statement(user, style);
+  style = 1;
+  for (const auto& [key, v] : parse_statement(user, style)) t[{key.second, key.first}] = v;  // (attribute, item) read as (item, attribute)
+  return t;
+}
+
+// The numbers of a text in the order they appear.
+std::vector<std::string> numbers_in(const std::string& text) {
+  std::vector<std::string> out;
+  const std::regex number(R"([0-9]+(?:\.[0-9]+)?)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+  return out;
+}
+
 TEST(CopyDocs, EveryAnswerNumberIsTheStatementsNumberForItsItemAndAttribute) {
   int styles[3] = {0, 0, 0}, in_order = 0, dicts = 0, constraints = 0;
   for (uint64_t i = 0; i < 600; ++i) {
@@ -168,6 +199,54 @@ TEST(CopyDocs, AStyleKeepsOneKindOfDocument) {
   uint64_t i = 0;
   for (; std::getline(lines, line); ++i) EXPECT_EQ(json::parse(line), copy_document(5, i, CopyStyle::kInOrder));
   EXPECT_EQ(i, 20u);
+}
+
+// keyed-in-order (the curriculum's step from in-order lists to keyed documents): every number the
+// answer writes is the statement's number for its item and attribute, and the answer's item x
+// attribute numbers are the statement's numbers in the order the statement gives them.
+TEST(CopyDocs, KeyedInOrderAnswersCopyTheStatementsNumbersInItsOrder) {
+  int styles[3] = {0, 0, 0}, dicts = 0, constraints = 0;
+  for (uint64_t i = 0; i < 600; ++i) {
+    const json doc = copy_document(9, i, CopyStyle::kKeyedInOrder);
+    EXPECT_EQ(doc, copy_document(9, i, CopyStyle::kKeyedInOrder));
+    const std::string user = doc["messages"][0]["content"], answer = doc["messages"][1]["content"];
+    int style = -1;
+    const Table t = parse_attribute_major_statement(user, style);
+    ++styles[style];
+    ASSERT_GE(t.size(), 4u) << user;
+    std::vector<std::string> copied;  // the answer's item x attribute numbers, in its order
+    for (const std::string& line : split(answer, "\n")) {
+      std::smatch m;
+      if (std::regex_match(line, m, std::regex(R"(([a-z_]+) = \{(.*)\})"))) {
+        ++dicts;
+        const std::regex entry(R"sq("([a-z_]+)": ([0-9.]+))sq");
+        const std::string inner = m[2].str();
+        for (auto it = std::sregex_iterator(inner.begin(), inner.end(), entry); it != std::sregex_iterator(); ++it) {
+          EXPECT_EQ(t.at({(*it)[1].str(), m[1].str()}), (*it)[2].str()) << line << "\n" << user;
+          copied.push_back((*it)[2].str());
+        }
+      } else if (std::regex_match(line, m, std::regex(R"sq(m\.addConstr\((.*) <= ([0-9.]+), name="([a-z_]+)"\))sq"))) {
+        ++constraints;
+        const std::regex term(R"sq(([0-9.]+) \* x\["([a-z_]+)"\])sq");
+        const std::string lhs = m[1].str();
+        for (auto it = std::sregex_iterator(lhs.begin(), lhs.end(), term); it != std::sregex_iterator(); ++it) {
+          EXPECT_EQ(t.at({(*it)[2].str(), m[3].str()}), (*it)[1].str()) << line << "\n" << user;
+          copied.push_back((*it)[1].str());
+        }
+      } else {
+        EXPECT_TRUE(std::regex_match(line, std::regex(R"(([a-z_]+) = ([0-9.]+))")) || line == "```python" || line == "```" ||
+                    line.empty())
+            << line;
+      }
+    }
+    EXPECT_EQ(copied.size(), t.size()) << answer;
+    const std::string body = split(split(user, "\n\n").at(1), "\n").at(0);
+    EXPECT_EQ(copied, numbers_in(body)) << "the answer keeps the statement's order\n" << user << "\n" << answer;
+  }
+  for (int s : styles) EXPECT_GT(s, 150);
+  EXPECT_GT(dicts, 200);
+  EXPECT_GT(constraints, 100);
+  EXPECT_EQ(copy_style_named("keyed-in-order"), CopyStyle::kKeyedInOrder);
 }
 
 // The generator's output is pinned to kCopyDocsVersion, which a copy_docs stage's cache key

@@ -156,7 +156,7 @@ TEST(Recipe, BadInputIsOneLineAndExitTwo) {
                         Case{d.path + "/notpl.toml", "notpl.toml:4: stage e.template: " + d.path + "/missing.txt not found"},
                         Case{d.path + "/tplrun.toml", "tplrun.toml:1: stage gen.template: only with serve"},
                         Case{d.path + "/nocopy.toml", "nocopy.toml:1: stage c.copy_docs: must be >= 1"},
-                        Case{d.path + "/style.toml", "style.toml:1: stage c.style: 'zigzag' is not mixed, in-order or keyed"}}) {
+                        Case{d.path + "/style.toml", "style.toml:1: stage c.style: 'zigzag' is not mixed, in-order, keyed or keyed-in-order"}}) {
     ProcessResult r = trex({"recipe", "run", k.file, "--out", d.path + "/out", "--quiet"});
     EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -80,7 +80,45 @@ json in_order_document(ordata::Rng& r) {
   return conversation("Numbers: " + list + "\nRepeat them.", list);
 }
 
-json keyed_document(ordata::Rng& r) {
+// The keyed-in-order statement: the same three layouts written attribute by attribute.
+std::string attribute_major_body(long layout, const std::vector<std::string>& items, const std::vector<std::string>& attrs,
+                                 const std::map<std::pair<std::string, std::string>, std::string>& value) {
+  std::string body;
+  switch (layout) {
+    case 0: {  // the per-item table turned round: "Data per attribute (Attribute: x; y): a 1/3; b 2/4."
+      body = "Data per attribute (Attribute: ";
+      for (size_t n = 0; n < items.size(); ++n) body += (n ? "; " : "") + items[n];
+      body += "): ";
+      for (size_t k = 0; k < attrs.size(); ++k) {
+        body += (k ? "; " : "") + attrs[k] + " ";
+        for (size_t n = 0; n < items.size(); ++n) body += (n ? "/" : "") + value.at({items[n], attrs[k]});
+      }
+      body += ".";
+      break;
+    }
+    case 1:  // "A: x 1, y 3."
+      for (size_t k = 0; k < attrs.size(); ++k) {
+        body += (k ? " " : "") + capitalized(attrs[k]) + ": ";
+        for (size_t n = 0; n < items.size(); ++n) body += (n ? ", " : "") + items[n] + " " + value.at({items[n], attrs[k]});
+        body += ".";
+      }
+      break;
+    default:  // "The a of x is 1.", attribute by attribute
+      for (const std::string& a : attrs)
+        for (const std::string& i : items) body += (body.empty() ? "" : " ") + ("The " + a + " of " + i + " is " + value.at({i, a}) + ".");
+  }
+  return body;
+}
+
+// A keyed document. `ordered` (style keyed-in-order, a curriculum's step between the in-order
+// lists and the shuffled keyed documents): the statement is written attribute by attribute and
+// the answer keeps the statement's order, so the answer's item x attribute numbers are the
+// statement's numbers in the order they appear, with keys between them: the in-order copy skill
+// reaches it, and it still teaches the answer's key/value layout. Without it (the keyed style,
+// and the mixed stream's keyed documents) the statement is item by item and the answer attribute
+// by attribute with the items shuffled: each number must be found by item and attribute. The
+// unordered path draws exactly what it drew before the ordered one existed (the digest test).
+json keyed_document(ordata::Rng& r, bool ordered = false) {
   const std::vector<std::string> items = sample(r, kItems, r.integer(2, 4));
   const std::vector<std::string> attrs = sample(r, kAttributes, r.integer(2, 4));
   std::map<std::pair<std::string, std::string>, std::string> value;
@@ -90,37 +128,41 @@ json keyed_document(ordata::Rng& r) {
   for (const std::string& s : sample(r, kScalars, r.integer(0, 2))) scalars.push_back({s, number(r)});
 
   std::string body;
-  switch (r.integer(0, 2)) {
-    case 0: {  // the corpus's per-item table: "Data per item (Item: A; B): x 1/2; y 3/4."
-      body = "Data per item (Item: ";
-      for (size_t k = 0; k < attrs.size(); ++k) body += (k ? "; " : "") + capitalized(attrs[k]);
-      body += "): ";
-      for (size_t n = 0; n < items.size(); ++n) {
-        body += (n ? "; " : "") + items[n] + " ";
-        for (size_t k = 0; k < attrs.size(); ++k) body += (k ? "/" : "") + value[{items[n], attrs[k]}];
-      }
-      body += ".";
-      break;
-    }
-    case 1:  // "X: a 1, b 2."
-      for (size_t n = 0; n < items.size(); ++n) {
-        body += (n ? " " : "") + capitalized(items[n]) + ": ";
-        for (size_t k = 0; k < attrs.size(); ++k) body += (k ? ", " : "") + attrs[k] + " " + value[{items[n], attrs[k]}];
+  const long layout = r.integer(0, 2);
+  if (ordered)
+    body = attribute_major_body(layout, items, attrs, value);
+  else
+    switch (layout) {
+      case 0: {  // the corpus's per-item table: "Data per item (Item: A; B): x 1/2; y 3/4."
+        body = "Data per item (Item: ";
+        for (size_t k = 0; k < attrs.size(); ++k) body += (k ? "; " : "") + capitalized(attrs[k]);
+        body += "): ";
+        for (size_t n = 0; n < items.size(); ++n) {
+          body += (n ? "; " : "") + items[n] + " ";
+          for (size_t k = 0; k < attrs.size(); ++k) body += (k ? "/" : "") + value[{items[n], attrs[k]}];
+        }
         body += ".";
+        break;
       }
-      break;
-    default:  // "The a of x is 1."
-      for (const std::string& i : items)
-        for (const std::string& a : attrs) body += (body.empty() ? "" : " ") + ("The " + a + " of " + i + " is " + value[{i, a}] + ".");
-  }
+      case 1:  // "X: a 1, b 2."
+        for (size_t n = 0; n < items.size(); ++n) {
+          body += (n ? " " : "") + capitalized(items[n]) + ": ";
+          for (size_t k = 0; k < attrs.size(); ++k) body += (k ? ", " : "") + attrs[k] + " " + value[{items[n], attrs[k]}];
+          body += ".";
+        }
+        break;
+      default:  // "The a of x is 1."
+        for (const std::string& i : items)
+          for (const std::string& a : attrs) body += (body.empty() ? "" : " ") + ("The " + a + " of " + i + " is " + value[{i, a}] + ".");
+    }
   std::string user = kCompanies[size_t(r.integer(0, long(kCompanies.size()) - 1))] + " plans with " +
                      std::to_string(items.size()) + " items.\n\n" + body;
   for (const auto& [s, v] : scalars) user += "\n* There are " + v + " " + s + ".";
   user += "\n\nWrite the data into a Python program.";
 
   std::string answer = "```python\n";
-  for (const std::string& a : sample(r, attrs, long(attrs.size()))) {
-    const std::vector<std::string> order = sample(r, items, long(items.size()));
+  for (const std::string& a : ordered ? attrs : sample(r, attrs, long(attrs.size()))) {
+    const std::vector<std::string> order = ordered ? items : sample(r, items, long(items.size()));
     // A constraint needs a right-hand side the statement gives: only with a scalar line.
     if (scalars.empty() || r.chance(0.5)) {
       answer += key_of(a) + " = {";
@@ -143,6 +185,7 @@ std::optional<CopyStyle> copy_style_named(const std::string& name) {
   if (name == "mixed") return CopyStyle::kMixed;
   if (name == "in-order") return CopyStyle::kInOrder;
   if (name == "keyed") return CopyStyle::kKeyed;
+  if (name == "keyed-in-order") return CopyStyle::kKeyedInOrder;
   return std::nullopt;
 }
 
@@ -153,6 +196,8 @@ json copy_document(uint64_t seed, uint64_t index, CopyStyle style) {
       return in_order_document(r);
     case CopyStyle::kKeyed:
       return keyed_document(r);
+    case CopyStyle::kKeyedInOrder:
+      return keyed_document(r, true);
     case CopyStyle::kMixed:
       break;
   }

@@ -28,11 +28,14 @@ namespace trex::recipe {
 inline constexpr const char* kCopyDocsVersion = "copy_docs 1";
 
 // Which documents a stream holds: kMixed a third in-order and two thirds keyed (drawn per
-// document), kInOrder or kKeyed only that kind. A curriculum needs the kinds apart: the in-order
-// copy is learned first, and a model that has it learns the keyed copy from there.
-enum class CopyStyle { kMixed, kInOrder, kKeyed };
+// document), kInOrder or kKeyed only that kind. kKeyedInOrder: keyed documents whose statement is
+// written attribute by attribute and whose answer keeps the statement's order, so the answer's
+// numbers are the statement's in order (a step between the two; not in the mixed stream). A
+// curriculum needs the kinds apart: the in-order copy is learned first, and a model that has it
+// learns the keyed copy from there (session 13: straight from in-order to keyed did not form it).
+enum class CopyStyle { kMixed, kInOrder, kKeyed, kKeyedInOrder };
 
-// "mixed", "in-order", "keyed" (a recipe's `style`); nullopt for anything else.
+// "mixed", "in-order", "keyed", "keyed-in-order" (a recipe's `style`); nullopt for anything else.
 std::optional<CopyStyle> copy_style_named(const std::string& name);
 
 // Document `index` of the stream `seed`: {"messages": [user, assistant]}. Deterministic on every

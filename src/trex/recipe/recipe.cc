@@ -159,7 +159,7 @@ Recipe load_recipe(const std::string& path) {
       s.seed = uint64_t((*t)["seed"].value_or(int64_t(1)));
       s.style = (*t)["style"].value_or(std::string("mixed"));
       if (!copy_style_named(s.style))
-        throw InputError(path, line, "stage " + s.name + ".style: '" + s.style + "' is not mixed, in-order or keyed");
+        throw InputError(path, line, "stage " + s.name + ".style: '" + s.style + "' is not mixed, in-order, keyed or keyed-in-order");
     }
     if (kinds != 1)
       throw InputError(path, line, "stage " + s.name + ": give exactly one of run, train, benchmark, serve, copy_docs");

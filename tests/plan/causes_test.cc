@@ -17,6 +17,7 @@
 #include "trex/plan/roofs.h"
 #include "trex/plan/scale_losses.h"
 #include "trex/plan/stack.h"
+#include "trex/plan/strategy_toml.h"
 #include "trex/plan/validation.h"
 #include "trex/util/error.h"
 
@@ -375,6 +376,40 @@ TEST(Causes, ScatterGatherSplitsPipelineSendsOverTheTensorParallelRanks) {
   EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-lm.toml")).pp_scatter_gather);
   EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-lm-2023.toml")).pp_scatter_gather);
   EXPECT_FALSE(load_stack(source_path("configs/plan/stack/megatron-core.toml")).pp_scatter_gather);
+}
+
+// (7) A stack older than sequence parallelism (arXiv 2205.05198) sets the default a strategy
+// that does not state it takes: Megatron-DeepSpeed (MT-NLG, BLOOM, BigScience's 2022 benchmarks)
+// runs without it, and its pipeline engine partitions each send over the TP ranks
+// (microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py, is_pipe_partitioned).
+TEST(Causes, AStackOlderThanSequenceParallelismRunsWithoutItUnlessTheStrategyStatesIt) {
+  StackProfile mds = load_stack(source_path("configs/plan/stack/megatron-deepspeed.toml"));
+  EXPECT_FALSE(mds.sequence_parallel);
+  EXPECT_TRUE(mds.pp_scatter_gather);
+  EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-core.toml")).sequence_parallel);
+  EXPECT_FALSE(read_strategy(toml::table{}, "empty.toml", mds).sequence_parallel);
+  EXPECT_FALSE(strategy_on_stack(mds).sequence_parallel);
+  toml::table stated{{"sequence_parallel", true}};
+  EXPECT_TRUE(read_strategy(stated, "stated.toml", mds).sequence_parallel);
+  EXPECT_TRUE(read_strategy(toml::table{}, "empty.toml", StackProfile{}).sequence_parallel);
+
+  // The same tiny GPT as the scatter/gather case (d 1024, 1024 tokens: a 2 MiB activation), TP 8
+  // x PP 2 on two nodes. With sequence parallelism each rank sends its 1/8: 2097152 / 8 / 10e9 =
+  // 26.2144 us. On this stack (no sequence parallelism, partitioned sends) it sends the same
+  // 26.2144 us and the next stage all-gathers the whole activation over NVLink: 7/8 x 2097152 /
+  // 100e9 = 18.35008 us more.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(2);
+  plan::Run r = make_run(1024, 64);
+  Strategy on = read_strategy(toml::table{{"tp", 8}, {"pp", 2}}, "s.toml", mds);
+  Strategy sp = on;
+  sp.sequence_parallel = true;
+  Prediction without = predict(m, c, r, on), with = predict(m, c, r, sp);
+  ASSERT_GT(with.time.pp_comm, 0);
+  EXPECT_NEAR(without.time.pp_comm / with.time.pp_comm, (26.2144 + 18.35008) / 26.2144, 1e-9);
+  // Norms, dropout and residuals replicated on every TP rank: more vector time, more activations.
+  EXPECT_GT(without.time.step, with.time.step);
+  EXPECT_GT(without.memory.activations, with.memory.activations);
 }
 
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.

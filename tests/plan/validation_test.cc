@@ -131,8 +131,16 @@ constexpr Bounds kFit{0.107, 0.062, 0.859};
 // publications' rows, whose fitted step overheads (megascale, megatron-lm-2023) had absorbed part
 // of it, move a little the other way: fit 5.9% -> 6.2%, held-out 8.2% -> 8.4% (bounds loosened
 // to that, reported in docs/plan.md).
-constexpr Bounds kHeldOut{0.113, 0.061, 0.369};
-constexpr Bounds kFitEarlier{0.063, 0.006, 0.25};
+// Session 14 (plan): the megatron-deepspeed profile states what its source code and dates say:
+// no sequence parallelism (arXiv 2205.05198 came after MT-NLG, BLOOM and BigScience's 2022
+// benchmarks) and pipeline sends partitioned over the TP ranks (DeepSpeed's PipelineEngine,
+// is_pipe_partitioned). Nothing fitted: held-out 76 runs 11.2% / +6.0% -> 10.3% / +4.4%
+// (independent 25: 16.8% / +14.9% -> 14.6% / +10.5%), fit 10.7% -> 10.6%; held-out bounds
+// tightened to that. The 77 earlier fit rows 6.2% / -0.58% -> 6.1% / -0.67%: MT-NLG's fit row
+// (+23.9 -> +19.4%) and BLOOM's (+1.4 -> -0.5%) were the positive rows; the signed bound 0.006 ->
+// 0.007 for that source-justified input alone (its mean |error| improves).
+constexpr Bounds kHeldOut{0.104, 0.045, 0.369};
+constexpr Bounds kFitEarlier{0.063, 0.007, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.

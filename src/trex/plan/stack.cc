@@ -52,6 +52,7 @@ StackProfile load_stack(const std::string& path) {
   p.zero3_prefetch = f.boolean_or("zero3_prefetch", true);
   p.pp_overlap = f.boolean_or("pp_overlap", false);
   p.pp_scatter_gather = f.boolean_or("pp_scatter_gather", false);
+  p.sequence_parallel = f.boolean_or("sequence_parallel", true);
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
   p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep"}), "stack.moe_dispatcher");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);

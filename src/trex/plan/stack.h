@@ -55,6 +55,11 @@ struct StackProfile {
   // --no-scatter-gather-tensors-in-pipeline): without sequence parallelism each TP rank sends 1/t
   // of the replicated activation and the receiving stage all-gathers it over the TP group.
   bool pp_scatter_gather = false;
+  // Whether the stack splits norms, dropout and residuals over the TP ranks (sequence
+  // parallelism, arXiv 2205.05198, May 2022): the default of a strategy that does not state it.
+  // Stacks older than it (Megatron-DeepSpeed of MT-NLG, BLOOM and BigScience's 2022 benchmarks)
+  // replicate that work and its activations on every TP rank: false.
+  bool sequence_parallel = true;
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // default EP dispatcher
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)

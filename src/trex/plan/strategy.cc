@@ -54,6 +54,7 @@ Strategy strategy_on_stack(const StackProfile& stack) {
   s.param_gather_overlap = stack.param_gather_overlap;
   s.zero3_prefetch = stack.zero3_prefetch;
   s.pp_overlap = stack.pp_overlap;
+  s.sequence_parallel = stack.sequence_parallel;
   return s;
 }
 
@@ -77,7 +78,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
                 : rc == "moe"       ? Recompute::kMoe
                                     : Recompute::kNone;
   s.recompute_layers = f.integer_or("recompute_layers", 0, 0);
-  s.sequence_parallel = f.boolean_or("sequence_parallel", true);
+  s.sequence_parallel = f.boolean_or("sequence_parallel", stack.sequence_parallel);
   s.swap_optimizer = f.boolean_or("swap_optimizer", false);
   s.swap_slots = f.integer_or("swap_slots", 3, 2);
   if (s.swap_slots > 3) f.fail("swap_slots", "must be 2 or 3");

@@ -55,7 +55,7 @@ struct Strategy {
   int zero = 1;           // 0 none, 1 optimizer state sharded over DP (distributed optimizer), 2 + grads, 3 + weights
   Recompute recompute = Recompute::kNone;
   long recompute_layers = 0;      // full recomputation: layers per chunk recomputed (0 = all)
-  bool sequence_parallel = true;  // with TP > 1: norms and residuals split over TP
+  bool sequence_parallel = true;  // with TP > 1: norms and residuals split over TP (stack default)
   bool swap_optimizer = false;    // fp32 master and moments live in host memory
   long swap_slots = 3;            // K (3 = load, update, store concurrently)
   double swap_chunk_bytes = 256e6;
@@ -87,7 +87,8 @@ Run load_run(const std::string& path);
 Strategy load_strategy(const std::string& path, const StackProfile& stack = {});
 
 // A default strategy run on `stack`: the fields a stack sets the default of (moe_overlap,
-// moe_dispatcher, tp_overlap, dp_overlap, param_gather_overlap, zero3_prefetch, pp_overlap) take the stack's values,
+// moe_dispatcher, tp_overlap, dp_overlap, param_gather_overlap, zero3_prefetch, pp_overlap,
+// sequence_parallel) take the stack's values,
 // as an empty [strategy] table read with that stack would (`plan search --stack` without --base).
 Strategy strategy_on_stack(const StackProfile& stack);
 

@@ -124,7 +124,12 @@ struct Bounds {
 // fix13: the MoE router's expert columns were charged 0.022 on top of the small-dimension
 // curve): the two FlagPerf qwen1.5_MoE rows +12.1% / +10.8% -> +16.5% / +15.2%, fit 116 runs
 // 10.6% / +6.1% -> 10.7% / +6.15% (signed bound 0.061 -> 0.062); nothing else moves.
-constexpr Bounds kFit{0.107, 0.062, 0.859};
+// Session 14 (plan): InternEvo's 9 TP 2 rows state what their source builds (no sequence
+// parallelism: modeling_internlm.py at fa7337b, sequence_parallel=False; the files' headers
+// already said so, the strategy default did not): those rows 2.6-2.9 points lower, InternEvo 20
+// runs 25.9% -> 24.8%, fit 116 runs 10.6% / +6.1% -> 10.4% / +5.9%; an input, nothing fitted;
+// fit bounds tightened to that.
+constexpr Bounds kFit{0.105, 0.060, 0.859};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier

@@ -91,6 +91,21 @@ void project(const T* x, const float* phi, int64_t nd, int R, float* p, float* s
 // kTok tokens and kRows rows per call (project_rows<4, 6> for the pre-projection's R = 24;
 // project_head for the head's R = n).
 #ifdef TREX_ELEM_AVX2
+// 8 bf16 widened by one zero-masked word permute (each value to the top half of its lane, as
+// simd::load8's zero-extension and shift, in one instruction instead of two), where the build
+// has AVX512BW/VL; fp32 is a plain load.
+inline __m256 load8_widen(const float* p, __m256i) { return _mm256_loadu_ps(p); }
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+inline __m256i widen8_index() { return _mm256_set_epi16(7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0); }
+inline __m256 load8_widen(const core::bf16* p, __m256i idx) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_maskz_permutexvar_epi16(0xaaaa, idx, _mm256_castsi128_si256(h)));
+}
+#else
+inline __m256i widen8_index() { return _mm256_setzero_si256(); }
+inline __m256 load8_widen(const core::bf16* p, __m256i) { return simd::load8(p); }
+#endif
+
 template <int kTok, int kRows, bool Sq, class T>
 void project_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0,
                   float* const* p, float* sumsq) {
@@ -102,16 +117,20 @@ void project_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0
     sq[k] = _mm256_setzero_ps();
     for (int r = 0; r < kRows; ++r) a[k][r] = _mm256_setzero_ps();
   }
+  const __m256i widx = widen8_index();
   for (int64_t i = 0; i < nd; i += 8) {
     __m256 xv[kTok];
 #pragma GCC unroll 4
     for (int k = 0; k < kTok; ++k) {
-      xv[k] = simd::load8(x[k] + i);
+      xv[k] = load8_widen(x[k] + i, widx);
       if constexpr (Sq) sq[k] = _mm256_fmadd_ps(xv[k], xv[k], sq[k]);
     }
 #pragma GCC unroll 6
     for (int r = 0; r < kRows; ++r) {
-      const __m256 w = _mm256_loadu_ps(pr[r] + i);
+      __m256 w = _mm256_loadu_ps(pr[r] + i);
+      // In a register: else GCC folds the load into each token's FMA (kTok loads of phi where
+      // one serves; the loads, not the FMAs, then set the pace).
+      asm("" : "+x"(w));
 #pragma GCC unroll 4
       for (int k = 0; k < kTok; ++k) a[k][r] = _mm256_fmadd_ps(w, xv[k], a[k][r]);
     }
@@ -196,6 +215,41 @@ void weighted_streams(const T* X, const float* w, int n, int64_t d, T* y) {
     float acc = w[0] * ld(X + e);
     for (int i = 1; i < n; ++i) acc = std::fma(w[i], ld(X + i * d + e), acc);
     st(y + e, acc);
+  }
+}
+
+// weighted_streams on 16 lanes (row_isa() AVX-512): y[e] is the same FMA chain as there, so the
+// same bits; bf16 y rounds by vcvtneps2bf16 where the CPU has AVX512_BF16 (Cvt; same bits,
+// round16_cvt) and NT streams y. The 8-lane bf16 store rounded in about ten integer instructions
+// per 8 values: the head forward's y pass cost nearly as many instructions as its projections.
+template <bool NT, bool Cvt, class T>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void weighted_streams512(
+    const T* X, const float* w, int n, int64_t d, T* y) {
+  __m512 wv[kMhcMaxStreams];
+  for (int i = 0; i < n; ++i) wv[i] = _mm512_set1_ps(w[i]);
+  int64_t e = 0;
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    // A line of each stream per step (simd::load32 / store32: one permute per 16 values, one
+    // rounding per 32): the same values and chains as the 16-lane steps, so the same bits.
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; e + 32 <= d; e += 32) {
+      __m512 x0, x1;
+      simd::load32(X + e, lo_idx, hi_idx, &x0, &x1);
+      __m512 a0 = _mm512_mul_ps(wv[0], x0), a1 = _mm512_mul_ps(wv[0], x1);
+      for (int i = 1; i < n; ++i) {
+        simd::load32(X + i * d + e, lo_idx, hi_idx, &x0, &x1);
+        a0 = _mm512_fmadd_ps(wv[i], x0, a0);
+        a1 = _mm512_fmadd_ps(wv[i], x1, a1);
+      }
+      simd::store32<NT>(y + e, a0, a1);
+    }
+  }
+  for (; e < d; e += 16) {
+    const __mmask16 m = simd::lanes16(e, d);
+    __m512 acc = _mm512_mul_ps(wv[0], simd::load16(X + e, m));
+    for (int i = 1; i < n; ++i) acc = _mm512_fmadd_ps(wv[i], simd::load16(X + i * d + e, m), acc);
+    if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(y + e, acc, m);
+    else simd::put16<NT>(y + e, acc, m);
   }
 }
 
@@ -960,6 +1014,12 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   const int n = sh.n;
   const int64_t nd = n * sh.d;
   const int64_t grain = tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  const bool nt = wide && simd::use_streaming<T>(sh.tokens * sh.d, sh.d, {y});
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
+  auto* ws = !wide ? &weighted_streams<T>
+           : nt    ? (cvt ? &weighted_streams512<true, true, T> : &weighted_streams512<true, false, T>)
+                   : (cvt ? &weighted_streams512<false, true, T> : &weighted_streams512<false, false, T>);
   tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
     float p[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss[kHeadTokens];
     for (int64_t t = t0; t < t1;) {
@@ -967,9 +1027,10 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
       for (int l = 0; l < k; ++l, ++t) {
         const float r = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
         head_gates(p[l], r, b, scale, n, sh.eps, m, sig, w + t * n);
-        weighted_streams(X + t * nd, w + t * n, n, sh.d, y + t * sh.d);
+        ws(X + t * nd, w + t * n, n, sh.d, y + t * sh.d);
       }
     }
+    simd::fence_streams(nt);
   });
 }
 

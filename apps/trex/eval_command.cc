@@ -71,6 +71,7 @@ int run_eval(const EvalArgs& args) {
   o.exec.solve_time_limit_s = args.solve_time_limit;
   o.exec.python_dir = python_module_dir();  // fails early, before any work
   require_sandbox(args.allow_weak_sandbox);  // so does a missing sandbox layer
+  prestart_python(o.exec);  // its start overlaps the loading below (execute.h)
   std::vector<Benchmark> benches;
   for (const auto& b : args.benches) {
     benches.push_back(load_benchmark(b, fields_of(args)));

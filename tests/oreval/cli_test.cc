@@ -214,6 +214,29 @@ TEST(EvalCli, ThePycCacheIsInTheFolderTrexPycCacheNames) {
   EXPECT_GT(entries, 0);  // one per compiled module of python/
 }
 
+// `trex eval run` starts the warm interpreter before it loads the benchmark (execute.h
+// prestart_python). A run with no Python program never leases it: it is stopped at exit, and
+// its folder (the module copy) is gone with it.
+TEST(EvalCli, ARunWithoutPythonLeavesNoWarmInterpreterBehind) {
+  if (!oreval::missing_sandbox_layers().empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << oreval::missing_sandbox_layers().front() << "): no warm interpreter";
+  TempDir d;
+  std::string tmp = d.path + "/tmp";
+  fs::create_directories(tmp);
+  write_file_atomic(d.path + "/bench.jsonl", "{\"id\":\"lp\",\"q\":\"max 3x+2y\",\"a\":\"11\"}\n");
+  write_file_atomic(d.path + "/completions.jsonl",
+                    nlohmann::json({{"id", "lp"}, {"completion", std::string("```lp\n") + kLpA + "```"}}).dump() + "\n");
+  ProcessResult r = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--id-field", "id", "--question-field", "q",
+                          "--answer-field", "a", "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out",
+                          "--quiet"},
+                         {"/usr/bin/env", "TMPDIR=" + tmp});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(read_file(d.path + "/out/results.jsonl").find("\"correct\""), std::string::npos);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
 TEST(EvalCli, List) {
   ProcessResult r = trex({"eval", "list"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

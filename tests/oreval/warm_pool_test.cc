@@ -252,6 +252,42 @@ std::vector<std::string> pythons_3_12_or_later() {
   return found;
 }
 
+// An interpreter started ahead (prestart_python, as `trex eval run` does before it loads the
+// benchmark) is the one the first program runs in: no second start, and a second prestart
+// while it is idle starts none. The module folder is a copy of python/ of this test's own, so
+// that no interpreter another test left idle in this process has the same key.
+TEST(WarmPool, TheFirstProgramRunsInThePrestartedInterpreter) {
+  REQUIRE_WHOLE_SANDBOX();
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-prestart-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::copy(std::string(TREX_SOURCE_DIR) + "/python", dir + "/python",
+                        std::filesystem::copy_options::recursive);
+  ExecOptions o = roomy(true);
+  o.python_dir = dir + "/python";
+  int before = warm_interpreters_started();
+  prestart_python(o);
+  EXPECT_EQ(warm_interpreters_started(), before + 1);
+  prestart_python(o);  // one idle already: nothing more
+  EXPECT_EQ(warm_interpreters_started(), before + 1);
+  Execution first = execute({CodeKind::kPython, "import sys\nprint('gurobipy' in sys.modules)\n"}, "", o);
+  EXPECT_EQ(first.status, ExecStatus::kNoModel) << first.message;
+  EXPECT_EQ(first.output, "True\n") << first.message;
+  EXPECT_EQ(warm_interpreters_started(), before + 1);
+  std::filesystem::remove_all(dir);
+}
+
+// A prestart that cannot start anything throws nothing and starts nothing; the program that
+// would have used it gets the error it got before (the lease's own start fails the same way).
+TEST(WarmPool, APrestartThatFailsLeavesTheErrorToTheFirstProgram) {
+  REQUIRE_WHOLE_SANDBOX();
+  ExecOptions o = roomy(true);
+  o.python = "/nonexistent/python3";
+  int before = warm_interpreters_started();
+  EXPECT_NO_THROW(prestart_python(o));
+  EXPECT_EQ(warm_interpreters_started(), before);
+  EXPECT_THROW(execute({CodeKind::kPython, "print(1)\n"}, "", o), std::runtime_error);
+}
+
 // The zygote's checks (the cache among them) under every 3.12+ interpreter found.
 TEST(WarmPool, TheZygoteChecksPassUnderPython312AndLater) {
   std::vector<std::string> pythons = pythons_3_12_or_later();

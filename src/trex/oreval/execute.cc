@@ -275,6 +275,17 @@ std::string python_module_dir() {
   throw InputError("the gurobipy-compatible module was not found (set TREX_PYTHON_DIR to trex's python/ folder)");
 }
 
+void prestart_python(const ExecOptions& o) {
+  // The condition and the pair (python, module folder) are run_python's, so that its lease
+  // finds this interpreter.
+  try {
+    if (!o.warm_pool || !missing_sandbox_layers().empty()) return;
+    warm_pool_prestart(o.python, o.python_dir.empty() ? python_module_dir() : o.python_dir);
+  } catch (const std::exception&) {
+    // The first program reports whatever is wrong, as without this.
+  }
+}
+
 Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   Execution ex;

@@ -50,6 +50,13 @@ struct Execution {
 // else ../python beside the trex binary. Throws InputError when none holds the module.
 std::string python_module_dir();
 
+// Starts the warm interpreter that the first Python program will lease (warm_pool_prestart),
+// when programs run with `options` would use one: called before slow work of the caller's own
+// (loading a benchmark), the interpreter's start overlaps it instead of delaying the first
+// program. Never throws. A run that then has no Python program pays one interpreter start,
+// beside its own work, and kills it at exit.
+void prestart_python(const ExecOptions& options);
+
 // `data_json`: a file copied into the sandbox as data.json, or "".
 Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options);
 

@@ -64,6 +64,8 @@ std::string sandbox_enter_library() {
 
 class WarmInterpreter final : public SandboxLauncher {
  public:
+  // Started: the module copied and the interpreter spawned. Ready only after await_ready(),
+  // which every lease calls before the interpreter's first use.
   WarmInterpreter(const std::string& python, const std::string& pydir) {
     std::string tmpl = (fs::temp_directory_path() / "trex-warm-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("warm interpreter: cannot create a temporary directory");
@@ -78,12 +80,26 @@ class WarmInterpreter final : public SandboxLauncher {
   }
   ~WarmInterpreter() override { shut_down(); }
 
+  // Waits for the interpreter's "ready" (its imports and warm-up done) and checks it; at once
+  // when it already was. Throws std::runtime_error (and the interpreter is broken) when it
+  // exits, does not answer, or its sandbox probe differs from this process's (fail closed).
+  void await_ready() {
+    if (ready_) return;
+    if (broken_) throw std::runtime_error("warm interpreter: broken by an earlier failure");
+    nlohmann::json ready = receive(kStartSeconds);
+    // Fail closed: the interpreter's children must get exactly the layers this process found.
+    std::string isolation = ready.value("isolation", std::string());
+    if (!ready.value("ready", false) || isolation != sandbox_isolation())
+      fail("its sandbox probe (" + isolation + ") differs from the evaluator's (" + sandbox_isolation() + ")");
+    ready_ = true;
+  }
+
   bool broken() const { return broken_; }
   const std::string& runner() const { return runner_; }
   const std::string& module_dir() const { return module_dir_; }
 
   pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) override {
-    if (broken_) throw std::runtime_error("warm interpreter: broken by an earlier failure");
+    await_ready();
     nlohmann::json req = {{"workdir", spec.workdir},
                           {"read_only", spec.read_only_paths},
                           {"argv", spec.argv},
@@ -164,11 +180,6 @@ class WarmInterpreter final : public SandboxLauncher {
       throw std::runtime_error("warm interpreter: cannot start " + python + ": " + strerror(rc));
     }
     ++g_started;
-    nlohmann::json ready = receive(kStartSeconds);
-    // Fail closed: the interpreter's children must get exactly the layers this process found.
-    std::string isolation = ready.value("isolation", std::string());
-    if (!ready.value("ready", false) || isolation != sandbox_isolation())
-      fail("its sandbox probe (" + isolation + ") differs from the evaluator's (" + sandbox_isolation() + ")");
   }
 
   [[noreturn]] void fail(const std::string& why) {
@@ -221,6 +232,11 @@ class WarmInterpreter final : public SandboxLauncher {
   void shut_down() {
     if (ctl_ >= 0) close(ctl_);  // the interpreter exits when it reads the end
     ctl_ = -1;
+    // One that never became ready (started ahead, warm_pool_prestart, and not needed) is still
+    // importing and warming up, reading nothing: it is killed rather than waited for. It runs
+    // trex's own code only; the child it may have forked ahead of a request sees its socket
+    // close and exits without running anything (trex_eval_zygote.py WaitingChild).
+    if (pid_ > 0 && !ready_) kill(pid_, SIGKILL);
     if (pid_ > 0) {
       // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
       // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init.
@@ -260,6 +276,7 @@ class WarmInterpreter final : public SandboxLauncher {
   int ctl_ = -1;
   pid_t pid_ = -1;
   bool broken_ = false;
+  bool ready_ = false;
 };
 
 namespace {
@@ -294,6 +311,22 @@ WarmLease::WarmLease(const std::string& python, const std::string& pydir) : key_
     }
   }
   if (!interp_) interp_ = std::make_unique<WarmInterpreter>(python, pydir);
+  interp_->await_ready();  // a failure here shuts it down with the lease's members
+}
+
+void warm_pool_prestart(const std::string& python, const std::string& pydir) {
+  std::string key = python + '\n' + pydir;
+  {
+    std::lock_guard<std::mutex> lock(pool().mu);
+    if (!pool().idle[key].empty()) return;
+  }
+  try {
+    auto interp = std::make_unique<WarmInterpreter>(python, pydir);
+    std::lock_guard<std::mutex> lock(pool().mu);
+    pool().idle[key].push_back(std::move(interp));
+  } catch (const std::exception&) {
+    // Nothing started: the first lease starts one itself and reports what goes wrong.
+  }
 }
 
 WarmLease::~WarmLease() {

@@ -51,6 +51,14 @@ class WarmLease {
   std::unique_ptr<WarmInterpreter> interp_;
 };
 
+// Starts an interpreter for (python, pydir) and leaves it idle in the pool without waiting for
+// it: its start (python's, the imports, the warm-up: tens of milliseconds) then overlaps what
+// the caller does next, until the first lease, which waits for its "ready" and checks it as it
+// checks one it starts itself. Does nothing when the pool already holds an idle one for the
+// pair. Never throws: when the start fails, the first lease starts one and reports why. One
+// that is never leased is killed at exit, not waited for.
+void warm_pool_prestart(const std::string& python, const std::string& pydir);
+
 // Started interpreters (idle or leased) in this process, for tests.
 int warm_interpreters_started();
 

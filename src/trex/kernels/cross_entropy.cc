@@ -18,9 +18,13 @@
 // such a gradient is below 1.2e-38 in magnitude. So the fp32 gradient is no longer
 // exp(x - lse) scale's bits but within an ulp or two of it; the tolerance against the eager
 // reference (1e-4) is unchanged, and the AVX2 and AVX-512 paths still give the same bits.
+// On AVX-512 those fp32 rows are pipelined per thread (ce_rows_fp32_512): a row's gradient is
+// written during the next row's sum pass, and the lines requested are those of the row the same
+// thread takes next; the same operations per element, so the same bits as the passes apart.
 #include "trex/kernels/cross_entropy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -158,6 +162,69 @@ TREX_AVX512_FN float span_sum_exp512(const T* x, int64_t n, float m, const T* ne
   return s;
 }
 
+// exp16 for x <= 0 or NaN (x - max): exp16's upper clamp at 88 changes nothing there, so it is
+// left out: the same bits in one instruction fewer.
+TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
+  x = simd::max16(x, _mm512_set1_ps(-87.f));
+  __m512 xl = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
+  __m512 n = _mm512_maskz_roundscale_ps(simd::kAll16, xl, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  return _mm512_maskz_scalef_ps(simd::kAll16, y, n);
+}
+
+// span_sum_exp512 (fp32, exps kept in ex) with the gradient pass of the thread's previous row in
+// the same loop: dxp = ep cp, 0 where ep < thrp (row_grad_from_exp512's products). The exps of
+// this row and the gradient writes of the previous one then overlap, where the passes one after
+// the other left the memory idle during the exps and the core idle during the writes. The zeroing
+// is a masked multiply whose other lanes take 0 cp (what multiplying a zeroed exp gives); the
+// exps drop exp16's upper clamp (x - m <= 0); a 64-byte aligned gradient is streamed 64 bytes
+// per store. Same bits as the passes apart.
+template <bool NT>
+TREX_AVX512_FN float span_sum_exp_grad512(const float* x, int64_t n, float m, const float* next,
+                                           float* ex, const float* ep, float* dxp, float cp,
+                                           float thrp) {
+  int64_t i = 0;
+  float s = 0.f;
+  const __m512 vc = _mm512_set1_ps(cp), vt = _mm512_set1_ps(thrp), vz = _mm512_set1_ps(0.f * cp);
+  const bool a64 = reinterpret_cast<uintptr_t>(dxp) % 64 == 0;
+  if (n >= 8) {
+    const __m512 vmax16 = _mm512_set1_ps(m);
+    __m256 vs = _mm256_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+      request_line(next, i);
+      const __m512 e = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmax16));
+      _mm512_storeu_ps(ex + i, e);
+      vs = _mm256_add_ps(vs, simd::low8(e));
+      vs = _mm256_add_ps(vs, simd::high8(e));
+      const __m512 pv = _mm512_loadu_ps(ep + i);
+      const __m512 g = _mm512_mask_mul_ps(vz, _mm512_cmp_ps_mask(pv, vt, _CMP_GE_OQ), pv, vc);
+      if (NT && a64) _mm512_stream_ps(dxp + i, g);
+      else simd::put16<NT>(dxp + i, g, simd::kAll16);
+    }
+    if (i + 8 <= n) {
+      const __m256 e = simd::exp8(_mm256_sub_ps(simd::load8(x + i), _mm256_set1_ps(m)));
+      _mm256_storeu_ps(ex + i, e);
+      vs = _mm256_add_ps(vs, e);
+    }
+    s = simd::hsum(vs);
+  }
+  for (int64_t j = (n >= 8 ? i + (i + 8 <= n ? 8 : 0) : 0); j < n; ++j) {
+    const float e = std::exp(x[j] - m);
+    ex[j] = e;
+    s += e;
+  }
+  for (; i < n; ++i) dxp[i] = ep[i] >= thrp ? ep[i] * cp : 0.f;
+  return s;
+}
+
 // dx = e c over a row, 0 where the product would be below FLT_MIN in magnitude: the e below
 // thr = FLT_MIN / |c| are zeroed before the multiply (see the top). e >= 0.
 template <bool NT>
@@ -278,6 +345,84 @@ void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale, bool wid
   for (; i < vocab; ++i) st(dx + i, std::exp(ld(x + i) - shift) * mul);
 }
 
+#ifdef TREX_ELEM_AVX2
+// The built-in fp32 path with a gradient on AVX-512 (see the top): threads take blocks of `grain`
+// rows in turn, as parallel_for would, but each claims its next block before it starts the last
+// row of the current one, so the sum pass requests the row this thread reads next (before, the
+// row after, which the other thread usually took, into the wrong core's L2). Each row's gradient
+// is written during the next row's sum pass (span_sum_exp_grad512), the thread's last row alone;
+// two rows of exps per thread. Every element's operations are those of the passes apart.
+void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, float* dlogits,
+                      int64_t rows, int64_t vocab, float grad_scale, int64_t grain, bool nt,
+                      core::ThreadPool& tp) {
+  const int64_t n_blocks = (rows + grain - 1) / grain;
+  std::atomic<int64_t> next_block{0};
+  tp.run([&](int) {
+    thread_local std::vector<float> buf;  // this row's exps and the pending row's
+    if (buf.size() < size_t(2 * vocab)) buf.resize(size_t(2 * vocab));
+    float* const ebuf[2] = {buf.data(), buf.data() + vocab};
+    int cur = 0;
+    struct Pending {  // a row whose gradient is still to be written
+      const float* e = nullptr;  // null: none
+      float* dx = nullptr;
+      float c = 0.f, thr = 0.f, target_value = 0.f;
+      int64_t target = 0;
+    } pend;
+    auto claim = [&]() {
+      const int64_t b = next_block.fetch_add(1, std::memory_order_relaxed);
+      return b < n_blocks ? b : int64_t(-1);
+    };
+    auto finish_pending = [&]() {  // after the row's gradient: its target element
+      pend.dx[pend.target] = pend.target_value;
+      pend.e = nullptr;
+    };
+    for (int64_t b = claim(); b >= 0;) {
+      const int64_t nb = claim();
+      const int64_t lo = b * grain, hi = std::min(rows, lo + grain);
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t rn = r + 1 < hi ? r + 1 : nb >= 0 ? nb * grain : -1;
+        const float* x = logits + r * vocab;
+        const float* xn = rn >= 0 ? logits + rn * vocab : nullptr;
+        const int32_t tgt = targets[r];
+        if (tgt < 0) {
+          loss[r] = 0.f;
+          for (int64_t v = 0; v < vocab; ++v) dlogits[r * vocab + v] = 0.f;
+          continue;
+        }
+        const float m = span_max512(x, vocab);
+        float* e = ebuf[cur];
+        float sum;
+        if (pend.e) {
+          sum = nt ? span_sum_exp_grad512<true>(x, vocab, m, xn, e, pend.e, pend.dx, pend.c, pend.thr)
+                   : span_sum_exp_grad512<false>(x, vocab, m, xn, e, pend.e, pend.dx, pend.c, pend.thr);
+          finish_pending();
+        } else {
+          sum = span_sum_exp512(x, vocab, m, xn, e);
+        }
+        const float lse = m + std::log(sum);
+        const float xt = x[tgt];  // read before an in-place gradient overwrites it
+        loss[r] = lse - xt;
+        const float c = grad_scale / sum;
+        pend.e = e;
+        pend.dx = dlogits + r * vocab;
+        pend.c = c;
+        pend.thr = c == 0.f ? std::numeric_limits<float>::infinity()
+                            : std::numeric_limits<float>::min() / std::fabs(c);
+        pend.target = tgt;
+        pend.target_value = (std::exp(xt - lse) - 1.f) * grad_scale;
+        cur ^= 1;
+      }
+      b = nb;
+    }
+    if (pend.e) {
+      row_grad_from_exp(pend.e, pend.dx, vocab, pend.c, true, nt);
+      finish_pending();
+    }
+    simd::fence_streams(nt);
+  });
+}
+#endif
+
 }  // namespace
 
 template <class T>
@@ -295,6 +440,12 @@ void cross_entropy_forward_backward(const T* logits, const int32_t* targets, flo
   // fp32 rows with a gradient keep their exps (see the top) in a per-thread buffer of one row.
   const bool keep_exps =
       std::is_same_v<T, float> && dlogits && (rb.vocab_tile <= 0 || rb.vocab_tile >= vocab);
+#ifdef TREX_ELEM_AVX2
+  if constexpr (std::is_same_v<T, float>) {
+    if (keep_exps && wide)
+      return ce_rows_fp32_512(logits, targets, loss, dlogits, rows, vocab, grad_scale, rb.grain, nt, tp);
+  }
+#endif
   tp.parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     thread_local std::vector<float> exps;
     if (keep_exps && exps.size() < size_t(vocab)) exps.resize(size_t(vocab));

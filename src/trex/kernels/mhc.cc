@@ -118,7 +118,16 @@ void project_rows(const T* const* x, const float* phi, int64_t nd, int R, int g0
     for (int r = 0; r < kRows; ++r) a[k][r] = _mm256_setzero_ps();
   }
   const __m256i widx = widen8_index();
+  constexpr int64_t kLine = 64 / int64_t(sizeof(T));
   for (int64_t i = 0; i < nd; i += 8) {
+    // The next kTok tokens' rows (the callers project consecutive tokens), a line of each per
+    // line of these, into L2 during the first group of rows: 4 streams alone left the
+    // projections waiting on memory at half their in-cache rate. (A prefetch past the
+    // tensor's end never faults.)
+    if constexpr (Sq)
+      if (i % kLine == 0)
+        for (int k = 0; k < kTok; ++k)
+          _mm_prefetch(reinterpret_cast<const char*>(x[k] + kTok * nd + i), _MM_HINT_T1);
     __m256 xv[kTok];
 #pragma GCC unroll 4
     for (int k = 0; k < kTok; ++k) {
@@ -684,7 +693,29 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   float pt[kMhcMaxStreams], Ct[kMhcMaxStreams * kMhcMaxStreams];
   std::copy(post, post + n, pt);
   std::copy(C, C + n * n, Ct);
-  for (int64_t e = 0; e < d; e += 16) {
+  int64_t e = 0;
+  if constexpr (N == 4 && Cvt && std::is_same_v<T, core::bf16>) {
+    // A line of each row per step (simd::load32 / store32: one word permute per 16 values
+    // instead of a zero-extension and a shift, one rounding per 32): the 16-lane steps' values
+    // and chains, so the same bits.
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; e + 32 <= d; e += 32) {
+      __m512 f0, f1, x0[4], x1[4];
+      simd::load32(f + e, lo_idx, hi_idx, &f0, &f1);
+      for (int j = 0; j < 4; ++j) simd::load32(x + j * d + e, lo_idx, hi_idx, &x0[j], &x1[j]);
+      for (int k = 0; k < 4; ++k) {
+        const __m512 pk = _mm512_set1_ps(pt[k]);
+        __m512 a0 = _mm512_mul_ps(pk, f0), a1 = _mm512_mul_ps(pk, f1);
+        for (int j = 0; j < 4; ++j) {
+          const __m512 c = _mm512_set1_ps(Ct[j * 4 + k]);
+          a0 = _mm512_fmadd_ps(c, x0[j], a0);
+          a1 = _mm512_fmadd_ps(c, x1[j], a1);
+        }
+        simd::store32<NT>(o + k * d + e, a0, a1);
+      }
+    }
+  }
+  for (; e < d; e += 16) {
     const __mmask16 m = simd::lanes16(e, d);
     __m512 fv = simd::load16(f + e, m), xs[kMhcMaxStreams];
     for (int j = 0; j < n; ++j) xs[j] = simd::load16(x + j * d + e, m);
@@ -876,8 +907,52 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   float Ct[16];
   std::copy(C, C + 16, Ct);
   const T *g0 = g, *g1 = g + d, *g2 = g + 2 * d, *g3 = g + 3 * d;
+  // The next token's rows (tokens are contiguous) are requested a line at a time, each pass
+  // over this token fetching the rows the same pass of the next one reads: G and F during the
+  // dF pass, X row j during pass j. Without it each pass began with short 2-4 KiB streams the
+  // hardware prefetchers picked up late: one thread ran at half its in-cache rate.
+  // (A prefetch never faults: past the last token it requests nothing useful and is harmless.)
+  const T* gn = g + 4 * d;
+  const T* fn = f + d;
+  const T* xn = x + 4 * d;
+  auto pf = [](const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); };
+  constexpr int64_t kLine = 64 / int64_t(sizeof(T));  // elements per cache line
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  for (int64_t e = 0; e < d; e += 16) {
+  // bf16 on AVX512_BF16: a line of each row per step (simd::load32 / store32, as the forward);
+  // each sum takes the 16-lane steps' values in the same order, so the same bits.
+  constexpr bool kWide = Cvt && std::is_same_v<T, core::bf16>;
+  [[maybe_unused]] __m512i lo_idx, hi_idx;
+  if constexpr (kWide) lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+  int64_t e = 0;
+  if constexpr (kWide)
+    for (; e + 32 <= d; e += 32) {
+      __m512 fl, fh, a0l, a0h, a1l, a1h, a2l, a2h, a3l, a3h;
+      for (int k = 0; k < 4; ++k) pf(gn + k * d + e);
+      pf(fn + e);
+      simd::load32(f + e, lo_idx, hi_idx, &fl, &fh);
+      simd::load32(g0 + e, lo_idx, hi_idx, &a0l, &a0h);
+      simd::load32(g1 + e, lo_idx, hi_idx, &a1l, &a1h);
+      simd::load32(g2 + e, lo_idx, hi_idx, &a2l, &a2h);
+      simd::load32(g3 + e, lo_idx, hi_idx, &a3l, &a3h);
+      __m512 dl = _mm512_fmadd_ps(_mm512_set1_ps(p0), a0l, _mm512_setzero_ps());
+      __m512 dh = _mm512_fmadd_ps(_mm512_set1_ps(p0), a0h, _mm512_setzero_ps());
+      dl = _mm512_fmadd_ps(_mm512_set1_ps(p1), a1l, dl);
+      dh = _mm512_fmadd_ps(_mm512_set1_ps(p1), a1h, dh);
+      dl = _mm512_fmadd_ps(_mm512_set1_ps(p2), a2l, dl);
+      dh = _mm512_fmadd_ps(_mm512_set1_ps(p2), a2h, dh);
+      dl = _mm512_fmadd_ps(_mm512_set1_ps(p3), a3l, dl);
+      dh = _mm512_fmadd_ps(_mm512_set1_ps(p3), a3h, dh);
+      s0 = _mm512_fmadd_ps(a0h, fh, _mm512_fmadd_ps(a0l, fl, s0));
+      s1 = _mm512_fmadd_ps(a1h, fh, _mm512_fmadd_ps(a1l, fl, s1));
+      s2 = _mm512_fmadd_ps(a2h, fh, _mm512_fmadd_ps(a2l, fl, s2));
+      s3 = _mm512_fmadd_ps(a3h, fh, _mm512_fmadd_ps(a3l, fl, s3));
+      simd::store32<NT>(dF + e, dl, dh);
+    }
+  for (; e < d; e += 16) {
+    if (e % kLine == 0) {
+      for (int k = 0; k < 4; ++k) pf(gn + k * d + e);
+      pf(fn + e);
+    }
     // Lanes past d load 0 and add nothing to the sums.
     const __mmask16 m = simd::lanes16(e, d);
     const __m512 fv = simd::load16(f + e, m), a0 = simd::load16(g0 + e, m), a1 = simd::load16(g1 + e, m),
@@ -902,7 +977,32 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     const T* xj = x + j * d;
     T* dxj = dX + j * d;
     __m512 t0 = _mm512_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
-    for (int64_t e = 0; e < d; e += 16) {
+    int64_t e = 0;
+    if constexpr (kWide)
+      for (; e + 32 <= d; e += 32) {
+        __m512 xl, xh, a0l, a0h, a1l, a1h, a2l, a2h, a3l, a3h;
+        pf(xn + j * d + e);
+        simd::load32(xj + e, lo_idx, hi_idx, &xl, &xh);
+        simd::load32(g0 + e, lo_idx, hi_idx, &a0l, &a0h);
+        simd::load32(g1 + e, lo_idx, hi_idx, &a1l, &a1h);
+        simd::load32(g2 + e, lo_idx, hi_idx, &a2l, &a2h);
+        simd::load32(g3 + e, lo_idx, hi_idx, &a3l, &a3h);
+        __m512 dl = _mm512_fmadd_ps(_mm512_set1_ps(c0), a0l, _mm512_setzero_ps());
+        __m512 dh = _mm512_fmadd_ps(_mm512_set1_ps(c0), a0h, _mm512_setzero_ps());
+        dl = _mm512_fmadd_ps(_mm512_set1_ps(c1), a1l, dl);
+        dh = _mm512_fmadd_ps(_mm512_set1_ps(c1), a1h, dh);
+        dl = _mm512_fmadd_ps(_mm512_set1_ps(c2), a2l, dl);
+        dh = _mm512_fmadd_ps(_mm512_set1_ps(c2), a2h, dh);
+        dl = _mm512_fmadd_ps(_mm512_set1_ps(c3), a3l, dl);
+        dh = _mm512_fmadd_ps(_mm512_set1_ps(c3), a3h, dh);
+        t0 = _mm512_fmadd_ps(a0h, xh, _mm512_fmadd_ps(a0l, xl, t0));
+        t1 = _mm512_fmadd_ps(a1h, xh, _mm512_fmadd_ps(a1l, xl, t1));
+        t2 = _mm512_fmadd_ps(a2h, xh, _mm512_fmadd_ps(a2l, xl, t2));
+        t3 = _mm512_fmadd_ps(a3h, xh, _mm512_fmadd_ps(a3l, xl, t3));
+        simd::store32<NT>(dxj + e, dl, dh);
+      }
+    for (; e < d; e += 16) {
+      if (e % kLine == 0) pf(xn + j * d + e);
       const __mmask16 m = simd::lanes16(e, d);
       const __m512 xv = simd::load16(xj + e, m), a0 = simd::load16(g0 + e, m), a1 = simd::load16(g1 + e, m),
                    a2 = simd::load16(g2 + e, m), a3 = simd::load16(g3 + e, m);

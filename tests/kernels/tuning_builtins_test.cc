@@ -42,8 +42,16 @@ TEST(TuningBuiltins, MhcColumnBlockFollowsTheInstructionSetPath) {
 TEST(TuningBuiltins, StreamingBySizeAndTheGemmSplit) {
   EXPECT_FALSE(builtin::streams_by_size(builtin::kStreamMinBytes - 1));
   EXPECT_TRUE(builtin::streams_by_size(builtin::kStreamMinBytes));
-  EXPECT_TRUE(builtin::gemm_splits_rows(8, 2));
-  EXPECT_FALSE(builtin::gemm_splits_rows(7, 2));
+  // The longer side of C is split (MR 12, NR 32, 2 threads): squares and tall C by rows, the
+  // LM head's 2048 x 8192 by columns.
+  EXPECT_TRUE(builtin::gemm_splits_rows(4096, 4096, 12, 32, 2));
+  EXPECT_TRUE(builtin::gemm_splits_rows(512, 256, 12, 32, 2));
+  EXPECT_FALSE(builtin::gemm_splits_rows(2048, 8192, 12, 32, 2));
+  // A side with fewer units than threads is split only when the other has fewer still: one NR
+  // sliver (N = 20) gives the rows, one MR panel (M = 5) the columns, one of each the rows.
+  EXPECT_TRUE(builtin::gemm_splits_rows(24, 20, 12, 32, 2));
+  EXPECT_FALSE(builtin::gemm_splits_rows(5, 64, 12, 32, 2));
+  EXPECT_TRUE(builtin::gemm_splits_rows(5, 2, 12, 32, 2));
 }
 
 }  // namespace

@@ -378,11 +378,10 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
 Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   if (t.kernel == "gemm") {
     kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), kernels::read_cache_sizes());
-    const int64_t m_panels = ceil_div(t.dims[0], g.mr);
     Config c{{"kc", std::min<int64_t>(g.kc, std::max<int64_t>(8, (t.dims[2] + 7) / 8 * 8))},
              {"mc", std::min<int64_t>(g.mc, ceil_div(t.dims[0], g.mr) * g.mr)},
              {"nc", std::min<int64_t>(g.nc, ceil_div(t.dims[1], g.nr) * g.nr)},
-             {"split", kernels::builtin::gemm_splits_rows(m_panels, hw.threads) ? 1 : 2},
+             {"split", kernels::builtin::gemm_splits_rows(t.dims[0], t.dims[1], g.mr, g.nr, hw.threads) ? 1 : 2},
              {"ukernel", g.isa == core::Isa::kAvx512 ? 3 : g.isa == core::Isa::kAvx2 ? 2 : 1}};
     return t.config_at(t.index_of(c));
   }

@@ -4,12 +4,10 @@
 // block's budget, KC x NC floats): B is packed for the whole group, and the ic loop runs the
 // group's pc blocks for each row block in turn.
 //
-// Threading: per (jc, pc group), one pool job packs disjoint B panels, a second computes. The
-// compute job splits the rows of C into blocks that threads take in turn when there are enough
-// rows (each thread packs its own A rows, so no thread waits on another), else the NR-column
-// slivers (each thread packs all of the small A). The split never changes the per-element order
-// of the k loop (pc blocks run in order, each a sequential FMA chain), so 1 and 2 threads give
-// the same bits.
+// Threading: one pool job per call; each thread runs these loops on its own contiguous rows or
+// columns of C with its own pack buffers (gemm_driver says why). The split never changes the
+// per-element order of the k loop (pc blocks run in order, each a sequential FMA chain), so 1
+// and 2 threads give the same bits.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -97,6 +95,51 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packe
   }
 }
 
+// One thread's GEMM on its part of C (the pointers already offset to it): the BLIS loops with
+// this thread's own pack buffers. Row blocks of at most MC rows, the MR panels dealt out evenly
+// (sizes differ by at most one panel).
+template <class TA, class TB>
+void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64_t m, int64_t n,
+                 int64_t k, float beta, float* c) {
+  const GemmBlocking& g = *pr.g;
+  const int mr = g.mr, nr = g.nr;
+  Problem p = pr;
+  p.c = c;
+  const int64_t nc_max = std::min<int64_t>(g.nc, (n + nr - 1) / nr * nr);
+  const int64_t kc_max = std::min<int64_t>(g.kc, k);
+  // Consecutive depth blocks packed together, as many as fit the packed B block's budget of
+  // KC x NC floats (a narrow B, e.g. N = 512 against NC = 4096, takes several); the row blocks
+  // run the group's blocks in depth order, so every element still sums them in order.
+  const int64_t group_depth =
+      std::min<int64_t>(k, std::max<int64_t>(1, g.kc * g.nc / (kc_max * nc_max)) * g.kc);
+  const int64_t m_panels = (m + mr - 1) / mr;
+  const int64_t blocks = (m_panels + std::max<int64_t>(1, g.mc / mr) - 1) / std::max<int64_t>(1, g.mc / mr);
+  const int64_t block_max = (m_panels + blocks - 1) / blocks * mr;
+  float* b_packed = thread_buffer(0, size_t(std::max(group_depth, kc_max) * nc_max));
+  float* a_packed = thread_buffer(1, size_t(block_max * kc_max));
+  for (int64_t jc = 0; jc < n; jc += g.nc) {
+    const int64_t nc = std::min<int64_t>(g.nc, n - jc);
+    const int64_t n_panels = (nc + nr - 1) / nr;
+    for (int64_t pg = 0; pg < k; pg += group_depth) {
+      const int64_t pg_end = std::min<int64_t>(k, pg + group_depth);
+      auto block_kc = [&](int64_t pc) { return std::min<int64_t>(g.kc, k - pc); };
+      auto b_block = [&](int64_t pc) { return b_packed + (pc - pg) * n_panels * nr; };
+      for (int64_t pc = pg; pc < pg_end; pc += g.kc)
+        gemm_detail::pack_b(p.tb, b, ldb, pc, block_kc(pc), jc, nc, nr, 0, n_panels, b_block(pc));
+      for (int64_t u = 0; u < blocks; ++u) {
+        const int64_t ic = m_panels * u / blocks * mr;
+        const int64_t mc = std::min<int64_t>(m, m_panels * (u + 1) / blocks * mr) - ic;
+        for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
+          gemm_detail::pack_a(p.ta, a, p.lda, ic, mc, pc, block_kc(pc), mr, a_packed);
+          // Later depth blocks accumulate onto what the earlier ones wrote.
+          macro_kernel(p, a_packed, b_block(pc), block_kc(pc), ic, mc, jc, nc, 0, n_panels,
+                       pc == 0 ? beta : 1.0f);
+        }
+      }
+    }
+  }
+}
+
 // The driver for every operand type: TA and TB are float or core::bf16, widened by the packing.
 template <class TA, class TB>
 void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -115,83 +158,34 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
   if (!core::isa_supported(g.isa)) throw std::invalid_argument("sgemm: blocking ISA unsupported");
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
-  Problem pr{&g, microkernel_for(g), trans_a == Trans::kYes, trans_b == Trans::kYes, lda, alpha,
-             c, ldc};
-  const int mr = g.mr, nr = g.nr;
-
-  const int64_t nc_max = std::min<int64_t>(g.nc, (n + nr - 1) / nr * nr);
-  const int64_t kc_max = std::min<int64_t>(g.kc, k);
-  // Consecutive depth blocks packed and computed together, as many as fit the packed B block's
-  // budget of KC x NC floats (a narrow B, e.g. N = 512 against NC = 4096, takes several): one
-  // packing job and one compute job serve them all instead of two jobs per block, and each
-  // thread runs the blocks of its rows in depth order, so every element still sums the blocks
-  // in order (the same bits).
-  const int64_t group_depth =
-      std::min<int64_t>(k, std::max<int64_t>(1, g.kc * g.nc / (kc_max * nc_max)) * g.kc);
-  float* b_packed = thread_buffer(0, size_t(std::max(group_depth, kc_max) * nc_max));
-
-  for (int64_t jc = 0; jc < n; jc += g.nc) {
-    const int64_t nc = std::min<int64_t>(g.nc, n - jc);
-    const int64_t n_panels = (nc + nr - 1) / nr;
-    for (int64_t pg = 0; pg < k; pg += group_depth) {
-      const int64_t pg_end = std::min<int64_t>(k, pg + group_depth);
-      // Block pc of the group: depth kc, packed at b_block (blocks before it are full KC).
-      auto block_kc = [&](int64_t pc) { return std::min<int64_t>(g.kc, k - pc); };
-      auto b_block = [&](int64_t pc) { return b_packed + (pc - pg) * n_panels * nr; };
-      // Later depth blocks accumulate onto what the earlier ones wrote.
-      auto beta_eff = [&](int64_t pc) { return pc == 0 ? beta : 1.0f; };
-      pool.run([&](int t) {
-        int64_t lo = n_panels * t / nt, hi = n_panels * (t + 1) / nt;
-        for (int64_t pc = pg; pc < pg_end; pc += g.kc)
-          gemm_detail::pack_b(pr.tb, b, ldb, pc, block_kc(pc), jc, nc, nr, lo, hi, b_block(pc));
-      });
-      const int64_t m_panels = (m + mr - 1) / mr;
-      const bool by_rows = g.split == 0 ? builtin::gemm_splits_rows(m_panels, nt) : g.split == 1;
-      if (by_rows) {
-        // Row blocks of at most MC rows, taken by threads in turn so that a busy core takes
-        // fewer. The MR panels are dealt out evenly (block sizes differ by at most one panel),
-        // and with several threads there are at least four blocks each and a multiple of the
-        // thread count, so that on idle cores no thread waits long for the last block. (Blocks
-        // of exactly MC rows left a short remainder: 2048 rows at MC 120 made 17 full blocks and
-        // one of 8 rows, 9 full blocks for one thread against 8 for the other.)
-        const int64_t mc_panels = std::max<int64_t>(1, g.mc / mr);
-        int64_t blocks = (m_panels + mc_panels - 1) / mc_panels;
-        if (nt > 1) blocks = std::max<int64_t>((blocks + nt - 1) / nt * nt, 4 * int64_t(nt));
-        blocks = std::min(blocks, m_panels);
-        const int64_t unit_max = (m_panels + blocks - 1) / blocks * mr;
-        pool.parallel_for(0, blocks, 1, [&](int64_t u0, int64_t u1) {
-          float* a_packed = thread_buffer(1, size_t(unit_max * kc_max));
-          for (int64_t u = u0; u < u1; ++u) {
-            const int64_t ic = m_panels * u / blocks * mr;
-            const int64_t mc = std::min<int64_t>(m, m_panels * (u + 1) / blocks * mr) - ic;
-            for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
-              const int64_t kc = block_kc(pc);
-              gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
-              macro_kernel(pr, a_packed, b_block(pc), kc, ic, mc, jc, nc, 0, n_panels, beta_eff(pc));
-            }
-          }
-        });
-      } else {
-        // Few rows: split the NR slivers instead, four units per thread dealt out evenly as
-        // the row blocks are; each unit packs the (small) A itself, so one thread takes all
-        // slivers in one unit.
-        const int64_t units = nt == 1 ? 1 : std::min<int64_t>(n_panels, 4 * int64_t(nt));
-        pool.parallel_for(0, units, 1, [&](int64_t u0, int64_t u1) {
-          const int64_t mc_max = std::min<int64_t>(g.mc, m_panels * mr);
-          float* a_packed = thread_buffer(1, size_t(mc_max * kc_max));
-          const int64_t q0 = n_panels * u0 / units, q1 = n_panels * u1 / units;
-          for (int64_t ic = 0; ic < m; ic += g.mc) {
-            const int64_t mc = std::min<int64_t>(g.mc, m - ic);
-            for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
-              const int64_t kc = block_kc(pc);
-              gemm_detail::pack_a(pr.ta, a, lda, ic, mc, pc, kc, mr, a_packed);
-              macro_kernel(pr, a_packed, b_block(pc), kc, ic, mc, jc, nc, q0, q1, beta_eff(pc));
-            }
-          }
-        });
-      }
-    }
+  const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
+  const Problem pr{&g, microkernel_for(g), ta, tb, lda, alpha, c, ldc};
+  if (nt == 1 || pool.running_here()) {
+    gemm_serial(pr, a, b, ldb, m, n, k, beta, c);
+    return;
   }
+  // Each thread computes a contiguous part of C on its own, start to end, with its own packed
+  // A and B: one pool job per call and nothing shared. Packed data shared between the cores
+  // cost more than it saved: on the 2-core EPYC a buffer written by one core reads on the other
+  // at memory speed (25 GB/s against 75 from its own caches), and packing into lines the other
+  // core holds waits on its copies, so packing half of a shared B took 6x the whole B on one
+  // thread (256-row expert shapes), and the join after each depth group waited ~5% of a 4096^3
+  // product. The price is one operand packed by every thread: the row split packs all of B on
+  // each thread, the column split all of A, so it splits the longer of M and N.
+  const bool by_rows =
+      g.split == 0 ? builtin::gemm_splits_rows(m, n, g.mr, g.nr, nt) : g.split == 1;
+  const int64_t unit = by_rows ? g.mr : g.nr;
+  const int64_t units = ((by_rows ? m : n) + unit - 1) / unit;
+  pool.run([&](int t) {
+    // MR panels (or NR slivers) dealt out evenly: the parts differ by at most one unit.
+    const int64_t lo = std::min(by_rows ? m : n, units * t / nt * unit);
+    const int64_t hi = std::min(by_rows ? m : n, units * (t + 1) / nt * unit);
+    if (lo >= hi) return;
+    if (by_rows)
+      gemm_serial(pr, a + (ta ? lo : lo * lda), b, ldb, hi - lo, n, k, beta, c + lo * ldc);
+    else
+      gemm_serial(pr, a, b + (tb ? lo * ldb : lo), ldb, m, hi - lo, k, beta, c + lo);
+  });
 }
 
 }  // namespace

@@ -23,9 +23,15 @@ inline constexpr int64_t kMhcHeadBlockTokens = 4;   // mhc.head_fwd/head_bwd
 inline constexpr int64_t kMhcColumnBlock = 256;     // mhc.pre_bwd/head_bwd column_block, GEMM path
 inline constexpr int64_t kMhcFusedColumnBlock = 1024;  // the same on the AVX-512 fused path
 
-// GEMM's thread split (split = 0): row blocks when there are at least four MR panels of rows per
-// thread, else NR column slivers.
-constexpr bool gemm_splits_rows(int64_t m_panels, int64_t threads) { return m_panels >= 4 * threads; }
+// GEMM's thread split (split = 0): each thread computes its own rows (split 1) or columns (2)
+// of C and packs the whole of the operand the split does not divide (B for rows, A for
+// columns), so the longer side of C is split; a side with fewer MR panels (NR slivers) than
+// threads is split only when the other has fewer still.
+constexpr bool gemm_splits_rows(int64_t m, int64_t n, int64_t mr, int64_t nr, int64_t threads) {
+  const int64_t m_panels = (m + mr - 1) / mr, n_panels = (n + nr - 1) / nr;
+  if (m_panels < threads || n_panels < threads) return m_panels >= n_panels;
+  return m >= n;
+}
 
 // Whether a row kernel's output of `bytes` streams by default (before the alignment check).
 constexpr bool streams_by_size(int64_t bytes) { return bytes >= kStreamMinBytes; }

@@ -46,7 +46,7 @@ struct GemmBlocking {
   int64_t kc = 0;          // depth of one packed sliver (MR x KC of A, KC x NR of B, read from L2)
   int64_t mc = 0;          // rows of the packed A block (MC x KC in L2), a multiple of MR
   int64_t nc = 0;          // columns of the packed B block (KC x NC in L3), a multiple of NR
-  int split = 0;           // thread split: 0 by the row count, 1 row blocks, 2 NR slivers
+  int split = 0;           // thread split: 0 the longer side of C, 1 rows, 2 NR column slivers
   CacheSizes caches;       // what it was derived from
   std::string explain() const;  // one line with the numbers and the formulas
 };

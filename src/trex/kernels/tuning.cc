@@ -29,7 +29,7 @@ const std::vector<TunableParam> kParams = {
     {"gemm", "mc", 1, 16384, 1, 0, "rows of the packed A block (rounded down to MR); 0: model"},
     {"gemm", "kc", 16, 4096, 8, 0, "depth of the packed slivers; 0: model"},
     {"gemm", "nc", 16, 65536, 1, 0, "columns of the packed B block (rounded down to NR); 0: model"},
-    {"gemm", "split", 1, 2, 1, 0, "thread split: 1 row blocks, 2 NR column slivers; 0: by rows"},
+    {"gemm", "split", 1, 2, 1, 0, "thread split: 1 rows, 2 NR column slivers of C per thread; 0: the longer side"},
     {"gemm", "ukernel", 1, 3, 1, 0, "micro-kernel: 1 scalar 6x16, 2 AVX2 6x16, 3 AVX-512 12x32; 0: best"},
     TREX_ROW_BLOCKED("rmsnorm.fwd"),
     TREX_ROW_BLOCKED("swiglu.fwd"),

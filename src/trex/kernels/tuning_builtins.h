@@ -26,7 +26,7 @@ inline constexpr int64_t kMhcFusedColumnBlock = 1024;  // the same on the AVX-51
 // GEMM's thread split (split = 0): each thread computes its own rows (split 1) or columns (2)
 // of C and packs the whole of the operand the split does not divide (B for rows, A for
 // columns), so the longer side of C is split; a side with fewer MR panels (NR slivers) than
-// threads is split only when the other has fewer still.
+// threads is split only when the other has as few or fewer (rows on a tie).
 constexpr bool gemm_splits_rows(int64_t m, int64_t n, int64_t mr, int64_t nr, int64_t threads) {
   const int64_t m_panels = (m + mr - 1) / mr, n_panels = (n + nr - 1) / nr;
   if (m_panels < threads || n_panels < threads) return m_panels >= n_panels;

@@ -51,6 +51,7 @@ struct AuraArgs {
   bool no_skills = false;
   int threads = 0;
   double min_gain = 0.01;
+  int verify = 3;  // re-measurements of the built-in and the best, each, before a gain is written
   double min_time = 0.1;
   std::string timing = "auto";  // live.h: the fastest of a candidate's calls on one thread, else their median
   size_t limit = 0;
@@ -160,6 +161,7 @@ int run_model(const AuraArgs& a) {
 int run_tune(const AuraArgs& a) {
   if (a.budget < 1) throw InputError::field("--budget", "must be >= 1 (measured candidates)");
   if (!(a.min_gain >= 0 && a.min_gain < 0.5)) throw InputError::field("--min-gain", "must be in [0, 0.5)");
+  if (a.verify < 0) throw InputError::field("--verify", "must be >= 0 (re-measurements; 0: none)");
   const aura::Timing timing = aura::parse_timing(a.timing, "--timing");
   // The kernel and shape, then everything that will be written, before measuring anything: a
   // bad name or a corrupt file stops here, and no file is created or changed.
@@ -223,7 +225,14 @@ int run_tune(const AuraArgs& a) {
   if (r.best < 0) throw InputError(a.kernel + ": no candidate passed the gate");
   const aura::SearchNode& best = r.nodes[size_t(r.best)];
   const double gain = base.seconds / best.m.seconds;
-  const bool improved = best.config != builtin && gain >= 1 + a.min_gain;
+  bool improved = best.config != builtin && gain >= 1 + a.min_gain;
+  // The search's gain rests on one measurement of the built-in, the first of the process: the
+  // two are measured again in turn before anything is written (search.h, verify_gain).
+  aura::Verification ver;
+  if (improved && a.verify > 0) {
+    ver = aura::verify_gain(builtin, best.config, eval, a.verify, a.min_gain);
+    improved = ver.verified;
+  }
 
   // 5. Outputs, only now.
   int64_t skill_id = 0;
@@ -245,10 +254,13 @@ int run_tune(const AuraArgs& a) {
     k.hardware = features;
     k.change = aura::describe_change(builtin, best.config);
     k.config = best.config;
-    k.gain = gain;
+    k.gain = ver.measurements > 0 ? ver.gain : gain;
     k.evidence = "shape " + t.shape_text() + " " + t.dtype + ": built-in " + ms(base.seconds) + " ms, tuned " +
                  ms(best.m.seconds) + " ms (" + best.m.message + "), gate passed; " + std::to_string(measured) +
-                 " candidates measured";
+                 " candidates measured" +
+                 (ver.measurements > 0 ? "; re-measured in turn " + std::to_string(a.verify) + " times each: built-in " +
+                                             ms(ver.builtin_s) + " ms, tuned " + ms(ver.candidate_s) + " ms (medians)"
+                                       : "");
     // Every passed candidate, relative to the fastest measured: the evidence later searches
     // learn from (a rolled-back node may be faster than the checkpoint by less than min_gain).
     double fastest = base.seconds;
@@ -285,6 +297,10 @@ int run_tune(const AuraArgs& a) {
     j["tree"] = nodes;
     j["measured"] = measured;
     j["best"] = {{"config", best.config}, {"seconds", best.m.seconds}, {"gain", gain}, {"improved", improved}};
+    if (ver.measurements > 0)
+      j["verification"] = {{"rounds", a.verify}, {"measurements", ver.measurements}, {"builtin_s", ver.builtin_s},
+                           {"best_s", ver.candidate_s}, {"gain", ver.gain}, {"verified", ver.verified},
+                           {"message", ver.message}};
     j["skills_used"] = prior.empty() ? near.size() : prior.skills();
     j["prior_rules"] = prior.rules();
     j["prior_transfers"] = prior.transfers();
@@ -320,7 +336,11 @@ int run_tune(const AuraArgs& a) {
                 n.m.passed ? "" : (": " + n.m.message).c_str());
   std::printf("best      %s: %s ms, %.3fx the built-in (%d candidates measured, %d checkpoints)%s\n",
               config_line(best.config).c_str(), ms(best.m.seconds).c_str(), gain, measured, r.checkpoints,
-              improved ? "" : "; no verified gain, the built-in stays");
+              improved || ver.measurements > 0 ? "" : "; no verified gain, the built-in stays");
+  if (ver.measurements > 0)
+    std::printf("verify    built-in and best re-measured in turn, %d times each: %s ms against %s ms (medians), %.3fx%s\n",
+                a.verify, ms(ver.builtin_s).c_str(), ms(ver.candidate_s).c_str(), ver.gain,
+                ver.verified ? "" : ("; " + ver.message + ", the built-in stays").c_str());
   if (!a.out.empty()) std::printf("wrote     %s (%s, shape %s)\n", a.out.c_str(), a.kernel.c_str(), t.shape_class.c_str());
   if (skill_id) std::printf("skill     #%lld recorded in %s\n", static_cast<long long>(skill_id), a.skills.c_str());
   return 0;
@@ -425,6 +445,10 @@ void add_aura_command(CLI::App& app, Action* action) {
   tune->add_option("--skills", args->skills, "Skill database (SQLite)")->capture_default_str();
   tune->add_flag("--no-skills", args->no_skills, "Neither read nor record skills");
   tune->add_option("--min-gain", args->min_gain, "Smallest verified gain that commits a checkpoint")->capture_default_str();
+  tune->add_option("--verify", args->verify,
+                   "Before a gain is written, re-measure the built-in and the best in turn, this many times each "
+                   "(0: trust the search's single measurements)")
+      ->capture_default_str();
   tune->add_option("--min-time", args->min_time, "Seconds to time each candidate at least")->capture_default_str();
   tune->add_option("--timing", args->timing, "A candidate's time: min (the fastest of its calls), median, or auto (min on one thread's CPU clock, median on wall time)")->capture_default_str();
   tune->callback([args, action] { *action = [args] { return run_tune(*args); }; });

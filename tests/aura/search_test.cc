@@ -236,5 +236,65 @@ TEST(KSearch, AConfirmedGainCommitsAndALargeGainNeedsNoSecondDraw) {
   EXPECT_EQ(r.best, 1);  // 0.98 twice still beats the start's 1.00 by min_gain
 }
 
+
+// Tune's last step (search.h, verify_gain): a gain that came from one slow measurement of the
+// built-in does not survive the built-in and the candidate measured again in turn.
+TEST(VerifyGain, AGainFromOneSlowBuiltinMeasurementIsNotKept) {
+  const Config builtin{{"mc", 120}}, candidate{{"mc", 288}};
+  // What the search saw: the built-in at 9.1 (its first, slow measurement), the candidate at 5.7.
+  // Measured again: the two are 5.8 and 5.7, within 3%.
+  std::vector<std::string> order;
+  Evaluator again = [&](const Config& c) {
+    order.push_back(c == builtin ? "b" : "c");
+    return Measurement{true, c == builtin ? 5.8 : 5.7, ""};
+  };
+  Verification v = verify_gain(builtin, candidate, again, 3, 0.03);
+  EXPECT_FALSE(v.verified);
+  EXPECT_EQ(v.measurements, 6);
+  EXPECT_DOUBLE_EQ(v.builtin_s, 5.8);
+  EXPECT_DOUBLE_EQ(v.candidate_s, 5.7);
+  EXPECT_NEAR(v.gain, 5.8 / 5.7, 1e-12);
+  EXPECT_FALSE(v.message.empty());
+  // In turn, the side measured first alternating: b c, c b, b c.
+  EXPECT_EQ(order, (std::vector<std::string>{"b", "c", "c", "b", "b", "c"}));
+}
+
+TEST(VerifyGain, ARealGainIsKeptByTheMediansThroughOneBurst) {
+  const Config builtin{{"mc", 120}}, candidate{{"mc", 48}};
+  // The candidate is 1.25x faster; one burst makes one of its re-measurements the slowest of all.
+  int n = 0;
+  Evaluator again = [&](const Config& c) {
+    ++n;
+    if (c == builtin) return Measurement{true, 1.0, ""};
+    return Measurement{true, n == 3 ? 2.0 : 0.8, ""};
+  };
+  Verification v = verify_gain(builtin, candidate, again, 3, 0.03);
+  EXPECT_TRUE(v.verified);
+  EXPECT_DOUBLE_EQ(v.builtin_s, 1.0);
+  EXPECT_DOUBLE_EQ(v.candidate_s, 0.8);
+  EXPECT_DOUBLE_EQ(v.gain, 1.25);
+  EXPECT_TRUE(v.message.empty());
+}
+
+TEST(VerifyGain, AFailedGateOrNoRoundsVerifiesNothing) {
+  const Config builtin{{"x", 1}}, candidate{{"x", 2}};
+  int n = 0;
+  Evaluator fails_second_time = [&](const Config& c) {
+    if (c == candidate) ++n;
+    return Measurement{!(c == candidate && n == 2), c == builtin ? 1.0 : 0.5, "poisoned output"};
+  };
+  Verification v = verify_gain(builtin, candidate, fails_second_time, 3, 0.03);
+  EXPECT_FALSE(v.verified);
+  EXPECT_EQ(v.measurements, 3);  // b c, then c fails
+  EXPECT_NE(v.message.find("candidate failed the gate"), std::string::npos) << v.message;
+  Evaluator never = [](const Config&) -> Measurement {
+    ADD_FAILURE() << "measured with no rounds";
+    return {};
+  };
+  Verification none = verify_gain(builtin, candidate, never, 0, 0.03);
+  EXPECT_FALSE(none.verified);
+  EXPECT_EQ(none.measurements, 0);
+}
+
 }  // namespace
 }  // namespace trex::aura

@@ -200,6 +200,41 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
   return r;
 }
 
+Verification verify_gain(const Config& builtin, const Config& candidate, const Evaluator& evaluate, int rounds,
+                         double min_gain) {
+  Verification v;
+  if (rounds < 1) {
+    v.message = "no re-measurement asked for";
+    return v;
+  }
+  std::vector<double> b, c;
+  for (int i = 0; i < rounds; ++i) {
+    // ABBA order: the side measured first alternates.
+    for (int side = 0; side < 2; ++side) {
+      const bool cand = (side == 0) == (i % 2 == 1);
+      const Measurement m = evaluate(cand ? candidate : builtin);
+      ++v.measurements;
+      if (!m.passed) {
+        v.message = std::string(cand ? "the candidate" : "the built-in") + " failed the gate on re-measurement: " +
+                    m.message;
+        return v;
+      }
+      (cand ? c : b).push_back(m.seconds);
+    }
+  }
+  auto median = [](std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    const size_t n = x.size();
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+  };
+  v.builtin_s = median(b);
+  v.candidate_s = median(c);
+  v.gain = v.candidate_s > 0 ? v.builtin_s / v.candidate_s : 0;
+  v.verified = v.gain >= 1 + min_gain;
+  if (!v.verified) v.message = "the gain did not hold on re-measurement";
+  return v;
+}
+
 std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
                                                        const Evaluator& evaluate, size_t limit) {
   std::vector<std::pair<Config, Measurement>> out;

@@ -92,6 +92,25 @@ SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, cons
                       const Evaluator& evaluate, const SearchOptions& options);
 
 // Measures every configuration of the space (at most `limit`; 0: all), in index order.
+// A gain over the built-in checked before it is written. The built-in's time that the search
+// compares against is one measurement, the process's first (tune profiles it before anything
+// else and reuses it); on a shared machine one slow burst there reads as a gain of whatever is
+// measured later (session 14, quiet lane at load 17: gemm 2048x512x512's built-in profiled at
+// 9.1 ms, a "1.60x" for mc 288; the whole space measured in one run put the built-in at 5.8 ms,
+// 7% from the best, and a step with that tuning file ran 0.976x the untuned one). So the
+// built-in and the candidate are measured again in turn, `rounds` times each (built-in,
+// candidate, candidate, built-in, ...: a drift in the load falls on both), and the gain is the
+// ratio of the medians; it stands when it is at least 1 + min_gain. A failed gate on either
+// side, or rounds < 1, verifies nothing.
+struct Verification {
+  double builtin_s = 0, candidate_s = 0, gain = 0;  // medians of the re-measurements, their ratio
+  int measurements = 0;
+  bool verified = false;
+  std::string message;  // why not, when not
+};
+Verification verify_gain(const Config& builtin, const Config& candidate, const Evaluator& evaluate, int rounds,
+                         double min_gain);
+
 std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
                                                        const Evaluator& evaluate, size_t limit = 0);
 

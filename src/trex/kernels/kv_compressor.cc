@@ -259,6 +259,40 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   }
 }
 
+// The softmax statistics of channels [e0, e1) of one entry with its rows in memory order (ratio
+// != 4), shared by forward_rows512 and backward_rows512: a max pass row by row, then a sum pass
+// row by row, into per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0):
+// mx the max of the scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt.
+// pe (may be null) receives row j's exps at pe + j w.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
+    const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
+    int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w) {
+  for (int64_t c = 0; c < w; c += 16) {
+    _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
+    _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
+    _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float *z = zt + o.x[j], *a = ape + o.ape[j];
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
+    }
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+      const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
+      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
+      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
+      if (pe) _mm512_storeu_ps(pe + int64_t(j) * w + (c - e0), pv);
+    }
+  }
+}
+
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
 // channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
 // entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
@@ -276,31 +310,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
   for (int64_t i = i0; i < i1; ++i) {
     entry_offsets(i, ratio, hd, &o);
-    for (int64_t c = 0; c < w; c += 16) {
-      _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
-      _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
-      _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
-    }
-    for (int j = 0; j < o.n; ++j) {
-      const float *z = zt + o.x[j], *a = ape + o.ape[j];
-      for (int64_t c = e0; c < e1; c += 16) {
-        const __mmask16 m = simd::lanes16(c, e1);
-        const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-        _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
-      }
-    }
-    for (int j = 0; j < o.n; ++j) {
-      const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
-      float* pj = pe + int64_t(j) * w;
-      for (int64_t c = e0; c < e1; c += 16) {
-        const __mmask16 m = simd::lanes16(c, e1);
-        const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-        const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
-        _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
-        _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
-        _mm512_storeu_ps(pj + (c - e0), pv);
-      }
-    }
+    rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w);
     for (int64_t c = e0; c < e1; c += 16) {
       const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_loadu_ps(sm + (c - e0)));
       _mm512_storeu_ps(kv + (c - e0), _mm512_mul_ps(_mm512_loadu_ps(ac + (c - e0)), inv));
@@ -365,29 +375,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
-  for (int64_t c = e0; c < e1; c += 16) {
-    _mm512_storeu_ps(mx + (c - e0), _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
-    _mm512_storeu_ps(sm + (c - e0), _mm512_setzero_ps());
-    _mm512_storeu_ps(ac + (c - e0), _mm512_setzero_ps());
-  }
-  for (int j = 0; j < o.n; ++j) {
-    const float *z = zt + o.x[j], *a = ape + o.ape[j];
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
-    }
-  }
-  for (int j = 0; j < o.n; ++j) {
-    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-      const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
-      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
-      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
-    }
-  }
+  rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, nullptr, w);
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
                   simd::lanes16(c, e1));

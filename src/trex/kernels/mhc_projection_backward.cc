@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "trex/core/arena.h"
 #include "trex/core/bf16.h"
+#include "trex/core/cpu_features.h"
 #include "trex/kernels/elementwise_simd512.h"
 
 namespace trex::kernels::mhc_detail {
@@ -23,13 +25,28 @@ namespace {
 // Loads and stores of a strip: plain on full strips (Full), masked on a segment's last one. A
 // compile-time choice: with the mask tested inside the row loop GCC kept the accumulators in
 // memory.
-template <bool Full, class T>
-TREX_AVX512_FN __m512 load16(const T* p, __mmask16 m) {
-  return simd::load16(p, Full ? simd::kAll16 : m);
+// Cvt (bf16 on a CPU with AVX512_BF16): a full strip's 16 bf16 are widened by one zero-masked
+// word permute (each value to the top half of its lane, as simd::load16's zero-extension and
+// shift) and rounded by vcvtneps2bf16 (simd::round16_cvt, same bits as round16's ten integer
+// instructions). A strip loads x, dy and dX and stores dX per token: these conversions were
+// as many instructions as the strip's FMAs.
+#define TREX_STRIP_FN __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) inline
+template <bool Full, bool Cvt = false, class T>
+TREX_STRIP_FN __m512 load16(const T* p, __mmask16 m) {
+  if constexpr (Full && Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i idx = simd::widen_index(0);
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, idx, _mm512_castsi256_si512(h)));
+  } else {
+    return simd::load16(p, Full ? simd::kAll16 : m);
+  }
 }
-template <bool Full, class T>
-TREX_AVX512_FN void store16(T* p, __m512 v, __mmask16 m) {
-  simd::store16(p, v, Full ? simd::kAll16 : m);
+template <bool Full, bool Cvt = false, class T>
+TREX_STRIP_FN void store16(T* p, __m512 v, __mmask16 m) {
+  if constexpr (Full && Cvt && std::is_same_v<T, core::bf16>)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), simd::round16_cvt(v));
+  else
+    simd::store16(p, v, Full ? simd::kAll16 : m);
 }
 
 constexpr int kGroup = 8;      // tokens per strip pass: 8 x and 8 DX registers, 25 zmm in all
@@ -39,14 +56,18 @@ constexpr int64_t kChunk = kDphiChunkTokens;  // tokens per partial sum of dphi 
 // apart; g: token 0's dy at the strip's column of its stream, rows `grow` apart; r0: token 0's
 // stage-1 record, records `per` apart; phi, dphi: the strip's packed rows (16 floats each, zero
 // past the mask).
-template <int TB, bool Full, class T>
-TREX_AVX512_FN void strip(const T* x, T* dx, const T* g, int64_t row, int64_t grow,
+// RC: the row count at compile time (4: the final head's n = 4 rows; taken by bf16 with Cvt,
+// where it measured 1.08x in L2, fp32 0.98x), 0 for the run-time R. With R known the row loop is
+// one unrolled group; the run-time loop kept some of the 25 vectors on the stack.
+template <int TB, bool Full, bool Cvt, class T, int RC = 0>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void strip(const T* x, T* dx, const T* g, int64_t row, int64_t grow,
                           const StageOneRecords& rec, const float* r0, int64_t stream,
-                          const float* phi, float* dphi, int R, __mmask16 m) {
+                          const float* phi, float* dphi, int R_rt, __mmask16 m) {
+  const int R = RC ? RC : R_rt;
   const int64_t per = rec.per_token;
   __m512 xv[TB], acc[TB];
   for (int t = 0; t < TB; ++t) {
-    xv[t] = load16<Full>(x + t * row, m);
+    xv[t] = load16<Full, Cvt>(x + t * row, m);
     acc[t] = _mm512_setzero_ps();
   }
   const float* dp = r0 + rec.dp_at;
@@ -59,7 +80,9 @@ TREX_AVX512_FN void strip(const T* x, T* dx, const T* g, int64_t row, int64_t gr
       ph[k] = _mm512_load_ps(phi + (r + k) * 16);
       a[k] = _mm512_load_ps(dphi + (r + k) * 16);
     }
+#pragma GCC unroll 8
     for (int t = 0; t < TB; ++t)
+#pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m512 b = _mm512_set1_ps(dp[t * per + r + k]);
         a[k] = _mm512_fmadd_ps(b, xv[t], a[k]);
@@ -80,8 +103,8 @@ TREX_AVX512_FN void strip(const T* x, T* dx, const T* g, int64_t row, int64_t gr
   for (int t = 0; t < TB; ++t) {
     const float coef = r0[t * per + rec.coef_at], pre = r0[t * per + rec.pre_at + stream];
     __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(coef), xv[t], acc[t]);
-    v = _mm512_add_ps(v, _mm512_mul_ps(load16<Full>(g + t * grow, m), _mm512_set1_ps(pre)));
-    store16<Full>(dx + t * row, _mm512_add_ps(load16<Full>(dx + t * row, m), v), m);
+    v = _mm512_add_ps(v, _mm512_mul_ps(load16<Full, Cvt>(g + t * grow, m), _mm512_set1_ps(pre)));
+    store16<Full, Cvt>(dx + t * row, _mm512_add_ps(load16<Full, Cvt>(dx + t * row, m), v), m);
   }
 }
 
@@ -111,6 +134,7 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
                                  const std::vector<Strip>& strips) {
   const float* r0 = rec.base + t0 * rec.per_token;
   const size_t ns = strips.size();
+  const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
   for (size_t j = 0; j < ns; ++j) {
     if constexpr (TB > 1 && ByTokens) {
       size_t a = j + kAheadStrips;
@@ -142,7 +166,9 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
       }
     }
     const Strip& s = strips[j];
-    auto* f = s.mask == simd::kAll16 ? &strip<TB, true, T> : &strip<TB, false, T>;
+    auto* f = s.mask != simd::kAll16 ? &strip<TB, false, false, T>
+              : cvt                  ? (R == 4 ? &strip<TB, true, true, T, 4> : &strip<TB, true, true, T>)
+                                     : &strip<TB, true, false, T>;
     f(X + t0 * nd + s.col, dX + t0 * nd + s.col, dy + t0 * d + (s.col - s.stream * d), nd, d,
       rec, r0, s.stream, phi_pack + int64_t(j) * R * 16, dphi_pack + int64_t(j) * R * 16, R,
       s.mask);

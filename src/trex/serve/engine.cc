@@ -45,25 +45,34 @@ TokenLogprob logprob_of(std::span<const float> logits, int32_t id, int k) {
 
 }  // namespace
 
-std::optional<GenerationEvent> Generation::next(int timeout_ms) {
+std::optional<GenerationEvent> Generation::next(int timeout_ms, size_t ready) {
   std::unique_lock<std::mutex> lock(mu_);
+  ready = std::max<size_t>(ready, 1);
+  const auto enough = [&] {
+    return events_.size() >= ready ||
+           (!events_.empty() && events_.back().kind == GenerationEvent::kEnd);
+  };
+  wake_at_ = ready;
   if (timeout_ms < 0) {
-    cv_.wait(lock, [&] { return !events_.empty(); });
-  } else if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                           [&] { return !events_.empty(); })) {
-    return std::nullopt;
+    cv_.wait(lock, enough);
+  } else {
+    cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), enough);
   }
+  wake_at_ = 1;
+  if (events_.empty()) return std::nullopt;
   GenerationEvent e = std::move(events_.front());
   events_.pop_front();
   return e;
 }
 
 void Generation::push(GenerationEvent e) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    wake = e.kind == GenerationEvent::kEnd || events_.size() + 1 >= wake_at_;
     events_.push_back(std::move(e));
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
 }
 
 struct Engine::Job {

@@ -90,7 +90,9 @@ std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
   while (job.finish[i].empty()) {
     if (!out.empty() && after_text++ >= kCatchUpEvents) break;
     const bool wait = out.empty() || tokens < min_tokens;
-    std::optional<GenerationEvent> e = job.gens[i]->next(wait ? timeout_ms : 0);
+    // Waiting for an interval's tokens, the engine wakes this thread once they are all there.
+    const size_t ready = wait && tokens < min_tokens ? size_t(min_tokens - tokens) : 1;
+    std::optional<GenerationEvent> e = job.gens[i]->next(wait ? timeout_ms : 0, ready);
     if (!e) break;
     if (e->kind == GenerationEvent::kPromptLogprobs) {
       if (i == 0) job.prompt_lp = std::move(e->prompt);

@@ -216,12 +216,14 @@ TEST(RmsNorm, StreamingStorePathBf16) {
   }
 }
 
-// The 16-lane bf16 rows (AVX-512) give the 8-lane rows' bits: y, dx and dw byte for byte, for row
-// lengths around the 8- and 16-element steps (the 8-lane rows' scalar tails included), weighted
-// or not, plain and streamed stores, with bf16 outputs that are denormal (tiny weights: the
-// vcvtneps2bf16 store falls back to the integer rounding there).
+// The 16-lane rows (AVX-512: bf16, and the fp32 forward, which overlaps a row's output with the
+// next row's sum) give the 8-lane rows' bits: y, dx and dw byte for byte, for row lengths around
+// the 8- and 16-element steps (the 8-lane rows' scalar tails included), weighted or not, plain
+// and streamed stores, with outputs that are denormal (tiny weights: for bf16 the vcvtneps2bf16
+// store falls back to the integer rounding there). 37 rows in blocks of several rows (the
+// built-in 16384 elements), so rows are paired with their next row, and 1 row alone.
+template <class T>
 void check_paths_same_bits() {
-  using T = bf16;
   if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   core::ThreadPool pool(2);
   struct Case {
@@ -229,6 +231,7 @@ void check_paths_same_bits() {
   };
   std::vector<Case> cases;
   for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 97, 4096}) cases.push_back({37, dim});
+  cases.push_back({1, 4096});
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
   uint32_t seed = 300;
   for (const Case& c : cases) {
@@ -287,7 +290,8 @@ void check_paths_same_bits() {
   }
 }
 
-TEST(RmsNorm, PathsGiveSameBitsBf16) { check_paths_same_bits(); }
+TEST(RmsNorm, PathsGiveSameBitsBf16) { check_paths_same_bits<bf16>(); }
+TEST(RmsNorm, PathsGiveSameBitsF32) { check_paths_same_bits<float>(); }
 
 // A zero row normalises to zero (r = eps^-1/2 is finite) and its gradient is r dy.
 TEST(RmsNorm, ZeroRow) {

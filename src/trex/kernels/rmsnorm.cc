@@ -3,9 +3,13 @@
 // forward reads x and writes y, backward reads x and dy and writes dx (plus dw partials).
 // bf16 rows run on 16 lanes where the CPU has AVX-512 (row_isa()), with stores by vcvtneps2bf16
 // where it has AVX512_BF16: on 8 lanes they were bound by instructions (a widening of 2 and a
-// rounding of ~10 per 8 elements), not by memory. fp32 rows stay on 8 lanes (memory-bound there;
-// 16 lanes measured no gain). The 16-lane rows keep the 8-lane rows' bits: the same sums in the
-// same order, the same element-wise operations (tested).
+// rounding of ~10 per 8 elements), not by memory. The backward's fp32 rows stay on 8 lanes
+// (memory-bound there; 16 lanes measured no gain). The forward on AVX-512 (fp32 and bf16) runs
+// each row's output pass in the loop of the next row's sum of squares (forward_rows512): that
+// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap. (The
+// same for the backward's two 8-lane sums measured slower for bf16: not done.) The 16-lane
+// rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
+// operations (tested).
 #include "trex/core/trace.h"
 #include "trex/kernels/rmsnorm.h"
 
@@ -152,9 +156,9 @@ TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
   return s;
 }
 
+// forward_row512's output pass, the row's scale r given.
 template <bool NT, bool Cvt, class T>
-TREX_RMS512_FN void forward_row512(const T* x, const float* w, T* y, int64_t dim, float eps) {
-  float r = 1.f / std::sqrt(sum_sq512(x, dim) / float(dim) + eps);
+TREX_RMS512_FN void forward_row512_scaled(const T* x, const float* w, T* y, int64_t dim, float r) {
   const __m512 vr = _mm512_set1_ps(r);
   const int64_t vec = dim & ~int64_t(7);  // the 8-lane rows' vector part
   int64_t i = 0;
@@ -165,6 +169,58 @@ TREX_RMS512_FN void forward_row512(const T* x, const float* w, T* y, int64_t dim
     out16<NT, Cvt>(y + i, v, m);
   }
   for (i = vec; i < dim; ++i) st(y + i, w ? ld(x + i) * r * w[i] : ld(x + i) * r);
+}
+
+// forward_row512's output pass of row x (scale r) in the same loop as sum_sq512 of the next row
+// xn, whose sum it returns. sum_sq512's one accumulator is a chain of dependent FMAs (its
+// latency, not memory or the FMA units, bounds that pass); the output pass has no chain, so the
+// two overlap. Each pass keeps its operations and order: the same bits as the rows apart.
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, int64_t dim,
+                                            float r, const T* xn) {
+  const __m512 vr = _mm512_set1_ps(r);
+  const int64_t vec = dim & ~int64_t(7);
+  __m512 a = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= dim; i += 16) {  // every such step is a full step of the output's vec too
+    const __m512 vn = simd::load16(xn + i, simd::kAll16);
+    a = _mm512_fmadd_ps(vn, vn, a);
+    __m512 v = _mm512_mul_ps(simd::load16(x + i, simd::kAll16), vr);
+    if (w) v = _mm512_mul_ps(v, simd::load16(w + i, simd::kAll16));
+    out16<NT, Cvt>(y + i, v, simd::kAll16);
+  }
+  const int64_t i0 = i;
+  if (i + 8 <= dim) {
+    const __m512 v = simd::load16(xn + i, 0xff);
+    a = _mm512_mask3_fmadd_ps(v, v, a, 0xff);
+    i += 8;
+  }
+  float s = simd::hsum16(a);
+  for (; i < dim; ++i) s += ld(xn + i) * ld(xn + i);
+  for (i = i0; i < vec; i += 16) {
+    const __mmask16 m = simd::lanes16(i, vec);
+    __m512 v = _mm512_mul_ps(simd::load16(x + i, m), vr);
+    if (w) v = _mm512_mul_ps(v, simd::load16(w + i, m));
+    out16<NT, Cvt>(y + i, v, m);
+  }
+  for (i = vec; i < dim; ++i) st(y + i, w ? ld(x + i) * r * w[i] : ld(x + i) * r);
+  return s;
+}
+
+// Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass.
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo, int64_t hi,
+                                    int64_t dim, float eps) {
+  if (lo >= hi) return;
+  float s = sum_sq512(x + lo * dim, dim);
+  for (int64_t r = lo; r < hi; ++r) {
+    const float sc = 1.f / std::sqrt(s / float(dim) + eps);
+    if (r + 1 < hi) {
+      s = forward_row_and_sum512<NT, Cvt>(x + r * dim, w, y + r * dim, dim, sc, x + (r + 1) * dim);
+    } else {
+      forward_row512_scaled<NT, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
+    }
+  }
 }
 
 // backward_row on 16 lanes. The two sums stay on 8 lanes in backward_row's order (one
@@ -211,20 +267,30 @@ TREX_RMS512_FN void backward_row512(const T* x, const float* w, const T* dy, T* 
 // The row function of a call: for bf16 the 16-lane rows where row_isa() allows, else the 8-lane
 // ones.
 template <class T>
-using ForwardRow = void (*)(const T*, const float*, T*, int64_t, float);
-template <class T>
 using BackwardRow = void (*)(const T*, const float*, const T*, T*, float*, int64_t, float);
 
+// The forward's rows [lo, hi) of a call: on AVX-512 (fp32 and bf16) forward_rows512, which
+// overlaps each row's output pass with the next row's sum (fp32 took 16 lanes only with that:
+// alone they measured no gain), else row after row on 8 lanes.
 template <class T>
-ForwardRow<T> forward_row_for(bool nt) {
+using ForwardRows = void (*)(const T*, const float*, T*, int64_t, int64_t, int64_t, float);
+
+template <bool NT, class T>
+void forward_rows(const T* x, const float* w, T* y, int64_t lo, int64_t hi, int64_t dim,
+                  float eps) {
+  for (int64_t r = lo; r < hi; ++r) forward_row<NT>(x + r * dim, w, y + r * dim, dim, eps);
+}
+
+template <class T>
+ForwardRows<T> forward_rows_for(bool nt) {
 #ifdef TREX_ELEM_AVX2
-  if (std::is_same_v<T, core::bf16> && row_isa() == core::Isa::kAvx512) {
+  if (row_isa() == core::Isa::kAvx512) {
     const bool cvt = core::cpu_features().avx512_bf16;
-    return nt ? (cvt ? &forward_row512<true, true, T> : &forward_row512<true, false, T>)
-              : (cvt ? &forward_row512<false, true, T> : &forward_row512<false, false, T>);
+    return nt ? (cvt ? &forward_rows512<true, true, T> : &forward_rows512<true, false, T>)
+              : (cvt ? &forward_rows512<false, true, T> : &forward_rows512<false, false, T>);
   }
 #endif
-  return nt ? &forward_row<true, T> : &forward_row<false, T>;
+  return nt ? &forward_rows<true, T> : &forward_rows<false, T>;
 }
 
 template <class T>
@@ -248,9 +314,9 @@ void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim
   core::trace_count(0, 2.0 * double(rows * dim) * sizeof(T));  // x in, y out
   const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
   bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
-  const ForwardRow<T> row = forward_row_for<T>(nt);
+  const ForwardRows<T> fwd_rows = forward_rows_for<T>(nt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) row(x + r * dim, w, y + r * dim, dim, eps);
+    fwd_rows(x, w, y, lo, hi, dim, eps);
     simd::fence_streams(nt);
   });
 }

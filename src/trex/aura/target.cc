@@ -12,6 +12,11 @@
 //   serial A packing once per column block (nc): 8 m k ceil(n / NC) / bw_mem; the column split
 //           packs A once per thread; pool jobs (pair nc, kc): 2 ceil(n/NC) ceil(k/KC) x 5 us
 //   forbidden (pair kc, nc): 4 KC NC > L3 / 2.
+// These terms describe GEMM's threading before 981268b (session 14: one pool job per call, each
+// thread its own contiguous rows or columns of C, packing all of B on the row split and all of
+// A on the column split). The split's imbalance (units: min(m panels, 4 threads) row blocks),
+// the row split's single B packing and the jobs term are not re-derived yet: there is no GEMM
+// table of today's code to check new terms against (docs/aura.md, "GEMM model").
 // Row kernels: pipes memory and vector overlap; block scheduling is serial:
 //   memory  (in + out) / bw(level of the working set) with normal stores; with non-temporal
 //           stores in / bw(level) + out / bw_mem, and at the memory level (in + out) / bw_mem

@@ -253,16 +253,26 @@ TEST(CopyDocs, KeyedInOrderAnswersCopyTheStatementsNumbersInItsOrder) {
 // holds: a change to the documents fails here until the version (and this digest) is bumped, so
 // a recipe never keeps the documents of an older generator.
 TEST(CopyDocs, OutputIsPinnedToTheVersionInTheStageKey) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64 over documents 0..99 of seeds 1 and 12
-  for (uint64_t seed : {1, 12})
-    for (uint64_t i = 0; i < 100; ++i)
-      for (unsigned char ch : copy_document(seed, i).dump()) {
-        h ^= ch;
-        h *= 1099511628211ull;
-      }
+  // Every style a recipe can name feeds a stage whose cache key carries kCopyDocsVersion, so each
+  // style's stream is pinned, not only the default one.
+  const std::pair<CopyStyle, uint64_t> pinned[] = {
+      {CopyStyle::kMixed, 0x73b8a765aec298a1ull},
+      {CopyStyle::kInOrder, 0xabb8ec24cab98bffull},
+      {CopyStyle::kKeyed, 0x7e44fc9227a8143eull},
+      {CopyStyle::kKeyedInOrder, 0x147550f05a6a637full},
+  };
   EXPECT_STREQ(kCopyDocsVersion, "copy_docs 1");
-  EXPECT_EQ(h, 0x73b8a765aec298a1ull) << "copy_document's output changed: bump kCopyDocsVersion (copy_docs.h) "
-                          "and this test's version and digest together";
+  for (const auto& [style, digest] : pinned) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a 64 over documents 0..99 of seeds 1 and 12
+    for (uint64_t seed : {1, 12})
+      for (uint64_t i = 0; i < 100; ++i)
+        for (unsigned char ch : copy_document(seed, i, style).dump()) {
+          h ^= ch;
+          h *= 1099511628211ull;
+        }
+    EXPECT_EQ(h, digest) << "style " << int(style) << ": copy_document's output changed (0x" << std::hex << h
+                         << "): bump kCopyDocsVersion (copy_docs.h) and this test's version and digests together";
+  }
 }
 
 }  // namespace

@@ -1,9 +1,21 @@
 // `trex eval` through the real binary: equiv, list, run on a small benchmark, bad input.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "nlohmann/json.hpp"
 #include "trex/oreval/sandbox.h"
@@ -214,27 +226,203 @@ TEST(EvalCli, ThePycCacheIsInTheFolderTrexPycCacheNames) {
   EXPECT_GT(entries, 0);  // one per compiled module of python/
 }
 
+// The processes `pid`'s threads have forked, as the kernel lists them.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(t.path() / "children");
+    for (pid_t c; in >> c;) found.push_back(c);
+  }
+  return found;
+}
+
+std::string proc_text(pid_t pid, const char* name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The system call `pid` is blocked in (/proc/PID/syscall's first field), or -1.
+long blocked_in(pid_t pid) {
+  std::string text = proc_text(pid, "syscall");
+  return text.empty() || !isdigit(static_cast<unsigned char>(text[0])) ? -1 : std::stol(text);
+}
+
+// `trex eval run` on `n` LP items (no Python program), started in the background with TMPDIR=`tmp`
+// and its output in `log`, so that the test can watch its warm interpreter while it runs.
+pid_t start_lp_run(const std::string& dir, const std::string& tmp, int n, const std::vector<std::string>& env) {
+  std::string bench, completions;
+  for (int i = 0; i < n; ++i) {
+    std::string id = "lp" + std::to_string(i);
+    bench += nlohmann::json({{"id", id}, {"q", "max 3x+2y"}, {"a", "11"}}).dump() + "\n";
+    completions += nlohmann::json({{"id", id}, {"completion", std::string("```lp\n") + kLpA + "```"}}).dump() + "\n";
+  }
+  write_file_atomic(dir + "/bench.jsonl", bench);
+  write_file_atomic(dir + "/completions.jsonl", completions);
+  std::vector<std::string> args = {"/usr/bin/env", "TMPDIR=" + tmp};
+  args.insert(args.end(), env.begin(), env.end());
+  std::vector<std::string> run = {TREX_BINARY, "eval", "run", "--bench", dir + "/bench.jsonl", "--id-field", "id",
+                                  "--question-field", "q", "--answer-field", "a", "--completions",
+                                  dir + "/completions.jsonl", "--out", dir + "/out", "--quiet"};
+  args.insert(args.end(), run.begin(), run.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  // A process group of its own, whose parent (this process) is outside it: stopping it (below)
+  // then never makes an orphaned group with a stopped member, which the kernel ends with SIGHUP
+  // when any process of the group exits (seen under ctest, whose group can be orphaned already).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// Waits (polling, up to two minutes) for the warm interpreter trex `run` starts, and stops
+// trex (SIGSTOP) as soon as it is seen, so that the run cannot end before the test has looked
+// at it. -1 when trex ended first (its status in `status`) or none appeared.
+pid_t stop_at_its_warm_interpreter(pid_t run, int& status) {
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2); std::chrono::steady_clock::now() < until;) {
+    if (waitpid(run, &status, WNOHANG) == run) return -1;
+    for (pid_t c : children_of(run))
+      if (proc_text(c, "cmdline").find("trex_eval_zygote.py") != std::string::npos) {
+        kill(run, SIGSTOP);
+        return c;
+      }
+    usleep(200);
+  }
+  return -1;
+}
+
+// Whether `pid` has ended (a zombie, or gone).
+bool ended(pid_t pid) {
+  std::string stat = proc_text(pid, "stat");
+  size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z';
+}
+
+// Ends and reaps the run if a failed assertion left it (stopped, maybe) behind.
+struct RunGuard {
+  pid_t pid = -1;
+  ~RunGuard() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      kill(pid, SIGCONT);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// Holds this process as the subreaper of its descendants for a test: a process that a warm
+// interpreter leaves behind when it dies becomes this process's child (and is seen) instead of
+// init's.
+struct Subreaper {
+  std::vector<pid_t> before = children_of(getpid());
+  Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+  ~Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 0); }
+  // Children this process got since, reaped (each a process left behind).
+  std::vector<pid_t> adopted() {
+    std::vector<pid_t> found;
+    for (pid_t c : children_of(getpid()))
+      if (std::find(before.begin(), before.end(), c) == before.end()) {
+        kill(c, SIGKILL);
+        waitpid(c, nullptr, 0);
+        found.push_back(c);
+      }
+    return found;
+  }
+};
+
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(dir)) found.push_back(e.path().filename().string());
+  return found;
+}
+
 // `trex eval run` starts the warm interpreter before it loads the benchmark (execute.h
-// prestart_python). A run with no Python program never leases it: it is stopped at exit, and
-// its folder (the module copy) is gone with it.
+// prestart_python). A run with no Python program never leases it. Here it is ready before the
+// run ends (trex is held until the interpreter forked its waiting child and waits for a
+// request): at exit it is closed and waited for like any idle interpreter, so that it reaps
+// that child, which a kill would leave to init; its folder is gone with it.
 TEST(EvalCli, ARunWithoutPythonLeavesNoWarmInterpreterBehind) {
   if (!oreval::missing_sandbox_layers().empty())
     GTEST_SKIP() << "a sandbox layer is missing (" << oreval::missing_sandbox_layers().front() << "): no warm interpreter";
   TempDir d;
   std::string tmp = d.path + "/tmp";
   fs::create_directories(tmp);
-  write_file_atomic(d.path + "/bench.jsonl", "{\"id\":\"lp\",\"q\":\"max 3x+2y\",\"a\":\"11\"}\n");
-  write_file_atomic(d.path + "/completions.jsonl",
-                    nlohmann::json({{"id", "lp"}, {"completion", std::string("```lp\n") + kLpA + "```"}}).dump() + "\n");
-  ProcessResult r = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--id-field", "id", "--question-field", "q",
-                          "--answer-field", "a", "--completions", d.path + "/completions.jsonl", "--out", d.path + "/out",
-                          "--quiet"},
-                         {"/usr/bin/env", "TMPDIR=" + tmp});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Subreaper reaper;
+  pid_t run = start_lp_run(d.path, tmp, 20, {});
+  ASSERT_GT(run, 0);
+  RunGuard guard{run};
+  int status = 0;
+  pid_t zygote = stop_at_its_warm_interpreter(run, status);
+  ASSERT_GT(zygote, 0) << "no warm interpreter seen while the run was alive: " << read_file(d.path + "/log");
+  std::vector<std::string> during = entries_of(tmp);
+  ASSERT_EQ(during.size(), 1u);
+  EXPECT_EQ(during[0].rfind("trex-warm-", 0), 0u) << during[0];
+  // Ready: it forked its waiting child and blocks reading the next request (recvmsg).
+  pid_t waiting = -1;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+       waiting < 0 && !ended(zygote) && std::chrono::steady_clock::now() < until;) {
+    std::vector<pid_t> kids = children_of(zygote);
+    if (!kids.empty() && blocked_in(zygote) == SYS_recvmsg) waiting = kids[0];
+    else usleep(200);
+  }
+  kill(run, SIGCONT);
+  ASSERT_GT(waiting, 0) << "the warm interpreter never became ready";
+  ASSERT_EQ(waitpid(run, &status, 0), run);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << " " << read_file(d.path + "/log");
   EXPECT_NE(read_file(d.path + "/out/results.jsonl").find("\"correct\""), std::string::npos);
-  std::vector<std::string> left;
-  for (const auto& e : fs::directory_iterator(tmp)) left.push_back(e.path().filename().string());
+  std::vector<std::string> left = entries_of(tmp);
   EXPECT_TRUE(left.empty()) << left.front();
+  EXPECT_EQ(kill(zygote, 0), -1);  // reaped by trex
+  std::vector<pid_t> adopted = reaper.adopted();
+  EXPECT_TRUE(adopted.empty()) << "the warm interpreter's waiting child (" << waiting << ") was left behind: "
+                               << adopted.front();
+}
+
+// One that is still starting when the run ends (here it blocks opening the sandbox library,
+// a FIFO nobody writes) is killed at exit: nothing is left, the run's exit status is its own.
+TEST(EvalCli, AWarmInterpreterStillStartingAtExitIsKilled) {
+  if (!oreval::missing_sandbox_layers().empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << oreval::missing_sandbox_layers().front() << "): no warm interpreter";
+  TempDir d;
+  std::string tmp = d.path + "/tmp";
+  fs::create_directories(tmp);
+  std::string fifo = d.path + "/libtrex_sandbox_enter.so";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Subreaper reaper;
+  pid_t run = start_lp_run(d.path, tmp, 20, {"TREX_SANDBOX_ENTER_LIB=" + fifo});
+  ASSERT_GT(run, 0);
+  RunGuard guard{run};
+  int status = 0;
+  pid_t zygote = stop_at_its_warm_interpreter(run, status);
+  ASSERT_GT(zygote, 0) << "no warm interpreter seen while the run was alive: " << read_file(d.path + "/log");
+  bool blocked = false;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+       !blocked && !ended(zygote) && std::chrono::steady_clock::now() < until;) {
+    blocked = blocked_in(zygote) == SYS_openat;
+    if (!blocked) usleep(200);
+  }
+  kill(run, SIGCONT);
+  ASSERT_TRUE(blocked) << "the warm interpreter did not block opening " << fifo;
+  ASSERT_EQ(waitpid(run, &status, 0), run);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << " " << read_file(d.path + "/log");
+  EXPECT_NE(read_file(d.path + "/out/results.jsonl").find("\"correct\""), std::string::npos);
+  std::vector<std::string> left = entries_of(tmp);
+  EXPECT_TRUE(left.empty()) << left.front();
+  EXPECT_EQ(kill(zygote, 0), -1);  // reaped by trex
+  std::vector<pid_t> adopted = reaper.adopted();
+  EXPECT_TRUE(adopted.empty()) << adopted.front();
 }
 
 TEST(EvalCli, List) {

@@ -230,13 +230,18 @@ class WarmInterpreter final : public SandboxLauncher {
   }
 
   void shut_down() {
+    // One started ahead (warm_pool_prestart) and never leased was never awaited: ready_ is
+    // false even when its "ready" already waits on the socket. The zygote forks its waiting
+    // child before it sends "ready", so one that sent it is closed and waited for like any
+    // other (it stops and reaps that child). One that did not is still importing and warming
+    // up, reading nothing: it is killed rather than waited for, before the socket closes. It
+    // runs trex's own code only; a child it forked in the moment before its "ready" loses the
+    // socket to the zygote with the kill, exits without running anything (WaitingChild) and
+    // is reaped by init.
+    if (pid_ > 0 && ctl_ >= 0 && !ready_ && !broken_) ready_ = ready_message_waiting();
+    if (pid_ > 0 && !ready_) kill(pid_, SIGKILL);
     if (ctl_ >= 0) close(ctl_);  // the interpreter exits when it reads the end
     ctl_ = -1;
-    // One that never became ready (started ahead, warm_pool_prestart, and not needed) is still
-    // importing and warming up, reading nothing: it is killed rather than waited for. It runs
-    // trex's own code only; the child it may have forked ahead of a request sees its socket
-    // close and exits without running anything (trex_eval_zygote.py WaitingChild).
-    if (pid_ > 0 && !ready_) kill(pid_, SIGKILL);
     if (pid_ > 0) {
       // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
       // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init.
@@ -269,6 +274,17 @@ class WarmInterpreter final : public SandboxLauncher {
     }
     std::error_code ec;
     if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+
+  // Whether the interpreter's "ready" is on the socket now (read without waiting).
+  bool ready_message_waiting() {
+    std::vector<char> buf(4096);  // "ready" is one short message
+    ssize_t n;
+    do n = recv(ctl_, buf.data(), buf.size(), MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return false;
+    nlohmann::json j = nlohmann::json::parse(buf.data(), buf.data() + n, nullptr, false);
+    return j.is_object() && j.value("ready", false);
   }
 
   std::string dir_, module_dir_, runner_;

@@ -56,7 +56,8 @@ class WarmLease {
 // the caller does next, until the first lease, which waits for its "ready" and checks it as it
 // checks one it starts itself. Does nothing when the pool already holds an idle one for the
 // pair. Never throws: when the start fails, the first lease starts one and reports why. One
-// that is never leased is killed at exit, not waited for.
+// that is never leased is stopped at exit like any idle one when it has sent its "ready", and
+// killed, not waited for, when it has not.
 void warm_pool_prestart(const std::string& python, const std::string& pydir);
 
 // Started interpreters (idle or leased) in this process, for tests.

@@ -318,6 +318,78 @@ void check_head(double tol, double sum_tol) {
 TEST(Mhc, HeadF32MatchesReference) { check_head<float>(1e-4, 1e-4); }
 TEST(Mhc, HeadBf16MatchesReference) { check_head<core::bf16>(1e-2, 1e-3); }
 
+// The head forward gives the same bits on every path: AVX2, AVX-512 with plain stores (y one
+// element off a 32-byte boundary), AVX-512 streaming y (8 MiB and more), each with and without
+// AVX512_BF16 (bf16 y rounded by vcvtne2ps2bf16 or by integer operations). The head backward,
+// whose AVX-512 stage 2 widens and rounds bf16 strips by AVX512_BF16 where the CPU has it, gives
+// the same bits with and without it, on the column path (few tokens) and the token path.
+template <class T>
+void check_head_paths() {
+  core::ThreadPool pool(2);
+  const int64_t big = int64_t((size_t(9) << 20) / sizeof(T)) / 512;  // y of 9 MiB: streamed
+  std::vector<bool> bf16_flags = {true};
+  if (core::cpu_features().avx512_bf16) bf16_flags.push_back(false);
+  for (const MhcShape& sh : {shape(37, 1000, 4, 20), shape(600, 256, 4, 20), shape(big, 512, 4, 20)}) {
+    SCOPED_TRACE(name(sh));
+    const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+    const auto X = random_vec<T>(tok * nd, 31, 0), dy = random_vec<T>(tok * sh.d, 32, 0);
+    const auto phi = random_vec<float>(n * nd, 33, 0, 1.f / std::sqrt(float(nd)));
+    const auto b = random_vec<float>(n, 34, 0, 0.5f);
+    const auto dX0 = random_vec<T>(tok * nd, 35, 0);
+    auto y = core::aligned_array<T>(size_t(tok * sh.d) + 16);
+    std::vector<T> first_y;
+    std::vector<float> first_w;
+    for (core::Isa isa : row_isas())
+      for (bool with_bf16 : bf16_flags)
+        for (size_t off : {size_t(0), size_t(1)}) {
+          core::CpuFeatures f = core::cpu_features();
+          f.avx512_bf16 = f.avx512_bf16 && with_bf16;
+          core::ScopedCpuFeaturesForTest features(f);
+          ScopedRowIsa path(isa);
+          SCOPED_TRACE(std::string(core::to_string(isa)) + (with_bf16 ? " bf16 on" : " bf16 off") +
+                       " offset " + std::to_string(off));
+          std::fill(y.get(), y.get() + tok * sh.d + 16, nan_value<T>());
+          std::vector<float> w(size_t(tok * n), NAN);
+          mhc_head_forward(X.data(), phi.data(), b.data(), 1.3f, y.get() + off, w.data(), sh, &pool);
+          std::vector<T> got(y.get() + off, y.get() + off + tok * sh.d);
+          if (first_y.empty()) {
+            first_y = got, first_w = w;
+            for (size_t i = 0; i < got.size(); ++i) ASSERT_FALSE(std::isnan(val(got[i]))) << "y[" << i << "]";
+            for (size_t i = 0; i < w.size(); ++i) ASSERT_FALSE(std::isnan(w[i])) << "w[" << i << "]";
+          } else {
+            EXPECT_TRUE(same_bytes(got, first_y)) << "y differs from the first path";
+            EXPECT_TRUE(same_bytes(w, first_w)) << "w differs from the first path";
+          }
+        }
+    if (sh.tokens > 1000) continue;  // the backward: its two stage-2 paths are at the smaller shapes
+    std::vector<T> first_dX;
+    std::vector<float> first_sums;
+    for (bool with_bf16 : bf16_flags) {
+      core::CpuFeatures f = core::cpu_features();
+      f.avx512_bf16 = f.avx512_bf16 && with_bf16;
+      core::ScopedCpuFeaturesForTest features(f);
+      ScopedRowIsa path(row_isas().back());  // the widest path (stage 2 by strips on AVX-512)
+      SCOPED_TRACE(with_bf16 ? "backward bf16 on" : "backward bf16 off");
+      std::vector<T> dX = dX0;
+      std::vector<float> dphi(size_t(n * nd), NAN), db(size_t(n), NAN), ds(1, NAN);
+      mhc_head_backward(X.data(), phi.data(), b.data(), 1.3f, dy.data(), dX.data(), dphi.data(),
+                        db.data(), ds.data(), sh, nullptr, &pool);
+      std::vector<float> sums = dphi;
+      sums.insert(sums.end(), db.begin(), db.end());
+      sums.push_back(ds[0]);
+      if (first_dX.empty()) {
+        first_dX = dX, first_sums = sums;
+        for (size_t i = 0; i < sums.size(); ++i) ASSERT_FALSE(std::isnan(sums[i])) << "sums[" << i << "]";
+      } else {
+        EXPECT_TRUE(same_bytes(dX, first_dX)) << "dX differs with and without AVX512_BF16";
+        EXPECT_TRUE(same_bytes(sums, first_sums)) << "dphi, db or dscale differ";
+      }
+    }
+  }
+}
+TEST(Mhc, HeadPathsGiveSameBitsF32) { check_head_paths<float>(); }
+TEST(Mhc, HeadPathsGiveSameBitsBf16) { check_head_paths<core::bf16>(); }
+
 TEST(Mhc, HeadBackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);
   MhcShape sh = shape(3, 7, 4, 20);

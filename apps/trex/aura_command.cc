@@ -263,13 +263,8 @@ int run_tune(const AuraArgs& a) {
                                        : "");
     // Every passed candidate, relative to the fastest measured: the evidence later searches
     // learn from (a rolled-back node may be faster than the checkpoint by less than min_gain).
-    double fastest = base.seconds;
-    for (const aura::SearchNode& n : r.nodes)
-      if (n.m.passed) fastest = std::min(fastest, n.m.seconds);
-    for (const aura::SearchNode& n : r.nodes)
-      if (n.m.passed) k.observations.push_back({n.config, n.m.seconds / fastest});
-    if (std::none_of(r.nodes.begin(), r.nodes.end(), [&](const aura::SearchNode& n) { return n.config == builtin; }))
-      k.observations.push_back({builtin, base.seconds / fastest});
+    // The built-in's time from the verification when there was one (search.h, tune_observations).
+    k.observations = aura::tune_observations(r, builtin, base.seconds, ver);
     skill_id = store->add(k);
   }
 
@@ -297,10 +292,15 @@ int run_tune(const AuraArgs& a) {
     j["tree"] = nodes;
     j["measured"] = measured;
     j["best"] = {{"config", best.config}, {"seconds", best.m.seconds}, {"gain", gain}, {"improved", improved}};
-    if (ver.measurements > 0)
-      j["verification"] = {{"rounds", a.verify}, {"measurements", ver.measurements}, {"builtin_s", ver.builtin_s},
-                           {"best_s", ver.candidate_s}, {"gain", ver.gain}, {"verified", ver.verified},
+    if (ver.measurements > 0) {
+      // A verification stopped by a failed gate has no medians: null, not a 0 that reads as a time.
+      const bool timed = ver.builtin_s > 0 && ver.candidate_s > 0;
+      auto or_null = [&](double x) { return timed ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
+      j["verification"] = {{"rounds", a.verify},         {"measurements", ver.measurements},
+                           {"builtin_s", or_null(ver.builtin_s)}, {"best_s", or_null(ver.candidate_s)},
+                           {"gain", or_null(ver.gain)}, {"verified", ver.verified},
                            {"message", ver.message}};
+    }
     j["skills_used"] = prior.empty() ? near.size() : prior.skills();
     j["prior_rules"] = prior.rules();
     j["prior_transfers"] = prior.transfers();
@@ -337,10 +337,12 @@ int run_tune(const AuraArgs& a) {
   std::printf("best      %s: %s ms, %.3fx the built-in (%d candidates measured, %d checkpoints)%s\n",
               config_line(best.config).c_str(), ms(best.m.seconds).c_str(), gain, measured, r.checkpoints,
               improved || ver.measurements > 0 ? "" : "; no verified gain, the built-in stays");
-  if (ver.measurements > 0)
+  if (ver.measurements > 0 && ver.builtin_s > 0 && ver.candidate_s > 0)
     std::printf("verify    built-in and best re-measured in turn, %d times each: %s ms against %s ms (medians), %.3fx%s\n",
                 a.verify, ms(ver.builtin_s).c_str(), ms(ver.candidate_s).c_str(), ver.gain,
                 ver.verified ? "" : ("; " + ver.message + ", the built-in stays").c_str());
+  else if (ver.measurements > 0)  // stopped by a failed gate: no medians to print
+    std::printf("verify    built-in and best re-measured in turn: %s, the built-in stays\n", ver.message.c_str());
   if (!a.out.empty()) std::printf("wrote     %s (%s, shape %s)\n", a.out.c_str(), a.kernel.c_str(), t.shape_class.c_str());
   if (skill_id) std::printf("skill     #%lld recorded in %s\n", static_cast<long long>(skill_id), a.skills.c_str());
   return 0;

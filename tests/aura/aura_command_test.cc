@@ -143,6 +143,14 @@ TEST(AuraCommand, BadInputIsOneLineAndExitTwo) {
   expect_one_line_error(run_process({TREX_BINARY, "aura", "exhaustive", "gemm", "--timing", "mean"}, limit(30)),
                         "--timing");
   EXPECT_FALSE(std::filesystem::exists(none));
+  const std::string never = d + "/never.toml";
+  std::filesystem::remove(never);
+  expect_one_line_error(run_process({TREX_BINARY, "aura", "tune", "gemm", "--verify", "-1", "--out", never,
+                                     "--skills", none},
+                                    limit(30)),
+                        "--verify");
+  EXPECT_FALSE(std::filesystem::exists(never));
+  EXPECT_FALSE(std::filesystem::exists(none));
   const std::string bad_toml = d + "/bad.toml";
   { std::ofstream(bad_toml) << "[[kernel]]\nname = \"gemm\"\nkc = 7\n"; }
   const std::string before = slurp(bad_toml);
@@ -238,6 +246,64 @@ TEST(AuraCommand, TuneWithoutAGainWritesTheBuiltInAsZeros) {
     ASSERT_FALSE(e->empty());
     for (const auto& [name, v] : *e) EXPECT_EQ(v, 0) << name;
   }
+}
+
+// --verify through the binary: when the search ends on a gain, the built-in and the best are
+// measured again (here once each) and the JSON's `verification` decides what is written: the
+// best and a skill (with the verified gain, and the built-in's observation at that ratio) when it
+// held, the built-in's zeros and no skill when it did not. --min-gain 0 on a tiny space whose
+// configurations time alike, so either outcome occurs; each is checked as it comes.
+TEST(AuraCommand, TuneWritesOnlyAVerifiedGain) {
+  const std::string d = dir(), out = d + "/verify.toml", db = d + "/verify.db";
+  std::filesystem::remove(out);
+  std::filesystem::remove(db);
+  ProcessResult p = run_process({TREX_BINARY, "aura", "tune", "mhc.head_fwd", "--shape", "64x4x64", "--budget", "4",
+                                 "--threads", "1", "--min-time", "0.002", "--min-gain", "0", "--verify", "1",
+                                 "--out", out, "--skills", db, "--json"},
+                                limit(120));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(p.out);
+  const bool search_gain = j["best"]["config"] != j["builtin"]["config"] && j["best"]["gain"].get<double>() >= 1;
+  ASSERT_EQ(j.contains("verification"), search_gain) << j.dump();
+  const bool improved = j["best"]["improved"].get<bool>();
+  if (search_gain) {
+    const nlohmann::json& v = j["verification"];
+    EXPECT_EQ(v["rounds"].get<int>(), 1);
+    EXPECT_EQ(v["measurements"].get<int>(), 2) << v.dump();  // both passed the gate
+    const double b = v["builtin_s"].get<double>(), c = v["best_s"].get<double>();
+    EXPECT_GT(b, 0);
+    EXPECT_GT(c, 0);
+    EXPECT_NEAR(v["gain"].get<double>(), b / c, 1e-9 * b / c);
+    EXPECT_EQ(v["verified"].get<bool>(), b / c >= 1);
+    EXPECT_EQ(improved, v["verified"].get<bool>());
+    EXPECT_EQ(v["message"].get<std::string>().empty(), improved) << v.dump();
+  } else {
+    EXPECT_FALSE(improved);
+  }
+  kernels::Tuning t = kernels::Tuning::load(out);
+  const kernels::ParamMap* e = t.find("mhc.head_fwd", kernels::shape_class({64, 4, 64}));
+  ASSERT_NE(e, nullptr);
+  ASSERT_FALSE(e->empty());
+  for (const auto& [name, value] : *e)
+    EXPECT_EQ(value, improved ? j["best"]["config"][name].get<int64_t>() : 0) << name << " " << j.dump();
+  EXPECT_EQ(j["skill_recorded"].get<int64_t>() > 0, improved);
+  if (!improved) return;  // the built-in's zeros above, and no skill
+  aura::SkillStore store(db, true);
+  std::vector<aura::Skill> skills = store.all("mhc.head_fwd");
+  ASSERT_EQ(skills.size(), 1u);
+  const aura::Skill& k = skills[0];
+  EXPECT_NEAR(k.gain, j["verification"]["gain"].get<double>(), 1e-9);
+  // The built-in's observation is the best's times the verified gain, not the search's profile.
+  const aura::Config builtin = j["builtin"]["config"].get<aura::Config>();
+  const aura::Config best = j["best"]["config"].get<aura::Config>();
+  double rb = -1, rbest = -1;
+  for (const aura::Observation& o : k.observations) {
+    if (o.config == builtin) rb = o.relative;
+    if (o.config == best) rbest = o.relative;
+  }
+  ASSERT_GT(rb, 0);
+  ASSERT_GT(rbest, 0);
+  EXPECT_NEAR(rb / rbest, k.gain, 1e-6 * k.gain);
 }
 
 }  // namespace

@@ -296,5 +296,51 @@ TEST(VerifyGain, AFailedGateOrNoRoundsVerifiesNothing) {
   EXPECT_EQ(none.measurements, 0);
 }
 
+// What a tune's skill records after a verified gain: the built-in at the verification's ratio to
+// the best, not the search's single slow profile of it (session 14: 9.1 ms there, 5.8 ms in one run).
+TEST(TuneObservations, TheBuiltinIsRecordedFromTheVerificationNotItsFirstMeasurement) {
+  const Config builtin{{"mc", 120}}, best{{"mc", 288}}, other{{"mc", 48}};
+  SearchResult r;
+  r.nodes.push_back({0, -1, builtin, "builtin", "", Measurement{true, 9.1, ""}, NodeState::kRolledBack});
+  r.nodes.push_back({1, 0, best, "move", "mc 120->288", Measurement{true, 5.0, ""}, NodeState::kCommitted});
+  r.nodes.push_back({2, 1, other, "move", "mc 288->48", Measurement{true, 6.0, ""}, NodeState::kRolledBack});
+  r.best = 1;
+  Verification v;
+  v.measurements = 6;
+  v.builtin_s = 5.8;
+  v.candidate_s = 5.0;
+  v.gain = 5.8 / 5.0;
+  v.verified = true;
+  auto relative = [](const std::vector<Observation>& obs, const Config& c) {
+    double x = -1;
+    int n = 0;
+    for (const Observation& o : obs)
+      if (o.config == c) x = o.relative, ++n;
+    EXPECT_EQ(n, 1) << "observations of one configuration";
+    return x;
+  };
+  std::vector<Observation> obs = tune_observations(r, builtin, 9.1, v);
+  ASSERT_EQ(obs.size(), 3u);
+  EXPECT_DOUBLE_EQ(relative(obs, best), 1.0);
+  EXPECT_DOUBLE_EQ(relative(obs, other), 1.2);
+  EXPECT_NEAR(relative(obs, builtin), 1.16, 1e-12);  // 5.8 / 5.0, not 9.1 / 5.0
+  // Without a verification, the search's own measurement (as before --verify).
+  std::vector<Observation> plain = tune_observations(r, builtin, 9.1, Verification{});
+  EXPECT_NEAR(relative(plain, builtin), 1.82, 1e-12);
+  // The built-in not among the nodes (the tree never reached it): still recorded, once.
+  SearchResult no_builtin = r;
+  no_builtin.nodes.erase(no_builtin.nodes.begin());
+  no_builtin.best = 0;
+  EXPECT_NEAR(relative(tune_observations(no_builtin, builtin, 9.1, v), builtin), 1.16, 1e-12);
+  // A verification stopped by a failed gate has no medians: the built-in is left out.
+  Verification stopped;
+  stopped.measurements = 3;
+  stopped.message = "the candidate failed the gate on re-measurement";
+  std::vector<Observation> left = tune_observations(r, builtin, 9.1, stopped);
+  ASSERT_EQ(left.size(), 2u);
+  for (const Observation& o : left) EXPECT_FALSE(o.config == builtin);
+  EXPECT_DOUBLE_EQ(relative(left, best), 1.0);
+}
+
 }  // namespace
 }  // namespace trex::aura

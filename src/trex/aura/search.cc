@@ -235,6 +235,24 @@ Verification verify_gain(const Config& builtin, const Config& candidate, const E
   return v;
 }
 
+std::vector<Observation> tune_observations(const SearchResult& r, const Config& builtin, double builtin_s,
+                                           const Verification& v) {
+  std::vector<Observation> out;
+  if (r.best < 0) return out;
+  const bool rescaled = v.measurements > 0 && v.builtin_s > 0 && v.candidate_s > 0;
+  const bool drop_builtin = v.measurements > 0 && !rescaled;
+  if (rescaled) builtin_s = r.nodes[size_t(r.best)].m.seconds * v.gain;
+  double fastest = drop_builtin ? 0 : builtin_s;
+  auto counts = [&](const SearchNode& n) { return n.m.passed && !(n.config == builtin); };
+  for (const SearchNode& n : r.nodes)
+    if (counts(n)) fastest = fastest > 0 ? std::min(fastest, n.m.seconds) : n.m.seconds;
+  if (!(fastest > 0)) return out;
+  for (const SearchNode& n : r.nodes)
+    if (counts(n)) out.push_back({n.config, n.m.seconds / fastest});
+  if (!drop_builtin) out.push_back({builtin, builtin_s / fastest});
+  return out;
+}
+
 std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
                                                        const Evaluator& evaluate, size_t limit) {
   std::vector<std::pair<Config, Measurement>> out;

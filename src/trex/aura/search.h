@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "trex/aura/choice_ip.h"
+#include "trex/aura/skills.h"
 #include "trex/aura/target.h"
 
 namespace trex::aura {
@@ -91,7 +92,6 @@ struct SearchResult {
 SearchResult k_search(const TuneTarget& target, const ChoiceProblem& model, const SearchSeed& start,
                       const Evaluator& evaluate, const SearchOptions& options);
 
-// Measures every configuration of the space (at most `limit`; 0: all), in index order.
 // A gain over the built-in checked before it is written. The built-in's time that the search
 // compares against is one measurement, the process's first (tune profiles it before anything
 // else and reuses it); on a shared machine one slow burst there reads as a gain of whatever is
@@ -111,6 +111,17 @@ struct Verification {
 Verification verify_gain(const Config& builtin, const Config& candidate, const Evaluator& evaluate, int rounds,
                          double min_gain);
 
+// The observations a tune's skill records (skills.h): every passed node of `r`, and the built-in,
+// as time over the fastest. `builtin_s` is the built-in's one search measurement (the profile);
+// after a verification that completed (both medians measured), the built-in's time is the best
+// node's time x the verified gain instead, because that single measurement is exactly what the
+// verification found unreliable, and later priors would learn the built-in's neighbourhood from
+// it (session 14: 9.1 ms profiled against 5.8 ms in one run). A verification stopped by a
+// failed gate leaves the built-in out rather than record the number it distrusts.
+std::vector<Observation> tune_observations(const SearchResult& r, const Config& builtin, double builtin_s,
+                                           const Verification& v);
+
+// Measures every configuration of the space (at most `limit`; 0: all), in index order.
 std::vector<std::pair<Config, Measurement>> exhaustive(const TuneTarget& target,
                                                        const Evaluator& evaluate, size_t limit = 0);
 

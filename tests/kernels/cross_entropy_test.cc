@@ -176,6 +176,10 @@ TEST(CrossEntropy, DeterministicAcrossThreadCounts) {
   check_thread_counts<core::bf16>(37, 3001);
   check_thread_counts<float>(37, 3001);
   check_thread_counts<float>(9, 20000);  // a block of 1 row each (the built-in 16384 elements)
+  // As many blocks as threads or fewer (thread t starts on block t; a third thread has none).
+  check_thread_counts<float>(2, 32768);
+  check_thread_counts<float>(4, 32768);
+  check_paths_agree<float>(2, 32768);
 }
 
 }  // namespace

@@ -346,18 +346,22 @@ void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale, bool wid
 }
 
 #ifdef TREX_ELEM_AVX2
-// The built-in fp32 path with a gradient on AVX-512 (see the top): threads take blocks of `grain`
-// rows in turn, as parallel_for would, but each claims its next block before it starts the last
-// row of the current one, so the sum pass requests the row this thread reads next (before, the
-// row after, which the other thread usually took, into the wrong core's L2). Each row's gradient
+// The built-in fp32 path with a gradient on AVX-512 (see the top): thread t starts on block t
+// (blocks of `grain` rows), so every thread has work even when there are only as many blocks as
+// threads (2 rows of a large vocab, grain 1: claiming the first block too would let the thread
+// that starts first take both); later blocks are taken in turn, as parallel_for would, each
+// claimed when its thread starts the last row of its current block, so the sum pass requests the
+// row this thread reads next (before, the row after, which the other thread usually took, into
+// the wrong core's L2). Each row's gradient
 // is written during the next row's sum pass (span_sum_exp_grad512), the thread's last row alone;
 // two rows of exps per thread. Every element's operations are those of the passes apart.
 void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, float* dlogits,
                       int64_t rows, int64_t vocab, float grad_scale, int64_t grain, bool nt,
                       core::ThreadPool& tp) {
   const int64_t n_blocks = (rows + grain - 1) / grain;
-  std::atomic<int64_t> next_block{0};
-  tp.run([&](int) {
+  const int64_t threads = tp.num_threads();
+  std::atomic<int64_t> next_block{threads};  // blocks [0, threads) are the threads' first
+  tp.run([&](int t) {
     thread_local std::vector<float> buf;  // this row's exps and the pending row's
     if (buf.size() < size_t(2 * vocab)) buf.resize(size_t(2 * vocab));
     float* const ebuf[2] = {buf.data(), buf.data() + vocab};
@@ -376,10 +380,11 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
       pend.dx[pend.target] = pend.target_value;
       pend.e = nullptr;
     };
-    for (int64_t b = claim(); b >= 0;) {
-      const int64_t nb = claim();
+    for (int64_t b = t < n_blocks ? int64_t(t) : int64_t(-1); b >= 0;) {
+      int64_t nb = -1;  // the next block, claimed at the last row
       const int64_t lo = b * grain, hi = std::min(rows, lo + grain);
       for (int64_t r = lo; r < hi; ++r) {
+        if (r + 1 == hi) nb = claim();
         const int64_t rn = r + 1 < hi ? r + 1 : nb >= 0 ? nb * grain : -1;
         const float* x = logits + r * vocab;
         const float* xn = rn >= 0 ? logits + rn * vocab : nullptr;

@@ -350,9 +350,9 @@ void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale, bool wid
 // (blocks of `grain` rows), so every thread has work even when there are only as many blocks as
 // threads (2 rows of a large vocab, grain 1: claiming the first block too would let the thread
 // that starts first take both); later blocks are taken in turn, as parallel_for would, each
-// claimed when its thread starts the last row of its current block, so the sum pass requests the
-// row this thread reads next (before, the row after, which the other thread usually took, into
-// the wrong core's L2). Each row's gradient
+// claimed when its thread starts its current block (claiming at the block's last row measured
+// slower at 4 and 512 rows), so the sum pass of the block's last row requests the row this thread
+// reads next (before, the row after, which the other thread usually took, into the wrong core's L2). Each row's gradient
 // is written during the next row's sum pass (span_sum_exp_grad512), the thread's last row alone;
 // two rows of exps per thread. Every element's operations are those of the passes apart.
 void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, float* dlogits,
@@ -381,10 +381,9 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
       pend.e = nullptr;
     };
     for (int64_t b = t < n_blocks ? int64_t(t) : int64_t(-1); b >= 0;) {
-      int64_t nb = -1;  // the next block, claimed at the last row
+      const int64_t nb = claim();
       const int64_t lo = b * grain, hi = std::min(rows, lo + grain);
       for (int64_t r = lo; r < hi; ++r) {
-        if (r + 1 == hi) nb = claim();
         const int64_t rn = r + 1 < hi ? r + 1 : nb >= 0 ? nb * grain : -1;
         const float* x = logits + r * vocab;
         const float* xn = rn >= 0 ? logits + rn * vocab : nullptr;

@@ -130,6 +130,53 @@ TEST(GemmModel, TheProgramMatchesEnumerationAndRespectsCapacities) {
   }
 }
 
+// The split's terms follow gemm.cc's threading since 981268b (reviewer 2, session 14): each thread
+// computes its own contiguous MR panels (split 1) or NR slivers (split 2) of C with its own packed
+// A and B, one pool job per call. Hand-computed on the test machine (two threads, bw_mem 30 GB/s,
+// peak 200 GFLOP/s), micro-kernel 2 (6 x 16), nc 1024: the two splits differ only in serial terms.
+TEST(GemmModel, PricesEachThreadsOwnPartOfC) {
+  AuraHardware hw = test_machine();
+  auto cost = [&](const TuneTarget& t, const AuraHardware& h, int64_t split, int64_t nc) {
+    Config c = t.config_at(std::vector<int>(t.space.size(), 0));
+    c["split"] = split;
+    c["nc"] = nc;
+    c["ukernel"] = 2;
+    const std::vector<int> idx = t.index_of(c);
+    EXPECT_EQ(t.config_at(idx), c);  // every value is in the space
+    return choice_cost(performance_model(t, h), idx);
+  };
+  // 100 x 3000 x 256. Split 1: every thread packs all of B, one B packing more:
+  // 8 x 256 x 3000 / 30e9 = 2.048e-4 s; 17 panels of 6 rows, 9 on the larger part: imbalance
+  // 18/17 - 1 of T_fma = 2 x 100 x 3000 x 256 / 200e9 x (102 x 3008) / (100 x 3000) = 7.8544896e-4;
+  // A packed for ceil(3000 / 1024) = 3 column blocks. Split 2: 188 slivers, 94 a thread (1504 and
+  // 1496 columns): no imbalance; each thread packs all of A for its 2 column blocks, 4 in all:
+  // one more A packing, 8 x 100 x 256 / 30e9 = 204800 / 30e9 s.
+  TuneTarget wide = make_target("gemm", {100, 3000, 256}, hw);
+  EXPECT_NEAR(cost(wide, hw, 1, 1024) - cost(wide, hw, 2, 1024), 2.048e-4 + 7.8544896e-4 / 17 - 204800 / 30e9, 1e-12);
+  // 3000 x 100 x 256. Split 1: one more B packing, 8 x 256 x 100 / 30e9 = 204800 / 30e9; 500
+  // panels, even. Split 2: 7 slivers, 4 on the larger part: imbalance 8/7 - 1 of T_fma =
+  // 2 x 3000 x 100 x 256 / 200e9 x 112 / 100 = 8.6016e-4; its threads' parts (48 and 52 columns)
+  // each pack all of A once, against once on split 1: 8 x 3000 x 256 / 30e9 = 6144000 / 30e9 more.
+  TuneTarget tall = make_target("gemm", {3000, 100, 256}, hw);
+  int64_t nc_tall = 0;  // every nc candidate is capped at n = 100 (one column block)
+  for (const SpaceParam& sp : tall.space)
+    if (sp.name == "nc") nc_tall = sp.values.back();
+  ASSERT_GE(nc_tall, 100);
+  EXPECT_NEAR(cost(tall, hw, 2, nc_tall) - cost(tall, hw, 1, nc_tall), 8.6016e-4 / 7 + 6144000 / 30e9 - 204800 / 30e9,
+              1e-12);
+  // The program's split follows: columns for the wide C, rows for the tall one.
+  EXPECT_EQ(wide.config_at(solve_choices(performance_model(wide, hw)).index)["split"], 2);
+  EXPECT_EQ(tall.config_at(solve_choices(performance_model(tall, hw)).index)["split"], 1);
+  // One pool job per call (5 us) with threads; one thread runs without the pool, and there the
+  // two splits cost the same (no imbalance, each operand packed once, A per column block).
+  EXPECT_NEAR(performance_model(wide, hw).constant, 8.0 * 256 * 3000 / 30e9 + 5e-6, 1e-15);
+  AuraHardware one = hw;
+  one.threads = 1;
+  EXPECT_NEAR(performance_model(wide, one).constant, 8.0 * 256 * 3000 / 30e9, 1e-15);
+  EXPECT_DOUBLE_EQ(cost(wide, one, 1, 1024), cost(wide, one, 2, 1024));
+  EXPECT_DOUBLE_EQ(cost(tall, one, 1, nc_tall), cost(tall, one, 2, nc_tall));
+}
+
 TEST(RowModel, PrefersStreamingStoresOnlyBeyondTheCachesAndWhereTheProbeMeasuredTheirGain) {
   AuraHardware hw = test_machine();
   hw.nt_gain = 1.25;  // the probe's triad_nt / triad, measured with two threads

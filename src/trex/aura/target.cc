@@ -1,22 +1,24 @@
 // Tuning targets: spaces, counts and performance models of the tunable kernels.
 //
-// GEMM (docs/aura.md, "GEMM model"): pipes fma and load overlap; packing and pool jobs are
-// serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
-//   fma   T_fma x imbalance(split)
+// GEMM (docs/aura.md, "GEMM model"): pipes fma and load overlap; packing, the thread imbalance
+// and the pool job are serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
+//   fma   T_fma
 //   load  A slivers streamed from the level holding the MC x KC block (pair mc, kc):
 //           4 m k ceil(n / NR) / bw(L2 if 4 MC KC <= L2/2, else L3)
 //         B slivers reloaded into L1 once per row block (mc): 4 k n ceil(m / MC) / bw_L2
 //         C tiles read and written once per depth block (kc): 8 m n ceil(k / KC) / bw_L2
 //         L1 overflow (pair kc, ukernel): when (MR + NR) KC 4 > L1 (W-1)/W the B sliver is
 //           refetched from L2 on every MR rows: 4 KC NR ceil(m/MR) ceil(n/NR) ceil(k/KC) / bw_L2
-//   serial A packing once per column block (nc): 8 m k ceil(n / NC) / bw_mem; the column split
-//           packs A once per thread; pool jobs (pair nc, kc): 2 ceil(n/NC) ceil(k/KC) x 5 us
+//   serial the threading of gemm.cc (since 981268b): each thread computes its own contiguous
+//           rows (split 1: ceil(m/MR) panels) or columns (split 2: ceil(n/NR) slivers) of C start
+//           to end with its own packed A and B, the units dealt out evenly, one pool job a call:
+//           imbalance (pair split, ukernel): (ceil(units/threads) threads / units - 1) T_fma;
+//           B packing 8 k n / bw_mem, and (threads - 1) 8 k n / bw_mem more on split 1 (every
+//           thread packs all of B); A packing (pair nc, split) 8 m k / bw_mem per column block
+//           of each thread's part: ceil(n / NC) on split 1, sum over threads of
+//           ceil(n_thread / NC) on split 2 (every thread packs all of A); 5 us for the pool job
+//           when threads > 1
 //   forbidden (pair kc, nc): 4 KC NC > L3 / 2.
-// These terms describe GEMM's threading before 981268b (session 14: one pool job per call, each
-// thread its own contiguous rows or columns of C, packing all of B on the row split and all of
-// A on the column split). The split's imbalance (units: min(m panels, 4 threads) row blocks),
-// the row split's single B packing and the jobs term are not re-derived yet: there is no GEMM
-// table of today's code to check new terms against (docs/aura.md, "GEMM model").
 // Row kernels: pipes memory and vector overlap; block scheduling is serial:
 //   memory  (in + out) / bw(level of the working set) with normal stores; with non-temporal
 //           stores in / bw(level) + out / bw_mem, and at the memory level (in + out) / bw_mem
@@ -439,22 +441,24 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       pr.params[size_t(iuk)].cost[u] = t.flops / peak * padded / (m * n);
       pr.params[size_t(iuk)].pipe[u] = 0;
     }
-    const double t_fma0 = t.flops / hw.peak_flops;
+    // Threading (gemm.cc since 981268b): each thread runs the serial loops on its own contiguous
+    // part of C, MR panels (split 1) or NR slivers (split 2) of the chosen micro-kernel dealt out
+    // evenly, so the largest part has ceil(units / threads) units (pair split, ukernel).
+    const int64_t nt = int64_t(threads);
+    auto units_of = [&](int64_t split, int64_t ukernel) {
+      int mr, nr;
+      tile_of(ukernel, hw.isa, mr, nr);
+      return split == 1 ? ceil_div(t.dims[0], mr) : ceil_div(t.dims[1], nr);
+    };
     for (size_t s = 0; s < SP.size(); ++s) {
-      double imb;
-      if (SP[s] == 1) {
-        int64_t m_panels = ceil_div(t.dims[0], mr0);
-        double units = double(std::min<int64_t>(m_panels, std::max<int64_t>(int64_t(threads) * 4, 1)));
-        imb = std::ceil(units / threads) * threads / units;
-        pr.params[size_t(isp)].cost[s] = (imb - 1) * t_fma0;
-      } else {
-        int64_t n_panels = ceil_div(t.dims[1], nr0);
-        int64_t per = threads == 1 ? n_panels : ceil_div(n_panels, int64_t(4 * threads));
-        double units = double(ceil_div(n_panels, per));
-        imb = std::ceil(units / threads) * threads / units;
-        // Every thread packs all of A for its slivers: (threads - 1) extra A packings.
-        pr.params[size_t(isp)].cost[s] = (imb - 1) * t_fma0 + (threads - 1) * 8 * m * k / hw.bw_mem;
+      for (size_t u = 0; u < UK.size(); ++u) {
+        const double units = double(units_of(SP[s], UK[u]));
+        const double imb = std::ceil(units / threads) * threads / units;
+        if (imb > 1) pr.pairs.push_back({isp, int(s), iuk, int(u), (imb - 1) * pr.params[size_t(iuk)].cost[u], false, -1});
       }
+      // The row split packs all of B on every thread: (threads - 1) B packings more than the
+      // column split, whose threads pack their own columns of B.
+      pr.params[size_t(isp)].cost[s] = SP[s] == 1 ? (threads - 1) * 8 * k * n / hw.bw_mem : 0;
       pr.params[size_t(isp)].pipe[s] = -1;
     }
     const double bw_l2 = hw.bw_l2 * threads, bw_l3 = hw.bw_l3 * threads;
@@ -482,17 +486,35 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
           pr.pairs.push_back({ikc, int(a), inc, int(c), 0, true, -1});
           continue;
         }
-        double jobs = 2.0 * double(ceil_div(t.dims[1], NC[c])) * double(ceil_div(t.dims[2], KC[a]));
-        pr.pairs.push_back({ikc, int(a), inc, int(c), jobs * 5e-6, false, -1});
       }
     }
     for (size_t b = 0; b < MC.size(); ++b) {
       pr.params[size_t(imc)].cost[b] = 4 * k * n * double(ceil_div(t.dims[0], MC[b])) / bw_l2;
       pr.params[size_t(imc)].pipe[b] = 1;
     }
-    for (size_t c = 0; c < NC.size(); ++c)
-      pr.params[size_t(inc)].cost[c] = 8 * m * k * double(ceil_div(t.dims[1], NC[c])) / hw.bw_mem;
-    pr.constant = 8 * k * n / hw.bw_mem;  // B packed once
+    // A is packed once per column block of each thread's part (pair nc, split): on the row split
+    // every thread packs its rows for each of the ceil(n / NC) blocks (8 m k ceil(n / NC) in all);
+    // on the column split every thread packs all of A for each block of its own columns (the
+    // slivers' split taken at the widest tile).
+    for (size_t c = 0; c < NC.size(); ++c) {
+      pr.params[size_t(inc)].pipe[c] = -1;
+      for (size_t s = 0; s < SP.size(); ++s) {
+        double blocks = double(ceil_div(t.dims[1], NC[c]));
+        if (SP[s] != 1) {
+          const int64_t units = ceil_div(t.dims[1], nr0);
+          blocks = 0;
+          for (int64_t th = 0; th < nt; ++th) {
+            const int64_t lo = std::min(t.dims[1], units * th / nt * nr0);
+            const int64_t hi = std::min(t.dims[1], units * (th + 1) / nt * nr0);
+            if (hi > lo) blocks += double(ceil_div(hi - lo, NC[c]));
+          }
+        }
+        pr.pairs.push_back({inc, int(c), isp, int(s), 8 * m * k * blocks / hw.bw_mem, false, -1});
+      }
+    }
+    // B packed once over the threads (the row split's extra packings are on `split`); one pool job
+    // per call where there are threads (gemm.cc runs one thread's call without the pool).
+    pr.constant = 8 * k * n / hw.bw_mem + (threads > 1 ? 5e-6 : 0);
     return pr;
   }
   if (is_work_split(t.kernel)) {

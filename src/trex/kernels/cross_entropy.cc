@@ -165,19 +165,7 @@ TREX_AVX512_FN float span_sum_exp512(const T* x, int64_t n, float m, const T* ne
 // exp16 for x <= 0 or NaN (x - max): exp16's upper clamp at 88 changes nothing there, so it is
 // left out: the same bits in one instruction fewer.
 TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
-  x = simd::max16(x, _mm512_set1_ps(-87.f));
-  __m512 xl = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
-  __m512 n = _mm512_maskz_roundscale_ps(simd::kAll16, xl, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  return _mm512_maskz_scalef_ps(simd::kAll16, y, n);
+  return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
 }
 
 // span_sum_exp512 (fp32, exps kept in ex) with the gradient pass of the thread's previous row in

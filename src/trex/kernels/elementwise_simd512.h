@@ -146,9 +146,9 @@ TREX_AVX512_FN void put16(T* p, __m512 v, __mmask16 m) {
   if constexpr (NT) stream16(p, v, m); else store16(p, v, m);
 }
 
-// exp8 of elementwise_simd.h on 16 lanes: the same clamp, reduction and polynomial.
-TREX_AVX512_FN __m512 exp16(__m512 x) {
-  x = min16(max16(x, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f));
+// exp16's reduction and polynomial for x already within [-87, 88] (a caller that knows one side
+// of the clamp holds, e.g. x - max <= 0, skips that instruction and keeps the bits).
+TREX_AVX512_FN __m512 exp16_clamped(__m512 x) {
   __m512 xl = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
   __m512 n = _mm512_maskz_roundscale_ps(kAll16, xl, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
@@ -162,6 +162,11 @@ TREX_AVX512_FN __m512 exp16(__m512 x) {
   __m512 y = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
   // n is an integer in [-126, 127]: y 2^n, one rounding, as exp8's multiply by 2^n's bits.
   return _mm512_maskz_scalef_ps(kAll16, y, n);
+}
+
+// exp8 of elementwise_simd.h on 16 lanes: the same clamp, reduction and polynomial.
+TREX_AVX512_FN __m512 exp16(__m512 x) {
+  return exp16_clamped(min16(max16(x, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.f)));
 }
 
 TREX_AVX512_FN float hsum16(__m512 v) {

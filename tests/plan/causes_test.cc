@@ -412,6 +412,39 @@ TEST(Causes, AStackOlderThanSequenceParallelismRunsWithoutItUnlessTheStrategySta
   EXPECT_GT(without.memory.activations, with.memory.activations);
 }
 
+// (7b) Megatron-LM as of 2021 (arXiv 2104.04473) predates sequence parallelism too (arXiv
+// 2205.05198, May 2022): its profile runs a strategy that does not state it without it, so
+// norms, residual adds and the embedding's output run on the whole sequence on every TP rank.
+TEST(Causes, TheMegatronLm2021StackRunsWithoutSequenceParallelismUnlessStated) {
+  StackProfile mlm = load_stack(source_path("configs/plan/stack/megatron-lm.toml"));
+  EXPECT_FALSE(mlm.sequence_parallel);
+  EXPECT_FALSE(read_strategy(toml::table{}, "empty.toml", mlm).sequence_parallel);
+  toml::table stated{{"sequence_parallel", true}};
+  EXPECT_TRUE(read_strategy(stated, "stated.toml", mlm).sequence_parallel);
+  // Megatron-LM's 2023 commit (285068c8, MegaScale's baseline) has it: the default stays on.
+  EXPECT_TRUE(load_stack(source_path("configs/plan/stack/megatron-lm-2023.toml")).sequence_parallel);
+
+  // tiny_gpt(4) (d 1024), 1024 tokens a micro-batch, TP 8 on one node, 2 micro-batches. The
+  // TP traffic is the same volume either way: one all-reduce of 1024 x 1024 x 2 B = 2 MiB per
+  // block (2 x 7/8 x 2097152 / 100e9 = 36.70016 us), or an all-gather and a reduce-scatter of it
+  // (7/8 x 2097152 / 100e9 twice): 8.5 per forward (8 blocks, the head's gather half), 17 per
+  // micro-batch. What differs is the vector work on the sequence: per token, each block's
+  // residual add (6d B) and norm (4d B), the head's norm (4d B) and the embedding's output (4d
+  // B) = 8 x 10d + 8d = 88d B, on all 1024 tokens instead of 1024 / 8: 7/8 x 1024 x 88 x 1024 B
+  // = 80740352 B, 40.370176 us at 2 TB/s forward, x3 with the backward: 121.110528 us a
+  // micro-batch, 242.221056 us for the 2.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(1);
+  plan::Run r = make_run(1024, 2);
+  Strategy off = read_strategy(toml::table{{"tp", 8}}, "s.toml", mlm);
+  Strategy on = off;
+  on.sequence_parallel = true;
+  Prediction without = predict(m, c, r, off), with = predict(m, c, r, on);
+  EXPECT_NEAR(without.time.compute - with.time.compute, 242.221056e-6, 1e-12);
+  EXPECT_NEAR(without.time.tp_comm, 2 * 17 * 36.70016e-6, 1e-12);
+  EXPECT_NEAR(with.time.tp_comm, 2 * 17 * 36.70016e-6, 1e-12);
+}
+
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
 TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:

@@ -129,7 +129,19 @@ struct Bounds {
 // already said so, the strategy default did not): those rows 2.6-2.9 points lower, InternEvo 20
 // runs 25.9% -> 24.8%, fit 116 runs 10.6% / +6.1% -> 10.4% / +5.9%; an input, nothing fitted;
 // fit bounds tightened to that.
-constexpr Bounds kFit{0.105, 0.060, 0.859};
+// Session 15 (plan): the megatron-lm profile (Megatron-LM as of 2021) states what its date says:
+// no sequence parallelism (arXiv 2205.05198 came a year after arXiv 2104.04473), so the ten
+// Table 1 rows (which do not state it) run with replicated norms, dropout and residual adds;
+// the arXiv 2205.05198 rows state theirs and do not move. An input, nothing fitted: the nine
+// rows with TP > 1 move 1.1-5.7 points lower (they were already +2.9% to -11.0%), fit 116 runs 10.43% / +5.89% ->
+// 10.55% / +5.73%, held-out 76 runs 10.29% / +4.41% -> 10.51% / +4.19%, the 14 earlier
+// publications' fit rows 6.13% / -0.67% -> 6.31% / -0.92%. The mean |error| bounds (fit,
+// held-out) and the earlier fit rows' signed bound loosened for that input alone. The profile's
+// step_overhead (0.06) was set on the fit split while those rows ran with sequence parallelism;
+// it is not refit here (refit to its fit rows' lowest mean |error|, 0.00, the held-out mean
+// |error| falls to 10.11% but its signed error rises to +4.90%: a fit that would loosen the
+// held-out signed bound, left to a reviewed decision; docs/plan.md).
+constexpr Bounds kFit{0.106, 0.060, 0.859};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -144,8 +156,8 @@ constexpr Bounds kFit{0.105, 0.060, 0.859};
 // tightened to that. The 77 earlier fit rows 6.2% / -0.58% -> 6.1% / -0.67%: MT-NLG's fit row
 // (+23.9 -> +19.4%) and BLOOM's (+1.4 -> -0.5%) were the positive rows; the signed bound 0.006 ->
 // 0.007 for that source-justified input alone (its mean |error| improves).
-constexpr Bounds kHeldOut{0.104, 0.045, 0.369};
-constexpr Bounds kFitEarlier{0.063, 0.007, 0.25};
+constexpr Bounds kHeldOut{0.106, 0.045, 0.369};
+constexpr Bounds kFitEarlier{0.064, 0.0093, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.

@@ -445,6 +445,34 @@ TEST(Causes, TheMegatronLm2021StackRunsWithoutSequenceParallelismUnlessStated) {
   EXPECT_NEAR(with.time.tp_comm, 2 * 17 * 36.70016e-6, 1e-12);
 }
 
+// (7c) DeepSpeed's pipeline engine under bf16 all-reduces the BF16_Optimizer's fp32 gradients in
+// full (`_bf16_reduce_grads`, microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py) before the
+// ZeRO-1 step: twice a reduce-scatter's traffic; the weight all-gather after the step is the same.
+TEST(Causes, AGradientAllReduceBeforeAShardedStepDoublesTheReduction) {
+  // tiny_gpt(4) at TP 8 on each of 2 nodes, DP 2 across them (one member a node: 10 GB/s), ZeRO-1,
+  // no overlap. Parameters one device holds: each layer's norms 2 x 1024 replicated plus the rest
+  // of its 12,584,960 split 8 ways: 2048 + 1,572,864 = 1,574,912, x4 = 6,299,648; embedding and
+  // untied head 2 x 32000 x 1024 / 8 = 8,192,000: 14,491,648. Over DP 2 ((g-1)/g = 1/2):
+  //   weight all-gather, 2 B:            1/2 x 14,491,648 x 2 / 10e9 = 1.4491648 ms
+  //   reduce-scatter, 4 B (fp32):        2.8983296 ms   -> with the gather 4.3474944 ms
+  //   all-reduce, 4 B: 2 x 2.8983296 =   5.7966592 ms   -> with the gather 7.2458240 ms
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.tp = 8;
+  s.zero = 1;
+  s.dp_overlap = false;
+  plan::Run r = make_run(1024, 2);
+  Prediction rs = predict(m, c, r, s);
+  s.grad_allreduce = true;
+  Prediction ar = predict(m, c, r, s);
+  EXPECT_NEAR(rs.time.dp_comm, 4.3474944e-3, 1e-12);
+  EXPECT_NEAR(ar.time.dp_comm, 7.2458240e-3, 1e-12);
+  // Everything else, memory included (each rank still keeps 1/2 of the optimizer state), stays.
+  EXPECT_DOUBLE_EQ(ar.time.compute, rs.time.compute);
+  EXPECT_DOUBLE_EQ(ar.memory.total(), rs.memory.total());
+}
+
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
 TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:

@@ -151,6 +151,20 @@ TEST_F(StrategyCheck, CpMustDivideTheSequence) {
   EXPECT_EQ(refusal(pro, cm, make_run(8192, 384), s), "strategy.cp: cp 3 does not divide the sequence length 8192");
 }
 
+TEST_F(StrategyCheck, GradientAllReduceNeedsAShardedOptimizerStep) {
+  Strategy s;
+  s.pp = 8;
+  s.grad_allreduce = true;
+  s.zero = 1;
+  EXPECT_EQ(refusal(pro, cm, run, s), "");
+  s.zero = 0;
+  EXPECT_EQ(refusal(pro, cm, run, s),
+            "strategy.grad_allreduce: an all-reduce of the gradients before a sharded step needs zero = 1 (zero = 0)");
+  s.zero = 3;
+  EXPECT_EQ(refusal(pro, cm, run, s),
+            "strategy.grad_allreduce: an all-reduce of the gradients before a sharded step needs zero = 1 (zero = 3)");
+}
+
 TEST_F(StrategyCheck, SwapNeedsHostFigures) {
   Cluster c = cm;
   c.host_link_bw = 0;

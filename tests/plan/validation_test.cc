@@ -156,12 +156,22 @@ constexpr Bounds kFit{0.106, 0.060, 0.859};
 // tightened to that. The 77 earlier fit rows 6.2% / -0.58% -> 6.1% / -0.67%: MT-NLG's fit row
 // (+23.9 -> +19.4%) and BLOOM's (+1.4 -> -0.5%) were the positive rows; the signed bound 0.006 ->
 // 0.007 for that source-justified input alone (its mean |error| improves).
-constexpr Bounds kHeldOut{0.106, 0.045, 0.369};
-constexpr Bounds kFitEarlier{0.064, 0.0093, 0.25};
+// Then DeepSpeed's pipeline engine under bf16 all-reduces its fp32 gradients in full before the
+// ZeRO-1 step (`_bf16_reduce_grads`, microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py): the
+// 25 bf16 Megatron-DeepSpeed rows state grad_allreduce (the fp16 ones and MT-NLG, ZeRO off, do
+// not). An input read from the source code, nothing fitted: held-out 76 runs 10.51% / +4.19% ->
+// 10.03% / +3.44% (the BLOOM ramp-up rows +34.7% / +28.9% -> +17.8% / +16.8%; independent 25
+// runs 14.63% / +10.46% -> 14.32% / +9.35%), fit 10.55% / +5.73% -> 10.56% / +5.71% (BLOOM -0.5%
+// -> -2.0%). Held-out bounds tightened to that; the 14 earlier publications' fit signed bound
+// 0.0093 -> 0.0095 for BLOOM's source-read input alone (-0.92% -> -0.94%).
+constexpr Bounds kHeldOut{0.101, 0.035, 0.369};
+constexpr Bounds kFitEarlier{0.064, 0.0095, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.
-constexpr Bounds kHeldOutEarlier{0.085, 0.032, 0.39};
+// Session 15: with the two changes above (sequence parallelism off for Megatron-LM 2021, the bf16
+// gradient all-reduce of DeepSpeed's pipeline engine) 8.16% / +1.44% -> 7.92% / +0.54%; tightened.
+constexpr Bounds kHeldOutEarlier{0.080, 0.006, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -713,8 +713,13 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
       tb.dp_comm += s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time;
     }
   } else if (s.zero >= 1) {
-    dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
-    dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
+    if (s.grad_allreduce) {  // the whole gradient all-reduced, then the shard updated (strategy.h)
+      dp_time += all_reduce_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);
+      dp_time += all_reduce_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
+    } else {
+      dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
+      dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
+    }
     double gather = all_gather_s(c, dense_group, ns, ps.dense * 2) + all_gather_s(c, expert_group, ns, ps.expert * 2);
     // The reduction hides behind the last backward with dp_overlap; the weight gather behind
     // the first forward only if the stack also runs it there (param_gather_overlap).

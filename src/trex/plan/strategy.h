@@ -65,6 +65,13 @@ struct Strategy {
   double tp_overlap = 0;          // fraction of TP collectives hidden (stack default)
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
   bool param_gather_overlap = true;  // ZeRO-1/2: weight all-gather after the step under the next forward (stack default)
+  // ZeRO-1: the gradients are all-reduced in full before the sharded optimizer step instead of
+  // reduce-scattered (twice the reduction's traffic). DeepSpeed's pipeline engine does this
+  // under bf16: `_bf16_reduce_grads` all-reduces the BF16_Optimizer's fp32 gradients
+  // (microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py); each rank then updates its shard and
+  // all-gathers the weights as any ZeRO-1. A file states it: it depends on the run's precision
+  // (fp16 goes through the ZeRO optimizer's reduction), which no stack default can know.
+  bool grad_allreduce = false;
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
   bool pp_overlap = false;        // interleaved pipelines: steady-state P2P under other chunks' compute (stack default)
   long shard_group = 0;           // ZeRO-3/FSDP sharding group (HSDP); 0 = the whole data-parallel group

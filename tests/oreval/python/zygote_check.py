@@ -40,9 +40,10 @@ class StandInLibrary:
         os._exit(7)
 
 
-def run_waiting_child(prepare_fails, lib=None):
-    """Forks a waiting child with the stand-in library (or `lib`), hands it a request whose
-    program would print "ran", and returns (exit status, stdout, stderr, the child's pid)."""
+def run_waiting_child(prepare_fails, lib=None, pages=()):
+    """Forks a waiting child with the stand-in library (or `lib`) and the zygote's `pages` to
+    copy ahead, hands it a request whose program would print "ran", and returns (exit status,
+    stdout, stderr, the child's pid)."""
     ctl, ctl_peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -50,7 +51,7 @@ def run_waiting_child(prepare_fails, lib=None):
     request = {"workdir": "/nonexistent", "read_only": [], "argv": ["/usr/bin/python3", "-I", "-B", "runner", "p.py"],
                "env": [], "allow_weak": False,
                "limits": {"cpu_s": 1, "memory_bytes": 1 << 30, "file_bytes": 1 << 20, "open_files": 64}}
-    waiting = z.WaitingChild(lib or StandInLibrary(prepare_fails), ctl)
+    waiting = z.WaitingChild(lib or StandInLibrary(prepare_fails), ctl, pages)
     waiting.fork()
     pid = waiting.hand(json.dumps(request).encode(), [out_w, err_w, chan_w])
     for fd in (out_w, err_w, chan_w, chan_r):
@@ -93,6 +94,108 @@ class WaitingChild(unittest.TestCase):
         self.assertEqual(callers, pids)  # one call per program, each in that program's child
         self.assertNotIn(os.getpid(), callers)
         self.assertNotEqual(pids[0], pids[1])
+
+
+def page_flags(address, length):
+    """/proc/self/pagemap's entries of the pages of [address, address + length)."""
+    import struct
+
+    fd = os.open("/proc/self/pagemap", os.O_RDONLY)
+    try:
+        data = os.pread(fd, (length >> 12) * 8, (address >> 12) * 8)
+    finally:
+        os.close(fd)
+    return struct.unpack("%dQ" % (len(data) // 8), data)
+
+
+PRESENT, EXCLUSIVE = 1 << 63, 1 << 56
+
+
+class OwnPagesLibrary(StandInLibrary):
+    """A stand-in whose trex_sandbox_enter (the first thing after the request) writes on the
+    program's stdout how many pages of a buffer the child maps exclusively (its own copies;
+    a page it still shares with the zygote is not) and whether the buffer holds what the
+    zygote wrote."""
+
+    def __init__(self, buffer, address, length):
+        super().__init__(prepare_fails=False)
+        self.buffer, self.address, self.length = buffer, address, length
+
+    def trex_sandbox_enter(self, *args):
+        own = sum(1 for f in page_flags(self.address, self.length) if f & PRESENT and f & EXCLUSIVE)
+        intact = bytes(self.buffer[::4096]) == bytes(range(1, 1 + self.length // 4096))
+        os.write(args[7], b"own %d intact %d\n" % (own, intact))
+        os._exit(7)
+
+
+class CopyAhead(unittest.TestCase):
+    """The waiting child makes its copies of the zygote's pages before its request (copy_ahead:
+    MADV_POPULATE_WRITE), so the program does not take a page fault for each; the candidates
+    are the present pages of the zygote's private writable mappings, never a shared one, and of
+    those the ones a child wrote in the warm-ups' code; a copy that fails only leaves the pages
+    to be copied on first write."""
+
+    PAGES = 64
+
+    def buffer(self):
+        # Over malloc's mmap threshold: a private anonymous mapping of its own, page-aligned
+        # data (bytearray's header sits before it on the same first page).
+        buf = bytearray(4096 * (self.PAGES + 1))
+        address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        first = (address + 4095) & ~4095
+        view = memoryview(buf)[first - address:first - address + 4096 * self.PAGES]
+        for i in range(self.PAGES):
+            view[i * 4096] = i + 1
+        return buf, view, first
+
+    def test_the_zygote_s_written_pages_are_listed_a_shared_mapping_s_are_not(self):
+        import mmap
+
+        buf, view, first = self.buffer()
+        shared = mmap.mmap(-1, 4096 * 4, flags=mmap.MAP_SHARED)
+        shared[0] = shared[4096] = 1
+        shared_at = ctypes.addressof(ctypes.c_char.from_buffer(shared))
+        runs = z.private_pages()
+        covered = lambda a: any(start <= a < start + length for start, length in runs)
+        self.assertTrue(all(covered(first + i * 4096) for i in range(self.PAGES)))
+        self.assertFalse(covered(shared_at) or covered(shared_at + 4096))
+        for start, length in runs:
+            self.assertEqual(start % 4096, 0)
+            self.assertGreater(length, 0)
+            self.assertEqual(length % 4096, 0)
+        del view
+        shared.close()
+
+    def test_a_waiting_child_owns_its_copies_before_its_request(self):
+        buf, view, first = self.buffer()
+        lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
+        code, out, err, _ = run_waiting_child(False, lib, z.private_pages())
+        self.assertEqual((code, out, err), (7, b"own %d intact 1\n" % self.PAGES, b""))
+        # Without the copies the child still shares every page with the zygote: what the
+        # check above sees is the copy made ahead, not a write of the child's.
+        code, out, err, _ = run_waiting_child(False, lib, ())
+        self.assertEqual((code, out, err), (7, b"own 0 intact 1\n", b""))
+
+    def test_only_the_pages_a_child_writes_around_a_program_are_copied(self):
+        # A training child runs the warm-ups' code and reports the pages it wrote: some of the
+        # zygote's private pages, never one it did not write (this buffer, which nothing of the
+        # warm-ups touches), each inside a run of private_pages().
+        buf, view, first = self.buffer()
+        pages = z.private_pages()
+        written = z.pages_children_write(pages)
+        self.assertTrue(written)
+        inside = lambda a: any(start <= a < start + length for start, length in pages)
+        listed = [a for start, length in written for a in range(start, start + length, 4096)]
+        self.assertTrue(all(inside(a) for a in listed))
+        self.assertLess(len(listed), sum(length for _, length in pages) // 4096)
+        self.assertFalse(any(first <= a < first + 4096 * self.PAGES for a in listed))
+        self.assertIsNone(z.pages_children_write([]))
+        del view
+
+    def test_a_copy_that_fails_leaves_the_child_to_run(self):
+        # Nothing is ever mapped below mmap_min_addr: madvise fails there (ENOMEM).
+        code, out, err, _ = run_waiting_child(False, None, [(4096, 4096), (8192, 4096)])
+        self.assertEqual((code, out, err), (7, b"entered prepared=1\n", b""))
 
 
 def c_environment():

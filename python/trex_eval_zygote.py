@@ -495,8 +495,15 @@ class WaitingChild:
     def __init__(self, lib, ctl, pages=()):
         self.lib, self.ctl = lib, ctl
         self.pid, self.sock = None, None
-        self.pages = pages  # pages_children_write() of the zygote, copied ahead (copy_ahead)
-        self.madvise = libc_madvise() if pages else None
+        self.pages, self.madvise = (), None
+        self.copy_ahead(pages)
+
+    def copy_ahead(self, pages):
+        """The runs of the zygote's pages that the children forked from now on copy ahead
+        (PagesChildrenWrite's answer)."""
+        self.pages = pages or ()
+        if self.pages and self.madvise is None:
+            self.madvise = libc_madvise()
 
     def fork(self):
         zygote_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -601,63 +608,109 @@ def private_pages():
     return runs
 
 
-def pages_children_write(pages):
+class PagesChildrenWrite:
     """Of `pages` (private_pages()), the runs that a program's child writes to, as far as the
     warm-ups show: a child forked here runs what every program's child runs around its program
     (the request path, the runner on the warm-up's small program) and the warm-up's model once,
     then reads from /proc/self/pagemap which of the pages it now maps exclusively (its own
     copies: the ones it wrote) and sends their addresses back on a pipe. Nothing of a program
-    has run in this interpreter, and none runs in that child. None when it fails (then no child
-    copies anything ahead, as before).
+    has run in this interpreter, and none runs in that child.
+
+    It runs beside the zygote's first programs (40-60 ms here, mostly its own page faults): the
+    zygote asks poll() between programs, and until the answer is in its children copy nothing
+    ahead, as when it fails (poll() then stays None).
 
     Why not every page: a copy made ahead costs some 7 us a page on this project's machine
     (whose page faults go through its hypervisor: 14 us each), and a program's child writes to
     about 700 of the interpreter's 1,900 private pages (reference counts, pymalloc's pools):
     copying all of them cost as much CPU as the faults they saved. These are about 500 pages,
     and a program's child then takes about 250 faults instead of 700 (docs/eval.md)."""
+
+    def __init__(self, pages):
+        self.pid, self.fd, self.chunks, self.runs = None, None, [], None
+        self.done = not pages
+        if self.done:
+            return
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                os.close(r)
+                _send_written(w, pages)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        os.set_blocking(r, False)
+        self.pid, self.fd = pid, r
+
+    def poll(self, block=False):
+        """The runs once the training child has answered (reaped then); None before, or when it
+        failed."""
+        if self.done:
+            return self.runs
+        os.set_blocking(self.fd, block)
+        try:
+            while True:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    break
+                self.chunks.append(chunk)
+        except BlockingIOError:
+            return None
+        os.close(self.fd)
+        _, status = os.waitpid(self.pid, 0)
+        self.pid, self.fd, self.done = None, None, True
+        data = b"".join(self.chunks)
+        if status == 0 and len(data) % 8 == 0:
+            self.runs = _runs_of(data)
+        return self.runs
+
+    def stop(self):
+        """Ends and reaps the training child if it is still running."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.close(self.fd)
+            os.waitpid(self.pid, 0)
+            self.pid, self.fd, self.done = None, None, True
+
+
+def pages_children_write(pages):
+    """PagesChildrenWrite's answer, waited for; None when `pages` is empty or it failed."""
+    return PagesChildrenWrite(pages).poll(block=True)
+
+
+def _send_written(fd, pages):
+    """In the training child: the warm-ups' code once, then the addresses of the pages of
+    `pages` it now maps exclusively, to `fd`."""
     import struct
 
-    if not pages:
-        return None
     present, exclusive = 1 << 63, 1 << 56
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:
-            os.close(r)
-            warm_request_path(rounds=1)
-            trex_eval_warmup.warm_up(rounds=1)
-            trex_eval_warmup.warm_up_runner(rounds=1)
-            gc.collect()  # as finish() does
-            written = []
-            fd = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
-            for address, length in pages:
-                data = os.pread(fd, (length >> 12) * 8, (address >> 12) * 8)
-                for i, entry in enumerate(struct.unpack("%dQ" % (len(data) // 8), data)):
-                    if entry & present and entry & exclusive:
-                        written.append(address + (i << 12))
-            os.close(fd)
-            data = struct.pack("%dQ" % len(written), *written)
-            while data:
-                data = data[os.write(w, data):]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(w)
-    chunks = []
-    try:
-        while True:
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        _, status = os.waitpid(pid, 0)
-    data = b"".join(chunks)
-    if status != 0 or len(data) % 8:
-        return None
+    warm_request_path(rounds=1)
+    trex_eval_warmup.warm_up(rounds=1)
+    trex_eval_warmup.warm_up_runner(rounds=1)
+    gc.collect()  # as finish() does
+    written = []
+    pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+    for address, length in pages:
+        data = os.pread(pagemap, (length >> 12) * 8, (address >> 12) * 8)
+        for i, entry in enumerate(struct.unpack("%dQ" % (len(data) // 8), data)):
+            if entry & present and entry & exclusive:
+                written.append(address + (i << 12))
+    os.close(pagemap)
+    data = struct.pack("%dQ" % len(written), *written)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _runs_of(data):
+    """Page addresses (packed, ascending) as runs (address, length)."""
+    import struct
+
     runs = []
     for address in struct.unpack("%dQ" % (len(data) // 8), data):
         if runs and runs[-1][0] + runs[-1][1] == address:
@@ -668,7 +721,7 @@ def pages_children_write(pages):
 
 
 def copy_ahead(madvise, pages):
-    """In a child: its copies of `pages` (pages_children_write() of the interpreter it was
+    """In a child: its copies of `pages` (PagesChildrenWrite's answer in the interpreter it was
     forked from) made now, with one madvise(MADV_POPULATE_WRITE) per run, instead of one page
     fault for each at the program's first write to it (a fault's trap costs more than the copy:
     about 14 against 7 us a page where page faults go through a hypervisor, measured).
@@ -749,10 +802,20 @@ def main():
     if trim is not None:
         trim(0)
     # Found once, in the interpreter every child is forked from (its later messages change a
-    # few pages).
-    waiting = WaitingChild(lib, ctl, pages_children_write(private_pages()) or [])
+    # few pages), by a child that runs beside the first programs.
+    training = PagesChildrenWrite(private_pages())
+    try:
+        return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training)
+    finally:
+        training.stop()
+
+
+def serve(lib, ctl, isolation, missing, shared_netns, training):
+    """The zygote's loop over the evaluator's requests (the module's docstring), until the
+    evaluator closes the socket."""
+    waiting = WaitingChild(lib, ctl)
     waiting.fork()
-    send(ctl, {"ready": True, "isolation": buf.value.decode(), "missing": missing, "shared_netns": shared_netns})
+    send(ctl, {"ready": True, "isolation": isolation, "missing": missing, "shared_netns": shared_netns})
     while True:
         message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 3)
         if not message:
@@ -783,6 +846,8 @@ def main():
         # The next child runs under this frame: it must not find this program's request (its
         # working directory, environment, limits) among the frame's locals.
         del request, fds
+        if not training.done:
+            waiting.copy_ahead(training.poll())
         waiting.fork()  # the next child, while the evaluator reads this one's results
 
 

@@ -192,6 +192,22 @@ class CopyAhead(unittest.TestCase):
         self.assertIsNone(z.pages_children_write([]))
         del view
 
+    def test_the_training_child_answers_once_and_a_stop_reaps_it(self):
+        training = z.PagesChildrenWrite(z.private_pages())
+        pid = training.pid
+        runs = training.poll(block=True)
+        self.assertTrue(runs and training.done)
+        self.assertIs(training.poll(), runs)  # asked again: the same answer, nothing read
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reaped
+        stopped = z.PagesChildrenWrite(z.private_pages())
+        pid = stopped.pid
+        stopped.stop()  # before its answer: killed and reaped, no answer
+        self.assertTrue(stopped.done)
+        self.assertIsNone(stopped.poll())
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
     def test_a_copy_that_fails_leaves_the_child_to_run(self):
         # Nothing is ever mapped below mmap_min_addr: madvise fails there (ENOMEM).
         code, out, err, _ = run_waiting_child(False, None, [(4096, 4096), (8192, 4096)])

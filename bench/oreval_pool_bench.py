@@ -26,11 +26,15 @@ fixed cost ((warm - warm1) / (programs - 1), medians), which a longer run approa
 Verdicts: per item, the harness's "same structure" against trex's `correct`, and cold against
 warm item for item (error class); any difference is printed.
 
+--module-b DIR adds the paths warmB and warm1B: warm and warm1 with TREX_PYTHON_DIR=DIR (another
+state of python/, e.g. `git archive`d from another commit), interleaved with the others in each
+repetition, for an A/B of the module on one binary; their verdicts are compared too.
+
 --tmpdir DIR runs every path with its temporary folders under DIR (TMPDIR for this process, the
 harness's programs and trex): trex's per-program folders and the harness's, the warm
 interpreters' module copies. A tmpfs there removes the filesystem's inode work from both sides.
 
-Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR]
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
 import argparse
@@ -68,12 +72,15 @@ def run_harness(data_dir, build):
     return verdicts
 
 
-def run_trex(build, data_dir, jobs, cold, limit=None):
+def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None):
     out = tempfile.mkdtemp(prefix="trex-pool-bench-")
     try:
         cmd = [os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", str(jobs),
                "--out", out, "--quiet"] + (["--cold-start"] if cold else []) + (["--limit", str(limit)] if limit else [])
-        subprocess.run(cmd, env=dict(os.environ, TREX_DATA_DIR=data_dir), check=True, stdout=subprocess.DEVNULL)
+        env = dict(os.environ, TREX_DATA_DIR=data_dir)
+        if python_dir:
+            env["TREX_PYTHON_DIR"] = python_dir
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
         verdicts = {}
         with open(os.path.join(out, "results.jsonl")) as f:
             for line in f:
@@ -92,7 +99,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--paths", default="harness,cold,warm,warm2")
     ap.add_argument("--tmpdir", default=None)
+    ap.add_argument("--module-b", default=None)
     a = ap.parse_args()
+    if a.module_b and not os.path.isfile(os.path.join(a.module_b, "gurobipy", "__init__.py")):
+        sys.exit("--module-b %s: holds no gurobipy/__init__.py" % a.module_b)
     if a.tmpdir:
         if not os.path.isdir(a.tmpdir):
             sys.exit("--tmpdir %s: not a directory" % a.tmpdir)
@@ -101,6 +111,8 @@ def main():
         print("temporary folders under %s" % os.environ["TMPDIR"], file=sys.stderr)
     build = os.path.abspath(a.build)
     paths = a.paths.split(",")
+    if a.module_b:
+        paths += [p + "B" for p in ("warm", "warm1") if p in paths]
     runs = {p: [] for p in paths}
     verdicts = {}
     for rep in range(a.reps):
@@ -110,18 +122,19 @@ def main():
             if p == "harness":
                 v = run_harness(a.data_dir, build)
             else:
-                v = run_trex(build, a.data_dir, 2 if p == "warm2" else 1, p == "cold", 1 if p == "warm1" else None)
+                v = run_trex(build, a.data_dir, 2 if p == "warm2" else 1, p == "cold", 1 if p.startswith("warm1") else None,
+                             os.path.abspath(a.module_b) if p.endswith("B") else None)
             wall, cpu = time.perf_counter() - t0, cpu_now() - cpu0
             n = len(v)
             runs[p].append((wall, cpu, n, load0, os.getloadavg()[0]))
             if p in verdicts and verdicts[p] != v:
                 print("%s: verdicts changed between repetitions" % p)
-            if p != "warm1":  # one program: its fixed cost, not a verdict set
+            if not p.startswith("warm1"):  # one program: its fixed cost, not a verdict set
                 verdicts[p] = v
             print("rep %d %-7s %d programs %.2f s wall, %.1f ms CPU/program, load %.1f -> %.1f" %
                   (rep + 1, p, n, wall, 1000 * cpu / n, load0, os.getloadavg()[0]), file=sys.stderr, flush=True)
     # Verdicts, item for item.
-    trex_paths = [p for p in paths if p not in ("harness", "warm1")]
+    trex_paths = [p for p in paths if p not in ("harness", "warm1", "warm1B")]
     for p in trex_paths[1:]:
         diff = sorted(k for k in verdicts[trex_paths[0]] if verdicts[p].get(k) != verdicts[trex_paths[0]][k])
         print("verdicts %s vs %s: %d items, %d differ %s" % (p, trex_paths[0], len(verdicts[p]), len(diff),
@@ -135,7 +148,9 @@ def main():
               "cold": "`trex eval run --jobs 1 --cold-start` (fresh sandboxed interpreter)",
               "warm": "`trex eval run --jobs 1` (warm interpreter, fork + sandbox per program)",
               "warm2": "`trex eval run --jobs 2` (warm)",
-              "warm1": "`trex eval run --jobs 1 --limit 1` (warm: one program, the run's fixed cost)"}
+              "warm1": "`trex eval run --jobs 1 --limit 1` (warm: one program, the run's fixed cost)",
+              "warmB": "`trex eval run --jobs 1`, module B (%s)" % a.module_b,
+              "warm1B": "`trex eval run --jobs 1 --limit 1`, module B"}
     print("| path | programs | wall s (median) | programs/s | per worker | CPU ms/program | programs per CPU-s | load (1 min, start of each) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     med = {}
@@ -148,19 +163,21 @@ def main():
         print("| %s | %d | %.2f | %.1f | %.1f | %.1f | %.1f | %s |" %
               (labels[p], n, wall, n / wall, n / wall / jobs, 1000 * cpu / n, n / cpu,
                ", ".join("%.1f" % r[3] for r in runs[p])))
-    for p in ("cold", "warm", "warm2"):
+    for p in ("cold", "warm", "warm2", "warmB"):
         if p in med and "harness" in med:
             print("%s / harness: %.2fx per worker (wall), %.2fx per CPU-second" %
                   (p, med[p][0] / med["harness"][0], med[p][1] / med["harness"][1]))
-    if "warm" in runs and "warm1" in runs and "harness" in med:
-        n = runs["warm"][0][2]
-        fixed_wall = statistics.median(r[0] for r in runs["warm1"])
-        fixed_cpu = statistics.median(r[1] for r in runs["warm1"])
-        wall = (statistics.median(r[0] for r in runs["warm"]) - fixed_wall) / (n - 1)
-        cpu = (statistics.median(r[1] for r in runs["warm"]) - fixed_cpu) / (n - 1)
-        print("warm beyond the fixed cost (%.3f s wall, %.1f ms CPU per run, --limit 1): %.2f ms wall and %.2f ms CPU per "
+    for warm, warm1 in (("warm", "warm1"), ("warmB", "warm1B")):
+        if warm not in runs or warm1 not in runs or "harness" not in med:
+            continue
+        n = runs[warm][0][2]
+        fixed_wall = statistics.median(r[0] for r in runs[warm1])
+        fixed_cpu = statistics.median(r[1] for r in runs[warm1])
+        wall = (statistics.median(r[0] for r in runs[warm]) - fixed_wall) / (n - 1)
+        cpu = (statistics.median(r[1] for r in runs[warm]) - fixed_cpu) / (n - 1)
+        print("%s beyond the fixed cost (%.3f s wall, %.1f ms CPU per run, --limit 1): %.2f ms wall and %.2f ms CPU per "
               "program, %.1f programs/s per worker: %.2fx the harness per worker (wall), %.2fx per CPU-second" %
-              (fixed_wall, 1000 * fixed_cpu, 1000 * wall, 1000 * cpu, 1 / wall, (1 / wall) / med["harness"][0],
+              (warm, fixed_wall, 1000 * fixed_cpu, 1000 * wall, 1000 * cpu, 1 / wall, (1 / wall) / med["harness"][0],
                (1 / cpu) / med["harness"][1]))
 
 

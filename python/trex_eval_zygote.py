@@ -564,6 +564,8 @@ class WaitingChild:
 
 
 MADV_POPULATE_WRITE = 23  # Linux 5.14; older kernels answer EINVAL and nothing is copied ahead
+MAPPING_LIMIT = 1 << 30  # private_pages() reads no larger mapping's pagemap
+PAGEMAP_CHUNK = 4096  # pagemap entries read at a time (32 KB)
 
 
 def private_pages():
@@ -590,19 +592,27 @@ def private_pages():
             if perms[1] != "w" or perms[3] != "p":
                 continue
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            try:
-                data = os.pread(fd, ((hi - lo) >> 12) * 8, (lo >> 12) * 8)
-            except OSError:
-                continue
-            start = None
-            entries = struct.unpack("%dQ" % (len(data) // 8), data)
-            for i, entry in enumerate(entries + (0,)):
-                if entry & present and not entry & file_or_shared:
-                    if start is None:
-                        start = i
-                elif start is not None:
-                    runs.append((lo + (start << 12), (i - start) << 12))
-                    start = None
+            if hi - lo > MAPPING_LIMIT:
+                continue  # a reservation (no interpreter heap is this large): not read
+            start, address = None, lo
+            while address < hi:
+                wanted = min(hi - address, PAGEMAP_CHUNK << 12) >> 12
+                try:
+                    data = os.pread(fd, wanted * 8, (address >> 12) * 8)
+                except OSError:
+                    data = b""
+                for entry in struct.unpack("%dQ" % (len(data) // 8), data):
+                    if entry & present and not entry & file_or_shared:
+                        if start is None:
+                            start = address
+                    elif start is not None:
+                        runs.append((start, address - start))
+                        start = None
+                    address += 4096
+                if len(data) < wanted * 8:
+                    break  # unreadable from here on: the rest of the mapping is left out
+            if start is not None:
+                runs.append((start, address - start))
     finally:
         os.close(fd)
     return runs

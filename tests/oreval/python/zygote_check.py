@@ -159,6 +159,12 @@ class CopyAhead(unittest.TestCase):
         covered = lambda a: any(start <= a < start + length for start, length in runs)
         self.assertTrue(all(covered(first + i * 4096) for i in range(self.PAGES)))
         self.assertFalse(covered(shared_at) or covered(shared_at + 4096))
+        # A mapping over the limit is not read (a reservation; its pagemap could be gigabytes).
+        huge = mmap.mmap(-1, z.MAPPING_LIMIT + 4096, flags=mmap.MAP_PRIVATE)
+        huge[0] = 1
+        self.assertFalse(any(covered(p) for p in [ctypes.addressof(ctypes.c_char.from_buffer(huge))]))
+        self.assertTrue(all(covered(first + i * 4096) for i in range(self.PAGES)))
+        huge.close()
         for start, length in runs:
             self.assertEqual(start % 4096, 0)
             self.assertGreater(length, 0)

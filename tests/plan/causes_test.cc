@@ -473,6 +473,33 @@ TEST(Causes, AGradientAllReduceBeforeAShardedStepDoublesTheReduction) {
   EXPECT_DOUBLE_EQ(ar.memory.total(), rs.memory.total());
 }
 
+// (7d) Tied input and output embeddings under a pipeline: the first and the last stage each hold
+// a copy, and after the backward the pair all-reduces its gradient (Megatron-LM's
+// _allreduce_word_embedding_grads, megatron/core/distributed/finalize_model_grads.py; DeepSpeed's
+// pipeline engine _exec_reduce_tied_grads), exposed before the optimizer step.
+TEST(Causes, TiedEmbeddingsUnderAPipelineAllReduceTheirGradientBetweenTheEndStages) {
+  // The tiny GPT with tied embeddings, TP 8 x PP 2 over two nodes, DP 1 (no other DP traffic).
+  // The pair is a node apart: 32000 x 1024 / 8 = 4,096,000 parameters x 4 B (fp32 gradients) =
+  // 16,384,000 B; a two-rank ring moves half each way twice, one send of the whole over the
+  // 10 GB/s link: 1.6384 ms (no latency in the tiny cluster).
+  model::ModelConfig tied = model::parse_model_config(
+      "[model]\nname = \"tiny-tied\"\nvocab = 32000\nhidden = 1024\nlayers = 4\ntie_embeddings = true\n"
+      "train_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\n"
+      "rope_dims = 128\n[ffn]\nactivation = \"gelu\"\nhidden = 4096\n",
+      "tiny-tied.toml");
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.tp = 8;
+  s.pp = 2;
+  s.zero = 0;
+  plan::Run r = make_run(1024, 2);
+  EXPECT_NEAR(predict(tied, c, r, s).time.dp_comm, 1.6384e-3, 1e-12);
+  // Untied (the head its own matrix) or without a pipeline (one copy): nothing to reduce.
+  EXPECT_EQ(predict(tiny_gpt(4), c, r, s).time.dp_comm, 0);
+  s.pp = 1;
+  EXPECT_EQ(predict(tied, tiny_cluster(1), r, s).time.dp_comm, 0);
+}
+
 // (4) The memory model: activation and gradient precision, recomputation variants, chunked logits.
 TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:

@@ -164,14 +164,21 @@ constexpr Bounds kFit{0.106, 0.060, 0.859};
 // runs 14.63% / +10.46% -> 14.32% / +9.35%), fit 10.55% / +5.73% -> 10.56% / +5.71% (BLOOM -0.5%
 // -> -2.0%). Held-out bounds tightened to that; the 14 earlier publications' fit signed bound
 // 0.0093 -> 0.0095 for BLOOM's source-read input alone (-0.92% -> -0.94%).
-constexpr Bounds kHeldOut{0.101, 0.035, 0.369};
-constexpr Bounds kFitEarlier{0.064, 0.0095, 0.25};
+// Then tied embeddings under a pipeline all-reduce their gradient between the first and the last
+// stage after the backward (Megatron-LM's _allreduce_word_embedding_grads, DeepSpeed's
+// _exec_reduce_tied_grads; 77 rows tie them with pp > 1), exposed: held-out 10.03% / +3.44% ->
+// 9.88% / +3.21% (the BLOOM ramp-up rows +17.8% / +16.8% -> +11.6% / +12.1%, a 3.6 GB fp32
+// gradient between two nodes of Jean Zay), fit 10.56% / +5.71% -> 10.58% / +5.69%; the earlier
+// fit rows -0.94% -> -0.97% (bound 0.0095 -> 0.0098 for that mechanism alone); held-out tightened.
+constexpr Bounds kHeldOut{0.099, 0.033, 0.369};
+constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.
 // Session 15: with the two changes above (sequence parallelism off for Megatron-LM 2021, the bf16
 // gradient all-reduce of DeepSpeed's pipeline engine) 8.16% / +1.44% -> 7.92% / +0.54%; tightened.
-constexpr Bounds kHeldOutEarlier{0.080, 0.006, 0.39};
+// Then the tied-embedding all-reduce: 7.73% / +0.30%.
+constexpr Bounds kHeldOutEarlier{0.078, 0.004, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -730,6 +730,18 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
     dp_time += all_reduce_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
     tb.dp_comm = s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time;
   }
+  // Tied input and output embeddings under a pipeline: the first stage holds the embedding and
+  // the last its copy as the output head, so after the backward each (TP, CP, DP) pair of them
+  // all-reduces the embedding's gradient before the optimizer step (Megatron-LM's
+  // _allreduce_word_embedding_grads in megatron/core/distributed/finalize_model_grads.py, since
+  // 2021 in train_step; DeepSpeed's pipeline engine _exec_reduce_tied_grads). Synchronous,
+  // exposed. Two ranks (pp - 1) x ns apart: a ring all-reduce over two moves half of the
+  // gradient each way twice, the time of one send of all of it plus a second latency.
+  if (m.tie_embeddings && s.pp > 1) {
+    const long apart = (s.pp - 1) * ns + 1;
+    double bytes = double(m.vocab) * m.hidden / tp * run.grad_reduce_bytes;
+    tb.dp_comm += p2p_s(c, apart, bytes) + c.level_for_extent(apart).latency_s;
+  }
   double shard = ps.dense / (s.zero >= 1 ? double(shard_dense) : 1.0) + ps.expert / (s.zero >= 1 ? double(shard_expert) : 1.0);
   double adam = shard * 30 / (c.hbm_bw * c.eff.memory);
   if (s.swap_optimizer) {

@@ -106,10 +106,12 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
 
 // Also the same bits on every vector path: with head dims that are multiples of 8 (no scalar
 // channel tail on the AVX2 path) the 8- and 64-channel walks do the same operations per channel.
-// {1300, 520, 128}: 9 channel blocks per entry, so the forward's chunks of 16 items split
-// entries (the AVX-512 row-order walk for ratio != 4 takes partial channel ranges).
+// {1300, 520, 128} and {203, 520, 4}: 9 channel blocks per entry, so the forward's chunks of 16
+// items split entries (the AVX-512 walks take partial channel ranges; ratio 4's steps of 32
+// channels end in a partial one).
 TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
-  for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128}}) {
+  for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
+                      CompShape{203, 520, 4}}) {
     Inputs in = make_inputs(c, 5, 2);
     int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
     std::vector<float> ref;

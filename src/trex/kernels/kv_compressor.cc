@@ -5,8 +5,10 @@
 // 16-lane vectors, one cache line each): the 8-channel path touches half a line per row, and at
 // ratio 128 the rows are 2 KiB apart, so the 128 rows of a pass fall into 2 of L1's 64 sets and
 // every line was fetched again for its second half; the backward also keeps each exp from the
-// sum pass (a few KiB per entry) instead of computing it again. Same operations per channel in
-// the same order as the 8-channel path: the two give the same bits.
+// sum pass (a few KiB per entry) instead of computing it again. Ratio 4 on AVX-512 takes 32
+// channels of an entry's 8 rows per step with the scores in registers and requests the lines of
+// the steps ahead (forward_r4_512, backward_r4_512). Same operations per channel in the same
+// order as the 8-channel path: the paths give the same bits.
 #include "trex/kernels/kv_compressor.h"
 
 #include <algorithm>
@@ -173,46 +175,6 @@ TREX_AVX512_FN void stats64(const float* kt, const float* zt, const float* ape,
       acc[v] = _mm512_fmadd_ps(pv, simd::load16(kt + o.x[j] + c, m[v]), acc[v]);
       if (p) _mm512_storeu_ps(p + (int64_t(j) * kVecs512 + v) * 16, pv);
     }
-}
-
-// Work items [w0, w1) of the forward (item w: entry w / blocks, channel block w % blocks of cb
-// channels), in order, each tile requesting the next one's lines.
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_items512(
-    const float* kt, const float* zt, const float* ape, float* k, int64_t w0, int64_t w1,
-    int64_t blocks, int64_t cb, int64_t hd, int ratio) {
-  thread_local RowOffsets bufs[2];
-  RowOffsets *o = &bufs[0], *on = &bufs[1];
-  int64_t cur = -1, next = -1;  // the entries in *o and *on
-  for (int64_t w = w0; w < w1; ++w) {
-    const int64_t i = w / blocks, e0 = (w % blocks) * cb, e1 = std::min(hd, e0 + cb);
-    if (cur != i) {
-      if (next == i) {
-        std::swap(o, on);
-        std::swap(cur, next);
-      } else {
-        entry_offsets(i, ratio, hd, o);
-        cur = i;
-      }
-    }
-    for (int64_t e = e0; e < e1; e += 16 * kVecs512) {
-      NextTile nx;
-      if (e + 16 * kVecs512 < e1) {
-        nx = {o, e + 16 * kVecs512, e1};
-      } else if (w + 1 < w1) {  // the next item's first tile
-        const int64_t i2 = (w + 1) / blocks, f0 = ((w + 1) % blocks) * cb;
-        if (i2 != i && next != i2) {
-          entry_offsets(i2, ratio, hd, on);
-          next = i2;
-        }
-        nx = {i2 == i ? o : on, f0, std::min(hd, f0 + cb)};
-      }
-      __m512 mx[kVecs512], sum[kVecs512], acc[kVecs512];
-      stats64(kt, zt, ape, *o, e, e1, mx, sum, acc, nullptr, nx);
-      for (int v = 0; v < kVecs512 && e + 16 * v < e1; ++v)
-        simd::store16(k + i * hd + e + 16 * v, _mm512_div_ps(acc[v], sum[v]),
-                      simd::lanes16(e + 16 * v, e1));
-    }
-  }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_entries512(
@@ -395,6 +357,208 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
   }
 }
 
+// ---- AVX-512, ratio 4: 32 channels of an entry's rows in registers ---------------------------
+//
+// Ratio 4's entry i pools 8 half rows: tokens 4(i-1)..4i-1 at channel offset 0 and tokens
+// 4i..4i+3 at offset hd (entry 0: the latter 4 only), runs of hd floats C floats apart. A step
+// takes 32 channels of all rows: the 16 scores stay in registers from the max to the exps (stats64
+// loads zt and ape twice), the exps drop exp16's upper clamp (score - max <= 0), and the lines of
+// the step kPrefetchSteps ahead in the walk are requested (the walk crosses channel blocks and
+// entries; at its start the first steps' lines are requested at once). Per channel the same
+// operations in the same row order as stats64 and the backward's gradient pass: the same bits.
+
+constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
+constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)
+
+// The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
+struct R4Rows {
+  int j0;
+  int64_t x[8], a[8];
+};
+
+inline void r4_rows(int64_t i, int64_t hd, R4Rows* r) {
+  const int64_t C = 2 * hd;
+  r->j0 = i > 0 ? 0 : 4;
+  for (int j = 0; j < 8; ++j) {
+    const int64_t token = j < 4 ? 4 * (i - 1) + j : 4 * i + j - 4;
+    r->x[j] = token * C + (j < 4 ? 0 : hd);
+    r->a[j] = (j & 3) * C + (j < 4 ? 0 : hd);
+  }
+}
+
+// The walk of one job: channels [e0, e1) of entries [i0, i1), each entry's channels in steps of
+// 32 before the next entry's (the forward's items in order: consecutive channel blocks of one
+// entry join into one range).
+struct R4Walk {
+  int64_t i0, i1, e0, e1;
+  int64_t steps_per_entry() const { return (e1 - e0 + kR4Step - 1) / kR4Step; }
+  int64_t steps() const { return (i1 - i0) * steps_per_entry(); }
+};
+
+TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
+  return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
+}
+
+// Requests the lines of zt and kt that step s of the walk reads (nothing past its end).
+TREX_AVX512_FN void r4_prefetch(const float* kt, const float* zt, int64_t hd, const R4Walk& w,
+                                int64_t s) {
+  if (s >= w.steps()) return;
+  const int64_t per = w.steps_per_entry(), i = w.i0 + s / per, c = w.e0 + (s % per) * kR4Step;
+  R4Rows r;
+  r4_rows(i, hd, &r);
+  for (int j = r.j0; j < 8; ++j)
+    for (int64_t cc = c; cc < std::min(c + kR4Step, w.e1); cc += 16) {
+      __builtin_prefetch(zt + r.x[j] + cc);
+      __builtin_prefetch(kt + r.x[j] + cc);
+    }
+}
+
+// The lanes of the vector at channel c of a step ending at e1: all (a constant, so that load16 and
+// store16 take no branch) in the steps that lie wholly before e1.
+template <bool kFull>
+TREX_AVX512_FN __mmask16 r4_lanes(int64_t c, int64_t e1) {
+  if (kFull) return simd::kAll16;
+  return c < e1 ? simd::lanes16(c, e1) : __mmask16(0);
+}
+
+// Scores of rows J0..7 at channels [c, c + 32) (lanes off in m[v] load 0), their max, and p[j][v]
+// = exp(score - max), sum[v] and acc[v] (exp-weighted kt) in row order: stats64's operations.
+// The loops are unrolled so that p stays in registers (GCC kept it on the stack otherwise).
+template <int J0>
+TREX_AVX512_FN void r4_step(const float* kt, const float* zt, const float* ape, const R4Rows& r,
+                            int64_t c, const __mmask16* m, __m512 (*p)[2], __m512* sum,
+                            __m512* acc) {
+  __m512 mx[2];
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) mx[v] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      p[j][v] = _mm512_add_ps(simd::load16(zt + r.x[j] + c + 16 * v, m[v]),
+                              simd::load16(ape + r.a[j] + c + 16 * v, m[v]));
+      mx[v] = simd::max16(mx[v], p[j][v]);
+    }
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) sum[v] = acc[v] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      p[j][v] = exp16_nonpos(_mm512_sub_ps(p[j][v], mx[v]));
+      sum[v] = _mm512_add_ps(sum[v], p[j][v]);
+      acc[v] = _mm512_fmadd_ps(p[j][v], simd::load16(kt + r.x[j] + c + 16 * v, m[v]), acc[v]);
+    }
+}
+
+// k over the walk (the forward, ratio 4).
+template <int J0, bool kFull>
+TREX_AVX512_FN void r4_forward_step(const float* kt, const float* zt, const float* ape, float* k,
+                                    const R4Rows& r, int64_t i, int64_t c, int64_t e1, int64_t hd) {
+  __mmask16 m[2];
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) m[v] = r4_lanes<kFull>(c + 16 * v, e1);
+  __m512 p[8][2], sum[2], acc[2];
+  r4_step<J0>(kt, zt, ape, r, c, m, p, sum, acc);
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v)
+    if (m[v]) simd::store16(k + i * hd + c + 16 * v, _mm512_div_ps(acc[v], sum[v]), m[v]);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_r4_512(
+    const float* kt, const float* zt, const float* ape, float* k, const R4Walk& w, int64_t hd) {
+  for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
+  int64_t s = 0;
+  R4Rows r;
+  for (int64_t i = w.i0; i < w.i1; ++i) {
+    r4_rows(i, hd, &r);
+    for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
+      r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
+      const bool full = c + kR4Step <= w.e1;
+      if (r.j0 == 0 && full) r4_forward_step<0, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (r.j0 == 0) r4_forward_step<0, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (full) r4_forward_step<4, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else r4_forward_step<4, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
+    }
+  }
+}
+
+// dkt, dzt and dape over the walk (the backward, ratio 4): backward_entries512's gradient pass on
+// the exps in registers.
+template <int J0, bool kFull>
+TREX_AVX512_FN void r4_backward_step(const float* kt, const float* zt, const float* ape,
+                                     const float* dk, float* dkt, float* dzt, float* dape,
+                                     const R4Rows& r, int64_t i, int64_t c, int64_t e1,
+                                     int64_t hd, bool nt) {
+  __mmask16 m[2];
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) m[v] = r4_lanes<kFull>(c + 16 * v, e1);
+  __m512 p[8][2], sum[2], acc[2], kv[2], gk[2];
+  r4_step<J0>(kt, zt, ape, r, c, m, p, sum, acc);
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum[v]);
+    kv[v] = _mm512_mul_ps(acc[v], inv);
+    gk[v] = _mm512_mul_ps(simd::load16(dk + i * hd + c + 16 * v, m[v]), inv);
+  }
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      if (m[v] == 0) continue;
+      const int64_t o = r.x[j] + c + 16 * v;
+      const __m512 g = _mm512_mul_ps(p[j][v], gk[v]);
+      const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o, m[v]), kv[v]));
+      if (nt && m[v] == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
+        _mm512_stream_ps(dkt + o, g);
+        _mm512_stream_ps(dzt + o, dz);
+      } else {
+        simd::store16(dkt + o, g, m[v]);
+        simd::store16(dzt + o, dz, m[v]);
+      }
+      float* da = dape + r.a[j] + c + 16 * v;
+      simd::store16(da, _mm512_add_ps(simd::load16(da, m[v]), dz), m[v]);
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_r4_512(
+    const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
+    float* dape, const R4Walk& w, int64_t hd, bool nt) {
+  for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
+  int64_t s = 0;
+  R4Rows r;
+  for (int64_t i = w.i0; i < w.i1; ++i) {
+    r4_rows(i, hd, &r);
+    for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
+      r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
+      const bool full = c + kR4Step <= w.e1;
+      if (r.j0 == 0 && full) r4_backward_step<0, true>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+      else if (r.j0 == 0) r4_backward_step<0, false>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+      else if (full) r4_backward_step<4, true>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+      else r4_backward_step<4, false>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+    }
+  }
+}
+
+// Work items [w0, w1) of the forward for ratio 4 on AVX-512 (item w: entry w / blocks, channel
+// block w % blocks of cb channels) as up to three walks: the first entry's blocks from w0, the
+// whole entries, the last entry's blocks up to w1.
+void forward_items_r4(const float* kt, const float* zt, const float* ape, float* k, int64_t w0,
+                      int64_t w1, int64_t blocks, int64_t cb, int64_t hd) {
+  while (w0 < w1) {
+    const int64_t i = w0 / blocks, b = w0 % blocks;
+    if (b == 0 && w1 - w0 >= blocks) {  // whole entries
+      const int64_t i1 = w1 / blocks;
+      forward_r4_512(kt, zt, ape, k, R4Walk{i, i1, 0, hd}, hd);
+      w0 = i1 * blocks;
+    } else {  // blocks [b, b1) of entry i
+      const int64_t b1 = std::min(blocks, b + (w1 - w0));
+      forward_r4_512(kt, zt, ape, k, R4Walk{i, i + 1, b * cb, std::min(hd, b1 * cb)}, hd);
+      w0 += b1 - b;
+    }
+  }
+}
+
 // Channels [e0, e1) of entries [i0, i1).
 void forward_block(const float* kt, const float* zt, const float* ape, float* k, int64_t i0,
                    int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1) {
@@ -437,6 +601,8 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
                     float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
                     int ratio, int64_t e0, int64_t e1, bool nt) {
   zero_unread(dkt, dzt, dape, s, n, hd, ratio, e0, e1);
+  if (row_isa() == core::Isa::kAvx512 && ratio == 4)
+    return backward_r4_512(kt, zt, ape, dk, dkt, dzt, dape, R4Walk{0, n, e0, e1}, hd, nt);
   if (row_isa() == core::Isa::kAvx512)
     return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
   RowOffsets o;
@@ -482,7 +648,7 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   // independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
     if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
-    if (wide) return forward_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
+    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
       forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));

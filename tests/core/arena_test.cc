@@ -27,6 +27,22 @@ TEST(Arena, AlignedAllocIsAligned) {
   EXPECT_TRUE(aligned(a.get(), 64));
 }
 
+// 2 MiB and more: a 2 MiB boundary (so that transparent huge pages can back the whole buffer),
+// whatever alignment was asked for; every byte writable.
+TEST(Arena, LargeAllocationsStartOnAHugePageBoundary) {
+  const size_t huge = size_t(2) << 20;
+  for (size_t bytes : {huge, huge + 1, 5 * huge + 3}) {
+    for (size_t align : {size_t(64), size_t(4096)}) {
+      void* p = aligned_alloc_bytes(bytes, align);
+      EXPECT_TRUE(aligned(p, huge)) << bytes << " " << align;
+      std::memset(p, 0xcd, bytes);
+      aligned_free(p);
+    }
+  }
+  Arena arena(4096);
+  EXPECT_TRUE(aligned(arena.allocate(3 * huge), huge));  // a block of its own
+}
+
 TEST(Arena, AllocationsAreAlignedAndDisjoint) {
   Arena arena(4096);
   std::vector<std::pair<unsigned char*, size_t>> pieces;

@@ -9,7 +9,9 @@ checkpoint's chat template (`/tokenize` with messages), the reference answer's t
 appended, and `/v1/completions` with echo + logprobs scores every answer token. Each token is
 counted in one class: a token holding a digit of a number that also appears in the statement (the
 model must copy it), a digit of any other number (the program's own constants: lb=0, 1e-9), or
-anything else. Per class: tokens, mean negative log-likelihood in nats, and the share of tokens
+anything else; with a data block (`trex data gen --program-style statement-data`), "anything else" is
+split further into the data block's other tokens (the names, each read off the words beside its
+number) and the rest of the program (the formulation, written against the names). Per class: tokens, mean negative log-likelihood in nats, and the share of tokens
 where the reference token is the model's most likely one (what greedy decoding would write, given
 the reference so far).
 """
@@ -22,6 +24,7 @@ import sys
 import urllib.request
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+DATA_BLOCK = "# Data, in the order the statement gives it\n"  # src/trex/ordata/gurobipy.cc
 
 
 def post(port, path, body):
@@ -54,7 +57,8 @@ def main():
     # to find which number of the statement comes next (a lookup by name or position); a later one
     # only needs it to continue the number it started (induction: the token after the same prefix).
     subs = ["  its first token", "  a later token"]
-    stats = {c: [0, 0.0, 0] for c in classes + subs}
+    others = ["  in the data block", "  in the rest of the program"]
+    stats = {c: [0, 0.0, 0] for c in classes + subs + others}
     for line in rows:
         msgs = json.loads(line)["messages"]
         user, answer = msgs[0], msgs[1]["content"]
@@ -69,6 +73,8 @@ def main():
         answer_text = "".join(toks[len(prompt):])
         in_statement = set(NUMBER.findall(user["content"]))
         spans = [(m.start(), m.end(), m.group()) for m in NUMBER.finditer(answer_text)]
+        block = answer_text.find(DATA_BLOCK)
+        block_end = answer_text.find("\n\n", block) if block >= 0 else -1
         off = 0
         for i in range(len(prompt), len(ids)):
             c = "other"
@@ -78,9 +84,11 @@ def main():
                 if c == classes[0]:
                     first = span[0] >= off  # the number starts in this token
                     add(stats[subs[0] if first else subs[1]], tlp[i], top[i])
+            if c == "other" and block >= 0:
+                add(stats[others[0] if block <= off < block_end else others[1]], tlp[i], top[i])
             off += len(toks[i])
             add(stats[c], tlp[i], top[i])
-    for c in classes[:1] + subs + classes[1:]:
+    for c in classes[:1] + subs + classes[1:] + others:
         n, nll, top1 = stats[c]
         if n:
             print(f"{c}: {n} tokens, mean NLL {nll / n:.3f} nats, reference token most likely {top1 / n:.3f}")

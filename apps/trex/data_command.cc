@@ -46,6 +46,7 @@ struct GenArgs {
   int threads = 0;
   double near = -1;
   std::string sft_view;
+  std::string program_style;
   std::vector<std::string> against;
   bool quiet = false;
   bool uncompressed = false;
@@ -174,6 +175,12 @@ int run_gen(const GenArgs& a, RankGroup* ranks) {
   if (!a.sft_view.empty()) {
     if (a.sft_view != "full" && a.sft_view != "program") throw InputError::field("--sft-view", "must be full or program");
     cfg.sft_view = a.sft_view == "program" ? CorpusConfig::kSftProgram : CorpusConfig::kSftFull;
+  }
+  if (!a.program_style.empty()) {
+    if (a.program_style != "plain" && a.program_style != "statement-data")
+      throw InputError::field("--program-style", "must be plain or statement-data");
+    cfg.program_style =
+        a.program_style == "statement-data" ? CorpusConfig::kProgramStatementData : CorpusConfig::kProgramPlain;
   }
   if (a.threads < 0) throw InputError::field("--threads", "must be >= 0 (0: all CPUs)");
   if (a.dedup_memory_mb < 0) throw InputError::field("--dedup-memory", "must be >= 0 (MB)");
@@ -339,6 +346,9 @@ void add_data_command(CLI::App& app, Action* action) {
   gen->add_option("--against", g->against, "A corpus directory whose samples count as seen (repeatable)");
   gen->add_option("--sft-view", g->sft_view,
                   "SFT answer: full (model, program, result; default, or the config's) or program (the program alone)");
+  gen->add_option("--program-style", g->program_style,
+                  "gurobipy program: plain (every number inline; default, or the config's) or statement-data (the "
+                  "statement's numbers first, named, in its order, then the formulation against the names)");
   gen->add_option("--near-threshold", g->near, "MinHash similarity at or above which text is a near duplicate (default 0.8)");
   gen->add_flag("--quiet", g->quiet, "No progress bar");
   gen->add_flag("--uncompressed", g->uncompressed, "Write plain .jsonl parts instead of zstd-compressed .jsonl.zst");

@@ -429,6 +429,37 @@ TEST(Views, SftRowsAreOpenAiMessagesAndCptRowsAreText) {
   fs::remove_all(dir);
 }
 
+// The statement-data program style: every sample passes every check (the program reads back to
+// the reference model), the program opens with the data block, and `trex data check` agrees.
+TEST(Views, StatementDataProgramsPassEveryCheckAndOpenWithTheDataBlock) {
+  std::string dir = temp_dir("statement_data");
+  RunOptions o = small_run(dir, 40);
+  o.config.program_style = CorpusConfig::kProgramStatementData;
+  o.config.sft_view = CorpusConfig::kSftProgram;
+  EXPECT_EQ(run_corpus(o).accepted, 40);
+  long rows = 0;
+  for (const auto& [name, text] : published(dir)) {
+    if (name.rfind("data/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) {
+        for (const auto& [check, result] : j["checks"].items()) EXPECT_EQ(result, "pass") << check;
+        EXPECT_NE(j["formulations"]["gurobipy"].get<std::string>().find("# Data, in the order the statement gives it\n"),
+                  std::string::npos);
+      }
+    if (name.rfind("sft/", 0) == 0)
+      for (const auto& j : lines(dir + "/" + name)) {
+        ++rows;
+        EXPECT_EQ(j["messages"][1]["content"].get<std::string>().rfind(
+                      "```python\nimport gurobipy as gp\nfrom gurobipy import GRB\n\n# Data, in the order the statement gives it\n", 0),
+                  0u);
+      }
+  }
+  EXPECT_EQ(rows, 40);
+  CorpusCheckReport r = check_corpus(dir, "glpk", 2);
+  EXPECT_EQ(r.samples, 40);
+  for (const CheckIssue& i : r.issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.kind << ": " << i.message;
+  fs::remove_all(dir);
+}
+
 TEST(CorpusCheck, CleanCorpusHasNoIssues) {
   std::string dir = temp_dir("check_clean");
   run_corpus(small_run(dir, 40));

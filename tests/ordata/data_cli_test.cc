@@ -102,6 +102,7 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
       {{"data", "gen", "--shard", "2/2", "--out", dir}, "--shard"},
       {{"data", "gen", "--count", "0", "--out", dir}, "--count"},
       {{"data", "gen", "--dedup-memory", "-1", "--out", dir}, "--dedup-memory"},
+      {{"data", "gen", "--program-style", "inline", "--out", dir}, "--program-style: must be plain or statement-data"},
   };
   for (const Case& c : cases) {
     ProcessResult r = trex_run(c.args);
@@ -111,6 +112,11 @@ TEST(DataCli, BadInputIsOneLineAndWritesNothing) {
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir)) << "wrote output for bad input";
   }
+  write_file_atomic(cfg, "[run]\ncount = 10\nprogram_style = \"inline\"\n");
+  ProcessResult style = trex_run({"data", "gen", "--config", cfg, "--out", dir});
+  EXPECT_EQ(style.exit_code, 2);
+  EXPECT_NE(style.err.find(".toml:3: run.program_style: must be \"plain\" or \"statement-data\""), std::string::npos) << style.err;
+  EXPECT_FALSE(fs::exists(dir));
   write_file_atomic(cfg, "[run]\ncount = 10\n[families.tsp_mtz]\nmodes = { infeasible = 1.0 }\n");
   ProcessResult r = trex_run({"data", "gen", "--config", cfg, "--out", dir});
   EXPECT_EQ(r.exit_code, 2);

@@ -8,6 +8,7 @@
 #include "trex/ordata/reconstruct.h"
 #include "trex/ordata/render.h"
 #include "trex/ordata/rng.h"
+#include "trex/ordata/statement_data.h"
 
 namespace trex::ordata {
 
@@ -95,6 +96,10 @@ Sample SampleBuilder::build(uint64_t index, StageTimes& times) {
   auto t2 = Clock::now();
   s.statement = render_statement(inst.story, tmpl, concise);
   s.formulations = reconstruct(inst.model, inst.story);
+  if (config_.program_style == CorpusConfig::kProgramStatementData) {
+    const ProgramData data = statement_data(inst.story, tmpl, concise, inst.model, s.statement);
+    s.formulations.gurobipy = write_gurobipy(inst.model, &data);
+  }
   times.render += since(t2);
 
   auto t3 = Clock::now();

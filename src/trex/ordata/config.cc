@@ -64,6 +64,12 @@ CorpusConfig load_config(const std::string& path) {
         c.sft_view = *v == "program" ? CorpusConfig::kSftProgram : CorpusConfig::kSftFull;
         continue;
       }
+      if (k == "program_style") {
+        const std::optional<std::string> v = node.value<std::string>();
+        if (!v || (*v != "plain" && *v != "statement-data")) file.fail(node, key, "must be \"plain\" or \"statement-data\"");
+        c.program_style = *v == "statement-data" ? CorpusConfig::kProgramStatementData : CorpusConfig::kProgramPlain;
+        continue;
+      }
       double v = file.number(node, key);
       auto share = [&](double& dst) {
         if (v < 0 || v > 1) file.fail(node, key, "must be in [0, 1]");
@@ -205,6 +211,7 @@ std::string config_fingerprint(const CorpusConfig& c) {
   j["solve_time_limit"] = c.solve_time_limit;
   // Only when not the default, so the fingerprints of the runs made before the option stay valid.
   if (c.sft_view != CorpusConfig::kSftFull) j["sft_view"] = "program";
+  if (c.program_style != CorpusConfig::kProgramPlain) j["program_style"] = "statement-data";
   nlohmann::ordered_json fams = nlohmann::ordered_json::array();
   for (const FamilyMix& m : c.families) {
     nlohmann::ordered_json f;

@@ -38,6 +38,11 @@ struct CorpusConfig {
   // whole answer (the miniature recipe, configs/recipe/or-miniature.toml).
   enum SftView { kSftFull, kSftProgram };
   SftView sft_view = kSftFull;
+  // The gurobipy program's style (reconstruct.h): kProgramPlain, every number inline;
+  // kProgramStatementData, the statement's numbers first as named data in the statement's order,
+  // then the formulation written against the names (statement_data.h).
+  enum ProgramStyle { kProgramPlain, kProgramStatementData };
+  ProgramStyle program_style = kProgramPlain;
   std::string source = "<defaults>";  // where the config came from, for messages and provenance
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "trex/ordata/reconstruct.h"
+#include "trex/ordata/statement_data.h"
 #include "trex/ordata/story.h"
 #include "trex/util/error.h"
 
@@ -55,34 +56,40 @@ std::string reference(const std::string& name, std::set<std::string>* groups) {
   return base + "[" + key + "]";
 }
 
-// `refs`: the Python reference of each variable, by index.
-std::string expression(const std::vector<std::string>& refs, const std::vector<lp::Term>& terms) {
+// `refs`: the Python reference of each variable, by index. `names`: per term, the data name
+// written for its coefficient's absolute value ("" or no vector: the number).
+std::string expression(const std::vector<std::string>& refs, const std::vector<lp::Term>& terms,
+                       const std::vector<std::string>* names = nullptr) {
   std::string s;
-  for (const lp::Term& t : terms) {
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const lp::Term& t = terms[k];
     double c = t.coef;
     if (c == 0) continue;
     const std::string& ref = refs[size_t(t.var)];
+    const std::string* name = names && !(*names)[k].empty() ? &(*names)[k] : nullptr;
     if (s.empty()) {
-      s += c == 1 ? "" : c == -1 ? "-" : num(c) + " * ";
+      s += c == 1 ? "" : c == -1 ? "-" : name ? (c < 0 ? "-" : "") + *name + " * " : num(c) + " * ";
     } else {
       s += c < 0 ? " - " : " + ";
       double a = c < 0 ? -c : c;
-      s += a == 1 ? "" : num(a) + " * ";
+      s += a == 1 ? "" : (name ? *name : num(a)) + " * ";
     }
     s += ref;
   }
   return s.empty() ? "0" : s;
 }
 
-std::string bound(double v) {
+// `name`: the data name for |v| ("": the number).
+std::string bound(double v, const std::string& name = "") {
   if (v == lp::kInf) return "GRB.INFINITY";
   if (v == -lp::kInf) return "-GRB.INFINITY";
+  if (!name.empty()) return v < 0 ? "-" + name : name;
   return num(v);
 }
 
 }  // namespace
 
-std::string write_gurobipy(const lp::Model& m) {
+std::string write_gurobipy(const lp::Model& m, const ProgramData* data) {
   std::set<std::string> groups;
   bool catch_all = false;
   std::vector<std::string> refs;
@@ -91,7 +98,17 @@ std::string write_gurobipy(const lp::Model& m) {
     refs.push_back(reference(v.name, &groups));
     catch_all = catch_all || refs.back().rfind("v[", 0) == 0;
   }
+  static const std::string none;
+  // The data name written for entry i of a ProgramData field ("" without data: the number).
+  auto at = [&](std::vector<std::string> ProgramData::*field, int i) -> const std::string& {
+    return data ? (data->*field)[size_t(i)] : none;
+  };
   std::string s = "import gurobipy as gp\nfrom gurobipy import GRB\n\n";
+  if (data && !data->data.empty()) {
+    s += "# Data, in the order the statement gives it\n";
+    for (const Datum& d : data->data) s += d.name + " = " + num(d.value) + "\n";
+    s += "\n";
+  }
   s += "m = gp.Model(\"" + m.name + "\")\n";
   for (const std::string& g : groups) s += g + " = {}\n";
   if (catch_all) s += "v = {}\n";
@@ -101,27 +118,34 @@ std::string write_gurobipy(const lp::Model& m) {
     const char* type = v.type == lp::VarType::kBinary    ? "GRB.BINARY"
                        : v.type == lp::VarType::kInteger ? "GRB.INTEGER"
                                                          : "GRB.CONTINUOUS";
-    s += refs[size_t(j)] + " = m.addVar(lb=" + bound(v.lower) + ", ub=" + bound(v.upper) +
-         ", vtype=" + type + ", name=\"" + v.name + "\")\n";
+    s += refs[size_t(j)] + " = m.addVar(lb=" + bound(v.lower, at(&ProgramData::lower, j)) +
+         ", ub=" + bound(v.upper, at(&ProgramData::upper, j)) + ", vtype=" + type + ", name=\"" + v.name +
+         "\")\n";
   }
   s += "\n# Objective\n";
   std::vector<lp::Term> obj;
+  std::vector<std::string> obj_names;
   for (int j = 0; j < m.num_vars(); ++j)
-    if (m.var(j).cost != 0) obj.push_back({j, m.var(j).cost});
-  std::string oe = expression(refs, obj);
+    if (m.var(j).cost != 0) {
+      obj.push_back({j, m.var(j).cost});
+      obj_names.push_back(at(&ProgramData::cost, j));
+    }
+  std::string oe = expression(refs, obj, &obj_names);
   if (m.objective_constant != 0) oe += (m.objective_constant < 0 ? " - " : " + ") + num(std::abs(m.objective_constant));
   s += "m.setObjective(" + oe + ", " + (m.sense == lp::Sense::kMaximize ? "GRB.MAXIMIZE" : "GRB.MINIMIZE") + ")\n";
   s += "\n# Constraints\n";
   std::vector<std::string> labels = m.row_labels();
   for (int r = 0; r < m.num_rows(); ++r) {
     const lp::Constraint& c = m.row(r);
-    std::string e = expression(refs, c.terms);
+    std::string e = expression(refs, c.terms, data ? &data->coef[size_t(r)] : nullptr);
     const std::string name = ", name=\"" + labels[size_t(r)] + "\")\n";
+    const std::string lo = bound(c.lower, at(&ProgramData::row_lower, r));
+    const std::string hi = bound(c.upper, at(&ProgramData::row_upper, r));
     switch (c.sense()) {
-      case lp::RowSense::kLessEqual: s += "m.addConstr(" + e + " <= " + num(c.upper) + name; break;
-      case lp::RowSense::kGreaterEqual: s += "m.addConstr(" + e + " >= " + num(c.lower) + name; break;
-      case lp::RowSense::kEqual: s += "m.addConstr(" + e + " == " + num(c.lower) + name; break;
-      case lp::RowSense::kRanged: s += "m.addRange(" + e + ", " + num(c.lower) + ", " + num(c.upper) + name; break;
+      case lp::RowSense::kLessEqual: s += "m.addConstr(" + e + " <= " + hi + name; break;
+      case lp::RowSense::kGreaterEqual: s += "m.addConstr(" + e + " >= " + lo + name; break;
+      case lp::RowSense::kEqual: s += "m.addConstr(" + e + " == " + lo + name; break;
+      case lp::RowSense::kRanged: s += "m.addRange(" + e + ", " + lo + ", " + hi + name; break;
       case lp::RowSense::kFree: break;  // a free row constrains nothing
     }
   }
@@ -187,6 +211,7 @@ class Reader {
       return;
     if (l.size() > 5 && l.compare(l.size() - 5, 5, " = {}") == 0) return;
     if (size_t p = l.find(" = m.addVar("); p != sv::npos) return add_var(l.substr(0, p), l.substr(p + 12));
+    if (size_t p = l.find(" = "); p != sv::npos && name(l.substr(0, p))) return add_datum(l.substr(0, p), l.substr(p + 3));
     if (starts(l, "m.setObjective(")) return set_objective(l.substr(15));
     if (starts(l, "m.addConstr(")) return add_constr(l.substr(12));
     if (starts(l, "m.addRange(")) return add_range(l.substr(11));
@@ -224,10 +249,36 @@ class Reader {
     return a == sv::npos ? sv() : s.substr(a, b - a + 1);
   }
 
+  static bool name(sv s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+  }
+
+  // A data block line: `name = number` (statement_data.h).
+  void add_datum(sv n, sv value) {
+    std::string key(n);
+    if (data_.count(key)) fail("data " + key + " defined twice");
+    if (refs_.count(key)) fail("data " + key + " is also a variable");
+    double v = number(value);
+    if (!std::isfinite(v)) fail("data " + key + " is not a finite number");
+    data_[std::move(key)] = v;
+  }
+
+  // A number, or a data name, optionally negated.
   double number(sv s) {
     sv t = trim(s);
     if (t == "GRB.INFINITY") return lp::kInf;
     if (t == "-GRB.INFINITY") return -lp::kInf;
+    if (!data_.empty()) {
+      bool neg = !t.empty() && t[0] == '-';
+      if (sv n = neg ? t.substr(1) : t; name(n)) {
+        auto it = data_.find(std::string(n));
+        if (it == data_.end()) fail("unknown data name '" + std::string(n) + "'");
+        return neg ? -it->second : it->second;
+      }
+    }
     double v = 0;
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || p != t.data() + t.size()) fail("not a number: '" + std::string(t) + "'");
@@ -246,6 +297,7 @@ class Reader {
                            : (fail("unknown vtype " + std::string(vtype)), lp::VarType::kContinuous);
     std::string key(ref);
     if (refs_.count(key)) fail("variable " + key + " defined twice");
+    if (data_.count(key)) fail("variable " + key + " is also a data name");
     double lb = number(*kw.find("lb")), ub = number(*kw.find("ub"));
     refs_[std::move(key)] = model_.add_var(std::string(*kw.find("name")), lb, ub, type);
   }
@@ -271,6 +323,9 @@ class Reader {
         if (star == sv::npos) fail("constant term in an expression");
         coef = number(e.substr(i, star - i));
         i = star + 3;
+      } else if (size_t sp = e.find(' ', i); !data_.empty() && sp != sv::npos && e.substr(sp, 3) == " * ") {
+        coef = number(e.substr(i, sp - i));  // a data name
+        i = sp + 3;
       }
       // The reference runs to the matching ']' or to the next space.
       size_t end;
@@ -347,6 +402,7 @@ class Reader {
   long line_ = 0;
   lp::Model model_;
   std::unordered_map<std::string, int> refs_;
+  std::unordered_map<std::string, double> data_;  // the data block's names
   std::string ref_;
   bool have_objective_ = false;
 };

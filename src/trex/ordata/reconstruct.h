@@ -21,9 +21,13 @@ struct Formulations {
 
 Formulations reconstruct(const lp::Model& model, const Story& story);
 
-std::string write_gurobipy(const lp::Model& model);
-// Reads a program in the subset write_gurobipy() writes. Throws InputError("<gurobipy>",
-// line, ...) on anything else.
+struct ProgramData;  // statement_data.h
+// With `data` (program style "statement-data"), the program begins with the statement's data
+// block (`name = number` lines in statement order) and writes each coefficient, bound and
+// right-hand side that a datum holds as the datum's name; without, every number inline.
+std::string write_gurobipy(const lp::Model& model, const ProgramData* data = nullptr);
+// Reads a program in the subset write_gurobipy() writes, with or without a data block. Throws
+// InputError("<gurobipy>", line, ...) on anything else.
 lp::Model read_gurobipy(const std::string& program);
 
 std::string write_math(const lp::Model& model, const Story& story);

@@ -1,0 +1,243 @@
+// attention_rate_bench: sparse attention forward and backward at the v4-micro step's shapes beside
+// trex's sgemm at the step's attention projection shapes, in one run (issue 15's "sparse attention
+// at least 80% of the GEMM rate" at kernel level; bench/attention_gemm_ratio.py reads the same
+// ratio from a traced step).
+//
+//   TREX_THREADS=2 build/attention_rate_bench [--rounds N] [--only fwd|bwd]
+//
+// Shapes (configs/model/v4-micro.toml, one 2048-token document): H 8, hd 128, window 64, fp32;
+// ratio 0 (window only), ratio 4 (512 compressed entries, each query's 64 of them in random
+// order, as the indexer's top-k: bench-only sets, distinct visible entries), ratio 128 (16
+// entries, every visible one). FLOPs as the kernels count them for the trace: 4 H hd per (query,
+// key) pair forward, 10 H hd backward. "mix" is the step's layer mix (2 layers ratio 0, 3 ratio 4,
+// 3 ratio 128): its FLOPs over its time. GEMMs: attn.wq_b (N,T 2048x1024x256) and attn.wo_b
+// (N,T 2048x512x512), 2 M N K FLOPs.
+// Each round times every case once (a case: enough calls for ~40 ms), in a fixed order, so that
+// all cases see the same background; medians over rounds. Prints GFLOP/s by wall time and per
+// CPU second (FLOPs over the process's CPU time: on a loaded machine the steadier of the two;
+// the pool's idle threads sleep, so it counts work), and each over the GEMMs' median rate.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <time.h>
+#include <vector>
+
+#include "trex/core/thread_pool.h"
+#include "trex/kernels/gemm.h"
+#include "trex/kernels/sparse_attention.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace k = trex::kernels;
+
+struct Case {
+  std::string name;
+  double flop = 0;
+  std::function<void()> call;
+  int reps = 1;
+  std::vector<double> rates;  // GFLOP/s per round, by wall time
+  std::vector<double> cpu;    // GFLOP/s per round per thread, by the process's CPU time
+};
+
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Index sets like the indexer's top-k: min(k, v_t) distinct visible entries, random order.
+std::vector<int32_t> topk_sets(int64_t s, int64_t kk, int ratio, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> idx(static_cast<size_t>(s * kk), -1), all;
+  for (int64_t t = 0; t < s; ++t) {
+    const int64_t v = (t + 1) / ratio;
+    all.resize(size_t(v));
+    for (int64_t i = 0; i < v; ++i) all[size_t(i)] = int32_t(i);
+    for (int64_t c = 0; c < std::min(kk, v); ++c) {
+      std::swap(all[size_t(c)], all[size_t(c + int64_t(rng() % uint32_t(v - c)))]);
+      idx[size_t(t * kk + c)] = all[size_t(c)];
+    }
+  }
+  return idx;
+}
+
+struct Attn {
+  k::SparseAttnShape sh;
+  std::vector<float> q, kv, kc, sink, o, lse, d_o, dq, dkv, dkc, dsink, ws;
+  std::vector<int32_t> idx;
+  double pairs = 0;
+};
+
+void fill(std::vector<float>& v, size_t n, std::mt19937& rng, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  v.resize(n);
+  for (float& x : v) x = u(rng);
+}
+
+Attn make_attn(int ratio, uint32_t seed) {
+  Attn a;
+  a.sh.s = 2048, a.sh.heads = 8, a.sh.hd = 128, a.sh.window = 64;
+  const int64_t s = a.sh.s, H = a.sh.heads, hd = a.sh.hd;
+  a.sh.n_comp = ratio ? s / ratio : 0;
+  if (ratio == 4) {
+    a.sh.k_comp = 64;
+    a.idx = topk_sets(s, 64, 4, seed + 9);
+  } else if (ratio == 128) {
+    a.idx = k::sparse_attention_dense_index(s, 128, a.sh.n_comp, &a.sh.k_comp);
+  }
+  std::mt19937 rng(seed);
+  fill(a.q, size_t(s * H * hd), rng, 1.5f);
+  fill(a.kv, size_t(s * hd), rng, 1.f);
+  fill(a.kc, size_t(std::max<int64_t>(1, a.sh.n_comp) * hd), rng, 1.f);
+  fill(a.sink, size_t(H), rng, 1.f);
+  fill(a.d_o, size_t(s * H * hd), rng, 1.f);
+  a.o.resize(size_t(s * H * hd));
+  a.lse.resize(size_t(s * H));
+  a.dq.resize(size_t(s * H * hd));
+  a.dkv.resize(size_t(s * hd));
+  a.dkc.resize(a.kc.size());
+  a.dsink.resize(size_t(H));
+  a.ws.resize(size_t(std::max<int64_t>(1, k::sparse_attention_backward_workspace(a.sh))));
+  for (int64_t t = 0; t < s; ++t) {
+    a.pairs += double(std::min<int64_t>(a.sh.window, t + 1));
+    for (int64_t c = 0; c < a.sh.k_comp; ++c) a.pairs += a.idx[size_t(t * a.sh.k_comp + c)] >= 0;
+  }
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 15;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      rounds = 0;
+      break;
+    }
+  }
+  if (rounds < 1 || (!only.empty() && only != "fwd" && only != "bwd")) {
+    std::fprintf(stderr, "usage: attention_rate_bench [--rounds N >= 1] [--only fwd|bwd]\n");
+    return 2;
+  }
+  auto& pool = trex::core::default_thread_pool();
+  std::printf("threads %d, rounds %d\n", pool.num_threads(), rounds);
+
+  std::vector<Case> cases;
+  // GEMMs at the attention projections' shapes (x [2048, in] times W [out, in]^T).
+  struct G { const char* name; int64_t m, n, kk; };
+  std::vector<std::vector<float>> gbuf;
+  for (G g : {G{"gemm attn.wq_b N,T 2048x1024x256", 2048, 1024, 256},
+              G{"gemm attn.wo_b N,T 2048x512x512", 2048, 512, 512}}) {
+    std::mt19937 rng(7);
+    gbuf.emplace_back(), fill(gbuf.back(), size_t(g.m * g.kk), rng, 1.f);
+    const float* a = gbuf.back().data();
+    gbuf.emplace_back(), fill(gbuf.back(), size_t(g.n * g.kk), rng, 1.f);
+    const float* b = gbuf.back().data();
+    gbuf.emplace_back(size_t(g.m * g.n), 0.f);
+    float* c = gbuf.back().data();
+    cases.push_back({g.name, 2.0 * double(g.m * g.n * g.kk), [=] {
+                       k::sgemm(k::Trans::kNo, k::Trans::kYes, g.m, g.n, g.kk, 1.f, a, g.kk, b,
+                                g.kk, 0.f, c, g.n);
+                     }});
+  }
+  const size_t n_gemm = cases.size();
+  std::vector<Attn> attn;
+  const int ratios[] = {0, 4, 128};
+  for (int r : ratios) attn.push_back(make_attn(r, 11 + uint32_t(r)));
+  for (int bwd = 0; bwd < 2; ++bwd) {
+    if ((only == "fwd" && bwd) || (only == "bwd" && !bwd)) continue;
+    for (size_t i = 0; i < attn.size(); ++i) {
+      Attn* a = &attn[i];
+      // The backward's o and lse are the forward's.
+      k::sparse_attention_forward(a->q.data(), a->kv.data(), a->kc.data(),
+                                  a->idx.empty() ? nullptr : a->idx.data(), a->sink.data(),
+                                  a->o.data(), a->lse.data(), nullptr, a->sh);
+      const double hd_h = double(a->sh.heads * a->sh.hd);
+      std::string name = std::string(bwd ? "attn bwd" : "attn fwd") + " ratio " +
+                         std::to_string(ratios[i]);
+      if (!bwd)
+        cases.push_back({name, 4.0 * hd_h * a->pairs, [a] {
+                           k::sparse_attention_forward(
+                               a->q.data(), a->kv.data(), a->kc.data(),
+                               a->idx.empty() ? nullptr : a->idx.data(), a->sink.data(),
+                               a->o.data(), a->lse.data(), nullptr, a->sh);
+                         }});
+      else
+        cases.push_back({name, 10.0 * hd_h * a->pairs, [a] {
+                           k::sparse_attention_backward(
+                               a->q.data(), a->kv.data(), a->kc.data(),
+                               a->idx.empty() ? nullptr : a->idx.data(), a->sink.data(),
+                               a->o.data(), a->lse.data(), a->d_o.data(), a->dq.data(),
+                               a->dkv.data(), a->dkc.data(), a->dsink.data(), a->sh,
+                               a->ws.data());
+                         }});
+    }
+  }
+  // Calls per timing: ~40 ms from one warm call.
+  for (Case& c : cases) {
+    c.call();
+    auto t0 = Clock::now();
+    c.call();
+    const double once = std::chrono::duration<double>(Clock::now() - t0).count();
+    c.reps = std::max(1, int(0.04 / std::max(once, 1e-6)));
+  }
+  for (int r = 0; r < rounds; ++r)
+    for (Case& c : cases) {
+      auto t0 = Clock::now();
+      const double c0 = cpu_seconds();
+      for (int i = 0; i < c.reps; ++i) c.call();
+      const double sec = std::chrono::duration<double>(Clock::now() - t0).count() / c.reps;
+      const double csec = (cpu_seconds() - c0) / c.reps;
+      c.rates.push_back(c.flop / sec / 1e9);
+      c.cpu.push_back(c.flop / csec / 1e9);
+    }
+  std::vector<double> gm, gc;
+  for (size_t i = 0; i < n_gemm; ++i) gm.push_back(median(cases[i].rates)), gc.push_back(median(cases[i].cpu));
+  const double gemm = median(gm), gemm_cpu = median(gc);
+  std::printf("%-36s %8s %15s %13s %20s %13s\n", "case (medians)", "wall", "rate", "of GEMM", "per CPU second",
+              "of GEMM");
+  for (const Case& c : cases) {
+    const double m = median(c.rates), mc = median(c.cpu);
+    std::printf("%-36s %5.2f ms %7.1f GFLOP/s %7.3f %13.1f GFLOP/s %7.3f  (wall min %.1f max %.1f)\n",
+                c.name.c_str(), c.flop / m / 1e6, m, m / gemm, mc, mc / gemm_cpu,
+                *std::min_element(c.rates.begin(), c.rates.end()),
+                *std::max_element(c.rates.begin(), c.rates.end()));
+  }
+  // The step's layer mix: 2 layers of ratio 0, 3 of ratio 4, 3 of ratio 128.
+  const double weight[] = {2, 3, 3};
+  for (int bwd = 0; bwd < 2; ++bwd) {
+    double flop = 0, sec = 0, csec = 0;
+    bool any = false;
+    for (size_t i = 0; i < attn.size(); ++i)
+      for (const Case& c : cases)
+        if (c.name == std::string(bwd ? "attn bwd" : "attn fwd") + " ratio " + std::to_string(ratios[i])) {
+          const double m = median(c.rates), mc = median(c.cpu);
+          flop += weight[i] * c.flop, sec += weight[i] * c.flop / (m * 1e9), any = true;
+          csec += weight[i] * c.flop / (mc * 1e9);
+        }
+    if (any)
+      std::printf("%-36s %5.2f ms %7.1f GFLOP/s %7.3f %13.1f GFLOP/s %7.3f\n",
+                  bwd ? "attn bwd mix" : "attn fwd mix", sec * 1e3, flop / sec / 1e9,
+                  flop / sec / 1e9 / gemm, flop / csec / 1e9, flop / csec / 1e9 / gemm_cpu);
+  }
+  std::printf("GEMM rate (median of the GEMMs' medians) %.1f GFLOP/s by wall, %.1f per CPU second\n",
+              gemm, gemm_cpu);
+  return 0;
+}

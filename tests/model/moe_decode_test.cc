@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <barrier>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "model/tiny_config.h"
+#include "trex/model/lane_work.h"
 #include "trex/model/packed_weights.h"
 
 namespace trex::model {
@@ -49,13 +49,16 @@ struct Weights {
 };
 
 // Rows [0, T) through MoeDecode as BatchDecoder's lanes run it: `threads` threads, each routing
-// and combining its own contiguous rows, all taking the experts, a barrier between the phases.
+// and combining its own contiguous rows, each running the shared experts over its own rows
+// between arriving at the barrier and waiting there, then all taking the items left
+// (LaneWork: own segment first, then the others'); a barrier between the phases.
 std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLayer& layer,
                           const std::vector<float>& x, const std::vector<int32_t>& ids, int64_t T,
                           int threads, PackedWeights& pk) {
   MoeDecode m(c);
-  m.size_rows(T);
-  std::atomic<int> next{0};
+  m.size_rows(T, threads);
+  LaneWork work;
+  work.reset(threads, m.items());
   std::vector<MoeDecodeScratch> scratch(static_cast<size_t>(threads));
   std::vector<float> out(static_cast<size_t>(T * c.hidden));
   std::barrier<> meet(threads);
@@ -63,9 +66,15 @@ std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLay
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       const int64_t b0 = t * T / threads, b1 = (t + 1) * T / threads;
+      MoeDecodeScratch& s = scratch[size_t(t)];
       m.route(p, layer, x.data(), ids.data(), b0, b1, &pk);
-      meet.arrive_and_wait();
-      m.experts(p, x.data(), T, next, scratch[size_t(t)], &pk);
+      auto routed = meet.arrive();
+      int i;
+      while ((i = work.take_own(t)) >= 0 && m.shared_item(i)) m.run_item(p, x.data(), i, s, &pk);
+      meet.wait(std::move(routed));
+      m.order_routed(s);
+      if (i >= 0) m.run_item(p, x.data(), i, s, &pk);
+      while ((i = work.take(t)) >= 0) m.run_item(p, x.data(), i, s, &pk);
       meet.arrive_and_wait();
       m.combine(b0, b1, out.data() + b0 * c.hidden);
     });

@@ -20,6 +20,7 @@
 #include "trex/kernels/mhc.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/model/block_tensors.h"
+#include "trex/model/lane_work.h"
 #include "trex/model/packed_weights.h"
 #include "trex/model/moe.h"
 #include "trex/model/moe_decode.h"
@@ -69,15 +70,23 @@ class StepBarrier {
     arrived_.store(0, std::memory_order_relaxed);
     broken_.store(false, std::memory_order_relaxed);
   }
-  void wait() {
-    if (threads_ <= 1) return;
+  // arrive() then wait(its generation): a thread that has finished its part of a phase says so,
+  // may do work that needs nothing of the others (a lane's own shared-expert rows), then waits
+  // for the rest to arrive. wait() alone is both at once.
+  uint32_t arrive() {
     const uint32_t gen = generation_.load(std::memory_order_acquire);
+    if (threads_ <= 1) return gen;
     if (broken_.load(std::memory_order_acquire)) throw_broken();
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
       arrived_.store(0, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
       generation_.notify_all();
-    } else {
+    }
+    return gen;
+  }
+  void wait(uint32_t gen) {
+    if (threads_ <= 1) return;
+    if (generation_.load(std::memory_order_acquire) == gen) {
       // The spin is bounded by time, not by pauses: a pause is ~28 ns on this EPYC but ~140
       // cycles on Intel Skylake and later, where 30000 of them would spin 1.2-1.4 ms. The clock
       // (a vDSO read, tens of ns) is read every kClockEvery pauses.
@@ -94,6 +103,7 @@ class StepBarrier {
     }
     if (broken_.load(std::memory_order_acquire)) throw_broken();
   }
+  void wait() { wait(arrive()); }
   void break_all() {
     broken_.store(true, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_release);
@@ -168,9 +178,10 @@ struct BatchDecoder::Impl {
   std::mutex error_mu;
   std::exception_ptr first_error;
   std::function<void(int)> lane_hook;  // set_lane_hook_for_testing
-  // Work the lanes of a step take one piece at a time: each layer's experts, the head's panels.
-  std::unique_ptr<std::atomic<int>[]> expert_next;  // [layer]
-  std::atomic<int> head_next{0};
+  // Work the lanes of a step take one piece at a time, each lane its own part first (lane_work.h):
+  // each layer's experts, the head's panels.
+  std::vector<LaneWork> expert_work;  // [layer]
+  LaneWork head_work;
   std::vector<std::vector<AttentionCache>> cache;  // [slot][layer]
   std::vector<int64_t> pos;                        // [slot]
   std::vector<LayerParams> layer;                  // resolved against params_base
@@ -190,7 +201,7 @@ struct BatchDecoder::Impl {
     for (int l = 0; l < c.layers; ++l) moe.emplace_back(c, l < c.ffn.hash_layers);
     for (size_t t = 1; t < lanes.size(); ++t)
       for (int l = 0; l < c.layers; ++l) lanes[t].prefill_moe.emplace_back(c, l < c.ffn.hash_layers);
-    expert_next = std::make_unique<std::atomic<int>[]>(size_t(c.layers));
+    expert_work.resize(size_t(c.layers));
     cache.assign(size_t(slots), std::vector<AttentionCache>(size_t(c.layers)));
     pos.assign(size_t(slots), 0);
   }
@@ -403,6 +414,9 @@ struct BatchDecoder::Impl {
     head(ln, X, B, logits.data() + b0 * c.vocab);
   }
 
+  // The head's panels per piece the lanes take (v4-nano's 256 panels: 22 pieces).
+  static constexpr int kHeadPiece = 12;
+
   // Lane t of G's part of a step of B rows: its rows [b0, b1) through embedding, attention and
   // the norms; the experts of each MoE layer (moe_decode.h) and the pieces of the head's panels
   // that it takes, over all rows. Each weight of the MoE and the head is read by one lane for
@@ -428,9 +442,7 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(X, p.hc_fn[1], p.hc_base[1], p.hc_scale[1], y, pre, post, C, sh);
       kernels::rmsnorm_forward(y, p.ffn_norm, xf, R, d, eps);
       moe_step.route(p.moe, moe[size_t(l)], ffn_in.data(), ids.data(), b0, b1, &packed);
-      barrier.wait();
-      moe_step.experts(p.moe, ffn_in.data(), B, expert_next[size_t(l)], ln.moe, &packed);
-      barrier.wait();
+      experts_phase(t, l, ln);
       moe_step.combine(b0, b1, F);
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
@@ -439,14 +451,31 @@ struct BatchDecoder::Impl {
                               tensor("hc_head_scale")[0], y, ln.w.data(), sh);
     kernels::rmsnorm_forward(y, tensor("norm"), head_in.data() + b0 * d, R, d, eps);
     barrier.wait();
-    // The head's panels in pieces of kHeadPiece (v4-nano's 256 panels: 22 pieces), taken in
-    // turn, so a lane held back by the scheduler leaves the rest to the others.
-    constexpr int kHeadPiece = 12;
+    // The head's panels in pieces of kHeadPiece (v4-nano's 256 panels: 22 pieces), each lane its
+    // own share first, then what is left of the others' (a lane held back by the scheduler leaves
+    // the rest to the others).
     const PackedMatrix& hw = packed.get(tensor("head"), c.vocab, d);
-    const int pieces = int((hw.panels() + kHeadPiece - 1) / kHeadPiece);
-    for (int k; (k = head_next.fetch_add(1, std::memory_order_relaxed)) < pieces;)
+    for (int k; (k = head_work.take(t)) >= 0;)
       packed_detail::panels_range(hw, head_in.data(), B, logits.data(), int64_t(k) * kHeadPiece,
                                   std::min<int64_t>(hw.panels(), int64_t(k + 1) * kHeadPiece));
+  }
+
+  // Lane t's part of layer l's experts, after routing its rows: it says it has routed them, runs
+  // the shared experts over its own rows while the other lanes finish theirs (those need no other
+  // lane's rows), waits for every lane's routing, then takes the rest of its own items and what is
+  // left of the others'; then it waits for every item before combining.
+  void experts_phase(int t, int l, Lane& ln) {
+    const LayerParams& p = layer[size_t(l)];
+    LaneWork& work = expert_work[size_t(l)];
+    const uint32_t routed = barrier.arrive();
+    int i;
+    while ((i = work.take_own(t)) >= 0 && moe_step.shared_item(i))
+      moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
+    barrier.wait(routed);
+    moe_step.order_routed(ln.moe);
+    if (i >= 0) moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
+    while ((i = work.take(t)) >= 0) moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
+    barrier.wait();
   }
 
   std::span<const float> step(std::span<const int> slots, std::span<const int32_t> ids) {
@@ -465,10 +494,11 @@ struct BatchDecoder::Impl {
     } else {
       if (int64_t(ffn_in.size()) < B * c.hidden) ffn_in.resize(size_t(B * c.hidden));
       if (int64_t(head_in.size()) < B * c.hidden) head_in.resize(size_t(B * c.hidden));
-      moe_step.size_rows(B);
+      moe_step.size_rows(B, G);
       barrier.reset(G);
-      for (int l = 0; l < c.layers; ++l) expert_next[size_t(l)].store(0, std::memory_order_relaxed);
-      head_next.store(0, std::memory_order_relaxed);
+      for (LaneWork& w : expert_work) w.reset(G, moe_step.items());
+      const int64_t head_panels = (int64_t(c.vocab) + PackedMatrix::kPanel - 1) / PackedMatrix::kPanel;
+      head_work.reset(G, int((head_panels + kHeadPiece - 1) / kHeadPiece));
       first_error = nullptr;
       // Every row is computed as it is alone, so how the rows and the experts are split over
       // the lanes changes no bits.

@@ -39,8 +39,9 @@ MoeDecode::MoeDecode(const ModelConfig& c)
   wb_ = f_ / blocks_;
 }
 
-void MoeDecode::size_rows(int64_t B) {
+void MoeDecode::size_rows(int64_t B, int groups) {
   rows_ = B;
+  groups_ = std::max(1, groups);
   moe_decode_fit(logits_, size_t(B * E_));
   moe_decode_fit(sel_, size_t(B * K_));
   moe_decode_fit(w_, size_t(B * K_));
@@ -91,73 +92,91 @@ void MoeDecode::route(const MoeParams& p, const MoeLayer& layer, const float* x,
   }
 }
 
-void MoeDecode::experts(const MoeParams& p, const float* x, int64_t B, std::atomic<int>& next,
-                        MoeDecodeScratch& s, PackedWeights* packed) {
+bool MoeDecode::shared_item(int i) const {
+  const int g = segment_of(i);
+  return i - (g * shared_ + g * E_ / groups_) < shared_;
+}
+
+// The segment (lane) of item i: segment g starts at g (shared + E / groups) rounded down, i.e.
+// g shared + floor(g E / groups), as LaneWork splits items() over groups_ lanes.
+int MoeDecode::segment_of(int i) const {
+  int g = int(int64_t(i) * groups_ / items());
+  while (g + 1 < groups_ && int64_t(g + 1) * items() / groups_ <= i) ++g;
+  while (g > 0 && int64_t(g) * items() / groups_ > i) --g;
+  return g;
+}
+
+void MoeDecode::order_routed(MoeDecodeScratch& s) const {
+  const int64_t BK = rows_ * K_;
+  s.item_rows.assign(size_t(E_), 0);
+  for (int64_t i = 0; i < BK; ++i) ++s.item_rows[size_t(sel_[size_t(i)])];
+  s.order.resize(size_t(E_));
+  for (int g = 0; g < groups_; ++g) {
+    const int e0 = int(int64_t(g) * E_ / groups_), e1 = int(int64_t(g + 1) * E_ / groups_);
+    for (int e = e0; e < e1; ++e) s.order[size_t(e)] = e;
+    std::stable_sort(s.order.begin() + e0, s.order.begin() + e1, [&](int a, int b) {
+      return s.item_rows[size_t(a)] > s.item_rows[size_t(b)];
+    });
+  }
+}
+
+void MoeDecode::run_item(const MoeParams& p, const float* x, int i, MoeDecodeScratch& s,
+                         PackedWeights* packed) {
   TREX_TRACE(kGemm, "moe.decode.experts");
-  const int64_t d = d_, f = f_, K = K_, L = blocks_, wb = wb_;
-  // Items: the shared experts (all B rows) then the routed experts with rows, largest first
-  // (ties to the lower index). Every thread computes the same order from the routing and takes
-  // the next item not yet taken, so a thread the scheduler holds back leaves its share to the
-  // others instead of making them wait at the next barrier.
-  const int items = shared_ + E_;
-  s.item_rows.assign(size_t(items), 0);
-  for (int j = 0; j < shared_; ++j) s.item_rows[size_t(j)] = B;
-  for (int64_t i = 0; i < B * K; ++i) ++s.item_rows[size_t(shared_ + sel_[size_t(i)])];
-  s.order.clear();
-  for (int i = 0; i < items; ++i)
-    if (s.item_rows[size_t(i)] > 0) s.order.push_back(i);
-  std::stable_sort(s.order.begin(), s.order.end(),
-                   [&](int a, int b) { return s.item_rows[size_t(a)] > s.item_rows[size_t(b)]; });
-  for (int taken; (taken = next.fetch_add(1, std::memory_order_relaxed)) < int(s.order.size());) {
-    const int i = s.order[size_t(taken)];
-    if (i < shared_) {
-      // As MoeLayer::forward: W1, W3 over the whole width, SwiGLU, W2.
-      const int j = i;
-      moe_decode_fit(s.g, size_t(B * f));
-      moe_decode_fit(s.u, size_t(B * f));
-      moe_decode_fit(s.h, size_t(B * f));
-      matvec_rows(packed, p.shared_w1[size_t(j)], x, B, f, d, s.g.data());
-      matvec_rows(packed, p.shared_w3[size_t(j)], x, B, f, d, s.u.data());
-      kernels::swiglu_forward<float>(s.g.data(), s.u.data(), nullptr, s.h.data(), B, f, limit_);
-      matvec_rows(packed, p.shared_w2[size_t(j)], s.h.data(), B, d, f, &ys_[size_t(j * rows_ * d)]);
-      continue;
-    }
-    // Routed expert e: its (row, slot) pairs in row order, as the dispatch's counting sort
-    // orders them; W1, W3 per width block (block-major), SwiGLU per block with the routing
-    // weights, then W2 over the whole width.
-    const int e = i - shared_;
-    const int64_t n = s.item_rows[size_t(i)];
-    s.rows.clear();
-    for (int64_t q = 0; q < B * K; ++q)
-      if (sel_[size_t(q)] == e) s.rows.push_back(q);
-    moe_decode_fit(s.xs, size_t(n * d));
-    moe_decode_fit(s.w, size_t(n));
+  const int64_t d = d_, f = f_, K = K_, L = blocks_, wb = wb_, B = rows_;
+  const int grp = segment_of(i);
+  const int at = i - (grp * shared_ + int(int64_t(grp) * E_ / groups_));  // within the segment
+  if (at < shared_) {
+    // Shared expert `at` over the group's rows, as MoeLayer::forward: W1, W3 over the whole
+    // width, SwiGLU, W2 (each row's bits do not depend on the rows beside it).
+    const int j = at;
+    const int64_t b0 = grp * B / groups_, n = (grp + 1) * B / groups_ - b0;
+    if (n <= 0) return;
     moe_decode_fit(s.g, size_t(n * f));
     moe_decode_fit(s.u, size_t(n * f));
     moe_decode_fit(s.h, size_t(n * f));
-    moe_decode_fit(s.hrows, size_t(n * f));
-    moe_decode_fit(s.y, size_t(n * d));
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t q = s.rows[size_t(r)];
-      std::memcpy(&s.xs[size_t(r * d)], x + (q / K) * d, sizeof(float) * size_t(d));
-      s.w[size_t(r)] = w_[size_t(q)];
-    }
-    const int64_t nwb = n * wb;
-    for (int64_t l = 0; l < L; ++l) {
-      matvec_rows(packed, p.w1[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.g[size_t(l * nwb)]);
-      matvec_rows(packed, p.w3[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.u[size_t(l * nwb)]);
-    }
-    for (int64_t l = 0; l < L; ++l)
-      kernels::swiglu_forward(&s.g[size_t(l * nwb)], &s.u[size_t(l * nwb)], s.w.data(),
-                              &s.h[size_t(l * nwb)], n, wb, limit_);
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t l = 0; l < L; ++l)
-        std::memcpy(&s.hrows[size_t(r * f + l * wb)], &s.h[size_t(l * nwb + r * wb)],
-                    sizeof(float) * size_t(wb));
-    matvec_rows(packed, p.w2[size_t(e)], s.hrows.data(), n, d, f, s.y.data());
-    for (int64_t r = 0; r < n; ++r)
-      std::memcpy(&ye_[size_t(s.rows[size_t(r)] * d)], &s.y[size_t(r * d)], sizeof(float) * size_t(d));
+    matvec_rows(packed, p.shared_w1[size_t(j)], x + b0 * d, n, f, d, s.g.data());
+    matvec_rows(packed, p.shared_w3[size_t(j)], x + b0 * d, n, f, d, s.u.data());
+    kernels::swiglu_forward<float>(s.g.data(), s.u.data(), nullptr, s.h.data(), n, f, limit_);
+    matvec_rows(packed, p.shared_w2[size_t(j)], s.h.data(), n, d, f, &ys_[size_t((j * rows_ + b0) * d)]);
+    return;
   }
+  // Routed expert e: its (row, slot) pairs in row order, as the dispatch's counting sort
+  // orders them; W1, W3 per width block (block-major), SwiGLU per block with the routing
+  // weights, then W2 over the whole width.
+  const int e = s.order[size_t(int64_t(grp) * E_ / groups_ + (at - shared_))];
+  const int64_t n = s.item_rows[size_t(e)];
+  if (n == 0) return;
+  s.rows.clear();
+  for (int64_t q = 0; q < B * K; ++q)
+    if (sel_[size_t(q)] == e) s.rows.push_back(q);
+  moe_decode_fit(s.xs, size_t(n * d));
+  moe_decode_fit(s.w, size_t(n));
+  moe_decode_fit(s.g, size_t(n * f));
+  moe_decode_fit(s.u, size_t(n * f));
+  moe_decode_fit(s.h, size_t(n * f));
+  moe_decode_fit(s.hrows, size_t(n * f));
+  moe_decode_fit(s.y, size_t(n * d));
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t q = s.rows[size_t(r)];
+    std::memcpy(&s.xs[size_t(r * d)], x + (q / K) * d, sizeof(float) * size_t(d));
+    s.w[size_t(r)] = w_[size_t(q)];
+  }
+  const int64_t nwb = n * wb;
+  for (int64_t l = 0; l < L; ++l) {
+    matvec_rows(packed, p.w1[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.g[size_t(l * nwb)]);
+    matvec_rows(packed, p.w3[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.u[size_t(l * nwb)]);
+  }
+  for (int64_t l = 0; l < L; ++l)
+    kernels::swiglu_forward(&s.g[size_t(l * nwb)], &s.u[size_t(l * nwb)], s.w.data(),
+                            &s.h[size_t(l * nwb)], n, wb, limit_);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t l = 0; l < L; ++l)
+      std::memcpy(&s.hrows[size_t(r * f + l * wb)], &s.h[size_t(l * nwb + r * wb)],
+                  sizeof(float) * size_t(wb));
+  matvec_rows(packed, p.w2[size_t(e)], s.hrows.data(), n, d, f, s.y.data());
+  for (int64_t r = 0; r < n; ++r)
+    std::memcpy(&ye_[size_t(s.rows[size_t(r)] * d)], &s.y[size_t(r * d)], sizeof(float) * size_t(d));
 }
 
 void MoeDecode::combine(int64_t b0, int64_t b1, float* out) const {

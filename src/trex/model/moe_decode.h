@@ -7,8 +7,10 @@
 // experts per thread, so two threads read ~11 experts per layer and step where one pass over
 // all rows reads ~7.2 (the routed experts are over half of v4-nano's weights). Here the phases
 // are: route (each thread its own rows), then experts (the threads take whole experts, one at a
-// time, each over all the rows routed to it), then combine (each thread its own rows). The
-// caller separates the phases by a barrier.
+// time, each over all the rows routed to it, and the shared experts by row group), then combine
+// (each thread its own rows). The caller separates the phases by a barrier, but a thread may run
+// the shared experts over its own rows between arriving at it and waiting there: they need no
+// other thread's rows, and they fill the time a thread would spend waiting for a slower one.
 //
 // Bits: every product sums a row as it would alone (packed_matvec.h), the width blocks, the SwiGLU
 // kernel's calls and the combine order are MoeLayer::forward's few-token path, so a row's output
@@ -16,7 +18,6 @@
 // is split (tests/model/moe_decode_test.cc).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -31,37 +32,51 @@ class PackedWeights;  // packed_weights.h
 struct MoeDecodeScratch {
   std::vector<float> xs, g, u, h, hrows, y, w;
   std::vector<int64_t> rows;       // routed (row, slot) pairs of one expert, as b K + k
-  std::vector<int64_t> item_rows;  // [shared + E] rows of each expert this step
-  std::vector<int> order;          // experts with rows, largest first
+  std::vector<int64_t> item_rows;  // [E] rows routed to each expert this step
+  std::vector<int> order;          // [E] the routed experts, each lane's segment by rows, most first
 };
 
 class MoeDecode {
  public:
   explicit MoeDecode(const ModelConfig& config);
 
-  // Sizes the shared arrays for the step's B rows. Call before the threads of a step start.
-  void size_rows(int64_t B);
+  // Sizes the shared arrays for the step's B rows, split into `groups` contiguous row groups as
+  // the step's lanes split them (group g: rows [g B / groups, (g + 1) B / groups)). Call before
+  // the threads of a step start.
+  void size_rows(int64_t B, int groups = 1);
 
   // Rows [b0, b1) of x [B, d]: gate logits, choice of experts and their weights, as `layer`
   // routes (its selection bias, or its hash table by ids[b]).
   void route(const MoeParams& p, const MoeLayer& layer, const float* x, const int32_t* ids,
              int64_t b0, int64_t b1, PackedWeights* packed);
 
-  // The shared and routed experts over all B rows of x (B as given to size_rows), after every
-  // row is routed: each thread of the step calls it with the same `next` (0 before the first
-  // call) and computes whole experts, one at a time, until none is left.
-  void experts(const MoeParams& p, const float* x, int64_t B, std::atomic<int>& next,
-               MoeDecodeScratch& s, PackedWeights* packed);
+  // The experts phase as items for LaneWork(groups, items()) (lane_work.h): lane g's segment
+  // holds the shared experts over row group g's rows, then the routed experts
+  // [g E / groups, (g + 1) E / groups), each over every row routed to it. A shared item needs
+  // only its group's rows of x; a routed one every row routed, and order_routed() on the
+  // scratch that runs it.
+  int items() const { return shared_ * groups_ + E_; }
+  bool shared_item(int i) const;
+  // After every row is routed: the routed experts of each segment by rows, most first (ties to
+  // the lower index), so that the items a lane steals last are the small ones. Each thread that
+  // runs routed items calls it on its own scratch; they all compute the same order.
+  void order_routed(MoeDecodeScratch& s) const;
+  // Item i over x [B, d] (B as given to size_rows).
+  void run_item(const MoeParams& p, const float* x, int i, MoeDecodeScratch& s,
+                PackedWeights* packed);
 
   // out [b1 - b0, d] for rows [b0, b1), after every thread's experts phase: the shared experts'
   // outputs, then the routed ones in slot order.
   void combine(int64_t b0, int64_t b1, float* out) const;
 
  private:
+  int segment_of(int i) const;
+
   int64_t d_, f_, wb_, blocks_;
   int E_, K_, shared_;
   float gamma_, limit_;
   int64_t rows_ = 0;           // B of the step
+  int groups_ = 1;             // row groups of the step
   std::vector<float> logits_;  // [B, E]
   std::vector<int32_t> sel_;   // [B, K]
   std::vector<float> w_;       // [B, K]

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "trex/model/attention.h"
+#include "trex/model/packed_weights.h"
 #include "trex/model/config.h"
 #include "trex/util/error.h"
 #include "model/tiny_config.h"
@@ -399,32 +400,43 @@ TEST(AttentionLayer, DecodeMatchesForwardAtEveryPosition) {
 }
 
 // A prompt prefilled at once leaves the cache as token-by-token decoding would: the tokens
-// decoded after it match the forward too (prompt lengths that end inside a block).
+// decoded after it match the forward too (prompt lengths that end inside a block). Also with a
+// decoder's packed weights, whose copies a prompt of up to kPackedPrefillTokens tokens
+// projects on (the 190-token prompt runs its GEMMs either way).
 TEST(AttentionLayer, PrefillThenDecodeMatchesForward) {
   for (int ratio : {0, 4, 128}) {
-    ModelConfig c = small_config();
-    const int64_t d = c.hidden, T = ratio == 128 ? 300 : 45, P = ratio == 128 ? 190 : 13;
-    LayerTensors w(c, ratio, 71);
-    std::vector<float> x = random_vector(T * d, 72);
-    AttentionLayer layer(c, layer_of_ratio(ratio));
-    std::vector<float> full(static_cast<size_t>(T * d)), pre(static_cast<size_t>(P * d)),
-        step(static_cast<size_t>(d));
-    layer.forward(w.params(), x.data(), spans({T}), T, full.data());
-    AttentionCache cache;
-    layer.prefill(w.params(), x.data(), P, cache, pre.data());
-    ASSERT_EQ(cache.len, P);
-    auto check = [&](const float* got, int64_t t) {
-      double err = 0, ref = 0;
-      for (int64_t e = 0; e < d; ++e) {
-        err = std::max(err, double(std::abs(got[e] - full[size_t(t * d + e)])));
-        ref = std::max(ref, double(std::abs(full[size_t(t * d + e)])));
+    for (bool with_packed : {false, true}) {
+      for (int64_t P : {ratio == 128 ? int64_t(190) : int64_t(13), int64_t(AttentionLayer::kPackedPrefillTokens)}) {
+        SCOPED_TRACE("ratio " + std::to_string(ratio) + (with_packed ? ", packed" : "") +
+                     ", prompt " + std::to_string(P));
+        ModelConfig c = small_config();
+        const int64_t d = c.hidden, T = ratio == 128 ? 300 : 45;
+        LayerTensors w(c, ratio, 71);
+        std::vector<float> x = random_vector(T * d, 72);
+        AttentionLayer layer(c, layer_of_ratio(ratio));
+        std::vector<float> full(static_cast<size_t>(T * d)), pre(static_cast<size_t>(P * d)),
+            step(static_cast<size_t>(d));
+        layer.forward(w.params(), x.data(), spans({T}), T, full.data());
+        AttentionCache cache;
+        PackedWeights packed;
+        layer.prefill(w.params(), x.data(), P, cache, pre.data(), with_packed ? &packed : nullptr);
+        ASSERT_EQ(cache.len, P);
+        // The packed copies were used exactly when the prompt is short enough.
+        EXPECT_EQ(packed.bytes() > 0, with_packed && P <= AttentionLayer::kPackedPrefillTokens);
+        auto check = [&](const float* got, int64_t t) {
+          double err = 0, ref = 0;
+          for (int64_t e = 0; e < d; ++e) {
+            err = std::max(err, double(std::abs(got[e] - full[size_t(t * d + e)])));
+            ref = std::max(ref, double(std::abs(full[size_t(t * d + e)])));
+          }
+          ASSERT_LE(err, 1e-4 * ref + 1e-6) << "position " << t;
+        };
+        for (int64_t t = 0; t < P; ++t) check(pre.data() + t * d, t);
+        for (int64_t t = P; t < T; ++t) {
+          layer.decode(w.params(), x.data() + t * d, cache, step.data());
+          check(step.data(), t);
+        }
       }
-      ASSERT_LE(err, 1e-4 * ref + 1e-6) << "ratio " << ratio << ", position " << t;
-    };
-    for (int64_t t = 0; t < P; ++t) check(pre.data() + t * d, t);
-    for (int64_t t = P; t < T; ++t) {
-      layer.decode(w.params(), x.data() + t * d, cache, step.data());
-      check(step.data(), t);
     }
   }
 }

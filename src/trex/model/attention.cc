@@ -29,6 +29,7 @@
 #include "trex/kernels/rmsnorm.h"
 #include "trex/kernels/rope.h"
 #include "trex/kernels/sparse_attention.h"
+#include "trex/model/packed_weights.h"
 #include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
 
@@ -61,6 +62,29 @@ void linear_dw(const float* dy, int64_t lddy, const float* x, int64_t ldx, int64
 }
 
 }  // namespace
+
+// A projection of forward's: the GEMM, or in a prefill of at most kPackedPrefillTokens tokens
+// the decoder's packed copy of w (packed_weights.h): the GEMM packs panels of w on every call,
+// which for a short prompt costs more than the product (session 12 of issue 16: ~21% of a
+// 16-token prefill), and the decoder has w packed already. Strided rows are gathered and
+// scattered around the packed product, which takes them contiguous.
+void AttentionLayer::State::project(const float* x, int64_t ldx, const float* w, int64_t T,
+                                    int64_t out, int64_t in, float* y, int64_t ldy) {
+  if (!packed_prefill(T)) {
+    linear(x, ldx, w, T, out, in, y, ldy);
+    return;
+  }
+  const float* xc = x;
+  if (ldx != in) {
+    float* g = ptr(pack_x, T * in);
+    for (int64_t t = 0; t < T; ++t) std::copy(x + t * ldx, x + t * ldx + in, g + t * in);
+    xc = g;
+  }
+  float* yc = ldy == out ? y : ptr(pack_y, T * out);
+  matvec_rows(prefill_packed, w, xc, T, out, in, yc);
+  if (yc != y)
+    for (int64_t t = 0; t < T; ++t) std::copy(yc + t * out, yc + (t + 1) * out, y + t * ldy);
+}
 
 
 AttentionLayer::AttentionLayer(const ModelConfig& config, int layer, int ratio_override)
@@ -157,12 +181,12 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
   float* q = ptr(s.q, T * Hhd);
   {
     TREX_TRACE(kGemm, "attn.wq_a");
-    linear(xs, d, p.wq_a, T, qlr, d, qa, qlr);
+    s.project(xs, d, p.wq_a, T, qlr, d, qa, qlr);
   }
   s.norm_fwd(qa, p.q_norm, qr, T, qlr);
   {
     TREX_TRACE(kGemm, "attn.wq_b");
-    linear(qr, qlr, p.wq_b, T, Hhd, qlr, q0, Hhd);
+    s.project(qr, qlr, p.wq_b, T, Hhd, qlr, q0, Hhd);
   }
   {
     TREX_TRACE(kElementwise, "attn.q_norm_rope");
@@ -175,7 +199,7 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
   float* kv = ptr(s.kv, T * hd);
   {
     TREX_TRACE(kGemm, "attn.wkv");
-    linear(xs, d, p.wkv, T, hd, d, kva, hd);
+    s.project(xs, d, p.wkv, T, hd, d, kva, hd);
   }
   {
     TREX_TRACE(kElementwise, "attn.kv_norm_rope");
@@ -190,8 +214,8 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
     float* zt = ptr(s.zt, T * s.C);
     {
       TREX_TRACE(kGemm, "attn.compressor");
-      linear(xs, d, p.comp_wkv, T, s.C, d, kt, s.C);
-      linear(xs, d, p.comp_wgate, T, s.C, d, zt, s.C);
+      s.project(xs, d, p.comp_wkv, T, s.C, d, kt, s.C);
+      s.project(xs, d, p.comp_wgate, T, s.C, d, zt, s.C);
     }
     float* kc0 = ptr(s.kc0, std::max<int64_t>(1, s.n_entries * hd));
     kc = ptr(s.kc, std::max<int64_t>(1, s.n_entries * hd));
@@ -222,11 +246,11 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
     float* kIt = ptr(s.kIt, T * 2 * Ihd);
     float* kIz = ptr(s.kIz, T * 2 * Ihd);
     float* wI = ptr(s.wI, T * IH);
-    linear(qr, qlr, p.idx_wq_b, T, IH * Ihd, qlr, qIa, IH * Ihd);
+    s.project(qr, qlr, p.idx_wq_b, T, IH * Ihd, qlr, qIa, IH * Ihd);
     s.rope(qIa, qI, s.pos.data(), T, IH, Ihd, +1);
-    linear(xs, d, p.idx_comp_wkv, T, 2 * Ihd, d, kIt, 2 * Ihd);
-    linear(xs, d, p.idx_comp_wgate, T, 2 * Ihd, d, kIz, 2 * Ihd);
-    linear(xs, d, p.idx_weights_proj, T, IH, d, wI, IH);
+    s.project(xs, d, p.idx_comp_wkv, T, 2 * Ihd, d, kIt, 2 * Ihd);
+    s.project(xs, d, p.idx_comp_wgate, T, 2 * Ihd, d, kIz, 2 * Ihd);
+    s.project(xs, d, p.idx_weights_proj, T, IH, d, wI, IH);
     const float wscale = float(1.0 / std::sqrt(double(Ihd)) / std::sqrt(double(IH)));
     for (int64_t i = 0; i < T * IH; ++i) wI[i] *= wscale;
     float* kI0 = ptr(s.kI0, std::max<int64_t>(1, s.n_entries * Ihd));
@@ -303,12 +327,17 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
   float* u = ptr(s.u, T * Gol);
   {
     TREX_TRACE(kGemm, "attn.wo");
-    // The groups' products are independent (side_by_side.h).
-    std::vector<std::function<void()>> groups;
-    for (int64_t g = 0; g < s.G; ++g)
-      groups.push_back([&, g] { linear(oi + g * gw, Hhd, p.wo_a + g * s.olr * gw, T, s.olr, gw, u + g * s.olr, Gol); });
-    side_by_side(groups);
-    linear(u, Gol, p.wo_b, T, d, Gol, out, d);
+    if (s.packed_prefill(T)) {
+      for (int64_t g = 0; g < s.G; ++g)  // one after the other: project() has one scratch
+        s.project(oi + g * gw, Hhd, p.wo_a + g * s.olr * gw, T, s.olr, gw, u + g * s.olr, Gol);
+    } else {
+      // The groups' products are independent (side_by_side.h).
+      std::vector<std::function<void()>> groups;
+      for (int64_t g = 0; g < s.G; ++g)
+        groups.push_back([&, g] { linear(oi + g * gw, Hhd, p.wo_a + g * s.olr * gw, T, s.olr, gw, u + g * s.olr, Gol); });
+      side_by_side(groups);
+    }
+    s.project(u, Gol, p.wo_b, T, d, Gol, out, d);
   }
 
   // 8: the indexer's KL loss against the main attention's (detached) probabilities. Every row

@@ -120,9 +120,14 @@ class AttentionLayer {
   // The same for a whole prompt at once: x [T, d] are the first T tokens of the cache's
   // sequence (REQUIRES: cache.len == 0); out [T, d] is forward's output for one document, and
   // the cache is left as T decode calls would leave it (up to rounding). Runs forward without
-  // the indexer loss, so a backward must not follow it.
+  // the indexer loss, so a backward must not follow it. With `packed` (a decoder's
+  // PackedWeights) and at most kPackedPrefillTokens tokens the projections run on its packed
+  // copies, as a step's do, instead of GEMMs that pack the weights again on every call.
   void prefill(const AttentionParams& p, const float* x, int64_t T, AttentionCache& cache,
-               float* out);
+               float* out, PackedWeights* packed = nullptr);
+  // The longest prompt whose projections prefill runs on packed weights (MoeLayer::kFewTokens,
+  // where the MoE layer's products switch from packed copies to its GEMMs too).
+  static constexpr int64_t kPackedPrefillTokens = 16;
 
   // dout [T, d] -> dx [T, d] (overwritten, the backbone's gradient only). Parameter gradients
   // (the indexer's from L_I) are added into g.

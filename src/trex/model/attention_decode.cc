@@ -230,7 +230,7 @@ void fill_ring(const float* src, int64_t T, int64_t width, int64_t rows, std::ve
 }  // namespace
 
 void AttentionLayer::prefill(const AttentionParams& p, const float* x, int64_t T,
-                             AttentionCache& cache, float* out) {
+                             AttentionCache& cache, float* out, PackedWeights* packed) {
   TREX_TRACE(kAttention, "attn.prefill");
   State& s = *s_;
   if (cache.len != 0)
@@ -238,13 +238,16 @@ void AttentionLayer::prefill(const AttentionParams& p, const float* x, int64_t T
                                          std::to_string(cache.len) + " tokens)");
   const DocSpan doc{0, T};
   s.skip_indexer_loss = true;
+  s.prefill_packed = packed;
   try {
     forward(p, x, std::span<const DocSpan>(&doc, 1), T, out);
   } catch (...) {
     s.skip_indexer_loss = false;
+    s.prefill_packed = nullptr;
     throw;
   }
   s.skip_indexer_loss = false;
+  s.prefill_packed = nullptr;
   const int64_t hd = s.hd, m = s.ratio;
   // Window: the roped kv rows of the last win tokens.
   fill_ring(s.kv.data(), T, hd, s.win, cache.window);

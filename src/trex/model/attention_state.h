@@ -52,6 +52,10 @@ struct AttentionLayer::State {
   int64_t n_entries = 0;
   bool has_indexer_grads = false;
   bool skip_indexer_loss = false;  // prefill: the forward without L_I (nothing will train)
+  // prefill with a decoder's packed weights: forward's projections of at most
+  // kPackedPrefillTokens tokens run on them (project()); null otherwise.
+  PackedWeights* prefill_packed = nullptr;
+  attention_detail::Buf pack_x, pack_y;  // project()'s gathered rows
 
   // Saved activations.
   attention_detail::Buf x, qa, qr, q0, q, kva, kv, kt, zt, kc0, kc, o, lse, oi, u, comp_prob;
@@ -59,6 +63,13 @@ struct AttentionLayer::State {
   attention_detail::Buf qI, kIt, kIz, kI0, kI, wI, dqI, dkI, dwI;
   // Backward scratch.
   attention_detail::Buf du, doi, dO, dq, dkv, dkc, dtmp, dnorm, dkt, dzt, dwork, dape;
+
+  bool packed_prefill(int64_t T) const {
+    return prefill_packed != nullptr && T <= AttentionLayer::kPackedPrefillTokens;
+  }
+  // y [T, out] (row stride ldy) = x [T, in] (row stride ldx) W^T, w [out, in] (attention.cc).
+  void project(const float* x, int64_t ldx, const float* w, int64_t T, int64_t out, int64_t in,
+               float* y, int64_t ldy);
 
   void ensure_table(int64_t max_pos) {
     if (table.max_pos >= max_pos) return;

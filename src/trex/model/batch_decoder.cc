@@ -283,7 +283,9 @@ struct BatchDecoder::Impl {
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[0], p.hc_base[0], p.hc_scale[0], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
-      ln.attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data());
+      // Up to AttentionLayer::kPackedPrefillTokens tokens, the projections on the packed copies
+      // too (a GEMM per projection packed the weight again on every call).
+      ln.attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data(), &packed);
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),

@@ -6,12 +6,14 @@ first fork it runs the modelling code once on a model of its own (trex_eval_warm
 the children inherit that code warm; a child ends without tearing down the shared modules
 (finish()).
 
-Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE]
+Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE [COPY_AHEAD]]
 
 LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same code that the
 evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
 SOCK_SEQPACKET socket to the evaluator. PYC_CACHE is $TREX_PYC_CACHE of the evaluator
-(open_pyc_cache): "" or absent the per-user cache, "0" none, else the cache's folder. Each exchange on it is one JSON message:
+(open_pyc_cache): "" or absent the per-user cache, "0" none, else the cache's folder.
+COPY_AHEAD is $TREX_COPY_AHEAD of the evaluator: "0" turns the copy ahead off (WaitingChild,
+PagesChildrenWrite), anything else or absent leaves it on. Each exchange on it is one JSON message:
 
   zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B}
                        once, at start (B: its children share the network namespace it made)
@@ -496,14 +498,16 @@ class WaitingChild:
         self.lib, self.ctl = lib, ctl
         self.pid, self.sock = None, None
         self.pages, self.madvise = (), None
-        self.copy_ahead(pages)
+        self.use_pages(pages)
 
-    def copy_ahead(self, pages):
+    def use_pages(self, pages):
         """The runs of the zygote's pages that the children forked from now on copy ahead
-        (PagesChildrenWrite's answer)."""
-        self.pages = pages or ()
-        if self.pages and self.madvise is None:
-            self.madvise = libc_madvise()
+        (PagesChildrenWrite's answer); none where this kernel cannot copy ahead (probed once,
+        here, in the zygote: populate_write_works)."""
+        if pages and self.madvise is None:
+            madvise = libc_madvise()
+            self.madvise = madvise if populate_write_works(madvise) else False
+        self.pages = (pages or ()) if self.madvise else ()
 
     def fork(self):
         zygote_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -563,7 +567,7 @@ class WaitingChild:
             self.pid, self.sock = None, None
 
 
-MADV_POPULATE_WRITE = 23  # Linux 5.14; older kernels answer EINVAL and nothing is copied ahead
+MADV_POPULATE_WRITE = 23  # Linux 5.14; older kernels answer EINVAL (populate_write_works)
 MAPPING_LIMIT = 1 << 30  # private_pages() reads no larger mapping's pagemap
 PAGEMAP_CHUNK = 4096  # pagemap entries read at a time (32 KB)
 
@@ -624,25 +628,36 @@ class PagesChildrenWrite:
     (the request path, the runner on the warm-up's small program) and the warm-up's model once,
     then reads from /proc/self/pagemap which of the pages it now maps exclusively (its own
     copies: the ones it wrote) and sends their addresses back on a pipe. Nothing of a program
-    has run in this interpreter, and none runs in that child.
+    has run in this interpreter, and none runs in that child. A page the zygote writes in the
+    meantime (its request loop) does not make the training child's original exclusive: a
+    holder forked first shares every page the training child does not write (_send_written).
 
     It runs beside the zygote's first programs (40-60 ms here, mostly its own page faults): the
     zygote asks poll() between programs, and until the answer is in its children copy nothing
-    ahead, as when it fails (poll() then stays None).
+    ahead, as when it fails (poll() then stays None, whether the pipe, the fork, the child or
+    the read failed: only a cost, never the zygote's end).
 
     Why not every page: a copy made ahead costs some 7 us a page on this project's machine
     (whose page faults go through its hypervisor: 14 us each), and a program's child writes to
     about 700 of the interpreter's 1,900 private pages (reference counts, pymalloc's pools):
-    copying all of them cost as much CPU as the faults they saved. These are about 500 pages,
-    and a program's child then takes about 250 faults instead of 700 (docs/eval.md)."""
+    copying all of them cost as much CPU as the faults they saved. A program's child then
+    takes about 250 faults instead of 700 (docs/eval.md)."""
 
     def __init__(self, pages):
         self.pid, self.fd, self.chunks, self.runs = None, None, [], None
         self.done = not pages
         if self.done:
             return
-        r, w = os.pipe()
-        pid = os.fork()
+        r = w = None
+        try:
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:  # no answer, no copies ahead: as before, never the zygote's end
+            for fd in (r, w):
+                if fd is not None:
+                    os.close(fd)
+            self.done = True
+            return
         if pid == 0:
             status = 1
             try:
@@ -660,14 +675,17 @@ class PagesChildrenWrite:
         failed."""
         if self.done:
             return self.runs
-        os.set_blocking(self.fd, block)
         try:
+            os.set_blocking(self.fd, block)
             while True:
                 chunk = os.read(self.fd, 1 << 16)
                 if not chunk:
                     break
                 self.chunks.append(chunk)
         except BlockingIOError:
+            return None
+        except OSError:  # an unexpected error: no answer (stop() ends and reaps the child)
+            self.stop()
             return None
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
@@ -684,8 +702,14 @@ class PagesChildrenWrite:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            os.close(self.fd)
-            os.waitpid(self.pid, 0)
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
             self.pid, self.fd, self.done = None, None, True
 
 
@@ -696,7 +720,33 @@ def pages_children_write(pages):
 
 def _send_written(fd, pages):
     """In the training child: the warm-ups' code once, then the addresses of the pages of
-    `pages` it now maps exclusively, to `fd`."""
+    `pages` it now maps exclusively, to `fd`.
+
+    First it forks a holder that does nothing until this child ends (its pipe's EOF). Without
+    it, a page the zygote writes while this child runs (its request loop, beside this child)
+    would leave this child's original mapped once, so exclusive, as if this child had written
+    it: the list would depend on what the zygote and the first programs did. With it, every
+    page this child does not write stays shared with the holder; only its own copies, the
+    pages it wrote, are exclusive."""
+    hold_r, hold_w = os.pipe()
+    holder = os.fork()
+    if holder == 0:
+        try:
+            os.close(fd)  # the zygote's EOF must not wait for the holder
+            os.close(hold_w)
+            os.read(hold_r, 1)
+        finally:
+            os._exit(0)
+    os.close(hold_r)
+    try:
+        _send_written_held(fd, pages)
+    finally:
+        os.close(hold_w)
+        os.waitpid(holder, 0)
+
+
+def _send_written_held(fd, pages):
+    """_send_written's work, while the holder shares every page this child has not written."""
     import struct
 
     present, exclusive = 1 << 63, 1 << 56
@@ -735,11 +785,33 @@ def copy_ahead(madvise, pages):
     forked from) made now, with one madvise(MADV_POPULATE_WRITE) per run, instead of one page
     fault for each at the program's first write to it (a fault's trap costs more than the copy:
     about 14 against 7 us a page where page faults go through a hypervisor, measured).
-    Whatever fails (an old kernel, a run unmapped since) leaves those pages to be copied on
-    their first write, as before."""
+    A run that fails (unmapped or made read-only since: ENOMEM, EINVAL) leaves its pages to be
+    copied on their first write, as before; the next runs are still copied. Whether the kernel
+    has MADV_POPULATE_WRITE at all was probed once in the zygote (populate_write_works)."""
     for address, length in pages:
-        if madvise(address, length, MADV_POPULATE_WRITE) != 0 and ctypes.get_errno() == 22:
-            return  # EINVAL: the kernel has no MADV_POPULATE_WRITE
+        madvise(address, length, MADV_POPULATE_WRITE)
+
+
+def populate_write_works(madvise):
+    """Whether madvise(MADV_POPULATE_WRITE) works here (Linux 5.14 and later): tried on one
+    private page of its own. Before 5.14 the kernel answers EINVAL, as it does for a run that
+    cannot be written, so a later run's error cannot tell the two apart."""
+    import mmap
+
+    try:
+        page = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError:
+        return False
+    try:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+        return madvise(address, 4096, MADV_POPULATE_WRITE) == 0
+    except BaseException:
+        return False
+    finally:
+        try:
+            page.close()
+        except BufferError:
+            pass
 
 
 def libc_madvise():
@@ -813,11 +885,18 @@ def main():
         trim(0)
     # Found once, in the interpreter every child is forked from (its later messages change a
     # few pages), by a child that runs beside the first programs.
-    training = PagesChildrenWrite(private_pages())
+    training = PagesChildrenWrite(private_pages() if copy_ahead_wanted(sys.argv) else ())
     try:
         return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training)
     finally:
         training.stop()
+
+
+def copy_ahead_wanted(argv):
+    """COPY_AHEAD (argv[4], $TREX_COPY_AHEAD of the evaluator, docs/eval.md): "0" turns the copy
+    ahead off (no training child, so no child copies anything ahead); absent or anything else
+    leaves it on. Its gain was measured only where page faults trap through a hypervisor."""
+    return len(argv) <= 4 or argv[4] != "0"
 
 
 def serve(lib, ctl, isolation, missing, shared_netns, training):
@@ -857,7 +936,7 @@ def serve(lib, ctl, isolation, missing, shared_netns, training):
         # working directory, environment, limits) among the frame's locals.
         del request, fds
         if not training.done:
-            waiting.copy_ahead(training.poll())
+            waiting.use_pages(training.poll())
         waiting.fork()  # the next child, while the evaluator reads this one's results
 
 

@@ -160,7 +160,11 @@ class WarmInterpreter final : public SandboxLauncher {
       std::string absolute = std::filesystem::absolute(pyc_cache, ec).string();
       pyc_cache = ec ? "0" : absolute;  // no folder to name: no cache, never an error
     }
-    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache};
+    // $TREX_COPY_AHEAD (docs/eval.md): "0" turns the waiting children's copy ahead off (its gain
+    // was measured only where page faults trap through a hypervisor); else it is on.
+    const char* copy_ahead_env = getenv("TREX_COPY_AHEAD");
+    std::string copy_ahead = copy_ahead_env && std::string(copy_ahead_env) == "0" ? "0" : "1";
+    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache, copy_ahead};
     // The fresh path's environment (execute.cc); each child gets its own from the request.
     // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
     // child at its first call (the zygote drops the name before any child sees it).

@@ -159,11 +159,15 @@ class CopyAhead(unittest.TestCase):
         covered = lambda a: any(start <= a < start + length for start, length in runs)
         self.assertTrue(all(covered(first + i * 4096) for i in range(self.PAGES)))
         self.assertFalse(covered(shared_at) or covered(shared_at + 4096))
-        # A mapping over the limit is not read (a reservation; its pagemap could be gigabytes).
+        # A mapping over the limit is not read (a reservation; its pagemap could be gigabytes):
+        # its present page is left out of a list read after it was mapped, the rest still in.
         huge = mmap.mmap(-1, z.MAPPING_LIMIT + 4096, flags=mmap.MAP_PRIVATE)
         huge[0] = 1
-        self.assertFalse(any(covered(p) for p in [ctypes.addressof(ctypes.c_char.from_buffer(huge))]))
-        self.assertTrue(all(covered(first + i * 4096) for i in range(self.PAGES)))
+        huge_at = ctypes.addressof(ctypes.c_char.from_buffer(huge))
+        with_huge = z.private_pages()
+        covered_now = lambda a: any(start <= a < start + length for start, length in with_huge)
+        self.assertFalse(covered_now(huge_at))
+        self.assertTrue(all(covered_now(first + i * 4096) for i in range(self.PAGES)))
         huge.close()
         for start, length in runs:
             self.assertEqual(start % 4096, 0)
@@ -198,6 +202,19 @@ class CopyAhead(unittest.TestCase):
         self.assertIsNone(z.pages_children_write([]))
         del view
 
+    def test_pages_the_zygote_writes_while_the_training_child_runs_are_not_listed(self):
+        # The zygote serves the first programs beside the training child: its writes make its
+        # own copies, and must not make the training child's originals count as written.
+        buf, view, first = self.buffer()
+        training = z.PagesChildrenWrite(z.private_pages())
+        for i in range(self.PAGES):
+            view[i * 4096] = 100 + i
+        written = training.poll(block=True)
+        self.assertTrue(written)
+        listed = [a for start, length in written for a in range(start, start + length, 4096)]
+        self.assertEqual([a for a in listed if first <= a < first + 4096 * self.PAGES], [])
+        del view
+
     def test_the_training_child_answers_once_and_a_stop_reaps_it(self):
         training = z.PagesChildrenWrite(z.private_pages())
         pid = training.pid
@@ -218,6 +235,168 @@ class CopyAhead(unittest.TestCase):
         # Nothing is ever mapped below mmap_min_addr: madvise fails there (ENOMEM).
         code, out, err, _ = run_waiting_child(False, None, [(4096, 4096), (8192, 4096)])
         self.assertEqual((code, out, err), (7, b"entered prepared=1\n", b""))
+
+    def test_a_run_that_cannot_be_written_stops_no_later_run(self):
+        # A read-only run (madvise: EINVAL, as a kernel without MADV_POPULATE_WRITE answers)
+        # first: the buffer's run after it is still copied ahead.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        PROT_READ, MAP_PRIVATE, MAP_ANONYMOUS = 1, 2, 0x20
+        read_only = libc.mmap(None, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        self.assertNotEqual(read_only, ctypes.c_void_p(-1).value)
+        madvise = z.libc_madvise()
+        self.assertTrue(z.populate_write_works(madvise))
+        self.assertNotEqual(madvise(read_only, 4096, z.MADV_POPULATE_WRITE), 0)
+        self.assertEqual(ctypes.get_errno(), 22)
+        buf, view, first = self.buffer()
+        lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
+        code, out, err, _ = run_waiting_child(False, lib, [(read_only, 4096), (first, 4096 * self.PAGES)])
+        self.assertEqual((code, out, err), (7, b"own %d intact 1\n" % self.PAGES, b""))
+        libc.munmap(read_only, 4096)
+        del view
+
+    def test_where_the_kernel_cannot_copy_ahead_no_child_tries(self):
+        waiting = z.WaitingChild(None, None)
+        real = z.populate_write_works
+        z.populate_write_works = lambda madvise: False
+        try:
+            waiting.use_pages([(4096, 4096)])
+        finally:
+            z.populate_write_works = real
+        self.assertEqual(waiting.pages, ())
+        waiting.use_pages([(4096, 4096)])  # probed once: still off
+        self.assertEqual(waiting.pages, ())
+
+
+def open_fds():
+    return sorted(int(n) for n in os.listdir("/proc/self/fd"))
+
+
+class TrainingChildFailures(unittest.TestCase):
+    """The training child is a performance aid: whatever fails (its pipe or fork, its exit, its
+    answer, the read) means no pages and no copies ahead, never an exception in the zygote."""
+
+    def answer_of(self, send_written):
+        real = z._send_written
+        z._send_written = send_written
+        try:
+            return z.PagesChildrenWrite([(4096, 4096)]).poll(block=True)
+        finally:
+            z._send_written = real
+
+    def test_a_child_that_exits_non_zero_gives_no_answer(self):
+        def fails(fd, pages):
+            os.write(fd, (4096).to_bytes(8, "little"))  # a whole answer, then a failure
+            os._exit(3)
+
+        self.assertIsNone(self.answer_of(fails))
+
+    def test_a_partial_answer_is_no_answer(self):
+        self.assertIsNone(self.answer_of(lambda fd, pages: os.write(fd, b"\0" * 12)))
+        self.assertEqual(self.answer_of(lambda fd, pages: os.write(fd, (8192).to_bytes(8, "little"))), [(8192, 4096)])
+
+    def test_a_fork_that_fails_leaves_no_descriptor_and_no_answer(self):
+        before = open_fds()
+        real = z.os.fork
+
+        def fork():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+
+        z.os.fork = fork
+        try:
+            training = z.PagesChildrenWrite([(4096, 4096)])
+        finally:
+            z.os.fork = real
+        self.assertTrue(training.done)
+        self.assertIsNone(training.poll())
+        self.assertEqual(open_fds(), before)
+
+    def test_a_read_that_fails_ends_the_child_and_gives_no_answer(self):
+        training = z.PagesChildrenWrite(z.private_pages())
+        pid = training.pid
+        real = z.os.read
+
+        def read(fd, n):
+            raise OSError(5, "Input/output error")
+
+        z.os.read = read
+        try:
+            self.assertIsNone(training.poll(block=True))
+        finally:
+            z.os.read = real
+        self.assertTrue(training.done)
+        with self.assertRaises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # killed and reaped
+
+    def test_the_setting_turns_the_copy_ahead_off(self):
+        argv = ["trex_eval_zygote.py", "lib.so", "3", ""]
+        self.assertTrue(z.copy_ahead_wanted(argv))  # an older evaluator passes none
+        self.assertTrue(z.copy_ahead_wanted(argv + ["1"]))
+        self.assertFalse(z.copy_ahead_wanted(argv + ["0"]))
+        off = z.PagesChildrenWrite(())  # what main() starts then
+        self.assertTrue(off.done)
+        self.assertIsNone(off.pid)
+        self.assertIsNone(off.poll())
+
+
+class ForcedTraining:
+    """A training child's stand-in whose answer (`runs`) is in at the first poll()."""
+
+    def __init__(self, runs):
+        self.runs, self.done = runs, False
+
+    def poll(self, block=False):
+        self.done = True
+        return self.runs
+
+
+class Serve(unittest.TestCase):
+    """serve() wires the copy ahead: the child forked before the training answer (the first
+    program's) copies nothing, every child forked after it copies the answer's pages."""
+
+    PAGES = 64
+
+    def test_children_forked_after_the_answer_copy_ahead_the_first_does_not(self):
+        buf, view, first = CopyAhead.buffer(self)
+        lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
+        ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                ctl.close()
+                status = z.serve(lib, zygote_end, "test", 0, False, ForcedTraining([(first, 4096 * self.PAGES)]))
+            finally:
+                os._exit(status)
+        zygote_end.close()
+        try:
+            self.assertTrue(json.loads(ctl.recv(1 << 16))["ready"])
+            request = {"workdir": "/nonexistent", "read_only": [], "argv": ["/usr/bin/python3", "runner", "p.py"],
+                       "env": [], "allow_weak": False,
+                       "limits": {"cpu_s": 1, "memory_bytes": 1 << 30, "file_bytes": 1 << 20, "open_files": 64}}
+            outputs = []
+            for _ in range(3):
+                out_r, out_w = os.pipe()
+                err_r, err_w = os.pipe()
+                chan_r, chan_w = os.pipe()
+                socket.send_fds(ctl, [json.dumps(request).encode()], [out_w, err_w, chan_w])
+                for fd in (out_w, err_w, chan_w, chan_r):
+                    os.close(fd)
+                self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+                outputs.append((os.read(out_r, 4096), os.read(err_r, 4096)))
+                ctl.send(b'{"wait":10}')
+                status = json.loads(ctl.recv(1 << 16))
+                self.assertEqual((os.waitstatus_to_exitcode(status["status"]), status["timed_out"]), (7, False))
+                os.close(out_r)
+                os.close(err_r)
+        finally:
+            ctl.close()
+            _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertEqual(outputs, [(b"own 0 intact 1\n", b"")] + [(b"own %d intact 1\n" % self.PAGES, b"")] * 2)
+        del view
 
 
 def c_environment():

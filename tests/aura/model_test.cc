@@ -111,6 +111,14 @@ TEST(ChoiceIp, OverlappingPipesCostTheirMaximum) {
   EXPECT_DOUBLE_EQ(s.objective, 2.0);
 }
 
+// The GEMM model's cost without its tie-break (1e-4 of the FMA time per parameter off the
+// built-in, target.cc): the physical terms, which the hand-computed tests below check.
+double physical_cost(const TuneTarget& t, const AuraHardware& hw, const std::vector<int>& idx) {
+  ChoiceProblem pr = performance_model(t, hw);
+  for (ChoiceParam& p : pr.params) p.serial.clear();
+  return choice_cost(pr, idx);
+}
+
 TEST(GemmModel, TheProgramMatchesEnumerationAndRespectsCapacities) {
   AuraHardware hw = test_machine();
   for (auto dims : {std::vector<int64_t>{512, 512, 512}, std::vector<int64_t>{64, 2048, 1024},
@@ -143,7 +151,7 @@ TEST(GemmModel, PricesEachThreadsOwnPartOfC) {
     c["ukernel"] = 2;
     const std::vector<int> idx = t.index_of(c);
     EXPECT_EQ(t.config_at(idx), c);  // every value is in the space
-    return choice_cost(performance_model(t, h), idx);
+    return physical_cost(t, h, idx);
   };
   // 100 x 3000 x 256. Split 1: every thread packs all of B, one B packing more:
   // 8 x 256 x 3000 / 30e9 = 2.048e-4 s; 17 panels of 6 rows, 9 on the larger part: imbalance
@@ -175,6 +183,50 @@ TEST(GemmModel, PricesEachThreadsOwnPartOfC) {
   EXPECT_NEAR(performance_model(wide, one).constant, 8.0 * 256 * 3000 / 30e9, 1e-15);
   EXPECT_DOUBLE_EQ(cost(wide, one, 1, 1024), cost(wide, one, 2, 1024));
   EXPECT_DOUBLE_EQ(cost(tall, one, 1, nc_tall), cost(tall, one, 2, nc_tall));
+}
+
+// B's slivers are read from L2 once per row block of each thread's own part of C (session 15:
+// the term had counted row blocks over all of m). Hand-computed on the test machine with the
+// FMA time made negligible (so the load pipe is the time): 96 x 512 x 64, micro-kernel 2 (6 x 16),
+// 16 MR panels. Row split: each thread has 8 panels (48 rows), so mc 48 and mc 96 are one block
+// each and cost the same. Column split: each thread has all 16 panels against its 16 of the 32
+// slivers (256 columns): mc 48 is two blocks, mc 96 one, a B part more at one core's L2
+// bandwidth: 4 x 64 x 256 / 200e9 s. At one thread both splits: all of B once more.
+TEST(GemmModel, RowBlocksArePerThreadPart) {
+  AuraHardware hw = test_machine();
+  hw.peak_flops = hw.peak_avx2 = 1e18;
+  TuneTarget t = make_target("gemm", {96, 512, 64}, hw);
+  auto cost = [&](const AuraHardware& h, int64_t split, int64_t mc) {
+    Config c = t.config_at(std::vector<int>(t.space.size(), 0));
+    c["kc"] = 64;
+    c["nc"] = 512;
+    c["split"] = split;
+    c["mc"] = mc;
+    c["ukernel"] = 2;
+    const std::vector<int> idx = t.index_of(c);
+    EXPECT_EQ(t.config_at(idx), c);  // every value is in the space
+    return physical_cost(t, h, idx);
+  };
+  EXPECT_NEAR(cost(hw, 1, 48), cost(hw, 1, 96), 1e-15);
+  EXPECT_NEAR(cost(hw, 2, 48) - cost(hw, 2, 96), 4.0 * 64 * 256 / 200e9, 1e-15);
+  AuraHardware one = hw;
+  one.threads = 1;
+  for (int64_t split : {1, 2}) EXPECT_NEAR(cost(one, split, 48) - cost(one, split, 96), 4.0 * 64 * 512 / 200e9, 1e-15);
+}
+
+// Where the FMA time hides every load term, the model's blockings tie; the start keeps the
+// built-in's (session 15: CBC had returned kc 64 or 128 by its search order, which the tables
+// measure 2-16% slower than the analytic 512 on this machine's two-thread GEMM spaces).
+TEST(GemmModel, TiesKeepTheBuiltinBlocking) {
+  AuraHardware hw = test_machine();
+  hw.peak_flops = hw.peak_avx2 = 1e9;  // every load term far under the FMA time
+  for (auto dims : {std::vector<int64_t>{2048, 256, 4096}, std::vector<int64_t>{128, 2048, 1024}}) {
+    TuneTarget t = make_target("gemm", dims, hw);
+    const Config start = t.config_at(solve_choices(performance_model(t, hw)).index), builtin = builtin_config(t, hw);
+    EXPECT_EQ(start.at("kc"), builtin.at("kc"));
+    EXPECT_EQ(start.at("mc"), builtin.at("mc"));
+    EXPECT_EQ(start.at("nc"), builtin.at("nc"));
+  }
 }
 
 TEST(RowModel, PrefersStreamingStoresOnlyBeyondTheCachesAndWhereTheProbeMeasuredTheirGain) {

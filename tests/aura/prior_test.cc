@@ -419,20 +419,22 @@ TEST(SkillPrior, AConsensusWithinTheNoiseDoesNotMoveTheStart) {
 }
 
 TEST(SkillPrior, ASkillShapeWithoutAFeasibleModelGivesEvidenceWithoutAStart) {
-  // An L3 of 64 KiB forbids every (kc, nc) pair of a 1024^3 GEMM (4 KC NC > L3 / 2 from
-  // KC = 64, NC = 256 on), while 64^3 (KC = 64, NC = 64) still fits: the skill's model has no
-  // feasible configuration. Its evidence carries an empty start (the choice maps to itself)
-  // instead of a configuration read from an empty solution.
+  // An L3 of 4 KiB forbids every (kc, nc) pair of a 1024^3 GEMM (4 KC NC > L3 / 2 from
+  // KC = 64 and NC = one NR sliver on, the smallest of its space), while 64x64x8 (KC = 8,
+  // NC = one sliver) still fits: the skill's model has no feasible configuration. Its evidence
+  // carries an empty start (the choice maps to itself) instead of a configuration read from an
+  // empty solution. (Since session 15 the GEMM space's analytic values come from these caches,
+  // and the analytic blocking fits any L3 its clamps leave alone, hence the tiny L3.)
   AuraHardware hw;
   hw.name = "tiny-l3";
   hw.isa = "avx2";
   hw.l1_bytes = 32 << 10;
   hw.l2_bytes = 32 << 10;
-  hw.l3_bytes = 64 << 10;
+  hw.l3_bytes = 4 << 10;
   hw.peak_flops = hw.peak_avx2 = 1e9;  // slow FMAs: both shapes compute-bound, one regime
   hw.bw_mem = 1e12;
   hw.bw_l1 = hw.bw_l2 = hw.bw_l3 = 1e12;
-  const TuneTarget small = make_target("gemm", {64, 64, 64}, hw, "fp32");
+  const TuneTarget small = make_target("gemm", {64, 64, 8}, hw, "fp32");
   const TuneTarget big = make_target("gemm", {1024, 1024, 1024}, hw, "fp32");
   ASSERT_EQ(roofline_regime(small, hw), roofline_regime(big, hw));
   ASSERT_FALSE(solve_choices(performance_model(big, hw)).feasible);

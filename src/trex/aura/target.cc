@@ -5,7 +5,9 @@
 //   fma   T_fma
 //   load  A slivers streamed from the level holding the MC x KC block (pair mc, kc):
 //           4 m k ceil(n / NR) / bw(L2 if 4 MC KC <= L2/2, else L3)
-//         B slivers reloaded into L1 once per row block (mc): 4 k n ceil(m / MC) / bw_L2
+//         B slivers reloaded into L1 once per row block of each thread's part (pair mc, split):
+//           4 k n_t ceil(m_t / MC) / bw_L2 of one core, m_t x n_t the largest part (split 1:
+//           ceil(panels / threads) MR panels x n; split 2: m x ceil(slivers / threads) NR slivers)
 //         C tiles read and written once per depth block (kc): 8 m n ceil(k / KC) / bw_L2
 //         L1 overflow (pair kc, ukernel): when (MR + NR) KC 4 > L1 (W-1)/W the B sliver is
 //           refetched from L2 on every MR rows: 4 KC NR ceil(m/MR) ceil(n/NR) ceil(k/KC) / bw_L2
@@ -76,6 +78,20 @@ void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
 }
 
 bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
+
+// The caches GEMM's analytic blocking is derived from: the hardware description's (which takes
+// sysfs's where the description names none, hardware.cc), so a table replayed with the
+// description of the machine it was measured on gets that machine's space and built-in. Live,
+// the two agree (the kernels read sysfs); on a machine whose sysfs lists no caches (session 15's
+// VM) both fall back to the same defaults.
+kernels::CacheSizes caches_of(const AuraHardware& hw) {
+  kernels::CacheSizes cs;
+  cs.l1_bytes = hw.l1_bytes;
+  cs.l1_ways = hw.l1_ways;
+  cs.l2_bytes = hw.l2_bytes;
+  cs.l3_bytes = hw.l3_bytes;
+  return cs;
+}
 
 bool g_every_path = false;  // ScopedEveryPath
 
@@ -271,7 +287,7 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
   t.shape_class = kernels::shape_class(dims);
   if (kernel == "gemm") {
     const int64_t m = dims[0], n = dims[1], k = dims[2];
-    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), kernels::read_cache_sizes());
+    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), caches_of(hw));
     std::vector<int64_t> kc, mc, nc;
     for (int64_t v : {64, 128, 256, 384, 512})
       if (v <= std::max<int64_t>(k, 64) + 63) kc.push_back(v);
@@ -384,7 +400,7 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
 
 Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   if (t.kernel == "gemm") {
-    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), kernels::read_cache_sizes());
+    kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), caches_of(hw));
     Config c{{"kc", std::min<int64_t>(g.kc, std::max<int64_t>(8, (t.dims[2] + 7) / 8 * 8))},
              {"mc", std::min<int64_t>(g.mc, ceil_div(t.dims[0], g.mr) * g.mr)},
              {"nc", std::min<int64_t>(g.nc, ceil_div(t.dims[1], g.nr) * g.nr)},
@@ -488,9 +504,24 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         }
       }
     }
+    // B's slivers are read from L2 once per row block (pair mc, split), and each thread runs the
+    // row blocks of its own part of C against its own packed B (gemm.cc gemm_serial): on the row
+    // split a thread's part is ceil(panels / threads) MR panels against all n columns, on the
+    // column split all m rows against its ceil(slivers / threads) NR slivers. The threads stream
+    // at the same time, each from its own L2, so the largest part's traffic at one core's L2
+    // bandwidth is the time. (Until session 15 this counted row blocks over all of m at the
+    // threads' summed bandwidth: on the row split a block of half of m, one block per thread,
+    // was priced as two.) At one thread both splits are the old term.
     for (size_t b = 0; b < MC.size(); ++b) {
-      pr.params[size_t(imc)].cost[b] = 4 * k * n * double(ceil_div(t.dims[0], MC[b])) / bw_l2;
       pr.params[size_t(imc)].pipe[b] = 1;
+      const int64_t per_block = std::max<int64_t>(1, MC[b] / mr0);  // gemm.cc rounds MC down to MR
+      for (size_t s = 0; s < SP.size(); ++s) {
+        const int64_t m_panels = ceil_div(t.dims[0], mr0), n_slivers = ceil_div(t.dims[1], nr0);
+        const int64_t panels = SP[s] == 1 ? ceil_div(m_panels, nt) : m_panels;
+        const double cols = SP[s] == 1 ? n : double(std::min(t.dims[1], ceil_div(n_slivers, nt) * nr0));
+        const double blocks = double(ceil_div(panels, per_block));
+        pr.pairs.push_back({imc, int(b), isp, int(s), 4 * k * cols * blocks / hw.bw_l2, false, 1});
+      }
     }
     // A is packed once per column block of each thread's part (pair nc, split): on the row split
     // every thread packs its rows for each of the ceil(n / NC) blocks (8 m k ceil(n / NC) in all);
@@ -511,6 +542,23 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         }
         pr.pairs.push_back({inc, int(c), isp, int(s), 8 * m * k * blocks / hw.bw_mem, false, -1});
       }
+    }
+    // Where the model ties (every blocking whose loads stay under the FMA time costs the same),
+    // the built-in's value: a move from it needs a predicted gain. A serial cost of 1e-4 of the
+    // FMA time per parameter off the built-in, below any difference the terms above resolve.
+    // Why (session 15): the FMA pipe hides every kc whose load terms stay under it, and CBC
+    // returned kc 64 or 128 by the order of its search; the tables measure them 2-16% slower
+    // than 256-512 (the analytic kc is 512), and which one came out changed with unrelated terms.
+    {
+      const Config builtin = builtin_config(t, hw);
+      const double eps = 1e-4 * t.flops / hw.peak_flops;
+      for (size_t p = 0; p < t.space.size(); ++p)
+        for (size_t v = 0; v < t.space[p].values.size(); ++v)
+          if (t.space[p].values[v] != builtin.at(t.space[p].name)) {
+            ChoiceParam& cp = pr.params[p];
+            if (cp.serial.empty()) cp.serial.assign(cp.values.size(), 0);
+            cp.serial[v] += eps;
+          }
     }
     // B packed once over the threads (the row split's extra packings are on `split`); one pool job
     // per call where there are threads (gemm.cc runs one thread's call without the pool).

@@ -596,18 +596,29 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
   const double rows = double(t.dims[0]), cols = double(t.dims[1]);
   const double elems = rows * cols;
   const double in = t.bytes_in, out = t.bytes_out, ws = in + out;
-  // The bandwidth of the level a working set of `bytes` lives in across repeated calls. L3
-  // counts half (as GEMM's KC x NC <= L3/2): it is shared with the other cores' work, and on the
+  // The bandwidth of the level a working set of `bytes` lives in across repeated calls, L3
+  // holding at most `l3_share` of its size: it is shared with the other cores' work, and on the
   // development VM a 32 MiB set did not stay in its 32 MiB L3 (session 7 tables).
-  auto level_bw = [&](double bytes, bool* at_memory) {
+  auto level_bw = [&](double bytes, bool* at_memory, double l3_share) {
     *at_memory = false;
     if (bytes <= double(hw.l2_bytes) * threads) return hw.bw_l2 * threads;
-    if (bytes <= double(hw.l3_bytes) / 2) return std::min(hw.bw_l3 * threads, 4 * hw.bw_mem);
+    if (bytes <= double(hw.l3_bytes) * l3_share) return std::min(hw.bw_l3 * threads, 4 * hw.bw_mem);
     *at_memory = true;
     return hw.bw_mem;
   };
+  // With normal stores the input and the output stay in L3 up to three quarters of it; with
+  // non-temporal stores the input alone up to half of it. The measured bounds (32 MiB L3, sessions
+  // 7-14 tables): normal stores keep a 20 MiB set (SwiGLU backward 128x8192, two threads: non-
+  // temporal stores 1.00-1.97x slower in all eight tables) and a 24 MiB one (SwiGLU forward
+  // 512x4096 and 256x8192, one thread: 1.07-1.08x slower in three of four), not a 32 MiB one
+  // (RMSNorm, one thread: 0.77-0.97x in 11 of 12 cells; two threads either way); a 16 MiB input
+  // stays with non-temporal stores (RMSNorm 1024x4096 one thread: 0.77x), a 24 MiB one does not
+  // (SwiGLU backward 512x4096, one thread: 1.05x slower in three of four). Any one table left out,
+  // the others still put the bounds in (24, 32) MiB and (16, 24) MiB. Until session 15 both were
+  // half of L3, and the model chose non-temporal stores for SwiGLU backward 128x8192 at two
+  // threads (1.98x the best on session 14's idle table).
   bool at_memory = true;
-  const double bw_level = level_bw(ws, &at_memory);
+  const double bw_level = level_bw(ws, &at_memory, 0.75);
   // Lane operations per element (exp ~ 20, sigmoid ~ 26 with the reciprocal step).
   double ops = 4;
   if (t.kernel == "swiglu.fwd") ops = 32;
@@ -639,7 +650,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       const bool credited = hw.nt_gain > 1 && hw.nt_threads > 0 && int(threads) >= hw.nt_threads;
       const double write_factor = credited ? 1 / hw.nt_gain : 1.02;
       bool in_at_memory = true;
-      const double bw_in = level_bw(in, &in_at_memory);
+      const double bw_in = level_bw(in, &in_at_memory, 0.5);
       tm = in_at_memory ? write_factor * ws / hw.bw_mem : in / bw_in + write_factor * out / hw.bw_mem;
     }
     pr.params[size_t(is)].cost[s] = tm;

@@ -25,6 +25,19 @@ TEST(StatedNumbers, TokensNotWordsOrListMarkers) {
   EXPECT_EQ(n, (std::set<double>{12, 2.5, 7}));
 }
 
+TEST(NumberSpans, EachNumberInOrderWithItsTextAndListMarkersFlagged) {
+  const std::string text = "1. Ship 12 m3 at 2.5, not x_9.\n3. Then 0.75 of 40.";
+  std::vector<std::string> numbers;
+  std::vector<bool> markers;
+  for (const NumberSpan& n : number_spans(text)) {
+    numbers.push_back(text.substr(n.begin, n.end - n.begin));
+    markers.push_back(n.list_marker);
+  }
+  EXPECT_EQ(numbers, (std::vector<std::string>{"1", "12", "2.5", "3", "0.75", "40"}));
+  EXPECT_EQ(markers, (std::vector<bool>{true, false, false, true, false, false}));
+  EXPECT_EQ(stated_numbers(text), (std::set<double>{12, 2.5, 0.75, 40}));
+}
+
 TEST(Reviewer, CatchesUnstatedAndUnusedNumbers) {
   Instance inst = make("knapsack", 3);
   std::string text = render_statement(inst.story, 0, false), detail;

@@ -71,8 +71,8 @@ std::string lowercase(const std::string& text) {
 
 }  // namespace
 
-std::set<double> stated_numbers(const std::string& s) {
-  std::set<double> out;
+std::vector<NumberSpan> number_spans(const std::string& s) {
+  std::vector<NumberSpan> out;
   size_t i = 0;
   while (i < s.size()) {
     if (!std::isdigit(static_cast<unsigned char>(s[i])) || (i > 0 && (alnum(s[i - 1]) || s[i - 1] == '.'))) {
@@ -87,12 +87,19 @@ std::set<double> stated_numbers(const std::string& s) {
     }
     bool word = j < s.size() && alnum(s[j]);
     bool list_marker = (i == 0 || s[i - 1] == '\n') && j + 1 < s.size() && s[j] == '.' && s[j + 1] == ' ';
-    if (!word && !list_marker) {
-      double v = 0;
-      std::from_chars(s.data() + i, s.data() + j, v);
-      out.insert(v);
-    }
+    if (!word) out.push_back({i, j, list_marker});
     i = j;
+  }
+  return out;
+}
+
+std::set<double> stated_numbers(const std::string& s) {
+  std::set<double> out;
+  for (const NumberSpan& n : number_spans(s)) {
+    if (n.list_marker) continue;
+    double v = 0;
+    std::from_chars(s.data() + n.begin, s.data() + n.end, v);
+    out.insert(v);
   }
   return out;
 }

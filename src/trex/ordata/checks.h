@@ -21,8 +21,18 @@
 
 namespace trex::ordata {
 
-// The numbers a statement states: standalone numeric tokens (not part of a word such as
-// "m3", not a list marker "2." at the start of a line), as absolute values.
+// A number as a statement writes it: text[begin, end) is a run of digits with an optional decimal
+// part ("45", "3.5"), not part of a word ("m3", "x9", "9b", "x_9"). list_marker: it opens a line as
+// "2. ", a list's numbering, not data.
+struct NumberSpan {
+  size_t begin, end;
+  bool list_marker;
+};
+// Every number of `text`, in order: the one scanner behind stated_numbers() (the reviewer) and
+// the statement-data block (statement_data.cc), so both read the same numbers.
+std::vector<NumberSpan> number_spans(const std::string& text);
+
+// The numbers a statement states: number_spans() except list markers, as absolute values.
 std::set<double> stated_numbers(const std::string& statement);
 // The numbers a formulation uses: |coefficients|, |costs|, finite |bounds| and |right-hand
 // sides|, except 0 and 1 (structure, not data).

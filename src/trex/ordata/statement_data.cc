@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "trex/ordata/checks.h"
 #include "trex/ordata/family_util.h"
 #include "trex/ordata/render.h"
 
@@ -26,26 +27,11 @@ bool whole_number(const std::string& s, double* v) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-// The numbers of a fact sentence, in order, read as checks.cc's stated_numbers() reads them: a
-// run of digits with an optional decimal part, not inside a word ("CO2", "x9").
+// The numbers of a fact sentence, in order, as the reviewer reads a statement (stated_numbers()).
 std::vector<std::string> fact_numbers(const std::string& s) {
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i])) ||
-        (i > 0 && (statement_data_alnum(s[i - 1]) || s[i - 1] == '.'))) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-    if (j + 1 < s.size() && s[j] == '.' && std::isdigit(static_cast<unsigned char>(s[j + 1]))) {
-      ++j;
-      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-    }
-    if (j >= s.size() || !statement_data_alnum(s[j])) out.push_back(s.substr(i, j - i));
-    i = j;
-  }
+  for (const NumberSpan& n : number_spans(s))
+    if (!n.list_marker) out.push_back(s.substr(n.begin, n.end - n.begin));
   return out;
 }
 

@@ -429,7 +429,7 @@ TEST(Causes, TheMegatronLm2021StackRunsWithoutSequenceParallelismUnlessStated) {
   // block (2 x 7/8 x 2097152 / 100e9 = 36.70016 us), or an all-gather and a reduce-scatter of it
   // (7/8 x 2097152 / 100e9 twice): 8.5 per forward (8 blocks, the head's gather half), 17 per
   // micro-batch. What differs is the vector work on the sequence: per token, each block's
-  // residual add (6d B) and norm (4d B), the head's norm (4d B) and the embedding's output (4d
+  // bias-dropout-add into the residual (timed as the add: two reads and a write, 6d B) and norm (4d B), the head's norm (4d B) and the embedding's output (4d
   // B) = 8 x 10d + 8d = 88d B, on all 1024 tokens instead of 1024 / 8: 7/8 x 1024 x 88 x 1024 B
   // = 80740352 B, 40.370176 us at 2 TB/s forward, x3 with the backward: 121.110528 us a
   // micro-batch, 242.221056 us for the 2.
@@ -445,10 +445,15 @@ TEST(Causes, TheMegatronLm2021StackRunsWithoutSequenceParallelismUnlessStated) {
   EXPECT_NEAR(with.time.tp_comm, 2 * 17 * 36.70016e-6, 1e-12);
 }
 
-// (7c) DeepSpeed's pipeline engine under bf16 all-reduces the BF16_Optimizer's fp32 gradients in
-// full (`_bf16_reduce_grads`, microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py) before the
-// ZeRO-1 step: twice a reduce-scatter's traffic; the weight all-gather after the step is the same.
-TEST(Causes, AGradientAllReduceBeforeAShardedStepDoublesTheReduction) {
+// (7c) A ZeRO-1 run that all-reduces its gradients in full before the sharded step
+// (`grad_allreduce`) moves twice what a reduce-scatter of the same element size moves; the weight
+// all-gather after the step is the same. DeepSpeed's pipeline engine under bf16 does this
+// (`_bf16_reduce_grads` -> buffered_allreduce_fallback, microsoft/DeepSpeed 56c522386
+// deepspeed/runtime/pipe/engine.py), but allreduce_bucket first casts the fp32 gradients to
+// communication_data_type, bf16 there (engine.py): at 2 B an element the all-reduce costs what
+// the fp32 reduce-scatter did. Its BF16_Optimizer keeps the bf16 .grad and a full fp32 gradient
+// buffer (bf16_optimizer.py fp32_groups_gradients_flat): grad_bytes 6.
+TEST(Causes, AGradientAllReduceBeforeAShardedStepMovesTwiceAReduceScatterOfTheSameBytes) {
   // tiny_gpt(4) at TP 8 on each of 2 nodes, DP 2 across them (one member a node: 10 GB/s), ZeRO-1,
   // no overlap. Parameters one device holds: each layer's norms 2 x 1024 replicated plus the rest
   // of its 12,584,960 split 8 ways: 2048 + 1,572,864 = 1,574,912, x4 = 6,299,648; embedding and
@@ -456,6 +461,7 @@ TEST(Causes, AGradientAllReduceBeforeAShardedStepDoublesTheReduction) {
   //   weight all-gather, 2 B:            1/2 x 14,491,648 x 2 / 10e9 = 1.4491648 ms
   //   reduce-scatter, 4 B (fp32):        2.8983296 ms   -> with the gather 4.3474944 ms
   //   all-reduce, 4 B: 2 x 2.8983296 =   5.7966592 ms   -> with the gather 7.2458240 ms
+  //   all-reduce, 2 B (DeepSpeed's bf16 cast): 2 x 1.4491648 = 2.8983296 ms -> 4.3474944 ms
   model::ModelConfig m = tiny_gpt(4);
   Cluster c = tiny_cluster(2);
   Strategy s;
@@ -468,9 +474,18 @@ TEST(Causes, AGradientAllReduceBeforeAShardedStepDoublesTheReduction) {
   Prediction ar = predict(m, c, r, s);
   EXPECT_NEAR(rs.time.dp_comm, 4.3474944e-3, 1e-12);
   EXPECT_NEAR(ar.time.dp_comm, 7.2458240e-3, 1e-12);
-  // Everything else, memory included (each rank still keeps 1/2 of the optimizer state), stays.
+  // The mechanism itself changes only the traffic: compute and memory stay.
   EXPECT_DOUBLE_EQ(ar.time.compute, rs.time.compute);
   EXPECT_DOUBLE_EQ(ar.memory.total(), rs.memory.total());
+  // DeepSpeed's bf16 engine as a validation file states it (grad_bytes 6, grad_reduce_bytes 2):
+  // the all-reduce at 2 B equals the fp32 reduce-scatter; the gradients take 2 B a parameter
+  // more than fp32 main gradients alone, 2 x 14,491,648 = 28,983,296 B.
+  plan::Run bf16 = read_run(toml::table{{"seq_len", 1024}, {"global_batch", 2}, {"grad_bytes", 6},
+                                        {"grad_reduce_bytes", 2}, {"tied_grad_reduce_bytes", 4}},
+                            "bf16.toml");
+  Prediction ds = predict(m, c, bf16, s);
+  EXPECT_NEAR(ds.time.dp_comm, 4.3474944e-3, 1e-12);
+  EXPECT_NEAR(ds.memory.gradients - ar.memory.gradients, 28983296.0, 1e-3);
 }
 
 // (7d) Tied input and output embeddings under a pipeline: the first and the last stage each hold
@@ -494,6 +509,16 @@ TEST(Causes, TiedEmbeddingsUnderAPipelineAllReduceTheirGradientBetweenTheEndStag
   s.zero = 0;
   plan::Run r = make_run(1024, 2);
   EXPECT_NEAR(predict(tied, c, r, s).time.dp_comm, 1.6384e-3, 1e-12);
+  // The element size is tied_grad_reduce_bytes, by default the run's grad_reduce_bytes: at 2 B
+  // (fp16 under DeepSpeed, which all-reduces weight.grad) half of it, 0.8192 ms; DeepSpeed's bf16
+  // engine all-reduces the fp32 copy (weight._hp_grad) while its DP reduction sends bf16, so its
+  // files state 4 beside grad_reduce_bytes 2: 1.6384 ms again.
+  plan::Run half = read_run(toml::table{{"seq_len", 1024}, {"global_batch", 2}, {"grad_reduce_bytes", 2}}, "fp16.toml");
+  EXPECT_NEAR(predict(tied, c, half, s).time.dp_comm, 0.8192e-3, 1e-12);
+  plan::Run bf16 = read_run(toml::table{{"seq_len", 1024}, {"global_batch", 2}, {"grad_bytes", 6},
+                                        {"grad_reduce_bytes", 2}, {"tied_grad_reduce_bytes", 4}},
+                            "bf16.toml");
+  EXPECT_NEAR(predict(tied, c, bf16, s).time.dp_comm, 1.6384e-3, 1e-12);
   // Untied (the head its own matrix) or without a pipeline (one copy): nothing to reduce.
   EXPECT_EQ(predict(tiny_gpt(4), c, r, s).time.dp_comm, 0);
   s.pp = 1;

@@ -223,6 +223,11 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
             "run.matmul_precision: is \"fp4\", expected bf16 or fp8 @4");
   EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nfp8_recipe = \"tensorwise\"\n", true),
             "run.fp8_recipe: is \"tensorwise\", expected delayed, current, mxfp8 or blockwise @4");
+  // Gradient bytes up to 6 (a bf16 .grad beside a full fp32 buffer); the reductions move at most 4.
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\ngrad_bytes = 8\n", true),
+            "run.grad_bytes: must be in [2, 6], got 8 @4");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\ntied_grad_reduce_bytes = 6\n", true),
+            "run.tied_grad_reduce_bytes: must be in [1, 4], got 6 @4");
   EXPECT_EQ(file_error("[strategy]\ntp = 0\n", false), "strategy.tp: must be at least 1 @2");
   EXPECT_EQ(file_error("[strategy]\nrecompute = \"some\"\n", false),
             "strategy.recompute: is \"some\", expected none, selective, norm-act, moe or full @2");

@@ -156,29 +156,35 @@ constexpr Bounds kFit{0.106, 0.060, 0.859};
 // tightened to that. The 77 earlier fit rows 6.2% / -0.58% -> 6.1% / -0.67%: MT-NLG's fit row
 // (+23.9 -> +19.4%) and BLOOM's (+1.4 -> -0.5%) were the positive rows; the signed bound 0.006 ->
 // 0.007 for that source-justified input alone (its mean |error| improves).
-// Then DeepSpeed's pipeline engine under bf16 all-reduces its fp32 gradients in full before the
-// ZeRO-1 step (`_bf16_reduce_grads`, microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py): the
-// 25 bf16 Megatron-DeepSpeed rows state grad_allreduce (the fp16 ones and MT-NLG, ZeRO off, do
-// not). An input read from the source code, nothing fitted: held-out 76 runs 10.51% / +4.19% ->
-// 10.03% / +3.44% (the BLOOM ramp-up rows +34.7% / +28.9% -> +17.8% / +16.8%; independent 25
-// runs 14.63% / +10.46% -> 14.32% / +9.35%), fit 10.55% / +5.73% -> 10.56% / +5.71% (BLOOM -0.5%
-// -> -2.0%). Held-out bounds tightened to that; the 14 earlier publications' fit signed bound
-// 0.0093 -> 0.0095 for BLOOM's source-read input alone (-0.92% -> -0.94%).
-// Then tied embeddings under a pipeline all-reduce their gradient between the first and the last
-// stage after the backward (Megatron-LM's _allreduce_word_embedding_grads, DeepSpeed's
-// _exec_reduce_tied_grads; 77 rows tie them with pp > 1), exposed: held-out 10.03% / +3.44% ->
-// 9.88% / +3.21% (the BLOOM ramp-up rows +17.8% / +16.8% -> +11.6% / +12.1%, a 3.6 GB fp32
-// gradient between two nodes of Jean Zay), fit 10.56% / +5.71% -> 10.58% / +5.69%; the earlier
-// fit rows -0.94% -> -0.97% (bound 0.0095 -> 0.0098 for that mechanism alone); held-out tightened.
-constexpr Bounds kHeldOut{0.099, 0.033, 0.369};
+// Session 15 stated `grad_allreduce` on the 25 bf16 Megatron-DeepSpeed rows (DeepSpeed's pipeline
+// engine all-reduces the gradients in full before the ZeRO-1 step, `_bf16_reduce_grads`) and then
+// added the tied-embedding all-reduce between the end stages (Megatron-LM's
+// _allreduce_word_embedding_grads, DeepSpeed's _exec_reduce_tied_grads; 77 rows tie with pp > 1).
+// Session 16 (review rplan item 1): the all-reduce was charged at 4 B an element, but
+// allreduce_bucket casts the fp32 gradients to communication_data_type, bf16 there
+// (microsoft/DeepSpeed 56c522386 engine.py), so those rows state grad_reduce_bytes = 2 and the
+// all-reduce costs what the fp32 reduce-scatter did; their tied embedding is all-reduced in fp32
+// (weight._hp_grad) since 37011a92 (2022-03-05, BLOOM and its ramp-up rows:
+// tied_grad_reduce_bytes = 4), before it the bf16 weight.grad (the prequel rows, 2 B); the fp16
+// rows reduce fp16 (grad_reduce_bytes = 2); the BF16_Optimizer keeps 6 B of gradients a
+// parameter (memory only). Read from the sources, nothing fitted. Held-out 76 runs 9.88% /
+// +3.21% -> 10.34% / +3.96% (the BLOOM ramp-up rows +11.6% / +12.1% -> +26.7% / +23.3%:
+// session 15's held-out gain had come from the doubled byte count), independent 25 runs 14.26%
+// / +9.15% -> 14.60% / +10.37%; fit 10.58% / +5.69% unchanged to 0.1 point (BLOOM -2.7% -> -1.2%).
+// Bounds back to what the model gives: the held-out ones loosened to it.
+constexpr Bounds kHeldOut{0.104, 0.040, 0.369};
+// The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.0003,
+// so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
+// drift alarm, not a goal.
 constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Session 12 (plan3): the two BLOOM ramp-up rows (+38.1%, +32.8%) are filed under the BLOOM paper,
 // one of the 14 (they are the paper's run), so its held-out rows are 51: 7.2% / +2.0% / 37% ->
 // 8.2% / +3.1% / 38.1%, bound re-established; nothing else moved.
 // Session 15: with the two changes above (sequence parallelism off for Megatron-LM 2021, the bf16
 // gradient all-reduce of DeepSpeed's pipeline engine) 8.16% / +1.44% -> 7.92% / +0.54%; tightened.
-// Then the tied-embedding all-reduce: 7.73% / +0.30%.
-constexpr Bounds kHeldOutEarlier{0.078, 0.004, 0.39};
+// Then the tied-embedding all-reduce: 7.73% / +0.30%. Session 16, the bf16 rows' reduction at 2 B
+// (above): 8.24% / +0.81% (loosened to it).
+constexpr Bounds kHeldOutEarlier{0.083, 0.009, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

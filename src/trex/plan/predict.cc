@@ -736,10 +736,11 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   // _allreduce_word_embedding_grads in megatron/core/distributed/finalize_model_grads.py, since
   // 2021 in train_step; DeepSpeed's pipeline engine _exec_reduce_tied_grads). Synchronous,
   // exposed. Two ranks (pp - 1) x ns apart: a ring all-reduce over two moves half of the
-  // gradient each way twice, the time of one send of all of it plus a second latency.
+  // gradient each way twice, the time of one send of all of it plus a second latency. Its
+  // element size is the run's tied_grad_reduce_bytes (DeepSpeed's bf16 engine sends fp32 here).
   if (m.tie_embeddings && s.pp > 1) {
     const long apart = (s.pp - 1) * ns + 1;
-    double bytes = double(m.vocab) * m.hidden / tp * run.grad_reduce_bytes;
+    double bytes = double(m.vocab) * m.hidden / tp * run.tied_grad_reduce_bytes;
     tb.dp_comm += p2p_s(c, apart, bytes) + c.level_for_extent(apart).latency_s;
   }
   double shard = ps.dense / (s.zero >= 1 ? double(shard_dense) : 1.0) + ps.expert / (s.zero >= 1 ? double(shard_expert) : 1.0);

@@ -1,5 +1,7 @@
 #include "trex/plan/strategy.h"
 
+#include <algorithm>
+
 #include "trex/plan/strategy_toml.h"
 
 #include "trex/model/toml_fields.h"
@@ -27,8 +29,11 @@ Run read_run(const toml::table& t, const std::string& file) {
   r.seq_len = f.integer("seq_len", 1);
   r.global_batch = f.integer("global_batch", 1);
   r.micro_batch = f.integer_or("micro_batch", 1, 1);
-  r.grad_bytes = f.number_or("grad_bytes", 4, 2, 4);
-  r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", r.grad_bytes, 1, 4);
+  // Up to 6: a bf16 .grad beside a full fp32 accumulation buffer (strategy.h). Such a run
+  // reduces at most the fp32 copy, so the reduction's default stops at 4.
+  r.grad_bytes = f.number_or("grad_bytes", 4, 2, 6);
+  r.grad_reduce_bytes = f.number_or("grad_reduce_bytes", std::min(r.grad_bytes, 4.0), 1, 4);
+  r.tied_grad_reduce_bytes = f.number_or("tied_grad_reduce_bytes", r.grad_reduce_bytes, 1, 4);
   r.train_mtp = f.boolean_or("train_mtp", false);
   r.fp8_matmul = f.choice_or("matmul_precision", "bf16", {"bf16", "fp8"}) == "fp8";
   {

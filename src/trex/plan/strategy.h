@@ -26,8 +26,16 @@ struct Run {
   double act_bytes = 2;      // storage of the saved GEMM inputs: 2 bf16, 1 FP8 (DeepSeek-V3 caches them in FP8)
   double logits_bytes = 4;   // logits and their gradient: 4 fp32, 2 bf16
   long logits_chunks = 1;    // cross-entropy over the vocabulary in this many sequence chunks
-  double grad_bytes = 4;     // fp32 main gradients
+  // Gradient bytes per parameter held: 4 fp32 main gradients, 2 bf16/fp16; 6 where a bf16 .grad
+  // lives beside a full fp32 accumulation buffer (DeepSpeed's BF16_Optimizer: the bf16 .grad plus
+  // fp32_groups_gradients_flat, not partitioned; microsoft/DeepSpeed 56c522386
+  // deepspeed/runtime/bf16_optimizer.py).
+  double grad_bytes = 4;
   double grad_reduce_bytes = 4;  // bytes per gradient element in the data-parallel reduction
+  // Bytes per element of the tied embedding gradient's all-reduce between the end stages
+  // (default: grad_reduce_bytes). DeepSpeed's pipeline engine under bf16 all-reduces the fp32
+  // copy (_exec_reduce_tied_grads: weight._hp_grad) while its data-parallel reduction casts to bf16.
+  double tied_grad_reduce_bytes = 4;
   bool train_mtp = false;    // MTP modules run and are counted
   bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch
   // HBM bytes per element to quantize a GEMM input to FP8 under the run's recipe (fp8_recipe):
@@ -66,9 +74,13 @@ struct Strategy {
   bool dp_overlap = true;         // gradient reduce-scatter overlapped with the last backward (stack default)
   bool param_gather_overlap = true;  // ZeRO-1/2: weight all-gather after the step under the next forward (stack default)
   // ZeRO-1: the gradients are all-reduced in full before the sharded optimizer step instead of
-  // reduce-scattered (twice the reduction's traffic). DeepSpeed's pipeline engine does this
-  // under bf16: `_bf16_reduce_grads` all-reduces the BF16_Optimizer's fp32 gradients
-  // (microsoft/DeepSpeed deepspeed/runtime/pipe/engine.py); each rank then updates its shard and
+  // reduce-scattered (twice the traffic of a reduce-scatter at the same grad_reduce_bytes).
+  // DeepSpeed's pipeline engine does this under bf16 (ZeRO stage 0 with the BF16_Optimizer,
+  // which shards the optimizer state as ZeRO-1 does): `_bf16_reduce_grads` passes the fp32
+  // gradients to buffered_allreduce_fallback, whose allreduce_bucket casts them to
+  // communication_data_type, bf16 there (microsoft/DeepSpeed 56c522386 deepspeed/runtime/
+  // pipe/engine.py, engine.py), so those runs state grad_reduce_bytes = 2 as well: an all-reduce
+  // of 2 B moves what a reduce-scatter of 4 B does. Each rank then updates its shard and
   // all-gathers the weights as any ZeRO-1. A file states it: it depends on the run's precision
   // (fp16 goes through the ZeRO optimizer's reduction), which no stack default can know.
   bool grad_allreduce = false;

@@ -187,14 +187,16 @@ TEST(GemmModel, PricesEachThreadsOwnPartOfC) {
 
 // B's slivers are read from L2 once per row block of each thread's own part of C (session 15:
 // the term had counted row blocks over all of m). Hand-computed on the test machine with the
-// FMA time made negligible (so the load pipe is the time): 96 x 512 x 64, micro-kernel 2 (6 x 16),
-// 16 MR panels. Row split: each thread has 8 panels (48 rows), so mc 48 and mc 96 are one block
-// each and cost the same. Column split: each thread has all 16 panels against its 16 of the 32
-// slivers (256 columns): mc 48 is two blocks, mc 96 one, a B part more at one core's L2
-// bandwidth: 4 x 64 x 256 / 200e9 s. At one thread both splits: all of B once more.
+// FMA pipe made negligible against the loads (so the load pipe is the time; the calls' C tiles,
+// on the FMA pipe since session 16, under an L2 of 200 MB/s): 96 x 512 x 64, micro-kernel 2
+// (6 x 16), 16 MR panels. Row split: each thread has 8 panels (48 rows), so mc 48 and mc 96 are
+// one block each and cost the same. Column split: each thread has all 16 panels against its 16 of
+// the 32 slivers (256 columns): mc 48 is two blocks, mc 96 one, a B part more at one core's L2
+// bandwidth: 4 x 64 x 256 / 200e6 s. At one thread both splits: all of B once more.
 TEST(GemmModel, RowBlocksArePerThreadPart) {
   AuraHardware hw = test_machine();
   hw.peak_flops = hw.peak_avx2 = 1e18;
+  hw.bw_l2 = 200e6;
   TuneTarget t = make_target("gemm", {96, 512, 64}, hw);
   auto cost = [&](const AuraHardware& h, int64_t split, int64_t mc) {
     Config c = t.config_at(std::vector<int>(t.space.size(), 0));
@@ -207,11 +209,11 @@ TEST(GemmModel, RowBlocksArePerThreadPart) {
     EXPECT_EQ(t.config_at(idx), c);  // every value is in the space
     return physical_cost(t, h, idx);
   };
-  EXPECT_NEAR(cost(hw, 1, 48), cost(hw, 1, 96), 1e-15);
-  EXPECT_NEAR(cost(hw, 2, 48) - cost(hw, 2, 96), 4.0 * 64 * 256 / 200e9, 1e-15);
+  EXPECT_NEAR(cost(hw, 1, 48), cost(hw, 1, 96), 1e-12);
+  EXPECT_NEAR(cost(hw, 2, 48) - cost(hw, 2, 96), 4.0 * 64 * 256 / 200e6, 1e-12);
   AuraHardware one = hw;
   one.threads = 1;
-  for (int64_t split : {1, 2}) EXPECT_NEAR(cost(one, split, 48) - cost(one, split, 96), 4.0 * 64 * 512 / 200e9, 1e-15);
+  for (int64_t split : {1, 2}) EXPECT_NEAR(cost(one, split, 48) - cost(one, split, 96), 4.0 * 64 * 512 / 200e6, 1e-12);
 }
 
 // Where the FMA time hides every load term, the model's blockings tie; the start keeps the
@@ -227,6 +229,66 @@ TEST(GemmModel, TiesKeepTheBuiltinBlocking) {
     EXPECT_EQ(start.at("mc"), builtin.at("mc"));
     EXPECT_EQ(start.at("nc"), builtin.at("nc"));
   }
+}
+
+// Each micro-kernel call costs its C tile beside its FMAs (session 16): 8 ns + 1.1 ns per 64-byte
+// line of the tile, on the FMA pipe. Hand-computed on the test machine (AVX2, 6 x 16: 6 lines,
+// 14.6 ns a call) with the load terms made negligible: 512 x 512 x 512 has 86 x 32 = 2752 tiles,
+// 1376 a thread; kc 64 makes 8 calls per tile, kc 512 one.
+TEST(GemmModel, EachMicroKernelCallCostsItsCTileBesideItsFmas) {
+  AuraHardware hw = test_machine();
+  hw.bw_l1 = hw.bw_l2 = hw.bw_l3 = hw.bw_mem = 1e18;
+  TuneTarget t = make_target("gemm", {512, 512, 512}, hw);
+  auto cost = [&](const AuraHardware& h, int64_t kc) {
+    Config c = t.config_at(std::vector<int>(t.space.size(), 0));
+    c["kc"] = kc;
+    c["ukernel"] = 2;
+    const std::vector<int> idx = t.index_of(c);
+    EXPECT_EQ(t.config_at(idx), c);  // every value is in the space
+    return physical_cost(t, h, idx);
+  };
+  EXPECT_NEAR(cost(hw, 64) - cost(hw, 512), 1376.0 * 7 * 14.6e-9, 1e-12);
+  AuraHardware one = hw;
+  one.threads = 1;
+  EXPECT_NEAR(cost(one, 64) - cost(one, 512), 2752.0 * 7 * 14.6e-9, 1e-12);
+}
+
+// With the calls priced the model chooses depth itself: where the FMA time hides the loads, the
+// deepest block wins over a shallow built-in (an L2 of 128 KiB gives the analytic kc 64 with
+// AVX-512's 32-wide slivers, 128 with AVX2's), which the tie rule alone kept (session 15).
+TEST(GemmModel, TheCallCostPrefersDeepBlocksOverAShallowBuiltin) {
+  AuraHardware hw = test_machine();
+  hw.l2_bytes = 128 << 10;
+  for (auto dims : {std::vector<int64_t>{512, 512, 512}, std::vector<int64_t>{2048, 256, 4096}}) {
+    TuneTarget t = make_target("gemm", dims, hw);
+    ASSERT_LE(builtin_config(t, hw).at("kc"), 128);
+    EXPECT_EQ(t.config_at(solve_choices(performance_model(t, hw)).index).at("kc"), 512);
+  }
+}
+
+// The A-block level test holds the rows gemm.cc packs. 150 rows with mc 96 at kc 512: AVX-512's
+// 13 panels of 12 rows go into two blocks of 7 panels (84 rows, 168 KiB), AVX2's 25 panels of 6
+// into two of 13 (78 rows, 156 KiB): under half of an L2 of 352 KiB (176 KiB), as of one of 512
+// KiB, so both cost the same. (Priced by MC, 4 x 96 x 512 = 192 KiB, it had streamed from L3
+// under the smaller L2.) The machine's ISA is the host's, whose register tile the space uses.
+TEST(GemmModel, TheABlockIsTheRowsGemmPacks) {
+  AuraHardware hw = test_machine();
+  hw.isa = core::to_string(core::best_isa());
+  hw.peak_flops = hw.peak_avx2 = 1e18;
+  hw.bw_l2 = 200e6;  // the load pipe is the time
+  AuraHardware small = hw;
+  small.l2_bytes = 352 << 10;
+  auto cost = [&](const AuraHardware& h) {
+    TuneTarget t = make_target("gemm", {150, 512, 512}, h);
+    Config c = t.config_at(std::vector<int>(t.space.size(), 0));
+    c["kc"] = 512;
+    c["mc"] = 96;
+    c["nc"] = 512;
+    const std::vector<int> idx = t.index_of(c);
+    EXPECT_EQ(t.config_at(idx), c);
+    return physical_cost(t, h, idx);
+  };
+  EXPECT_NEAR(cost(small), cost(hw), 1e-12);
 }
 
 TEST(RowModel, PrefersStreamingStoresOnlyBeyondTheCachesAndWhereTheProbeMeasuredTheirGain) {

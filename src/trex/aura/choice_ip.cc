@@ -14,10 +14,16 @@ ChoiceSolution solve_choices(const ChoiceProblem& pr) {
   lp::Model m;
   m.name = "aura_tiling";
   const size_t np = pr.pipes.size();
+  // The program is solved in microseconds: the models' costs are seconds, a GEMM's whole time a
+  // few hundredths, and its per-call terms differ by microseconds, which in seconds sit under
+  // CBC's absolute tolerances (1e-6 .. 1e-7): CBC returned a choice 3e-4 above the optimum
+  // (session 16, 2048 x 256 x 4096 on the test machine). s.objective is recomputed in seconds.
+  constexpr double kScale = 1e6;
   // Terms of each pipe's time row (t_p - sum costs >= constant).
   std::vector<std::vector<lp::Term>> pipe_terms(np);
-  auto charge = [&](int pipe, int var, double cost, std::vector<lp::Term>& serial) {
-    if (cost == 0) return;
+  auto charge = [&](int pipe, int var, double cost_s, std::vector<lp::Term>& serial) {
+    if (cost_s == 0) return;
+    const double cost = cost_s * kScale;
     if (pipe < 0 || size_t(pipe) >= np) serial.push_back({var, cost});
     else pipe_terms[size_t(pipe)].push_back({var, -cost});
   };
@@ -53,7 +59,7 @@ ChoiceSolution solve_choices(const ChoiceProblem& pr) {
     int t = m.add_var("t_" + pr.pipes[p], 0, lp::kInf, lp::VarType::kContinuous, 0);
     std::vector<lp::Term> row = pipe_terms[p];
     row.push_back({t, 1});
-    double c = p < pr.pipe_constant.size() ? pr.pipe_constant[p] : 0;
+    double c = p < pr.pipe_constant.size() ? pr.pipe_constant[p] * kScale : 0;
     m.add_ge("pipe_" + pr.pipes[p], row, c);
   }
   // One bound variable T >= every t_p carries the max into the objective.
@@ -62,7 +68,7 @@ ChoiceSolution solve_choices(const ChoiceProblem& pr) {
     for (size_t p = 0; p < np; ++p)
       m.add_ge("max_" + pr.pipes[p], {{tmax, 1}, {m.find_var("t_" + pr.pipes[p]), -1}}, 0);
   }
-  m.objective_constant = pr.constant;
+  m.objective_constant = pr.constant * kScale;
   lp::SolveResult r = lp::make_solver("cbc")->solve(m, lp::SolveOptions{});
   ChoiceSolution s;
   s.variables = m.num_vars();

@@ -3,8 +3,11 @@
 // GEMM (docs/aura.md, "GEMM model"): pipes fma and load overlap; packing, the thread imbalance
 // and the pool job are serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
 //   fma   T_fma
-//   load  A slivers streamed from the level holding the MC x KC block (pair mc, kc):
-//           4 m k ceil(n / NR) / bw(L2 if 4 MC KC <= L2/2, else L3)
+//         each micro-kernel call's C tile and chain fill and drain (pair kc, ukernel):
+//           ceil(tiles / threads) ceil(k / KC) x (8 ns + 1.1 ns per 64-byte line of the tile)
+//   load  A slivers streamed from the level holding the A block (pair mc, kc):
+//           4 m k ceil(n / NR) / bw(L2 if 4 rows KC <= L2/2, else L3), rows = the block gemm.cc
+//           packs: ceil(panels / ceil(panels / (MC / MR))) MR panels of all of m
 //         B slivers reloaded into L1 once per row block of each thread's part (pair mc, split):
 //           4 k n_t ceil(m_t / MC) / bw_L2 of one core, m_t x n_t the largest part (split 1:
 //           ceil(panels / threads) MR panels x n; split 2: m x ceil(slivers / threads) NR slivers)
@@ -78,6 +81,15 @@ void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
 }
 
 bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
+
+// A GEMM micro-kernel call's cost beyond its FMAs (docs/aura.md, GEMM model): 8 ns plus 1.1 ns
+// per 64-byte line of its C tile, 34 ns for AVX-512's 12 x 32 (24 lines) and 15 ns for AVX2's
+// 6 x 16 (6 lines). Fitted to the kc moves of the saved tables (bench/aura_gemm_call_cost.py: a
+// configuration at kc against the same one at the deepest kc): the median per-call time that
+// explains them is 35 ns (AVX-512) and 14 ns (AVX2) on the one-thread tables of sessions 8-11, and
+// 13-58 ns on the two-thread GEMM spaces of sessions 14-15, alike on two VMs whose FMA rates
+// differ 2x at about the same clock (so a time, not a number of FMA steps).
+constexpr double kCallFixedSeconds = 8e-9, kCallPerLineSeconds = 1.1e-9;
 
 // The caches GEMM's analytic blocking is derived from: the hardware description's (which takes
 // sysfs's where the description names none, hardware.cc), so a table replayed with the
@@ -478,6 +490,14 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       pr.params[size_t(isp)].pipe[s] = -1;
     }
     const double bw_l2 = hw.bw_l2 * threads, bw_l3 = hw.bw_l3 * threads;
+    // The rows of C an A block actually holds: gemm.cc deals a part's MR panels out into
+    // ceil(panels / (MC / MR)) blocks of equal size, so a block holds at most MC rows and fewer
+    // where MC does not divide the part. The larger part is all of m (the column split, or one
+    // thread); the row split's smaller parts hold at most as many.
+    auto a_block_rows = [&](int64_t mc) {
+      const int64_t panels = ceil_div(t.dims[0], mr0), per_block = std::max<int64_t>(1, mc / mr0);
+      return ceil_div(panels, ceil_div(panels, per_block)) * mr0;
+    };
     for (size_t a = 0; a < KC.size(); ++a) {
       // C tiles once per depth block.
       pr.params[size_t(ikc)].cost[a] = 8 * m * n * double(ceil_div(t.dims[2], KC[a])) / bw_l2;
@@ -485,6 +505,14 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       for (size_t u = 0; u < UK.size(); ++u) {
         int mr, nr;
         tile_of(UK[u], hw.isa, mr, nr);
+        // Each micro-kernel call (one MR x NR tile, one depth block) stalls the FMA pipe while
+        // it reads and writes its C tile and fills and drains its accumulator chains: a fixed
+        // part and a part per 64-byte line of the tile, not hidden under the call's own FMAs.
+        // A thread makes ceil(tiles / threads) x ceil(k / KC) calls (pair kc, ukernel).
+        const double lines = double(mr) * double(ceil_div(int64_t(nr) * 4, 64));
+        const double calls = std::ceil(double(ceil_div(t.dims[0], mr) * ceil_div(t.dims[1], nr)) / threads) *
+                             double(ceil_div(t.dims[2], KC[a]));
+        pr.pairs.push_back({ikc, int(a), iuk, int(u), calls * (kCallFixedSeconds + lines * kCallPerLineSeconds), false, 0});
         int ways = std::max(hw.l1_ways, 2);
         if (double((mr + nr) * KC[a] * 4) > double(hw.l1_bytes) * (ways - 1) / ways) {
           double refetch = 4.0 * double(KC[a]) * nr * double(ceil_div(t.dims[0], mr)) *
@@ -493,7 +521,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         }
       }
       for (size_t b = 0; b < MC.size(); ++b) {
-        bool in_l2 = 4.0 * double(MC[b]) * double(KC[a]) <= hw.l2_bytes / 2.0;
+        bool in_l2 = 4.0 * double(a_block_rows(MC[b])) * double(KC[a]) <= hw.l2_bytes / 2.0;
         double stream = 4 * m * k * double(ceil_div(t.dims[1], nr0)) / (in_l2 ? bw_l2 : bw_l3);
         pr.pairs.push_back({ikc, int(a), imc, int(b), stream, false, 1});
       }

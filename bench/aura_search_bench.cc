@@ -53,8 +53,9 @@
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 //             [--passes N] [--min-time S] [--timing auto|min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
-//             [--pass-level]
+//             [--pass-level] [--model-check]
 // --pass-level (with --loo): the judge divides each pass by its load level first (see there).
+// --model-check (implies --loo): per space and parameter value, measured against the model (see there).
 // --timing: a candidate's time is the fastest of its calls (min), their median, or (auto, the default)
 // the fastest on one thread's CPU clock and the median on wall time (live.h).
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other
@@ -190,6 +191,7 @@ static int run_bench(int argc, char** argv) {
   bool quick = false;
   bool loo = false;
   bool pass_level = false;  // --pass-level: the de-noised metric divides each pass by its level (see below)
+  bool model_check = false;  // --model-check (implies --loo): the model against the table per parameter value, then exit
   bool verbose = false;  // --verbose: every node of the leave-one-out searches on stderr
   std::string only;  // "kernel:MxNxK,kernel:RxC": these spaces instead of the defaults
   std::string save_tables, load_tables, hw_file;
@@ -203,6 +205,7 @@ static int run_bench(int argc, char** argv) {
     }
     else if (!std::strcmp(argv[i], "--loo")) loo = true;
     else if (!std::strcmp(argv[i], "--pass-level")) pass_level = true;
+    else if (!std::strcmp(argv[i], "--model-check")) model_check = loo = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
     else if (!std::strcmp(argv[i], "--spaces") && i + 1 < argc) only = argv[++i];
@@ -461,6 +464,37 @@ static int run_bench(int argc, char** argv) {
       std::fprintf(stderr, "pass levels %s %s: %s\n", t.target.kernel.c_str(), t.target.shape_text().c_str(),
                    ls.c_str());
     }
+  // --model-check: per space and parameter value, the best configuration holding that value, as
+  // measured (the median over passes, levelled with --pass-level) over the space's best, beside
+  // the model's cost of its best configuration holding that value over the model's optimum. Why
+  // (session 16): a term is judged by whether it ranks a parameter's values as the tables do
+  // (GEMM kc before the per-call cost: every value predicted 1.000, measured 1.00-1.08).
+  if (model_check) {
+    for (const Table& t : tables) {
+      const trex::aura::ChoiceProblem pr = trex::aura::performance_model(t.target, hw);
+      std::map<std::string, std::map<int64_t, std::pair<double, double>>> per;  // name -> value -> (measured, model)
+      double best_model = INFINITY, best_measured = INFINITY;
+      for (const auto& [c, m] : t.m) {
+        if (!m.passed) continue;
+        const double model = trex::aura::choice_cost(pr, t.target.index_of(c));
+        best_model = std::min(best_model, model);
+        best_measured = std::min(best_measured, m.seconds);
+        for (const auto& [name, v] : c) {
+          auto& e = per[name].try_emplace(v, INFINITY, INFINITY).first->second;
+          e.first = std::min(e.first, m.seconds);
+          e.second = std::min(e.second, model);
+        }
+      }
+      std::printf("%s %s (measured / model, each over its best):\n", t.target.kernel.c_str(),
+                  t.target.shape_text().c_str());
+      for (const auto& [name, values] : per) {
+        std::printf("  %s:", name.c_str());
+        for (const auto& [v, e] : values) std::printf(" %lld %.3f/%.3f", (long long)v, e.first / best_measured, e.second / best_model);
+        std::printf("\n");
+      }
+    }
+    return 0;
+  }
   // Skill-guided against cold search, on the de-noised metric (see the header): per space and
   // per seed s (which pass the searches see), both searches replay pass s, one noisy
   // measurement per candidate as a real tune takes, with an unlimited budget; each is scored by

@@ -81,8 +81,9 @@ struct Strategy {
   // communication_data_type, bf16 there (microsoft/DeepSpeed 56c522386 deepspeed/runtime/
   // pipe/engine.py, engine.py), so those runs state grad_reduce_bytes = 2 as well: an all-reduce
   // of 2 B moves what a reduce-scatter of 4 B does. Each rank then updates its shard and
-  // all-gathers the weights as any ZeRO-1. A file states it: it depends on the run's precision
-  // (fp16 goes through the ZeRO optimizer's reduction), which no stack default can know.
+  // all-gathers the weights as any ZeRO-1. InternEvo's hybrid ZeRO-1 all-reduces too (fa7337b
+  // hybrid_zero_optim.py, reduce_tensor with dst_rank None). A file states it: it depends on the
+  // run's precision (fp16 goes through the ZeRO optimizer's reduction), which no stack default can know.
   bool grad_allreduce = false;
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
   bool pp_overlap = false;        // interleaved pipelines: steady-state P2P under other chunks' compute (stack default)

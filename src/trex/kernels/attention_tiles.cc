@@ -11,6 +11,7 @@
 #include "trex/kernels/attention_tiles.h"
 
 #include <algorithm>
+#include <cmath>
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -33,6 +34,7 @@ inline void vstore(float* p, V v) { _mm512_storeu_ps(p, v); }
 inline V vfma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 inline V vset(float x) { return _mm512_set1_ps(x); }
 inline V vadd(V a, V b) { return _mm512_add_ps(a, b); }
+inline V vmul(V a, V b) { return _mm512_mul_ps(a, b); }
 #elif TREX_TILE_WIDTH == 8
 using V = __m256;
 inline V vzero() { return _mm256_setzero_ps(); }
@@ -41,6 +43,7 @@ inline void vstore(float* p, V v) { _mm256_storeu_ps(p, v); }
 inline V vfma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 inline V vset(float x) { return _mm256_set1_ps(x); }
 inline V vadd(V a, V b) { return _mm256_add_ps(a, b); }
+inline V vmul(V a, V b) { return _mm256_mul_ps(a, b); }
 inline float vsum(V v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -124,10 +127,68 @@ void dot_tile(const float* const a[4], const float* const b[4], int64_t K, float
       for (int j = 0; j < 4; ++j) out[i][j] += a[i][k] * b[j][k];
 }
 
+#if TREX_TILE_WIDTH == 16
+// dot_tiles for K >= 16 on AVX-512: each tile's 16 sums leave reduce16 as one vector, row i of
+// the tile in lanes 4 i .. 4 i + 3 (the accumulators go in transposed, which changes only which
+// lane a sum lands in: every sum has the same tree), scaled by alpha in one multiply and stored
+// as four 128-bit rows, masked at the edges. The same bits as dot_tile's scalar stores, without
+// 16 scalar extractions, multiplies and stores per tile.
+void dot_tiles16(int64_t M, int64_t N, int64_t K, const float* const* a, const float* const* b,
+                 float alpha, float* C, int64_t ldc) {
+  const V va = vset(alpha);
+  for (int64_t i0 = 0; i0 < M; i0 += 4) {
+    const float* ar[4];
+    for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
+    const int64_t rows = std::min<int64_t>(4, M - i0);
+    for (int64_t j0 = 0; j0 < N; j0 += 4) {
+      const float* br[4];
+      for (int r = 0; r < 4; ++r) br[r] = b[std::min(j0 + r, N - 1)];
+      V c[16];
+      for (int i = 0; i < 16; ++i) c[i] = vzero();
+      int64_t k = 0;
+      for (; k + W <= K; k += W) {
+        V b0 = vload(br[0] + k), b1 = vload(br[1] + k), b2 = vload(br[2] + k), b3 = vload(br[3] + k);
+        asm("" : "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3));  // see dot_tile
+        for (int i = 0; i < 4; ++i) {
+          V ai = vload(ar[i] + k);
+          asm("" : "+v"(ai));
+          // c[4 j + i] = <a_i, b_j>: reduce16 puts it in lane 4 i + j.
+          c[0 + i] = vfma(ai, b0, c[0 + i]);
+          c[4 + i] = vfma(ai, b1, c[4 + i]);
+          c[8 + i] = vfma(ai, b2, c[8 + i]);
+          c[12 + i] = vfma(ai, b3, c[12 + i]);
+        }
+      }
+      __m512 r = _mm512_mul_ps(va, reduce16(c));
+      if (k < K) {  // the scalar tail, added to each sum after its reduction as dot_tile does
+        alignas(64) float t[16];
+        _mm512_store_ps(t, reduce16(c));
+        for (; k < K; ++k)
+          for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) t[4 * i + j] += ar[i][k] * br[j][k];
+        r = _mm512_mul_ps(va, _mm512_load_ps(t));
+      }
+      const __mmask8 cols = __mmask8((1u << std::min<int64_t>(4, N - j0)) - 1);
+      float* dst = C + i0 * ldc + j0;
+      _mm_mask_storeu_ps(dst, cols, _mm512_castps512_ps128(r));
+      if (rows > 1) _mm_mask_storeu_ps(dst + ldc, cols, _mm512_extractf32x4_ps(r, 1));
+      if (rows > 2) _mm_mask_storeu_ps(dst + 2 * ldc, cols, _mm512_extractf32x4_ps(r, 2));
+      if (rows > 3) _mm_mask_storeu_ps(dst + 3 * ldc, cols, _mm512_extractf32x4_ps(r, 3));
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const float* const* b,
                float alpha, float* C, int64_t ldc) {
+#if TREX_TILE_WIDTH == 16
+  if (K >= W) {
+    dot_tiles16(M, N, K, a, b, alpha, C, ldc);
+    return;
+  }
+#endif
   for (int64_t i0 = 0; i0 < M; i0 += 4) {
     const float* ar[4];
     for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
@@ -143,13 +204,15 @@ void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const flo
   }
 }
 
+namespace {
+
 #if TREX_TILE_WIDTH > 1
-// Rows ir[0..3] (the first `rows` stored) x NV vectors of columns from column e: the k loop
-// broadcasts one A element per row. Constant bounds and guarded stores keep the 4 NV
+// Rows ir[0..3] (the first `rows` stored, row r at cr[r]) x NV vectors of columns from column e:
+// the k loop broadcasts one A element per row. Constant bounds and guarded stores keep the 4 NV
 // accumulators in registers (a store loop bounded by `rows` made GCC keep them on the stack).
 template <int NV>
 inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[4],
-                        int64_t rows, const float* const* b, int64_t e, float* C, int64_t ldc,
+                        int64_t rows, const float* const* b, int64_t e, float* const cr[4],
                         bool accumulate) {
   V c[4][NV];
 #pragma GCC unroll 4
@@ -174,7 +237,7 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
 #pragma GCC unroll 4
   for (int r = 0; r < 4; ++r) {
     if (r >= rows) break;
-    float* dst = C + r * ldc + e;
+    float* dst = cr[r] + e;
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q)
       vstore(dst + q * W, accumulate ? vadd(vload(dst + q * W), c[r][q]) : c[r][q]);
@@ -182,27 +245,118 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
 }
 #endif
 
-void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
-                 const float* const* b, float* C, int64_t ldc, bool accumulate) {
+// outer_tiles with row i of C at crow[i] (cr: the rows of one 4-row group).
+void outer_rows(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
+                const float* const* b, float* const* crow, bool accumulate) {
   for (int64_t i0 = 0; i0 < M; i0 += 4) {
     int64_t ir[4];
     for (int r = 0; r < 4; ++r) ir[r] = std::min(i0 + r, M - 1);
     const int64_t rows = std::min<int64_t>(4, M - i0);
+    float* const cr[4] = {crow[ir[0]], crow[ir[1]], crow[ir[2]], crow[ir[3]]};
     int64_t e = 0;
 #if TREX_TILE_WIDTH > 1
-    for (; e + 4 * W <= N; e += 4 * W)
-      outer_block<4>(K, A, si, sk, ir, rows, b, e, C + i0 * ldc, ldc, accumulate);
-    for (; e + W <= N; e += W)
-      outer_block<1>(K, A, si, sk, ir, rows, b, e, C + i0 * ldc, ldc, accumulate);
+    for (; e + 4 * W <= N; e += 4 * W) outer_block<4>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
+    for (; e + W <= N; e += W) outer_block<1>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
 #endif
     for (; e < N; ++e)
       for (int64_t r = 0; r < rows; ++r) {
         float s = 0.f;
         for (int64_t k = 0; k < K; ++k) s += A[ir[r] * si + k * sk] * b[k][e];
-        float* dst = C + (i0 + r) * ldc + e;
+        float* dst = cr[r] + e;
         *dst = accumulate ? *dst + s : s;
       }
   }
+}
+
+}  // namespace
+
+void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
+                 const float* const* b, float* C, int64_t ldc, bool accumulate) {
+  // Row pointers in groups of 64 rows (the per-row work is N K FMAs; the pointers are noise).
+  float* crow[64];
+  for (int64_t m0 = 0; m0 < M; m0 += 64) {
+    const int64_t mm = std::min<int64_t>(64, M - m0);
+    for (int64_t i = 0; i < mm; ++i) crow[i] = C + (m0 + i) * ldc;
+    outer_rows(mm, N, K, A + m0 * si, si, sk, b, crow, accumulate);
+  }
+}
+
+namespace {
+
+#if TREX_TILE_WIDTH > 1
+// Rows ir[0..3] of a (the first `rows` stored) x NV vectors of key columns from column j: one
+// FMA chain per (row, column) over e = 0..K-1, from zero; scaled by alpha, then stored (the
+// last vector only up to column `end`).
+template <int NV>
+inline void column_block(int64_t K, const float* const ar[4], int64_t rows, const float* kT,
+                         int64_t ldk, int64_t j, int64_t end, float alpha, float* C, int64_t ldc) {
+  V c[4][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) c[r][q] = vzero();
+  const float* kj = kT + j;
+  for (int64_t e = 0; e < K; ++e, kj += ldk) {
+    V bq[NV];
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) {
+      bq[q] = vload(kj + q * W);
+      asm("" : "+v"(bq[q]));  // kept in a register: 4 loads per 16 FMAs, not 16 (see dot_tile)
+    }
+    const V a[4] = {vset(ar[0][e]), vset(ar[1][e]), vset(ar[2][e]), vset(ar[3][e])};
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) c[r][q] = vfma(a[r], bq[q], c[r][q]);
+  }
+  const V va = vset(alpha);
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    if (r >= rows) break;
+    float* dst = C + r * ldc + j;
+#pragma GCC unroll 4
+    for (int q = 0; q < NV; ++q) {
+      const V x = vmul(va, c[r][q]);
+      const int64_t left = end - (j + q * W);
+      if (left >= W) {
+        vstore(dst + q * W, x);
+      } else {
+        alignas(64) float tmp[W];
+        vstore(tmp, x);
+        for (int64_t l = 0; l < left; ++l) dst[q * W + l] = tmp[l];
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void column_dots(int64_t M, int64_t N, int64_t K, const float* const* a, const float* kT,
+                 int64_t ldk, float alpha, float* C, int64_t ldc) {
+  for (int64_t i0 = 0; i0 < M; i0 += 4) {
+    const float* ar[4];
+    for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
+    const int64_t rows = std::min<int64_t>(4, M - i0);
+    float* Ci = C + i0 * ldc;
+#if TREX_TILE_WIDTH > 1
+    int64_t j = 0;
+    for (; j + 3 * W < N; j += 4 * W) column_block<4>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
+    for (; j < N; j += W) column_block<1>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
+#else
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < N; ++j) {
+        float acc = 0.f;
+        for (int64_t e = 0; e < K; ++e) acc = std::fma(ar[r][e], kT[e * ldk + j], acc);
+        Ci[r * ldc + j] = alpha * acc;
+      }
+#endif
+  }
+}
+
+void outer_tiles_rows(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
+                      const float* const* b, float* const* crow, bool accumulate) {
+  outer_rows(M, N, K, A, si, sk, b, crow, accumulate);
 }
 
 }  // namespace trex::kernels::attn_detail

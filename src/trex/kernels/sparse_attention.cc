@@ -1,15 +1,17 @@
 // Fused shared-KV sparse attention. Per query token: the H x |S_t| scores S = tau Q K^T and the
 // output O = P K are register-tiled products over the key rows where they lie (attention_tiles.h:
-// no gather or packing for fp32; bf16 keys are widened once into a block); the softmax with the
-// sink runs on S in place. The backward recomputes S and P from lse and runs the products
-// dP = dO K^T, dQ = tau dS K and dK = tau dS^T Q + P^T dO the same way, the window part of dK
-// added straight into the chunk's accumulator.
+// no gather or packing for fp32; bf16 keys are widened once into a block), the window's scores
+// over the window keys as columns of a per-thread transposed block (KeyColumns); the softmax
+// with the sink runs on S in place. The backward recomputes S and P from lse and runs the
+// products dP = dO K^T, dQ = tau dS K and dK = tau dS^T Q + P^T dO the same way (dK as one chain
+// of 2H products per key row), added straight into the chunk's accumulator rows.
 // Token chunks: the backward's key gradients are scatter-adds, which collide across queries;
 // each of a fixed number of token chunks owns a private window slice and compressed-entry block
 // of the workspace, reduced afterwards in chunk order (deterministic, no atomics).
 #include "trex/kernels/sparse_attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -206,12 +208,80 @@ const float* f32_rows(const T* src, float* buf, int64_t n) {
 }
 
 struct Scratch {
-  std::vector<float> K, S, Q, O, dO, dP, dQ, dK, D, prod;
+  std::vector<float> K, S, Q, O, dO, dP, dQ, D, prod;
   std::vector<const float*> krows, qrows, dorows;
+  std::vector<float*> crows;
 };
 
+using attn_detail::column_dots;
 using attn_detail::dot_tiles;
 using attn_detail::outer_tiles;
+using attn_detail::outer_tiles_rows;
+
+// The window keys as columns, so that a query's window scores (and d_o products) are
+// column_dots: one FMA chain per score, no horizontal reduction (the 4 x 4 dot tiles spend 45
+// shuffles and adds per 16 scores on it). Block b holds keys [b W - W, b W + W) (W = window) as
+// fp32 columns, [hd][ld]: the window of every query t with t / W = b lies in it, as one run of
+// columns, and a block's rows are ld floats apart (an odd number of 64-byte lines, 2 W + 16
+// columns or more: column_dots reads up to 15 columns past a window; keys outside [0, s) and
+// the extra columns are zero). One transposed [hd][s] block would put each of a query's 128
+// rows in its own page (8 KiB apart at s 2048): the column form then ran slower than the dot
+// tiles. Per thread, a ring of 4 blocks filled on demand for the current call (a thread's
+// jobs come in increasing token order; the two cores share no cache, so each fills its own).
+struct KeyColumns {
+  static constexpr int kSlots = 4;
+  std::vector<float> buf;
+  int64_t ld = 0, block_floats = 0;
+  uint64_t call = 0;
+  int64_t tag[kSlots] = {-1, -1, -1, -1};  // block held by each slot in this call
+
+  // Column of key t - nw + 1 (the first of t's nw window keys) in the block of t; rows ld apart.
+  template <class T>
+  const float* window(uint64_t id, const T* kv, int64_t s, int64_t hd, int64_t win, int64_t t,
+                      int64_t nw) {
+    if (id != call) {
+      ld = (2 * win + 16 + 15) / 16 * 16;
+      if ((ld / 16) % 2 == 0) ld += 16;
+      block_floats = hd * ld;
+      if (buf.size() < size_t(kSlots * block_floats)) buf.resize(size_t(kSlots * block_floats));
+      call = id;
+      std::fill_n(tag, kSlots, int64_t(-1));
+    }
+    const int64_t b = t / win, slot = b % kSlots;
+    float* blk = buf.data() + slot * block_floats;
+    const int64_t k0 = b * win - win;  // key of column 0
+    if (tag[slot] != b) {
+      const int64_t lo = std::max<int64_t>(0, k0), hi = std::min(s, k0 + 2 * win);
+      for (int64_t e = 0; e < hd; ++e) {
+        float* row = blk + e * ld;
+        std::fill(row, row + (lo - k0), 0.f);
+        std::fill(row + (hi - k0), row + ld, 0.f);
+      }
+      for (int64_t j0 = lo; j0 < hi; j0 += 16) {  // 16 keys x all e: rows written in 64 bytes
+        const int64_t j1 = std::min(hi, j0 + 16);
+        for (int64_t e = 0; e < hd; ++e) {
+          float* row = blk + e * ld - k0;
+          for (int64_t j = j0; j < j1; ++j) row[j] = ld_f32(kv + j * hd + e);
+        }
+      }
+      tag[slot] = b;
+    }
+    return blk + (t - nw + 1 - k0);
+  }
+  static float ld_f32(const float* p) { return *p; }
+  static float ld_f32(const core::bf16* p) { return core::to_float(*p); }
+};
+
+KeyColumns& thread_key_columns() {
+  thread_local KeyColumns kc;
+  return kc;
+}
+
+// A distinct id per kernel call (KeyColumns' contents belong to one call).
+uint64_t next_call_id() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // (query, key) pairs the kernel scores: every query's window keys plus its valid compressed
 // entries. Counted only for `trex profile analyze` (core::trace_count), so only when tracing.
@@ -237,43 +307,65 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
   const float tau = 1.f / std::sqrt(float(hd));
   const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", builtin::kAttnQueryBlock);
+  const uint64_t call = next_call_id();
+  // Tokens in groups of kGroup (fp32): the scores of the group's tokens first (their windows'
+  // columns, as one sweep of overlapping lines), then their outputs (their key rows): a token's
+  // window columns and key rows together are more than L1 holds, so alternating the two per
+  // token reloaded both each time. bf16 keys are widened per token, one token at a time.
+  constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
   tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
-    Scratch w;
-    w.S.resize(size_t(H * kmax));
+    KeyColumns& kcol = thread_key_columns();
+    // Per thread, kept between jobs and calls (a job is a few tokens: allocating and zeroing
+    // its buffers each time cost as much as a token's softmax).
+    thread_local Scratch w;
+    thread_local KeySet ks[kGroup];
+    thread_local std::vector<const float*> krows[kGroup];
+    w.S.resize(size_t(kGroup * H * kmax));
     if constexpr (!std::is_same_v<T, float>) {  // widened copies; fp32 is used where it lies
       w.K.resize(size_t(kmax * hd));             // (a job is a few tokens: no zero-filling
       w.Q.resize(size_t(H * hd));                // kmax hd floats per job that stay unused)
       w.O.resize(size_t(H * hd));
     }
-    KeySet ks;
-    for (int64_t t = t0; t < t1; ++t) {
-      key_set(kv, kv_comp, comp_idx, sh, t, &ks);
-      const int64_t n = ks.n;
-      key_rows<T>(ks, hd, w.K.data(), w.krows);
-      const float* Q = nullptr;
-      if constexpr (std::is_same_v<T, float>) {
-        Q = q + t * H * hd;
-      } else {
-        to_f32(q + t * H * hd, w.Q.data(), H * hd);
-        Q = w.Q.data();
+    for (int64_t g0 = t0; g0 < t1; g0 += kGroup) {
+      const int64_t g1 = std::min(t1, g0 + kGroup);
+      for (int64_t t = g0; t < g1; ++t) {
+        const int64_t i = t - g0;
+        key_set(kv, kv_comp, comp_idx, sh, t, &ks[i]);
+        const int64_t n = ks[i].n, nw = ks[i].nw;
+        key_rows<T>(ks[i], hd, w.K.data(), krows[i]);
+        const float* Q = nullptr;
+        if constexpr (std::is_same_v<T, float>) {
+          Q = q + t * H * hd;
+        } else {
+          to_f32(q + t * H * hd, w.Q.data(), H * hd);
+          Q = w.Q.data();
+        }
+        head_rows(Q, H, hd, w.qrows);
+        float* S = w.S.data() + i * H * kmax;
+        const float* kwin = kcol.window(call, kv, sh.s, hd, sh.window, t, nw);
+        column_dots(H, nw, hd, w.qrows.data(), kwin, kcol.ld, tau, S, n);
+        if (n > nw) dot_tiles(H, n - nw, hd, w.qrows.data(), krows[i].data() + nw, tau, S + nw, n);
+        for (int64_t h = 0; h < H; ++h) {
+          float* srow = S + h * n;
+          const float m = row_max(srow, n, sink[h]);
+          float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
+          float inv = 1.f / zs;
+          for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
+          lse[t * H + h] = m + std::log(zs);
+        }
+        if (comp_prob)
+          comp_prob_row(S, H, n, nw, ks[i].slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
+        if constexpr (!std::is_same_v<T, float>) {  // one token per group: its output now
+          outer_tiles(H, hd, n, S, n, 1, krows[i].data(), w.O.data(), hd, false);
+          from_f32(w.O.data(), o + t * H * hd, H * hd);
+        }
       }
-      head_rows(Q, H, hd, w.qrows);
-      dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, w.S.data(), n);
-      for (int64_t h = 0; h < H; ++h) {
-        float* srow = w.S.data() + h * n;
-        const float m = row_max(srow, n, sink[h]);
-        float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
-        float inv = 1.f / zs;
-        for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
-        lse[t * H + h] = m + std::log(zs);
-      }
-      if (comp_prob)
-        comp_prob_row(w.S.data(), H, n, ks.nw, ks.slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
       if constexpr (std::is_same_v<T, float>) {
-        outer_tiles(H, hd, n, w.S.data(), n, 1, w.krows.data(), o + t * H * hd, hd, false);
-      } else {
-        outer_tiles(H, hd, n, w.S.data(), n, 1, w.krows.data(), w.O.data(), hd, false);
-        from_f32(w.O.data(), o + t * H * hd, H * hd);
+        for (int64_t t = g0; t < g1; ++t) {
+          const int64_t i = t - g0, n = ks[i].n;
+          outer_tiles(H, hd, n, w.S.data() + i * H * kmax, n, 1, krows[i].data(), o + t * H * hd,
+                      hd, false);
+        }
       }
     }
   });
@@ -351,12 +443,12 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     owned.resize(size_t(plan.chunks * plan.per_chunk));
     workspace = owned.data();
   }
+  const uint64_t call = next_call_id();
   tp.parallel_for(0, plan.chunks, 1, [&](int64_t c0, int64_t c1) {
+    KeyColumns& kcol = thread_key_columns();
     Scratch w;
     w.K.resize(size_t(kmax * hd));
-    w.S.resize(size_t(H * kmax));
-    w.dP.resize(size_t(H * kmax));
-    w.dK.resize(size_t(kmax * hd));
+    w.dP.resize(size_t(2 * H * kmax));  // tau dS, then P: one [2H, n] block per token
     w.Q.resize(size_t(H * hd));
     w.O.resize(size_t(H * hd));
     w.dO.resize(size_t(H * hd));
@@ -379,12 +471,20 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
         const float* O = f32_rows(o + t * H * hd, w.O.data(), H * hd);
         const float* dO = f32_rows(d_o + t * H * hd, w.dO.data(), H * hd);
-        head_rows(Q, H, hd, w.qrows);
+        // qrows: the H rows of q, then the H rows of d_o (the b rows of dK's product).
         head_rows(dO, H, hd, w.dorows);
-        float* S = w.S.data();
+        head_rows(Q, H, hd, w.qrows);
+        w.qrows.insert(w.qrows.end(), w.dorows.begin(), w.dorows.end());
         float* dP = w.dP.data();
-        dot_tiles(H, n, hd, w.qrows.data(), w.krows.data(), tau, S, n);
-        dot_tiles(H, n, hd, w.dorows.data(), w.krows.data(), 1.f, dP, n);
+        float* S = dP + H * n;
+        // The window's scores as the forward computes them (same bits), then the rest.
+        const float* kwin = kcol.window(call, kv, sh.s, hd, sh.window, t, nw);
+        column_dots(H, nw, hd, w.qrows.data(), kwin, kcol.ld, tau, S, n);
+        column_dots(H, nw, hd, w.dorows.data(), kwin, kcol.ld, 1.f, dP, n);
+        if (n > nw) {
+          dot_tiles(H, n - nw, hd, w.qrows.data(), w.krows.data() + nw, tau, S + nw, n);
+          dot_tiles(H, n - nw, hd, w.dorows.data(), w.krows.data() + nw, 1.f, dP + nw, n);
+        }
         // D_h = <do_h, o_h>: the products rounded first (a separate pass, so they are never
         // contracted into FMAs), then each head's sum in e order, the heads side by side so that
         // they are H independent chains rather than one chain of H hd dependent additions. The
@@ -412,17 +512,17 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
           outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
           from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
         }
+        // Both terms of a key's row in one chain of 2H products (the [tau dS; P] block against
+        // [q; d_o]), added to its accumulator row once: the window rows in win_acc, the
+        // compressed entries' rows in comp_acc where they lie.
         float* dst = win_acc + (t - nw + 1 - base) * hd;
-        outer_tiles(nw, hd, H, dP, 1, n, w.qrows.data(), dst, hd, true);
-        outer_tiles(nw, hd, H, S, 1, n, w.dorows.data(), dst, hd, true);
+        outer_tiles(nw, hd, 2 * H, dP, 1, n, w.qrows.data(), dst, hd, true);
         if (n > nw) {
-          outer_tiles(n - nw, hd, H, dP + nw, 1, n, w.qrows.data(), w.dK.data(), hd, false);
-          outer_tiles(n - nw, hd, H, S + nw, 1, n, w.dorows.data(), w.dK.data(), hd, true);
-          for (int64_t j = nw; j < n; ++j) {
-            float* cdst = comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
-            const float* src = w.dK.data() + (j - nw) * hd;
-            for (int64_t e = 0; e < hd; ++e) cdst[e] += src[e];
-          }
+          w.crows.resize(size_t(n - nw));
+          for (int64_t j = nw; j < n; ++j)
+            w.crows[size_t(j - nw)] =
+                comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
+          outer_tiles_rows(n - nw, hd, 2 * H, dP + nw, 1, n, w.qrows.data(), w.crows.data(), true);
         }
       }
     }

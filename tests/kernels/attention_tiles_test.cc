@@ -1,0 +1,130 @@
+// The register-tiled products of the sparse attention kernels (attention_tiles.h) against their
+// stated summation orders, bit for bit: dot_tiles as 16 (AVX-512) lane chains of FMAs reduced by
+// _mm512_reduce_add_ps's tree (halves of 256, then 128 bits, then lanes (0, 2) and (1, 3), then
+// the two), the scalar tail added after; column_dots as one FMA chain per element over k from
+// zero, then alpha times it; outer_tiles_rows as outer_tiles with the rows where they lie. Edge
+// tiles (M, N not multiples of 4, N not a multiple of 16 for column_dots) and rows that nothing
+// may write (guard values around C) included.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "trex/kernels/attention_tiles.h"
+
+namespace trex::kernels::attn_detail {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// <a, b> in dot_tiles' order (AVX-512 builds; on narrower ISAs only the tolerance is checked).
+float dot_in_tile_order(const float* a, const float* b, int64_t K) {
+  float lane[16] = {};
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16)
+    for (int l = 0; l < 16; ++l) lane[l] = std::fma(a[k + l], b[k + l], lane[l]);
+  float h8[8], h4[4];
+  for (int l = 0; l < 8; ++l) h8[l] = lane[l + 8] + lane[l];
+  for (int l = 0; l < 4; ++l) h4[l] = h8[l + 4] + h8[l];
+  float sum = (h4[0] + h4[2]) + (h4[1] + h4[3]);
+  for (; k < K; ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+TEST(AttentionTiles, DotTilesHaveTheReductionTreesBits) {
+  for (int64_t M : {1, 3, 4, 8, 9})
+    for (int64_t N : {1, 4, 6, 13, 64})
+      for (int64_t K : {16, 64, 128, 40}) {
+        std::vector<float> A = random_floats(size_t(M * K), uint32_t(M * 1000 + N * 10 + K));
+        std::vector<float> B = random_floats(size_t(N * K), uint32_t(M + N * 100 + K * 7));
+        std::vector<const float*> a, b;
+        for (int64_t i = 0; i < M; ++i) a.push_back(A.data() + i * K);
+        for (int64_t j = 0; j < N; ++j) b.push_back(B.data() + j * K);
+        const int64_t ldc = N + 3;
+        std::vector<float> C(size_t(M * ldc + 1), 7.f);
+        const float alpha = 0.0883883f;
+        dot_tiles(M, N, K, a.data(), b.data(), alpha, C.data(), ldc);
+        for (int64_t i = 0; i < M; ++i) {
+          for (int64_t j = 0; j < N; ++j) {
+            const float got = C[size_t(i * ldc + j)];
+            double ref = 0;
+            for (int64_t k = 0; k < K; ++k) ref += double(A[size_t(i * K + k)]) * B[size_t(j * K + k)];
+            ASSERT_NEAR(got, alpha * ref, 1e-5 * (1 + std::fabs(alpha * ref)));
+#if defined(__AVX512F__)
+            if (K % 16 == 0)  // the tail's contraction is the compiler's choice: bits only without one
+              ASSERT_TRUE(same_bits(got, alpha * dot_in_tile_order(a[i], b[j], K)))
+                  << "M " << M << " N " << N << " K " << K << " at " << i << "," << j;
+#endif
+          }
+          for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(C[size_t(i * ldc + j)], 7.f) << "wrote past N";
+        }
+        ASSERT_EQ(C.back(), 7.f) << "wrote past M";
+      }
+}
+
+TEST(AttentionTiles, ColumnDotsAreOneFmaChainPerElement) {
+  for (int64_t M : {1, 4, 7, 8})
+    for (int64_t N : {1, 5, 16, 17, 40, 64, 65})
+      for (int64_t K : {1, 9, 128}) {
+        const int64_t ldk = 16 * ((N + 16 + 15) / 16) + 16;  // padded: column_dots reads up to 16 more
+        std::vector<float> A = random_floats(size_t(M * K), uint32_t(M * 31 + N + K));
+        std::vector<float> KT = random_floats(size_t(K * ldk), uint32_t(N * 17 + K));
+        std::vector<const float*> a;
+        for (int64_t i = 0; i < M; ++i) a.push_back(A.data() + i * K);
+        const int64_t ldc = N + 2;
+        std::vector<float> C(size_t(M * ldc + 1), 7.f);
+        const float alpha = 0.125f * 0.70710677f;
+        column_dots(M, N, K, a.data(), KT.data(), ldk, alpha, C.data(), ldc);
+        for (int64_t i = 0; i < M; ++i) {
+          for (int64_t j = 0; j < N; ++j) {
+            float acc = 0.f;
+            for (int64_t k = 0; k < K; ++k) acc = std::fma(A[size_t(i * K + k)], KT[size_t(k * ldk + j)], acc);
+            ASSERT_TRUE(same_bits(C[size_t(i * ldc + j)], alpha * acc))
+                << "M " << M << " N " << N << " K " << K << " at " << i << "," << j;
+          }
+          for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(C[size_t(i * ldc + j)], 7.f) << "wrote past N";
+        }
+        ASSERT_EQ(C.back(), 7.f) << "wrote past M";
+      }
+}
+
+TEST(AttentionTiles, OuterTilesRowsMatchOuterTilesBitForBit) {
+  for (int64_t M : {1, 5, 8, 70})
+    for (int64_t N : {8, 64, 128, 33})
+      for (int64_t K : {1, 16, 9}) {
+        std::vector<float> A = random_floats(size_t(M * K), uint32_t(M + N + K));
+        std::vector<float> B = random_floats(size_t(K * N), uint32_t(3 * M + N + K));
+        std::vector<const float*> b;
+        for (int64_t k = 0; k < K; ++k) b.push_back(B.data() + k * N);
+        for (bool acc : {false, true}) {
+          // Contiguous C, and the same rows scattered (reversed, with gaps) in a larger block.
+          std::vector<float> C = random_floats(size_t(M * N), 5), D(size_t(2 * M * N + N), 0.f);
+          std::vector<float*> rows;
+          for (int64_t i = 0; i < M; ++i) {
+            rows.push_back(D.data() + (2 * (M - 1 - i) + 1) * N);
+            std::memcpy(rows.back(), C.data() + i * N, size_t(N) * sizeof(float));
+          }
+          outer_tiles(M, N, K, A.data(), K, 1, b.data(), C.data(), N, acc);
+          outer_tiles_rows(M, N, K, A.data(), K, 1, b.data(), rows.data(), acc);
+          for (int64_t i = 0; i < M; ++i)
+            ASSERT_EQ(std::memcmp(rows[size_t(i)], C.data() + i * N, size_t(N) * sizeof(float)), 0)
+                << "M " << M << " N " << N << " K " << K << " row " << i;
+          for (int64_t r = 0; r < 2 * M + 1; r += 2)  // the gaps stay untouched
+            for (int64_t e = 0; e < N; ++e) ASSERT_EQ(D[size_t(r * N + e)], 0.f);
+        }
+      }
+}
+
+}  // namespace
+}  // namespace trex::kernels::attn_detail

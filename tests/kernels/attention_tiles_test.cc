@@ -1,12 +1,13 @@
 // The register-tiled products of the sparse attention kernels (attention_tiles.h) against their
 // stated summation orders, bit for bit: dot_tiles as 16 (AVX-512) lane chains of FMAs reduced by
 // _mm512_reduce_add_ps's tree (halves of 256, then 128 bits, then lanes (0, 2) and (1, 3), then
-// the two), the scalar tail added after; column_dots as one FMA chain per element over k from
-// zero, then alpha times it; outer_tiles_rows as outer_tiles with the rows where they lie. Edge
+// the two), the scalar tail added after; column_dots as four FMA chains per element over the
+// quarters of k from zero, combined (q0 + q1) + (q2 + q3), then alpha times it; outer_tiles_rows as outer_tiles with the rows where they lie. Edge
 // tiles (M, N not multiples of 4, N not a multiple of 16 for column_dots) and rows that nothing
 // may write (guard values around C) included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -73,10 +74,24 @@ TEST(AttentionTiles, DotTilesHaveTheReductionTreesBits) {
       }
 }
 
-TEST(AttentionTiles, ColumnDotsAreOneFmaChainPerElement) {
+// <a, column j of kT> in column_dots' order: quarter p of k is [p qk, (p + 1) qk) clipped to
+// K, qk = ceil(K / 4).
+float column_in_quarter_order(const float* a, const float* kT, int64_t ldk, int64_t j, int64_t K) {
+  const int64_t qk = (K + 3) / 4;
+  float part[4];
+  for (int64_t p = 0; p < 4; ++p) {
+    float acc = 0.f;
+    for (int64_t k = std::min(K, p * qk); k < std::min(K, (p + 1) * qk); ++k)
+      acc = std::fma(a[k], kT[k * ldk + j], acc);
+    part[p] = acc;
+  }
+  return (part[0] + part[1]) + (part[2] + part[3]);
+}
+
+TEST(AttentionTiles, ColumnDotsAreFourFmaChainsOverQuartersPerElement) {
   for (int64_t M : {1, 4, 7, 8})
     for (int64_t N : {1, 5, 16, 17, 40, 64, 65})
-      for (int64_t K : {1, 9, 128}) {
+      for (int64_t K : {1, 2, 9, 16, 127, 128}) {
         const int64_t ldk = 16 * ((N + 16 + 15) / 16) + 16;  // padded: column_dots reads up to 16 more
         std::vector<float> A = random_floats(size_t(M * K), uint32_t(M * 31 + N + K));
         std::vector<float> KT = random_floats(size_t(K * ldk), uint32_t(N * 17 + K));
@@ -88,9 +103,11 @@ TEST(AttentionTiles, ColumnDotsAreOneFmaChainPerElement) {
         column_dots(M, N, K, a.data(), KT.data(), ldk, alpha, C.data(), ldc);
         for (int64_t i = 0; i < M; ++i) {
           for (int64_t j = 0; j < N; ++j) {
-            float acc = 0.f;
-            for (int64_t k = 0; k < K; ++k) acc = std::fma(A[size_t(i * K + k)], KT[size_t(k * ldk + j)], acc);
-            ASSERT_TRUE(same_bits(C[size_t(i * ldc + j)], alpha * acc))
+            const float got = C[size_t(i * ldc + j)];
+            double ref = 0;
+            for (int64_t k = 0; k < K; ++k) ref += double(A[size_t(i * K + k)]) * KT[size_t(k * ldk + j)];
+            ASSERT_NEAR(got, alpha * ref, 1e-5 * (1 + std::fabs(alpha * ref)));
+            ASSERT_TRUE(same_bits(got, alpha * column_in_quarter_order(a[i], KT.data(), ldk, j, K)))
                 << "M " << M << " N " << N << " K " << K << " at " << i << "," << j;
           }
           for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(C[size_t(i * ldc + j)], 7.f) << "wrote past N";

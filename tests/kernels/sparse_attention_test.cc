@@ -1,8 +1,9 @@
 // Shared-KV sparse attention with sink: fused vs the eager chain on window-only, ratio-4 (random
 // top-k sets, v_t < k, unused slots) and ratio-128 (dense visible entries) key sets, s < win
 // included, odd head dims, fp32 and bf16; gating (poisoned outputs, inputs unchanged); finite
-// differences of dq, dkv, dkv_comp and dsink; bit-identical results for 1-3 threads; the
-// backward under every tunable chunk count, in the workspace sized before the tuning was set.
+// differences of dq, dkv, dkv_comp and dsink; bit-identical results for 1-3 threads (fp32 and
+// bf16, hd 128 and window 64 among them); the backward under every tunable chunk count, in the
+// workspace sized before the tuning was set.
 //
 // Tolerances (atol = rtol): fp32 1e-4 (same math, different summation order and exp); bf16
 // storage 1e-2 for every stored output (one bf16 ulp is 2^-8 relative; both sides accumulate
@@ -159,25 +160,44 @@ TEST(SparseAttention, BackwardMatchesFiniteDifferences) {
   }
 }
 
-TEST(SparseAttention, DeterministicAcrossThreadCounts) {
-  Problem<core::bf16> p = make_problem<core::bf16>(AttnCase{150, 3, 24, 16, 4, 6}, 9, 2);
+// fp32 (its forward groups 4 tokens' scores before their outputs, in per-thread scratch) and
+// bf16 storage; the step's head dim 128 and window 64 (column_dots' quarters of 32, per-thread
+// key-column blocks over several blocks) besides an odd small shape.
+template <class T>
+void expect_same_bits_for_1_to_3_threads(const AttnCase& c) {
+  Problem<T> p = make_problem<T>(c, 9, 2);
   const SparseAttnShape& sh = p.sh;
   size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
-  std::vector<core::bf16> ref;
+  std::vector<T> ref;
+  std::vector<float> ref32;
   for (int threads : {1, 2, 3}) {
     core::ThreadPool pool(threads);
-    std::vector<core::bf16> o(no), dq(no), dkv(p.kv.size()), dkc(p.kc.size());
+    std::vector<T> o(no), dq(no), dkv(p.kv.size()), dkc(p.kc.size());
     std::vector<float> lse(static_cast<size_t>(sh.s * sh.heads)), ds(static_cast<size_t>(sh.heads));
+    std::vector<float> cp(static_cast<size_t>(sh.s * sh.k_comp));
     sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
-                             o.data(), lse.data(), nullptr, sh, &pool);
+                             o.data(), lse.data(), cp.data(), sh, &pool);
     sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
                               o.data(), lse.data(), p.d_o.data(), dq.data(), dkv.data(),
                               dkc.data(), ds.data(), sh, nullptr, &pool);
-    std::vector<core::bf16> all = o;
+    std::vector<T> all = o;
     for (const auto* v : {&dq, &dkv, &dkc}) all.insert(all.end(), v->begin(), v->end());
-    for (float f : ds) all.push_back(core::to_bf16(f));
-    for (float f : lse) all.push_back(core::to_bf16(f));
-    if (threads == 1) ref = all; else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads";
+    std::vector<float> f32 = lse;  // fp32 in both storages
+    f32.insert(f32.end(), ds.begin(), ds.end());
+    f32.insert(f32.end(), cp.begin(), cp.end());
+    if (threads == 1) {
+      ref = all;
+      ref32 = f32;
+    } else {
+      EXPECT_TRUE(same_bytes(all, ref) && same_bytes(f32, ref32)) << threads << " threads, hd " << c.hd;
+    }
+  }
+}
+
+TEST(SparseAttention, DeterministicAcrossThreadCounts) {
+  for (const AttnCase& c : {AttnCase{150, 3, 24, 16, 4, 6}, AttnCase{300, 2, 128, 64, 4, 8}}) {
+    expect_same_bits_for_1_to_3_threads<core::bf16>(c);
+    expect_same_bits_for_1_to_3_threads<float>(c);
   }
 }
 

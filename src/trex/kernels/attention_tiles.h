@@ -18,9 +18,11 @@ void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const flo
                float alpha, float* C, int64_t ldc);
 
 // C[i][j] = alpha <a_i, column j of kT> for j < N, kT row-major [K][ldk] (keys as columns, e.g.
-// a transposed run of consecutive keys): one FMA chain per element over k = 0..K-1 in order,
-// from zero, the same on every ISA path. Reads columns up to N rounded up to 16 (the caller
-// pads kT's rows: the extra columns need only be readable).
+// a transposed run of consecutive keys): per element four FMA chains, one over each quarter
+// of k (quarter p: k in [p qk, (p + 1) qk) clipped to K, qk = ceil(K / 4)) in order from zero,
+// combined as (q0 + q1) + (q2 + q3), then alpha times it; the same on every ISA path. Reads
+// columns up to N rounded up to 16 (the caller pads kT's rows: the extra columns need only be
+// readable).
 void column_dots(int64_t M, int64_t N, int64_t K, const float* const* a, const float* kT,
                  int64_t ldk, float alpha, float* C, int64_t ldc);
 

@@ -219,7 +219,7 @@ using attn_detail::outer_tiles;
 using attn_detail::outer_tiles_rows;
 
 // The window keys as columns, so that a query's window scores (and d_o products) are
-// column_dots: one FMA chain per score, no horizontal reduction (the 4 x 4 dot tiles spend 45
+// column_dots: four FMA chains per score, no horizontal reduction (the 4 x 4 dot tiles spend 45
 // shuffles and adds per 16 scores on it). Block b holds keys [b W - W, b W + W) (W = window) as
 // fp32 columns, [hd][ld]: the window of every query t with t / W = b lies in it, as one run of
 // columns, and a block's rows are ld floats apart (an odd number of 64-byte lines, 2 W + 16

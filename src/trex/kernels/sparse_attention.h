@@ -17,7 +17,7 @@
 // T is float or core::bf16 (storage); scores, softmax and accumulation are fp32. A token's
 // H x |S_t| scores and H x hd outputs are register-tiled products over its key rows where they
 // lie (bf16 keys widened once per token), the window's scores over a per-thread transposed block
-// of the window keys (one FMA chain per score), see attention_tiles.h; tokens are split over the
+// of the window keys (four FMA chains per score, no horizontal reduction), see attention_tiles.h; tokens are split over the
 // pool.
 // Backward: dkv and dkv_comp are summed over fixed token chunks (not thread-dependent) into a
 // workspace and the chunk partials added in chunk order, so every result is bit-identical for

@@ -303,6 +303,17 @@ static int run_bench(int argc, char** argv) {
   const std::string db = (std::filesystem::temp_directory_path() /
                           ("aura_search_bench_skills_" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(db);
+  // The temporary skill databases go on every exit, a bad --tables file's included (its
+  // InputError left them in TMPDIR until session 16). Declared before the stores that hold them
+  // open, so they are removed after those close.
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+      std::filesystem::remove(path + ".loo", ec);
+    }
+  } remove_on_exit{db};
   trex::aura::SkillStore store(db);
   std::printf("\n| kernel | shape | space | built-in / best | start / best | search: budget, best / best, evals to 3%% | "
               "with skills: best / best, evals to 3%% | re-measured ms: best, start, search, skills, built-in |\n");

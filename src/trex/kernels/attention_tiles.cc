@@ -301,19 +301,31 @@ inline void column_chains(const float* const ar[4], const float* kT, int64_t ldk
   for (int r = 0; r < 4; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) c[r][q] = vzero();
+  static_assert(NV == 1 || NV == 4);
   const float* kj = kT + j + ea * ldk;
   for (int64_t e = ea; e < eb; ++e, kj += ldk) {
-    V bq[NV];
-#pragma GCC unroll 4
-    for (int q = 0; q < NV; ++q) {
-      bq[q] = vload(kj + q * W);
-      asm("" : "+v"(bq[q]));  // kept in a register: 4 loads per 16 FMAs, not 16 (see dot_tile)
+    // Named vectors, each kept in a register by an empty asm: 4 loads per 16 FMAs, not 16 (see
+    // dot_tile). An array of them with an asm per element made GCC also store all four to the
+    // stack every iteration (dead stores, 4 per 16 FMAs: perf showed them hot).
+    V b0 = vload(kj), b1, b2, b3;
+    if constexpr (NV == 4) {
+      b1 = vload(kj + W);
+      b2 = vload(kj + 2 * W);
+      b3 = vload(kj + 3 * W);
+      asm("" : "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3));
+    } else {
+      asm("" : "+v"(b0));
     }
-    const V a[4] = {vset(ar[0][e]), vset(ar[1][e]), vset(ar[2][e]), vset(ar[3][e])};
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-      for (int q = 0; q < NV; ++q) c[r][q] = vfma(a[r], bq[q], c[r][q]);
+    for (int r = 0; r < 4; ++r) {
+      const V a = vset(ar[r][e]);
+      c[r][0] = vfma(a, b0, c[r][0]);
+      if constexpr (NV == 4) {
+        c[r][1] = vfma(a, b1, c[r][1]);
+        c[r][2] = vfma(a, b2, c[r][2]);
+        c[r][3] = vfma(a, b3, c[r][3]);
+      }
+    }
   }
 }
 

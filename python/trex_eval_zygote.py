@@ -514,31 +514,37 @@ class WaitingChild:
         pid = os.fork()
         if pid == 0:
             zygote_end.close()
-            try:
-                copy_ahead(self.madvise, self.pages)
-            except BaseException:
-                pass  # only a cost: the pages are copied on their first write instead
-            failed = ctypes.create_string_buffer(256)
-            try:
-                prepared = self.lib.trex_sandbox_prepare(failed, len(failed)) == 0
-                message, fds, _, _ = socket.recv_fds(child_end, 1 << 20, 3)
-            except BaseException:
-                os._exit(EXIT_SANDBOX)
-            if not message or len(fds) != 3:
-                os._exit(0)  # the zygote stopped, or sent nothing usable: nothing runs
-            if not prepared:
-                try:
-                    os.write(fds[1], b"trex sandbox: " + failed.value + b"\n")
-                finally:
-                    os._exit(EXIT_SANDBOX)
-            child_end.detach()  # its number is closed by the sandbox
-            try:
-                request = json.loads(message)
-            except BaseException:
-                os._exit(EXIT_SANDBOX)  # nothing usable: nothing runs
-            run_child(self.lib, self.ctl, request, fds, prepared=True)
+            self.wait_for_request(child_end)
         child_end.close()
         self.pid, self.sock = pid, zygote_end
+
+    def wait_for_request(self, child_end):
+        """The child's side, on `child_end` (its socket to the zygote): the copy ahead, the
+        layers that do not depend on the request, then the request run (run_child). Never
+        returns."""
+        try:
+            copy_ahead(self.madvise, self.pages)
+        except BaseException:
+            pass  # only a cost: the pages are copied on their first write instead
+        failed = ctypes.create_string_buffer(256)
+        try:
+            prepared = self.lib.trex_sandbox_prepare(failed, len(failed)) == 0
+            message, fds, _, _ = socket.recv_fds(child_end, 1 << 20, 3)
+        except BaseException:
+            os._exit(EXIT_SANDBOX)
+        if not message or len(fds) != 3:
+            os._exit(0)  # the zygote stopped, or sent nothing usable: nothing runs
+        if not prepared:
+            try:
+                os.write(fds[1], b"trex sandbox: " + failed.value + b"\n")
+            finally:
+                os._exit(EXIT_SANDBOX)
+        child_end.detach()  # its number is closed by the sandbox
+        try:
+            request = json.loads(message)
+        except BaseException:
+            os._exit(EXIT_SANDBOX)  # nothing usable: nothing runs
+        run_child(self.lib, self.ctl, request, fds, prepared=True)
 
     def hand(self, message, fds):
         """Gives the request and the child's descriptors to the waiting child; its pid, or
@@ -899,12 +905,19 @@ def copy_ahead_wanted(argv):
     return len(argv) <= 4 or argv[4] != "0"
 
 
-def serve(lib, ctl, isolation, missing, shared_netns, training):
+def serve(lib, ctl, isolation, missing, shared_netns, training, loop=None):
     """The zygote's loop over the evaluator's requests (the module's docstring), until the
-    evaluator closes the socket."""
+    evaluator closes the socket: the library's loop in C (serve_in_c) where `lib` has one
+    (c_loop; `loop` names another, the tests), else this one in Python."""
+    ready = {"ready": True, "isolation": isolation, "missing": missing, "shared_netns": shared_netns}
+    loop = loop or c_loop(lib)
+    if loop is not None:
+        status = serve_in_c(loop, lib, ctl, json.dumps(ready).encode(), training)
+        if status is not None:
+            return status
     waiting = WaitingChild(lib, ctl)
     waiting.fork()
-    send(ctl, {"ready": True, "isolation": isolation, "missing": missing, "shared_netns": shared_netns})
+    send(ctl, ready)
     while True:
         message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 3)
         if not message:
@@ -938,6 +951,53 @@ def serve(lib, ctl, isolation, missing, shared_netns, training):
         if not training.done:
             waiting.use_pages(training.poll())
         waiting.fork()  # the next child, while the evaluator reads this one's results
+
+
+def c_loop(lib):
+    """trex_zygote_serve of the sandbox library `lib` was loaded from (src/trex/oreval/
+    zygote_serve.cc), declared to run holding the interpreter's lock (ctypes.PyDLL), as
+    os.fork does; None where `lib` has none (a stand-in, an older library)."""
+    name = getattr(lib, "_name", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        loop = ctypes.PyDLL(name).trex_zygote_serve
+    except (OSError, AttributeError):
+        return None
+    loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    loop.restype = ctypes.c_int
+    return loop
+
+
+SERVE_GONE, SERVE_IN_CHILD, SERVE_TRAINING_READY, SERVE_FAILED = 0, 1, 2, -1  # zygote_serve.cc's Outcome
+
+
+def serve_in_c(loop, lib, ctl, ready, training):
+    """serve() with the loop in C (`loop`: c_loop's), so that no Python runs in the zygote
+    between two forks: a Python loop touches objects on about 100 pages that each fork makes
+    the zygote copy again (docs/eval.md "Warm interpreters"). The loop returns here in each
+    child it forks ahead of a request, which then runs WaitingChild's side (never returns);
+    in the zygote when the training child's answer can be read (read here, then the loop goes
+    on: the next children copy its pages ahead) and when the evaluator is gone (0). None when
+    the loop could not start (it forked nothing and sent nothing): serve() then runs its own."""
+    waiting = WaitingChild(lib, ctl)
+    child = ctypes.c_int(-1)
+    while True:
+        fd = getattr(training, "fd", None)
+        fd = fd if fd is not None and not training.done else -1
+        outcome = loop(ctl.fileno(), fd, ready, ctypes.byref(child))
+        if outcome == SERVE_IN_CHILD:
+            try:
+                waiting.wait_for_request(socket.socket(fileno=child.value))
+            finally:
+                os._exit(EXIT_SANDBOX)  # never back into the zygote's loop
+        if outcome == SERVE_FAILED and ready is not None:
+            return None
+        ready = None  # sent with the first child forked
+        if outcome == SERVE_TRAINING_READY:
+            waiting.use_pages(training.poll())
+            continue
+        return 0
 
 
 if __name__ == "__main__":

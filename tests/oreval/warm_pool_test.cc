@@ -225,11 +225,13 @@ TEST(WarmPool, AWaitingChildThatCannotMakeItsNamespacesRunsNothing) {
   std::string py = std::string(TREX_SOURCE_DIR) + "/python";
   ProcessOptions po;
   po.timeout_s = 300;  // a hang guard only (the checks take 60-80 s at load 19 on 2 cores)
-  ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, "/usr/bin/python3", "-B",
+  // The real library for the C loop's checks (ServeInC); the sandbox is a stand-in there too.
+  ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, "TREX_SANDBOX_ENTER_LIB=" + sandbox_enter_library(),
+                                 "/usr/bin/python3", "-B",
                                  std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                 po);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("Ran 31 tests"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Ran 37 tests"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
 }
 
@@ -296,11 +298,12 @@ TEST(WarmPool, TheZygoteChecksPassUnderPython312AndLater) {
   for (const std::string& python : pythons) {
     ProcessOptions po;
     po.timeout_s = 300;  // a hang guard only (the checks take 60-80 s at load 19 on 2 cores)
-    ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, python, "-B",
+    ProcessResult r = run_process({"/usr/bin/env", "PYTHONPATH=" + py, "TREX_SANDBOX_ENTER_LIB=" + sandbox_enter_library(),
+                                   python, "-B",
                                    std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                   po);
     EXPECT_EQ(r.exit_code, 0) << python << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find("Ran 31 tests"), std::string::npos) << python << "\n" << r.err;
+    EXPECT_NE(r.err.find("Ran 37 tests"), std::string::npos) << python << "\n" << r.err;
     EXPECT_NE(r.err.find("\nOK"), std::string::npos) << python << "\n" << r.err;
   }
 }

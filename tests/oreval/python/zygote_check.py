@@ -12,8 +12,10 @@ tests/oreval/warm_pool_test.cc."""
 import ctypes
 import json
 import os
+import signal
 import socket
 import sys
+import time
 import unittest
 
 import trex_eval_zygote as z
@@ -397,6 +399,181 @@ class Serve(unittest.TestCase):
         self.assertEqual(os.waitstatus_to_exitcode(status), 0)
         self.assertEqual(outputs, [(b"own 0 intact 1\n", b"")] + [(b"own %d intact 1\n" % self.PAGES, b"")] * 2)
         del view
+
+
+class PipeTraining:
+    """A training child's stand-in whose answer (`runs`) can be read at once: its descriptor is
+    readable (the C loop looks at it between programs), and poll() gives the answer."""
+
+    def __init__(self, runs):
+        self.runs, self.done = runs, False
+        self.fd, w = os.pipe()
+        os.write(w, b"x")
+        os.close(w)
+
+    def poll(self, block=False):
+        os.close(self.fd)
+        self.fd, self.done = None, True
+        return self.runs
+
+
+def sandbox_library():
+    """The real sandbox library (the one the build made, named by warm_pool_test.cc), or None."""
+    path = os.environ.get("TREX_SANDBOX_ENTER_LIB", "")
+    return ctypes.CDLL(path) if path else None
+
+
+class ServeInC(unittest.TestCase):
+    """The zygote's loop in C (zygote_serve.cc, serve_in_c): the same protocol as serve()'s
+    Python loop, the children forked as os.fork forks them and run by WaitingChild's side (the
+    stand-in library for the sandbox, the real one for the loop)."""
+
+    PAGES = 64
+    REQUEST = {"workdir": "/nonexistent", "read_only": [], "argv": ["/usr/bin/python3", "runner", "p.py"],
+               "env": [], "allow_weak": False,
+               "limits": {"cpu_s": 1, "memory_bytes": 1 << 30, "file_bytes": 1 << 20, "open_files": 64}}
+
+    def setUp(self):
+        real = sandbox_library()
+        if real is None:
+            self.skipTest("TREX_SANDBOX_ENTER_LIB not set (warm_pool_test.cc sets it)")
+        self.loop = z.c_loop(real)
+        self.assertIsNotNone(self.loop)
+        self.assertIsNone(z.c_loop(StandInLibrary(False)))  # a stand-in has none: the Python loop
+
+    def start(self, lib, training=None):
+        ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                ctl.close()
+                status = z.serve(lib, zygote_end, "test", 0, False, training or ForcedTraining(None), loop=self.loop)
+            finally:
+                os._exit(status)
+        zygote_end.close()
+        self.assertEqual(json.loads(ctl.recv(1 << 16)), {"ready": True, "isolation": "test", "missing": 0,
+                                                         "shared_netns": False})
+        return pid, ctl
+
+    def stop(self, pid, ctl):
+        ctl.close()
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+
+    def run_one(self, ctl, wait=10):
+        """One request: (exit code or -signal, timed_out, stdout, stderr, child pid)."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        chan_r, chan_w = os.pipe()
+        socket.send_fds(ctl, [json.dumps(self.REQUEST).encode()], [out_w, err_w, chan_w])
+        for fd in (out_w, err_w, chan_w, chan_r):
+            os.close(fd)
+        child = json.loads(ctl.recv(1 << 16))["pid"]
+        out, err = os.read(out_r, 4096), os.read(err_r, 4096)
+        ctl.send(json.dumps({"wait": wait}).encode())
+        status = json.loads(ctl.recv(1 << 16))
+        os.close(out_r)
+        os.close(err_r)
+        return os.waitstatus_to_exitcode(status["status"]), status["timed_out"], out, err, child
+
+    def test_children_forked_after_the_answer_copy_ahead_the_first_does_not(self):
+        buf, view, first = CopyAhead.buffer(self)
+        lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
+        pid, ctl = self.start(lib, PipeTraining([(first, 4096 * self.PAGES)]))
+        try:
+            runs = [self.run_one(ctl) for _ in range(3)]
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual([r[:4] for r in runs], [(7, False, b"own 0 intact 1\n", b"")] +
+                         [(7, False, b"own %d intact 1\n" % self.PAGES, b"")] * 2)
+        self.assertEqual(len({r[4] for r in runs} | {pid, os.getpid()}), 5)  # a child of its own each
+        del view
+
+    def test_a_failed_prepare_runs_nothing_and_says_why(self):
+        pid, ctl = self.start(StandInLibrary(prepare_fails=True))
+        try:
+            code, timed_out, out, err, _ = self.run_one(ctl)
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual((code, timed_out, out), (z.EXIT_SANDBOX, False, b""))
+        self.assertEqual(err, b"trex sandbox: unshare(CLONE_NEWNET): Operation not permitted\n")
+
+    def test_a_request_without_its_three_descriptors_is_refused_and_the_next_runs(self):
+        pid, ctl = self.start(StandInLibrary(prepare_fails=False))
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            socket.send_fds(ctl, [json.dumps(self.REQUEST).encode()], [null])
+            os.close(null)
+            self.assertEqual(json.loads(ctl.recv(1 << 16)), {"error": "expected 3 descriptors, got 1"})
+            self.assertEqual(self.run_one(ctl)[:4], (7, False, b"entered prepared=1\n", b""))
+        finally:
+            self.stop(pid, ctl)
+
+    def test_a_child_past_its_wall_clock_is_killed_with_what_it_started(self):
+        class Sleeps(StandInLibrary):
+            def trex_sandbox_prepare(self, buf, length):
+                os.setsid()  # a group of its own, as the real library's prepare makes
+                return 0
+
+            def trex_sandbox_enter(self, *args):
+                grandchild = os.fork()  # in the child's group: killed with it
+                if grandchild == 0:
+                    os.write(args[8], b"%d\n" % os.getpid())  # stderr
+                    time.sleep(60)
+                    os._exit(0)
+                time.sleep(60)
+                os._exit(0)
+
+        pid, ctl = self.start(Sleeps(prepare_fails=False))
+        grandchildren = []
+        try:
+            for _ in range(2):  # and the loop goes on after the first
+                out_r, out_w = os.pipe()
+                err_r, err_w = os.pipe()
+                chan_r, chan_w = os.pipe()
+                socket.send_fds(ctl, [json.dumps(self.REQUEST).encode()], [out_w, err_w, chan_w])
+                for fd in (out_w, err_w, chan_w, chan_r):
+                    os.close(fd)
+                self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+                grandchildren.append(int(os.read(err_r, 64)))
+                started = time.monotonic()
+                ctl.send(b'{"wait":0.3}')
+                status = json.loads(ctl.recv(1 << 16))
+                self.assertGreaterEqual(time.monotonic() - started, 0.25)
+                self.assertEqual((os.waitstatus_to_exitcode(status["status"]), status["timed_out"]), (-9, True))
+                # Every writer gone: the grandchild too (it exited; it held both pipes).
+                self.assertEqual(os.read(out_r, 64), b"")
+                self.assertEqual(os.read(err_r, 64), b"")
+                os.close(out_r)
+                os.close(err_r)
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual(len(set(grandchildren)), 2)
+
+    def test_a_waiting_child_that_died_is_replaced_for_the_request(self):
+        log_r, log_w = os.pipe()
+        pid, ctl = self.start(StandInLibrary(prepare_fails=False, log_fd=log_w))
+        try:
+            first = int(os.read(log_r, 64).split()[0])  # the waiting child made its layers
+            os.kill(first, signal.SIGKILL)
+            code, timed_out, out, err, child = self.run_one(ctl)
+            self.assertEqual((code, timed_out, out, err), (7, False, b"entered prepared=1\n", b""))
+            self.assertNotEqual(child, first)
+        finally:
+            self.stop(pid, ctl)
+            os.close(log_r)
+            os.close(log_w)
+
+    def test_when_the_evaluator_goes_the_waiting_child_is_reaped_and_the_zygote_exits(self):
+        log_r, log_w = os.pipe()
+        pid, ctl = self.start(StandInLibrary(prepare_fails=False, log_fd=log_w))
+        waiting = int(os.read(log_r, 64).split()[0])
+        os.close(log_r)
+        os.close(log_w)
+        self.stop(pid, ctl)  # exit status 0
+        with self.assertRaises(ProcessLookupError):
+            os.kill(waiting, 0)  # reaped by the zygote before it exited
 
 
 def c_environment():

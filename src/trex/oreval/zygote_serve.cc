@@ -1,0 +1,285 @@
+// The warm interpreter's request loop in C (python/trex_eval_zygote.py's serve_in_c, issue 19):
+// the loop of serve() over the evaluator's requests, with no Python between two forks. Every
+// object a Python loop touches (its messages, descriptors' wrappers, the functions it calls, the
+// pymalloc pools it allocates from) sits on a page that each fork write-protects again, so the
+// zygote took about 100 page faults per program after its forks (about 5 ms of CPU on this
+// project's machine, whose page faults trap through a hypervisor: 1.6 ms for a bare fork);
+// this loop writes only its stack and a few statics.
+//
+// The protocol is serve()'s (the module's docstring): the request and its three descriptors
+// handed to the child forked ahead of it, {"pid": N}, {"wait": SECONDS}, {"status": S,
+// "timed_out": B}. The children are forked here as os.fork forks them (PyOS_BeforeFork, fork,
+// PyOS_AfterFork_Child or _Parent, found in the interpreter that loaded this library), and a
+// child returns to Python, which runs what WaitingChild's child runs: the copy ahead, the layers
+// that do not depend on the request, then the request (every sandbox layer before anything of
+// the program). Loaded with ctypes.PyDLL, so the interpreter's lock is held throughout, as
+// os.fork holds it.
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// A namespace of its own: a unity build puts this file beside the part's others, whose file-local
+// helpers have names like these (kill_group).
+namespace trex::oreval::zygote_loop {
+namespace {
+
+enum Outcome : int {
+  kEvaluatorGone = 0,  // the evaluator closed the socket: the zygote exits
+  kInChild = 1,        // in a child forked ahead of its request: *child_sock is its socket
+  kTrainingReady = 2,  // the training child's answer can be read: Python reads it, then calls again
+  kFailed = -1,        // the interpreter's fork hooks were not found: nothing was forked
+};
+
+using Hook = void (*)();
+
+struct Hooks {
+  Hook before = nullptr, child = nullptr, parent = nullptr;
+};
+
+// The child forked ahead of the next request (WaitingChild): pid and the zygote's end of its socket.
+pid_t g_waiting = -1;
+int g_waiting_sock = -1;
+
+ssize_t send_all(int fd, const char* data, size_t size) {
+  ssize_t n;
+  do n = send(fd, data, size, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n;
+}
+
+// Forks the next waiting child as os.fork does. Returns true in the child (its socket's end in
+// *child_sock), false in the zygote (g_waiting set; -1 when the fork or the socket failed: the
+// request is then answered by the next fork, as serve() forks on the request).
+bool fork_waiting(const Hooks& hooks, int* child_sock) {
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  hooks.before();
+  pid_t pid = fork();
+  if (pid == 0) {
+    hooks.child();
+    close(pair[0]);
+    g_waiting = -1;
+    g_waiting_sock = -1;
+    *child_sock = pair[1];
+    return true;
+  }
+  hooks.parent();
+  close(pair[1]);
+  if (pid < 0) {
+    close(pair[0]);
+    return false;
+  }
+  g_waiting = pid;
+  g_waiting_sock = pair[0];
+  return false;
+}
+
+void stop_waiting() {
+  if (g_waiting <= 0) return;
+  close(g_waiting_sock);  // it reads the end and exits
+  while (waitpid(g_waiting, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  g_waiting = -1;
+  g_waiting_sock = -1;
+}
+
+// Gives the request and its descriptors to the waiting child; its pid, or -1 when there is none
+// or it could not be reached (then it is killed and reaped).
+pid_t hand(const char* message, size_t size, const int* fds) {
+  pid_t pid = g_waiting;
+  int sock = g_waiting_sock;
+  g_waiting = -1;
+  g_waiting_sock = -1;
+  if (pid <= 0) return -1;
+  iovec iov{const_cast<char*>(message), size};
+  alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+  memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
+  ssize_t n;
+  do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  close(sock);
+  if (n == ssize_t(size)) return pid;
+  kill(pid, SIGKILL);
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return -1;
+}
+
+// SIGKILL to the child's group; to the child alone when it has no group of its own yet.
+void kill_group(pid_t pid) {
+  if (killpg(pid, SIGKILL) != 0) kill(pid, SIGKILL);
+}
+
+// wait_for(): waits until the child exits or `seconds` pass (then kills its group), kills what
+// is left in the group while the exited leader still holds the pid, then reaps it.
+int wait_for(pid_t pid, double seconds, bool* timed_out) {
+  *timed_out = false;
+  double ms = seconds > 0 ? seconds * 1000.0 : 0.0;
+  int status = 0;
+  int pidfd = int(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    int r;
+    do r = poll(&p, 1, ms > 2e9 ? int(2e9) : int(ms + 0.999));
+    while (r < 0 && errno == EINTR);
+    if (r == 0) {
+      *timed_out = true;
+      kill_group(pid);
+    }
+    close(pidfd);
+  } else {
+    // No pidfd (Linux before 5.3): 2 ms polls of its state, without reaping it (WNOWAIT).
+    siginfo_t info;
+    for (double waited = 0;; waited += 2) {
+      info.si_pid = 0;
+      int r = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if ((r == 0 && info.si_pid == pid) || (r < 0 && errno != EINTR)) break;
+      if (waited >= ms) {
+        *timed_out = true;
+        kill_group(pid);
+        break;
+      }
+      usleep(2000);
+    }
+  }
+  killpg(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// SECONDS of {"wait": SECONDS} (nlohmann's dump, or with a space); -1 when it is not that shape.
+double wait_seconds(const char* message, size_t size) {
+  static const char kKey[] = "\"wait\":";
+  const char* key = static_cast<const char*>(memmem(message, size, kKey, sizeof(kKey) - 1));
+  if (!key) return -1;
+  char number[64];
+  size_t from = size_t(key - message) + sizeof(kKey) - 1, n = 0;
+  while (from < size && message[from] == ' ') ++from;
+  while (from < size && n + 1 < sizeof(number) && message[from] != '}') number[n++] = message[from++];
+  number[n] = 0;
+  char* end = nullptr;
+  double seconds = strtod(number, &end);
+  if (end == number) return -1;
+  return seconds;
+}
+
+}  // namespace
+
+int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
+  Hooks hooks;
+  hooks.before = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "PyOS_BeforeFork"));
+  hooks.child = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "PyOS_AfterFork_Child"));
+  hooks.parent = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "PyOS_AfterFork_Parent"));
+  if (!hooks.before || !hooks.child || !hooks.parent) return kFailed;
+  static char message[1 << 20];
+  char answer[128];
+  for (;;) {
+    if (g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
+    if (ready) {
+      send_all(ctl, ready, strlen(ready));
+      ready = nullptr;
+    }
+    // The request and its three descriptors.
+    iovec iov{message, sizeof(message)};
+    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n;
+    do n = recvmsg(ctl, &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    int fds[8];
+    int nfds = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      int count = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int i = 0; i < count; ++i) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        if (nfds < 8) fds[nfds++] = fd;
+        else close(fd);
+      }
+    }
+    if (n <= 0) {
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      stop_waiting();
+      return kEvaluatorGone;
+    }
+    if (nfds != 3) {
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      int len = snprintf(answer, sizeof(answer), "{\"error\": \"expected 3 descriptors, got %d\"}", nfds);
+      send_all(ctl, answer, size_t(len));
+      continue;
+    }
+    pid_t pid = hand(message, size_t(n), fds);
+    if (pid < 0) {
+      // The waiting child is gone: a new one gets this request (the zygote's state is the same):
+      if (fork_waiting(hooks, child_sock)) {
+        for (int i = 0; i < 3; ++i) close(fds[i]);  // the zygote's numbers: it is handed its own
+        return kInChild;                               // and waits for the request below
+      }
+      pid = hand(message, size_t(n), fds);
+    }
+    for (int i = 0; i < 3; ++i) close(fds[i]);
+    if (pid < 0) {
+      send_all(ctl, "{\"error\": \"no child for the request\"}", 36);
+      continue;
+    }
+    int len = snprintf(answer, sizeof(answer), "{\"pid\": %d}", int(pid));
+    send_all(ctl, answer, size_t(len));
+    do n = recv(ctl, message, sizeof(message), 0);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      kill_group(pid);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      stop_waiting();
+      return kEvaluatorGone;
+    }
+    double seconds = wait_seconds(message, size_t(n));
+    bool timed_out = false;
+    int status = wait_for(pid, seconds < 0 ? 0 : seconds, &timed_out);
+    len = snprintf(answer, sizeof(answer), "{\"status\": %d, \"timed_out\": %s}", status, timed_out ? "true" : "false");
+    send_all(ctl, answer, size_t(len));
+    if (training_fd >= 0) {
+      pollfd p{training_fd, POLLIN, 0};
+      if (poll(&p, 1, 0) == 1) return kTrainingReady;
+    }
+  }
+}
+
+}  // namespace trex::oreval::zygote_loop
+
+extern "C" {
+
+// The zygote's loop (trex_eval_zygote.py's serve_in_c). `ready`: the "ready" message, sent once
+// the first child is forked (the evaluator's shut-down relies on that order), or null on a later
+// call. `training_fd`: the training child's pipe (PagesChildrenWrite), or -1: when it can be read
+// between two programs, the loop returns kTrainingReady so that Python reads the answer before
+// the next fork. Returns an Outcome.
+__attribute__((visibility("default"))) int trex_zygote_serve(int ctl, int training_fd, const char* ready,
+                                                             int* child_sock) {
+  return trex::oreval::zygote_loop::serve(ctl, training_fd, ready, child_sock);
+}
+
+}  // extern "C"

@@ -441,13 +441,15 @@ class ServeInC(unittest.TestCase):
         self.assertIsNotNone(self.loop)
         self.assertIsNone(z.c_loop(StandInLibrary(False)))  # a stand-in has none: the Python loop
 
-    def start(self, lib, training=None):
+    def start(self, lib, training=None, in_zygote=None):
         ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
             status = 1
             try:
                 ctl.close()
+                if in_zygote is not None:
+                    in_zygote()
                 status = z.serve(lib, zygote_end, "test", 0, False, training or ForcedTraining(None), loop=self.loop)
             finally:
                 os._exit(status)
@@ -488,6 +490,33 @@ class ServeInC(unittest.TestCase):
         self.assertEqual([r[:4] for r in runs], [(7, False, b"own 0 intact 1\n", b"")] +
                          [(7, False, b"own %d intact 1\n" % self.PAGES, b"")] * 2)
         self.assertEqual(len({r[4] for r in runs} | {pid, os.getpid()}), 5)  # a child of its own each
+        del view
+
+    def test_the_children_copy_ahead_first_thing_after_their_fork(self):
+        # Before the interpreter's own after-fork work (its at-fork hooks run in it): the pages
+        # are the child's own already when the first hook runs. A run that cannot be copied
+        # (unmapped) first: the runs after it are still copied.
+        buf, view, first = CopyAhead.buffer(self)
+        log_r, log_w = os.pipe()
+
+        def owned():
+            flags = page_flags(first, 4096 * self.PAGES)
+            os.write(log_w, b"%d\n" % sum(1 for f in flags if f & PRESENT and f & EXCLUSIVE))
+
+        lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
+        training = PipeTraining([(4096, 4096), (first, 4096 * self.PAGES)])
+        pid, ctl = self.start(lib, training, in_zygote=lambda: os.register_at_fork(after_in_child=owned))
+        try:
+            runs = [self.run_one(ctl)[:4] for _ in range(3)]
+        finally:
+            self.stop(pid, ctl)
+        os.close(log_w)
+        hooks = os.read(log_r, 4096).split()
+        os.close(log_r)
+        self.assertEqual(runs, [(7, False, b"own 0 intact 1\n", b"")] +
+                         [(7, False, b"own %d intact 1\n" % self.PAGES, b"")] * 2)
+        # Each program's child and the one forked ahead of a fourth program (the zygote stops it).
+        self.assertEqual(hooks, [b"0"] + [b"%d" % self.PAGES] * 3)
         del view
 
     def test_a_failed_prepare_runs_nothing_and_says_why(self):
@@ -557,6 +586,14 @@ class ServeInC(unittest.TestCase):
         try:
             first = int(os.read(log_r, 64).split()[0])  # the waiting child made its layers
             os.kill(first, signal.SIGKILL)
+            while True:  # dead (a zombie: its socket closed) before the request is handed
+                try:
+                    with open("/proc/%d/stat" % first) as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                            break
+                except FileNotFoundError:
+                    break
+                time.sleep(0.005)
             code, timed_out, out, err, child = self.run_one(ctl)
             self.assertEqual((code, timed_out, out, err), (7, False, b"entered prepared=1\n", b""))
             self.assertNotEqual(child, first)

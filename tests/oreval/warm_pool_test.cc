@@ -233,6 +233,7 @@ TEST(WarmPool, AWaitingChildThatCannotMakeItsNamespacesRunsNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("Ran 38 tests"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // ServeInC found the library
 }
 
 // The interpreters 3.12 and later that pyenv holds ($PYENV_ROOT, else ~/.pyenv): the machine's
@@ -305,6 +306,7 @@ TEST(WarmPool, TheZygoteChecksPassUnderPython312AndLater) {
     EXPECT_EQ(r.exit_code, 0) << python << "\n" << r.out << r.err;
     EXPECT_NE(r.err.find("Ran 38 tests"), std::string::npos) << python << "\n" << r.err;
     EXPECT_NE(r.err.find("\nOK"), std::string::npos) << python << "\n" << r.err;
+    EXPECT_EQ(r.err.find("skipped"), std::string::npos) << python << "\n" << r.err;
   }
 }
 

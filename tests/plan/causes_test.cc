@@ -488,6 +488,30 @@ TEST(Causes, AGradientAllReduceBeforeAShardedStepMovesTwiceAReduceScatterOfTheSa
   EXPECT_NEAR(ds.memory.gradients - ar.memory.gradients, 28983296.0, 1e-3);
 }
 
+// (7e) Without FlashAttention, Megatron's scale-mask-softmax runs as one fused CUDA kernel or, when
+// FusedScaleMaskSoftmax.is_kernel_available says no, as PyTorch's fp32 path: cast, scale,
+// masked_fill, softmax, cast back, each a pass over the s x s scores (megatron/model/
+// fused_softmax.py forward_torch_softmax). 32 more bytes a score forward, 34 backward.
+TEST(Causes, AnUnfusedSoftmaxAddsFp32PassesOverTheScores) {
+  // tiny_gpt(4) at TP 8 on one node (1 head a rank), 1024 tokens a micro-batch, 2 micro-batches,
+  // no recomputation: 1024 x 1 x 1024 = 1,048,576 scores a layer. Forward 4 x 1,048,576 x 32 B
+  // = 134,217,728 B / 2 TB/s = 67.108864 us, backward 4 x 1,048,576 x 34 B = 142,606,336 B =
+  // 71.303168 us: 138.412032 us a micro-batch, 276.824064 us for the two.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(1);
+  plan::Run r = make_run(1024, 2);
+  Strategy fused;
+  fused.tp = 8;
+  fused.flash_attention = false;
+  Strategy unfused = fused;
+  unfused.fused_softmax = false;
+  Prediction a = predict(m, c, r, fused), b = predict(m, c, r, unfused);
+  EXPECT_NEAR(b.time.compute - a.time.compute, 276.824064e-6, 1e-12);
+  // Full recomputation runs the forward twice: 2 x 67.108864 + 71.303168 = 205.520896 us each.
+  fused.recompute = unfused.recompute = Recompute::kFull;
+  EXPECT_NEAR(predict(m, c, r, unfused).time.compute - predict(m, c, r, fused).time.compute, 2 * 205.520896e-6, 1e-12);
+}
+
 // (7d) Tied input and output embeddings under a pipeline: the first and the last stage each hold
 // a copy, and after the backward the pair all-reduces its gradient (Megatron-LM's
 // _allreduce_word_embedding_grads, megatron/core/distributed/finalize_model_grads.py; DeepSpeed's

@@ -165,6 +165,14 @@ TEST_F(StrategyCheck, GradientAllReduceNeedsAShardedOptimizerStep) {
             "strategy.grad_allreduce: an all-reduce of the gradients before a sharded step needs zero = 1 (zero = 3)");
 }
 
+TEST_F(StrategyCheck, AnUnfusedSoftmaxNeedsTheUnfusedAttentionPath) {
+  Strategy s;
+  s.pp = 8;
+  s.fused_softmax = false;
+  EXPECT_EQ(refusal(pro, cm, run, s),
+            "strategy.fused_softmax: the softmax kernel choice applies only without FlashAttention (flash_attention = false)");
+}
+
 TEST_F(StrategyCheck, SwapNeedsHostFigures) {
   Cluster c = cm;
   c.host_link_bw = 0;

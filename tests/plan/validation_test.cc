@@ -177,7 +177,14 @@ constexpr Bounds kFit{0.101, 0.053, 0.859};
 // session 15's held-out gain had come from the doubled byte count), independent 25 runs 14.26%
 // / +9.15% -> 14.60% / +10.37%; fit 10.58% / +5.69% unchanged to 0.1 point (BLOOM -2.7% -> -1.2%).
 // Bounds back to what the model gives: the held-out ones loosened to it.
-constexpr Bounds kHeldOut{0.104, 0.040, 0.369};
+// Then two inputs for BigScience's February 2022 benchmarks: 64 heads on the hidden 13824/14336 rows
+// (chronicles-prequel.md "all NHEADS=64 (above too)"; 112/96 had been assumed) and Megatron's
+// fused softmax kernel not used where the fork's swapped get_batch_per_block arguments rule it
+// out (16 rows state fused_softmax = false; 9f5f5d4c..1cb76a64). Nothing fitted; both were found
+// looking at these held-out rows' micro-batch trend: held-out 76 runs 10.34% / 66% / +3.96% ->
+// 9.13% / 68% / +2.80%, independent 25 runs 14.60% / 52% / +10.37% -> 10.94% / 60% / +6.85%.
+// Tightened to that.
+constexpr Bounds kHeldOut{0.092, 0.029, 0.369};
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.0003,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.

@@ -57,9 +57,12 @@ struct Work {
   double ep_s = 0;                           // EP all-to-all and ETP gather/scatter, forward
   double ep_dispatch_s = 0;                  // the dispatch side of ep_s (the rest is the combine)
   double cp_s = 0;                           // CP ring exchange of K/V, forward
-  double fwd() const { return mm + attn + vec; }
+  // Vector kernels whose backward is counted on its own, not as twice the forward (the unfused
+  // softmax path): forward and backward seconds.
+  double vec_once_fwd = 0, vec_once_bwd = 0;
+  double fwd() const { return mm + attn + vec + vec_once_fwd; }
   double launch() const { return mm_launch + attn_launch + vec_launch; }
-  double bwd() const { return 2 * mm + 2.5 * attn + 2 * vec; }
+  double bwd() const { return 2 * mm + 2.5 * attn + 2 * vec + vec_once_bwd; }
   double bwd_launch() const { return 2 * mm_launch + 2 * attn_launch + 2 * vec_launch; }
   void add(const Work& o, double k = 1) {
     mm += k * o.mm; attn += k * o.attn; vec += k * o.vec;
@@ -69,6 +72,7 @@ struct Work {
     upproj_t += k * o.upproj_t; moe_saved += k * o.moe_saved; moe_t += k * o.moe_t;
     attn_flops += k * o.attn_flops; moe_flops += k * o.moe_flops; upproj_flops += k * o.upproj_flops;
     tp_s += k * o.tp_s; ep_s += k * o.ep_s; ep_dispatch_s += k * o.ep_dispatch_s; cp_s += k * o.cp_s;
+    vec_once_fwd += k * o.vec_once_fwd; vec_once_bwd += k * o.vec_once_bwd;
   }
 };
 
@@ -160,6 +164,19 @@ class Builder {
     vec(w, scores * 12, scores * 5, 2);  // softmax + dropout; keeps softmax output and mask
     w.saved += head_bytes;
     w.attn_saved += scores * 5 + head_bytes;
+    if (!s_.fused_softmax) {
+      // PyTorch's fallback (Megatron's FusedScaleMaskSoftmax.forward_torch_softmax, softmax in
+      // fp32 as query-key layer scaling forces): bytes per score, forward: .float() 2+4, x scale
+      // 4+4, masked_fill_ 4+4, softmax 4+4, back to 16 bits 4+2 = 36 against the fused kernel's
+      // 2+2, so 32 more; backward through the same five: 2+4, 4+4+4, 4+4, 4+4, 4+2 = 40 against
+      // the fused kernel's 2+2+2, 34 more. The softmax keeps its fp32 output (4 B, not 2).
+      double fwd = scores * 32 / bw_;
+      w.vec_once_fwd += fwd;
+      w.vec_launch += floor_extra(fwd, 5);
+      w.vec_once_bwd += scores * 34 / bw_;
+      w.saved += scores * 2;
+      w.attn_saved += scores * 2;
+    }
   }
 
   void attention(Work& w, double flops, double bytes, double saved) {

@@ -107,6 +107,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.grouped_gemm = f.boolean_or("grouped_gemm", true);
   s.moe_cuda_graphs = f.choice_or("cuda_graphs", "partial", {"partial", "none"}) == "partial";
   s.flash_attention = f.boolean_or("flash_attention", true);
+  s.fused_softmax = f.boolean_or("fused_softmax", true);
   f.allow({"source", "note"});
   f.finish();
   return s;
@@ -157,6 +158,8 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
     refuse("tp", "tp " + num(s.tp) + " and the " + num(a.kv_heads) + " key/value heads do not divide one another");
   if (a.kind == model::AttentionKind::kV4 && a.o_groups % s.tp != 0)
     refuse("tp", "tp " + num(s.tp) + " does not divide the " + num(a.o_groups) + " output-projection groups");
+  if (!s.fused_softmax && s.flash_attention)
+    refuse("fused_softmax", "the softmax kernel choice applies only without FlashAttention (flash_attention = false)");
   if (!s.flash_attention && a.kind == model::AttentionKind::kV4)
     refuse("flash_attention", "V4's sparse attention has no unfused (dense-score) form in the planner");
   if (!m.is_moe() || m.ffn.dense_layers > 0) {

@@ -99,6 +99,12 @@ struct Strategy {
   bool moe_cuda_graphs = true;
   bool flash_attention = true;    // fused attention; false: batched GEMMs over all s keys plus
                                   // softmax and dropout kernels over the s x s scores (Megatron-LM 2021)
+  // Without FlashAttention: the scale-mask-softmax runs as Megatron's fused CUDA kernel (true) or
+  // falls back to PyTorch's unfused fp32 path (false): a cast to fp32, the scale, the masked_fill,
+  // the softmax and the cast back, each a pass over the s x s scores. Megatron's
+  // FusedScaleMaskSoftmax.is_kernel_available decides by heads per TP rank, micro-batch and
+  // sequence; a file states the outcome (docs/plan.md).
+  bool fused_softmax = true;
 };
 
 // Files holding a [run] or a [strategy] table (read_run/read_strategy in strategy_toml.h

@@ -113,6 +113,11 @@ TEST(TrainConfigTest, PackingAndTokenizerSources) {
   EXPECT_EQ(c.tokenizer_data[1].path, dir.path("corpus"));  // beside the config, like [[data]]'s
   EXPECT_EQ(c.tokenizer_data[1].weight, 3);
   ASSERT_EQ(c.data.size(), 1u);
+  EXPECT_TRUE(c.tokenizer.split_digits);
+  c = load_train_config(dir.write("digits.toml", kHead + opt + "\n[tokenizer]\nsplit_digits = false\n" + data));
+  EXPECT_FALSE(c.tokenizer.split_digits);
+  p = dir.write("digitsbad.toml", kHead + opt + "\n[tokenizer]\nsplit_digits = \"no\"\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":10: tokenizer.split_digits:"), std::string::npos) << error_of(p);
   p = dir.write("tokbad.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"pdf\"\npath = \"x\"\n" + data);
   EXPECT_NE(error_of(p).find(p + ":11: tokenizer.data[0].kind:"), std::string::npos) << error_of(p);
 

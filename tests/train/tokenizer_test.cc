@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "test_text.h"
@@ -79,6 +81,29 @@ TEST(TokenizerTest, TrainingIsDeterministicAndSavesAndLoads) {
   Tokenizer c = Tokenizer::load(dir.path("t.model"));
   std::string s = "Grant of Copyright License. Subject to the terms";
   EXPECT_EQ(c.encode(s), a.encode(s));
+}
+
+TEST(TokenizerTest, SplitDigitsOffLetsPiecesJoinDigits) {
+  // Text where the same numbers repeat: a BPE tokenizer merges them unless digits are split.
+  std::string numbers;
+  for (int i = 0; i < 400; ++i) numbers += "price 4937 and 2718, cost 4937 and 2718.\n";
+  std::vector<std::string> texts = {license_texts()[0], numbers};
+  auto widest_digit_run = [&](bool split) {
+    TokenizerOptions o;
+    o.vocab = 400;
+    o.split_digits = split;
+    Tokenizer t = Tokenizer::train(texts, o);
+    EXPECT_EQ(t.decode(t.encode("cost 4937 and 2718")), "cost 4937 and 2718");
+    size_t widest = 0;
+    for (int32_t id : t.encode("price 4937 and 2718")) {
+      std::string p = t.piece(id);
+      size_t run = 0;
+      for (char ch : p) run = std::isdigit(static_cast<unsigned char>(ch)) ? run + 1 : 0, widest = std::max(widest, run);
+    }
+    return widest;
+  };
+  EXPECT_EQ(widest_digit_run(true), 1u);
+  EXPECT_GE(widest_digit_run(false), 2u);
 }
 
 TEST(TokenizerTest, Errors) {

@@ -101,6 +101,7 @@ TrainConfig load_train_config_without_model(const std::string& path) {
   if (const toml::table* t = top.table("tokenizer")) {
     TomlFields tk(path, *t, "tokenizer");
     c.tokenizer.model_type = tk.choice_or("model_type", "bpe", {"bpe", "unigram"});
+    c.tokenizer.split_digits = tk.boolean_or("split_digits", true);
     c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));

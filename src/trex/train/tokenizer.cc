@@ -90,7 +90,7 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const Tokenize
       {"normalization_rule_name", "identity"},
       {"remove_extra_whitespaces", "false"},
       {"add_dummy_prefix", "false"},
-      {"split_digits", "true"},
+      {"split_digits", options.split_digits ? "true" : "false"},
       {"allow_whitespace_only_pieces", "true"},
       {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
       {"input_sentence_size", std::to_string(options.max_sentences)},

@@ -33,6 +33,9 @@ enum class Role { kSystem = 0, kUser = 1, kAssistant = 2 };
 struct TokenizerOptions {
   int vocab = 4096;           // total pieces, specials and bytes included; >= 300
   std::string model_type = "bpe";  // bpe | unigram
+  // Every digit its own piece (the default): a number is one token a digit. Off, pieces may join
+  // digits ("49"), so a copied number is fewer and more distinctive tokens (issue 16's copy pilots).
+  bool split_digits = true;
   uint32_t seed = 1;
   // Upper bound on the training sample: SentencePiece reads at most this many sentences.
   int max_sentences = 200000;

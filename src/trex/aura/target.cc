@@ -4,7 +4,7 @@
 // and the pool job are serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
 //   fma   T_fma
 //         each micro-kernel call's C tile and chain fill and drain (pair kc, ukernel):
-//           ceil(tiles / threads) ceil(k / KC) x (8 ns + 1.1 ns per 64-byte line of the tile)
+//           ceil(tiles / threads) ceil(k / KC) x 1.45 ns per 64-byte line of the tile
 //   load  A slivers streamed from the level holding the A block (pair mc, kc):
 //           4 m k ceil(n / NR) / bw(L2 if 4 rows KC <= L2/2, else L3), rows = the block gemm.cc
 //           packs: ceil(panels / ceil(panels / (MC / MR))) MR panels of all of m
@@ -82,14 +82,16 @@ void tile_of(int64_t ukernel, const std::string& isa, int& mr, int& nr) {
 
 bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
 
-// A GEMM micro-kernel call's cost beyond its FMAs (docs/aura.md, GEMM model): 8 ns plus 1.1 ns
-// per 64-byte line of its C tile, 34 ns for AVX-512's 12 x 32 (24 lines) and 15 ns for AVX2's
-// 6 x 16 (6 lines). Fitted to the kc moves of the saved tables (bench/aura_gemm_call_cost.py: a
-// configuration at kc against the same one at the deepest kc): the median per-call time that
-// explains them is 35 ns (AVX-512) and 14 ns (AVX2) on the one-thread tables of sessions 8-11, and
-// 13-58 ns on the two-thread GEMM spaces of sessions 14-15, alike on two VMs whose FMA rates
-// differ 2x at about the same clock (so a time, not a number of FMA steps).
-constexpr double kCallFixedSeconds = 8e-9, kCallPerLineSeconds = 1.1e-9;
+// A GEMM micro-kernel call's cost beyond its FMAs (docs/aura.md, GEMM model): 1.45 ns per 64-byte
+// line of its C tile, no fixed part: 35 ns for AVX-512's 12 x 32 (24 lines), 8.7 ns for 6 x 16
+// (6 lines). Fitted to the kc moves of the saved one-thread tables of sessions 8-11
+// (bench/aura_gemm_call_cost.py: a configuration at kc against the same one at the deepest kc,
+// each micro-kernel's FMA rate the one the table measures for it): the median per-call time that
+// explains them is 35 ns for 12 x 32 and 7 ns for 6 x 16 (which runs at 0.95-1.01 of 12 x 32's
+// rate there, not at the probe's AVX2 rate). Measured in seconds on the 111 GFLOP/s VM; whether it
+// is a time or a number of FMA steps on today's 2x faster VM is open (its one loaded two-thread
+// table, session 15, agrees with the time; session 16's, too noisy to judge, with the steps).
+constexpr double kCallPerLineSeconds = 1.45e-9;
 
 // The caches GEMM's analytic blocking is derived from: the hardware description's (which takes
 // sysfs's where the description names none, hardware.cc), so a table replayed with the
@@ -493,7 +495,11 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     // The rows of C an A block actually holds: gemm.cc deals a part's MR panels out into
     // ceil(panels / (MC / MR)) blocks of equal size, so a block holds at most MC rows and fewer
     // where MC does not divide the part. The larger part is all of m (the column split, or one
-    // thread); the row split's smaller parts hold at most as many.
+    // thread); the row split's smaller parts hold at most as many. gemm.cc packs with the chosen
+    // micro-kernel's MR, but a pair has room for only (mc, kc), so this counts the widest
+    // micro-kernel's MR (ukernel 0): on AVX-512, 6 x 16's blocks can hold up to 6 rows fewer
+    // (2048 rows at mc 120: 114, not 120). Checked on the tables' GEMM spaces (m 128, 2048; every
+    // mc and kc; L2 1 MiB): no level test changes by it.
     auto a_block_rows = [&](int64_t mc) {
       const int64_t panels = ceil_div(t.dims[0], mr0), per_block = std::max<int64_t>(1, mc / mr0);
       return ceil_div(panels, ceil_div(panels, per_block)) * mr0;
@@ -506,13 +512,13 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         int mr, nr;
         tile_of(UK[u], hw.isa, mr, nr);
         // Each micro-kernel call (one MR x NR tile, one depth block) stalls the FMA pipe while
-        // it reads and writes its C tile and fills and drains its accumulator chains: a fixed
-        // part and a part per 64-byte line of the tile, not hidden under the call's own FMAs.
+        // it reads and writes its C tile and fills and drains its accumulator chains: a time per
+        // 64-byte line of the tile, not hidden under the call's own FMAs.
         // A thread makes ceil(tiles / threads) x ceil(k / KC) calls (pair kc, ukernel).
         const double lines = double(mr) * double(ceil_div(int64_t(nr) * 4, 64));
         const double calls = std::ceil(double(ceil_div(t.dims[0], mr) * ceil_div(t.dims[1], nr)) / threads) *
                              double(ceil_div(t.dims[2], KC[a]));
-        pr.pairs.push_back({ikc, int(a), iuk, int(u), calls * (kCallFixedSeconds + lines * kCallPerLineSeconds), false, 0});
+        pr.pairs.push_back({ikc, int(a), iuk, int(u), calls * lines * kCallPerLineSeconds, false, 0});
         int ways = std::max(hw.l1_ways, 2);
         if (double((mr + nr) * KC[a] * 4) > double(hw.l1_bytes) * (ways - 1) / ways) {
           double refetch = 4.0 * double(KC[a]) * nr * double(ceil_div(t.dims[0], mr)) *

@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "trex/core/arena.h"
@@ -11,6 +17,68 @@ namespace trex::core {
 namespace {
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
+
+bool thp_present() { return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0; }
+
+// One mapping of /proc/self/smaps: its range, name, VmFlags and sizes in kB.
+struct Vma {
+  uintptr_t lo = 0, hi = 0;
+  std::string name, flags;
+  long rss_kb = 0, anon_huge_kb = 0;
+  bool has_flag(const std::string& f) const { return (" " + flags + " ").find(" " + f + " ") != std::string::npos; }
+};
+
+std::vector<Vma> read_smaps() {
+  std::vector<Vma> vmas;
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string first;
+    ls >> first;
+    if (first.find('-') != std::string::npos && first.back() != ':') {  // "lo-hi perms off dev inode name"
+      Vma v;
+      size_t dash = first.find('-');
+      v.lo = std::stoull(first.substr(0, dash), nullptr, 16);
+      v.hi = std::stoull(first.substr(dash + 1), nullptr, 16);
+      std::string perms, off, dev, inode;
+      ls >> perms >> off >> dev >> inode;
+      std::getline(ls >> std::ws, v.name);
+      vmas.push_back(v);
+    } else if (!vmas.empty()) {
+      if (first == "Rss:") ls >> vmas.back().rss_kb;
+      else if (first == "AnonHugePages:") ls >> vmas.back().anon_huge_kb;
+      else if (first == "VmFlags:") std::getline(ls >> std::ws, vmas.back().flags);
+    }
+  }
+  return vmas;
+}
+
+long rss_anon_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  long kb = -1;
+  while (in >> key) {
+    if (key == "RssAnon:") {
+      in >> kb;
+      break;
+    }
+    in.ignore(1 << 12, '\n');
+  }
+  return kb;
+}
 
 TEST(Arena, AlignedAllocIsAligned) {
   for (size_t bytes : {0, 1, 63, 64, 65, 1000, 1 << 20}) {
@@ -41,6 +109,93 @@ TEST(Arena, LargeAllocationsStartOnAHugePageBoundary) {
   }
   Arena arena(4096);
   EXPECT_TRUE(aligned(arena.allocate(3 * huge), huge));  // a block of its own
+}
+
+// The huge-page hint covers the whole 2 MiB pages inside the buffer and nothing past its end:
+// the mapping holding its first byte carries `hg` (MADV_HUGEPAGE) in smaps' VmFlags, no mapping
+// with `hg` reaches past the last whole 2 MiB page, and no huge page backs more than those.
+TEST(Arena, LargeBuffersAskForHugePagesOnlyInsideThemselves) {
+  if (!thp_present()) GTEST_SKIP() << "no /sys/kernel/mm/transparent_hugepage: kernel without THP";
+  const size_t huge = size_t(2) << 20;
+  for (size_t bytes : {huge, huge + 100, huge + (size_t(256) << 10), 5 * huge + 3}) {
+    auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+    std::memset(p, 0x5a, bytes);
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p), whole_end = lo + (bytes & ~(huge - 1));
+    bool found = false;
+    long anon_huge_kb = 0;
+    for (const Vma& v : read_smaps()) {
+      if (v.hi <= lo || v.lo >= lo + bytes) continue;
+      if (v.lo <= lo && lo < v.hi) {
+        found = true;
+        EXPECT_TRUE(v.has_flag("hg")) << bytes << ": VmFlags " << v.flags;
+      }
+      if (v.has_flag("hg")) {
+        EXPECT_LE(v.hi, whole_end) << bytes << ": hg past the last whole 2 MiB page";
+      }
+      anon_huge_kb += v.anon_huge_kb;
+    }
+    EXPECT_TRUE(found) << bytes;
+    EXPECT_LE(anon_huge_kb, long((whole_end - lo) >> 10)) << bytes;
+    aligned_free(p);
+  }
+}
+
+// A buffer takes its own size, not a multiple of 2 MiB: 16 touched buffers of 2.5 MiB add at
+// most 2.5 MiB each (plus 15% for page tables and the test's own), where rounding up to 2 MiB
+// multiples took 4 MiB each wherever huge pages were granted.
+TEST(Arena, LargeBuffersTakeTheirExactSize) {
+  if (kAsan) GTEST_SKIP() << "ASan build: its shadow memory and redzones add resident memory of their own";
+  const size_t bytes = (size_t(5) << 20) / 2;
+  const long before = rss_anon_kb();
+  ASSERT_GT(before, 0) << "no RssAnon in /proc/self/status";
+  std::vector<void*> buffers;
+  for (int i = 0; i < 16; ++i) {
+    buffers.push_back(aligned_alloc_bytes(bytes, 64));
+    std::memset(buffers.back(), 0x11, bytes);
+  }
+  const long grown = rss_anon_kb() - before;
+  for (void* p : buffers) aligned_free(p);
+  EXPECT_GE(grown, long(16 * bytes >> 10) * 9 / 10);  // every byte was touched
+  EXPECT_LE(grown, long(16 * bytes >> 10) * 115 / 100);
+}
+
+// Freed large buffers go back to the system, and glibc's heap never gets the huge-page flag,
+// even after a large free raised glibc's mmap threshold (so its own large blocks would come
+// from the heap).
+TEST(Arena, LargeBuffersAreUnmappedAndNeverOnTheHeap) {
+  if (kAsan) GTEST_SKIP() << "ASan build: large buffers come from ASan's allocator and its quarantine";
+  const size_t huge = size_t(2) << 20;
+  void* big = aligned_alloc_bytes(12 * huge, 64);
+  std::memset(big, 1, 12 * huge);
+  aligned_free(big);
+  std::vector<void*> buffers;
+  for (int i = 0; i < 8; ++i) buffers.push_back(aligned_alloc_bytes(huge + huge / 4, 64));
+  void* small = std::malloc(huge + huge / 4);  // glibc's own, likely on the heap by now
+  std::memset(small, 2, huge + huge / 4);
+  auto heap_has_hg = [] {
+    for (const Vma& v : read_smaps())
+      if (v.name == "[heap]" && v.has_flag("hg")) return true;
+    return false;
+  };
+  EXPECT_FALSE(heap_has_hg());
+  for (void* p : buffers) aligned_free(p);
+  std::free(small);
+  EXPECT_FALSE(heap_has_hg());
+  const std::vector<Vma> vmas = read_smaps();
+  for (void* p : buffers) {
+    const uintptr_t freed = reinterpret_cast<uintptr_t>(p);
+    for (const Vma& v : vmas) EXPECT_FALSE(v.lo <= freed && freed < v.hi) << "still mapped: " << v.name;
+  }
+}
+
+// The exact size is what ASan sees: a write just past a large buffer is a reported overflow
+// (rounding the size up to 2 MiB multiples hid up to 2 MiB past every such buffer from it).
+TEST(ArenaDeathTest, AsanSeesAWritePastALargeBuffer) {
+  if (!kAsan) GTEST_SKIP() << "not an AddressSanitizer build (the ASan stage runs this)";
+  const size_t bytes = (size_t(2) << 20) + 100;
+  auto* p = static_cast<volatile char*>(aligned_alloc_bytes(bytes, 64));
+  EXPECT_DEATH(p[bytes + 64] = 1, "heap-buffer-overflow");
+  aligned_free(const_cast<char*>(p));
 }
 
 TEST(Arena, AllocationsAreAlignedAndDisjoint) {

@@ -108,10 +108,15 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
 // channel tail on the AVX2 path) the 8- and 64-channel walks do the same operations per channel.
 // {1300, 520, 128} and {203, 520, 4}: 9 channel blocks per entry, so the forward's chunks of 16
 // items split entries (the AVX-512 walks take partial channel ranges; ratio 4's steps of 32
-// channels end in a partial one).
+// channels end in a partial one). Ratio 4's last step of 32 channels: hd 40 and 520 end in 8
+// (the second vector off), hd 56 in 24 (the first vector full, the second partial). The paths
+// compared are recorded as the test property "isas": where the CPU lacks AVX-512, only AVX2 ran.
 TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
+  std::string compared;
+  for (core::Isa isa : row_isas()) compared += std::string(compared.empty() ? "" : ",") + core::to_string(isa);
+  ::testing::Test::RecordProperty("isas", compared);
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
-                      CompShape{203, 520, 4}}) {
+                      CompShape{203, 520, 4}, CompShape{203, 56, 4}}) {
     Inputs in = make_inputs(c, 5, 2);
     int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
     std::vector<float> ref;

@@ -4,37 +4,132 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace trex::core {
 
 // Buffers of 2 MiB and more start on a 2 MiB boundary and ask for transparent huge pages
-// (MADV_HUGEPAGE): where the system's THP mode is "madvise" (Debian's default, and this VM's)
-// every other buffer is mapped in 4 KiB pages, and a TLB miss walks the guest's and the host's
-// page tables. Here the STREAM triad of two threads over 3 x 128 MiB measured (best of 20) 35-39
-// GB/s on 4 KiB pages against 46-53 GB/s on huge pages, and the kernel suite's streaming kernels
-// ran 1.1-1.7x faster (bench/kernel_triad_bench, docs/kernels-suite.md); the hardware probe's
-// arrays (hw_probe.cc) always asked for huge pages, so the kernels' share of the probed triad
-// also counted the difference in pages. A hint: where none is free, 4 KiB pages as before.
+// (MADV_HUGEPAGE) over the whole 2 MiB pages inside them. Where the system's THP mode is
+// "madvise" (Debian's default, and this VM's) every other buffer is mapped in 4 KiB pages, and a
+// TLB miss walks the guest's and the host's page tables; the hardware probe's STREAM arrays
+// (hw_probe.cc) come from here too, so the kernels and the probed triad run on the same pages.
+// Measured in session 15 (loaded, load 16-17, issue 15's notes): two-thread triad over 3 x 128
+// MiB, best of 20 in 5 runs, 35.3-48.9 GB/s on 4 KiB pages against 32.6-52.6 GB/s on huge pages
+// (equal medians in 2 of the 5 runs); bench/kernel_triad_bench, same code on either pages, 6
+// alternating rounds: the other streaming kernels 1.02-1.67x faster, adamw 0.99x, kv_compress
+// backward 0.82-0.88x and mhc.head_bwd fp32 0.84-0.86x slower.
+//
+// The hint has costs. Where no huge page is free the range stays on 4 KiB pages, but with
+// /sys/kernel/mm/transparent_hugepage/defrag = "madvise" (this VM's) the first touch of each 2
+// MiB page in such a range first runs direct compaction and reclaim, so on a host with
+// fragmented memory a first touch can stall for milliseconds.
+//
+// Each such buffer is its own anonymous mapping of exactly its size (rounded to 4 KiB pages):
+// nothing past the end is backed by a huge page (rounding the size up to 2 MiB took 1.3-1.6x the
+// memory for 2-3 MiB buffers), and the flag never lands on memory glibc's heap hands out again
+// after a free. A side table keeps each mapping's length for aligned_free.
+//
+// Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
+// size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
+// maps large blocks on their own, so the hint still lands on the block only).
 constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kPage = 4096;  // x86-64's base page; mmap lengths round to it
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TREX_ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TREX_ARENA_ASAN 1
+#endif
+#endif
+
+namespace {
+
+void advise_huge(void* p, size_t bytes) {
+  // Whole 2 MiB pages only: a huge page is never backed past the last byte asked for.
+  const size_t whole = bytes & ~(kHugePage - 1);
+  if (whole != 0) madvise(p, whole, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
+}
+
+#ifndef TREX_ARENA_ASAN
+struct Mappings {
+  std::mutex mu;
+  std::unordered_map<uintptr_t, size_t> length;  // start -> mapped length
+};
+
+Mappings& mappings() {
+  static Mappings* m = new Mappings;  // never destroyed: buffers may be freed during exit
+  return *m;
+}
+
+void* map_huge(size_t bytes, size_t alignment) {
+  const size_t length = (bytes + kPage - 1) & ~(kPage - 1);
+  if (length < bytes || length + alignment < length) throw std::bad_alloc();
+  const size_t over = length + alignment;  // room to trim the start to the boundary
+  void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t start = (base + alignment - 1) & ~(uintptr_t(alignment) - 1);
+  const size_t head = start - base, tail = over - head - length;
+  if (head != 0) munmap(raw, head);
+  if (tail != 0) munmap(reinterpret_cast<void*>(start + length), tail);
+  try {
+    Mappings& m = mappings();
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.length.emplace(start, length);
+  } catch (...) {
+    munmap(reinterpret_cast<void*>(start), length);
+    throw;
+  }
+  void* p = reinterpret_cast<void*>(start);
+  advise_huge(p, bytes);
+  return p;
+}
+
+// The mapped length of p where map_huge returned p, else 0 (p is from the malloc heap).
+size_t take_mapping(void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (a % kHugePage != 0) return 0;  // every mapping starts on a 2 MiB boundary
+  Mappings& m = mappings();
+  std::lock_guard<std::mutex> lock(m.mu);
+  auto it = m.length.find(a);
+  if (it == m.length.end()) return 0;
+  const size_t length = it->second;
+  m.length.erase(it);
+  return length;
+}
+#endif
+
+}  // namespace
 
 void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
   if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
     throw std::invalid_argument("aligned_alloc_bytes: alignment must be a power of two");
   const bool huge = bytes >= kHugePage;
   if (huge && alignment < kHugePage) alignment = kHugePage;
-  // std::aligned_alloc wants a size that is a multiple of the alignment.
-  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-  if (rounded < bytes) throw std::bad_alloc();
-  if (rounded == 0) rounded = alignment;
-  void* p = std::aligned_alloc(alignment, rounded);
-  if (p == nullptr) throw std::bad_alloc();
-  if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
+#ifndef TREX_ARENA_ASAN
+  if (huge) return map_huge(bytes, alignment);
+#endif
+  // posix_memalign has no size-multiple rule: the exact size, so ASan sees the exact end.
+  void* p = nullptr;
+  if (posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes) != 0) throw std::bad_alloc();
+  if (huge) advise_huge(p, bytes);
   return p;
 }
 
-void aligned_free(void* p) { std::free(p); }
+void aligned_free(void* p) {
+  if (p == nullptr) return;
+#ifndef TREX_ARENA_ASAN
+  if (size_t length = take_mapping(p)) {
+    munmap(p, length);
+    return;
+  }
+#endif
+  std::free(p);
+}
 
 Arena::Arena(size_t block_bytes) : block_bytes_(block_bytes == 0 ? 4096 : block_bytes) {}
 

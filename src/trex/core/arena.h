@@ -19,7 +19,10 @@ inline constexpr size_t kDefaultAlignment = 64;
 
 // Returns `bytes` of uninitialised memory aligned to `alignment` (a power of two, at least
 // sizeof(void*)); a request for 0 bytes returns a valid, unique pointer. Throws std::bad_alloc
-// when the system has no memory. Release with aligned_free.
+// when the system has no memory. Release with aligned_free. A buffer of 2 MiB or more starts on
+// a 2 MiB boundary, is a mapping of its own of exactly its size (4 KiB pages rounded), and asks
+// for transparent huge pages over the whole 2 MiB pages inside it (arena.cc says why and what
+// that costs).
 void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
 void aligned_free(void* p);
 

@@ -7,7 +7,9 @@
 // Size classes: requests up to 1 MiB round up to a multiple of 512 bytes; larger ones to a
 // multiple of 1/8 of the next power of two (at most 12.5% slack), so that slightly different
 // activation sizes (a ragged last batch, a MoE group) share blocks. A block is reused only for
-// its own size class. Every block is 64-byte aligned (core::aligned_alloc_bytes).
+// its own size class. Every block is 64-byte aligned (core::aligned_alloc_bytes, which takes
+// exactly the class's size: blocks of 2 MiB and more are mappings of their own rounded only to
+// 4 KiB pages, huge pages only over their whole 2 MiB pages, so the slack stays 12.5%).
 //
 // Thread-safe (one mutex; allocation is not on any kernel's inner loop). Blocks still cached are
 // released by empty_cache() or the destructor; blocks still in use at destruction are a caller

@@ -1,7 +1,6 @@
 #include "trex/core/hw_probe.h"
 
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -269,14 +268,6 @@ struct StreamArrays {
   }
 };
 
-std::unique_ptr<double[], AlignedDeleter> huge_array(int64_t n) {
-  size_t bytes = size_t(n) * sizeof(double);
-  constexpr size_t kHuge = size_t(2) << 20;
-  void* p = aligned_alloc_bytes((bytes + kHuge - 1) / kHuge * kHuge, kHuge);
-  madvise(p, bytes, MADV_HUGEPAGE);  // fewer TLB misses; a hint, failure is harmless
-  return std::unique_ptr<double[], AlignedDeleter>(static_cast<double*>(p));
-}
-
 constexpr double kScalar = 3.0;
 
 // "+ 0.0" keeps the compiler from turning the loop into a memcpy call (glibc's memcpy takes
@@ -471,9 +462,10 @@ ProbeResult probe_hardware(const ProbeOptions& options) {
   StreamArrays s;
   s.n = plan.stream_array_bytes / int64_t(sizeof(double));
   s.threads = int(cpus.size());
-  s.a = huge_array(s.n);
-  s.b = huge_array(s.n);
-  s.c = huge_array(s.n);
+  // 2 MiB and more: on huge pages where granted, as every large trex buffer (core/arena.cc).
+  s.a = aligned_array<double>(size_t(s.n));
+  s.b = aligned_array<double>(size_t(s.n));
+  s.c = aligned_array<double>(size_t(s.n));
   all.run([&](int th) {  // first touch by the thread that will use the chunk
     auto [lo, hi] = s.chunk(th);
     for (int64_t i = lo; i < hi; ++i) s.a[size_t(i)] = 1.0, s.b[size_t(i)] = 2.0, s.c[size_t(i)] = 0.0;

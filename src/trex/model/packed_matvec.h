@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 
 namespace trex::model {
@@ -33,9 +34,9 @@ class PackedMatrix {
   PackedMatrix(const float* w, int64_t out, int64_t in) : out_(out), in_(in) {
     const int64_t panels = (out + kPanel - 1) / kPanel;
     const size_t bytes = size_t(panels * kPanel * in) * sizeof(float);
-    // 64-byte aligned so each panel row is one cache line (an unaligned 64-byte load spans two).
-    data_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64))));
-    if (!data_) throw std::bad_alloc();
+    // 64-byte aligned so each panel row is one cache line (an unaligned 64-byte load spans two);
+    // from 2 MiB on, on huge pages where granted (core/arena.cc), as the other large buffers.
+    data_.reset(static_cast<float*>(core::aligned_alloc_bytes(bytes, 64)));
     float* d = data_.get();
     for (int64_t p = 0; p < panels; ++p)
       for (int64_t i = 0; i < in; ++i)
@@ -52,11 +53,8 @@ class PackedMatrix {
   size_t bytes() const { return size_t(panels() * kPanel * in_) * sizeof(float); }
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
   int64_t out_ = 0, in_ = 0;
-  std::unique_ptr<float[], Free> data_;
+  std::unique_ptr<float[], core::AlignedDeleter> data_;
 };
 
 namespace packed_detail {

@@ -184,8 +184,15 @@ constexpr Bounds kFit{0.101, 0.053, 0.859};
 // looking at these held-out rows' micro-batch trend: held-out 76 runs 10.34% / 66% / +3.96% ->
 // 9.13% / 68% / +2.80%, independent 25 runs 14.60% / 52% / +10.37% -> 10.94% / 60% / +6.85%.
 // Tightened to that.
-constexpr Bounds kHeldOut{0.092, 0.029, 0.369};
-// The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.0003,
+// Session 16 (fixer fix27, review rplan2 item 1): the 22 bf16 prequel rows ran DeepSpeed master with
+// ZeRO-1, not the BF16_Optimizer branch (chronicles-prequel.md: the 02-21 ZS=1 row ran on master,
+// the 02-20 tables fit "thanks to ZeRO which shards all fp32 optim+grad+params", the BF16 optimizer
+// only "from now on" after 02-27): their files drop grad_allreduce and grad_bytes = 6 and keep
+// grad_reduce_bytes = 2 (the ZeRO-1 reduce-scatter of bf16 gradients, microsoft/DeepSpeed 2151c787a).
+// Held-out 76 runs 9.131% / +2.799% -> 9.137% / +2.978%, independent 25 runs 10.94% / +6.85% ->
+// 10.96% / +7.39%; fit unchanged. The signed bound loosened to that (0.029 -> 0.030).
+constexpr Bounds kHeldOut{0.092, 0.030, 0.369};
+// The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
 constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};

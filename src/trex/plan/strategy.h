@@ -35,6 +35,8 @@ struct Run {
   // Bytes per element of the tied embedding gradient's all-reduce between the end stages
   // (default: grad_reduce_bytes). DeepSpeed's pipeline engine under bf16 all-reduces the fp32
   // copy (_exec_reduce_tied_grads: weight._hp_grad) while its data-parallel reduction casts to bf16.
+  // The file reader (strategy.cc) sets it to grad_reduce_bytes unless the file states it; a Run
+  // built in code that changes grad_reduce_bytes must set this field too (it stays 4 otherwise).
   double tied_grad_reduce_bytes = 4;
   bool train_mtp = false;    // MTP modules run and are counted
   bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch

@@ -223,51 +223,114 @@ TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo
   }
 }
 
-// backward_row on 16 lanes. The two sums stay on 8 lanes in backward_row's order (one
-// accumulator each, 8 elements a step: 16 lanes would split them in two); the second pass is
-// element-wise, so it widens to 16 lanes as is.
-template <bool NT, bool Cvt, class T>
-TREX_RMS512_FN void backward_row512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
-                                    int64_t dim, float eps) {
-  const int64_t vec = dim & ~int64_t(7);
-  __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
-  for (int64_t i = 0; i < vec; i += 8) {
-    __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
-    if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
-    as = _mm256_fmadd_ps(v, v, as);
-    ad = _mm256_fmadd_ps(g, v, ad);
-  }
-  float ss = simd::hsum(as), sd = simd::hsum(ad);
+// The backward on 16 lanes (bf16): backward_row's two passes. The two sums stay on 8 lanes in
+// backward_row's order (one accumulator each, 8 elements a step: 16 lanes would split them in
+// two); the second pass is element-wise, so it widens to 16 lanes as is. Each row's second pass
+// runs in the same loop as the next row's first (as the forward's forward_row_and_sum512): the
+// sums are two chains of dependent FMAs, whose latency bounds that pass, and the second pass has
+// none, so the two overlap. Each pass keeps its operations and order: the same bits as the rows
+// one after the other.
+
+// One 8-element step of the sums of row x, dy.
+template <class T>
+TREX_RMS512_FN void sums_step8(const T* x, const float* w, const T* dy, int64_t i, __m256& as,
+                               __m256& ad) {
+  __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
+  if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
+  as = _mm256_fmadd_ps(v, v, as);
+  ad = _mm256_fmadd_ps(g, v, ad);
+}
+
+// The sums' scalar tail after the 8-lane part (vec = dim rounded down to 8).
+template <class T>
+TREX_RMS512_FN void sums_tail(const T* x, const float* w, const T* dy, int64_t vec, int64_t dim,
+                              __m256 as, __m256 ad, float* ss, float* sd) {
+  float s = simd::hsum(as), d = simd::hsum(ad);
   for (int64_t i = vec; i < dim; ++i) {
     float v = ld(x + i), g = ld(dy + i) * (w ? w[i] : 1.f);
-    ss += v * v;
-    sd += g * v;
+    s += v * v;
+    d += g * v;
   }
-  float r = 1.f / std::sqrt(ss / float(dim) + eps);
-  float c = r * r * r * sd / float(dim);
-  const __m512 vr = _mm512_set1_ps(r), vc = _mm512_set1_ps(c);
-  int64_t i = 0;
-  for (; i < vec; i += 16) {
-    const __mmask16 m = simd::lanes16(i, vec);
-    const __m512 v = simd::load16(x + i, m), d = simd::load16(dy + i, m);
-    const __m512 g = w ? _mm512_mul_ps(d, simd::load16(w + i, m)) : d;
-    out16<NT, Cvt>(dx + i, _mm512_fnmadd_ps(vc, v, _mm512_mul_ps(vr, g)), m);
-    if (dwp)
-      simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
-  }
-  for (i = vec; i < dim; ++i) {
+  *ss = s, *sd = d;
+}
+
+// One 16-lane step (lanes m) of the second pass.
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN void grad_step16(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+                                int64_t i, __mmask16 m, __m512 vr, __m512 vc) {
+  const __m512 v = simd::load16(x + i, m), d = simd::load16(dy + i, m);
+  const __m512 g = w ? _mm512_mul_ps(d, simd::load16(w + i, m)) : d;
+  out16<NT, Cvt>(dx + i, _mm512_fnmadd_ps(vc, v, _mm512_mul_ps(vr, g)), m);
+  if (dwp)
+    simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
+}
+
+template <class T>
+TREX_RMS512_FN void grad_tail(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+                              int64_t vec, int64_t dim, float r, float c) {
+  for (int64_t i = vec; i < dim; ++i) {
     float v = ld(x + i), d = ld(dy + i), g = d * (w ? w[i] : 1.f);
     st(dx + i, r * g - c * v);
     if (dwp) dwp[i] += d * v * r;
   }
 }
 
+// Rows [lo, hi) of the backward (one dw chunk's).
+template <bool NT, bool Cvt, class T>
+TREX_RMS512_FN void backward_rows512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+                                     int64_t lo, int64_t hi, int64_t dim, float eps) {
+  if (lo >= hi) return;
+  const int64_t vec = dim & ~int64_t(7);
+  float ss, sd;
+  {
+    __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+    const T *x0 = x + lo * dim, *dy0 = dy + lo * dim;
+    for (int64_t i = 0; i < vec; i += 8) sums_step8(x0, w, dy0, i, as, ad);
+    sums_tail(x0, w, dy0, vec, dim, as, ad, &ss, &sd);
+  }
+  for (int64_t row = lo; row < hi; ++row) {
+    const float r = 1.f / std::sqrt(ss / float(dim) + eps);
+    const float c = r * r * r * sd / float(dim);
+    const __m512 vr = _mm512_set1_ps(r), vc = _mm512_set1_ps(c);
+    const int64_t o = row * dim;
+    const T *xr = x + o, *dyr = dy + o;
+    T* dxr = dx + o;
+    if (row + 1 < hi) {  // this row's second pass with the next row's sums
+      const T *xn = xr + dim, *dyn = dyr + dim;
+      __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + 16 <= vec; i += 16) {
+        sums_step8(xn, w, dyn, i, as, ad);
+        sums_step8(xn, w, dyn, i + 8, as, ad);
+        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::kAll16, vr, vc);
+      }
+      if (i < vec) {  // 8 left
+        sums_step8(xn, w, dyn, i, as, ad);
+        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
+      }
+      sums_tail(xn, w, dyn, vec, dim, as, ad, &ss, &sd);
+    } else {
+      for (int64_t i = 0; i < vec; i += 16)
+        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
+    }
+    grad_tail(xr, w, dyr, dxr, dwp, vec, dim, r, c);
+  }
+}
+
 #endif  // TREX_ELEM_AVX2
 
-// The row function of a call: for bf16 the 16-lane rows where row_isa() allows, else the 8-lane
-// ones.
+// The rows of one dw chunk of a call: for bf16 on AVX-512 backward_rows512 (each row's second
+// pass overlapping the next row's sums), else row after row (backward_row, 8 lanes).
 template <class T>
-using BackwardRow = void (*)(const T*, const float*, const T*, T*, float*, int64_t, float);
+using BackwardRows = void (*)(const T*, const float*, const T*, T*, float*, int64_t, int64_t,
+                              int64_t, float);
+
+template <bool NT, class T>
+void backward_rows(const T* x, const float* w, const T* dy, T* dx, float* dwp, int64_t lo,
+                   int64_t hi, int64_t dim, float eps) {
+  for (int64_t r = lo; r < hi; ++r)
+    backward_row<NT>(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
+}
 
 // The forward's rows [lo, hi) of a call: on AVX-512 (fp32 and bf16) forward_rows512, which
 // overlaps each row's output pass with the next row's sum (fp32 took 16 lanes only with that:
@@ -294,15 +357,15 @@ ForwardRows<T> forward_rows_for(bool nt) {
 }
 
 template <class T>
-BackwardRow<T> backward_row_for(bool nt) {
+BackwardRows<T> backward_rows_for(bool nt) {
 #ifdef TREX_ELEM_AVX2
   if (std::is_same_v<T, core::bf16> && row_isa() == core::Isa::kAvx512) {
     const bool cvt = core::cpu_features().avx512_bf16;
-    return nt ? (cvt ? &backward_row512<true, true, T> : &backward_row512<true, false, T>)
-              : (cvt ? &backward_row512<false, true, T> : &backward_row512<false, false, T>);
+    return nt ? (cvt ? &backward_rows512<true, true, T> : &backward_rows512<true, false, T>)
+              : (cvt ? &backward_rows512<false, true, T> : &backward_rows512<false, false, T>);
   }
 #endif
-  return nt ? &backward_row<true, T> : &backward_row<false, T>;
+  return nt ? &backward_rows<true, T> : &backward_rows<false, T>;
 }
 
 }  // namespace
@@ -337,14 +400,13 @@ void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw,
   // partial[c] = sum over the rows of chunk c of dy * xh; summed row by row inside a chunk.
   std::unique_ptr<float[], core::AlignedDeleter> partial;
   if (want_dw) partial = core::aligned_array<float>(size_t(n_chunks * dim));
-  const BackwardRow<T> row = backward_row_for<T>(nt);
+  const BackwardRows<T> chunk_rows = backward_rows_for<T>(nt);
   tp.parallel_for(0, n_chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       float* dwp = want_dw ? partial.get() + c * dim : nullptr;
       if (dwp) std::fill(dwp, dwp + dim, 0.f);
       int64_t r1 = std::min(rows, (c + 1) * kDwChunkRows);
-      for (int64_t r = c * kDwChunkRows; r < r1; ++r)
-        row(x + r * dim, w, dy + r * dim, dx + r * dim, dwp, dim, eps);
+      chunk_rows(x, w, dy, dx, dwp, c * kDwChunkRows, r1, dim, eps);
     }
     simd::fence_streams(nt);
   });

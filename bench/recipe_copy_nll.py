@@ -13,7 +13,8 @@ anything else; with a data block (`trex data gen --program-style statement-data`
 split further into the data block's other tokens (the names, each read off the words beside its
 number) and the rest of the program (the formulation, written against the names). Per class: tokens, mean negative log-likelihood in nats, and the share of tokens
 where the reference token is the model's most likely one (what greedy decoding would write, given
-the reference so far).
+the reference so far); and the share of copied numbers whose every token is the most likely one
+(comparable across tokenizers that cut numbers into different pieces).
 """
 import argparse
 import glob
@@ -59,6 +60,9 @@ def main():
     subs = ["  its first token", "  a later token"]
     others = ["  in the data block", "  in the rest of the program"]
     stats = {c: [0, 0.0, 0] for c in classes + subs + others}
+    # Per copied number: is every one of its tokens the most likely one? (comparable across
+    # tokenizers that cut numbers into different pieces, where per-token shares are not)
+    whole = [0, 0]
     for line in rows:
         msgs = json.loads(line)["messages"]
         user, answer = msgs[0], msgs[1]["content"]
@@ -76,6 +80,7 @@ def main():
         block = answer_text.find(DATA_BLOCK)
         block_end = answer_text.find("\n\n", block) if block >= 0 else -1
         off = 0
+        number_ok = {}
         for i in range(len(prompt), len(ids)):
             c = "other"
             if any(ch.isdigit() for ch in toks[i]):
@@ -84,14 +89,20 @@ def main():
                 if c == classes[0]:
                     first = span[0] >= off  # the number starts in this token
                     add(stats[subs[0] if first else subs[1]], tlp[i], top[i])
+                    key = next(s for s, e, g in spans if s < off + len(toks[i]) and e > off)
+                    number_ok[key] = number_ok.get(key, True) and tlp[i] >= max(top[i].values()) - 1e-6
             if c == "other" and block >= 0:
                 add(stats[others[0] if block <= off < block_end else others[1]], tlp[i], top[i])
             off += len(toks[i])
             add(stats[c], tlp[i], top[i])
+        whole[0] += sum(number_ok.values())
+        whole[1] += len(number_ok)
     for c in classes[:1] + subs + classes[1:] + others:
         n, nll, top1 = stats[c]
         if n:
             print(f"{c}: {n} tokens, mean NLL {nll / n:.3f} nats, reference token most likely {top1 / n:.3f}")
+        if c == subs[-1] and whole[1]:
+            print(f"  copied numbers with every token most likely: {whole[0]} / {whole[1]} ({whole[0] / whole[1]:.3f})")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ PACKAGES=(
   # HTTP for the chat-completions client and the loopback test server (curl: MIT-like;
   # cpp-httplib: MIT), zstd and xxhash for corpus export and hashing (BSD)
   libcurl4-openssl-dev libcpp-httplib-dev libzstd-dev libxxhash-dev
+  # zstdcat reads the corpus's .jsonl.zst shards in the recipe's Python measurements and their tests
+  zstd
   # MPI is the distributed engine (BSD-3); io_uring for the swap optimizer's slow tier (MIT);
   # SentencePiece tokenizers (Apache-2.0)
   libopenmpi-dev openmpi-bin liburing-dev libsentencepiece-dev sentencepiece

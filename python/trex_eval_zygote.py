@@ -970,7 +970,7 @@ def c_loop(lib):
     return loop
 
 
-SERVE_GONE, SERVE_IN_CHILD, SERVE_TRAINING_READY, SERVE_FAILED = 0, 1, 2, -1  # zygote_serve.cc's Outcome
+SERVE_GONE, SERVE_IN_CHILD, SERVE_TRAINING_READY, SERVE_FAILED, SERVE_BAD_WAIT = 0, 1, 2, -1, 3  # its Outcome
 
 
 def serve_in_c(loop, lib, ctl, ready, training):
@@ -994,6 +994,8 @@ def serve_in_c(loop, lib, ctl, ready, training):
                 os._exit(EXIT_SANDBOX)  # never back into the zygote's loop
         if outcome == SERVE_FAILED and ready is not None:
             return None
+        if outcome == SERVE_BAD_WAIT:  # the child is killed and reaped: the zygote exits, as serve()'s loop does
+            raise ValueError("the evaluator's message after {\"pid\": N} is not {\"wait\": SECONDS}")
         ready = None  # sent with the first child forked
         if outcome == SERVE_TRAINING_READY:
             waiting.use_pages(training.poll())

@@ -38,7 +38,14 @@ enum Outcome : int {
   kInChild = 1,        // in a child forked ahead of its request: *child_sock is its socket
   kTrainingReady = 2,  // the training child's answer can be read: Python reads it, then calls again
   kFailed = -1,        // the interpreter's fork hooks were not found: nothing was forked
+  kBadWait = 3,        // the message after {"pid": N} was not {"wait": SECONDS}: the child was
+                       // killed and reaped, the waiting one stopped; Python raises, the zygote exits
+                       // (as serve()'s Python loop does on that message)
 };
+
+// The answer when no child can be forked for a request (the waiting one died, and the fork or the
+// socket for a new one failed: EAGAIN at RLIMIT_NPROC, EMFILE).
+constexpr char kNoChild[] = "{\"error\": \"no child for the request\"}";
 
 using Hook = void (*)();
 
@@ -216,7 +223,9 @@ int wait_for(pid_t pid, double seconds, bool* timed_out) {
   return status;
 }
 
-// SECONDS of {"wait": SECONDS} (nlohmann's dump, or with a space); -1 when it is not that shape.
+// SECONDS of {"wait": SECONDS} (nlohmann's dump, or with a space); -1 when it is not that shape
+// (no such key, no number after it, or a negative one: the evaluator sends what is left of the
+// program's wall clock, never less than 0).
 double wait_seconds(const char* message, size_t size) {
   static const char kKey[] = "\"wait\":";
   const char* key = static_cast<const char*>(memmem(message, size, kKey, sizeof(kKey) - 1));
@@ -228,7 +237,7 @@ double wait_seconds(const char* message, size_t size) {
   number[n] = 0;
   char* end = nullptr;
   double seconds = strtod(number, &end);
-  if (end == number) return -1;
+  if (end == number || !(seconds >= 0)) return -1;
   return seconds;
 }
 
@@ -259,6 +268,9 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     ssize_t n;
     do n = recvmsg(ctl, &msg, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
+    // A failed recvmsg leaves msg_controllen as it was: the walk below would read the previous
+    // request's descriptors' numbers (since reused) from `control`.
+    if (n < 0) msg.msg_controllen = 0;
     int fds[8];
     int nfds = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
@@ -278,6 +290,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     }
     if (nfds != 3) {
       for (int i = 0; i < nfds; ++i) close(fds[i]);
+      explicit_bzero(message, size_t(n));
       int len = snprintf(answer, sizeof(answer), "{\"error\": \"expected 3 descriptors, got %d\"}", nfds);
       send_all(ctl, answer, size_t(len));
       continue;
@@ -292,8 +305,12 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
       pid = hand(message, size_t(n), fds);
     }
     for (int i = 0; i < 3; ++i) close(fds[i]);
+    // Every child forked from now on gets a copy of `message`: none of them may find this
+    // program's request there (its working directory, environment, arguments, limits), as
+    // serve()'s Python loop deletes its own.
+    explicit_bzero(message, size_t(n));
     if (pid < 0) {
-      send_all(ctl, "{\"error\": \"no child for the request\"}", 36);
+      send_all(ctl, kNoChild, sizeof(kNoChild) - 1);
       continue;
     }
     int len = snprintf(answer, sizeof(answer), "{\"pid\": %d}", int(pid));
@@ -308,8 +325,16 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
       return kEvaluatorGone;
     }
     double seconds = wait_seconds(message, size_t(n));
+    explicit_bzero(message, size_t(n));
+    if (seconds < 0) {
+      kill_group(pid);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      stop_waiting();
+      return kBadWait;
+    }
     bool timed_out = false;
-    int status = wait_for(pid, seconds < 0 ? 0 : seconds, &timed_out);
+    int status = wait_for(pid, seconds, &timed_out);
     len = snprintf(answer, sizeof(answer), "{\"status\": %d, \"timed_out\": %s}", status, timed_out ? "true" : "false");
     send_all(ctl, answer, size_t(len));
     if (training_fd >= 0) {

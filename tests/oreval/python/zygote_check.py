@@ -441,7 +441,8 @@ class ServeInC(unittest.TestCase):
         self.assertIsNotNone(self.loop)
         self.assertIsNone(z.c_loop(StandInLibrary(False)))  # a stand-in has none: the Python loop
 
-    def start(self, lib, training=None, in_zygote=None):
+    def start(self, lib, training=None, in_zygote=None, loop=False):
+        loop = self.loop if loop is False else loop  # None: serve() picks (c_loop(lib))
         ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
@@ -450,7 +451,7 @@ class ServeInC(unittest.TestCase):
                 ctl.close()
                 if in_zygote is not None:
                     in_zygote()
-                status = z.serve(lib, zygote_end, "test", 0, False, training or ForcedTraining(None), loop=self.loop)
+                status = z.serve(lib, zygote_end, "test", 0, False, training or ForcedTraining(None), loop=loop)
             finally:
                 os._exit(status)
         zygote_end.close()
@@ -458,10 +459,20 @@ class ServeInC(unittest.TestCase):
                                                          "shared_netns": False})
         return pid, ctl
 
-    def stop(self, pid, ctl):
+    def stop(self, pid, ctl, code=0):
         ctl.close()
         _, status = os.waitpid(pid, 0)
-        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), code)
+
+    def send_request(self, ctl, request=None):
+        """Sends a request with its three descriptors; (stdout's and stderr's read ends)."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        chan_r, chan_w = os.pipe()
+        socket.send_fds(ctl, [json.dumps(request or self.REQUEST).encode()], [out_w, err_w, chan_w])
+        for fd in (out_w, err_w, chan_w, chan_r):
+            os.close(fd)
+        return out_r, err_r
 
     def run_one(self, ctl, wait=10):
         """One request: (exit code or -signal, timed_out, stdout, stderr, child pid)."""
@@ -601,6 +612,121 @@ class ServeInC(unittest.TestCase):
             self.stop(pid, ctl)
             os.close(log_r)
             os.close(log_w)
+
+    def test_a_request_no_child_can_be_forked_for_is_answered_so(self):
+        # Every fork of the zygote fails (RLIMIT_NPROC 0, as a user it applies to: root is exempt):
+        # no child waits, and none can be forked for the request. The answer is whole JSON.
+        def no_forks():
+            import resource
+            resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+            if os.geteuid() == 0:
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+
+        pid, ctl = self.start(StandInLibrary(prepare_fails=False), in_zygote=no_forks)
+        try:
+            for _ in range(2):  # and the loop goes on
+                out_r, err_r = self.send_request(ctl)
+                self.assertEqual(json.loads(ctl.recv(1 << 16)), {"error": "no child for the request"})
+                self.assertEqual(os.read(out_r, 64), b"")  # no child holds its descriptors
+                os.close(out_r)
+                os.close(err_r)
+        finally:
+            self.stop(pid, ctl)
+
+    def test_a_child_does_not_find_the_previous_program_s_request_in_the_loop_s_memory(self):
+        # The loop's buffer for the requests (a static of the library) is copied into every child
+        # forked after a request: program 2 scans the library's mappings for program 1's request.
+        path = os.environ["TREX_SANDBOX_ENTER_LIB"]
+        tag = b"TAG_OF_PROGRAM_ONE_2f9c1e"
+
+        class Scans(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                found = 0
+                name = os.path.realpath(path)
+                with open("/proc/self/maps") as f:
+                    maps = [line.split() for line in f]
+                mem = os.open("/proc/self/mem", os.O_RDONLY)
+                prev_end = None
+                for fields in maps:
+                    lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                    # its file's mappings and the anonymous one right after them (its .bss)
+                    if (len(fields) > 5 and fields[5] == name) or (len(fields) == 5 and lo == prev_end):
+                        if "r" in fields[1]:
+                            found += os.pread(mem, hi - lo, lo).count(tag)
+                        prev_end = hi if len(fields) > 5 else None
+                    else:
+                        prev_end = None
+                os.write(args[7], b"found %d\n" % found)
+                os._exit(7)
+
+        pid, ctl = self.start(Scans(prepare_fails=False))
+        try:
+            first = dict(self.REQUEST, workdir="/nonexistent/" + tag.decode(), env=["HOME=/" + tag.decode()])
+            out_r, err_r = self.send_request(ctl, first)
+            self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+            os.read(out_r, 64)  # its own request it holds: it has run
+            ctl.send(b'{"wait":10}')
+            json.loads(ctl.recv(1 << 16))
+            os.close(out_r)
+            os.close(err_r)
+            self.assertEqual(self.run_one(ctl)[:4], (7, False, b"found 0\n", b""))
+        finally:
+            self.stop(pid, ctl)
+
+    def test_a_wait_message_of_another_shape_kills_the_child_and_ends_the_zygote(self):
+        # As serve()'s Python loop does (it raises): the evaluator then finds the socket closed.
+        class Waits(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                os.write(args[7], b"running\n")
+                time.sleep(60)
+                os._exit(0)
+
+        for message in (b'{"status":1}', b'{"wait":"x"}', b'{"wait":-1}'):
+            with self.subTest(message=message):
+                pid, ctl = self.start(Waits(prepare_fails=False), in_zygote=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 2))
+                out_r, err_r = self.send_request(ctl)
+                child = json.loads(ctl.recv(1 << 16))["pid"]
+                self.assertEqual(os.read(out_r, 64), b"running\n")
+                ctl.send(message)
+                self.assertEqual(ctl.recv(1 << 16), b"")  # no status: the zygote is gone
+                self.assertEqual(os.read(out_r, 64), b"")  # and the child with it
+                os.close(out_r)
+                os.close(err_r)
+                self.stop(pid, ctl, code=1)  # the exception's exit
+                with self.assertRaises(ProcessLookupError):
+                    os.kill(child, 0)
+
+    def test_the_zygote_s_serve_runs_the_library_s_loop_and_the_python_one_when_it_cannot_start(self):
+        # serve() as main() calls it (no loop named): a library with trex_zygote_serve runs the
+        # C loop; a loop that cannot start (its fork hooks missing: -1) leaves it to Python's.
+        real = os.environ["TREX_SANDBOX_ENTER_LIB"]
+
+        class Reports(StandInLibrary):
+            _name = real  # what ctypes.CDLL(real) has: c_loop finds the library's loop
+
+            def trex_sandbox_enter(self, *args):
+                names, frame = [], sys._getframe()
+                while frame is not None:
+                    names.append(frame.f_code.co_name)
+                    frame = frame.f_back
+                os.write(args[7], b"serve_in_c %d\n" % ("serve_in_c" in names))
+                os._exit(7)
+
+        calls = []
+
+        def cannot_start(*args):
+            calls.append(args)
+            return z.SERVE_FAILED
+
+        for loop, in_c in ((None, 1), (cannot_start, 0)):
+            with self.subTest(loop=loop):
+                pid, ctl = self.start(Reports(prepare_fails=False), loop=loop)
+                try:
+                    runs = [self.run_one(ctl)[:4] for _ in range(2)]
+                finally:
+                    self.stop(pid, ctl)
+                self.assertEqual(runs, [(7, False, b"serve_in_c %d\n" % in_c, b"")] * 2)
 
     def test_when_the_evaluator_goes_the_waiting_child_is_reaped_and_the_zygote_exits(self):
         log_r, log_w = os.pipe()

@@ -62,6 +62,7 @@ int g_waiting_sock = -1;
 const iovec* g_runs = nullptr;
 int g_run_count = 0;
 bool g_one_call = false;
+bool g_one_call_allowed = true;  // trex_zygote_copy_ahead_one_call: false tests the per-run path
 
 constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14)
 constexpr int kMaxRunsPerCall = 1024;  // UIO_MAXIOV
@@ -378,9 +379,16 @@ __attribute__((visibility("default"))) void trex_zygote_copy_ahead(const iovec* 
     if (pidfd >= 0) close(pidfd);
     if (page != MAP_FAILED) munmap(page, 4096);
   }
-  g_one_call = probed == 1;
+  g_one_call = probed == 1 && g_one_call_allowed;
   g_runs = runs;
   g_run_count = runs ? count : 0;
+}
+
+// Whether trex_zygote_copy_ahead may use process_madvise where the kernel takes it (the default)
+// or must use one madvise per run: the tests' way to run that path on a kernel that takes both.
+// For the runs registered after it.
+__attribute__((visibility("default"))) void trex_zygote_copy_ahead_one_call(int allowed) {
+  trex::oreval::zygote_loop::g_one_call_allowed = allowed != 0;
 }
 
 }  // extern "C"

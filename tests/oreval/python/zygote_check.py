@@ -506,7 +506,14 @@ class ServeInC(unittest.TestCase):
     def test_the_children_copy_ahead_first_thing_after_their_fork(self):
         # Before the interpreter's own after-fork work (its at-fork hooks run in it): the pages
         # are the child's own already when the first hook runs. A run that cannot be copied
-        # (unmapped) first: the runs after it are still copied.
+        # (unmapped) first: the runs after it are still copied. Both ways of copying: one
+        # process_madvise call where the kernel takes it, and one madvise per run.
+        for one_call in (1, 0):
+            with self.subTest(one_call=one_call):
+                self.copy_ahead_first_thing(one_call)
+
+    def copy_ahead_first_thing(self, one_call):
+        setting = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_copy_ahead_one_call
         buf, view, first = CopyAhead.buffer(self)
         log_r, log_w = os.pipe()
 
@@ -516,7 +523,7 @@ class ServeInC(unittest.TestCase):
 
         lib = OwnPagesLibrary(view, first, 4096 * self.PAGES)
         training = PipeTraining([(4096, 4096), (first, 4096 * self.PAGES)])
-        pid, ctl = self.start(lib, training, in_zygote=lambda: os.register_at_fork(after_in_child=owned))
+        pid, ctl = self.start(lib, training, in_zygote=lambda: (setting(one_call), os.register_at_fork(after_in_child=owned)))
         try:
             runs = [self.run_one(ctl)[:4] for _ in range(3)]
         finally:

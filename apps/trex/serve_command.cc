@@ -43,6 +43,7 @@ struct ServeArgs {
   int64_t max_tokens = 4096;
   size_t max_request_bytes = 1 << 20;
   int stream_interval = 4;
+  int prefill_chunk = 64;
 };
 
 int run_serve(const ServeArgs& a) {
@@ -60,11 +61,14 @@ int run_serve(const ServeArgs& a) {
   if (a.stream_interval < 1 || a.stream_interval > serve::kMaxStreamInterval)
     throw InputError::field("--stream-interval", "must be in [1, " + std::to_string(serve::kMaxStreamInterval) +
                                                      "], got " + std::to_string(a.stream_interval));
+  if (a.prefill_chunk < 0 || a.prefill_chunk > 256)
+    throw InputError::field("--prefill-chunk", "must be in [0, 256], got " + std::to_string(a.prefill_chunk));
   train::InferenceCheckpoint ck = train::load_inference_checkpoint(a.ckpt, a.model_config);
   serve::EngineOptions eo;
   eo.slots = a.slots;
   eo.queue_limit = a.queue;
   eo.context = a.context;
+  eo.prefill_chunk = a.prefill_chunk;
   serve::Engine engine(*ck.model, ck.weights, eo);
   serve::ServerOptions so;
   so.host = a.host;
@@ -129,6 +133,9 @@ void add_serve(CLI::App& app, Action* action) {
   cmd->add_option("--max-request-bytes", args->max_request_bytes, "Larger request bodies get 413")->capture_default_str();
   cmd->add_option("--stream-interval", args->stream_interval,
                   "Tokens per streamed chunk after the first, 1..64 (1: a chunk per token)")->capture_default_str();
+  cmd->add_option("--prefill-chunk", args->prefill_chunk,
+                  "Prompt tokens a step for prompts over 64 tokens, read beside the running streams "
+                  "(0: prefilled whole on admission, every stream waiting)")->capture_default_str();
   cmd->add_option("--model-config", args->model_config, "Model TOML, when the run's train config has moved");
   cmd->callback([args, action] { *action = [args] { return run_serve(*args); }; });
 }

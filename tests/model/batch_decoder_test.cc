@@ -423,6 +423,84 @@ TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
   }
 }
 
+// Chunked prefill: a slot that takes a run of rows in a step reads those tokens in order, as
+// feeding them one at a time would, bit for bit (its run's one logits row after its last token,
+// and its caches, checked by the steps after), with other slots decoding in the same steps, the
+// run first, between or last among the rows, on one to three lanes (the lanes never split a
+// run). A slot given in two runs is refused before anything changes.
+TEST(BatchDecoder, APromptReadInChunksEqualsItsTokensFedOneByOne) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4, 128");
+  Transformer model(c, 7, false);
+  const size_t V = size_t(c.vocab);
+  // Sequences 0 and 2 decode a token a step; sequence 1 reads a 40-token prompt in chunks of
+  // 7, 1, 13 and 19 (past the window of 8 and several ratio-4 blocks), then decodes.
+  const std::vector<int64_t> chunks = {7, 1, 13, 19};
+  const int64_t steps = int64_t(chunks.size()) + 3;
+  const std::vector<int32_t> prompt = random_ids(40, c.vocab, 31);
+  const std::vector<int32_t> start0 = random_ids(3, c.vocab, 32), start2 = random_ids(11, c.vocab, 33);
+  std::vector<std::vector<int32_t>> feed;  // each sequence's tokens after its start, a step each
+  for (int s = 0; s < 3; ++s) feed.push_back(random_ids(steps, c.vocab, 40 + uint64_t(s)));
+  // Alone, one token at a time: want[s][t] the logits after the token sequence s takes at step t
+  // (sequence 1: after its chunk's last token).
+  std::vector<std::vector<std::vector<float>>> want(3);
+  for (int s = 0; s < 3; ++s) {
+    Generator g(model);
+    if (s == 0) g.prefill(start0);
+    if (s == 2) g.prefill(start2);
+    size_t at = 0;
+    for (int64_t t = 0; t < steps; ++t) {
+      std::span<const float> l;
+      if (s == 1 && t < int64_t(chunks.size())) {
+        for (int64_t k = 0; k < chunks[size_t(t)]; ++k)
+          l = at == 0 ? g.prefill(std::span<const int32_t>(&prompt[at++], 1)) : g.step(prompt[at++]);
+      } else {
+        l = g.step(feed[size_t(s)][size_t(t)]);
+      }
+      want[size_t(s)].emplace_back(l.begin(), l.end());
+    }
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    for (int place = 0; place < 3; ++place) {  // the run's place among the step's runs
+      SCOPED_TRACE(std::to_string(threads) + " lanes, the run at " + std::to_string(place));
+      core::ThreadPool pool(threads);
+      BatchDecoder batch(model, 3, &pool);
+      batch.prefill(0, start0);
+      batch.prefill(2, start2);
+      size_t at = 0;
+      for (int64_t t = 0; t < steps; ++t) {
+        std::vector<int> order = {0, 2};
+        order.insert(order.begin() + place, 1);  // {1, 0, 2}, {0, 1, 2} or {0, 2, 1}
+        std::vector<int> slots;
+        std::vector<int32_t> ids;
+        for (int s : order) {
+          if (s == 1 && t < int64_t(chunks.size())) {
+            for (int64_t k = 0; k < chunks[size_t(t)]; ++k) {
+              slots.push_back(1);
+              ids.push_back(prompt[at++]);
+            }
+          } else {
+            slots.push_back(s);
+            ids.push_back(feed[size_t(s)][size_t(t)]);
+          }
+        }
+        std::span<const float> got = batch.step(slots, ids);
+        ASSERT_EQ(got.size(), 3 * V) << "one logits row per run";
+        const std::vector<float> rows(got.begin(), got.end());
+        for (size_t r = 0; r < order.size(); ++r)
+          expect_close(std::span<const float>(rows).subspan(r * V, V),
+                       want[size_t(order[r])][size_t(t)], "step with a chunk");
+      }
+      EXPECT_EQ(batch.position(1), int64_t(prompt.size()) + steps - int64_t(chunks.size()));
+      // A slot in two runs: refused, nothing fed.
+      const int split[3] = {0, 1, 0};
+      const int32_t three[3] = {1, 2, 3};
+      const int64_t before = batch.position(0);
+      EXPECT_THROW(batch.step(split, three), InputError);
+      EXPECT_EQ(batch.position(0), before);
+    }
+  }
+}
+
 TEST(BatchDecoder, ResettingOneSlotLeavesTheOthers) {
   ModelConfig c = test_util::tiny_v4_config("0, 4");
   Transformer model(c, 6, false);

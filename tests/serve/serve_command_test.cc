@@ -124,6 +124,7 @@ TEST_F(ServeCommand, BadInputIsOneLineAndExitTwo) {
       {{"serve", "--ckpt", (*dir_ / "nothing").string()}, "--ckpt", false},
       // Checked before the checkpoint loads: the missing checkpoint is not what is reported.
       {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--stream-interval", "65"}, "--stream-interval", false},
+      {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--prefill-chunk", "-1"}, "--prefill-chunk", false},
   };
   for (const Case& k : cases) {
     std::vector<std::string> args = k.base ? base_args() : std::vector<std::string>{TREX_BINARY};

@@ -110,9 +110,10 @@ class AttentionLayer {
   // sequence (up to rounding), and the cache advances by one token. Uses no state of forward.
   void decode(const AttentionParams& p, const float* x, AttentionCache& cache, float* out);
 
-  // The same for B sequences at once: x [B, d], row b the next token of *caches[b] (distinct
-  // caches); out [B, d]. The projections read each weight once for all rows; each row's output
-  // has the bits a one-row call with the same `packed` gives it. With `packed` (a decoder's
+  // The same for B sequences at once: x [B, d], row b the next token of *caches[b]; out [B, d].
+  // Rows of one cache must be consecutive: they are its next tokens in order (a prompt's chunk),
+  // as that many one-row calls would feed them. The projections read each weight once for all
+  // rows; each row's output has the bits a one-row call with the same `packed` gives it. With `packed` (a decoder's
   // PackedWeights) the projections run on its packed copies of the weights.
   void decode_rows(const AttentionParams& p, const float* x, int64_t B,
                    AttentionCache* const* caches, float* out, PackedWeights* packed = nullptr);

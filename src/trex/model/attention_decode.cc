@@ -74,8 +74,12 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   const int64_t d = s.d, qlr = s.qlr, H = s.H, hd = s.hd, m = s.ratio, win = s.win;
   const int64_t Hhd = H * hd;
   const size_t Bs = size_t(B);
+  // Consecutive rows of one cache are its next tokens in order (a prompt fed in chunks): each
+  // row's position follows the one before it, and the per-row loop below appends each row to
+  // the cache before the next reads it, as one-row calls one after the other would.
   std::vector<int64_t> pos(Bs);
-  for (size_t b = 0; b < Bs; ++b) pos[b] = caches[b]->len;
+  for (size_t b = 0; b < Bs; ++b)
+    pos[b] = b > 0 && caches[b] == caches[b - 1] ? pos[b - 1] + 1 : caches[b]->len;
   s.ensure_table(*std::max_element(pos.begin(), pos.end()) + 1);
 
   // The rows' projections, each weight read once for all of them (matvec_rows sums each row as

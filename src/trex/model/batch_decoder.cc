@@ -171,7 +171,11 @@ struct BatchDecoder::Impl {
   std::vector<MoeLayer> moe;   // [layer] prefill's and one lane's MoE, and the routing state
   MoeDecode moe_step;          // the MoE phases of a step of several lanes (one layer at a time)
   std::vector<float> ffn_in;   // [B, d] the step's normed FFN inputs, all rows
-  std::vector<float> head_in;  // [B, d] the step's normed head inputs, all rows
+  std::vector<float> head_in;  // [runs, d] the step's normed head inputs, one per slot's run
+  // The step's rows: row b's run (its slot's consecutive rows) ends there at out_row[b] >= 0,
+  // the run's index and its logits row; the lanes' row groups, [G + 1], never split a run.
+  std::vector<int64_t> out_row, bounds;
+  int64_t runs = 0;
   StepBarrier barrier;
   // The first exception of a step's lanes, kept before it breaks the barrier: the pool rethrows
   // thread 0's, which is the barrier's "another thread failed" when another lane failed first.
@@ -237,13 +241,26 @@ struct BatchDecoder::Impl {
   }
 
   // The logits of the B rows of X1 [B, n, d] into out [B, V], with the lane's rows as scratch.
-  void head(Lane& ln, const float* X1, int64_t B, float* out) {
+  // With `rows` (out_row of rows [0, B)), only the rows that end a run go through the head's
+  // product, into out [runs, V] at their out_row: a prompt's chunk needs its last row's logits.
+  void head(Lane& ln, const float* X1, int64_t B, float* out, const int64_t* rows = nullptr) {
     const int64_t d = c.hidden;
     kernels::mhc_head_forward(X1, tensor("hc_head_fn"), tensor("hc_head_base"),
                               tensor("hc_head_scale")[0], ln.y.data(), ln.w.data(),
                               mhc_shape(c, B));
     kernels::rmsnorm_forward(ln.y.data(), tensor("norm"), ln.xn.data(), B, d, float(c.norm_eps));
-    matvec_rows(&packed, tensor("head"), ln.xn.data(), B, c.vocab, d, out);
+    int64_t n = B;
+    if (rows) {
+      // In place, front to back: a row moves to an index at or before its own.
+      n = 0;
+      for (int64_t b = 0; b < B; ++b) {
+        if (rows[b] < 0) continue;
+        if (rows[b] != b)
+          std::memmove(ln.xn.data() + rows[b] * d, ln.xn.data() + b * d, size_t(d) * sizeof(float));
+        ++n;
+      }
+    }
+    matvec_rows(&packed, tensor("head"), ln.xn.data(), n, c.vocab, d, out);
   }
 
   // A whole prompt from position 0 as one batch: the GEMMs of every layer run over all its
@@ -413,7 +430,7 @@ struct BatchDecoder::Impl {
       kernels::mhc_post_forward(F, X, post, C, X2, sh);
       std::swap(X, X2);
     }
-    head(ln, X, B, logits.data() + b0 * c.vocab);
+    head(ln, X, B, logits.data(), out_row.data() + b0);
   }
 
   // The head's panels per piece the lanes take (v4-nano's 256 panels: 22 pieces).
@@ -427,7 +444,7 @@ struct BatchDecoder::Impl {
                  int64_t B) {
     if (lane_hook) lane_hook(t);
     Lane& ln = lanes[size_t(t)];
-    const int64_t b0 = t * B / G, b1 = (t + 1) * B / G;
+    const int64_t b0 = bounds[size_t(t)], b1 = bounds[size_t(t) + 1];
     const int64_t R = b1 - b0, d = c.hidden;
     const float eps = float(c.norm_eps);
     const kernels::MhcShape sh = mhc_shape(c, R);
@@ -451,14 +468,18 @@ struct BatchDecoder::Impl {
     }
     kernels::mhc_head_forward(X, tensor("hc_head_fn"), tensor("hc_head_base"),
                               tensor("hc_head_scale")[0], y, ln.w.data(), sh);
-    kernels::rmsnorm_forward(y, tensor("norm"), head_in.data() + b0 * d, R, d, eps);
+    kernels::rmsnorm_forward(y, tensor("norm"), ln.xn.data(), R, d, eps);
+    for (int64_t b = b0; b < b1; ++b)  // the rows that end their run: one head row each
+      if (out_row[size_t(b)] >= 0)
+        std::memcpy(head_in.data() + out_row[size_t(b)] * d, ln.xn.data() + (b - b0) * d,
+                    size_t(d) * sizeof(float));
     barrier.wait();
     // The head's panels in pieces of kHeadPiece (v4-nano's 256 panels: 22 pieces), each lane its
     // own share first, then what is left of the others' (a lane held back by the scheduler leaves
     // the rest to the others).
     const PackedMatrix& hw = packed.get(tensor("head"), c.vocab, d);
     for (int k; (k = head_work.take(t)) >= 0;)
-      packed_detail::panels_range(hw, head_in.data(), B, logits.data(), int64_t(k) * kHeadPiece,
+      packed_detail::panels_range(hw, head_in.data(), runs, logits.data(), int64_t(k) * kHeadPiece,
                                   std::min<int64_t>(hw.panels(), int64_t(k + 1) * kHeadPiece));
   }
 
@@ -486,17 +507,38 @@ struct BatchDecoder::Impl {
     check_ids(ids, c.vocab);
     resolve();
     if (int64_t(logits.size()) < B * c.vocab) logits.resize(size_t(B * c.vocab));
+    // The slots' runs of rows (a slot given once is a run of one row) and where they end.
+    out_row.assign(size_t(B), -1);
+    std::vector<int64_t> starts;  // each run's first row, then B
+    runs = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      if (b == 0 || slots[size_t(b)] != slots[size_t(b - 1)]) starts.push_back(b);
+      if (b + 1 == B || slots[size_t(b + 1)] != slots[size_t(b)]) out_row[size_t(b)] = runs++;
+    }
+    starts.push_back(B);
     // Called from a thread that runs a job of the lanes' pool, the pool's other threads are not
     // to be had (a run() from there goes serial, and lane 0 would wait at the first barrier for
     // a lane that runs only after it): the step then runs on one lane, with the same bits.
-    const int G = pool.running_here() ? 1 : int(std::min<int64_t>(int64_t(lanes.size()), B));
+    // Otherwise the rows split into min(lanes, B) groups at t B / G, each cut moved to the
+    // nearest start of a run (a run's rows feed one cache in order, on one lane); cuts that
+    // meet are dropped, and so is a lane.
+    const int G0 = pool.running_here() ? 1 : int(std::min<int64_t>(int64_t(lanes.size()), B));
+    bounds.assign(1, 0);
+    for (int t = 1; t < G0; ++t) {
+      const int64_t x = int64_t(t) * B / G0;
+      const auto hi = std::lower_bound(starts.begin(), starts.end(), x);
+      const int64_t cut = *hi == x || x - *(hi - 1) > *hi - x ? *hi : *(hi - 1);
+      if (cut > bounds.back() && cut < B) bounds.push_back(cut);
+    }
+    bounds.push_back(B);
+    const int G = int(bounds.size()) - 1;
     if (G == 1) {
       // One lane: the head's product splits its output rows over the default pool instead.
       step_one_lane(lanes[0], slots, ids, 0, B);
     } else {
       if (int64_t(ffn_in.size()) < B * c.hidden) ffn_in.resize(size_t(B * c.hidden));
-      if (int64_t(head_in.size()) < B * c.hidden) head_in.resize(size_t(B * c.hidden));
-      moe_step.size_rows(B, G);
+      if (int64_t(head_in.size()) < runs * c.hidden) head_in.resize(size_t(runs * c.hidden));
+      moe_step.size_rows(B, bounds);
       barrier.reset(G);
       for (LaneWork& w : expert_work) w.reset(G, moe_step.items());
       const int64_t head_panels = (int64_t(c.vocab) + PackedMatrix::kPanel - 1) / PackedMatrix::kPanel;
@@ -526,7 +568,7 @@ struct BatchDecoder::Impl {
       }
     }
     for (int s : slots) ++pos[size_t(s)];
-    return {logits.data(), size_t(B * c.vocab)};
+    return {logits.data(), size_t(runs * c.vocab)};
   }
 };
 
@@ -605,8 +647,14 @@ std::span<const float> BatchDecoder::step(std::span<const int> slots,
                                           std::span<const int32_t> ids) {
   if (slots.size() != ids.size() || slots.empty())
     throw InputError::field("slots", "one token per slot, at least one slot");
-  for (int s : slots)
-    if (s < 0 || s >= this->slots()) throw InputError::field("slot", "out of range");
+  for (size_t b = 0; b < slots.size(); ++b) {
+    if (slots[b] < 0 || slots[b] >= this->slots()) throw InputError::field("slot", "out of range");
+    if (b > 0 && slots[b] != slots[b - 1])  // a run's rows must be consecutive
+      for (size_t j = 0; j + 1 < b; ++j)
+        if (slots[j] == slots[b])
+          throw InputError::field("slots", "slot " + std::to_string(slots[b]) +
+                                               " given in two runs (its rows must be consecutive)");
+  }
   return impl_->step(slots, ids);
 }
 

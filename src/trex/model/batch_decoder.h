@@ -89,8 +89,13 @@ class BatchDecoder {
   PrefillCounts prefill_counts() const;
 
   // Feeds ids[b] to slots[b] for every b; returns the logits [B, V], row b for slots[b] (valid
-  // until the next call). REQUIRES: slots distinct, same length as ids, each in [0, slots()).
-  // Throws InputError for an id outside [0, vocab). Called from a thread running a job of the
+  // until the next call). A slot may take several consecutive rows (a run): they are its next
+  // tokens in order, a prompt's chunk joining the step, and the run has one row of logits,
+  // after its last token: the result is [runs, V], a row per run in order (with distinct slots,
+  // [B, V]). Each row has the bits of feeding its slot one token at a time (prefill() past
+  // position 0 does that too), whatever else shares the step; the lanes never split a run.
+  // REQUIRES: same length as ids, each in [0, slots()). Throws InputError for an id outside
+  // [0, vocab), a slot out of range, or a slot in two runs. Called from a thread running a job of the
   // lanes' pool (whose other threads are then busy), the step runs on that thread as one lane.
   // When a lane of the step fails, the others
   // stop at their next meeting point and step() throws the first lane's exception, once every

@@ -40,8 +40,17 @@ MoeDecode::MoeDecode(const ModelConfig& c)
 }
 
 void MoeDecode::size_rows(int64_t B, int groups) {
+  groups = std::max(1, groups);
+  std::vector<int64_t> bounds(size_t(groups) + 1);
+  for (int g = 0; g <= groups; ++g) bounds[size_t(g)] = int64_t(g) * B / groups;
+  size_rows(B, bounds);
+}
+
+void MoeDecode::size_rows(int64_t B, std::span<const int64_t> bounds) {
   rows_ = B;
-  groups_ = std::max(1, groups);
+  groups_ = std::max(1, int(bounds.size()) - 1);
+  bounds_.assign(bounds.begin(), bounds.end());
+  if (bounds_.size() < 2) bounds_ = {0, B};
   moe_decode_fit(logits_, size_t(B * E_));
   moe_decode_fit(sel_, size_t(B * K_));
   moe_decode_fit(w_, size_t(B * K_));
@@ -130,7 +139,7 @@ void MoeDecode::run_item(const MoeParams& p, const float* x, int i, MoeDecodeScr
     // Shared expert `at` over the group's rows, as MoeLayer::forward: W1, W3 over the whole
     // width, SwiGLU, W2 (each row's bits do not depend on the rows beside it).
     const int j = at;
-    const int64_t b0 = grp * B / groups_, n = (grp + 1) * B / groups_ - b0;
+    const int64_t b0 = bounds_[size_t(grp)], n = bounds_[size_t(grp) + 1] - b0;
     if (n <= 0) return;
     moe_decode_fit(s.g, size_t(n * f));
     moe_decode_fit(s.u, size_t(n * f));

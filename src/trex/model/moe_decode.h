@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "trex/model/config.h"
@@ -44,6 +45,9 @@ class MoeDecode {
   // the step's lanes split them (group g: rows [g B / groups, (g + 1) B / groups)). Call before
   // the threads of a step start.
   void size_rows(int64_t B, int groups = 1);
+  // The same with the groups given: group g is rows [bounds[g], bounds[g + 1]) (bounds from 0
+  // to B, increasing), as a step whose lanes must not split a slot's run of rows splits them.
+  void size_rows(int64_t B, std::span<const int64_t> bounds);
 
   // Rows [b0, b1) of x [B, d]: gate logits, choice of experts and their weights, as `layer`
   // routes (its selection bias, or its hash table by ids[b]).
@@ -77,6 +81,7 @@ class MoeDecode {
   float gamma_, limit_;
   int64_t rows_ = 0;           // B of the step
   int groups_ = 1;             // row groups of the step
+  std::vector<int64_t> bounds_;  // [groups + 1] group g: rows [bounds_[g], bounds_[g + 1])
   std::vector<float> logits_;  // [B, E]
   std::vector<int32_t> sel_;   // [B, K]
   std::vector<float> w_;       // [B, K]

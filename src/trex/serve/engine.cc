@@ -83,12 +83,19 @@ struct Engine::Job {
   int64_t generated = 0;
   int32_t next = -1;      // the token to feed at the next step
   bool done = false;
+  // Chunked prefill: prompt tokens fed so far while it is below the prompt's size (the job
+  // takes a chunk of them per step, in order of admission, and no token is drawn until then).
+  size_t fed = 0;
+  bool prefilling = false;
+  uint64_t order = 0;     // when it was admitted
 };
 
 Engine::Engine(const model::Transformer& model, const std::string& weights_path,
                const EngineOptions& o)
-    : decoder_(model, o.slots), queue_limit_(o.queue_limit), fail_at_step_(o.fail_at_step) {
+    : decoder_(model, o.slots), queue_limit_(o.queue_limit), fail_at_step_(o.fail_at_step),
+      prefill_chunk_(o.prefill_chunk), before_step_(o.before_step_for_testing) {
   if (o.queue_limit < 0) throw InputError::field("queue", "must be at least 0");
+  if (o.prefill_chunk < 0) throw InputError::field("prefill-chunk", "must be at least 0");
   if (!weights_path.empty()) decoder_.load_routing_state(weights_path);
   context_ = o.context > 0 ? o.context : model.config().train_seq_len;
   if (context_ < 2) throw InputError::field("context", "must be at least 2 tokens");
@@ -197,7 +204,7 @@ bool Engine::deliver(Job& job, std::span<const float> logits) {
 }
 
 void Engine::loop() {
-  std::vector<int> slots;
+  std::vector<int> slots, runs;  // the step's rows' slots, and each run's slot
   std::vector<int32_t> ids;
   for (;;) {
     std::vector<int> fresh;
@@ -212,11 +219,12 @@ void Engine::loop() {
         if (running_[s]) continue;
         running_[s] = std::move(waiting_.front());
         waiting_.pop_front();
+        running_[s]->order = admitted_++;
         fresh.push_back(int(s));
       }
     }
     const Clock::time_point t0 = Clock::now();
-    int64_t prompt_tokens = 0, tokens = 0, steps = 0;
+    int64_t prompt_tokens = 0, tokens = 0, steps = 0, chunks = 0;
     // Newly admitted requests: prefill, then their first token. Plain prompts are prefilled
     // together (on the decoder's lanes at once); those that ask for prompt log-probabilities go
     // token by token, one request at a time.
@@ -226,6 +234,14 @@ void Engine::loop() {
       Job& job = *running_[size_t(s)];
       if (job.out->cancelled()) {
         finish(job, "cancelled");
+        continue;
+      }
+      if (!job.p.prompt_logprobs && prefill_chunk_ > 0 &&
+          int64_t(job.p.prompt.size()) > model::BatchDecoder::kLanePrefillMaxTokens) {
+        // Read through the steps, a chunk at a time, from an empty slot.
+        decoder_.reset(s);
+        job.prefilling = true;
+        job.fed = 0;
         continue;
       }
       if (!job.p.prompt_logprobs) {
@@ -282,9 +298,14 @@ void Engine::loop() {
         for (int s : plain) finish(*running_[size_t(s)], "error", e.what());
       }
     }
-    // One batched step for every running request.
+    // One batched step for every running request: a token of each decoding one, then the
+    // next chunks of the prompts being read (prefill_chunk tokens a step in all, the earliest
+    // admitted first), each a run of rows of its slot.
+    if (before_step_) before_step_(step_count_ + 1);
     slots.clear();
     ids.clear();
+    runs.clear();
+    std::vector<Job*> reading;
     for (size_t s = 0; s < running_.size(); ++s) {
       Job* job = running_[s].get();
       if (!job || job->done) continue;
@@ -292,23 +313,55 @@ void Engine::loop() {
         finish(*job, "cancelled");
         continue;
       }
+      if (job->prefilling) {
+        reading.push_back(job);
+        continue;
+      }
       slots.push_back(int(s));
       ids.push_back(job->next);
+      runs.push_back(int(s));
+    }
+    std::sort(reading.begin(), reading.end(), [](Job* a, Job* b) { return a->order < b->order; });
+    size_t chunk_left = size_t(prefill_chunk_);
+    for (Job* job : reading) {
+      if (chunk_left == 0) break;
+      const int s = int(std::find_if(running_.begin(), running_.end(),
+                                     [&](const auto& r) { return r.get() == job; }) -
+                        running_.begin());
+      const size_t n = std::min(chunk_left, job->p.prompt.size() - job->fed);
+      for (size_t k = 0; k < n; ++k) {
+        slots.push_back(s);
+        ids.push_back(job->p.prompt[job->fed + k]);
+      }
+      job->fed += n;
+      chunk_left -= n;
+      runs.push_back(s);
+      ++chunks;
     }
     if (!slots.empty()) {
       try {
         if (++step_count_ == fail_at_step_) throw std::runtime_error("injected failure at step " + std::to_string(step_count_));
         std::span<const float> logits = decoder_.step(slots, ids);
         const size_t V = size_t(decoder_.vocab());
-        for (size_t b = 0; b < slots.size(); ++b) {
-          Job& job = *running_[size_t(slots[b])];
+        for (size_t r = 0; r < runs.size(); ++r) {
+          Job& job = *running_[size_t(runs[r])];
+          if (job.prefilling) {
+            if (job.fed < job.p.prompt.size()) continue;  // more of its prompt next step
+            // Its prompt is read: the logits of its last token draw its first one.
+            job.prefilling = false;
+            prompt_tokens += int64_t(job.p.prompt.size());
+            if (job.budget <= 0) {
+              finish(job, "length");
+              continue;
+            }
+          }
           const int64_t before = job.generated;
-          deliver(job, logits.subspan(b * V, V));
+          deliver(job, logits.subspan(r * V, V));
           tokens += job.generated - before;
         }
         ++steps;
       } catch (const std::exception& e) {
-        for (int s : slots) finish(*running_[size_t(s)], "error", e.what());
+        for (int s : runs) finish(*running_[size_t(s)], "error", e.what());
       }
     }
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -318,6 +371,7 @@ void Engine::loop() {
       stats_.prompt_tokens += prompt_tokens;
       stats_.tokens += tokens;
       stats_.steps += steps;
+      stats_.prefill_chunks += chunks;
       for (auto& r : running_)
         if (r && r->done) r.reset();
     }

@@ -89,15 +89,29 @@ struct EngineOptions {
   int slots = 8;            // sequences decoded together
   int queue_limit = 64;     // requests waiting for a slot before submit() refuses
   int64_t context = 0;      // prompt + generated tokens at most (0: the model's train_seq_len)
+  // Chunked prefill: a prompt of more than BatchDecoder::kLanePrefillMaxTokens tokens joins the
+  // running batch this many tokens a step (a run of rows of its slot), so the streams already
+  // decoding keep streaming while it is read, and a short prompt admitted meanwhile is prefilled
+  // at the next step instead of after it. 0: such a prompt is prefilled whole when admitted,
+  // every stream waiting meanwhile. Its logits are those of feeding it token by token (the same
+  // whatever the chunk, and whatever else runs); a whole prefill's differ by rounding. 64, not
+  // 16: a prompt alone read 16 a step took 4x the whole prefill's time to its first token, 64 a
+  // step 2x, with the streams beside it stalled about as little (prefill_chunk_bench, docs/serve.md).
+  int prefill_chunk = 64;
   // Fault injection for tests: > 0 makes the batched step with this number (1 = the first)
   // throw, so every request in it ends with "error" mid-generation as a decoder failure would.
   int64_t fail_at_step = 0;
+  // Tests only: called on the scheduler thread before each batched step is put together, with
+  // that step's number (1 = the first), so a test can hold the scheduler or cancel a request at
+  // a known point of a prompt's reading.
+  std::function<void(int64_t step)> before_step_for_testing;
 };
 
 struct EngineStats {
   int64_t steps = 0;            // batched decode steps
   int64_t tokens = 0;           // tokens generated
   int64_t prompt_tokens = 0;    // tokens prefilled
+  int64_t prefill_chunks = 0;   // chunks of prompts fed through steps (chunked prefill)
   int64_t running = 0, waiting = 0;
   double busy_seconds = 0;      // time spent in prefill and steps
 };
@@ -133,6 +147,9 @@ class Engine {
   int queue_limit_ = 0;
   int64_t fail_at_step_ = 0;
   int64_t step_count_ = 0;  // batched steps tried (the scheduler thread's only)
+  int prefill_chunk_ = 0;
+  std::function<void(int64_t)> before_step_;
+  uint64_t admitted_ = 0;   // requests admitted to a slot so far (their order, for chunks)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;

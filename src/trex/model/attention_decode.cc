@@ -21,6 +21,7 @@
 #include "trex/kernels/rope.h"
 #include "trex/model/attention.h"
 #include "trex/model/attention_state.h"
+#include "trex/model/chain_dots.h"
 #include "trex/model/packed_weights.h"
 #include "trex/util/error.h"
 
@@ -150,15 +151,17 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
         const float* qIb = qI.data() + b * IH * Ihd;
         const float* w = wI.data() + b * IH;
         const float wscale = float(1.0 / std::sqrt(double(Ihd)) / std::sqrt(double(IH)));
-        std::vector<float> score(static_cast<size_t>(visible));
-        for (int64_t i = 0; i < visible; ++i) {
-          float sc = 0.f;
-          for (int64_t h = 0; h < IH; ++h) {
-            float u = 0.f;
-            for (int64_t e = 0; e < Ihd; ++e) u += qIb[h * Ihd + e] * cache.idx_comp[size_t(i * Ihd + e)];
-            sc += w[h] * wscale * std::max(u, 0.f);
-          }
-          score[size_t(i)] = sc;
+        // Every entry's score side by side (chain_dots.h): each head's dot product one chain
+        // per entry in e order, then the heads added in order, as one entry at a time.
+        const size_t nv = size_t(visible);
+        std::vector<float> score(nv, 0.f), u(nv), iT;
+        std::vector<const float*> entries(nv);
+        for (size_t i = 0; i < nv; ++i) entries[i] = cache.idx_comp.data() + i * size_t(Ihd);
+        transpose_keys(entries.data(), nv, Ihd, iT);
+        for (int64_t h = 0; h < IH; ++h) {
+          chain_dots(qIb + h * Ihd, Ihd, iT.data(), nv, u.data());
+          const float wh = w[h] * wscale;
+          for (size_t i = 0; i < nv; ++i) score[i] += wh * std::max(u[i], 0.f);
         }
         selected.resize(static_cast<size_t>(visible));
         std::iota(selected.begin(), selected.end(), 0);
@@ -177,16 +180,18 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
     for (int64_t j = std::max<int64_t>(0, t - win + 1); j <= t; ++j)
       keys.push_back(cache.window.data() + (j % win) * hd);
     for (int64_t i : selected) keys.push_back(cache.comp.data() + i * hd);
-    std::vector<float> o(static_cast<size_t>(Hhd), 0.f), sc(keys.size());
+    const size_t nk = keys.size();
+    std::vector<float> o(static_cast<size_t>(Hhd), 0.f), sc(nk), kT, dots(nk);
+    // Every key's score side by side, each the same chain as one key at a time (chain_dots.h).
+    transpose_keys(keys.data(), nk, hd, kT);
     const float tau = float(1.0 / std::sqrt(double(hd)));
     const float* qb = q.data() + b * Hhd;
     for (int64_t h = 0; h < H; ++h) {
       const float* qh = qb + h * hd;
       float mx = p.attn_sink[h];
-      for (size_t j = 0; j < keys.size(); ++j) {
-        float dotp = 0.f;
-        for (int64_t e = 0; e < hd; ++e) dotp += qh[e] * keys[j][e];
-        sc[j] = tau * dotp;
+      chain_dots(qh, hd, kT.data(), nk, dots.data());
+      for (size_t j = 0; j < nk; ++j) {
+        sc[j] = tau * dots[j];
         mx = std::max(mx, sc[j]);
       }
       float z = std::exp(p.attn_sink[h] - mx);

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "trex/core/trace.h"
@@ -252,11 +254,10 @@ struct KeyColumns {
     const int64_t k0 = b * win - win;  // key of column 0
     if (tag[slot] != b) {
       const int64_t lo = std::max<int64_t>(0, k0), hi = std::min(s, k0 + 2 * win);
-      for (int64_t e = 0; e < hd; ++e) {
-        float* row = blk + e * ld;
-        std::fill(row, row + (lo - k0), 0.f);
-        std::fill(row + (hi - k0), row + ld, 0.f);
-      }
+      // Only the 16 columns after the last key are read unfilled (column_dots reads up to 15
+      // past a window, and no window starts before lo); zero them so nothing stale is read.
+      const int64_t z0 = hi - k0, z1 = std::min(ld, z0 + 16);
+      for (int64_t e = 0; e < hd; ++e) std::fill(blk + e * ld + z0, blk + e * ld + z1, 0.f);
       for (int64_t j0 = lo; j0 < hi; j0 += 16) {  // 16 keys x all e: rows written in 64 bytes
         const int64_t j1 = std::min(hi, j0 + 16);
         int64_t e = 0;
@@ -277,8 +278,9 @@ struct KeyColumns {
   static float ld_f32(const float* p) { return *p; }
   static float ld_f32(const core::bf16* p) { return core::to_float(*p); }
 #ifdef __AVX512F__
-  // dst[m * ldd + i] = src[i * lds + m] for i, m < 16: 16 rows in, 16 columns out, as 8 + 8
-  // unpacks and 4 x 6 lane shuffles (a quarter of the scalar loop's loads and stores).
+  // dst[m * ldd + i] = src[i * lds + m] for i, m < 16: 16 rows in, 16 columns out, as 16
+  // unpacks, 16 shuffle_ps and 32 shuffle_f32x4, with 16 loads and 16 stores (the scalar loop
+  // does 256 of each: a sixteenth).
   static void transpose16(const float* src, int64_t lds, float* dst, int64_t ldd) {
     __m512 t[16], u[16];
     for (int i = 0; i < 8; ++i) {
@@ -333,6 +335,8 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
                               const float* sink, T* o, float* lse, float* comp_prob,
                               const SparseAttnShape& sh, core::ThreadPool* pool) {
   if (sh.s <= 0 || sh.heads <= 0 || sh.hd <= 0) return;
+  if (sh.window < 1)  // KeyColumns divides by it; checked in every build type, before any write
+    throw std::invalid_argument("sparse_attention_forward: window must be >= 1, got " + std::to_string(sh.window));
   if (core::trace_enabled())  // scores and outputs: 4 hd FLOPs per (head, key); q, keys in, o, lse out
     core::trace_count(4.0 * double(sh.heads * sh.hd) * double(scored_pairs(comp_idx, sh)),
                       double((2 * sh.s * sh.heads + sh.s + sh.n_comp) * sh.hd) * sizeof(T) +
@@ -461,6 +465,8 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     core::trace_count(10.0 * double(H * hd) * double(scored_pairs(comp_idx, sh)),
                       double((5 * sh.s * H + 2 * (sh.s + sh.n_comp)) * hd) * sizeof(T) +
                           4.0 * double(sh.s * (sh.k_comp + H)));
+  if (sh.s > 0 && H > 0 && hd > 0 && sh.window < 1)  // KeyColumns divides by it; before any write
+    throw std::invalid_argument("sparse_attention_backward: window must be >= 1, got " + std::to_string(sh.window));
   for (int64_t h = 0; h < H; ++h) dsink[h] = 0.f;
   if (sh.s <= 0 || H <= 0 || hd <= 0) {
     for (int64_t i = 0; i < sh.n_comp * hd; ++i) st(dkv_comp + i, 0.f);

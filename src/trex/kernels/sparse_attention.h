@@ -36,7 +36,7 @@ struct SparseAttnShape {
   int64_t s = 0;       // query tokens (= window keys)
   int64_t heads = 0;   // H
   int64_t hd = 0;      // head dim (keys, values, queries)
-  int64_t window = 0;  // win >= 1
+  int64_t window = 0;  // win >= 1 (the kernels throw std::invalid_argument otherwise, when s, H, hd > 0)
   int64_t n_comp = 0;  // rows of kv_comp
   int64_t k_comp = 0;  // columns of comp_idx (0: window only)
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -110,12 +111,31 @@ TEST(ChunkedPrefill, StreamsKeepStreamingAndAShortPromptGoesFirstWhileALongOneIs
   // first token (from its prefill) sent, while the long and the short request arrive.
   Gate gate;
   gate.set(true);
+  // A second gate holds the scheduler before step kHoldStep, well after the long prompt's 13
+  // steps and before the stream's 60 tokens can run out, so what the test reads below does not
+  // depend on how long this thread waits for a CPU (on a loaded machine the stream used to end
+  // before the test looked).
+  constexpr int64_t kHoldStep = 40;
+  Gate hold;
+  hold.set(true);
   EngineOptions eo;
   eo.slots = 3;
   eo.context = 256;
   eo.prefill_chunk = 8;  // 100 tokens: 13 steps
-  eo.before_step_for_testing = [&](int64_t) { gate.wait(); };
+  eo.before_step_for_testing = [&](int64_t step) {
+    gate.wait();
+    if (step >= kHoldStep) hold.wait();
+  };
   Engine engine(m, "", eo);
+  // Opens both gates however the test leaves (an ASSERT included), before the engine stops.
+  struct OpenOnExit {
+    Gate& a;
+    Gate& b;
+    ~OpenOnExit() {
+      a.set(false);
+      b.set(false);
+    }
+  } open_on_exit{gate, hold};
   // A stream that is decoding when the long prompt arrives.
   std::shared_ptr<Generation> running = engine.submit(request(random_ids(3, c.vocab, 2), 60, 21));
   ASSERT_TRUE(running);
@@ -137,6 +157,7 @@ TEST(ChunkedPrefill, StreamsKeepStreamingAndAShortPromptGoesFirstWhileALongOneIs
   EXPECT_GE(queued_tokens(*short_gen, &short_ended), 1) << "the short prompt waited for the long one";
   EXPECT_GE(queued_tokens(*running, &ended), (kLong + 7) / 8 + 1) << "the stream stalled";
   EXPECT_FALSE(ended);
+  hold.set(false);
   // The long request's tokens are those it gets alone.
   auto [rest, reason] = read_all(*long_gen);
   EXPECT_EQ(reason, "length");
@@ -164,18 +185,22 @@ TEST(ChunkedPrefill, ARequestCancelledWhileItsPromptIsReadFreesItsSlot) {
     want = read_all(*engine.submit(request(after_prompt, 5, 41))).first;
     ASSERT_EQ(want.size(), 5u);
   }
-  std::shared_ptr<Generation> long_gen;
+  // The batch loop's hook gets the generation through a future: submit() returns after the loop
+  // may already have stepped, so reading a plain variable the test assigns would race with it.
+  std::promise<std::shared_ptr<Generation>> submitted;
+  std::shared_future<std::shared_ptr<Generation>> long_gen_ready = submitted.get_future().share();
   EngineOptions eo;
   eo.slots = 1;  // the next request can only run in the cancelled one's slot
   eo.queue_limit = 0;
   eo.context = 256;
   eo.prefill_chunk = 10;
   // The client goes away after two chunks of its prompt (before the third step).
-  eo.before_step_for_testing = [&](int64_t step) {
-    if (step == 3) long_gen->cancel();
+  eo.before_step_for_testing = [long_gen_ready](int64_t step) {
+    if (step == 3 && long_gen_ready.get()) long_gen_ready.get()->cancel();
   };
   Engine engine(m, "", eo);
-  long_gen = engine.submit(request(random_ids(kLong, c.vocab, 6), 8, 51));
+  std::shared_ptr<Generation> long_gen = engine.submit(request(random_ids(kLong, c.vocab, 6), 8, 51));
+  submitted.set_value(long_gen);
   ASSERT_TRUE(long_gen);
   auto [ids, reason] = read_all(*long_gen);
   EXPECT_EQ(reason, "cancelled");

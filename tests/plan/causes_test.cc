@@ -512,6 +512,48 @@ TEST(Causes, AnUnfusedSoftmaxAddsFp32PassesOverTheScores) {
   EXPECT_NEAR(predict(m, c, r, unfused).time.compute - predict(m, c, r, fused).time.compute, 2 * 205.520896e-6, 1e-12);
 }
 
+// (2d) Tensor Core alignment (cuBLAS "Tensor Core Usage": 16-bit GEMMs need their leading
+// dimensions to be multiples of 16 bytes): a GEMM that misses it runs on the non-tensor FP32
+// units. BigScience's hidden 14400 with head dimension 150 or 450 missed it in every batched
+// product of the unfused attention.
+TEST(Causes, A16BitGemmOffTheTensorCoreAlignmentRunsAtTheFp32Rate) {
+  // 8 heads of 126 at TP 1 (2 x 126 = 252 B, not a multiple of 16; every other dimension is:
+  // 8 x 126 = 1008, QKV 3024, FFN 4096, vocabulary 32000), unfused attention, DP 8 over one
+  // node, 1024 tokens a micro-batch, 2 micro-batches a device, 4 layers, no recomputation. The batched products QK^T and PV
+  // do 2 x 8 x (126 + 126) x 1024 keys x 1024 queries = 4,227,858,432 FLOPs a layer forward:
+  // 42.27858432 us at the tiny cluster's 100 TFLOPS, 422.7858432 us at an FP32 rate of 10
+  // TFLOPS: +380.50725888 us forward, twice that backward, x 4 layers x 2 micro-batches =
+  // 9.13217421312 ms.
+  auto model = [](int head_dim, long vocab) {
+    return model::parse_model_config(
+        "[model]\nname = \"tiny-align\"\nvocab = " + std::to_string(vocab) +
+            "\nhidden = 1024\nlayers = 4\ntrain_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\n"
+            "kv_heads = 8\nhead_dim = " + std::to_string(head_dim) + "\nrope_dims = " + std::to_string(head_dim) +
+            "\n[ffn]\nactivation = \"gelu\"\nhidden = 4096\n",
+        "tiny-align.toml");
+  };
+  Cluster off = tiny_cluster(1);
+  off.device.peak.flops_fp32.value = 10e12;
+  Cluster on = off;
+  on.eff.tensor_core_align_bytes = 16;
+  plan::Run r = make_run(1024, 16);
+  Strategy s;
+  s.flash_attention = false;
+  model::ModelConfig hd126 = model(126, 32000);
+  EXPECT_NEAR(predict(hd126, on, r, s).time.compute - predict(hd126, off, r, s).time.compute, 9.13217421312e-3, 1e-12);
+  // A head dimension of 128 (256 B) meets it, and FlashAttention runs no cuBLAS batched GEMM.
+  model::ModelConfig hd128 = model(128, 32000);
+  EXPECT_EQ(predict(hd128, on, r, s).time.compute, predict(hd128, off, r, s).time.compute);
+  s.flash_attention = true;
+  EXPECT_EQ(predict(hd126, on, r, s).time.compute, predict(hd126, off, r, s).time.compute);
+  // Any GEMM: a vocabulary of 32001 (64,002 B rows) puts the output layer at the FP32 rate.
+  // 2 x 1024 x 1024 x 32001 = 67,110,961,152 FLOPs: 671.10961152 us at 100 TFLOPS, 6711.0961152
+  // us at 10 (both above its 133,173,248 B / 2 TB/s = 66.586624 us): +6039.98650368 us forward,
+  // x 3 with the backward, x 2 micro-batches = 36.23991902208 ms.
+  model::ModelConfig v32001 = model(128, 32001);
+  EXPECT_NEAR(predict(v32001, on, r, s).time.compute - predict(v32001, off, r, s).time.compute, 36.23991902208e-3, 1e-12);
+}
+
 // (7d) Tied input and output embeddings under a pipeline: the first and the last stage each hold
 // a copy, and after the backward the pair all-reduces its gradient (Megatron-LM's
 // _allreduce_word_embedding_grads, megatron/core/distributed/finalize_model_grads.py; DeepSpeed's

@@ -128,6 +128,18 @@ TEST(Cluster, GemmTilesArePairsWithASource) {
             std::string::npos);
 }
 
+// Tensor Core alignment: a byte multiple in range, with a source.
+TEST(Cluster, TensorCoreAlignmentNeedsASource) {
+  const std::string eff = "[efficiency]\nsource = \"test\"";
+  TempCluster t(replace(kGood, eff, eff + "\ntensor_core_align_bytes = 16\ntensor_core_align_source = \"cuBLAS\""));
+  EXPECT_EQ(load_cluster(t.path()).eff.tensor_core_align_bytes, 16);
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ntensor_core_align_bytes = 16")),
+            "efficiency.tensor_core_align_source: missing (the alignment rule needs a source)");
+  EXPECT_NE(error_of(replace(kGood, eff, eff + "\ntensor_core_align_bytes = 512\ntensor_core_align_source = \"cuBLAS\""))
+                .find("tensor_core_align_bytes"),
+            std::string::npos);
+}
+
 TEST(Cluster, SetNodesChecksReach) {
   TempCluster t(kGood);
   Cluster c = load_cluster(t.path());

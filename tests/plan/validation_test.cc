@@ -191,7 +191,17 @@ constexpr Bounds kFit{0.101, 0.053, 0.859};
 // grad_reduce_bytes = 2 (the ZeRO-1 reduce-scatter of bf16 gradients, microsoft/DeepSpeed 2151c787a).
 // Held-out 76 runs 9.131% / +2.799% -> 9.137% / +2.978%, independent 25 runs 10.94% / +6.85% ->
 // 10.96% / +7.39%; fit unchanged. The signed bound loosened to that (0.029 -> 0.030).
-constexpr Bounds kHeldOut{0.092, 0.030, 0.369};
+// Session 17 (plan): a 16-bit GEMM that misses cuBLAS's Tensor Core alignment (leading
+// dimensions multiples of 16 bytes, cuBLAS "Tensor Core Usage") runs at the device's non-tensor
+// FP32 peak x matmul (the NVIDIA clusters state tensor_core_align_bytes = 16). In the set only
+// BigScience's hidden-14400 rows miss it: head dimension 150 / 450 in the unfused attention's
+// batched products. A published rule and a published rate, nothing fitted; the rows were the
+// reason to look (said in docs/plan.md). Those 10 rows +15.2%..+27.5% -> -3.2%..+5.4%; held-out
+// 76 runs 9.14% / 68% / +2.98% -> 6.64% / 82% / +0.39%, independent 25 runs 10.96% / 60% /
+// +7.39% -> 3.37% / 100% / -0.47%; nothing else moves. Tightened to that, and the independent
+// slice (the held-out sources with no fit run) gets bounds of its own.
+constexpr Bounds kHeldOut{0.067, 0.005, 0.369};
+constexpr Bounds kIndependent{0.034, 0.006, 0.097};
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
@@ -227,6 +237,19 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   }
   check(results, Split::kFit, kFit);
   check(results, Split::kHeldOut, kHeldOut);
+  {
+    SCOPED_TRACE("independent sources");
+    bool found = false;
+    for (const ErrorSummary& e : slice_table(results, Split::kHeldOut)) {
+      if (e.slice != kIndependentSlice) continue;
+      found = true;
+      EXPECT_LE(e.mean_abs, kIndependent.mean_abs);
+      EXPECT_LE(std::abs(e.mean_signed), kIndependent.mean_signed);
+      EXPECT_LE(e.worst, kIndependent.worst);
+      EXPECT_EQ(e.not_fit, 0);
+    }
+    EXPECT_TRUE(found) << "no held-out source without fit runs";
+  }
   std::vector<ValidationResult> earlier;
   for (const ValidationResult& r : results)
     if (is_name_split_source(r.c.source_key)) earlier.push_back(r);

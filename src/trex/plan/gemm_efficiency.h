@@ -97,6 +97,21 @@ inline double tile_wave_factor(double m, double n, double k, const std::vector<s
   return f < 1 ? f : 1;
 }
 
+// Tensor Core alignment (cuBLAS documentation, "Tensor Core Usage": the best performance needs
+// every leading dimension and pointer of a 16-bit GEMM to be a multiple of 16 bytes). PyTorch
+// runs half-precision GEMMs and batched GEMMs through cublasGemm(StridedBatched)Ex with fp32
+// compute (aten/src/ATen/cuda/CUDABlas.cpp); trex takes a GEMM whose inner (k) or output (n)
+// dimension misses the multiple to run on the non-tensor FP32 units instead. For the unfused
+// attention's batched products k or n is the head dimension, and the per-head batch stride is a
+// multiple of it, so a head dimension of 150 (2 x 150 = 300 B) misses it in all six (forward
+// QK^T and PV, their four backward products). ASSUMPTION: the FP32 rate, not a slower Tensor
+// Core kernel with narrower loads (docs/plan.md gives the evidence for and against).
+// align_bytes <= 0: no rule (every GEMM aligned).
+inline bool tensor_core_aligned(double elems, double elem_bytes, double align_bytes) {
+  if (align_bytes <= 0) return true;
+  return std::fmod(elems * elem_bytes, align_bytes) == 0;
+}
+
 inline double gemm_dim_factor(double x, double h) { return x / (x + h); }
 
 inline double gemm_shape_factor(double m, double n, double k, double h) {

@@ -91,6 +91,8 @@ class Builder {
     peak_mm_ = rf.matmul;
     peak_fp8_ = rf.fp8;
     peak_attn_ = rf.attention;
+    simt_ = rf.simt;
+    align_ = c.eff.tensor_core_align_bytes;
     bw_ = rf.memory;
     launch_s_ = rf.launch_s;
     // The shape curve's half dimension at each precision's per-core rate (gemm_efficiency.h).
@@ -114,6 +116,9 @@ class Builder {
   // BF16 GEMMs (elem 2) of an FP8 run use the FP8 peak and FP8 efficiency.
   double mm_seconds(double flops, double m, double n, double k, double elem, double groups = 1) const {
     bool fp8 = fp8_ && elem == 2;
+    // A 16-bit GEMM off the Tensor Cores (gemm_efficiency.h, tensor_core_aligned); FP8 GEMMs
+    // are left out (their libraries refuse, or the frameworks pad, unaligned shapes).
+    if (!fp8 && elem == 2 && !(aligned(n) && aligned(k))) return flops / simt_;
     double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_) *
                    tile_wave_factor(m, n, k, c_.eff.gemm_tiles, c_.device.device.cores_matrix.value, groups);
     return flops / ((fp8 ? peak_fp8_ : peak_mm_) * shape);
@@ -156,7 +161,12 @@ class Builder {
   void unfused_attention(Work& w, double heads, double qk_dim, double v_dim, double head_bytes) {
     double keys = double(seq_);
     double flops = 2 * heads * (qk_dim + v_dim) * keys * ta_;
-    double time = flops / peak_mm_;
+    // QK^T (inner dimension qk_dim) and PV (output width v_dim) as cuBLAS batched GEMMs: each at
+    // the matmul rate, or off the Tensor Cores if its head dimension misses the alignment.
+    auto rate = [&](double dim) { return aligned(dim) ? peak_mm_ : simt_; };
+    double time = aligned(qk_dim) && aligned(v_dim)
+                      ? flops / peak_mm_
+                      : 2 * heads * keys * ta_ * (qk_dim / rate(qk_dim) + v_dim / rate(v_dim));
     w.mm += time;
     w.mm_launch += floor_extra(time, 2);
     w.flops += flops;
@@ -457,6 +467,10 @@ class Builder {
   double ta_ = 0, tsp_ = 0, tp_ = 1;
   long seq_ = 0;
   double peak_mm_ = 0, peak_fp8_ = 0, peak_attn_ = 0, bw_ = 0, launch_s_ = 0;
+  double simt_ = 0;              // FLOP/s of a 16-bit GEMM off the Tensor Cores (Roofs::simt)
+  double align_ = 0;             // the cluster's tensor_core_align_bytes (0: every GEMM aligned)
+  // Whether a 16-bit dimension of `elems` meets the cluster's Tensor Core alignment.
+  bool aligned(double elems) const { return tensor_core_aligned(elems, 2, align_); }
   double cast_bytes_ = 4;        // HBM bytes per element of an FP8 input cast (the run's recipe)
   double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions, 16-bit and FP8
   bool fp8_ = false;

@@ -14,6 +14,7 @@ struct Roofs {
   double matmul = 0;     // FLOP/s of large BF16 GEMMs
   double fp8 = 0;        // FLOP/s of large FP8 GEMMs (0 without an FP8 peak)
   double attention = 0;  // FLOP/s of the attention core
+  double simt = 0;       // FLOP/s of a GEMM off the Tensor Cores (the device's non-tensor FP32 peak)
   double memory = 0;     // bytes/s of memory-bound kernels
   double launch_s = 0;   // the per-kernel floor
 };
@@ -22,6 +23,7 @@ inline Roofs roofs(const Cluster& c, const StackProfile& st) {
   Roofs r;
   r.matmul = c.peak_flops * std::min(1.0, c.eff.matmul * st.matmul_scale);
   if (c.device.peak.flops_fp8) r.fp8 = c.device.peak.flops_fp8->value * std::min(1.0, c.eff.fp8_matmul * st.matmul_scale);
+  r.simt = c.device.peak.flops_fp32.value * std::min(1.0, c.eff.matmul * st.matmul_scale);
   r.attention = c.peak_flops * std::min(1.0, c.eff.attention * st.attention_scale);
   r.memory = c.hbm_bw * std::min(1.0, c.eff.memory * st.memory_scale);
   r.launch_s = c.eff.launch_s * st.launch_scale;

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trex/core/arena.h"
@@ -29,6 +31,13 @@ constexpr bool kAsan = false;
 #else
 constexpr bool kAsan = false;
 #endif
+
+// Whether the 4 KiB page at p is mapped in this process (mincore fails with ENOMEM where not).
+bool page_mapped(const void* p) {
+  unsigned char resident;
+  void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(4095));
+  return mincore(page, 4096, &resident) == 0;
+}
 
 bool thp_present() { return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0; }
 
@@ -145,6 +154,7 @@ TEST(Arena, LargeBuffersAskForHugePagesOnlyInsideThemselves) {
 // multiples took 4 MiB each wherever huge pages were granted.
 TEST(Arena, LargeBuffersTakeTheirExactSize) {
   if (kAsan) GTEST_SKIP() << "ASan build: its shadow memory and redzones add resident memory of their own";
+  release_kept_buffers();  // buffers kept from earlier tests would be handed out untouched-new
   const size_t bytes = (size_t(5) << 20) / 2;
   const long before = rss_anon_kb();
   ASSERT_GT(before, 0) << "no RssAnon in /proc/self/status";
@@ -155,37 +165,117 @@ TEST(Arena, LargeBuffersTakeTheirExactSize) {
   }
   const long grown = rss_anon_kb() - before;
   for (void* p : buffers) aligned_free(p);
+  release_kept_buffers();
   EXPECT_GE(grown, long(16 * bytes >> 10) * 9 / 10);  // every byte was touched
   EXPECT_LE(grown, long(16 * bytes >> 10) * 115 / 100);
 }
 
-// Freed large buffers go back to the system, and glibc's heap never gets the huge-page flag,
-// even after a large free raised glibc's mmap threshold (so its own large blocks would come
-// from the heap).
-TEST(Arena, LargeBuffersAreUnmappedAndNeverOnTheHeap) {
-  if (kAsan) GTEST_SKIP() << "ASan build: large buffers come from ASan's allocator and its quarantine";
+// glibc's heap never gets the huge-page flag, even after a large free raised glibc's mmap
+// threshold so that its own large blocks come from the heap.
+TEST(Arena, LargeBuffersAreNeverOnTheHeap) {
+  if (kAsan) GTEST_SKIP() << "ASan build: large buffers come from ASan's allocator";
   const size_t huge = size_t(2) << 20;
-  void* big = aligned_alloc_bytes(12 * huge, 64);
-  std::memset(big, 1, 12 * huge);
-  aligned_free(big);
+  void* volatile raise = std::malloc(size_t(24) << 20);  // volatile: the pair is not elided
+  std::free(raise);  // glibc's mmap threshold rises to 24 MiB
   std::vector<void*> buffers;
   for (int i = 0; i < 8; ++i) buffers.push_back(aligned_alloc_bytes(huge + huge / 4, 64));
-  void* small = std::malloc(huge + huge / 4);  // glibc's own, likely on the heap by now
+  void* small = std::malloc(huge + huge / 4);  // glibc's own, on the heap after the raise
   std::memset(small, 2, huge + huge / 4);
-  auto heap_has_hg = [] {
-    for (const Vma& v : read_smaps())
-      if (v.name == "[heap]" && v.has_flag("hg")) return true;
+  const std::vector<Vma> vmas = read_smaps();
+  auto on_heap = [&](const void* p) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    for (const Vma& v : vmas)
+      if (v.name == "[heap]" && v.lo <= a && a < v.hi) return true;
     return false;
   };
-  EXPECT_FALSE(heap_has_hg());
+  EXPECT_TRUE(on_heap(small)) << "glibc's threshold did not rise: the test checks nothing";
+  for (const Vma& v : vmas) EXPECT_FALSE(v.name == "[heap]" && v.has_flag("hg"));
+  for (void* p : buffers) EXPECT_FALSE(on_heap(p));
   for (void* p : buffers) aligned_free(p);
   std::free(small);
-  EXPECT_FALSE(heap_has_hg());
-  const std::vector<Vma> vmas = read_smaps();
-  for (void* p : buffers) {
-    const uintptr_t freed = reinterpret_cast<uintptr_t>(p);
-    for (const Vma& v : vmas) EXPECT_FALSE(v.lo <= freed && freed < v.hi) << "still mapped: " << v.name;
+  for (const Vma& v : read_smaps()) EXPECT_FALSE(v.name == "[heap]" && v.has_flag("hg"));
+}
+
+// A freed large buffer stays mapped and is handed out again to a request of the same length
+// (a kernel's per-call temporary faults its pages in once); a request of another length gets
+// another mapping; release_kept_buffers unmaps it, first page to last. Buffers over 32 MiB are
+// unmapped on free.
+TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
+  if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept (large buffers come from ASan's allocator)";
+  release_kept_buffers();
+  const size_t huge = size_t(2) << 20, bytes = 2 * huge + 3, length = 2 * huge + 4096;
+  auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+  std::memset(p, 0x77, bytes);
+  EXPECT_TRUE(page_mapped(p));
+  EXPECT_TRUE(page_mapped(p + length - 4096));
+  aligned_free(p);
+  EXPECT_TRUE(page_mapped(p)) << "not kept";
+  void* other = aligned_alloc_bytes(bytes + 4096, 64);  // one page longer: not p's mapping
+  EXPECT_NE(other, p);
+  void* again = aligned_alloc_bytes(bytes, 4096);
+  EXPECT_EQ(again, p);
+  EXPECT_EQ(p[bytes - 1], 0x77);  // the same pages, not fresh ones
+  aligned_free(again);
+  aligned_free(other);
+  EXPECT_EQ(release_kept_buffers(), length + (length + 4096));
+  EXPECT_FALSE(page_mapped(p));
+  EXPECT_FALSE(page_mapped(p + length - 4096));
+  EXPECT_EQ(release_kept_buffers(), 0u);
+
+  const size_t over = (size_t(32) << 20) + 4096;
+  auto* big = static_cast<unsigned char*>(aligned_alloc_bytes(over, 64));
+  big[0] = big[over - 1] = 1;
+  EXPECT_TRUE(page_mapped(big + over - 1));
+  aligned_free(big);
+  EXPECT_FALSE(page_mapped(big));
+  EXPECT_FALSE(page_mapped(big + over - 1));
+}
+
+// At most 64 MiB stay kept: freeing 40 buffers of 2-2.2 MiB each (84 MiB) unmaps the first
+// freed and keeps the last.
+TEST(Arena, KeptLargeBuffersAreBounded) {
+  if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept";
+  release_kept_buffers();
+  const size_t huge = size_t(2) << 20, limit = size_t(64) << 20;
+  std::vector<std::pair<unsigned char*, size_t>> buffers;
+  for (size_t i = 0; i < 40; ++i) {
+    const size_t bytes = huge + i * 4096;  // 40 lengths: no request reuses another's mapping
+    buffers.push_back({static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64)), bytes});
+    buffers.back().first[0] = 1;
   }
+  for (auto& [p, bytes] : buffers) aligned_free(p);
+  size_t mapped = 0;
+  for (auto& [p, bytes] : buffers)
+    if (page_mapped(p)) mapped += bytes;
+  EXPECT_LE(mapped, limit);
+  EXPECT_GT(mapped, limit - 2 * (huge + 40 * 4096));
+  EXPECT_FALSE(page_mapped(buffers.front().first));
+  EXPECT_TRUE(page_mapped(buffers.back().first));
+  const size_t released = release_kept_buffers();
+  EXPECT_LE(released, limit);
+  EXPECT_GE(released, mapped);
+  for (auto& [p, bytes] : buffers) EXPECT_FALSE(page_mapped(p));
+}
+
+// Threads allocating and freeing large buffers at once (the side table and the kept list under
+// one mutex): no buffer is handed to two threads at once. TSan runs this (.ci/sanitizers).
+TEST(Arena, ConcurrentLargeAllocAndFree) {
+  const size_t huge = size_t(2) << 20;
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, huge, &bad] {
+      for (int i = 0; i < 400; ++i) {
+        const size_t bytes = huge + size_t((i * 7 + t) % 13) * (huge / 4);  // 2-5 MiB
+        auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+        p[0] = p[bytes - 1] = static_cast<unsigned char>(t + 1);
+        if (p[0] != t + 1 || p[bytes - 1] != t + 1) ++bad[size_t(t)];
+        aligned_free(p);
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(bad[size_t(t)], 0) << "thread " << t;
+  release_kept_buffers();
 }
 
 // The exact size is what ASan sees: a write just past a large buffer is a reported overflow

@@ -8,6 +8,7 @@
 #include <new>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
 
 namespace trex::core {
 
@@ -19,8 +20,9 @@ namespace trex::core {
 // Measured in session 15 (loaded, load 16-17, issue 15's notes): two-thread triad over 3 x 128
 // MiB, best of 20 in 5 runs, 35.3-48.9 GB/s on 4 KiB pages against 32.6-52.6 GB/s on huge pages
 // (equal medians in 2 of the 5 runs); bench/kernel_triad_bench, same code on either pages, 6
-// alternating rounds: the other streaming kernels 1.02-1.67x faster, adamw 0.99x, kv_compress
-// backward 0.82-0.88x and mhc.head_bwd fp32 0.84-0.86x slower.
+// alternating rounds in each of two runs: the other streaming kernels 1.02-1.67x faster, adamw
+// 0.99x, mhc.head_bwd fp32 0.84-0.86x slower in both runs, and in one run kv_compress backward
+// 0.82-0.88x and mhc.head_bwd bf16 0.91x slower (1.10-1.20x and 1.05x in the other).
 //
 // The hint has costs. Where no huge page is free the range stays on 4 KiB pages, but with
 // /sys/kernel/mm/transparent_hugepage/defrag = "madvise" (this VM's) the first touch of each 2
@@ -32,11 +34,21 @@ namespace trex::core {
 // memory for 2-3 MiB buffers), and the flag never lands on memory glibc's heap hands out again
 // after a free. A side table keeps each mapping's length for aligned_free.
 //
+// A freed mapping of at most 32 MiB is kept, touched pages and all, and handed out again to the
+// next request of the same length; at most 64 MiB are kept, the oldest unmapped first. Kernels
+// that take a temporary buffer per call (rmsnorm's dw partial sums, mhc's packed dphi sums above
+// 4 MiB) would otherwise fault in fresh pages on every call: a 2.5 MiB allocate + touch + free
+// took 2144 us against glibc's 25 us (review rrows2, loaded). The bounds are glibc's own: its
+// mmap threshold rises to at most 32 MiB after a free, and it keeps up to twice that on its heap.
+// release_kept_buffers() unmaps them all.
+//
 // Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
 // size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
-// maps large blocks on their own, so the hint still lands on the block only).
+// maps large blocks on their own, so the hint still lands on the block only), and nothing is kept.
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kPage = 4096;  // x86-64's base page; mmap lengths round to it
+constexpr size_t kKeepLargest = size_t(32) << 20;  // freed mappings up to this length are kept
+constexpr size_t kKeepBytes = size_t(64) << 20;    // ... up to this many bytes in all
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TREX_ARENA_ASAN 1
@@ -48,16 +60,30 @@ constexpr size_t kPage = 4096;  // x86-64's base page; mmap lengths round to it
 
 namespace {
 
+// Whole 2 MiB pages only: a huge page is never backed past the last byte asked for.
+size_t hinted_bytes(size_t bytes) { return bytes & ~(kHugePage - 1); }
+
 void advise_huge(void* p, size_t bytes) {
-  // Whole 2 MiB pages only: a huge page is never backed past the last byte asked for.
-  const size_t whole = bytes & ~(kHugePage - 1);
+  const size_t whole = hinted_bytes(bytes);
   if (whole != 0) madvise(p, whole, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
 }
 
 #ifndef TREX_ARENA_ASAN
+// One mapping: its length and the bytes from its start that carry the huge-page hint.
+struct Mapping {
+  size_t length = 0, hinted = 0;
+};
+
 struct Mappings {
+  Mappings() { kept.reserve(kKeepBytes / kHugePage + 1); }  // so keeping never allocates
   std::mutex mu;
-  std::unordered_map<uintptr_t, size_t> length;  // start -> mapped length
+  std::unordered_map<uintptr_t, Mapping> live;  // start -> mapping, for every buffer handed out
+  struct Kept {
+    uintptr_t start;
+    Mapping m;
+  };
+  std::vector<Kept> kept;  // freed and kept, oldest first
+  size_t kept_bytes = 0;
 };
 
 Mappings& mappings() {
@@ -65,9 +91,27 @@ Mappings& mappings() {
   return *m;
 }
 
+// A kept mapping of this length and hint starting on the alignment (the newest such), else 0.
+uintptr_t reuse_kept(Mappings& m, const Mapping& want, size_t alignment) {
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (size_t i = m.kept.size(); i-- > 0;) {
+    const Mappings::Kept k = m.kept[i];
+    if (k.m.length != want.length || k.m.hinted != want.hinted || k.start % alignment != 0) continue;
+    m.live.emplace(k.start, k.m);  // may throw bad_alloc: then the mapping stays kept
+    m.kept.erase(m.kept.begin() + std::ptrdiff_t(i));
+    m.kept_bytes -= k.m.length;
+    return k.start;
+  }
+  return 0;
+}
+
 void* map_huge(size_t bytes, size_t alignment) {
   const size_t length = (bytes + kPage - 1) & ~(kPage - 1);
   if (length < bytes || length + alignment < length) throw std::bad_alloc();
+  const Mapping want{length, hinted_bytes(bytes)};
+  Mappings& m = mappings();
+  if (length <= kKeepLargest)
+    if (uintptr_t start = reuse_kept(m, want, alignment)) return reinterpret_cast<void*>(start);
   const size_t over = length + alignment;  // room to trim the start to the boundary
   void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
@@ -77,9 +121,8 @@ void* map_huge(size_t bytes, size_t alignment) {
   if (head != 0) munmap(raw, head);
   if (tail != 0) munmap(reinterpret_cast<void*>(start + length), tail);
   try {
-    Mappings& m = mappings();
     std::lock_guard<std::mutex> lock(m.mu);
-    m.length.emplace(start, length);
+    m.live.emplace(start, want);
   } catch (...) {
     munmap(reinterpret_cast<void*>(start), length);
     throw;
@@ -89,17 +132,39 @@ void* map_huge(size_t bytes, size_t alignment) {
   return p;
 }
 
-// The mapped length of p where map_huge returned p, else 0 (p is from the malloc heap).
-size_t take_mapping(void* p) {
+// Where map_huge returned p: keeps the mapping or unmaps it, and returns true. Else false (p is
+// from the malloc heap).
+bool unmap_or_keep(void* p) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (a % kHugePage != 0) return 0;  // every mapping starts on a 2 MiB boundary
+  if (a % kHugePage != 0) return false;  // every mapping starts on a 2 MiB boundary
   Mappings& m = mappings();
-  std::lock_guard<std::mutex> lock(m.mu);
-  auto it = m.length.find(a);
-  if (it == m.length.end()) return 0;
-  const size_t length = it->second;
-  m.length.erase(it);
-  return length;
+  Mappings::Kept evicted[kKeepBytes / kHugePage + 1];
+  size_t n_evicted = 0;
+  Mapping freed;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    auto it = m.live.find(a);
+    if (it == m.live.end()) return false;
+    freed = it->second;
+    m.live.erase(it);
+    if (freed.length <= kKeepLargest) {
+      m.kept.push_back({a, freed});  // within the reserved capacity: at most kKeepBytes / 2 MiB + 1
+      m.kept_bytes += freed.length;
+      size_t drop = 0;
+      while (m.kept_bytes > kKeepBytes) {
+        evicted[n_evicted++] = m.kept[drop];
+        m.kept_bytes -= m.kept[drop++].m.length;
+      }
+      m.kept.erase(m.kept.begin(), m.kept.begin() + std::ptrdiff_t(drop));
+      freed.length = 0;  // kept
+    }
+  }
+  // Unmapped outside the lock; erased from the tables first, so no other thread can be handed
+  // the address while it is still mapped here.
+  if (freed.length != 0) munmap(p, freed.length);
+  for (size_t i = 0; i < n_evicted; ++i)
+    munmap(reinterpret_cast<void*>(evicted[i].start), evicted[i].m.length);
+  return true;
 }
 #endif
 
@@ -123,12 +188,31 @@ void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
 void aligned_free(void* p) {
   if (p == nullptr) return;
 #ifndef TREX_ARENA_ASAN
-  if (size_t length = take_mapping(p)) {
-    munmap(p, length);
-    return;
-  }
+  if (unmap_or_keep(p)) return;
 #endif
   std::free(p);
+}
+
+size_t release_kept_buffers() {
+#ifdef TREX_ARENA_ASAN
+  return 0;
+#else
+  Mappings& m = mappings();
+  std::vector<Mappings::Kept> all;
+  all.reserve(kKeepBytes / kHugePage + 1);
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    all.assign(m.kept.begin(), m.kept.end());
+    m.kept.clear();
+    m.kept_bytes = 0;
+  }
+  size_t bytes = 0;
+  for (const Mappings::Kept& k : all) {
+    munmap(reinterpret_cast<void*>(k.start), k.m.length);
+    bytes += k.m.length;
+  }
+  return bytes;
+#endif
 }
 
 Arena::Arena(size_t block_bytes) : block_bytes_(block_bytes == 0 ? 4096 : block_bytes) {}

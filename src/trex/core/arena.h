@@ -22,9 +22,15 @@ inline constexpr size_t kDefaultAlignment = 64;
 // when the system has no memory. Release with aligned_free. A buffer of 2 MiB or more starts on
 // a 2 MiB boundary, is a mapping of its own of exactly its size (4 KiB pages rounded), and asks
 // for transparent huge pages over the whole 2 MiB pages inside it (arena.cc says why and what
-// that costs).
+// that costs). Freed, such a buffer of at most 32 MiB is kept mapped (64 MiB in all, the oldest
+// unmapped first) and handed out again to a request of the same size, so a kernel's per-call
+// temporary does not fault in fresh pages on every call; larger ones are unmapped at once.
 void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
 void aligned_free(void* p);
+
+// Unmaps the freed large buffers kept for reuse (as malloc_trim does for glibc's heap); returns
+// their bytes. Under AddressSanitizer nothing is kept: returns 0.
+size_t release_kept_buffers();
 
 struct AlignedDeleter {
   void operator()(void* p) const { aligned_free(p); }

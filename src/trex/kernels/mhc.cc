@@ -620,8 +620,10 @@ bool backward_by_tokens(int64_t tokens, const core::ThreadPool& tp) {
 // The packed phi and the chunks' dphi sums of one call. Up to kKeptFloats (4 MiB) the calling
 // thread keeps its buffer between calls (a fresh MiB each call was a page fault per 4 KiB); a
 // call that needs more gets its own, freed on return: kept and grown only, one 32K-token call
-// left ~50 MB resident per calling thread and instantiation (reviewer 3, session 12). One
-// buffer per thread, whichever backward and storage type calls.
+// left ~50 MB resident per calling thread and instantiation (reviewer 3, session 12). Such a
+// buffer (2 MiB and more) is kept mapped by the allocator, up to 32 MiB, for the next call of
+// the same size (arena.cc), so the call pays its page faults once. One buffer per thread,
+// whichever backward and storage type calls.
 float* dphi_pack_buffer(size_t floats, std::unique_ptr<float[], core::AlignedDeleter>& own) {
   thread_local std::unique_ptr<float[], core::AlignedDeleter> kept;
   thread_local size_t cap = 0;

@@ -398,6 +398,8 @@ void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw,
   int64_t n_chunks = (rows + kDwChunkRows - 1) / kDwChunkRows;
   bool nt = simd::use_streaming<T>(rows * dim, dim, {dx});
   // partial[c] = sum over the rows of chunk c of dy * xh; summed row by row inside a chunk.
+  // From 2 MiB (rows x dim >= 32 Mi) the allocator hands the same pages to the next call of the
+  // same shape (arena.cc keeps freed large buffers), so they are faulted in once, not per call.
   std::unique_ptr<float[], core::AlignedDeleter> partial;
   if (want_dw) partial = core::aligned_array<float>(size_t(n_chunks * dim));
   const BackwardRows<T> chunk_rows = backward_rows_for<T>(nt);

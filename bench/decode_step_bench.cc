@@ -6,40 +6,26 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "trex/model/batch_decoder.h"
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
 
-namespace {
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-}  // namespace
+using trex::bench::median;
 
 int main(int argc, char** argv) {
   std::string config = "configs/model/v4-nano.toml";
   int steps = 128, prompt = 16, repeats = 5;
   std::vector<int> rows = {1, 2, 4, 8};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--steps") steps = std::atoi(next().c_str());
-    else if (a == "--prompt") prompt = std::atoi(next().c_str());
-    else if (a == "--repeats") repeats = std::atoi(next().c_str());
-    else if (a == "--rows") {
-      rows.clear();
-      std::string s = next();
-      for (size_t at = 0; at < s.size();) {
-        const size_t comma = s.find(',', at);
-        rows.push_back(std::atoi(s.substr(at, comma - at).c_str()));
-        at = comma == std::string::npos ? s.size() : comma + 1;
-      }
-    } else config = a;
+  for (trex::bench::Args a(argc, argv); a.next();) {
+    if (a.is("--steps")) steps = int(a.integer(1, 1 << 20));
+    else if (a.is("--prompt")) prompt = int(a.integer(1, 1 << 20));
+    else if (a.is("--repeats")) repeats = int(a.integer(1, 1000));
+    else if (a.is("--rows")) rows = a.integers(1, 4096);
+    else config = a.positional();
   }
   const trex::model::ModelConfig c = trex::model::load_model_config(config);
   trex::model::Transformer model(c, 1, false);

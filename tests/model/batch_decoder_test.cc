@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/random_ids.h"
 #include "model/tiny_config.h"
 #include "trex/core/safetensors.h"
 #include "trex/core/thread_pool.h"
@@ -27,12 +28,7 @@
 namespace trex::model {
 namespace {
 
-std::vector<int32_t> random_ids(int64_t n, int vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> ids(static_cast<size_t>(n));
-  for (int32_t& id : ids) id = int32_t(rng() % uint64_t(vocab));
-  return ids;
-}
+using test_util::random_ids;
 
 void expect_close(std::span<const float> got, std::span<const float> want, const char* what) {
   ASSERT_EQ(got.size(), want.size());
@@ -498,6 +494,69 @@ TEST(BatchDecoder, APromptReadInChunksEqualsItsTokensFedOneByOne) {
       EXPECT_THROW(batch.step(split, three), InputError);
       EXPECT_EQ(batch.position(0), before);
     }
+  }
+}
+
+// A step whose rows cannot be cut between lanes where they were (a prompt's chunk alone, or a
+// chunk with one row before or after it): the lanes without rows of their own share the MoE
+// experts and the head, and every row still has the bits of feeding its slot one token at a time.
+TEST(BatchDecoder, AChunkAloneOrBesideOneRowOnSeveralLanesEqualsItsTokensFedOneByOne) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4, 128");
+  Transformer model(c, 8, false);
+  const size_t V = size_t(c.vocab);
+  // Each step: sequence 1's chunk (its prompt's next tokens), and whether sequence 0 takes a row
+  // before it, after it, or not at all.
+  struct Step {
+    int64_t chunk;
+    int row0;  // -1: before the chunk, 1: after, 0: none
+  };
+  const std::vector<Step> plan = {{7, 0}, {13, 1}, {19, -1}, {1, 0}, {9, 0}, {1, 1}};
+  int64_t total = 0;
+  for (const Step& st : plan) total += st.chunk;
+  const std::vector<int32_t> prompt = random_ids(total, c.vocab, 51);
+  const std::vector<int32_t> start0 = random_ids(5, c.vocab, 52);
+  const std::vector<int32_t> feed0 = random_ids(int64_t(plan.size()), c.vocab, 53);
+  // Alone, one token at a time: the logits after each chunk, and after each row of sequence 0.
+  std::vector<std::vector<float>> want1, want0;
+  {
+    Generator g1(model), g0(model);
+    g0.prefill(start0);
+    size_t at = 0;
+    for (size_t t = 0; t < plan.size(); ++t) {
+      std::span<const float> l;
+      for (int64_t k = 0; k < plan[t].chunk; ++k)
+        l = at == 0 ? g1.prefill(std::span<const int32_t>(&prompt[at++], 1)) : g1.step(prompt[at++]);
+      want1.emplace_back(l.begin(), l.end());
+      if (plan[t].row0 != 0) {
+        std::span<const float> l0 = g0.step(feed0[t]);
+        want0.emplace_back(l0.begin(), l0.end());
+      } else {
+        want0.emplace_back();
+      }
+    }
+  }
+  for (int threads = 1; threads <= 3; ++threads) {
+    SCOPED_TRACE(std::to_string(threads) + " lanes");
+    core::ThreadPool pool(threads);
+    BatchDecoder batch(model, 2, &pool);
+    batch.prefill(0, start0);
+    size_t at = 0;
+    for (size_t t = 0; t < plan.size(); ++t) {
+      std::vector<int> slots;
+      std::vector<int32_t> ids;
+      if (plan[t].row0 < 0) slots.push_back(0), ids.push_back(feed0[t]);
+      for (int64_t k = 0; k < plan[t].chunk; ++k) slots.push_back(1), ids.push_back(prompt[at++]);
+      if (plan[t].row0 > 0) slots.push_back(0), ids.push_back(feed0[t]);
+      std::span<const float> got = batch.step(slots, ids);
+      const size_t runs = plan[t].row0 == 0 ? 1 : 2;
+      ASSERT_EQ(got.size(), runs * V);
+      const std::vector<float> rows(got.begin(), got.end());
+      const size_t r1 = plan[t].row0 < 0 ? 1 : 0;  // the chunk's logits row
+      expect_close(std::span<const float>(rows).subspan(r1 * V, V), want1[t], "the chunk");
+      if (runs == 2)
+        expect_close(std::span<const float>(rows).subspan((1 - r1) * V, V), want0[t], "the row beside it");
+    }
+    EXPECT_EQ(batch.position(1), total);
   }
 }
 

@@ -520,17 +520,24 @@ struct BatchDecoder::Impl {
     // to be had (a run() from there goes serial, and lane 0 would wait at the first barrier for
     // a lane that runs only after it): the step then runs on one lane, with the same bits.
     // Otherwise the rows split into min(lanes, B) groups at t B / G, each cut moved to the
-    // nearest start of a run (a run's rows feed one cache in order, on one lane); cuts that
-    // meet are dropped, and so is a lane.
+    // nearest start of a run past the last cut (a run's rows feed one cache in order, on one
+    // lane; ties to the earlier start); cuts that meet are dropped, and so is a lane.
     const int G0 = pool.running_here() ? 1 : int(std::min<int64_t>(int64_t(lanes.size()), B));
     bounds.assign(1, 0);
     for (int t = 1; t < G0; ++t) {
       const int64_t x = int64_t(t) * B / G0;
-      const auto hi = std::lower_bound(starts.begin(), starts.end(), x);
-      const int64_t cut = *hi == x || x - *(hi - 1) > *hi - x ? *hi : *(hi - 1);
+      const auto hi = std::lower_bound(starts.begin(), starts.end(), x);  // starts ends with B
+      int64_t cut = *hi;
+      if (hi != starts.begin() && *(hi - 1) > bounds.back() && x - *(hi - 1) <= *hi - x)
+        cut = *(hi - 1);
       if (cut > bounds.back() && cut < B) bounds.push_back(cut);
     }
     bounds.push_back(B);
+    // Rows that are one run (a prompt's chunk read with nothing beside it): the other lanes
+    // take no rows but their shares of each MoE layer's experts and of the head's panels, where
+    // one lane alone would read every expert's weights once per MoeLayer::kFewTokens rows and
+    // start the pool for each product.
+    while (int(bounds.size()) - 1 < G0) bounds.push_back(B);
     const int G = int(bounds.size()) - 1;
     if (G == 1) {
       // One lane: the head's product splits its output rows over the default pool instead.

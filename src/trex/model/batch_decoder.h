@@ -93,7 +93,9 @@ class BatchDecoder {
   // tokens in order, a prompt's chunk joining the step, and the run has one row of logits,
   // after its last token: the result is [runs, V], a row per run in order (with distinct slots,
   // [B, V]). Each row has the bits of feeding its slot one token at a time (prefill() past
-  // position 0 does that too), whatever else shares the step; the lanes never split a run.
+  // position 0 does that too), whatever else shares the step; the lanes never split a run. A
+  // step of several rows that are one run (a prompt's chunk read alone) still runs on every
+  // lane: the lanes without rows take their shares of the experts and the head's panels.
   // REQUIRES: same length as ids, each in [0, slots()). Throws InputError for an id outside
   // [0, vocab), a slot out of range, or a slot in two runs. Called from a thread running a job of the
   // lanes' pool (whose other threads are then busy), the step runs on that thread as one lane.

@@ -95,8 +95,10 @@ struct EngineOptions {
   // at the next step instead of after it. 0: such a prompt is prefilled whole when admitted,
   // every stream waiting meanwhile. Its logits are those of feeding it token by token (the same
   // whatever the chunk, and whatever else runs); a whole prefill's differ by rounding. 64, not
-  // 16: a prompt alone read 16 a step took 4x the whole prefill's time to its first token, 64 a
-  // step 2x, with the streams beside it stalled about as little (prefill_chunk_bench, docs/serve.md).
+  // 16: 16 reads a long prompt more slowly beside the streams, for little less stall (session
+  // 17, loaded: 96.5 against 76.4 ms to its first token, gap 12.7 against 25.6 ms; against 72.7
+  // ms whole). Alone, 64 a step takes the whole prefill's time (47.6 against 51.8 ms: the step
+  // shares its experts over every lane). prefill_chunk_bench, docs/serve.md.
   int prefill_chunk = 64;
   // Fault injection for tests: > 0 makes the batched step with this number (1 = the first)
   // throw, so every request in it ends with "error" mid-generation as a decoder failure would.

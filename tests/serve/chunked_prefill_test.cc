@@ -2,7 +2,9 @@
 // tokens is read a chunk per step beside the running streams. They keep streaming while it is
 // read, a short prompt admitted with it has its first token before the long one's, the long
 // one's tokens do not depend on the chunk or on what runs beside it, and a request cancelled
-// while its prompt is being read frees its slot for the next.
+// while its prompt is being read frees its slot for the next. With --prefill-chunk 0 such a
+// prompt is prefilled whole on admission. A step that fails while a prompt is read ends the
+// requests in that step, not a prompt waiting for its turn to be read.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -10,9 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <vector>
 
+#include "model/random_ids.h"
 #include "model/tiny_config.h"
 #include "trex/model/batch_decoder.h"
 #include "trex/model/transformer.h"
@@ -21,12 +23,7 @@
 namespace trex::serve {
 namespace {
 
-std::vector<int32_t> random_ids(int64_t n, int vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> ids(static_cast<size_t>(n));
-  for (int32_t& id : ids) id = int32_t(rng() % uint64_t(vocab));
-  return ids;
-}
+using model::test_util::random_ids;
 
 GenerationParams request(std::vector<int32_t> prompt, int64_t max_tokens, uint64_t seed) {
   GenerationParams p;
@@ -83,9 +80,9 @@ TEST(ChunkedPrefill, StreamsKeepStreamingAndAShortPromptGoesFirstWhileALongOneIs
   model::Transformer m(c, 3, false);
   const std::vector<int32_t> long_prompt = random_ids(kLong, c.vocab, 1);
   // The long request's tokens alone, read in chunks of 1 and of 256 (the whole prompt a step):
-  // the same, as reading it token by token gives.
+  // the same, as reading it token by token gives; and with chunk 0, prefilled whole.
   std::vector<int32_t> alone;
-  for (int chunk : {1, 256}) {
+  for (int chunk : {1, 256, 0}) {
     EngineOptions eo;
     eo.slots = 2;
     eo.context = 256;
@@ -99,6 +96,10 @@ TEST(ChunkedPrefill, StreamsKeepStreamingAndAShortPromptGoesFirstWhileALongOneIs
     if (chunk == 1) {
       alone = ids;
       EXPECT_EQ(engine.stats().prefill_chunks, kLong);
+    } else if (chunk == 0) {
+      // Prefilled whole on admission: no chunk went through a step (its tokens are those of a
+      // whole prefill, which differ from token by token by rounding, so they are not compared).
+      EXPECT_EQ(engine.stats().prefill_chunks, 0);
     } else {
       EXPECT_EQ(ids, alone) << "chunk " << chunk;
       EXPECT_EQ(engine.stats().prefill_chunks, 1);
@@ -214,6 +215,61 @@ TEST(ChunkedPrefill, ARequestCancelledWhileItsPromptIsReadFreesItsSlot) {
   auto [got, why] = read_all(*next);
   EXPECT_EQ(why, "length");
   EXPECT_EQ(got, want);
+}
+
+TEST(ChunkedPrefill, AStepThatFailsWhileAPromptIsReadEndsOnlyTheRequestsInIt) {
+  const model::ModelConfig c = model::test_util::tiny_v4_config();
+  model::Transformer m(c, 5, false);
+  const std::vector<int32_t> first_prompt = random_ids(kLong, c.vocab, 7);
+  const std::vector<int32_t> second_prompt = random_ids(kLong, c.vocab, 8);
+  // What the second long request gets on an engine of its own.
+  std::vector<int32_t> want;
+  {
+    EngineOptions eo;
+    eo.slots = 1;
+    eo.context = 256;
+    eo.prefill_chunk = 10;
+    Engine engine(m, "", eo);
+    want = read_all(*engine.submit(request(second_prompt, 5, 61))).first;
+    ASSERT_EQ(want.size(), 5u);
+  }
+  EngineOptions eo;
+  eo.slots = 3;
+  eo.context = 256;
+  eo.prefill_chunk = 10;  // the first long prompt takes each step's whole chunk for 10 steps
+  eo.fail_at_step = 3;
+  // The scheduler holds before step 1 until both long requests are queued, so they are
+  // admitted by step 2 whatever this thread's speed.
+  Gate gate;
+  gate.set(true);
+  eo.before_step_for_testing = [&](int64_t) { gate.wait(); };
+  Engine engine(m, "", eo);
+  struct OpenOnExit {
+    Gate& g;
+    ~OpenOnExit() { g.set(false); }
+  } open_on_exit{gate};
+  // A stream decoding from its admission on: in every step, step 3 included.
+  std::shared_ptr<Generation> stream = engine.submit(request(random_ids(3, c.vocab, 9), 50, 71));
+  ASSERT_TRUE(stream);
+  // The first long prompt is read a chunk a step from the step after its admission on (so in
+  // step 3); the second, admitted after it, waits for it to be read: no step before the 11th
+  // has a chunk of it.
+  std::shared_ptr<Generation> first = engine.submit(request(first_prompt, 5, 51));
+  std::shared_ptr<Generation> second = engine.submit(request(second_prompt, 5, 61));
+  ASSERT_TRUE(first && second);
+  gate.set(false);
+  auto [first_ids, first_reason] = read_all(*first);
+  EXPECT_EQ(first_reason, "error");
+  EXPECT_TRUE(first_ids.empty()) << "a prompt not read to its end has no token";
+  auto [stream_ids, stream_reason] = read_all(*stream);
+  EXPECT_EQ(stream_reason, "error");
+  EXPECT_LT(stream_ids.size(), 50u);
+  // The second prompt was not in the failed step: it is read to its end and gets what it gets
+  // alone.
+  auto [got, why] = read_all(*second);
+  EXPECT_EQ(why, "length");
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(engine.stats().prompt_tokens, 3 + kLong) << "the failed prompt is not counted";
 }
 
 }  // namespace

@@ -125,6 +125,7 @@ TEST_F(ServeCommand, BadInputIsOneLineAndExitTwo) {
       // Checked before the checkpoint loads: the missing checkpoint is not what is reported.
       {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--stream-interval", "65"}, "--stream-interval", false},
       {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--prefill-chunk", "-1"}, "--prefill-chunk", false},
+      {{"serve", "--ckpt", (*dir_ / "nothing").string(), "--prefill-chunk", "257"}, "--prefill-chunk", false},
   };
   for (const Case& k : cases) {
     std::vector<std::string> args = k.base ? base_args() : std::vector<std::string>{TREX_BINARY};
@@ -135,6 +136,16 @@ TEST_F(ServeCommand, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << k.names << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(k.names), std::string::npos) << r.err;
+  }
+  // The bounds themselves pass the flag's check: the missing checkpoint is what is reported.
+  for (const char* chunk : {"0", "256"}) {
+    ProcessOptions o;
+    o.timeout_s = 60;
+    ProcessResult r = run_process(
+        {TREX_BINARY, "serve", "--ckpt", (*dir_ / "nothing").string(), "--prefill-chunk", chunk}, o);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--ckpt"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--prefill-chunk"), std::string::npos) << "--prefill-chunk " << chunk << ": " << r.err;
   }
   close(sock);
 }

@@ -8,9 +8,12 @@
 // Why unfused: the loop it replaces, `float d = 0; for (e) d += q[e] * k[e];`, is what GCC 12
 // at -O3 -march=native compiled to products rounded in vectors, then added one by one in order
 // (its fold-left reduction), for every element count that is a multiple of 16 (every head and
-// indexer width of trex's models); only a remainder of fewer than 16 elements went through
-// fused multiply-adds. Fused here (GCC contracts `out[j] += q * k` by default) the side-by-side
-// sums would differ from those in the last bits.
+// indexer width of configs/model/*.toml); only a remainder of fewer than 16 elements went
+// through fused multiply-adds. Fused here (GCC contracts `out[j] += q * k` by default) the
+// side-by-side sums would differ from those in the last bits. So a width that is not a multiple
+// of 16 (the test models' indexer head dim 8, tests/model/tiny_config.h) has other bits than
+// the old loop gave it (no fused products now); those models' outputs are only compared with
+// themselves.
 #pragma once
 
 #include <cstddef>

@@ -512,6 +512,31 @@ TEST(Causes, AnUnfusedSoftmaxAddsFp32PassesOverTheScores) {
   EXPECT_NEAR(predict(m, c, r, unfused).time.compute - predict(m, c, r, fused).time.compute, 2 * 205.520896e-6, 1e-12);
 }
 
+// (3b) ZeRO-1 weights returned by one broadcast per owning rank (InternEvo's broadcast_params,
+// fa7337b hybrid_zero_optim.py) rather than one all-gather: each broadcast pays the collective's
+// launch and the ring's g - 1 hops of latency.
+TEST(Causes, WeightBroadcastsPerShardOwnerPayTheRingLatencyEach) {
+  // The gather case above (tiny_gpt(2), 90,705,920 parameters, ZeRO-1 over DP 16 on two nodes,
+  // 80 GB/s, exposed) with a 10 us launch and 5 us a hop between nodes. One bf16 all-gather:
+  // 10 + 15 x 5 = 85 us + 15/16 x 181,411,840 B / 80 GB/s = 2.12592 ms: 2.21092 ms. Four
+  // broadcasts: 4 x 85 us + 181,411,840 B / 80 GB/s (each byte over each link once) = 0.34 +
+  // 2.267648 = 2.607648 ms: 0.396728 ms more. 1000 broadcasts stated: at most one per rank, 16:
+  // 16 x 85 us + 2.267648 ms = 3.627648 ms, 1.416728 ms more.
+  model::ModelConfig m = tiny_gpt();
+  Cluster c = tiny_cluster(2);
+  c.eff.comm_launch_s = 10e-6;
+  c.links[1].latency_s = 5e-6;
+  Strategy s;
+  s.zero = 1;
+  s.param_gather_overlap = false;
+  plan::Run r = make_run(1024, 64, 4);
+  double gather = predict(m, c, r, s).time.dp_comm;
+  s.param_broadcasts = 4;
+  EXPECT_NEAR(predict(m, c, r, s).time.dp_comm - gather, 0.396728e-3, 1e-12);
+  s.param_broadcasts = 1000;
+  EXPECT_NEAR(predict(m, c, r, s).time.dp_comm - gather, 1.416728e-3, 1e-12);
+}
+
 // (2d) Tensor Core alignment (cuBLAS "Tensor Core Usage": 16-bit GEMMs need their leading
 // dimensions to be multiples of 16 bytes): a GEMM that misses it runs on the non-tensor FP32
 // units. BigScience's hidden 14400 with head dimension 150 or 450 missed it in every batched

@@ -151,6 +151,17 @@ TEST_F(StrategyCheck, CpMustDivideTheSequence) {
   EXPECT_EQ(refusal(pro, cm, make_run(8192, 384), s), "strategy.cp: cp 3 does not divide the sequence length 8192");
 }
 
+TEST_F(StrategyCheck, WeightBroadcastsNeedZero1) {
+  Strategy s;
+  s.pp = 8;
+  s.param_broadcasts = 291;
+  s.zero = 1;
+  EXPECT_EQ(refusal(pro, cm, run, s), "");
+  s.zero = 0;
+  EXPECT_EQ(refusal(pro, cm, run, s),
+            "strategy.param_broadcasts: broadcasts of the updated weight shards need zero = 1 (zero = 0)");
+}
+
 TEST_F(StrategyCheck, GradientAllReduceNeedsAShardedOptimizerStep) {
   Strategy s;
   s.pp = 8;

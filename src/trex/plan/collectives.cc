@@ -60,6 +60,12 @@ double all_gather_s(const Cluster& c, long g, long extent, double bytes) {
   return c.eff.comm_launch_s + (gd - 1) * l.latency_s + (gd - 1) / gd * bytes / ring_bw(c, l, g, extent);
 }
 
+double broadcasts_s(const Cluster& c, long g, long extent, double bytes, long count) {
+  if (g <= 1 || bytes <= 0 || count <= 0) return 0;
+  const LinkLevel& l = c.level_for_extent(extent);
+  return double(count) * (c.eff.comm_launch_s + double(g - 1) * l.latency_s) + bytes / ring_bw(c, l, g, extent);
+}
+
 double all_to_all_s(const Cluster& c, long g, long stride, double bytes, double beyond_domain) {
   if (g <= 1 || bytes <= 0) return 0;
   // Peers of one rank: ranks r + stride j, j = 1..g-1. The share reaching each level is the

@@ -27,6 +27,10 @@ long ring_members_per_domain(long g, long extent, long domain);
 
 double all_reduce_s(const Cluster& c, long g, long extent, double bytes);
 double all_gather_s(const Cluster& c, long g, long extent, double bytes);  // = reduce-scatter
+// `count` ring broadcasts over the g ranks that together send `bytes` (each owner its part):
+// each pays the launch and g - 1 hops of latency (NCCL's ring pipeline, as the all-gather), and
+// the pipelined ring carries every byte over each link once.
+double broadcasts_s(const Cluster& c, long g, long extent, double bytes, long count);
 // `beyond_domain` scales the traffic on the levels above the innermost one (the scale-up
 // domain): a dispatcher that sends a token once per remote domain (ep_dispatch.h) moves less.
 double all_to_all_s(const Cluster& c, long g, long stride, double bytes, double beyond_domain = 1);

@@ -751,7 +751,10 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
       dp_time += all_gather_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);       // reduce-scatter
       dp_time += all_gather_s(c, expert_group, ns, ps.expert * run.grad_reduce_bytes);
     }
-    double gather = all_gather_s(c, dense_group, ns, ps.dense * 2) + all_gather_s(c, expert_group, ns, ps.expert * 2);
+    double gather = (s.param_broadcasts > 0
+                         ? broadcasts_s(c, dense_group, ns, ps.dense * 2, std::min(s.param_broadcasts, dense_group))
+                         : all_gather_s(c, dense_group, ns, ps.dense * 2)) +
+                    all_gather_s(c, expert_group, ns, ps.expert * 2);
     // The reduction hides behind the last backward with dp_overlap; the weight gather behind
     // the first forward only if the stack also runs it there (param_gather_overlap).
     tb.dp_comm = (s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time) +

@@ -98,6 +98,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.param_gather_overlap = f.boolean_or("param_gather_overlap", stack.param_gather_overlap);
   s.zero3_prefetch = f.boolean_or("zero3_prefetch", stack.zero3_prefetch);
   s.grad_allreduce = f.boolean_or("grad_allreduce", false);
+  s.param_broadcasts = f.integer_or("param_broadcasts", 0, 0);
   s.pp_overlap = f.boolean_or("pp_overlap", stack.pp_overlap);
   s.shard_group = f.integer_or("shard_group", 0, 0);
   s.layout.layout = f.text_or("pipeline_layout", "");
@@ -199,6 +200,8 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
     refuse("vpp", "the interleaved schedule needs the " + num(micro) + " micro-batches to be a multiple of pp " + num(s.pp));
   if (s.grad_allreduce && s.zero != 1)
     refuse("grad_allreduce", "an all-reduce of the gradients before a sharded step needs zero = 1 (zero = " + num(s.zero) + ")");
+  if (s.param_broadcasts > 0 && s.zero != 1)
+    refuse("param_broadcasts", "broadcasts of the updated weight shards need zero = 1 (zero = " + num(s.zero) + ")");
   if (s.shard_group > 0 && (s.zero < 3 || (s.cp * s.dp) % s.shard_group != 0))
     refuse("shard_group", "shard_group " + num(s.shard_group) + " needs zero = 3 and must divide cp x dp = " + num(s.cp * s.dp));
   (void)pipeline_chunks(s.layout, m.layers, run.train_mtp ? m.mtp_depth : 0, s.pp, s.vpp);  // refuses a bad layout

@@ -87,6 +87,13 @@ struct Strategy {
   // hybrid_zero_optim.py, reduce_tensor with dst_rank None). A file states it: it depends on the
   // run's precision (fp16 goes through the ZeRO optimizer's reduction), which no stack default can know.
   bool grad_allreduce = false;
+  // ZeRO-1: the updated weights return by one broadcast from each rank that owns part of them,
+  // not by one all-gather (InternEvo's HybridZeroOptimizer.broadcast_params, fa7337b
+  // hybrid_zero_optim.py: a dist.broadcast per owner, all waited on before the step ends). Its
+  // _partition_param_list puts whole parameter tensors on ranks, so the owners are at most the
+  // model's parameter tensors: this field states that count; min(it, DP) broadcasts a step,
+  // each paying the collective's launch and its (DP - 1) hops of latency. 0: one all-gather.
+  long param_broadcasts = 0;
   bool zero3_prefetch = true;     // ZeRO-3/FSDP: next layer's gather overlapped with this one's compute (stack default)
   bool pp_overlap = false;        // interleaved pipelines: steady-state P2P under other chunks' compute (stack default)
   long shard_group = 0;           // ZeRO-3/FSDP sharding group (HSDP); 0 = the whole data-parallel group

@@ -29,6 +29,8 @@
 //     through a real skill database), either from what `trex aura tune` records there (each
 //     other shape's cold search with tune's default budget of 30, on pass s + 1: another noise
 //     draw) or from their whole de-noised tables (an upper bound on what skills could know).
+// Goal (c) (half the 15% budget) is also replayed with the skills' prediction in place of the
+// model's start (skills_root_search(), session 17), beside warm_start()'s order.
 // Goals (a) and (b) per space follow, with the noise bound of "within 3%": how far two repeated
 // exhaustive runs (the first half of the passes against the rest) disagree on the best, and
 // what the whole space measured once (one pass's fastest) returns on the held-out passes; the
@@ -175,6 +177,33 @@ Guided guided_search(const std::vector<trex::aura::Skill>& skills, const trex::a
   trex::aura::SearchOptions o;
   o.budget = budget;
   trex::aura::SearchSeed root = trex::aura::warm_start(prior, tg, {start, "start"}, o);
+  o.seeds.push_back({trex::aura::builtin_config(tg, hw), "builtin"});
+  Guided g;
+  g.result = trex::aura::k_search(tg, pr, root, eval, o);
+  g.skills = prior.skills();
+  g.rules = prior.rules().size();
+  return g;
+}
+
+// Goal (c) with the skills' start in place of the model's (session 17): where the skills predict
+// a stable configuration other than the model's start (warm_start()'s test), the search starts
+// there and the model's start is not measured; the built-in follows as tune's profile. Elsewhere
+// it is guided_search() itself. On a space whose half budget is 3 this frees the evaluation the
+// model's start takes (warm_start() measures it first as a hedge, session 11), so the skills'
+// prediction plus two search moves, instead of one configuration, fill the half budget. The
+// moves follow the model's order (k_search lets the prior order them only after its seed
+// committed over a different root, and here the seed is the root).
+Guided skills_root_search(const std::vector<trex::aura::Skill>& skills, const trex::aura::TuneTarget& tg,
+                          const trex::aura::ChoiceProblem& pr, const Config& start, const trex::aura::Evaluator& eval,
+                          int budget, const trex::aura::AuraHardware& hw) {
+  trex::aura::SkillPrior prior(tg, trex::aura::prior_evidence(skills, tg, hw));
+  trex::aura::SearchOptions o;
+  o.budget = budget;
+  trex::aura::SearchSeed root = trex::aura::warm_start(prior, tg, {start, "start"}, o);
+  if (!o.seeds.empty() && o.seeds.front().origin == "skills") {
+    root = o.seeds.front();
+    o.seeds.erase(o.seeds.begin());
+  }
   o.seeds.push_back({trex::aura::builtin_config(tg, hw), "builtin"});
   Guided g;
   g.result = trex::aura::k_search(tg, pr, root, eval, o);
@@ -682,6 +711,8 @@ static int run_bench(int argc, char** argv) {
   // that half budget beside it (what the skills add). A search's first h nodes are the search
   // with budget h (the budget only stops it), so both are read off the unlimited searches.
   int half_cold_found = 0, half_cold_returned = 0, half_guided_found = 0, half_guided_returned = 0;
+  // The same half budget with the skills' start in place of the model's (skills_root_search()).
+  int half_rooted_found = 0, half_rooted_returned = 0, half_rooted_differs = 0;
   int half_full_found = 0, half_full_returned = 0, half_evals = 0, half_evals15 = 0;
   // Goal (c) counts only spaces whose half budget is at least 2 (27 points or more). With a half
   // budget of 1 the guided search measures only its root, and warm_start() makes the model's
@@ -717,7 +748,7 @@ static int run_bench(int argc, char** argv) {
     std::vector<int> ec, es, et;
     std::vector<double> rs, rt;
     // Per seed: the unlimited cold and guided-by-searches runs, for goal (c)'s half budget.
-    std::vector<trex::aura::SearchResult> cold_runs, guided_runs;
+    std::vector<trex::aura::SearchResult> cold_runs, guided_runs, rooted_runs;
     std::string transfers;
     for (size_t s = 0; s < seeds; ++s) {
       trex::aura::SearchOptions cold;
@@ -769,6 +800,7 @@ static int run_bench(int argc, char** argv) {
       rows.push_back({tg.kernel, c, a, b, evals_to(t, rc, s, true), evals_to(t, gs.result, s, true)});
       cold_runs.push_back(rc);
       guided_runs.push_back(gs.result);
+      rooted_runs.push_back(skills_root_search(from_searches, tg, pr, start, eval, cold.budget, hw).result);
       if (s == 0) {
         trex::aura::SkillPrior prior(tg, trex::aura::prior_evidence(from_searches, tg, hw));
         for (const std::string& x : prior.transfers()) transfers += (transfers.empty() ? "" : "; ") + x;
@@ -915,7 +947,7 @@ static int run_bench(int argc, char** argv) {
         }
         return p;
       };
-      int cf = 0, cr = 0, gf = 0, gr = 0, ff = 0, fr = 0;
+      int cf = 0, cr = 0, gf = 0, gr = 0, ff = 0, fr = 0, kf = 0, kr = 0;
       std::vector<double> g_ratios;
       for (size_t s = 0; s < seeds; ++s) {
         double best_s = INFINITY;
@@ -930,6 +962,9 @@ static int run_bench(int argc, char** argv) {
         gf += evals_to(t, g, s) <= half;
         gr += ret(g) <= 1.03;
         g_ratios.push_back(ret(g));
+        const trex::aura::SearchResult k = prefix(rooted_runs[s], half);
+        kf += evals_to(t, k, s) <= half;
+        kr += ret(k) <= 1.03;
         ff += evals_to(t, gfull, s) <= full;
         fr += ret(gfull) <= 1.03;
       }
@@ -943,12 +978,20 @@ static int run_bench(int argc, char** argv) {
                std::equal(c.nodes.begin(), c.nodes.end(), g.nodes.begin(),
                           [](const trex::aura::SearchNode& a, const trex::aura::SearchNode& b) { return a.config == b.config; });
       }
+      // Whether the skills' start replaced the model's on some seed (else it is the guided search).
+      bool same_rooted = true;
+      for (size_t s = 0; s < seeds; ++s)
+        same_rooted = same_rooted && !rooted_runs[s].nodes.empty() && !guided_runs[s].nodes.empty() &&
+                      rooted_runs[s].nodes.front().config == guided_runs[s].nodes.front().config;
       if (counted) {
         ++half_spaces;
         half_cold_found += cf == S;
         half_cold_returned += 2 * cr > S;
         half_guided_found += gf == S;
         half_guided_returned += 2 * gr > S;
+        half_rooted_found += kf == S;
+        half_rooted_returned += 2 * kr > S;
+        half_rooted_differs += !same_rooted;
         half_full_found += ff == S;
         half_full_returned += 2 * fr > S;
         half_cold15_found += found == S;
@@ -966,9 +1009,10 @@ static int run_bench(int argc, char** argv) {
           one_cold15_found += found == S;
         }
       }
-      std::snprintf(line, sizeof line, "| %s | %s | %zu | %d, %d%s | %d/%zu | %d/%zu | %d/%zu, %.3f | %d/%zu | %d/%zu | %d/%zu | %d/%zu |",
+      std::snprintf(line, sizeof line, "| %s | %s | %zu | %d, %d%s | %d/%zu | %d/%zu | %d/%zu, %.3f | %d/%zu | %d/%zu | %d/%zu | %d/%zu | %d/%zu, %d/%zu%s |",
                     tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), full, half, counted ? "" : " (not counted: half = 1)", found, seeds, gf, seeds,
-                    gr, seeds, median_of(g_ratios), cf, seeds, cr, seeds, ff, seeds, fr, seeds);
+                    gr, seeds, median_of(g_ratios), cf, seeds, cr, seeds, ff, seeds, fr, seeds, kf, seeds, kr, seeds,
+                    same_rooted ? " (no skills' start)" : "");
       half_rows.push_back(line);
     }
     auto med_i = [&](const std::vector<int>& v) { return median_of(std::vector<double>(v.begin(), v.end())); };
@@ -1051,7 +1095,8 @@ static int run_bench(int argc, char** argv) {
               "with the same half budget, and the guided search with the whole 15%% budget, beside it:\n\n");
   std::printf("| kernel | shape | space | budget 15%%, half | cold 15%%: found (seeds) | guided, half: found (seeds) | "
               "guided, half: returned (seeds), median returned / best | cold, half: found | cold, half: returned | "
-              "guided 15%%: found | guided 15%%: returned |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "guided 15%%: found | guided 15%%: returned | skills' start, half: found, returned |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& l : half_rows) std::printf("%s\n", l.c_str());
   std::printf("\nhalf budget, over the %d of %zu spaces whose half budget is at least 2 (%d of %d evaluations, %.0f%%): "
               "guided found within 3%% on every seed in %d of %d spaces, returned on most seeds in %d; cold with the "
@@ -1059,6 +1104,9 @@ static int run_bench(int argc, char** argv) {
               half_spaces, tables.size(), half_evals, half_evals15, half_evals15 ? 100.0 * half_evals / half_evals15 : 0.0,
               half_guided_found, half_spaces, half_guided_returned, half_cold_found, half_cold_returned, half_full_found,
               half_full_returned, half_cold15_found, half_cold15_returned);
+  std::printf("the skills' start in place of the model's, half budget, same %d spaces: found on every seed in %d, "
+              "returned on most seeds in %d (the skills' start replaced the model's on some seed in %d of them)\n",
+              half_spaces, half_rooted_found, half_rooted_returned, half_rooted_differs);
   std::printf("not counted: %d spaces with a half budget of 1 (the model's start alone, guided or cold: the same "
               "configurations on every seed in %d of them; found on every seed guided %d, cold %d); %d of them have a 15%% "
               "budget of 2 or more (guided 15%% found %d, cold 15%% %d)\n",

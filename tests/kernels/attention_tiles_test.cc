@@ -3,9 +3,10 @@
 // _mm512_reduce_add_ps's tree (halves of 256, then 128 bits, then lanes (0, 2) and (1, 3), then
 // the two), bits checked for K % 16 == 0 only (a scalar tail's contraction into FMAs is the
 // compiler's choice, so K % 16 != 0 is checked within tolerance); column_dots as four FMA chains per element over the
-// quarters of k from zero, combined (q0 + q1) + (q2 + q3), then alpha times it; outer_tiles_rows as outer_tiles with the rows where they lie. Edge
-// tiles (M, N not multiples of 4, N not a multiple of 16 for column_dots) and rows that nothing
-// may write (guard values around C) included.
+// quarters of k from zero, combined (q0 + q1) + (q2 + q3), then alpha times it; outer_tiles as one FMA chain per element over k in order from
+// zero (bits checked where N % 16 == 0, as for dot_tiles' tail), outer_tiles_rows as outer_tiles
+// with the rows where they lie. Edge tiles (M, N not multiples of 4 or 8, N not a multiple of 16
+// for column_dots) and rows that nothing may write (guard values around C) included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,6 +166,44 @@ TEST(AttentionTiles, ColumnDotsErrorAtHeadDim128WithinOneAndAHalfOfDotTiles) {
     EXPECT_GT(err_d, 0.0L);  // the data has rounding to measure
     EXPECT_LE(err_c, 1.5L * err_d) << "K " << K;
   }
+}
+
+TEST(AttentionTiles, OuterTilesAreOneFmaChainPerElement) {
+  for (int64_t M : {1, 3, 4, 8, 9, 16, 21})
+    for (int64_t N : {16, 24, 64, 128, 144})
+      for (int64_t K : {1, 16, 67})
+        for (bool acc : {false, true}) {
+          // A read with both strides the kernels use: row-major (si K, sk 1) and transposed.
+          const bool transposed = K == 16;
+          const int64_t si = transposed ? 1 : K, sk = transposed ? M : 1;
+          std::vector<float> A = random_floats(size_t(M * K), uint32_t(M * 3 + N + K));
+          std::vector<float> B = random_floats(size_t(K * N), uint32_t(M + 11 * N + K));
+          std::vector<const float*> b;
+          for (int64_t k = 0; k < K; ++k) b.push_back(B.data() + k * N);
+          const int64_t ldc = N + 5;
+          std::vector<float> C0 = random_floats(size_t(M * ldc + 1), 9);
+          C0.back() = 7.f;
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t e = N; e < ldc; ++e) C0[size_t(i * ldc + e)] = 7.f;
+          std::vector<float> C(C0);
+          outer_tiles(M, N, K, A.data(), si, sk, b.data(), C.data(), ldc, acc);
+          for (int64_t i = 0; i < M; ++i) {
+            for (int64_t e = 0; e < N; ++e) {
+              float s = 0.f;
+              for (int64_t k = 0; k < K; ++k) s = std::fma(A[size_t(i * si + k * sk)], b[size_t(k)][e], s);
+              const float want = acc ? C0[size_t(i * ldc + e)] + s : s;
+              const float got = C[size_t(i * ldc + e)];
+#if defined(__AVX512F__)
+              if (N % 16 == 0) {  // the vector path covers every column (see the file's header)
+                ASSERT_TRUE(same_bits(got, want)) << "M " << M << " N " << N << " K " << K << " at " << i << "," << e;
+              }
+#endif
+              ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)));
+            }
+            for (int64_t e = N; e < ldc; ++e) ASSERT_EQ(C[size_t(i * ldc + e)], 7.f) << "wrote past N";
+          }
+          ASSERT_EQ(C.back(), 7.f) << "wrote past M";
+        }
 }
 
 TEST(AttentionTiles, OuterTilesRowsMatchOuterTilesBitForBit) {

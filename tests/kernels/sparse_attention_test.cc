@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -37,12 +38,12 @@ struct AttnCase {
 // {200, 2, 16, 8, 4, 20}: from token 79 on, 20 compressed keys are visible, so comp_prob's
 // 16-key step runs (once, then a tail of 4) as well as its per-key tail.
 // {300, 2, 40, 64, 4, 8}: windows of 49-64 keys reach column_dots' 4-vector blocks, and hd 40
-// with 16 in-range keys reaches KeyColumns' transpose16 followed by its scalar e tail. Not with
-// the heavy tails (dist 2): there many rows' softmax saturates and dq = tau P (dP - D) k is the
-// cancellation's rounding noise: fp32 dq misses the 1e-4 bound by up to 4e-4 in 8 of 24000
-// entries (e.g. 16765: -8.70e-5 against the reference's +8.70e-5), and session 14's dot-tile
-// kernel (a51e5b1^) misses it too, with the same values at 16765 and 19245. Distributions 0 and
-// 1 reach the same paths.
+// with 16 in-range keys reaches KeyColumns' transpose16 followed by its scalar e tail. Here with
+// distributions 0 and 1 only: with the heavy tails (dist 2) many rows' softmax saturates and dq
+// is the cancellation's rounding noise, past the fixed 1e-4 in 8 of 24000 entries (up to 4e-4,
+// e.g. 16765: -8.70e-5 against the reference's +8.70e-5; session 14's dot-tile kernel misses
+// the same entries by the same amounts). F32HeavyTailedDqWithinItsRoundingBound checks that
+// case against a bound derived from the inputs.
 const AttnCase kCases[] = {{5, 2, 8, 3, 0, 0},    {23, 3, 16, 8, 4, 4},  {6, 2, 7, 16, 4, 2},
                            {300, 2, 12, 32, 128, 0}, {40, 4, 64, 9, 4, 5}, {17, 1, 33, 4, 4, 8},
                            {200, 2, 16, 8, 4, 20}, {300, 2, 40, 64, 4, 8, 2}};
@@ -141,6 +142,95 @@ void check_against_ref(double tol) {
 
 TEST(SparseAttention, F32MatchesReference) { check_against_ref<float>(1e-4); }
 TEST(SparseAttention, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2); }
+
+// dq where the fixed 1e-4 cannot hold: heavy-tailed inputs (dist 2) saturate many rows' softmax,
+// and there dq = tau sum_j P_j (dP_j - D) k_j is the cancellation of dP_j against D, so both the
+// kernel and the reference return rounding noise whose size follows from the inputs, not from
+// the result. Each element is checked against 1e-4 (atol = rtol) plus a first-order bound on the
+// rounding of both computations (u = 2^-24, g(m) = m u), from the inputs in double:
+//   |d dq_e| <= 2 tau sum_j |k_je| [P_j g(hd) (sum|do k_j| + sum|do o|)      (dP_j and D)
+//                                  + |dS_j| (g(hd) tau sum|q k_j| + 4 u)   (s_j -> P_j, dS_j)
+//                                  + g(n) |dS_j|]                           (the sum over keys)
+// with dS_j = P_j (dP_j - D) and the keys j of the query (window and selected entries); the 2
+// counts the kernel's and the reference's roundings. The o and lse that both backwards read are
+// the kernel forward's, so their errors are common to both. Everything else (o, lse, comp_prob,
+// dkv, dkv_comp, dsink) is held to 1e-4.
+TEST(SparseAttention, F32HeavyTailedDqWithinItsRoundingBound) {
+  core::ThreadPool pool(2);
+  const AttnCase c{300, 2, 40, 64, 4, 8};
+  Problem<float> p = make_problem<float>(c, 100 + 10 * 7 * 3 + 20, 2);  // the seed check_against_ref gave it
+  const SparseAttnShape& sh = p.sh;
+  const int64_t H = sh.heads, hd = sh.hd, no = sh.s * H * hd;
+  std::vector<float> o(static_cast<size_t>(no)), lse(static_cast<size_t>(sh.s * H)),
+      cp(static_cast<size_t>(sh.s * sh.k_comp));
+  sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                           o.data(), lse.data(), cp.data(), sh, &pool);
+  std::vector<float> orf(o), lser(lse), cpr(cp);
+  sparse_attention_forward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                               orf.data(), lser.data(), cpr.data(), sh, &pool);
+  expect_close(o, orf, 1e-4, "o");
+  expect_close(lse, lser, 1e-4, "lse");
+  expect_close(cp, cpr, 1e-4, "comp_prob");
+  std::vector<float> dq(static_cast<size_t>(no)), dqr(dq), dkv(p.kv.size()), dkvr(dkv), dkc(p.kc.size()),
+      dkcr(dkc);
+  std::vector<float> ds(static_cast<size_t>(H)), dsr(ds);
+  sparse_attention_backward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                            o.data(), lse.data(), p.d_o.data(), dq.data(), dkv.data(), dkc.data(),
+                            ds.data(), sh, nullptr, &pool);
+  sparse_attention_backward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                                o.data(), lse.data(), p.d_o.data(), dqr.data(), dkvr.data(),
+                                dkcr.data(), dsr.data(), sh, &pool);
+  expect_close(dkv, dkvr, 1e-4, "dkv");
+  expect_close(dkc, dkcr, 1e-4, "dkv_comp");
+  expect_close(ds, dsr, 1e-4, "dsink");
+  const double u = std::ldexp(1.0, -24), tau = 1.0 / std::sqrt(double(hd));
+  int64_t beyond_fixed = 0, bad = 0;
+  double worst = 0;  // the largest |dq - dqr| over its allowance
+  std::vector<double> bounds;  // each element's bound over its fixed tolerance
+  for (int64_t t = 0; t < sh.s; ++t) {
+    std::vector<const float*> keys;
+    for (int64_t j = std::max<int64_t>(0, t - sh.window + 1); j <= t; ++j) keys.push_back(&p.kv[size_t(j * hd)]);
+    for (int64_t slot = 0; slot < sh.k_comp; ++slot)
+      if (int32_t i = p.idx[size_t(t * sh.k_comp + slot)]; i >= 0) keys.push_back(&p.kc[size_t(i * hd)]);
+    const double n = double(keys.size());
+    for (int64_t h = 0; h < H; ++h) {
+      const float* qv = &p.q[size_t((t * H + h) * hd)];
+      const float* dov = &p.d_o[size_t((t * H + h) * hd)];
+      const float* ov = &o[size_t((t * H + h) * hd)];
+      double D = 0, B = 0;
+      for (int64_t e = 0; e < hd; ++e) D += double(dov[e]) * ov[e], B += std::fabs(double(dov[e]) * ov[e]);
+      std::vector<double> coef;
+      for (const float* k : keys) {
+        double s = 0, C = 0, dP = 0, A = 0;
+        for (int64_t e = 0; e < hd; ++e) {
+          s += double(qv[e]) * k[e], C += std::fabs(double(qv[e]) * k[e]);
+          dP += double(dov[e]) * k[e], A += std::fabs(double(dov[e]) * k[e]);
+        }
+        const double P = std::exp(tau * s - lse[size_t(t * H + h)]), dS = std::fabs(P * (dP - D));
+        coef.push_back(P * hd * u * (A + B) + dS * (hd * u * tau * C + 4 * u) + n * u * dS);
+      }
+      for (int64_t e = 0; e < hd; ++e) {
+        double bound = 0;
+        for (size_t j = 0; j < keys.size(); ++j) bound += coef[j] * std::fabs(double(keys[j][e]));
+        bound *= 2 * tau;
+        const size_t at = size_t((t * H + h) * hd + e);
+        const double diff = std::fabs(double(dq[at]) - dqr[at]), fixed = 1e-4 * (1 + std::fabs(double(dqr[at])));
+        beyond_fixed += diff > fixed;
+        bounds.push_back(bound / fixed);
+        worst = std::max(worst, diff / (fixed + bound));
+        if (diff > fixed + bound && bad++ < 3)
+          ADD_FAILURE() << "dq[" << at << "]: fused " << dq[at] << " ref " << dqr[at] << ", bound " << bound;
+      }
+    }
+  }
+  std::sort(bounds.begin(), bounds.end());
+  EXPECT_EQ(bad, 0);
+  EXPECT_GT(beyond_fixed, 0) << "no element needed the bound: the case no longer tests it";
+  std::printf("dq: %lld of %lld elements beyond the fixed 1e-4, all within it plus the bound; worst "
+              "|difference| / allowance %.3f; bound / fixed tolerance median %.2f, 99th percentile "
+              "%.1f\n", (long long)beyond_fixed, (long long)no, worst, bounds[bounds.size() / 2],
+              bounds[bounds.size() * 99 / 100]);
+}
 
 TEST(SparseAttention, BackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);

@@ -207,35 +207,37 @@ void dot_tiles(int64_t M, int64_t N, int64_t K, const float* const* a, const flo
 namespace {
 
 #if TREX_TILE_WIDTH > 1
-// Rows ir[0..3] (the first `rows` stored, row r at cr[r]) x NV vectors of columns from column e:
-// the k loop broadcasts one A element per row. Constant bounds and guarded stores keep the 4 NV
-// accumulators in registers (a store loop bounded by `rows` made GCC keep them on the stack).
-template <int NV>
-inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[4],
-                        int64_t rows, const float* const* b, int64_t e, float* const cr[4],
+// Rows ir[0..R-1] (the first `rows` stored, row r at cr[r]) x NV vectors of columns from column
+// e: the k loop broadcasts one A element per row. Constant bounds and guarded stores keep the
+// R NV accumulators in registers (a store loop bounded by `rows` made GCC keep them on the
+// stack). Every element is one FMA chain over k in order from zero, whatever R and NV.
+template <int R, int NV>
+inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[R],
+                        int64_t rows, const float* const* b, int64_t e, float* const cr[R],
                         bool accumulate) {
-  V c[4][NV];
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
+  static_assert(R * NV == 16 || NV == 1);
+  V c[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) c[r][q] = vzero();
-  const float* ar0 = A + ir[0] * si;
-  const float* ar1 = A + ir[1] * si;
-  const float* ar2 = A + ir[2] * si;
-  const float* ar3 = A + ir[3] * si;
+  const float* ar[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) ar[r] = A + ir[r] * si;
   for (int64_t k = 0; k < K; ++k) {
     const float* bk = b[k] + e;
     V bq[NV];
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) bq[q] = vload(bk + q * W);
-    const V a[4] = {vset(ar0[k * sk]), vset(ar1[k * sk]), vset(ar2[k * sk]), vset(ar3[k * sk])};
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const V a = vset(ar[r][k * sk]);
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r)
-#pragma GCC unroll 4
-      for (int q = 0; q < NV; ++q) c[r][q] = vfma(a[r], bq[q], c[r][q]);
+      for (int q = 0; q < NV; ++q) c[r][q] = vfma(a, bq[q], c[r][q]);
+    }
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     float* dst = cr[r] + e;
 #pragma GCC unroll 4
@@ -245,26 +247,46 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
 }
 #endif
 
-// outer_tiles with row i of C at crow[i] (cr: the rows of one 4-row group).
+// Rows ir[0..R-1] of one group (the first `rows` stored) over all N columns.
+template <int R>
+void outer_group(int64_t N, int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[R],
+                 int64_t rows, const float* const* b, float* const cr[R], bool accumulate) {
+  int64_t e = 0;
+#if TREX_TILE_WIDTH > 1
+  constexpr int NV = 16 / R;
+  for (; e + NV * W <= N; e += NV * W) outer_block<R, NV>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
+  for (; e + W <= N; e += W) outer_block<R, 1>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
+#endif
+  for (; e < N; ++e)
+    for (int64_t r = 0; r < rows; ++r) {
+      float s = 0.f;
+      for (int64_t k = 0; k < K; ++k) s += A[ir[r] * si + k * sk] * b[k][e];
+      float* dst = cr[r] + e;
+      *dst = accumulate ? *dst + s : s;
+    }
+}
+
+// outer_tiles with row i of C at crow[i]. Groups of 8 rows x 2 vectors while 8 rows are left
+// (each loaded b vector serves 8 rows: a b row's pieces are read once per 8 rows, and a sweep
+// over k touches 2 lines of each b row instead of 4), then groups of 4 rows x 4 vectors (the
+// last repeating its last row). The same FMA chain per element either way: the same bits.
 void outer_rows(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
                 const float* const* b, float* const* crow, bool accumulate) {
-  for (int64_t i0 = 0; i0 < M; i0 += 4) {
+  int64_t i0 = 0;
+#if TREX_TILE_WIDTH == 16
+  for (; i0 + 8 <= M; i0 += 8) {
+    int64_t ir[8];
+    float* cr[8];
+    for (int r = 0; r < 8; ++r) ir[r] = i0 + r, cr[r] = crow[i0 + r];
+    outer_group<8>(N, K, A, si, sk, ir, 8, b, cr, accumulate);
+  }
+#endif
+  for (; i0 < M; i0 += 4) {
     int64_t ir[4];
     for (int r = 0; r < 4; ++r) ir[r] = std::min(i0 + r, M - 1);
     const int64_t rows = std::min<int64_t>(4, M - i0);
     float* const cr[4] = {crow[ir[0]], crow[ir[1]], crow[ir[2]], crow[ir[3]]};
-    int64_t e = 0;
-#if TREX_TILE_WIDTH > 1
-    for (; e + 4 * W <= N; e += 4 * W) outer_block<4>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
-    for (; e + W <= N; e += W) outer_block<1>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
-#endif
-    for (; e < N; ++e)
-      for (int64_t r = 0; r < rows; ++r) {
-        float s = 0.f;
-        for (int64_t k = 0; k < K; ++k) s += A[ir[r] * si + k * sk] * b[k][e];
-        float* dst = cr[r] + e;
-        *dst = accumulate ? *dst + s : s;
-      }
+    outer_group<4>(N, K, A, si, sk, ir, rows, b, cr, accumulate);
   }
 }
 
@@ -297,35 +319,39 @@ namespace {
 inline int64_t column_quarter(int64_t K) { return (K + 3) / 4; }
 
 #if TREX_TILE_WIDTH > 1
-// One chain per (row, column) over e in [ea, eb) from zero, into c.
-template <int NV>
-inline void column_chains(const float* const ar[4], const float* kT, int64_t ldk, int64_t j,
-                          int64_t ea, int64_t eb, V (&c)[4][NV]) {
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
+// One chain per (row, column) over e in [ea, eb) from zero, into c: rows ar[0..R-1] x NV
+// vectors of columns from column j.
+template <int R, int NV>
+inline void column_chains(const float* const ar[R], const float* kT, int64_t ldk, int64_t j,
+                          int64_t ea, int64_t eb, V (&c)[R][NV]) {
+  static_assert(NV == 1 || NV == 2 || NV == 4);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) c[r][q] = vzero();
-  static_assert(NV == 1 || NV == 4);
   const float* kj = kT + j + ea * ldk;
   for (int64_t e = ea; e < eb; ++e, kj += ldk) {
-    // Named vectors, each kept in a register by an empty asm: 4 loads per 16 FMAs, not 16 (see
-    // dot_tile). An array of them with an asm per element made GCC also store all four to the
-    // stack every iteration (dead stores, 4 per 16 FMAs: perf showed them hot).
+    // Named vectors, each kept in a register by an empty asm: NV loads per R NV FMAs, not R NV
+    // (see dot_tile). An array of them with an asm per element made GCC also store them all to
+    // the stack every iteration (dead stores, 4 per 16 FMAs: perf showed them hot).
     V b0 = vload(kj), b1, b2, b3;
     if constexpr (NV == 4) {
       b1 = vload(kj + W);
       b2 = vload(kj + 2 * W);
       b3 = vload(kj + 3 * W);
       asm("" : "+v"(b0), "+v"(b1), "+v"(b2), "+v"(b3));
+    } else if constexpr (NV == 2) {
+      b1 = vload(kj + W);
+      asm("" : "+v"(b0), "+v"(b1));
     } else {
       asm("" : "+v"(b0));
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
       const V a = vset(ar[r][e]);
       c[r][0] = vfma(a, b0, c[r][0]);
+      if constexpr (NV >= 2) c[r][1] = vfma(a, b1, c[r][1]);
       if constexpr (NV == 4) {
-        c[r][1] = vfma(a, b1, c[r][1]);
         c[r][2] = vfma(a, b2, c[r][2]);
         c[r][3] = vfma(a, b3, c[r][3]);
       }
@@ -333,36 +359,36 @@ inline void column_chains(const float* const ar[4], const float* kT, int64_t ldk
   }
 }
 
-// Rows ar[0..3] (the first `rows` stored) x NV vectors of key columns from column j, in
+// Rows ar[0..R-1] (the first `rows` stored) x NV vectors of key columns from column j, in
 // column_dots' order, scaled by alpha, then stored (the last vector only up to column `end`).
 // The partial sums of quarters 0 and 2 wait in memory (16 more accumulators would not leave
 // registers for the key vectors): 48 vector stores and 48 loads per 2048 vector FMAs at hd 128.
-template <int NV>
-inline void column_block(int64_t K, const float* const ar[4], int64_t rows, const float* kT,
+template <int R, int NV>
+inline void column_block(int64_t K, const float* const ar[R], int64_t rows, const float* kT,
                          int64_t ldk, int64_t j, int64_t end, float alpha, float* C, int64_t ldc) {
   const int64_t qk = column_quarter(K);
   auto bound = [&](int p) { return std::min<int64_t>(K, p * qk); };
-  V c[4][NV];
-  alignas(64) float s01[4][NV][W], s2[4][NV][W];
-  column_chains<NV>(ar, kT, ldk, j, bound(0), bound(1), c);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
+  V c[R][NV];
+  alignas(64) float s01[R][NV][W], s2[R][NV][W];
+  column_chains<R, NV>(ar, kT, ldk, j, bound(0), bound(1), c);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) vstore(s01[r][q], c[r][q]);
-  column_chains<NV>(ar, kT, ldk, j, bound(1), bound(2), c);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
+  column_chains<R, NV>(ar, kT, ldk, j, bound(1), bound(2), c);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) vstore(s01[r][q], vadd(vload(s01[r][q]), c[r][q]));
-  column_chains<NV>(ar, kT, ldk, j, bound(2), bound(3), c);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r)
+  column_chains<R, NV>(ar, kT, ldk, j, bound(2), bound(3), c);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) vstore(s2[r][q], c[r][q]);
-  column_chains<NV>(ar, kT, ldk, j, bound(3), K, c);
+  column_chains<R, NV>(ar, kT, ldk, j, bound(3), K, c);
   const V va = vset(alpha);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
     float* dst = C + r * ldc + j;
 #pragma GCC unroll 4
@@ -380,21 +406,38 @@ inline void column_block(int64_t K, const float* const ar[4], int64_t rows, cons
     }
   }
 }
+
+// Rows ar[0..R-1] (the first `rows` stored, at Ci) over all N columns: R NV = 16 accumulators
+// while NV vectors of columns remain, then one vector at a time.
+template <int R>
+void column_group(int64_t N, int64_t K, const float* const ar[R], int64_t rows, const float* kT,
+                  int64_t ldk, float alpha, float* Ci, int64_t ldc) {
+  constexpr int NV = 16 / R;
+  int64_t j = 0;
+  for (; j + (NV - 1) * W < N; j += NV * W) column_block<R, NV>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
+  for (; j < N; j += W) column_block<R, 1>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
+}
 #endif
 
 }  // namespace
 
+// Groups of 8 rows x 2 vectors of columns while 8 rows are left (AVX-512: each loaded key
+// vector serves 8 rows, so a sweep over e reads the window's lines once for 8 heads, not once
+// per 4), then groups of 4 rows x 4 vectors, the last repeating its last row. Every element is
+// the same four chains either way: the same bits.
 void column_dots(int64_t M, int64_t N, int64_t K, const float* const* a, const float* kT,
                  int64_t ldk, float alpha, float* C, int64_t ldc) {
-  for (int64_t i0 = 0; i0 < M; i0 += 4) {
+  int64_t i0 = 0;
+#if TREX_TILE_WIDTH == 16
+  for (; i0 + 8 <= M; i0 += 8) column_group<8>(N, K, a + i0, 8, kT, ldk, alpha, C + i0 * ldc, ldc);
+#endif
+  for (; i0 < M; i0 += 4) {
     const float* ar[4];
     for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
     const int64_t rows = std::min<int64_t>(4, M - i0);
     float* Ci = C + i0 * ldc;
 #if TREX_TILE_WIDTH > 1
-    int64_t j = 0;
-    for (; j + 3 * W < N; j += 4 * W) column_block<4>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
-    for (; j < N; j += W) column_block<1>(K, ar, rows, kT, ldk, j, N, alpha, Ci, ldc);
+    column_group<4>(N, K, ar, rows, kT, ldk, alpha, Ci, ldc);
 #else
     const int64_t qk = column_quarter(K);
     for (int64_t r = 0; r < rows; ++r)

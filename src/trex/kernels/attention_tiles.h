@@ -4,9 +4,11 @@
 //   dot_tiles:   C[i][j] = alpha <a_i, b_j>           (S = tau Q K^T, dP = dO K^T)
 //   column_dots: the same with the keys as columns of a transposed block (no reduction)
 //   outer_tiles: C_i (+)= sum_k A(i, k) b_k           (O = P K, dQ = dS K, dK = dS^T Q + P^T dO)
-// Rows are fp32 of length K (dot) or N (outer), any alignment. Tiles are 4 x 4: 16 vector
-// accumulators, AVX-512 when compiled for it, else AVX2, else scalar; edge tiles repeat the last
-// row and drop its results, so every element comes from the same code and summation order.
+// Rows are fp32 of length K (dot) or N (outer), any alignment. Tiles hold 16 vector
+// accumulators, AVX-512 when compiled for it, else AVX2, else scalar: 4 x 4, and for
+// column_dots and outer_tiles on AVX-512 8 rows x 2 vectors while 8 rows are left (each loaded
+// key vector then serves 8 heads); edge tiles repeat the last row and drop its results. The
+// tile shape never changes an element's summation order.
 #pragma once
 
 #include <cstdint>

@@ -807,7 +807,7 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
     EXPECT_NEAR(t.straggler / base, 0.01 * std::sqrt(2 * std::log(256.0)), 1e-9);
     vc.strategy.stack = mlm2021;
     const TimeBreakdown t21 = evaluate(vc).prediction.time;
-    EXPECT_NEAR(t21.overhead / (t21.step - t21.straggler - t21.overhead), 0.06, 1e-9);
+    EXPECT_EQ(t21.overhead, 0);  // refit on its fit rows with sequence parallelism off (session 17)
     EXPECT_NEAR(t21.step - t21.straggler - t21.overhead, base, 1e-9 * base);
   }
   // MegaScale (arXiv 2402.15627 section 3.2): TP, DP and PP communication overlapped.

@@ -152,7 +152,14 @@ struct Bounds {
 // latency the cluster file's): InternEvo 20 runs 21.8% -> 15.4% (1,024 GPUs TP 1 +77.3% ->
 // +26.9%), fit 116 runs 10.05% / +5.19% / 77.3% -> 8.95% / +4.08% / 29.1%; nothing else moves.
 // Tightened to that.
-constexpr Bounds kFit{0.090, 0.041, 0.292};
+// Then the megatron-lm profile's step_overhead refit on its 9 fit rows (session 15 had turned
+// their sequence parallelism off without refitting): mean |error| 7.54 / 6.89 / 6.23 / 5.63 /
+// 5.16 / 4.68 / 4.30% at 0.06 / 0.05 / ... / 0.00, lowest at the bound 0.00 (those rows are still
+// -1.2% on average: a pessimism the overhead cannot absorb, not an overhead of zero). Fit 116
+// runs 8.95% / +4.08% -> 8.69% / +4.50%; held-out 107 runs 6.26% / +0.25% -> 5.97% / +0.75%
+// (its 10 megatron-lm rows 7.03% / -7.03% -> 3.97% / -1.63%); the 14 earlier publications'
+// held-out rows' signed error rises (below). The signed bounds loosened to that refit.
+constexpr Bounds kFit{0.088, 0.046, 0.292};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -212,7 +219,7 @@ constexpr Bounds kFit{0.090, 0.041, 0.292};
 // +38.0%, 148 s where its micro-batch 2 sibling took 104 s); held-out 107 runs 6.26% / 83% /
 // +0.25% / worst 38.0%, independent 56 runs 4.45% / 93% / -0.27%. Set to that (worst loosened
 // for that row).
-constexpr Bounds kHeldOut{0.064, 0.004, 0.381};
+constexpr Bounds kHeldOut{0.061, 0.009, 0.381};
 constexpr Bounds kIndependent{0.046, 0.004, 0.381};
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
@@ -225,7 +232,9 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // gradient all-reduce of DeepSpeed's pipeline engine) 8.16% / +1.44% -> 7.92% / +0.54%; tightened.
 // Then the tied-embedding all-reduce: 7.73% / +0.30%. Session 16, the bf16 rows' reduction at 2 B
 // (above): 8.24% / +0.81% (loosened to it).
-constexpr Bounds kHeldOutEarlier{0.083, 0.009, 0.39};
+// Session 17: the megatron-lm step_overhead refit (0.06 -> 0.00, above) moves its held-out
+// rows up: +0.81% -> +1.87%; loosened to that.
+constexpr Bounds kHeldOutEarlier{0.083, 0.020, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

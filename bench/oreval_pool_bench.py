@@ -26,15 +26,18 @@ fixed cost ((warm - warm1) / (programs - 1), medians), which a longer run approa
 Verdicts: per item, the harness's "same structure" against trex's `correct`, and cold against
 warm item for item (error class); any difference is printed.
 
---module-b DIR adds the paths warmB and warm1B: warm and warm1 with TREX_PYTHON_DIR=DIR (another
-state of python/, e.g. `git archive`d from another commit), interleaved with the others in each
-repetition, for an A/B of the module on one binary; their verdicts are compared too.
+--module-b DIR adds the paths warmB and warm1B (and warm2B with warm2): warm and warm1 with
+TREX_PYTHON_DIR=DIR (another state of python/, e.g. `git archive`d from another commit),
+interleaved with the others in each repetition, for an A/B of the module on one binary; their
+verdicts are compared too. --lib-b LIB does the same with TREX_SANDBOX_ENTER_LIB=LIB (another
+build of libtrex_sandbox_enter.so, whose zygote loop the warm interpreter runs), alone or with
+--module-b (then B is both).
 
 --tmpdir DIR runs every path with its temporary folders under DIR (TMPDIR for this process, the
 harness's programs and trex): trex's per-program folders and the harness's, the warm
 interpreters' module copies. A tmpfs there removes the filesystem's inode work from both sides.
 
-Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR]
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
 import argparse
@@ -72,7 +75,7 @@ def run_harness(data_dir, build):
     return verdicts
 
 
-def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None):
+def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None, lib=None):
     out = tempfile.mkdtemp(prefix="trex-pool-bench-")
     try:
         cmd = [os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", str(jobs),
@@ -80,6 +83,8 @@ def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None):
         env = dict(os.environ, TREX_DATA_DIR=data_dir)
         if python_dir:
             env["TREX_PYTHON_DIR"] = python_dir
+        if lib:
+            env["TREX_SANDBOX_ENTER_LIB"] = lib
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
         verdicts = {}
         with open(os.path.join(out, "results.jsonl")) as f:
@@ -100,7 +105,10 @@ def main():
     ap.add_argument("--paths", default="harness,cold,warm,warm2")
     ap.add_argument("--tmpdir", default=None)
     ap.add_argument("--module-b", default=None)
+    ap.add_argument("--lib-b", default=None)
     a = ap.parse_args()
+    if a.lib_b and not os.path.isfile(a.lib_b):
+        sys.exit("--lib-b %s: no such file" % a.lib_b)
     if a.module_b and not os.path.isfile(os.path.join(a.module_b, "gurobipy", "__init__.py")):
         sys.exit("--module-b %s: holds no gurobipy/__init__.py" % a.module_b)
     if a.tmpdir:
@@ -111,8 +119,8 @@ def main():
         print("temporary folders under %s" % os.environ["TMPDIR"], file=sys.stderr)
     build = os.path.abspath(a.build)
     paths = a.paths.split(",")
-    if a.module_b:
-        paths += [p + "B" for p in ("warm", "warm1") if p in paths]
+    if a.module_b or a.lib_b:
+        paths += [p + "B" for p in ("warm", "warm1", "warm2") if p in paths]
     runs = {p: [] for p in paths}
     verdicts = {}
     for rep in range(a.reps):
@@ -122,8 +130,10 @@ def main():
             if p == "harness":
                 v = run_harness(a.data_dir, build)
             else:
-                v = run_trex(build, a.data_dir, 2 if p == "warm2" else 1, p == "cold", 1 if p.startswith("warm1") else None,
-                             os.path.abspath(a.module_b) if p.endswith("B") else None)
+                b = p.endswith("B")
+                v = run_trex(build, a.data_dir, 2 if p.startswith("warm2") else 1, p == "cold", 1 if p.startswith("warm1") else None,
+                             os.path.abspath(a.module_b) if b and a.module_b else None,
+                             os.path.abspath(a.lib_b) if b and a.lib_b else None)
             wall, cpu = time.perf_counter() - t0, cpu_now() - cpu0
             n = len(v)
             runs[p].append((wall, cpu, n, load0, os.getloadavg()[0]))
@@ -149,8 +159,9 @@ def main():
               "warm": "`trex eval run --jobs 1` (warm interpreter, fork + sandbox per program)",
               "warm2": "`trex eval run --jobs 2` (warm)",
               "warm1": "`trex eval run --jobs 1 --limit 1` (warm: one program, the run's fixed cost)",
-              "warmB": "`trex eval run --jobs 1`, module B (%s)" % a.module_b,
-              "warm1B": "`trex eval run --jobs 1 --limit 1`, module B"}
+              "warmB": "`trex eval run --jobs 1`, B (%s)" % ", ".join(x for x in (a.module_b, a.lib_b) if x),
+              "warm1B": "`trex eval run --jobs 1 --limit 1`, B",
+              "warm2B": "`trex eval run --jobs 2`, B"}
     print("| path | programs | wall s (median) | programs/s | per worker | CPU ms/program | programs per CPU-s | load (1 min, start of each) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     med = {}
@@ -158,12 +169,12 @@ def main():
         wall = statistics.median(r[0] for r in runs[p])
         cpu = statistics.median(r[1] for r in runs[p])
         n = runs[p][0][2]
-        jobs = 2 if p == "warm2" else 1
+        jobs = 2 if p.startswith("warm2") else 1
         med[p] = (n / wall / jobs, n / cpu)
         print("| %s | %d | %.2f | %.1f | %.1f | %.1f | %.1f | %s |" %
               (labels[p], n, wall, n / wall, n / wall / jobs, 1000 * cpu / n, n / cpu,
                ", ".join("%.1f" % r[3] for r in runs[p])))
-    for p in ("cold", "warm", "warm2", "warmB"):
+    for p in ("cold", "warm", "warm2", "warmB", "warm2B"):
         if p in med and "harness" in med:
             print("%s / harness: %.2fx per worker (wall), %.2fx per CPU-second" %
                   (p, med[p][0] / med["harness"][0], med[p][1] / med["harness"][1]))

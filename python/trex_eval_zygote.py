@@ -6,14 +6,17 @@ first fork it runs the modelling code once on a model of its own (trex_eval_warm
 the children inherit that code warm; a child ends without tearing down the shared modules
 (finish()).
 
-Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE [COPY_AHEAD]]
+Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE [COPY_AHEAD [FORK_EARLY]]]
 
 LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same code that the
 evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
 SOCK_SEQPACKET socket to the evaluator. PYC_CACHE is $TREX_PYC_CACHE of the evaluator
 (open_pyc_cache): "" or absent the per-user cache, "0" none, else the cache's folder.
 COPY_AHEAD is $TREX_COPY_AHEAD of the evaluator: "0" turns the copy ahead off (WaitingChild,
-PagesChildrenWrite), anything else or absent leaves it on. Each exchange on it is one JSON message:
+PagesChildrenWrite), anything else or absent leaves it on. FORK_EARLY "1" (warm_pool.cc: where
+the evaluator leaves a CPU idle beside each worker) makes the library's loop fork each next child
+while the current program runs instead of after its status (fork_early_wanted); absent or
+anything else, after. Each exchange on it is one JSON message:
 
   zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B}
                        once, at start (B: its children share the network namespace it made)
@@ -876,6 +879,10 @@ def main():
     # program from creating anything in it (sandbox_child.h, docs/eval.md "Isolation"); else
     # each child makes its own while it waits.
     shared_netns = lib.trex_sandbox_share_netns() == 1
+    if fork_early_wanted(sys.argv):
+        fork_early = getattr(lib, "trex_zygote_fork_early", None)
+        if fork_early is not None:  # an older library: its loop forks after the status
+            fork_early(1)
     trex_eval_warmup.warm_up()
     trex_eval_warmup.warm_up_runner()
     warm_request_path()
@@ -903,6 +910,14 @@ def copy_ahead_wanted(argv):
     ahead off (no training child, so no child copies anything ahead); absent or anything else
     leaves it on. Its gain was measured only where page faults trap through a hypervisor."""
     return len(argv) <= 4 or argv[4] != "0"
+
+
+def fork_early_wanted(argv):
+    """FORK_EARLY (argv[5], from warm_pool.cc): "1" asks the library's loop to fork the next
+    program's child while the current program runs (trex_zygote_fork_early), which the evaluator
+    asks where each worker has a CPU it leaves idle: less wall per program, somewhat more CPU
+    (docs/eval.md). Absent or anything else: after the program's status, as before."""
+    return len(argv) > 5 and argv[5] == "1"
 
 
 def serve(lib, ctl, isolation, missing, shared_netns, training, loop=None):

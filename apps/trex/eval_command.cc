@@ -20,6 +20,7 @@
 #include "trex/oreval/evaluate.h"
 #include "trex/oreval/report.h"
 #include "trex/oreval/sandbox.h"
+#include "trex/oreval/warm_pool.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
@@ -71,6 +72,7 @@ int run_eval(const EvalArgs& args) {
   o.exec.solve_time_limit_s = args.solve_time_limit;
   o.exec.python_dir = python_module_dir();  // fails early, before any work
   require_sandbox(args.allow_weak_sandbox);  // so does a missing sandbox layer
+  warm_pool_set_workers(args.jobs);  // before any interpreter starts: whether they fork early
   prestart_python(o.exec);  // its start overlaps the loading below (execute.h)
   std::vector<Benchmark> benches;
   for (const auto& b : args.benches) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -202,6 +204,58 @@ TEST(WarmPool, LaunchLeavesTheChildsDescriptorsToTheCaller) {
   std::filesystem::remove_all(dir);
 }
 
+// An interpreter forks each next program's child while the current program runs only where
+// every worker has a CPU beside it that it leaves idle (warm_fork_early), and the evaluator says
+// which on the interpreter's command line (FORK_EARLY, python/trex_eval_zygote.py).
+std::vector<std::string> command_line_of_interpreter(const std::string& module_dir) {
+  std::string zygote = module_dir + "/trex_eval_zygote.py";
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string text;
+    if (FILE* f = fopen((e.path() / "cmdline").c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      fclose(f);
+    }
+    std::vector<std::string> args;
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\0', at);
+      if (end == std::string::npos) end = text.size();
+      args.push_back(text.substr(at, end - at));
+      at = end + 1;
+    }
+    if (args.size() > 3 && args[3] == zygote) return args;
+  }
+  return {};
+}
+
+TEST(WarmPool, InterpretersForkEarlyOnlyWithAnIdleCpuBesideEachWorker) {
+  EXPECT_FALSE(warm_fork_early(0, 64));  // the workers not known
+  EXPECT_TRUE(warm_fork_early(1, 2));
+  EXPECT_TRUE(warm_fork_early(2, 4));
+  EXPECT_FALSE(warm_fork_early(2, 3));
+  EXPECT_FALSE(warm_fork_early(1, 1));
+  REQUIRE_WHOLE_SANDBOX();
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  int cpus = CPU_COUNT(&set);
+  ExecOptions o = limits(true);
+  for (int workers : {1, 1 << 20}) {
+    warm_pool_set_workers(workers);
+    // Leases held until one is of an interpreter started now (the pool's idle ones were
+    // started before, with another setting).
+    std::vector<std::unique_ptr<WarmLease>> held;
+    int started = warm_interpreters_started();
+    while (warm_interpreters_started() == started && held.size() < 16)
+      held.push_back(std::make_unique<WarmLease>(o.python, o.python_dir));
+    ASSERT_GT(warm_interpreters_started(), started);
+    std::vector<std::string> args = command_line_of_interpreter(held.back()->module_dir());
+    ASSERT_EQ(args.size(), 9u);
+    EXPECT_EQ(args[8], warm_fork_early(workers, cpus) ? "1" : "0") << workers << " workers, " << cpus << " CPUs";
+  }
+  warm_pool_set_workers(0);
+}
+
 // A layer that cannot be applied stops the child before the program runs, on both paths: an
 // open-file limit above the kernel's ceiling makes setrlimit fail in the child.
 TEST(WarmPool, ALayerThatFailsStopsTheChildOnBothPaths) {
@@ -231,7 +285,7 @@ TEST(WarmPool, AWaitingChildThatCannotMakeItsNamespacesRunsNothing) {
                                  std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                 po);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("Ran 42 tests"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Ran 44 tests"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // ServeInC found the library
 }
@@ -304,7 +358,7 @@ TEST(WarmPool, TheZygoteChecksPassUnderPython312AndLater) {
                                    std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                   po);
     EXPECT_EQ(r.exit_code, 0) << python << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find("Ran 42 tests"), std::string::npos) << python << "\n" << r.err;
+    EXPECT_NE(r.err.find("Ran 44 tests"), std::string::npos) << python << "\n" << r.err;
     EXPECT_NE(r.err.find("\nOK"), std::string::npos) << python << "\n" << r.err;
     EXPECT_EQ(r.err.find("skipped"), std::string::npos) << python << "\n" << r.err;
   }

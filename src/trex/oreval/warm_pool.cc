@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -45,8 +47,20 @@ constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's 
 constexpr size_t kMaxMessage = size_t(1) << 20;
 
 std::atomic<int> g_started{0};
+std::atomic<int> g_workers{0};
+
+// CPUs this process may run on (its affinity), at least 1.
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 
 }  // namespace
+
+void warm_pool_set_workers(int workers) { g_workers = workers; }
+
+bool warm_fork_early(int workers, int cpus) { return workers > 0 && 2 * workers <= cpus; }
 
 std::string sandbox_enter_library() {
   if (const char* env = std::getenv("TREX_SANDBOX_ENTER_LIB"); env && *env) {
@@ -164,7 +178,9 @@ class WarmInterpreter final : public SandboxLauncher {
     // was measured only where page faults trap through a hypervisor); else it is on.
     const char* copy_ahead_env = getenv("TREX_COPY_AHEAD");
     std::string copy_ahead = copy_ahead_env && std::string(copy_ahead_env) == "0" ? "0" : "1";
-    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache, copy_ahead};
+    std::string fork_early = warm_fork_early(g_workers.load(), usable_cpus()) ? "1" : "0";
+    std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache, copy_ahead,
+                                     fork_early};
     // The fresh path's environment (execute.cc); each child gets its own from the request.
     // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
     // child at its first call (the zygote drops the name before any child sees it).

@@ -63,4 +63,17 @@ void warm_pool_prestart(const std::string& python, const std::string& pydir);
 // Started interpreters (idle or leased) in this process, for tests.
 int warm_interpreters_started();
 
+// How many workers lease interpreters at once in this process (evaluate's --jobs), set before
+// the first interpreter starts (the interpreters started later read it); 0, the default: not
+// known.
+void warm_pool_set_workers(int workers);
+
+// Whether an interpreter forks each next program's child while the current program runs rather
+// than after its status (python/trex_eval_zygote.py FORK_EARLY): where every one of `workers`
+// has a CPU beside it that it leaves idle (at least two of `cpus` per worker), which the fork,
+// the copies ahead and the first layers then use: less wall per program, and more CPU (two
+// processes at once on this project's machine cost more CPU than one after the other:
+// docs/eval.md). Not with `workers` unknown (0).
+bool warm_fork_early(int workers, int cpus);
+
 }  // namespace trex::oreval

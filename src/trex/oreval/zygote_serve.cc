@@ -12,8 +12,11 @@
 // PyOS_AfterFork_Child or _Parent, found in the interpreter that loaded this library), and a
 // child returns to Python, which runs what WaitingChild's child runs: the layers that do not
 // depend on the request, then the request (every sandbox layer before anything of the program).
-// Its copies ahead it makes here, first thing after the fork (copy_ahead_now). Loaded with ctypes.PyDLL, so the interpreter's lock is held throughout, as
-// os.fork holds it.
+// Its copies ahead it makes here, first thing after the fork (copy_ahead_now). The next child is
+// forked after a program's status, or, where the evaluator leaves a CPU idle beside each worker
+// (trex_zygote_fork_early), as soon as the program's {"pid": N} is sent, so that it gets ready
+// while that program runs (serve()'s Python loop forks it after the status). Loaded with
+// ctypes.PyDLL, so the interpreter's lock is held throughout, as os.fork holds it.
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -63,6 +66,9 @@ const iovec* g_runs = nullptr;
 int g_run_count = 0;
 bool g_one_call = false;
 bool g_one_call_allowed = true;  // trex_zygote_copy_ahead_one_call: false tests the per-run path
+
+// trex_zygote_fork_early: the next child is forked while the current program runs.
+bool g_fork_early = false;
 
 constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14)
 constexpr int kMaxRunsPerCall = 1024;  // UIO_MAXIOV
@@ -316,6 +322,14 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     }
     int len = snprintf(answer, sizeof(answer), "{\"pid\": %d}", int(pid));
     send_all(ctl, answer, size_t(len));
+    // Forking early: the next program's child, forked now, while this program runs: its fork,
+    // copies ahead and layers that do not depend on the request (a few milliseconds of CPU) then
+    // use a CPU the program and the evaluator leave idle instead of lying between this program's
+    // status and the next request (docs/eval.md: less wall, more CPU per program). Nothing of
+    // this program is in the zygote by now (its descriptors closed, its request erased), and the
+    // program cannot reach that child: it runs as another user (or in a user namespace), its
+    // seccomp filter lets it signal only its own group and refuses ptrace (seccomp_policy.cc).
+    if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
     do n = recv(ctl, message, sizeof(message), 0);
     while (n < 0 && errno == EINTR);
     if (n <= 0) {
@@ -389,6 +403,13 @@ __attribute__((visibility("default"))) void trex_zygote_copy_ahead(const iovec* 
 // For the runs registered after it.
 __attribute__((visibility("default"))) void trex_zygote_copy_ahead_one_call(int allowed) {
   trex::oreval::zygote_loop::g_one_call_allowed = allowed != 0;
+}
+
+// Whether the loop forks each next child as soon as the current program's {"pid": N} is sent
+// (non-zero) or after its status (0, the default): the evaluator's choice (warm_pool.h
+// warm_fork_early), passed on by trex_eval_zygote.py. For the programs handed from then on.
+__attribute__((visibility("default"))) void trex_zygote_fork_early(int early) {
+  trex::oreval::zygote_loop::g_fork_early = early != 0;
 }
 
 }  // extern "C"

@@ -12,6 +12,7 @@ tests/oreval/warm_pool_test.cc."""
 import ctypes
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -342,6 +343,12 @@ class TrainingChildFailures(unittest.TestCase):
         self.assertIsNone(off.pid)
         self.assertIsNone(off.poll())
 
+    def test_the_evaluator_s_setting_asks_for_the_early_fork(self):
+        argv = ["trex_eval_zygote.py", "lib.so", "3", "", "1"]
+        self.assertFalse(z.fork_early_wanted(argv))  # an older evaluator passes none: after the status
+        self.assertTrue(z.fork_early_wanted(argv + ["1"]))
+        self.assertFalse(z.fork_early_wanted(argv + ["0"]))
+
 
 class ForcedTraining:
     """A training child's stand-in whose answer (`runs`) is in at the first poll()."""
@@ -615,6 +622,71 @@ class ServeInC(unittest.TestCase):
             code, timed_out, out, err, child = self.run_one(ctl)
             self.assertEqual((code, timed_out, out, err), (7, False, b"entered prepared=1\n", b""))
             self.assertNotEqual(child, first)
+        finally:
+            self.stop(pid, ctl)
+            os.close(log_r)
+            os.close(log_w)
+
+    def test_forking_early_the_next_child_is_made_while_a_program_runs_else_after_its_status(self):
+        # trex_zygote_fork_early(1) (FORK_EARLY, warm_fork_early): the loop forks the next
+        # program's child once it has sent {"pid": N}, and that child makes its layers while the
+        # program still runs; 0 (the default): only after the program's status. Program 1
+        # blocks on its channel (the test holds the other end) meanwhile.
+        for early in (1, 0):
+            with self.subTest(early=early):
+                self.next_child_during_a_program(early)
+
+    def next_child_during_a_program(self, early):
+        setting = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_fork_early
+        log_r, log_w = os.pipe()
+
+        class Blocks(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                try:
+                    os.read(args[9], 1)  # the channel's read end: until the test closes its writer
+                except OSError:
+                    pass  # run_one hands a write end: nothing to wait for
+                os.write(args[7], b"entered prepared=%d\n" % args[11])
+                os._exit(7)
+
+        def logged(count, seconds):
+            pids = []
+            while len(pids) < count:
+                ready, _, _ = select.select([log_r], [], [], seconds)
+                if not ready:
+                    break
+                pids += [int(p) for p in os.read(log_r, 4096).split()]
+            return pids
+
+        pid, ctl = self.start(Blocks(prepare_fails=False, log_fd=log_w), in_zygote=lambda: setting(early))
+        try:
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            chan_r, chan_w = os.pipe()
+            socket.send_fds(ctl, [json.dumps(self.REQUEST).encode()], [out_w, err_w, chan_r])
+            for fd in (out_w, err_w, chan_r):
+                os.close(fd)
+            child = json.loads(ctl.recv(1 << 16))["pid"]
+            # Forking early, the second prepare comes while program 1 runs; else none comes in a
+            # second (a bound that only ever lets a late fork pass, never fails an early one).
+            # (Either may log first: program 1's child may be scheduled after the next one.)
+            pids = logged(2, 20 if early else 1)
+            with open("/proc/%d/stat" % child) as f:
+                self.assertNotIn(f.read().rsplit(")", 1)[1].split()[0], ("Z", "X"))  # program 1 still runs
+            self.assertEqual(len(pids), 2 if early else 1, pids)
+            self.assertIn(child, pids)
+            pids.remove(child)
+            os.close(chan_w)
+            self.assertEqual(os.read(out_r, 64), b"entered prepared=1\n")
+            ctl.send(b'{"wait":10}')
+            status = json.loads(ctl.recv(1 << 16))
+            self.assertEqual((os.waitstatus_to_exitcode(status["status"]), status["timed_out"]), (7, False))
+            os.close(out_r)
+            os.close(err_r)
+            if not early:
+                pids += logged(1, 20)  # forked after the status
+            # Program 2 runs in the child forked for it, a prepared one.
+            self.assertEqual(self.run_one(ctl), (7, False, b"entered prepared=1\n", b"", pids[0]))
         finally:
             self.stop(pid, ctl)
             os.close(log_r)

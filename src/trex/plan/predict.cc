@@ -455,7 +455,13 @@ class Builder {
   void logits(Work& w) {
     bool fp8 = fp8_;
     fp8_ = false;
+    // The frameworks pad the vocabulary (Megatron-LM's --make-vocab-size-divisible-by, 128 x TP
+    // by default), so the head's GEMM meets the Tensor Core alignment whatever the stated size;
+    // trex keeps the stated vocabulary's FLOPs.
+    double align = align_;
+    align_ = 0;
     gemm(w, ta_, m_.hidden, double(m_.vocab) / tp_, true);
+    align_ = align;
     fp8_ = fp8;
     vec(w, ta_ * double(m_.vocab) / tp_ * 4 * 3, 0, 2);  // fp32 softmax cross-entropy (vocab-parallel)
   }

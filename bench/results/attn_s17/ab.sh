@@ -3,7 +3,7 @@
 # quiet lane per command. usage: ab17.sh OUTDIR N_KERNEL N_STEP
 o=$1; nk=$2; ns=$3; mkdir -p $o
 NEW=${NEW:-/tmp/attn/newbin};  # the new build's attention_rate_bench, model_step_bench, trex, trex-full (copied: the tree can be rebuilt meanwhile)
- BASE=/work/wt/attn/.base/build; CFG=/work/wt/attn/configs/model/v4-micro.toml
+BASE=${BASE:-/work/wt/attn/.base/build}; CFG=/work/wt/attn/configs/model/v4-micro.toml
 l() { echo "$(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) $*" >> $o/timeline.txt; }
 l start
 for i in $(seq 1 $nk); do

@@ -374,6 +374,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   // token reloaded both each time. bf16 keys are widened per token, one token at a time.
   constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
   static_assert(kGroup <= KeyColumns::kSlots, "a group's blocks must all stay in the ring");
+  constexpr int64_t kPrefetchAhead = 8;  // tokens between a q row's prefetch and its use
   tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
     KeyColumns& kcol = thread_key_columns();
     // Per thread, kept between jobs and calls (a job is a few tokens: allocating and zeroing
@@ -408,8 +409,9 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
-        // The rows of the token kGroup ahead: issued a group's work before they are read.
-        if (t + kGroup < sh.s) prefetch_rows(q + (t + kGroup) * H * hd, H * hd, Fetch::kL1);
+        // The rows of the token two groups ahead (8 tokens: 1.10x the forward's step mix over
+        // 4 ahead, session 17, kernel level; 12, 16 and 24 ahead no better than 8).
+        if (t + kPrefetchAhead < sh.s) prefetch_rows(q + (t + kPrefetchAhead) * H * hd, H * hd, Fetch::kL1);
         column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
                     w.S.data() + i * H * kmax, ks[i].n);
       }
@@ -576,9 +578,20 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         float* D = w.D.data();
         float* prod = w.prod.data();
         for (int64_t i = 0; i < H * hd; ++i) prod[i] = dO[i] * O[i];
-        for (int64_t h = 0; h < H; ++h) D[h] = 0.f;
+        // Eight heads at a time in local accumulators (registers): with D[h] in memory, GCC
+        // stored and reloaded it on every e (perf: ~12% of the backward's own loop).
+        int64_t h0 = 0;
+        for (; h0 + 8 <= H; h0 += 8) {
+          float acc[8] = {};
+          const float* p8 = prod + h0 * hd;
+          for (int64_t e = 0; e < hd; ++e)
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) acc[i] += p8[i * hd + e];
+          for (int i = 0; i < 8; ++i) D[h0 + i] = acc[i];
+        }
+        for (int64_t h = h0; h < H; ++h) D[h] = 0.f;
         for (int64_t e = 0; e < hd; ++e)
-          for (int64_t h = 0; h < H; ++h) D[h] += prod[h * hd + e];
+          for (int64_t h = h0; h < H; ++h) D[h] += prod[h * hd + e];
         for (int64_t h = 0; h < H; ++h) {
           const float l = lse[t * H + h];
           float* srow = S + h * n;

@@ -315,7 +315,8 @@ namespace {
 // of 32) the quarters' mean error is about 1.4x the dot tiles' (0.199 against 0.140 units of
 // sum |a b| 2^-24; one chain 0.326): accepted, bounded at 1.5x by attention_tiles_test's
 // ColumnDotsErrorAtHeadDim128WithinOneAndAHalfOfDotTiles. Eight chains would be about as
-// accurate as the tiles (0.158, emulated) but keep 6 partials in memory instead of 2 (not measured).
+// accurate as the tiles (0.160 measured, session 17) but took the window scores 22-25% longer
+// (more partial sums through memory): not taken (docs/kernels-attention.md, "Session 17").
 inline int64_t column_quarter(int64_t K) { return (K + 3) / 4; }
 
 #if TREX_TILE_WIDTH > 1

@@ -227,19 +227,27 @@ struct ValidateArgs {
   bool json = false;
 };
 
-void print_slices(const char* title, const std::vector<plan::ErrorSummary>& rows) {
-  std::printf("\n%s\n%-38s %4s %9s %9s %8s %8s %10s %8s %7s\n", title, "slice", "runs", "mean|err|", "median", "in +-10%",
+void print_slices(const char* title, const std::vector<plan::ErrorSummary>& rows, const plan::SourceMix& mix) {
+  std::printf("\n%s\n", title);
+  if (mix.runs > 0)
+    std::printf("%ld runs from %ld sources; the largest, %s, has %ld (%.0f%%)\n", mix.runs, mix.sources, mix.largest.c_str(),
+                mix.largest_runs, 100.0 * double(mix.largest_runs) / double(mix.runs));
+  std::printf("%-38s %4s %7s %9s %9s %8s %8s %10s %8s %7s\n", "slice", "runs", "sources", "mean|err|", "median", "in +-10%",
               "in +-20%", "mean signed", "worst", "no fit");
   for (const plan::ErrorSummary& e : rows) {
     if (e.runs == 0) {  // an empty slice has no statistics, not zeros
-      std::printf("%-38s %4ld %9s %9s %8s %8s %11s %8s %7s\n", e.slice.substr(0, 38).c_str(), e.runs, "-", "-", "-", "-", "-",
-                  "-", "-");
+      std::printf("%-38s %4ld %7s %9s %9s %8s %8s %11s %8s %7s\n", e.slice.substr(0, 38).c_str(), e.runs, "-", "-", "-", "-",
+                  "-", "-", "-", "-");
       continue;
     }
-    std::printf("%-38s %4ld %8.1f%% %8.1f%% %7.0f%% %7.0f%% %+9.1f%% %7.1f%% %7ld\n", e.slice.substr(0, 38).c_str(), e.runs,
-                100 * e.mean_abs, 100 * e.median_abs, 100 * e.within_10, 100 * e.within_20, 100 * e.mean_signed,
-                100 * e.worst, e.not_fit);
+    std::printf("%-38s %4ld %7ld %8.1f%% %8.1f%% %7.0f%% %7.0f%% %+9.1f%% %7.1f%% %7ld\n", e.slice.substr(0, 38).c_str(),
+                e.runs, e.sources, 100 * e.mean_abs, 100 * e.median_abs, 100 * e.within_10, 100 * e.within_20,
+                100 * e.mean_signed, 100 * e.worst, e.not_fit);
   }
+}
+
+nlohmann::ordered_json mix_json(const plan::SourceMix& m) {
+  return {{"runs", m.runs}, {"sources", m.sources}, {"largest_source", m.largest}, {"largest_source_runs", m.largest_runs}};
 }
 
 nlohmann::ordered_json slices_json(const std::vector<plan::ErrorSummary>& rows) {
@@ -253,7 +261,8 @@ nlohmann::ordered_json slices_json(const std::vector<plan::ErrorSummary>& rows) 
                    {"within_20", e.within_20},
                    {"mean_signed_error", e.mean_signed},
                    {"max_abs_error", e.worst},
-                   {"not_fit", e.not_fit}});
+                   {"not_fit", e.not_fit},
+                   {"sources", e.sources}});
   return arr;
 }
 
@@ -314,11 +323,13 @@ int run_validate(const ValidateArgs& a) {
     j["runs"] = rows;
     j["fit"] = slices_json(fit);
     j["held_out"] = slices_json(held);
+    j["fit_sources"] = mix_json(plan::source_mix(results, plan::Split::kFit));
+    j["held_out_sources"] = mix_json(plan::source_mix(results, plan::Split::kHeldOut));
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
-  print_slices("fit split (runs the factors were set on):", fit);
-  print_slices("held-out split (never used to set a factor):", held);
+  print_slices("fit split (runs the factors were set on):", fit, plan::source_mix(results, plan::Split::kFit));
+  print_slices("held-out split (never used to set a factor):", held, plan::source_mix(results, plan::Split::kHeldOut));
   std::printf("\ngoals per split: mean |error| <= 10%%, >= 70%% within +-10%%, mean signed within +-3%%, no run that "
               "happened predicted not to fit\n");
   return 0;

@@ -26,6 +26,7 @@ namespace {
 
 using testing::make_run;
 using testing::shipped_cluster;
+using testing::shipped_model;
 using testing::source_path;
 using testing::tiny_cluster;
 using testing::tiny_moe;
@@ -537,10 +538,33 @@ TEST(Causes, WeightBroadcastsPerShardOwnerPayTheRingLatencyEach) {
   EXPECT_NEAR(predict(m, c, r, s).time.dp_comm - gather, 1.416728e-3, 1e-12);
 }
 
-// (2d) Tensor Core alignment (cuBLAS "Tensor Core Usage": 16-bit GEMMs need their leading
-// dimensions to be multiples of 16 bytes): a GEMM that misses it runs on the non-tensor FP32
-// units. BigScience's hidden 14400 with head dimension 150 or 450 missed it in every batched
-// product of the unfused attention.
+// (2d) Misaligned 16-bit GEMMs (stack.h, tensor_core_align_bytes): on a stack that sets it (the
+// 2022 Megatron-DeepSpeed profile: an effective rate observed on BigScience's runs, not a cuBLAS
+// rule), a 16-bit GEMM whose k or n is not a multiple of 16 bytes is charged at the device's
+// non-tensor FP32 peak x matmul. BigScience's hidden 14400 with head dimension 150 or 450 missed
+// it in every batched product of the unfused attention.
+model::ModelConfig align_model(int head_dim, long vocab, int ffn = 4096) {
+  return model::parse_model_config(
+      "[model]\nname = \"tiny-align\"\nvocab = " + std::to_string(vocab) +
+          "\nhidden = 1024\nlayers = 4\ntrain_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\n"
+          "kv_heads = 8\nhead_dim = " + std::to_string(head_dim) + "\nrope_dims = " + std::to_string(head_dim) +
+          "\n[ffn]\nactivation = \"gelu\"\nhidden = " + std::to_string(ffn) + "\n",
+      "tiny-align.toml");
+}
+
+// The tiny cluster with a 10 TFLOPS FP32 peak, and a strategy with and without the rate.
+struct AlignSetup {
+  Cluster c = tiny_cluster(1);
+  plan::Run r = make_run(1024, 16);
+  Strategy off, on;
+  AlignSetup() {
+    c.device.peak.flops_fp32.value = 10e12;
+    off.flash_attention = false;
+    on = off;
+    on.stack.tensor_core_align_bytes = 16;
+  }
+};
+
 TEST(Causes, A16BitGemmOffTheTensorCoreAlignmentRunsAtTheFp32Rate) {
   // 8 heads of 126 at TP 1 (2 x 126 = 252 B, not a multiple of 16; every other dimension is:
   // 8 x 126 = 1008, QKV 3024, FFN 4096, vocabulary 32000), unfused attention, DP 8 over one
@@ -549,42 +573,120 @@ TEST(Causes, A16BitGemmOffTheTensorCoreAlignmentRunsAtTheFp32Rate) {
   // 42.27858432 us at the tiny cluster's 100 TFLOPS, 422.7858432 us at an FP32 rate of 10
   // TFLOPS: +380.50725888 us forward, twice that backward, x 4 layers x 2 micro-batches =
   // 9.13217421312 ms.
-  auto model = [](int head_dim, long vocab) {
-    return model::parse_model_config(
-        "[model]\nname = \"tiny-align\"\nvocab = " + std::to_string(vocab) +
-            "\nhidden = 1024\nlayers = 4\ntrain_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\n"
-            "kv_heads = 8\nhead_dim = " + std::to_string(head_dim) + "\nrope_dims = " + std::to_string(head_dim) +
-            "\n[ffn]\nactivation = \"gelu\"\nhidden = 4096\n",
-        "tiny-align.toml");
-  };
-  Cluster off = tiny_cluster(1);
-  off.device.peak.flops_fp32.value = 10e12;
-  Cluster on = off;
-  on.eff.tensor_core_align_bytes = 16;
-  plan::Run r = make_run(1024, 16);
-  Strategy s;
-  s.flash_attention = false;
-  model::ModelConfig hd126 = model(126, 32000);
-  EXPECT_NEAR(predict(hd126, on, r, s).time.compute - predict(hd126, off, r, s).time.compute, 9.13217421312e-3, 1e-12);
+  AlignSetup a;
+  model::ModelConfig hd126 = align_model(126, 32000);
+  EXPECT_NEAR(predict(hd126, a.c, a.r, a.on).time.compute - predict(hd126, a.c, a.r, a.off).time.compute, 9.13217421312e-3, 1e-12);
   // A head dimension of 128 (256 B) meets it, and FlashAttention runs no cuBLAS batched GEMM.
-  model::ModelConfig hd128 = model(128, 32000);
-  EXPECT_EQ(predict(hd128, on, r, s).time.compute, predict(hd128, off, r, s).time.compute);
-  s.flash_attention = true;
-  EXPECT_EQ(predict(hd126, on, r, s).time.compute, predict(hd126, off, r, s).time.compute);
+  model::ModelConfig hd128 = align_model(128, 32000);
+  EXPECT_EQ(predict(hd128, a.c, a.r, a.on).time.compute, predict(hd128, a.c, a.r, a.off).time.compute);
+  a.on.flash_attention = a.off.flash_attention = true;
+  EXPECT_EQ(predict(hd126, a.c, a.r, a.on).time.compute, predict(hd126, a.c, a.r, a.off).time.compute);
   // Any 16-bit GEMM: an FFN of width 4100 (8,200 B rows) puts both FFN GEMMs at the FP32 rate.
   // Each does 2 x 1024 x 1024 x 4100 = 8,598,323,200 FLOPs: 85.983232 us at 100 TFLOPS, 859.83232
   // us at 10 (both above its 18,890,752 B / 2 TB/s = 9.445376 us): +1547.698176 us forward for the
   // two, x 3 with the backward, x 4 layers x 2 micro-batches = 37.144756224 ms.
-  model::ModelConfig f4100 = model::parse_model_config(
-      "[model]\nname = \"tiny-ffn\"\nvocab = 32000\nhidden = 1024\nlayers = 4\ntrain_seq_len = 1024\n"
-      "[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\nrope_dims = 128\n"
-      "[ffn]\nactivation = \"gelu\"\nhidden = 4100\n",
-      "tiny-ffn.toml");
-  EXPECT_NEAR(predict(f4100, on, r, s).time.compute - predict(f4100, off, r, s).time.compute, 37.144756224e-3, 1e-12);
-  // Not the output head: the frameworks pad the vocabulary (Megatron-LM's
-  // --make-vocab-size-divisible-by), so a stated vocabulary of 32001 changes nothing.
-  model::ModelConfig v32001 = model(128, 32001);
-  EXPECT_EQ(predict(v32001, on, r, s).time.compute, predict(v32001, off, r, s).time.compute);
+  model::ModelConfig f4100 = align_model(128, 32000, 4100);
+  EXPECT_NEAR(predict(f4100, a.c, a.r, a.on).time.compute - predict(f4100, a.c, a.r, a.off).time.compute, 37.144756224e-3, 1e-12);
+  // The output layer on a stack that does not pad the vocabulary (a padding stack: below): 32001
+  // (64,002 B rows) puts it at the FP32 rate.
+  // 2 x 1024 x 1024 x 32001 = 67,110,961,152 FLOPs: 671.10961152 us at 100 TFLOPS, 6711.0961152
+  // us at 10 (both above its 133,173,248 B / 2 TB/s = 66.586624 us): +6039.98650368 us forward,
+  // x 3 with the backward, x 2 micro-batches = 36.23991902208 ms.
+  model::ModelConfig v32001 = align_model(128, 32001);
+  EXPECT_NEAR(predict(v32001, a.c, a.r, a.on).time.compute - predict(v32001, a.c, a.r, a.off).time.compute, 36.23991902208e-3, 1e-12);
+  // Off by default: no shipped stack but the 2022 Megatron-DeepSpeed profile sets it.
+  EXPECT_EQ(StackProfile{}.tensor_core_align_bytes, 0);
+  EXPECT_EQ(load_stack(source_path("configs/plan/stack/megatron-deepspeed.toml")).tensor_core_align_bytes, 16);
+  for (const char* name : {"megatron-lm", "megatron-lm-2023", "megatron-core", "nemo-24.07", "deepspeed", "torchtitan",
+                           "llm-foundry", "llm-foundry-h100-2023", "megascale", "meta-llama3", "hai-llm", "mindspeed"})
+    EXPECT_EQ(load_stack(source_path(std::string("configs/plan/stack/") + name + ".toml")).tensor_core_align_bytes, 0) << name;
+}
+
+// Only one of the two batched products misaligned (MLA with a query-key head of 64 + 64 = 128
+// and a value head of 126): only PV is charged. 2 x 8 heads x 126 x 1024 keys x 1024 queries =
+// 2,113,929,216 FLOPs: 21.13929216 us at 100 TFLOPS, 211.3929216 us at 10, +190.25362944 us
+// forward, x 3 with the backward, x 4 layers x 2 micro-batches = 4.56608710656 ms. The other
+// GEMMs are aligned: QKV-down 1024 x (8 x 128 + 512 + 64) = 1600 columns, up-projection 512 x
+// 8 x (64 + 126) = 1520, output 8 x 126 = 1008 (2016 B) x 1024.
+TEST(Causes, OnlyTheMisalignedBatchedProductOfTheAttentionIsCharged) {
+  AlignSetup a;
+  model::ModelConfig m = model::parse_model_config(
+      "[model]\nname = \"tiny-mla\"\nvocab = 32000\nhidden = 1024\nlayers = 4\ntrain_seq_len = 1024\n"
+      "[attention]\nkind = \"mla\"\nheads = 8\nkv_lora_rank = 512\nqk_nope_head_dim = 64\nqk_rope_head_dim = 64\n"
+      "v_head_dim = 126\n[ffn]\nactivation = \"gelu\"\nhidden = 4096\n",
+      "tiny-mla.toml");
+  EXPECT_NEAR(predict(m, a.c, a.r, a.on).time.compute - predict(m, a.c, a.r, a.off).time.compute, 4.56608710656e-3, 1e-12);
+}
+
+// FP8 runs are left out: their linear layers run on the FP8 path (libraries refuse or the
+// frameworks pad unaligned FP8 shapes), so an FFN of width 4100 (8200 B, not a multiple of 16)
+// costs the same with the rate on. The output layer stays in BF16 in an FP8 run and is charged.
+TEST(Causes, FP8GemmsAreNotChargedTheMisalignedRate) {
+  AlignSetup a;
+  a.c.device.peak.flops_fp8 = core::Quantity{200e12, "test", {}};
+  a.r.fp8_matmul = true;
+  a.on.flash_attention = a.off.flash_attention = true;
+  model::ModelConfig ffn4100 = align_model(128, 32000, 4100);
+  EXPECT_EQ(predict(ffn4100, a.c, a.r, a.on).time.compute, predict(ffn4100, a.c, a.r, a.off).time.compute);
+  model::ModelConfig v32001 = align_model(128, 32001);
+  EXPECT_GT(predict(v32001, a.c, a.r, a.on).time.compute, predict(v32001, a.c, a.r, a.off).time.compute);
+  // The same FFN in a BF16 run is charged.
+  a.r.fp8_matmul = false;
+  EXPECT_GT(predict(ffn4100, a.c, a.r, a.on).time.compute, predict(ffn4100, a.c, a.r, a.off).time.compute);
+}
+
+// Vocabulary padding (stack.h, vocab_divisible_by): Megatron-LM pads the vocabulary to a multiple
+// of 128 x TP (_vocab_size_with_padding), so GPT-2's 50257 runs as 51200 at TP 8 (50 x 1024),
+// 32001 as 32128 at TP 1 and as 32256 at TP 2 (126 x 256); a stack without padding keeps it.
+TEST(Causes, AMegatronStackPadsTheVocabularyToAMultipleOf128TimesTp) {
+  EXPECT_EQ(padded_vocab(50257, 128, 8), 51200);
+  EXPECT_EQ(padded_vocab(50304, 128, 8), 51200);
+  EXPECT_EQ(padded_vocab(51200, 128, 8), 51200);
+  EXPECT_EQ(padded_vocab(32001, 128, 1), 32128);
+  EXPECT_EQ(padded_vocab(32001, 128, 2), 32256);
+  EXPECT_EQ(padded_vocab(32001, 0, 2), 32001);
+  for (const char* name : {"megatron-lm", "megatron-lm-2023", "megatron-core", "megatron-deepspeed", "nemo-24.07", "mindspeed", "megascale"})
+    EXPECT_EQ(load_stack(source_path(std::string("configs/plan/stack/") + name + ".toml")).vocab_divisible_by, 128) << name;
+  EXPECT_EQ(load_stack(source_path("configs/plan/stack/torchtitan.toml")).vocab_divisible_by, 0);
+  // A vocabulary TP does not divide (32001 at TP 2), on a stack with the misaligned rate: without
+  // padding the output layer's 16000.5 columns are charged; padded, the step is that of a
+  // 32256-entry model (every time term the same), while the MFU conventions still count the
+  // model's 32001 entries (the padding is work, not model FLOPs).
+  AlignSetup a;
+  a.r = make_run(1024, 8);
+  a.on.tp = a.off.tp = 2;
+  a.on.flash_attention = a.off.flash_attention = true;
+  model::ModelConfig v32001 = align_model(128, 32001), v32256 = align_model(128, 32256);
+  EXPECT_GT(predict(v32001, a.c, a.r, a.on).time.compute, predict(v32001, a.c, a.r, a.off).time.compute);
+  Strategy padded = a.on;
+  padded.stack.vocab_divisible_by = 128;
+  Prediction p = predict(v32001, a.c, a.r, padded), q = predict(v32256, a.c, a.r, padded);
+  EXPECT_EQ(p.time.step, q.time.step);
+  EXPECT_EQ(p.time.compute, q.time.compute);
+  EXPECT_EQ(p.time.dp_comm, q.time.dp_comm);
+  EXPECT_EQ(p.memory.total(), q.memory.total());
+  EXPECT_EQ(p.time.compute, predict(v32256, a.c, a.r, a.off).time.compute);  // aligned: no charge
+  EXPECT_LT(p.mfu_of(model::FlopConvention::kMegatron), q.mfu_of(model::FlopConvention::kMegatron));
+  EXPECT_NEAR(p.mfu_of(model::FlopConvention::kMegatron) / q.mfu_of(model::FlopConvention::kMegatron),
+              model::training_flops_per_token(v32001, 1024, model::FlopConvention::kMegatron, false) /
+                  model::training_flops_per_token(v32256, 1024, model::FlopConvention::kMegatron, false),
+              1e-12);
+}
+
+// The README's example (GPT-3's unpadded 50257 on a Megatron stack with the misaligned rate): the
+// padded vocabulary (51200 at TP 8) meets the alignment, so the step is that of 50304 (review
+// rplan3 HIGH 1: unpadded, the output layer on the last stage cost 30%).
+TEST(Causes, GptThreesUnpaddedVocabularyCostsNothingOnAMegatronStack) {
+  model::ModelConfig m = shipped_model("gpt3-175b");
+  ASSERT_EQ(m.vocab, 50257);
+  model::ModelConfig m50304 = m;
+  m50304.vocab = 50304;
+  Cluster c = shipped_cluster("dgx-a100");
+  plan::Run r = load_run(source_path("configs/run/gpt3-175b-megatron.toml"));
+  Strategy s = load_strategy(source_path("configs/strategy/gpt3-tp8-pp8.toml"), load_stack(source_path("configs/plan/stack/megatron-deepspeed.toml")));
+  EXPECT_EQ(predict(m, c, r, s).time.step, predict(m50304, c, r, s).time.step);
+  s.stack.vocab_divisible_by = 0;  // unpadded, the 50257 columns at TP 8 miss the alignment
+  EXPECT_GT(predict(m, c, r, s).time.step, 1.2 * predict(m50304, c, r, s).time.step);
 }
 
 // (7d) Tied input and output embeddings under a pipeline: the first and the last stage each hold

@@ -204,12 +204,14 @@ constexpr Bounds kFit{0.088, 0.046, 0.292};
 // grad_reduce_bytes = 2 (the ZeRO-1 reduce-scatter of bf16 gradients, microsoft/DeepSpeed 2151c787a).
 // Held-out 76 runs 9.131% / +2.799% -> 9.137% / +2.978%, independent 25 runs 10.94% / +6.85% ->
 // 10.96% / +7.39%; fit unchanged. The signed bound loosened to that (0.029 -> 0.030).
-// Session 17 (plan): a 16-bit GEMM that misses cuBLAS's Tensor Core alignment (leading
-// dimensions multiples of 16 bytes, cuBLAS "Tensor Core Usage") runs at the device's non-tensor
-// FP32 peak x matmul (the NVIDIA clusters state tensor_core_align_bytes = 16). In the set only
-// BigScience's hidden-14400 rows miss it: head dimension 150 / 450 in the unfused attention's
-// batched products. A published rule and a published rate, nothing fitted; the rows were the
-// reason to look (said in docs/plan.md). Those 10 rows +15.2%..+27.5% -> -3.2%..+5.4%; held-out
+// Session 17 (plan): a 16-bit GEMM whose k or n is not a multiple of 16 bytes is charged at the
+// device's non-tensor FP32 peak x matmul: an effective rate observed on BigScience's 2022 stack
+// (PyTorch 1.10 / CUDA 11.3, A100), not a cuBLAS rule (cuBLAS 11+ uses Tensor Cores for such
+// shapes when it judges them fastest; pytorch#181718 measures about 74% of the aligned rate on
+// cuBLAS 12). The rate was chosen with the hidden-14400 rows in view (fix29 moved it from the
+// NVIDIA clusters to the megatron-deepspeed stack, the only profile that sets it). In the set
+// only BigScience's hidden-14400 rows miss it: head dimension 150 / 450 in the unfused
+// attention's batched products; those rows were the reason to look (said in docs/plan.md). Those 10 rows +15.2%..+27.5% -> -3.2%..+5.4%; held-out
 // 76 runs 9.14% / 68% / +2.98% -> 6.64% / 82% / +0.39%, independent 25 runs 10.96% / 60% /
 // +7.39% -> 3.37% / 100% / -0.47%; nothing else moves. Tightened to that, and the independent
 // slice (the held-out sources with no fit run) gets bounds of its own.
@@ -221,6 +223,26 @@ constexpr Bounds kFit{0.088, 0.046, 0.292};
 // for that row).
 constexpr Bounds kHeldOut{0.061, 0.009, 0.381};
 constexpr Bounds kIndependent{0.046, 0.004, 0.381};
+// Session 17 (fix29, review rplan3 items 4 and 6). The single +38% row (148 s where its
+// micro-batch 2 sibling took 104 s) set the worst bound of both slices above, so: the 25 earlier
+// BigScience rows keep their own tight bounds (3.37% / -0.47% / worst 9.7% after the alignment
+// rate; vocabulary padding moved none of them), each split bounds its count of rows beyond
+// +-20% and its share within +-10% (a goal metric), and the two rows that do not let one source
+// carry a split are bounded too. Held-out, at this commit: all 107 runs 5.97% / 85.0% within
+// +-10% / +0.75% / 5 beyond +-20%; without BigScience (51 runs, 11 sources) 7.65% / 76.5% /
+// +1.87%; source-weighted (12 sources, each weight 1) 8.79% / 64.7% / +2.12%: there the goal of
+// 70% within +-10% is not met. Fit, all 116 runs: 64.7% within +-10%, 8 beyond +-20%.
+constexpr Bounds kBigScienceEarlier{0.034, 0.005, 0.097};
+struct Shares {
+  double within_10_at_least;
+  long beyond_20_at_most;
+};
+constexpr Shares kFitShares{0.64, 8};
+constexpr Shares kHeldOutShares{0.85, 5};
+constexpr Shares kIndependentShares{0.92, 1};
+constexpr Bounds kHeldOutWithoutLargest{0.077, 0.019, 0.368};
+constexpr Bounds kHeldOutSourceWeighted{0.088, 0.022, 0.380};
+constexpr double kHeldOutSourceWeightedWithin10 = 0.64;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
@@ -258,18 +280,52 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   }
   check(results, Split::kFit, kFit);
   check(results, Split::kHeldOut, kHeldOut);
+  auto row = [](const std::vector<ErrorSummary>& table, const std::string& slice) {
+    for (const ErrorSummary& e : table)
+      if (e.slice == slice) return e;
+    ADD_FAILURE() << "no row " << slice;
+    return ErrorSummary{};
+  };
+  auto beyond_20 = [](const ErrorSummary& e) { return std::lround(double(e.runs) * (1 - e.within_20)); };
+  auto shares = [&](const ErrorSummary& e, const Shares& b) {
+    SCOPED_TRACE(e.slice);
+    EXPECT_GE(e.within_10, b.within_10_at_least);
+    EXPECT_LE(beyond_20(e), b.beyond_20_at_most);
+  };
+  const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit), held = slice_table(results, Split::kHeldOut);
+  shares(row(fit, "all"), kFitShares);
+  shares(row(held, "all"), kHeldOutShares);
   {
     SCOPED_TRACE("independent sources");
-    bool found = false;
-    for (const ErrorSummary& e : slice_table(results, Split::kHeldOut)) {
-      if (e.slice != kIndependentSlice) continue;
-      found = true;
-      EXPECT_LE(e.mean_abs, kIndependent.mean_abs);
-      EXPECT_LE(std::abs(e.mean_signed), kIndependent.mean_signed);
-      EXPECT_LE(e.worst, kIndependent.worst);
-      EXPECT_EQ(e.not_fit, 0);
-    }
-    EXPECT_TRUE(found) << "no held-out source without fit runs";
+    const ErrorSummary e = row(held, kIndependentSlice);
+    EXPECT_LE(e.mean_abs, kIndependent.mean_abs);
+    EXPECT_LE(std::abs(e.mean_signed), kIndependent.mean_signed);
+    EXPECT_LE(e.worst, kIndependent.worst);
+    EXPECT_EQ(e.not_fit, 0);
+    shares(e, kIndependentShares);
+  }
+  {
+    SCOPED_TRACE("held-out without its largest source, and source-weighted");
+    const ErrorSummary w = row(held, kWithoutLargestSlice), sw = row(held, kSourceWeightedSlice);
+    EXPECT_LE(w.mean_abs, kHeldOutWithoutLargest.mean_abs);
+    EXPECT_LE(std::abs(w.mean_signed), kHeldOutWithoutLargest.mean_signed);
+    EXPECT_LE(w.worst, kHeldOutWithoutLargest.worst);
+    EXPECT_LE(sw.mean_abs, kHeldOutSourceWeighted.mean_abs);
+    EXPECT_LE(std::abs(sw.mean_signed), kHeldOutSourceWeighted.mean_signed);
+    EXPECT_GE(sw.within_10, kHeldOutSourceWeightedWithin10);
+  }
+  {
+    SCOPED_TRACE("the 25 BigScience rows before session 17's head-count rows");
+    std::vector<const ValidationResult*> earlier_bigscience;
+    for (const ValidationResult& r : results)
+      if (canonical_source_key(r.c.source_key) == "bigscience-workshop/bigscience" &&
+          r.c.name.rfind("bigscience-prequel-nheads", 0) != 0)
+        earlier_bigscience.push_back(&r);
+    ASSERT_EQ(earlier_bigscience.size(), 25u);
+    const ErrorSummary e = summarize("bigscience earlier", earlier_bigscience);
+    EXPECT_LE(e.mean_abs, kBigScienceEarlier.mean_abs);
+    EXPECT_LE(std::abs(e.mean_signed), kBigScienceEarlier.mean_signed);
+    EXPECT_LE(e.worst, kBigScienceEarlier.worst);
   }
   std::vector<ValidationResult> earlier;
   for (const ValidationResult& r : results)
@@ -300,6 +356,61 @@ TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {
   EXPECT_DOUBLE_EQ(e.within_20, 0.75);
   EXPECT_DOUBLE_EQ(e.worst, 0.25);
   EXPECT_EQ(e.not_fit, 0);
+}
+
+// One source must not carry a split (review rplan3 item 4). Held-out: source A with 3 runs
+// (+5%, +15%, -25%) and B with 1 (-8%); a fit run of C. A is the largest, 3 of 4 runs.
+// Without A: B's run alone, 8% / -8%. Source-weighted, A's runs weigh 1/6 each and B's 1/2:
+// mean |error| (5 + 15 + 25) / 6 + 8 / 2 = 11.5%, signed (5 + 15 - 25) / 6 - 8 / 2 = -4.8333%,
+// within +-10% 1/6 + 1/2 = 2/3, within +-20% 2/6 + 1/2 = 5/6, weighted median 8% (cumulative
+// 1/6 at 5%, 2/3 at 8%), worst 25%. Unweighted: 13.25% / -3.25%.
+TEST(Validation, TheSplitWithoutItsLargestSourceAndWithEachSourceWeightedEqually) {
+  std::vector<ValidationResult> r(5);
+  const char* keys[] = {"arXiv A", "arXiv A", "arXiv A", "arXiv B", "arXiv C"};
+  const Split splits[] = {Split::kHeldOut, Split::kHeldOut, Split::kHeldOut, Split::kHeldOut, Split::kFit};
+  const double errors[] = {0.05, 0.15, -0.25, -0.08, 0.0};
+  for (size_t i = 0; i < r.size(); ++i) {
+    r[i].c.source_key = keys[i];
+    r[i].c.split = splits[i];
+    r[i].c.cluster.nodes = 1;
+    r[i].error = errors[i];
+    r[i].prediction.memory.fits = true;
+  }
+  SourceMix mix = source_mix(r, Split::kHeldOut);
+  EXPECT_EQ(mix.runs, 4);
+  EXPECT_EQ(mix.sources, 2);
+  EXPECT_EQ(mix.largest, "arXiv A");
+  EXPECT_EQ(mix.largest_runs, 3);
+  std::vector<ErrorSummary> held = slice_table(r, Split::kHeldOut);
+  ASSERT_GE(held.size(), 4u);
+  EXPECT_EQ(held[0].slice, "all");
+  EXPECT_EQ(held[0].sources, 2);
+  EXPECT_NEAR(held[0].mean_abs, 0.1325, 1e-12);
+  EXPECT_NEAR(held[0].mean_signed, -0.0325, 1e-12);
+  EXPECT_EQ(held[1].slice, kIndependentSlice);  // A and B have no fit run
+  EXPECT_EQ(held[1].runs, 4);
+  EXPECT_EQ(held[2].slice, kWithoutLargestSlice);
+  EXPECT_EQ(held[2].runs, 1);
+  EXPECT_EQ(held[2].sources, 1);
+  EXPECT_NEAR(held[2].mean_abs, 0.08, 1e-12);
+  EXPECT_NEAR(held[2].mean_signed, -0.08, 1e-12);
+  const ErrorSummary& w = held[3];
+  EXPECT_EQ(w.slice, kSourceWeightedSlice);
+  EXPECT_EQ(w.runs, 4);
+  EXPECT_EQ(w.sources, 2);
+  EXPECT_NEAR(w.mean_abs, 0.115, 1e-12);
+  EXPECT_NEAR(w.mean_signed, -0.05 / 6 - 0.04, 1e-12);
+  EXPECT_NEAR(w.within_10, 2.0 / 3, 1e-12);
+  EXPECT_NEAR(w.within_20, 5.0 / 6, 1e-12);
+  EXPECT_DOUBLE_EQ(w.median_abs, 0.08);
+  EXPECT_DOUBLE_EQ(w.worst, 0.25);
+  // The fit table has them too (one source, C: without it, nothing).
+  std::vector<ErrorSummary> fit = slice_table(r, Split::kFit);
+  ASSERT_GE(fit.size(), 3u);
+  EXPECT_EQ(fit[1].slice, kWithoutLargestSlice);
+  EXPECT_EQ(fit[1].runs, 0);
+  EXPECT_EQ(fit[2].slice, kSourceWeightedSlice);
+  EXPECT_EQ(fit[2].runs, 1);
 }
 
 TEST(Validation, ReportedFiguresAreReadInTheSourcesUnits) {

@@ -99,12 +99,8 @@ Cluster load_cluster(const std::string& path) {
       if (c.device.device.cores_matrix.value <= 0)
         f.fail("gemm_tiles", "needs the device's cores_matrix (" + c.device_file + ")");
     }
-    c.eff.tensor_core_align_bytes = f.number_or("tensor_core_align_bytes", 0, 0, 256);
-    // A GEMM that misses it runs at the device's peak.flops_fp32 (required of every device).
-    if (f.has("tensor_core_align_bytes") && !f.has("tensor_core_align_source"))
-      f.fail("tensor_core_align_source", "missing (the alignment rule needs a source)");
     c.eff.source = f.text("source");
-    f.allow({"confidence", "note", "fp8_source", "gemm_source", "gemm_tile_source", "tensor_core_align_source"});
+    f.allow({"confidence", "note", "fp8_source", "gemm_source", "gemm_tile_source"});
     if (f.has("gemm_half_dim") && !f.has("gemm_source")) f.fail("gemm_source", "missing (the GEMM shape curve needs a source)");
     if (c.eff.gemm_half_dim_core_flops > 0 && c.device.device.cores_matrix.value <= 0)
       f.fail("gemm_half_dim_core_flops", "needs the device's cores_matrix (" + c.device_file + ")");

@@ -45,10 +45,6 @@ struct Efficiency {
   // Output tiles (rows x columns) the device's GEMM library picks from, as {m, n} pairs; empty:
   // no tile and wave quantization (gemm_efficiency.h, tile_wave_factor).
   std::vector<std::array<long, 2>> gemm_tiles;
-  // The byte multiple that a 16-bit GEMM's leading dimensions must meet for the GEMM library's
-  // Tensor Core kernels (cuBLAS: 16); a GEMM that misses it runs on the non-tensor FP32 units
-  // (gemm_efficiency.h, tensor_core_aligned). 0: not modelled.
-  double tensor_core_align_bytes = 0;
   std::string source;
 };
 

@@ -97,16 +97,19 @@ inline double tile_wave_factor(double m, double n, double k, const std::vector<s
   return f < 1 ? f : 1;
 }
 
-// Tensor Core alignment (cuBLAS documentation, "Tensor Core Usage": the best performance needs
-// every leading dimension and pointer of a 16-bit GEMM to be a multiple of 16 bytes). PyTorch
-// runs half-precision GEMMs and batched GEMMs through cublasGemm(StridedBatched)Ex with fp32
-// compute (aten/src/ATen/cuda/CUDABlas.cpp); trex takes a GEMM whose inner (k) or output (n)
-// dimension misses the multiple to run on the non-tensor FP32 units instead. For the unfused
-// attention's batched products k or n is the head dimension, and the per-head batch stride is a
-// multiple of it, so a head dimension of 150 (2 x 150 = 300 B) misses it in all six (forward
-// QK^T and PV, their four backward products). ASSUMPTION: the FP32 rate, not a slower Tensor
-// Core kernel with narrower loads (docs/plan.md gives the evidence for and against).
-// align_bytes <= 0: no rule (every GEMM aligned).
+// Misaligned 16-bit GEMMs (a stack's tensor_core_align_bytes, stack.h). An effective rate, not
+// a known mechanism: on BigScience's 2022 stack (Megatron-DeepSpeed, PyTorch 1.10 / CUDA 11.3,
+// A100) runs whose head dimension's bytes were not a multiple of 16 ran 25-42% slower than their
+// aligned siblings, and trex charges a GEMM whose inner (k) or output (n) dimension misses the
+// multiple at the device's non-tensor FP32 peak x matmul, a rate chosen with those rows in view.
+// cuBLAS 11 and later do not require the alignment for Tensor Cores (its "Tensor Core Usage"
+// section: they are used "wherever possible", the 16-byte rules give the most performance;
+// NVIDIA DU-09799-001 section 2.2 calls it a requirement only before cuBLAS 11.0), and on
+// cuBLAS 12 an unaligned bf16 GEMM runs an align-1 Tensor Core kernel at about 74% of the
+// aligned rate (pytorch/pytorch#181718), so no other stack sets it. For the unfused attention's
+// batched products k or n is the head dimension, and the per-head batch stride is a multiple of
+// it, so a head dimension of 150 (2 x 150 = 300 B) misses it in all six (forward QK^T and PV,
+// their four backward products). align_bytes <= 0: no rule (every GEMM aligned).
 inline bool tensor_core_aligned(double elems, double elem_bytes, double align_bytes) {
   if (align_bytes <= 0) return true;
   return std::fmod(elems * elem_bytes, align_bytes) == 0;

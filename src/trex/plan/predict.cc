@@ -92,7 +92,7 @@ class Builder {
     peak_fp8_ = rf.fp8;
     peak_attn_ = rf.attention;
     simt_ = rf.simt;
-    align_ = c.eff.tensor_core_align_bytes;
+    align_ = s.stack.tensor_core_align_bytes;
     bw_ = rf.memory;
     launch_s_ = rf.launch_s;
     // The shape curve's half dimension at each precision's per-core rate (gemm_efficiency.h).
@@ -116,8 +116,9 @@ class Builder {
   // BF16 GEMMs (elem 2) of an FP8 run use the FP8 peak and FP8 efficiency.
   double mm_seconds(double flops, double m, double n, double k, double elem, double groups = 1) const {
     bool fp8 = fp8_ && elem == 2;
-    // A 16-bit GEMM off the Tensor Cores (gemm_efficiency.h, tensor_core_aligned); FP8 GEMMs
-    // are left out (their libraries refuse, or the frameworks pad, unaligned shapes).
+    // A misaligned 16-bit GEMM on a stack that states the rate (gemm_efficiency.h,
+    // tensor_core_aligned); FP8 GEMMs are left out (their libraries refuse, or the frameworks
+    // pad, unaligned shapes).
     if (!fp8 && elem == 2 && !(aligned(n) && aligned(k))) return flops / simt_;
     double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_) *
                    tile_wave_factor(m, n, k, c_.eff.gemm_tiles, c_.device.device.cores_matrix.value, groups);
@@ -162,7 +163,7 @@ class Builder {
     double keys = double(seq_);
     double flops = 2 * heads * (qk_dim + v_dim) * keys * ta_;
     // QK^T (inner dimension qk_dim) and PV (output width v_dim) as cuBLAS batched GEMMs: each at
-    // the matmul rate, or off the Tensor Cores if its head dimension misses the alignment.
+    // the matmul rate, or at the stack's misaligned rate if its head dimension misses the multiple.
     auto rate = [&](double dim) { return aligned(dim) ? peak_mm_ : simt_; };
     double time = aligned(qk_dim) && aligned(v_dim)
                       ? flops / peak_mm_
@@ -455,13 +456,10 @@ class Builder {
   void logits(Work& w) {
     bool fp8 = fp8_;
     fp8_ = false;
-    // The frameworks pad the vocabulary (Megatron-LM's --make-vocab-size-divisible-by, 128 x TP
-    // by default), so the head's GEMM meets the Tensor Core alignment whatever the stated size;
-    // trex keeps the stated vocabulary's FLOPs.
-    double align = align_;
-    align_ = 0;
+    // m_.vocab is the padded vocabulary where the stack pads it (stack.h, vocab_divisible_by:
+    // Megatron-LM's 128 x TP, so the head meets the alignment there); a stack that does not pad
+    // runs the stated size, aligned or not.
     gemm(w, ta_, m_.hidden, double(m_.vocab) / tp_, true);
-    align_ = align;
     fp8_ = fp8;
     vec(w, ta_ * double(m_.vocab) / tp_ * 4 * 3, 0, 2);  // fp32 softmax cross-entropy (vocab-parallel)
   }
@@ -473,9 +471,9 @@ class Builder {
   double ta_ = 0, tsp_ = 0, tp_ = 1;
   long seq_ = 0;
   double peak_mm_ = 0, peak_fp8_ = 0, peak_attn_ = 0, bw_ = 0, launch_s_ = 0;
-  double simt_ = 0;              // FLOP/s of a 16-bit GEMM off the Tensor Cores (Roofs::simt)
-  double align_ = 0;             // the cluster's tensor_core_align_bytes (0: every GEMM aligned)
-  // Whether a 16-bit dimension of `elems` meets the cluster's Tensor Core alignment.
+  double simt_ = 0;              // FLOP/s charged to a misaligned 16-bit GEMM (Roofs::simt)
+  double align_ = 0;             // the stack's tensor_core_align_bytes (0: every GEMM aligned)
+  // Whether a 16-bit dimension of `elems` meets the stack's Tensor Core alignment.
   bool aligned(double elems) const { return tensor_core_aligned(elems, 2, align_); }
   double cast_bytes_ = 4;        // HBM bytes per element of an FP8 input cast (the run's recipe)
   double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions, 16-bit and FP8
@@ -548,8 +546,17 @@ MoeLayerPhases moe_phases(const Work& blk, const Strategy& s) {
 
 }  // namespace
 
-Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run, Strategy s) {
-  complete_and_check(m, c, run, s);
+Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, const Run& run, Strategy s) {
+  complete_and_check(model_as_given, c, run, s);
+  // The step runs on the vocabulary the stack pads to (stack.h, vocab_divisible_by); the MFU
+  // conventions below count the model's own.
+  model::ModelConfig padded;
+  const long vocab = padded_vocab(model_as_given.vocab, s.stack.vocab_divisible_by, s.tp);
+  if (vocab != model_as_given.vocab) {
+    padded = model_as_given;
+    padded.vocab = int(vocab);
+  }
+  const model::ModelConfig& m = vocab != model_as_given.vocab ? padded : model_as_given;
   Prediction pr;
   pr.strategy = s;
   pr.micro_batches = run.global_batch / (s.dp * run.micro_batch);
@@ -864,7 +871,7 @@ Prediction predict(const model::ModelConfig& m, const Cluster& c, const Run& run
   for (model::FlopConvention conv : model::all_conventions()) {
     MfuFigure f;
     f.convention = conv;
-    f.flops_per_token = model::training_flops_per_token(m, run.seq_len, conv, run.train_mtp);
+    f.flops_per_token = model::training_flops_per_token(model_as_given, run.seq_len, conv, run.train_mtp);
     f.mfu = f.flops_per_token * double(pr.tokens_per_step) / denom;
     pr.mfu.push_back(f);
   }

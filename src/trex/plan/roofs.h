@@ -14,7 +14,7 @@ struct Roofs {
   double matmul = 0;     // FLOP/s of large BF16 GEMMs
   double fp8 = 0;        // FLOP/s of large FP8 GEMMs (0 without an FP8 peak)
   double attention = 0;  // FLOP/s of the attention core
-  double simt = 0;       // FLOP/s of a GEMM off the Tensor Cores (the device's non-tensor FP32 peak)
+  double simt = 0;       // FLOP/s charged to a misaligned 16-bit GEMM (the device's non-tensor FP32 peak)
   double memory = 0;     // bytes/s of memory-bound kernels
   double launch_s = 0;   // the per-kernel floor
 };

@@ -1,5 +1,7 @@
 #include "trex/plan/stack.h"
 
+#include <algorithm>
+
 #include "trex/model/toml_fields.h"
 #include "trex/util/error.h"
 
@@ -31,6 +33,12 @@ MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& fiel
   throw InputError::field(field, "must be alltoall or deepep, got " + s);
 }
 
+long padded_vocab(long vocab, long divisible_by, long tp) {
+  if (divisible_by <= 0) return vocab;
+  long multiple = divisible_by * std::max(1L, tp);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
 StackProfile load_stack(const std::string& path) {
   toml::table root = TomlFields::parse_file(path);
   TomlFields top(path, root, "");
@@ -60,6 +68,11 @@ StackProfile load_stack(const std::string& path) {
   p.moe_host_eager_s = f.number_or("moe_host_eager_s", 0, 0, 0.1);
   p.step_overhead = f.number_or("step_overhead", 0, 0, 1);
   p.straggler_scale = f.number_or("straggler_scale", 1, 0, 10);
+  p.vocab_divisible_by = f.integer_or("vocab_divisible_by", 0, 0);
+  p.tensor_core_align_bytes = f.number_or("tensor_core_align_bytes", 0, 0, 256);
+  if (f.has("tensor_core_align_bytes") && !f.has("tensor_core_align_source"))
+    f.fail("tensor_core_align_source", "missing (the alignment rate needs a source)");
+  p.tensor_core_align_source = f.text_or("tensor_core_align_source", "");
   f.allow({"note", "fitted"});
   f.finish();
   return p;

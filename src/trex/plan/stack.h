@@ -81,7 +81,23 @@ struct StackProfile {
   // at other shapes. 0: off.
   double moe_host_eager_s = 0;
   double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
+  // Vocabulary padding: Megatron-LM pads the embedding and output layer to a multiple of
+  // make_vocab_size_divisible_by (default 128) x TP (NVIDIA/Megatron-LM
+  // megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding), so GPT-2's 50257 runs
+  // as 51200 at TP 8. The model file states the tokenizer's vocabulary; the step is computed on
+  // the padded one (the MFU conventions count the model's own). 0: no padding.
+  long vocab_divisible_by = 0;
+  // An effective rate, not a mechanism: on the stack this profile describes, a 16-bit GEMM whose
+  // inner (k) or output (n) dimension is not a multiple of this many bytes ran at about the
+  // device's non-tensor FP32 peak x matmul (gemm_efficiency.h, tensor_core_aligned; the profile
+  // states where it was observed in tensor_core_align_source). 0: every GEMM at the matmul rate.
+  double tensor_core_align_bytes = 0;
+  std::string tensor_core_align_source;
 };
+
+// The vocabulary the stack runs: `vocab` rounded up to a multiple of divisible_by x tp
+// (Megatron-LM's _vocab_size_with_padding); unchanged when divisible_by <= 0.
+long padded_vocab(long vocab, long divisible_by, long tp);
 
 // Reads configs/plan/stack/NAME.toml. Throws InputError naming file, line and field.
 StackProfile load_stack(const std::string& path);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 
 #include "trex/model/toml_fields.h"
 #include "trex/plan/strategy_toml.h"
@@ -198,11 +199,36 @@ ValidationResult evaluate(const ValidationCase& c) {
   return r;
 }
 
+namespace {
+
+// Runs per source (canonical_source_key), in key order.
+std::map<std::string, long> runs_per_source(const std::vector<const ValidationResult*>& rows) {
+  std::map<std::string, long> n;
+  for (const ValidationResult* r : rows) ++n[canonical_source_key(r->c.source_key)];
+  return n;
+}
+
+// The sums over rows with weights that add up to 1 (the median is the caller's).
+void accumulate(ErrorSummary& e, const std::vector<const ValidationResult*>& rows, const std::vector<double>& weight) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double err = rows[i]->error, w = weight[i];
+    e.mean_abs += w * std::abs(err);
+    e.mean_signed += w * err;
+    e.within_10 += std::abs(err) <= 0.10 ? w : 0;
+    e.within_20 += std::abs(err) <= 0.20 ? w : 0;
+    e.worst = std::max(e.worst, std::abs(err));
+    e.not_fit += rows[i]->prediction.memory.fits ? 0 : 1;
+  }
+}
+
+}  // namespace
+
 ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows) {
   ErrorSummary e;
   e.slice = slice;
   e.runs = long(rows.size());
   if (rows.empty()) return e;
+  e.sources = long(runs_per_source(rows).size());
   std::vector<double> abs;
   for (const ValidationResult* r : rows) {
     abs.push_back(std::abs(r->error));
@@ -221,6 +247,52 @@ ErrorSummary summarize(const std::string& slice, const std::vector<const Validat
   std::sort(abs.begin(), abs.end());
   e.median_abs = abs.size() % 2 ? abs[abs.size() / 2] : (abs[abs.size() / 2 - 1] + abs[abs.size() / 2]) / 2;
   return e;
+}
+
+ErrorSummary summarize_by_source(const std::string& slice, const std::vector<const ValidationResult*>& rows) {
+  ErrorSummary e;
+  e.slice = slice;
+  e.runs = long(rows.size());
+  if (rows.empty()) return e;
+  const std::map<std::string, long> per = runs_per_source(rows);
+  e.sources = long(per.size());
+  std::vector<double> weight;
+  for (const ValidationResult* r : rows)
+    weight.push_back(1.0 / (double(e.sources) * double(per.at(canonical_source_key(r->c.source_key)))));
+  accumulate(e, rows, weight);
+  std::vector<std::pair<double, double>> by_abs;  // (|error|, weight)
+  for (size_t i = 0; i < rows.size(); ++i) by_abs.push_back({std::abs(rows[i]->error), weight[i]});
+  std::sort(by_abs.begin(), by_abs.end());
+  double cum = 0;
+  for (const auto& [a, w] : by_abs) {
+    cum += w;
+    e.median_abs = a;
+    if (cum >= 0.5 - 1e-12) break;
+  }
+  return e;
+}
+
+SourceMix source_mix(const std::vector<ValidationResult>& results, Split split) {
+  std::vector<const ValidationResult*> rows;
+  for (const ValidationResult& r : results)
+    if (r.c.split == split) rows.push_back(&r);
+  SourceMix m;
+  m.runs = long(rows.size());
+  std::string largest;
+  for (const auto& [key, n] : runs_per_source(rows)) {
+    ++m.sources;
+    if (n > m.largest_runs) {
+      largest = key;
+      m.largest_runs = n;
+    }
+  }
+  // Named as its first run spells it (the slices' "source:" rows do the same).
+  for (const ValidationResult* r : rows)
+    if (canonical_source_key(r->c.source_key) == largest) {
+      m.largest = r->c.source_key;
+      break;
+    }
+  return m;
 }
 
 std::string scale_bucket(long devices) {
@@ -282,6 +354,16 @@ std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& resul
   });
   std::vector<ErrorSummary> out;
   for (const auto& [k, rows] : slices) out.push_back(summarize(k, rows));
+  if (slices.empty()) return out;
+  // After "all" and the independent row: the split without its largest source, and the split
+  // with each source weighted equally (one publication's many rows are not many witnesses).
+  const std::vector<const ValidationResult*>& all = slices.front().second;
+  const std::string largest = canonical_source_key(source_mix(results, split).largest);
+  std::vector<const ValidationResult*> rest;
+  for (const ValidationResult* r : all)
+    if (canonical_source_key(r->c.source_key) != largest) rest.push_back(r);
+  size_t at = out.size() > 1 && out[1].slice == kIndependentSlice ? 2 : 1;
+  out.insert(out.begin() + long(at), {summarize(kWithoutLargestSlice, rest), summarize_by_source(kSourceWeightedSlice, all)});
   return out;
 }
 

@@ -81,13 +81,33 @@ struct ErrorSummary {
   double mean_signed = 0;  // mean error (sign: optimistic when > 0)
   double worst = 0;        // largest |error|
   long not_fit = 0;        // runs that happened but are predicted not to fit
+  long sources = 0;        // distinct publications (canonical_source_key) among the runs
 };
 ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows);
+// The same statistics with each publication weighted equally: a run of a source with k runs in
+// `rows` weighs 1 / (sources x k), so one large source cannot carry the figures. The median is
+// the weighted median (the smallest |error| whose cumulative weight reaches one half); worst and
+// not_fit are over the runs, unweighted.
+ErrorSummary summarize_by_source(const std::string& slice, const std::vector<const ValidationResult*>& rows);
+
+// How much of a split one publication is: its number of sources, and the one with the most runs
+// (ties: the first by canonical key).
+struct SourceMix {
+  long runs = 0;
+  long sources = 0;
+  std::string largest;     // the largest source's key, as its first run in the split spells it
+  long largest_runs = 0;
+};
+SourceMix source_mix(const std::vector<ValidationResult>& results, Split split);
 
 // The slice table of one split: all, dense/MoE, device, stack, source (source_key), scale
 // (devices <= 64, <= 512, <= 4096, more). The held-out table's second row is always
 // kIndependentSlice: its runs whose source has no run in the fit split (0 runs when none).
 inline constexpr const char* kIndependentSlice = "independent sources (no fit run)";
+// Two more rows in each table, after those: the split without its largest source (source_mix),
+// and the split with each source weighted equally (summarize_by_source).
+inline constexpr const char* kWithoutLargestSlice = "all but the largest source";
+inline constexpr const char* kSourceWeightedSlice = "source-weighted (each source 1)";
 std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& results, Split split);
 std::string scale_bucket(long devices);
 

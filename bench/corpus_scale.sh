@@ -6,7 +6,8 @@
 #
 # Usage: bench/corpus_scale.sh TREX_BINARY COUNT OUT_DIR [extra trex data gen flags...]
 #   e.g. bench/corpus_scale.sh build/trex 100000 /tmp/scale-100k --dedup-memory 64
-# Prints: the load, peak RssAnon/RssFile (kB, /proc/PID/status polled every 0.25 s), the
+# Prints: the load, peak RssAnon/RssFile (kB, /proc/PID/status polled every 0.25 s; RssAnon
+# includes up to 64 MiB of freed 2-32 MiB buffers core::aligned_free keeps mapped for reuse), the
 # /usr/bin/time -v peak RSS, user/sys CPU, minor faults, the manifest's samples/s and
 # near-duplicate share, CPU per candidate, and the bytes on disk per sample (data/, cpt/ and sft/
 # parts together). OUT_DIR is removed first and kept afterwards.

@@ -1,12 +1,17 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -17,6 +22,12 @@
 
 namespace trex::core {
 namespace {
+
+#if defined(NDEBUG) || defined(__SANITIZE_THREAD__)
+constexpr bool kDebug = false;
+#else
+constexpr bool kDebug = true;  // arena.cc poisons reused buffers (0xA5) in Debug but for TSan's
+#endif
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
@@ -75,12 +86,13 @@ std::vector<Vma> read_smaps() {
   return vmas;
 }
 
-long rss_anon_kb() {
+// A "Key: N kB" line of /proc/self/status, or -1.
+long status_kb(const std::string& want) {
   std::ifstream in("/proc/self/status");
   std::string key;
   long kb = -1;
   while (in >> key) {
-    if (key == "RssAnon:") {
+    if (key == want) {
       in >> kb;
       break;
     }
@@ -88,6 +100,8 @@ long rss_anon_kb() {
   }
   return kb;
 }
+
+long rss_anon_kb() { return status_kb("RssAnon:"); }
 
 TEST(Arena, AlignedAllocIsAligned) {
   for (size_t bytes : {0, 1, 63, 64, 65, 1000, 1 << 20}) {
@@ -214,7 +228,9 @@ TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
   EXPECT_NE(other, p);
   void* again = aligned_alloc_bytes(bytes, 4096);
   EXPECT_EQ(again, p);
-  EXPECT_EQ(p[bytes - 1], 0x77);  // the same pages, not fresh ones
+  // The same pages, not fresh ones: the last user's bytes, or a Debug build's poison over all.
+  EXPECT_EQ(p[bytes - 1], kDebug ? 0xA5 : 0x77);
+  EXPECT_EQ(p[0], kDebug ? 0xA5 : 0x77);
   aligned_free(again);
   aligned_free(other);
   EXPECT_EQ(release_kept_buffers(), length + (length + 4096));
@@ -222,7 +238,17 @@ TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
   EXPECT_FALSE(page_mapped(p + length - 4096));
   EXPECT_EQ(release_kept_buffers(), 0u);
 
-  const size_t over = (size_t(32) << 20) + 4096;
+  // Exactly 32 MiB is kept; 4 KiB more is unmapped on free.
+  const size_t edge = size_t(32) << 20;
+  auto* kept = static_cast<unsigned char*>(aligned_alloc_bytes(edge, 64));
+  kept[0] = kept[edge - 1] = 1;
+  aligned_free(kept);
+  EXPECT_TRUE(page_mapped(kept));
+  EXPECT_TRUE(page_mapped(kept + edge - 1));
+  EXPECT_EQ(release_kept_buffers(), edge);
+  EXPECT_FALSE(page_mapped(kept + edge - 1));
+
+  const size_t over = edge + 4096;
   auto* big = static_cast<unsigned char*>(aligned_alloc_bytes(over, 64));
   big[0] = big[over - 1] = 1;
   EXPECT_TRUE(page_mapped(big + over - 1));
@@ -258,24 +284,98 @@ TEST(Arena, KeptLargeBuffersAreBounded) {
 }
 
 // Threads allocating and freeing large buffers at once (the side table and the kept list under
-// one mutex): no buffer is handed to two threads at once. TSan runs this (.ci/sanitizers).
+// one mutex): no range is handed to two threads at once. Every buffer handed out goes into a
+// table of live ranges under the test's own mutex, where it must not overlap one still live
+// (erased before its free), and its first and last page carry the thread's tag, read back after
+// a yield through a volatile pointer, so a Release build checks it too (plain reads of what was
+// just stored compile to no loads at all). The sizes run from 2 to 8 MiB, 65 MiB over the 13,
+// so the oldest kept mappings are evicted (unmapped) while other threads allocate. TSan runs
+// this as well (.ci/sanitizers).
 TEST(Arena, ConcurrentLargeAllocAndFree) {
-  const size_t huge = size_t(2) << 20;
+  const size_t huge = size_t(2) << 20, page = 4096;
+  std::mutex mu;
+  std::map<uintptr_t, uintptr_t> live;  // start -> end of every buffer a thread holds
+  std::vector<int> overlaps(4, 0), bad(4, 0);
   std::vector<std::thread> threads;
-  std::vector<int> bad(4, 0);
   for (int t = 0; t < 4; ++t)
-    threads.emplace_back([t, huge, &bad] {
+    threads.emplace_back([&, t] {
+      const auto tag = static_cast<unsigned char>(t + 1);
       for (int i = 0; i < 400; ++i) {
-        const size_t bytes = huge + size_t((i * 7 + t) % 13) * (huge / 4);  // 2-5 MiB
+        const size_t bytes = huge + size_t((i * 7 + t) % 13) * (huge / 4);  // 2-8 MiB
         auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
-        p[0] = p[bytes - 1] = static_cast<unsigned char>(t + 1);
-        if (p[0] != t + 1 || p[bytes - 1] != t + 1) ++bad[size_t(t)];
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          auto next = live.lower_bound(lo);
+          const bool clash = (next != live.end() && next->first < hi) ||
+                             (next != live.begin() && std::prev(next)->second > lo);
+          if (clash) ++overlaps[size_t(t)];
+          else live.emplace(lo, hi);
+        }
+        std::memset(p, tag, page);
+        std::memset(p + bytes - page, tag, page);
+        std::this_thread::yield();
+        const volatile unsigned char* v = p;
+        for (size_t k = 0; k < page; k += 64)
+          if (v[k] != tag || v[bytes - page + k] != tag) ++bad[size_t(t)];
+        if (v[bytes - 1] != tag) ++bad[size_t(t)];
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          live.erase(lo);
+        }
         aligned_free(p);
       }
     });
   for (std::thread& th : threads) th.join();
-  for (int t = 0; t < 4; ++t) EXPECT_EQ(bad[size_t(t)], 0) << "thread " << t;
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(overlaps[size_t(t)], 0) << "thread " << t << " got a range another thread held";
+    EXPECT_EQ(bad[size_t(t)], 0) << "thread " << t << "'s bytes changed under it";
+  }
   release_kept_buffers();
+}
+
+// The death test's child (below). Exits 0 where all went as it should.
+[[noreturn]] void mmap_failure_child() {
+  release_kept_buffers();
+  const size_t mib = size_t(1) << 20;
+  unsigned char* kept[3];
+  for (auto*& k : kept) {
+    k = static_cast<unsigned char*>(aligned_alloc_bytes(16 * mib, 64));
+    k[0] = 1;
+  }
+  for (auto* k : kept) aligned_free(k);
+  if (!page_mapped(kept[0])) std::_Exit(3);
+  const long vm_kb = status_kb("VmSize:");
+  if (vm_kb <= 0) std::_Exit(4);
+  const rlimit limit{rlim_t(vm_kb) * 1024 + 8 * mib, rlim_t(vm_kb) * 1024 + 8 * mib};
+  if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(5);
+  unsigned char* p = nullptr;
+  try {
+    p = static_cast<unsigned char*>(aligned_alloc_bytes(20 * mib, 64));
+  } catch (const std::bad_alloc&) {
+    std::_Exit(6);
+  }
+  p[20 * mib - 1] = 1;
+  for (auto* k : kept)  // unmapped, or unmapped and then mapped again as p
+    if (page_mapped(k) && (k < p || k >= p + 20 * mib)) std::_Exit(7);
+  try {
+    aligned_alloc_bytes(40 * mib, 64);
+    std::_Exit(8);
+  } catch (const std::bad_alloc&) {
+  }
+  std::_Exit(0);
+}
+
+// Out of address space, a request first unmaps the kept buffers and tries again. In a forked
+// child: 48 MiB kept, then an address-space limit 8 MiB above what is mapped; a 20 MiB request
+// (a 22 MiB mmap) fits only once the kept ones are gone. A 40 MiB request after that fails,
+// which shows the limit bites. Exit codes name the failed step.
+TEST(ArenaDeathTest, AFailingMmapReleasesTheKeptBuffersAndRetries) {
+  if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept, and its shadow memory needs the address space";
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh child: no other test's threads or buffers
+  EXPECT_EXIT(mmap_failure_child(), ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
 }
 
 // The exact size is what ASan sees: a write just past a large buffer is a reported overflow

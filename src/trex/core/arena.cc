@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -38,17 +39,35 @@ namespace trex::core {
 // next request of the same length; at most 64 MiB are kept, the oldest unmapped first. Kernels
 // that take a temporary buffer per call (rmsnorm's dw partial sums, mhc's packed dphi sums above
 // 4 MiB) would otherwise fault in fresh pages on every call: a 2.5 MiB allocate + touch + free
-// took 2144 us against glibc's 25 us (review rrows2, loaded). The bounds are glibc's own: its
-// mmap threshold rises to at most 32 MiB after a free, and it keeps up to twice that on its heap.
-// release_kept_buffers() unmaps them all.
+// took 2144 us against glibc's 25 us (review rrows2, loaded). The 32 MiB bound is glibc's mmap
+// threshold's ceiling (a larger malloc is always a mapping of its own, unmapped on free); the
+// 64 MiB bound is twice that, as glibc's trim threshold is twice its mmap threshold (that
+// threshold limits only the free top of a glibc heap, not what glibc keeps in all: the figure is
+// a like size, not glibc's bound). Reuse needs the exact length, so shapes that vary from call to
+// call (serve's prompt lengths, ragged batches) rarely reuse, and what they keep stays resident
+// until it is evicted or released. release_kept_buffers() unmaps them all; so does a failing mmap
+// or posix_memalign here (then it is tried once more), and CachingAllocator::empty_cache() and its out-of-memory retry
+// call it. In a Debug build (NDEBUG not defined) a reused buffer is filled with 0xA5 first, so
+// that code which relies on fresh pages being zero shows up there; not under ThreadSanitizer,
+// whose Debug build runs the concurrent test, where the instrumented fill made it 6x slower.
 //
 // Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
 // size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
 // maps large blocks on their own, so the hint still lands on the block only), and nothing is kept.
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kPage = 4096;  // x86-64's base page; mmap lengths round to it
+// Requests of this many bytes or more are mappings of their own (aligned_alloc_bytes), so no
+// mapping is shorter: that bounds how many fit in the kept bytes.
+constexpr size_t kMapThreshold = kHugePage;
 constexpr size_t kKeepLargest = size_t(32) << 20;  // freed mappings up to this length are kept
 constexpr size_t kKeepBytes = size_t(64) << 20;    // ... up to this many bytes in all
+// The most mappings kept at once, counting the one just freed before the oldest are evicted;
+// also the most evicted by one free, and what release_kept_buffers takes out in one go.
+constexpr size_t kMaxKept = kKeepBytes / kMapThreshold + 1;
+static_assert(kMapThreshold % kPage == 0 && kMapThreshold >= kPage,
+              "a mapping's length (bytes rounded up to pages) is at least kMapThreshold");
+static_assert(kKeepLargest <= kKeepBytes && kMaxKept <= 64, "the kept list fits on the stack");
+constexpr unsigned char kReusePoison = 0xA5;  // Debug builds: a reused buffer's bytes
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TREX_ARENA_ASAN 1
@@ -75,7 +94,7 @@ struct Mapping {
 };
 
 struct Mappings {
-  Mappings() { kept.reserve(kKeepBytes / kHugePage + 1); }  // so keeping never allocates
+  Mappings() { kept.reserve(kMaxKept); }  // so keeping never allocates
   std::mutex mu;
   std::unordered_map<uintptr_t, Mapping> live;  // start -> mapping, for every buffer handed out
   struct Kept {
@@ -105,15 +124,43 @@ uintptr_t reuse_kept(Mappings& m, const Mapping& want, size_t alignment) {
   return 0;
 }
 
+// Takes every kept mapping out of the list under the lock (into a fixed array: nothing is
+// allocated, as memory may be short just then) and unmaps them outside it; returns their bytes.
+size_t release_kept(Mappings& m) {
+  Mappings::Kept all[kMaxKept];
+  size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    for (const Mappings::Kept& k : m.kept) all[n++] = k;  // at most kMaxKept - 1 between frees
+    m.kept.clear();  // keeps the reserved capacity
+    m.kept_bytes = 0;
+  }
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    munmap(reinterpret_cast<void*>(all[i].start), all[i].m.length);
+    bytes += all[i].m.length;
+  }
+  return bytes;
+}
+
 void* map_huge(size_t bytes, size_t alignment) {
   const size_t length = (bytes + kPage - 1) & ~(kPage - 1);
   if (length < bytes || length + alignment < length) throw std::bad_alloc();
   const Mapping want{length, hinted_bytes(bytes)};
   Mappings& m = mappings();
   if (length <= kKeepLargest)
-    if (uintptr_t start = reuse_kept(m, want, alignment)) return reinterpret_cast<void*>(start);
+    if (uintptr_t start = reuse_kept(m, want, alignment)) {
+      void* p = reinterpret_cast<void*>(start);
+#if !defined(NDEBUG) && !defined(__SANITIZE_THREAD__)
+      std::memset(p, kReusePoison, length);
+#endif
+      return p;
+    }
   const size_t over = length + alignment;  // room to trim the start to the boundary
   void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Out of memory (or address space): the kept mappings may be what is missing.
+  if (raw == MAP_FAILED && release_kept(m) != 0)
+    raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t start = (base + alignment - 1) & ~(uintptr_t(alignment) - 1);
@@ -138,7 +185,7 @@ bool unmap_or_keep(void* p) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   if (a % kHugePage != 0) return false;  // every mapping starts on a 2 MiB boundary
   Mappings& m = mappings();
-  Mappings::Kept evicted[kKeepBytes / kHugePage + 1];
+  Mappings::Kept evicted[kMaxKept];
   size_t n_evicted = 0;
   Mapping freed;
   {
@@ -148,7 +195,7 @@ bool unmap_or_keep(void* p) {
     freed = it->second;
     m.live.erase(it);
     if (freed.length <= kKeepLargest) {
-      m.kept.push_back({a, freed});  // within the reserved capacity: at most kKeepBytes / 2 MiB + 1
+      m.kept.push_back({a, freed});  // within the reserved capacity: at most kMaxKept
       m.kept_bytes += freed.length;
       size_t drop = 0;
       while (m.kept_bytes > kKeepBytes) {
@@ -173,14 +220,18 @@ bool unmap_or_keep(void* p) {
 void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
   if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0)
     throw std::invalid_argument("aligned_alloc_bytes: alignment must be a power of two");
-  const bool huge = bytes >= kHugePage;
+  const bool huge = bytes >= kMapThreshold;
   if (huge && alignment < kHugePage) alignment = kHugePage;
 #ifndef TREX_ARENA_ASAN
   if (huge) return map_huge(bytes, alignment);
 #endif
   // posix_memalign has no size-multiple rule: the exact size, so ASan sees the exact end.
   void* p = nullptr;
-  if (posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes) != 0) throw std::bad_alloc();
+  int rc = posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes);
+#ifndef TREX_ARENA_ASAN
+  if (rc != 0 && release_kept(mappings()) != 0) rc = posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes);
+#endif
+  if (rc != 0) throw std::bad_alloc();
   if (huge) advise_huge(p, bytes);
   return p;
 }
@@ -197,21 +248,7 @@ size_t release_kept_buffers() {
 #ifdef TREX_ARENA_ASAN
   return 0;
 #else
-  Mappings& m = mappings();
-  std::vector<Mappings::Kept> all;
-  all.reserve(kKeepBytes / kHugePage + 1);
-  {
-    std::lock_guard<std::mutex> lock(m.mu);
-    all.assign(m.kept.begin(), m.kept.end());
-    m.kept.clear();
-    m.kept_bytes = 0;
-  }
-  size_t bytes = 0;
-  for (const Mappings::Kept& k : all) {
-    munmap(reinterpret_cast<void*>(k.start), k.m.length);
-    bytes += k.m.length;
-  }
-  return bytes;
+  return release_kept(mappings());
 #endif
 }
 

@@ -23,13 +23,18 @@ inline constexpr size_t kDefaultAlignment = 64;
 // a 2 MiB boundary, is a mapping of its own of exactly its size (4 KiB pages rounded), and asks
 // for transparent huge pages over the whole 2 MiB pages inside it (arena.cc says why and what
 // that costs). Freed, such a buffer of at most 32 MiB is kept mapped (64 MiB in all, the oldest
-// unmapped first) and handed out again to a request of the same size, so a kernel's per-call
-// temporary does not fault in fresh pages on every call; larger ones are unmapped at once.
+// unmapped first) and handed out again to a request of the same length (4 KiB pages rounded), so
+// a kernel's per-call temporary does not fault in fresh pages on every call; larger ones are
+// unmapped at once. A length seen once is kept all the same: shapes that vary from call to call
+// never reuse, and keep up to 64 MiB resident until evicted or released. A reused buffer holds
+// its last user's bytes (in a Debug build but for TSan's, 0xA5 everywhere), never the zeros of fresh pages.
+// When the system refuses memory, the kept buffers are unmapped and the request tried once more.
 void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
 void aligned_free(void* p);
 
 // Unmaps the freed large buffers kept for reuse (as malloc_trim does for glibc's heap); returns
-// their bytes. Under AddressSanitizer nothing is kept: returns 0.
+// their bytes. Allocates nothing. Under AddressSanitizer nothing is kept: returns 0. A resident
+// set size read without calling it first includes them (up to 64 MiB).
 size_t release_kept_buffers();
 
 struct AlignedDeleter {

@@ -19,7 +19,10 @@ size_t CachingAllocator::size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
-CachingAllocator::~CachingAllocator() { empty_cache(); }
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<std::mutex> lock(mu_);
+  release_cached_locked();  // to the arena, which may keep large ones for other users
+}
 
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t cls = size_class(bytes);
@@ -35,7 +38,10 @@ void* CachingAllocator::allocate(size_t bytes) {
     try {
       p = aligned_alloc_bytes(cls);
     } catch (const std::bad_alloc&) {
-      release_cached_locked();  // the cache may hold what the system lacks
+      // The cache may hold what the system lacks. Its blocks of 2-32 MiB only move to the
+      // arena's kept mappings on aligned_free, so those are unmapped too.
+      release_cached_locked();
+      release_kept_buffers();
       p = aligned_alloc_bytes(cls);
     }
     ++stats_.misses;
@@ -67,6 +73,7 @@ void CachingAllocator::release_cached_locked() {
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
   release_cached_locked();
+  release_kept_buffers();  // else the freed blocks of 2-32 MiB would stay mapped in the arena
 }
 
 CachingAllocatorStats CachingAllocator::stats() const {

@@ -14,6 +14,9 @@
 // Thread-safe (one mutex; allocation is not on any kernel's inner loop). Blocks still cached are
 // released by empty_cache() or the destructor; blocks still in use at destruction are a caller
 // bug and are reported by live_bytes() beforehand (they are not freed, never double-freed).
+// Released blocks go to core::aligned_free, which keeps those of 2-32 MiB mapped for reuse
+// (arena.h); the destructor leaves them there, empty_cache() and the out-of-memory retry unmap
+// them (core::release_kept_buffers, process-wide).
 #pragma once
 
 #include <cstddef>
@@ -41,12 +44,14 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   // Uninitialised, 64-byte aligned memory of at least `bytes` (0 allowed: a unique pointer).
-  // Throws std::bad_alloc when the system has no memory even after dropping the cache.
+  // Throws std::bad_alloc when the system has no memory even after dropping the cache and
+  // unmapping the arena's kept buffers.
   void* allocate(size_t bytes);
   // Returns p (from allocate of this allocator) to the cache. nullptr is ignored.
   // REQUIRES: p came from this allocator and was not returned before.
   void deallocate(void* p);
-  // Releases every cached block to the system.
+  // Releases every cached block to the system, and unmaps every buffer the arena keeps for reuse
+  // (core::release_kept_buffers: all of the process's, not only this allocator's).
   void empty_cache();
 
   CachingAllocatorStats stats() const;

@@ -22,7 +22,7 @@ struct StepMetrics {
   double data_s = 0, fwd_bwd_s = 0, optimizer_s = 0;
   double cpu_s = 0;         // CPU time of the whole process (every thread) during the step
   int64_t optimizer_bytes = 0;  // optimizer state resident in memory
-  int64_t rss_bytes = 0;        // resident set size of the process
+  int64_t rss_bytes = 0;        // resident set size of the process (kept large buffers included)
   bool skipped = false;         // non-finite loss or gradient: no update
   bool clipped = false;
   // The swap optimizer's I/O of this step (written only when it is the optimizer): time its

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -540,6 +542,11 @@ TEST(BatchDecoder, AChunkAloneOrBesideOneRowOnSeveralLanesEqualsItsTokensFedOneB
     core::ThreadPool pool(threads);
     BatchDecoder batch(model, 2, &pool);
     batch.prefill(0, start0);
+    // The lanes each step enters: a step of B >= 2 rows runs on min(lanes, B) of them even where
+    // its rows are one run (the lanes without rows share the experts and the head). The decoder
+    // has min(threads, slots) = min(threads, 2) lanes.
+    std::atomic<unsigned> entered{0};
+    batch.set_lane_hook_for_testing([&entered](int lane) { entered |= 1u << lane; });
     size_t at = 0;
     for (size_t t = 0; t < plan.size(); ++t) {
       std::vector<int> slots;
@@ -547,7 +554,12 @@ TEST(BatchDecoder, AChunkAloneOrBesideOneRowOnSeveralLanesEqualsItsTokensFedOneB
       if (plan[t].row0 < 0) slots.push_back(0), ids.push_back(feed0[t]);
       for (int64_t k = 0; k < plan[t].chunk; ++k) slots.push_back(1), ids.push_back(prompt[at++]);
       if (plan[t].row0 > 0) slots.push_back(0), ids.push_back(feed0[t]);
+      entered = 0;
       std::span<const float> got = batch.step(slots, ids);
+      const int want_lanes = int(std::min<size_t>(size_t(std::min(threads, 2)), slots.size()));
+      if (want_lanes > 1) {
+        EXPECT_EQ(std::popcount(entered.load()), want_lanes) << "step " << t << ": lanes entered";
+      }
       const size_t runs = plan[t].row0 == 0 ? 1 : 2;
       ASSERT_EQ(got.size(), runs * V);
       const std::vector<float> rows(got.begin(), got.end());

@@ -521,7 +521,8 @@ struct BatchDecoder::Impl {
     // a lane that runs only after it): the step then runs on one lane, with the same bits.
     // Otherwise the rows split into min(lanes, B) groups at t B / G, each cut moved to the
     // nearest start of a run past the last cut (a run's rows feed one cache in order, on one
-    // lane; ties to the earlier start); cuts that meet are dropped, and so is a lane.
+    // lane; ties to the earlier start); cuts that meet are dropped, and the lanes they would
+    // have started get no rows (below).
     const int G0 = pool.running_here() ? 1 : int(std::min<int64_t>(int64_t(lanes.size()), B));
     bounds.assign(1, 0);
     for (int t = 1; t < G0; ++t) {

@@ -326,9 +326,15 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     // copies ahead and layers that do not depend on the request (a few milliseconds of CPU) then
     // use a CPU the program and the evaluator leave idle instead of lying between this program's
     // status and the next request (docs/eval.md: less wall, more CPU per program). Nothing of
-    // this program is in the zygote by now (its descriptors closed, its request erased), and the
-    // program cannot reach that child: it runs as another user (or in a user namespace), its
-    // seccomp filter lets it signal only its own group and refuses ptrace (seccomp_policy.cc).
+    // this program is in the zygote by now (its descriptors closed, its request erased). What
+    // keeps the program from that child is seccomp and Landlock, not the uid: in user-namespace
+    // mode (trex not root) the program, this child, the zygote and trex share one host uid, so
+    // the kernel's kill and ptrace_may_access checks would pass. The program's seccomp filter
+    // lets it signal only itself or its own group and refuses ptrace, process_vm_*, pidfd_* and
+    // tkill (seccomp_policy.cc); Landlock leaves /proc out of its paths (execute.cc), so there
+    // is no /proc/PID/mem, fd/ or environ to open (Hostile.CannotReachTheEarlyForkedChild).
+    // The warm pool, and so this path, runs only where no layer is missing: with a missing
+    // layer and --allow-weak-sandbox every program gets a fresh interpreter (execute.cc).
     if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
     do n = recv(ctl, message, sizeof(message), 0);
     while (n < 0 && errno == EINTR);

@@ -3,14 +3,22 @@
 // wall clock plus one second.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
 #include "trex/oreval/execute.h"
 #include "trex/oreval/sandbox.h"
+#include "trex/oreval/warm_pool.h"
 #include "trex/util/subprocess.h"
 
 namespace trex::oreval {
@@ -384,6 +392,104 @@ TEST(Hostile, TheEvaluatorsProcFilesAreUnreadable) {
     EXPECT_NE(e.message.find("PermissionError"), std::string::npos) << file << ": " << e.message;
     EXPECT_EQ(e.output, "") << file;
   }
+}
+
+// The children of this process's warm interpreters (python/trex_eval_zygote.py), by pid.
+std::set<int> children_of_warm_interpreters() {
+  std::set<int> zygotes, found;
+  std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 1));
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    parent_of.emplace_back(std::stoi(name), ppid);
+    if (ppid != getpid()) continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (args.find("trex_eval_zygote.py") != std::string::npos) zygotes.insert(std::stoi(name));
+  }
+  for (auto [pid, ppid] : parent_of)
+    if (zygotes.count(ppid)) found.insert(pid);
+  return found;
+}
+
+// Forking early (one worker with a CPU beside it: warm_fork_early), the next program's child is
+// forked while the current program runs and waits beside it. The program cannot reach it: not
+// by the uid (in a user namespace it is the same host uid), but by seccomp (signals only to its
+// own group) and Landlock (no /proc). The program tries `kill` and /proc/PID/mem on the 64 pids
+// after its own; the test sees from outside which children the interpreter had meanwhile, and
+// requires that the next program ran in one of those pids: the interpreter did fork early (so
+// this also checks that its main() passes FORK_EARLY on to the library's loop).
+TEST(Hostile, CannotReachTheEarlyForkedChild) {
+  REQUIRE_PYTHON();
+  REQUIRE_LAYER("seccomp");
+  REQUIRE_LAYER("landlock");
+  if (!missing_sandbox_layers().empty()) GTEST_SKIP() << "a layer is missing: the warm pool is not used";
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  if (!warm_fork_early(1, CPU_COUNT(&set))) GTEST_SKIP() << "one CPU here: an interpreter does not fork early";
+  if (warm_interpreters_started() != 0)
+    GTEST_SKIP() << "interpreters already started in this process with another setting (ctest runs this test alone)";
+  warm_pool_set_workers(1);
+  std::atomic<bool> done{false};
+  std::mutex m;
+  std::set<int> seen;
+  std::thread watch([&] {
+    while (!done) {
+      std::set<int> now = children_of_warm_interpreters();
+      {
+        std::lock_guard<std::mutex> lock(m);
+        seen.insert(now.begin(), now.end());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  // It sleeps first: the next child is forked once this program's pid is sent, and the watch
+  // must see it. A pid that exists or not, kill must give EPERM (seccomp decides before the
+  // kernel looks); /proc/PID/mem EACCES (Landlock), or ENOENT where no such pid exists.
+  Execution first = run_to_end(
+      "import os, signal, time\nme = os.getpid()\ntime.sleep(1.5)\nodd, none = [], []\n"
+      "for p in range(me + 1, me + 65):\n"
+      "    for what, act in (('probe', lambda: os.kill(p, 0)), ('kill', lambda: os.kill(p, signal.SIGKILL)),\n"
+      "                      ('mem', lambda: open('/proc/%d/mem' % p, 'r+b'))):\n"
+      "        try:\n            act()\n            odd.append((what, p, 'reached'))\n"
+      "        except PermissionError:\n            pass\n"
+      "        except FileNotFoundError:\n"
+      "            (none if what == 'mem' else odd).append(p if what == 'mem' else (what, p, 'ENOENT'))\n"
+      "        except OSError as e:\n            odd.append((what, p, type(e).__name__))\n"
+      "print(me, odd)\nprint(*none)\n");
+  done = true;
+  watch.join();
+  warm_pool_set_workers(0);
+  ASSERT_EQ(first.status, ExecStatus::kNoModel) << first.message << "\n" << first.output;
+  int me = 0;
+  std::string odd;
+  std::set<int> no_such_pid;  // /proc/PID/mem gave ENOENT: no process had that pid then
+  {
+    std::istringstream lines(first.output);
+    lines >> me;
+    std::getline(lines, odd);
+    for (int p; lines >> p;) no_such_pid.insert(p);
+  }
+  EXPECT_EQ(odd, " []") << first.output;
+  // The next program runs normally, in the child that waited beside the first.
+  Execution second = run_to_end("import os\nprint(os.getpid())\n");
+  ASSERT_EQ(second.status, ExecStatus::kNoModel) << second.message << "\n" << second.output;
+  int next = std::stoi(second.output);
+  std::lock_guard<std::mutex> lock(m);
+  EXPECT_TRUE(seen.count(me)) << "the watch did not see the first program";
+  EXPECT_TRUE(seen.count(next)) << "the next program's child was not forked while the first ran: " << next;
+  EXPECT_GT(next, me);
+  EXPECT_LE(next, me + 64) << "the first program did not try the next child's pid";
+  // Its /proc/PID/mem was refused (EACCES), not missing: the child was there when tried.
+  EXPECT_FALSE(no_such_pid.count(next)) << first.output;
 }
 
 // Nothing one program does is seen by the next one the same evaluator runs: not files (its

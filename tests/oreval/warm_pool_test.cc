@@ -235,6 +235,8 @@ TEST(WarmPool, InterpretersForkEarlyOnlyWithAnIdleCpuBesideEachWorker) {
   EXPECT_TRUE(warm_fork_early(2, 4));
   EXPECT_FALSE(warm_fork_early(2, 3));
   EXPECT_FALSE(warm_fork_early(1, 1));
+  EXPECT_FALSE(warm_fork_early(1 << 30, 64));  // no overflow (2 * workers would be)
+  EXPECT_FALSE(warm_fork_early(2147483647, 2147483647));
   REQUIRE_WHOLE_SANDBOX();
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);

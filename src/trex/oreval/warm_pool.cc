@@ -60,7 +60,8 @@ int usable_cpus() {
 
 void warm_pool_set_workers(int workers) { g_workers = workers; }
 
-bool warm_fork_early(int workers, int cpus) { return workers > 0 && 2 * workers <= cpus; }
+// cpus / 2, not 2 * workers: --jobs is only checked to be >= 1, and 2 * workers overflows.
+bool warm_fork_early(int workers, int cpus) { return workers > 0 && workers <= cpus / 2; }
 
 std::string sandbox_enter_library() {
   if (const char* env = std::getenv("TREX_SANDBOX_ENTER_LIB"); env && *env) {
@@ -264,7 +265,12 @@ class WarmInterpreter final : public SandboxLauncher {
     ctl_ = -1;
     if (pid_ > 0) {
       // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
-      // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init.
+      // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init. Not
+      // covered: a zygote killed here while a program runs, forking early (a broken one, whose
+      // reap timed out): its waiting child then exits on its socket's end, but init reaps it,
+      // and where trex is PID 1 or a subreaper that does not reap, it stays a zombie.
+      // PR_SET_PDEATHSIG in that child would not change this: it already exits at once; what
+      // falls to init is the reaping.
       // Up to a second, woken by its exit (a pidfd) rather than by 2 ms polls; the polls
       // where the kernel has no pidfd_open.
       int status;

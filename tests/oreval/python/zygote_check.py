@@ -10,6 +10,7 @@ tested by SandboxChild.APreparedChildEndsTheSame). Also: a child's environment i
 request's, in order; the zygote's warm-ups before its first fork leave nothing behind. Run by
 tests/oreval/warm_pool_test.cc."""
 import ctypes
+import itertools
 import json
 import os
 import select
@@ -430,6 +431,59 @@ def sandbox_library():
     return ctypes.CDLL(path) if path else None
 
 
+def elf_bss_end(path):
+    """The end of a 64-bit little-endian shared library's .bss (its address plus size, before
+    the load bias): from its section headers."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    names = struct.unpack_from("<IIQQQQ", data, shoff + shstrndx * shentsize)[4]
+    for i in range(shnum):
+        name, _, _, addr, _, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        if data[names + name:data.index(b"\0", names + name)] == b".bss":
+            return addr + size
+    raise ValueError("no .bss in " + path)
+
+
+class OrphansComeHere:
+    """This process as the subreaper of what it forks: a child the zygote left unreaped when it
+    exited comes here (not to init, which would reap it at once), so left() finds it; it is then
+    killed and reaped, and left() names it."""
+
+    def __enter__(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.prctl = libc.prctl
+        if self.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+            raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
+        return self
+
+    def left(self):
+        found = []
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return found
+            if pid == 0:  # one still runs: an orphan (the zygote itself was reaped by stop)
+                with open("/proc/self/task/%d/children" % os.getpid()) as f:
+                    for p in f.read().split():
+                        os.kill(int(p), signal.SIGKILL)
+                        found.append(int(p))
+                for p in found:
+                    try:
+                        os.waitpid(p, 0)
+                    except ChildProcessError:
+                        pass
+                return found
+            found.append(pid)
+
+    def __exit__(self, *exc):
+        self.prctl(36, 0, 0, 0, 0)
+        return False
+
+
 class ServeInC(unittest.TestCase):
     """The zygote's loop in C (zygote_serve.cc, serve_in_c): the same protocol as serve()'s
     Python loop, the children forked as os.fork forks them and run by WaitingChild's side (the
@@ -726,11 +780,18 @@ class ServeInC(unittest.TestCase):
                 with open("/proc/self/maps") as f:
                     maps = [line.split() for line in f]
                 mem = os.open("/proc/self/mem", os.O_RDONLY)
+                # The anonymous mapping after the file's is its .bss only up to the .bss's end:
+                # the kernel merges an arena of the interpreter's that lands right after it
+                # into the same mapping, and that arena may hold the test's own copies of `tag`.
+                base = min(int(f[0].split("-")[0], 16) for f in maps if len(f) > 5 and f[5] == name and int(f[2], 16) == 0)
+                end_of_bss = base + elf_bss_end(name)
                 prev_end = None
                 for fields in maps:
                     lo, hi = (int(x, 16) for x in fields[0].split("-"))
                     # its file's mappings and the anonymous one right after them (its .bss)
                     if (len(fields) > 5 and fields[5] == name) or (len(fields) == 5 and lo == prev_end):
+                        if len(fields) == 5:
+                            hi = min(hi, max(lo, end_of_bss))
                         if "r" in fields[1]:
                             found += os.pread(mem, hi - lo, lo).count(tag)
                         prev_end = hi if len(fields) > 5 else None
@@ -739,7 +800,15 @@ class ServeInC(unittest.TestCase):
                 os.write(args[7], b"found %d\n" % found)
                 os._exit(7)
 
-        pid, ctl = self.start(Scans(prepare_fails=False))
+        # Both ways: forking early, program 2's child is forked while program 1 runs, and must
+        # not find program 1's request either (it is erased before that fork).
+        for early in (0, 1):
+            with self.subTest(early=early):
+                self.scan_for_the_previous_request(Scans, tag, early)
+
+    def scan_for_the_previous_request(self, Scans, tag, early):
+        setting = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_fork_early
+        pid, ctl = self.start(Scans(prepare_fails=False), in_zygote=lambda: setting(early))
         try:
             first = dict(self.REQUEST, workdir="/nonexistent/" + tag.decode(), env=["HOME=/" + tag.decode()])
             out_r, err_r = self.send_request(ctl, first)
@@ -761,9 +830,16 @@ class ServeInC(unittest.TestCase):
                 time.sleep(60)
                 os._exit(0)
 
-        for message in (b'{"status":1}', b'{"wait":"x"}', b'{"wait":-1}'):
-            with self.subTest(message=message):
-                pid, ctl = self.start(Waits(prepare_fails=False), in_zygote=lambda: os.dup2(os.open(os.devnull, os.O_WRONLY), 2))
+        setting = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_fork_early
+
+        def quiet(early):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+            setting(early)
+
+        # Forking early, a next child already waits when the wait message comes: it goes too.
+        for early, message in itertools.product((0, 1), (b'{"status":1}', b'{"wait":"x"}', b'{"wait":-1}')):
+            with self.subTest(early=early, message=message), OrphansComeHere() as orphans:
+                pid, ctl = self.start(Waits(prepare_fails=False), in_zygote=lambda: quiet(early))
                 out_r, err_r = self.send_request(ctl)
                 child = json.loads(ctl.recv(1 << 16))["pid"]
                 self.assertEqual(os.read(out_r, 64), b"running\n")
@@ -775,6 +851,7 @@ class ServeInC(unittest.TestCase):
                 self.stop(pid, ctl, code=1)  # the exception's exit
                 with self.assertRaises(ProcessLookupError):
                     os.kill(child, 0)
+                self.assertEqual(orphans.left(), [])  # no waiting child outlived the zygote
 
     def test_the_zygote_s_serve_runs_the_library_s_loop_and_the_python_one_when_it_cannot_start(self):
         # serve() as main() calls it (no loop named): a library with trex_zygote_serve runs the
@@ -808,14 +885,37 @@ class ServeInC(unittest.TestCase):
                 self.assertEqual(runs, [(7, False, b"serve_in_c %d\n" % in_c, b"")] * 2)
 
     def test_when_the_evaluator_goes_the_waiting_child_is_reaped_and_the_zygote_exits(self):
-        log_r, log_w = os.pipe()
-        pid, ctl = self.start(StandInLibrary(prepare_fails=False, log_fd=log_w))
-        waiting = int(os.read(log_r, 64).split()[0])
-        os.close(log_r)
-        os.close(log_w)
-        self.stop(pid, ctl)  # exit status 0
-        with self.assertRaises(ProcessLookupError):
-            os.kill(waiting, 0)  # reaped by the zygote before it exited
+        setting = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_fork_early
+
+        class Waits(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                os.write(args[7], b"running\n")
+                time.sleep(60)
+                os._exit(0)
+
+        # Between programs (the first waiting child), and after a program's {"pid": N} (the
+        # program is killed; forking early, the next child already waits and must be reaped).
+        for early, after_pid in ((0, False), (0, True), (1, False), (1, True)):
+            with self.subTest(early=early, after_pid=after_pid), OrphansComeHere() as orphans:
+                log_r, log_w = os.pipe()
+                pid, ctl = self.start(Waits(prepare_fails=False, log_fd=log_w), in_zygote=lambda: setting(early))
+                waiting = [int(os.read(log_r, 64).split()[0])]
+                if after_pid:
+                    out_r, err_r = self.send_request(ctl)
+                    child = json.loads(ctl.recv(1 << 16))["pid"]
+                    self.assertEqual(child, waiting[0])
+                    self.assertEqual(os.read(out_r, 64), b"running\n")
+                    if early:  # the next child, forked while the program runs
+                        waiting.append(int(os.read(log_r, 64).split()[0]))
+                    os.close(out_r)
+                    os.close(err_r)
+                os.close(log_r)
+                os.close(log_w)
+                self.stop(pid, ctl)  # exit status 0
+                for gone in waiting:
+                    with self.assertRaises(ProcessLookupError):
+                        os.kill(gone, 0)  # reaped by the zygote before it exited
+                self.assertEqual(orphans.left(), [])
 
 
 def c_environment():

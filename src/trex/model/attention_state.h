@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "trex/core/aligned_vector.h"
 #include "trex/kernels/rmsnorm.h"
 #include "trex/kernels/rope.h"
 #include "trex/model/attention.h"
@@ -14,7 +15,7 @@ namespace trex::model {
 
 namespace attention_detail {
 
-using Buf = std::vector<float>;
+using Buf = core::aligned_vector<float>;
 
 // b's data, grown to at least n floats.
 inline float* ptr(Buf& b, int64_t n) {

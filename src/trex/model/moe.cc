@@ -113,19 +113,19 @@ struct MoeLayer::State {
 
   // Saved by forward for backward (sized for the largest T seen, reused).
   int64_t T = 0;
-  std::vector<float> x;          // [T, d]
-  std::vector<float> logits;     // [T, E]
-  std::vector<float> scores;     // [T, E] s
+  core::aligned_vector<float> x;          // [T, d]
+  core::aligned_vector<float> logits;     // [T, E]
+  core::aligned_vector<float> scores;     // [T, E] s
   std::vector<int32_t> sel;      // [T, K]
   std::vector<float> w;          // [T, K]
   std::vector<int64_t> slot;     // [T, K] -> row of the dispatched arrays
   std::vector<int64_t> rows;     // [E]
   std::vector<int64_t> load;     // [E] (= rows, as counts kept for the caller)
   std::vector<int64_t> slot_token;  // [T K] dispatched row -> token
-  std::vector<float> wperm;      // [T K] routing weight of each dispatched row
-  std::vector<float> xs;         // [T K, d] dispatched inputs
-  std::vector<float> g, u, h;    // [T K, f]
-  std::vector<float> sg, su, sh; // [shared, T, f]
+  core::aligned_vector<float> wperm;      // [T K] routing weight of each dispatched row
+  core::aligned_vector<float> xs;         // [T K, d] dispatched inputs
+  core::aligned_vector<float> g, u, h;    // [T K, f]
+  core::aligned_vector<float> sg, su, sh; // [shared, T, f]
   MoeScratch own;                // scratch when the caller passes none
 
   // Expert parallelism (ex != nullptr with ranks() > 1). The expert side (xs, wperm, g, u, h
@@ -140,13 +140,13 @@ struct MoeLayer::State {
   int64_t fs = 0, foff = 0;           // this peer's width slice of every local expert
   int64_t L = 1, wb = 0;              // width blocks in the slice, and their width (fs = L wb)
   std::vector<int64_t> block_row0, block_rows;  // [ranks / S] dispatch rows of each expert block
-  std::vector<float> partbuf;        // [S T K, width] partial results back from the S shards
+  core::aligned_vector<float> partbuf;        // [S T K, width] partial results back from the S shards
   std::vector<int64_t> erows;        // [El] rows per local expert on the expert side
   std::vector<int64_t> recv_cnt;     // [peers, El] rows from each source for each local expert
   std::vector<int64_t> send_rows, recv_rows;  // [peers]
   std::vector<int64_t> perm;         // expert-side row -> row of the received (source-major) buffer
-  std::vector<float> sendbuf, recvbuf;  // packed rows in flight
-  std::vector<float> src_grads;      // [peers, El, 3 fs d]
+  core::aligned_vector<float> sendbuf, recvbuf;  // packed rows in flight
+  core::aligned_vector<float> src_grads;      // [peers, El, 3 fs d]
 
   // Where copy j of dispatched row r sits in the rows sent to the owners: peer b S + j gets
   // the rows of expert block b, so block b's rows appear S times in a row (S = 1: dispatch order).

@@ -50,6 +50,7 @@
 #include <span>
 #include <vector>
 
+#include "trex/core/aligned_vector.h"
 #include "trex/model/config.h"
 #include "trex/model/expert_exchange.h"
 
@@ -71,8 +72,8 @@ using MoeGrads = MoeTensors<float*>;
 // gradient in between). Layers that run one after another can share one, so a model holds one
 // set instead of one per layer; a layer without one uses its own.
 struct MoeScratch {
-  std::vector<float> ye, dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
-  std::vector<float> leaves, dw_leaves;  // the width blocks' partial sums after the first
+  core::aligned_vector<float> ye, dye, dh, dg, du, dw, dxs, dl, sdh, sdg, sdu;
+  core::aligned_vector<float> leaves, dw_leaves;  // the width blocks' partial sums after the first
 };
 
 // The frozen token -> expert table of a hash layer: [vocab, top_k] expert ids (see above).

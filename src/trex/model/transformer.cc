@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "trex/core/aligned_vector.h"
 #include "trex/core/bf16.h"
 #include "trex/core/safetensors.h"
 #include "trex/core/thread_pool.h"
@@ -104,9 +105,9 @@ std::string shape_string(const std::vector<int64_t>& s) {
 
 // The activations of one mHC site (attention or FFN) of one block.
 struct SiteActs {
-  std::vector<float> y, xn, F;   // [T, d]: mixed input, normed input, layer output
-  std::vector<float> pre, post;  // [T, n]
-  std::vector<float> C;          // [T, n, n]
+  core::aligned_vector<float> y, xn, F;   // [T, d]: mixed input, normed input, layer output
+  core::aligned_vector<float> pre, post;  // [T, n]
+  core::aligned_vector<float> C;          // [T, n, n]
   void fit_for(int64_t T, int64_t d, int64_t n) {
     fit(y, size_t(T * d));
     fit(xn, size_t(T * d));
@@ -144,7 +145,7 @@ struct Transformer::Impl {
     AttentionLayer attn;
     MoeLayer moe;
     SiteActs a, f;             // attention site, FFN site
-    std::vector<float> X_mid;  // [T, n, d]: streams between the two sites
+    core::aligned_vector<float> X_mid;  // [T, n, d]: streams between the two sites
     Block(const ModelConfig& c, std::string p, int layer, int ratio_override, bool hash)
         : prefix(std::move(p)), attn(c, layer, ratio_override), moe(c, hash) {}
   };
@@ -153,24 +154,24 @@ struct Transformer::Impl {
 
   // Activations.
   int64_t T = 0;
-  std::vector<std::vector<float>> streams;  // [L + 1][T, n, d]: block inputs, then the final X
-  std::vector<float> head_y, head_yn;       // [T, d]
-  std::vector<float> head_w;                // [T, n]
-  std::vector<float> logits;                // [T, V]
-  std::vector<float> row_loss;              // [T]
+  std::vector<core::aligned_vector<float>> streams;  // [L + 1][T, n, d]: block inputs, then the final X
+  core::aligned_vector<float> head_y, head_yn;       // [T, d]
+  core::aligned_vector<float> head_w;                // [T, n]
+  core::aligned_vector<float> logits;                // [T, V]
+  core::aligned_vector<float> row_loss;              // [T]
   // MTP activations.
   std::vector<int32_t> mtp_ids, mtp_targets;  // [T]
-  std::vector<float> mtp_e, mtp_en;           // [T, d]
-  std::vector<float> mtp_hn;                  // [T, n, d]
-  std::vector<float> mtp_X0, mtp_Xout;        // [T, n, d]
-  std::vector<float> mtp_y, mtp_yn, mtp_w;    // head
+  core::aligned_vector<float> mtp_e, mtp_en;           // [T, d]
+  core::aligned_vector<float> mtp_hn;                  // [T, n, d]
+  core::aligned_vector<float> mtp_X0, mtp_Xout;        // [T, n, d]
+  core::aligned_vector<float> mtp_y, mtp_yn, mtp_w;    // head
   // Backward scratch.
-  std::vector<float> gA, gB;                  // [T, n, d] stream gradients
-  std::vector<float> dF, dxn, dy, dtmp;       // [T, d]
-  std::vector<float> dstreams_tmp;            // [T, n, d]
-  std::vector<float> dpost, dC;               // [T, n], [T, n, n]
-  std::vector<float> dphi, db, dscale, dnorm; // parameter scratch
-  std::vector<float> mhc_ws;
+  core::aligned_vector<float> gA, gB;                  // [T, n, d] stream gradients
+  core::aligned_vector<float> dF, dxn, dy, dtmp;       // [T, d]
+  core::aligned_vector<float> dstreams_tmp;            // [T, n, d]
+  core::aligned_vector<float> dpost, dC;               // [T, n], [T, n, n]
+  core::aligned_vector<float> dphi, db, dscale, dnorm; // parameter scratch
+  core::aligned_vector<float> mhc_ws;
   std::vector<std::vector<int64_t>> load;
   // Tokens per expert summed over the forward_backward calls since zero_grads(): the step's
   // load, which update_routing_bias() balances (several micro-batches make one step).
@@ -349,8 +350,8 @@ struct Transformer::Impl {
 
   // hc_head, final norm, LM head and cross-entropy over X [T, n, d]. With `backward`, the
   // logits gradient (scale per counted row) flows back into dX (overwritten).
-  double head(const std::string& prefix, const float* X, std::vector<float>& y, std::vector<float>& yn,
-              std::vector<float>& w, const int32_t* targets, int64_t* counted, float scale, float* dX,
+  double head(const std::string& prefix, const float* X, core::aligned_vector<float>& y,
+              core::aligned_vector<float>& yn, core::aligned_vector<float>& w, const int32_t* targets, int64_t* counted, float scale, float* dX,
               std::vector<float>* logits_out) {
     const int64_t d = config.hidden, V = config.vocab, n = config.mhc.streams;
     kernels::MhcShape sh = mhc_shape(T);

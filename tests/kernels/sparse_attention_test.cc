@@ -44,9 +44,12 @@ struct AttnCase {
 // e.g. 16765: -8.70e-5 against the reference's +8.70e-5; session 14's dot-tile kernel misses
 // the same entries by the same amounts). F32HeavyTailedDqWithinItsRoundingBound checks that
 // case against a bound derived from the inputs.
+// {37, 8, 16, 8, 4, 4} and {29, 12, 24, 20, 4, 3}: 8 and 12 heads, so the AVX-512 8-row tiles
+// of the window scores and O = P K (and the backward's 8-head D sums) run, 12 with a 4-row rest.
 const AttnCase kCases[] = {{5, 2, 8, 3, 0, 0},    {23, 3, 16, 8, 4, 4},  {6, 2, 7, 16, 4, 2},
                            {300, 2, 12, 32, 128, 0}, {40, 4, 64, 9, 4, 5}, {17, 1, 33, 4, 4, 8},
-                           {200, 2, 16, 8, 4, 20}, {300, 2, 40, 64, 4, 8, 2}};
+                           {200, 2, 16, 8, 4, 20}, {300, 2, 40, 64, 4, 8, 2},
+                           {37, 8, 16, 8, 4, 4},   {29, 12, 24, 20, 4, 3}};
 
 // Top-k style index sets for ratio 4: min(k, v_t) distinct visible entries in random order.
 std::vector<int32_t> random_topk(int64_t s, int64_t k, int ratio, uint32_t seed) {

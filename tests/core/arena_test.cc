@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/mapping_probe.h"
 #include "trex/core/arena.h"
 
 namespace trex::core {
@@ -31,24 +32,8 @@ constexpr bool kDebug = true;  // arena.cc poisons reused buffers (0xA5) in Debu
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-
-// Whether the 4 KiB page at p is mapped in this process (mincore fails with ENOMEM where not).
-bool page_mapped(const void* p) {
-  unsigned char resident;
-  void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(4095));
-  return mincore(page, 4096, &resident) == 0;
-}
+using test_util::kAsan;
+using test_util::page_mapped;
 
 bool thp_present() { return access("/sys/kernel/mm/transparent_hugepage", F_OK) == 0; }
 

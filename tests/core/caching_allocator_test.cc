@@ -16,29 +16,14 @@
 #include <thread>
 #include <vector>
 
+#include "core/mapping_probe.h"
 #include "trex/core/arena.h"
 
 namespace trex::core {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-
-// Whether the 4 KiB page at p is mapped in this process (mincore fails with ENOMEM where not).
-bool page_mapped(const void* p) {
-  unsigned char resident;
-  void* page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t(4095));
-  return mincore(page, 4096, &resident) == 0;
-}
+using test_util::kAsan;
+using test_util::page_mapped;
 
 long vm_size_kb() {
   std::ifstream in("/proc/self/status");

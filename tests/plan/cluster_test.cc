@@ -154,6 +154,30 @@ TEST(Cluster, TheMisalignedGemmRateIsAStackFieldWithASource) {
   EXPECT_THROW(load_stack(fractional.path()), InputError);
 }
 
+// vocab_divisible_by has an upper bound (review rfix LOW 7): 10^8 x TP 32 would overflow the
+// padded vocabulary (an int) and run the step on a garbage vocabulary. The file is refused with
+// the field named; a Strategy built in code that skips load_stack is refused by padded_vocab.
+TEST(Cluster, VocabPaddingIsBounded) {
+  const std::string stack = "[stack]\nname = \"s\"\nsource = \"test\"\n";
+  TempCluster largest(stack + "vocab_divisible_by = 65536\n");
+  EXPECT_EQ(load_stack(largest.path()).vocab_divisible_by, 65536);
+  TempCluster huge(stack + "vocab_divisible_by = 100000000\n");
+  try {
+    load_stack(huge.path());
+    ADD_FAILURE() << "vocab_divisible_by = 10^8 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("stack.vocab_divisible_by: at most 65536, got 100000000"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(padded_vocab(50257, 100000000, 32), InputError);
+  // 65536 x TP 65536 = 2^32: the first multiple above 50257 is beyond an int.
+  EXPECT_THROW(padded_vocab(50257, 65536, 65536), InputError);
+  // 65536 x TP 32768 = 2^31 is itself beyond INT_MAX (2^31 - 1).
+  EXPECT_THROW(padded_vocab(50257, 65536, 32768), InputError);
+  // 65536 x TP 16384 = 2^30 still fits.
+  EXPECT_EQ(padded_vocab(50257, 65536, 16384), 1L << 30);
+}
+
 TEST(Cluster, SetNodesChecksReach) {
   TempCluster t(kGood);
   Cluster c = load_cluster(t.path());

@@ -1,6 +1,8 @@
 #include "trex/plan/stack.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "trex/model/toml_fields.h"
 #include "trex/util/error.h"
@@ -35,8 +37,17 @@ MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& fiel
 
 long padded_vocab(long vocab, long divisible_by, long tp) {
   if (divisible_by <= 0) return vocab;
-  long multiple = divisible_by * std::max(1L, tp);
-  return (vocab + multiple - 1) / multiple * multiple;
+  if (divisible_by > kMaxVocabDivisibleBy)
+    throw InputError::field("stack.vocab_divisible_by",
+                            "at most " + std::to_string(kMaxVocabDivisibleBy) + ", got " + std::to_string(divisible_by));
+  long multiple = 0, padded = 0;
+  if (__builtin_mul_overflow(divisible_by, std::max(1L, tp), &multiple) ||
+      __builtin_add_overflow(vocab, multiple - 1, &padded) ||
+      (padded = padded / multiple * multiple) > long(std::numeric_limits<int>::max()))
+    throw InputError::field("stack.vocab_divisible_by",
+                            std::to_string(divisible_by) + " x TP " + std::to_string(tp) + " pads the vocabulary of " +
+                                std::to_string(vocab) + " beyond 2^31 - 1");
+  return padded;
 }
 
 StackProfile load_stack(const std::string& path) {
@@ -69,6 +80,8 @@ StackProfile load_stack(const std::string& path) {
   p.step_overhead = f.number_or("step_overhead", 0, 0, 1);
   p.straggler_scale = f.number_or("straggler_scale", 1, 0, 10);
   p.vocab_divisible_by = f.integer_or("vocab_divisible_by", 0, 0);
+  if (p.vocab_divisible_by > kMaxVocabDivisibleBy)
+    f.fail("vocab_divisible_by", "at most " + std::to_string(kMaxVocabDivisibleBy) + ", got " + std::to_string(p.vocab_divisible_by));
   p.tensor_core_align_bytes = f.number_or("tensor_core_align_bytes", 0, 0, 256);
   if (f.has("tensor_core_align_bytes") && !f.has("tensor_core_align_source"))
     f.fail("tensor_core_align_source", "missing (the alignment rate needs a source)");

@@ -85,7 +85,9 @@ struct StackProfile {
   // make_vocab_size_divisible_by (default 128) x TP (NVIDIA/Megatron-LM
   // megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding), so GPT-2's 50257 runs
   // as 51200 at TP 8. The model file states the tokenizer's vocabulary; the step is computed on
-  // the padded one (the MFU conventions count the model's own). 0: no padding.
+  // the padded one (the MFU conventions count the model's own). 0: no padding; at most
+  // kMaxVocabDivisibleBy (Megatron's default is 128; a larger value is a typo, and the padded
+  // vocabulary must stay an int).
   long vocab_divisible_by = 0;
   // An effective rate, not a mechanism: on the stack this profile describes, a 16-bit GEMM whose
   // inner (k) or output (n) dimension is not a multiple of this many bytes ran at about the
@@ -95,8 +97,12 @@ struct StackProfile {
   std::string tensor_core_align_source;
 };
 
+inline constexpr long kMaxVocabDivisibleBy = 65536;
+
 // The vocabulary the stack runs: `vocab` rounded up to a multiple of divisible_by x tp
-// (Megatron-LM's _vocab_size_with_padding); unchanged when divisible_by <= 0.
+// (Megatron-LM's _vocab_size_with_padding); unchanged when divisible_by <= 0. Throws
+// InputError (stack.vocab_divisible_by) when divisible_by exceeds kMaxVocabDivisibleBy or the
+// padded vocabulary would not fit an int (a Strategy built in code skips load_stack's check).
 long padded_vocab(long vocab, long divisible_by, long tp);
 
 // Reads configs/plan/stack/NAME.toml. Throws InputError naming file, line and field.

@@ -159,7 +159,13 @@ struct Bounds {
 // runs 8.95% / +4.08% -> 8.69% / +4.50%; held-out 107 runs 6.26% / +0.25% -> 5.97% / +0.75%
 // (its 10 megatron-lm rows 7.03% / -7.03% -> 3.97% / -1.63%); the 14 earlier publications'
 // held-out rows' signed error rises (below). The signed bounds loosened to that refit.
-constexpr Bounds kFit{0.088, 0.046, 0.292};
+// Session 18 (plan): the Llama 3 405B rows take the report's pipeline layout (arXiv 2407.21783
+// section 3.3.2: one layer per chunk, the embedding and the head each alone in a chunk, so PP 16
+// x V 8 for 126 layers; V = 2 had been assumed) and the meta-llama3 step_overhead is refit on its
+// two fit rows (0.03 -> 0.12, their mean signed error to zero). The held-out 16,384-GPU row goes
+// -11.3% -> +3.9% (its fit 8,192-GPU sibling -0.2% -> +4.1%, the 128K row -19.8% -> -4.2%). Fit
+// 116 runs 8.69% / 64.7% / +4.50% -> 8.59% / 65.5% / +4.67%. Signed bound loosened to that.
+constexpr Bounds kFit{0.088, 0.047, 0.292};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -240,9 +246,13 @@ struct Shares {
 constexpr Shares kFitShares{0.64, 8};
 constexpr Shares kHeldOutShares{0.85, 5};
 constexpr Shares kIndependentShares{0.92, 1};
-constexpr Bounds kHeldOutWithoutLargest{0.077, 0.019, 0.368};
-constexpr Bounds kHeldOutSourceWeighted{0.088, 0.022, 0.380};
-constexpr double kHeldOutSourceWeightedWithin10 = 0.64;
+// Session 18 (plan, the Llama 3 layout above): without BigScience 7.65% / 76.5% / +1.87% ->
+// 7.50% / 78.4% / +2.17%; source-weighted 8.79% / 64.7% / +2.12% -> 8.17% / 73.0% / +3.39% (the
+// 70% goal met there, the +-3% signed goal no longer: the one Llama 3 held-out row is a whole
+// source, -11.3% -> +3.9%). Tightened where they fell, the signed bounds loosened to that.
+constexpr Bounds kHeldOutWithoutLargest{0.076, 0.022, 0.368};
+constexpr Bounds kHeldOutSourceWeighted{0.082, 0.034, 0.380};
+constexpr double kHeldOutSourceWeightedWithin10 = 0.72;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
@@ -256,7 +266,8 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // (above): 8.24% / +0.81% (loosened to it).
 // Session 17: the megatron-lm step_overhead refit (0.06 -> 0.00, above) moves its held-out
 // rows up: +0.81% -> +1.87%; loosened to that.
-constexpr Bounds kHeldOutEarlier{0.083, 0.020, 0.39};
+// Session 18: the Llama 3 layout and meta-llama3 refit (above): 7.65% / +1.87% -> 7.50% / +2.17%.
+constexpr Bounds kHeldOutEarlier{0.076, 0.022, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -825,6 +825,35 @@ TEST(Causes, PipelineLayoutsPlaceLayersEmbeddingHeadAndMtp) {
   EXPECT_GT(uneven.time.compute, even.time.compute * 0.6);
 }
 
+// (5) A layout that gives the embedding and the head a chunk of their own (Llama 3 405B, arXiv
+// 2407.21783 section 3.3.2: one layer fewer on the first and the last stage, "the first model
+// chunk on the first stage has only the embedding"): 126 layers + E + L = 128 one-layer chunks
+// over PP 16, V 8. Chunk k runs on rank k mod 16, so rank 0 holds E and 7 layers, rank 15 7
+// layers and the head, ranks 1-14 8 layers; the bubble is (pp - 1) / V = 15/8 micro-batch times.
+TEST(Causes, TheLlama3LayoutGivesTheEmbeddingAndTheHeadAChunkEach) {
+  ValidationCase vc = load_validation_case(source_path("configs/validation/llama3-405b-8k-8192gpu.toml"));
+  ASSERT_EQ(vc.strategy.pp, 16);
+  ASSERT_EQ(vc.strategy.vpp, 8);
+  std::vector<PipelineChunk> ch = pipeline_chunks(vc.strategy.layout, 126, 0, 16, 8);
+  ASSERT_EQ(ch.size(), 128u);
+  EXPECT_TRUE(ch[0].embedding);
+  EXPECT_EQ(ch[0].layers, 0);
+  EXPECT_TRUE(ch[127].head);
+  EXPECT_EQ(ch[127].layers, 0);
+  std::array<long, 16> layers{};
+  for (size_t k = 0; k < ch.size(); ++k) layers[k % 16] += ch[k].layers;
+  EXPECT_EQ(layers[0], 7);
+  EXPECT_EQ(layers[15], 7);
+  for (size_t r = 1; r < 15; ++r) EXPECT_EQ(layers[r], 8) << "rank " << r;
+  // 2048 sequences / DP 64 = 32 micro-batches; the bubble is 15/8 of the slowest rank's
+  // micro-batch time (the per-micro-batch terms over 32), where V = 2 made it 15/2.
+  const Prediction p = evaluate(vc).prediction;
+  ASSERT_EQ(p.micro_batches, 32);
+  const TimeBreakdown& t = p.time;
+  const double t_mb = (t.compute + t.launch + t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm) / 32.0;
+  EXPECT_NEAR(t.bubble, 15.0 / 8.0 * t_mb, 1e-9 * t.bubble);
+}
+
 // (6) Scale-dependent losses: stragglers and collectives at thousands of devices.
 TEST(Causes, StragglerAndCollectiveLossesGrowWithScale) {
   Cluster c = tiny_cluster(2);

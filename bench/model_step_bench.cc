@@ -4,14 +4,22 @@
 // implementation (python/trex_v4_torch.py bench) on the same config, sequence and thread count.
 //
 //   TREX_THREADS=2 build/model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp]
-//                                          [--trace FILE]
+//                                          [--trace FILE | --tuning-ab FILE]
 //
 // Prints one JSON object: per-step wall times (whole step, forward+backward, optimizer), their
 // medians, tokens/s and the losses; also the process CPU time (user + sys, all threads) and the
 // minor page faults of each forward+backward, which on a shared machine are steadier than wall
 // time. MTP blocks are off unless --mtp (the PyTorch side has none). --trace writes the Chrome
 // trace of the timed steps' forward+backward (per-operator spans, trex/core/trace.h).
+// --tuning-ab FILE: tuned against untuned in one process. Each of --steps N is a pair of steps,
+// one with the kernel tuning FILE active and one with none (whatever TREX_TUNING says), their order
+// swapped every pair (untuned first in pairs 0, 2, ...), and --warmup N warms each arm N times; the
+// JSON adds each arm's step and CPU times, the per-pair ratio untuned / tuned and its median. Why
+// (session 18): two processes, one with TREX_TUNING set and one without, differ in more than the
+// tuned parameters (environment, heap layout, the minutes between them on a loaded machine); two
+// steps of one process a second apart differ only in the parameters the kernels read.
 // Not a Google Benchmark program: a step takes seconds, and the comparison wants the raw times.
+// Bad input (a flag, the config, the tuning file): one line on stderr, exit 2.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +33,7 @@
 #include "nlohmann/json.hpp"
 #include "trex/core/thread_pool.h"
 #include "trex/core/trace.h"
+#include "trex/kernels/tuning.h"
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
 #include "trex/optim/adamw.h"
@@ -58,7 +67,7 @@ Usage process_usage() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp] [--trace FILE]\n");
+  std::fprintf(stderr, "usage: model_step_bench CONFIG [--seq N] [--steps N] [--warmup N] [--mtp] [--trace FILE | --tuning-ab FILE]\n");
   return 2;
 }
 
@@ -67,7 +76,7 @@ int run(int argc, char** argv) {
   std::string config = argv[1];
   long seq = 0, steps = 3, warmup = 1;
   bool mtp = false;
-  std::string trace_path;
+  std::string trace_path, ab_path;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&](const char* name) -> long {
@@ -82,8 +91,14 @@ int run(int argc, char** argv) {
     else if (a == "--warmup") warmup = next("--warmup");
     else if (a == "--mtp") mtp = true;
     else if (a == "--trace" && i + 1 < argc) trace_path = argv[++i];
+    else if (a == "--tuning-ab" && i + 1 < argc) ab_path = argv[++i];
     else return usage();
   }
+  // The trace's steps would mix both arms (the anatomy sums every step).
+  if (!trace_path.empty() && !ab_path.empty()) throw trex::InputError::field("--tuning-ab", "not with --trace");
+  // Read before the model is built: a bad file costs nothing and writes nothing.
+  std::shared_ptr<const trex::kernels::Tuning> ab_tuning;
+  if (!ab_path.empty()) ab_tuning = std::make_shared<const trex::kernels::Tuning>(trex::kernels::Tuning::load(ab_path));
   trex::model::ModelConfig cfg = trex::model::load_model_config(config);
   if (seq == 0) seq = cfg.train_seq_len;
   trex::model::Transformer model(cfg, /*seed=*/1, mtp);
@@ -115,8 +130,18 @@ int run(int argc, char** argv) {
 
   std::vector<double> step_s, fb_s, opt_s, fb_cpu_s, losses;
   std::vector<long> fb_faults;
-  for (long s = 0; s < warmup + steps; ++s) {
-    if (s == warmup && !trace_path.empty()) trex::core::trace_enable(true);
+  std::vector<bool> tuned_steps;  // --tuning-ab: which timed steps ran with the tuning
+  const bool ab = ab_tuning != nullptr;
+  const long warm = ab ? 2 * warmup : warmup, timed = ab ? 2 * steps : steps;
+  for (long s = 0; s < warm + timed; ++s) {
+    if (s == warm && !trace_path.empty()) trex::core::trace_enable(true);
+    if (ab) {
+      // Warm-up alternates; timed pair p runs untuned first when p is even, tuned first when odd.
+      const long i = s - warm;
+      const bool tuned = s < warm ? s % 2 == 1 : ((i / 2) % 2 == 0) == (i % 2 == 1);
+      trex::kernels::set_active_tuning(tuned ? ab_tuning : nullptr);
+      if (s >= warm) tuned_steps.push_back(tuned);
+    }
     const Usage u0 = process_usage();
     const int64_t step_begin_ns = trex::core::trace_now_ns();
     Clock::time_point t0 = Clock::now();
@@ -135,9 +160,9 @@ int run(int argc, char** argv) {
     }
     double o = seconds_since(t1);
     double all = seconds_since(t0);
-    trex::core::trace_record_step(s - warmup, step_begin_ns, trex::core::trace_now_ns());
+    trex::core::trace_record_step(s - warm, step_begin_ns, trex::core::trace_now_ns());
     losses.push_back(st.loss());
-    if (s >= warmup) {
+    if (s >= warm) {
       step_s.push_back(all);
       fb_s.push_back(fb);
       opt_s.push_back(o);
@@ -166,6 +191,29 @@ int run(int argc, char** argv) {
   j["forward_backward_minor_faults"] = fb_faults;
   j["tokens_per_s"] = double(seq) / median(step_s);
   j["losses"] = losses;
+  if (ab) {
+    std::vector<double> un_s, tu_s, un_cpu, tu_cpu, ratios;
+    for (size_t i = 0; i < tuned_steps.size(); ++i) {
+      (tuned_steps[i] ? tu_s : un_s).push_back(step_s[i]);
+      (tuned_steps[i] ? tu_cpu : un_cpu).push_back(fb_cpu_s[i]);
+    }
+    long faster = 0;
+    for (size_t p = 0; p < un_s.size() && p < tu_s.size(); ++p) {
+      ratios.push_back(un_s[p] / tu_s[p]);
+      faster += tu_s[p] < un_s[p];
+    }
+    j["tuning_ab"] = ab_path;
+    j["tuned_steps"] = tuned_steps;
+    j["untuned_step_s"] = un_s;
+    j["tuned_step_s"] = tu_s;
+    j["untuned_forward_backward_cpu_s"] = un_cpu;
+    j["tuned_forward_backward_cpu_s"] = tu_cpu;
+    j["median_untuned_step_s"] = median(un_s);
+    j["median_tuned_step_s"] = median(tu_s);
+    j["pair_ratios"] = ratios;  // untuned / tuned, pair by pair
+    j["median_pair_ratio"] = median(ratios);
+    j["tuned_faster_pairs"] = faster;
+  }
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }
@@ -175,6 +223,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const trex::InputError& e) {
+    std::fprintf(stderr, "model_step_bench: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "model_step_bench: %s\n", e.what());
     return 1;

@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cstdio>
 
 #include <atomic>
 #include <cmath>
@@ -133,6 +138,37 @@ TEST_F(ServeApi, HealthAndModels) {
   EXPECT_EQ(j["object"], "list");
   EXPECT_EQ(j["data"][0]["id"], "tiny");
   EXPECT_EQ(j["data"][0]["max_model_len"], 64);
+}
+
+// The listening socket queues kListenBacklog connections (cpp-httplib alone queues 5: eight
+// clients connecting at once lost connection requests, resent after 1 s). Linux reports a
+// listening socket's backlog in TCP_INFO's tcpi_sacked (capped by net.core.somaxconn).
+TEST_F(ServeApi, TheListeningSocketQueuesABurstOfConnections) {
+  start();
+  int backlog = -1, listening = 0;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(e.path().filename().string());
+    int accepting = 0;
+    socklen_t len = sizeof accepting;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting) continue;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0 || addr.ss_family != AF_INET) continue;
+    if (ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port) != server_->port()) continue;
+    tcp_info info{};
+    socklen_t ilen = sizeof info;
+    ASSERT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &ilen), 0);
+    backlog = int(info.tcpi_sacked);
+    ++listening;
+  }
+  ASSERT_EQ(listening, 1);
+  int somaxconn = kListenBacklog;
+  if (FILE* f = std::fopen("/proc/sys/net/core/somaxconn", "r")) {
+    if (std::fscanf(f, "%d", &somaxconn) != 1) somaxconn = kListenBacklog;
+    std::fclose(f);
+  }
+  EXPECT_EQ(backlog, std::min(kListenBacklog, somaxconn));
+  EXPECT_GE(backlog, 64);
 }
 
 TEST_F(ServeApi, ChatCompletionIsTheGreedyCompletionOfTheModel) {

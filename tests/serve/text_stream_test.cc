@@ -30,6 +30,11 @@ const train::Tokenizer& tokenizer() {
   return tok;
 }
 
+const PieceTexts& texts() {
+  static const PieceTexts t(tokenizer());
+  return t;
+}
+
 int32_t byte_id(const train::Tokenizer& tok, unsigned b) {
   static const char* hex = "0123456789ABCDEF";
   const std::string piece = std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
@@ -87,7 +92,7 @@ TEST(TextStream, PiecesJoinToTheWholeSequencesDecoding) {
   int with_bytes = 0, incomplete_at_end = 0;
   for (int seq = 0; seq < 1000; ++seq) {
     const std::vector<int32_t> ids = random_sequence(rng);
-    TextStream ts(tok, {});
+    TextStream ts(texts(), {});
     std::string joined;
     for (size_t t = 1; t <= ids.size(); ++t) {
       joined += ts.push(ids[t - 1]);
@@ -114,7 +119,7 @@ TEST(TextStream, PiecesJoinToTheWholeSequencesDecoding) {
 TEST(TextStream, ACharacterCutShortAtTheEndDecodesAsTheWholeSequenceDoes) {
   const train::Tokenizer& tok = tokenizer();
   const std::vector<int32_t> ids = {byte_id(tok, 'a'), byte_id(tok, 0xE2), byte_id(tok, 0x82)};
-  TextStream ts(tok, {});
+  TextStream ts(texts(), {});
   std::string joined;
   for (int32_t id : ids) joined += ts.push(id);
   EXPECT_EQ(joined, "a");  // the euro sign's first two bytes wait for the third
@@ -169,7 +174,7 @@ TEST(TextStream, StopStringsEndTheTextAsDecodingEveryPrefixWholeDoes) {
     }
     bool want_stopped = false;
     const std::string want = oracle(ids, stop, &want_stopped);
-    TextStream ts(tok, stop);
+    TextStream ts(texts(), stop);
     std::string joined;
     for (int32_t id : ids) {
       if (ts.stopped()) {
@@ -189,7 +194,7 @@ TEST(TextStream, StopStringsEndTheTextAsDecodingEveryPrefixWholeDoes) {
 
 TEST(TextStream, TheStartOfAStopStringIsHeldBackUntilContradicted) {
   const train::Tokenizer& tok = tokenizer();
-  TextStream ts(tok, {"ab!"});
+  TextStream ts(texts(), {"ab!"});
   std::string joined;
   for (char c : std::string("xa")) joined += ts.push(byte_id(tok, static_cast<unsigned char>(c)));
   EXPECT_EQ(joined, "x");  // "a" may start "ab!"

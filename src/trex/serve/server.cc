@@ -4,6 +4,8 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -11,6 +13,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/serve/api_request.h"
+#include "trex/serve/text_chunk_event.h"
 #include "trex/serve/text_stream.h"
 #include "trex/train/chat_template.h"
 #include "trex/util/error.h"
@@ -196,7 +199,7 @@ json completion_logprobs(const train::Tokenizer& tok, const std::vector<int32_t>
 }  // namespace
 
 Server::Server(Engine& engine, const train::Tokenizer& tok, ServerOptions options)
-    : engine_(engine), tok_(tok), o_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : engine_(engine), tok_(tok), texts_(tok), o_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
   if (o_.stream_interval < 1 || o_.stream_interval > kCatchUpEvents)
     throw InputError::field("--stream-interval", "must be in [1, " + std::to_string(kCatchUpEvents) + "], got " +
                                                      std::to_string(o_.stream_interval));
@@ -217,6 +220,11 @@ void Server::bind() {
                                             std::to_string(o_.port) + " (in use, or not an address of this machine)");
     port_ = o_.port;
   }
+  // The socket httplib made and listens on (set_socket_options in routes()), with a longer queue:
+  // listen() again on a listening socket sets its backlog.
+  if (listen_fd_ < 0 || ::listen(listen_fd_, kListenBacklog) != 0)
+    throw InputError::field("--port", "cannot listen on " + o_.host + ":" + std::to_string(port_) +
+                                          " with a queue of " + std::to_string(kListenBacklog));
 }
 
 void Server::listen() { http_->listen_after_bind(); }
@@ -235,6 +243,10 @@ void Server::routes() {
   const int threads = std::max(4, o_.http_threads);
   s.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   s.set_payload_max_length(o_.max_request_bytes);
+  s.set_socket_options([this](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = int(sock);
+  });
   s.set_read_timeout(30, 0);
   s.set_write_timeout(30, 0);
 
@@ -377,7 +389,7 @@ void Server::routes() {
         if (!g) throw ApiError(429, "the server is busy: every slot and queue place is taken; retry later",
                                "", "rate_limit_error", "rate_limit_exceeded");
         job->gens.push_back(g);
-        job->texts.emplace_back(tok_, r.stop);
+        job->texts.emplace_back(texts_, r.stop);
         job->finish.emplace_back();
         job->token_lp.emplace_back();
       }
@@ -440,9 +452,11 @@ void Server::routes() {
     const std::string chunk_object = chat ? "chat.completion.chunk" : "text_completion";
     const std::string model = o_.model_name;
     res.set_header("Cache-Control", "no-cache");
+    // The text chunks' bytes, built from the stream's fixed parts (text_chunk_event.h).
+    auto text_event = std::make_shared<const TextChunkEvent>(chat, job->id, chunk_object, job->created, model);
     res.set_chunked_content_provider(
         "text/event-stream",
-        [job, st, chat, chunk_object, model, interval](size_t, httplib::DataSink& sink) {
+        [job, st, chat, chunk_object, model, interval, text_event](size_t, httplib::DataSink& sink) {
           auto chunk = [&](json choice) {
             json c = {{"id", job->id}, {"object", chunk_object}, {"created", job->created},
                       {"model", model}, {"system_fingerprint", "trex"}, {"choices", json::array({choice})}};
@@ -450,6 +464,10 @@ void Server::routes() {
             return sink.write(line.data(), line.size());
           };
           auto piece = [&](size_t i, const std::string& text, json finish) {
+            if (finish.is_null() && !text.empty()) {
+              const std::string line = (*text_event)(i, text);
+              return sink.write(line.data(), line.size());
+            }
             json choice = {{"index", i}, {"finish_reason", finish}, {"logprobs", nullptr}};
             if (chat)
               choice["delta"] = text.empty() && !finish.is_null() ? json::object() : json{{"content", text}};
@@ -457,7 +475,9 @@ void Server::routes() {
               choice["text"] = text;
             return chunk(choice);
           };
-          if (!sink.is_writable()) return false;
+          // No sink.is_writable() here: httplib polls the socket itself before each call of
+          // this provider and before each write (a poll finds a closed peer writable anyway; the
+          // write fails), and a third poll per chunk was ~2% of the HTTP threads' CPU.
           if (!st->started) {
             st->started = true;
             if (chat)

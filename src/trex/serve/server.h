@@ -24,6 +24,7 @@
 #include <string>
 
 #include "trex/serve/engine.h"
+#include "trex/serve/piece_texts.h"
 #include "trex/train/tokenizer.h"
 
 namespace httplib {
@@ -31,6 +32,12 @@ class Server;
 }
 
 namespace trex::serve {
+
+// Connections the listening socket queues before the server accepts them. cpp-httplib 0.11
+// listens with a queue of 5: eight clients connecting at once overflowed it (the kernel drops
+// the surplus connection requests, and their clients resend them after 1 s: a first token of
+// ~1000 ms, session 18's bench client, 16 ListenOverflows in `nstat`), so bind() widens it.
+inline constexpr int kListenBacklog = 1024;
 
 // The largest stream_interval: a chunk carries at most this many tokens' events (server.cc).
 inline constexpr int kMaxStreamInterval = 64;
@@ -59,8 +66,8 @@ class Server {
   Server(Engine& engine, const train::Tokenizer& tok, ServerOptions options);
   ~Server();
 
-  // Binds the listening socket. Throws InputError ("--port") when the address is in use or
-  // cannot be bound.
+  // Binds the listening socket, its accept queue kListenBacklog connections long. Throws
+  // InputError ("--port") when the address is in use or cannot be bound.
   void bind();
   int port() const { return port_; }
   // Serves until stop(). REQUIRES: bind() returned.
@@ -74,9 +81,11 @@ class Server {
   void routes();
   Engine& engine_;
   const train::Tokenizer& tok_;
+  PieceTexts texts_;  // every id's text, decoded once, for the streams' TextStreams
   ServerOptions o_;
   std::unique_ptr<httplib::Server> http_;
   int port_ = 0;
+  int listen_fd_ = -1;  // the listening socket, once bind() made it
   std::atomic<bool> draining_{false};
   std::atomic<uint64_t> next_id_{1};
   std::atomic<int> in_flight_{0};  // generation responses begun and not yet sent

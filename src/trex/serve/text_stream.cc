@@ -11,11 +11,11 @@ namespace {
 // tokens before them on their own gives the text that decoding them with all that follows
 // gives: no valid character spans a lead byte, so the tokenizer's UTF-8 decoder, which takes
 // an invalid byte as one U+FFFD and moves on by one byte, stands at that lead byte either way.
-size_t incomplete_tail(const train::Tokenizer& tok, const std::vector<int32_t>& ids) {
+size_t incomplete_tail(const PieceTexts& texts, const std::vector<int32_t>& ids) {
   for (size_t back = 1; back <= std::min<size_t>(3, ids.size()); ++back) {
-    const int32_t id = ids[ids.size() - back];
-    if (!tok.is_byte(id)) return 0;
-    const unsigned c = unsigned(std::stoul(tok.piece(id).substr(3, 2), nullptr, 16));  // "<0xE2>"
+    const int b = texts.byte(ids[ids.size() - back]);
+    if (b < 0) return 0;
+    const unsigned c = unsigned(b);
     if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
     const size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
     return need > back ? back : 0;
@@ -25,17 +25,17 @@ size_t incomplete_tail(const train::Tokenizer& tok, const std::vector<int32_t>& 
 
 }  // namespace
 
-TextStream::TextStream(const train::Tokenizer& tok, std::vector<std::string> stop)
-    : tok_(tok), stop_(std::move(stop)) {
+TextStream::TextStream(const PieceTexts& texts, std::vector<std::string> stop)
+    : texts_(texts), stop_(std::move(stop)) {
   stop_.erase(std::remove(stop_.begin(), stop_.end(), std::string()), stop_.end());
 }
 
 std::string TextStream::push(int32_t id) {
   if (stopped_) return {};
   waiting_.push_back(id);
-  const size_t keep = incomplete_tail(tok_, waiting_);
+  const size_t keep = incomplete_tail(texts_, waiting_);
   if (keep < waiting_.size()) {
-    pending_ += tok_.decode(std::vector<int32_t>(waiting_.begin(), waiting_.end() - keep));
+    pending_ += texts_.decode(std::vector<int32_t>(waiting_.begin(), waiting_.end() - keep));
     waiting_.erase(waiting_.begin(), waiting_.end() - keep);
   }
   // Every stop string that appears in the final text starts inside pending_: pending_ keeps
@@ -68,7 +68,7 @@ std::string TextStream::push(int32_t id) {
 std::string TextStream::flush() {
   if (stopped_) return {};
   // The bytes of an unfinished character decode as the whole sequence's decoding gives them.
-  pending_ += tok_.decode(waiting_);
+  pending_ += texts_.decode(waiting_);
   waiting_.clear();
   std::string out = std::move(pending_);
   pending_.clear();

@@ -10,20 +10,22 @@
 // same as decoding all tokens at once: the tokenizer decodes each piece on its own except runs
 // of byte pieces, which it decodes together as UTF-8 (each byte that does not form a valid
 // character becomes U+FFFD), so only the bytes of a character not yet complete (at most 3
-// tokens) wait to be decoded with the tokens that follow them.
+// tokens) wait to be decoded with the tokens that follow them. A piece's text comes from
+// PieceTexts (decoded once per id), not from a SentencePiece call per token.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "trex/train/tokenizer.h"
+#include "trex/serve/piece_texts.h"
 
 namespace trex::serve {
 
 class TextStream {
  public:
-  TextStream(const train::Tokenizer& tok, std::vector<std::string> stop);
+  // `texts` must outlive the stream.
+  TextStream(const PieceTexts& texts, std::vector<std::string> stop);
 
   // Adds a token; returns the text that became final. Sets stopped() when a stop string
   // appeared (the text ends before it, the stop string excluded).
@@ -35,7 +37,7 @@ class TextStream {
   const std::string& text() const { return emitted_; }
 
  private:
-  const train::Tokenizer& tok_;
+  const PieceTexts& texts_;
   std::vector<std::string> stop_;
   std::vector<int32_t> waiting_;  // byte tokens of a character not yet complete
   std::string pending_;           // final text held back as a possible start of a stop string

@@ -3,14 +3,24 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 
 namespace trex::core {
 namespace {
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
-// Storage from aligned_alloc_bytes: 64-byte aligned at every size, 2 MiB aligned from 2 MiB on
-// (the huge-page mappings), and a vector's semantics unchanged (values kept across growth).
+// Any two allocators are equal (a vector's move and swap stay O(1) and noexcept) and rebind to
+// other element types (vector<vector<>> and node containers).
+using Traits = std::allocator_traits<AlignedAllocator<float>>;
+static_assert(Traits::is_always_equal::value);
+static_assert(std::is_same_v<Traits::rebind_alloc<double>, AlignedAllocator<double>>);
+static_assert(std::is_nothrow_move_assignable_v<aligned_vector<float>>);
+
+// Storage from aligned_alloc_bytes: 64-byte aligned at sizes from 4 bytes to 2 MiB, 2 MiB aligned
+// from 2 MiB on (the huge-page mappings), and a vector's semantics unchanged (values kept across
+// growth).
 TEST(AlignedVector, StorageIsAlignedAndGrowthKeepsValues) {
   for (size_t n : {size_t(1), size_t(3), size_t(1000), size_t(1) << 19}) {
     aligned_vector<float> v(n, 1.5f);

@@ -1,12 +1,17 @@
 // A std::vector whose storage comes from aligned_alloc_bytes (arena.h): 64-byte aligned, and
 // from 2 MiB on a mapping of its own on transparent huge pages where the system grants them.
 //
-// For the training step's activation buffers (model/), which were std::vector<float> on glibc's
-// 4 KiB pages and 16-byte boundaries while the kernel benches time the same kernels on
-// aligned_alloc_bytes buffers: at v4-micro's step shape (T 2048, n 4, d 512, fp32, 2 threads,
-// loaded) mhc_post_backward ran 2.0-3.9 ms on std::vector buffers against 1.05-1.25 ms on these,
-// mhc_post_forward 0.83-3.4 against 0.46-0.52 ms, rmsnorm_backward [2048, 2048] 1.37-4.0
-// against 0.90-1.19 ms (issue 15's notes, session 17).
+// For the activation buffers of the training step and of prefill (model/), which were
+// std::vector<float>: glibc puts a large block 16 bytes past a page boundary, so every 64-byte
+// vector load and store of the row kernels split two cache lines. At v4-micro's step shape
+// (T 2048, n 4, d 512, fp32, 2 threads, loaded; medians of 6 rounds, full ranges) the kernels ran
+// on std::vector buffers against these: mhc_post_backward 2.23 (2.01-3.91) against 1.16
+// (1.05-2.58) ms, mhc_post_forward 0.86 (0.83-3.44) against 0.48 (0.46-0.70) ms, rmsnorm_backward
+// [2048, 2048] 1.69 (1.37-4.00) against 1.07 (0.90-1.30) ms. Alignment is most of it: with the
+// two separated (12 rounds, load 9-10; issue 15's notes, session 18), 64-byte aligned buffers on
+// 4 KiB pages ran those kernels 1.66x, 1.42x and 1.36x faster than std::vector, huge pages at
+// glibc's 16-byte offset 1.07x, 0.99x and 0.98x, and both together 2.09x, 1.61x and 1.32x (a
+// 10-round run at load 11 agreed, but for rmsnorm_backward at 1.35x on huge pages alone).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +24,8 @@ namespace trex::core {
 
 template <class T>
 struct AlignedAllocator {
+  // Storage starts on a 64-byte boundary (2 MiB from 2 MiB on): enough for T's own alignment.
+  static_assert(alignof(T) <= kDefaultAlignment, "AlignedAllocator: T is aligned beyond 64 bytes");
   using value_type = T;
   AlignedAllocator() noexcept = default;
   template <class U>

@@ -19,7 +19,10 @@ using Buf = core::aligned_vector<float>;
 
 // b's data, grown to at least n floats.
 inline float* ptr(Buf& b, int64_t n) {
-  if (int64_t(b.size()) < n) b.resize(size_t(n));
+  if (int64_t(b.size()) < n) {
+    b.reserve(size_t(n));  // capacity n, not libstdc++'s doubling: the huge page at n's end faults in whole
+    b.resize(size_t(n));
+  }
   return b.data();
 }
 

@@ -158,7 +158,10 @@ struct MoeLayer::State {
 
   template <class V>
   static void fit(V& v, size_t n) {
-    if (v.size() < n) v.resize(n);
+    if (v.size() < n) {
+      v.reserve(n);  // capacity n, not libstdc++'s doubling: the huge page at n's end faults in whole
+      v.resize(n);
+    }
   }
 };
 

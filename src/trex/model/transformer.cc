@@ -37,7 +37,10 @@ namespace {
 
 template <class V>
 void fit(V& v, size_t n) {
-  if (v.size() < n) v.resize(n);
+  if (v.size() < n) {
+    v.reserve(n);  // capacity n, not libstdc++'s doubling: the huge page at n's end faults in whole
+    v.resize(n);
+  }
 }
 
 void add_into(float* dst, const float* src, int64_t n) {

@@ -24,10 +24,10 @@
 namespace trex::core {
 namespace {
 
-#if defined(NDEBUG) || defined(__SANITIZE_THREAD__)
-constexpr bool kDebug = false;
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kTsan = true;
 #else
-constexpr bool kDebug = true;  // arena.cc poisons reused buffers (0xA5) in Debug but for TSan's
+constexpr bool kTsan = false;
 #endif
 
 bool aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
@@ -213,9 +213,10 @@ TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
   EXPECT_NE(other, p);
   void* again = aligned_alloc_bytes(bytes, 4096);
   EXPECT_EQ(again, p);
-  // The same pages, not fresh ones: the last user's bytes, or a Debug build's poison over all.
-  EXPECT_EQ(p[bytes - 1], kDebug ? 0xA5 : 0x77);
-  EXPECT_EQ(p[0], kDebug ? 0xA5 : 0x77);
+  // The same pages, not fresh ones: the last user's bytes, or the poison over all (as under ctest).
+  const unsigned char expect = reused_buffers_are_poisoned() ? 0xA5 : 0x77;
+  EXPECT_EQ(p[bytes - 1], expect);
+  EXPECT_EQ(p[0], expect);
   aligned_free(again);
   aligned_free(other);
   EXPECT_EQ(release_kept_buffers(), length + (length + 4096));
@@ -360,6 +361,38 @@ TEST(ArenaDeathTest, AFailingMmapReleasesTheKeptBuffersAndRetries) {
   const std::string style = GTEST_FLAG_GET(death_test_style);
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh child: no other test's threads or buffers
   EXPECT_EXIT(mmap_failure_child(), ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
+}
+
+// In a fresh process with TREX_ARENA_POISON=<value>: a large buffer zeroed, freed and handed out
+// again holds 0xA5 in every byte where poisoned, else still its zeros. Exit codes name the step.
+void poison_child(const char* value, bool poisoned) {
+  setenv("TREX_ARENA_POISON", value, 1);
+  if (reused_buffers_are_poisoned() != poisoned) std::_Exit(3);
+  release_kept_buffers();
+  const size_t bytes = (size_t(2) << 20) + 3;
+  auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+  std::memset(p, 0, bytes);
+  aligned_free(p);
+  auto* again = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+  if (again != p) std::_Exit(4);
+  const unsigned char want = poisoned ? 0xA5 : 0;
+  for (size_t i = 0; i < bytes; ++i)
+    if (again[i] != want) std::_Exit(5);
+  aligned_free(again);
+  std::_Exit(0);
+}
+
+// ctest runs every test with TREX_ARENA_POISON=1, so the Release stage sees the poison that a
+// Debug build applies (code relying on fresh zeros after a reuse fails there); 0 turns it off.
+TEST(ArenaDeathTest, TheEnvironmentTurnsThePoisonOfReusedBuffersOnAndOff) {
+  if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept, so nothing is reused";
+  if (kTsan) GTEST_SKIP() << "TSan build: never poisons (the fill made the concurrent test 6x slower)";
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh child: the setting is read once
+  EXPECT_EXIT(poison_child("1", true), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(poison_child("0", false), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(poison_child("yes", true), ::testing::ExitedWithCode(0), "");
   GTEST_FLAG_SET(death_test_style, style);
 }
 

@@ -47,9 +47,9 @@ namespace trex::core {
 // call (serve's prompt lengths, ragged batches) rarely reuse, and what they keep stays resident
 // until it is evicted or released. release_kept_buffers() unmaps them all; so does a failing mmap
 // or posix_memalign here (then it is tried once more), and CachingAllocator::empty_cache() and its out-of-memory retry
-// call it. In a Debug build (NDEBUG not defined) a reused buffer is filled with 0xA5 first, so
-// that code which relies on fresh pages being zero shows up there; not under ThreadSanitizer,
-// whose Debug build runs the concurrent test, where the instrumented fill made it 6x slower.
+// call it. In a Debug build (NDEBUG not defined), and in any build run with TREX_ARENA_POISON=1
+// (every ctest test: CMakeLists.txt), a reused buffer is filled with 0xA5 first, so that code
+// which relies on fresh pages being zero shows up there (poison_reused below).
 //
 // Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
 // size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
@@ -88,6 +88,27 @@ void advise_huge(void* p, size_t bytes) {
 }
 
 #ifndef TREX_ARENA_ASAN
+// Whether a reused buffer is filled with kReusePoison before it is handed out: in a Debug
+// build, and wherever TREX_ARENA_POISON=1 (ctest sets it for every test, so the Release stage
+// CI runs covers it too; any value but 0 does); TREX_ARENA_POISON=0 turns it off. Never under ThreadSanitizer, whose
+// stage runs the concurrent test, where the instrumented fill made it 6x slower. Read once.
+bool poison_reused() {
+#if defined(__SANITIZE_THREAD__)
+  return false;
+#else
+  static const bool on = [] {
+    const char* e = std::getenv("TREX_ARENA_POISON");
+    if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;  // any other value: on
+#ifdef NDEBUG
+    return false;
+#else
+    return true;
+#endif
+  }();
+  return on;
+#endif
+}
+
 // One mapping: its length and the bytes from its start that carry the huge-page hint.
 struct Mapping {
   size_t length = 0, hinted = 0;
@@ -151,16 +172,18 @@ void* map_huge(size_t bytes, size_t alignment) {
   if (length <= kKeepLargest)
     if (uintptr_t start = reuse_kept(m, want, alignment)) {
       void* p = reinterpret_cast<void*>(start);
-#if !defined(NDEBUG) && !defined(__SANITIZE_THREAD__)
-      std::memset(p, kReusePoison, length);
-#endif
+      if (poison_reused()) std::memset(p, kReusePoison, length);
       return p;
     }
   const size_t over = length + alignment;  // room to trim the start to the boundary
   void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  // Out of memory (or address space): the kept mappings may be what is missing.
-  if (raw == MAP_FAILED && release_kept(m) != 0)
+  // Out of memory (or address space): the kept mappings may be what is missing. Tried again
+  // even where this thread released nothing: another thread failing at the same time may have
+  // emptied the list a moment before, and a second failed mmap costs nothing.
+  if (raw == MAP_FAILED) {
+    release_kept(m);
     raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t start = (base + alignment - 1) & ~(uintptr_t(alignment) - 1);
@@ -229,7 +252,10 @@ void* aligned_alloc_bytes(size_t bytes, size_t alignment) {
   void* p = nullptr;
   int rc = posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes);
 #ifndef TREX_ARENA_ASAN
-  if (rc != 0 && release_kept(mappings()) != 0) rc = posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes);
+  if (rc != 0) {  // as in map_huge: tried again whatever this thread released
+    release_kept(mappings());
+    rc = posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes);
+  }
 #endif
   if (rc != 0) throw std::bad_alloc();
   if (huge) advise_huge(p, bytes);
@@ -242,6 +268,14 @@ void aligned_free(void* p) {
   if (unmap_or_keep(p)) return;
 #endif
   std::free(p);
+}
+
+bool reused_buffers_are_poisoned() {
+#ifdef TREX_ARENA_ASAN
+  return false;
+#else
+  return poison_reused();
+#endif
 }
 
 size_t release_kept_buffers() {

@@ -24,12 +24,12 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <time.h>
 #include <vector>
 
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/sparse_attention.h"
+#include "trex/util/cpu_time.h"
 
 namespace {
 
@@ -44,12 +44,6 @@ struct Case {
   std::vector<double> rates;  // GFLOP/s per round, by wall time
   std::vector<double> cpu;    // GFLOP/s per round per thread, by the process's CPU time
 };
-
-double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -201,10 +195,10 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r)
     for (Case& c : cases) {
       auto t0 = Clock::now();
-      const double c0 = cpu_seconds();
+      const double c0 = trex::process_cpu_seconds();
       for (int i = 0; i < c.reps; ++i) c.call();
       const double sec = std::chrono::duration<double>(Clock::now() - t0).count() / c.reps;
-      const double csec = (cpu_seconds() - c0) / c.reps;
+      const double csec = (trex::process_cpu_seconds() - c0) / c.reps;
       c.rates.push_back(c.flop / sec / 1e9);
       c.cpu.push_back(c.flop / csec / 1e9);
     }

@@ -4,7 +4,6 @@
 // naming the flag) instead of running with a silent 0.
 #pragma once
 
-#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "trex/util/cpu_time.h"
 
 namespace trex::bench {
 
@@ -31,13 +32,8 @@ inline double load_average() {
   return l;
 }
 
-// CPU seconds this process has used, all its threads together: unlike wall time it hardly grows
-// while other processes hold the cores, so it compares settings on a loaded machine.
-inline double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
+// CPU seconds this process has used, all its threads together (util/cpu_time.h, the trainer's too).
+using trex::process_cpu_seconds;
 
 [[noreturn]] inline void usage_error(const std::string& what) {
   std::fprintf(stderr, "error: %s\n", what.c_str());

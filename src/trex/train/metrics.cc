@@ -1,6 +1,5 @@
 #include "trex/train/metrics.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -56,13 +55,6 @@ int64_t current_rss_bytes() {
   int64_t size = 0, resident = 0;
   if (!(f >> size >> resident)) return 0;
   return resident * int64_t(sysconf(_SC_PAGESIZE));
-}
-
-double process_cpu_seconds() {
-  rusage u{};
-  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
-  auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
-  return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
 MetricsLog::MetricsLog(const std::string& path, int64_t keep_until) {

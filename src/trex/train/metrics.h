@@ -41,9 +41,6 @@ struct StepMetrics {
 
 // Resident set size of this process (from /proc/self/statm), 0 when unknown.
 int64_t current_rss_bytes();
-// User + system CPU seconds of this process, all threads (getrusage): on a shared machine a
-// steadier measure of a step's work than its wall time.
-double process_cpu_seconds();
 
 class MetricsLog {
  public:

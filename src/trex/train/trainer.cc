@@ -26,6 +26,7 @@
 #include "trex/train/packing.h"
 #include "trex/train/plot.h"
 #include "trex/util/atomic_file.h"
+#include "trex/util/cpu_time.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
 

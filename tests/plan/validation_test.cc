@@ -165,7 +165,10 @@ struct Bounds {
 // two fit rows (0.03 -> 0.12, their mean signed error to zero). The held-out 16,384-GPU row goes
 // -11.3% -> +3.9% (its fit 8,192-GPU sibling -0.2% -> +4.1%, the 128K row -19.8% -> -4.2%). Fit
 // 116 runs 8.69% / 64.7% / +4.50% -> 8.59% / 65.5% / +4.67%. Signed bound loosened to that.
-constexpr Bounds kFit{0.088, 0.047, 0.292};
+// Then the Nemotron-4 15B rows read their MFU in the dense-attention count the report's own Table 2
+// implies (iteration time, batch and MFU give 9.33-9.44e10 FLOPs per token; dense-attn 9.399e10,
+// causal 8.916e10): fit 8.59% / 65.5% / +4.67% -> 8.55% / 66.4% / +4.71% (loosened to that).
+constexpr Bounds kFit{0.086, 0.048, 0.292};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -227,7 +230,9 @@ constexpr Bounds kFit{0.088, 0.047, 0.292};
 // +38.0%, 148 s where its micro-batch 2 sibling took 104 s); held-out 107 runs 6.26% / 83% /
 // +0.25% / worst 38.0%, independent 56 runs 4.45% / 93% / -0.27%. Set to that (worst loosened
 // for that row).
-constexpr Bounds kHeldOut{0.061, 0.009, 0.381};
+// Session 18 (plan: Llama 3 layout, Nemotron-4 15B convention, see kFit): 5.97% / +0.75% ->
+// 5.83% / +0.98%.
+constexpr Bounds kHeldOut{0.059, 0.010, 0.381};
 constexpr Bounds kIndependent{0.046, 0.004, 0.381};
 // Session 17 (fix29, review rplan3 items 4 and 6). The single +38% row (148 s where its
 // micro-batch 2 sibling took 104 s) set the worst bound of both slices above, so: the 25 earlier
@@ -243,16 +248,18 @@ struct Shares {
   double within_10_at_least;
   long beyond_20_at_most;
 };
-constexpr Shares kFitShares{0.64, 8};
-constexpr Shares kHeldOutShares{0.85, 5};
+constexpr Shares kFitShares{0.66, 8};
+constexpr Shares kHeldOutShares{0.86, 5};
 constexpr Shares kIndependentShares{0.92, 1};
 // Session 18 (plan, the Llama 3 layout above): without BigScience 7.65% / 76.5% / +1.87% ->
 // 7.50% / 78.4% / +2.17%; source-weighted 8.79% / 64.7% / +2.12% -> 8.17% / 73.0% / +3.39% (the
 // 70% goal met there, the +-3% signed goal no longer: the one Llama 3 held-out row is a whole
 // source, -11.3% -> +3.9%). Tightened where they fell, the signed bounds loosened to that.
-constexpr Bounds kHeldOutWithoutLargest{0.076, 0.022, 0.368};
-constexpr Bounds kHeldOutSourceWeighted{0.082, 0.034, 0.380};
-constexpr double kHeldOutSourceWeightedWithin10 = 0.72;
+// Then the Nemotron-4 15B convention (kFit): without BigScience 7.34% / 80.4% / +2.36%,
+// source-weighted 7.83% / 77.2% / +3.80% (its held-out 768-GPU row -13.5% -> -8.8%).
+constexpr Bounds kHeldOutWithoutLargest{0.074, 0.024, 0.368};
+constexpr Bounds kHeldOutSourceWeighted{0.079, 0.039, 0.380};
+constexpr double kHeldOutSourceWeightedWithin10 = 0.77;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
@@ -267,7 +274,8 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Session 17: the megatron-lm step_overhead refit (0.06 -> 0.00, above) moves its held-out
 // rows up: +0.81% -> +1.87%; loosened to that.
 // Session 18: the Llama 3 layout and meta-llama3 refit (above): 7.65% / +1.87% -> 7.50% / +2.17%.
-constexpr Bounds kHeldOutEarlier{0.076, 0.022, 0.39};
+// Then the Nemotron-4 15B convention: 7.34% / +2.36%.
+constexpr Bounds kHeldOutEarlier{0.074, 0.024, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

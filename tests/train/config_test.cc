@@ -118,6 +118,19 @@ TEST(TrainConfigTest, PackingAndTokenizerSources) {
   EXPECT_FALSE(c.tokenizer.split_digits);
   p = dir.write("digitsbad.toml", kHead + opt + "\n[tokenizer]\nsplit_digits = \"no\"\n" + data);
   EXPECT_NE(error_of(p).find(p + ":10: tokenizer.split_digits:"), std::string::npos) << error_of(p);
+  c = load_train_config(dir.write("numbers.toml", kHead + opt + "\n[tokenizer]\nnumber_pieces = 1000\n" + data));
+  EXPECT_EQ(c.tokenizer.number_pieces, 1000);
+  EXPECT_EQ(c.tokenizer.number_digits, 4);
+  EXPECT_EQ(load_train_config(dir.write("nd.toml", kHead + opt + "\n[tokenizer]\nnumber_digits = 3\n" + data))
+                .tokenizer.number_digits,
+            3);
+  p = dir.write("numsplit.toml", kHead + opt + "\n[tokenizer]\nsplit_digits = false\nnumber_pieces = 10\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":11: tokenizer.number_pieces: needs split_digits = true"), std::string::npos)
+      << error_of(p);
+  p = dir.write("numneg.toml", kHead + opt + "\n[tokenizer]\nnumber_pieces = -1\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":10: tokenizer.number_pieces:"), std::string::npos) << error_of(p);
+  p = dir.write("ndbad.toml", kHead + opt + "\n[tokenizer]\nnumber_digits = 10\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":10: tokenizer.number_digits: must be 2..9"), std::string::npos) << error_of(p);
   p = dir.write("tokbad.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"pdf\"\npath = \"x\"\n" + data);
   EXPECT_NE(error_of(p).find(p + ":11: tokenizer.data[0].kind:"), std::string::npos) << error_of(p);
 

@@ -4,6 +4,7 @@
 #include "trex/train/tokenizer.h"
 
 #include <gtest/gtest.h>
+#include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
@@ -106,12 +107,96 @@ TEST(TokenizerTest, SplitDigitsOffLetsPiecesJoinDigits) {
   EXPECT_GE(widest_digit_run(false), 2u);
 }
 
+// Whole-number pieces (tokenizer.number_pieces): a number the training text uses often is one
+// token; any other run of digits is one token a digit, never a shorter number piece + digits.
+TEST(TokenizerTest, NumberPiecesMakeFrequentNumbersOneTokenAndOthersOneTokenADigit) {
+  std::string numbers;
+  for (int i = 0; i < 50; ++i) numbers += "price 4937 and 27, cost 4937 and 318; id " + std::to_string(1000 + i) + "\n";
+  TokenizerOptions o;
+  o.vocab = 400;
+  o.number_pieces = 3;
+  Tokenizer t = Tokenizer::train({license_texts()[0], numbers}, o);
+  EXPECT_EQ(t.number_piece_count(), 3);
+  EXPECT_LE(t.vocab_size(), 400);
+  auto pieces = [&](const std::string& s) {
+    std::vector<std::string> out;
+    for (int32_t id : t.encode(s)) out.push_back(t.piece(id));
+    EXPECT_EQ(t.decode(t.encode(s)), s);
+    return out;
+  };
+  EXPECT_EQ(pieces("4937"), (std::vector<std::string>{"4937"}));
+  EXPECT_EQ(pieces("27"), (std::vector<std::string>{"27"}));
+  EXPECT_EQ(pieces("318"), (std::vector<std::string>{"318"}));
+  // Not pieces: a longer run holding a piece, and a number used once each.
+  EXPECT_EQ(pieces("49371"), (std::vector<std::string>{"4", "9", "3", "7", "1"}));
+  EXPECT_EQ(pieces("1003"), (std::vector<std::string>{"1", "0", "0", "3"}));
+  const std::string mixed = "x27 <= 4937.27 - 3180\n\tcost 27,4937";
+  const std::vector<int32_t> ids = t.encode(mixed);
+  EXPECT_EQ(t.decode(ids), mixed);
+  int digit_tokens = 0;
+  for (int32_t id : ids) digit_tokens += t.decode({id}).find_first_of("0123456789") != std::string::npos;
+  EXPECT_EQ(digit_tokens, 5 + 4);  // 27, 4937, 27, 4937 and 27 whole; 3180 a digit a token
+  // The pieces travel in the model file.
+  TempDir dir("toknum");
+  t.save(dir.path("t.model"));
+  Tokenizer back = Tokenizer::load(dir.path("t.model"));
+  EXPECT_EQ(back.number_piece_count(), 3);
+  EXPECT_EQ(back.encode(mixed), ids);
+}
+
+// Between runs of digits the text is encoded as SentencePiece encodes it within the whole text:
+// where every run is a number piece or one digit, SentencePiece's own encoding of the model
+// (which matches number pieces itself) gives the same ids.
+TEST(TokenizerTest, NumberPiecesAgreeWithSentencePieceWhereEveryRunIsAPieceOrADigit) {
+  std::string numbers;
+  for (int i = 0; i < 50; ++i) numbers += "price 4937 and 27, cost 4937 and 318\n";
+  TokenizerOptions o;
+  o.vocab = 400;
+  o.number_pieces = 3;
+  Tokenizer t = Tokenizer::train({license_texts()[0], numbers}, o);
+  sentencepiece::SentencePieceProcessor sp;
+  ASSERT_TRUE(sp.LoadFromSerializedProto(t.serialized()).ok());
+  std::string text = license_texts()[0].substr(0, 3000) + "\n  x 4937 y 27\t318 z 5 and 7.\n\nMay 27, 4937 copies";
+  std::vector<int> raw;
+  ASSERT_TRUE(sp.Encode(text, &raw).ok());
+  EXPECT_EQ(t.encode(text), std::vector<int32_t>(raw.begin(), raw.end()));
+  // A tokenizer without number pieces has none (and encodes as SentencePiece does everywhere).
+  EXPECT_EQ(shared_tokenizer().number_piece_count(), 0);
+}
+
 TEST(TokenizerTest, Errors) {
   TokenizerOptions o;
   o.vocab = 100;
   EXPECT_THROW(Tokenizer::train(license_texts(), o), InputError);
   o.vocab = 512;
   EXPECT_THROW(Tokenizer::train({"", "  \n"}, o), InputError);
+  auto error_of = [](const TokenizerOptions& opts, const std::vector<std::string>& texts) -> std::string {
+    try {
+      Tokenizer::train(texts, opts);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // Number pieces need digits split; they must leave 300 pieces to learn; 2..9 digits.
+  TokenizerOptions n = o;
+  n.number_pieces = 10;
+  n.split_digits = false;
+  EXPECT_NE(error_of(n, license_texts()).find("tokenizer.number_pieces: needs split_digits"), std::string::npos);
+  n.split_digits = true;
+  n.vocab = 310;
+  std::string many;
+  for (int i = 10; i < 99; ++i) many += std::to_string(i) + " ";
+  n.number_pieces = 50;
+  EXPECT_NE(error_of(n, {many}).find("tokenizer.number_pieces: 50 number pieces leave 260"), std::string::npos)
+      << error_of(n, {many});
+  n = o;
+  n.number_pieces = 10;
+  n.number_digits = 1;
+  EXPECT_NE(error_of(n, license_texts()).find("tokenizer.number_digits"), std::string::npos);
+  n.number_digits = 4;
+  n.number_pieces = -1;
+  EXPECT_NE(error_of(n, license_texts()).find("tokenizer.number_pieces"), std::string::npos);
   TempDir dir("tokerr");
   std::string p = dir.write("junk.model", "this is not a protobuf");
   try {

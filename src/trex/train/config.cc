@@ -102,6 +102,11 @@ TrainConfig load_train_config_without_model(const std::string& path) {
     TomlFields tk(path, *t, "tokenizer");
     c.tokenizer.model_type = tk.choice_or("model_type", "bpe", {"bpe", "unigram"});
     c.tokenizer.split_digits = tk.boolean_or("split_digits", true);
+    c.tokenizer.number_pieces = int(tk.integer_or("number_pieces", 0, 0));
+    if (c.tokenizer.number_pieces > 0 && !c.tokenizer.split_digits)
+      tk.fail("number_pieces", "needs split_digits = true (a number that is not a piece is one token a digit)");
+    c.tokenizer.number_digits = int(tk.integer_or("number_digits", c.tokenizer.number_digits, 2));
+    if (c.tokenizer.number_digits > 9) tk.fail("number_digits", "must be 2..9, got " + std::to_string(c.tokenizer.number_digits));
     c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));

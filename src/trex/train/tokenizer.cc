@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "trex/train/number_pieces.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
@@ -75,6 +76,23 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const Tokenize
   if (options.model_type != "bpe" && options.model_type != "unigram")
     throw InputError::field("tokenizer.model_type", "must be \"bpe\" or \"unigram\", got \"" +
                                                         options.model_type + "\"");
+  if (options.number_pieces < 0)
+    throw InputError::field("tokenizer.number_pieces", "must be 0 or more, got " + std::to_string(options.number_pieces));
+  if (options.number_pieces > 0 && !options.split_digits)
+    throw InputError::field("tokenizer.number_pieces",
+                            "needs split_digits = true (a number that is not a piece is one token a digit)");
+  if (options.number_digits < 2 || options.number_digits > 9)
+    throw InputError::field("tokenizer.number_digits", "must be 2..9, got " + std::to_string(options.number_digits));
+  const std::vector<std::string> numbers =
+      options.number_pieces > 0 ? frequent_numbers(texts, options.number_pieces, options.number_digits)
+                                : std::vector<std::string>{};
+  // The learned pieces get what the number pieces leave of the vocabulary.
+  const int learned = options.vocab - int(numbers.size());
+  if (learned < 300)
+    throw InputError::field("tokenizer.number_pieces",
+                            std::to_string(numbers.size()) + " number pieces leave " + std::to_string(learned) +
+                                " of the vocabulary of " + std::to_string(options.vocab) +
+                                " for the learned pieces; at least 300 are needed (specials and 256 byte pieces)");
   std::vector<std::string> chunks = chunk_documents(texts, size_t(options.max_sentences));
   if (chunks.empty()) throw InputError::field("tokenizer", "no training text (every source is empty)");
 
@@ -82,7 +100,7 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const Tokenize
   for (const std::string& s : chat_control_symbols()) controls += (controls.empty() ? "" : ",") + s;
   std::unordered_map<std::string, std::string> args = {
       {"model_type", options.model_type},
-      {"vocab_size", std::to_string(options.vocab)},
+      {"vocab_size", std::to_string(learned)},
       {"hard_vocab_limit", "false"},
       {"byte_fallback", "true"},
       {"control_symbols", controls},
@@ -107,7 +125,7 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const Tokenize
   std::string proto;
   sentencepiece::util::Status st = sentencepiece::SentencePieceTrainer::Train(args, &it, &proto);
   if (!st.ok()) throw InputError::field("tokenizer", std::string("SentencePiece training failed: ") + st.ToString());
-  return from_serialized(proto, "trained tokenizer");
+  return from_serialized(append_user_defined_pieces(std::move(proto), numbers), "trained tokenizer");
 }
 
 Tokenizer Tokenizer::from_serialized(const std::string& model_proto, const std::string& name) {
@@ -147,6 +165,24 @@ Tokenizer Tokenizer::from_serialized(const std::string& model_proto, const std::
                                 "with both off");
     break;
   }
+  // Whole-number pieces: USER_DEFINED pieces that are runs of 2 or more digits.
+  std::vector<std::string> user;
+  try {
+    user = user_defined_pieces(model_proto);
+  } catch (const std::runtime_error& e) {
+    throw InputError(name, 0, e.what());
+  }
+  for (const std::string& p : user) {
+    if (p.size() < 2 || p.find_first_not_of("0123456789") != std::string::npos) continue;
+    t.numbers_.emplace(p, int32_t(t.sp_->PieceToId(p)));
+  }
+  if (!t.numbers_.empty()) {
+    for (char d = '0'; d <= '9'; ++d) {
+      std::vector<int32_t> ids;
+      t.encode_plain(std::string_view(&d, 1), &ids);
+      t.digit_ids_.push_back(std::move(ids));
+    }
+  }
   return t;
 }
 
@@ -154,11 +190,42 @@ Tokenizer Tokenizer::load(const std::string& path) { return from_serialized(read
 
 void Tokenizer::save(const std::string& path) const { write_file_atomic(path, proto_); }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>* out) const {
   std::vector<int> ids;
   sentencepiece::util::Status st = sp_->Encode(text, &ids);
   if (!st.ok()) throw std::runtime_error("tokenizer: encode failed: " + st.ToString());
-  return std::vector<int32_t>(ids.begin(), ids.end());
+  out->insert(out->end(), ids.begin(), ids.end());
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> out;
+  if (numbers_.empty()) {
+    encode_plain(text, &out);
+    return out;
+  }
+  // With digits split no learned piece holds a digit, so encoding the text between runs of
+  // digits on its own gives the pieces SentencePiece gives it inside the whole text; the runs are
+  // ours, so a run that is not a number piece is never cut into a shorter number piece + digits.
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::string run;
+  for (size_t i = 0; i < text.size();) {
+    size_t j = i;
+    while (j < text.size() && !digit(text[j])) ++j;
+    if (j > i) encode_plain(text.substr(i, j - i), &out);
+    size_t k = j;
+    while (k < text.size() && digit(text[k])) ++k;
+    if (k > j) {
+      run.assign(text.substr(j, k - j));
+      const auto it = numbers_.find(run);
+      if (it != numbers_.end()) {
+        out.push_back(it->second);
+      } else {
+        for (char d : run) out.insert(out.end(), digit_ids_[d - '0'].begin(), digit_ids_[d - '0'].end());
+      }
+    }
+    i = k;
+  }
+  return out;
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {

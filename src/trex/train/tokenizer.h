@@ -13,12 +13,19 @@
 //
 // Training is deterministic for a given text sample and options: SentencePiece's random seed is
 // fixed, it runs on one thread, and the input is the caller's sample in the caller's order.
+//
+// Whole-number pieces (options.number_pieces, number_pieces.h): the numbers the training text uses
+// most are one token each, after the learned pieces; a model file that has them is read the same
+// way (they travel in the file). encode() then takes each maximal run of digits as one piece when
+// the whole run is a number piece and as one token a digit otherwise ("34567" is never "3456" +
+// "7"); the text between runs is encoded as before.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace sentencepiece {
@@ -36,6 +43,12 @@ struct TokenizerOptions {
   // Every digit its own piece (the default): a number is one token a digit. Off, pieces may join
   // digits ("49"), so a copied number is fewer and more distinctive tokens (issue 16's copy pilots).
   bool split_digits = true;
+  // Whole-number pieces: this many of the numbers of 2..number_digits digits that the training
+  // text uses most become pieces of their own, out of `vocab` (the learned pieces get the rest).
+  // 0 (the default) = none, the tokenizer as before. Needs split_digits: a number that is not a
+  // piece is one token a digit.
+  int number_pieces = 0;
+  int number_digits = 4;
   uint32_t seed = 1;
   // Upper bound on the training sample: SentencePiece reads at most this many sentences.
   int max_sentences = 200000;
@@ -68,6 +81,8 @@ class Tokenizer {
   std::string piece(int32_t id) const;
 
   int vocab_size() const;
+  // How many whole-number pieces the model has (0 for a tokenizer trained without them).
+  int number_piece_count() const { return int(numbers_.size()); }
   int32_t unk_id() const { return 0; }
   int32_t bos_id() const { return 1; }
   int32_t eos_id() const { return 2; }
@@ -80,6 +95,11 @@ class Tokenizer {
   Tokenizer();
   std::string proto_;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  // Whole-number pieces by their text, and the ids of each digit alone (used for a run of
+  // digits that is not a number piece); both empty without number pieces.
+  std::unordered_map<std::string, int32_t> numbers_;
+  std::vector<std::vector<int32_t>> digit_ids_;
+  void encode_plain(std::string_view text, std::vector<int32_t>* out) const;
 };
 
 // The control symbols in id order from 3: "<|system|>", "<|user|>", "<|assistant|>", "<|end|>".

@@ -153,11 +153,20 @@ TEST(SparseAttention, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2
 // rounding of both computations (u = 2^-24, g(m) = m u), from the inputs in double:
 //   |d dq_e| <= 2 tau sum_j |k_je| [P_j g(hd) (sum|do k_j| + sum|do o|)      (dP_j and D)
 //                                  + |dS_j| (g(hd) tau sum|q k_j| + 4 u)   (s_j -> P_j, dS_j)
+//                                  + |dS_j| (g(n + 1) + 4 u)                (P_j's normaliser)
 //                                  + g(n) |dS_j|]                           (the sum over keys)
 // with dS_j = P_j (dP_j - D) and the keys j of the query (window and selected entries); the 2
-// counts the kernel's and the reference's roundings. The o and lse that both backwards read are
-// the kernel forward's, so their errors are common to both. Everything else (o, lse, comp_prob,
-// dkv, dkv_comp, dsink) is held to 1e-4.
+// counts the kernel's and the reference's roundings. Only the o both backwards read is common
+// (the kernel forward's): the kernel takes P_j = exp(s_j - lse) from the forward's lse, while
+// the reference ignores lse and normalises its own exponentials (sparse_attention_ref.cc), so
+// each side's P_j carries its own normalisation error, a relative g(n + 1) for the sum of the
+// n exponentials and the sink's, plus 4 u for the log, exp or division and the exponent's
+// rounding. The 4 u of the exponentials themselves (the kernel's exp16 polynomial, libm's exp
+// in the reference) are a stated allowance, not derived. So this is a first-order estimate of
+// the rounding, not a proven bound; at this case it is about 30x the largest difference seen,
+// so it catches a gross dq error only; the same case at dist 0 and 1 keeps the fixed 1e-4 (in
+// F32MatchesReference). Everything else (o, lse, comp_prob, dkv, dkv_comp, dsink) is held to
+// 1e-4.
 TEST(SparseAttention, F32HeavyTailedDqWithinItsRoundingBound) {
   core::ThreadPool pool(2);
   const AttnCase c{300, 2, 40, 64, 4, 8};
@@ -210,7 +219,8 @@ TEST(SparseAttention, F32HeavyTailedDqWithinItsRoundingBound) {
           dP += double(dov[e]) * k[e], A += std::fabs(double(dov[e]) * k[e]);
         }
         const double P = std::exp(tau * s - lse[size_t(t * H + h)]), dS = std::fabs(P * (dP - D));
-        coef.push_back(P * hd * u * (A + B) + dS * (hd * u * tau * C + 4 * u) + n * u * dS);
+        coef.push_back(P * hd * u * (A + B) + dS * (hd * u * tau * C + 4 * u) + dS * ((n + 1) * u + 4 * u) +
+                       n * u * dS);
       }
       for (int64_t e = 0; e < hd; ++e) {
         double bound = 0;
@@ -228,7 +238,11 @@ TEST(SparseAttention, F32HeavyTailedDqWithinItsRoundingBound) {
   }
   std::sort(bounds.begin(), bounds.end());
   EXPECT_EQ(bad, 0);
-  EXPECT_GT(beyond_fixed, 0) << "no element needed the bound: the case no longer tests it";
+  // Fails if the kernel or the reference becomes more accurate or sums in another order (another
+  // ISA, a GEMM change) so that no element needs more than the fixed 1e-4: that means "pick a
+  // harder case (seed, distribution)", not a regression.
+  EXPECT_GT(beyond_fixed, 0) << "no element needed the bound: the case no longer tests it; pick "
+                                "a harder case (this is not an accuracy regression)";
   std::printf("dq: %lld of %lld elements beyond the fixed 1e-4, all within it plus the bound; worst "
               "|difference| / allowance %.3f; bound / fixed tolerance median %.2f, 99th percentile "
               "%.1f\n", (long long)beyond_fixed, (long long)no, worst, bounds[bounds.size() / 2],

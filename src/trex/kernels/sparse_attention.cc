@@ -166,6 +166,79 @@ float exp_row(float* x, int64_t n, float m) {
   return sum;
 }
 
+// exp_row on the 8 rows x + r ld (r < 8), each with its own m[r]; sums[r] is what exp_row
+// returns for row r. The rows' steps are interleaved and each row takes exp_row's operations in
+// exp_row's order (the same bits): one row of the step's 64-128 keys is a few polynomial steps
+// and a chain of adds, too short for the core to overlap; 8 rows side by side keep it busy.
+void exp_rows8(float* x, int64_t ld, int64_t n, const float* m, float* sums) {
+#if defined(TREX_ELEM_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VL__)
+  __m256 acc[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) {
+      float* xr = x + r * ld + j;
+      const __m512 e = simd::exp16(_mm512_sub_ps(_mm512_loadu_ps(xr), _mm512_set1_ps(m[r])));
+      _mm512_storeu_ps(xr, e);
+      acc[r] = _mm256_add_ps(acc[r], simd::low8(e));  // exp_row's halves (see simd::low8)
+      acc[r] = _mm256_add_ps(acc[r], simd::high8(e));
+    }
+  }
+  for (; j + 8 <= n; j += 8) {
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) {
+      float* xr = x + r * ld + j;
+      const __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(xr), _mm256_set1_ps(m[r])));
+      _mm256_storeu_ps(xr, e);
+      acc[r] = _mm256_add_ps(acc[r], e);
+    }
+  }
+  for (int r = 0; r < 8; ++r) {
+    float* xr = x + r * ld;
+    float sum = simd::hsum(acc[r]);
+    for (int64_t i = j; i < n; ++i) {
+      xr[i] = std::exp(xr[i] - m[r]);
+      sum += xr[i];
+    }
+    sums[r] = sum;
+  }
+#else
+  for (int r = 0; r < 8; ++r) sums[r] = exp_row(x + r * ld, n, m[r]);
+#endif
+}
+
+// The softmax with the sink of H rows of n scores in place (row h at S + h n), lse[h] = its log
+// normaliser: per row the max (with the sink), exp_row, the sum plus the sink's term, then the
+// row times the inverse sum; 8 rows at a time through exp_rows8 (the same operations per row).
+void softmax_rows(float* S, int64_t H, int64_t n, const float* sink, float* lse) {
+  int64_t h0 = 0;
+  for (; h0 + 8 <= H; h0 += 8) {
+    float m[8], sums[8], inv[8];
+    for (int r = 0; r < 8; ++r) m[r] = row_max(S + (h0 + r) * n, n, sink[h0 + r]);
+    exp_rows8(S + h0 * n, n, n, m, sums);
+    for (int r = 0; r < 8; ++r) {
+      const float zs = sums[r] + std::exp(sink[h0 + r] - m[r]);
+      inv[r] = 1.f / zs;
+      lse[h0 + r] = m[r] + std::log(zs);
+    }
+    for (int r = 0; r < 8; ++r) {
+      float* srow = S + (h0 + r) * n;
+      for (int64_t j = 0; j < n; ++j) srow[j] *= inv[r];
+    }
+  }
+  for (int64_t h = h0; h < H; ++h) {
+    float* srow = S + h * n;
+    const float m = row_max(srow, n, sink[h]);
+    float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
+    float inv = 1.f / zs;
+    for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
+    lse[h] = m + std::log(zs);
+  }
+}
+
 // comp_prob of one token: cp[slot[j]] = sum over heads h (in order, from 0) of P[h][j] for the
 // compressed keys j in [nw, n); the other columns 0. The slots of one token are distinct, so this
 // is the head-by-head accumulation into a zeroed cp, summed per key instead (the same additions).
@@ -375,7 +448,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
   static_assert(kGroup <= KeyColumns::kSlots, "a group's blocks must all stay in the ring");
   constexpr int64_t kPrefetchAhead = 8;  // tokens between a q row's prefetch and its use
-  tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
+  auto tokens = [&](int64_t t0, int64_t t1) {
     KeyColumns& kcol = thread_key_columns();
     // Per thread, kept between jobs and calls (a job is a few tokens: allocating and zeroing
     // its buffers each time cost as much as a token's softmax).
@@ -409,8 +482,16 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
-        // The rows of the token two groups ahead (8 tokens: 1.10x the forward's step mix over
-        // 4 ahead, session 17, kernel level; 12, 16 and 24 ahead no better than 8).
+        // The q rows of the token 8 tokens ahead (kPrefetchAhead; for bf16, kGroup 1, that is 8
+        // groups). Jobs are query_block-token chunks (4 built in) taken in turn by the pool's
+        // threads, so t + 8 is this thread's likely next job only with 2 threads; with 1 thread
+        // it is the group after next, with 3 or more another thread's token (its lines then
+        // wait for that core in this core's caches or L3). The distance barely matters: session
+        // 18 (one process alternating the settings, one thread's CPU time, loaded) measured 4, 8,
+        // 12 and 16 ahead within 2% of each other at 1, 3 and 4 threads, and at 2 threads 4
+        // ahead 0.96-1.01x of 8, only the job's own next group (16-token jobs) 0.95-0.99x;
+        // prefetching nothing cost 1.07-1.40x. (Session 17's 1.10x for 8 over 4 ahead, an
+        // unlogged kernel-level run, was not reproduced.)
         if (t + kPrefetchAhead < sh.s) prefetch_rows(q + (t + kPrefetchAhead) * H * hd, H * hd, Fetch::kL1);
         column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
                     w.S.data() + i * H * kmax, ks[i].n);
@@ -421,14 +502,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         const int64_t n = ks[i].n, nw = ks[i].nw;
         float* S = w.S.data() + i * H * kmax;
         if (n > nw) dot_tiles(H, n - nw, hd, qrows[i].data(), krows[i].data() + nw, tau, S + nw, n);
-        for (int64_t h = 0; h < H; ++h) {
-          float* srow = S + h * n;
-          const float m = row_max(srow, n, sink[h]);
-          float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
-          float inv = 1.f / zs;
-          for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
-          lse[t * H + h] = m + std::log(zs);
-        }
+        softmax_rows(S, H, n, sink, lse + t * H);
         if (comp_prob)
           comp_prob_row(S, H, n, nw, ks[i].slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
         if constexpr (!std::is_same_v<T, float>) {  // one token per group: its output now
@@ -444,6 +518,24 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
                       hd, false);
         }
       }
+    }
+  };
+  // Jobs: whole key-column blocks (>= 64 tokens, t / window constant per block) over the first
+  // three quarters of the tokens, then query_block-token jobs, handed out in that order. With
+  // query_block jobs only, every thread filled every block's columns (each thread's jobs were
+  // scattered over all tokens) and the q rows it prefetched 8 tokens ahead were its own only
+  // while exactly 2 threads alternated; a thread that takes a block fills it alone and
+  // prefetches within its own job. The small jobs at the end keep the threads' finishing times
+  // close. Each token is computed the same way in any job: the same bits.
+  const int64_t big = sh.window * ((63 + sh.window) / sh.window);
+  const int64_t head = (sh.s * 3 / 4) / big * big, n_big = head / big;
+  const int64_t n_jobs = n_big + (sh.s - head + grain - 1) / grain;
+  tp.parallel_for(0, n_jobs, 1, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      if (j < n_big)
+        tokens(j * big, (j + 1) * big);
+      else
+        tokens(head + (j - n_big) * grain, std::min(sh.s, head + (j - n_big + 1) * grain));
     }
   });
 }
@@ -525,7 +617,11 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
   const uint64_t call = next_call_id();
   tp.parallel_for(0, plan.chunks, 1, [&](int64_t c0, int64_t c1) {
     KeyColumns& kcol = thread_key_columns();
-    Scratch w;
+    // Per thread, kept between jobs and calls like the forward's (every element is written before
+    // it is read): allocated per job, its ~100 KiB were zero-filled and, freed at the top of the
+    // heap and trimmed, faulted in again each time (perf: page clearing ~4% of the backward).
+    thread_local Scratch w;
+    thread_local KeySet ks;
     w.K.resize(size_t(kmax * hd));
     w.dP.resize(size_t(2 * H * kmax));  // tau dS, then P: one [2H, n] block per token
     w.Q.resize(size_t(H * hd));
@@ -534,7 +630,6 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     w.dQ.resize(size_t(H * hd));
     w.D.resize(size_t(H));
     w.prod.resize(size_t(H * hd));
-    KeySet ks;
     for (int64_t c = c0; c < c1; ++c) {
       float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
       float* comp_acc = win_acc + plan.win_rows * hd;
@@ -592,11 +687,14 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         for (int64_t h = h0; h < H; ++h) D[h] = 0.f;
         for (int64_t e = 0; e < hd; ++e)
           for (int64_t h = h0; h < H; ++h) D[h] += prod[h * hd + e];
+        // P = exp(s - lse), 8 heads at a time where there are 8 (exp_rows8: exp_row's bits).
+        int64_t hp = 0;
+        for (float sums[8]; hp + 8 <= H; hp += 8) exp_rows8(S + hp * n, n, n, lse + t * H + hp, sums);
+        for (int64_t h = hp; h < H; ++h) exp_row(S + h * n, n, lse[t * H + h]);
         for (int64_t h = 0; h < H; ++h) {
           const float l = lse[t * H + h];
           float* srow = S + h * n;
           float* drow = dP + h * n;
-          exp_row(srow, n, l);  // P
           for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D[h]);  // tau dS
           sink_acc[h] -= std::exp(sink[h] - l) * D[h];
         }

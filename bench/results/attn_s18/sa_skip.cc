@@ -1,0 +1,744 @@
+// Fused shared-KV sparse attention. Per query token: the H x |S_t| scores S = tau Q K^T and the
+// output O = P K are register-tiled products over the key rows where they lie (attention_tiles.h:
+// no gather or packing for fp32; bf16 keys are widened once into a block), the window's scores
+// over the window keys as columns of a per-thread transposed block (KeyColumns); the softmax
+// with the sink runs on S in place. The backward recomputes S and P from lse and runs the
+// products dP = dO K^T, dQ = tau dS K and dK = tau dS^T Q + P^T dO the same way (dK as one chain
+// of 2H products per key row), added straight into the chunk's accumulator rows.
+// Token chunks: the backward's key gradients are scatter-adds, which collide across queries;
+// each of a fixed number of token chunks owns a private window slice and compressed-entry block
+// of the workspace, reduced afterwards in chunk order (deterministic, no atomics).
+#include "trex/kernels/sparse_attention.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trex/core/trace.h"
+#include "trex/kernels/elementwise_simd.h"
+#include "trex/kernels/elementwise_simd512.h"
+#include "trex/kernels/attention_tiles.h"
+#include "trex/kernels/tuning.h"
+#include "trex/kernels/tuning_builtins.h"
+
+namespace trex::kernels {
+int g_skip = 0, g_grain = 0, g_pf = 0, g_ahead = 8;
+
+std::vector<int32_t> sparse_attention_dense_index(int64_t s, int ratio, int64_t n_comp,
+                                                  int64_t* k_comp) {
+  int64_t k = std::max<int64_t>(0, std::min<int64_t>(n_comp, s / ratio));
+  *k_comp = k;
+  std::vector<int32_t> idx(static_cast<size_t>(s * k), -1);
+  for (int64_t t = 0; t < s; ++t) {
+    int64_t v = std::min<int64_t>(k, (t + 1) / ratio);
+    for (int64_t i = 0; i < v; ++i) idx[size_t(t * k + i)] = int32_t(i);
+  }
+  return idx;
+}
+
+namespace {
+
+using simd::ld;
+using simd::st;
+
+// The keys of query t: window rows first, then the used compressed slots (slot_of[j] = the
+// comp_idx column of key j, for comp_prob).
+struct KeySet {
+  int64_t n = 0, nw = 0;
+  std::vector<const void*> rows;
+  std::vector<int64_t> slot;
+  std::vector<int64_t> target;  // backward: row of the chunk's window slice or comp block
+};
+
+template <class T>
+void key_set(const T* kv, const T* kv_comp, const int32_t* comp_idx, const SparseAttnShape& sh,
+             int64_t t, KeySet* ks) {
+  int64_t lo = std::max<int64_t>(0, t - sh.window + 1);
+  ks->nw = t - lo + 1;
+  // Sized once for the most keys a query has (resize keeps the capacity), filled by index.
+  ks->rows.resize(size_t(sh.window + sh.k_comp));
+  ks->slot.resize(size_t(sh.window + sh.k_comp));
+  int64_t n = 0;
+  for (int64_t j = lo; j <= t; ++j, ++n) {
+    ks->rows[size_t(n)] = kv + j * sh.hd;
+    ks->slot[size_t(n)] = -1;
+  }
+  for (int64_t c = 0; c < sh.k_comp; ++c) {
+    int32_t i = comp_idx[t * sh.k_comp + c];
+    if (i < 0) continue;
+    ks->rows[size_t(n)] = kv_comp + int64_t(i) * sh.hd;
+    ks->slot[size_t(n)] = c;
+    ++n;
+  }
+  ks->n = n;
+}
+
+template <class T>
+void to_f32(const T* src, float* dst, int64_t n) {
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, simd::load8(src + i));
+#endif
+  for (; i < n; ++i) dst[i] = ld(src + i);
+}
+
+template <class T>
+void from_f32(const float* src, T* dst, int64_t n) {
+  int64_t i = 0;
+#ifdef TREX_ELEM_AVX2
+  for (; i + 8 <= n; i += 8) simd::store8(dst + i, _mm256_loadu_ps(src + i));
+#endif
+  for (; i < n; ++i) st(dst + i, src[i]);
+}
+
+// fp32 pointers to the key rows: the rows themselves for fp32 storage, else widened into K.
+template <class T>
+void key_rows(const KeySet& ks, int64_t hd, float* K, std::vector<const float*>& rows) {
+  rows.resize(size_t(ks.n));
+  for (int64_t j = 0; j < ks.n; ++j) {
+    if constexpr (std::is_same_v<T, float>) {
+      rows[size_t(j)] = static_cast<const float*>(ks.rows[size_t(j)]);
+    } else {
+      to_f32(static_cast<const T*>(ks.rows[size_t(j)]), K + j * hd, hd);
+      rows[size_t(j)] = K + j * hd;
+    }
+  }
+}
+
+// Pointers to the H rows of a token's [H, hd] block.
+void head_rows(const float* base, int64_t H, int64_t hd, std::vector<const float*>& rows) {
+  rows.resize(size_t(H));
+  for (int64_t h = 0; h < H; ++h) rows[size_t(h)] = base + h * hd;
+}
+
+// max(m, x_0, ..., x_{n-1}), as the scalar loop m = std::max(m, x_j) gives it for finite x:
+// a maximum does not round, so the lanes may take the elements in any order.
+float row_max(const float* x, int64_t n, float m) {
+  int64_t j = 0;
+#ifdef TREX_ELEM_AVX2
+  if (n >= 8) {
+    __m256 vm = _mm256_set1_ps(m);
+    for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(_mm256_loadu_ps(x + j), vm);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, vm);
+    for (float v : lanes) m = std::max(m, v);
+  }
+#endif
+  for (; j < n; ++j) m = std::max(m, x[j]);
+  return m;
+}
+
+// exp(x - m) over a row, in place; returns the sum. The sum is 8 lanes added in element order
+// (lane l takes elements l, l + 8, ...), then simd::hsum: the AVX-512 loop adds each half of its
+// 16 exponentials in turn, so it sums in that same order.
+float exp_row(float* x, int64_t n, float m) {
+  int64_t j = 0;
+  float sum = 0.f;
+#ifdef TREX_ELEM_AVX2
+  __m256 vm = _mm256_set1_ps(m), acc = _mm256_setzero_ps();
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+  // simd::exp16 is exp8's operations lane by lane (elementwise_simd512.h), so every lane has exp8's bits.
+  const __m512 vm16 = _mm512_set1_ps(m);
+  for (; j + 16 <= n; j += 16) {
+    __m512 e = simd::exp16(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm16));
+    _mm512_storeu_ps(x + j, e);
+    acc = _mm256_add_ps(acc, _mm512_castps512_ps256(e));
+    acc = _mm256_add_ps(acc, _mm512_extractf32x8_ps(e, 1));
+  }
+#endif
+  for (; j + 8 <= n; j += 8) {
+    __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
+    _mm256_storeu_ps(x + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  sum = simd::hsum(acc);
+#endif
+  for (; j < n; ++j) {
+    x[j] = std::exp(x[j] - m);
+    sum += x[j];
+  }
+  return sum;
+}
+
+// exp_row on the 8 rows x + r ld (r < 8), each with its own m[r]; sums[r] is what exp_row
+// returns for row r. The rows' steps are interleaved and each row takes exp_row's operations in
+// exp_row's order (the same bits): one row of the step's 64-128 keys is a few polynomial steps
+// and a chain of adds, too short for the core to overlap; 8 rows side by side keep it busy.
+void exp_rows8(float* x, int64_t ld, int64_t n, const float* m, float* sums) {
+#if defined(TREX_ELEM_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VL__)
+  __m256 acc[8];
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) {
+      float* xr = x + r * ld + j;
+      const __m512 e = simd::exp16(_mm512_sub_ps(_mm512_loadu_ps(xr), _mm512_set1_ps(m[r])));
+      _mm512_storeu_ps(xr, e);
+      acc[r] = _mm256_add_ps(acc[r], simd::low8(e));  // exp_row's halves (see simd::low8)
+      acc[r] = _mm256_add_ps(acc[r], simd::high8(e));
+    }
+  }
+  for (; j + 8 <= n; j += 8) {
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) {
+      float* xr = x + r * ld + j;
+      const __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(xr), _mm256_set1_ps(m[r])));
+      _mm256_storeu_ps(xr, e);
+      acc[r] = _mm256_add_ps(acc[r], e);
+    }
+  }
+  for (int r = 0; r < 8; ++r) {
+    float* xr = x + r * ld;
+    float sum = simd::hsum(acc[r]);
+    for (int64_t i = j; i < n; ++i) {
+      xr[i] = std::exp(xr[i] - m[r]);
+      sum += xr[i];
+    }
+    sums[r] = sum;
+  }
+#else
+  for (int r = 0; r < 8; ++r) sums[r] = exp_row(x + r * ld, n, m[r]);
+#endif
+}
+
+// The softmax with the sink of H rows of n scores in place (row h at S + h n), lse[h] = its log
+// normaliser: per row the max (with the sink), exp_row, the sum plus the sink's term, then the
+// row times the inverse sum; 8 rows at a time through exp_rows8 (the same operations per row).
+void softmax_rows(float* S, int64_t H, int64_t n, const float* sink, float* lse) {
+  int64_t h0 = 0;
+  for (; h0 + 8 <= H; h0 += 8) {
+    float m[8], sums[8], inv[8];
+    for (int r = 0; r < 8; ++r) m[r] = row_max(S + (h0 + r) * n, n, sink[h0 + r]);
+    exp_rows8(S + h0 * n, n, n, m, sums);
+    for (int r = 0; r < 8; ++r) {
+      const float zs = sums[r] + std::exp(sink[h0 + r] - m[r]);
+      inv[r] = 1.f / zs;
+      lse[h0 + r] = m[r] + std::log(zs);
+    }
+    for (int r = 0; r < 8; ++r) {
+      float* srow = S + (h0 + r) * n;
+      for (int64_t j = 0; j < n; ++j) srow[j] *= inv[r];
+    }
+  }
+  for (int64_t h = h0; h < H; ++h) {
+    float* srow = S + h * n;
+    const float m = row_max(srow, n, sink[h]);
+    float zs = exp_row(srow, n, m) + std::exp(sink[h] - m);
+    float inv = 1.f / zs;
+    for (int64_t j = 0; j < n; ++j) srow[j] *= inv;
+    lse[h] = m + std::log(zs);
+  }
+}
+
+// comp_prob of one token: cp[slot[j]] = sum over heads h (in order, from 0) of P[h][j] for the
+// compressed keys j in [nw, n); the other columns 0. The slots of one token are distinct, so this
+// is the head-by-head accumulation into a zeroed cp, summed per key instead (the same additions).
+void comp_prob_row(const float* P, int64_t H, int64_t n, int64_t nw, const int64_t* slot, float* cp,
+                   int64_t k_comp) {
+  std::fill(cp, cp + k_comp, 0.f);
+  int64_t j = nw;
+#ifdef __AVX512F__
+  alignas(64) float v[16];
+  for (; j + 16 <= n; j += 16) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t h = 0; h < H; ++h) acc = _mm512_add_ps(acc, _mm512_loadu_ps(P + h * n + j));
+    _mm512_store_ps(v, acc);
+    for (int l = 0; l < 16; ++l) cp[slot[j + l]] = v[l];
+  }
+#endif
+  for (; j < n; ++j) {
+    float a = 0.f;
+    for (int64_t h = 0; h < H; ++h) a += P[h * n + j];
+    cp[slot[j]] = a;
+  }
+}
+
+// Whether [a, a + n) and [b, b + n) share an element (addresses compared as integers: the two
+// pointers need not point into one array).
+template <class T>
+[[maybe_unused]] bool overlaps(const T* a, const T* b, int64_t n) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  const auto bytes = std::uintptr_t(n) * sizeof(T);
+  return x < y + bytes && y < x + bytes;
+}
+
+// src itself for fp32 storage, else src widened into buf.
+template <class T>
+const float* f32_rows(const T* src, float* buf, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return src;
+  } else {
+    to_f32(src, buf, n);
+    return buf;
+  }
+}
+
+// Requests the lines of [p, p + n) ahead of their use. A token's q, o and d_o rows (4 KiB each
+// at the step's shape, one page: the hardware prefetchers stop at page boundaries) are read
+// once, in token order, from arrays larger than L2; the window scores broadcast q's elements
+// from 8 rows at once and stalled on them (micro-benchmark, one thread: scores alone 1142 ns a
+// token with q streaming, 652 with q in L1). l1: into L1 (the rows the next column products
+// broadcast from; into L2 only gained nothing there), else into L2. write: the lines will be
+// written (fetched for ownership, so the stores do not wait on them).
+enum class Fetch { kL1, kL2, kWrite };
+template <class T>
+void prefetch_rows(const T* p, int64_t n, Fetch how) {
+  const char* c = reinterpret_cast<const char*>(p);
+  const int64_t bytes = n * int64_t(sizeof(T));
+  for (int64_t off = 0; off < bytes; off += 64) {
+    if (how == Fetch::kWrite)
+      __builtin_prefetch(c + off, 1, 3);
+    else if (how == Fetch::kL1)
+      __builtin_prefetch(c + off, 0, 3);
+    else
+      __builtin_prefetch(c + off, 0, 2);
+  }
+}
+
+struct Scratch {
+  std::vector<float> K, S, Q, O, dO, dP, dQ, D, prod;
+  std::vector<const float*> krows, qrows, dorows;
+  std::vector<float*> crows;
+};
+
+using attn_detail::column_dots;
+using attn_detail::dot_tiles;
+using attn_detail::outer_tiles;
+using attn_detail::outer_tiles_rows;
+
+// The window keys as columns, so that a query's window scores (and d_o products) are
+// column_dots: four FMA chains per score, no horizontal reduction (the 4 x 4 dot tiles spend 45
+// shuffles and adds per 16 scores on it). Block b holds keys [b W - W, b W + W) (W = window) as
+// fp32 columns, [hd][ld]: the window of every query t with t / W = b lies in it, as one run of
+// columns, and a block's rows are ld floats apart (an odd number of 64-byte lines, 2 W + 16
+// columns or more: column_dots reads up to 15 columns past a window; keys outside [0, s) and
+// the extra columns are zero). One transposed [hd][s] block would put each of a query's 128
+// rows in its own page (8 KiB apart at s 2048): the column form then ran slower than the dot
+// tiles. Per thread, a ring of 4 blocks filled on demand for the current call (a thread's
+// jobs come in increasing token order; the two cores share no cache, so each fills its own).
+struct KeyColumns {
+  static constexpr int kSlots = 4;
+  std::vector<float> buf;
+  int64_t ld = 0, block_floats = 0;
+  uint64_t call = 0;
+  int64_t tag[kSlots] = {-1, -1, -1, -1};  // block held by each slot in this call
+
+  // Column of key t - nw + 1 (the first of t's nw window keys) in the block of t; rows ld apart.
+  template <class T>
+  const float* window(uint64_t id, const T* kv, int64_t s, int64_t hd, int64_t win, int64_t t,
+                      int64_t nw) {
+    if (id != call) {
+      ld = (2 * win + 16 + 15) / 16 * 16;
+      if ((ld / 16) % 2 == 0) ld += 16;
+      block_floats = hd * ld;
+      if (buf.size() < size_t(kSlots * block_floats)) buf.resize(size_t(kSlots * block_floats));
+      call = id;
+      std::fill_n(tag, kSlots, int64_t(-1));
+    }
+    const int64_t b = t / win, slot = b % kSlots;
+    float* blk = buf.data() + slot * block_floats;
+    const int64_t k0 = b * win - win;  // key of column 0
+    if (tag[slot] != b) {
+      const int64_t lo = std::max<int64_t>(0, k0), hi = std::min(s, k0 + 2 * win);
+      // Only the 16 columns after the last key are read unfilled (column_dots reads up to 15
+      // past a window, and no window starts before lo); zero them so nothing stale is read.
+      const int64_t z0 = hi - k0, z1 = std::min(ld, z0 + 16);
+      for (int64_t e = 0; e < hd; ++e) std::fill(blk + e * ld + z0, blk + e * ld + z1, 0.f);
+      for (int64_t j0 = lo; j0 < hi; j0 += 16) {  // 16 keys x all e: rows written in 64 bytes
+        const int64_t j1 = std::min(hi, j0 + 16);
+        int64_t e = 0;
+#ifdef __AVX512F__
+        if constexpr (std::is_same_v<T, float>)
+          if (j1 - j0 == 16)
+            for (; e + 16 <= hd; e += 16) transpose16(kv + j0 * hd + e, hd, blk + e * ld + (j0 - k0), ld);
+#endif
+        for (; e < hd; ++e) {
+          float* row = blk + e * ld - k0;
+          for (int64_t j = j0; j < j1; ++j) row[j] = ld_f32(kv + j * hd + e);
+        }
+      }
+      tag[slot] = b;
+    }
+    return blk + (t - nw + 1 - k0);
+  }
+  static float ld_f32(const float* p) { return *p; }
+  static float ld_f32(const core::bf16* p) { return core::to_float(*p); }
+#ifdef __AVX512F__
+  // dst[m * ldd + i] = src[i * lds + m] for i, m < 16: 16 rows in, 16 columns out, as 16
+  // unpacks, 16 shuffle_ps and 32 shuffle_f32x4, with 16 loads and 16 stores (the scalar loop
+  // does 256 of each: a sixteenth).
+  static void transpose16(const float* src, int64_t lds, float* dst, int64_t ldd) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+      const __m512 a = _mm512_loadu_ps(src + (2 * i) * lds), b = _mm512_loadu_ps(src + (2 * i + 1) * lds);
+      t[2 * i] = _mm512_unpacklo_ps(a, b);      // per 128-bit lane k: a[4k] b[4k] a[4k+1] b[4k+1]
+      t[2 * i + 1] = _mm512_unpackhi_ps(a, b);  // a[4k+2] b[4k+2] a[4k+3] b[4k+3]
+    }
+    for (int i = 0; i < 4; ++i) {  // u[4i + m], lane k: rows 4i..4i+3 at column 4k + m
+      u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {  // column 4k + m: lane k of u[m], u[4 + m], u[8 + m], u[12 + m]
+      const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88);
+      const __m512 v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD);
+      const __m512 v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
+      const __m512 v3 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
+      _mm512_storeu_ps(dst + (m + 0) * ldd, _mm512_shuffle_f32x4(v0, v2, 0x88));
+      _mm512_storeu_ps(dst + (m + 4) * ldd, _mm512_shuffle_f32x4(v1, v3, 0x88));
+      _mm512_storeu_ps(dst + (m + 8) * ldd, _mm512_shuffle_f32x4(v0, v2, 0xDD));
+      _mm512_storeu_ps(dst + (m + 12) * ldd, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+    }
+  }
+#endif
+};
+
+KeyColumns& thread_key_columns() {
+  thread_local KeyColumns kc;
+  return kc;
+}
+
+// A distinct id per kernel call (KeyColumns' contents belong to one call).
+uint64_t next_call_id() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// (query, key) pairs the kernel scores: every query's window keys plus its valid compressed
+// entries. Counted only for `trex profile analyze` (core::trace_count), so only when tracing.
+int64_t scored_pairs(const int32_t* comp_idx, const SparseAttnShape& sh) {
+  int64_t pairs = 0;
+  for (int64_t t = 0; t < sh.s; ++t) pairs += std::min<int64_t>(sh.window, t + 1);
+  for (int64_t i = 0; i < sh.s * sh.k_comp; ++i) pairs += comp_idx[i] >= 0;
+  return pairs;
+}
+
+}  // namespace
+
+template <class T>
+void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                              const float* sink, T* o, float* lse, float* comp_prob,
+                              const SparseAttnShape& sh, core::ThreadPool* pool) {
+  if (sh.s <= 0 || sh.heads <= 0 || sh.hd <= 0) return;
+  if (sh.window < 1)  // KeyColumns divides by it; checked in every build type, before any write
+    throw std::invalid_argument("sparse_attention_forward: window must be >= 1, got " + std::to_string(sh.window));
+  if (core::trace_enabled())  // scores and outputs: 4 hd FLOPs per (head, key); q, keys in, o, lse out
+    core::trace_count(4.0 * double(sh.heads * sh.hd) * double(scored_pairs(comp_idx, sh)),
+                      double((2 * sh.s * sh.heads + sh.s + sh.n_comp) * sh.hd) * sizeof(T) +
+                          4.0 * double(sh.s * (sh.k_comp + sh.heads)));
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
+  const float tau = 1.f / std::sqrt(float(hd));
+  const int64_t grain = g_grain ? g_grain : tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", builtin::kAttnQueryBlock);
+  const uint64_t call = next_call_id();
+  // Tokens in groups of kGroup (fp32): the scores of the group's tokens first (their windows'
+  // columns, as one sweep of overlapping lines), then their outputs (their key rows): a token's
+  // window columns and key rows together are more than L1 holds, so alternating the two per
+  // token reloaded both each time. bf16 keys are widened per token, one token at a time.
+  constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
+  static_assert(kGroup <= KeyColumns::kSlots, "a group's blocks must all stay in the ring");
+  constexpr int64_t kPrefetchAhead = 8;  // tokens between a q row's prefetch and its use
+  tp.parallel_for(0, sh.s, grain, [&](int64_t t0, int64_t t1) {
+    KeyColumns& kcol = thread_key_columns();
+    // Per thread, kept between jobs and calls (a job is a few tokens: allocating and zeroing
+    // its buffers each time cost as much as a token's softmax).
+    thread_local Scratch w;
+    thread_local KeySet ks[kGroup];
+    thread_local std::vector<const float*> krows[kGroup], qrows[kGroup];
+    w.S.resize(size_t(kGroup * H * kmax));
+    if constexpr (!std::is_same_v<T, float>) {  // widened copies; fp32 is used where it lies
+      w.K.resize(size_t(kmax * hd));             // (a job is a few tokens: no zero-filling
+      w.Q.resize(size_t(H * hd));                // kmax hd floats per job that stay unused)
+      w.O.resize(size_t(H * hd));
+    }
+    const float* kwin[kGroup];
+    for (int64_t g0 = t0; g0 < t1; g0 += kGroup) {
+      const int64_t g1 = std::min(t1, g0 + kGroup);
+      for (int64_t t = g0; t < g1; ++t) {
+        const int64_t i = t - g0;
+        key_set(kv, kv_comp, comp_idx, sh, t, &ks[i]);
+        key_rows<T>(ks[i], hd, w.K.data(), krows[i]);
+        const float* Q = nullptr;
+        if constexpr (std::is_same_v<T, float>) {
+          Q = q + t * H * hd;
+        } else {
+          to_f32(q + t * H * hd, w.Q.data(), H * hd);
+          Q = w.Q.data();
+        }
+        head_rows(Q, H, hd, qrows[i]);
+        // The group's blocks stay in the ring: its kGroup = 4 tokens lie in at most 4
+        // consecutive blocks, which the ring's 4 slots hold at once.
+        kwin[i] = kcol.window(call, kv, sh.s, hd, sh.window, t, ks[i].nw);
+      }
+      for (int64_t t = g0; t < g1; ++t) {
+        const int64_t i = t - g0;
+        // The rows of the token two groups ahead (8 tokens: 1.10x the forward's step mix over
+        // 4 ahead, session 17, kernel level; 12, 16 and 24 ahead no better than 8).
+        if (!(g_skip & 16)) {
+          if (g_pf == 0) { if (t + g_ahead < sh.s) prefetch_rows(q + (t + g_ahead) * H * hd, H * hd, Fetch::kL1); }
+          else if (g_pf == 1) { if (t + g_ahead < t1) prefetch_rows(q + (t + g_ahead) * H * hd, H * hd, Fetch::kL1); }
+          else if (g_pf == 2) { if (t + g_ahead < t1) prefetch_rows(q + (t + g_ahead) * H * hd, H * hd, Fetch::kL2);
+                                if (t + 4 < t1) prefetch_rows(q + (t + 4) * H * hd, H * hd, Fetch::kL1); }
+        }
+        if (!(g_skip & 1)) column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
+                    w.S.data() + i * H * kmax, ks[i].n);
+      }
+      if (!(g_skip & 32)) if constexpr (std::is_same_v<T, float>) prefetch_rows(o + g0 * H * hd, H * hd, Fetch::kWrite);
+      for (int64_t t = g0; t < g1; ++t) {
+        const int64_t i = t - g0;
+        const int64_t n = ks[i].n, nw = ks[i].nw;
+        float* S = w.S.data() + i * H * kmax;
+        if (n > nw && !(g_skip & 2)) dot_tiles(H, n - nw, hd, qrows[i].data(), krows[i].data() + nw, tau, S + nw, n);
+        if (!(g_skip & 4)) softmax_rows(S, H, n, sink, lse + t * H);
+        if (comp_prob)
+          comp_prob_row(S, H, n, nw, ks[i].slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
+        if constexpr (!std::is_same_v<T, float>) {  // one token per group: its output now
+          outer_tiles(H, hd, n, S, n, 1, krows[i].data(), w.O.data(), hd, false);
+          from_f32(w.O.data(), o + t * H * hd, H * hd);
+        }
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        for (int64_t t = g0; t < g1; ++t) {
+          const int64_t i = t - g0, n = ks[i].n;
+          if (!(g_skip & 32) && t + 1 < g1) prefetch_rows(o + (t + 1) * H * hd, H * hd, Fetch::kWrite);
+          if (!(g_skip & 8)) outer_tiles(H, hd, n, w.S.data() + i * H * kmax, n, 1, krows[i].data(), o + t * H * hd,
+                      hd, false);
+        }
+      }
+    }
+  });
+}
+
+namespace {
+
+struct ChunkPlan {
+  int64_t chunks = 0, len = 0;   // token chunks of len tokens (the last may be shorter)
+  int64_t win_rows = 0;          // rows of a chunk's window slice: len + window - 1
+  int64_t per_chunk = 0;         // floats per chunk: win_rows hd + n_comp hd + H
+};
+
+constexpr int64_t kMaxChunks = builtin::kAttnBwdChunks;  // the built-in chunk count and the tunable one's maximum
+
+// About `want` chunks of equal length, independent of the thread count (for determinism).
+ChunkPlan plan_with(const SparseAttnShape& sh, int64_t want) {
+  ChunkPlan p;
+  p.chunks = std::min<int64_t>(want, std::max<int64_t>(1, sh.s));
+  p.len = (sh.s + p.chunks - 1) / p.chunks;
+  p.chunks = (sh.s + p.len - 1) / p.len;
+  p.win_rows = p.len + sh.window - 1;
+  p.per_chunk = (p.win_rows + sh.n_comp) * sh.hd + sh.heads;
+  return p;
+}
+
+// The plan of a call: the tuned chunk count (sparse_attention.bwd `chunks`, 1..16), unless its
+// workspace would exceed the built-in plan's, which is what the caller allocated
+// (sparse_attention_backward_workspace does not depend on the tuning, so a workspace sized
+// before a tuning change still fits after it). Fewer chunks zero and reduce fewer private
+// key-gradient slices (each window - 1 + n_comp rows more than its tokens) but give fewer
+// parallel jobs; the chunk count changes the order of the final sums, never their terms.
+ChunkPlan plan_chunks(const SparseAttnShape& sh) {
+  const ChunkPlan builtin = plan_with(sh, kMaxChunks);
+  const int64_t want =
+      tuned_or("sparse_attention.bwd", {sh.s, sh.heads, sh.hd}, "chunks", kMaxChunks);
+  if (want >= kMaxChunks) return builtin;
+  const ChunkPlan p = plan_with(sh, want);
+  return p.chunks * p.per_chunk <= builtin.chunks * builtin.per_chunk ? p : builtin;
+}
+
+}  // namespace
+
+int64_t sparse_attention_backward_workspace(const SparseAttnShape& sh) {
+  if (sh.s <= 0) return 0;
+  ChunkPlan p = plan_with(sh, kMaxChunks);
+  return p.chunks * p.per_chunk;
+}
+
+template <class T>
+void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
+                               const float* sink, const T* o, const float* lse, const T* d_o,
+                               T* dq, T* dkv, T* dkv_comp, float* dsink,
+                               const SparseAttnShape& sh, float* workspace,
+                               core::ThreadPool* pool) {
+  const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
+  if (core::trace_enabled() && sh.s > 0 && H > 0 && hd > 0)
+    // Scores again, dp, dq and dkey: 10 hd FLOPs per (head, key); q, o, d_o, keys in, dq, dkeys out.
+    core::trace_count(10.0 * double(H * hd) * double(scored_pairs(comp_idx, sh)),
+                      double((5 * sh.s * H + 2 * (sh.s + sh.n_comp)) * hd) * sizeof(T) +
+                          4.0 * double(sh.s * (sh.k_comp + H)));
+  if (sh.s > 0 && H > 0 && hd > 0 && sh.window < 1)  // KeyColumns divides by it; before any write
+    throw std::invalid_argument("sparse_attention_backward: window must be >= 1, got " + std::to_string(sh.window));
+  for (int64_t h = 0; h < H; ++h) dsink[h] = 0.f;
+  if (sh.s <= 0 || H <= 0 || hd <= 0) {
+    for (int64_t i = 0; i < sh.n_comp * hd; ++i) st(dkv_comp + i, 0.f);
+    return;
+  }
+  // fp32 q, o and d_o rows are read in place while dq rows are written (see the header).
+  assert(!overlaps(dq, q, sh.s * H * hd) && !overlaps(dq, o, sh.s * H * hd) &&
+         !overlaps(dq, d_o, sh.s * H * hd));
+  core::ThreadPool& tp = core::pool_or_default(pool);
+  const float tau = 1.f / std::sqrt(float(hd));
+  ChunkPlan plan = plan_chunks(sh);
+  std::vector<float> owned;
+  if (!workspace) {
+    owned.resize(size_t(plan.chunks * plan.per_chunk));
+    workspace = owned.data();
+  }
+  const uint64_t call = next_call_id();
+  tp.parallel_for(0, plan.chunks, 1, [&](int64_t c0, int64_t c1) {
+    KeyColumns& kcol = thread_key_columns();
+    Scratch w;
+    w.K.resize(size_t(kmax * hd));
+    w.dP.resize(size_t(2 * H * kmax));  // tau dS, then P: one [2H, n] block per token
+    w.Q.resize(size_t(H * hd));
+    w.O.resize(size_t(H * hd));
+    w.dO.resize(size_t(H * hd));
+    w.dQ.resize(size_t(H * hd));
+    w.D.resize(size_t(H));
+    w.prod.resize(size_t(H * hd));
+    KeySet ks;
+    for (int64_t c = c0; c < c1; ++c) {
+      float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
+      float* comp_acc = win_acc + plan.win_rows * hd;
+      float* sink_acc = comp_acc + sh.n_comp * hd;
+      std::fill(win_acc, win_acc + plan.per_chunk, 0.f);
+      const int64_t tlo = c * plan.len, thi = std::min(sh.s, tlo + plan.len);
+      const int64_t base = tlo - sh.window + 1;  // token of win_acc row 0 (may be negative)
+      for (int64_t t = tlo; t < thi; ++t) {
+        key_set(kv, kv_comp, comp_idx, sh, t, &ks);
+        const int64_t n = ks.n, nw = ks.nw;
+        key_rows<T>(ks, hd, w.K.data(), w.krows);
+        // fp32 storage is read where it lies; bf16 is widened once per token.
+        const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
+        const float* O = f32_rows(o + t * H * hd, w.O.data(), H * hd);
+        const float* dO = f32_rows(d_o + t * H * hd, w.dO.data(), H * hd);
+        if (t + 1 < thi) {  // the next token's rows; this token's dq rows are written below
+          prefetch_rows(q + (t + 1) * H * hd, H * hd, Fetch::kL1);
+          prefetch_rows(d_o + (t + 1) * H * hd, H * hd, Fetch::kL1);
+          prefetch_rows(o + (t + 1) * H * hd, H * hd, Fetch::kL2);  // read once, for D
+        }
+        // qrows: the H rows of q, then the H rows of d_o (the b rows of dK's product).
+        head_rows(dO, H, hd, w.dorows);
+        head_rows(Q, H, hd, w.qrows);
+        w.qrows.insert(w.qrows.end(), w.dorows.begin(), w.dorows.end());
+        float* dP = w.dP.data();
+        float* S = dP + H * n;
+        // The window's scores as the forward computes them (same bits), then the rest.
+        const float* kwin = kcol.window(call, kv, sh.s, hd, sh.window, t, nw);
+        column_dots(H, nw, hd, w.qrows.data(), kwin, kcol.ld, tau, S, n);
+        column_dots(H, nw, hd, w.dorows.data(), kwin, kcol.ld, 1.f, dP, n);
+        if (n > nw) {
+          dot_tiles(H, n - nw, hd, w.qrows.data(), w.krows.data() + nw, tau, S + nw, n);
+          dot_tiles(H, n - nw, hd, w.dorows.data(), w.krows.data() + nw, 1.f, dP + nw, n);
+        }
+        // D_h = <do_h, o_h>: the products rounded first (a separate pass, so they are never
+        // contracted into FMAs), then each head's sum in e order, the heads side by side so that
+        // they are H independent chains rather than one chain of H hd dependent additions. The
+        // order is fixed (deterministic, the same for any thread count). It has the bits of the
+        // earlier per-head loop only for hd % 8 == 0: GCC vectorized that loop 8 products at a
+        // time (rounded, added in order) but contracted its scalar remainder into FMAs.
+        float* D = w.D.data();
+        float* prod = w.prod.data();
+        for (int64_t i = 0; i < H * hd; ++i) prod[i] = dO[i] * O[i];
+        // Eight heads at a time in local accumulators (registers): with D[h] in memory, GCC
+        // stored and reloaded it on every e (perf: ~12% of the backward's own loop).
+        int64_t h0 = 0;
+        for (; h0 + 8 <= H; h0 += 8) {
+          float acc[8] = {};
+          const float* p8 = prod + h0 * hd;
+          for (int64_t e = 0; e < hd; ++e)
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; ++i) acc[i] += p8[i * hd + e];
+          for (int i = 0; i < 8; ++i) D[h0 + i] = acc[i];
+        }
+        for (int64_t h = h0; h < H; ++h) D[h] = 0.f;
+        for (int64_t e = 0; e < hd; ++e)
+          for (int64_t h = h0; h < H; ++h) D[h] += prod[h * hd + e];
+        // P = exp(s - lse), 8 heads at a time where there are 8 (exp_rows8: exp_row's bits).
+        int64_t hp = 0;
+        for (float sums[8]; hp + 8 <= H; hp += 8) exp_rows8(S + hp * n, n, n, lse + t * H + hp, sums);
+        for (int64_t h = hp; h < H; ++h) exp_row(S + h * n, n, lse[t * H + h]);
+        for (int64_t h = 0; h < H; ++h) {
+          const float l = lse[t * H + h];
+          float* srow = S + h * n;
+          float* drow = dP + h * n;
+          for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D[h]);  // tau dS
+          sink_acc[h] -= std::exp(sink[h] - l) * D[h];
+        }
+        // dQ = (tau dS) K;  dK = (tau dS)^T Q + P^T dO, window rows straight into win_acc.
+        if constexpr (std::is_same_v<T, float>) {
+          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), dq + t * H * hd, hd, false);
+        } else {
+          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
+          from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
+        }
+        // Both terms of a key's row in one chain of 2H products (the [tau dS; P] block against
+        // [q; d_o]), added to its accumulator row once: the window rows in win_acc, the
+        // compressed entries' rows in comp_acc where they lie.
+        float* dst = win_acc + (t - nw + 1 - base) * hd;
+        outer_tiles(nw, hd, 2 * H, dP, 1, n, w.qrows.data(), dst, hd, true);
+        if (n > nw) {
+          w.crows.resize(size_t(n - nw));
+          for (int64_t j = nw; j < n; ++j)
+            w.crows[size_t(j - nw)] =
+                comp_acc + int64_t(comp_idx[t * sh.k_comp + ks.slot[size_t(j)]]) * hd;
+          outer_tiles_rows(n - nw, hd, 2 * H, dP + nw, 1, n, w.qrows.data(), w.crows.data(), true);
+        }
+      }
+    }
+  });
+  // Reduce in chunk order. Window key j is in the slices of the chunks whose tokens reach it.
+  tp.parallel_for(0, sh.s, 16, [&](int64_t j0, int64_t j1) {
+    std::vector<float> acc(static_cast<size_t>(hd));
+    for (int64_t j = j0; j < j1; ++j) {
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int64_t c = 0; c < plan.chunks; ++c) {
+        const int64_t tlo = c * plan.len, base = tlo - sh.window + 1;
+        const int64_t thi = std::min(sh.s, tlo + plan.len);
+        if (j < base || j >= thi) continue;
+        const float* src = workspace + c * plan.per_chunk + (j - base) * hd;
+        for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += src[e];
+      }
+      from_f32(acc.data(), dkv + j * hd, hd);
+    }
+  });
+  tp.parallel_for(0, sh.n_comp, 16, [&](int64_t i0, int64_t i1) {
+    std::vector<float> acc(static_cast<size_t>(hd));
+    for (int64_t i = i0; i < i1; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.f);
+      for (int64_t c = 0; c < plan.chunks; ++c) {
+        const float* src = workspace + c * plan.per_chunk + (plan.win_rows + i) * hd;
+        for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += src[e];
+      }
+      from_f32(acc.data(), dkv_comp + i * hd, hd);
+    }
+  });
+  for (int64_t c = 0; c < plan.chunks; ++c) {
+    const float* src = workspace + c * plan.per_chunk + (plan.win_rows + sh.n_comp) * hd;
+    for (int64_t h = 0; h < H; ++h) dsink[h] += src[h];
+  }
+}
+
+#define TREX_SPARSE_ATTN(T)                                                                      \
+  template void sparse_attention_forward<T>(const T*, const T*, const T*, const int32_t*,        \
+                                            const float*, T*, float*, float*,                    \
+                                            const SparseAttnShape&, core::ThreadPool*);          \
+  template void sparse_attention_backward<T>(const T*, const T*, const T*, const int32_t*,       \
+                                             const float*, const T*, const float*, const T*, T*, \
+                                             T*, T*, float*, const SparseAttnShape&, float*,     \
+                                             core::ThreadPool*);
+TREX_SPARSE_ATTN(float)
+TREX_SPARSE_ATTN(core::bf16)
+#undef TREX_SPARSE_ATTN
+
+}  // namespace trex::kernels

@@ -13,8 +13,10 @@
 // trace of the timed steps' forward+backward (per-operator spans, trex/core/trace.h).
 // --tuning-ab FILE: tuned against untuned in one process. Each of --steps N is a pair of steps,
 // one with the kernel tuning FILE active and one with none (whatever TREX_TUNING says), their order
-// swapped every pair (untuned first in pairs 0, 2, ...), and --warmup N warms each arm N times; the
-// JSON adds each arm's step and CPU times, the per-pair ratio untuned / tuned and its median. Why
+// swapped every pair (untuned first in pairs 0, 2, ...; N must be even), and --warmup N (at least
+// 1) warms each arm N times; the JSON adds each arm's step, forward+backward and CPU times, the
+// per-pair ratios untuned / tuned (whole step and forward+backward) and their medians, and per
+// timed step whether the kernels' lookup saw the file active (active_tuning_steps). Why
 // (session 18): two processes, one with TREX_TUNING set and one without, differ in more than the
 // tuned parameters (environment, heap layout, the minutes between them on a loaded machine); two
 // steps of one process a second apart differ only in the parameters the kernels read.
@@ -90,12 +92,20 @@ int run(int argc, char** argv) {
     else if (a == "--steps") steps = std::max(1L, next("--steps"));
     else if (a == "--warmup") warmup = next("--warmup");
     else if (a == "--mtp") mtp = true;
-    else if (a == "--trace" && i + 1 < argc) trace_path = argv[++i];
-    else if (a == "--tuning-ab" && i + 1 < argc) ab_path = argv[++i];
-    else return usage();
+    else if ((a == "--trace" || a == "--tuning-ab") && i + 1 < argc) {
+      // An empty value would silently mean "no trace" / "no A/B" (review raura4 LOW 5).
+      if (argv[++i][0] == '\0') throw trex::InputError::field(a, "empty path");
+      (a == "--trace" ? trace_path : ab_path) = argv[i];
+    } else return usage();
   }
   // The trace's steps would mix both arms (the anatomy sums every step).
   if (!trace_path.empty() && !ab_path.empty()) throw trex::InputError::field("--tuning-ab", "not with --trace");
+  // An odd count would give the untuned-first order one pair more; with no warm-up the first
+  // timed step (untuned) pays the first touch of every buffer (review raura4 LOW 6).
+  if (!ab_path.empty() && steps % 2 != 0)
+    throw trex::InputError::field("--steps", "must be even with --tuning-ab (as many untuned-first as tuned-first pairs)");
+  if (!ab_path.empty() && warmup < 1)
+    throw trex::InputError::field("--warmup", "at least 1 with --tuning-ab (the first step pays the first touch)");
   // Read before the model is built: a bad file costs nothing and writes nothing.
   std::shared_ptr<const trex::kernels::Tuning> ab_tuning;
   if (!ab_path.empty()) ab_tuning = std::make_shared<const trex::kernels::Tuning>(trex::kernels::Tuning::load(ab_path));
@@ -130,7 +140,8 @@ int run(int argc, char** argv) {
 
   std::vector<double> step_s, fb_s, opt_s, fb_cpu_s, losses;
   std::vector<long> fb_faults;
-  std::vector<bool> tuned_steps;  // --tuning-ab: which timed steps ran with the tuning
+  std::vector<bool> tuned_steps;   // --tuning-ab: which timed steps were meant to run with the tuning
+  std::vector<bool> active_steps;  // ... and whether the kernels' lookup saw a tuning active
   const bool ab = ab_tuning != nullptr;
   const long warm = ab ? 2 * warmup : warmup, timed = ab ? 2 * steps : steps;
   for (long s = 0; s < warm + timed; ++s) {
@@ -140,7 +151,10 @@ int run(int argc, char** argv) {
       const long i = s - warm;
       const bool tuned = s < warm ? s % 2 == 1 : ((i / 2) % 2 == 0) == (i % 2 == 1);
       trex::kernels::set_active_tuning(tuned ? ab_tuning : nullptr);
-      if (s >= warm) tuned_steps.push_back(tuned);
+      if (s >= warm) {
+        tuned_steps.push_back(tuned);
+        active_steps.push_back(trex::kernels::active_tuning() == ab_tuning);
+      }
     }
     const Usage u0 = process_usage();
     const int64_t step_begin_ns = trex::core::trace_now_ns();
@@ -192,18 +206,21 @@ int run(int argc, char** argv) {
   j["tokens_per_s"] = double(seq) / median(step_s);
   j["losses"] = losses;
   if (ab) {
-    std::vector<double> un_s, tu_s, un_cpu, tu_cpu, ratios;
+    std::vector<double> un_s, tu_s, un_fb, tu_fb, un_cpu, tu_cpu, ratios, fb_ratios;
     for (size_t i = 0; i < tuned_steps.size(); ++i) {
       (tuned_steps[i] ? tu_s : un_s).push_back(step_s[i]);
+      (tuned_steps[i] ? tu_fb : un_fb).push_back(fb_s[i]);
       (tuned_steps[i] ? tu_cpu : un_cpu).push_back(fb_cpu_s[i]);
     }
     long faster = 0;
     for (size_t p = 0; p < un_s.size() && p < tu_s.size(); ++p) {
       ratios.push_back(un_s[p] / tu_s[p]);
+      fb_ratios.push_back(un_fb[p] / tu_fb[p]);
       faster += tu_s[p] < un_s[p];
     }
     j["tuning_ab"] = ab_path;
     j["tuned_steps"] = tuned_steps;
+    j["active_tuning_steps"] = active_steps;
     j["untuned_step_s"] = un_s;
     j["tuned_step_s"] = tu_s;
     j["untuned_forward_backward_cpu_s"] = un_cpu;
@@ -213,6 +230,12 @@ int run(int argc, char** argv) {
     j["pair_ratios"] = ratios;  // untuned / tuned, pair by pair
     j["median_pair_ratio"] = median(ratios);
     j["tuned_faster_pairs"] = faster;
+    // The step includes the optimizer, which no tuning touches (about 65 ms of v4-micro's step);
+    // the forward+backward ratio sits beside the CPU columns, which are forward+backward only.
+    j["untuned_forward_backward_s"] = un_fb;
+    j["tuned_forward_backward_s"] = tu_fb;
+    j["forward_backward_pair_ratios"] = fb_ratios;
+    j["median_forward_backward_pair_ratio"] = median(fb_ratios);
   }
   std::printf("%s\n", j.dump().c_str());
   return 0;

@@ -840,14 +840,16 @@ TEST(Causes, TheLlama3LayoutGivesTheEmbeddingAndTheHeadAChunkEach) {
   EXPECT_EQ(ch[0].layers, 0);
   EXPECT_TRUE(ch[127].head);
   EXPECT_EQ(ch[127].layers, 0);
-  std::array<long, 16> layers{};
-  for (size_t k = 0; k < ch.size(); ++k) layers[k % 16] += ch[k].layers;
-  EXPECT_EQ(layers[0], 7);
-  EXPECT_EQ(layers[15], 7);
-  for (size_t r = 1; r < 15; ++r) EXPECT_EQ(layers[r], 8) << "rank " << r;
-  // 2048 sequences / DP 64 = 32 micro-batches; the bubble is 15/8 of the slowest rank's
-  // micro-batch time (the per-micro-batch terms over 32), where V = 2 made it 15/2.
+  // The predictor's own placement (review rplan4 LOW 5: not a mapping restated here).
   const Prediction p = evaluate(vc).prediction;
+  ASSERT_EQ(p.rank_layers.size(), 16u);
+  EXPECT_EQ(p.rank_layers[0], 7);
+  EXPECT_EQ(p.rank_layers[15], 7);
+  for (size_t r = 1; r < 15; ++r) EXPECT_EQ(p.rank_layers[r], 8) << "rank " << r;
+  // 2048 sequences / DP 64 = 32 micro-batches; the bubble is 15/8 of the slowest rank's
+  // micro-batch time (the per-micro-batch terms over 32), where V = 2 made it 15/2. This restates
+  // predict.cc's formula from the same breakdown fields: it catches a change of vpp or of the
+  // formula, not a wrong per-micro-batch time.
   ASSERT_EQ(p.micro_batches, 32);
   const TimeBreakdown& t = p.time;
   const double t_mb = (t.compute + t.launch + t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm) / 32.0;

@@ -170,8 +170,23 @@ TEST(Cluster, VocabPaddingIsBounded) {
         << e.what();
   }
   EXPECT_THROW(padded_vocab(50257, 100000000, 32), InputError);
-  // 65536 x TP 65536 = 2^32: the first multiple above 50257 is beyond an int.
-  EXPECT_THROW(padded_vocab(50257, 65536, 65536), InputError);
+  // 65536 x TP 65536 = 2^32: the first multiple above 50257 is beyond an int. TP causes it (65536
+  // alone pads to 65536), so the error names TP.
+  try {
+    padded_vocab(50257, 65536, 65536);
+    ADD_FAILURE() << "65536 x TP 65536 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("strategy.tp: TP 65536 x vocab_divisible_by 65536 pads the vocabulary of 50257"),
+              std::string::npos)
+        << e.what();
+  }
+  // A vocabulary the stack's multiple alone pads beyond an int: the error names the stack field.
+  try {
+    padded_vocab(2147483000L, 65536, 1);
+    ADD_FAILURE() << "a padded vocabulary beyond 2^31 - 1 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("stack.vocab_divisible_by: 65536 x TP 1 pads"), std::string::npos) << e.what();
+  }
   // 65536 x TP 32768 = 2^31 is itself beyond INT_MAX (2^31 - 1).
   EXPECT_THROW(padded_vocab(50257, 65536, 32768), InputError);
   // 65536 x TP 16384 = 2^30 still fits.

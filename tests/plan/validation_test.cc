@@ -168,6 +168,13 @@ struct Bounds {
 // Then the Nemotron-4 15B rows read their MFU in the dense-attention count the report's own Table 2
 // implies (iteration time, batch and MFU give 9.33-9.44e10 FLOPs per token; dense-attn 9.399e10,
 // causal 8.916e10): fit 8.59% / 65.5% / +4.67% -> 8.55% / 66.4% / +4.71% (loosened to that).
+// Session 18 (fix32, review rplan4 HIGH): one rule for all six Nemotron-4 rows; the 340B rows'
+// Table 2 times imply the dense count too (2.104-2.112e12 against dense 2.105e12, causal
+// 2.061e12), so they read `dense-attn` as well: fit 8.55% / +4.71% -> 8.57% / +4.73% (the
+// 1,536-GPU row +5.2% -> +7.4%).
+// The signed bounds in this file are snapshots of what the model gives (a drift alarm), not the
+// goal: the goal of a mean signed error within +-3% is asserted nowhere, and the fit split
+// (+4.7%) and the held-out source-weighted view (+4.0%) do not meet it.
 constexpr Bounds kFit{0.086, 0.048, 0.292};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
@@ -231,8 +238,9 @@ constexpr Bounds kFit{0.086, 0.048, 0.292};
 // +0.25% / worst 38.0%, independent 56 runs 4.45% / 93% / -0.27%. Set to that (worst loosened
 // for that row).
 // Session 18 (plan: Llama 3 layout, Nemotron-4 15B convention, see kFit): 5.97% / +0.75% ->
-// 5.83% / +0.98%.
-constexpr Bounds kHeldOut{0.059, 0.010, 0.381};
+// 5.83% / +0.98%. Then fix32's Nemotron-4 340B convention (the two held-out 340B rows +5.0 /
+// +5.4% -> +7.2 / +7.6%): 5.87% / +1.02% (loosened to that).
+constexpr Bounds kHeldOut{0.059, 0.011, 0.381};
 constexpr Bounds kIndependent{0.046, 0.004, 0.381};
 // Session 17 (fix29, review rplan3 items 4 and 6). The single +38% row (148 s where its
 // micro-batch 2 sibling took 104 s) set the worst bound of both slices above, so: the 25 earlier
@@ -257,8 +265,12 @@ constexpr Shares kIndependentShares{0.92, 1};
 // source, -11.3% -> +3.9%). Tightened where they fell, the signed bounds loosened to that.
 // Then the Nemotron-4 15B convention (kFit): without BigScience 7.34% / 80.4% / +2.36%,
 // source-weighted 7.83% / 77.2% / +3.80% (its held-out 768-GPU row -13.5% -> -8.8%).
-constexpr Bounds kHeldOutWithoutLargest{0.074, 0.024, 0.368};
-constexpr Bounds kHeldOutSourceWeighted{0.079, 0.039, 0.380};
+// Both rows that took the source-weighted share past 70% (Llama 3 16,384 GPUs, Nemotron-4 15B
+// 768 GPUs) were looked into because of their held-out errors; the fixes come from the papers.
+// Then fix32's Nemotron-4 340B convention: without BigScience 7.43% / 80.4% / +2.45%,
+// source-weighted 8.02% / 77.2% / +3.98% (loosened to that).
+constexpr Bounds kHeldOutWithoutLargest{0.075, 0.025, 0.368};
+constexpr Bounds kHeldOutSourceWeighted{0.081, 0.040, 0.380};
 constexpr double kHeldOutSourceWeightedWithin10 = 0.77;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
@@ -274,8 +286,9 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Session 17: the megatron-lm step_overhead refit (0.06 -> 0.00, above) moves its held-out
 // rows up: +0.81% -> +1.87%; loosened to that.
 // Session 18: the Llama 3 layout and meta-llama3 refit (above): 7.65% / +1.87% -> 7.50% / +2.17%.
-// Then the Nemotron-4 15B convention: 7.34% / +2.36%.
-constexpr Bounds kHeldOutEarlier{0.074, 0.024, 0.39};
+// Then the Nemotron-4 15B convention: 7.34% / +2.36%. Then fix32's Nemotron-4 340B convention:
+// 7.43% / +2.45%.
+constexpr Bounds kHeldOutEarlier{0.075, 0.025, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));
@@ -312,6 +325,13 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
     EXPECT_LE(beyond_20(e), b.beyond_20_at_most);
   };
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit), held = slice_table(results, Split::kHeldOut);
+  // Review rplan4 MEDIUM 3: the two Llama 3 8K rows, and only they, fit only with more
+  // recomputation than their source states (none stated, norm-act needed).
+  std::vector<std::string> more;
+  for (const ValidationResult& r : results)
+    if (r.more_recompute_than_stated) more.push_back(r.c.name);
+  EXPECT_EQ(more, (std::vector<std::string>{"llama3-405b-8k-16384gpu", "llama3-405b-8k-8192gpu"}));
+  EXPECT_EQ(row(fit, "all").more_recompute + row(held, "all").more_recompute, 2);
   shares(row(fit, "all"), kFitShares);
   shares(row(held, "all"), kHeldOutShares);
   {
@@ -466,6 +486,46 @@ TEST(Validation, BadFileNamesTheField) {
     ADD_FAILURE() << "accepted a source that names no publication";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("validation.source: start with the publication"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+// Review rplan4 MEDIUM 3: Llama 3's 8K runs trained "without activation checkpointing", which
+// trex's memory model does not fit (100 GB per GPU on 80 GB); recompute = "auto" picks norm-act.
+// The file states what the run used (stated_recompute = "none"), and the run is counted as a
+// memory-model failure of its own kind, not hidden by the automatic choice.
+TEST(Validation, ARunThatFitsOnlyWithMoreRecomputationThanStatedIsCounted) {
+  ValidationCase c = load_validation_case(source_path("configs/validation/llama3-405b-8k-8192gpu.toml"));
+  ASSERT_TRUE(c.recompute_auto);
+  ASSERT_TRUE(c.stated_recompute.has_value());
+  EXPECT_EQ(*c.stated_recompute, Recompute::kNone);
+  ValidationResult r = evaluate(c);
+  EXPECT_TRUE(r.prediction.memory.fits);
+  EXPECT_NE(r.prediction.strategy.recompute, Recompute::kNone);
+  EXPECT_TRUE(r.more_recompute_than_stated);
+  // Stated as what the automatic choice picked, or not stated: nothing to count.
+  c.stated_recompute = r.prediction.strategy.recompute;
+  EXPECT_FALSE(evaluate(c).more_recompute_than_stated);
+  c.stated_recompute.reset();
+  EXPECT_FALSE(evaluate(c).more_recompute_than_stated);
+  // The summary counts it apart from not_fit, per run (not weighted).
+  const ErrorSummary e = summarize("llama3", {&r});
+  EXPECT_EQ(e.more_recompute, 1);
+  EXPECT_EQ(e.not_fit, 0);
+  const ErrorSummary w = summarize_by_source("llama3", {&r});
+  EXPECT_EQ(w.more_recompute, 1);
+}
+
+TEST(Validation, AnUnknownStatedRecomputeNamesTheField) {
+  std::string path = (std::filesystem::temp_directory_path() / "trex-validation-stated-recompute.toml").string();
+  std::ofstream(path) << "[validation]\nname = \"x\"\nsource = \"arXiv 2104.04473 Table 1\"\nmodel = \""
+                      << source_path("configs/model/gpt3-175b.toml") << "\"\ncluster = \"" << source_path("configs/cluster/dgx-a100.toml")
+                      << "\"\nreported_mfu = 0.4\nstated_recompute = \"some\"\n[run]\nseq_len = 2048\nglobal_batch = 8\n[strategy]\n";
+  try {
+    load_validation_case(path);
+    ADD_FAILURE() << "accepted stated_recompute = \"some\"";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("validation.stated_recompute"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
 }

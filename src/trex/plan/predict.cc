@@ -728,6 +728,7 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     if (ranks[r].total() > ranks[slow].total()) slow = r;
   const RankTime& t = ranks[slow];
   double t_mb = t.total();
+  pr.rank_layers = rank_layers;
   TimeBreakdown& tb = pr.time;
   tb.compute = double(mb) * t.compute;
   tb.recompute = double(mb) * t.recompute;

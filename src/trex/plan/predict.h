@@ -64,6 +64,9 @@ struct Prediction {
   double tokens_per_s = 0;
   double hardware_flops_per_token = 0;  // what the devices execute (recomputation included), forward + backward
   std::vector<MfuFigure> mfu;
+  // Transformer layers on each pipeline rank, as the prediction placed its chunks (chunk
+  // v * pp + r on rank r); pp entries.
+  std::vector<long> rank_layers;
   double mfu_of(model::FlopConvention c) const;
   // Swap optimizer detail (zero when off).
   double swap_serial_s = 0;   // load + update + store with no overlap

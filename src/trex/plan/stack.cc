@@ -43,10 +43,14 @@ long padded_vocab(long vocab, long divisible_by, long tp) {
   long multiple = 0, padded = 0;
   if (__builtin_mul_overflow(divisible_by, std::max(1L, tp), &multiple) ||
       __builtin_add_overflow(vocab, multiple - 1, &padded) ||
-      (padded = padded / multiple * multiple) > long(std::numeric_limits<int>::max()))
-    throw InputError::field("stack.vocab_divisible_by",
-                            std::to_string(divisible_by) + " x TP " + std::to_string(tp) + " pads the vocabulary of " +
-                                std::to_string(vocab) + " beyond 2^31 - 1");
+      (padded = padded / multiple * multiple) > long(std::numeric_limits<int>::max())) {
+    // Name the input that causes it: TP when the stack's multiple alone would still fit.
+    const bool tp_causes = tp > 1 && padded_vocab(vocab, divisible_by, 1) <= long(std::numeric_limits<int>::max());
+    throw InputError::field(tp_causes ? "strategy.tp" : "stack.vocab_divisible_by",
+                            std::string(tp_causes ? "TP " + std::to_string(tp) + " x vocab_divisible_by " + std::to_string(divisible_by)
+                                                  : std::to_string(divisible_by) + " x TP " + std::to_string(tp)) +
+                                " pads the vocabulary of " + std::to_string(vocab) + " beyond 2^31 - 1");
+  }
   return padded;
 }
 

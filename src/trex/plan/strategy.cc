@@ -22,6 +22,14 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+Recompute parse_recompute(const std::string& rc) {
+  return rc == "full"        ? Recompute::kFull
+         : rc == "selective" ? Recompute::kSelective
+         : rc == "norm-act"  ? Recompute::kNormAct
+         : rc == "moe"       ? Recompute::kMoe
+                             : Recompute::kNone;
+}
+
 Run read_run(const toml::table& t, const std::string& file) {
   TomlFields f(file, t, "run");
   Run r;
@@ -77,11 +85,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.zero = int(f.integer_or("zero", 1, 0));
   if (s.zero > 3) f.fail("zero", "must be 0, 1, 2 or 3");
   std::string rc = f.choice_or("recompute", "none", {"none", "selective", "norm-act", "moe", "full"});
-  s.recompute = rc == "full"        ? Recompute::kFull
-                : rc == "selective" ? Recompute::kSelective
-                : rc == "norm-act"  ? Recompute::kNormAct
-                : rc == "moe"       ? Recompute::kMoe
-                                    : Recompute::kNone;
+  s.recompute = parse_recompute(rc);
   s.recompute_layers = f.integer_or("recompute_layers", 0, 0);
   s.sequence_parallel = f.boolean_or("sequence_parallel", stack.sequence_parallel);
   s.swap_optimizer = f.boolean_or("swap_optimizer", false);

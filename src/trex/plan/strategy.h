@@ -57,6 +57,9 @@ struct Run {
 //   layers per pipeline chunk, the others keep everything).
 enum class Recompute { kNone, kSelective, kNormAct, kMoe, kFull };
 const char* to_string(Recompute r);
+// The inverse of to_string for its five names (anything else is kNone: callers check the name
+// with TomlFields::choice first).
+Recompute parse_recompute(const std::string& name);
 
 struct Strategy {
   std::string name;

@@ -119,6 +119,8 @@ ValidationCase load_validation_case(const std::string& path) {
     v.reported_tokens_per_s_device = f.number_or("reported_tokens_per_s_per_device", 0, 0, 1e9);
     if ((v.reported_mfu > 0) + (tflops > 0) + (v.reported_tokens_per_s_device > 0) != 1)
       f.fail("reported_mfu", "give exactly one of reported_mfu, reported_tflops_per_device, reported_tokens_per_s_per_device");
+    std::string stated = f.choice_or("stated_recompute", "", {"none", "selective", "norm-act", "moe", "full"});
+    if (!stated.empty()) v.stated_recompute = parse_recompute(stated);
     f.allow({"url", "confidence"});
     f.finish();
     v.cluster = load_cluster(cluster_file);
@@ -186,6 +188,12 @@ ValidationResult evaluate(const ValidationCase& c) {
   } else {
     r.prediction = predict(c.model, c.cluster, c.run, c.strategy);
   }
+  if (c.stated_recompute && r.prediction.memory.fits) {
+    Strategy s = c.strategy;
+    s.recompute = *c.stated_recompute;
+    s.recompute_layers = 0;
+    r.more_recompute_than_stated = !predict(c.model, c.cluster, c.run, s).memory.fits;
+  }
   if (c.reported_mfu > 0) {
     r.mfu = true;
     r.reported = c.reported_mfu;
@@ -218,6 +226,7 @@ void accumulate(ErrorSummary& e, const std::vector<const ValidationResult*>& row
     e.within_20 += std::abs(err) <= 0.20 ? w : 0;
     e.worst = std::max(e.worst, std::abs(err));
     e.not_fit += rows[i]->prediction.memory.fits ? 0 : 1;
+    e.more_recompute += rows[i]->more_recompute_than_stated ? 1 : 0;
   }
 }
 
@@ -238,6 +247,7 @@ ErrorSummary summarize(const std::string& slice, const std::vector<const Validat
     e.within_20 += std::abs(r->error) <= 0.20 ? 1 : 0;
     e.worst = std::max(e.worst, std::abs(r->error));
     e.not_fit += r->prediction.memory.fits ? 0 : 1;
+    e.more_recompute += r->more_recompute_than_stated ? 1 : 0;
   }
   double n = double(rows.size());
   e.mean_abs /= n;

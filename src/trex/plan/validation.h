@@ -5,6 +5,7 @@
 // the source's convention, or tokens/s per device, which is the same ratio).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct ValidationCase {
   // (none, selective, norm-act, moe, then full recomputation of 1, 2, ... layers per pipeline
   // chunk), as a recipe's author would choose.
   bool recompute_auto = false;
+  // [validation] stated_recompute: the recomputation the source says the run used, where the
+  // strategy cannot state it because trex's memory model needs more (e.g. Llama 3's 8K runs,
+  // "without activation checkpointing", with recompute = "auto"). Empty when not given.
+  std::optional<Recompute> stated_recompute;
   model::FlopConvention convention = model::FlopConvention::kMegatron;
   double reported_mfu = 0;                 // under `convention`, 0 when given as tokens/s
   double reported_tokens_per_s_device = 0; // 0 when given as MFU
@@ -68,6 +73,10 @@ struct ValidationResult {
   double reported = 0;
   double error = 0;      // predicted / reported - 1
   bool mfu = true;       // unit: MFU (true) or tokens/s per device
+  // The run fits only with more recomputation than its source states: predicted with
+  // c.stated_recompute it does not fit, with the strategy evaluated it does. A failure of the
+  // memory model (issue 17), counted beside the runs predicted not to fit.
+  bool more_recompute_than_stated = false;
 };
 
 // Error statistics over a set of results (one row of the slice table).
@@ -81,6 +90,7 @@ struct ErrorSummary {
   double mean_signed = 0;  // mean error (sign: optimistic when > 0)
   double worst = 0;        // largest |error|
   long not_fit = 0;        // runs that happened but are predicted not to fit
+  long more_recompute = 0; // runs that fit only with more recomputation than stated (unweighted)
   long sources = 0;        // distinct publications (canonical_source_key) among the runs
 };
 ErrorSummary summarize(const std::string& slice, const std::vector<const ValidationResult*>& rows);

@@ -47,11 +47,14 @@ namespace {
 using simd::ld;
 using simd::st;
 
-// The keys of query t: window rows first, then the used compressed slots (slot_of[j] = the
-// comp_idx column of key j, for comp_prob).
+// The keys of query t: window rows first, then the used compressed slots (slot[j] = the comp_idx
+// column of compressed key j >= nw, for comp_prob and the backward; unset for window keys).
+// fp32 storage: the rows' pointers go straight into f32 (the products' row pointers); bf16:
+// into rows, widened by key_rows.
 struct KeySet {
   int64_t n = 0, nw = 0;
   std::vector<const void*> rows;
+  std::vector<const float*> f32;
   std::vector<int64_t> slot;
   std::vector<int64_t> target;  // backward: row of the chunk's window slice or comp block
 };
@@ -62,17 +65,26 @@ void key_set(const T* kv, const T* kv_comp, const int32_t* comp_idx, const Spars
   int64_t lo = std::max<int64_t>(0, t - sh.window + 1);
   ks->nw = t - lo + 1;
   // Sized once for the most keys a query has (resize keeps the capacity), filled by index.
-  ks->rows.resize(size_t(sh.window + sh.k_comp));
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  if constexpr (kF32)
+    ks->f32.resize(size_t(sh.window + sh.k_comp));
+  else
+    ks->rows.resize(size_t(sh.window + sh.k_comp));
   ks->slot.resize(size_t(sh.window + sh.k_comp));
   int64_t n = 0;
   for (int64_t j = lo; j <= t; ++j, ++n) {
-    ks->rows[size_t(n)] = kv + j * sh.hd;
-    ks->slot[size_t(n)] = -1;
+    if constexpr (kF32)
+      ks->f32[size_t(n)] = kv + j * sh.hd;
+    else
+      ks->rows[size_t(n)] = kv + j * sh.hd;
   }
   for (int64_t c = 0; c < sh.k_comp; ++c) {
     int32_t i = comp_idx[t * sh.k_comp + c];
     if (i < 0) continue;
-    ks->rows[size_t(n)] = kv_comp + int64_t(i) * sh.hd;
+    if constexpr (kF32)
+      ks->f32[size_t(n)] = kv_comp + int64_t(i) * sh.hd;
+    else
+      ks->rows[size_t(n)] = kv_comp + int64_t(i) * sh.hd;
     ks->slot[size_t(n)] = c;
     ++n;
   }
@@ -97,17 +109,19 @@ void from_f32(const float* src, T* dst, int64_t n) {
   for (; i < n; ++i) st(dst + i, src[i]);
 }
 
-// fp32 pointers to the key rows: the rows themselves for fp32 storage, else widened into K.
+// fp32 pointers to the key rows: the rows themselves for fp32 storage (key_set's f32, no
+// copy), else widened into K (pointers in rows).
 template <class T>
-void key_rows(const KeySet& ks, int64_t hd, float* K, std::vector<const float*>& rows) {
-  rows.resize(size_t(ks.n));
-  for (int64_t j = 0; j < ks.n; ++j) {
-    if constexpr (std::is_same_v<T, float>) {
-      rows[size_t(j)] = static_cast<const float*>(ks.rows[size_t(j)]);
-    } else {
+const float* const* key_rows(const KeySet& ks, int64_t hd, float* K, std::vector<const float*>& rows) {
+  if constexpr (std::is_same_v<T, float>) {
+    return ks.f32.data();
+  } else {
+    rows.resize(size_t(ks.n));
+    for (int64_t j = 0; j < ks.n; ++j) {
       to_f32(static_cast<const T*>(ks.rows[size_t(j)]), K + j * hd, hd);
       rows[size_t(j)] = K + j * hd;
     }
+    return rows.data();
   }
 }
 
@@ -462,12 +476,13 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       w.O.resize(size_t(H * hd));
     }
     const float* kwin[kGroup];
+    const float* const* kr[kGroup];  // the group's key row pointers (key_rows)
     for (int64_t g0 = t0; g0 < t1; g0 += kGroup) {
       const int64_t g1 = std::min(t1, g0 + kGroup);
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
         key_set(kv, kv_comp, comp_idx, sh, t, &ks[i]);
-        key_rows<T>(ks[i], hd, w.K.data(), krows[i]);
+        kr[i] = key_rows<T>(ks[i], hd, w.K.data(), krows[i]);
         const float* Q = nullptr;
         if constexpr (std::is_same_v<T, float>) {
           Q = q + t * H * hd;
@@ -501,12 +516,12 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         const int64_t i = t - g0;
         const int64_t n = ks[i].n, nw = ks[i].nw;
         float* S = w.S.data() + i * H * kmax;
-        if (n > nw) dot_tiles(H, n - nw, hd, qrows[i].data(), krows[i].data() + nw, tau, S + nw, n);
+        if (n > nw) dot_tiles(H, n - nw, hd, qrows[i].data(), kr[i] + nw, tau, S + nw, n);
         softmax_rows(S, H, n, sink, lse + t * H);
         if (comp_prob)
           comp_prob_row(S, H, n, nw, ks[i].slot.data(), comp_prob + t * sh.k_comp, sh.k_comp);
         if constexpr (!std::is_same_v<T, float>) {  // one token per group: its output now
-          outer_tiles(H, hd, n, S, n, 1, krows[i].data(), w.O.data(), hd, false);
+          outer_tiles(H, hd, n, S, n, 1, kr[i], w.O.data(), hd, false);
           from_f32(w.O.data(), o + t * H * hd, H * hd);
         }
       }
@@ -514,7 +529,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         for (int64_t t = g0; t < g1; ++t) {
           const int64_t i = t - g0, n = ks[i].n;
           if (t + 1 < g1) prefetch_rows(o + (t + 1) * H * hd, H * hd, Fetch::kWrite);
-          outer_tiles(H, hd, n, w.S.data() + i * H * kmax, n, 1, krows[i].data(), o + t * H * hd,
+          outer_tiles(H, hd, n, w.S.data() + i * H * kmax, n, 1, kr[i], o + t * H * hd,
                       hd, false);
         }
       }
@@ -630,7 +645,12 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     w.dQ.resize(size_t(H * hd));
     w.D.resize(size_t(H));
     w.prod.resize(size_t(H * hd));
-    for (int64_t c = c0; c < c1; ++c) {
+    for (int64_t ci = c0; ci < c1; ++ci) {
+      // Chunks are handed out last first: a later token has at least as many keys (the window
+      // fills, ratio 4's top-k fills up to k, ratio 128's entries grow), so the cheapest chunks
+      // come last and the threads finish closer together. Each chunk writes only its own
+      // slice, reduced in chunk order below: the order of work changes no bits.
+      const int64_t c = plan.chunks - 1 - ci;
       float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
       float* comp_acc = win_acc + plan.win_rows * hd;
       float* sink_acc = comp_acc + sh.n_comp * hd;
@@ -640,7 +660,7 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
       for (int64_t t = tlo; t < thi; ++t) {
         key_set(kv, kv_comp, comp_idx, sh, t, &ks);
         const int64_t n = ks.n, nw = ks.nw;
-        key_rows<T>(ks, hd, w.K.data(), w.krows);
+        const float* const* kr = key_rows<T>(ks, hd, w.K.data(), w.krows);
         // fp32 storage is read where it lies; bf16 is widened once per token.
         const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
         const float* O = f32_rows(o + t * H * hd, w.O.data(), H * hd);
@@ -661,8 +681,8 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         column_dots(H, nw, hd, w.qrows.data(), kwin, kcol.ld, tau, S, n);
         column_dots(H, nw, hd, w.dorows.data(), kwin, kcol.ld, 1.f, dP, n);
         if (n > nw) {
-          dot_tiles(H, n - nw, hd, w.qrows.data(), w.krows.data() + nw, tau, S + nw, n);
-          dot_tiles(H, n - nw, hd, w.dorows.data(), w.krows.data() + nw, 1.f, dP + nw, n);
+          dot_tiles(H, n - nw, hd, w.qrows.data(), kr + nw, tau, S + nw, n);
+          dot_tiles(H, n - nw, hd, w.dorows.data(), kr + nw, 1.f, dP + nw, n);
         }
         // D_h = <do_h, o_h>: the products rounded first (a separate pass, so they are never
         // contracted into FMAs), then each head's sum in e order, the heads side by side so that
@@ -700,9 +720,9 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         }
         // dQ = (tau dS) K;  dK = (tau dS)^T Q + P^T dO, window rows straight into win_acc.
         if constexpr (std::is_same_v<T, float>) {
-          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), dq + t * H * hd, hd, false);
+          outer_tiles(H, hd, n, dP, n, 1, kr, dq + t * H * hd, hd, false);
         } else {
-          outer_tiles(H, hd, n, dP, n, 1, w.krows.data(), w.dQ.data(), hd, false);
+          outer_tiles(H, hd, n, dP, n, 1, kr, w.dQ.data(), hd, false);
           from_f32(w.dQ.data(), dq + t * H * hd, H * hd);
         }
         // Both terms of a key's row in one chain of 2H products (the [tau dS; P] block against

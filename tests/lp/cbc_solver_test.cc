@@ -128,6 +128,34 @@ End
   EXPECT_NEAR(r.objective, 159.5095518, 1e-6);
 }
 
+TEST(CbcSolver, TheObjectiveIsTheSolutionsOwn) {
+  // An ABS formulation (x3 = |x0| over a binary z, gurobipy's abs_ as trex_modeling/general.py
+  // states it) beside x2 >= max(x0, 1) and x4 <= x0: optimum 1 at x0 = 0. CBC 2.10.8's
+  // getObjValue() reported -3.00001003 for its own best solution (value 1) here; trex now
+  // computes the objective from the solution (solve_text checks the two agree).
+  SolveResult r = solve_text(R"(Minimize
+  x2 + x3 - x4
+Subject To
+ c1: - x0 + x2 >= 0
+ c5: x2 >= 1
+ c8: - x0 + x3 >= 0
+ c9: x0 + x3 >= 0
+ c10: - x0 + x3 + 10 z <= 10
+ c11: x0 + x3 - 10 z <= 0
+ c12: - x0 + x4 <= 0
+Bounds
+ -3 <= x0 <= 5
+ x2 >= -10
+ x3 >= -10
+ x4 >= -10
+Binaries
+ z
+End
+)");
+  ASSERT_EQ(r.status, SolveStatus::kOptimal);
+  EXPECT_NEAR(r.objective, 1, 1e-9);
+}
+
 TEST(CbcSolver, ConvexQpIsSolvedNonconvexIsRefused) {
   // min (x - 1)^2 + (y - 2)^2 + x y  = x^2 + y^2 + x y - 2 x - 4 y + 5 : convex.
   SolveResult r = solve_text("min\n -2 x - 4 y + 5 + [ 2 x ^ 2 + 2 y ^ 2 + 2 x * y ] / 2\nst\n x + y <= 10\nbounds\n x free\n y free\nend\n");

@@ -467,7 +467,13 @@ class CbcSolver final : public Solver {
       if (model.var(j).semicontinuous && std::fabs(v) <= kIntegralityTolerance) v = 0;
     }
     r.x = std::move(run.x);
-    r.objective = a.sign * run.objective + model.objective_constant;
+    // The objective of the solution returned, not CBC's getObjValue(): after its preprocessing
+    // CBC 2.10.8 can report a value its own best solution does not have (-3.00001 for a
+    // solution of value 1, tests/lp/cbc_solver_test.cc TheObjectiveIsTheSolutionsOwn). The
+    // objective here is linear (MIQP is refused above); columns past the model's have cost 0.
+    double objective = 0;
+    for (int j = 0; j < model.num_vars(); ++j) objective += a.cost[size_t(j)] * r.x[size_t(j)];
+    r.objective = a.sign * objective + model.objective_constant;
     r.best_bound = a.sign * run.bound + model.objective_constant;
     return r;
   }

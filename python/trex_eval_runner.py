@@ -127,6 +127,10 @@ def main(record=RECORD):
         text = json.dumps(data, allow_nan=False)
         with open(record, "w") as f:
             f.write(text)
+    except trex_modeling.UnsupportedCall as e:  # a general constraint trex cannot state (general.py)
+        print_exception()
+        print("unsupported-call: %s" % e.message, file=sys.stderr)
+        return EXIT_UNSUPPORTED_CALL
     except BaseException:
         print_exception()
         return 1

@@ -6,8 +6,10 @@ attribute names (X, ObjVal, Status, VarName, RHS, ...), Model, Env, read, the gu
 version object. optimize() hands the model to trex (trex_modeling/solve.py: the sandbox
 channel inside `trex eval`, the trex binary elsewhere).
 
-What trex cannot do (general constraints, SOS, callbacks, IIS, duals, multiple objectives)
-raises GurobiError naming the call, so a program that needs it fails loudly instead of
+General constraints (max_, min_, abs_, and_, or_, indicators) and SOS constraints are stated
+to trex's solvers as their linear MIP formulation (trex_modeling/general.py). What trex cannot
+do (callbacks, IIS, duals, multiple objectives, nonlinear general constraints) raises
+GurobiError naming the call, so a program that needs it fails loudly instead of
 computing something else. The behaviours that matter to third-party harnesses follow Gurobi's
 documentation (Gurobi 12 reference manual, Python API): attribute access on a missing value
 raises AttributeError ("Unable to retrieve attribute"), setObjective replaces every
@@ -39,6 +41,8 @@ class GRB:
     INTERRUPTED, NUMERIC, SUBOPTIMAL, INPROGRESS, USER_OBJ_LIMIT = 11, 12, 13, 14, 15
     WORK_LIMIT, MEM_LIMIT = 16, 17
     SOS_TYPE1, SOS_TYPE2 = 1, 2
+    GENCONSTR_MAX, GENCONSTR_MIN, GENCONSTR_ABS, GENCONSTR_AND, GENCONSTR_OR = 0, 1, 2, 3, 4
+    GENCONSTR_NORM, GENCONSTR_INDICATOR, GENCONSTR_PWL = 5, 6, 7
 
     class Status:
         LOADED, OPTIMAL, INFEASIBLE, INF_OR_UNBD, UNBOUNDED = 1, 2, 3, 4, 5
@@ -349,8 +353,10 @@ class Model(_core.ModelCore):
             return sum(1 for c in self._active_constrs() if not self._crec[c._index]["quad"])
         if key == "numqconstrs":
             return sum(1 for c in self._active_constrs() if self._crec[c._index]["quad"])
-        if key in ("numsos", "numgenconstrs"):
-            return 0
+        if key == "numsos":
+            return sum(1 for s in self._sos if not s["gone"])
+        if key == "numgenconstrs":
+            return sum(1 for g in self._gen if not g["gone"])
         if key == "numintvars":
             return sum(1 for v in self._active_vars() if self._vrec[v._index][3] != "C")
         if key == "numbinvars":
@@ -390,15 +396,40 @@ class Model(_core.ModelCore):
     def computeIIS(self):
         raise _Unsupported(10003, "computeIIS is not supported by trex (it finds no irreducible infeasible subsystem)")
 
-    addGenConstrMax = _unsupported("general constraints (addGenConstrMax)")
-    addGenConstrMin = _unsupported("general constraints (addGenConstrMin)")
-    addGenConstrAbs = _unsupported("general constraints (addGenConstrAbs)")
-    addGenConstrAnd = _unsupported("general constraints (addGenConstrAnd)")
-    addGenConstrOr = _unsupported("general constraints (addGenConstrOr)")
-    addGenConstrIndicator = _unsupported("indicator constraints (addGenConstrIndicator)")
+    # General constraints (Gurobi reference manual, "Model.addGenConstrXxx()"): stated to trex's
+    # solvers as linear rows over new binaries (trex_modeling/general.py).
+    def addGenConstrMax(self, resvar, vars, constant=None, name=""):
+        return self._add_general("MAX", resvar, _gen_args(vars), constant, name)
+
+    def addGenConstrMin(self, resvar, vars, constant=None, name=""):
+        return self._add_general("MIN", resvar, _gen_args(vars), constant, name)
+
+    def addGenConstrAbs(self, resvar, argvar, name=""):
+        return self._add_general("ABS", resvar, [argvar], None, name)
+
+    def addGenConstrAnd(self, resvar, vars, name=""):
+        return self._add_general("AND", resvar, _gen_args(vars), None, name)
+
+    def addGenConstrOr(self, resvar, vars, name=""):
+        return self._add_general("OR", resvar, _gen_args(vars), None, name)
+
+    def addGenConstrIndicator(self, binvar, binval, lhs, sense=None, rhs=None, name=""):
+        return self._add_indicator(binvar, binval, lhs, sense, rhs, name)
+
+    def addSOS(self, type, vars, wts=None):
+        return self._add_sos(type, vars, wts)
+
+    def getGenConstrs(self):
+        from trex_modeling.general import GenConstr
+        return [GenConstr(self, k) for k, g in enumerate(self._gen) if not g["gone"]]
+
+    def getSOSs(self):
+        from trex_modeling.general import SOS
+        return [SOS(self, k) for k, g in enumerate(self._sos) if not g["gone"]]
+
+    addGenConstrNorm = _unsupported("norm general constraints (addGenConstrNorm)")
     addGenConstrPWL = addGenConstrExp = addGenConstrLog = addGenConstrPow = _unsupported("nonlinear general constraints")
     addGenConstrSin = addGenConstrCos = addGenConstrPoly = addGenConstrLogistic = _unsupported("nonlinear general constraints")
-    addSOS = _unsupported("SOS constraints (addSOS)")
     cbGet = cbGetSolution = cbLazy = cbCut = cbSetSolution = _unsupported("callbacks")
 
     # files
@@ -428,6 +459,37 @@ class Model(_core.ModelCore):
             print("trex: %s%s" % (status, "" if r["x"] is None else ", objective %.12g" % r["objective"]))
 
 
+def _gen_args(vars):
+    return list(vars.values()) if isinstance(vars, dict) else list(vars)
+
+
+# Gurobi's general-constraint helpers (reference manual, "max_()", "min_()", "abs_()", "and_()",
+# "or_()"): `m.addConstr(z == max_(x, y, constant=3))`.
+def max_(*args, constant=None):
+    from trex_modeling.general import gen_max_min
+    return gen_max_min("MAX", args, constant)
+
+
+def min_(*args, constant=None):
+    from trex_modeling.general import gen_max_min
+    return gen_max_min("MIN", args, constant)
+
+
+def abs_(arg):
+    from trex_modeling.general import gen_abs
+    return gen_abs(arg)
+
+
+def and_(*args):
+    from trex_modeling.general import gen_logic
+    return gen_logic("AND", args)
+
+
+def or_(*args):
+    from trex_modeling.general import gen_logic
+    return gen_logic("OR", args)
+
+
 def read(filename, env=None):
     """A model from an LP file (the format Gurobi and Model.write produce); .mps is refused."""
     filename = str(filename)
@@ -443,4 +505,5 @@ def read(filename, env=None):
 
 
 __all__ = ["GRB", "GurobiError", "Model", "Env", "Var", "Constr", "LinExpr", "QuadExpr", "TempConstr",
-           "quicksum", "tupledict", "tuplelist", "multidict", "read", "setParam", "gurobi", "disposeDefaultEnv"]
+           "quicksum", "tupledict", "tuplelist", "multidict", "read", "setParam", "gurobi", "disposeDefaultEnv",
+           "max_", "min_", "abs_", "and_", "or_"]

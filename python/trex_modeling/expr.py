@@ -356,6 +356,11 @@ class TempConstr:
     def __bool__(self):
         raise ModelingError(10003, "a constraint has no truth value (chained comparisons are not supported)")
 
+    def __rshift__(self, other):
+        """(b == 1) >> (x + y <= 3): an indicator constraint (general.py)."""
+        from .general import indicator_of
+        return indicator_of(self, other)
+
 
 def quicksum(iterable):
     e = LinExpr()

@@ -4,8 +4,10 @@ Sections Minimize/Maximize, Subject To, Bounds, Binaries, Generals, End (and the
 spellings); tokens separated by white space as both writers separate them; an objective label
 is optional; quadratic parts in "[ ... ]" (with "/ 2" in the objective), "x ^2" or "x * y".
 Variables are created in the order they first appear, as Gurobi's reader does. A variable
-named "Constant" stays a variable, as it is in the file. Semi-continuous, SOS and general
-constraint sections are refused with the section named.
+named "Constant" stays a variable, as it is in the file. Indicator rows ("b = 1 -> x + y <= 3"),
+the SOS section ("s0: S1 :: x:1 y:2") and the General Constraints section's MAX, MIN, ABS, AND
+and OR ("GC0: r = MAX ( x , y , 3 )") are read as lp_writer.py writes them; semi-continuous
+sections and other general constraints are refused with the section or line named.
 """
 
 import re
@@ -20,7 +22,9 @@ _SECTIONS = [
     (re.compile(r"^bounds?$", re.I), "bounds"),
     (re.compile(r"^(binaries|binary|bin)$", re.I), "bin"),
     (re.compile(r"^(generals|general|gen|integers?)$", re.I), "int"),
-    (re.compile(r"^(semi-continuous|semis|semi|sos[12]?|general\s+constraints|pwlobj|lazy\s+constraints|user\s+cuts)$", re.I), "unsupported"),
+    (re.compile(r"^sos$", re.I), "sos"),
+    (re.compile(r"^(general\s+constraints?|genconstrs?)$", re.I), "general"),
+    (re.compile(r"^(semi-continuous|semis|semi|sos[12]|pwlobj|lazy\s+constraints|user\s+cuts)$", re.I), "unsupported"),
     (re.compile(r"^end$", re.I), "end"),
 ]
 _OPS = {"<=": "<", "=<": "<", "<": "<", ">=": ">", "=>": ">", ">": ">", "=": "="}
@@ -106,6 +110,26 @@ class _Reader:
             elif i + 1 < n and toks[i + 1][0] == ":":
                 name = toks[i][0]
                 i += 2
+            if i + 3 < n and toks[i + 1][0] == "=" and toks[i + 3][0] == "->":  # an indicator
+                binvar, val = self.var(toks[i][0]), _number(toks[i + 2][0])
+                if val not in (0.0, 1.0):
+                    self.fail(start_line, "an indicator's condition must be 0 or 1")
+                i += 4
+                body = []
+                while i < n and toks[i][0] not in _OPS:
+                    body.append(toks[i][0])
+                    i += 1
+                if i + 1 >= n or _number(toks[i + 1][0]) is None:
+                    self.fail(start_line, "an indicator without a numeric right-hand side")
+                op, rhs = _OPS[toks[i][0]], _number(toks[i + 1][0])
+                i += 2
+                lin, quad, const = self.expr(body, start_line)
+                if quad:
+                    self.fail(start_line, "an indicator implies a linear row")
+                e = self.m._add_indicator(binvar, val, 0, op, 0, name)
+                g = self.m._gen[e._index]
+                g["terms"], g["rhs"] = [(v, c) for v, c in lin], rhs - const + 0.0
+                continue
             body = []
             while i < n and toks[i][0] not in _OPS:
                 body.append(toks[i][0])
@@ -163,6 +187,42 @@ class _Reader:
             else:
                 self.fail(ln, "a bound trex cannot read: %s" % line.strip())
 
+    def sos(self, items):
+        for ln, line in items:
+            t = line.split()
+            name = ""
+            if t and t[0].endswith(":") and len(t) > 1 and t[1] != "::":
+                name, t = t[0][:-1], t[1:]
+            if len(t) < 2 or t[1] != "::" or t[0].upper() not in ("S1", "S2"):
+                self.fail(ln, "an SOS line trex cannot read: %s" % line.strip())
+            vs, ws = [], []
+            for item in t[2:]:
+                v, _, w = item.rpartition(":")
+                if not v or _number(w) is None:
+                    self.fail(ln, "an SOS member that is not NAME:WEIGHT: %s" % item)
+                vs.append(self.var(v))
+                ws.append(_number(w))
+            self.m._add_sos(int(t[0][1]), vs, ws, name)
+
+    def general(self, items):
+        for ln, line in items:
+            t = line.split()
+            name = ""
+            if t and t[0].endswith(":"):
+                name, t = t[0][:-1], t[1:]
+            kind = t[2].upper() if len(t) > 4 else ""
+            if len(t) < 5 or t[1] != "=" or kind not in ("MAX", "MIN", "ABS", "AND", "OR") or t[3] != "(" or t[-1] != ")":
+                raise UnsupportedCall(10012, "%s, line %d: a general constraint trex cannot read: %s" % (self.path, ln, line.strip()))
+            args = [a for a in t[4:-1] if a != ","]
+            const = None
+            vs = []
+            for a in args:
+                if _number(a) is not None and kind in ("MAX", "MIN"):
+                    const = _number(a)
+                else:
+                    vs.append(self.var(a))
+            self.m._add_general(kind, self.var(t[0]), vs, const, name)
+
     def kinds(self, items, kind):
         for ln, line in items:
             for t in line.split():
@@ -216,5 +276,9 @@ def read_lp(model, path):
             rd.bounds(items)
         elif kind in ("bin", "int"):
             rd.kinds(items, "B" if kind == "bin" else "I")
+        elif kind == "sos":
+            rd.sos(items)
+        elif kind == "general":
+            rd.general(items)
     model._changed()  # filled directly above: no record or result of the empty model is kept
     return model

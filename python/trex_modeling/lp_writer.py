@@ -13,11 +13,19 @@ What Gurobi 11/12 writes, read off the Bench4Opt reference LPs (Gurobi wrote the
     ("1.5664279467186848e-04"); zero as "0", never "-0". Gurobi's own rule is not documented;
     this one reproduces all 39,312 numbers of the 394 Bench4Opt ORGEval reference LPs, each
     from the double its text denotes (tests/oreval/python/gurobipy_api_check.py);
+  * row names as the program gave them, a repeated name repeated (Gurobi does not make row
+    names unique: Bench4Opt feasible items 292 and 300); variable names made unique with "#2"
+    (trex's choice: a file with two columns of one name would read back as one);
   * a row's terms in column order (the order the variables were created), whatever order the
     program added them in;
   * a line broken before a term once it is longer than 50 characters, continuation lines
     indented by three spaces; Bounds (always present) lists only non-default bounds, then
     Binaries, then Generals, then End.
+General and SOS constraints (a record made with stated=True, model.py) are written as Gurobi's
+LP format description lays them out: an indicator in Subject To ("R3: b = 1 -> x + y <= 3"),
+an "SOS" section ("s0: S1 :: x:1 y:2") and a "General Constraints" section
+("GC0: r = MAX ( x , y , 3 )") before End. No Gurobi-written file with these was at hand to
+compare with (none of the Bench4Opt reference LPs has one).
 """
 
 import math
@@ -113,9 +121,8 @@ def lp_text(m, internal_names=False):
         obj += q
     lines += _wrapped("  ", obj) if obj else [""]
     lines.append("Subject To")
-    ctaken = set(taken)
     for k, (name, sense, rhs, idx, coef, quad) in enumerate(m["constrs"]):
-        cn = "c%d" % k if internal_names else _lp_name(name, ctaken, "R%d" % k)
+        cn = "c%d" % k if internal_names else _lp_name(name, set(), "R%d" % k)
         toks = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate((i, c) for i, c in zip(idx, coef) if c != 0)]
         if quad:
             q = _quad_terms(quad, vn, 1.0)
@@ -124,6 +131,12 @@ def lp_text(m, internal_names=False):
             toks += q
         op = {"<": "<=", ">": ">=", "=": "="}[sense]
         lines += _wrapped(" %s: " % cn, toks, "%s%s %s" % (" " if toks else "", op, gurobi_number(rhs)))
+    for k, (name, b, val, idx, coef, sense, rhs) in enumerate(m.get("indicators", ())):
+        cn = _lp_name(name, set(), "GC%d" % k)
+        toks = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate(zip(idx, coef))]
+        op = {"<": "<=", ">": ">=", "=": "="}[sense]
+        lines += _wrapped(" %s: %s = %d -> " % (cn, vn[b], val), toks,
+                          "%s%s %s" % (" " if toks else "", op, gurobi_number(rhs)))
     lines.append("Bounds")
     for i, v in enumerate(m["vars"]):
         lb, ub, t = v[1], v[2], v[3]
@@ -148,6 +161,16 @@ def lp_text(m, internal_names=False):
         if names:
             lines.append(title)
             lines += _wrapped(" ", names)
+    if m.get("sos"):
+        lines.append("SOS")
+        for k, (name, t, idx, w) in enumerate(m["sos"]):
+            lines.append(" %s: S%d :: %s" % (_lp_name(name, set(), "s%d" % k), t,
+                                            " ".join("%s:%s" % (vn[i], gurobi_number(x)) for i, x in zip(idx, w))))
+    if m.get("general"):
+        lines.append("General Constraints")
+        for k, (name, kind, r, args, const) in enumerate(m["general"]):
+            items = [vn[i] for i in args] + ([] if const is None else [gurobi_number(const)])
+            lines.append(" %s: %s = %s ( %s )" % (_lp_name(name, set(), "GC%d" % k), vn[r], kind, " , ".join(items)))
     lines.append("End")
     return "\n".join(lines) + "\n"
 

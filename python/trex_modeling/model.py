@@ -94,6 +94,8 @@ class ModelCore:
         d["_constr_objs"] = []
         d["_objcon"] = 0.0
         d["_objq"] = []          # (coef, Var, Var)
+        d["_gen"] = []           # general constraints as stated (general.py): dicts with kind, name, gone
+        d["_sos"] = []           # SOS constraints: dicts type, vars, weights, name, gone
         d["_sense"] = 1          # 1 minimise, -1 maximise
         d["_result"] = None      # {"status", "objective", "x": {var index: value}, "seconds"}
         d["_json"] = None        # the record (_to_json) until the model changes
@@ -235,6 +237,13 @@ class ModelCore:
 
     def _add_constr(self, lhs, sense, rhs, name):
         if isinstance(lhs, TempConstr) and sense is None:
+            if hasattr(lhs, "add_to"):  # a general constraint or an indicator (general.py)
+                return lhs.add_to(self, name)
+            if type(lhs._rhs).__name__ == "GenExpr":  # var == max_(...): Var.__eq__ made it
+                if lhs._sense != "=":
+                    raise ModelingError(10003, "a general constraint is stated as var == max_(...), with ==")
+                from .general import GenTempConstr
+                return GenTempConstr(lhs._lhs, lhs._rhs).add_to(self, name)
             lhs, sense, rhs = lhs._lhs, lhs._sense, lhs._rhs
         if lhs is None:
             raise ModelingError(10003, "Invalid argument to addConstr")
@@ -264,6 +273,68 @@ class ModelCore:
         c = Constr(self, k)
         self._constr_objs.append(c)
         return c
+
+    def _add_general(self, kind, res, args, constant, name):
+        """A MAX, MIN, ABS, AND or OR constraint res = KIND(args[, constant]) (general.py)."""
+        from .general import GenConstr
+        args = list(args)
+        for v in [res] + args:
+            self._check_var(v)
+        if kind == "ABS" and len(args) != 1:
+            raise ModelingError(10003, "an ABS constraint takes one argument variable")
+        if kind in ("MAX", "MIN") and not args and constant is None:
+            raise ModelingError(10003, "a %s constraint needs an argument or a constant" % kind)
+        k = len(self._gen)
+        rec = {"kind": kind, "res": res, "args": args, "const": None if constant is None else _num(constant) + 0.0,
+               "name": str(name) if name not in (None, "") else "GC%d" % k, "gone": False}
+        self._changed()
+        self._gen.append(rec)
+        return GenConstr(self, k)
+
+    def _add_indicator(self, binvar, binval, lhs, sense, rhs, name):
+        """binvar == binval implies the linear constraint lhs sense rhs (general.py)."""
+        from .general import GenConstr, single_var
+        binvar = single_var(binvar, "an indicator's binary variable")
+        self._check_var(binvar)
+        if isinstance(lhs, TempConstr) and sense is None:
+            lhs, sense, rhs = lhs._lhs, lhs._sense, lhs._rhs
+        val = 1 if bool(binval) else 0
+        sense = _sense_of(sense)
+        expr = quicksum([lhs])
+        expr -= rhs if rhs is not None else 0
+        if isinstance(expr, QuadExpr) and expr._qterms:
+            raise ModelingError(10003, "an indicator implies a linear constraint, not a quadratic one")
+        lin = expr._lin if isinstance(expr, QuadExpr) else expr
+        for v in lin._vars:
+            self._check_var(v)
+        _no_nan(lin._coefs)
+        k = len(self._gen)
+        rec = {"kind": "INDICATOR", "bin": binvar, "val": val, "terms": list(zip(lin._vars, lin._coefs)),
+               "sense": sense, "rhs": _num(0.0 - lin._const),
+               "name": str(name) if name not in (None, "") else "GC%d" % k, "gone": False}
+        self._changed()
+        self._gen.append(rec)
+        return GenConstr(self, k)
+
+    def _add_sos(self, sostype, vars_, weights=None, name=""):
+        """An SOS constraint of type 1 or 2 over vars_, ordered by weights (default 1, 2, ...)."""
+        from .general import SOS
+        vars_ = list(vars_.values()) if isinstance(vars_, dict) else list(vars_)
+        weights = list(range(1, len(vars_) + 1)) if weights is None else [_num(w) for w in weights]
+        if int(sostype) not in (1, 2):
+            raise ModelingError(10003, "SOS type must be 1 or 2")
+        if len(weights) != len(vars_):
+            raise ModelingError(10003, "addSOS: as many weights as variables are needed")
+        if len(set(weights)) != len(weights):
+            raise ModelingError(10003, "addSOS: the weights must be distinct (they order the set)")
+        for v in vars_:
+            self._check_var(v)
+        k = len(self._sos)
+        rec = {"type": int(sostype), "vars": vars_, "weights": weights,
+               "name": str(name) if name not in (None, "") else "s%d" % k, "gone": False}
+        self._changed()
+        self._sos.append(rec)
+        return SOS(self, k)
 
     def _add_constrs(self, generator, name=""):
         """One row per item of a generator; the keys are the generator's loop variables, read
@@ -364,12 +435,15 @@ class ModelCore:
         if isinstance(item, Constr) and item._model is self:
             self._changed()
             self._crec[item._index]["gone"] = True
+        elif type(item).__name__ in ("GenConstr", "SOS") and item._model is self:
+            self._changed()
+            (self._gen if type(item).__name__ == "GenConstr" else self._sos)[item._index]["gone"] = True
         elif isinstance(item, Var) and item._model is self:
             self._changed()
             self._var_gone.add(item._index)
             self._objq = [(c, a, b) for c, a, b in self._objq if a is not item and b is not item]
         else:
-            raise UnsupportedCall(10003, "Model.remove: only variables and linear or quadratic constraints of this model can be removed")
+            raise UnsupportedCall(10003, "Model.remove: only variables and linear, quadratic, general and SOS constraints of this model can be removed")
 
     # --- objective -------------------------------------------------------------------------
 
@@ -450,9 +524,11 @@ class ModelCore:
             j = self.__dict__["_json"] = self._record()
         return dict(j)
 
-    def _record(self):
+    def _record(self, stated=False):
         """The record itself: only variables and rows still present, terms merged, -0 written
-        as 0."""
+        as 0. General and SOS constraints come as their linear formulation (general.py), with
+        its binaries after the program's variables, or, with stated=True (Model.write), as the
+        program stated them, under "indicators", "general" and "sos"."""
         def b(x):
             return max(-INF, min(INF, x)) + 0.0
 
@@ -481,7 +557,7 @@ class ModelCore:
                                                      for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))]])
         qm = q_obj._merged_q()
         _no_nan([t[2] for t in qm])
-        return {
+        out = {
             "name": self._name,
             "sense": "max" if self._sense == -1 else "min",
             "constant": self._objcon + 0.0,
@@ -492,10 +568,30 @@ class ModelCore:
                      for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))
                      if a._index in pos and bb._index in pos],
         }
+        if self._gen or self._sos:
+            from . import general
+            if stated:
+                out["indicators"], out["general"], out["sos"] = general.written(self, pos)
+            else:
+                vars_, taken = out["vars"], set(v[0] for v in out["vars"])
+
+                def add_var(name):
+                    while name in taken:
+                        name += "_"
+                    taken.add(name)
+                    vars_.append([name, 0.0, 1.0, "B", 0.0])
+                    return len(vars_) - 1
+
+                def add_row(name, terms, sense, rhs):
+                    lin = sorted((c, k + 0.0) for c, k in terms.items() if k != 0)
+                    rows.append([name, sense, b(rhs), [c for c, _ in lin], [k for _, k in lin], []])
+
+                general.linearise(self, pos, add_var, add_row)
+        return out
 
     def _lp_text(self):
         from .lp_writer import lp_text
-        return lp_text(self._to_json())
+        return lp_text(self._record(stated=True) if self._gen or self._sos else self._to_json())
 
     def _write(self, filename):
         import json
@@ -506,6 +602,8 @@ class ModelCore:
             text = self._lp_text()
         elif filename.endswith(".mps"):
             from .lp_writer import mps_text
+            if self._gen or self._sos:
+                raise UnsupportedCall(10003, "writing general or SOS constraints to an MPS file is not supported by trex (write .lp)")
             text = mps_text(self._to_json())
         else:
             raise UnsupportedCall(10003, "writing %s files is not supported by trex (only .lp, .mps and .json)"

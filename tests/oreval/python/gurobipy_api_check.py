@@ -268,10 +268,10 @@ class Surface(unittest.TestCase):
     def test_refused_calls_name_themselves(self):
         m = gp.Model()
         x, y = m.addVar(), m.addVar()
-        for call, word in ((lambda: m.addGenConstrMax(x, [y]), "addGenConstrMax"),
-                           (lambda: m.addGenConstrIndicator(x, True, y <= 1), "addGenConstrIndicator"),
-                           (lambda: m.addSOS(GRB.SOS_TYPE1, [x, y]), "addSOS"),
+        for call, word in ((lambda: m.addGenConstrPWL(x, y, [0, 1], [0, 1]), "nonlinear general constraints"),
+                           (lambda: m.addGenConstrNorm(x, [y], 2), "addGenConstrNorm"),
                            (lambda: m.computeIIS(), "computeIIS"),
+                           (lambda: m.getConstrs()[0].Pi if m.getConstrs() else m.addConstr(x <= 1).Pi, "Pi"),
                            (lambda: m.optimize(lambda model, where: None), "callbacks")):
             with self.assertRaises(gp.GurobiError) as e:
                 call()
@@ -283,6 +283,131 @@ class Surface(unittest.TestCase):
         m.setParam(GRB.Param.MIPGap, 0.01)
         m.Params.Threads = 2
         self.assertEqual((m.Params.TimeLimit, m.Params.MIPGap, m.Params.threads), (30, 0.01, 2))
+
+
+class GeneralConstraints(unittest.TestCase):
+    """Gurobi reference manual (12.0), "General Constraints" and Model.addGenConstrXxx(): MAX,
+    MIN, ABS, AND, OR and indicator constraints, also through max_(), min_(), abs_(), and_(),
+    or_() and `(b == 1) >> (row)`; SOS constraints (Model.addSOS: type 1, at most one member
+    non-zero; type 2, at most two, adjacent in the order of the weights). Each check solves in
+    both objective directions, so a formulation that only bounds the result on one side fails."""
+
+    def solve(self, m, obj, sense):
+        m.setObjective(obj, sense)
+        m.optimize()
+        self.assertEqual(m.Status, GRB.OPTIMAL)
+        return m.ObjVal
+
+    def test_max_min_abs_equal_their_functions_either_way(self):
+        for xv, yv in ((-2.0, 4.0), (3.0, 0.5), (-1.0, -2.5)):
+            for sense in (GRB.MINIMIZE, GRB.MAXIMIZE):
+                m = gp.Model()
+                m.Params.OutputFlag = 0
+                x = m.addVar(lb=-3, ub=5, name="x")
+                y = m.addVar(lb=-3, ub=5, name="y")
+                r = m.addVar(lb=-10, ub=10, name="r")
+                mn = m.addVar(lb=-10, ub=10, name="mn")
+                a = m.addVar(lb=-10, ub=10, name="a")
+                r2 = m.addVar(lb=-10, ub=10, name="r2")
+                m.addConstr(x == xv)
+                m.addConstr(y == yv)
+                m.addConstr(r == gp.max_(x, y, constant=1))
+                m.addGenConstrMin(mn, [x, y], name="mn")
+                m.addConstr(a == gp.abs_(x))
+                m.addGenConstrMax(r2, [x, y], name="r2")
+                self.solve(m, r + mn + a + r2, sense)
+                self.assertAlmostEqual(r.X, max(xv, yv, 1), places=6)
+                self.assertAlmostEqual(mn.X, min(xv, yv), places=6)
+                self.assertAlmostEqual(a.X, abs(xv), places=6)
+                self.assertAlmostEqual(r2.X, max(xv, yv), places=6)
+                self.assertEqual((m.NumGenConstrs, m.NumVars), (4, 6))  # no helper variable shows
+
+    def test_and_or_equal_their_functions_either_way(self):
+        for b1v in (0, 1):
+            for b2v in (0, 1):
+                for sense in (GRB.MINIMIZE, GRB.MAXIMIZE):
+                    m = gp.Model()
+                    m.Params.OutputFlag = 0
+                    b = m.addVars(4, vtype=GRB.BINARY, name="b")
+                    m.addConstr(b[0] == b1v)
+                    m.addConstr(b[1] == b2v)
+                    m.addConstr(b[2] == gp.and_(b[0], b[1]))
+                    m.addGenConstrOr(b[3], [b[0], b[1]])
+                    self.solve(m, b[2] + b[3], sense)
+                    self.assertEqual((b[2].X, b[3].X), (float(b1v and b2v), float(b1v or b2v)))
+
+    def test_indicator_holds_only_when_its_binary_takes_its_value(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x = m.addVar(ub=10, name="x")
+        b = m.addVar(vtype=GRB.BINARY, name="b")
+        m.addConstr((b == 1) >> (x <= 2), "ind")
+        self.assertEqual(self.solve(m, x + 5 * b, GRB.MAXIMIZE), 10.0)  # b = 0, x = 10
+        self.assertEqual(self.solve(m, x + 9 * b, GRB.MAXIMIZE), 11.0)  # b = 1, x = 2
+        c = m.addVar(vtype=GRB.BINARY, name="c")
+        m.addGenConstrIndicator(c, False, x, GRB.GREATER_EQUAL, 4)   # c = 0 -> x >= 4
+        self.assertEqual(self.solve(m, x + 10 * c, GRB.MINIMIZE), 4.0)  # c = 0, x = 4
+        self.assertEqual((x.X, c.X), (4.0, 0.0))
+        self.assertEqual(self.solve(m, x + 3 * c, GRB.MINIMIZE), 3.0)   # c = 1, x = 0
+        self.assertEqual((x.X, c.X), (0.0, 1.0))
+
+    def test_sos_constraints(self):
+        # Gurobi's example sos.py: maximize 2 x0 + x1 + x2, x0 <= 1, x1 <= 1, x2 <= 2, SOS1 {x0, x1}
+        # and SOS1 {x0, x2} (weights 1, 2): optimum 3 (x0 = 0).
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x = m.addVars(3, ub=[1, 1, 2], obj=[-2, -1, -1], name="x")
+        m.addSOS(GRB.SOS_TYPE1, [x[0], x[1]], [1, 2])
+        m.addSOS(GRB.SOS_TYPE1, [x[0], x[2]], [1, 2])
+        m.optimize()
+        self.assertEqual((m.ObjVal, x[0].X, m.NumSOS), (-3.0, 0.0, 2))
+        # SOS2 over four members (ordered by weight): only neighbours may both be non-zero.
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        y = m.addVars(4, ub=1, name="y")
+        m.addSOS(GRB.SOS_TYPE2, [y[0], y[1], y[2], y[3]], [1, 2, 3, 4])
+        self.assertAlmostEqual(self.solve(m, y[0] + 0.1 * y[1] + y[2], GRB.MAXIMIZE), 1.1)
+        s = m.getSOSs()[0]
+        m.remove(s)
+        self.assertAlmostEqual(self.solve(m, y[0] + 0.1 * y[1] + y[2], GRB.MAXIMIZE), 2.1)
+
+    def test_an_infinite_bound_the_formulation_needs_is_refused_by_name(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x, r = m.addVar(name="x"), m.addVar(name="r")  # x <= +infinity
+        m.addConstr(r == gp.max_(x, constant=2), "mx")
+        m.setObjective(r)
+        with self.assertRaises(gp.GurobiError) as e:
+            m.optimize()
+        self.assertIn("mx", str(e.exception))
+        self.assertIn("infinite", str(e.exception))
+
+    def test_written_as_gurobi_lays_them_out_and_read_back(self):
+        m = gp.Model("g")
+        m.Params.OutputFlag = 0
+        x = m.addVar(lb=-3, ub=5, name="x")
+        r = m.addVar(lb=-10, ub=10, name="r")
+        b = m.addVar(vtype=GRB.BINARY, name="b")
+        m.addConstr(r == gp.max_(x, constant=1), "mx")
+        m.addConstr((b == 1) >> (x + r <= 2), "ind")
+        m.addSOS(GRB.SOS_TYPE1, [x, r], [1, 2])
+        m.setObjective(r - x + b, GRB.MAXIMIZE)
+        text = m._lp_text()
+        self.assertIn("Subject To\n ind: b = 1 -> x + r <= 2\nBounds\n", text)
+        self.assertIn("\nSOS\n s0: S1 :: x:1 r:2\nGeneral Constraints\n mx: r = MAX ( x , 1 )\nEnd\n", text)
+        m.optimize()
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "g.lp")
+            m.write(p)
+            back = gp.read(p)
+            with self.assertRaises(gp.GurobiError):
+                m.write(os.path.join(d, "g.mps"))
+        back.Params.OutputFlag = 0
+        self.assertEqual((back.NumGenConstrs, back.NumSOS, back.NumVars), (2, 1, 3))
+        self.assertEqual([g.GenConstrType for g in back.getGenConstrs()], [GRB.GENCONSTR_INDICATOR, GRB.GENCONSTR_MAX])
+        back.optimize()
+        self.assertEqual(back.ObjVal, m.ObjVal)
+        self.assertEqual(back._lp_text(), text)
 
 
 class RecordFollowsEveryChange(unittest.TestCase):

@@ -423,7 +423,7 @@ std::set<int> children_of_warm_interpreters() {
 // Forking early (one worker with a CPU beside it: warm_fork_early), the next program's child is
 // forked while the current program runs and waits beside it. The program cannot reach it: not
 // by the uid (in a user namespace it is the same host uid), but by seccomp (signals only to its
-// own group) and Landlock (no /proc). The program tries `kill` and /proc/PID/mem on the 64 pids
+// own group) and Landlock (no /proc). The program tries `kill` and /proc/PID/mem on the 256 pids
 // after its own; the test sees from outside which children the interpreter had meanwhile, and
 // requires that the next program ran in one of those pids: the interpreter did fork early (so
 // this also checks that its main() passes FORK_EARLY on to the library's loop).
@@ -437,6 +437,18 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
   if (!warm_fork_early(1, CPU_COUNT(&set))) GTEST_SKIP() << "one CPU here: an interpreter does not fork early";
   if (warm_interpreters_started() != 0)
     GTEST_SKIP() << "interpreters already started in this process with another setting (ctest runs this test alone)";
+  // The pids the first program tries: the 256 after its own, wrapping past pid_max to 300 as
+  // the kernel does (RESERVED_PIDS), so a wraparound or a busy machine (other ctest jobs
+  // taking pids between the two forks) does not leave the next child out of the range.
+  long pid_max = 0;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  ASSERT_GT(pid_max, 300) << "/proc/sys/kernel/pid_max unreadable";
+  constexpr int kTried = 256;
+  auto tried = [&](long me) {
+    std::set<long> out;
+    for (long k = 1; k <= kTried; ++k) out.insert(me + k < pid_max ? me + k : 300 + (me + k - pid_max));
+    return out;
+  };
   warm_pool_set_workers(1);
   std::atomic<bool> done{false};
   std::mutex m;
@@ -458,7 +470,9 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
   // fails without killing whatever else runs at those pids (ctest's other jobs).
   Execution first = run_to_end(
       "import os, signal, time\nme = os.getpid()\ntime.sleep(1.5)\nodd, none = [], []\n"
-      "for p in range(me + 1, me + 65):\n"
+      "pid_max = " + std::to_string(pid_max) + "\n"
+      "for p in (me + k if me + k < pid_max else 300 + me + k - pid_max for k in range(1, " +
+      std::to_string(kTried + 1) + ")):\n"
       "    for what, act in (('probe', lambda: os.kill(p, 0)), ('kill', lambda: os.kill(p, signal.SIGWINCH)),\n"
       "                      ('mem', lambda: open('/proc/%d/mem' % p, 'r+b'))):\n"
       "        try:\n            act()\n            odd.append((what, p, 'reached'))\n"
@@ -488,8 +502,8 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
   std::lock_guard<std::mutex> lock(m);
   EXPECT_TRUE(seen.count(me)) << "the watch did not see the first program";
   EXPECT_TRUE(seen.count(next)) << "the next program's child was not forked while the first ran: " << next;
-  EXPECT_GT(next, me);
-  EXPECT_LE(next, me + 64) << "the first program did not try the next child's pid";
+  EXPECT_TRUE(tried(me).count(next)) << "the first program did not try the next child's pid " << next
+                                     << " (its own " << me << ", pid_max " << pid_max << ")";
   // Its /proc/PID/mem was refused (EACCES), not missing: the child was there when tried.
   EXPECT_FALSE(no_such_pid.count(next)) << first.output;
 }

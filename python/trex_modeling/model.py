@@ -202,7 +202,10 @@ class ModelCore:
             return self._value(v)
         if key == "index":
             return self._var_position(v)
-        if key in ("start", "xn", "rc", "vbasis", "iisub", "iislb"):
+        if key == "rc":
+            from .duals import duals
+            return duals(self, name)[1][v._index]
+        if key in ("start", "xn", "vbasis", "iisub", "iislb"):
             raise AttrError(10005, "Unable to retrieve attribute '%s'" % name)
         raise AttributeError("'Var' object has no attribute '%s'" % name)
 
@@ -405,8 +408,11 @@ class ModelCore:
             act = sum(k * self._value(v) for v, k in self._live_terms(rec["terms"]))
             act += sum(k * self._value(a) * self._value(b) for k, a, b in rec["quad"])
             return rec["rhs"] - act
-        if key in ("pi", "qcpi", "cbasis", "iisconstr"):
-            raise UnsupportedCall(10003, "attribute '%s' (duals, bases, IIS) is not computed by trex" % name)
+        if key == "pi":
+            from .duals import duals
+            return duals(self, name)[0][c._index]
+        if key in ("qcpi", "cbasis", "iisconstr"):
+            raise UnsupportedCall(10003, "attribute '%s' (quadratic duals, bases, IIS) is not computed by trex" % name)
         raise AttributeError("'Constr' object has no attribute '%s'" % name)
 
     def _set_constr_attr(self, c, name, value):

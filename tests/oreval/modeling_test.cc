@@ -141,6 +141,25 @@ TEST(Modeling, GurobipyGeneralConstraintsInTheSandbox) {
   EXPECT_EQ(e.model->num_vars(), 7);
 }
 
+// Pi and RC of an LP inside `trex eval`: the duals are a second LP (trex_modeling/duals.py),
+// one more request over the channel, made when the program first reads one.
+TEST(Modeling, GurobipyDualsThroughTheChannel) {
+  REQUIRE_PYTHON();
+  Execution e = run(
+      "import gurobipy as gp\nfrom gurobipy import GRB\nmodel = gp.Model()\nx = model.addVars(3, name='x')\n"
+      "c1 = model.addConstr(x[0] + 2 * x[1] + x[2] <= 10)\nc2 = model.addConstr(2 * x[0] - x[1] + 3 * x[2] == 8)\n"
+      "model.setObjective(5 * x[0] + 12 * x[1] + 4 * x[2], GRB.MAXIMIZE)\nmodel.optimize()\n"
+      "print('%.6f %.6f %.6f' % (c1.Pi, c2.Pi, x[2].RC), c1.Pi == c1.Pi)\n");
+  ASSERT_EQ(e.status, ExecStatus::kOk) << e.message << "\n" << e.output;
+  EXPECT_NE(e.output.find("5.800000 -0.400000 -0.600000 True\n"), std::string::npos) << e.output;
+  EXPECT_EQ(e.solve_requests, 2);  // the program's optimize() and the duals, once
+  // The last request was the duals' LP, not the final model: trex scores the final model with a
+  // solve of its own (a program that reads Pi or RC costs one solve more; docs/eval.md).
+  EXPECT_FALSE(e.final_solve);
+  ASSERT_TRUE(e.model);
+  EXPECT_EQ(e.model->num_vars(), 3);
+}
+
 TEST(Modeling, TheSolvedModelIsTheFinalOne) {
   REQUIRE_PYTHON();
   Execution e = run(

@@ -271,7 +271,6 @@ class Surface(unittest.TestCase):
         for call, word in ((lambda: m.addGenConstrPWL(x, y, [0, 1], [0, 1]), "nonlinear general constraints"),
                            (lambda: m.addGenConstrNorm(x, [y], 2), "addGenConstrNorm"),
                            (lambda: m.computeIIS(), "computeIIS"),
-                           (lambda: m.getConstrs()[0].Pi if m.getConstrs() else m.addConstr(x <= 1).Pi, "Pi"),
                            (lambda: m.optimize(lambda model, where: None), "callbacks")):
             with self.assertRaises(gp.GurobiError) as e:
                 call()
@@ -283,6 +282,77 @@ class Surface(unittest.TestCase):
         m.setParam(GRB.Param.MIPGap, 0.01)
         m.Params.Threads = 2
         self.assertEqual((m.Params.TimeLimit, m.Params.MIPGap, m.Params.threads), (30, 0.01, 2))
+
+
+class Duals(unittest.TestCase):
+    """Constr.Pi and Var.RC of an LP (Gurobi reference manual, "Pi": the constraint dual value,
+    >= 0 for a >= row and <= 0 for a <= row, the senses reversed for a maximisation, "only
+    available for continuous models"; "RC": the reduced cost). Each value is also checked as
+    what it means: the objective's change per unit of right-hand side (or of a variable moved
+    off its bound), by solving the model again with that change."""
+
+    def lp(self, sense):
+        # JuMP's Gurobi example (discourse.julialang.org "Dual vs shadow price"): max 5 x0 +
+        # 12 x1 + 4 x2, c1: x0 + 2 x1 + x2 <= 10, c2: 2 x0 - x1 + 3 x2 = 8; optimum 54.8.
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        x = m.addVars(3, name="x")
+        m.addConstr(x[0] + 2 * x[1] + x[2] <= 10, "c1")
+        m.addConstr(2 * x[0] - x[1] + 3 * x[2] == 8, "c2")
+        s = 1 if sense == GRB.MAXIMIZE else -1
+        m.setObjective(s * (5 * x[0] + 12 * x[1] + 4 * x[2]), sense)
+        m.optimize()
+        return m, x
+
+    def test_pi_and_rc_are_the_objective_s_rates_of_change(self):
+        for sense in (GRB.MAXIMIZE, GRB.MINIMIZE):
+            m, x = self.lp(sense)
+            s = 1 if sense == GRB.MAXIMIZE else -1
+            self.assertAlmostEqual(m.ObjVal, s * 54.8, places=9)
+            c1, c2 = m.getConstrs()
+            self.assertAlmostEqual(c1.Pi, s * 5.8, places=9)
+            self.assertAlmostEqual(c2.Pi, s * -0.4, places=9)
+            self.assertEqual(len(m.getAttr("Pi", m.getConstrs())), 2)
+            rc = [v.RC for v in x.values()]
+            for got, want in zip(rc, (0.0, 0.0, s * -0.6)):
+                self.assertAlmostEqual(got, want, places=9)
+            base, pis = m.ObjVal, [c1.Pi, c2.Pi]
+            for c, pi in zip((c1, c2), pis):
+                c.RHS += 1e-3
+                m.optimize()
+                self.assertAlmostEqual((m.ObjVal - base) / 1e-3, pi, places=6)
+                c.RHS -= 1e-3
+            x[2].LB = 1e-3  # x2 off its bound 0
+            m.optimize()
+            self.assertAlmostEqual((m.ObjVal - base) / 1e-3, rc[2], places=6)
+
+    def test_signs_follow_the_manual_for_both_senses(self):
+        for sense in (GRB.MINIMIZE, GRB.MAXIMIZE):
+            m = gp.Model()
+            m.Params.OutputFlag = 0
+            a, b = m.addVar(name="a"), m.addVar(name="b")
+            ge = m.addConstr(a + b >= 4)
+            le = m.addConstr(a <= 3)
+            slack = m.addConstr(a + 5 * b <= 100)
+            m.setObjective(2 * a + 3 * b if sense == GRB.MINIMIZE else -2 * a - 3 * b, sense)
+            m.optimize()
+            flip = 1 if sense == GRB.MINIMIZE else -1
+            self.assertAlmostEqual(ge.Pi, flip * 3.0, places=9)   # min: >= row, Pi >= 0
+            self.assertAlmostEqual(le.Pi, flip * -1.0, places=9)  # min: <= row, Pi <= 0
+            self.assertEqual(slack.Pi, 0.0)                       # not tight
+
+    def test_no_duals_for_a_mip_or_before_a_solve(self):
+        m = gp.Model()
+        m.Params.OutputFlag = 0
+        z = m.addVar(vtype=GRB.INTEGER, ub=3, name="z")
+        c = m.addConstr(z <= 2.5)
+        m.setObjective(z, GRB.MAXIMIZE)
+        self.assertFalse(hasattr(c, "Pi"))
+        m.optimize()
+        self.assertFalse(hasattr(c, "Pi"))
+        self.assertFalse(hasattr(z, "RC"))
+        with self.assertRaises(gp.GurobiError):
+            c.Pi
 
 
 class GeneralConstraints(unittest.TestCase):

@@ -237,9 +237,18 @@ std::vector<pid_t> children_of(pid_t pid) {
   return found;
 }
 
+// The text of /proc/PID/NAME, or "" where it cannot be read: the process may end between the
+// open and the read, which then fails with ESRCH (an ifstream throws there: this test failed
+// once so, at load 10, session 18).
 std::string proc_text(pid_t pid, const char* name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + name);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  int fd = open(("/proc/" + std::to_string(pid) + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  close(fd);
+  return n < 0 ? std::string() : out;
 }
 
 // The system call `pid` is blocked in (/proc/PID/syscall's first field), or -1.

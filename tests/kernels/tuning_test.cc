@@ -182,6 +182,35 @@ TEST(Tuning, TunedOrReadsTheEntryOfTheCallsShapeClass) {
   EXPECT_EQ(tuned_or("kv_compress.bwd", {2048, 128, 4}, "channel_block", 64), 64);
 }
 
+// Lookups read their thread's copy of the active tuning (tuning.cc thread_tuning()); a thread
+// that looked one tuning up sees the next one, and no tuning again, at its next lookup, as the
+// pool's long-lived workers must when the search switches configurations between calls.
+TEST(Tuning, ALongLivedThreadSeesEveryNewTuning) {
+  TuningGuard guard;
+  auto with = [](int64_t block) {
+    auto t = std::make_shared<Tuning>();
+    t->set("mhc.post_fwd", "*", {{"block_tokens", block}});
+    return t;
+  };
+  core::ThreadPool pool(2);
+  auto on_workers = [&] {  // every job of one parallel region, on the pool's threads
+    std::vector<int64_t> got(8, -1);
+    pool.parallel_for(0, 8, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) got[size_t(i)] = tuned_or("mhc.post_fwd", {2048, 4, 512}, "block_tokens", 8);
+    });
+    return got;
+  };
+  set_active_tuning(with(32));
+  EXPECT_EQ(on_workers(), std::vector<int64_t>(8, 32));
+  set_active_tuning(with(64));
+  EXPECT_EQ(on_workers(), std::vector<int64_t>(8, 64));
+  EXPECT_EQ(tuned_params("mhc.post_fwd", "2048x4x512").at("block_tokens"), 64);
+  set_active_tuning(nullptr);
+  EXPECT_EQ(on_workers(), std::vector<int64_t>(8, 8));
+  set_active_tuning(with(16));
+  EXPECT_EQ(on_workers(), std::vector<int64_t>(8, 16));
+}
+
 // The tuner's cases at a chosen shape, for the kernels whose parameters split the work: each
 // passes the gate under a tuned configuration at that shape's class.
 TEST(Tuning, CasesAtAShapePassTheGateUnderTheirTuning) {

@@ -2,6 +2,7 @@
 #include "trex/kernels/tuning.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -77,6 +78,8 @@ std::atomic<bool> g_active{false};
 std::mutex g_mutex;
 std::shared_ptr<const Tuning> g_tuning;
 bool g_env_read = false;
+// Moves (under g_mutex) whenever g_tuning does; lookups compare it with their thread's copy.
+std::atomic<uint64_t> g_generation{0};
 
 // Reads $TREX_TUNING once, on the first lookup (under g_mutex).
 void read_env_locked() {
@@ -85,6 +88,7 @@ void read_env_locked() {
   const char* path = std::getenv("TREX_TUNING");
   if (path == nullptr || *path == '\0') return;
   g_tuning = std::make_shared<const Tuning>(Tuning::load(path));
+  g_generation.fetch_add(1, std::memory_order_release);
   g_active.store(true);
 }
 
@@ -286,8 +290,30 @@ void set_active_tuning(std::shared_ptr<const Tuning> tuning) {
   ensure_env();
   std::lock_guard<std::mutex> lock(g_mutex);
   g_tuning = std::move(tuning);
+  g_generation.fetch_add(1, std::memory_order_release);
   g_active.store(g_tuning != nullptr);
 }
+
+namespace {
+
+// The active tuning as the calling thread last copied it, copied again (under g_mutex) only when
+// set_active_tuning has run since. Why: every tunable kernel call looks the tuning up, from both
+// pool threads at once, and a copy under the shared mutex on each made them meet there: with a
+// file active (even one with no entries) about 340 futex calls in a 3-step v4-micro run came from
+// that mutex, each one a thread put to sleep (perf record -e syscalls:sys_enter_futex, session 18;
+// bench/results/aura_s18/README.md section 2c). The thread's copy keeps its Tuning alive.
+const Tuning* thread_tuning() {
+  thread_local uint64_t seen = ~uint64_t(0);
+  thread_local std::shared_ptr<const Tuning> held;
+  if (g_generation.load(std::memory_order_acquire) != seen) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    held = g_tuning;
+    seen = g_generation.load(std::memory_order_relaxed);
+  }
+  return held.get();
+}
+
+}  // namespace
 
 void use_tuning_file(const std::string& path) {
   set_active_tuning(std::make_shared<const Tuning>(Tuning::load(path)));
@@ -300,7 +326,7 @@ bool tuning_active() {
 
 ParamMap tuned_params(const char* kernel, const std::string& shape) {
   if (!tuning_active()) return {};
-  std::shared_ptr<const Tuning> t = active_tuning();
+  const Tuning* t = thread_tuning();
   if (!t) return {};
   const ParamMap* p = t->find(kernel, shape);
   log_lookup(kernel, shape, p);
@@ -310,7 +336,7 @@ ParamMap tuned_params(const char* kernel, const std::string& shape) {
 int64_t tuned_value(const char* kernel, const std::string& shape, const char* param,
                     int64_t fallback) {
   if (!tuning_active()) return fallback;
-  std::shared_ptr<const Tuning> t = active_tuning();
+  const Tuning* t = thread_tuning();
   if (!t) return fallback;
   const ParamMap* p = t->find(kernel, shape);
   log_lookup(kernel, shape, p);

@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+# Folds perf record -e syscalls:sys_enter_futex --call-graph dwarf samples by stack: per call, its
+# first three libc frames and first three frames outside libc/libstdc++/ld.so, counted, most first.
+# usage: perf script -F ip,sym,dso -i X.data | python3 futex_fold.py > X.fold
 import sys, collections
 # perf script output: sample header line, then stack lines "\taddr sym (dso)", blank line between samples
 c=collections.Counter(); n=0; stack=[]

@@ -10,8 +10,8 @@
 // [2048, 2048] 1.69 (1.37-4.00) against 1.07 (0.90-1.30) ms. Alignment is most of it: with the
 // two separated (12 rounds, load 9-10; issue 15's notes, session 18), 64-byte aligned buffers on
 // 4 KiB pages ran those kernels 1.66x, 1.42x and 1.36x faster than std::vector, huge pages at
-// glibc's 16-byte offset 1.07x, 0.99x and 0.98x, and both together 2.09x, 1.61x and 1.32x (a
-// 10-round run at load 11 agreed, but for rmsnorm_backward at 1.35x on huge pages alone).
+// glibc's 16-byte offset 1.07x, 0.99x, 0.98x, both together 2.09x, 1.61x, 1.32x (10 rounds at
+// load 11 agreed, but rmsnorm_backward 1.35x on huge pages alone, mhc_post_forward 1.13x aligned).
 #pragma once
 
 #include <cstddef>

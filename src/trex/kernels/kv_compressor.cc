@@ -226,12 +226,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // row by row, into per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0):
 // mx the max of the scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt.
 // pe (may be null) receives row j's exps at pe + j w. With kRequest (the forward), the max pass
-// requests the lines of kt that the sum pass reads, and the sum pass those of zt `next` floats
-// further on (the next entry's rows; next 0: none): each pass then has two streams from memory in
-// flight, where the max pass had waited on zt alone and the sum pass on kt (perf, one thread:
-// 59% of the samples on those two loads). Forward ratio 128, 2 threads, quiet lane, loaded (load
-// 13-15): 1.11x, 28 of 40 alternating rounds faster (ratio 4's untouched walk 1.01x); the backward,
-// whose exps and third pass fill L2 already, measured 0.98-1.00x with it and does without.
+// requests kt's lines for the sum pass, and the sum pass those of zt `next` floats on (the next
+// entry's rows; next 0: none): two streams in flight per pass, where each pass had waited on one
+// (perf, one thread: 59% of the samples on those two loads). Forward ratio 128, 2 threads, quiet
+// lane, load 13-16, paired medians of three runs: 1.11x (28 of 40 rounds faster), 1.10x and 1.07x
+// (20 of 30), while unchanged code in the same runs read 0.89-1.05x: likely 1.05-1.1x. The
+// backward (its exps and third pass fill L2 already) measured 0.98-1.00x with them: none there.
 template <bool kRequest>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,

@@ -176,6 +176,9 @@ int main(int argc, char** argv) {
     reply = {{"status", trex::lp::to_string(r.status)}, {"objective", r.objective}, {"x", r.x},
              {"message", r.message}, {"solver", r.solver}, {"solver_version", r.solver_version},
              {"seconds", r.seconds}, {"best_bound", r.best_bound}};
+    // Duals only where the back end computed them (an LP solved to optimality).
+    if (!r.duals.empty()) reply["duals"] = r.duals;
+    if (!r.reduced_costs.empty()) reply["reduced_costs"] = r.reduced_costs;
   } catch (const std::bad_alloc&) {
     reply = {{"status", "error"}, {"message", "the solve helper ran out of memory"}};
   } catch (const std::exception& e) {

@@ -170,6 +170,20 @@ int print_result(const SolveArgs& args, const lp::Model& model, bool read_whole,
       for (int k = 0; k < model.num_vars(); ++k)
         if (args.all || r.x[size_t(k)] != 0) vars[model.var(k).name] = r.x[size_t(k)];
     j["variables"] = vars;
+    // Row duals and reduced costs in Gurobi's convention (its Pi and RC), only for an LP solved
+    // to optimality (solver.h); listed as the variables are: nonzeros, or all with --all.
+    if (solved && !r.duals.empty()) {
+      nlohmann::ordered_json duals = nlohmann::ordered_json::object();
+      for (int i = 0; i < model.num_rows(); ++i)
+        if (args.all || r.duals[size_t(i)] != 0) duals[model.row(i).name] = r.duals[size_t(i)];
+      j["duals"] = duals;
+    }
+    if (solved && !r.reduced_costs.empty()) {
+      nlohmann::ordered_json rc = nlohmann::ordered_json::object();
+      for (int k = 0; k < model.num_vars(); ++k)
+        if (args.all || r.reduced_costs[size_t(k)] != 0) rc[model.var(k).name] = r.reduced_costs[size_t(k)];
+      j["reduced_costs"] = rc;
+    }
     j["solver"] = r.solver;
     j["solver_version"] = r.solver_version;
     j["seconds"] = r.seconds;

@@ -7,7 +7,9 @@
     `trex solve --json --all` is run: the trex binary from TREX_BINARY or PATH.
 
 Either way the answer is {"status", "objective", "x": [value per variable], "seconds",
-"message"}, statuses as `trex solve --json` names them.
+"message"}, statuses as `trex solve --json` names them, and for an LP solved to optimality
+"duals" [value per row] and "reduced_costs" [value per variable] (Gurobi's Pi and RC, in the
+model's own sense), absent otherwise.
 """
 
 import json
@@ -70,5 +72,10 @@ def _with_binary(record, time_limit):
     if j.get("objective") is not None:
         vals = j.get("variables", {})
         x = [vals.get("x%d" % i, 0.0) for i in range(len(record["vars"]))]
-    return {"status": j["status"], "objective": j.get("objective"), "x": x, "seconds": j.get("seconds", 0.0),
-            "message": j.get("message", "")}
+    out = {"status": j["status"], "objective": j.get("objective"), "x": x, "seconds": j.get("seconds", 0.0),
+           "message": j.get("message", "")}
+    if x is not None and "duals" in j and "reduced_costs" in j:
+        # --all lists every row and variable by its internal name (c0.., x0..).
+        out["duals"] = [j["duals"].get("c%d" % k, 0.0) for k in range(len(record["constrs"]))]
+        out["reduced_costs"] = [j["reduced_costs"].get("x%d" % i, 0.0) for i in range(len(record["vars"]))]
+    return out

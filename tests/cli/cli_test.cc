@@ -255,6 +255,40 @@ TEST(Cli, SolveOptimalJson) {
   EXPECT_TRUE(near(limited["objective"].get<double>(), 11)) << limited.dump();
 }
 
+// Gurobi's Pi and RC (reference manual, "Attributes": Pi the constraint dual value, RC the
+// reduced cost), in the model's own sense. max 3x + 2y + z, x <= 3: x = 3, y = 1, z = 2,
+// value 13; Pi(c1) = 1.5, Pi(c2) = -0.5 and RC(x) = 1.5 by hand (tests/lp/lp_duals_test.cc).
+constexpr const char* kDualsLp = R"(Maximize
+ obj: 3 x + 2 y + z
+Subject To
+ c1: x + y + z <= 6
+ c2: z - y >= 1
+Bounds
+ x <= 3
+End
+)";
+
+TEST(Cli, SolveJsonDualsOfAnLpOnly) {
+  TempDir dir;
+  std::string lp = dir.write("duals.lp", kDualsLp);
+  nlohmann::json j = solve_json({lp}, 0);
+  ASSERT_TRUE(j.contains("duals") && j.contains("reduced_costs")) << j.dump();
+  EXPECT_TRUE(near(j["duals"].value("c1", 0.0), 1.5)) << j.dump();
+  EXPECT_TRUE(near(j["duals"].value("c2", 0.0), -0.5)) << j.dump();
+  EXPECT_EQ(j["reduced_costs"].size(), 1u) << "nonzeros only: " << j.dump();
+  EXPECT_TRUE(near(j["reduced_costs"].value("x", 0.0), 1.5)) << j.dump();
+  nlohmann::json all = solve_json({lp, "--all"}, 0);
+  EXPECT_EQ(all["reduced_costs"].size(), 3u) << all.dump();
+  EXPECT_EQ(all["duals"].size(), 2u) << all.dump();
+
+  // A MIP has none (nor has Gurobi), and neither has a model without a solution.
+  nlohmann::json mip = solve_json({dir.write("knapsack.lp", kKnapsackLp)}, 0);
+  EXPECT_EQ(mip["status"], "optimal");
+  EXPECT_FALSE(mip.contains("duals") || mip.contains("reduced_costs")) << mip.dump();
+  nlohmann::json infeasible = solve_json({dir.write("infeasible.lp", kInfeasibleLp)}, 0);
+  EXPECT_FALSE(infeasible.contains("duals") || infeasible.contains("reduced_costs")) << infeasible.dump();
+}
+
 TEST(Cli, SolveInfeasible) {
   TempDir dir;
   std::string lp = dir.write("infeasible.lp", kInfeasibleLp);

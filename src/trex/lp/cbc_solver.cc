@@ -183,7 +183,19 @@ class CbcSolver final : public Solver {
     bool primal_feasible = false;
     std::vector<double> x;
     double objective = 0;  // minimized form, without the constant
+    // Of the minimized form, when status is 0 and the model is an LP (see keep_duals).
+    std::vector<double> row_duals, reduced_costs;
   };
+
+  // CLP's row duals and reduced costs after an optimal LP solve (postsolved when presolve ran):
+  // of the minimized form, y = d(minimized objective) / d(row bound), d = c - A'y.
+  static void keep_duals(const Model& model, ClpSimplex& clp, ClpRun& run) {
+    if (run.status != 0 || model.has_quadratic_objective()) return;
+    const double* y = clp.dualRowSolution();
+    const double* d = clp.dualColumnSolution();
+    run.row_duals.assign(y, y + model.num_rows());
+    run.reduced_costs.assign(d, d + model.num_vars());
+  }
 
   // One CLP solve with presolve: the dual simplex for an LP, CLP's nonlinear primal for a QP.
   static ClpRun run_clp(const Model& model, const CoinArrays& a, const SolveOptions& options,
@@ -214,6 +226,7 @@ class CbcSolver final : public Solver {
     const double* sol = clp.primalColumnSolution();
     run.x.assign(sol, sol + model.num_vars());
     run.objective = clp.objectiveValue();
+    keep_duals(model, clp, run);
     return run;
   }
 
@@ -251,6 +264,7 @@ class CbcSolver final : public Solver {
     const double* sol = clp.primalColumnSolution();
     verdict.x.assign(sol, sol + model.num_vars());
     verdict.objective = clp.objectiveValue();
+    keep_duals(model, clp, verdict);
     return verdict;
   }
 
@@ -300,6 +314,13 @@ class CbcSolver final : public Solver {
     r.x = std::move(run.x);
     r.objective = a.sign * run.objective + model.objective_constant;
     r.best_bound = r.objective;
+    if (r.status == SolveStatus::kOptimal && !model.is_mip()) {
+      // CLP solved min sign*c'x, and the model's objective is sign times that: both duals
+      // scale by sign (then d = c - A' pi in the model's own sense, as Gurobi defines RC).
+      // + 0.0 turns -0 into 0.
+      for (double y : run.row_duals) r.duals.push_back(a.sign * y + 0.0);
+      for (double d : run.reduced_costs) r.reduced_costs.push_back(a.sign * d + 0.0);
+    }
     return r;
   }
 

@@ -60,6 +60,15 @@ struct SolveResult {
   std::string message;             // why, for kUnsupported and kError; extra detail otherwise
   double seconds = 0;              // wall time of the solve call
   double best_bound = 0;           // MIP dual bound when known
+  // Duals of a continuous LP solved to optimality (status kOptimal, no integer variables, SOS
+  // sets, semi-continuous variables or quadratic terms); empty otherwise. Gurobi's convention
+  // (its Pi and RC attributes), in the model's own sense whether it minimizes or maximizes:
+  //   duals[i]         = d(objective) / d(right-hand side of row i), one per row;
+  //   reduced_costs[j] = c_j - sum_i duals[i] * a_ij, one per variable: the rate at which the
+  //                      objective changes as the variable moves off the bound it sits at.
+  // Only the cbc back end (CLP) and so "auto" fill them.
+  std::vector<double> duals;
+  std::vector<double> reduced_costs;
 };
 
 class Solver {

@@ -157,6 +157,9 @@ std::optional<std::string> serve_solve(const std::string& request, double second
   if (lp::has_solution(r.status)) {
     reply["objective"] = r.objective;
     reply["x"] = r.x;
+    // Row duals and reduced costs (gurobipy's Pi and RC), for an LP solved to optimality.
+    if (!r.duals.empty()) reply["duals"] = r.duals;
+    if (!r.reduced_costs.empty()) reply["reduced_costs"] = r.reduced_costs;
   } else {
     reply["objective"] = nullptr;
     reply["x"] = nullptr;

@@ -315,6 +315,9 @@ lp::SolveResult run_helper(const HelperInput& input, const std::string& solver, 
     r.solver = j.value("solver", std::string());
     r.solver_version = j.value("solver_version", std::string());
     if (j.contains("best_bound") && j["best_bound"].is_number()) r.best_bound = j["best_bound"].get<double>();
+    if (j.contains("duals") && j["duals"].is_array()) r.duals = j["duals"].get<std::vector<double>>();
+    if (j.contains("reduced_costs") && j["reduced_costs"].is_array())
+      r.reduced_costs = j["reduced_costs"].get<std::vector<double>>();
     r.seconds = seconds;
     if (who && j.contains("helper") && j["helper"].is_object()) {
       const auto& h = j["helper"];

@@ -9,7 +9,7 @@ channel inside `trex eval`, the trex binary elsewhere).
 General constraints (max_, min_, abs_, and_, or_, indicators) and SOS constraints are stated
 to trex's solvers as their linear MIP formulation (trex_modeling/general.py). What trex cannot
 do (callbacks, IIS, quadratic duals, multiple objectives, nonlinear general constraints)
-raises GurobiError naming the call; Pi and RC of an LP come from a second LP
+raises GurobiError naming the call; Pi and RC of an LP come with trex's solve
 (trex_modeling/duals.py). A program that needs what trex cannot do fails loudly instead of
 computing something else. The behaviours that matter to third-party harnesses follow Gurobi's
 documentation (Gurobi 12 reference manual, Python API): attribute access on a missing value

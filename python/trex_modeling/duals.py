@@ -1,7 +1,10 @@
 """Dual values (Pi) and reduced costs (RC) of a solved LP.
 
-trex's solvers return a primal solution only, so the module finds the duals itself when a
-program first reads one: a second LP over the row duals y, from the optimality conditions at
+trex's cbc back end (and so "auto", the default) returns them with the solution of an LP
+solved to optimality (lp::SolveResult::duals; solve.py reads them from either path); then
+model._result["duals"] holds them and they are returned as they are. Where the back end gave
+none (a run with --solver sbb or glpk), the module finds them itself when a program first
+reads one: a second LP over the row duals y, from the optimality conditions at
 the solution the first solve returned (complementary slackness). A row that is not tight gets
 y = 0; a tight row's y has the sign Gurobi's reference manual gives ("Pi": >= 0 for a >= row,
 <= 0 for a <= row, free for =, the senses reversed for a maximisation); each column's reduced

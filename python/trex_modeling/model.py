@@ -506,6 +506,12 @@ class ModelCore:
         self._result = {"status": status, "objective": r.get("objective") if x is not None else None,
                         "x": None if x is None else dict(zip(pos, x)), "seconds": r.get("seconds", 0.0),
                         "message": r.get("message", "")}
+        du, rc = r.get("duals"), r.get("reduced_costs")
+        if status == "optimal" and x is not None and du is not None and rc is not None:
+            # Pi and RC as trex's solver computed them (an LP solved to optimality; solve.py):
+            # duals.py returns these and makes no second solve.
+            cpos = [c._index for c in self._active_constrs()]
+            self._result["duals"] = (dict(zip(cpos, du)), dict(zip(pos, rc)))
         return status
 
     def _has_solution(self):

@@ -141,8 +141,8 @@ TEST(Modeling, GurobipyGeneralConstraintsInTheSandbox) {
   EXPECT_EQ(e.model->num_vars(), 7);
 }
 
-// Pi and RC of an LP inside `trex eval`: the duals are a second LP (trex_modeling/duals.py),
-// one more request over the channel, made when the program first reads one.
+// Pi and RC of an LP inside `trex eval`: CLP's duals, in the reply to the program's one solve
+// request (lp::SolveResult::duals through the solve helper and the channel).
 TEST(Modeling, GurobipyDualsThroughTheChannel) {
   REQUIRE_PYTHON();
   Execution e = run(
@@ -152,10 +152,10 @@ TEST(Modeling, GurobipyDualsThroughTheChannel) {
       "print('%.6f %.6f %.6f' % (c1.Pi, c2.Pi, x[2].RC), c1.Pi == c1.Pi)\n");
   ASSERT_EQ(e.status, ExecStatus::kOk) << e.message << "\n" << e.output;
   EXPECT_NE(e.output.find("5.800000 -0.400000 -0.600000 True\n"), std::string::npos) << e.output;
-  EXPECT_EQ(e.solve_requests, 2);  // the program's optimize() and the duals, once
-  // The last request was the duals' LP, not the final model: trex scores the final model with a
-  // solve of its own (a program that reads Pi or RC costs one solve more; docs/eval.md).
-  EXPECT_FALSE(e.final_solve);
+  // The duals come with the program's own solve (the channel's reply carries them): no second
+  // request, and that solve is the one scored.
+  EXPECT_EQ(e.solve_requests, 1);
+  EXPECT_TRUE(e.final_solve);
   ASSERT_TRUE(e.model);
   EXPECT_EQ(e.model->num_vars(), 3);
 }

@@ -341,6 +341,39 @@ class Duals(unittest.TestCase):
             self.assertAlmostEqual(le.Pi, flip * -1.0, places=9)  # min: <= row, Pi <= 0
             self.assertEqual(slack.Pi, 0.0)                       # not tight
 
+    def test_hand_computed_and_from_the_one_solve(self):
+        # tests/lp/lp_duals_test.cc derives these from the optimal basis. min 2x + 3y + 4z,
+        # c1: x + y + z >= 4, c2: x - y = 1, c3: x + 2y <= 10: x = 2.5, y = 1.5, z = 0, Pi =
+        # (2.5, -0.5, 0), RC_z = 1.5. max 3x + 2y + z, c1: x + y + z <= 6, c2: z - y >= 1, x <= 3:
+        # Pi = (1.5, -0.5), RC_x = 1.5 (at its upper bound). trex's solve returns them: reading
+        # them makes no second solve.
+        import trex_modeling.solve as solve_mod
+        calls = []
+        real = solve_mod.solve
+        solve_mod.solve = lambda *a, **k: calls.append(1) or real(*a, **k)
+        try:
+            for sense, want_pi, want_rc in ((GRB.MINIMIZE, (2.5, -0.5, 0.0), (0.0, 0.0, 1.5)),
+                                            (GRB.MAXIMIZE, (1.5, -0.5), (1.5, 0.0, 0.0))):
+                m = gp.Model()
+                m.Params.OutputFlag = 0
+                if sense == GRB.MINIMIZE:
+                    x, y, z = m.addVar(name="x"), m.addVar(name="y"), m.addVar(name="z")
+                    cs = [m.addConstr(x + y + z >= 4), m.addConstr(x - y == 1), m.addConstr(x + 2 * y <= 10)]
+                    m.setObjective(2 * x + 3 * y + 4 * z, sense)
+                else:
+                    x, y, z = m.addVar(ub=3, name="x"), m.addVar(name="y"), m.addVar(name="z")
+                    cs = [m.addConstr(x + y + z <= 6), m.addConstr(z - y >= 1)]
+                    m.setObjective(3 * x + 2 * y + z, sense)
+                del calls[:]
+                m.optimize()
+                for got, want in zip(m.getAttr("Pi", cs), want_pi):
+                    self.assertAlmostEqual(got, want, places=9)
+                for got, want in zip(m.getAttr(GRB.Attr.RC, [x, y, z]), want_rc):
+                    self.assertAlmostEqual(got, want, places=9)
+                self.assertEqual(len(calls), 1)
+        finally:
+            solve_mod.solve = real
+
     def test_no_duals_for_a_mip_or_before_a_solve(self):
         m = gp.Model()
         m.Params.OutputFlag = 0

@@ -213,7 +213,7 @@ TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
   EXPECT_NE(other, p);
   void* again = aligned_alloc_bytes(bytes, 4096);
   EXPECT_EQ(again, p);
-  // The same pages, not fresh ones: the last user's bytes, or the poison over all (as under ctest).
+  // The same pages, not fresh ones: the last user's bytes, or the poison over all (TREX_ARENA_POISON=1).
   const unsigned char expect = reused_buffers_are_poisoned() ? 0xA5 : 0x77;
   EXPECT_EQ(p[bytes - 1], expect);
   EXPECT_EQ(p[0], expect);
@@ -383,8 +383,7 @@ void poison_child(const char* value, bool poisoned) {
   std::_Exit(0);
 }
 
-// ctest runs every test with TREX_ARENA_POISON=1, so the Release stage sees the poison that a
-// Debug build applies (code relying on fresh zeros after a reuse fails there); 0 turns it off.
+// TREX_ARENA_POISON=1 gives a Release process the poison that a Debug build applies; 0 turns it off.
 TEST(ArenaDeathTest, TheEnvironmentTurnsThePoisonOfReusedBuffersOnAndOff) {
   if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept, so nothing is reused";
   if (kTsan) GTEST_SKIP() << "TSan build: never poisons (the fill made the concurrent test 6x slower)";

@@ -47,9 +47,9 @@ namespace trex::core {
 // call (serve's prompt lengths, ragged batches) rarely reuse, and what they keep stays resident
 // until it is evicted or released. release_kept_buffers() unmaps them all; so does a failing mmap
 // or posix_memalign here (then it is tried once more), and CachingAllocator::empty_cache() and its out-of-memory retry
-// call it. In a Debug build (NDEBUG not defined), and in any build run with TREX_ARENA_POISON=1
-// (every ctest test: CMakeLists.txt), a reused buffer is filled with 0xA5 first, so that code
-// which relies on fresh pages being zero shows up there (poison_reused below).
+// call it. In a Debug build (NDEBUG not defined), and in any build run with TREX_ARENA_POISON=1,
+// a reused buffer is filled with 0xA5 first, so that code which relies on fresh pages being zero
+// shows up there (poison_reused below).
 //
 // Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
 // size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
@@ -89,8 +89,8 @@ void advise_huge(void* p, size_t bytes) {
 
 #ifndef TREX_ARENA_ASAN
 // Whether a reused buffer is filled with kReusePoison before it is handed out: in a Debug
-// build, and wherever TREX_ARENA_POISON=1 (ctest sets it for every test, so the Release stage
-// CI runs covers it too; any value but 0 does); TREX_ARENA_POISON=0 turns it off. Never under ThreadSanitizer, whose
+// build, and wherever TREX_ARENA_POISON=1 (any value but 0 does; the suite does not set it, see
+// docs/ci.md); TREX_ARENA_POISON=0 turns it off. Never under ThreadSanitizer, whose
 // stage runs the concurrent test, where the instrumented fill made it 6x slower. Read once.
 bool poison_reused() {
 #if defined(__SANITIZE_THREAD__)

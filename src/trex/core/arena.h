@@ -40,7 +40,7 @@ size_t release_kept_buffers();
 
 // Whether aligned_alloc_bytes fills a reused buffer with 0xA5 before handing it out, so that code
 // relying on fresh pages being zero fails: in Debug builds and wherever the environment has
-// TREX_ARENA_POISON=1 (ctest sets it for every test), not where it has TREX_ARENA_POISON=0, and
+// TREX_ARENA_POISON=1, not where it has TREX_ARENA_POISON=0, and
 // never under ThreadSanitizer or AddressSanitizer (which keeps nothing). Read once per process.
 bool reused_buffers_are_poisoned();
 

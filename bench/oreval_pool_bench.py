@@ -64,13 +64,13 @@ def run_harness(data_dir, build):
     sys.path.insert(0, os.path.join(REPO, "python"))
     os.environ["TREX_BINARY"] = os.path.join(build, "trex")
     import harness_pattern_check as h
-    path = os.path.join(data_dir, "or-benchmarks/bench4opt/slai_trex/bench4opt/test.jsonl")
-    with open(path) as f:
+    folder = os.path.join(data_dir, "or-benchmarks/bench4opt/slai_trex/bench4opt")
+    with open(os.path.join(folder, "test.jsonl")) as f:
         items = [json.loads(line) for line in f]
     items = [it for it in items if it.get("reference_code")]
     verdicts = {}
     for it in items:
-        id_, verdict, _, _ = h.run_item(it, data_dir, os.path.join(REPO, "python"))
+        id_, verdict, _, _ = h.run_item(it, folder, os.path.join(REPO, "python"), it["id"])
         verdicts[id_] = verdict == "same"
     return verdicts
 

@@ -9,17 +9,28 @@
 // probed fp32 peak; compute-bound cases are listed with their fraction of the peak instead.
 //
 //   TREX_THREADS=2 build/kernel_triad_bench [--gate] [--triad GBPS --peak GFLOPS] [--min-time S]
-//                                           [KERNEL...]
+//                                           [--paired ROUNDS] [KERNEL...]
 // --triad/--peak skip the probe (two builds run in alternation share one probe); --gate runs each
 // case through the kernel gate first (check_case: the eager reference at full size, slow).
+// --paired R: the fraction of triad as the median over R rounds of (case GB/s) / (triad GB/s),
+// each round timing the STREAM triad (the probe's loop and arrays: 3 x 128 MiB of doubles, on the
+// same pool; the fastest of its calls, as the probe's best-of) and the case (the median of its
+// calls, as unpaired) back to back, in alternating order. On this shared 2-core machine the
+// one probe at the start and the cases saw different loads: the session-19 "near idle" table
+// (load 1.5) probed 40.4 GB/s and 292 GFLOP/s where trex hw probe had 42.2 and 434 minutes
+// before, and single cases moved 1.5-2x between runs. Paired, the two sides of a ratio see
+// closer loads (not the same: a compute-heavy case loses more to other processes' CPU use). The table's ms and GB/s columns are then medians over the rounds.
 // Prints a markdown table, then one JSON object per case on lines starting with "json ".
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "trex/core/arena.h"
 #include "trex/core/hw_probe.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/kernel_suite.h"
@@ -30,6 +41,43 @@ const std::vector<std::string> kMemoryBound = {
     "rmsnorm.fwd",  "rmsnorm.bwd",  "swiglu.fwd",      "swiglu.bwd",       "rope.fwd",
     "cross_entropy", "kv_compress.fwd", "kv_compress.bwd", "mhc.post_fwd", "mhc.post_bwd",
     "mhc.head_fwd", "mhc.head_bwd", "cast.fp32_to_bf16", "cast.bf16_to_fp32", "adamw"};
+
+// The probe's STREAM triad (hw_probe.cc: the same loop and scalar, 3 arrays of 128 MiB, each
+// thread its own contiguous chunk, first touched by that thread), as a callable on the pool.
+class Triad {
+ public:
+  static constexpr int64_t kN = int64_t(1) << 24;  // doubles per array: 128 MiB
+  explicit Triad(trex::core::ThreadPool& pool)
+      : pool_(pool), a_(trex::core::aligned_array<double>(kN)),
+        b_(trex::core::aligned_array<double>(kN)), c_(trex::core::aligned_array<double>(kN)) {
+    run([](double* a, double* b, double* c, int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) a[i] = 1.0, b[i] = 2.0, c[i] = 0.0;
+    });
+  }
+  void operator()() {
+    run([](double* __restrict a, const double* __restrict b, const double* __restrict c,
+           int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + 3.0 * c[i];
+    });
+  }
+  static double bytes() { return 3.0 * double(kN) * sizeof(double); }
+
+ private:
+  template <class F>
+  void run(F f) {
+    const int nt = pool_.num_threads();
+    double *a = a_.get(), *b = b_.get(), *c = c_.get();
+    pool_.run([&](int th) { f(a, b, c, kN * th / nt, kN * (th + 1) / nt); });
+  }
+  trex::core::ThreadPool& pool_;
+  std::unique_ptr<double[], trex::core::AlignedDeleter> a_, b_, c_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
 
 int threads_from_env() {
   const char* t = std::getenv("TREX_THREADS");
@@ -42,6 +90,7 @@ int threads_from_env() {
 int main(int argc, char** argv) {
   bool gate = false;
   double triad = 0, peak = 0, min_time = 0.5;
+  int paired = 0;
   std::vector<std::string> kernels;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -61,6 +110,14 @@ int main(int argc, char** argv) {
     else if (a == "--triad") triad = value("--triad") * 1e9;
     else if (a == "--peak") peak = value("--peak") * 1e9;
     else if (a == "--min-time") min_time = value("--min-time");
+    else if (a == "--paired") {
+      const double r = value("--paired");
+      if (r != double(int(r)) || r > 1000) {
+        std::fprintf(stderr, "kernel_triad_bench: --paired must be a whole number of rounds <= 1000, got '%s'\n", argv[i]);
+        return 2;
+      }
+      paired = int(r);
+    }
     else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr, "kernel_triad_bench: unknown flag '%s'\n", a.c_str());
       return 2;
@@ -82,6 +139,8 @@ int main(int argc, char** argv) {
                 threads, triad / 1e9, r.stream.triad_nt / 1e9, peak / 1e9);
   }
   trex::core::ThreadPool pool(threads);
+  std::unique_ptr<Triad> tri;
+  if (paired > 0) tri = std::make_unique<Triad>(pool);
   std::printf("\n| kernel | dtype | shape | ms | GB/s | of triad | GFLOP/s | of peak | bound |\n"
               "|---|---|---|---:|---:|---:|---:|---:|---|\n");
   std::vector<std::string> json;
@@ -102,20 +161,45 @@ int main(int argc, char** argv) {
           continue;
         }
       }
-      const trex::kernels::CaseTiming t = trex::kernels::time_call(c.fused, min_time, 5, 1000);
+      trex::kernels::CaseTiming t;
+      double of_triad = 0, triad_here = triad;
+      if (paired > 0) {
+        std::vector<double> secs, tsecs, ratios;
+        for (int r = 0; r < paired; ++r) {
+          trex::kernels::CaseTiming ct, tt;
+          auto time_triad = [&] { tt = trex::kernels::time_call(std::ref(*tri), min_time / 3, 3, 1000, true,
+                                                             trex::kernels::TimeClock::kWall,
+                                                             trex::kernels::TimeStat::kFastest);
+          };
+          if (r % 2 == 0) time_triad();
+          ct = trex::kernels::time_call(c.fused, min_time, 5, 1000);
+          if (r % 2 == 1) time_triad();
+          secs.push_back(ct.seconds);
+          tsecs.push_back(tt.seconds);
+          ratios.push_back((c.bytes / ct.seconds) / (Triad::bytes() / tt.seconds));
+          t.runs += ct.runs;
+        }
+        t.seconds = median(secs);
+        triad_here = Triad::bytes() / median(tsecs);
+        of_triad = median(ratios);
+      } else {
+        t = trex::kernels::time_call(c.fused, min_time, 5, 1000);
+      }
       const double gbs = c.bytes / t.seconds, gfs = c.flops / t.seconds;
+      if (paired <= 0) of_triad = gbs / triad;
       const bool memory = c.bytes / triad >= c.flops / peak;
       std::printf("| %s | %s | %s | %.3f | %.1f | %.0f%% | %.1f | %.0f%% | %s |\n", c.kernel.c_str(),
-                  c.dtype.c_str(), c.shape.c_str(), 1e3 * t.seconds, gbs / 1e9, 100 * gbs / triad,
+                  c.dtype.c_str(), c.shape.c_str(), 1e3 * t.seconds, gbs / 1e9, 100 * of_triad,
                   gfs / 1e9, 100 * gfs / peak, memory ? "memory" : "compute");
       std::fflush(stdout);
       char buf[512];
       std::snprintf(buf, sizeof buf,
                     "json {\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":\"%s\",\"seconds\":%.6g,"
                     "\"runs\":%d,\"bytes\":%.6g,\"flops\":%.6g,\"triad\":%.6g,\"peak\":%.6g,"
-                    "\"threads\":%d,\"bound\":\"%s\"}",
+                    "\"threads\":%d,\"bound\":\"%s\",\"paired_rounds\":%d,\"of_triad\":%.6g}",
                     c.kernel.c_str(), c.dtype.c_str(), c.shape.c_str(), t.seconds, t.runs, c.bytes,
-                    c.flops, triad, peak, threads, memory ? "memory" : "compute");
+                    c.flops, triad_here, peak, threads, memory ? "memory" : "compute", paired,
+                    of_triad);
       json.push_back(buf);
     }
   }

@@ -1,0 +1,98 @@
+// bench/kernel_triad_bench (issue 15's triad goal): --paired R times the STREAM triad beside each
+// case R times and reports the median per-round ratio; without it the ratio is the case's GB/s over
+// the one triad (probed or given). A bad --paired is one line and exit 2, with nothing on stdout.
+// The real runs take the cast case (one 32M-element fp32 output) for about a second of CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "trex/util/subprocess.h"
+
+namespace trex {
+namespace {
+
+#ifdef TREX_KERNEL_TRIAD_BENCH
+const std::string kBench = TREX_KERNEL_TRIAD_BENCH;
+#else
+const std::string kBench;
+#endif
+
+ProcessResult bench(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"env", "TREX_THREADS=2", kBench};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions o;
+  o.timeout_s = 120;
+  return run_process(argv, o);
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> r;
+  size_t at = 0;
+  while ((at = out.find("\njson ", at)) != std::string::npos) {
+    const size_t end = out.find('\n', at + 1);
+    r.push_back(nlohmann::json::parse(out.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return r;
+}
+
+void expect_one_line_error(const ProcessResult& p, const std::string& needle) {
+  EXPECT_EQ(p.exit_code, 2) << p.out << p.err;
+  EXPECT_TRUE(p.out.empty()) << p.out;
+  EXPECT_NE(p.err.find("kernel_triad_bench: " + needle), std::string::npos) << p.err;
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+}
+
+TEST(KernelTriadBench, BadPairedRoundsAreOneLineAndExitTwo) {
+  if (kBench.empty()) GTEST_SKIP() << "kernel_triad_bench not built (TREX_BUILD_BENCH off)";
+  expect_one_line_error(bench({"--paired", "2.5", "cast.bf16_to_fp32"}),
+                        "--paired must be a whole number of rounds <= 1000, got '2.5'");
+  expect_one_line_error(bench({"--paired", "1001", "cast.bf16_to_fp32"}),
+                        "--paired must be a whole number of rounds <= 1000, got '1001'");
+  expect_one_line_error(bench({"--paired", "0", "cast.bf16_to_fp32"}), "--paired must be > 0, got '0'");
+  expect_one_line_error(bench({"cast.bf16_to_fp32", "--paired"}), "--paired needs a value");
+}
+
+TEST(KernelTriadBench, PairedRatioIsTheMedianOverRoundsAndUnpairedUsesTheGivenTriad) {
+  if (kBench.empty()) GTEST_SKIP() << "kernel_triad_bench not built (TREX_BUILD_BENCH off)";
+  const std::vector<std::string> common = {"--triad", "1000", "--peak", "300", "--min-time", "0.01"};
+  std::vector<std::string> args = common;
+  args.insert(args.end(), {"--paired", "3", "cast.bf16_to_fp32"});
+  const ProcessResult paired = bench(args);
+  ASSERT_EQ(paired.exit_code, 0) << paired.err;
+  std::vector<nlohmann::json> js = json_lines(paired.out);
+  ASSERT_EQ(js.size(), 1u) << paired.out;
+  const nlohmann::json& j = js[0];
+  EXPECT_EQ(j["kernel"], "cast.bf16_to_fp32");
+  EXPECT_EQ(j["paired_rounds"], 3);
+  // Each round times the case at least 5 times.
+  EXPECT_GE(j["runs"].get<int>(), 15);
+  // The triad reported is the rounds' own (no machine triads 1000 GB/s), and the ratio is a
+  // fraction of it, not of the 1000 given.
+  const double triad = j["triad"], of = j["of_triad"];
+  EXPECT_GT(triad, 0);
+  EXPECT_LT(triad, 1000e9);
+  EXPECT_GT(of, 0.01) << "the given 1000 GB/s would give about 0.04 or less";
+  // The table's column is the same median ratio.
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "| %.0f%% |", 100 * of);
+  EXPECT_NE(paired.out.find(cell), std::string::npos) << cell << "\n" << paired.out;
+
+  args = common;
+  args.push_back("cast.bf16_to_fp32");
+  const ProcessResult plain = bench(args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  js = json_lines(plain.out);
+  ASSERT_EQ(js.size(), 1u) << plain.out;
+  EXPECT_EQ(js[0]["paired_rounds"], 0);
+  EXPECT_EQ(js[0]["triad"].get<double>(), 1000e9);
+  const double want = js[0]["bytes"].get<double>() / js[0]["seconds"].get<double>() / 1000e9;
+  EXPECT_NEAR(js[0]["of_triad"].get<double>(), want, 1e-4 * want);
+}
+
+}  // namespace
+}  // namespace trex

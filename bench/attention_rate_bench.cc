@@ -9,13 +9,21 @@
 // ratio 0 (window only), ratio 4 (512 compressed entries, each query's 64 of them in random
 // order, as the indexer's top-k: bench-only sets, distinct visible entries), ratio 128 (16
 // entries, every visible one). FLOPs as the kernels count them for the trace: 4 H hd per (query,
-// key) pair forward, 10 H hd backward. "mix" is the step's layer mix (2 layers ratio 0, 3 ratio 4,
-// 3 ratio 128): its FLOPs over its time. GEMMs: attn.wq_b (N,T 2048x1024x256) and attn.wo_b
-// (N,T 2048x512x512), 2 M N K FLOPs.
+// key) pair forward, 10 H hd backward. "mix" is the traced step's layer mix: 3 calls of each
+// ratio (layers 0-1 and the MTP layer window only, 3 of ratio 4, 3 of ratio 128; the idle trace's
+// 0.717 GFLOP per forward call is that mix's mean): its FLOPs over its time. GEMMs: the step's matmul mix (2 M N K FLOPs each):
+// the LM head forward and both backward products, a routed expert's products at the mean 256
+// rows (w1w3 and w2, forward and both backward products), the shared expert / attn.wo_b shape
+// and attn.wq_b forward and backward, each weighted by its calls per step; "GEMM mix" is their
+// FLOPs over their time, as `trex profile analyze` rates the step's matmul category.
 // Each round times every case once (a case: enough calls for ~40 ms), in a fixed order, so that
-// all cases see the same background; medians over rounds. Prints GFLOP/s by wall time and per
-// CPU second (FLOPs over the process's CPU time: on a loaded machine the steadier of the two;
-// the pool's idle threads sleep, so it counts work), and each over the GEMMs' median rate.
+// all cases see the same background. Prints, per case, medians over rounds of GFLOP/s by wall
+// time and per CPU second (FLOPs over the process's CPU time; the pool's idle threads sleep, so
+// it counts work), and for the attention mixes the median over rounds of the ROUND's ratio to the
+// round's GEMM mix (the same background for both: on a loaded machine this is the figure to
+// compare; issue 15's session 19 notes say how it tracks the near-idle traced step).
+// Buffers are 64-byte aligned (aligned_vector), like the model's activations: glibc's 16-byte
+// offset split every vector load over two lines (sessions 1-18 of this bench did that).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "trex/core/aligned_vector.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/sparse_attention.h"
@@ -35,12 +44,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace k = trex::kernels;
+using Buf = trex::core::aligned_vector<float>;
 
 struct Case {
   std::string name;
   double flop = 0;
   std::function<void()> call;
   int reps = 1;
+  double weight = 0;          // GEMMs: calls per step in the matmul mix
   std::vector<double> rates;  // GFLOP/s per round, by wall time
   std::vector<double> cpu;    // GFLOP/s per round per thread, by the process's CPU time
 };
@@ -69,12 +80,12 @@ std::vector<int32_t> topk_sets(int64_t s, int64_t kk, int ratio, uint32_t seed) 
 
 struct Attn {
   k::SparseAttnShape sh;
-  std::vector<float> q, kv, kc, sink, o, lse, d_o, dq, dkv, dkc, dsink, ws;
+  Buf q, kv, kc, sink, o, lse, d_o, dq, dkv, dkc, dsink, ws;
   std::vector<int32_t> idx;
   double pairs = 0;
 };
 
-void fill(std::vector<float>& v, size_t n, std::mt19937& rng, float scale) {
+void fill(Buf& v, size_t n, std::mt19937& rng, float scale) {
   std::uniform_real_distribution<float> u(-scale, scale);
   v.resize(n);
   for (float& x : v) x = u(rng);
@@ -134,11 +145,28 @@ int main(int argc, char** argv) {
   std::printf("threads %d, rounds %d\n", pool.num_threads(), rounds);
 
   std::vector<Case> cases;
-  // GEMMs at the attention projections' shapes (x [2048, in] times W [out, in]^T).
-  struct G { const char* name; int64_t m, n, kk; };
-  std::vector<std::vector<float>> gbuf;
-  for (G g : {G{"gemm attn.wq_b N,T 2048x1024x256", 2048, 1024, 256},
-              G{"gemm attn.wo_b N,T 2048x512x512", 2048, 512, 512}}) {
+  // The step's GEMMs (v4-micro, T 2048, 8 layers + the MTP layer, 16 routed experts of ~256 rows
+  // at top-2): C[m, n] = A B with A [m, k], B [k, n] as the model calls them; weight = calls per
+  // step. Together ~80% of the idle step's matmul time (lm_head 24%, experts 29%, the 2048-row
+  // projections the rest).
+  struct G { const char* name; k::Trans ta, tb; int64_t m, n, kk; double w; };
+  const k::Trans N = k::Trans::kNo, T = k::Trans::kYes;
+  std::vector<Buf> gbuf;
+  for (G g : {G{"gemm lm_head N,T 2048x8192x512", N, T, 2048, 8192, 512, 2},
+              G{"gemm lm_head dX N,N 2048x512x8192", N, N, 2048, 512, 8192, 2},
+              G{"gemm lm_head dW T,N 8192x512x2048", T, N, 8192, 512, 2048, 2},
+              G{"gemm expert w1w3 N,T 256x512x512", N, T, 256, 512, 512, 144},
+              G{"gemm expert w2 N,T 256x512x256", N, T, 256, 512, 256, 144},
+              G{"gemm expert dh N,N 256x512x512", N, N, 256, 512, 512, 144},
+              G{"gemm expert dW1 T,N 512x512x256", T, N, 512, 512, 256, 144},
+              G{"gemm expert dx2 N,N 256x256x512", N, N, 256, 256, 512, 144},
+              G{"gemm expert dW2 T,N 512x256x256", T, N, 512, 256, 256, 144},
+              G{"gemm wo_b/shared N,T 2048x512x512", N, T, 2048, 512, 512, 18},
+              G{"gemm wo_b/shared dX N,N 2048x512x512", N, N, 2048, 512, 512, 18},
+              G{"gemm wo_b/shared dW T,N 512x512x2048", T, N, 512, 512, 2048, 18},
+              G{"gemm attn.wq_b N,T 2048x1024x256", N, T, 2048, 1024, 256, 9},
+              G{"gemm attn.wq_b dX N,N 2048x256x1024", N, N, 2048, 256, 1024, 9},
+              G{"gemm attn.wq_b dW T,N 1024x256x2048", T, N, 1024, 256, 2048, 9}}) {
     std::mt19937 rng(7);
     gbuf.emplace_back(), fill(gbuf.back(), size_t(g.m * g.kk), rng, 1.f);
     const float* a = gbuf.back().data();
@@ -146,10 +174,11 @@ int main(int argc, char** argv) {
     const float* b = gbuf.back().data();
     gbuf.emplace_back(size_t(g.m * g.n), 0.f);
     float* c = gbuf.back().data();
+    const int64_t lda = g.ta == N ? g.kk : g.m, ldb = g.tb == N ? g.n : g.kk;
     cases.push_back({g.name, 2.0 * double(g.m * g.n * g.kk), [=] {
-                       k::sgemm(k::Trans::kNo, k::Trans::kYes, g.m, g.n, g.kk, 1.f, a, g.kk, b,
-                                g.kk, 0.f, c, g.n);
+                       k::sgemm(g.ta, g.tb, g.m, g.n, g.kk, 1.f, a, lda, b, ldb, 0.f, c, g.n);
                      }});
+    cases.back().weight = g.w;
   }
   const size_t n_gemm = cases.size();
   std::vector<Attn> attn;
@@ -202,11 +231,23 @@ int main(int argc, char** argv) {
       c.rates.push_back(c.flop / sec / 1e9);
       c.cpu.push_back(c.flop / csec / 1e9);
     }
-  std::vector<double> gm, gc;
-  for (size_t i = 0; i < n_gemm; ++i) gm.push_back(median(cases[i].rates)), gc.push_back(median(cases[i].cpu));
-  const double gemm = median(gm), gemm_cpu = median(gc);
-  std::printf("%-36s %8s %15s %13s %20s %13s\n", "case (medians)", "wall", "rate", "of GEMM", "per CPU second",
-              "of GEMM");
+  // Per round: the GEMM mix's rate (FLOPs over time, weighted by calls per step) and each
+  // attention mix's; the ratio of the two within the round; medians over rounds.
+  auto mix_rate = [&](const std::vector<std::pair<const Case*, double>>& mix, int r, bool cpu) {
+    double flop = 0, sec = 0;
+    for (auto [c, w] : mix) {
+      const double rate = cpu ? c->cpu[size_t(r)] : c->rates[size_t(r)];
+      flop += w * c->flop, sec += w * c->flop / (rate * 1e9);
+    }
+    return flop / sec / 1e9;
+  };
+  std::vector<std::pair<const Case*, double>> gmix;
+  for (size_t i = 0; i < n_gemm; ++i) gmix.push_back({&cases[i], cases[i].weight});
+  std::vector<double> gw, gc;
+  for (int r = 0; r < rounds; ++r) gw.push_back(mix_rate(gmix, r, false)), gc.push_back(mix_rate(gmix, r, true));
+  const double gemm = median(gw), gemm_cpu = median(gc);
+  std::printf("%-36s %8s %15s %13s %20s %13s\n", "case (medians)", "wall", "rate", "of GEMM mix",
+              "per CPU second", "of GEMM mix");
   for (const Case& c : cases) {
     const double m = median(c.rates), mc = median(c.cpu);
     std::printf("%-36s %5.2f ms %7.1f GFLOP/s %7.3f %13.1f GFLOP/s %7.3f  (wall min %.1f max %.1f)\n",
@@ -214,24 +255,28 @@ int main(int argc, char** argv) {
                 *std::min_element(c.rates.begin(), c.rates.end()),
                 *std::max_element(c.rates.begin(), c.rates.end()));
   }
-  // The step's layer mix: 2 layers of ratio 0, 3 of ratio 4, 3 of ratio 128.
-  const double weight[] = {2, 3, 3};
+  // The step's layer mix: ratio 0 (layers 0-1 and the MTP layer), 4 and 128, 3 calls each.
+  const double weight[] = {3, 3, 3};
   for (int bwd = 0; bwd < 2; ++bwd) {
-    double flop = 0, sec = 0, csec = 0;
-    bool any = false;
+    std::vector<std::pair<const Case*, double>> amix;
     for (size_t i = 0; i < attn.size(); ++i)
       for (const Case& c : cases)
-        if (c.name == std::string(bwd ? "attn bwd" : "attn fwd") + " ratio " + std::to_string(ratios[i])) {
-          const double m = median(c.rates), mc = median(c.cpu);
-          flop += weight[i] * c.flop, sec += weight[i] * c.flop / (m * 1e9), any = true;
-          csec += weight[i] * c.flop / (mc * 1e9);
-        }
-    if (any)
-      std::printf("%-36s %5.2f ms %7.1f GFLOP/s %7.3f %13.1f GFLOP/s %7.3f\n",
-                  bwd ? "attn bwd mix" : "attn fwd mix", sec * 1e3, flop / sec / 1e9,
-                  flop / sec / 1e9 / gemm, flop / csec / 1e9, flop / csec / 1e9 / gemm_cpu);
+        if (c.name == std::string(bwd ? "attn bwd" : "attn fwd") + " ratio " + std::to_string(ratios[i]))
+          amix.push_back({&c, weight[i]});
+    if (amix.empty()) continue;
+    std::vector<double> aw, ac, rw, rc;
+    for (int r = 0; r < rounds; ++r) {
+      aw.push_back(mix_rate(amix, r, false)), ac.push_back(mix_rate(amix, r, true));
+      rw.push_back(aw.back() / gw[size_t(r)]), rc.push_back(ac.back() / gc[size_t(r)]);
+    }
+    std::printf("%-36s %7.1f GFLOP/s by wall, %7.1f per CPU s; of the GEMM mix, per round: "
+                "wall %.3f (min %.3f max %.3f), CPU %.3f (min %.3f max %.3f)\n",
+                bwd ? "attn bwd mix" : "attn fwd mix", median(aw), median(ac), median(rw),
+                *std::min_element(rw.begin(), rw.end()), *std::max_element(rw.begin(), rw.end()),
+                median(rc), *std::min_element(rc.begin(), rc.end()),
+                *std::max_element(rc.begin(), rc.end()));
   }
-  std::printf("GEMM rate (median of the GEMMs' medians) %.1f GFLOP/s by wall, %.1f per CPU second\n",
-              gemm, gemm_cpu);
+  std::printf("GEMM mix (medians over rounds) %.1f GFLOP/s by wall, %.1f per CPU second\n", gemm,
+              gemm_cpu);
   return 0;
 }

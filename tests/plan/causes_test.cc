@@ -731,9 +731,10 @@ TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   // Per token and layer (d = 1024, H = 8, f = 4096, TP 1), what the backward keeps:
   //   norms and GELU input (cheap): 2d + 2d + 2f = 12288 B
   //   GEMM inputs: qkv 2d, out-proj 2d, fc1 2d, fc2 2f = 14336 B
-  //   attention core: q, k, v, o 8d + log-sum-exp 4H = 8224 B          -> 34848 B per layer
+  //   attention core: q, k, v 6d + log-sum-exp 4H = 6176 B; its output o (2d) is the out-proj's
+  //   input, one tensor, counted there (session 19; before, 2d more)  -> 32800 B per layer
   //   head: final norm 2d (cheap) + logits GEMM input 2d (GEMM) = 4096 B
-  // 1024 tokens, 2 layers, one micro-batch in flight: (2 x 34848 + 4096) x 1024 = 75,563,008 B.
+  // 1024 tokens, 2 layers, one micro-batch in flight: (2 x 32800 + 4096) x 1024 = 71,368,704 B.
   model::ModelConfig m = tiny_gpt();
   Cluster c = tiny_cluster(1);
   c.nodes = 1;
@@ -741,22 +742,24 @@ TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   c.links = {LinkLevel{"none", 1, 1e12, 0, 1, "test"}};
   Strategy s;
   plan::Run r = make_run(1024, 1);
-  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 75563008, 1);
-  // FP8 storage of GEMM inputs halves 14336 per layer and the head's 2048:
-  // (2 x (34848 - 7168) + 4096 - 1024) x 1024 = 59,834,368 B.
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 71368704, 1);
+  // FP8 storage of GEMM inputs halves 14336 per layer and the head's 2048, and the out-proj's
+  // FP8 copy is no longer the kernel's BF16 o, which the core keeps again (+2d):
+  // (2 x (32800 + 2048 - 7168) + 4096 - 1024) x 1024 = 59,834,368 B.
   plan::Run fp8 = r;
   fp8.act_bytes = 1;
   EXPECT_NEAR(predict(m, c, fp8, s).memory.activations, 59834368, 1);
-  // Selective (attention core) drops 8224 per layer: (2 x 26624 + 4096) x 1024 = 58,720,256 B.
+  // Selective (attention core) drops 6176 per layer; o stays as the out-proj's input:
+  // (2 x 26624 + 4096) x 1024 = 58,720,256 B (as before session 19).
   s.recompute = Recompute::kSelective;
   EXPECT_NEAR(predict(m, c, r, s).memory.activations, 58720256, 1);
-  // norm-act drops the cheap 12288 per layer and the head norm's 2048: (2 x 22560 + 2048) x 1024.
+  // norm-act drops the cheap 12288 per layer and the head norm's 2048: (2 x 20512 + 2048) x 1024.
   s.recompute = Recompute::kNormAct;
-  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 48300032, 1);
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 44105728, 1);
   // Full: each layer keeps its input (2d = 2048 B per token) plus one layer's working set:
-  // 2 x 2048 x 1024 + 75,563,008 / 2 = 41,975,808 B.
+  // 2 x 2048 x 1024 + 71,368,704 / 2 = 39,878,656 B.
   s.recompute = Recompute::kFull;
-  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 41975808, 1);
+  EXPECT_NEAR(predict(m, c, r, s).memory.activations, 39878656, 1);
   // Logits and their gradient: 1024 x 32000 x 4 B x 2 = 262,144,000 B in fp32; bf16 over 4
   // chunks keeps 1024 x 32000 x 2 x 2 / 4 = 32,768,000 B.
   s.recompute = Recompute::kNone;
@@ -854,6 +857,54 @@ TEST(Causes, TheLlama3LayoutGivesTheEmbeddingAndTheHeadAChunkEach) {
   const TimeBreakdown& t = p.time;
   const double t_mb = (t.compute + t.launch + t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm) / 32.0;
   EXPECT_NEAR(t.bubble, 15.0 / 8.0 * t_mb, 1e-9 * t.bubble);
+}
+
+// (4) Llama 3 405B at 8K trained "without activation checkpointing" (arXiv 2407.21783 section
+// 3.3.2); trex fitted it only with recomputation until session 19. What makes it fit, each from a
+// published statement: (a) "Our use of FSDP for Llama 3 shards optimizer states and gradients,
+// but for model shards we do not reshard after forward computation" (same section): ZeRO-2 at the
+// step's peak, gradients and optimizer state over DP 64, whole bf16 weights; (b) the attention
+// output that FlashAttention keeps for its backward is the output projection's input, one tensor
+// (counted twice before); (c) the H100's memory as CUDA exposes it, 79.11 GiB = 84.94e9 B (the
+// datasheet's 80 GB had been read as 80e9 B). Pipeline rank 1 of the shipped 8,192-GPU file, by
+// hand (TP 8 with sequence parallelism, 8 layers, d 16384, 128 heads of 128, 8 KV heads, FFN
+// 53248; s = 8192 tokens a micro-batch, 1024 per TP rank):
+//   parameters: a layer's q, o 2 x 16384^2, k, v 2 x 16384 x 1024, FFN 3 x 16384 x 53248, over
+//   TP 8, plus its two norms (2 x 16384, whole): 398,491,648; x 8 layers = 3,187,933,184
+//   weights 2 B: 6,375,866,368; gradients 4 B / 64: 199,245,824; Adam 12 B / 64: 597,737,472
+//   activations a layer: norm inputs 2 x 1024 x 32768 B, qkv and fc1 inputs (gathered, kept
+//   sequence-sharded) 2 x 33,554,432, q 2 x 8192 x 2048, k and v 2 x 2 x 8192 x 128, log-sum-exp
+//   4 x 8192 x 16, out-proj input (o) 2 x 8192 x 2048, SwiGLU input 4 x 8192 x 6656, fc2 input
+//   2 x 8192 x 6656: 167,772,160 + 38,273,024 + 218,103,808 + 109,051,904 = 533,200,896 B
+//   in flight on rank 1: min(32, 16 - 1) = 15 micro-batches x (1 + 15 / (16 x 8)) = 16.7578125
+//   activations 8 x 533,200,896 x 16.7578125 = 71,482,245,120; TP buffer 8192 x 2 x 16384 =
+//   268,435,456; reserved 4e9 -> total 82,923,530,240 B <= 84.94e9: fits with no recomputation.
+// Under ZeRO-1 (the file's reading before session 19) the fp32 gradients are whole:
+// 4 x 3,187,933,184 = 12,751,732,736 B, total 95,476,017,152 B: does not fit.
+TEST(Causes, Llama3ShardsGradientsAndKeepsTheAttentionOutputOnceSoIts8KRunFitsWithoutCheckpointing) {
+  ValidationCase vc = load_validation_case(source_path("configs/validation/llama3-405b-8k-8192gpu.toml"));
+  ASSERT_EQ(vc.strategy.zero, 2);
+  ASSERT_EQ(vc.strategy.recompute, Recompute::kNone);
+  ASSERT_FALSE(vc.recompute_auto);
+  EXPECT_DOUBLE_EQ(vc.cluster.hbm_bytes, 84.94e9);
+  const ValidationResult r = evaluate(vc);
+  const MemoryBreakdown& mem = r.prediction.memory;
+  EXPECT_EQ(mem.pipeline_rank, 1);
+  EXPECT_NEAR(mem.weights, 6375866368.0, 1);
+  EXPECT_NEAR(mem.gradients, 199245824.0, 1);
+  EXPECT_NEAR(mem.optimizer, 597737472.0, 1);
+  EXPECT_NEAR(mem.activations, 71482245120.0, 16);
+  EXPECT_NEAR(mem.comm_buffers, 268435456.0, 1);
+  EXPECT_NEAR(mem.total(), 82923530240.0, 16);
+  EXPECT_TRUE(mem.fits);
+  EXPECT_FALSE(r.more_recompute_than_stated);
+  // ZeRO-1: whole fp32 gradients, and the run no longer fits.
+  ValidationCase z1 = vc;
+  z1.strategy.zero = 1;
+  const MemoryBreakdown m1 = evaluate(z1).prediction.memory;
+  EXPECT_NEAR(m1.gradients, 12751732736.0, 1);
+  EXPECT_NEAR(m1.total(), 95476017152.0, 16);
+  EXPECT_FALSE(m1.fits);
 }
 
 // (6) Scale-dependent losses: stragglers and collectives at thousands of devices.

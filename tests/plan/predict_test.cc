@@ -92,16 +92,19 @@ TEST_F(Predict, RecomputationTradesMemoryForTime) {
 
 TEST_F(Predict, GptActivationsMatchKorthikantiWithoutDropout) {
   // Korthikanti et al. 2022: per layer s b h (34/t + 5 a s/(h t)) bytes with TP + SP; flash
-  // attention removes the 5 a s / h term and the planner keeps no dropout masks (2 of the 34),
-  // so expect about 32 s b h / t per layer, for 1F1B's pp in-flight micro-batches on rank 0.
+  // attention removes the 5 a s / h term and keeps only its log-sum-exp (4 B per head and
+  // token), and the planner keeps no dropout masks (2 of the 34): 32 s b h / t + 4 s a / t per
+  // layer, for 1F1B's pp in-flight micro-batches on rank 0. The attention output is the output
+  // projection's input, one tensor: Korthikanti's 2 s b h for that input is all of it (until
+  // session 19 trex kept it twice, 34 s b h / t, and this check allowed 15%).
   Strategy s = gpt_strategy();
   s.recompute = Recompute::kNone;
   s.vpp = 1;
   Prediction p = predict(gpt, a100, make_run(2048, 1536), s);
   double sbh = 2048.0 * 1 * 12288;
-  double per_layer = sbh * 32 / 8;
+  double per_layer = sbh * 32 / 8 + 4 * 2048.0 * 96 / 8;
   double expected = per_layer * (96 / 8) * 8;
-  EXPECT_NEAR(p.memory.activations / expected, 1.0, 0.15);
+  EXPECT_NEAR(p.memory.activations / expected, 1.0, 1e-9);
 }
 
 TEST_F(Predict, BubbleFollowsTheSchedule) {

@@ -269,8 +269,11 @@ constexpr Shares kIndependentShares{0.92, 1};
 // 768 GPUs) were looked into because of their held-out errors; the fixes come from the papers.
 // Then fix32's Nemotron-4 340B convention: without BigScience 7.43% / 80.4% / +2.45%,
 // source-weighted 8.02% / 77.2% / +3.98% (loosened to that).
+// Session 19 (plan: the Llama 3 8K rows run without recomputation as stated; the H100's
+// CUDA-visible memory lets three held-out rows of unstated recomputation pick less of it):
+// without BigScience 7.46% / 80.4% / +2.48%, source-weighted 8.10% / 77.2% / +4.06% (loosened).
 constexpr Bounds kHeldOutWithoutLargest{0.075, 0.025, 0.368};
-constexpr Bounds kHeldOutSourceWeighted{0.081, 0.040, 0.380};
+constexpr Bounds kHeldOutSourceWeighted{0.081, 0.041, 0.380};
 constexpr double kHeldOutSourceWeightedWithin10 = 0.77;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
@@ -325,13 +328,17 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
     EXPECT_LE(beyond_20(e), b.beyond_20_at_most);
   };
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit), held = slice_table(results, Split::kHeldOut);
-  // Review rplan4 MEDIUM 3: the two Llama 3 8K rows, and only they, fit only with more
-  // recomputation than their source states (none stated, norm-act needed).
+  // Review rplan4 MEDIUM 3: the two Llama 3 8K rows fitted only with more recomputation than
+  // their source states (none stated, norm-act needed) until session 19, when the report's FSDP
+  // gradient sharding, the attention output counted once and the H100's CUDA-visible memory made
+  // them fit as stated (causes_test, Llama3ShardsGradients...). No run of either split is
+  // predicted not to fit or fits only with more recomputation than stated: the goal.
   std::vector<std::string> more;
   for (const ValidationResult& r : results)
-    if (r.more_recompute_than_stated) more.push_back(r.c.name);
-  EXPECT_EQ(more, (std::vector<std::string>{"llama3-405b-8k-16384gpu", "llama3-405b-8k-8192gpu"}));
-  EXPECT_EQ(row(fit, "all").more_recompute + row(held, "all").more_recompute, 2);
+    if (r.more_recompute_than_stated || !r.prediction.memory.fits) more.push_back(r.c.name);
+  EXPECT_EQ(more, std::vector<std::string>{});
+  EXPECT_EQ(row(fit, "all").more_recompute + row(held, "all").more_recompute, 0);
+  EXPECT_EQ(row(fit, "all").not_fit + row(held, "all").not_fit, 0);
   shares(row(fit, "all"), kFitShares);
   shares(row(held, "all"), kHeldOutShares);
   {
@@ -491,12 +498,17 @@ TEST(Validation, BadFileNamesTheField) {
 }
 
 // Review rplan4 MEDIUM 3: Llama 3's 8K runs trained "without activation checkpointing", which
-// trex's memory model does not fit (100 GB per GPU on 80 GB); recompute = "auto" picks norm-act.
-// The file states what the run used (stated_recompute = "none"), and the run is counted as a
-// memory-model failure of its own kind, not hidden by the automatic choice.
+// trex's memory model did not fit until session 19 (100 GB per GPU on 80e9 B under ZeRO-1);
+// recompute = "auto" picked norm-act. The file states what the run used (stated_recompute =
+// "none"), and such a run is counted as a memory-model failure of its own kind, not hidden by the
+// automatic choice. The shipped file now fits as stated (ZeRO-2, causes_test); read under the
+// ZeRO-1 of its earlier sessions (whole fp32 gradients, 95.5 GB) with "auto", it is counted.
 TEST(Validation, ARunThatFitsOnlyWithMoreRecomputationThanStatedIsCounted) {
   ValidationCase c = load_validation_case(source_path("configs/validation/llama3-405b-8k-8192gpu.toml"));
-  ASSERT_TRUE(c.recompute_auto);
+  ASSERT_FALSE(c.recompute_auto);
+  EXPECT_FALSE(evaluate(c).more_recompute_than_stated);
+  c.strategy.zero = 1;
+  c.recompute_auto = true;
   ASSERT_TRUE(c.stated_recompute.has_value());
   EXPECT_EQ(*c.stated_recompute, Recompute::kNone);
   ValidationResult r = evaluate(c);

@@ -86,6 +86,7 @@ class Builder {
     seq_ = r.seq_len;
     fp8_ = r.fp8_matmul;
     cast_bytes_ = r.fp8_cast_bytes;
+    act_bytes_ = r.act_bytes;
     // The cluster states what kernels reach on the device; the stack scales it (stack.h).
     Roofs rf = roofs(c, s.stack);
     peak_mm_ = rf.matmul;
@@ -190,6 +191,15 @@ class Builder {
     }
   }
 
+  // The attention output a fused (flash) kernel keeps for its backward (FlashAttention-2's
+  // backward reads Q, K, V, O and the log-sum-exp) is the very tensor the output projection
+  // keeps as its input (a view of it, in Megatron and Transformer Engine): with BF16 storage it
+  // is counted once, as the projection's input, so that selective recomputation, which drops
+  // the attention's own share, still keeps it. Under FP8 storage the projection keeps an FP8
+  // copy of its own and the kernel's BF16 output stays. Korthikanti et al. 2022 (arXiv
+  // 2205.05198, section 4.1) count the projection's input, 2sbh, once beside Q, K and V.
+  double shared_output(double output_bytes) const { return act_bytes_ >= 2 ? output_bytes : 0; }
+
   void attention(Work& w, double flops, double bytes, double saved) {
     double time = std::max(flops / peak_attn_, bytes / bw_);
     w.attn += time;
@@ -273,7 +283,7 @@ class Builder {
         vec(w, ta_ * (H + kv) * hd * 4, 0);  // RoPE on q and k
         double bytes = 2 * ta_ * (2 * H * hd + 2 * kv * hd);
         if (s_.flash_attention)
-          attention(w, 4 * H * hd * keys * ta_, bytes, bytes + 4 * ta_ * H);
+          attention(w, 4 * H * hd * keys * ta_, bytes, bytes - shared_output(2 * ta_ * H * hd) + 4 * ta_ * H);
         else
           unfused_attention(w, H, hd, hd, bytes);
         gemm(w, ta_, H * hd, d);
@@ -299,7 +309,7 @@ class Builder {
         vec(w, ta_ * (H + 1) * a.qk_rope_head_dim * 4, 0);
         double bytes = 2 * ta_ * H * (2 * qk + 2 * a.v_head_dim);
         if (s_.flash_attention)
-          attention(w, 2 * H * (qk + a.v_head_dim) * keys * ta_, bytes, bytes + 4 * ta_ * H);
+          attention(w, 2 * H * (qk + a.v_head_dim) * keys * ta_, bytes, bytes - shared_output(2 * ta_ * H * a.v_head_dim) + 4 * ta_ * H);
         else
           unfused_attention(w, H, qk, a.v_head_dim, bytes);
         gemm(w, ta_, H * a.v_head_dim, d);
@@ -475,6 +485,7 @@ class Builder {
   double align_ = 0;             // the stack's tensor_core_align_bytes (0: every GEMM aligned)
   // Whether a 16-bit dimension of `elems` meets the stack's Tensor Core alignment.
   bool aligned(double elems) const { return tensor_core_aligned(elems, 2, align_); }
+  double act_bytes_ = 2;         // storage of the saved GEMM inputs (Run::act_bytes)
   double cast_bytes_ = 4;        // HBM bytes per element of an FP8 input cast (the run's recipe)
   double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions, 16-bit and FP8
   bool fp8_ = false;

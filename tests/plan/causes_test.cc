@@ -907,6 +907,46 @@ TEST(Causes, Llama3ShardsGradientsAndKeepsTheAttentionOutputOnceSoIts8KRunFitsWi
   EXPECT_FALSE(m1.fits);
 }
 
+// (5) The bubble a pipeline layout leaves, as a number worked out by hand (review rplan4 LOW 5):
+// the two-layer GPT above on 2 devices (PP 2, TP 1, DP 1), 100 TFLOPS, 2 TB/s, every factor 1,
+// no launch cost, the stage link 100 GB/s; 1024 tokens a micro-batch, 4 micro-batches.
+// One layer, forward (t = 1024 tokens, d = 1024, H = 8 x 128, f = 4096, causal: 512.5 keys):
+//   GEMMs: qkv 2 t d 3d = 6,442,450,944 FLOPs, out-proj 2 t d d = 2,147,483,648, fc1 and fc2
+//   2 t d f = 8,589,934,592 each -> 25,769,803,776 FLOPs / 1e14 = 257.69803776 us
+//   attention core: 4 x 8 x 128 x 512.5 x 1024 = 2,149,580,800 FLOPs -> 21.495808 us
+//   vector (bytes / 2e12): two residual adds 6 t d = 6,291,456 B, two norms 4 t d = 4,194,304 B,
+//   RoPE t x 16 x 128 x 4 = 8,388,608 B, GELU 4 t f = 16,777,216 B -> 23.068672 us
+//   backward 2 x GEMM + 2.5 x attention + 2 x vector: fwd + bwd = 3 x 257.69803776 +
+//   3.5 x 21.495808 + 3 x 23.068672 = 917.53545728 us
+// Head: norm 4 t d -> 2.097152 us; logits 2 t d 32000 = 67,108,864,000 FLOPs -> 671.08864 us;
+//   fp32 cross-entropy t x 32000 x 12 B -> 196.608 us: fwd + bwd = 3 x 671.08864 + 3 x
+//   198.705152 = 2609.381376 us. Embedding: t x 2d x 2 B -> 2.097152 us, x 3 = 6.291456 us.
+// Sends: one each way a micro-batch, t x 2d = 2,097,152 B / 100 GB/s = 20.97152 us, x 2.
+// Default layout (E+layer | layer+head): rank 1 = 917.53545728 + 2609.381376 + 41.94304 =
+//   3568.85987328 us a micro-batch; 1F1B bubble (pp - 1) = 1 micro-batch time: 3.56885987328 ms.
+// Layout "Ett|L" (both layers and the embedding on rank 0, the head alone on rank 1): rank 0 =
+//   2 x 917.53545728 + 6.291456 + 41.94304 = 1883.30541056 us, rank 1 = 2609.381376 + 41.94304 =
+//   2651.324416 us: the slowest rank paces the pipeline, bubble 2.651324416 ms.
+TEST(Causes, APipelineLayoutSetsTheBubbleThroughItsSlowestRank) {
+  model::ModelConfig m = tiny_gpt();
+  Cluster c = tiny_cluster(1);
+  c.devices_per_node = 2;
+  c.links = {LinkLevel{"nvlink", 2, 100e9, 0, 1, "test"}};
+  Strategy s;
+  s.tp = 1;
+  s.pp = 2;
+  s.recompute = Recompute::kNone;
+  plan::Run r = make_run(1024, 4);
+  const Prediction even = predict(m, c, r, s);
+  ASSERT_EQ(even.micro_batches, 4);
+  EXPECT_NEAR(even.time.bubble, 3.56885987328e-3, 1e-12);
+  EXPECT_NEAR(even.time.pp_comm, 4 * 41.94304e-6, 1e-12);
+  s.layout = {"Ett|L", 0, 0};
+  const Prediction head_alone = predict(m, c, r, s);
+  ASSERT_EQ(head_alone.rank_layers, (std::vector<long>{2, 0}));
+  EXPECT_NEAR(head_alone.time.bubble, 2.651324416e-3, 1e-12);
+}
+
 // (6) Scale-dependent losses: stragglers and collectives at thousands of devices.
 TEST(Causes, StragglerAndCollectiveLossesGrowWithScale) {
   Cluster c = tiny_cluster(2);

@@ -1,5 +1,5 @@
-// One test per cause of issue 17 (docs/plan.md, "What the model accounts for"): each shows the
-// cause's effect on a small case whose answer is worked out by hand in the comments.
+// One test per cause of issue 17 (docs/plan.md, "Issue 17's causes and the tests that show them"):
+// each shows the cause's effect on a small case whose answer is worked out by hand in the comments.
 #include <gtest/gtest.h>
 
 #include <array>

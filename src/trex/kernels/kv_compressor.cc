@@ -480,50 +480,65 @@ TREX_AVX512_FN void r4_forward_step(const float* kt, const float* zt, const floa
 }
 
 // dkt, dzt and dape over the walk (the backward, ratio 4): backward_entries512's gradient pass on
-// the exps in registers.
-template <int J0, bool kFull>
+// the exps in registers, one 16-channel vector at a time. Both vectors at once (r4_step's 16 exps,
+// 8 row offsets, seven arrays) made GCC keep exps and pointers on the stack (perf: the step's
+// samples on spills and reloads; 2.7x the forward's time per channel in L1, where the gradient
+// pass adds 3 operations and 3 stores per vector). One vector at a time, nt a template argument:
+// 1.25x in L1 ([32, 512], 1 thread), 1.2x at [4096, 512] on 2 threads (paired medians, loaded;
+// session 19, issue 15). The forward measured 0.96x this way and keeps r4_step.
+template <int J0, bool kFull, bool kNt>
 TREX_AVX512_FN void r4_backward_step(const float* kt, const float* zt, const float* ape,
                                      const float* dk, float* dkt, float* dzt, float* dape,
                                      const R4Rows& r, int64_t i, int64_t c, int64_t e1,
-                                     int64_t hd, bool nt) {
-  __mmask16 m[2];
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; ++v) m[v] = r4_lanes<kFull>(c + 16 * v, e1);
-  __m512 p[8][2], sum[2], acc[2], kv[2], gk[2];
-  r4_step<J0>(kt, zt, ape, r, c, m, p, sum, acc);
+                                     int64_t hd) {
 #pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) {
-    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum[v]);
-    kv[v] = _mm512_mul_ps(acc[v], inv);
-    gk[v] = _mm512_mul_ps(simd::load16(dk + i * hd + c + 16 * v, m[v]), inv);
-  }
+    const int64_t cv = c + 16 * v;
+    const __mmask16 m = r4_lanes<kFull>(cv, e1);
+    if (!kFull && m == 0) continue;
+    __m512 p[8];
+    __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
 #pragma GCC unroll 8
-  for (int j = J0; j < 8; ++j)
-#pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v) {
-      if (m[v] == 0) continue;
-      const int64_t o = r.x[j] + c + 16 * v;
-      const __m512 g = _mm512_mul_ps(p[j][v], gk[v]);
-      const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o, m[v]), kv[v]));
-      if (nt && m[v] == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
+    for (int j = J0; j < 8; ++j) {
+      p[j] = _mm512_add_ps(simd::load16(zt + r.x[j] + cv, m), simd::load16(ape + r.a[j] + cv, m));
+      mx = simd::max16(mx, p[j]);
+    }
+    __m512 sum = _mm512_setzero_ps(), acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int j = J0; j < 8; ++j) {
+      p[j] = exp16_nonpos(_mm512_sub_ps(p[j], mx));
+      sum = _mm512_add_ps(sum, p[j]);
+      acc = _mm512_fmadd_ps(p[j], simd::load16(kt + r.x[j] + cv, m), acc);
+    }
+    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum);
+    // A masked multiply: GCC's default -ffp-contract=fast fused kt - acc inv into one fnmadd here
+    // (another rounding: other bits than the 8-channel path); the builtin is never contracted.
+    const __m512 kv = _mm512_maskz_mul_ps(simd::kAll16, acc, inv);
+    const __m512 gk = _mm512_mul_ps(simd::load16(dk + i * hd + cv, m), inv);
+#pragma GCC unroll 8
+    for (int j = J0; j < 8; ++j) {
+      const int64_t o = r.x[j] + cv;
+      const __m512 g = _mm512_mul_ps(p[j], gk);
+      const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o, m), kv));
+      if (kNt && m == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
         _mm512_stream_ps(dkt + o, g);
         _mm512_stream_ps(dzt + o, dz);
       } else {
-        simd::store16(dkt + o, g, m[v]);
-        simd::store16(dzt + o, dz, m[v]);
+        simd::store16(dkt + o, g, m);
+        simd::store16(dzt + o, dz, m);
       }
-      float* da = dape + r.a[j] + c + 16 * v;
-      simd::store16(da, _mm512_add_ps(simd::load16(da, m[v]), dz), m[v]);
+      float* da = dape + r.a[j] + cv;
+      simd::store16(da, _mm512_add_ps(simd::load16(da, m), dz), m);
     }
+  }
 }
 
 // One step of either walk (the forward writes k; the backward dkt, dzt and dape).
-template <bool kBackward, int J0, bool kFull>
+template <bool kBackward, int J0, bool kFull, bool kNt>
 TREX_AVX512_FN void r4_any_step(const float* kt, const float* zt, const float* ape,
                                 const float* dk, float* k, float* dkt, float* dzt, float* dape,
-                                const R4Rows& r, int64_t i, int64_t c, int64_t e1, int64_t hd,
-                                bool nt) {
-  if constexpr (kBackward) r4_backward_step<J0, kFull>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, e1, hd, nt);
+                                const R4Rows& r, int64_t i, int64_t c, int64_t e1, int64_t hd) {
+  if constexpr (kBackward) r4_backward_step<J0, kFull, kNt>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, e1, hd);
   else r4_forward_step<J0, kFull>(kt, zt, ape, k, r, i, c, e1, hd);
 }
 
@@ -532,10 +547,10 @@ TREX_AVX512_FN void r4_any_step(const float* kt, const float* zt, const float* a
 // kPrefetchSteps ahead requested before each step, each step's variant (its first row, whether
 // all its channels are in range) picked at run time. Plain arguments, not a step object: passed
 // as an object the forward ran 0.68x (quiet lane, loaded; GCC kept the members in memory).
-template <bool kBackward>
+template <bool kBackward, bool kNt>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_walk512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* k, float* dkt,
-    float* dzt, float* dape, const R4Walk& w, int64_t hd, bool nt) {
+    float* dzt, float* dape, const R4Walk& w, int64_t hd) {
   for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
   int64_t s = 0;
   R4Rows r;
@@ -545,25 +560,26 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_w
       r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
       const bool full = c + kR4Step <= w.e1;
       if (r.j0 == 0 && full)
-        r4_any_step<kBackward, 0, true>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+        r4_any_step<kBackward, 0, true, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
       else if (r.j0 == 0)
-        r4_any_step<kBackward, 0, false>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+        r4_any_step<kBackward, 0, false, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
       else if (full)
-        r4_any_step<kBackward, 4, true>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+        r4_any_step<kBackward, 4, true, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
       else
-        r4_any_step<kBackward, 4, false>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd, nt);
+        r4_any_step<kBackward, 4, false, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
     }
   }
 }
 
 void forward_r4_512(const float* kt, const float* zt, const float* ape, float* k, const R4Walk& w,
                     int64_t hd) {
-  r4_walk512<false>(kt, zt, ape, nullptr, k, nullptr, nullptr, nullptr, w, hd, false);
+  r4_walk512<false, false>(kt, zt, ape, nullptr, k, nullptr, nullptr, nullptr, w, hd);
 }
 
 void backward_r4_512(const float* kt, const float* zt, const float* ape, const float* dk,
                      float* dkt, float* dzt, float* dape, const R4Walk& w, int64_t hd, bool nt) {
-  r4_walk512<true>(kt, zt, ape, dk, nullptr, dkt, dzt, dape, w, hd, nt);
+  if (nt) r4_walk512<true, true>(kt, zt, ape, dk, nullptr, dkt, dzt, dape, w, hd);
+  else r4_walk512<true, false>(kt, zt, ape, dk, nullptr, dkt, dzt, dape, w, hd);
 }
 
 // Work items [w0, w1) of the forward for ratio 4 on AVX-512 (item w: entry w / blocks, channel

@@ -55,9 +55,12 @@
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 //             [--passes N] [--min-time S] [--timing auto|min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
-//             [--pass-level] [--model-check]
+//             [--pass-level] [--model-check] [--why] [--verbose]
 // --pass-level (with --loo): the judge divides each pass by its load level first (see there).
 // --model-check (implies --loo): per space and parameter value, measured against the model (see there).
+// --why (implies --loo; session 19): per space, why the skills do or do not save evaluations: the
+// noise bound, the prior's consensus and prediction, whether a skills' seed was measured, and
+// the oracle over every other shape's best under every transfer (why_row(); a table after goal (c)).
 // --timing: a candidate's time is the fastest of its calls (min), their median, or (auto, the default)
 // the fastest on one thread's CPU clock and the median on wall time (live.h).
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other
@@ -67,6 +70,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -212,6 +216,194 @@ Guided skills_root_search(const std::vector<trex::aura::Skill>& skills, const tr
   return g;
 }
 
+
+// --why (session 19): where the skills could save evaluations and do not, which of three causes
+// it is, read off the saved tables (no noise added by the diagnosis itself):
+//   (1) transfer: each other shape's de-noised best, mapped into this space under every
+//       combination of transfers (per parameter with scales: each scale or the absolute value;
+//       per choice: itself or relative to the model's choice), timed on this table. If no
+//       other shape's best lands within 3% of this best under any transfer, no representation
+//       of "the best there" can seed this search (the oracle column).
+//   (2) retrieval and the prior: the consensus per parameter and the prior's prediction
+//       (descend() from the model's start), learned from the other shapes' whole de-noised
+//       tables and from their recorded searches, and its ratio here; whether it is stable
+//       (warm_start() measures only a stable one).
+//   (3) the tree: whether the guided search measured a seed of origin "skills" at all.
+// And the noise bound: how far two exhaustive runs of this very space (split passes) disagree.
+using HeldOut = std::function<double(const Table&, const Config&, size_t)>;
+
+// `c` (a configuration of `src`'s space) in `tg`'s space under one transfer per parameter:
+// mode[p] = k >= 0 relative to scale k, -1 absolute (a blocking that covered its whole dimension
+// covers it here); a choice: 0 itself, 1 relative to the model's choice (src_start <-> tg_start).
+Config map_under(const trex::aura::TuneTarget& src, const Config& src_start, const trex::aura::TuneTarget& tg,
+                 const Config& tg_start, const Config& c, const std::vector<int>& mode) {
+  Config out;
+  for (size_t p = 0; p < tg.space.size(); ++p) {
+    const trex::aura::SpaceParam& tp = tg.space[p];
+    auto it = c.find(tp.name);
+    const trex::aura::SpaceParam* sp = nullptr;
+    for (const trex::aura::SpaceParam& x : src.space)
+      if (x.name == tp.name) sp = &x;
+    int64_t v = it == c.end() ? tp.values.front() : it->second;
+    if (tp.scales.empty()) {
+      if (mode[p] == 1 && src_start.count(tp.name) && tg_start.count(tp.name)) {
+        if (v == src_start.at(tp.name)) v = tg_start.at(tp.name);
+        else if (v == tg_start.at(tp.name)) v = src_start.at(tp.name);
+      }
+      out[tp.name] = v;
+      continue;
+    }
+    if (v <= 0) {  // "the kernel's own choice" (vocab_tile 0: the whole row) is not a number
+      out[tp.name] = std::find(tp.values.begin(), tp.values.end(), v) != tp.values.end() ? v : tp.values.front();
+      continue;
+    }
+    double want = std::log2(double(v));
+    if (mode[p] >= 0 && sp && sp->scales.size() == tp.scales.size())
+      want += std::log2(double(tp.scales[size_t(mode[p])])) - std::log2(double(sp->scales[size_t(mode[p])]));
+    else if (mode[p] < 0 && tp.whole > 0 && sp && sp->whole > 0 && v >= sp->whole) {
+      int64_t cover = tp.values.back();
+      for (int64_t x : tp.values)
+        if (x >= tp.whole) {
+          cover = x;
+          break;
+        }
+      out[tp.name] = cover;
+      continue;
+    }
+    int64_t pick = tp.values.front();
+    double best_d = INFINITY;
+    for (int64_t x : tp.values) {
+      if (x <= 0) continue;
+      const double d = std::fabs(std::log2(double(x)) - want);
+      if (d < best_d - 1e-12) {
+        best_d = d;
+        pick = x;
+      }
+    }
+    out[tp.name] = pick;
+  }
+  return tg.config_at(tg.index_of(out));
+}
+
+std::string mode_text(const trex::aura::TuneTarget& tg, const std::vector<int>& mode) {
+  std::string out;
+  for (size_t p = 0; p < tg.space.size(); ++p) {
+    const trex::aura::SpaceParam& tp = tg.space[p];
+    std::string m;
+    if (tp.scales.empty()) m = mode[p] ? "model" : "same";
+    else if (mode[p] < 0) m = "abs";
+    else m = "/" + std::to_string(tp.scales[size_t(mode[p])]);
+    out += (out.empty() ? "" : ",") + tp.name + " " + m;
+  }
+  return out;
+}
+
+std::string why_row(const Table& t, const std::vector<Table>& tables, size_t i, const Config& start, double best_all,
+                    const HeldOut& held_out, double split, int half, const std::vector<trex::aura::Skill>& from_searches,
+                    const std::vector<trex::aura::Skill>& from_tables,
+                    const std::vector<trex::aura::SearchResult>& guided_runs, const trex::aura::AuraHardware& hw) {
+  const trex::aura::TuneTarget& tg = t.target;
+  auto ratio = [&](const Config& c) { return t.m.count(c) ? held_out(t, c, SIZE_MAX) / best_all : double(INFINITY); };
+  const Config builtin = trex::aura::builtin_config(tg, hw);
+  const bool poor = half >= 2 && ratio(start) > 1.03 && ratio(builtin) > 1.03;
+  auto prior_text = [&](const std::vector<trex::aura::Skill>& skills) {
+    trex::aura::SkillPrior prior(tg, trex::aura::prior_evidence(skills, tg, hw));
+    if (prior.empty()) return std::string("no skills");
+    std::string cons;
+    for (size_t p = 0; p < tg.space.size(); ++p) {
+      const int k = prior.consensus(p);
+      cons += (cons.empty() ? "" : ",") + tg.space[p].name + "=" +
+              (k < 0 ? std::string("-") : std::to_string(tg.space[p].values[size_t(k)]));
+    }
+    const std::vector<int> from = tg.index_of(start), to = prior.descend(from);
+    char buf[768];
+    if (to == from)
+      std::snprintf(buf, sizeof buf, "%zu skills; consensus %s; prediction = the start", prior.skills(), cons.c_str());
+    else
+      std::snprintf(buf, sizeof buf, "%zu skills; consensus %s; prediction %s %.3f (%s)", prior.skills(), cons.c_str(),
+                    trex::aura::config_text(tg.config_at(to)).c_str(), ratio(tg.config_at(to)),
+                    prior.stable(from, to) ? "stable: measured" : "unstable: not measured");
+    // The skills' joint surface: the configuration whose predicted time (geometric mean over
+    // skills of their nearest observation's relative time) is lowest, beside the start's.
+    const std::vector<std::vector<int>> top = prior.ranked(1);
+    std::string out = buf;
+    if (!top.empty()) {
+      std::snprintf(buf, sizeof buf, "; ranked first %s %.3f (predicted %.3f, start predicted %.3f)",
+                    trex::aura::config_text(tg.config_at(top[0])).c_str(), ratio(tg.config_at(top[0])),
+                    prior.predicted(top[0]), prior.predicted(from));
+      out += buf;
+    }
+    return out;
+  };
+  int seeded = 0;
+  for (const trex::aura::SearchResult& r : guided_runs)
+    for (const trex::aura::SearchNode& n : r.nodes)
+      if (n.origin == "skills") {
+        ++seeded;
+        break;
+      }
+  // (1) the oracle over the other shapes' de-noised bests and every transfer.
+  const Config tg_start = trex::aura::model_start(tg, hw);
+  std::string per_shape;
+  int within = 0, combos = 0, shapes_within = 0, shapes = 0;
+  double oracle = INFINITY;
+  for (size_t j = 0; j < tables.size(); ++j) {
+    const Table& o = tables[j];
+    if (j == i || o.target.kernel != tg.kernel) continue;
+    double ob = INFINITY;
+    Config oc;
+    for (const auto& [c, m] : o.m)
+      if (held_out(o, c, SIZE_MAX) < ob) {
+        ob = held_out(o, c, SIZE_MAX);
+        oc = c;
+      }
+    if (!std::isfinite(ob)) continue;
+    ++shapes;
+    const Config o_start = trex::aura::model_start(o.target, hw);
+    std::vector<int> mode(tg.space.size()), lo(tg.space.size()), hi(tg.space.size());
+    for (size_t p = 0; p < tg.space.size(); ++p) {
+      lo[p] = tg.space[p].scales.empty() ? 0 : -1;
+      hi[p] = tg.space[p].scales.empty() ? 1 : int(tg.space[p].scales.size()) - 1;
+      mode[p] = lo[p];
+    }
+    double best_here = INFINITY;
+    std::string best_mode;
+    Config best_mapped;
+    bool any = false;
+    while (true) {
+      const Config mapped = map_under(o.target, o_start, tg, tg_start, oc, mode);
+      const double r = ratio(mapped);
+      ++combos;
+      within += r <= 1.03;
+      any = any || r <= 1.03;
+      if (r < best_here) {
+        best_here = r;
+        best_mode = mode_text(tg, mode);
+        best_mapped = mapped;
+      }
+      size_t p = 0;
+      for (; p < mode.size(); ++p) {
+        if (++mode[p] <= hi[p]) break;
+        mode[p] = lo[p];
+      }
+      if (p == mode.size()) break;
+    }
+    shapes_within += any;
+    oracle = std::min(oracle, best_here);
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "%s%s best %s -> %s %.3f (%s)", per_shape.empty() ? "" : "; ",
+                  o.target.shape_text().c_str(), trex::aura::config_text(oc).c_str(),
+                  trex::aura::config_text(best_mapped).c_str(), best_here, best_mode.c_str());
+    per_shape += buf;
+  }
+  char line[4096];
+  std::snprintf(line, sizeof line, "| %s | %s | %s | %.3f | %.3f | %.3f | %s | %s | %d/%zu | %.3f | %d of %d, %d of %d | %s |",
+                tg.kernel.c_str(), tg.shape_text().c_str(), poor ? "yes" : "no", ratio(builtin), ratio(start), split,
+                prior_text(from_tables).c_str(), prior_text(from_searches).c_str(), seeded, guided_runs.size(), oracle,
+                shapes_within, shapes, within, combos, per_shape.c_str());
+  return line;
+}
+
 }  // namespace
 
 static int run_bench(int argc, char** argv) {
@@ -222,6 +414,7 @@ static int run_bench(int argc, char** argv) {
   bool pass_level = false;  // --pass-level: the de-noised metric divides each pass by its level (see below)
   bool model_check = false;  // --model-check (implies --loo): the model against the table per parameter value, then exit
   bool verbose = false;  // --verbose: every node of the leave-one-out searches on stderr
+  bool why = false;      // --why (implies --loo): why the skills do or do not save evaluations (see there)
   std::string only;  // "kernel:MxNxK,kernel:RxC": these spaces instead of the defaults
   std::string save_tables, load_tables, hw_file;
   int passes = 1;         // exhaustive passes; a configuration's time is the median over them
@@ -237,6 +430,7 @@ static int run_bench(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--model-check")) model_check = loo = true;
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
+    else if (!std::strcmp(argv[i], "--why")) why = loo = true;
     else if (!std::strcmp(argv[i], "--spaces") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--save-tables") && i + 1 < argc) save_tables = argv[++i];
     else if (!std::strcmp(argv[i], "--tables") && i + 1 < argc) load_tables = argv[++i];
@@ -702,7 +896,7 @@ static int run_bench(int argc, char** argv) {
   // measured a configuration within 3% of the held-out best ("found") and whether the
   // configuration it returns, its last checkpoint, is one ("returned"), with the median over seeds
   // of the returned configuration's held-out time over that best.
-  std::vector<std::string> goal_rows, half_rows, noise_rows;
+  std::vector<std::string> goal_rows, half_rows, noise_rows, why_rows;
   int sep_met_shown = 0, sep_miss_shown = 0, sep_open = 0, conf_found = 0, conf_returned = 0, plain2_found = 0;
   int plain2_returned = 0, confirm_measures = 0, confirm_kept = 0, confirm_undone = 0, narrow_best = 0;
   // Goal (c) as the issue states it ("with skills from other shapes, half the evaluations
@@ -749,6 +943,7 @@ static int run_bench(int argc, char** argv) {
     std::vector<double> rs, rt;
     // Per seed: the unlimited cold and guided-by-searches runs, for goal (c)'s half budget.
     std::vector<trex::aura::SearchResult> cold_runs, guided_runs, rooted_runs;
+    std::vector<trex::aura::Skill> why_searches, why_tables;  // seed 0's skills, for --why
     std::string transfers;
     for (size_t s = 0; s < seeds; ++s) {
       trex::aura::SearchOptions cold;
@@ -802,6 +997,8 @@ static int run_bench(int argc, char** argv) {
       guided_runs.push_back(gs.result);
       rooted_runs.push_back(skills_root_search(from_searches, tg, pr, start, eval, cold.budget, hw).result);
       if (s == 0) {
+        why_searches = from_searches;
+        why_tables = from_tables;
         trex::aura::SkillPrior prior(tg, trex::aura::prior_evidence(from_searches, tg, hw));
         for (const std::string& x : prior.transfers()) transfers += (transfers.empty() ? "" : "; ") + x;
         if (prior.empty()) transfers = "no skills";
@@ -1014,6 +1211,8 @@ static int run_bench(int argc, char** argv) {
                     gr, seeds, median_of(g_ratios), cf, seeds, cr, seeds, ff, seeds, fr, seeds, kf, seeds, kr, seeds,
                     same_rooted ? " (no skills' start)" : "");
       half_rows.push_back(line);
+      if (why) why_rows.push_back(why_row(t, tables, i, start, best_all, held_out, split, half, why_searches, why_tables,
+                                          guided_runs, hw));
     }
     auto med_i = [&](const std::vector<int>& v) { return median_of(std::vector<double>(v.begin(), v.end())); };
     const double n = double(tg.size());
@@ -1098,6 +1297,21 @@ static int run_bench(int argc, char** argv) {
               "guided 15%%: found | guided 15%%: returned | skills' start, half: found, returned |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& l : half_rows) std::printf("%s\n", l.c_str());
+  if (why) {
+    std::printf("\nWhy (--why): per space, whether both the model's start and the built-in are more than 3%% off the "
+                "de-noised best with a half budget of at least 2 (\"poor\": only there can a skill save an evaluation), "
+                "two exhaustive runs' disagreement (split passes: the noise bound), the skill prior learned from the other "
+                "shapes' whole de-noised tables and from their recorded searches (seed 0: consensus per parameter; the "
+                "prediction from the start and its de-noised ratio here; warm_start() measures it only when stable), on how "
+                "many seeds the guided search measured a skills' seed, and the oracle: every other shape's de-noised best "
+                "mapped here under every combination of transfers, the best ratio any reaches, how many shapes and (shape, "
+                "transfer) pairs land within 3%%, and per shape its best mapping:\n\n");
+    std::printf("| kernel | shape | poor | built-in / best | start / best | two exhaustive runs disagree | prior from tables | "
+                "prior from searches | guided measured a skills' seed (seeds) | oracle: best other-shape best here | within "
+                "3%%: shapes, (shape, transfer) pairs | per other shape: its best -> mapped here, ratio (transfer) |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const std::string& l : why_rows) std::printf("%s\n", l.c_str());
+  }
   std::printf("\nhalf budget, over the %d of %zu spaces whose half budget is at least 2 (%d of %d evaluations, %.0f%%): "
               "guided found within 3%% on every seed in %d of %d spaces, returned on most seeds in %d; cold with the "
               "half budget %d, %d; guided with the 15%% budget %d, %d (cold 15%%: %d, %d)\n",

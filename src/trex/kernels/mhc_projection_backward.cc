@@ -50,6 +50,7 @@ TREX_STRIP_FN void store16(T* p, __m512 v, __mmask16 m) {
 }
 
 constexpr int kGroup = 8;      // tokens per strip pass: 8 x and 8 DX registers, 25 zmm in all
+constexpr int kSmallGroup = 4; // the token path's smaller pass (the bf16 head's groups)
 constexpr int64_t kChunk = kDphiChunkTokens;  // tokens per partial sum of dphi (a multiple of kGroup)
 
 // One strip of up to 16 columns (mask m) for TB tokens. x, dx: token 0's strip, rows `row`
@@ -278,6 +279,9 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
   int64_t t = t0;
   for (; t + kGroup <= t1; t += kGroup)
     block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
+  // Groups of 4 (the bf16 head's, mhc.cc; and a group's remainder of 4-7 tokens).
+  for (; t + kSmallGroup <= t1; t += kSmallGroup)
+    block_tokens<kSmallGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
   for (; t < t1; ++t)
     block_tokens<1>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
 }

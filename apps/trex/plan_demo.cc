@@ -83,7 +83,11 @@ int plan_demo() {
               "only with more recomputation than stated\n",
               cases.size(), fit.runs, 100 * fit.mean_abs, set.runs, 100 * set.mean_abs, held.runs,
               100 * held.mean_abs, independent_text, fit.not_fit + held.not_fit, fit.more_recompute + held.more_recompute);
-  failures += set.mean_abs > 0.10 || fit.not_fit + held.not_fit > 0;
+  // Runs predicted not to fit are printed above, not a demo failure: since session 19 (review
+  // rplan5) the two Llama 3 405B 8K runs are, a finding of the memory model against issue 17's
+  // goal, not a broken build. tests/plan/validation_test.cc pins them by name, so any other run
+  // predicted not to fit fails the test suite.
+  failures += set.mean_abs > 0.10;
   return failures == 0 ? 0 : 1;
 }
 

@@ -7,6 +7,7 @@
 #include "trex/plan/collectives.h"
 #include "trex/plan/ep_dispatch.h"
 #include "trex/plan/gemm_efficiency.h"
+#include "trex/plan/in_flight.h"
 #include "trex/plan/overlap.h"
 #include "trex/plan/pipeline_layout.h"
 #include "trex/plan/roofs.h"
@@ -612,6 +613,7 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
   };
   std::vector<RankTime> ranks(size_t(s.pp));
   std::vector<Work> rank_work(size_t(s.pp));
+  std::vector<std::vector<Work>> chunk_work(size_t(s.pp), std::vector<Work>(size_t(s.vpp)));  // activations per chunk
   std::vector<ParamShare> share(size_t(s.pp));
   std::vector<long> rank_layers(size_t(s.pp), 0);
   std::vector<bool> rank_head(size_t(s.pp), false);
@@ -630,9 +632,11 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     double paired_exposed = 0, paired_comm = 0, paired_fwd = 0;
     for (long v = 0; v < s.vpp; ++v) {
       const PipelineChunk& ch = chunks[size_t(v * s.pp + r)];
+      Work& cw = chunk_work[size_t(r)][size_t(v)];
       for (long i = ch.first; i < ch.first + ch.layers; ++i) {
         const Work& blk = block(int(i));
         w.add(blk);
+        cw.add(blk);
         if (paired_a2a && blk.ep_s > 0) {
           MoeLayerPhases ph = moe_phases(blk, s);
           paired_exposed += exposed_a2a_paired(ph, unpaired, s.stack.comm_sm_fraction);
@@ -660,15 +664,18 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
       rank_layers[size_t(r)] += ch.layers;
       if (ch.embedding) {
         w.add(b.embedding());
+        cw.add(b.embedding());
         ps.dense += double(m.vocab) * m.hidden / tp;
       }
       if (ch.head) {
         w.add(b.head());
+        cw.add(b.head());
         rank_head[size_t(r)] = true;
         if (!m.tie_embeddings || s.pp > 1) ps.dense += double(m.vocab) * m.hidden / tp;
       }
       if (ch.mtp > 0) {
         w.add(b.mtp(ch.mtp));
+        cw.add(b.mtp(ch.mtp));
         model::LayerParams p = model::layer_params(m, 0, true);
         ps.dense += double(ch.mtp) * (tp_split_params(m, p, tp) + 2.0 * m.hidden * m.hidden / tp);
         ps.expert += double(ch.mtp) * p.routed_experts / double(s.ep * s.etp);
@@ -844,10 +851,16 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     } else {
       mem.optimizer = 12 * sh;
     }
-    double in_flight = double(std::min<long>(mb, s.pp - r));
-    if (s.vpp > 1) in_flight *= 1 + double(s.pp - 1) / double(s.pp * s.vpp);
+    // Micro-batches (chunks, interleaved) in flight at the rank's peak: Megatron-Core's 1F1B
+    // warm-up + 1 (in_flight.h), each chunk with its own layers.
     long layers_here = rank_layers[size_t(r)];
-    mem.activations = kept_activations(w, s, run, layers_here) * in_flight;
+    if (s.vpp > 1) {
+      std::vector<double> per_chunk;
+      for (const Work& cw : chunk_work[size_t(r)]) per_chunk.push_back(kept_activations(cw, s, run, layers_here));
+      mem.activations = peak_in_flight_bytes(mb, s.pp, r, per_chunk);
+    } else {
+      mem.activations = kept_activations(w, s, run, layers_here) * double(std::min<long>(mb, s.pp - r));
+    }
     if (s.recompute == Recompute::kFull && layers_here > 0) mem.activations += w.saved / double(layers_here);
     // Logits and their gradient where the head is; chunked cross-entropy keeps one chunk.
     if (rank_head[size_t(r)])

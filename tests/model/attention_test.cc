@@ -410,7 +410,7 @@ TEST(AttentionLayer, PrefillThenDecodeMatchesForward) {
         SCOPED_TRACE("ratio " + std::to_string(ratio) + (with_packed ? ", packed" : "") +
                      ", prompt " + std::to_string(P));
         ModelConfig c = small_config();
-        const int64_t d = c.hidden, T = ratio == 128 ? 300 : 45;
+        const int64_t d = c.hidden, T = ratio == 128 ? 300 : AttentionLayer::kPackedPrefillTokens + 13;
         LayerTensors w(c, ratio, 71);
         std::vector<float> x = random_vector(T * d, 72);
         AttentionLayer layer(c, layer_of_ratio(ratio));

@@ -333,7 +333,8 @@ std::string write_routing_state(const ModelConfig& c, const std::string& name) {
 
 // prefill_many: prompts prefilled together, on one to three lanes, leave each slot as prefill()
 // alone would (its logits and its caches, checked by a step after), whatever the prompt's length:
-// 2 to 20 tokens (past MoeLayer::kFewTokens the MoE's GEMM path) on the lanes, past
+// 2 to MoeLayer::kPackedFewTokens tokens (past kFewTokens the MoE's products on the packed copies
+// only, as the attention's projections) on the lanes, past
 // kLanePrefillMaxTokens alone with the whole default pool, one token (a step), and a slot that
 // already has tokens (token by token). With a checkpoint's routing state loaded, which every
 // lane's MoE layers must have (the lanes past the first are made to take prompts).
@@ -343,7 +344,9 @@ TEST(BatchDecoder, PromptsPrefilledTogetherEqualEachPrefilledAlone) {
   Transformer model(c, 10, false);
   const std::string routing = write_routing_state(c, "prefill_many_routing");
   const int64_t long_len = BatchDecoder::kLanePrefillMaxTokens + 1;
-  const std::vector<int64_t> lengths = {5, 1, 16, long_len, 20, 2, 9, 3, long_len + 30};
+  const int64_t packed_len = MoeLayer::kPackedFewTokens;
+  static_assert(MoeLayer::kPackedFewTokens <= BatchDecoder::kLanePrefillMaxTokens);
+  const std::vector<int64_t> lengths = {5, 1, packed_len, long_len, 20, 2, 9, 3, long_len + 30};
   const int n = int(lengths.size());
   const int64_t on_lanes = 5, long_ones = 2;  // prompts 0, 2, 4, 5, 7 and 3, 8
   std::vector<std::vector<int32_t>> prompts;

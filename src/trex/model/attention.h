@@ -126,9 +126,9 @@ class AttentionLayer {
   // copies, as a step's do, instead of GEMMs that pack the weights again on every call.
   void prefill(const AttentionParams& p, const float* x, int64_t T, AttentionCache& cache,
                float* out, PackedWeights* packed = nullptr);
-  // The longest prompt whose projections prefill runs on packed weights (MoeLayer::kFewTokens,
+  // The longest prompt whose projections prefill runs on packed weights (MoeLayer::kPackedFewTokens,
   // where the MoE layer's products switch from packed copies to its GEMMs too).
-  static constexpr int64_t kPackedPrefillTokens = 16;
+  static constexpr int64_t kPackedPrefillTokens = 64;
 
   // dout [T, d] -> dx [T, d] (overwritten, the backbone's gradient only). Parameter gradients
   // (the indexer's from L_I) are added into g.

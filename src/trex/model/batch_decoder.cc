@@ -302,13 +302,15 @@ struct BatchDecoder::Impl {
       kernels::rmsnorm_forward(yT.data(), p.attn_norm, xnT.data(), T, d, eps);
       // Up to AttentionLayer::kPackedPrefillTokens tokens, the projections on the packed copies
       // too (a GEMM per projection packed the weight again on every call).
+      static_assert(AttentionLayer::kPackedPrefillTokens == MoeLayer::kPackedFewTokens,
+                    "a prompt leaves the packed copies in the attention and the MoE at one length");
       ln.attn[size_t(l)].prefill(p.attn, xnT.data(), T, slot_cache[size_t(l)], FT.data(), &packed);
       kernels::mhc_post_forward(FT.data(), XT.data(), postT.data(), CT.data(), XT2.data(), sh);
       std::swap(XT, XT2);
       kernels::mhc_pre_forward(XT.data(), p.hc_fn[1], p.hc_base[1], p.hc_scale[1], yT.data(),
                                preT.data(), postT.data(), CT.data(), sh);
       kernels::rmsnorm_forward(yT.data(), p.ffn_norm, xnT.data(), T, d, eps);
-      // A prompt of up to MoeLayer::kFewTokens tokens takes the layer's few-token products on the
+      // A prompt of up to MoeLayer::kPackedFewTokens tokens takes the layer's few-token products on the
       // packed copies, as a step does: the plain row-by-row products cost 56% of such a prefill
       // (perf, 16-token prompts, one thread), the packed kernel reads each weight once per block
       // of rows and panels. Longer prompts take the GEMM path, which ignores `packed`.

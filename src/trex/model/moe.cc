@@ -294,7 +294,7 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   // A few tokens (decoding, one per sequence of a batch): each weight is read once for all of
   // them by matrix-vector products; a GEMM with a few rows would pack every weight into panels
   // first, which costs more than the product. The products sum each row as it would alone.
-  const bool few = T >= 1 && T <= kFewTokens && !ep;
+  const bool few = T >= 1 && T <= (packed ? kPackedFewTokens : kFewTokens) && !ep;
   {
     TREX_TRACE(kGemm, "moe.gate");
     if (few)

@@ -89,6 +89,13 @@ class MoeLayer {
   // Up to this many tokens (without an expert exchange) go through multi-row matrix-vector
   // products instead of GEMMs: each token's output then has the bits it has alone.
   static constexpr int64_t kFewTokens = 16;
+  // With `packed` (a decoder's packed copies: a prefill or a step, never training) up to this
+  // many: the packed products read each weight once per block of rows, where a GEMM packs every
+  // weight again on each call. Measured to the longest prompt a lane prefills
+  // (BatchDecoder::kLanePrefillMaxTokens): 8 prompts of 48 and 64 tokens prefilled at once took
+  // 0.61 / 0.62 of the GEMM path's CPU (bench/prefill_bench, issue 16 session 19). Training (no
+  // `packed`) keeps kFewTokens, so its bits do not depend on this.
+  static constexpr int64_t kPackedFewTokens = 64;
 
   // hash: route by tid2eid (built from config.ffn.hash_seed) instead of by score.
   MoeLayer(const ModelConfig& config, bool hash);

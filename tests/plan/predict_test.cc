@@ -107,6 +107,24 @@ TEST_F(Predict, GptActivationsMatchKorthikantiWithoutDropout) {
   EXPECT_NEAR(p.memory.activations / expected, 1.0, 1e-9);
 }
 
+TEST_F(Predict, UnfusedGptActivationsMatchKorthikantiWithoutDropout) {
+  // Without flash attention the core keeps Q, K, V (6 s b h / t) and per score the softmax
+  // output, the dropout mask and the dropped-out probabilities (5 a s^2 b / t); no output of its
+  // own (PV's backward needs P and V; O is the output projection's input). Korthikanti's
+  // 34 s b h / t + 5 a s^2 b / t less the two hidden-dropout masks: 32 s b h / t + 5 a s^2 b / t
+  // (review rplan5 MEDIUM 3: O was counted twice, 34 s b h / t, until session 19).
+  Strategy s = gpt_strategy();
+  s.recompute = Recompute::kNone;
+  s.vpp = 1;
+  s.flash_attention = false;
+  s.fused_softmax = true;
+  Prediction p = predict(gpt, a100, make_run(2048, 1536), s);
+  double sbh = 2048.0 * 1 * 12288;
+  double per_layer = sbh * 32 / 8 + 5 * 96 * 2048.0 * 2048.0 / 8;
+  double expected = per_layer * (96 / 8) * 8;
+  EXPECT_NEAR(p.memory.activations / expected, 1.0, 1e-9);
+}
+
 TEST_F(Predict, BubbleFollowsTheSchedule) {
   Strategy s = gpt_strategy();
   s.vpp = 1;

@@ -175,8 +175,13 @@ class Builder {
     w.flops += flops;
     double scores = ta_ * heads * keys;
     vec(w, scores * 12, scores * 5, 2);  // softmax + dropout; keeps softmax output and mask
-    w.saved += head_bytes;
-    w.attn_saved += scores * 5 + head_bytes;
+    // QK^T's backward needs Q and K, PV's the probabilities and V: the core keeps no output. Its
+    // output O (the last v_dim share of head_bytes) is the output projection's input, which that
+    // GEMM keeps (review rplan5 MEDIUM 3: counted here too until session 19). Korthikanti et al.
+    // 2022 (arXiv 2205.05198, section 4.1): Q, K 4sbh, V 2sbh, scores 5as^2b in the core.
+    const double kept = head_bytes - 2 * ta_ * heads * v_dim;
+    w.saved += kept;
+    w.attn_saved += scores * 5 + kept;
     if (!s_.fused_softmax) {
       // PyTorch's fallback (Megatron's FusedScaleMaskSoftmax.forward_torch_softmax, softmax in
       // fp32 as query-key layer scaling forces): bytes per score, forward: .float() 2+4, x scale

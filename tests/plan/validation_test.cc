@@ -175,7 +175,14 @@ struct Bounds {
 // The signed bounds in this file are snapshots of what the model gives (a drift alarm), not the
 // goal: the goal of a mean signed error within +-3% is asserted nowhere, and the fit split
 // (+4.7%) and the held-out source-weighted view (+4.0%) do not meet it.
-constexpr Bounds kFit{0.086, 0.048, 0.292};
+// Session 19 (fixer fix35, review rplan5 MEDIUM 4: selective recomputation keeps q, k, v, as
+// Megatron's checkpointed core attention and Korthikanti do; under flash it frees only the
+// log-sum-exp, so "auto" picks norm-act over selective on 12 Megatron-Bridge FP8/B200/GB200 rows):
+// fit 8.59% / 67.2% / +4.68% -> 8.64% / 65.5% / +4.87%; held-out 5.89% / 86.9% / +1.04% ->
+// 5.93% / 86.9% / +1.13%; without BigScience 7.46% / +2.48% -> 7.55% / +2.67%; source-weighted
+// 8.10% / +4.06% -> 8.13% / +4.13%. All loosened to that: a correct memory model made the
+// tables worse.
+constexpr Bounds kFit{0.087, 0.049, 0.292};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -240,7 +247,7 @@ constexpr Bounds kFit{0.086, 0.048, 0.292};
 // Session 18 (plan: Llama 3 layout, Nemotron-4 15B convention, see kFit): 5.97% / +0.75% ->
 // 5.83% / +0.98%. Then fix32's Nemotron-4 340B convention (the two held-out 340B rows +5.0 /
 // +5.4% -> +7.2 / +7.6%): 5.87% / +1.02% (loosened to that).
-constexpr Bounds kHeldOut{0.059, 0.011, 0.381};
+constexpr Bounds kHeldOut{0.060, 0.012, 0.381};
 constexpr Bounds kIndependent{0.046, 0.004, 0.381};
 // Session 17 (fix29, review rplan3 items 4 and 6). The single +38% row (148 s where its
 // micro-batch 2 sibling took 104 s) set the worst bound of both slices above, so: the 25 earlier
@@ -256,7 +263,7 @@ struct Shares {
   double within_10_at_least;
   long beyond_20_at_most;
 };
-constexpr Shares kFitShares{0.66, 8};
+constexpr Shares kFitShares{0.65, 8};  // 0.66 until fix35 (MEDIUM 4): 65.5%
 constexpr Shares kHeldOutShares{0.86, 5};
 constexpr Shares kIndependentShares{0.92, 1};
 // Session 18 (plan, the Llama 3 layout above): without BigScience 7.65% / 76.5% / +1.87% ->
@@ -272,8 +279,8 @@ constexpr Shares kIndependentShares{0.92, 1};
 // Session 19 (plan: the Llama 3 8K rows run without recomputation as stated; the H100's
 // CUDA-visible memory lets three held-out rows of unstated recomputation pick less of it):
 // without BigScience 7.46% / 80.4% / +2.48%, source-weighted 8.10% / 77.2% / +4.06% (loosened).
-constexpr Bounds kHeldOutWithoutLargest{0.075, 0.025, 0.368};
-constexpr Bounds kHeldOutSourceWeighted{0.081, 0.041, 0.380};
+constexpr Bounds kHeldOutWithoutLargest{0.076, 0.027, 0.368};
+constexpr Bounds kHeldOutSourceWeighted{0.082, 0.042, 0.380};
 constexpr double kHeldOutSourceWeightedWithin10 = 0.77;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
@@ -291,7 +298,8 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Session 18: the Llama 3 layout and meta-llama3 refit (above): 7.65% / +1.87% -> 7.50% / +2.17%.
 // Then the Nemotron-4 15B convention: 7.34% / +2.36%. Then fix32's Nemotron-4 340B convention:
 // 7.43% / +2.45%.
-constexpr Bounds kHeldOutEarlier{0.075, 0.025, 0.39};
+// Session 19 (fix35, selective keeps q, k, v): 7.55% / +2.67%.
+constexpr Bounds kHeldOutEarlier{0.076, 0.027, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));

@@ -380,6 +380,13 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 
 constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
 constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)
+// The backward's steps take about twice the forward's time (the gradient pass, three stores per
+// vector), so 2 steps ahead request about as far ahead in time as the forward's 4. 2 vs 4 at
+// [4096, 512] (session 19, loaded 16-19): kernel_triad_bench builds alternating, 16 rounds,
+// 1.17x (15 of 16 faster; the unchanged cases 0.92-1.04x); in one process, 1 thread 1.22-1.27x
+// where unchanged code read 1.09-1.14x, 2 threads 1.17-1.25x against 1.03-1.18x. Likely 1.1x.
+// The forward measured 1.00-1.04x with 2: it keeps 4.
+constexpr int kPrefetchStepsBackward = 2;
 
 // The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
 struct R4Rows {
@@ -544,20 +551,21 @@ TREX_AVX512_FN void r4_any_step(const float* kt, const float* zt, const float* a
 
 // The walk of ratio 4 on AVX-512, forward (k) or backward (dkt, dzt, dape): steps of kR4Step
 // channels over the entries [w.i0, w.i1) and channels [w.e0, w.e1), the lines of the step
-// kPrefetchSteps ahead requested before each step, each step's variant (its first row, whether
-// all its channels are in range) picked at run time. Plain arguments, not a step object: passed
+// kPrefetchSteps (backward: kPrefetchStepsBackward) ahead requested before each step, each
+// step's variant (its first row, whether all its channels are in range) picked at run time. Plain arguments, not a step object: passed
 // as an object the forward ran 0.68x (quiet lane, loaded; GCC kept the members in memory).
 template <bool kBackward, bool kNt>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_walk512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* k, float* dkt,
     float* dzt, float* dape, const R4Walk& w, int64_t hd) {
-  for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
+  constexpr int64_t kAhead = kBackward ? kPrefetchStepsBackward : kPrefetchSteps;
+  for (int64_t s = 0; s < kAhead; ++s) r4_prefetch(kt, zt, hd, w, s);
   int64_t s = 0;
   R4Rows r;
   for (int64_t i = w.i0; i < w.i1; ++i) {
     r4_rows(i, hd, &r);
     for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
-      r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
+      r4_prefetch(kt, zt, hd, w, s + kAhead);
       const bool full = c + kR4Step <= w.e1;
       if (r.j0 == 0 && full)
         r4_any_step<kBackward, 0, true, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);

@@ -204,10 +204,16 @@ int run_gen(const EvalArgs& args) {
   std::vector<ChatResult> results = client.complete_all(requests, [&](size_t, const ChatResult&) { bar.advance(1); });
   bar.finish();
   std::string out, errors;
-  int ok = 0, cached = 0, failed = 0;
+  int ok = 0, cached = 0, failed = 0, unusable = 0;
   for (size_t k = 0; k < results.size(); ++k) {
     const Item& it = b.items[slots[k].item];
-    if (results[k].ok) {
+    if (!results[k].ok && results[k].http_status == 422 && results[k].error_code == "number_slot_unfilled") {
+      // A completion that names a number slot the prompt has no number for (trex serve with
+      // number slots, train/number_slots.h): an answer, and a failed one; it scores as no code.
+      ++unusable;
+      out += nlohmann::json({{"id", it.id}, {"sample", slots[k].sample}, {"completion", ""}, {"error", results[k].error}})
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else if (results[k].ok) {
       ++ok;
       cached += results[k].from_cache;
       out += nlohmann::json({{"id", it.id}, {"sample", slots[k].sample}, {"completion", results[k].content}})
@@ -221,6 +227,9 @@ int run_gen(const EvalArgs& args) {
   write_file_atomic(args.out + "/completions.jsonl", out);
   write_file_atomic(args.out + "/errors.jsonl", errors);
   std::printf("%s: %d requests, %d answered (%d from the cache), %d failed\n", b.name.c_str(), int(results.size()), ok, cached, failed);
+  if (unusable > 0)
+    std::printf("%s: %d answers wrote a number slot the prompt has no number for (scored as failed completions)\n",
+                b.name.c_str(), unusable);
   std::printf("wrote %s/completions.jsonl%s\n", args.out.c_str(), failed ? " and errors.jsonl (run again to resume)" : "");
   return failed ? 1 : 0;
 }

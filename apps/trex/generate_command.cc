@@ -12,6 +12,11 @@
 // Batch mode reads JSONL lines {"id": ..., "prompt": "..."} or {"id": ..., "messages": [{"role":
 // ..., "content": ...}, ...]} and writes {"id": ..., "sample": s, "completion": "..."} lines,
 // the format `trex eval run --completions` reads; sample s of --samples k uses seed + s.
+//
+// A checkpoint whose tokenizer has number slots (train/number_slots.h) gets a chat prompt's
+// numbers as slots and writes them back into the completion. A completion with a slot the prompt
+// has no number for is an error: exit 1 for --prompt; in batch mode that line's completion is ""
+// with the reason in "error" (trex eval run scores it as a failed completion).
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -24,6 +29,7 @@
 #include "trex/model/generator.h"
 #include "trex/model/transformer.h"
 #include "trex/train/chat_template.h"
+#include "trex/train/number_slots.h"
 #include "trex/train/inference_checkpoint.h"
 #include "trex/train/tokenizer.h"
 #include "trex/util/atomic_file.h"
@@ -67,6 +73,7 @@ Loaded load_checkpoint(const GenerateArgs& a) {
   return l;
 }
 
+// Throws train::NumberSlotError (number slots only).
 std::string complete(Loaded& l, const std::vector<train::ChatMessage>& messages,
                      const std::string& text, const GenerateArgs& a, uint64_t seed) {
   std::vector<int32_t> prompt;
@@ -77,15 +84,17 @@ std::string complete(Loaded& l, const std::vector<train::ChatMessage>& messages,
   o.max_tokens = a.max_tokens;
   o.stop_ids = {l.tok->eos_id()};
   o.vocab_limit = l.tok->vocab_size();
+  std::vector<std::string> numbers;
   if (l.chat) {
-    prompt = train::render_prompt(messages, *l.tok);
+    prompt = train::render_prompt(messages, *l.tok, &numbers);
     o.stop_ids.push_back(l.tok->end_id());
   } else {
     prompt = {l.tok->bos_id()};
     std::vector<int32_t> body = l.tok->encode(text);
     prompt.insert(prompt.end(), body.begin(), body.end());
   }
-  return l.tok->decode(l.gen->generate(prompt, o));
+  const std::string completion = l.tok->decode(l.gen->generate(prompt, o));
+  return l.chat && l.tok->number_slot_count() > 0 ? train::from_slots(completion, numbers) : completion;
 }
 
 // One request of a prompts file.
@@ -155,7 +164,13 @@ int run_generate(const GenerateArgs& a) {
   Loaded l = load_checkpoint(a);
 
   if (!a.prompt.empty()) {
-    std::string text = complete(l, {{train::Role::kUser, a.prompt}}, a.prompt, a, a.seed);
+    std::string text;
+    try {
+      text = complete(l, {{train::Role::kUser, a.prompt}}, a.prompt, a, a.seed);
+    } catch (const train::NumberSlotError& e) {
+      std::fprintf(stderr, "generate: %s\n", e.what());
+      return 1;
+    }
     std::printf("%s\n", text.c_str());
     return 0;
   }
@@ -167,7 +182,12 @@ int run_generate(const GenerateArgs& a) {
       nlohmann::ordered_json j;
       j["id"] = r.id;
       j["sample"] = s;
-      j["completion"] = complete(l, r.messages, r.text, a, a.seed + uint64_t(s));
+      try {
+        j["completion"] = complete(l, r.messages, r.text, a, a.seed + uint64_t(s));
+      } catch (const train::NumberSlotError& e) {
+        j["completion"] = "";
+        j["error"] = e.what();
+      }
       out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       bar.advance();
     }

@@ -21,7 +21,8 @@ namespace trex::test_util {
 // Answers "echo: <last user message>", or what `reply` makes of it when given. A message
 // containing "fail-once" gets a 503 the first time, "garbage-once" a 200 whose body is not JSON
 // the first time, "always-400" always gets a 400, "slow" waits 50 ms, "think-aloud" comes with a
-// reasoning_content. Requests must carry the
+// reasoning_content, "slot-422" always gets trex serve's 422 for a number slot with no number
+// (code number_slot_unfilled). Requests must carry the
 // key "sekrit".
 class FakeServer {
  public:
@@ -41,6 +42,11 @@ class FakeServer {
       } else if (content.find("always-400") != std::string::npos) {
         res.status = 400;
         res.set_content("{\"error\":\"bad request\"}", "application/json");
+      } else if (content.find("slot-422") != std::string::npos) {
+        res.status = 422;
+        res.set_content("{\"error\":{\"code\":\"number_slot_unfilled\",\"message\":\"the completion writes number "
+                        "slot <n_4>, but the prompt has 3 numbers\",\"param\":null,\"type\":\"invalid_response_error\"}}",
+                        "application/json");
       } else if (content.find("fail-once") != std::string::npos && first_time(content)) {
         res.status = 503;
       } else if (content.find("garbage-once") != std::string::npos && first_time(content)) {

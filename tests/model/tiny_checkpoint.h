@@ -63,7 +63,8 @@ routed_scaling_factor = 1.0
 score_function = "sqrtsoftplus"
 )";
 
-inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record = true) {
+// number_slots > 0: its tokenizer has that many number slots (train/number_slots.h).
+inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record = true, int number_slots = 0) {
   namespace fs = std::filesystem;
   fs::create_directories(dir / "ckpt");
   std::ofstream(dir / "model.toml") << kTinyCheckpointModelToml;
@@ -76,6 +77,7 @@ inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record 
                     " of the plant and demand of the market\n");
   train::TokenizerOptions to;
   to.vocab = 400;
+  to.number_slots = number_slots;
   train::Tokenizer tok = train::Tokenizer::train(texts, to);
   tok.save((dir / "ckpt" / "tokenizer.model").string());
   nlohmann::json state = {{"format", "trex.train.checkpoint"}, {"version", 1}, {"step", 1}, {"mode", "sft"},

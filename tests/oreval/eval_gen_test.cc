@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "chat/fake_chat_server.h"
 #include "nlohmann/json.hpp"
@@ -52,6 +53,36 @@ TEST(EvalGen, EndToEndAgainstAFakeServer) {
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.out.find("6 answered (6 from the cache)"), std::string::npos) << again.out;
   EXPECT_EQ(s.requests(), 6);
+}
+
+// trex serve with number slots answers 422 (number_slot_unfilled) for a completion that writes a
+// slot the prompt has no number for: eval gen records it as an answer that failed (completion ""
+// with the reason, scored by eval run as no code), not as a request to retry, and exits 0.
+TEST(EvalGen, AnUnfilledNumberSlotIsAFailedCompletionNotAFailedRequest) {
+  FakeServer s;
+  TempDir d("gen422");
+  setenv("TREX_TEST_KEY", "sekrit", 1);
+  write_file_atomic(d.path + "/bench.jsonl",
+                    "{\"id\":\"a\",\"question\":\"Maximize profit 3 4 5 slot-422\",\"answer\":1}\n"
+                    "{\"id\":\"b\",\"question\":\"Maximize profit from tables\",\"answer\":2}\n");
+  std::vector<std::string> argv = {TREX_BINARY, "eval", "gen", "--bench", d.path + "/bench.jsonl", "--id-field", "id",
+                                   "--endpoint", s.url(), "--model", "fake", "--api-key-env", "TREX_TEST_KEY",
+                                   "--out", d.path + "/out", "--quiet"};
+  ProcessOptions po;
+  po.timeout_s = 60;
+  ProcessResult r = run_process(argv, po);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("2 requests, 1 answered (0 from the cache), 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 answers wrote a number slot the prompt has no number for"), std::string::npos) << r.out;
+  EXPECT_EQ(s.requests(), 2);  // no retry
+  std::vector<nlohmann::json> rows;
+  std::istringstream lines(read_file(d.path + "/out/completions.jsonl"));
+  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 2u);
+  const nlohmann::json& a = rows[0]["id"] == "a" ? rows[0] : rows[1];
+  EXPECT_EQ(a["completion"], "");
+  EXPECT_NE(a["error"].get<std::string>().find("number slot <n_4>, but the prompt has 3 numbers"), std::string::npos) << a;
+  EXPECT_EQ(read_file(d.path + "/out/errors.jsonl"), "");
 }
 
 }  // namespace

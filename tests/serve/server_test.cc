@@ -24,6 +24,7 @@
 #include "trex/model/generator.h"
 #include "trex/train/chat_template.h"
 #include "trex/train/inference_checkpoint.h"
+#include "trex/train/number_slots.h"
 #include "trex/util/error.h"
 
 namespace trex::serve {
@@ -47,8 +48,10 @@ class ServeApi : public ::testing::Test {
   }
 
   // Starts a server with these engine and server options.
-  void start(EngineOptions eo = {}, ServerOptions so = {}) {
-    ck_ = train::load_inference_checkpoint((*g_dir / "ckpt").string(), (*g_dir / "model.toml").string());
+  // `dir`: another folder write_tiny_checkpoint filled (default: the suite's).
+  void start(EngineOptions eo = {}, ServerOptions so = {}, const fs::path* dir = nullptr) {
+    const fs::path& d = dir ? *dir : *g_dir;
+    ck_ = train::load_inference_checkpoint((d / "ckpt").string(), (d / "model.toml").string());
     engine_ = std::make_unique<Engine>(*ck_.model, ck_.weights, eo);
     so.port = 0;
     so.model_name = "tiny";
@@ -467,6 +470,79 @@ TEST_F(ServeApi, AFullQueueAnswers429AndADisconnectedStreamFreesItsSlot) {
   json ok = post("/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}}, &status);
   EXPECT_EQ(status, 200) << ok.dump();
   EXPECT_LT(engine_->stats().tokens, 19000);  // the abandoned request did not run to its end
+}
+
+}  // namespace
+}  // namespace trex::serve
+
+namespace trex::serve {
+namespace {
+
+// Number slots (train/number_slots.h): a checkpoint whose tokenizer has 8 slots gets a chat
+// prompt's numbers as slots, and each slot the model writes comes back as the request's number;
+// a lone generator with the same seed writes the same tokens (the slots spelled). At temperature 2
+// the untrained model draws slot pieces often. 24 tokens: prompt and completion stay inside the
+// tiny model's context of 64. With one number in the prompt, a completion that writes a slot past
+// it is answered 422 (code number_slot_unfilled), which trex eval gen scores as a failed completion.
+TEST_F(ServeApi, NumberSlotsAreFilledWithTheRequestsNumbersAndAMissingOneIs422) {
+  const fs::path dir = *g_dir / "slots";
+  test_util::write_tiny_checkpoint(dir, true, 8);
+  start({}, {}, &dir);
+  ASSERT_EQ(ck_.tok->number_slot_count(), 8);
+  const std::string all = "capacity 11 12 13 14 15 16 17 and 18.5 of the plant";
+  const std::vector<std::string> numbers = {"11", "12", "13", "14", "15", "16", "17", "18.5"};
+  // The completion of a lone generator, slots spelled.
+  auto alone = [&](const std::string& user, int seed) {
+    model::Generator gen(*ck_.model);
+    gen.load_routing_state(ck_.weights);
+    model::SamplingOptions o;
+    o.max_tokens = 24;
+    o.temperature = 2;
+    o.seed = uint64_t(seed);
+    o.stop_ids = {ck_.tok->eos_id(), ck_.tok->end_id()};
+    o.vocab_limit = ck_.tok->vocab_size();
+    std::vector<std::string> found;
+    const std::vector<int32_t> prompt = train::render_prompt({{train::Role::kUser, user}}, *ck_.tok, &found);
+    EXPECT_EQ(found, numbers);
+    return ck_.tok->decode(gen.generate(prompt, o));
+  };
+  int with_slots = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    json body = {{"messages", {{{"role", "user"}, {"content", all}}}}, {"temperature", 2}, {"seed", seed},
+                 {"max_tokens", 24}};
+    int status = 0;
+    json r = post("/v1/chat/completions", body, &status);
+    ASSERT_EQ(status, 200) << r.dump();
+    const std::string spelled = alone(all, seed);
+    const std::string content = r["choices"][0]["message"]["content"];
+    with_slots += spelled.find("<n_") != std::string::npos;
+    EXPECT_EQ(content, train::from_slots(spelled, numbers));
+    // Streamed: the same text, the slots filled across chunks.
+    body["stream"] = true;
+    std::string streamed;
+    for (const json& e : stream("/v1/chat/completions", body))
+      if (e.is_object() && e["choices"][0]["delta"].contains("content"))
+        streamed += e["choices"][0]["delta"]["content"].get<std::string>();
+    EXPECT_EQ(streamed, content);
+  }
+  EXPECT_GE(with_slots, 2);
+  int refused = 0;
+  for (int seed = 0; seed < 10 && refused == 0; ++seed) {
+    int status = 0;
+    json r = post("/v1/chat/completions",
+                  {{"messages", {{{"role", "user"}, {"content", "capacity 11 of the plant"}}}}, {"temperature", 2},
+                   {"seed", seed}, {"max_tokens", 24}},
+                  &status);
+    if (status == 200) {
+      EXPECT_EQ(r["choices"][0]["message"]["content"].get<std::string>().find("<n_"), std::string::npos) << r.dump();
+      continue;
+    }
+    ASSERT_EQ(status, 422) << r.dump();
+    EXPECT_EQ(r["error"]["code"], "number_slot_unfilled");
+    EXPECT_NE(r["error"]["message"].get<std::string>().find("but the prompt has 1 number"), std::string::npos) << r.dump();
+    ++refused;
+  }
+  EXPECT_EQ(refused, 1);
 }
 
 }  // namespace

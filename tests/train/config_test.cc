@@ -131,6 +131,12 @@ TEST(TrainConfigTest, PackingAndTokenizerSources) {
   EXPECT_NE(error_of(p).find(p + ":10: tokenizer.number_pieces:"), std::string::npos) << error_of(p);
   p = dir.write("ndbad.toml", kHead + opt + "\n[tokenizer]\nnumber_digits = 10\n" + data);
   EXPECT_NE(error_of(p).find(p + ":10: tokenizer.number_digits: must be 2..9"), std::string::npos) << error_of(p);
+  EXPECT_EQ(c.tokenizer.number_slots, 0);
+  EXPECT_EQ(load_train_config(dir.write("slots.toml", kHead + opt + "\n[tokenizer]\nnumber_slots = 32\n" + data))
+                .tokenizer.number_slots,
+            32);
+  p = dir.write("slotsbad.toml", kHead + opt + "\n[tokenizer]\nnumber_slots = 10000\n" + data);
+  EXPECT_NE(error_of(p).find(p + ":10: tokenizer.number_slots: must be 0..9999"), std::string::npos) << error_of(p);
   p = dir.write("tokbad.toml", kHead + opt + "\n[tokenizer]\n[[tokenizer.data]]\nkind = \"pdf\"\npath = \"x\"\n" + data);
   EXPECT_NE(error_of(p).find(p + ":11: tokenizer.data[0].kind:"), std::string::npos) << error_of(p);
 

@@ -102,6 +102,13 @@ ChatResult ChatClient::send(void* handle, const ChatRequest& request) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &res.http_status);
     if (res.http_status != 200) {
       res.error = "HTTP " + std::to_string(res.http_status) + ": " + response.substr(0, 200);
+      res.error_code.clear();
+      try {
+        const auto j = nlohmann::json::parse(response);
+        if (j.at("error").at("code").is_string()) res.error_code = j["error"]["code"].get<std::string>();
+      } catch (const std::exception&) {
+        // Not OpenAI's error shape: no code.
+      }
       if (retryable(res.http_status)) continue;
       return res;
     }

@@ -49,6 +49,7 @@ struct ChatResult {
   bool ok = false;
   std::string content;
   std::string error;     // when !ok: the last transport or HTTP error
+  std::string error_code;  // when !ok: an HTTP error body's OpenAI-shaped error.code, if any
   long http_status = 0;
   int attempts = 0;      // requests sent (0 when served from the cache)
   bool from_cache = false;

@@ -16,6 +16,7 @@
 #include "trex/serve/text_chunk_event.h"
 #include "trex/serve/text_stream.h"
 #include "trex/train/chat_template.h"
+#include "trex/train/number_slots.h"
 #include "trex/util/error.h"
 
 namespace trex::serve {
@@ -55,6 +56,10 @@ struct Job {
   std::vector<std::shared_ptr<Generation>> gens;  // one per choice
   std::vector<TextStream> texts;                  // one per choice
   std::vector<std::string> finish;                // one per choice, "" while running
+  // Number slots (train/number_slots.h): a chat prompt's numbers, and one decoder per choice
+  // that puts them back in place of the slots; empty when the tokenizer has no slots.
+  std::vector<std::string> numbers;
+  std::vector<train::SlotDecoder> slot_text;
   std::vector<std::vector<TokenLogprob>> token_lp;   // per choice, when logprobs are asked
   std::vector<TokenLogprob> prompt_lp;               // echo with logprobs (choice 0's)
   int64_t completion_tokens = 0;
@@ -194,6 +199,19 @@ json completion_logprobs(const train::Tokenizer& tok, const std::vector<int32_t>
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops},
           {"text_offset", offsets}};
+}
+
+// The choice's new text with the prompt's numbers in place of its slots (all of it when `final`);
+// `text` unchanged when the request has no slot decoders. A slot with no number: HTTP 422.
+std::string fill_slots(Job& job, size_t i, const std::string& text, bool final) {
+  if (job.slot_text.empty()) return text;
+  try {
+    std::string out = job.slot_text[i].push(text);
+    if (final) out += job.slot_text[i].flush();
+    return out;
+  } catch (const train::NumberSlotError& e) {
+    throw ApiError(422, e.what(), "", "invalid_response_error", "number_slot_unfilled");
+  }
 }
 
 }  // namespace
@@ -347,7 +365,7 @@ void Server::routes() {
       GenerationParams p;
       p.stop_ids = {tok_.eos_id()};
       if (chat) {
-        job->prompt = train::render_prompt(r.messages, tok_);
+        job->prompt = train::render_prompt(r.messages, tok_, &job->numbers);
         p.stop_ids.push_back(tok_.end_id());
       } else if (r.prompt_is_ids) {
         for (int32_t id : r.prompt_ids)
@@ -392,6 +410,7 @@ void Server::routes() {
         job->texts.emplace_back(texts_, r.stop);
         job->finish.emplace_back();
         job->token_lp.emplace_back();
+        if (chat && tok_.number_slot_count() > 0) job->slot_text.emplace_back(job->numbers);
       }
     } catch (const ApiError& e) {
       send_error(res, e);
@@ -409,6 +428,7 @@ void Server::routes() {
             text[i] += pump(*job, i, 1000);
             throw_if_failed(*job);
           }
+          text[i] = fill_slots(*job, i, text[i], true);
         }
       } catch (const ApiError& e) {
         send_error(res, e);
@@ -490,8 +510,9 @@ void Server::routes() {
             for (size_t i = 0; i < job->gens.size(); ++i) {
               // The first text goes out at once (time to first token); later chunks every
               // stream_interval tokens.
-              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20,
-                                            st->text_sent[i] ? interval : 1);
+              const std::string raw = pump(*job, i, job->gens.size() == 1 ? 200 : 20,
+                                           st->text_sent[i] ? interval : 1);
+              const std::string text = fill_slots(*job, i, raw, !job->finish[i].empty());
               if (!text.empty()) st->text_sent[i] = true;
               if (!text.empty() && !piece(i, text, nullptr)) return false;
               throw_if_failed(*job);  // after the text decoded before the error

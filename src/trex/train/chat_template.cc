@@ -1,5 +1,7 @@
 #include "trex/train/chat_template.h"
 
+#include "trex/train/number_slots.h"
+
 namespace trex::train {
 namespace {
 
@@ -8,16 +10,27 @@ void append(TokenizedDoc& d, int32_t id, bool loss) {
   d.loss.push_back(loss ? 1 : 0);
 }
 
-void append_messages(TokenizedDoc& d, const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+void append_messages(TokenizedDoc& d, const std::vector<ChatMessage>& messages, const Tokenizer& tok,
+                     const std::vector<std::string>& numbers) {
   for (const ChatMessage& m : messages) {
     bool counted = m.role == Role::kAssistant;
     append(d, tok.role_id(m.role), false);
-    for (int32_t id : tok.encode(m.content)) append(d, id, counted);
+    const std::vector<int32_t> ids = numbers.empty() ? tok.encode(m.content) : tok.encode(to_slots(m.content, numbers));
+    for (int32_t id : ids) append(d, id, counted);
     append(d, tok.end_id(), counted);
   }
 }
 
 }  // namespace
+
+std::vector<std::string> prompt_numbers(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+  std::vector<std::string> numbers;
+  const size_t limit = size_t(tok.number_slot_count());
+  if (limit == 0) return numbers;
+  for (const ChatMessage& m : messages)
+    if (m.role != Role::kAssistant) collect_numbers(m.content, limit, &numbers);
+  return numbers;
+}
 
 bool parse_role(const std::string& name, Role* role) {
   if (name == "system") *role = Role::kSystem;
@@ -30,15 +43,18 @@ bool parse_role(const std::string& name, Role* role) {
 TokenizedDoc render_chat(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
   TokenizedDoc d;
   append(d, tok.bos_id(), false);
-  append_messages(d, messages, tok);
+  append_messages(d, messages, tok, prompt_numbers(messages, tok));
   append(d, tok.eos_id(), false);
   return d;
 }
 
-std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok,
+                                   std::vector<std::string>* numbers) {
+  std::vector<std::string> found = prompt_numbers(messages, tok);
   TokenizedDoc d;
   append(d, tok.bos_id(), false);
-  append_messages(d, messages, tok);
+  append_messages(d, messages, tok, found);
+  if (numbers) *numbers = std::move(found);
   d.ids.push_back(tok.role_id(Role::kAssistant));
   return d.ids;
 }

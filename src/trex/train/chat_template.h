@@ -7,6 +7,10 @@
 // The loss counts an assistant's content tokens and its closing <|end|> (so the model learns
 // where to stop); everything else (<s>, markers, system and user text, </s>) is context only.
 // A prompt for generation ends with an open "<|assistant|>".
+//
+// With a tokenizer that has number slots (number_slots.h), every conversation is mapped before it
+// is tokenized: the prompt's numbers (system and user messages) become slots in every message.
+// render_prompt hands the prompt's numbers to the caller, who decodes the completion with them.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +35,11 @@ struct TokenizedDoc {
 // A whole conversation for training.
 TokenizedDoc render_chat(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
 // The tokens of a prompt: the messages, then "<|assistant|>" for the model to continue.
-std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
+// `numbers` (when given) receives the prompt's numbers, slot i's at i - 1 (empty without slots).
+std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok,
+                                   std::vector<std::string>* numbers = nullptr);
+// The prompt's numbers (number_slots.h) of `messages`: at most tok.number_slot_count().
+std::vector<std::string> prompt_numbers(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
 // Plain text, for continued pre-training: <s> text </s>, every token but <s> counted.
 TokenizedDoc render_text(const std::string& text, const Tokenizer& tok);
 

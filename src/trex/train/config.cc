@@ -107,6 +107,8 @@ TrainConfig load_train_config_without_model(const std::string& path) {
       tk.fail("number_pieces", "needs split_digits = true (a number that is not a piece is one token a digit)");
     c.tokenizer.number_digits = int(tk.integer_or("number_digits", c.tokenizer.number_digits, 2));
     if (c.tokenizer.number_digits > 9) tk.fail("number_digits", "must be 2..9, got " + std::to_string(c.tokenizer.number_digits));
+    c.tokenizer.number_slots = int(tk.integer_or("number_slots", 0, 0));
+    if (c.tokenizer.number_slots > 9999) tk.fail("number_slots", "must be 0..9999, got " + std::to_string(c.tokenizer.number_slots));
     c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "trex/train/number_pieces.h"
+#include "trex/train/number_slots.h"
 #include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 
@@ -83,14 +84,20 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& texts, const Tokenize
                             "needs split_digits = true (a number that is not a piece is one token a digit)");
   if (options.number_digits < 2 || options.number_digits > 9)
     throw InputError::field("tokenizer.number_digits", "must be 2..9, got " + std::to_string(options.number_digits));
-  const std::vector<std::string> numbers =
+  if (options.number_slots < 0 || options.number_slots > 9999)
+    throw InputError::field("tokenizer.number_slots", "must be 0..9999, got " + std::to_string(options.number_slots));
+  std::vector<std::string> numbers =
       options.number_pieces > 0 ? frequent_numbers(texts, options.number_pieces, options.number_digits)
                                 : std::vector<std::string>{};
-  // The learned pieces get what the number pieces leave of the vocabulary.
+  const size_t number_pieces = numbers.size();
+  for (int i = 1; i <= options.number_slots; ++i) numbers.push_back(slot_piece(i));
+  // The learned pieces get what the number pieces and slots leave of the vocabulary.
   const int learned = options.vocab - int(numbers.size());
   if (learned < 300)
-    throw InputError::field("tokenizer.number_pieces",
-                            std::to_string(numbers.size()) + " number pieces leave " + std::to_string(learned) +
+    throw InputError::field(number_pieces > 0 ? "tokenizer.number_pieces" : "tokenizer.number_slots",
+                            std::to_string(number_pieces) + " number pieces" +
+                                (options.number_slots > 0 ? " and " + std::to_string(options.number_slots) + " slots" : "") +
+                                " leave " + std::to_string(learned) +
                                 " of the vocabulary of " + std::to_string(options.vocab) +
                                 " for the learned pieces; at least 300 are needed (specials and 256 byte pieces)");
   std::vector<std::string> chunks = chunk_documents(texts, size_t(options.max_sentences));
@@ -173,6 +180,15 @@ Tokenizer Tokenizer::from_serialized(const std::string& model_proto, const std::
     throw InputError(name, 0, e.what());
   }
   for (const std::string& p : user) {
+    size_t length = 0;
+    const int slot = slot_at(p, 0, &length);
+    if (slot > 0 && length == p.size()) {
+      if (slot != int(t.slot_ids_.size()) + 1)
+        throw InputError(name, 0, "number slot pieces out of order: " + p + " after " +
+                                      std::to_string(t.slot_ids_.size()) + " slots");
+      t.slot_ids_.push_back(int32_t(t.sp_->PieceToId(p)));
+      continue;
+    }
     if (p.size() < 2 || p.find_first_not_of("0123456789") != std::string::npos) continue;
     t.numbers_.emplace(p, int32_t(t.sp_->PieceToId(p)));
   }
@@ -199,9 +215,30 @@ void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>* out) c
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   std::vector<int32_t> out;
+  if (slot_ids_.empty()) {
+    encode_numbers(text, &out);
+    return out;
+  }
+  // Each spelling of a slot 1..K is that slot's piece; the text between them as without slots.
+  size_t from = 0;
+  for (size_t i = text.find("<n_"); i != std::string_view::npos; i = text.find("<n_", i + 1)) {
+    size_t length = 0;
+    const int slot = slot_at(text, i, &length);
+    if (slot < 1 || slot > number_slot_count()) continue;
+    if (i > from) encode_numbers(text.substr(from, i - from), &out);
+    out.push_back(slot_ids_[size_t(slot) - 1]);
+    from = i + length;
+    i = from - 1;
+  }
+  if (from < text.size()) encode_numbers(text.substr(from), &out);
+  return out;
+}
+
+void Tokenizer::encode_numbers(std::string_view text, std::vector<int32_t>* result) const {
+  std::vector<int32_t>& out = *result;
   if (numbers_.empty()) {
     encode_plain(text, &out);
-    return out;
+    return;
   }
   // With digits split no learned piece holds a digit, so encoding the text between runs of
   // digits on its own gives the pieces SentencePiece gives it inside the whole text; the runs are
@@ -225,7 +262,6 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
     }
     i = k;
   }
-  return out;
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {

@@ -19,6 +19,10 @@
 // way (they travel in the file). encode() then takes each maximal run of digits as one piece when
 // the whole run is a number piece and as one token a digit otherwise ("34567" is never "3456" +
 // "7"); the text between runs is encoded as before.
+//
+// Number slots (options.number_slots, number_slots.h): pieces <n_1>..<n_K> after the learned
+// (and whole-number) pieces; encode() reads each spelling of a slot 1..K as that piece. The chat
+// template maps a conversation's numbers to them when the tokenizer has any.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +53,9 @@ struct TokenizerOptions {
   // piece is one token a digit.
   int number_pieces = 0;
   int number_digits = 4;
+  // Number slots: pieces <n_1>..<n_number_slots> (out of `vocab`), to which the chat template
+  // maps the prompt's numbers (number_slots.h). 0 (the default) = none, the tokenizer as before.
+  int number_slots = 0;
   uint32_t seed = 1;
   // Upper bound on the training sample: SentencePiece reads at most this many sentences.
   int max_sentences = 200000;
@@ -83,6 +90,8 @@ class Tokenizer {
   int vocab_size() const;
   // How many whole-number pieces the model has (0 for a tokenizer trained without them).
   int number_piece_count() const { return int(numbers_.size()); }
+  // How many number slots the model has (0 without them); slot i (1-based) is one piece.
+  int number_slot_count() const { return int(slot_ids_.size()); }
   int32_t unk_id() const { return 0; }
   int32_t bos_id() const { return 1; }
   int32_t eos_id() const { return 2; }
@@ -99,6 +108,8 @@ class Tokenizer {
   // digits that is not a number piece); both empty without number pieces.
   std::unordered_map<std::string, int32_t> numbers_;
   std::vector<std::vector<int32_t>> digit_ids_;
+  std::vector<int32_t> slot_ids_;  // slot i's id at i - 1
+  void encode_numbers(std::string_view text, std::vector<int32_t>* out) const;
   void encode_plain(std::string_view text, std::vector<int32_t>* out) const;
 };
 

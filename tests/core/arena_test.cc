@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -213,8 +214,8 @@ TEST(Arena, FreedLargeBuffersAreKeptForTheSameSizeThenReleased) {
   EXPECT_NE(other, p);
   void* again = aligned_alloc_bytes(bytes, 4096);
   EXPECT_EQ(again, p);
-  // The same pages, not fresh ones: the last user's bytes, or the poison over all (TREX_ARENA_POISON=1).
-  const unsigned char expect = reused_buffers_are_poisoned() ? 0xA5 : 0x77;
+  // The same pages, not fresh ones: the last user's bytes, or the poison over all (as under ctest).
+  const unsigned char expect = reused_buffers_are_poisoned() ? 0xFF : 0x77;
   EXPECT_EQ(p[bytes - 1], expect);
   EXPECT_EQ(p[0], expect);
   aligned_free(again);
@@ -365,7 +366,9 @@ TEST(ArenaDeathTest, AFailingMmapReleasesTheKeptBuffersAndRetries) {
 }
 
 // In a fresh process with TREX_ARENA_POISON=<value>: a large buffer zeroed, freed and handed out
-// again holds 0xA5 in every byte where poisoned, else still its zeros. Exit codes name the step.
+// again holds 0xFF in every byte where poisoned, else still its zeros. Exit codes name the step.
+// The poison reads as NaN in fp32, bf16 (a float's high half) and fp64, and -1 as an integer, so
+// a sum into a reused buffer wrongly assumed zero turns NaN (0xA5 read as -2.9e-16: as zero).
 void poison_child(const char* value, bool poisoned) {
   setenv("TREX_ARENA_POISON", value, 1);
   if (reused_buffers_are_poisoned() != poisoned) std::_Exit(3);
@@ -376,14 +379,22 @@ void poison_child(const char* value, bool poisoned) {
   aligned_free(p);
   auto* again = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
   if (again != p) std::_Exit(4);
-  const unsigned char want = poisoned ? 0xA5 : 0;
+  const unsigned char want = poisoned ? 0xFF : 0;
   for (size_t i = 0; i < bytes; ++i)
     if (again[i] != want) std::_Exit(5);
+  float f;
+  double d;
+  int32_t n;
+  std::memcpy(&f, again, sizeof f);
+  std::memcpy(&d, again + 8, sizeof d);
+  std::memcpy(&n, again + 16, sizeof n);
+  if (poisoned && !(std::isnan(f) && std::isnan(d) && n == -1)) std::_Exit(6);
   aligned_free(again);
   std::_Exit(0);
 }
 
-// TREX_ARENA_POISON=1 gives a Release process the poison that a Debug build applies; 0 turns it off.
+// ctest runs every test with TREX_ARENA_POISON=1, so the Release stage sees the poison that a
+// Debug build applies (code relying on fresh zeros after a reuse fails there); 0 turns it off.
 TEST(ArenaDeathTest, TheEnvironmentTurnsThePoisonOfReusedBuffersOnAndOff) {
   if (kAsan) GTEST_SKIP() << "ASan build: nothing is kept, so nothing is reused";
   if (kTsan) GTEST_SKIP() << "TSan build: never poisons (the fill made the concurrent test 6x slower)";

@@ -47,9 +47,9 @@ namespace trex::core {
 // call (serve's prompt lengths, ragged batches) rarely reuse, and what they keep stays resident
 // until it is evicted or released. release_kept_buffers() unmaps them all; so does a failing mmap
 // or posix_memalign here (then it is tried once more), and CachingAllocator::empty_cache() and its out-of-memory retry
-// call it. In a Debug build (NDEBUG not defined), and in any build run with TREX_ARENA_POISON=1,
-// a reused buffer is filled with 0xA5 first, so that code which relies on fresh pages being zero
-// shows up there (poison_reused below).
+// call it. In a Debug build (NDEBUG not defined), and in any build run with TREX_ARENA_POISON=1
+// (every ctest test: CMakeLists.txt), a reused buffer is filled with 0xFF first, so that code
+// which relies on fresh pages being zero shows up there (poison_reused below).
 //
 // Under AddressSanitizer they come from posix_memalign at the 2 MiB boundary with their exact
 // size instead, so ASan keeps its redzones, quarantine and leak checks on them (its allocator
@@ -67,7 +67,10 @@ constexpr size_t kMaxKept = kKeepBytes / kMapThreshold + 1;
 static_assert(kMapThreshold % kPage == 0 && kMapThreshold >= kPage,
               "a mapping's length (bytes rounded up to pages) is at least kMapThreshold");
 static_assert(kKeepLargest <= kKeepBytes && kMaxKept <= 64, "the kept list fits on the stack");
-constexpr unsigned char kReusePoison = 0xA5;  // Debug builds: a reused buffer's bytes
+// A reused buffer's bytes where poisoned. 0xFF is a NaN in fp32, bf16, fp16 and fp64 and -1 as a
+// signed integer, so a sum into a buffer assumed zero turns NaN and fails any tolerance check;
+// 0xA5 (used before) read as -2.9e-16 in fp32 and bf16, zero to every tolerance.
+constexpr unsigned char kReusePoison = 0xFF;
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TREX_ARENA_ASAN 1
@@ -89,8 +92,8 @@ void advise_huge(void* p, size_t bytes) {
 
 #ifndef TREX_ARENA_ASAN
 // Whether a reused buffer is filled with kReusePoison before it is handed out: in a Debug
-// build, and wherever TREX_ARENA_POISON=1 (any value but 0 does; the suite does not set it, see
-// docs/ci.md); TREX_ARENA_POISON=0 turns it off. Never under ThreadSanitizer, whose
+// build, and wherever TREX_ARENA_POISON=1 (ctest sets it for every test, so the Release stage
+// CI runs covers it too; any value but 0 does); TREX_ARENA_POISON=0 turns it off. Never under ThreadSanitizer, whose
 // stage runs the concurrent test, where the instrumented fill made it 6x slower. Read once.
 bool poison_reused() {
 #if defined(__SANITIZE_THREAD__)

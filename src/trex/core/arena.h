@@ -27,8 +27,8 @@ inline constexpr size_t kDefaultAlignment = 64;
 // a kernel's per-call temporary does not fault in fresh pages on every call; larger ones are
 // unmapped at once. A length seen once is kept all the same: shapes that vary from call to call
 // never reuse, and keep up to 64 MiB resident until evicted or released. A reused buffer holds
-// its last user's bytes (0xA5 everywhere where reused_buffers_are_poisoned()), never the zeros of
-// fresh pages.
+// its last user's bytes (0xFF, a NaN as any float, everywhere where
+// reused_buffers_are_poisoned()), never the zeros of fresh pages.
 // When the system refuses memory, the kept buffers are unmapped and the request tried once more.
 void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
 void aligned_free(void* p);
@@ -38,10 +38,10 @@ void aligned_free(void* p);
 // set size read without calling it first includes them (up to 64 MiB).
 size_t release_kept_buffers();
 
-// Whether aligned_alloc_bytes fills a reused buffer with 0xA5 before handing it out, so that code
-// relying on fresh pages being zero fails: in Debug builds and wherever the environment has
-// TREX_ARENA_POISON=1, not where it has TREX_ARENA_POISON=0, and
-// never under ThreadSanitizer or AddressSanitizer (which keeps nothing). Read once per process.
+// Whether aligned_alloc_bytes fills a reused buffer with 0xFF (NaN in any float) before handing it
+// out, so that code relying on fresh pages being zero fails: in Debug builds and wherever the
+// environment has TREX_ARENA_POISON=1 (ctest sets it for every test), not where it has
+// TREX_ARENA_POISON=0, and never under ThreadSanitizer or AddressSanitizer. Read once per process.
 bool reused_buffers_are_poisoned();
 
 struct AlignedDeleter {

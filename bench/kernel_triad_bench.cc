@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     else if (a == "--min-time") min_time = value("--min-time");
     else if (a == "--paired") {
       const double r = value("--paired");
-      if (r != double(int(r)) || r > 1000) {
+      if (r > 1000 || r != double(int(r))) {  // the bound first: int() of a huge double is undefined
         std::fprintf(stderr, "kernel_triad_bench: --paired must be a whole number of rounds <= 1000, got '%s'\n", argv[i]);
         return 2;
       }

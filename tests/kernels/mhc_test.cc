@@ -572,11 +572,10 @@ TEST(Mhc, SinkhornLanesGiveTheOneTokenBits) {
 // the column path, so the two paths are compared byte for byte, the token path also with the
 // chunks split between threads.
 template <class T>
-void check_column_blocks() {
+void check_column_blocks(const MhcShape& sh) {
   struct Restore {
     ~Restore() { set_active_tuning(nullptr); }
   } restore;
-  const MhcShape sh = shape(300, 100, 4, 20);
   Params<T> p = make_params<T>(sh, 77, 1);
   const int64_t n = sh.n, nd = n * sh.d, R = sh.rows();
   std::vector<float> first, first_head;
@@ -615,8 +614,11 @@ TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
   for (core::Isa isa : row_isas()) {
     if (isa != core::Isa::kAvx512) continue;  // the fused stage 2 (the GEMM path blocks K)
     ScopedRowIsa path(isa);
-    check_column_blocks<float>();
-    check_column_blocks<core::bf16>();
+    // 301 tokens of d 33: masked strips, a 4-token group's tail and a 1-token tail per chunk.
+    for (const MhcShape& sh : {shape(300, 100, 4, 20), shape(301, 33, 4, 20)}) {
+      check_column_blocks<float>(sh);
+      check_column_blocks<core::bf16>(sh);
+    }
   }
 }
 

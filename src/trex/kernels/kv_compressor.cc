@@ -377,6 +377,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // the step kPrefetchSteps ahead in the walk are requested (the walk crosses channel blocks and
 // entries; at its start the first steps' lines are requested at once). Per channel the same
 // operations in the same row order as stats64 and the backward's gradient pass: the same bits.
+// The backward (backward_r4_512) differs since session 19: a step is one 16-channel vector of
+// all rows (32 channels kept too many values live: GCC spilled them every step), and it
+// requests the lines 2 steps ahead, its steps taking about twice a forward step's time.
 
 constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
 constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)

@@ -1282,7 +1282,8 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     // strip's FMA chains, and a group's X rows stay in L1 between the two stages (4 rows of
     // 8 KiB at nd = 4096). Full size [4096, 4, 1024], loaded: one thread, 8 alternating rounds
     // (load 15.5-15.9), bf16 1.09x (8 of 8 rounds faster), fp32 0.99x (so fp32 keeps 8); two
-    // threads, kernel_triad_bench, 12 rounds (load 18), bf16 1.12x, fp32 (unchanged) 1.03x.
+    // threads, kernel_triad_bench, 12 rounds (load 18), bf16 1.12x but faster in only 8 of 12
+    // beside fp32's unchanged 1.03x: the one-thread figure is the evidence.
     // Same bits: each dphi element's chain still runs over the tokens in order.
     const int64_t group = std::is_same_v<T, core::bf16> ? 4 : 8;
     backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, group, tp, [&] {

@@ -614,7 +614,7 @@ TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
   for (core::Isa isa : row_isas()) {
     if (isa != core::Isa::kAvx512) continue;  // the fused stage 2 (the GEMM path blocks K)
     ScopedRowIsa path(isa);
-    // 301 tokens of d 33: masked strips, a 4-token group's tail and a 1-token tail per chunk.
+    // 301 tokens of d 33: masked strips, and remainders after the 4- and 8-token groups.
     for (const MhcShape& sh : {shape(300, 100, 4, 20), shape(301, 33, 4, 20)}) {
       check_column_blocks<float>(sh);
       check_column_blocks<core::bf16>(sh);

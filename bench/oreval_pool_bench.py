@@ -37,6 +37,13 @@ build of libtrex_sandbox_enter.so, whose zygote loop the warm interpreter runs),
 harness's programs and trex): trex's per-program folders and the harness's, the warm
 interpreters' module copies. A tmpfs there removes the filesystem's inode work from both sides.
 
+CPU: this process's and its children's (getrusage RUSAGE_SELF + RUSAGE_CHILDREN), which holds a
+process's CPU only once its parent has waited for it. This process makes itself the subreaper of
+everything under it (PR_SET_CHILD_SUBREAPER), so a process whose parent exits without waiting for
+it (orphaned) comes to this one, which waits for it after each run: its CPU is counted too, and
+the number of such processes is printed per path (0 when every process was waited for by its own
+parent). CPU spent in kernel threads on a process's behalf (a kworker) is not counted.
+
 Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
@@ -57,6 +64,54 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def cpu_now():
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper():
+    """Orphans under this process come to it (reap_orphans), not to init: their CPU counted."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit("prctl(PR_SET_CHILD_SUBREAPER): %s" % os.strerror(ctypes.get_errno()))
+
+
+def children_of_this_process():
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def reap_orphans(seconds=5.0):
+    """Waits for the processes that came to this one as orphans during a run (every direct child
+    of this one is waited for by subprocess before); returns how many. One still running after
+    `seconds` is killed and waited for, and counted."""
+    count, until = 0, time.monotonic() + seconds
+    while True:
+        left = children_of_this_process()
+        if not left:
+            return count
+        for pid in left:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG if time.monotonic() < until else 0)
+            except ChildProcessError:
+                continue
+            if done:
+                count += 1
+            elif time.monotonic() >= until:
+                os.kill(pid, 9)
+        time.sleep(0.01)
 
 
 def run_harness(data_dir, build):
@@ -122,7 +177,9 @@ def main():
     if a.module_b or a.lib_b:
         paths += [p + "B" for p in ("warm", "warm1", "warm2") if p in paths]
     runs = {p: [] for p in paths}
+    orphans = {p: 0 for p in paths}
     verdicts = {}
+    become_subreaper()
     for rep in range(a.reps):
         for p in paths:
             load0 = os.getloadavg()[0]
@@ -134,6 +191,7 @@ def main():
                 v = run_trex(build, a.data_dir, 2 if p.startswith("warm2") else 1, p == "cold", 1 if p.startswith("warm1") else None,
                              os.path.abspath(a.module_b) if b and a.module_b else None,
                              os.path.abspath(a.lib_b) if b and a.lib_b else None)
+            orphans[p] += reap_orphans()
             wall, cpu = time.perf_counter() - t0, cpu_now() - cpu0
             n = len(v)
             runs[p].append((wall, cpu, n, load0, os.getloadavg()[0]))
@@ -143,6 +201,8 @@ def main():
                 verdicts[p] = v
             print("rep %d %-7s %d programs %.2f s wall, %.1f ms CPU/program, load %.1f -> %.1f" %
                   (rep + 1, p, n, wall, 1000 * cpu / n, load0, os.getloadavg()[0]), file=sys.stderr, flush=True)
+    print("orphaned processes waited for by this one (their CPU counted): %s" %
+          ", ".join("%s %d" % (p, orphans[p]) for p in paths))
     # Verdicts, item for item.
     trex_paths = [p for p in paths if p not in ("harness", "warm1", "warm1B")]
     for p in trex_paths[1:]:

@@ -11,6 +11,10 @@ the item's reference program and says, per item:
   `max_tokens`; loop: some line of it is repeated 3 or more times.
 - names: the share of the reference's data-block names that the completion's data block has.
 - values: of the names both have, the share with the reference's value (the copy itself).
+- by position: of the reference's data lines, the share whose value the completion's line at the
+  same position has (as text; a skipped or repeated line shifts every later one off). Whatever
+  the names, this is how much of the statement's numbers came out in the statement's order, the
+  measure of the session 19 number-slot pilot.
 - from statement: the share of the completion's data values that are numbers of the statement
   at all (copied from somewhere, or invented).
 - keys: the share of the reference's quoted keys (the items, e.g. steam["boiler_nova"]) the
@@ -138,6 +142,7 @@ def kinds(question, reference, completion):
         "reference_data_lines": len(ref_pairs),
         "names": share(len(both), len(ref_values)),
         "values": share(sum(same_number(own[n], ref_values[n]) for n in both), len(both)),
+        "by_position": share(sum(i < len(pairs) and pairs[i][1] == v for i, (_, v) in enumerate(ref_pairs)), len(ref_pairs)),
         "from_statement": share(sum(any(same_number(v, s) for s in statement_numbers) for _, v in pairs), len(pairs)),
         "keys": share(sum(f'"{k}"' in code for k in ref_keys), len(ref_keys)),
     }, ref, got
@@ -206,8 +211,12 @@ def main():
     print(f"stopped (closed the fence) {sum(i['stopped'] for i in items)}; loop (a line 3+ times) {sum(i['loop'] for i in items)}")
     print(f"data lines: completion median {sorted(i['data_lines'] for i in items)[n // 2] if n else 0}, "
           f"reference median {sorted(i['reference_data_lines'] for i in items)[n // 2] if n else 0}")
-    for key in ("names", "values", "from_statement", "keys"):
+    for key in ("names", "values", "by_position", "from_statement", "keys"):
         print(f"{key} {mean(key)}")
+    right = sum(round(i["by_position"] * i["reference_data_lines"]) for i in items if i["by_position"] is not None)
+    lines_all = sum(i["reference_data_lines"] for i in items)
+    print(f"data values right by position, all items: {right}/{lines_all}"
+          f" = {right / lines_all:.3f}" if lines_all else "data values right by position: -")
     if a.results:
         counts = {}
         for i in items:

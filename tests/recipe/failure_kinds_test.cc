@@ -1,7 +1,7 @@
 // bench/recipe_failure_kinds.py (issue 16, session 17): each held-out completion compared with its
-// reference statement-data program (names, values, numbers from the statement, loops), and the two
-// spliced files (reference data + the model's program; the model's data + the reference program);
-// bad input is one line naming the file and line, exit 2, nothing written.
+// reference statement-data program (names, values, values by position, numbers from the statement,
+// loops), and the two spliced files (reference data + the model's program; the model's data + the
+// reference program); bad input is one line naming the file and line, exit 2, nothing written.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,6 +69,7 @@ TEST(FailureKinds, NamesValuesStatementNumbersLoopsAndSplices) {
   EXPECT_FALSE(k["a"]["loop"].get<bool>());
   EXPECT_DOUBLE_EQ(k["a"]["names"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(k["a"]["values"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(k["a"]["by_position"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(k["a"]["from_statement"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(k["a"]["keys"].get<double>(), 1.0);
   EXPECT_FALSE(k["b"]["stopped"].get<bool>());
@@ -76,6 +77,9 @@ TEST(FailureKinds, NamesValuesStatementNumbersLoopsAndSplices) {
   EXPECT_EQ(k["b"]["data_lines"].get<int>(), 3);
   EXPECT_DOUBLE_EQ(k["b"]["names"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(k["b"]["values"].get<double>(), 0.5);
+  // By position: line 1 (57) is right; line 2 has 12 where the reference's has 25; 3 and 4 are
+  // not 11 and 9.
+  EXPECT_DOUBLE_EQ(k["b"]["by_position"].get<double>(), 0.25);
   EXPECT_DOUBLE_EQ(k["b"]["from_statement"].get<double>(), 1.0 / 3);
   EXPECT_DOUBLE_EQ(k["b"]["keys"].get<double>(), 0.0);
 

@@ -218,7 +218,8 @@ TEST(RmsNorm, StreamingStorePathBf16) {
 
 // The 16-lane rows (AVX-512: bf16, and the fp32 forward, which overlaps a row's output with the
 // next row's sum) give the 8-lane rows' bits: y, dx and dw byte for byte, for row lengths around
-// the 8- and 16-element steps (the 8-lane rows' scalar tails included), weighted or not, plain
+// the 8- and 16-element steps and the bf16 forward's 32-element lines (57: a line, a 16-step, an
+// 8-step, a scalar), the 8-lane rows' scalar tails included, weighted or not, plain
 // and streamed stores, with outputs that are denormal (tiny weights: for bf16 the vcvtneps2bf16
 // store falls back to the integer rounding there). 37 rows in blocks of several rows (the
 // built-in 16384 elements), so rows are paired with their next row, and 1 row alone.
@@ -230,7 +231,7 @@ void check_paths_same_bits() {
     int64_t rows, dim;
   };
   std::vector<Case> cases;
-  for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 97, 4096}) cases.push_back({37, dim});
+  for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 57, 97, 4096}) cases.push_back({37, dim});
   cases.push_back({1, 4096});
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
   uint32_t seed = 300;

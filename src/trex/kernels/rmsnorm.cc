@@ -137,11 +137,21 @@ TREX_RMS512_FN inline void out16(T* p, __m512 v, __mmask16 m) {
 
 // sum_sq on 16 lanes: lanes 0-7 are sum_sq's a0 and lanes 8-15 its a1 (a 16-element step adds
 // x[i..i+7] to a0 and x[i+8..i+15] to a1 there), a last 8-element step adds to a0 alone, and
-// hsum16 adds a0 + a1 before hsum's order: the same sums in the same order.
+// hsum16 adds a0 + a1 before hsum's order: the same sums in the same order. bf16 takes a line
+// per step first (scale_line32's comment), the same sums in the same order.
 template <class T>
 TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
   __m512 a = _mm512_setzero_ps();
   int64_t i = 0;
+  if constexpr (std::is_same_v<T, core::bf16>) {  // a line per step (scale_line32's comment)
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; i + 32 <= dim; i += 32) {
+      __m512 v0, v1;
+      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
+      a = _mm512_fmadd_ps(v0, v0, a);
+      a = _mm512_fmadd_ps(v1, v1, a);
+    }
+  }
   for (; i + 16 <= dim; i += 16) {
     const __m512 v = simd::load16(x + i, simd::kAll16);
     a = _mm512_fmadd_ps(v, v, a);
@@ -156,12 +166,36 @@ TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
   return s;
 }
 
+// bf16 rows on AVX512_BF16 take a line (32 elements) per step: one 64-byte load widened by two
+// word permutes (simd::load32) instead of two loads widened in two instructions each, and one
+// vcvtne2ps2bf16 for the line's store (simd::store32) instead of a rounding and a denormal test
+// per half. Lanes 0-15 and 16-31 are the two 16-lane steps' values, summed into the one
+// accumulator in the same order: the same bits. scale_line32: a line's output step, y = x r w.
+template <bool NT>
+TREX_RMS512_FN void scale_line32(__m512 v0, __m512 v1, __m512 vr, const float* w, core::bf16* y) {
+  v0 = _mm512_mul_ps(v0, vr);
+  v1 = _mm512_mul_ps(v1, vr);
+  if (w) {
+    v0 = _mm512_mul_ps(v0, _mm512_loadu_ps(w));
+    v1 = _mm512_mul_ps(v1, _mm512_loadu_ps(w + 16));
+  }
+  simd::store32<NT>(y, v0, v1);
+}
+
 // forward_row512's output pass, the row's scale r given.
 template <bool NT, bool Cvt, class T>
 TREX_RMS512_FN void forward_row512_scaled(const T* x, const float* w, T* y, int64_t dim, float r) {
   const __m512 vr = _mm512_set1_ps(r);
   const int64_t vec = dim & ~int64_t(7);  // the 8-lane rows' vector part
   int64_t i = 0;
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; i + 32 <= vec; i += 32) {
+      __m512 v0, v1;
+      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
+      scale_line32<NT>(v0, v1, vr, w ? w + i : nullptr, y + i);
+    }
+  }
   for (; i < vec; i += 16) {
     const __mmask16 m = simd::lanes16(i, vec);
     __m512 v = _mm512_mul_ps(simd::load16(x + i, m), vr);
@@ -182,6 +216,17 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
   const int64_t vec = dim & ~int64_t(7);
   __m512 a = _mm512_setzero_ps();
   int64_t i = 0;
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {  // every such step is within vec too
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; i + 32 <= dim; i += 32) {
+      __m512 n0, n1, v0, v1;
+      simd::load32(xn + i, lo_idx, hi_idx, &n0, &n1);
+      a = _mm512_fmadd_ps(n0, n0, a);
+      a = _mm512_fmadd_ps(n1, n1, a);
+      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
+      scale_line32<NT>(v0, v1, vr, w ? w + i : nullptr, y + i);
+    }
+  }
   for (; i + 16 <= dim; i += 16) {  // every such step is a full step of the output's vec too
     const __m512 vn = simd::load16(xn + i, simd::kAll16);
     a = _mm512_fmadd_ps(vn, vn, a);

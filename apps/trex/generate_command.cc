@@ -88,6 +88,8 @@ std::string complete(Loaded& l, const std::vector<train::ChatMessage>& messages,
   if (l.chat) {
     prompt = train::render_prompt(messages, *l.tok, &numbers);
     o.stop_ids.push_back(l.tok->end_id());
+    // A slot past the prompt's numbers could never be filled: it is never drawn.
+    o.excluded_ids = train::unfillable_slot_ids(*l.tok, numbers.size());
   } else {
     prompt = {l.tok->bos_id()};
     std::vector<int32_t> body = l.tok->encode(text);

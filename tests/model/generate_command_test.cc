@@ -18,6 +18,7 @@
 #include "trex/model/generator.h"
 #include "trex/model/transformer.h"
 #include "trex/train/chat_template.h"
+#include "trex/train/number_slots.h"
 #include "trex/train/tokenizer.h"
 #include "trex/util/subprocess.h"
 #include "model/tiny_checkpoint.h"
@@ -143,6 +144,59 @@ TEST_F(GenerateCommand, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(c.names), std::string::npos) << r.err;
   }
+}
+
+
+// Number slots with the slot logits forced far above the rest (write_tiny_checkpoint's
+// slot_logit_scale): batch chat mode, greedy and sampled, never writes a slot past the prompt's
+// numbers (no line with an "error", which is how such a completion was recorded before), and
+// each completion is the masked in-process generator's with the numbers filled in; the same
+// generator without the mask writes unfillable slots.
+TEST_F(GenerateCommand, BatchChatNeverWritesASlotThePromptCannotFill) {
+  const fs::path dir = *dir_ / "forced-slots";
+  test_util::write_tiny_checkpoint(dir, true, 8, 50.f);
+  const std::string ck = (dir / "ckpt").string();
+  const fs::path prompts = dir / "prompts.jsonl", out = dir / "out.jsonl";
+  write(prompts, R"({"id": 1, "prompt": "capacity 11 of the plant"}
+{"id": 2, "messages": [{"role": "system", "content": "costs 4 and 9"}, {"role": "user", "content": "capacity 11"}]}
+)");
+  model::ModelConfig c = model::load_model_config((dir / "model.toml").string());
+  model::Transformer m(c, 0, false);
+  m.load(ck + "/model.safetensors");
+  train::Tokenizer tok = train::Tokenizer::load(ck + "/tokenizer.model");
+  const std::vector<std::vector<train::ChatMessage>> convs = {
+      {{train::Role::kUser, "capacity 11 of the plant"}},
+      {{train::Role::kSystem, "costs 4 and 9"}, {train::Role::kUser, "capacity 11"}}};
+  int unmasked_unfillable = 0;
+  for (const char* temperature : {"0", "1"}) {
+    ProcessResult r = trex_run({"generate", "--ckpt", ck, "--prompts", prompts.string(), "--out", out.string(),
+                                "--max-tokens", "12", "--temperature", temperature, "--samples", "2", "--seed", "3",
+                                "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<nlohmann::json> lines;
+    std::istringstream in(slurp(out));
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(lines.size(), 4u);
+    for (size_t k = 0; k < lines.size(); ++k) {
+      const nlohmann::json& j = lines[k];
+      EXPECT_FALSE(j.contains("error")) << j.dump();
+      std::vector<std::string> numbers;
+      const std::vector<int32_t> prompt = train::render_prompt(convs[k / 2], tok, &numbers);
+      model::Generator gen(m);
+      model::SamplingOptions o;
+      o.max_tokens = 12;
+      o.temperature = std::stod(temperature);
+      o.seed = 3 + uint64_t(j["sample"].get<int>());
+      o.stop_ids = {tok.eos_id(), tok.end_id()};
+      o.vocab_limit = tok.vocab_size();
+      const std::vector<int32_t> unfillable = train::unfillable_slot_ids(tok, numbers.size());
+      for (int32_t id : gen.generate(prompt, o))
+        unmasked_unfillable += std::find(unfillable.begin(), unfillable.end(), id) != unfillable.end();
+      o.excluded_ids = unfillable;
+      EXPECT_EQ(j["completion"], train::from_slots(tok.decode(gen.generate(prompt, o)), numbers)) << j.dump();
+    }
+  }
+  EXPECT_GE(unmasked_unfillable, 8 * 12 / 2);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// sample_token: greedy ties, the nucleus cut, and draw frequencies that follow the softmax.
+// sample_token: greedy ties, the nucleus cut, draw frequencies that follow the softmax, and
+// excluded ids (number slots a prompt cannot fill) drawn never, as -inf logits would be.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "trex/model/sampling.h"
+#include "trex/util/error.h"
 
 namespace trex::model {
 namespace {
@@ -74,6 +76,43 @@ TEST(SampleToken, LargeNucleusAcrossPartialSortSteps) {
     }
     EXPECT_NEAR(count[size_t(i)] / double(n), p[size_t(i)] / z / mass, 2e-4) << i;
   }
+}
+
+// Excluded ids are drawn as if their logits were -inf, however high they are: greedy takes the
+// best of the rest, and every draw (top_p 1 and a nucleus) equals the draw on logits with -inf
+// written in, so the other ids keep their renormalised shares and the same u gives the same id.
+TEST(SampleToken, ExcludedIdsAreNeverDrawnAndTheRestAreDrawnAsWithMinusInfinity) {
+  // Ids 5..7 stand for slots: their logits far above the rest.
+  std::vector<float> l = {0.3f, -0.2f, 1.1f, 0.4f, 0.9f, 40.f, 39.f, 41.f};
+  const std::vector<int32_t> excluded = {6, 7, 5};
+  std::vector<float> minus_inf = l;
+  for (int32_t id : excluded) minus_inf[size_t(id)] = -INFINITY;
+  EXPECT_EQ(sample_token(l, 0, 1, 0.5), 7);
+  EXPECT_EQ(sample_token(l, 0, 1, 0.5, excluded), 2);
+  // One excluded: the next best slot still wins (only the named ids are masked).
+  EXPECT_EQ(sample_token(l, 0, 1, 0.5, std::vector<int32_t>{7}), 5);
+  for (double T : {0.5, 1.0, 2.0})
+    for (double top_p : {1.0, 0.9, 0.3}) {
+      const int n = 20000;
+      std::vector<int> count(l.size(), 0);
+      for (int k = 0; k < n; ++k) {
+        const double u = (k + 0.5) / n;
+        const int32_t got = sample_token(l, T, top_p, u, excluded);
+        ASSERT_EQ(got, sample_token(minus_inf, T, top_p, u)) << T << " " << top_p << " " << u;
+        ++count[size_t(got)];
+      }
+      for (int32_t id : excluded) EXPECT_EQ(count[size_t(id)], 0) << T << " " << top_p;
+      if (top_p == 1.0) {  // the rest in their softmax shares over the rest alone
+        double z = 0;
+        for (size_t i = 0; i < 5; ++i) z += std::exp(l[i] / T);
+        for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(count[i] / double(n), std::exp(l[i] / T) / z, 1e-4) << T << " " << i;
+      }
+      // Without the mask the slots take (nearly) every draw.
+      EXPECT_GE(sample_token(l, T, top_p, 0.5), 5);
+    }
+  // Ids outside the logits are ignored; excluding every id is an error, not a draw.
+  EXPECT_EQ(sample_token(l, 0, 1, 0.5, std::vector<int32_t>{-1, 8, 100, 7}), 5);
+  EXPECT_THROW(sample_token(std::vector<float>{1.f, 2.f}, 1, 1, 0.5, std::vector<int32_t>{0, 1}), InputError);
 }
 
 }  // namespace

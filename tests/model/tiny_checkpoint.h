@@ -7,6 +7,7 @@
 //   dir/model.toml, dir/ckpt/{model.safetensors, tokenizer.model, state.json}
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
 #include "trex/train/model_record.h"
+#include "trex/train/number_slots.h"
 #include "trex/train/tokenizer.h"
 
 namespace trex::test_util {
@@ -64,13 +66,18 @@ score_function = "sqrtsoftplus"
 )";
 
 // number_slots > 0: its tokenizer has that many number slots (train/number_slots.h).
-inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record = true, int number_slots = 0) {
+// slot_logit_scale > 0 (with number_slots): the LM head's rows of the slots are forced large, so
+// at every position some slot's logit is far above every other token's: slot 2j+1's row is
+// +scale on hidden dimension j, slot 2j+2's -scale on it (the head's input is RMS-normalised, so
+// of each such pair one is >= 0, and the largest |x_j| is about 1 or more). Which slot wins
+// varies with the position, most often one past a short prompt's numbers.
+inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record = true, int number_slots = 0,
+                                  float slot_logit_scale = 0) {
   namespace fs = std::filesystem;
   fs::create_directories(dir / "ckpt");
   std::ofstream(dir / "model.toml") << kTinyCheckpointModelToml;
   model::ModelConfig c = model::load_model_config((dir / "model.toml").string());
   model::Transformer m(c, 3, false);
-  m.save((dir / "ckpt" / "model.safetensors").string());
   std::vector<std::string> texts;
   for (int i = 0; i < 200; ++i)
     texts.push_back("minimize cost subject to capacity " + std::to_string(i) +
@@ -80,6 +87,16 @@ inline void write_tiny_checkpoint(const std::filesystem::path& dir, bool record 
   to.number_slots = number_slots;
   train::Tokenizer tok = train::Tokenizer::train(texts, to);
   tok.save((dir / "ckpt" / "tokenizer.model").string());
+  if (slot_logit_scale > 0) {
+    float* head = m.params() + m.layout().offset_of("head");  // [vocab, hidden]
+    for (int i = 1; i <= number_slots; ++i) {
+      const int32_t id = tok.encode(train::slot_piece(i)).at(0);
+      float* row = head + int64_t(id) * c.hidden;
+      std::fill(row, row + c.hidden, 0.f);
+      row[(i - 1) / 2 % c.hidden] = (i % 2 == 1 ? 1.f : -1.f) * slot_logit_scale;
+    }
+  }
+  m.save((dir / "ckpt" / "model.safetensors").string());
   nlohmann::json state = {{"format", "trex.train.checkpoint"}, {"version", 1}, {"step", 1}, {"mode", "sft"},
                           {"config", "/nonexistent/train.toml"}};
   if (record) state["model_config"] = train::model_record(c);

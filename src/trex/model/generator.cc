@@ -46,7 +46,7 @@ std::vector<int32_t> Generator::generate(std::span<const int32_t> prompt,
     const double u = double(rng() >> 11) * 0x1.0p-53;
     const size_t limit = o.vocab_limit > 0 ? std::min(logits.size(), size_t(o.vocab_limit))
                                            : logits.size();
-    const int32_t id = sample_token(logits.first(limit), o.temperature, o.top_p, u);
+    const int32_t id = sample_token(logits.first(limit), o.temperature, o.top_p, u, o.excluded_ids);
     if (std::find(o.stop_ids.begin(), o.stop_ids.end(), id) != o.stop_ids.end()) break;
     out.push_back(id);
     if (i + 1 < o.max_tokens) logits = step(id);

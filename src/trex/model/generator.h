@@ -36,6 +36,9 @@ struct SamplingOptions {
   std::vector<int32_t> stop_ids; // generation ends after producing one of these (not returned)
   int64_t vocab_limit = 0;       // > 0: only ids below it are drawn (a tokenizer smaller than
                                  // the model's vocabulary has no piece for the rest)
+  // Ids never drawn (logit -inf, sample_token): the number slots a chat prompt has no number
+  // for (train::unfillable_slot_ids), so a completion never writes one.
+  std::vector<int32_t> excluded_ids;
 };
 
 class Generator {

@@ -10,9 +10,21 @@
 
 namespace trex::model {
 
-int32_t sample_token(std::span<const float> logits, double temperature, double top_p, double u) {
+int32_t sample_token(std::span<const float> logits, double temperature, double top_p, double u,
+                     std::span<const int32_t> excluded) {
   const int64_t V = int64_t(logits.size());
   if (V == 0) throw InputError::field("logits", "empty");
+  if (!excluded.empty()) {
+    // A copy with the excluded ids at -inf: every path below then treats them as the contract
+    // says (greedy passes over them, the softmax gives them exactly 0, the nucleus sorts them
+    // last). Only requests that exclude ids (number slots) pay for the copy.
+    std::vector<float> masked(logits.begin(), logits.end());
+    for (int32_t id : excluded)
+      if (id >= 0 && id < V) masked[size_t(id)] = -INFINITY;
+    if (std::all_of(masked.begin(), masked.end(), [](float v) { return v == -INFINITY; }))
+      throw InputError::field("excluded", "every one of the " + std::to_string(V) + " ids is excluded");
+    return sample_token(masked, temperature, top_p, u);
+  }
   if (temperature <= 0) {
     int64_t best = 0;
     for (int64_t i = 1; i < V; ++i)
@@ -35,7 +47,10 @@ int32_t sample_token(std::span<const float> logits, double temperature, double t
       acc += p[size_t(i)];
       if (target < acc) return int32_t(i);
     }
-    return int32_t(V - 1);
+    // Only rounding gets here: the last id with any mass (never an excluded one).
+    for (int64_t i = V - 1; i > 0; --i)
+      if (p[size_t(i)] > 0) return int32_t(i);
+    return 0;
   }
   // The nucleus: the most likely tokens (ties to the lower id, a strict order, so a partial
   // sort is deterministic), sorted only as far as needed: 64 first, then 4x more each time.
@@ -67,7 +82,10 @@ int32_t sample_token(std::span<const float> logits, double temperature, double t
     acc += p[size_t(order[size_t(j)])];
     if (target < acc) return order[size_t(j)];
   }
-  return order[size_t(keep - 1)];
+  // Only rounding gets here: the last of the nucleus with any mass (excluded ids sort last).
+  for (int64_t j = keep - 1; j > 0; --j)
+    if (p[size_t(order[size_t(j)])] > 0) return order[size_t(j)];
+  return order[0];
 }
 
 }  // namespace trex::model

@@ -127,6 +127,16 @@ std::shared_ptr<Generation> Engine::submit(GenerationParams p) {
                                             std::to_string(decoder_.vocab()) + ")");
   if (!(p.top_p > 0 && p.top_p <= 1)) throw InputError::field("top_p", "must be in (0, 1]");
   if (p.max_tokens < 0) throw InputError::field("max_tokens", "must be at least 0");
+  {
+    // Checked here, not when drawing: a draw that throws ends every request prefilled with it.
+    const int64_t limit = p.vocab_limit > 0 ? std::min<int64_t>(p.vocab_limit, decoder_.vocab()) : decoder_.vocab();
+    std::vector<int32_t> ex;
+    for (int32_t id : p.excluded_ids)
+      if (id >= 0 && id < limit) ex.push_back(id);
+    std::sort(ex.begin(), ex.end());
+    if (int64_t(std::unique(ex.begin(), ex.end()) - ex.begin()) >= limit)
+      throw InputError::field("excluded_ids", "every id that may be drawn is excluded");
+  }
   auto job = std::make_unique<Job>();
   job->rng.seed(p.seed);
   job->budget = std::min<int64_t>(p.max_tokens, context_ - int64_t(p.prompt.size()));
@@ -184,7 +194,8 @@ bool Engine::deliver(Job& job, std::span<const float> logits) {
   const size_t limit = job.p.vocab_limit > 0
                            ? std::min(logits.size(), size_t(job.p.vocab_limit))
                            : logits.size();
-  const int32_t id = model::sample_token(logits.first(limit), job.p.temperature, job.p.top_p, u);
+  const int32_t id = model::sample_token(logits.first(limit), job.p.temperature, job.p.top_p, u,
+                                           job.p.excluded_ids);
   if (std::find(job.p.stop_ids.begin(), job.p.stop_ids.end(), id) != job.p.stop_ids.end()) {
     finish(job, "stop");
     return false;

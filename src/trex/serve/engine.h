@@ -38,6 +38,9 @@ struct GenerationParams {
   int64_t max_tokens = 16;       // new tokens at most (>= 0)
   std::vector<int32_t> stop_ids; // generation ends after one of these (not delivered)
   int64_t vocab_limit = 0;       // > 0: draw only ids below it
+  // Never drawn (logit -inf, model::sample_token): a chat request's number slots that its
+  // prompt has no number for (train::unfillable_slot_ids). Log-probabilities stay the model's.
+  std::vector<int32_t> excluded_ids;
   // token_logprobs: each generated token carries its log-probability (under the model, before
   // temperature) and the `logprobs` most likely alternatives; prompt_logprobs: the same for
   // every prompt token after the first, in one event before the first generated token.

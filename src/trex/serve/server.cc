@@ -367,6 +367,8 @@ void Server::routes() {
       if (chat) {
         job->prompt = train::render_prompt(r.messages, tok_, &job->numbers);
         p.stop_ids.push_back(tok_.end_id());
+        // A slot past the prompt's numbers could never be filled (a 422): it is never drawn.
+        p.excluded_ids = train::unfillable_slot_ids(tok_, job->numbers.size());
       } else if (r.prompt_is_ids) {
         for (int32_t id : r.prompt_ids)
           if (id < 0 || id >= tok_.vocab_size())

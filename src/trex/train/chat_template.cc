@@ -1,5 +1,7 @@
 #include "trex/train/chat_template.h"
 
+#include <stdexcept>
+
 #include "trex/train/number_slots.h"
 
 namespace trex::train {
@@ -30,6 +32,17 @@ std::vector<std::string> prompt_numbers(const std::vector<ChatMessage>& messages
   for (const ChatMessage& m : messages)
     if (m.role != Role::kAssistant) collect_numbers(m.content, limit, &numbers);
   return numbers;
+}
+
+std::vector<int32_t> unfillable_slot_ids(const Tokenizer& tok, size_t count) {
+  std::vector<int32_t> ids;
+  for (int i = int(count) + 1; i <= tok.number_slot_count(); ++i) {
+    // A slot's spelling encodes to its one piece (Tokenizer::encode).
+    const std::vector<int32_t> piece = tok.encode(slot_piece(i));
+    if (piece.size() != 1) throw std::logic_error("number slot " + slot_piece(i) + " is not one token");
+    ids.push_back(piece[0]);
+  }
+  return ids;
 }
 
 bool parse_role(const std::string& name, Role* role) {

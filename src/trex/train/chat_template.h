@@ -40,6 +40,10 @@ std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, con
                                    std::vector<std::string>* numbers = nullptr);
 // The prompt's numbers (number_slots.h) of `messages`: at most tok.number_slot_count().
 std::vector<std::string> prompt_numbers(const std::vector<ChatMessage>& messages, const Tokenizer& tok);
+// The ids of the slots a prompt with `count` numbers has no number for (slots count + 1 .. K):
+// a sampler excludes them, so a completion never writes a slot that cannot be filled. Empty
+// without slots.
+std::vector<int32_t> unfillable_slot_ids(const Tokenizer& tok, size_t count);
 // Plain text, for continued pre-training: <s> text </s>, every token but <s> counted.
 TokenizedDoc render_text(const std::string& text, const Tokenizer& tok);
 

@@ -12,9 +12,11 @@
 //   they first appear; the first K of them get slots 1..K (later ones stay digits);
 // - every message (the assistant's too) is rewritten: each number whose text is exactly one of
 //   the prompt's numbers becomes its slot; any other number stays digits;
+// - the slots past the prompt's count are never drawn (unfillable_slot_ids, chat_template.h:
+//   trex serve and trex generate take their logits as -inf);
 // - a completion's slots are replaced by the prompt's numbers (SlotDecoder); a slot past the
-//   prompt's count is an error (NumberSlotError), which trex serve answers with HTTP 422 and
-//   trex eval gen scores as a failed completion.
+//   prompt's count (spelled as text, piece by piece) is an error (NumberSlotError), which trex
+//   serve answers with HTTP 422 and trex eval gen scores as a failed completion.
 // A number is a run of ASCII digits, with one "." and more digits, that is not part of a word: the
 // character before it is not a letter, digit, "_" or "."; the one after is not a letter, digit or
 // "_" ("x1", "2nd", "1e5" are left alone). Matching is by exact text ("17" and "17.0" are two

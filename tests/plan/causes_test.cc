@@ -490,6 +490,50 @@ TEST(Causes, AGradientAllReduceBeforeAShardedStepMovesTwiceAReduceScatterOfTheSa
   EXPECT_NEAR(ds.memory.gradients - ar.memory.gradients, 28983296.0, 1e-3);
 }
 
+// (3b) ZeRO-2 keeps only its shard of the gradients through the step, so each micro-batch's
+// backward reduce-scatters what it produced (DeepSpeed: "gradient reduction is required after
+// every backward because of gradient partitioning", deepspeedai/DeepSpeed issue 2252); ZeRO-1
+// accumulates whole gradients and reduce-scatters once after the last micro-batch.
+TEST(Causes, ZeroTwoReduceScattersEveryMicroBatchWhereZeroOneReducesOnce) {
+  // The case above (tiny_gpt(4), TP 8 on each of 2 nodes, DP 2 across them, no overlap) with a
+  // global batch of 8: 4 micro-batches of 1 per DP rank. Per reduction (fp32, 4 B):
+  //   1/2 x 14,491,648 x 4 / 10e9 = 2.8983296 ms; the bf16 weight gather 1.4491648 ms, once.
+  //   ZeRO-1: 2.8983296 + 1.4491648           = 4.3474944 ms
+  //   ZeRO-2: 4 x 2.8983296 + 1.4491648       = 13.0424832 ms
+  // Gradient memory: 14,491,648 x 4 = 57,966,592 B whole, half of it sharded over DP 2.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(2);
+  Strategy s;
+  s.tp = 8;
+  s.zero = 1;
+  s.dp_overlap = false;
+  plan::Run r = make_run(1024, 8);
+  Prediction z1 = predict(m, c, r, s);
+  s.zero = 2;
+  Prediction z2 = predict(m, c, r, s);
+  EXPECT_EQ(z1.micro_batches, 4);
+  EXPECT_NEAR(z1.time.dp_comm, 4.3474944e-3, 1e-12);
+  EXPECT_NEAR(z2.time.dp_comm, 13.0424832e-3, 1e-12);
+  EXPECT_NEAR(z1.memory.gradients, 57966592.0, 1e-3);
+  EXPECT_NEAR(z2.memory.gradients, 57966592.0 / 2, 1e-3);
+  EXPECT_DOUBLE_EQ(z2.time.compute, z1.time.compute);
+  // One micro-batch: one reduction either way.
+  plan::Run one = make_run(1024, 2);
+  Strategy s1 = s;
+  s1.zero = 1;
+  EXPECT_NEAR(predict(m, c, one, s).time.dp_comm, predict(m, c, one, s1).time.dp_comm, 1e-15);
+  // With dp_overlap each reduction hides behind its own micro-batch's backward, so ZeRO-2
+  // exposes m times what ZeRO-1 exposes behind the last one (the gather stays exposed
+  // without param_gather_overlap).
+  s.dp_overlap = true;
+  s.param_gather_overlap = false;
+  s1 = s;
+  s1.zero = 1;
+  const double gather = 1.4491648e-3;
+  Prediction o1 = predict(m, c, r, s1), o2 = predict(m, c, r, s);
+  EXPECT_NEAR(o2.time.dp_comm - gather, 4 * (o1.time.dp_comm - gather), 1e-12);
+}
+
 // (7e) Without FlashAttention, Megatron's scale-mask-softmax runs as one fused CUDA kernel or, when
 // FusedScaleMaskSoftmax.is_kernel_available says no, as PyTorch's fp32 path: cast, scale,
 // masked_fill, softmax, cast back, each a pass over the s x s scores (megatron/model/
@@ -946,6 +990,112 @@ TEST(Causes, InterleavedChunksInFlightFollowMegatronsWarmUpOnEveryRank) {
   EXPECT_DOUBLE_EQ(peak_in_flight_bytes(32, 16, 1, {1.0}), 15);
   EXPECT_DOUBLE_EQ(peak_in_flight_bytes(4, 16, 1, {1.0}), 4);
   EXPECT_DOUBLE_EQ(peak_in_flight_bytes(4, 2, 0, {1.0, 10.0}), 23);
+}
+
+// Megatron-Core's interleaved schedule order for a micro-batch group of N (schedules.py: the
+// forward table in groups of N micro-batches, chunk by chunk within a group; the backward table
+// the same with the chunks reversed; rank r runs (pp - r - 1) x 2 + (vpp - 1) x N forwards, then
+// one forward and one backward at a time, then the remaining backwards), each forward of a chunk
+// taking 1 and each backward 2 time units, sends free. Returns the step's length, or -1 when the
+// ranks deadlock (every rank's next operation waits on one that cannot run).
+double interleaved_schedule_length(long m, long pp, long vpp, long group) {
+  struct Op { bool fwd; long mb, v; };
+  std::vector<long> ft_mb, ft_v;
+  for (long first = 0; first < m; first += group)
+    for (long v = 0; v < vpp; ++v)
+      for (long i = first; i < std::min(m, first + group); ++i) ft_mb.push_back(i), ft_v.push_back(v);
+  const long total = m * vpp;
+  std::vector<std::vector<Op>> order(static_cast<size_t>(pp));
+  for (long r = 0; r < pp; ++r) {
+    const long warm = warmup_chunks(m, pp, vpp, r, group);
+    auto f = [&](long k) { return Op{true, ft_mb[size_t(k)], ft_v[size_t(k)]}; };
+    auto b = [&](long k) { return Op{false, ft_mb[size_t(k)], vpp - 1 - ft_v[size_t(k)]}; };
+    for (long k = 0; k < warm; ++k) order[size_t(r)].push_back(f(k));
+    for (long i = 0; warm + i < total; ++i) order[size_t(r)].push_back(f(warm + i)), order[size_t(r)].push_back(b(i));
+    for (long k = total - warm; k < total; ++k) order[size_t(r)].push_back(b(k));
+  }
+  // done[fwd][r][mb][v]: finish time, < 0 while not run.
+  std::vector<double> done(size_t(2 * pp * m * vpp), -1);
+  auto at = [&](bool fwd, long r, long mb, long v) -> double& { return done[size_t(((fwd * pp + r) * m + mb) * vpp + v)]; };
+  std::vector<size_t> next(size_t(pp), 0);
+  std::vector<double> clock(size_t(pp), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (long r = 0; r < pp; ++r) {
+      for (size_t& k = next[size_t(r)]; k < order[size_t(r)].size(); ++k) {
+        const Op& o = order[size_t(r)][k];
+        // A forward needs the previous stage's forward of the same chunk (the first stage: the
+        // last stage's previous chunk); a backward the next stage's backward (the last stage: the
+        // first stage's next chunk, or its own forward for the model's last chunk).
+        double ready = 0;
+        if (o.fwd && r > 0) ready = at(true, r - 1, o.mb, o.v);
+        else if (o.fwd && o.v > 0) ready = at(true, pp - 1, o.mb, o.v - 1);
+        else if (!o.fwd && r < pp - 1) ready = at(false, r + 1, o.mb, o.v);
+        else if (!o.fwd && o.v < vpp - 1) ready = at(false, 0, o.mb, o.v + 1);
+        else if (!o.fwd) ready = at(true, r, o.mb, o.v);
+        if (ready < 0) break;
+        clock[size_t(r)] = std::max(clock[size_t(r)], ready) + (o.fwd ? 1 : 2);
+        at(o.fwd, r, o.mb, o.v) = clock[size_t(r)];
+        moved = true;
+      }
+    }
+  }
+  for (long r = 0; r < pp; ++r)
+    if (next[size_t(r)] < order[size_t(r)].size()) return -1;
+  return *std::max_element(clock.begin(), clock.end());
+}
+
+// The interleaved schedule's micro-batch group N (Megatron-Core's microbatch_group_size_per_vp_stage,
+// strategy field microbatch_group) decides the warm-up and so the chunks in flight. Megatron-Core
+// refuses N outside [pp, m] (schedules.py forward_backward_pipelining_with_interleaving), so N = pp,
+// its default, keeps the fewest chunks it can run: a source that leaves N unstated (Llama 3) is read
+// at the value most favourable to fitting, as recompute "auto" reads an unstated recomputation.
+// By hand, pp 3, vpp 2, rank 0: warm-up 2 x 2 + 1 x N = 7 at N = 3, 8 at N = 4: peak 8 and 9
+// chunks of m 6 x 2 = 12 (min(warm-up + 1, 12)).
+// Why not N < pp: with N = 1 (pp 3, vpp 2, m 3) rank 0's warm-up is 5 forwards, rank 2's 1; rank
+// 2 then wants the backward of micro-batch 0's chunk 0, which waits on rank 0's backward of its
+// chunk 1, which rank 0 runs only after a forward of micro-batch 2's chunk 1, which waits on rank
+// 2's forward of micro-batch 2's chunk 0, queued behind that backward: a deadlock
+// (interleaved_schedule_length -1). N = 2 runs but stalls: 57 time units for m 6 against 42 at
+// N = 3 (the ideal (m vpp + pp - 1) x 3 = 42; both simulated with F = 1, B = 2).
+TEST(Causes, TheInterleavedMicroBatchGroupSetsTheWarmUpAndPpIsItsSmallest) {
+  EXPECT_EQ(warmup_chunks(6, 3, 2, 0, 3), 7);
+  EXPECT_EQ(warmup_chunks(6, 3, 2, 0, 4), 8);
+  EXPECT_EQ(warmup_chunks(6, 3, 2, 0), warmup_chunks(6, 3, 2, 0, 3));
+  EXPECT_DOUBLE_EQ(peak_in_flight_bytes(6, 3, 0, {1.0, 1.0}, 3), 8);
+  EXPECT_DOUBLE_EQ(peak_in_flight_bytes(6, 3, 0, {1.0, 1.0}, 4), 9);
+  // Llama 3's 8,192-GPU run (m 32, pp 16, vpp 8), rank 1: 141 chunks at N = 16, 148 at 17.
+  const std::vector<double> one(8, 1.0);
+  EXPECT_DOUBLE_EQ(peak_in_flight_bytes(32, 16, 1, one, 16), 141);
+  EXPECT_DOUBLE_EQ(peak_in_flight_bytes(32, 16, 1, one, 17), 148);
+  EXPECT_EQ(interleaved_schedule_length(3, 3, 2, 1), -1);
+  EXPECT_EQ(interleaved_schedule_length(6, 3, 2, 2), 57);
+  EXPECT_EQ(interleaved_schedule_length(6, 3, 2, 3), 42);
+  // Llama 3's shape deadlocks at every N below pp under Megatron's order; N = pp runs ideal:
+  // (32 x 8 + 15) x 3 = 813.
+  for (long n = 1; n < 16; ++n) EXPECT_EQ(interleaved_schedule_length(32, 16, 8, n), -1) << n;
+  EXPECT_EQ(interleaved_schedule_length(32, 16, 8, 16), 813);
+  // The strategy check refuses N outside [pp, m] and a group without interleaving.
+  model::ModelConfig m = tiny_gpt(4);
+  Cluster c = tiny_cluster(1);
+  plan::Run r = make_run(1024, 32);  // 8 devices, PP 2, DP 4: 8 micro-batches of 1
+  Strategy s;
+  s.tp = 1;
+  s.pp = 2;
+  s.vpp = 2;
+  s.microbatch_group = 1;
+  EXPECT_THROW(predict(m, c, r, s), InputError);
+  s.microbatch_group = 9;
+  EXPECT_THROW(predict(m, c, r, s), InputError);
+  s.microbatch_group = 2;
+  const double at_pp = predict(m, c, r, s).memory.activations;
+  s.microbatch_group = 0;
+  EXPECT_DOUBLE_EQ(predict(m, c, r, s).memory.activations, at_pp);
+  s.microbatch_group = 4;
+  EXPECT_GT(predict(m, c, r, s).memory.activations, at_pp);
+  s.vpp = 1;
+  s.microbatch_group = 2;
+  EXPECT_THROW(predict(m, c, r, s), InputError);
 }
 
 // (5) The bubble a pipeline layout leaves, as a number worked out by hand (review rplan4 LOW 5):

@@ -31,6 +31,9 @@ TEST(PlanCommand, PrintsVerdictBreakdownAndEveryConvention) {
   EXPECT_NE(r.out.find("-> fits"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pipeline bubble"), std::string::npos);
   EXPECT_NE(r.out.find("TP comm (exposed)"), std::string::npos);
+  // dgx-a100's 4 GB reserve has no published figure: the report says it is assumed.
+  EXPECT_NE(r.out.find("reserve (assumed)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reserve: an assumption of the cluster file"), std::string::npos) << r.out;
   for (const char* c : {"trex", "6n", "megatron", "dense-attn", "megatron-hfu"})
     EXPECT_NE(r.out.find(std::string("  ") + c + " "), std::string::npos) << c;
 }
@@ -48,6 +51,8 @@ TEST(PlanCommand, JsonAndSvg) {
   EXPECT_GT(step, 0);
   EXPECT_NEAR(j["tokens_per_s"].get<double>() * step, 1536.0 * 2048, 1);
   EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_EQ(j["memory"]["reserved_source"].get<std::string>(), "assumption");
+  EXPECT_EQ(j["strategy"]["microbatch_group"].get<long>(), 8);  // VPP 2: Megatron's default N = pp
   EXPECT_GE(j["assumptions"].size(), 5u);
   EXPECT_FALSE(j["efficiency"]["source"].get<std::string>().empty());
   std::string chart = read_file(svg);

@@ -52,6 +52,7 @@ Cluster load_cluster(const std::string& path) {
     c.nodes = f.integer("nodes", 1);
     c.devices_per_node = f.integer("devices_per_node", 1);
     c.reserved_bytes = f.number_or("reserved_bytes", 0, 0, 1e15);
+    c.reserved_source = f.text_or("reserved_source", "");
     c.host_bytes_per_device = f.number_or("host_bytes_per_device", 0, 0, 1e16);
     c.host_link_bw = f.number_or("host_link_bytes_per_s", 0, 0, 1e15);
     c.host_source = f.text_or("host_source", "");

@@ -68,6 +68,9 @@ struct Cluster {
   double hbm_bytes = 0;          // device memory capacity
   double hbm_bw = 0;             // device memory bandwidth, bytes/s
   double reserved_bytes = 0;     // device memory the runtime and allocator keep (context, fragmentation)
+  // Where reserved_bytes comes from; empty: an assumption with no published figure (the report
+  // says so beside the reserve; docs/plan.md, "reserve").
+  std::string reserved_source;
   double host_bytes_per_device = 0;  // host memory available to one device's swapped state
   double host_link_bw = 0;           // host <-> device, bytes/s per device, each direction
   std::string host_source;

@@ -56,11 +56,13 @@ inline double exposed_a2a_paired(const MoeLayerPhases& p, double unpaired, doubl
 // Share of a pipeline rank's forward passes with no backward to pair with under combined
 // 1F1B (and, alike, of its backward passes with no forward): the warm-up of rank r of pp.
 // Without pipelining only the first forward (and last backward) of m micro-batches; with
-// interleaving (vpp > 1) Megatron-Core's warm-up of (pp - r - 1) x 2 + (vpp - 1) x pp model
-// chunks, one more under the overlap schedule, out of m x vpp; without interleaving pp - r.
-inline double unpaired_share(long m, long pp, long vpp, long r) {
+// interleaving (vpp > 1) Megatron-Core's warm-up of (pp - r - 1) x 2 + (vpp - 1) x N model
+// chunks (N the micro-batch group, `group` 0 = pp), one more under the overlap schedule, out
+// of m x vpp; without interleaving pp - r.
+inline double unpaired_share(long m, long pp, long vpp, long r, long group = 0) {
   if (m <= 0) return 1;
-  double warm = pp <= 1 ? 1.0 : vpp > 1 ? double((pp - r - 1) * 2 + (vpp - 1) * pp + 1) : double(pp - r);
+  const long n = group > 0 ? group : pp;
+  double warm = pp <= 1 ? 1.0 : vpp > 1 ? double((pp - r - 1) * 2 + (vpp - 1) * n + 1) : double(pp - r);
   return std::min(1.0, warm / (double(m) * double(std::max<long>(1, vpp))));
 }
 
@@ -82,11 +84,13 @@ inline double exposed_pp(double p2p, long vpp, double chunk_fwd, double chunk_bw
 }
 
 // Share of a rank's model chunks in the warm-up of Megatron-Core's interleaved schedule, whose
-// P2P has no paired compute to run under: (pp - r - 1) x 2 + (vpp - 1) x pp of m x vpp chunks
-// on rank r (the cool-down mirrors it for the backward sends).
-inline double interleaved_warmup_share(long m, long pp, long vpp, long r) {
+// P2P has no paired compute to run under: (pp - r - 1) x 2 + (vpp - 1) x N of m x vpp chunks
+// on rank r, N the micro-batch group (`group` 0 = pp; the cool-down mirrors it for the
+// backward sends).
+inline double interleaved_warmup_share(long m, long pp, long vpp, long r, long group = 0) {
   if (m <= 0 || vpp <= 1) return 1;
-  double warm = double((pp - r - 1) * 2 + (vpp - 1) * pp);
+  const long n = group > 0 ? group : pp;
+  double warm = double((pp - r - 1) * 2 + (vpp - 1) * n);
   return std::min(1.0, warm / (double(m) * double(vpp)));
 }
 

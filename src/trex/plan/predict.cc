@@ -644,7 +644,7 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     Work w;
     ParamShare& ps = share[size_t(r)];
     // Combined 1F1B: each MoE layer's exchange against the nodes it is paired with (overlap.h).
-    const double unpaired = unpaired_share(mb, s.pp, s.vpp, r);
+    const double unpaired = unpaired_share(mb, s.pp, s.vpp, r, s.microbatch_group);
     double paired_exposed = 0, paired_comm = 0, paired_fwd = 0;
     for (long v = 0; v < s.vpp; ++v) {
       const PipelineChunk& ch = chunks[size_t(v * s.pp + r)];
@@ -742,7 +742,7 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     // steady state's sends under the paired chunks' compute (overlap.h, exposed_pp).
     if (s.pp > 1)
       t.pp = exposed_pp(p2p, s.vpp, t.fwd / double(s.vpp), t.bwd / double(s.vpp),
-                        interleaved_warmup_share(mb, s.pp, s.vpp, r), s.pp_overlap);
+                        interleaved_warmup_share(mb, s.pp, s.vpp, r, s.microbatch_group), s.pp_overlap);
     // ZeRO-3/FSDP: every micro-batch gathers the rank's weights for the forward and again for
     // the backward, and reduce-scatters its gradients, over the shard group. With prefetch the
     // next layer's gather runs under this layer's compute: only the excess and the first
@@ -805,7 +805,15 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
                     all_gather_s(c, expert_group, ns, ps.expert * 2);
     // The reduction hides behind the last backward with dp_overlap; the weight gather behind
     // the first forward only if the stack also runs it there (param_gather_overlap).
-    tb.dp_comm = (s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time) +
+    // ZeRO-2 keeps only its shard of the gradients through the step, so it cannot wait for the
+    // last micro-batch: every backward reduce-scatters what it produced and each rank adds the
+    // result to its shard (DeepSpeed: "for zero stage 2 (and 3), gradient reduction is required
+    // after every backward because of gradient partitioning", deepspeedai/DeepSpeed issue 2252;
+    // engine.py "ZeRO stage >= 2 communicates during non gradient accumulation boundaries as
+    // well"). m reductions a step, each under its own micro-batch's backward with dp_overlap.
+    // A run that accumulates whole gradients and reduces once is zero = 1.
+    const double reductions = s.zero == 2 ? double(mb) : 1.0;
+    tb.dp_comm = reductions * (s.dp_overlap ? std::max(0.0, dp_time - ranks[big].bwd) : dp_time) +
                  (s.dp_overlap && s.param_gather_overlap ? std::max(0.0, gather - ranks[big].fwd) : gather);
   } else {
     dp_time += all_reduce_s(c, dense_group, ns, ps.dense * run.grad_reduce_bytes);
@@ -873,7 +881,7 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     if (s.vpp > 1) {
       std::vector<double> per_chunk;
       for (const Work& cw : chunk_work[size_t(r)]) per_chunk.push_back(kept_activations(cw, s, run, layers_here));
-      mem.activations = peak_in_flight_bytes(mb, s.pp, r, per_chunk);
+      mem.activations = peak_in_flight_bytes(mb, s.pp, r, per_chunk, s.microbatch_group);
     } else {
       mem.activations = kept_activations(w, s, run, layers_here) * double(std::min<long>(mb, s.pp - r));
     }

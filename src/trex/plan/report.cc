@@ -22,6 +22,7 @@ std::string strategy_text(const Strategy& s) {
                 s.tp, s.pp, s.vpp > 1 ? (" VPP" + std::to_string(s.vpp)).c_str() : "", s.dp, s.cp, s.ep, s.etp, s.edp,
                 s.zero, to_string(s.recompute), s.swap_optimizer ? "on" : "off", s.grouped_gemm ? "yes" : "no");
   std::string out = buf;
+  if (s.vpp > 1 && s.microbatch_group > 0) out += " microbatch-group=" + std::to_string(s.microbatch_group);
   if (s.recompute == Recompute::kFull && s.recompute_layers > 0)
     out += " recompute-layers=" + std::to_string(s.recompute_layers);
   if (s.ep > 1 && s.moe_overlap != MoeOverlap::kNone) out += std::string(" moe-overlap=") + to_string(s.moe_overlap);
@@ -90,7 +91,13 @@ std::string format_prediction(const model::ModelConfig& m, const Cluster& c, con
   mem_row(o, "activations", mem.activations, mem.capacity);
   mem_row(o, r.logits_bytes == 2 ? "logits (bf16)" : "logits (fp32)", mem.logits, mem.capacity);
   mem_row(o, "comm buffers", mem.comm_buffers, mem.capacity);
-  mem_row(o, "runtime reserve", mem.reserved, mem.capacity);
+  mem_row(o, c.reserved_source.empty() && mem.reserved > 0 ? "reserve (assumed)" : "runtime reserve", mem.reserved,
+          mem.capacity);
+  if (mem.reserved > 0)
+    o += "  reserve: " +
+         (c.reserved_source.empty() ? std::string("an assumption of the cluster file, no published figure (docs/plan.md)")
+                                    : c.reserved_source) +
+         "\n";
   if (mem.host_state > 0) {
     std::snprintf(buf, sizeof buf, "  host: swapped state %s of %s per device\n", bytes_text(mem.host_state).c_str(),
                   bytes_text(c.host_bytes_per_device).c_str());
@@ -137,7 +144,7 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
   j["run"] = {{"seq_len", r.seq_len}, {"global_batch", r.global_batch}, {"micro_batch", r.micro_batch},
               {"train_mtp", r.train_mtp}};
   const Strategy& s = p.strategy;
-  j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"vpp", s.vpp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
+  j["strategy"] = {{"tp", s.tp}, {"pp", s.pp}, {"vpp", s.vpp}, {"microbatch_group", s.vpp > 1 && s.microbatch_group == 0 ? s.pp : s.microbatch_group}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep},
                    {"etp", s.etp}, {"edp", s.edp}, {"zero", s.zero}, {"recompute", to_string(s.recompute)},
                    {"swap_optimizer", s.swap_optimizer}, {"a2a_overlap", s.a2a_overlap},
                    {"moe_overlap", to_string(s.moe_overlap)}, {"moe_dispatcher", to_string(s.moe_dispatcher)}, {"shard_group", s.shard_group},
@@ -149,7 +156,9 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
   j["memory"] = {{"pipeline_rank", mem.pipeline_rank}, {"weights", mem.weights}, {"gradients", mem.gradients},
                  {"optimizer", mem.optimizer},         {"activations", mem.activations}, {"logits", mem.logits},
                  {"comm_buffers", mem.comm_buffers},   {"reserved", mem.reserved},   {"total", mem.total()},
-                 {"capacity", mem.capacity},           {"host_state", mem.host_state}, {"fits", mem.fits}};
+                 {"capacity", mem.capacity},           {"host_state", mem.host_state}, {"fits", mem.fits},
+                 // The reserve's source, or "assumption" where the cluster file gives none.
+                 {"reserved_source", c.reserved_source.empty() ? std::string("assumption") : c.reserved_source}};
   const TimeBreakdown& t = p.time;
   j["time"] = {{"step", t.step},       {"compute", t.compute}, {"recompute", t.recompute}, {"launch", t.launch},
                {"tp_comm", t.tp_comm}, {"cp_comm", t.cp_comm}, {"ep_comm", t.ep_comm},     {"pp_comm", t.pp_comm},

@@ -78,6 +78,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.tp = f.integer_or("tp", 1, 1);
   s.pp = f.integer_or("pp", 1, 1);
   s.vpp = f.integer_or("vpp", 1, 1);
+  s.microbatch_group = f.integer_or("microbatch_group", 0, 0);
   s.dp = f.integer_or("dp", 0, 0);
   s.cp = f.integer_or("cp", 1, 1);
   s.ep = f.integer_or("ep", 1, 1);
@@ -202,6 +203,16 @@ void complete_and_check(const model::ModelConfig& m, const Cluster& c, const Run
   long micro = run.global_batch / (s.dp * run.micro_batch);
   if (s.vpp > 1 && micro % s.pp != 0)
     refuse("vpp", "the interleaved schedule needs the " + num(micro) + " micro-batches to be a multiple of pp " + num(s.pp));
+  // Megatron-Core's interleaved schedule refuses a group outside [pp, m] (megatron/core/
+  // pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving): with fewer
+  // than pp micro-batches a group's chunk v + 1 on the first stage waits for chunk v of the
+  // same micro-batch to leave the last stage, and under Megatron's warm-up the ranks deadlock
+  // (docs/plan.md, "Chunks in flight").
+  if (s.microbatch_group > 0 && s.vpp <= 1)
+    refuse("microbatch_group", "a micro-batch group per virtual stage needs an interleaved schedule (vpp > 1)");
+  if (s.microbatch_group > 0 && (s.microbatch_group < s.pp || s.microbatch_group > micro))
+    refuse("microbatch_group", "Megatron-Core's interleaved schedule takes pp <= N <= m micro-batches per group: pp " +
+                                   num(s.pp) + ", m " + num(micro) + ", N " + num(s.microbatch_group));
   if (s.grad_allreduce && s.zero != 1)
     refuse("grad_allreduce", "an all-reduce of the gradients before a sharded step needs zero = 1 (zero = " + num(s.zero) + ")");
   if (s.param_broadcasts > 0 && s.zero != 1)

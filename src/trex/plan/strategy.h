@@ -64,6 +64,10 @@ Recompute parse_recompute(const std::string& name);
 struct Strategy {
   std::string name;
   long tp = 1, pp = 1, vpp = 1, dp = 0, cp = 1, ep = 1, etp = 1;  // dp = 0: devices / (tp cp pp)
+  // Interleaved schedule (vpp > 1): micro-batches per group of one virtual stage, Megatron-Core's
+  // microbatch_group_size_per_vp_stage; 0 = pp, its default. Megatron-Core admits pp <= N <= m
+  // (complete_and_check refuses the rest); the warm-up, and so the chunks in flight, grow with N.
+  long microbatch_group = 0;
   long edp = 0;           // derived: tp cp dp / (etp ep)
   int zero = 1;           // 0 none, 1 optimizer state sharded over DP (distributed optimizer), 2 + grads, 3 + weights
   Recompute recompute = Recompute::kNone;

@@ -896,6 +896,7 @@ def main():
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
     if trim is not None:
         trim(0)
+    huge_text(lib)
     # Found once, in the interpreter every child is forked from (its later messages change a
     # few pages), by a child that runs beside the first programs.
     training = PagesChildrenWrite(private_pages() if copy_ahead_wanted(sys.argv) else ())
@@ -903,6 +904,20 @@ def main():
         return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training)
     finally:
         training.stop()
+
+
+def huge_text(lib):
+    """python3's machine code onto 2 MB pages (trex_zygote_huge_text, src/trex/oreval/
+    huge_text.cc), here, before the first fork, while this interpreter runs one thread: each
+    child then maps it with one page-table entry instead of one per 4 kB page it executes.
+    Returns how many 2 MB parts moved (0 where the library has no such function or the kernel
+    no 2 MB pages); the code runs the same either way."""
+    move = getattr(lib, "trex_zygote_huge_text", None)
+    if move is None:
+        return 0
+    move.argtypes = []
+    move.restype = ctypes.c_int
+    return max(0, move())
 
 
 def copy_ahead_wanted(argv):

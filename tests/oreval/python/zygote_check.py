@@ -928,6 +928,153 @@ def c_environment():
     return pairs
 
 
+def code_file_mappings():
+    """/proc/self/maps's mappings of the file that holds the interpreter's machine code (the one
+    PyEval_EvalCode is in: python3, or libpython): (start, end, perms), and that function's address."""
+    at = ctypes.cast(ctypes.pythonapi.PyEval_EvalCode, ctypes.c_void_p).value
+    rows = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split(None, 5)
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            rows.append((lo, hi, fields[1], fields[5].rstrip("\n") if len(fields) == 6 else ""))
+    path = next(r[3] for r in rows if r[0] <= at < r[1])
+    return [r[:3] for r in rows if r[3] == path], at
+
+
+def parts_on_huge_pages():
+    """The 2 MB parts huge_text moves, restated from huge_text.cc's rule: each 2 MB-aligned,
+    2 MB-long range inside the read-only mappings that adjoin the interpreter's code (the r-xp
+    mapping PyEval_EvalCode is in) that holds some of that code."""
+    maps, at = code_file_mappings()
+    code = next(m for m in maps if m[0] <= at < m[1])
+    lo, hi = code[0], code[1]
+    for start, end, perms in sorted(maps, reverse=True):  # grow down, then up, over neighbours
+        if end == lo and "w" not in perms:
+            lo = start
+    for start, end, perms in sorted(maps):
+        if start == hi and "w" not in perms:
+            hi = end
+    huge = 2 << 20
+    parts, part = [], (lo + huge - 1) & ~(huge - 1)
+    while part + huge <= hi:
+        if part < code[1] and part + huge > code[0]:
+            parts.append(part)
+        part += huge
+    return parts, (lo, hi)
+
+
+def anonymous_huge_kb(address):
+    """(perms, path, AnonHugePages kB) of the mapping holding `address`, from /proc/self/smaps."""
+    perms, path, inside = None, None, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and all(c in "0123456789abcdef-" for c in head[0]):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                inside = lo <= address < hi
+                if inside:
+                    perms, path = head[1], head[5] if len(head) > 5 else ""
+            elif inside and head[0] == "AnonHugePages:":
+                return perms, path, int(head[1])
+    return perms, path, None
+
+
+def in_a_child(check):
+    """Runs check() in a forked child (huge_text changes the mappings of the process it runs in)
+    and returns what it returned (JSON), or fails the caller with the child's error."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(r)
+            try:
+                out = {"ok": check()}
+            except BaseException as e:  # reported to the parent, which fails
+                out = {"error": "%s: %s" % (type(e).__name__, e)}
+            os.write(w, json.dumps(out).encode())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    out = json.loads(data)
+    if "error" in out:
+        raise AssertionError(out["error"])
+    return out["ok"]
+
+
+class HugeText(unittest.TestCase):
+    """The zygote's machine code onto 2 MB pages (huge_text, huge_text.cc): the same bytes at
+    the same addresses, read-and-execute only, each part one 2 MB page in the interpreter and in
+    every child it forks; nothing moves where the process may have no 2 MB pages."""
+
+    def setUp(self):
+        self.lib = sandbox_library()
+        if self.lib is None:
+            self.skipTest("TREX_SANDBOX_ENTER_LIB not set (warm_pool_test.cc sets it)")
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            self.thp = "[never]" not in f.read()
+
+    def test_the_code_moves_onto_2mb_pages_with_the_same_bytes_in_children_too(self):
+        lib = self.lib
+
+        def check():
+            parts, (lo, hi) = parts_on_huge_pages()
+            before = ctypes.string_at(lo, hi - lo)
+            moved = z.huge_text(lib)
+            seen = [anonymous_huge_kb(p) for p in parts]
+            same = ctypes.string_at(lo, hi - lo) == before
+            import fractions  # new code runs through the moved parts
+            runs = str(fractions.Fraction(3, 6)) == "1/2"
+            pid = os.fork()
+            if pid == 0:
+                code = 3
+                try:
+                    ok = all(anonymous_huge_kb(p)[2] == 2048 for p in parts) and sum(range(10)) == 45
+                    code = 0 if ok else 2
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            return {"parts": len(parts), "moved": moved, "seen": seen, "same": same, "runs": runs,
+                    "child": os.waitstatus_to_exitcode(status)}
+
+        out = in_a_child(check)
+        # Debian's /usr/bin/python3.11 (non-PIE, 2.8 MB of code at 0x41f000) has two such parts;
+        # pyenv's interpreters have theirs in libpython, wherever the loader put it.
+        self.assertEqual(out["moved"], out["parts"] if self.thp else 0, out)
+        self.assertTrue(out["same"], out)
+        self.assertTrue(out["runs"], out)
+        self.assertEqual(out["child"], 0, out)
+        for perms, path, kb in out["seen"]:
+            if self.thp:
+                self.assertEqual((perms, path, kb), ("r-xp", "", 2048), out)
+        if os.path.realpath("/usr/bin/python3") == os.path.realpath(sys.executable) and self.thp:
+            self.assertGreaterEqual(out["moved"], 1, out)
+
+    def test_where_the_process_may_have_no_2mb_pages_nothing_moves(self):
+        lib = self.lib
+
+        def check():
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(41, 1, 0, 0, 0) != 0:  # PR_SET_THP_DISABLE
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_THP_DISABLE)")
+            before = code_file_mappings()
+            moved = z.huge_text(lib)
+            return {"moved": moved, "unchanged": code_file_mappings() == before}
+
+        out = in_a_child(check)
+        self.assertEqual(out, {"moved": 0, "unchanged": True})
+
+
 class Environment(unittest.TestCase):
     """A child's environment is exactly its request's, in the request's order, in os.environ
     and in the C library's (a fresh interpreter given that environment has it so), whether the

@@ -434,7 +434,7 @@ void add_aura_command(CLI::App& app, Action* action) {
   auto target = [&](CLI::App* sub) {
     sub->add_option("KERNEL", args->kernel, "A tunable kernel: gemm, rmsnorm.fwd, swiglu.fwd, swiglu.bwd, rope.fwd, cross_entropy, kv_compress.fwd|bwd, sparse_attention.fwd|bwd, mhc.{pre,post,head}_{fwd,bwd}")
         ->required();
-    sub->add_option("--shape", args->shape, "MxNxK (gemm), ROWSxCOLS (row kernels, cross_entropy), TOKENSxHEADSxHEAD_DIM (rope, sparse attention), TOKENSxHEAD_DIMxRATIO (kv_compress), TOKENSxSTREAMSxD (mhc); default: the suite's full shape, v4-micro's for the last four");
+    sub->add_option("--shape", args->shape, "MxNxK (gemm), ROWSxCOLS (row kernels, cross_entropy), TOKENSxHEADSxHEAD_DIM (rope), TOKENSxHEADSxHEAD_DIM[xRATIO] (sparse attention; ratio 0, 4 or 128, default 4), TOKENSxHEAD_DIMxRATIO (kv_compress), TOKENSxSTREAMSxD (mhc); default: the suite's full shape, v4-micro's for the last four");
     sub->add_option("--dtype", args->dtype, "Storage of the timed case: fp32 (what the model runs, mHC included) or bf16 (not gemm, cross_entropy, kv_compress)")->capture_default_str();
     sub->add_option("--hw", args->hw, "Hardware description (default: ./this-machine.toml, else a quick probe)");
     sub->add_option("--threads", args->threads, "Threads (default: all CPUs)");

@@ -11,6 +11,7 @@
 #include "trex/aura/hardware.h"
 #include "trex/aura/target.h"
 #include "trex/core/thread_pool.h"
+#include "trex/kernels/kernel_suite.h"
 #include "trex/util/error.h"
 
 namespace trex::aura {
@@ -56,6 +57,34 @@ TEST(LiveEvaluator, AnIllegalValueFailsWithoutTiming) {
   EXPECT_FALSE(m.passed);
   EXPECT_EQ(m.seconds, 0);
   EXPECT_NE(m.message.find("illegal"), std::string::npos) << m.message;
+}
+
+// Sparse attention's timed case is the layer the shape names: ratio 0 (the window only) and 128
+// (every visible entry) as well as the default 4 (top-k of the ratio-4 entries). Each passes the
+// gate (poisoned outputs, the eager reference, inputs unchanged, a second run bit-identical) at
+// the chunk counts' edges, under the entry the kernels look up by tokens, heads and head_dim.
+TEST(LiveEvaluator, SparseAttentionTimesTheLayerItsRatioNames) {
+  core::ThreadPool pool(2);
+  AuraHardware hw = small_machine();
+  hw.threads = 2;
+  for (int64_t ratio : {0, 4, 128}) {
+    for (const char* kernel : {"sparse_attention.fwd", "sparse_attention.bwd"}) {
+      const TuneTarget t = make_target(kernel, {300, 2, 24, ratio}, hw);
+      std::vector<kernels::KernelCase> cases = kernels::make_cases_at(kernel, t.dims, 1, &pool);
+      ASSERT_EQ(cases.size(), 2u);  // fp32, bf16
+      const std::string& shape = cases[0].shape;
+      EXPECT_EQ(shape.find("top-") != std::string::npos, ratio == 4) << shape;
+      EXPECT_EQ(shape.find("ratio 128") != std::string::npos, ratio == 128) << shape;
+      LiveEvaluator eval(t, &pool, 0.0005, Timing::kMedian);
+      for (const Config& c : {builtin_config(t, hw), t.config_at(std::vector<int>(t.space.size(), 0))}) {
+        const Measurement m = eval(c);
+        EXPECT_TRUE(m.passed) << kernel << " ratio " << ratio << ": " << m.message;
+        EXPECT_GT(m.seconds, 0);
+      }
+    }
+  }
+  EXPECT_THROW(kernels::make_cases_at("sparse_attention.fwd", {300, 2, 24, 16}, 1), std::invalid_argument);
+  EXPECT_THROW(kernels::make_cases_at("sparse_attention.fwd", {300, 2, 24, 4, 4}, 1), std::invalid_argument);
 }
 
 TEST(LiveEvaluator, TimingStatisticsParseAndBadOnesNameTheField) {

@@ -540,43 +540,99 @@ TEST(Target, KvCompressForwardCountsChunksOfSixteenItemsAsJobs) {
 
 // A sparse attention query scores more keys as its position grows (the window and the visible
 // compressed entries fill up), so equal token chunks are unequal jobs; the pool hands them out in
-// order, each to the first free thread. At two threads one chunk per thread leaves the first
-// thread idle while the second finishes the heavier late tokens (session 12's idle two-thread
-// table: chunks=2 1.10-1.30x of the best at 512 and 1024 tokens, 12-16 chunks best).
+// order, each to the first free thread, and the backward hands its chunks out last first. At two
+// threads one chunk per thread leaves the first thread idle while the second finishes the
+// heavier late tokens (session 12's idle two-thread table: chunks=2 1.10-1.30x of the best at 512
+// and 1024 tokens, 12-16 chunks best). Each chunk also zeroes its private key-gradient slice and
+// the reduction reads it back: 8 bytes per workspace float.
 TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutInOrder) {
-  AuraHardware hw = test_machine();  // two threads
+  AuraHardware hw = test_machine();  // two threads, L2 2 x 512 KiB, L3 32 MiB
   TuneTarget sa = make_target("sparse_attention.bwd", {512, 8, 128}, hw);
   ChoiceProblem pr = performance_model(sa, hw);
   ASSERT_EQ(pr.params.size(), 1u);
   const double busy = std::max(pr.pipe_constant[0], pr.pipe_constant[1]);
-  auto cost_of = [&](int64_t chunks) {
-    for (size_t v = 0; v < pr.params[0].values.size(); ++v)
-      if (pr.params[0].values[v] == chunks) return pr.params[0].cost[v];
-    ADD_FAILURE() << "no chunks=" << chunks;
+  auto cost_in = [](const ChoiceProblem& p, int64_t value) {
+    for (size_t v = 0; v < p.params[0].values.size(); ++v)
+      if (p.params[0].values[v] == value) return p.params[0].cost[v];
+    ADD_FAILURE() << "no value " << value;
     return 0.0;
   };
+  // Workspace of c chunks of len = 512 / c tokens at ratio 4 (128 compressed entries):
+  // c ((len + 63 + 128) 128 + 8) floats. 2 chunks: 114448 floats (458 KB), 4: 163360 (653 KB),
+  // both in the two L2s (2 x 200 GB/s); 16: 456832 (1.83 MB), in L3 (min(2 x 90, 4 x 30) GB/s).
+  const double ws2 = 2 * 4.0 * 114448 / 400e9, ws4 = 2 * 4.0 * 163360 / 400e9, ws16 = 2 * 4.0 * 456832 / 120e9;
   // Keys per query t: min(64, t + 1) + min(64, (t + 1) / 4); 55264 over the 512 tokens.
   // Two chunks of 256 tokens: 22496 and 32768 keys, one per thread.
-  EXPECT_NEAR(cost_of(2), 2 * 1e-6 / 2 + (32768.0 * 2 / 55264 - 1) * busy, 1e-12);
-  // Four of 128: 8192, 14304, 16384, 16384; thread 0 takes the first and, free first, the third;
-  // thread 1 the second and the fourth (14304 + 16384).
-  EXPECT_NEAR(cost_of(4), 4 * 1e-6 / 2 + ((14304.0 + 16384) * 2 / 55264 - 1) * busy, 1e-12);
+  EXPECT_NEAR(cost_in(pr, 2), 2 * 1e-6 / 2 + (32768.0 * 2 / 55264 - 1) * busy + ws2, 1e-12);
+  // Four of 128: 8192, 14304, 16384, 16384, handed out last first: the threads take 16384 each,
+  // then thread 0, free first, 14304 and thread 1 8192.
+  EXPECT_NEAR(cost_in(pr, 4), 4 * 1e-6 / 2 + ((14304.0 + 16384) * 2 / 55264 - 1) * busy + ws4, 1e-12);
+  // Sixteen of 32 tokens: the last first balance to within a chunk.
+  EXPECT_GT(cost_in(pr, 16), 16 * 1e-6 / 2 + ws16 - 1e-12);
   EXPECT_GT(sa.config_at(solve_choices(pr).index).at("chunks"), 4);
-  // The forward's query blocks alike: blocks of 128 tokens are the same four jobs.
+  // The forward: whole 64-token key-column blocks over the first three quarters (6 jobs of
+  // 2576, 5616, 6640, 7664, 8192, 8192 keys), then query blocks over the last 128 tokens. Blocks
+  // of 128 add one job of 16384: thread 0 takes 2576, 6640, 8192 and the last (33792).
   TuneTarget fwd = make_target("sparse_attention.fwd", {512, 8, 128}, hw);
   ChoiceProblem pf = performance_model(fwd, hw);
   const double fbusy = std::max(pf.pipe_constant[0], pf.pipe_constant[1]);
-  for (size_t v = 0; v < pf.params[0].values.size(); ++v)
-    if (pf.params[0].values[v] == 128)
-      EXPECT_NEAR(pf.params[0].cost[v], 4 * 1e-6 / 2 + ((14304.0 + 16384) * 2 / 55264 - 1) * fbusy, 1e-12);
+  EXPECT_NEAR(cost_in(pf, 128), 7 * 1e-6 / 2 + (33792.0 * 2 / 55264 - 1) * fbusy, 1e-12);
+  // Blocks of 4 tokens: 6 + 32 jobs, the threads end 27648 and 27616 keys.
+  EXPECT_NEAR(cost_in(pf, 4), 38 * 1e-6 / 2 + (27648.0 * 2 / 55264 - 1) * fbusy, 1e-12);
   EXPECT_LT(fwd.config_at(solve_choices(pf).index).at("query_block"), 128);
-  // One thread has no imbalance: each value costs its jobs x 1 us, and one chunk wins.
+  // One thread has no imbalance: each value costs its jobs x 1 us and its workspace traffic
+  // (one L2 of 200 GB/s up to 512 KiB, else L3 at 90 GB/s), and one chunk wins.
   hw.threads = 1;
   TuneTarget one = make_target("sparse_attention.bwd", {512, 8, 128}, hw);
   ChoiceProblem p1 = performance_model(one, hw);
-  for (size_t v = 0; v < p1.params[0].values.size(); ++v)
-    EXPECT_NEAR(p1.params[0].cost[v], double(p1.params[0].values[v]) * 1e-6, 1e-15);
+  EXPECT_NEAR(cost_in(p1, 1), 1e-6 + 2 * 4.0 * 89992 / 200e9, 1e-15);   // 360 KB
+  EXPECT_NEAR(cost_in(p1, 4), 4e-6 + 2 * 4.0 * 163360 / 90e9, 1e-15);   // 653 KB
   EXPECT_EQ(one.config_at(solve_choices(p1).index).at("chunks"), 1);
+}
+
+// The step's sparse attention layers come in three kinds (v4-micro: compress_ratios 0, 4 and
+// 128, the MTP block 0), which the kernels' tuning lookup does not tell apart: tokens, heads
+// and head_dim are the class. A tune names the kind as an optional fourth dimension and writes
+// the entry for the one class all three share.
+TEST(Target, SparseAttentionTakesTheLayersRatioAndKeepsTheKernelsShapeClass) {
+  AuraHardware hw = test_machine();
+  EXPECT_EQ(parse_shape("sparse_attention.bwd", "2048x8x128x0"), (std::vector<int64_t>{2048, 8, 128, 0}));
+  EXPECT_EQ(parse_shape("sparse_attention.fwd", "2048x8x128x128"), (std::vector<int64_t>{2048, 8, 128, 128}));
+  EXPECT_EQ(parse_shape("sparse_attention.fwd", "2048x8x128x4"), (std::vector<int64_t>{2048, 8, 128}));  // the default
+  EXPECT_EQ(parse_shape("sparse_attention.fwd", "2048x8x128"), (std::vector<int64_t>{2048, 8, 128}));
+  EXPECT_THROW(parse_shape("sparse_attention.fwd", "2048x8x128x16"), InputError);  // no such layer
+  EXPECT_THROW(parse_shape("sparse_attention.fwd", "2048x8x128x4x4"), InputError);
+  EXPECT_THROW(parse_shape("rope.fwd", "2048x8x128x0"), InputError);               // rope has no ratio
+  EXPECT_THROW(make_target("sparse_attention.fwd", {2048, 8, 128, 16}, hw), InputError);
+  EXPECT_THROW(make_target("rope.fwd", {2048, 8, 128, 0}, hw), InputError);
+  const std::string cls = kernels::shape_class({2048, 8, 128});
+  double flops[3] = {0, 0, 0}, workspace[3] = {0, 0, 0};
+  const int64_t ratios[3] = {0, 4, 128};
+  AuraHardware one = hw;
+  one.threads = 1;  // no imbalance: chunks 16 cost 16 us and their workspace traffic
+  for (int i = 0; i < 3; ++i) {
+    TuneTarget f = make_target("sparse_attention.fwd", {2048, 8, 128, ratios[i]}, hw);
+    TuneTarget b = make_target("sparse_attention.bwd", {2048, 8, 128, ratios[i]}, hw);
+    EXPECT_EQ(f.shape_class, cls) << ratios[i];
+    EXPECT_EQ(b.shape_class, cls) << ratios[i];
+    EXPECT_EQ(builtin_config(b, hw), (Config{{"chunks", 16}}));
+    EXPECT_EQ(b.flops, 2.5 * f.flops);  // 10 against 4 hd FLOPs per (head, key)
+    flops[i] = f.flops;
+    ChoiceProblem pb = performance_model(make_target("sparse_attention.bwd", {2048, 8, 128, ratios[i]}, one), one);
+    ASSERT_EQ(pb.params[0].values.back(), 16);
+    workspace[i] = pb.params[0].cost.back() - 16e-6;
+  }
+  // Keys: the window, sum min(64, t + 1) = 64 x 2048 - 2016 = 129056; ratio 128 adds
+  // sum (t + 1) / 128 over t < 2048 = 128 x (0 + 1 + ... + 15) + 16 = 15376; ratio 4 counts every
+  // query full, 2048 x 128.
+  EXPECT_EQ(flops[0], 4.0 * 8 * 128 * 129056);
+  EXPECT_EQ(flops[2], 4.0 * 8 * 128 * (129056 + 15376));
+  EXPECT_EQ(flops[1], 4.0 * 8 * 128 * 2048 * 128);
+  // 16 chunks of 128 tokens, (128 + 63 + n_comp) 128 + 8 floats each, in L3 (90 GB/s): ratio 4's
+  // 512 compressed rows in every slice make its workspace 3.7x the window's.
+  EXPECT_NEAR(workspace[0], 2 * 4.0 * 16 * 24456 / 90e9, 1e-12);
+  EXPECT_NEAR(workspace[1], 2 * 4.0 * 16 * 89992 / 90e9, 1e-12);
+  EXPECT_NEAR(workspace[2], 2 * 4.0 * 16 * 26504 / 90e9, 1e-12);
 }
 
 TEST(Target, EverySpaceHoldsOnlyLegalValues) {

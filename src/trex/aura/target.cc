@@ -38,8 +38,10 @@
 // Work-split kernels (rope, kv_compress, sparse attention, mHC): pipes memory (minimum traffic
 // at the working set's level) and vector (FLOPs at the FMA peak, or lane operations per element)
 // overlap; each blocking parameter sets the number of parallel jobs, which costs 1 us each per
-// thread plus the thread imbalance of ceil(jobs / threads) on the larger pipe; mHC's stage-2
-// column block adds two small GEMM calls (2 us each) per block and token chunk of 512.
+// thread plus the thread imbalance of ceil(jobs / threads) on the larger pipe (sparse attention:
+// the pool's schedule over its unequal jobs); mHC's stage-2 column block adds two small GEMM
+// calls (2 us each) per block and token chunk of 512; sparse attention's backward chunks add
+// zeroing and reducing their private key-gradient slices (8 bytes per workspace float).
 #include "trex/aura/target.h"
 
 #include <algorithm>
@@ -115,6 +117,27 @@ bool is_work_split(const std::string& kernel) {
          kernel.rfind("sparse_attention.", 0) == 0 || is_mhc(kernel);
 }
 
+// Sparse attention's timed case (kernel_suite_cases.cc make_cases_at): window 64, the
+// compression ratio of the shape's optional fourth dimension (0, 4 or 128; 4 when left out).
+constexpr int64_t kAttentionWindow = 64;
+
+int64_t attention_ratio(const TuneTarget& t) { return t.dims.size() > 3 ? t.dims[3] : 4; }
+
+// The forward's job layout (sparse_attention.cc sparse_attention_forward): whole key-column
+// blocks of `big` tokens (the window times ceil((63 + window) / window): 64 at window 64) over the
+// first three quarters of the tokens, n_big of them ending at token `head`, then the query blocks.
+struct AttentionJobs {
+  int64_t big = 0, head = 0, n_big = 0;
+};
+
+AttentionJobs attention_forward_jobs(int64_t tokens, int64_t window) {
+  AttentionJobs j;
+  j.big = window * ((63 + window) / window);
+  j.head = (tokens * 3 / 4) / j.big * j.big;
+  j.n_big = j.head / j.big;
+  return j;
+}
+
 // Whether the kv_compress backward, with no channel_block tuned, splits by entries
 // (kv_compressor.cc kv_compress_backward, session 13: AVX-512 rows, ratio != 4, at least 2^18
 // floats per input): chunks of consecutive entries over every channel, then ranges of ape rows.
@@ -161,32 +184,68 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
-  return double(ceil_div(a, v));  // query_block, block_tokens
+  if (param == "query_block") {
+    const AttentionJobs j = attention_forward_jobs(a, kAttentionWindow);
+    return double(j.n_big + ceil_div(a - j.head, v));
+  }
+  return double(ceil_div(a, v));  // block_tokens
 }
 
-// Keys a sparse attention query at position t scores in the tuned case (kernel_suite.h: window
-// 64, the top min(64, tokens / 4) of the (t + 1) / 4 visible ratio-4 entries): its work grows
-// with t until both parts are full, so equal token blocks are not equal jobs.
-double attention_keys(int64_t tokens, int64_t t) {
+// Keys a sparse attention query at position t scores in the timed case (kernel_suite_cases.cc
+// make_cases_at: window 64; ratio 4: the top min(64, tokens / 4) of the (t + 1) / 4 visible
+// entries, the model's CSA layer; ratio 128: every one of the (t + 1) / 128 visible entries,
+// HCA; ratio 0: the window only): its work grows with t until every part is full, so equal token
+// blocks are not equal jobs.
+double attention_keys(int64_t tokens, int64_t t, int64_t ratio) {
+  const int64_t win = std::min<int64_t>(kAttentionWindow, t + 1);
+  if (ratio == 0) return double(win);
+  if (ratio == 128) return double(win + (t + 1) / 128);
   const int64_t top = std::min<int64_t>(64, std::max<int64_t>(1, tokens / 4));
-  return double(std::min<int64_t>(64, t + 1) + std::min<int64_t>(top, (t + 1) / 4));
+  return double(win + std::min<int64_t>(top, (t + 1) / 4));
 }
 
 // The work of each parallel job under a parameter value, in the order the pool hands them out,
-// where jobs differ (sparse attention: query blocks of `query_block` tokens, or the backward's
-// chunks of ceil(tokens / chunks) tokens, sparse_attention.cc plan_with); empty where every job
-// is alike.
+// where jobs differ; empty where every job is alike. Sparse attention (sparse_attention.cc): the
+// forward's jobs are whole 64-token key-column blocks over the first three quarters of the
+// tokens, then blocks of `query_block` tokens over the rest; the backward's are chunks of
+// ceil(tokens / chunks) tokens (plan_with), handed out last first.
 std::vector<double> job_work(const TuneTarget& t, const std::string& param, int64_t v) {
   std::vector<double> w;
   if (t.kernel.rfind("sparse_attention.", 0) != 0) return w;
-  const int64_t a = t.dims[0];
-  const int64_t len = param == "chunks" ? ceil_div(a, std::min(std::max<int64_t>(v, 1), a)) : std::max<int64_t>(v, 1);
-  for (int64_t t0 = 0; t0 < a; t0 += len) {
+  const int64_t a = t.dims[0], ratio = attention_ratio(t);
+  auto add = [&](int64_t t0, int64_t t1) {
     double sum = 0;
-    for (int64_t q = t0; q < std::min(a, t0 + len); ++q) sum += attention_keys(a, q);
+    for (int64_t q = t0; q < t1; ++q) sum += attention_keys(a, q, ratio);
     w.push_back(sum);
+  };
+  if (param == "chunks") {
+    const int64_t len = ceil_div(a, std::min(std::max<int64_t>(v, 1), a));
+    for (int64_t t0 = 0; t0 < a; t0 += len) add(t0, std::min(a, t0 + len));
+    std::reverse(w.begin(), w.end());
+    return w;
   }
+  const AttentionJobs j = attention_forward_jobs(a, kAttentionWindow);
+  for (int64_t b = 0; b < j.n_big; ++b) add(b * j.big, (b + 1) * j.big);
+  const int64_t len = std::max<int64_t>(v, 1);
+  for (int64_t t0 = j.head; t0 < a; t0 += len) add(t0, std::min(a, t0 + len));
   return w;
+}
+
+// Floats of the backward's workspace under a chunk count (sparse_attention.cc plan_chunks): each
+// chunk's private key-gradient slice, window - 1 rows more than its tokens plus every compressed
+// entry, and the sink's H partials. A count whose slices would exceed the built-in's (the caller
+// sized the workspace for that) runs the built-in plan.
+double attention_workspace_floats(const TuneTarget& t, int64_t chunks) {
+  const int64_t a = t.dims[0], H = t.dims[1], hd = t.dims[2], ratio = attention_ratio(t);
+  const int64_t n_comp = ratio ? a / ratio : 0;
+  auto floats = [&](int64_t want) {
+    int64_t c = std::min<int64_t>(want, a);
+    const int64_t len = ceil_div(a, c);
+    c = ceil_div(a, len);
+    return c * ((len + kAttentionWindow - 1 + n_comp) * hd + H);
+  };
+  const int64_t builtin = floats(kernels::builtin::kAttnBwdChunks);
+  return double(std::min(floats(chunks), builtin));
 }
 
 // The pool's makespan over the even split (>= 1): ThreadPool::parallel_for hands the jobs out in
@@ -242,7 +301,8 @@ std::string TuneTarget::shape_text() const {
 
 static std::string dims_meaning(const std::string& kernel) {
   if (kernel == "gemm") return "MxNxK";
-  if (kernel == "rope.fwd" || kernel.rfind("sparse_attention.", 0) == 0) return "TOKENSxHEADSxHEAD_DIM";
+  if (kernel == "rope.fwd") return "TOKENSxHEADSxHEAD_DIM";
+  if (kernel.rfind("sparse_attention.", 0) == 0) return "TOKENSxHEADSxHEAD_DIM[xRATIO]";
   if (kernel.rfind("kv_compress.", 0) == 0) return "TOKENSxHEAD_DIMxRATIO";
   if (is_mhc(kernel)) return "TOKENSxSTREAMSxD";
   return "ROWSxCOLS";
@@ -250,6 +310,10 @@ static std::string dims_meaning(const std::string& kernel) {
 
 std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& text) {
   const size_t want = kernel == "gemm" || is_work_split(kernel) ? 3 : 2;
+  // Sparse attention may name the layer's compression ratio as a fourth dimension (0: the window
+  // only, 4: CSA, 128: HCA; 4 when left out). The kernels look their tuning up by tokens, heads
+  // and head_dim alone, so one entry serves all three kinds of layer (see make_target).
+  const bool attention = kernel.rfind("sparse_attention.", 0) == 0;
   if (text.empty()) {  // the suite's benchmark shapes; the work-split kernels at v4-micro's
     if (kernel == "gemm") return {1024, 1024, 1024};
     if (kernel == "cross_entropy") return {512, 32768};
@@ -265,11 +329,18 @@ std::vector<int64_t> parse_shape(const std::string& kernel, const std::string& t
     if (part.empty() || part.size() > 8 || part.find_first_not_of("0123456789") != std::string::npos)
       throw InputError::field("--shape", "'" + text + "' is not a shape (sizes joined by x, e.g. 512x512x512)");
     int64_t v = std::stoll(part);
+    if (attention && dims.size() == 3) {
+      if (v != 0 && v != 4 && v != 128)
+        throw InputError::field("--shape", kernel + ": ratio " + part + " is not 0, 4 or 128");
+      dims.push_back(v);
+      continue;
+    }
     if (v < 1 || v > (int64_t(1) << 20))
       throw InputError::field("--shape", "dimension " + part + " outside 1..1048576");
     dims.push_back(v);
   }
-  if (dims.size() != want)
+  if (attention && dims.size() == 4 && dims[3] == 4) dims.pop_back();  // the default: one name
+  if (dims.size() != want && !(attention && dims.size() == 4))
     throw InputError::field("--shape", kernel + " takes " + std::to_string(want) + " dimensions (" +
                                            dims_meaning(kernel) + "), got '" + text + "'");
   if (kernel.rfind("kv_compress.", 0) == 0 && (dims[2] < 2 || dims[2] > 1024))
@@ -298,6 +369,9 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
   // case, whose blocks need not be the fp32 kernel's best.
   t.dtype = dtype;
   t.dims = dims;
+  if (dims.size() > 3 && (kernel.rfind("sparse_attention.", 0) != 0 || dims.size() != 4 ||
+                          (dims[3] != 0 && dims[3] != 4 && dims[3] != 128)))
+    throw InputError::field("--shape", kernel + ": takes " + dims_meaning(kernel));
   t.shape_class = kernels::shape_class(dims);
   if (kernel == "gemm") {
     const int64_t m = dims[0], n = dims[1], k = dims[2];
@@ -352,16 +426,25 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       t.bytes_out = kernel == "kv_compress.fwd" ? k_out : fwd_in;
       t.flops = 0;
     } else if (kernel.rfind("sparse_attention.", 0) == 0) {
-      const double nq = double(a * b * c), keys = double(a) * (64.0 + double(std::min<int64_t>(64, std::max<int64_t>(1, a / 4))));
+      const int64_t ratio = attention_ratio(t), n_comp = ratio ? a / ratio : 0;
+      // Keys scored: ratio 4 as before (session 12) every query full, a (64 + top) (the saved
+      // tables replay with the same busy time); ratios 0 and 128, whose compressed part never
+      // fills, the exact sum over the queries.
+      double keys = double(a) * (64.0 + double(std::min<int64_t>(64, std::max<int64_t>(1, a / 4))));
+      if (ratio != 4) {
+        keys = 0;
+        for (int64_t q = 0; q < a; ++q) keys += attention_keys(a, q, ratio);
+      }
+      const double nq = double(a * b * c), kv_bytes = double(a * c) + double(n_comp * c);
       if (kernel == "sparse_attention.fwd") {
         t.space.push_back({"query_block", values({1, 2, 4, 8, 16, 32, 64, 128}, a, 1), 0, {a}});
-        t.bytes_in = sz * (nq + double(a * c) + double(a / 4 * c));
+        t.bytes_in = sz * (nq + kv_bytes);
         t.bytes_out = sz * nq + 4.0 * double(a * b);
         t.flops = 4.0 * double(b * c) * keys;
       } else {  // q, o, d_o, keys in; dq, dkeys out; scores again, dp, dq, dkey (kernel's count)
         t.space.push_back({"chunks", values({1, 2, 4, 8, 12, 16}, a, 1)});
-        t.bytes_in = sz * (3 * nq + double(a * c) + double(a / 4 * c)) + 4.0 * double(a * b);
-        t.bytes_out = sz * (nq + double(a * c) + double(a / 4 * c));
+        t.bytes_in = sz * (3 * nq + kv_bytes) + 4.0 * double(a * b);
+        t.bytes_out = sz * (nq + kv_bytes);
         t.flops = 10.0 * double(b * c) * keys;
       }
     } else {  // mHC: a tokens, b streams, c = d
@@ -388,7 +471,8 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       if (kernel == "mhc.head_fwd") { t.bytes_in = xb; t.bytes_out = yb; t.flops = 4.0 * double(a * b * c) * double(b); }
       if (kernel == "mhc.head_bwd") { t.bytes_in = xb + yb; t.bytes_out = xb; t.flops = 8.0 * double(a * b * c) * double(b); }
     }
-    t.shape_class = kernels::shape_class(dims);
+    // The class the kernels look the entry up by: sparse attention's ratio is not part of it.
+    t.shape_class = kernels::shape_class(std::vector<int64_t>(dims.begin(), dims.begin() + 3));
     return t;
   }
   const int64_t rows = dims[0], cols = dims[1];
@@ -620,6 +704,17 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         double imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
         double cost = jobs * 1e-6 / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
+        if (sp.name == "chunks") {
+          // Each chunk zeroes its private key-gradient slice and the reduction reads every slice
+          // back, apart from the products (serial): 8 bytes per workspace float at the level
+          // the workspace lives in, the threads side by side. Ratio 4's 512 compressed rows
+          // are in every slice: 16 chunks at 2048 tokens are 5.8 MB, 4 chunks 2.2 MB.
+          const double wb = 4 * attention_workspace_floats(t, sp.values[v]);
+          double wbw = hw.bw_mem;
+          if (wb <= double(hw.l2_bytes) * threads) wbw = hw.bw_l2 * threads;
+          else if (wb <= double(hw.l3_bytes)) wbw = std::min(hw.bw_l3 * threads, 4 * hw.bw_mem);
+          cost += 2 * wb / wbw;
+        }
         pr.params[i].cost[v] = cost;
       }
     }

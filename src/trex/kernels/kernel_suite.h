@@ -61,7 +61,8 @@ std::vector<KernelCase> make_cases(const std::string& kernel, SuiteSize size, ui
 // The cases of one kernel at a chosen shape (the tuner's target): gemm {m, n, k}; rmsnorm.*,
 // swiglu.* and cross_entropy {rows, cols}; rope.fwd {tokens, heads, head_dim} (rotary on
 // min(64, head_dim) dims); kv_compress.* {tokens, head_dim, ratio}; sparse_attention.*
-// {tokens, heads, head_dim} (window 64, top-min(64, tokens/4) of ratio-4 entries); mhc.*
+// {tokens, heads, head_dim[, ratio]} (window 64; ratio 4, the default: top-min(64, tokens/4) of
+// the ratio-4 entries; 128: every visible ratio-128 entry; 0: the window only); mhc.*
 // {tokens, streams, d} (bf16). fp32 then bf16 where the kernel has both. Throws
 // std::invalid_argument for another kernel, a wrong number of dimensions or one below 1.
 std::vector<KernelCase> make_cases_at(const std::string& kernel, const std::vector<int64_t>& dims,

@@ -779,10 +779,20 @@ std::vector<KernelCase> make_cases_at(const std::string& kernel, const std::vect
     return compressor_cases(kernel == "kv_compress.bwd", {{d[0], d[1], d[2]}}, seed, pool);
   }
   if (kernel == "sparse_attention.fwd" || kernel == "sparse_attention.bwd") {
-    // tokens, heads, head_dim; the model's CSA layer: window 64, top-64 of ratio-4 entries.
-    need(3);
+    // tokens, heads, head_dim[, ratio]; window 64 and the model's layers by ratio: 4 (the
+    // default) CSA, the top-64 of the ratio-4 entries; 128 HCA, every visible entry; 0 the window.
+    // The kernels' tuning lookup has no ratio: `trex aura tune` times each kind of layer under
+    // the one entry that serves all three.
+    if (d.size() != 3 && d.size() != 4)
+      throw std::invalid_argument(kernel + ": expected 3 or 4 dimensions");
+    for (size_t i = 0; i < 3; ++i)
+      if (d[i] < 1) throw std::invalid_argument(kernel + ": dimensions must be >= 1");
+    const int ratio = d.size() == 4 ? int(d[3]) : 4;
+    if (ratio != 0 && ratio != 4 && ratio != 128)
+      throw std::invalid_argument(kernel + ": ratio must be 0, 4 or 128");
     const bool bwd = kernel == "sparse_attention.bwd";
-    const std::vector<AttnDims> a = {{d[0], d[1], d[2], 64, 4, std::min<int64_t>(64, std::max<int64_t>(1, d[0] / 4))}};
+    const int64_t top = ratio == 4 ? std::min<int64_t>(64, std::max<int64_t>(1, d[0] / 4)) : 0;
+    const std::vector<AttnDims> a = {{d[0], d[1], d[2], 64, ratio, top}};
     out = attention_cases<float>(bwd, a, seed, pool);
     for (KernelCase& c : attention_cases<bf16>(bwd, a, seed, pool)) out.push_back(std::move(c));
     return out;

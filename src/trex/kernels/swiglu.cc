@@ -109,6 +109,13 @@ TREX_AVX512_FN __m512 clamp16(__m512 u, __m512 vL) {
   return _mm512_maskz_range_ps(simd::kAll16, u, vL, 0x02);
 }
 
+// -L <= u <= L from u and clamp16(u): equal exactly there (at +-L and -0 too), unequal beyond
+// and for a NaN u (whose clamp is +-L), as the two ordered compares give: one compare instead of
+// two and a mask AND.
+TREX_AVX512_FN __mmask16 in_range16(__m512 u, __m512 uc) {
+  return _mm512_cmp_ps_mask(u, uc, _CMP_EQ_OQ);
+}
+
 // The rows above on 16 lanes (AVX-512, row_isa()), the row's tail through the same code under a
 // mask. fp32 rows take the same operations lane for lane, with sigmoid16: its reciprocal estimate
 // has 14 bits instead of 12, so after the Newton step a value may differ from the AVX2 path's by
@@ -208,8 +215,7 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
   __m512 da = _mm512_mul_ps(d, vw);
   __m512 dsilu = _mm512_mul_ps(s, _mm512_fmadd_ps(gc, _mm512_sub_ps(one, s), one));
   __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
-  __mmask16 in_u =
-      _mm512_cmp_ps_mask(uv, vnL, _CMP_GE_OQ) & _mm512_cmp_ps_mask(uv, vL, _CMP_LE_OQ);
+  __mmask16 in_u = in_range16(uv, uc);
   *dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
   *duv = _mm512_maskz_mul_ps(in_u, da, silu);
 }
@@ -270,8 +276,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     __m512 dsilu = _mm512_mul_ps(s, _mm512_fmadd_ps(gc, _mm512_sub_ps(one, s), one));
     // The gradient passes at equality; zero-masked products are the blends of the AVX2 path.
     __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
-    __mmask16 in_u =
-        _mm512_cmp_ps_mask(uv, vnL, _CMP_GE_OQ) & _mm512_cmp_ps_mask(uv, vL, _CMP_LE_OQ);
+    __mmask16 in_u = in_range16(uv, uc);
     __m512 dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
     __m512 duv = _mm512_maskz_mul_ps(in_u, da, silu);
     out16<NT, Cvt>(dg + i, dgv, m);

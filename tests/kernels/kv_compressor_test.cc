@@ -173,5 +173,31 @@ TEST(KvCompressor, StreamingGradientsSameBits) {
   }
 }
 
+// The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the
+// entry's L2 buffer when its turn has come, else (it finished first) from dzt in memory: the
+// latter forced for every entry gives the same bits as one thread.
+TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
+  const CompShape c{1300, 520, 128};
+  Inputs in = make_inputs(c, 7, 2);
+  const int64_t C = compressor_width(c.ratio, c.hd);
+  std::vector<float> ref;
+  for (bool spill : {false, true})
+    for (int threads : {1, 2, 3}) {
+      kv_compress_backward_spill_for_test(spill);
+      core::ThreadPool pool(threads);
+      std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt;
+      std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN);
+      kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                           dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+      kv_compress_backward_spill_for_test(false);
+      std::vector<float> all = dkt;
+      all.insert(all.end(), dzt.begin(), dzt.end());
+      all.insert(all.end(), dape.begin(), dape.end());
+      for (float x : all) ASSERT_FALSE(std::isnan(x)) << "an output was not written";
+      if (ref.empty()) ref = all;
+      else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads, spill " << spill;
+    }
+}
+
 }  // namespace
 }  // namespace trex::kernels

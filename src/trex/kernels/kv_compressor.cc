@@ -11,7 +11,10 @@
 // order as the 8-channel path: the paths give the same bits.
 #include "trex/kernels/kv_compressor.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -265,15 +268,75 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
   }
 }
 
+// The order in which entries add their dzt to dape when several threads run entries at once
+// (taken in entry order, one at a time): dape sums over entries in entry order, as on one
+// thread. An entry whose turn has come (every earlier entry added) adds its dzt from its L2
+// buffer; one that finishes before its turn waits for it a little (the entry before is usually
+// finishing on the other thread), and after that marks itself spilled: its dzt, already in
+// memory, are added from there by whichever thread brings the turn to it. No thread waits for
+// another that the scheduler has stopped, which a plain wait did on this loaded machine (3
+// threads on 2 cores ran 0.64x).
+std::atomic<bool> g_spill_every_entry{false};  // kv_compress_backward_spill_for_test
+
+class DapeTurns {
+ public:
+  explicit DapeTurns(int64_t n) : spilled_(size_t(n), 0) {}
+  int64_t done() const { return done_.load(std::memory_order_acquire); }
+  // Entry i's dzt are ready (own: its buffer; in memory already, fenced): adds them now if it is
+  // i's turn, then every spilled entry that follows; otherwise marks i spilled.
+  template <typename AddOwn, typename AddSpilled>
+  void finish(int64_t i, AddOwn add_own, AddSpilled add_spilled) {
+    while (lock_.test_and_set(std::memory_order_acquire)) _mm_pause();
+    int64_t d = done_.load(std::memory_order_relaxed);
+    if (d == i && !g_spill_every_entry.load(std::memory_order_relaxed)) {
+      add_own();
+      ++d;
+    } else {
+      spilled_[size_t(i)] = 1;
+    }
+    for (; d < int64_t(spilled_.size()) && spilled_[size_t(d)]; ++d) add_spilled(d);
+    done_.store(d, std::memory_order_release);
+    lock_.clear(std::memory_order_release);
+  }
+
+ private:
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
+  std::atomic<int64_t> done_{0};
+  std::vector<char> spilled_;  // guarded by lock_
+};
+
+// About 2^12 pauses (~0.1-0.2 ms, a few entries' time): the entry before is then likely on a
+// thread that is not running.
+inline void wait_turn_briefly(const DapeTurns& turns, int64_t i) {
+  for (int spins = 0; spins < (1 << 12) && turns.done() != i; ++spins) _mm_pause();
+}
+
+// dape row by row += the dzt rows at dz (row j at dz + j * stride), channels [e0, e1).
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_rows512(
+    const float* dz, int64_t stride, const RowOffsets& o, float* dape, int64_t e0, int64_t e1) {
+  for (int j = 0; j < o.n; ++j) {
+    const float* z = dz + int64_t(j) * stride;
+    float* da = dape + o.ape[j];
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      simd::store16(da + c, _mm512_add_ps(simd::load16(da + c, m), simd::load16(z + (c - e0), m)), m);
+    }
+  }
+}
+
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
 // channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
 // entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
 // dk/sum, then a gradient pass row by row. The 64-channel tiles read 256 bytes of each of 128
 // rows 2 KiB apart, which the hardware prefetchers did not follow. Same operations per channel
-// in the same row order as backward_entries512: the same bits. dape == nullptr: left out.
+// in the same row order as backward_entries512: the same bits.
+// turns == nullptr: the gradient pass adds each dzt to dape (entries in order on one thread).
+// Otherwise entries run on several threads at once: the gradient pass keeps each row's dzt in
+// place of its exp (read just before), and DapeTurns adds them in entry order.
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_rows512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
-    float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt) {
+    float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt,
+    DapeTurns* turns) {
   thread_local RowOffsets o;
   thread_local std::vector<float> buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
@@ -289,7 +352,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
       _mm512_storeu_ps(gk + (c - e0), _mm512_mul_ps(simd::load16(dk + i * hd + c, simd::lanes16(c, e1)), inv));
     }
     for (int j = 0; j < o.n; ++j) {
-      const float* pj = pe + int64_t(j) * w;
+      float* pj = pe + int64_t(j) * w;
       for (int64_t c = e0; c < e1; c += 16) {
         const __mmask16 m = simd::lanes16(c, e1);
         const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(pj + (c - e0)), _mm512_loadu_ps(gk + (c - e0)));
@@ -301,34 +364,25 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
           simd::store16(dkt + o.x[j] + c, g, m);
           simd::store16(dzt + o.x[j] + c, dz, m);
         }
-        if (!dape) continue;
+        if (turns) {
+          _mm512_storeu_ps(pj + (c - e0), dz);
+          continue;
+        }
         float* da = dape + o.ape[j] + c;
         simd::store16(da, _mm512_add_ps(simd::load16(da, m), dz), m);
       }
     }
-  }
-}
-
-// dape += the dzt of entries [i0, i1), entry after entry, for the rows of ape [a0, a1) (ratio
-// != 4: each entry's rows a0..a1-1, one contiguous run): the sums that backward_rows512 left
-// out, in the order it would have added them (same bits).
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_dape512(
-    const float* dzt, float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t a0,
-    int64_t a1) {
-  thread_local RowOffsets o;
-  const int64_t C = compressor_width(ratio, hd);
-  for (int64_t i = i0; i < i1; ++i) {
-    entry_offsets(i, ratio, hd, &o);
-    for (int j = 0; j < o.n; ++j) {
-      const int64_t a = o.ape[j] / C;  // the ape row
-      if (a < a0 || a >= a1) continue;
-      const float* dz = dzt + o.x[j];
-      float* da = dape + o.ape[j];
-      for (int64_t c = 0; c < hd; c += 16) {
-        const __mmask16 m = simd::lanes16(c, hd);
-        simd::store16(da + c, _mm512_add_ps(simd::load16(da + c, m), simd::load16(dz + c, m)), m);
-      }
-    }
+    if (!turns) continue;
+    simd::fence_streams(nt);  // a spilled entry's dzt are read by another thread
+    wait_turn_briefly(*turns, i);
+    const int64_t C = compressor_width(ratio, hd);
+    turns->finish(
+        i, [&] { add_rows512(pe, w, o, dape, e0, e1); },
+        [&](int64_t d) {
+          RowOffsets od;
+          entry_offsets(d, ratio, hd, &od);
+          add_rows512(dzt + od.x[0] + e0, C, od, dape, e0, e1);
+        });
   }
 }
 
@@ -688,6 +742,8 @@ constexpr int64_t kChannelBlock = builtin::kKvChannelBlock;  // tunable (tuning.
 
 }  // namespace
 
+void kv_compress_backward_spill_for_test(bool on) { g_spill_every_entry.store(on); }
+
 void kv_compress_forward(const float* kt, const float* zt, const float* ape, float* k, int64_t s,
                          int64_t hd, int ratio, core::ThreadPool* pool) {
   int64_t n = compressor_entries(s, ratio);
@@ -733,25 +789,28 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
                   simd::use_streaming<float>(s * C, C, {dkt, dzt}) &&
                   reinterpret_cast<uintptr_t>(dkt) % 64 == 0 && reinterpret_cast<uintptr_t>(dzt) % 64 == 0;
   if (by_entries) {
-    // Chunks of consecutive entries over every channel (about four per thread, taken in turn),
+    // One entry at a time over every channel, taken in entry order by whichever thread is free,
     // each entry's rows in memory order (backward_rows512): the channel-block split had each
     // thread read 256-byte pieces of 128 rows 2 KiB apart, and two threads ran no faster than
-    // one. dape sums over entries in entry order: the first chunk adds its entries' dzt as it
-    // goes; once every chunk is written, the later chunks' dzt are added entry after entry (each
-    // job a range of ape rows), the same additions in the same order as one thread: the same
-    // bits. (Ratio 4, whose eight rows per entry are two groups of half-rows, ran slower split
-    // this way at [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
+    // one (halves of 1 KiB per row, one per thread, measured 0.68-0.76x on one thread at
+    // [8192, 512] in session 20: the pieces of a row another thread reads were likely fetched
+    // too). dape sums over entries in entry order: each entry adds its dzt, kept in L2, once the
+    // entry before it has (backward_rows512's turn), the same additions in the same order as one
+    // thread: the same bits. Until session 20 the entries after the first chunk wrote their dzt
+    // and a second pass read them back from memory (7/8 of dzt again on 2 threads). (Ratio 4,
+    // whose eight rows per entry are two groups of half-rows, ran slower split this way at
+    // [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
     zero_unread(dkt, dzt, dape, s, n, hd, ratio, 0, hd);
-    const int64_t grain = threads == 1 ? n : (n + 4 * threads - 1) / (4 * threads);
-    tp.parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) {
-      backward_rows512(kt, zt, ape, dk, dkt, dzt, lo == 0 ? dape : nullptr, lo, hi, hd, ratio, 0,
-                       hd, nt);
+    if (threads == 1) {
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, nullptr);
+      simd::fence_streams(nt);
+      return;
+    }
+    DapeTurns turns(n);
+    tp.parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, lo, hi, hd, ratio, 0, hd, nt, &turns);
       simd::fence_streams(nt);
     });
-    if (grain < n)
-      tp.parallel_for(0, ratio, std::max<int64_t>(1, ratio / (4 * threads)), [&](int64_t a0, int64_t a1) {
-        add_dape512(dzt, dape, grain, n, hd, ratio, a0, a1);
-      });
     return;
   }
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {

@@ -46,6 +46,11 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
                           float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
                           core::ThreadPool* pool = nullptr);
 
+// Tests only: with on, the multi-thread backward for ratio != 4 (AVX-512, inputs of 1 MiB and
+// more) adds every entry's dzt to dape from memory, the path an entry takes when it finishes
+// before the entries ahead of it have added theirs, which otherwise depends on timing.
+void kv_compress_backward_spill_for_test(bool on);
+
 // The eager chain: gather rows into [n, R, hd] tensors (R = rows per entry, absent rows with
 // score -inf), add ape, max, subtract, exp, sum, divide, multiply, sum over rows; the backward
 // likewise, with index scatters and a sum over entries for dape.

@@ -150,8 +150,11 @@ extern "C" __attribute__((visibility("default"))) int trex_zygote_huge_text() {
   if (text == maps.size()) return 0;
   // The code, and the read-only mappings of the same file that adjoin it.
   size_t lo = text, hi = text;
-  auto joins = [&](size_t i) {  // read-only, of the same file
-    return maps[i].path == maps[text].path && maps[i].perms.find('w') == std::string::npos;
+  // Readable and not writable, of the same file: a PROT_NONE gap the loader leaves between the
+  // segments of a library aligned beyond 4 kB joins nothing (the copy would fault on it).
+  auto joins = [&](size_t i) {
+    return maps[i].path == maps[text].path && maps[i].perms[0] == 'r' &&
+           maps[i].perms.find('w') == std::string::npos;
   };
   while (lo > 0 && maps[lo - 1].end == maps[lo].start && joins(lo - 1)) --lo;
   while (hi + 1 < maps.size() && maps[hi].end == maps[hi + 1].start && joins(hi + 1)) ++hi;

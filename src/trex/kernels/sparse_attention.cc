@@ -630,6 +630,7 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     workspace = owned.data();
   }
   const uint64_t call = next_call_id();
+  std::vector<int64_t> comp_hi(size_t(plan.chunks));  // chunk c wrote compressed rows < comp_hi[c]
   tp.parallel_for(0, plan.chunks, 1, [&](int64_t c0, int64_t c1) {
     KeyColumns& kcol = thread_key_columns();
     // Per thread, kept between jobs and calls like the forward's (every element is written before
@@ -654,8 +655,15 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
       float* win_acc = workspace + c * plan.per_chunk;  // rows: token lo - window + 1 + r
       float* comp_acc = win_acc + plan.win_rows * hd;
       float* sink_acc = comp_acc + sh.n_comp * hd;
-      std::fill(win_acc, win_acc + plan.per_chunk, 0.f);
       const int64_t tlo = c * plan.len, thi = std::min(sh.s, tlo + plan.len);
+      // Only the compressed rows below the chunk's largest index are zeroed and reduced: ratio
+      // 4's entries are visible from token 4 i on, so early chunks touch few of the n_comp
+      // rows (the block is n_comp hd floats per chunk, 256 KiB at the step's ratio 4).
+      int64_t hi = 0;
+      for (int64_t i = tlo * sh.k_comp; i < thi * sh.k_comp; ++i) hi = std::max<int64_t>(hi, comp_idx[i] + 1);
+      comp_hi[size_t(c)] = hi;
+      std::fill(win_acc, comp_acc + hi * hd, 0.f);
+      std::fill(sink_acc, sink_acc + H, 0.f);
       const int64_t base = tlo - sh.window + 1;  // token of win_acc row 0 (may be negative)
       for (int64_t t = tlo; t < thi; ++t) {
         key_set(kv, kv_comp, comp_idx, sh, t, &ks);
@@ -760,6 +768,9 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     for (int64_t i = i0; i < i1; ++i) {
       std::fill(acc.begin(), acc.end(), 0.f);
       for (int64_t c = 0; c < plan.chunks; ++c) {
+        // A row the chunk never wrote would add +0.0, which changes no sum here (acc starts at
+        // +0.0 and a float sum is -0.0 only if both terms are): skipped, the same bits.
+        if (i >= comp_hi[size_t(c)]) continue;
         const float* src = workspace + c * plan.per_chunk + (plan.win_rows + i) * hd;
         for (int64_t e = 0; e < hd; ++e) acc[size_t(e)] += src[e];
       }

@@ -418,6 +418,29 @@ TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {
   EXPECT_EQ(e.not_fit, 0);
 }
 
+// A directory whose runs all fall into one split still gives the other split its "all" row,
+// with 0 runs and nothing predicted not to fit (trex plan validate read front() of an empty
+// table and crashed on such a directory).
+TEST(Validation, AnEmptySplitStillHasItsAllRow) {
+  std::vector<ValidationResult> r(2);
+  for (ValidationResult& x : r) {
+    x.c.source_key = "arXiv C";
+    x.c.split = Split::kFit;
+    x.c.cluster.nodes = 1;
+    x.error = 0.1;
+    x.prediction.memory.fits = false;
+  }
+  std::vector<ErrorSummary> held = slice_table(r, Split::kHeldOut);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].slice, "all");
+  EXPECT_EQ(held[0].runs, 0);
+  EXPECT_EQ(held[0].not_fit, 0);
+  std::vector<ErrorSummary> fit = slice_table(r, Split::kFit);
+  ASSERT_FALSE(fit.empty());
+  EXPECT_EQ(fit[0].runs, 2);
+  EXPECT_EQ(fit[0].not_fit, 2);
+}
+
 // One source must not carry a split (review rplan3 item 4). Held-out: source A with 3 runs
 // (+5%, +15%, -25%) and B with 1 (-8%); a fit run of C. A is the largest, 3 of 4 runs.
 // Without A: B's run alone, 8% / -8%. Source-weighted, A's runs weigh 1/6 each and B's 1/2:

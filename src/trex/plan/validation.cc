@@ -364,7 +364,9 @@ std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& resul
   });
   std::vector<ErrorSummary> out;
   for (const auto& [k, rows] : slices) out.push_back(summarize(k, rows));
-  if (slices.empty()) return out;
+  // A split with no run still has its "all" row (0 runs), so callers can read its counts (trex
+  // plan validate on a directory of fit runs only read front() of an empty table).
+  if (slices.empty()) return {summarize("all", {})};
   // After "all" and the independent row: the split without its largest source, and the split
   // with each source weighted equally (one publication's many rows are not many witnesses).
   const std::vector<const ValidationResult*>& all = slices.front().second;

@@ -118,6 +118,7 @@ inline constexpr const char* kIndependentSlice = "independent sources (no fit ru
 // and the split with each source weighted equally (summarize_by_source).
 inline constexpr const char* kWithoutLargestSlice = "all but the largest source";
 inline constexpr const char* kSourceWeightedSlice = "source-weighted (each source 1)";
+// A split with no run gives one row, "all", with 0 runs.
 std::vector<ErrorSummary> slice_table(const std::vector<ValidationResult>& results, Split split);
 std::string scale_bucket(long devices);
 

@@ -22,7 +22,9 @@
 
 #include "model/tiny_checkpoint.h"
 #include "nlohmann/json.hpp"
+#include "trex/model/config.h"
 #include "trex/model/generator.h"
+#include "trex/model/transformer.h"
 #include "trex/train/chat_template.h"
 #include "trex/train/inference_checkpoint.h"
 #include "trex/train/number_slots.h"
@@ -610,6 +612,134 @@ TEST_F(ServeApi, ForcedSlotLogitsNeverGiveAnUnfillableSlot) {
   // the mask leaves the fillable slots alone.
   EXPECT_GE(unmasked_unfillable, 8 * 16 / 2);
   EXPECT_GE(filled, 1);
+}
+
+// Rewrites the weights of a checkpoint write_tiny_checkpoint made so that, greedy, the model
+// answers any chat prompt with the tokens of `chain` after <|assistant|>, then <|end|>: a bigram
+// built by hand. Each token of the chain (distinct) gets an embedding of 1000 on a hidden
+// dimension of its own, far above what attention and the MoE add (their inputs are
+// RMS-normalised), and mHC mixes the streams with positive weights, so the head's normalised
+// input points along that dimension; the next token's head row is 20 on it (a logit of ~110
+// against the rest's ~0.1).
+void force_chain(const fs::path& dir, const train::Tokenizer& tok, std::vector<int32_t> chain) {
+  const model::ModelConfig c = model::load_model_config((dir / "model.toml").string());
+  model::Transformer m(c, 0, false);
+  const std::string weights = (dir / "ckpt" / "model.safetensors").string();
+  m.load(weights);
+  chain.insert(chain.begin(), tok.role_id(train::Role::kAssistant));
+  chain.push_back(tok.end_id());
+  ASSERT_LE(chain.size(), size_t(c.hidden));
+  float* embed = m.params() + m.layout().offset_of("embed");
+  float* head = m.params() + m.layout().offset_of("head");
+  for (size_t k = 0; k < chain.size(); ++k) {
+    float* e = embed + int64_t(chain[k]) * c.hidden;
+    std::fill(e, e + c.hidden, 0.f);
+    e[k] = 1000.f;
+    if (k == 0) continue;
+    float* h = head + int64_t(chain[k]) * c.hidden;
+    std::fill(h, h + c.hidden, 0.f);
+    h[k - 1] = 20.f;
+  }
+  m.save(weights);
+}
+
+// Stop strings are matched against the text the client gets, with the slots filled in (review
+// rslots MEDIUM 1; before, against the slots' spellings): a model that answers "<n_5>" by one
+// slot token, prompted with five numbers, says "15"; a stop string "15" stops it before that
+// (an empty answer, finish_reason "stop"), whole and streamed, and a stop string "<n_" never
+// fires. The slot token is the model's only way to "15" here, so the stop can only fire on it.
+TEST_F(ServeApi, StopStringsAreMatchedOnTheTextWithTheSlotsFilled) {
+  const fs::path dir = *g_dir / "slot-stop";
+  test_util::write_tiny_checkpoint(dir, true, 8);
+  const train::Tokenizer tok = train::Tokenizer::load((dir / "ckpt" / "tokenizer.model").string());
+  const std::vector<int32_t> slot5 = tok.encode("<n_5>");
+  ASSERT_EQ(slot5.size(), 1u);
+  force_chain(dir, tok, {slot5[0]});
+  start({}, {}, &dir);
+  const std::string user = "capacity 11 12 13 14 15 of the plant";
+  auto ask = [&](const json& stop, bool streamed, std::string* finish) {
+    json body = {{"messages", {{{"role", "user"}, {"content", user}}}}, {"temperature", 0}, {"max_tokens", 8}};
+    if (!stop.is_null()) body["stop"] = stop;
+    if (!streamed) {
+      int status = 0;
+      json r = post("/v1/chat/completions", body, &status);
+      EXPECT_EQ(status, 200) << r.dump();
+      *finish = r["choices"][0]["finish_reason"];
+      return r["choices"][0]["message"]["content"].get<std::string>();
+    }
+    body["stream"] = true;
+    std::string text;
+    for (const json& e : stream("/v1/chat/completions", body)) {
+      if (!e.is_object()) continue;
+      EXPECT_FALSE(e.contains("error")) << e.dump();
+      if (e["choices"].empty()) continue;
+      const json& ch = e["choices"][0];
+      if (ch["delta"].contains("content")) text += ch["delta"]["content"].get<std::string>();
+      if (!ch["finish_reason"].is_null()) *finish = ch["finish_reason"];
+    }
+    return text;
+  };
+  for (bool streamed : {false, true}) {
+    std::string finish;
+    EXPECT_EQ(ask(nullptr, streamed, &finish), "15") << streamed;
+    EXPECT_EQ(finish, "stop");  // at <|end|>
+    EXPECT_EQ(ask("15", streamed, &finish), "") << streamed;
+    EXPECT_EQ(finish, "stop");
+    EXPECT_EQ(ask(json::array({"<n_", "<n_5>"}), streamed, &finish), "15") << streamed;
+    EXPECT_EQ(ask(json::array({"x", "5"}), streamed, &finish), "1") << streamed;
+  }
+}
+
+// A slot past the prompt's numbers can still reach the text spelled piece by piece ("<", "n",
+// "_", "5", ">"), which no mask of slot tokens stops: whole, the answer is a 422
+// number_slot_unfilled; streamed (review rslots LOW 6), the stream's last event is that error, in
+// OpenAI's shape, after the role chunk and without any of the spelled text or [DONE]. With five
+// numbers in the prompt the same spelling is slot 5 and comes back as "15".
+TEST_F(ServeApi, ASpelledSlotWithNoNumberIs422WholeAndStreamed) {
+  const fs::path dir = *g_dir / "spelled-slot";
+  test_util::write_tiny_checkpoint(dir, true, 8);
+  const train::Tokenizer tok = train::Tokenizer::load((dir / "ckpt" / "tokenizer.model").string());
+  std::vector<int32_t> chain;
+  for (char ch : std::string("<n_5>")) {
+    const std::vector<int32_t> ids = tok.encode(std::string(1, ch));
+    ASSERT_EQ(ids.size(), 1u) << ch;
+    chain.push_back(ids[0]);
+  }
+  force_chain(dir, tok, chain);
+  start({}, {}, &dir);
+  auto body = [](const std::string& user) {
+    return json{{"messages", {{{"role", "user"}, {"content", user}}}}, {"temperature", 0}, {"max_tokens", 8}};
+  };
+  int status = 0;
+  json ok = post("/v1/chat/completions", body("capacity 11 12 13 14 15 of the plant"), &status);
+  ASSERT_EQ(status, 200) << ok.dump();
+  EXPECT_EQ(ok["choices"][0]["message"]["content"], "15");
+  json r = post("/v1/chat/completions", body("capacity 11 of the plant"), &status);
+  ASSERT_EQ(status, 422) << r.dump();
+  EXPECT_EQ(r["error"]["code"], "number_slot_unfilled");
+  EXPECT_EQ(r["error"]["type"], "invalid_response_error");
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("<n_5>, but the prompt has 1 number"), std::string::npos)
+      << r.dump();
+  for (int interval : {1, 4}) {
+    TearDown();
+    ServerOptions so;
+    so.stream_interval = interval;
+    start({}, so, &dir);
+    json b = body("capacity 11 of the plant");
+    b["stream"] = true;
+    const std::vector<json> events = stream("/v1/chat/completions", b);
+    ASSERT_GE(events.size(), 2u);
+    EXPECT_EQ(events[0]["choices"][0]["delta"]["role"], "assistant");
+    const json& last = events.back();
+    ASSERT_TRUE(last.is_object() && last.contains("error")) << last.dump();
+    EXPECT_EQ(last["error"]["code"], "number_slot_unfilled");
+    EXPECT_NE(last["error"]["message"].get<std::string>().find("<n_5>"), std::string::npos) << last.dump();
+    for (const json& e : events) {
+      ASSERT_TRUE(e.is_object()) << "no [DONE] after the error";
+      if (e.contains("choices") && !e["choices"].empty() && e["choices"][0]["delta"].contains("content"))
+        EXPECT_EQ(e["choices"][0]["delta"]["content"], "") << e.dump();
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // whole sequence gives (the stream decodes each token once, incrementally), on random token
 // sequences with multibyte characters, byte runs cut anywhere (incomplete and invalid UTF-8),
 // control ids and unknowns; and stop strings, against an oracle that decodes every prefix of
-// the sequence whole.
+// the sequence whole; with number slots, stop strings matched on the text with the slots filled.
 #include "trex/serve/text_stream.h"
 
 #include <gtest/gtest.h>
@@ -205,6 +205,89 @@ TEST(TextStream, TheStartOfAStopStringIsHeldBackUntilContradicted) {
   for (char c : std::string("ab!z")) joined += ts.push(byte_id(tok, static_cast<unsigned char>(c)));
   EXPECT_TRUE(ts.stopped());
   EXPECT_EQ(joined + ts.flush(), "xabc");
+}
+
+// Number slots: the slots are filled with the request's numbers before stop strings are looked
+// for (review rslots MEDIUM 1), whether a slot comes as its one piece or spelled in bytes; a
+// spelling not yet complete is held back, and given back as text at the end when it never
+// completes; a slot with no number throws.
+const train::Tokenizer& slot_tokenizer() {
+  static const train::Tokenizer tok = [] {
+    std::vector<std::string> texts;
+    for (int i = 0; i < 200; ++i) texts.push_back("minimize cost " + std::to_string(i) + " of the plant\n");
+    train::TokenizerOptions o;
+    o.vocab = 400;
+    o.number_slots = 4;
+    return train::Tokenizer::train(texts, o);
+  }();
+  return tok;
+}
+
+std::vector<int32_t> spelled_in_bytes(const std::string& text) {
+  std::vector<int32_t> ids;
+  for (char c : text) ids.push_back(byte_id(slot_tokenizer(), static_cast<unsigned char>(c)));
+  return ids;
+}
+
+// The text of `ids` streamed with these numbers and stop strings, and whether it stopped.
+std::string stream_slots(const std::vector<int32_t>& ids, const std::vector<std::string>& stop,
+                         bool* stopped = nullptr) {
+  static const PieceTexts pieces(slot_tokenizer());
+  TextStream ts(pieces, stop, std::vector<std::string>{"12", "7.5"});
+  std::string joined;
+  for (int32_t id : ids) joined += ts.push(id);
+  joined += ts.flush();
+  EXPECT_EQ(ts.text(), joined);
+  if (stopped) *stopped = ts.stopped();
+  return joined;
+}
+
+TEST(TextStream, SlotsAreFilledBeforeStopStringsAreLookedFor) {
+  const train::Tokenizer& tok = slot_tokenizer();
+  const std::vector<int32_t> ids = tok.encode("cost <n_1> and <n_2> of <n_1>");
+  ASSERT_EQ(std::count(ids.begin(), ids.end(), tok.encode("<n_1>").at(0)), 2);
+  bool stopped = false;
+  EXPECT_EQ(stream_slots(ids, {}, &stopped), "cost 12 and 7.5 of 12");
+  EXPECT_FALSE(stopped);
+  EXPECT_EQ(stream_slots(ids, {"7.5"}, &stopped), "cost 12 and ");
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(stream_slots(ids, {"12 and"}, &stopped), "cost ");
+  EXPECT_TRUE(stopped);
+  // A slot's spelling is never the text, so it never matches.
+  EXPECT_EQ(stream_slots(ids, {"<n_2>", "<n_"}, &stopped), "cost 12 and 7.5 of 12");
+  EXPECT_FALSE(stopped);
+  // Spelled in bytes, the same; the spelling is held back until it is complete.
+  std::vector<int32_t> spelled = tok.encode("x ");
+  for (int32_t id : spelled_in_bytes("<n_2>!")) spelled.push_back(id);
+  EXPECT_EQ(stream_slots(spelled, {}), "x 7.5!");
+  EXPECT_EQ(stream_slots(spelled, {".5!"}, &stopped), "x 7");
+  EXPECT_TRUE(stopped);
+  static const PieceTexts pieces(tok);
+  {
+    TextStream ts(pieces, {}, std::vector<std::string>{"12", "7.5"});
+    std::string joined;
+    for (int32_t id : tok.encode("x ")) joined += ts.push(id);
+    for (int32_t id : spelled_in_bytes("<n_2")) joined += ts.push(id);
+    EXPECT_EQ(joined, "x ");
+    EXPECT_EQ(ts.push(byte_id(tok, '>')), "7.5");
+  }
+  // A spelling that never completes is text at the end, and a stop string may match it there.
+  EXPECT_EQ(stream_slots(spelled_in_bytes("a<n_"), {}), "a<n_");
+  EXPECT_EQ(stream_slots(spelled_in_bytes("a<n_"), {"<n"}, &stopped), "a");
+  EXPECT_TRUE(stopped);
+  // A slot past the numbers: as a piece, or spelled.
+  for (const std::vector<int32_t>& bad : {tok.encode("a <n_3>"), spelled_in_bytes("a <n_4> b")}) {
+    TextStream ts(pieces, {}, std::vector<std::string>{"12", "7.5"});
+    EXPECT_THROW(
+        {
+          for (int32_t id : bad) ts.push(id);
+          ts.flush();
+        },
+        train::NumberSlotError);
+  }
+  // A stop string before it ends the text first: no error.
+  EXPECT_EQ(stream_slots(tok.encode("a <n_1> <n_3>"), {"12"}, &stopped), "a ");
+  EXPECT_TRUE(stopped);
 }
 
 }  // namespace

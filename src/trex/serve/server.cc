@@ -54,16 +54,16 @@ struct Job {
   std::string id;
   int64_t created = 0;
   std::vector<std::shared_ptr<Generation>> gens;  // one per choice
-  std::vector<TextStream> texts;                  // one per choice
+  // One per choice; with number slots (train/number_slots.h) each fills the slots with the
+  // chat prompt's `numbers` before it looks for stop strings.
+  std::vector<TextStream> texts;
   std::vector<std::string> finish;                // one per choice, "" while running
-  // Number slots (train/number_slots.h): a chat prompt's numbers, and one decoder per choice
-  // that puts them back in place of the slots; empty when the tokenizer has no slots.
-  std::vector<std::string> numbers;
-  std::vector<train::SlotDecoder> slot_text;
+  std::vector<std::string> numbers;               // empty when the tokenizer has no slots
   std::vector<std::vector<TokenLogprob>> token_lp;   // per choice, when logprobs are asked
   std::vector<TokenLogprob> prompt_lp;               // echo with logprobs (choice 0's)
   int64_t completion_tokens = 0;
   std::string error;  // a generation's error, set by pump once the text before it is returned
+  bool slot_unfilled = false;  // the error is a slot with no number (HTTP 422, not 500)
   std::atomic<int>* in_flight = nullptr;  // the server's count of responses not yet sent
   ~Job() {
     for (auto& g : gens) g->cancel();  // a client gone before the end frees the slots
@@ -108,7 +108,14 @@ std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
       ++job.completion_tokens;
       ++tokens;
       if (job.req.want_logprobs) job.token_lp[i].push_back(e->token);
-      out += job.texts[i].push(e->token.id);
+      try {
+        out += job.texts[i].push(e->token.id);
+      } catch (const train::NumberSlotError& err) {
+        job.error = err.what();
+        job.slot_unfilled = true;
+        job.gens[i]->cancel();
+        break;
+      }
       if (job.texts[i].stopped()) {
         job.finish[i] = "stop";
         job.gens[i]->cancel();
@@ -118,15 +125,25 @@ std::string pump(Job& job, size_t i, int timeout_ms, int min_tokens = 1) {
         job.error = e->error.empty() ? "unknown error" : e->error;
         break;
       }
-      out += job.texts[i].flush();
+      try {
+        out += job.texts[i].flush();
+      } catch (const train::NumberSlotError& err) {
+        job.error = err.what();
+        job.slot_unfilled = true;
+        break;
+      }
       job.finish[i] = e->finish_reason == "cancelled" ? "stop" : e->finish_reason;
     }
   }
   return out;
 }
 
+// A completion that writes a slot its prompt has no number for is the model's failure, not the
+// server's: 422 number_slot_unfilled, which trex eval gen scores as a failed completion.
 void throw_if_failed(const Job& job) {
-  if (!job.error.empty()) throw ApiError(500, "generation failed: " + job.error, "", "server_error");
+  if (job.error.empty()) return;
+  if (job.slot_unfilled) throw ApiError(422, job.error, "", "invalid_response_error", "number_slot_unfilled");
+  throw ApiError(500, "generation failed: " + job.error, "", "server_error");
 }
 
 bool all_finished(const Job& job) {
@@ -199,19 +216,6 @@ json completion_logprobs(const train::Tokenizer& tok, const std::vector<int32_t>
   }
   return {{"tokens", tokens}, {"token_logprobs", token_lps}, {"top_logprobs", tops},
           {"text_offset", offsets}};
-}
-
-// The choice's new text with the prompt's numbers in place of its slots (all of it when `final`);
-// `text` unchanged when the request has no slot decoders. A slot with no number: HTTP 422.
-std::string fill_slots(Job& job, size_t i, const std::string& text, bool final) {
-  if (job.slot_text.empty()) return text;
-  try {
-    std::string out = job.slot_text[i].push(text);
-    if (final) out += job.slot_text[i].flush();
-    return out;
-  } catch (const train::NumberSlotError& e) {
-    throw ApiError(422, e.what(), "", "invalid_response_error", "number_slot_unfilled");
-  }
 }
 
 }  // namespace
@@ -409,10 +413,12 @@ void Server::routes() {
         if (!g) throw ApiError(429, "the server is busy: every slot and queue place is taken; retry later",
                                "", "rate_limit_error", "rate_limit_exceeded");
         job->gens.push_back(g);
-        job->texts.emplace_back(texts_, r.stop);
+        job->texts.emplace_back(texts_, r.stop,
+                                chat && tok_.number_slot_count() > 0
+                                    ? std::optional<std::vector<std::string>>(job->numbers)
+                                    : std::nullopt);
         job->finish.emplace_back();
         job->token_lp.emplace_back();
-        if (chat && tok_.number_slot_count() > 0) job->slot_text.emplace_back(job->numbers);
       }
     } catch (const ApiError& e) {
       send_error(res, e);
@@ -430,7 +436,6 @@ void Server::routes() {
             text[i] += pump(*job, i, 1000);
             throw_if_failed(*job);
           }
-          text[i] = fill_slots(*job, i, text[i], true);
         }
       } catch (const ApiError& e) {
         send_error(res, e);
@@ -512,9 +517,8 @@ void Server::routes() {
             for (size_t i = 0; i < job->gens.size(); ++i) {
               // The first text goes out at once (time to first token); later chunks every
               // stream_interval tokens.
-              const std::string raw = pump(*job, i, job->gens.size() == 1 ? 200 : 20,
-                                           st->text_sent[i] ? interval : 1);
-              const std::string text = fill_slots(*job, i, raw, !job->finish[i].empty());
+              const std::string text = pump(*job, i, job->gens.size() == 1 ? 200 : 20,
+                                            st->text_sent[i] ? interval : 1);
               if (!text.empty()) st->text_sent[i] = true;
               if (!text.empty() && !piece(i, text, nullptr)) return false;
               throw_if_failed(*job);  // after the text decoded before the error

@@ -109,6 +109,12 @@ TrainConfig load_train_config_without_model(const std::string& path) {
     if (c.tokenizer.number_digits > 9) tk.fail("number_digits", "must be 2..9, got " + std::to_string(c.tokenizer.number_digits));
     c.tokenizer.number_slots = int(tk.integer_or("number_slots", 0, 0));
     if (c.tokenizer.number_slots > 9999) tk.fail("number_slots", "must be 0..9999, got " + std::to_string(c.tokenizer.number_slots));
+    // A tokenizer taken as is (init_from's, or a file) has the slots it was trained with: the
+    // field would be ignored, and a run meant to have slots would silently have none (or another
+    // count), so the pair is refused like file with [[tokenizer.data]].
+    if (tk.has("number_slots") && (!c.init_from.empty() || tk.has("file")))
+      tk.fail("number_slots", std::string("cannot be given with ") + (c.init_from.empty() ? "tokenizer.file" : "run.init_from") +
+                                  " (that tokenizer is used as is, with the slots it was trained with); drop it");
     c.tokenizer_sample_bytes = tk.integer_or("sample_bytes", c.tokenizer_sample_bytes, 1024);
     c.tokenizer.max_sentences = int(tk.integer_or("max_sentences", c.tokenizer.max_sentences, 100));
     if (tk.has("file")) c.tokenizer_file = model::resolve_beside(path, tk.text("file"));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,54 @@ TEST(NumberSlots, TheChatTemplateMapsTheConversationAndHandsBackThePromptsNumber
   const std::vector<int32_t> p = render_prompt({chat[1]}, plain, &none);
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(plain.decode(p), chat[1].content);
+}
+
+// Multi-turn chats (review rslots LOW 4): every message is mapped with the numbers of the system
+// and user messages up to it, in training (render_chat) and serving (render_prompt) alike. The
+// training tokens of a two-turn conversation begin with the serving prompt of either turn, and
+// the first answer's tokens are the same trained alone or in the longer conversation; a number
+// of the first answer that only the second question brings stays digits there (at serving time
+// the first answer's prompt has no slot for it), while the second answer gets its slot.
+TEST(NumberSlots, MultiTurnChatsMapEachMessageWithTheNumbersBeforeIt) {
+  Tokenizer t = slot_tokenizer(8);
+  const std::vector<ChatMessage> chat = {
+      {Role::kSystem, "Round to 2 places."},
+      {Role::kUser, "Make 17 units at 2.5 each."},
+      {Role::kAssistant, "x = 17 * 2.5 + 40"},
+      {Role::kUser, "Now 40 more, at 3."},
+      {Role::kAssistant, "y = 40 * 3 + 17"}};
+  const TokenizedDoc doc = render_chat(chat, t);
+  for (size_t turn : {2u, 4u}) {
+    std::vector<std::string> numbers;
+    const std::vector<int32_t> prompt =
+        render_prompt(std::vector<ChatMessage>(chat.begin(), chat.begin() + long(turn)), t, &numbers);
+    ASSERT_LE(prompt.size(), doc.ids.size());
+    EXPECT_TRUE(std::equal(prompt.begin(), prompt.end(), doc.ids.begin())) << "turn " << turn;
+    const std::vector<std::string> want =
+        turn == 2 ? std::vector<std::string>{"2", "17", "2.5"} : std::vector<std::string>{"2", "17", "2.5", "40", "3"};
+    EXPECT_EQ(numbers, want);
+  }
+  // The answers as trained: each assistant message's counted tokens, <|end|> left out.
+  auto answers_of = [&](const TokenizedDoc& d) {
+    std::vector<std::string> out;
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < d.ids.size(); ++i) {
+      if (!d.loss[i]) continue;
+      if (d.ids[i] != t.end_id()) {
+        ids.push_back(d.ids[i]);
+        continue;
+      }
+      out.push_back(t.decode(ids));
+      ids.clear();
+    }
+    return out;
+  };
+  const std::vector<std::string> answers = answers_of(doc);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0], "x = <n_2> * <n_3> + 40");  // 40 comes with the second question
+  EXPECT_EQ(answers[1], "y = <n_4> * <n_5> + <n_2>");
+  // The first turn alone trains on the same first answer.
+  EXPECT_EQ(answers_of(render_chat({chat[0], chat[1], chat[2]}, t)), std::vector<std::string>{answers[0]});
 }
 
 }  // namespace

@@ -12,15 +12,24 @@ void append(TokenizedDoc& d, int32_t id, bool loss) {
   d.loss.push_back(loss ? 1 : 0);
 }
 
-void append_messages(TokenizedDoc& d, const std::vector<ChatMessage>& messages, const Tokenizer& tok,
-                     const std::vector<std::string>& numbers) {
+// Each message is mapped with the numbers of the system and user messages up to it (an
+// assistant's: before it), so a message's tokens depend only on what precedes it: an earlier
+// answer reads the same in the conversation it was trained in, in a shorter one and in a later
+// turn's prompt, and never holds the slot of a number that only a later turn brings (at serving
+// time such a slot could not be filled). Slot indices are first appearances, so they are the
+// same whatever follows. Returns the prompt's numbers (all of them, prompt_numbers).
+std::vector<std::string> append_messages(TokenizedDoc& d, const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
+  const size_t limit = size_t(tok.number_slot_count());
+  std::vector<std::string> numbers;
   for (const ChatMessage& m : messages) {
     bool counted = m.role == Role::kAssistant;
+    if (limit > 0 && m.role != Role::kAssistant) collect_numbers(m.content, limit, &numbers);
     append(d, tok.role_id(m.role), false);
-    const std::vector<int32_t> ids = numbers.empty() ? tok.encode(m.content) : tok.encode(to_slots(m.content, numbers));
+    const std::vector<int32_t> ids = limit == 0 ? tok.encode(m.content) : tok.encode(to_slots(m.content, numbers));
     for (int32_t id : ids) append(d, id, counted);
     append(d, tok.end_id(), counted);
   }
+  return numbers;
 }
 
 }  // namespace
@@ -56,17 +65,16 @@ bool parse_role(const std::string& name, Role* role) {
 TokenizedDoc render_chat(const std::vector<ChatMessage>& messages, const Tokenizer& tok) {
   TokenizedDoc d;
   append(d, tok.bos_id(), false);
-  append_messages(d, messages, tok, prompt_numbers(messages, tok));
+  append_messages(d, messages, tok);
   append(d, tok.eos_id(), false);
   return d;
 }
 
 std::vector<int32_t> render_prompt(const std::vector<ChatMessage>& messages, const Tokenizer& tok,
                                    std::vector<std::string>* numbers) {
-  std::vector<std::string> found = prompt_numbers(messages, tok);
   TokenizedDoc d;
   append(d, tok.bos_id(), false);
-  append_messages(d, messages, tok, found);
+  std::vector<std::string> found = append_messages(d, messages, tok);
   if (numbers) *numbers = std::move(found);
   d.ids.push_back(tok.role_id(Role::kAssistant));
   return d.ids;

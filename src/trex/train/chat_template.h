@@ -9,7 +9,9 @@
 // A prompt for generation ends with an open "<|assistant|>".
 //
 // With a tokenizer that has number slots (number_slots.h), every conversation is mapped before it
-// is tokenized: the prompt's numbers (system and user messages) become slots in every message.
+// is tokenized: the prompt's numbers (system and user messages) become slots in every message,
+// each message with the numbers of the messages up to it (render_chat and render_prompt alike, so
+// a conversation's training tokens begin with the tokens of any of its turns' prompts).
 // render_prompt hands the prompt's numbers to the caller, who decodes the completion with them.
 #pragma once
 

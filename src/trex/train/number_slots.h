@@ -11,7 +11,10 @@
 // - the prompt's numbers are the distinct numbers of its system and user messages, in the order
 //   they first appear; the first K of them get slots 1..K (later ones stay digits);
 // - every message (the assistant's too) is rewritten: each number whose text is exactly one of
-//   the prompt's numbers becomes its slot; any other number stays digits;
+//   the numbers of the system and user messages up to it (for an assistant's message: before it)
+//   becomes its slot; any other number stays digits. In a single-turn chat that is the prompt's
+//   numbers; in a multi-turn one an earlier answer never holds the slot of a number that only a
+//   later turn brings, so it reads the same in training, alone and in a later turn's prompt;
 // - the slots past the prompt's count are never drawn (unfillable_slot_ids, chat_template.h:
 //   trex serve and trex generate take their logits as -inf);
 // - a completion's slots are replaced by the prompt's numbers (SlotDecoder); a slot past the

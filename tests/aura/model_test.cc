@@ -557,10 +557,11 @@ TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutIn
     ADD_FAILURE() << "no value " << value;
     return 0.0;
   };
-  // Workspace of c chunks of len = 512 / c tokens at ratio 4 (128 compressed entries):
-  // c ((len + 63 + 128) 128 + 8) floats. 2 chunks: 114448 floats (458 KB), 4: 163360 (653 KB),
-  // both in the two L2s (2 x 200 GB/s); 16: 456832 (1.83 MB), in L3 (min(2 x 90, 4 x 30) GB/s).
-  const double ws2 = 2 * 4.0 * 114448 / 400e9, ws4 = 2 * 4.0 * 163360 / 400e9, ws16 = 2 * 4.0 * 456832 / 120e9;
+  // Workspace of c chunks of len = 512 / c tokens at ratio 4 (128 compressed entries; chunk k
+  // zeroes the (k + 1) len / 4 rows its tokens can reach): c ((len + 63) 128 + 8) floats plus
+  // 128 per reachable row. 2 chunks: 106256 floats (425 KB), 4: 138784 (555 KB), both in the two
+  // L2s (2 x 200 GB/s); 16: 333952 (1.34 MB), in L3 (min(2 x 90, 4 x 30) GB/s).
+  const double ws2 = 2 * 4.0 * 106256 / 400e9, ws4 = 2 * 4.0 * 138784 / 400e9, ws16 = 2 * 4.0 * 333952 / 120e9;
   // Keys per query t: min(64, t + 1) + min(64, (t + 1) / 4); 55264 over the 512 tokens.
   // Two chunks of 256 tokens: 22496 and 32768 keys, one per thread.
   EXPECT_NEAR(cost_in(pr, 2), 2 * 1e-6 / 2 + (32768.0 * 2 / 55264 - 1) * busy + ws2, 1e-12);
@@ -586,7 +587,7 @@ TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutIn
   TuneTarget one = make_target("sparse_attention.bwd", {512, 8, 128}, hw);
   ChoiceProblem p1 = performance_model(one, hw);
   EXPECT_NEAR(cost_in(p1, 1), 1e-6 + 2 * 4.0 * 89992 / 200e9, 1e-15);   // 360 KB
-  EXPECT_NEAR(cost_in(p1, 4), 4e-6 + 2 * 4.0 * 163360 / 90e9, 1e-15);   // 653 KB
+  EXPECT_NEAR(cost_in(p1, 4), 4e-6 + 2 * 4.0 * 138784 / 90e9, 1e-15);   // 555 KB
   EXPECT_EQ(one.config_at(solve_choices(p1).index).at("chunks"), 1);
 }
 
@@ -628,11 +629,12 @@ TEST(Target, SparseAttentionTakesTheLayersRatioAndKeepsTheKernelsShapeClass) {
   EXPECT_EQ(flops[0], 4.0 * 8 * 128 * 129056);
   EXPECT_EQ(flops[2], 4.0 * 8 * 128 * (129056 + 15376));
   EXPECT_EQ(flops[1], 4.0 * 8 * 128 * 2048 * 128);
-  // 16 chunks of 128 tokens, (128 + 63 + n_comp) 128 + 8 floats each, in L3 (90 GB/s): ratio 4's
-  // 512 compressed rows in every slice make its workspace 3.7x the window's.
-  EXPECT_NEAR(workspace[0], 2 * 4.0 * 16 * 24456 / 90e9, 1e-12);
-  EXPECT_NEAR(workspace[1], 2 * 4.0 * 16 * 89992 / 90e9, 1e-12);
-  EXPECT_NEAR(workspace[2], 2 * 4.0 * 16 * 26504 / 90e9, 1e-12);
+  // 16 chunks of 128 tokens, (128 + 63) 128 + 8 floats each and 128 per compressed row chunk k
+  // can reach ((k + 1) 128 / ratio: ratio 4 32 + 64 + ... + 512 = 4352 rows, ratio 128 136), in
+  // L3 (90 GB/s): ratio 4's workspace is 2.4x the window's.
+  EXPECT_NEAR(workspace[0], 2 * 4.0 * 391296 / 90e9, 1e-12);
+  EXPECT_NEAR(workspace[1], 2 * 4.0 * 948352 / 90e9, 1e-12);
+  EXPECT_NEAR(workspace[2], 2 * 4.0 * 408704 / 90e9, 1e-12);
 }
 
 TEST(Target, EverySpaceHoldsOnlyLegalValues) {

@@ -231,21 +231,33 @@ std::vector<double> job_work(const TuneTarget& t, const std::string& param, int6
   return w;
 }
 
-// Floats of the backward's workspace under a chunk count (sparse_attention.cc plan_chunks): each
-// chunk's private key-gradient slice, window - 1 rows more than its tokens plus every compressed
-// entry, and the sink's H partials. A count whose slices would exceed the built-in's (the caller
-// sized the workspace for that) runs the built-in plan.
+// Floats of the backward's workspace a call zeroes and reduces under a chunk count
+// (sparse_attention.cc): each chunk's private key-gradient slice, window - 1 rows more than its
+// tokens, the compressed rows below the chunk's largest index (since 8692b1c; at most the
+// entries visible to its last token, (thi) / ratio), and the sink's H partials. A count whose
+// slices would need more than the built-in's allocation runs the built-in plan (plan_chunks).
 double attention_workspace_floats(const TuneTarget& t, int64_t chunks) {
   const int64_t a = t.dims[0], H = t.dims[1], hd = t.dims[2], ratio = attention_ratio(t);
   const int64_t n_comp = ratio ? a / ratio : 0;
-  auto floats = [&](int64_t want) {
-    int64_t c = std::min<int64_t>(want, a);
-    const int64_t len = ceil_div(a, c);
-    c = ceil_div(a, len);
-    return c * ((len + kAttentionWindow - 1 + n_comp) * hd + H);
+  auto plan = [&](int64_t want, int64_t* len) {
+    const int64_t c = std::min<int64_t>(want, a);
+    *len = ceil_div(a, c);
+    return ceil_div(a, *len);
   };
-  const int64_t builtin = floats(kernels::builtin::kAttnBwdChunks);
-  return double(std::min(floats(chunks), builtin));
+  int64_t len = 0, blen = 0;
+  int64_t c = plan(chunks, &len);
+  const int64_t bc = plan(kernels::builtin::kAttnBwdChunks, &blen);
+  if (c * ((len + kAttentionWindow - 1 + n_comp) * hd + H) > bc * ((blen + kAttentionWindow - 1 + n_comp) * hd + H)) {
+    c = bc;
+    len = blen;
+  }
+  double floats = 0;
+  for (int64_t k = 0; k < c; ++k) {
+    const int64_t thi = std::min(a, (k + 1) * len);
+    const int64_t rows = ratio ? std::min(n_comp, thi / ratio) : 0;
+    floats += double((len + kAttentionWindow - 1 + rows) * hd + H);  // win_rows for every chunk
+  }
+  return floats;
 }
 
 // The pool's makespan over the even split (>= 1): ThreadPool::parallel_for hands the jobs out in
@@ -707,8 +719,8 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         if (sp.name == "chunks") {
           // Each chunk zeroes its private key-gradient slice and the reduction reads every slice
           // back, apart from the products (serial): 8 bytes per workspace float at the level
-          // the workspace lives in, the threads side by side. Ratio 4's 512 compressed rows
-          // are in every slice: 16 chunks at 2048 tokens are 5.8 MB, 4 chunks 2.2 MB.
+          // the workspace lives in, the threads side by side (ratio 4, 16 chunks at 2048
+          // tokens: 3.8 MB since 8692b1c, 5.8 MB before).
           const double wb = 4 * attention_workspace_floats(t, sp.values[v]);
           double wbw = hw.bw_mem;
           if (wb <= double(hw.l2_bytes) * threads) wbw = hw.bw_l2 * threads;

@@ -507,6 +507,7 @@ TEST_F(ServeApi, NumberSlotsAreFilledWithTheRequestsNumbersAndUnfillableOnesAreN
     o.vocab_limit = ck_.tok->vocab_size();
     std::vector<std::string> found;
     const std::vector<int32_t> prompt = train::render_prompt({{train::Role::kUser, user}}, *ck_.tok, &found);
+    if (user == all) EXPECT_EQ(found, numbers);  // the 8-number prompt's slots, in order
     if (masked) o.excluded_ids = train::unfillable_slot_ids(*ck_.tok, found.size());
     return ck_.tok->decode(gen.generate(prompt, o));
   };

@@ -8,6 +8,8 @@
 // Tolerances (atol = rtol): fp32 1e-4 (same math, different summation order and exp); bf16
 // storage 1e-2 for every stored output (one bf16 ulp is 2^-8 relative; both sides accumulate
 // dkv and dkv_comp in fp32 and round once); lse, comp_prob and dsink are fp32 in both: 1e-4.
+// bf16 gradients are held to an fp64 evaluation (backward_fp64), not to the reference, whose D
+// comes from bf16-rounded o.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "grad_check.h"
@@ -95,6 +98,86 @@ Problem<T> make_problem(const AttnCase& c, uint32_t seed, int dist) {
   return p;
 }
 
+// The backward in double from the stored inputs' values: P from the scores (not from o or lse),
+// D_h = sum_j P_j dP_j, so this is the exact gradient of the stored q, keys, sink and d_o. With
+// `o` given, ref_bound gets, for each output, the first-order error of a backward that instead
+// takes D_h = <do_h, o_h> from o stored in bf16 (the eager reference does): o's rounding to
+// nearest (relative 2^-8) moves D_h by up to dD_h = 2^-8 sum_e |do_e o_e|, which reaches dq as
+// tau dD_h sum_j P_j |k_je|, dkeys as tau P_j dD_h |q_e| and dsink as P_sink dD_h.
+struct Grad64 {
+  std::vector<double> dq, dkv, dkc, ds;
+};
+template <class T>
+void backward_fp64(const Problem<T>& p, const T* o, Grad64* g, Grad64* ref_bound) {
+  const SparseAttnShape& sh = p.sh;
+  const int64_t H = sh.heads, hd = sh.hd;
+  const double tau = 1.0 / std::sqrt(double(hd)), u8 = std::ldexp(1.0, -8);
+  for (Grad64* x : {g, ref_bound}) {
+    if (!x) continue;
+    x->dq.assign(p.q.size(), 0.0), x->dkv.assign(p.kv.size(), 0.0), x->dkc.assign(p.kc.size(), 0.0);
+    x->ds.assign(size_t(H), 0.0);
+  }
+  for (int64_t t = 0; t < sh.s; ++t) {
+    std::vector<const T*> keys;
+    std::vector<size_t> at;  // offset of each key's row
+    std::vector<bool> comp;
+    for (int64_t j = std::max<int64_t>(0, t - sh.window + 1); j <= t; ++j)
+      keys.push_back(&p.kv[size_t(j * hd)]), at.push_back(size_t(j * hd)), comp.push_back(false);
+    for (int64_t slot = 0; slot < sh.k_comp; ++slot)
+      if (int32_t i = p.idx[size_t(t * sh.k_comp + slot)]; i >= 0)
+        keys.push_back(&p.kc[size_t(i * hd)]), at.push_back(size_t(i * hd)), comp.push_back(true);
+    const size_t n = keys.size();
+    for (int64_t h = 0; h < H; ++h) {
+      const T* qv = &p.q[size_t((t * H + h) * hd)];
+      const T* dov = &p.d_o[size_t((t * H + h) * hd)];
+      std::vector<double> sc(n), P(n), dP(n);
+      double M = p.sink[size_t(h)];
+      for (size_t j = 0; j < n; ++j) {
+        double a = 0, b = 0;
+        for (int64_t e = 0; e < hd; ++e) a += double(val(qv[e])) * val(keys[j][e]), b += double(val(dov[e])) * val(keys[j][e]);
+        sc[j] = tau * a, dP[j] = b, M = std::max(M, sc[j]);
+      }
+      double Z = std::exp(p.sink[size_t(h)] - M), D = 0;
+      for (size_t j = 0; j < n; ++j) Z += std::exp(sc[j] - M);
+      for (size_t j = 0; j < n; ++j) P[j] = std::exp(sc[j] - M) / Z, D += P[j] * dP[j];
+      const double Ps = std::exp(p.sink[size_t(h)] - M) / Z;
+      double dD = 0;
+      if (o)
+        for (int64_t e = 0; e < hd; ++e) dD += u8 * std::fabs(double(val(dov[e])) * val(o[(t * H + h) * hd + e]));
+      for (size_t j = 0; j < n; ++j) {
+        const double dS = P[j] * (dP[j] - D);
+        double* dk = (comp[j] ? g->dkc.data() : g->dkv.data()) + at[j];
+        for (int64_t e = 0; e < hd; ++e) {
+          g->dq[size_t((t * H + h) * hd + e)] += tau * dS * val(keys[j][e]);
+          dk[e] += tau * dS * val(qv[e]) + P[j] * val(dov[e]);
+        }
+        if (!ref_bound) continue;
+        double* bk = (comp[j] ? ref_bound->dkc.data() : ref_bound->dkv.data()) + at[j];
+        for (int64_t e = 0; e < hd; ++e) {
+          ref_bound->dq[size_t((t * H + h) * hd + e)] += tau * dD * P[j] * std::fabs(val(keys[j][e]));
+          bk[e] += tau * P[j] * dD * std::fabs(val(qv[e]));
+        }
+      }
+      g->ds[size_t(h)] -= Ps * D;
+      if (ref_bound) ref_bound->ds[size_t(h)] += Ps * dD;
+    }
+  }
+}
+
+// Each element of got within tol (atol = rtol) of the fp64 x, plus extra[i] where given.
+template <class T>
+void expect_near_fp64(const std::vector<T>& got, const std::vector<double>& x, double tol,
+                      const std::vector<double>* extra, const std::string& what) {
+  ASSERT_EQ(got.size(), x.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double allow = tol * (1 + std::fabs(x[i])) + (extra ? (*extra)[i] : 0.0);
+    if (!(std::fabs(double(val(got[i])) - x[i]) <= allow) && bad++ < 3)
+      ADD_FAILURE() << what << " [" << i << "]: " << val(got[i]) << " fp64 " << x[i] << " allowance " << allow;
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
 template <class T>
 void check_against_ref(double tol) {
   core::ThreadPool pool(2);
@@ -135,10 +218,29 @@ void check_against_ref(double tol) {
           << tag << ": an input changed";
       for (const auto* v : {&o, &dq, &dkv, &dkc})
         for (const T& x : *v) ASSERT_FALSE(std::isnan(val(x))) << tag << ": output not written";
-      expect_close(dq, dqr, tol, tag + " dq");
-      expect_close(dkv, dkvr, tol, tag + " dkv");
-      expect_close(dkc, dkcr, tol, tag + " dkv_comp");
-      expect_close(ds, dsr, 1e-4, tag + " dsink");
+      if constexpr (std::is_same_v<T, float>) {
+        expect_close(dq, dqr, tol, tag + " dq");
+        expect_close(dkv, dkvr, tol, tag + " dkv");
+        expect_close(dkc, dkcr, tol, tag + " dkv_comp");
+        expect_close(ds, dsr, 1e-4, tag + " dsink");
+      } else {
+        // bf16: the kernel takes D_h = <do_h, o_h> as sum_j P_j dP_j from its fp32 P and dP; the
+        // reference takes it from o as stored, rounded to bf16, which moves D by up to 2^-8
+        // sum|do o| (backward_fp64's ref_bound) and after the cancellation dP_j - D can move dq
+        // past the 1e-2 (case s 5 hd 8 dist 1: 0.065 against the reference's 0.048). So both are
+        // held to the exact gradient of the stored inputs (fp64): the kernel within the storage
+        // tolerance (dsink, fp32, within 1e-4), the reference within it plus ref_bound.
+        Grad64 x, rb;
+        backward_fp64(p, o.data(), &x, &rb);
+        expect_near_fp64(dq, x.dq, tol, nullptr, tag + " dq vs fp64");
+        expect_near_fp64(dkv, x.dkv, tol, nullptr, tag + " dkv vs fp64");
+        expect_near_fp64(dkc, x.dkc, tol, nullptr, tag + " dkv_comp vs fp64");
+        expect_near_fp64(ds, x.ds, 1e-4, nullptr, tag + " dsink vs fp64");
+        expect_near_fp64(dqr, x.dq, tol, &rb.dq, tag + " reference dq vs fp64");
+        expect_near_fp64(dkvr, x.dkv, tol, &rb.dkv, tag + " reference dkv vs fp64");
+        expect_near_fp64(dkcr, x.dkc, tol, &rb.dkc, tag + " reference dkv_comp vs fp64");
+        expect_near_fp64(dsr, x.ds, 1e-4, &rb.ds, tag + " reference dsink vs fp64");
+      }
     }
   }
 }
@@ -156,8 +258,8 @@ TEST(SparseAttention, Bf16MatchesReference) { check_against_ref<core::bf16>(1e-2
 //                                  + |dS_j| (g(n + 1) + 4 u)                (P_j's normaliser)
 //                                  + g(n) |dS_j|]                           (the sum over keys)
 // with dS_j = P_j (dP_j - D) and the keys j of the query (window and selected entries); the 2
-// counts the kernel's and the reference's roundings. Only the o both backwards read is common
-// (the kernel forward's): the kernel takes P_j = exp(s_j - lse) from the forward's lse, while
+// counts the kernel's and the reference's roundings (the kernel's D now comes from its P and dP,
+// not from o, with rounding of the same order). The kernel takes P_j = exp(s_j - lse) from the forward's lse, while
 // the reference ignores lse and normalises its own exponentials (sparse_attention_ref.cc), so
 // each side's P_j carries its own normalisation error, a relative g(n + 1) for the sum of the
 // n exponentials and the sink's, plus 4 u for the log, exp or division and the exponent's
@@ -192,7 +294,12 @@ TEST(SparseAttention, F32HeavyTailedDqWithinItsRoundingBound) {
   sparse_attention_backward_ref(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
                                 o.data(), lse.data(), p.d_o.data(), dqr.data(), dkvr.data(),
                                 dkcr.data(), dsr.data(), sh, &pool);
-  expect_close(dkv, dkvr, 1e-4, "dkv");
+  // dkv against fp64, not the reference: here the reference's own dkv is up to 2.3e-4 from the
+  // fp64 gradient (the kernel's 1.7e-4, D now from P and dP), and the two differ by more than
+  // 1e-4 (dkv[5008]: 1.24597 against 1.24621); each is held to 1e-4 of fp64 where it can be.
+  Grad64 x;
+  backward_fp64(p, static_cast<const float*>(nullptr), &x, nullptr);
+  expect_near_fp64(dkv, x.dkv, 1e-4, nullptr, "dkv vs fp64");
   expect_close(dkc, dkcr, 1e-4, "dkv_comp");
   expect_close(ds, dsr, 1e-4, "dsink");
   const double u = std::ldexp(1.0, -24), tau = 1.0 / std::sqrt(double(hd));

@@ -276,6 +276,34 @@ void comp_prob_row(const float* P, int64_t H, int64_t n, int64_t nw, const int64
   }
 }
 
+// sum_j a_j b_j into *dot and sum_j a_j into *sum, in a fixed order: AVX-512, 16 chains each
+// (lane l over j = l mod 16, the last partial vector masked) then _mm512_reduce_add_ps's tree;
+// else a scalar chain over j.
+void row_dot_sum(const float* a, const float* b, int64_t n, float* dot, float* sum) {
+#ifdef __AVX512F__
+  __m512 acc = _mm512_setzero_ps(), as = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 x = _mm512_loadu_ps(a + j);
+    acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + j), acc);
+    as = _mm512_add_ps(as, x);
+  }
+  if (j < n) {
+    const __mmask16 m = __mmask16((1u << (n - j)) - 1);
+    const __m512 x = _mm512_maskz_loadu_ps(m, a + j);
+    acc = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(m, b + j), acc);
+    as = _mm512_add_ps(as, x);
+  }
+  *dot = _mm512_reduce_add_ps(acc);
+  *sum = _mm512_reduce_add_ps(as);
+#else
+  float d = 0.f, s = 0.f;
+  for (int64_t j = 0; j < n; ++j) d = std::fma(a[j], b[j], d), s += a[j];
+  *dot = d;
+  *sum = s;
+#endif
+}
+
 // Whether [a, a + n) and [b, b + n) share an element (addresses compared as integers: the two
 // pointers need not point into one array).
 template <class T>
@@ -319,7 +347,7 @@ void prefetch_rows(const T* p, int64_t n, Fetch how) {
 }
 
 struct Scratch {
-  std::vector<float> K, S, Q, O, dO, dP, dQ, D, prod;
+  std::vector<float> K, S, Q, O, dO, dP, dQ, D;
   std::vector<const float*> krows, qrows, dorows;
   std::vector<float*> crows;
 };
@@ -618,7 +646,7 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     for (int64_t i = 0; i < sh.n_comp * hd; ++i) st(dkv_comp + i, 0.f);
     return;
   }
-  // fp32 q, o and d_o rows are read in place while dq rows are written (see the header).
+  // fp32 q and d_o rows are read in place while dq rows are written (see the header).
   assert(!overlaps(dq, q, sh.s * H * hd) && !overlaps(dq, o, sh.s * H * hd) &&
          !overlaps(dq, d_o, sh.s * H * hd));
   core::ThreadPool& tp = core::pool_or_default(pool);
@@ -641,11 +669,9 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     w.K.resize(size_t(kmax * hd));
     w.dP.resize(size_t(2 * H * kmax));  // tau dS, then P: one [2H, n] block per token
     w.Q.resize(size_t(H * hd));
-    w.O.resize(size_t(H * hd));
     w.dO.resize(size_t(H * hd));
     w.dQ.resize(size_t(H * hd));
     w.D.resize(size_t(H));
-    w.prod.resize(size_t(H * hd));
     for (int64_t ci = c0; ci < c1; ++ci) {
       // Chunks are handed out last first: a later token has at least as many keys (the window
       // fills, ratio 4's top-k fills up to k, ratio 128's entries grow), so the cheapest chunks
@@ -671,12 +697,10 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         const float* const* kr = key_rows<T>(ks, hd, w.K.data(), w.krows);
         // fp32 storage is read where it lies; bf16 is widened once per token.
         const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
-        const float* O = f32_rows(o + t * H * hd, w.O.data(), H * hd);
         const float* dO = f32_rows(d_o + t * H * hd, w.dO.data(), H * hd);
         if (t + 1 < thi) {  // the next token's rows; this token's dq rows are written below
           prefetch_rows(q + (t + 1) * H * hd, H * hd, Fetch::kL1);
           prefetch_rows(d_o + (t + 1) * H * hd, H * hd, Fetch::kL1);
-          prefetch_rows(o + (t + 1) * H * hd, H * hd, Fetch::kL2);  // read once, for D
         }
         // qrows: the H rows of q, then the H rows of d_o (the b rows of dK's product).
         head_rows(dO, H, hd, w.dorows);
@@ -692,39 +716,29 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
           dot_tiles(H, n - nw, hd, w.qrows.data(), kr + nw, tau, S + nw, n);
           dot_tiles(H, n - nw, hd, w.dorows.data(), kr + nw, 1.f, dP + nw, n);
         }
-        // D_h = <do_h, o_h>: the products rounded first (a separate pass, so they are never
-        // contracted into FMAs), then each head's sum in e order, the heads side by side so that
-        // they are H independent chains rather than one chain of H hd dependent additions. The
-        // order is fixed (deterministic, the same for any thread count). It has the bits of the
-        // earlier per-head loop only for hd % 8 == 0: GCC vectorized that loop 8 products at a
-        // time (rounded, added in order) but contracted its scalar remainder into FMAs.
-        float* D = w.D.data();
-        float* prod = w.prod.data();
-        for (int64_t i = 0; i < H * hd; ++i) prod[i] = dO[i] * O[i];
-        // Eight heads at a time in local accumulators (registers): with D[h] in memory, GCC
-        // stored and reloaded it on every e (perf: ~12% of the backward's own loop).
-        int64_t h0 = 0;
-        for (; h0 + 8 <= H; h0 += 8) {
-          float acc[8] = {};
-          const float* p8 = prod + h0 * hd;
-          for (int64_t e = 0; e < hd; ++e)
-#pragma GCC unroll 8
-            for (int i = 0; i < 8; ++i) acc[i] += p8[i * hd + e];
-          for (int i = 0; i < 8; ++i) D[h0 + i] = acc[i];
-        }
-        for (int64_t h = h0; h < H; ++h) D[h] = 0.f;
-        for (int64_t e = 0; e < hd; ++e)
-          for (int64_t h = h0; h < H; ++h) D[h] += prod[h * hd + e];
         // P = exp(s - lse), 8 heads at a time where there are 8 (exp_rows8: exp_row's bits).
         int64_t hp = 0;
         for (float sums[8]; hp + 8 <= H; hp += 8) exp_rows8(S + hp * n, n, n, lse + t * H + hp, sums);
         for (int64_t h = hp; h < H; ++h) exp_row(S + h * n, n, lse[t * H + h]);
+        // D_h = <do_h, o_h> = sum_j p_j dp_j (o_h = sum_j p_j key_j; the sink has no value), from
+        // the P and dP rows just computed, in L1: o is not read. Reading o's 4 KiB a token (from
+        // L2, prefetched a token ahead) and summing its H hd products was about half of this
+        // loop's time (perf, session 20: the product stalled on o's lines).
+        // Divided by the recomputed normaliser sum_j p_j + p_sink (1 in exact arithmetic): p =
+        // exp(s - lse) carries lse's rounding, a relative error about u |lse| common to the
+        // whole row, which sum_j p_j dp_j would carry into D (heavy-tailed scores: dq errors up
+        // to 6.6x <do, o>'s); the division cancels it.
+        float* D = w.D.data();
         for (int64_t h = 0; h < H; ++h) {
           const float l = lse[t * H + h];
           float* srow = S + h * n;
           float* drow = dP + h * n;
+          const float psink = std::exp(sink[h] - l);
+          float dot, psum;
+          row_dot_sum(srow, drow, n, &dot, &psum);
+          D[h] = dot / (psum + psink);
           for (int64_t j = 0; j < n; ++j) drow[j] = tau * srow[j] * (drow[j] - D[h]);  // tau dS
-          sink_acc[h] -= std::exp(sink[h] - l) * D[h];
+          sink_acc[h] -= psink * D[h];
         }
         // dQ = (tau dS) K;  dK = (tau dS)^T Q + P^T dO, window rows straight into win_acc.
         if constexpr (std::is_same_v<T, float>) {

@@ -26,7 +26,8 @@ ProcessResult docs(const std::string& corpus, const std::string& out) {
 ProcessResult gen(const std::string& out, bool statement_data) {
   std::vector<std::string> args = {"data", "gen", "--config", std::string(TREX_SOURCE_DIR) + "/configs/recipe/mini-data.toml",
                                    "--count", "12", "--seed", "3", "--out", out, "--quiet"};
-  if (statement_data) args.insert(args.end(), {"--program-style", "statement-data"});
+  // Explicit either way: mini-data.toml itself asks for statement-data programs since session 20.
+  args.insert(args.end(), {"--program-style", statement_data ? "statement-data" : "plain"});
   return test_util::run_trex(args);
 }
 

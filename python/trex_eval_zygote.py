@@ -639,7 +639,12 @@ class PagesChildrenWrite:
     copies: the ones it wrote) and sends their addresses back on a pipe. Nothing of a program
     has run in this interpreter, and none runs in that child. A page the zygote writes in the
     meantime (its request loop) does not make the training child's original exclusive: a
-    holder forked first shares every page the training child does not write (_send_written).
+    holder, forked by the zygote just before it, shares every page the training child does not
+    write, and ends when the training child does (the EOF of a pipe only the training child
+    holds open). The holder is the zygote's child, not the training child's, so that stop(),
+    which kills the training child at the zygote's end, also kills and reaps the holder: forked
+    by the training child it outlived it, an orphan for init or the evaluator's subreaper to
+    reap (one in a `--limit 1` run of the pool bench, session 20).
 
     It runs beside the zygote's first programs (40-60 ms here, mostly its own page faults): the
     zygote asks poll() between programs, and until the answer is in its children copy nothing
@@ -653,16 +658,28 @@ class PagesChildrenWrite:
     takes about 250 faults instead of 700 (docs/eval.md)."""
 
     def __init__(self, pages):
-        self.pid, self.fd, self.chunks, self.runs = None, None, [], None
+        self.pid, self.holder, self.fd, self.chunks, self.runs = None, None, None, [], None
         self.done = not pages
         if self.done:
             return
-        r = w = None
+        hold_r = hold_w = r = w = holder = None
         try:
+            hold_r, hold_w = os.pipe()
             r, w = os.pipe()
+            holder = os.fork()
+            if holder == 0:
+                try:
+                    os.close(hold_w)
+                    os.close(r)
+                    os.close(w)
+                    os.read(hold_r, 1)  # EOF: the training child has ended (or the zygote, before it forked one)
+                finally:
+                    os._exit(0)
             pid = os.fork()
         except OSError:  # no answer, no copies ahead: as before, never the zygote's end
-            for fd in (r, w):
+            if holder:
+                _kill_and_reap(holder)
+            for fd in (hold_r, hold_w, r, w):
                 if fd is not None:
                     os.close(fd)
             self.done = True
@@ -671,13 +688,15 @@ class PagesChildrenWrite:
             status = 1
             try:
                 os.close(r)
+                os.close(hold_r)  # hold_w stays open here until this child ends
                 _send_written(w, pages)
                 status = 0
             finally:
                 os._exit(status)
-        os.close(w)
+        for fd in (hold_r, hold_w, w):
+            os.close(fd)
         os.set_blocking(r, False)
-        self.pid, self.fd = pid, r
+        self.pid, self.holder, self.fd = pid, holder, r
 
     def poll(self, block=False):
         """The runs once the training child has answered (reaped then); None before, or when it
@@ -698,28 +717,35 @@ class PagesChildrenWrite:
             return None
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
-        self.pid, self.fd, self.done = None, None, True
+        _kill_and_reap(self.holder)  # its work is done: not left to notice the EOF
+        self.pid, self.holder, self.fd, self.done = None, None, None, True
         data = b"".join(self.chunks)
         if status == 0 and len(data) % 8 == 0:
             self.runs = _runs_of(data)
         return self.runs
 
     def stop(self):
-        """Ends and reaps the training child if it is still running."""
+        """Ends and reaps the training child and its holder if they are still running."""
         if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             try:
                 os.close(self.fd)
             except OSError:
                 pass
-            try:
-                os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                pass
-            self.pid, self.fd, self.done = None, None, True
+            _kill_and_reap(self.pid)
+            _kill_and_reap(self.holder)
+            self.pid, self.holder, self.fd, self.done = None, None, None, True
+
+
+def _kill_and_reap(pid):
+    """SIGKILL to a child of this process, then its reap (it may have exited already)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def pages_children_write(pages):
@@ -728,34 +754,9 @@ def pages_children_write(pages):
 
 
 def _send_written(fd, pages):
-    """In the training child: the warm-ups' code once, then the addresses of the pages of
-    `pages` it now maps exclusively, to `fd`.
-
-    First it forks a holder that does nothing until this child ends (its pipe's EOF). Without
-    it, a page the zygote writes while this child runs (its request loop, beside this child)
-    would leave this child's original mapped once, so exclusive, as if this child had written
-    it: the list would depend on what the zygote and the first programs did. With it, every
-    page this child does not write stays shared with the holder; only its own copies, the
-    pages it wrote, are exclusive."""
-    hold_r, hold_w = os.pipe()
-    holder = os.fork()
-    if holder == 0:
-        try:
-            os.close(fd)  # the zygote's EOF must not wait for the holder
-            os.close(hold_w)
-            os.read(hold_r, 1)
-        finally:
-            os._exit(0)
-    os.close(hold_r)
-    try:
-        _send_written_held(fd, pages)
-    finally:
-        os.close(hold_w)
-        os.waitpid(holder, 0)
-
-
-def _send_written_held(fd, pages):
-    """_send_written's work, while the holder shares every page this child has not written."""
+    """In the training child, while the holder (PagesChildrenWrite) shares every page this
+    child has not written: the warm-ups' code once, then the addresses of the pages of `pages`
+    it now maps exclusively (its own copies: the pages it wrote), to `fd`."""
     import struct
 
     present, exclusive = 1 << 63, 1 << 56

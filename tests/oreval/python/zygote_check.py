@@ -220,20 +220,35 @@ class CopyAhead(unittest.TestCase):
         del view
 
     def test_the_training_child_answers_once_and_a_stop_reaps_it(self):
-        training = z.PagesChildrenWrite(z.private_pages())
-        pid = training.pid
-        runs = training.poll(block=True)
-        self.assertTrue(runs and training.done)
-        self.assertIs(training.poll(), runs)  # asked again: the same answer, nothing read
-        with self.assertRaises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # reaped
-        stopped = z.PagesChildrenWrite(z.private_pages())
-        pid = stopped.pid
-        stopped.stop()  # before its answer: killed and reaped, no answer
-        self.assertTrue(stopped.done)
-        self.assertIsNone(stopped.poll())
-        with self.assertRaises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+        # Both ways the training child and its holder are reaped here; no process survives
+        # them (an orphan would come to OrphansComeHere).
+        with OrphansComeHere() as orphans:
+            training = z.PagesChildrenWrite(z.private_pages())
+            pid, holder = training.pid, training.holder
+            self.assertEqual(os.waitpid(holder, os.WNOHANG), (0, 0))  # holds the pages while the child runs
+            runs = training.poll(block=True)
+            self.assertTrue(runs and training.done)
+            self.assertIs(training.poll(), runs)  # asked again: the same answer, nothing read
+            for gone in (pid, holder):
+                with self.assertRaises(ChildProcessError):
+                    os.waitpid(gone, os.WNOHANG)  # reaped
+            self.assertEqual(orphans.left(), [])
+        # Stopped before its answer, as at the end of a one-program run: killed and reaped, its
+        # holder too. The training child is given time to be well into its work first.
+        for delay in (0, 0.02):
+            with self.subTest(delay=delay), OrphansComeHere() as orphans:
+                stopped = z.PagesChildrenWrite(z.private_pages())
+                pid, holder = stopped.pid, stopped.holder
+                time.sleep(delay)
+                stopped.stop()
+                self.assertTrue(stopped.done)
+                self.assertIsNone(stopped.poll())
+                for gone in (pid, holder):
+                    with self.assertRaises(ChildProcessError):
+                        os.waitpid(gone, os.WNOHANG)
+                    with self.assertRaises(ProcessLookupError):
+                        os.kill(gone, 0)
+                self.assertEqual(orphans.left(), [])
 
     def test_a_copy_that_fails_leaves_the_child_to_run(self):
         # Nothing is ever mapped below mmap_min_addr: madvise fails there (ENOMEM).
@@ -301,21 +316,36 @@ class TrainingChildFailures(unittest.TestCase):
         self.assertIsNone(self.answer_of(lambda fd, pages: os.write(fd, b"\0" * 12)))
         self.assertEqual(self.answer_of(lambda fd, pages: os.write(fd, (8192).to_bytes(8, "little"))), [(8192, 4096)])
 
-    def test_a_fork_that_fails_leaves_no_descriptor_and_no_answer(self):
-        before = open_fds()
+    def test_a_fork_that_fails_leaves_no_descriptor_no_process_and_no_answer(self):
+        # The holder's fork failing, and the training child's after the holder's succeeded (the
+        # holder is then killed and reaped).
         real = z.os.fork
+        for failing in (1, 2):
+            with self.subTest(failing=failing), OrphansComeHere() as orphans:
+                before = open_fds()
+                forked = []
 
-        def fork():
-            raise BlockingIOError(11, "Resource temporarily unavailable")
+                def fork():
+                    if len(forked) + 1 == failing:
+                        raise BlockingIOError(11, "Resource temporarily unavailable")
+                    pid = real()
+                    if pid:
+                        forked.append(pid)
+                    return pid
 
-        z.os.fork = fork
-        try:
-            training = z.PagesChildrenWrite([(4096, 4096)])
-        finally:
-            z.os.fork = real
-        self.assertTrue(training.done)
-        self.assertIsNone(training.poll())
-        self.assertEqual(open_fds(), before)
+                z.os.fork = fork
+                try:
+                    training = z.PagesChildrenWrite([(4096, 4096)])
+                finally:
+                    z.os.fork = real
+                self.assertTrue(training.done)
+                self.assertIsNone(training.poll())
+                self.assertEqual(open_fds(), before)
+                self.assertEqual(len(forked), failing - 1)
+                for gone in forked:
+                    with self.assertRaises(ChildProcessError):
+                        os.waitpid(gone, os.WNOHANG)
+                self.assertEqual(orphans.left(), [])
 
     def test_a_read_that_fails_ends_the_child_and_gives_no_answer(self):
         training = z.PagesChildrenWrite(z.private_pages())

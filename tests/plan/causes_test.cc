@@ -1268,6 +1268,40 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
   std::filesystem::remove(path);
 }
 
+// (7) A stack's attention kernel generation (session 21): InternEvo's 7B table ran FlashAttention
+// v1.0.5 (InternLM/InternEvo doc/en/install.md), and FlashAttention-2 is "around 2x" FlashAttention
+// (arXiv 2307.08691, abstract), while the clusters' attention efficiency is FlashAttention-2's
+// (A100 0.55). So `internevo-2023` is `deepspeed` with attention_scale 0.5, nothing fitted.
+// By hand, internevo-a100-roce: attention roof 312 x 0.55 = 171.6 TFLOPS under deepspeed, x 0.5 =
+// 85.8 under internevo-2023; GEMM roof unchanged (312 x 0.80 = 249.6).
+// The 8-GPU row (tp 1, zero1 8: InternLM-7B, 32 layers, 32 heads of 128, sequence 2048, micro_bsz
+// 2 x micro_num 4 = 16,384 tokens a GPU a step): the causal attention core a layer, forward,
+// 4 x 32 x 128 x 1024.5 keys (the mean of 1..2048) x 16,384 tokens = 275,012,812,800 FLOPs;
+// x 32 layers x 3.5 (forward 1, backward 2.5) = 30,801,435,033,600 FLOPs: 0.179495542 s at
+// 171.6 TFLOPS, twice that at 85.8, so the compute term grows by 0.179495542 s and nothing else
+// moves.
+TEST(Causes, AFlashAttentionOneStackRunsTheAttentionCoreAtHalfTheFlashAttentionTwoRate) {
+  StackProfile ds = load_stack(source_path("configs/plan/stack/deepspeed.toml"));
+  StackProfile ie = load_stack(source_path("configs/plan/stack/internevo-2023.toml"));
+  EXPECT_EQ(ie.name, "internevo-2023");
+  EXPECT_NEAR(ie.attention_scale, 0.5, 1e-12);
+  EXPECT_EQ(ie.param_gather_overlap, ds.param_gather_overlap);
+  EXPECT_EQ(ie.dp_overlap, ds.dp_overlap);
+  EXPECT_NEAR(ie.step_overhead, ds.step_overhead, 1e-12);
+  Cluster c = shipped_cluster("internevo-a100-roce");
+  EXPECT_NEAR(roofs(c, ds).attention, 171.6e12, 1e6);
+  EXPECT_NEAR(roofs(c, ie).attention, 85.8e12, 1e6);
+  EXPECT_NEAR(roofs(c, ie).matmul, roofs(c, ds).matmul, 1e-3);
+  ValidationCase vc = load_validation_case(source_path("configs/validation/internevo-7b-a100-tp1-zero1-8-8gpu.toml"));
+  EXPECT_EQ(vc.strategy.stack.name, "internevo-2023");
+  const TimeBreakdown half = evaluate(vc).prediction.time;
+  vc.strategy.stack = ds;
+  const TimeBreakdown full = evaluate(vc).prediction.time;
+  EXPECT_NEAR(half.compute - full.compute, 0.179495542, 1e-6);
+  EXPECT_NEAR(half.dp_comm, full.dp_comm, 1e-12);
+  EXPECT_NEAR(half.optimizer, full.optimizer, 1e-12);
+}
+
 // The validation split is a function of the run name alone (decided before any factor was set).
 TEST(Causes, ValidationSplitIsFixedByTheRunName) {
   EXPECT_EQ(split_of("megatron-gpt-18.4b"), Split::kHeldOut);

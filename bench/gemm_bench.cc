@@ -116,10 +116,63 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "N", "K", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
+// The v4-micro training step's heavy products as the model calls them (seq 2048, hidden 512,
+// vocabulary 8192, 16 experts of width 256 split in 4 blocks of 64, about 256 rows each, top 2):
+// M, N, K, op(A) transposed, op(B) transposed, beta, threads. The expert products run one per
+// thread in the step (for_each_expert), so their 1-thread rows are the ones that matter.
+void BM_model_gemm(benchmark::State& s, bool openblas) {
+  const int64_t m = s.range(0), n = s.range(1), k = s.range(2);
+  const bool ta = s.range(3) != 0, tb = s.range(4) != 0;
+  const float beta = float(s.range(5));
+  const int threads = int(s.range(6));
+  Operands o = make(m, n, k);
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  using trex::kernels::Trans;
+  trex::kernels::GemmOptions opt{&pool(threads), nullptr};
+  if (openblas) openblas_set_num_threads(threads);
+  for (auto _ : s) {
+    if (openblas)
+      cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                  int(m), int(n), int(k), 1.0f, o.a.data(), int(lda), o.b.data(), int(ldb), beta,
+                  o.c.data(), int(n));
+    else
+      trex::kernels::sgemm(ta ? Trans::kYes : Trans::kNo, tb ? Trans::kYes : Trans::kNo, m, n, k,
+                           1.0f, o.a.data(), lda, o.b.data(), ldb, beta, o.c.data(), n, opt);
+    benchmark::DoNotOptimize(o.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(s, m, n, k);
+}
+void BM_trex_model(benchmark::State& s) { BM_model_gemm(s, false); }
+void BM_openblas_model(benchmark::State& s) { BM_model_gemm(s, true); }
+
+void step_shapes(benchmark::internal::Benchmark* b) {
+  const std::vector<std::vector<int64_t>> cases = {
+      {256, 64, 512, 0, 1, 0},     // experts w1/w3 forward, one width block
+      {256, 512, 64, 0, 1, 0},     // experts w2 forward
+      {256, 64, 512, 0, 0, 0},     // experts w2.bwd: dh
+      {512, 64, 256, 1, 0, 1},     // experts w2.bwd: dW2 += dY^T h
+      {64, 512, 256, 1, 0, 1},     // experts w1w3.bwd: dW1 += dg^T x
+      {256, 512, 64, 0, 0, 1},     // experts w1w3.bwd: dx += du W3
+      {2048, 256, 512, 0, 1, 0},   // shared expert w1/w3 forward
+      {2048, 512, 256, 0, 0, 1},   // shared expert bwd: dx
+      {256, 512, 2048, 1, 0, 1},   // shared expert bwd: dW1
+      {2048, 8192, 512, 0, 1, 0},  // LM head forward
+      {2048, 512, 8192, 0, 0, 0},  // LM head bwd: dx
+      {8192, 512, 2048, 1, 0, 1},  // LM head bwd: dW
+  };
+  for (int threads : {1, 2})
+    for (const auto& c : cases) b->Args({c[0], c[1], c[2], c[3], c[4], c[5], threads});
+  b->ArgNames({"M", "N", "K", "ta", "tb", "beta", "threads"})->UseRealTime()->Unit(
+      benchmark::kMillisecond);
+}
+
 BENCHMARK(BM_trex_sgemm)->Apply(shapes);
 BENCHMARK(BM_openblas_sgemm)->Apply(shapes);
 BENCHMARK(BM_trex_sgemm_fp32_weights)->Apply(model_shapes);
 BENCHMARK(BM_trex_sgemm_bf16_weights)->Apply(model_shapes);
+BENCHMARK(BM_trex_model)->Apply(step_shapes);
+BENCHMARK(BM_openblas_model)->Apply(step_shapes);
 
 }  // namespace
 

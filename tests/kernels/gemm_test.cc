@@ -267,6 +267,35 @@ TEST(Gemm, TransposedOperandsGiveTheSameBits) {
       }
 }
 
+// The AVX-512 path computes the bottom edge of C (fewer than 12 rows left) with a kernel of
+// that many rows, straight into C; the scalar path runs its full tile into a scratch and applies
+// the epilogue element by element. Both are one sequential FMA chain per element and the same
+// epilogue, so with the same KC they give the same bits: for every row count mod 12 (the
+// expert products' 64 rows leave 4), beta 0 and 0.5, every transpose, K with and without
+// several depth blocks, and a column edge (N = 40) beside full slivers.
+TEST(Gemm, AvxEdgeRowsGiveTheScalarPathsBits) {
+  if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  core::ThreadPool pool(1);
+  const CacheSizes caches = read_cache_sizes();
+  GemmBlocking wide = derive_gemm_blocking(core::Isa::kAvx512, caches);
+  GemmBlocking scalar = derive_gemm_blocking(core::Isa::kScalar, caches);
+  wide.kc = scalar.kc = 64;
+  uint32_t seed = 1300;
+  for (int64_t m = 12; m <= 24; ++m)
+    for (int64_t k : {5, 64, 150})
+      for (int t = 0; t < 4; ++t)
+        for (float beta : {0.0f, 0.5f}) {
+          Mats x = make({m, 40, k}, t & 1, t & 2, 1, seed++);
+          std::vector<float> want = x.c, got = x.c;
+          sgemm(tr(x.ta), tr(x.tb), x.m, x.n, x.k, 0.75f, x.a.data(), x.lda, x.b.data(), x.ldb,
+                beta, want.data(), x.ldc, {&pool, &scalar});
+          sgemm(tr(x.ta), tr(x.tb), x.m, x.n, x.k, 0.75f, x.a.data(), x.lda, x.b.data(), x.ldb,
+                beta, got.data(), x.ldc, {&pool, &wide});
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << describe(x, 0.75f, beta, wide);
+        }
+}
+
 TEST(Gemm, GroupedEqualsPerExpertIncludingEmptyGroups) {
   core::ThreadPool pool(2);
   const int64_t n = 37, k = 70;

@@ -53,9 +53,14 @@ void scale_c(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
     for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+gemm_detail::RowsKernel rows_kernel_for(const GemmBlocking& g) {
+  return g.isa == core::Isa::kAvx512 ? gemm_detail::microkernel_avx512_rows_x32 : nullptr;
+}
+
 struct Problem {
   const GemmBlocking* g;
   MicroKernel ukr;
+  gemm_detail::RowsKernel ukr_rows;
   bool ta, tb;
   int64_t lda;
   float alpha;
@@ -80,6 +85,8 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packe
       float* ct = pr.c + (i0 + ir) * pr.ldc + j0 + jr;
       if (rows == mr && cols == nr) {
         pr.ukr(kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
+      } else if (cols == nr && pr.ukr_rows) {
+        pr.ukr_rows(int(rows), kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
       } else {
         // Edge tile: the full tile into a scratch (alpha 1, beta 0 keeps acc exact), then the
         // same epilogue as the micro-kernel's, element by element, on the part inside C.
@@ -159,7 +166,7 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
   const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
-  const Problem pr{&g, microkernel_for(g), ta, tb, lda, alpha, c, ldc};
+  const Problem pr{&g, microkernel_for(g), rows_kernel_for(g), ta, tb, lda, alpha, c, ldc};
   if (nt == 1 || pool.running_here()) {
     gemm_serial(pr, a, b, ldb, m, n, k, beta, c);
     return;

@@ -24,6 +24,13 @@ void microkernel_avx2_6x16(int64_t kc, const float* a, const float* b, float* c,
                            float alpha, float beta);
 void microkernel_avx512_12x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                               float alpha, float beta);
+// The first `rows` (1 to MR) rows of an MR x NR tile, same contract and bits as the full kernel
+// (A panel of stride MR): the bottom edge of C without the padding rows' work. nullptr for a
+// path without one (its edge tiles go through a scratch tile).
+using RowsKernel = void (*)(int rows, int64_t kc, const float* a_packed, const float* b_packed,
+                            float* c, int64_t ldc, float alpha, float beta);
+void microkernel_avx512_rows_x32(int rows, int64_t kc, const float* a, const float* b, float* c,
+                                 int64_t ldc, float alpha, float beta);
 void microkernel_scalar_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              float alpha, float beta);
 

@@ -57,4 +57,78 @@ __attribute__((target("avx512f"))) void microkernel_avx512_12x32(int64_t kc, con
   }
 }
 
+namespace {
+
+// The bottom edge of C: R < 12 rows of a full 32-column tile, read from a packed A panel of
+// stride 12 whose rows past R are zero padding. It runs 2R accumulators instead of 24 and stores
+// straight into C: the full kernel into a scratch tile did 12/R times the FMAs and then an
+// element-by-element epilogue (for a 64-row product, as each expert's weight gradient is, the
+// sixth panel is 4 rows: an eighth of the work was padding). Each element's FMA chain and
+// epilogue are the full kernel's, so the bits are the same.
+template <int R>
+__attribute__((target("avx512f"))) void rows_x32(int64_t kc, const float* a, const float* b,
+                                                 float* c, int64_t ldc, float alpha, float beta) {
+  constexpr int kMr = kMrAvx512;
+  if (beta != 0.0f) {
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 31), _MM_HINT_T0);
+    }
+  }
+  __m512 acc[R][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    __m512 b0 = _mm512_load_ps(b);
+    __m512 b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) {
+      __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+    b += 32;
+  }
+  __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) {
+      _mm512_storeu_ps(c + i * ldc, _mm512_mul_ps(va, acc[i][0]));
+      _mm512_storeu_ps(c + i * ldc + 16, _mm512_mul_ps(va, acc[i][1]));
+    }
+  } else {
+    __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+    for (int i = 0; i < R; ++i) {
+      float* ci = c + i * ldc;
+      _mm512_storeu_ps(ci, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), _mm512_mul_ps(va, acc[i][0])));
+      _mm512_storeu_ps(ci + 16, _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16),
+                                                _mm512_mul_ps(va, acc[i][1])));
+    }
+  }
+}
+
+}  // namespace
+
+void microkernel_avx512_rows_x32(int rows, int64_t kc, const float* a, const float* b, float* c,
+                                 int64_t ldc, float alpha, float beta) {
+  switch (rows) {
+    case 1: return rows_x32<1>(kc, a, b, c, ldc, alpha, beta);
+    case 2: return rows_x32<2>(kc, a, b, c, ldc, alpha, beta);
+    case 3: return rows_x32<3>(kc, a, b, c, ldc, alpha, beta);
+    case 4: return rows_x32<4>(kc, a, b, c, ldc, alpha, beta);
+    case 5: return rows_x32<5>(kc, a, b, c, ldc, alpha, beta);
+    case 6: return rows_x32<6>(kc, a, b, c, ldc, alpha, beta);
+    case 7: return rows_x32<7>(kc, a, b, c, ldc, alpha, beta);
+    case 8: return rows_x32<8>(kc, a, b, c, ldc, alpha, beta);
+    case 9: return rows_x32<9>(kc, a, b, c, ldc, alpha, beta);
+    case 10: return rows_x32<10>(kc, a, b, c, ldc, alpha, beta);
+    case 11: return rows_x32<11>(kc, a, b, c, ldc, alpha, beta);
+    default: return microkernel_avx512_12x32(kc, a, b, c, ldc, alpha, beta);
+  }
+}
+
 }  // namespace trex::kernels::gemm_detail

@@ -14,7 +14,9 @@ own sandbox library (every layer; fail closed):
   finalize   instead of finish, the interpreter's whole shutdown (SystemExit), as the zygote's
              child ended before session 8
 
-The interpreter is warmed first as the zygote warms it (trex_eval_warmup), unless --cold.
+The interpreter is warmed first as the zygote warms it (trex_eval_warmup's model and runner,
+the request path, its code on 2 MB pages: huge_text), unless --cold. Unlike the zygote, the
+children copy nothing ahead and are forked by os.fork after the request (no C loop).
 
 The evaluator's own part per item (its temporary folder, the request, the poll loop, reading
 the record back and the ORGEval comparison) is what `trex eval run` costs beyond these; the
@@ -72,8 +74,12 @@ def main():
     devnull = os.open("/dev/null", os.O_WRONLY)
     if not a.cold:
         z.trex_eval_warmup.warm_up()
+        z.trex_eval_warmup.warm_up_runner()
+        z.warm_request_path()
     gc.collect()
     gc.freeze()
+    if not a.cold:
+        print("2 MB parts of the interpreter's code moved: %d" % z.huge_text(lib), file=sys.stderr)
 
     def one(stage, item):
         work = tempfile.mkdtemp(prefix="w-", dir=root)

@@ -268,12 +268,14 @@ TEST(Gemm, TransposedOperandsGiveTheSameBits) {
 }
 
 // The AVX-512 path computes the bottom edge of C (fewer than 12 rows left) with a kernel of
-// that many rows, straight into C; the scalar path runs its full tile into a scratch and applies
-// the epilogue element by element. Both are one sequential FMA chain per element and the same
+// that many rows, straight into C, and reads fp32 A unpacked where N is at most two slivers;
+// the scalar path packs everything and runs its full tile into a scratch, then applies the
+// epilogue element by element. All are one sequential FMA chain per element and the same
 // epilogue, so with the same KC they give the same bits: for every row count mod 12 (the
 // expert products' 64 rows leave 4), beta 0 and 0.5, every transpose, K with and without
-// several depth blocks, and a column edge (N = 40) beside full slivers.
-TEST(Gemm, AvxEdgeRowsGiveTheScalarPathsBits) {
+// several depth blocks, N = 40 (A unpacked, a column edge beside a full sliver), 64 (unpacked,
+// the experts' width block) and 96 (packed).
+TEST(Gemm, AvxEdgeRowsAndUnpackedAGiveTheScalarPathsBits) {
   if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   core::ThreadPool pool(1);
   const CacheSizes caches = read_cache_sizes();
@@ -282,10 +284,11 @@ TEST(Gemm, AvxEdgeRowsGiveTheScalarPathsBits) {
   wide.kc = scalar.kc = 64;
   uint32_t seed = 1300;
   for (int64_t m = 12; m <= 24; ++m)
+    for (int64_t n : {40, 64, 96})
     for (int64_t k : {5, 64, 150})
       for (int t = 0; t < 4; ++t)
         for (float beta : {0.0f, 0.5f}) {
-          Mats x = make({m, 40, k}, t & 1, t & 2, 1, seed++);
+          Mats x = make({m, n, k}, t & 1, t & 2, 1, seed++);
           std::vector<float> want = x.c, got = x.c;
           sgemm(tr(x.ta), tr(x.tb), x.m, x.n, x.k, 0.75f, x.a.data(), x.lda, x.b.data(), x.ldb,
                 beta, want.data(), x.ldc, {&pool, &scalar});

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 
 #include "trex/core/trace.h"
 #include "trex/core/arena.h"
@@ -57,10 +58,15 @@ gemm_detail::RowsKernel rows_kernel_for(const GemmBlocking& g) {
   return g.isa == core::Isa::kAvx512 ? gemm_detail::microkernel_avx512_rows_x32 : nullptr;
 }
 
+gemm_detail::DirectKernel direct_kernel_for(const GemmBlocking& g) {
+  return g.isa == core::Isa::kAvx512 ? gemm_detail::microkernel_avx512_direct_x32 : nullptr;
+}
+
 struct Problem {
   const GemmBlocking* g;
   MicroKernel ukr;
   gemm_detail::RowsKernel ukr_rows;
+  gemm_detail::DirectKernel ukr_direct;
   bool ta, tb;
   int64_t lda;
   float alpha;
@@ -68,11 +74,12 @@ struct Problem {
   int64_t ldc;
 };
 
-// Tiles rows [i0, i0 + mc) of C (A block packed at a_packed) against NR slivers [q0, q1) of the
-// packed B block (columns j0 + q*NR ...), with the block's effective beta.
-void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packed, int64_t kc,
-                  int64_t i0, int64_t mc, int64_t j0, int64_t nc, int64_t q0, int64_t q1,
-                  float beta) {
+// Tiles rows [i0, i0 + mc) of C (A block packed at a_packed, or with a_direct unpacked: fp32
+// A at op(A)(i0, pc)) against NR slivers [q0, q1) of the packed B block (columns j0 + q*NR ...),
+// with the block's effective beta.
+void macro_kernel(const Problem& pr, const float* a_packed, const float* a_direct,
+                  const float* b_packed, int64_t kc, int64_t i0, int64_t mc, int64_t j0,
+                  int64_t nc, int64_t q0, int64_t q1, float beta) {
   const int mr = pr.g->mr, nr = pr.g->nr;
   alignas(64) float tile[gemm_detail::kMaxMr * gemm_detail::kMaxNr];
   for (int64_t q = q0; q < q1; ++q) {
@@ -81,16 +88,24 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* b_packe
     const float* bp = b_packed + q * kc * nr;
     for (int64_t ir = 0; ir < mc; ir += mr) {
       int64_t rows = std::min<int64_t>(mr, mc - ir);
-      const float* ap = a_packed + ir * kc;
       float* ct = pr.c + (i0 + ir) * pr.ldc + j0 + jr;
-      if (rows == mr && cols == nr) {
+      const float* ad = a_direct ? a_direct + (pr.ta ? ir : ir * pr.lda) : nullptr;
+      if (ad && cols == nr) {
+        pr.ukr_direct(int(rows), pr.ta, kc, ad, pr.lda, bp, ct, pr.ldc, pr.alpha, beta);
+        continue;
+      }
+      const float* ap = a_packed + ir * kc;
+      if (!ad && rows == mr && cols == nr) {
         pr.ukr(kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
-      } else if (cols == nr && pr.ukr_rows) {
+      } else if (!ad && cols == nr && pr.ukr_rows) {
         pr.ukr_rows(int(rows), kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
       } else {
         // Edge tile: the full tile into a scratch (alpha 1, beta 0 keeps acc exact), then the
         // same epilogue as the micro-kernel's, element by element, on the part inside C.
-        pr.ukr(kc, ap, bp, tile, nr, 1.0f, 0.0f);
+        if (ad)
+          pr.ukr_direct(int(rows), pr.ta, kc, ad, pr.lda, bp, tile, nr, 1.0f, 0.0f);
+        else
+          pr.ukr(kc, ap, bp, tile, nr, 1.0f, 0.0f);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) {
             float t = pr.alpha * tile[i * nr + j];
@@ -124,6 +139,8 @@ void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64
   const int64_t block_max = (m_panels + blocks - 1) / blocks * mr;
   float* b_packed = thread_buffer(0, size_t(std::max(group_depth, kc_max) * nc_max));
   float* a_packed = thread_buffer(1, size_t(block_max * kc_max));
+  // fp32 A read in place when each of its slivers meets few B slivers (see the direct kernel).
+  const bool direct = p.ukr_direct && (n + nr - 1) / nr <= gemm_detail::kDirectMaxSlivers;
   for (int64_t jc = 0; jc < n; jc += g.nc) {
     const int64_t nc = std::min<int64_t>(g.nc, n - jc);
     const int64_t n_panels = (nc + nr - 1) / nr;
@@ -137,10 +154,13 @@ void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64
         const int64_t ic = m_panels * u / blocks * mr;
         const int64_t mc = std::min<int64_t>(m, m_panels * (u + 1) / blocks * mr) - ic;
         for (int64_t pc = pg; pc < pg_end; pc += g.kc) {
-          gemm_detail::pack_a(p.ta, a, p.lda, ic, mc, pc, block_kc(pc), mr, a_packed);
+          const float* a_direct = nullptr;
+          if constexpr (std::is_same_v<TA, float>)
+            if (direct) a_direct = p.ta ? a + pc * p.lda + ic : a + ic * p.lda + pc;
+          if (!a_direct) gemm_detail::pack_a(p.ta, a, p.lda, ic, mc, pc, block_kc(pc), mr, a_packed);
           // Later depth blocks accumulate onto what the earlier ones wrote.
-          macro_kernel(p, a_packed, b_block(pc), block_kc(pc), ic, mc, jc, nc, 0, n_panels,
-                       pc == 0 ? beta : 1.0f);
+          macro_kernel(p, a_packed, a_direct, b_block(pc), block_kc(pc), ic, mc, jc, nc, 0,
+                       n_panels, pc == 0 ? beta : 1.0f);
         }
       }
     }
@@ -166,7 +186,7 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
   const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
-  const Problem pr{&g, microkernel_for(g), rows_kernel_for(g), ta, tb, lda, alpha, c, ldc};
+  const Problem pr{&g, microkernel_for(g), rows_kernel_for(g), direct_kernel_for(g), ta, tb, lda, alpha, c, ldc};
   if (nt == 1 || pool.running_here()) {
     gemm_serial(pr, a, b, ldb, m, n, k, beta, c);
     return;

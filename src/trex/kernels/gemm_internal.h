@@ -31,6 +31,16 @@ using RowsKernel = void (*)(int rows, int64_t kc, const float* a_packed, const f
                             float* c, int64_t ldc, float alpha, float beta);
 void microkernel_avx512_rows_x32(int rows, int64_t kc, const float* a, const float* b, float* c,
                                  int64_t ldc, float alpha, float beta);
+// The same tile with A read where it lies instead of from a packed panel: rows i of A at
+// a + i * lda (trans_a false) or lanes i at a + p * lda + i (trans_a true); fp32 A only.
+using DirectKernel = void (*)(int rows, bool trans_a, int64_t kc, const float* a, int64_t lda,
+                              const float* b_packed, float* c, int64_t ldc, float alpha,
+                              float beta);
+void microkernel_avx512_direct_x32(int rows, bool trans_a, int64_t kc, const float* a,
+                                   int64_t lda, const float* b, float* c, int64_t ldc,
+                                   float alpha, float beta);
+// A sliver meets at most this many B slivers before A is read unpacked (direct kernel).
+inline constexpr int64_t kDirectMaxSlivers = 2;
 void microkernel_scalar_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                              float alpha, float beta);
 

@@ -59,15 +59,20 @@ __attribute__((target("avx512f"))) void microkernel_avx512_12x32(int64_t kc, con
 
 namespace {
 
-// The bottom edge of C: R < 12 rows of a full 32-column tile, read from a packed A panel of
-// stride 12 whose rows past R are zero padding. It runs 2R accumulators instead of 24 and stores
-// straight into C: the full kernel into a scratch tile did 12/R times the FMAs and then an
-// element-by-element epilogue (for a 64-row product, as each expert's weight gradient is, the
-// sixth panel is 4 rows: an eighth of the work was padding). Each element's FMA chain and
-// epilogue are the full kernel's, so the bits are the same.
-template <int R>
-__attribute__((target("avx512f"))) void rows_x32(int64_t kc, const float* a, const float* b,
-                                                 float* c, int64_t ldc, float alpha, float beta) {
+// R <= 12 rows of a full 32-column tile. kMode says where element (i, p) of A's sliver is:
+// 0 a packed panel (a[p * 12 + i]; rows past R are its zero padding, not read), 1 A itself with
+// rows i (a[i * lda + p]), 2 A itself transposed (a[p * lda + i]).
+// With R < 12 (the bottom edge of C) it runs 2R accumulators and stores straight into C: the
+// full kernel into a scratch tile did 12/R times the FMAs and then an element-by-element
+// epilogue (for a 64-row product, as each expert's weight gradient is, the sixth panel is 4
+// rows: an eighth of the work was padding). Modes 1 and 2 skip packing A where each A sliver
+// meets only one or two B slivers (N <= 64: the experts' width blocks), so a packed copy would be
+// read twice at most. Each element's FMA chain and epilogue are the full kernel's, so every mode
+// and row count gives the same bits.
+template <int R, int kMode>
+__attribute__((target("avx512f"))) void tile_x32(int64_t kc, const float* a, int64_t lda,
+                                                 const float* b, float* c, int64_t ldc,
+                                                 float alpha, float beta) {
   constexpr int kMr = kMrAvx512;
   if (beta != 0.0f) {
 #pragma GCC unroll 12
@@ -79,17 +84,21 @@ __attribute__((target("avx512f"))) void rows_x32(int64_t kc, const float* a, con
   __m512 acc[R][2];
 #pragma GCC unroll 12
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  const float* row[R];
+#pragma GCC unroll 12
+  for (int i = 0; i < R; ++i) row[i] = a + i * lda;
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     __m512 b0 = _mm512_load_ps(b);
     __m512 b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 12
     for (int i = 0; i < R; ++i) {
-      __m512 ai = _mm512_set1_ps(a[i]);
+      __m512 ai = _mm512_set1_ps(kMode == 1 ? row[i][p] : a[i]);
       acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
     }
-    a += kMr;
+    if (kMode == 0) a += kMr;
+    if (kMode == 2) a += lda;
     b += 32;
   }
   __m512 va = _mm512_set1_ps(alpha);
@@ -111,24 +120,40 @@ __attribute__((target("avx512f"))) void rows_x32(int64_t kc, const float* a, con
   }
 }
 
+template <int kMode>
+void tile_x32_rows(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c,
+                   int64_t ldc, float alpha, float beta) {
+  switch (rows) {
+    case 1: return tile_x32<1, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 2: return tile_x32<2, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 3: return tile_x32<3, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 4: return tile_x32<4, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 5: return tile_x32<5, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 6: return tile_x32<6, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 7: return tile_x32<7, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 8: return tile_x32<8, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 9: return tile_x32<9, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 10: return tile_x32<10, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 11: return tile_x32<11, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    default: return tile_x32<12, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+  }
+}
+
 }  // namespace
 
 void microkernel_avx512_rows_x32(int rows, int64_t kc, const float* a, const float* b, float* c,
                                  int64_t ldc, float alpha, float beta) {
-  switch (rows) {
-    case 1: return rows_x32<1>(kc, a, b, c, ldc, alpha, beta);
-    case 2: return rows_x32<2>(kc, a, b, c, ldc, alpha, beta);
-    case 3: return rows_x32<3>(kc, a, b, c, ldc, alpha, beta);
-    case 4: return rows_x32<4>(kc, a, b, c, ldc, alpha, beta);
-    case 5: return rows_x32<5>(kc, a, b, c, ldc, alpha, beta);
-    case 6: return rows_x32<6>(kc, a, b, c, ldc, alpha, beta);
-    case 7: return rows_x32<7>(kc, a, b, c, ldc, alpha, beta);
-    case 8: return rows_x32<8>(kc, a, b, c, ldc, alpha, beta);
-    case 9: return rows_x32<9>(kc, a, b, c, ldc, alpha, beta);
-    case 10: return rows_x32<10>(kc, a, b, c, ldc, alpha, beta);
-    case 11: return rows_x32<11>(kc, a, b, c, ldc, alpha, beta);
-    default: return microkernel_avx512_12x32(kc, a, b, c, ldc, alpha, beta);
-  }
+  if (rows >= kMrAvx512) return microkernel_avx512_12x32(kc, a, b, c, ldc, alpha, beta);
+  tile_x32_rows<0>(rows, kc, a, 0, b, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_direct_x32(int rows, bool trans_a, int64_t kc, const float* a,
+                                   int64_t lda, const float* b, float* c, int64_t ldc,
+                                   float alpha, float beta) {
+  if (trans_a)
+    tile_x32_rows<2>(rows, kc, a, lda, b, c, ldc, alpha, beta);
+  else
+    tile_x32_rows<1>(rows, kc, a, lda, b, c, ldc, alpha, beta);
 }
 
 }  // namespace trex::kernels::gemm_detail

@@ -996,9 +996,15 @@ TEST(Causes, InterleavedChunksInFlightFollowMegatronsWarmUpOnEveryRank) {
 // forward table in groups of N micro-batches, chunk by chunk within a group; the backward table
 // the same with the chunks reversed; rank r runs (pp - r - 1) x 2 + (vpp - 1) x N forwards, then
 // one forward and one backward at a time, then the remaining backwards), each forward of a chunk
-// taking 1 and each backward 2 time units, sends free. Returns the step's length, or -1 when the
-// ranks deadlock (every rank's next operation waits on one that cannot run).
-double interleaved_schedule_length(long m, long pp, long vpp, long group) {
+// taking 1 and each backward 2 time units, sends free (asynchronous: an operation waits only for
+// its input). `extra` lengthens every rank's warm-up by that many forwards (capped at all m x vpp).
+// Returns the step's length, or -1 when the ranks deadlock (every rank's next operation waits on
+// one that cannot run), and the most chunks each rank holds at once.
+struct ScheduleRun {
+  double length = -1;
+  std::vector<long> peak;
+};
+ScheduleRun interleaved_schedule_run(long m, long pp, long vpp, long group, long extra = 0) {
   struct Op { bool fwd; long mb, v; };
   std::vector<long> ft_mb, ft_v;
   for (long first = 0; first < m; first += group)
@@ -1007,7 +1013,7 @@ double interleaved_schedule_length(long m, long pp, long vpp, long group) {
   const long total = m * vpp;
   std::vector<std::vector<Op>> order(static_cast<size_t>(pp));
   for (long r = 0; r < pp; ++r) {
-    const long warm = warmup_chunks(m, pp, vpp, r, group);
+    const long warm = std::min(total, warmup_chunks(m, pp, vpp, r, group) + extra);
     auto f = [&](long k) { return Op{true, ft_mb[size_t(k)], ft_v[size_t(k)]}; };
     auto b = [&](long k) { return Op{false, ft_mb[size_t(k)], vpp - 1 - ft_v[size_t(k)]}; };
     for (long k = 0; k < warm; ++k) order[size_t(r)].push_back(f(k));
@@ -1019,6 +1025,9 @@ double interleaved_schedule_length(long m, long pp, long vpp, long group) {
   auto at = [&](bool fwd, long r, long mb, long v) -> double& { return done[size_t(((fwd * pp + r) * m + mb) * vpp + v)]; };
   std::vector<size_t> next(size_t(pp), 0);
   std::vector<double> clock(size_t(pp), 0);
+  std::vector<long> alive(size_t(pp), 0);
+  ScheduleRun run;
+  run.peak.assign(size_t(pp), 0);
   for (bool moved = true; moved;) {
     moved = false;
     for (long r = 0; r < pp; ++r) {
@@ -1036,13 +1045,20 @@ double interleaved_schedule_length(long m, long pp, long vpp, long group) {
         if (ready < 0) break;
         clock[size_t(r)] = std::max(clock[size_t(r)], ready) + (o.fwd ? 1 : 2);
         at(o.fwd, r, o.mb, o.v) = clock[size_t(r)];
+        alive[size_t(r)] += o.fwd ? 1 : -1;
+        run.peak[size_t(r)] = std::max(run.peak[size_t(r)], alive[size_t(r)]);
         moved = true;
       }
     }
   }
   for (long r = 0; r < pp; ++r)
-    if (next[size_t(r)] < order[size_t(r)].size()) return -1;
-  return *std::max_element(clock.begin(), clock.end());
+    if (next[size_t(r)] < order[size_t(r)].size()) return run;
+  run.length = *std::max_element(clock.begin(), clock.end());
+  return run;
+}
+
+double interleaved_schedule_length(long m, long pp, long vpp, long group) {
+  return interleaved_schedule_run(m, pp, vpp, group).length;
 }
 
 // The interleaved schedule's micro-batch group N (Megatron-Core's microbatch_group_size_per_vp_stage,
@@ -1096,6 +1112,65 @@ TEST(Causes, TheInterleavedMicroBatchGroupSetsTheWarmUpAndPpIsItsSmallest) {
   s.vpp = 1;
   s.microbatch_group = 2;
   EXPECT_THROW(predict(m, c, r, s), InputError);
+}
+
+// Llama 3's own pipeline schedule (arXiv 2407.21783 section 3.3.2 and Figure 6; session 21, issue
+// 17 task 1). Its rules, restated: the number N of consecutive micro-batches a stage runs forward
+// (or backward) is tunable, so a step may hold fewer micro-batches than stages or more than pp;
+// each rank holds V interleaved stages; the bubble is (PP - 1) / (V M); point-to-point sends are
+// asynchronous; the first and last stages hold one layer fewer, for memory and balance; tensors
+// not needed later (each stage's input and output among them) are freed at once. Nothing else of
+// the schedule (its warm-up) is published. The question is whether an N other than pp keeps fewer
+// model chunks in flight on a rank. Modelled as Megatron's order (the same table of N-groups)
+// with asynchronous sends (an operation waits only for its input) and each rank's warm-up
+// lengthened by the fewest forwards that let the order run at all.
+// By hand, pp 3, vpp 2, m 6 (12 chunks a rank): N = 3 warm-ups 2 x (2 - r) + 3 = 7, 5, 3 ->
+// peaks 8, 6, 4, length 42 = (12 + 2) x 3, the stated bubble; N = 2 warm-ups 6, 4, 2 -> peaks 7,
+// 5, 3, one chunk fewer on every rank for a step of 57 (+36%, beyond the stated bubble); N = 1
+// warm-ups 5, 3, 1 deadlock (the test above) and keep deadlocking until each is 8 longer (13 -> 12,
+// 11, 9): peaks 12, 12, 10, every forward of ranks 0 and 1 before their first backward, 78.
+// Llama 3 405B 8K on 8,192 GPUs (m 32, pp 16, V 8), rank 1: N = 16 holds 141 chunks at the
+// stated bubble (length 813 = (256 + 15) x 3). Below 16 the order deadlocks until the warm-ups
+// reach the whole step: N = 15 runs only with 133 more forwards, N = 12 with 151, N = 8 with 183,
+// then every rank runs all 256 forwards first (rank 1: 256 chunks) and the step takes 1130, 1143
+// and 1482 (+39% to +82%). Above 16 the warm-up grows (148 at N = 17). At 16,384 GPUs (m 16 = pp)
+// N = 16 already runs all 128 forwards of rank 1 first; N = 8 needs 55 more forwards and keeps as
+// many, in 762 against 429. So under the report's own
+// rules no N keeps fewer than 141 chunks on rank 1 for this shape: 141 x 533,200,896 B of
+// activations, and the 8K rows stay predicted not to fit (Llama3s8KRunDoesNotFitAsStated...).
+TEST(Causes, Llama3sFlexibleMicroBatchGroupKeepsNoFewerChunksThanNEqualsPpAtItsStatedBubble) {
+  ScheduleRun a = interleaved_schedule_run(6, 3, 2, 3);
+  EXPECT_EQ(a.length, 42);
+  EXPECT_EQ(a.peak, (std::vector<long>{8, 6, 4}));
+  a = interleaved_schedule_run(6, 3, 2, 2);
+  EXPECT_EQ(a.length, 57);
+  EXPECT_EQ(a.peak, (std::vector<long>{7, 5, 3}));
+  EXPECT_EQ(interleaved_schedule_run(6, 3, 2, 1, 7).length, -1);
+  a = interleaved_schedule_run(6, 3, 2, 1, 8);
+  EXPECT_EQ(a.length, 78);
+  EXPECT_EQ(a.peak, (std::vector<long>{12, 12, 10}));
+  a = interleaved_schedule_run(32, 16, 8, 16);
+  EXPECT_EQ(a.length, 813);
+  EXPECT_EQ(a.peak[1], 141);
+  struct Case { long n, extra; double length; };
+  for (const Case& c : {Case{15, 133, 1130}, Case{12, 151, 1143}, Case{8, 183, 1482}}) {
+    SCOPED_TRACE(c.n);
+    for (long k = 0; k < c.extra; k += 8) EXPECT_EQ(interleaved_schedule_run(32, 16, 8, c.n, k).length, -1) << k;
+    EXPECT_EQ(interleaved_schedule_run(32, 16, 8, c.n, c.extra - 1).length, -1);
+    a = interleaved_schedule_run(32, 16, 8, c.n, c.extra);
+    EXPECT_EQ(a.length, c.length);
+    EXPECT_EQ(a.peak[1], 256);
+  }
+  EXPECT_EQ(interleaved_schedule_run(32, 16, 8, 17).peak[1], 148);
+  // 16,384 GPUs (m 16 = pp): N = 16 runs all 128 forwards first on rank 1 (length 429 = (128 +
+  // 15) x 3); N = 8 runs only with 55 more forwards, as many chunks, in 762.
+  a = interleaved_schedule_run(16, 16, 8, 16);
+  EXPECT_EQ(a.length, 429);
+  EXPECT_EQ(a.peak[1], 128);
+  EXPECT_EQ(interleaved_schedule_run(16, 16, 8, 8, 54).length, -1);
+  a = interleaved_schedule_run(16, 16, 8, 8, 55);
+  EXPECT_EQ(a.length, 762);
+  EXPECT_EQ(a.peak[1], 128);
 }
 
 // (5) The bubble a pipeline layout leaves, as a number worked out by hand (review rplan4 LOW 5):

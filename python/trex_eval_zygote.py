@@ -644,7 +644,10 @@ class PagesChildrenWrite:
     holds open). The holder is the zygote's child, not the training child's, so that stop(),
     which kills the training child at the zygote's end, also kills and reaps the holder: forked
     by the training child it outlived it, an orphan for init or the evaluator's subreaper to
-    reap (one in a `--limit 1` run of the pool bench, session 20).
+    reap (one in a `--limit 1` run of the pool bench, session 20). A page the zygote writes
+    between the two forks (its fork's own bookkeeping) and again while the training child runs
+    may be listed although no child writes it: a copy too many, not a wrong one (measured: no
+    difference in a whole run, bench/results/oreval_pool_s21.md).
 
     It runs beside the zygote's first programs (40-60 ms here, mostly its own page faults): the
     zygote asks poll() between programs, and until the answer is in its children copy nothing

@@ -1377,6 +1377,41 @@ TEST(Causes, AFlashAttentionOneStackRunsTheAttentionCoreAtHalfTheFlashAttentionT
   EXPECT_NEAR(half.optimizer, full.optimizer, 1e-12);
 }
 
+// (7) An older release of a stack on Hopper (session 21): FlagPerf's H100 rows ran Megatron-Core
+// core_v0.6.0 in NGC PyTorch 24.02 (FlagPerf's megatron_core060 Dockerfile), older than NeMo 24.07,
+// which NVIDIA's own tables put 1.20x behind Megatron-Bridge 25.11 on the same Llama 3 8B H100 run
+// (12036 vs 14451 tokens/s): `megatron-core-0.6-hopper` is megatron-core with matmul_scale 0.83
+// (that pair's ratio, not fitted). By hand, dgx-h100: 0.70 x 989 TFLOPS = 692.3, x 0.83 =
+// 574.609 TFLOPS; everything else as megatron-core. The seven FlagPerf H100 rows select it; its
+// A800 rows (same image, no published A100 pair) keep megatron-core.
+TEST(Causes, AnOlderMegatronCoreOnHopperRunsGemmsAtThePublishedReleaseRatio) {
+  StackProfile core = load_stack(source_path("configs/plan/stack/megatron-core.toml"));
+  StackProfile old = load_stack(source_path("configs/plan/stack/megatron-core-0.6-hopper.toml"));
+  EXPECT_EQ(old.name, "megatron-core-0.6-hopper");
+  EXPECT_NEAR(old.matmul_scale, 12036.0 / 14451.0, 0.005);  // 0.8329, to two places
+  Cluster h100 = shipped_cluster("dgx-h100");
+  EXPECT_NEAR(roofs(h100, old).matmul, 574.609e12, 1e6);
+  EXPECT_NEAR(roofs(h100, old).attention, roofs(h100, core).attention, 1);
+  EXPECT_NEAR(old.tp_overlap, core.tp_overlap, 1e-12);
+  EXPECT_NEAR(old.step_overhead, core.step_overhead, 1e-12);
+  EXPECT_NEAR(old.launch_scale, core.launch_scale, 1e-12);
+  EXPECT_NEAR(old.moe_host_eager_s, core.moe_host_eager_s, 1e-12);
+  EXPECT_NEAR(old.moe_host_per_expert_s, core.moe_host_per_expert_s, 1e-12);
+  long hopper = 0, a800 = 0;
+  for (const ValidationCase& vc : load_validation_dir(source_path("configs/validation"))) {
+    if (vc.name.rfind("flagperf-", 0) != 0) continue;
+    if (vc.name.find("-h100-") != std::string::npos) {
+      EXPECT_EQ(vc.strategy.stack.name, "megatron-core-0.6-hopper") << vc.name;
+      ++hopper;
+    } else if (vc.name.find("-a800-") != std::string::npos) {
+      EXPECT_EQ(vc.strategy.stack.name, "megatron-core") << vc.name;
+      ++a800;
+    }
+  }
+  EXPECT_EQ(hopper, 7);
+  EXPECT_EQ(a800, 9);
+}
+
 // The validation split is a function of the run name alone (decided before any factor was set).
 TEST(Causes, ValidationSplitIsFixedByTheRunName) {
   EXPECT_EQ(split_of("megatron-gpt-18.4b"), Split::kHeldOut);

@@ -392,6 +392,43 @@ TEST(Swiglu, Bf16WithinAnUlpOfF32) {
   check_bf16_is_rounded_f32(4608, 1024, true);  // 9 MiB of bf16: streamed
 }
 
+// The bf16 forward on AVX-512 folds the routing weight into its sigmoid (1 / w scales the
+// polynomial: swiglu.cc's Bf16Weighted) for 2^-64 <= |w| <= 2^64 and multiplies by w after
+// for any other weight: rows with weights on both sides of those bounds, 0, -0, a denormal and
+// a negative one, 97 columns (32-wide steps, a 16-lane step, a masked tail), against the fp32
+// kernel on the widened inputs: the rounding of its result or a bf16 neighbour (bit for bit off
+// AVX-512), and exactly 0 where w is 0.
+TEST(Swiglu, Bf16ForwardEveryRoutingWeight) {
+  core::ThreadPool pool(2);
+  const std::vector<float> w = {1.f,     0.37f,   -2.5f,  0x1p-64f, 0x1p64f, 0x1.fffffep-65f,
+                                0x1p65f, 0.f,     -0.f,   1e-40f,   3e38f,   -0x1p-64f};
+  const int64_t rows = int64_t(w.size()), cols = 97, n = rows * cols;
+  auto gb = gate_like<bf16>(n, 91, 0), ub = gate_like<bf16>(n, 92, 0);
+  std::vector<float> gf(static_cast<size_t>(n)), uf(static_cast<size_t>(n));
+  for (size_t i = 0; i < size_t(n); ++i) gf[i] = core::to_float(gb[i]), uf[i] = core::to_float(ub[i]);
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    std::vector<float> of(static_cast<size_t>(n));
+    std::vector<bf16> ob(static_cast<size_t>(n), nan_value<bf16>());
+    swiglu_forward(gf.data(), uf.data(), w.data(), of.data(), rows, cols, kL, &pool);
+    swiglu_forward(gb.data(), ub.data(), w.data(), ob.data(), rows, cols, kL, &pool);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        const size_t i = size_t(r * cols + j);
+        const bf16 want = core::to_bf16(of[i]);
+        if (w[size_t(r)] == 0.f) {
+          ASSERT_EQ(ob[i].bits & 0x7fff, 0) << "row " << r << " col " << j;
+        }
+        if (isa != core::Isa::kAvx512) {
+          ASSERT_EQ(ob[i].bits, want.bits) << "row " << r << " col " << j << " " << of[i];
+        } else {
+          ASSERT_TRUE(same_or_neighbour(ob[i], want)) << "row " << r << " col " << j << " " << of[i];
+        }
+      }
+  }
+}
+
 TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }
 TEST(Swiglu, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
 

@@ -140,39 +140,68 @@ TREX_AVX512_FN __m512 sigmoid16(__m512 z) {
 // a minimax fit of the relative error), vscalefps multiplies by 2^floor(x)
 // (0 or infinity when out of range, so the forward needs no clamp: a very negative gate gives
 // s = 0, as the reference's 1 / (1 + inf), and -inf gives silu = -inf 0 = NaN, as the reference),
-// then the 14-bit reciprocal estimate (2^-14 relative). The forward stops there: s within 1.4e-4
-// relative of the exact one, so a bf16 output is the exact result's rounding or a bf16 neighbour
-// of it (test Swiglu.Bf16WithinAnUlpOfF32). The backward (Refine) adds sigmoid16's Newton step,
+// then the 14-bit reciprocal estimate (2^-14 relative). The forward (Bf16Weighted) stops there:
+// s within 1.4e-4 relative of the exact one, so a bf16 output is the exact result's rounding or a
+// bf16 neighbour of it (test Swiglu.Bf16WithinAnUlpOfF32). The backward (Refine) adds sigmoid16's Newton step,
 // s within 1e-5: its dw is an fp32 sum of up to thousands of terms as large as 100, held to 1e-3
 // against the reference, which 1e-4 per term can break. The Newton step needs a finite 1 + 2^x
 // (inf r = 0 is NaN), so it keeps only lanes with 2^x <= 2^126 and gives s = 0 in the others (z below
 // -87.3, where the reference's s is below 1e-38 or 0): a huge negative gate gives 0, not the
 // clamped 1 / 2^126 times the gate.
-// 9 (forward) or 13 instructions instead of sigmoid16's 21.
+// 9 (forward; 8 with its weight folded in) or 13 instructions instead of sigmoid16's 21.
 template <bool Refine>
 TREX_AVX512_FN __m512 sigmoid16_bf16(__m512 z) {
   __m512 x = _mm512_mul_ps(z, _mm512_set1_ps(-1.44269504088896341f));
   const __m512 f =
       _mm512_maskz_reduce_ps(simd::kAll16, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  __m512 p;
-  if constexpr (Refine) {
-    p = _mm512_set1_ps(1.3534168713e-2f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.2011467516e-2f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4144273996e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9300383329e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000026226f));
-  } else {
-    p = _mm512_set1_ps(7.8024521470e-2f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.2606715560e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9583356380e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.9992519617e-1f));
-  }
+  // The forward's degree-3 steps are Bf16Weighted's (below), with the routing weight folded in.
+  static_assert(Refine, "the bf16 forward's sigmoid is Bf16Weighted::sigmoid_times_w");
+  __m512 p = _mm512_set1_ps(1.3534168713e-2f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.2011467516e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4144273996e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9300383329e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0000026226f));
   const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), _mm512_maskz_scalef_ps(simd::kAll16, p, x));
   const __m512 r = _mm512_maskz_rcp14_ps(simd::kAll16, d);
-  if constexpr (!Refine) return r;
-  else return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(126.f), _CMP_LE_OQ), r,
-                                  _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+  return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(126.f), _CMP_LE_OQ), r,
+                             _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
 }
+
+// The bf16 forward's w sigma(gc) in one reciprocal (its rows are bound by the FMA/multiply
+// pipes: this drops the product's multiply by w, 2 of 28 such operations per 32 elements):
+// w / (1 + 2^x) = 1 / (p / w 2^floor(x) + 1 / w), so the polynomial's coefficients are divided
+// by w once per row and 1 / w replaces the 1 of the sigmoid above; the same instructions
+// otherwise (the coefficients' extra rounding, 6e-8 relative, is far below the polynomial's
+// 7.5e-5). Only for weights whose reciprocal keeps every step finite and normal (2^-64 <= |w| <=
+// 2^64: p / w and 1 / w stay within 2^65 and 2^x's overflow to infinity still gives 0); any
+// other weight (0, a denormal, infinity, NaN) keeps w = 1 here and multiplies by w after
+// (fold false), as before. The product is then (gc * w sigma) * uc: gc times 0 first, so a
+// gate of -1e38 still gives 0 (not -inf * 0) for a large uc, as the reference.
+struct Bf16Weighted {
+  __m512 c3, c2, c1, c0, winv;
+  bool fold;
+  TREX_AVX512_FN explicit Bf16Weighted(float w) {
+    const float a = std::fabs(w);
+    fold = a >= 0x1p-64f && a <= 0x1p64f;  // false for NaN too
+    const float inv = fold ? 1.f / w : 1.f;
+    c3 = _mm512_set1_ps(7.8024521470e-2f * inv);
+    c2 = _mm512_set1_ps(2.2606715560e-1f * inv);
+    c1 = _mm512_set1_ps(6.9583356380e-1f * inv);
+    c0 = _mm512_set1_ps(9.9992519617e-1f * inv);
+    winv = _mm512_set1_ps(inv);
+  }
+  // The forward's sigmoid of z times w when fold, else the sigmoid itself (w = 1).
+  TREX_AVX512_FN __m512 sigmoid_times_w(__m512 z) const {
+    const __m512 x = _mm512_mul_ps(z, _mm512_set1_ps(-1.44269504088896341f));
+    const __m512 f =
+        _mm512_maskz_reduce_ps(simd::kAll16, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 p = _mm512_fmadd_ps(c3, f, c2);
+    p = _mm512_fmadd_ps(p, f, c1);
+    p = _mm512_fmadd_ps(p, f, c0);
+    return _mm512_maskz_rcp14_ps(simd::kAll16,
+                                 _mm512_add_ps(winv, _mm512_maskz_scalef_ps(simd::kAll16, p, x)));
+  }
+};
 
 // The 16-lane rows' sigmoid by storage type: exact for fp32, sigmoid16_bf16 for bf16.
 template <class T, bool Refine>
@@ -199,10 +228,10 @@ using simd::widen_index;
 
 // One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's
 // halves): the same operations in the same order; backward16 adds to *acc as the loop does.
-TREX_BF16X32_FN __m512 forward16(__m512 gv, __m512 uv, __m512 vL, __m512 vnL, __m512 vw) {
+TREX_BF16X32_FN __m512 forward16(__m512 gv, __m512 uv, __m512 vL, const Bf16Weighted& k) {
   __m512 gc = simd::min16(gv, vL);
   __m512 uc = clamp16(uv, vL);
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(gc, sigmoid16_bf16<false>(gc)), uc), vw);
+  return _mm512_mul_ps(_mm512_mul_ps(gc, k.sigmoid_times_w(gc)), uc);
 }
 TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m512 vnL, __m512 vw,
                                 __m512* acc, __m512* dgv, __m512* duv) {
@@ -220,26 +249,51 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
   *duv = _mm512_maskz_mul_ps(in_u, da, silu);
 }
 
+// A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w.
+template <bool NT, bool Cvt>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void
+forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core::bf16* out,
+                       int64_t cols, float L) {
+  const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
+  const Bf16Weighted k(1.f);
+  for (int64_t i = 0; i < cols; i += 16) {
+    const __mmask16 m = simd::lanes16(i, cols);
+    out16<NT, Cvt>(out + i,
+                   _mm512_mul_ps(forward16(simd::load16(g + i, m), simd::load16(u + i, m), vL, k), vw),
+                   m);
+  }
+}
+
 template <bool NT, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void forward_row512(
     const T* g, const T* u, float wr, T* out, int64_t cols, float L) {
-  const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
+  const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   int64_t i = 0;
-  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
-    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
-    for (; i + 32 <= cols; i += 32) {
-      __m512 g0, g1, u0, u1;
-      load32(g + i, lo_idx, hi_idx, &g0, &g1);
-      load32(u + i, lo_idx, hi_idx, &u0, &u1);
-      store32<NT>(out + i, forward16(g0, u0, vL, vnL, vw), forward16(g1, u1, vL, vnL, vw));
+  if constexpr (std::is_same_v<T, core::bf16>) {
+    // bf16: w folded into the sigmoid (Bf16Weighted) where it can be, else multiplied after.
+    const Bf16Weighted k(wr);
+    if (!k.fold) return forward_row512_times_w<NT, Cvt>(g, u, wr, out, cols, L);
+    if constexpr (Cvt) {
+      const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+      for (; i + 32 <= cols; i += 32) {
+        __m512 g0, g1, u0, u1;
+        load32(g + i, lo_idx, hi_idx, &g0, &g1);
+        load32(u + i, lo_idx, hi_idx, &u0, &u1);
+        store32<NT>(out + i, forward16(g0, u0, vL, k), forward16(g1, u1, vL, k));
+      }
     }
-  }
-  for (; i < cols; i += 16) {
-    const __mmask16 m = simd::lanes16(i, cols);
-    __m512 gc = simd::min16(simd::load16(g + i, m), vL);
-    __m512 uc = clamp16(simd::load16(u + i, m), vL);
-    __m512 a = _mm512_mul_ps(_mm512_mul_ps(gc, sigmoid_for<T, false>(gc)), uc);
-    out16<NT, Cvt>(out + i, _mm512_mul_ps(a, vw), m);
+    for (; i < cols; i += 16) {
+      const __mmask16 m = simd::lanes16(i, cols);
+      out16<NT, Cvt>(out + i, forward16(simd::load16(g + i, m), simd::load16(u + i, m), vL, k), m);
+    }
+  } else {
+    for (; i < cols; i += 16) {
+      const __mmask16 m = simd::lanes16(i, cols);
+      __m512 gc = simd::min16(simd::load16(g + i, m), vL);
+      __m512 uc = clamp16(simd::load16(u + i, m), vL);
+      __m512 a = _mm512_mul_ps(_mm512_mul_ps(gc, sigmoid16(gc)), uc);
+      out16<NT, Cvt>(out + i, _mm512_mul_ps(a, vw), m);
+    }
   }
 }
 

@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     if ((only == "fwd" && bwd) || (only == "bwd" && !bwd)) continue;
     for (size_t i = 0; i < attn.size(); ++i) {
       Attn* a = &attn[i];
-      // The backward's o and lse are the forward's.
+      // The backward's lse is the forward's.
       k::sparse_attention_forward(a->q.data(), a->kv.data(), a->kc.data(),
                                   a->idx.empty() ? nullptr : a->idx.data(), a->sink.data(),
                                   a->o.data(), a->lse.data(), nullptr, a->sh);
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
                            k::sparse_attention_backward(
                                a->q.data(), a->kv.data(), a->kc.data(),
                                a->idx.empty() ? nullptr : a->idx.data(), a->sink.data(),
-                               a->o.data(), a->lse.data(), a->d_o.data(), a->dq.data(),
+                               a->lse.data(), a->d_o.data(), a->dq.data(),
                                a->dkv.data(), a->dkc.data(), a->dsink.data(), a->sh,
                                a->ws.data());
                          }});

@@ -629,15 +629,15 @@ int64_t sparse_attention_backward_workspace(const SparseAttnShape& sh) {
 
 template <class T>
 void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
-                               const float* sink, const T* o, const float* lse, const T* d_o,
+                               const float* sink, const float* lse, const T* d_o,
                                T* dq, T* dkv, T* dkv_comp, float* dsink,
                                const SparseAttnShape& sh, float* workspace,
                                core::ThreadPool* pool) {
   const int64_t H = sh.heads, hd = sh.hd, kmax = sh.window + sh.k_comp;
   if (core::trace_enabled() && sh.s > 0 && H > 0 && hd > 0)
-    // Scores again, dp, dq and dkey: 10 hd FLOPs per (head, key); q, o, d_o, keys in, dq, dkeys out.
+    // Scores again, dp, dq and dkey: 10 hd FLOPs per (head, key); q, d_o, keys in, dq, dkeys out.
     core::trace_count(10.0 * double(H * hd) * double(scored_pairs(comp_idx, sh)),
-                      double((5 * sh.s * H + 2 * (sh.s + sh.n_comp)) * hd) * sizeof(T) +
+                      double((4 * sh.s * H + 2 * (sh.s + sh.n_comp)) * hd) * sizeof(T) +
                           4.0 * double(sh.s * (sh.k_comp + H)));
   if (sh.s > 0 && H > 0 && hd > 0 && sh.window < 1)  // KeyColumns divides by it; before any write
     throw std::invalid_argument("sparse_attention_backward: window must be >= 1, got " + std::to_string(sh.window));
@@ -647,8 +647,7 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
     return;
   }
   // fp32 q and d_o rows are read in place while dq rows are written (see the header).
-  assert(!overlaps(dq, q, sh.s * H * hd) && !overlaps(dq, o, sh.s * H * hd) &&
-         !overlaps(dq, d_o, sh.s * H * hd));
+  assert(!overlaps(dq, q, sh.s * H * hd) && !overlaps(dq, d_o, sh.s * H * hd));
   core::ThreadPool& tp = core::pool_or_default(pool);
   const float tau = 1.f / std::sqrt(float(hd));
   ChunkPlan plan = plan_chunks(sh);
@@ -802,8 +801,8 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
                                             const float*, T*, float*, float*,                    \
                                             const SparseAttnShape&, core::ThreadPool*);          \
   template void sparse_attention_backward<T>(const T*, const T*, const T*, const int32_t*,       \
-                                             const float*, const T*, const float*, const T*, T*, \
-                                             T*, T*, float*, const SparseAttnShape&, float*,     \
+                                             const float*, const float*, const T*, T*, T*, T*,   \
+                                             float*, const SparseAttnShape&, float*,             \
                                              core::ThreadPool*);
 TREX_SPARSE_ATTN(float)
 TREX_SPARSE_ATTN(core::bf16)

@@ -11,7 +11,9 @@
 //   s_j = tau <q_h, key_j> (tau = hd^-1/2);  M = max(max_j s_j, z_h);
 //   Zs = sum_j exp(s_j - M) + exp(z_h - M);  p_j = exp(s_j - M) / Zs;  o_h = sum_j p_j key_j
 // Backward (p recomputed as exp(s_j - lse)):
-//   dp_j = <do_h, key_j>;  D = <do_h, o_h>;  ds_j = p_j (dp_j - D);  dq_h = tau sum_j ds_j key_j
+//   dp_j = <do_h, key_j>;  D = <do_h, o_h> = sum_j p_j dp_j, taken as
+//   sum_j p_j dp_j / (sum_j p_j + p_sink) (o is not an input);  ds_j = p_j (dp_j - D);
+//   dq_h = tau sum_j ds_j key_j
 //   dkey_j += tau ds_j q_h + p_j do_h  (summed over heads and queries);  dz_h = -sum_t p_sink D
 // The inverse RoPE on o that follows is rope_apply with sign -1, applied by the caller.
 // T is float or core::bf16 (storage); scores, softmax and accumulation are fp32. A token's
@@ -57,19 +59,21 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
 // It does not depend on the active tuning: every chunk count the backward may be tuned to fits.
 int64_t sparse_attention_backward_workspace(const SparseAttnShape& shape);
 
-// o and lse as the forward wrote them. dq, dkv, dkv_comp and dsink are overwritten. dq must not
-// overlap q, o or d_o: for fp32 the backward reads a token's q, o and d_o rows in place while it
-// writes that token's dq rows (checked by an assert in debug builds).
+// lse as the forward wrote it (the output o is not needed: D comes from P and dP). dq, dkv,
+// dkv_comp and dsink are overwritten. dq must not overlap q or d_o: for fp32 the backward reads a
+// token's q and d_o rows in place while it writes that token's dq rows (checked by an assert in
+// debug builds).
 template <class T>
 void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
-                               const float* sink, const T* o, const float* lse, const T* d_o,
+                               const float* sink, const float* lse, const T* d_o,
                                T* dq, T* dkv, T* dkv_comp, float* dsink,
                                const SparseAttnShape& shape, float* workspace = nullptr,
                                core::ThreadPool* pool = nullptr);
 
 // The eager chain: gather the keys of every query into a padded [s, K, hd] tensor with a mask,
 // batched matmuls, scale, masked fill, concatenated sink column, softmax as max / subtract / exp /
-// sum / divide, slice, matmul; the backward likewise op by op, index_add for dkv.
+// sum / divide, slice, matmul; the backward likewise op by op, index_add for dkv, with D from
+// the probabilities and dp as the kernel takes it (sum p dp / (sum p + p_sink)), not from o.
 template <class T>
 void sparse_attention_forward_ref(const T* q, const T* kv, const T* kv_comp,
                                   const int32_t* comp_idx, const float* sink, T* o, float* lse,
@@ -77,8 +81,7 @@ void sparse_attention_forward_ref(const T* q, const T* kv, const T* kv_comp,
                                   core::ThreadPool* pool = nullptr);
 template <class T>
 void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
-                                   const int32_t* comp_idx, const float* sink, const T* o,
-                                   const float* lse, const T* d_o, T* dq, T* dkv, T* dkv_comp,
+                                   const int32_t* comp_idx, const float* sink, const float* lse, const T* d_o, T* dq, T* dkv, T* dkv_comp,
                                    float* dsink, const SparseAttnShape& shape,
                                    core::ThreadPool* pool = nullptr);
 

@@ -5,12 +5,18 @@
 //             sc = bmm(qf, kg^T) [s, H, K]; sc = sc * tau; sc = where(mask, sc, -inf);
 //             cat = [sc | sink] [s, H, K+1]; mx = max; z = cat - mx; e = exp(z); den = sum(e);
 //             pr = e / den; lse = log(den) + mx; p = pr[..., :K]; of = bmm(p, kg); o = T(of)
-//   backward: the forward up to p; dof = float(do); dp = bmm(dof, kg^T); D = sum(dof * of);
+//   backward: the forward up to p; dof = float(do); dp = bmm(dof, kg^T);
+//             D = sum(p * dp) / sum(pr) (pr with the sink column: 1 up to rounding);
 //             ds = p * (dp - D); dq = bmm(ds, kg) * tau; dkg = bmm(ds^T, qf) * tau + bmm(p^T, dof);
 //             dkv = index_add(dkg window slots); dkv_comp = index_add(dkg compressed slots);
 //             dsink = -sum_t (pr[..., K] * D)
 // The batched matmuls are trex's sgemm per token (a BLAS call each, as bmm makes), so the
 // comparison with the fused kernel measures fusion, not a slower GEMM.
+// D = <do, o> is taken as sum_j p_j dp_j over the fp32 probabilities, the kernel's form
+// (sparse_attention.cc), not from o: with bf16 storage o is rounded to bf16, which moved D by up
+// to 2^-8 sum|do o| (dq up to 0.92 off an fp64 gradient on the tests' bf16 cases, the kernel's
+// 0.18; bench/results/attn_s20/acc_bf16.log). The division by the row's probability sum, sink
+// included, is the kernel's too: there it cancels lse's rounding; here it is 1 up to rounding.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -156,7 +162,7 @@ void sparse_attention_forward_ref(const T* q, const T* kv, const T* kv_comp,
 
 template <class T>
 void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
-                                   const int32_t* comp_idx, const float* sink, const T* o,
+                                   const int32_t* comp_idx, const float* sink,
                                    const float* lse, const T* d_o, T* dq, T* dkv, T* dkv_comp,
                                    float* dsink, const SparseAttnShape& sh,
                                    core::ThreadPool* pool) {
@@ -174,9 +180,8 @@ void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
   const float* pp = p.get();
   const float* kg = P.kg.get();
   const float* qf = P.qf.get();
-  Buf own_do, own_o;
+  Buf own_do;
   const float* dof = eager::as_f32(tp, d_o, s * H * hd, own_do);
-  const float* of = eager::as_f32(tp, o, s * H * hd, own_o);
   Buf dp = eager::fresh(s * H * K);
   float* dpp = dp.get();
   tp.parallel_for(0, s, 1, [&](int64_t t0, int64_t t1) {
@@ -186,12 +191,19 @@ void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
       sgemm(Trans::kNo, Trans::kYes, H, K, hd, 1.f, dof + t * H * hd, hd, kg + t * K * hd, hd,
             0.f, dpp + t * H * K, K, go);
   });
-  Buf prod = map(tp, s * H * hd, [&](int64_t i) { return dof[i] * of[i]; });
+  Buf prod = map(tp, s * H * K, [&](int64_t i) { return pp[i] * dpp[i]; });
   const float* pd = prod.get();
+  const float* pr = P.pr.get();
+  Buf psum = map(tp, s * H, [&](int64_t r) {
+    float sum = 0.f;
+    for (int64_t c = 0; c <= K; ++c) sum += pr[r * (K + 1) + c];
+    return sum;
+  });
+  const float* ps = psum.get();
   Buf D = map(tp, s * H, [&](int64_t r) {
     float sum = 0.f;
-    for (int64_t e = 0; e < hd; ++e) sum += pd[r * hd + e];
-    return sum;
+    for (int64_t c = 0; c < K; ++c) sum += pd[r * K + c];
+    return sum / ps[r];
   });
   const float* Dp = D.get();
   Buf diff = map(tp, s * H * K, [&](int64_t i) { return dpp[i] - Dp[i / K]; });
@@ -230,7 +242,6 @@ void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
   }
   eager::store_as(tp, acc_kv.data(), dkv, s * hd);
   eager::store_as(tp, acc_comp.data(), dkv_comp, sh.n_comp * hd);
-  const float* pr = P.pr.get();
   for (int64_t r = 0; r < s * H; ++r) dsink[r % H] -= pr[r * (K + 1) + K] * Dp[r];
 }
 
@@ -239,8 +250,8 @@ void sparse_attention_backward_ref(const T* q, const T* kv, const T* kv_comp,
                                                 const float*, T*, float*, float*,                \
                                                 const SparseAttnShape&, core::ThreadPool*);      \
   template void sparse_attention_backward_ref<T>(const T*, const T*, const T*, const int32_t*,   \
-                                                 const float*, const T*, const float*,           \
-                                                 const T*, T*, T*, T*, float*,                   \
+                                                 const float*, const float*, const T*, T*, T*,   \
+                                                 T*, float*,                                     \
                                                  const SparseAttnShape&, core::ThreadPool*);
 TREX_SPARSE_ATTN_REF(float)
 TREX_SPARSE_ATTN_REF(core::bf16)

@@ -433,7 +433,7 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
           s.q.data() + b * Hhd, s.kv.data() + b * hd,
           m > 0 ? s.kc.data() + s.comp_off[i] * hd : nullptr,
           sh.k_comp > 0 ? s.comp_idx.data() + s.idx_off[i] : nullptr, p.attn_sink,
-          s.o.data() + b * Hhd, s.lse.data() + b * H, dO + b * Hhd, dq + b * Hhd, dkv + b * hd,
+          s.lse.data() + b * H, dO + b * Hhd, dq + b * Hhd, dkv + b * hd,
           m > 0 ? dkc + s.comp_off[i] * hd : nullptr, dsink.data(), sh, ws);
       add_into(g.attn_sink, dsink.data(), H);
     }

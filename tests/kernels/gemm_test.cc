@@ -268,14 +268,15 @@ TEST(Gemm, TransposedOperandsGiveTheSameBits) {
 }
 
 // The AVX-512 path computes the bottom edge of C (fewer than 12 rows left) with a kernel of
-// that many rows, straight into C, and reads fp32 A unpacked where N is at most two slivers;
-// the scalar path packs everything and runs its full tile into a scratch, then applies the
-// epilogue element by element. All are one sequential FMA chain per element and the same
-// epilogue, so with the same KC they give the same bits: for every row count mod 12 (the
-// expert products' 64 rows leave 4), beta 0 and 0.5, every transpose, K with and without
-// several depth blocks, N = 40 (A unpacked, a column edge beside a full sliver), 64 (unpacked,
-// the experts' width block) and 96 (packed).
-TEST(Gemm, AvxEdgeRowsAndUnpackedAGiveTheScalarPathsBits) {
+// that many rows, straight into C, reads fp32 A unpacked where N is at most two slivers and
+// fp32 B (not transposed) unpacked where M is at most 24 panels; the scalar path packs
+// everything and runs its full tile into a scratch, then applies the epilogue element by
+// element. All are one sequential FMA chain per element and the same epilogue, so with the same
+// KC they give the same bits: for every row count mod 12 (the expert products' 64 rows leave
+// 4), beta 0 and 0.5, every transpose, K with and without several depth blocks, N = 40 (A
+// unpacked, a column edge beside a full sliver), 64 (A unpacked, the experts' width block) and
+// 96 (A packed; B unpacked where not transposed).
+TEST(Gemm, AvxEdgeRowsAndUnpackedOperandsGiveTheScalarPathsBits) {
   if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   core::ThreadPool pool(1);
   const CacheSizes caches = read_cache_sizes();

@@ -62,11 +62,17 @@ gemm_detail::DirectKernel direct_kernel_for(const GemmBlocking& g) {
   return g.isa == core::Isa::kAvx512 ? gemm_detail::microkernel_avx512_direct_x32 : nullptr;
 }
 
+gemm_detail::BDirectKernel bdirect_kernel_for(const GemmBlocking& g) {
+  return g.isa == core::Isa::kAvx512 ? gemm_detail::microkernel_avx512_bdirect_x32 : nullptr;
+}
+
 struct Problem {
   const GemmBlocking* g;
   MicroKernel ukr;
   gemm_detail::RowsKernel ukr_rows;
   gemm_detail::DirectKernel ukr_direct;
+  gemm_detail::BDirectKernel ukr_bdirect;
+  int64_t ldb_direct;  // > 0: b_packed is B itself (not transposed) with this row stride
   bool ta, tb;
   int64_t lda;
   float alpha;
@@ -85,7 +91,7 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* a_direc
   for (int64_t q = q0; q < q1; ++q) {
     int64_t jr = q * nr;
     int64_t cols = std::min<int64_t>(nr, nc - jr);
-    const float* bp = b_packed + q * kc * nr;
+    const float* bp = pr.ldb_direct ? b_packed + jr : b_packed + q * kc * nr;
     for (int64_t ir = 0; ir < mc; ir += mr) {
       int64_t rows = std::min<int64_t>(mr, mc - ir);
       float* ct = pr.c + (i0 + ir) * pr.ldc + j0 + jr;
@@ -95,6 +101,10 @@ void macro_kernel(const Problem& pr, const float* a_packed, const float* a_direc
         continue;
       }
       const float* ap = a_packed + ir * kc;
+      if (pr.ldb_direct) {  // only with packed A and full slivers (gemm_serial)
+        pr.ukr_bdirect(int(rows), kc, ap, bp, pr.ldb_direct, ct, pr.ldc, pr.alpha, beta);
+        continue;
+      }
       if (!ad && rows == mr && cols == nr) {
         pr.ukr(kc, ap, bp, ct, pr.ldc, pr.alpha, beta);
       } else if (!ad && cols == nr && pr.ukr_rows) {
@@ -141,6 +151,14 @@ void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64
   float* a_packed = thread_buffer(1, size_t(block_max * kc_max));
   // fp32 A read in place when each of its slivers meets few B slivers (see the direct kernel).
   const bool direct = p.ukr_direct && (n + nr - 1) / nr <= gemm_detail::kDirectMaxSlivers;
+  // fp32 B (not transposed) read in place when each of its slivers meets few A slivers (a
+  // product of up to 288 rows: the weight gradients dW = dY^T X of experts, shared expert and
+  // attention projections) and every sliver is full.
+  bool direct_b = false;
+  if constexpr (std::is_same_v<TB, float>)
+    direct_b = !direct && p.ukr_bdirect && !p.tb && n % nr == 0 &&
+               m_panels <= gemm_detail::kBDirectMaxSlivers;
+  if (direct_b) p.ldb_direct = ldb;
   for (int64_t jc = 0; jc < n; jc += g.nc) {
     const int64_t nc = std::min<int64_t>(g.nc, n - jc);
     const int64_t n_panels = (nc + nr - 1) / nr;
@@ -148,8 +166,10 @@ void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64
       const int64_t pg_end = std::min<int64_t>(k, pg + group_depth);
       auto block_kc = [&](int64_t pc) { return std::min<int64_t>(g.kc, k - pc); };
       auto b_block = [&](int64_t pc) { return b_packed + (pc - pg) * n_panels * nr; };
-      for (int64_t pc = pg; pc < pg_end; pc += g.kc)
-        gemm_detail::pack_b(p.tb, b, ldb, pc, block_kc(pc), jc, nc, nr, 0, n_panels, b_block(pc));
+      if (!direct_b)
+        for (int64_t pc = pg; pc < pg_end; pc += g.kc)
+          gemm_detail::pack_b(p.tb, b, ldb, pc, block_kc(pc), jc, nc, nr, 0, n_panels,
+                              b_block(pc));
       for (int64_t u = 0; u < blocks; ++u) {
         const int64_t ic = m_panels * u / blocks * mr;
         const int64_t mc = std::min<int64_t>(m, m_panels * (u + 1) / blocks * mr) - ic;
@@ -159,8 +179,11 @@ void gemm_serial(const Problem& pr, const TA* a, const TB* b, int64_t ldb, int64
             if (direct) a_direct = p.ta ? a + pc * p.lda + ic : a + ic * p.lda + pc;
           if (!a_direct) gemm_detail::pack_a(p.ta, a, p.lda, ic, mc, pc, block_kc(pc), mr, a_packed);
           // Later depth blocks accumulate onto what the earlier ones wrote.
-          macro_kernel(p, a_packed, a_direct, b_block(pc), block_kc(pc), ic, mc, jc, nc, 0,
-                       n_panels, pc == 0 ? beta : 1.0f);
+          const float* bb = b_block(pc);
+          if constexpr (std::is_same_v<TB, float>)
+            if (direct_b) bb = b + pc * ldb + jc;
+          macro_kernel(p, a_packed, a_direct, bb, block_kc(pc), ic, mc, jc, nc, 0, n_panels,
+                       pc == 0 ? beta : 1.0f);
         }
       }
     }
@@ -186,7 +209,8 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
   core::ThreadPool& pool = options.pool ? *options.pool : core::default_thread_pool();
   const int nt = pool.num_threads();
   const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
-  const Problem pr{&g, microkernel_for(g), rows_kernel_for(g), direct_kernel_for(g), ta, tb, lda, alpha, c, ldc};
+  const Problem pr{&g, microkernel_for(g), rows_kernel_for(g), direct_kernel_for(g),
+                   bdirect_kernel_for(g), 0, ta, tb, lda, alpha, c, ldc};
   if (nt == 1 || pool.running_here()) {
     gemm_serial(pr, a, b, ldb, m, n, k, beta, c);
     return;

@@ -67,12 +67,15 @@ namespace {
 // epilogue (for a 64-row product, as each expert's weight gradient is, the sixth panel is 4
 // rows: an eighth of the work was padding). Modes 1 and 2 skip packing A where each A sliver
 // meets only one or two B slivers (N <= 64: the experts' width blocks), so a packed copy would be
-// read twice at most. Each element's FMA chain and epilogue are the full kernel's, so every mode
-// and row count gives the same bits.
-template <int R, int kMode>
+// read twice at most. kBDirect reads B where it lies (row p at b + p * ldb, B not transposed)
+// instead of from a packed sliver: where a B sliver meets few A slivers (a weight gradient
+// dY^T X of 64-288 rows) the copy cost more than the strided reads, which come from L2. Each
+// element's FMA chain and epilogue are the full kernel's, so every mode and row count gives the
+// same bits.
+template <int R, int kMode, bool kBDirect>
 __attribute__((target("avx512f"))) void tile_x32(int64_t kc, const float* a, int64_t lda,
-                                                 const float* b, float* c, int64_t ldc,
-                                                 float alpha, float beta) {
+                                                 const float* b, int64_t ldb, float* c,
+                                                 int64_t ldc, float alpha, float beta) {
   constexpr int kMr = kMrAvx512;
   if (beta != 0.0f) {
 #pragma GCC unroll 12
@@ -89,8 +92,8 @@ __attribute__((target("avx512f"))) void tile_x32(int64_t kc, const float* a, int
   for (int i = 0; i < R; ++i) row[i] = a + i * lda;
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
-    __m512 b0 = _mm512_load_ps(b);
-    __m512 b1 = _mm512_load_ps(b + 16);
+    __m512 b0 = kBDirect ? _mm512_loadu_ps(b) : _mm512_load_ps(b);
+    __m512 b1 = kBDirect ? _mm512_loadu_ps(b + 16) : _mm512_load_ps(b + 16);
 #pragma GCC unroll 12
     for (int i = 0; i < R; ++i) {
       __m512 ai = _mm512_set1_ps(kMode == 1 ? row[i][p] : a[i]);
@@ -99,7 +102,7 @@ __attribute__((target("avx512f"))) void tile_x32(int64_t kc, const float* a, int
     }
     if (kMode == 0) a += kMr;
     if (kMode == 2) a += lda;
-    b += 32;
+    b += kBDirect ? ldb : 32;
   }
   __m512 va = _mm512_set1_ps(alpha);
   if (beta == 0.0f) {
@@ -120,22 +123,22 @@ __attribute__((target("avx512f"))) void tile_x32(int64_t kc, const float* a, int
   }
 }
 
-template <int kMode>
-void tile_x32_rows(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c,
-                   int64_t ldc, float alpha, float beta) {
+template <int kMode, bool kBDirect>
+void tile_x32_rows(int rows, int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb,
+                   float* c, int64_t ldc, float alpha, float beta) {
   switch (rows) {
-    case 1: return tile_x32<1, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 2: return tile_x32<2, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 3: return tile_x32<3, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 4: return tile_x32<4, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 5: return tile_x32<5, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 6: return tile_x32<6, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 7: return tile_x32<7, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 8: return tile_x32<8, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 9: return tile_x32<9, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 10: return tile_x32<10, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    case 11: return tile_x32<11, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
-    default: return tile_x32<12, kMode>(kc, a, lda, b, c, ldc, alpha, beta);
+    case 1: return tile_x32<1, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 2: return tile_x32<2, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 3: return tile_x32<3, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 4: return tile_x32<4, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 5: return tile_x32<5, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 6: return tile_x32<6, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 7: return tile_x32<7, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 8: return tile_x32<8, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 9: return tile_x32<9, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 10: return tile_x32<10, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    case 11: return tile_x32<11, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
+    default: return tile_x32<12, kMode, kBDirect>(kc, a, lda, b, ldb, c, ldc, alpha, beta);
   }
 }
 
@@ -144,16 +147,22 @@ void tile_x32_rows(int rows, int64_t kc, const float* a, int64_t lda, const floa
 void microkernel_avx512_rows_x32(int rows, int64_t kc, const float* a, const float* b, float* c,
                                  int64_t ldc, float alpha, float beta) {
   if (rows >= kMrAvx512) return microkernel_avx512_12x32(kc, a, b, c, ldc, alpha, beta);
-  tile_x32_rows<0>(rows, kc, a, 0, b, c, ldc, alpha, beta);
+  tile_x32_rows<0, false>(rows, kc, a, 0, b, 32, c, ldc, alpha, beta);
 }
 
 void microkernel_avx512_direct_x32(int rows, bool trans_a, int64_t kc, const float* a,
                                    int64_t lda, const float* b, float* c, int64_t ldc,
                                    float alpha, float beta) {
   if (trans_a)
-    tile_x32_rows<2>(rows, kc, a, lda, b, c, ldc, alpha, beta);
+    tile_x32_rows<2, false>(rows, kc, a, lda, b, 32, c, ldc, alpha, beta);
   else
-    tile_x32_rows<1>(rows, kc, a, lda, b, c, ldc, alpha, beta);
+    tile_x32_rows<1, false>(rows, kc, a, lda, b, 32, c, ldc, alpha, beta);
+}
+
+void microkernel_avx512_bdirect_x32(int rows, int64_t kc, const float* a, const float* b,
+                                    int64_t ldb, float* c, int64_t ldc, float alpha,
+                                    float beta) {
+  tile_x32_rows<0, true>(rows, kc, a, 0, b, ldb, c, ldc, alpha, beta);
 }
 
 }  // namespace trex::kernels::gemm_detail

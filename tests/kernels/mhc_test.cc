@@ -615,8 +615,8 @@ TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
     if (isa != core::Isa::kAvx512) continue;  // the fused stage 2 (the GEMM path blocks K)
     ScopedRowIsa path(isa);
     // 301 tokens of d 33: masked strips, and remainders after the 4- and 8-token groups.
-    // d 64 (a multiple of 32): the bf16 head's groups take head_group_bf16 (every strip full)
-    // on a CPU with AVX512_BF16, compared with the column path's strips.
+    // d 64 (a multiple of 32): the head's groups take head_group (every strip full; bf16 on a
+    // CPU with AVX512_BF16), compared with the column path's strips.
     for (const MhcShape& sh : {shape(300, 100, 4, 20), shape(301, 33, 4, 20), shape(300, 64, 4, 20)}) {
       check_column_blocks<float>(sh);
       check_column_blocks<core::bf16>(sh);

@@ -176,19 +176,20 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
   }
 }
 
-// block_tokens<4, bf16, true> for the final head's R = 4 rows where every strip is full and a
-// line (32 bf16) is two strips of one stream (d % 32 == 0), on AVX512_BF16: the same strips in
-// the same order with the same operations per element (the same bits), in one loop. There the
-// strips ran at about 190 instructions each for 64 elements (2 threads at 0.60 of the triad,
-// bound by instructions, not memory): strip() called through a pointer per strip (13 arguments,
-// the records' offsets reloaded per token, the pre gate looked up per token and strip), and the
-// prefetch bookkeeping per strip. Here the group's 16 dp, 4 coef and 4 pre per stream are
-// loaded once, and the prefetches are issued once per line.
-TREX_STRIP_FN void head_group_bf16(const core::bf16* X, const core::bf16* dy, core::bf16* dX,
-                                   const float* phi_pack, float* dphi_pack, int64_t t0,
-                                   int64_t tokens, int64_t n, int64_t d,
-                                   const StageOneRecords& rec) {
-  constexpr int TB = kSmallGroup, R = 4;
+// block_tokens<TB, T, true> for the final head's R = 4 rows where every strip is full and lines
+// hold whole strips of one stream: the bf16 head's 4-token groups (d % 32 == 0, AVX512_BF16,
+// Cvt: two strips a line) and the fp32 head's 8-token groups (d % 16 == 0, a strip a line). The
+// same strips in the same order with the same operations per element (the same bits), in one
+// loop. In bf16 the strips ran at about 190 instructions each for 64 elements (2 threads at
+// 0.60 of the triad, bound by instructions, not memory): strip() called through a pointer per
+// strip (13 arguments, the records' offsets reloaded per token, the pre gate looked up per token
+// and strip), and the prefetch bookkeeping per strip. Here the group's dp, coef and the stream's
+// pre are loaded once, and the prefetches are issued once per line.
+template <int TB, bool Cvt, class T>
+TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_pack,
+                              float* dphi_pack, int64_t t0, int64_t tokens, int64_t n, int64_t d,
+                              const StageOneRecords& rec) {
+  constexpr int R = 4, kSpl = int(64 / (16 * sizeof(T)));  // strips per line
   const int64_t nd = n * d, ns = nd / 16, per = rec.per_token;
   const float* r0 = rec.base + t0 * per;
   float dp[TB][R], coef[TB];
@@ -197,13 +198,13 @@ TREX_STRIP_FN void head_group_bf16(const core::bf16* X, const core::bf16* dy, co
     coef[t] = r0[t * per + rec.coef_at];
   }
   const bool next_group = t0 + 2 * TB <= tokens;  // the next group exists: request its rows
-  const core::bf16* x0 = X + t0 * nd;
-  core::bf16* dx0 = dX + t0 * nd;
+  const T* x0 = X + t0 * nd;
+  T* dx0 = dX + t0 * nd;
   for (int64_t i = 0; i < n; ++i) {
     float pre[TB];
     for (int t = 0; t < TB; ++t) pre[t] = r0[t * per + rec.pre_at + i];
-    const core::bf16* g0 = dy + t0 * d - i * d;  // dy at column c of stream i: g0 + c
-    for (int64_t c = i * d; c < (i + 1) * d; c += 32) {
+    const T* g0 = dy + t0 * d - i * d;  // dy at column c of stream i: g0 + c
+    for (int64_t c = i * d; c < (i + 1) * d; c += 16 * kSpl) {
       // As block_tokens: dX 8 strips ahead (into the next group past the row's end), X and dy
       // of the next group into L2, one request per line.
       const int64_t j = c / 16;
@@ -217,20 +218,20 @@ TREX_STRIP_FN void head_group_bf16(const core::bf16* X, const core::bf16* dy, co
           if (i == 0) _mm_prefetch(reinterpret_cast<const char*>(dy + (t0 + t) * d + c), _MM_HINT_T1);
         }
 #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kSpl; ++h) {
         const int64_t cc = c + 16 * h;
         const float* ph = phi_pack + (j + h) * R * 16;
         float* dph = dphi_pack + (j + h) * R * 16;
         __m512 xv[TB], acc[TB], pv[R], av[R];
         for (int t = 0; t < TB; ++t) {
-          xv[t] = load16<true, true>(x0 + t * nd + cc, simd::kAll16);
+          xv[t] = load16<true, Cvt>(x0 + t * nd + cc, simd::kAll16);
           acc[t] = _mm512_setzero_ps();
         }
         for (int k = 0; k < R; ++k) {
           pv[k] = _mm512_load_ps(ph + k * 16);
           av[k] = _mm512_load_ps(dph + k * 16);
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int t = 0; t < TB; ++t)
 #pragma GCC unroll 4
           for (int k = 0; k < R; ++k) {
@@ -239,13 +240,13 @@ TREX_STRIP_FN void head_group_bf16(const core::bf16* X, const core::bf16* dy, co
             acc[t] = _mm512_fmadd_ps(b, pv[k], acc[t]);
           }
         for (int k = 0; k < R; ++k) _mm512_store_ps(dph + k * 16, av[k]);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int t = 0; t < TB; ++t) {
           __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(coef[t]), xv[t], acc[t]);
-          v = _mm512_add_ps(v, _mm512_mul_ps(load16<true, true>(g0 + t * d + cc, simd::kAll16),
+          v = _mm512_add_ps(v, _mm512_mul_ps(load16<true, Cvt>(g0 + t * d + cc, simd::kAll16),
                                              _mm512_set1_ps(pre[t])));
-          core::bf16* o = dx0 + t * nd + cc;
-          store16<true, true>(o, _mm512_add_ps(load16<true, true>(o, simd::kAll16), v), simd::kAll16);
+          T* o = dx0 + t * nd + cc;
+          store16<true, Cvt>(o, _mm512_add_ps(load16<true, Cvt>(o, simd::kAll16), v), simd::kAll16);
         }
       }
     }
@@ -353,13 +354,18 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
   const std::vector<Strip>& strips = cached_strips(n, d);
   const int64_t nd = n * d;
   int64_t t = t0;
+  if constexpr (std::is_same_v<T, float>)
+    if (R == 4 && d % 16 == 0) {
+      for (; t + kGroup <= t1; t += kGroup)
+        head_group<kGroup, false>(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+    }
   for (; t + kGroup <= t1; t += kGroup)
     block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
   // Groups of 4 (the bf16 head's, mhc.cc; and a group's remainder of 4-7 tokens).
   if constexpr (std::is_same_v<T, core::bf16>)
     if (R == 4 && d % 32 == 0 && core::cpu_features().avx512_bf16) {
       for (; t + kSmallGroup <= t1; t += kSmallGroup)
-        head_group_bf16(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        head_group<kSmallGroup, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
     }
   for (; t + kSmallGroup <= t1; t += kSmallGroup)
     block_tokens<kSmallGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);

@@ -225,7 +225,12 @@ class CopyAhead(unittest.TestCase):
         with OrphansComeHere() as orphans:
             training = z.PagesChildrenWrite(z.private_pages())
             pid, holder = training.pid, training.holder
-            self.assertEqual(os.waitpid(holder, os.WNOHANG), (0, 0))  # holds the pages while the child runs
+            # The holder holds the pages while the child runs: it may end only after the training
+            # child has (at the EOF of the pipe only that child holds). Asked with WNOWAIT, so
+            # nothing is reaped here and poll() still reaps both.
+            peek = os.WEXITED | os.WNOHANG | os.WNOWAIT
+            if os.waitid(os.P_PID, holder, peek) is not None:
+                self.assertIsNotNone(os.waitid(os.P_PID, pid, peek))
             runs = training.poll(block=True)
             self.assertTrue(runs and training.done)
             self.assertIs(training.poll(), runs)  # asked again: the same answer, nothing read

@@ -172,9 +172,11 @@ TREX_AVX512_FN __m512 sigmoid16_bf16(__m512 z) {
 // w / (1 + 2^x) = 1 / (p / w 2^floor(x) + 1 / w), so the polynomial's coefficients are divided
 // by w once per row and 1 / w replaces the 1 of the sigmoid above; the same instructions
 // otherwise (the coefficients' extra rounding, 6e-8 relative, is far below the polynomial's
-// 7.5e-5). Only for weights whose reciprocal keeps every step finite and normal (2^-64 <= |w| <=
-// 2^64: p / w and 1 / w stay within 2^65 and 2^x's overflow to infinity still gives 0); any
-// other weight (0, a denormal, infinity, NaN) keeps w = 1 here and multiplies by w after
+// 7.5e-5). Only for 1 <= |w| <= 2^64: p / w and 1 / w stay at most p and 1, and w s is at least
+// s, so no step overflows or underflows where the unfolded sigmoid does not. Below 1 it would:
+// w s is formed before gc and uc multiply, (p / w) 2^x overflows near the clamp and w s flushes
+// to 0 where gc (w s) uc is a normal number (w 2^-10, gate -85; review of f553cf6). Any other
+// weight (below 1, 0, a denormal, infinity, NaN) keeps w = 1 here and multiplies by w after
 // (fold false), as before. The product is then (gc * w sigma) * uc: gc times 0 first, so a
 // gate of -1e38 still gives 0 (not -inf * 0) for a large uc, as the reference.
 struct Bf16Weighted {
@@ -182,7 +184,7 @@ struct Bf16Weighted {
   bool fold;
   TREX_AVX512_FN explicit Bf16Weighted(float w) {
     const float a = std::fabs(w);
-    fold = a >= 0x1p-64f && a <= 0x1p64f;  // false for NaN too
+    fold = a >= 1.f && a <= 0x1p64f;  // false for NaN too
     const float inv = fold ? 1.f / w : 1.f;
     c3 = _mm512_set1_ps(7.8024521470e-2f * inv);
     c2 = _mm512_set1_ps(2.2606715560e-1f * inv);

@@ -392,19 +392,13 @@ TEST(Swiglu, Bf16WithinAnUlpOfF32) {
   check_bf16_is_rounded_f32(4608, 1024, true);  // 9 MiB of bf16: streamed
 }
 
-// The bf16 forward on AVX-512 folds the routing weight into its sigmoid (1 / w scales the
-// polynomial: swiglu.cc's Bf16Weighted) for 1 <= |w| <= 2^64 and multiplies by w after
-// for any other weight: rows with weights on both sides of those bounds, 0, -0, a denormal and
-// a negative one, 97 columns (32-wide steps, a 16-lane step, a masked tail), against the fp32
-// kernel on the widened inputs: the rounding of its result or a bf16 neighbour (bit for bit off
-// AVX-512), and exactly 0 where w is 0.
-TEST(Swiglu, Bf16ForwardEveryRoutingWeight) {
+// The bf16 forward of rows with weights `w` (gates gb, ups ub) against the fp32 kernel on the
+// widened inputs: the rounding of its result or a bf16 neighbour on AVX-512, bit for bit off it,
+// and exactly 0 where w is 0.
+void check_bf16_forward_weighted(const std::vector<float>& w, const std::vector<bf16>& gb,
+                                 const std::vector<bf16>& ub, int64_t cols) {
   core::ThreadPool pool(2);
-  const std::vector<float> w = {1.f,     0.37f,   -2.5f,  0x1p-64f, 0x1p64f, 0x1.fffffep-65f,
-                                0x1p65f, 0.f,     -0.f,   1e-40f,   3e38f,   -0x1p-64f,
-                                0x1.fffffep-1f, -1.f};
-  const int64_t rows = int64_t(w.size()), cols = 97, n = rows * cols;
-  auto gb = gate_like<bf16>(n, 91, 0), ub = gate_like<bf16>(n, 92, 0);
+  const int64_t rows = int64_t(w.size()), n = rows * cols;
   std::vector<float> gf(static_cast<size_t>(n)), uf(static_cast<size_t>(n));
   for (size_t i = 0; i < size_t(n); ++i) gf[i] = core::to_float(gb[i]), uf[i] = core::to_float(ub[i]);
   for (core::Isa isa : row_isas()) {
@@ -418,51 +412,46 @@ TEST(Swiglu, Bf16ForwardEveryRoutingWeight) {
       for (int64_t j = 0; j < cols; ++j) {
         const size_t i = size_t(r * cols + j);
         const bf16 want = core::to_bf16(of[i]);
-        if (w[size_t(r)] == 0.f) {
-          ASSERT_EQ(ob[i].bits & 0x7fff, 0) << "row " << r << " col " << j;
-        }
-        if (isa != core::Isa::kAvx512) {
-          ASSERT_EQ(ob[i].bits, want.bits) << "row " << r << " col " << j << " " << of[i];
-        } else {
-          ASSERT_TRUE(same_or_neighbour(ob[i], want)) << "row " << r << " col " << j << " " << of[i];
-        }
+        const auto where = [&] {
+          return "row " + std::to_string(r) + " (w " + std::to_string(w[size_t(r)]) + ") col " +
+                 std::to_string(j) + " gate " + std::to_string(gf[i]) + ": " +
+                 std::to_string(core::to_float(ob[i])) + " against " + std::to_string(of[i]);
+        };
+        if (w[size_t(r)] == 0.f) ASSERT_EQ(ob[i].bits & 0x7fff, 0) << where();
+        if (isa != core::Isa::kAvx512) ASSERT_EQ(ob[i].bits, want.bits) << where();
+        else ASSERT_TRUE(same_or_neighbour(ob[i], want)) << where();
       }
   }
 }
 
-// Weights below 1 with gates far below zero (review of session 21's fold, which took weights down
-// to 2^-64): folded, w s would be formed first, (p / w) 2^x overflows for |w| < 1 near the sigmoid's clamp and w s flushes to 0
-// where gc (w s) uc is a normal number (w 2^-10, gate -85: -3.03e-38). Every output must still be
-// the fp32 kernel's rounding or a bf16 neighbour.
+// The bf16 forward on AVX-512 folds the routing weight into its sigmoid (1 / w scales the
+// polynomial: swiglu.cc's Bf16Weighted) for 1 <= |w| <= 2^64 and multiplies by w after
+// for any other weight: rows with weights on both sides of those bounds, 0, -0, a denormal and
+// a negative one, 97 columns (32-wide steps, a 16-lane step, a masked tail), against the fp32
+// kernel on the widened inputs: the rounding of its result or a bf16 neighbour (bit for bit off
+// AVX-512), and exactly 0 where w is 0.
+TEST(Swiglu, Bf16ForwardEveryRoutingWeight) {
+  const std::vector<float> w = {1.f,     0.37f,   -2.5f,  0x1p-64f, 0x1p64f, 0x1.fffffep-65f,
+                                0x1p65f, 0.f,     -0.f,   1e-40f,   3e38f,   -0x1p-64f,
+                                0x1.fffffep-1f, -1.f};
+  const int64_t n = int64_t(w.size()) * 97;
+  check_bf16_forward_weighted(w, gate_like<bf16>(n, 91, 0), gate_like<bf16>(n, 92, 0), 97);
+}
+
+// Weights below 1 with gates far below zero (review of session 21's fold, which took weights
+// down to 2^-64): folded, w s would be formed first, (p / w) 2^x overflows for |w| < 1 near the
+// sigmoid's clamp and w s flushes to 0 where gc (w s) uc is a normal number (w 2^-10, gate -82:
+// -0 against -4.89e-37). Every output must still be the fp32 kernel's rounding or a bf16
+// neighbour (bit for bit off AVX-512).
 TEST(Swiglu, Bf16ForwardSmallWeightsWithVeryNegativeGates) {
-  core::ThreadPool pool(2);
   const std::vector<float> w = {0x1p-10f, 0x1p-30f, 0.37f, -0x1p-20f, 1.f, 0x1p-64f};
-  const int64_t rows = int64_t(w.size()), cols = 97, n = rows * cols;
-  std::vector<float> gf(static_cast<size_t>(n)), uf(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    gf[size_t(i)] = -60.f - float(i % 67);                  // -60 .. -126
-    uf[size_t(i)] = (i % 2 ? -1.f : 1.f) * (0.5f + float(i % 5));
-  }
+  const int64_t n = int64_t(w.size()) * 97;
   std::vector<bf16> gb(static_cast<size_t>(n)), ub(static_cast<size_t>(n));
-  for (size_t i = 0; i < size_t(n); ++i) {
-    gb[i] = core::to_bf16(gf[i]), ub[i] = core::to_bf16(uf[i]);
-    gf[i] = core::to_float(gb[i]), uf[i] = core::to_float(ub[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    gb[size_t(i)] = core::to_bf16(-60.f - float(i % 67));  // -60 .. -126
+    ub[size_t(i)] = core::to_bf16((i % 2 ? -1.f : 1.f) * (0.5f + float(i % 5)));
   }
-  for (core::Isa isa : row_isas()) {
-    ScopedRowIsa path(isa);
-    SCOPED_TRACE(core::to_string(isa));
-    std::vector<float> of(static_cast<size_t>(n));
-    std::vector<bf16> ob(static_cast<size_t>(n), nan_value<bf16>());
-    swiglu_forward(gf.data(), uf.data(), w.data(), of.data(), rows, cols, kL, &pool);
-    swiglu_forward(gb.data(), ub.data(), w.data(), ob.data(), rows, cols, kL, &pool);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) {
-        const size_t i = size_t(r * cols + j);
-        ASSERT_TRUE(same_or_neighbour(ob[i], core::to_bf16(of[i])))
-            << "row " << r << " (w " << w[size_t(r)] << ") col " << j << " gate " << gf[i]
-            << ": " << core::to_float(ob[i]) << " against " << of[i];
-      }
-  }
+  check_bf16_forward_weighted(w, gb, ub, 97);
 }
 
 TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }

@@ -1415,6 +1415,48 @@ TEST(Causes, AnOlderMegatronCoreOnHopperRunsGemmsAtThePublishedReleaseRatio) {
   EXPECT_EQ(a800, 9);
 }
 
+// (7b) The same bound for an older release still (session 22): FlagPerf's three Llama 2 70B H800
+// rows ran FlagScale at git 26cd664 (2024-01-11) in NGC PyTorch 23.09 (FlagPerf's nvidia `megatron`
+// image: its Dockerfile and megatron_install.sh), whose vendored Megatron-Core is 0.4.0rc0
+// (FlagScale megatron/core/package_info.py at that commit): older than core_v0.6.0 and NeMo 24.07,
+// so `megatron-core-0.4-hopper` takes the same upper end, 0.83, and is megatron-core otherwise. By
+// hand, flagperf-h800-ib200: 0.70 x 989 TFLOPS = 692.3, x 0.83 = 574.609 TFLOPS. The three H800
+// rows select it, and on them it is the GEMM rate alone that moves: the predicted step's compute
+// grows and its communication terms stay as they were.
+TEST(Causes, FlagScalesMegatronCoreZeroFourOnH800TakesTheSameReleaseBound) {
+  StackProfile core = load_stack(source_path("configs/plan/stack/megatron-core.toml"));
+  StackProfile v06 = load_stack(source_path("configs/plan/stack/megatron-core-0.6-hopper.toml"));
+  StackProfile v04 = load_stack(source_path("configs/plan/stack/megatron-core-0.4-hopper.toml"));
+  EXPECT_EQ(v04.name, "megatron-core-0.4-hopper");
+  EXPECT_NEAR(v04.matmul_scale, v06.matmul_scale, 1e-12);
+  Cluster h800 = shipped_cluster("flagperf-h800-ib200");
+  EXPECT_NEAR(roofs(h800, v04).matmul, 574.609e12, 1e6);
+  EXPECT_NEAR(roofs(h800, v04).attention, roofs(h800, core).attention, 1);
+  EXPECT_NEAR(roofs(h800, v04).memory, roofs(h800, core).memory, 1);
+  EXPECT_NEAR(v04.tp_overlap, core.tp_overlap, 1e-12);
+  EXPECT_NEAR(v04.step_overhead, core.step_overhead, 1e-12);
+  EXPECT_NEAR(v04.launch_scale, core.launch_scale, 1e-12);
+  EXPECT_EQ(v04.dp_overlap, core.dp_overlap);
+  EXPECT_EQ(v04.vocab_divisible_by, core.vocab_divisible_by);
+  long h800_rows = 0;
+  for (const ValidationCase& vc : load_validation_dir(source_path("configs/validation"))) {
+    if (vc.name.rfind("flagperf-llama2-70b-h800-", 0) != 0) continue;
+    EXPECT_EQ(vc.strategy.stack.name, "megatron-core-0.4-hopper") << vc.name;
+    ++h800_rows;
+  }
+  EXPECT_EQ(h800_rows, 3);
+  ValidationCase vc =
+      load_validation_case(source_path("configs/validation/flagperf-llama2-70b-h800-bf16-tp8pp4dp1-gbs44-32gpu.toml"));
+  const TimeBreakdown older = evaluate(vc).prediction.time;
+  vc.strategy.stack = core;
+  const TimeBreakdown newer = evaluate(vc).prediction.time;
+  EXPECT_GT(older.compute, newer.compute * 1.05);
+  EXPECT_LT(older.compute, newer.compute / 0.83 + 1e-9);
+  EXPECT_NEAR(older.tp_comm, newer.tp_comm, 1e-12);
+  EXPECT_NEAR(older.pp_comm, newer.pp_comm, 1e-12);
+  EXPECT_NEAR(older.dp_comm, newer.dp_comm, 1e-12);
+}
+
 // The validation split is a function of the run name alone (decided before any factor was set).
 TEST(Causes, ValidationSplitIsFixedByTheRunName) {
   EXPECT_EQ(split_of("megatron-gpt-18.4b"), Split::kHeldOut);

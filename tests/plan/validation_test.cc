@@ -188,7 +188,11 @@ struct Bounds {
 // Then FlagPerf's seven H100 rows select `megatron-core-0.6-hopper` (NVIDIA's NeMo 24.07 vs
 // Megatron-Bridge 25.11 ratio, 0.83; causes_test): 7.13% / 73.3% / +3.29%, worst 23.4%
 // (InternEvo's 1,024-GPU TP 1 row); tightened to it.
-constexpr Bounds kFit{0.072, 0.033, 0.235};
+// Session 22: FlagPerf's three Llama 2 70B H800 rows (FlagScale 26cd664 = Megatron-Core 0.4.0rc0 in
+// NGC PyTorch 23.09) select `megatron-core-0.4-hopper`, the same published release bound (0.83;
+// causes_test): +11.2..+12.3% -> -2.3..+1.6%; fit 7.13% / 73.3% / +3.29% -> 6.87% / 75.9% /
+// +2.96%, worst unchanged; tightened to it. Held-out unchanged.
+constexpr Bounds kFit{0.069, 0.030, 0.235};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier

@@ -58,6 +58,49 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   }
 }
 
+// A line's store (lo = elements 0-15, hi = 16-31; the NT form's streaming stores need the
+// line 32-byte aligned) against core::to_bf16 for every pattern, in each of the line's 32
+// positions in turn, in lines of every kind the store's tests tell apart: all normal (no +-0
+// word after the conversion), normal with a +0 and a -0 word but no denormal, a denormal in the
+// other half than the pattern (lo or hi), and a line of patterns only.
+template <class Store>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void check32(
+    Store store, const char* name) {
+  const std::vector<uint32_t> pats = patterns();
+  for (size_t k = 0; k < pats.size(); ++k) {
+    const size_t at = k % 32;
+    alignas(64) float lines[5][32];
+    for (int kind = 0; kind < 5; ++kind)
+      for (int l = 0; l < 32; ++l) lines[kind][l] = 1.f + float(l) / 7.f;
+    const size_t other = (at + 16) % 32, other2 = (at + 17) % 32;
+    lines[1][other] = 0.f, lines[1][other2] = -0.f;
+    lines[2][other] = bits(0x1u);                // a denormal that rounds to +0
+    lines[3][other] = bits(0x807fffffu);         // one that rounds to -(the smallest normal)
+    lines[3][other2] = bits(0x0001c000u);        // one that stays a bf16 denormal
+    for (int l = 0; l < 32; ++l) lines[4][l] = bits(pats[(k + size_t(l) * 977) % pats.size()]);
+    for (int kind = 0; kind < 4; ++kind) lines[kind][at] = bits(pats[k]);
+    for (const auto& line : lines) {
+      alignas(64) uint16_t out[32];
+      store(reinterpret_cast<core::bf16*>(out), _mm512_load_ps(line), _mm512_load_ps(line + 16));
+      for (int l = 0; l < 32; ++l) {
+        uint32_t u;
+        std::memcpy(&u, &line[l], 4);
+        ASSERT_EQ(out[l], core::to_bf16(line[l]).bits)
+            << name << ": input bits 0x" << std::hex << u << " at " << std::dec << l;
+      }
+    }
+  }
+}
+
+TEST(ElementwiseSimd512, Bf16LineStoresMatchToBf16) {
+  const core::CpuFeatures& f = core::cpu_features();
+  if (!f.avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: store32 never runs here";
+  check32([](core::bf16* p, __m512 lo, __m512 hi) { simd::store32<false>(p, lo, hi); },
+          "store32");
+  check32([](core::bf16* p, __m512 lo, __m512 hi) { simd::store32<true>(p, lo, hi); },
+          "store32 NT");
+}
+
 TEST(ElementwiseSimd512, Bf16RoundingsMatchToBf16) {
   const core::CpuFeatures& f = core::cpu_features();
   if (!(f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl))

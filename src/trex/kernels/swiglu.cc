@@ -261,14 +261,28 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
   *duv = _mm512_maskz_mul_ps(in_u, da, silu);
 }
 
-// A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w.
+// A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w. These
+// are the usual routed rows (weights below 1) and the suite's (weights in (-1, 1)), so on
+// AVX512_BF16 they take a line per step too (load32 / store32: the same values lane for lane,
+// so the same bits as the 16-lane steps below, which only the row's tail then takes).
 template <bool NT, bool Cvt>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void
 forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core::bf16* out,
                        int64_t cols, float L) {
   const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   const Bf16Weighted k(1.f);
-  for (int64_t i = 0; i < cols; i += 16) {
+  int64_t i = 0;
+  if constexpr (Cvt) {
+    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+    for (; i + 32 <= cols; i += 32) {
+      __m512 g0, g1, u0, u1;
+      load32(g + i, lo_idx, hi_idx, &g0, &g1);
+      load32(u + i, lo_idx, hi_idx, &u0, &u1);
+      store32<NT>(out + i, _mm512_mul_ps(forward16(g0, u0, vL, k), vw),
+                  _mm512_mul_ps(forward16(g1, u1, vL, k), vw));
+    }
+  }
+  for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
     out16<NT, Cvt>(out + i,
                    _mm512_mul_ps(forward16(simd::load16(g + i, m), simd::load16(u + i, m), vL, k), vw),

@@ -13,7 +13,7 @@ evaluator's own forked child runs before it executes a fresh interpreter). CONTR
 SOCK_SEQPACKET socket to the evaluator. PYC_CACHE is $TREX_PYC_CACHE of the evaluator
 (open_pyc_cache): "" or absent the per-user cache, "0" none, else the cache's folder.
 COPY_AHEAD is $TREX_COPY_AHEAD of the evaluator: "0" turns the copy ahead off (WaitingChild,
-PagesChildrenWrite), anything else or absent leaves it on. FORK_EARLY "1" (warm_pool.cc: where
+survey_in_c, PagesChildrenWrite), anything else or absent leaves it on. FORK_EARLY "1" (warm_pool.cc: where
 the evaluator leaves a CPU idle beside each worker) makes the library's loop fork each next child
 while the current program runs instead of after its status (fork_early_wanted); absent or
 anything else, after. Each exchange on it is one JSON message:
@@ -632,8 +632,9 @@ def private_pages():
 
 
 class PagesChildrenWrite:
-    """Of `pages` (private_pages()), the runs that a program's child writes to, as far as the
-    warm-ups show: a child forked here runs what every program's child runs around its program
+    """Where the C loop cannot survey real children (survey_in_c: the Python loop, a library
+    without trex_zygote_survey): of `pages` (private_pages()), the runs that a program's child
+    writes to, as far as the warm-ups show: a child forked here runs what every program's child runs around its program
     (the request path, the runner on the warm-up's small program) and the warm-up's model once,
     then reads from /proc/self/pagemap which of the pages it now maps exclusively (its own
     copies: the ones it wrote) and sends their addresses back on a pipe. Nothing of a program
@@ -902,8 +903,10 @@ def main():
         trim(0)
     huge_text(lib)
     # Found once, in the interpreter every child is forked from (its later messages change a
-    # few pages), by a child that runs beside the first programs.
-    training = PagesChildrenWrite(private_pages() if copy_ahead_wanted(sys.argv) else ())
+    # few pages): by the C loop from what the first programs' children write (survey_in_c), else
+    # by a training child that runs beside the first programs.
+    pages = private_pages() if copy_ahead_wanted(sys.argv) else ()
+    training = PagesChildrenWrite(() if survey_in_c(lib, pages) else pages)
     try:
         return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training)
     finally:
@@ -926,7 +929,7 @@ def huge_text(lib):
 
 def copy_ahead_wanted(argv):
     """COPY_AHEAD (argv[4], $TREX_COPY_AHEAD of the evaluator, docs/eval.md): "0" turns the copy
-    ahead off (no training child, so no child copies anything ahead); absent or anything else
+    ahead off (no survey, no training child, so no child copies anything ahead); absent or anything else
     leaves it on. Its gain was measured only where page faults trap through a hypervisor."""
     return len(argv) <= 4 or argv[4] != "0"
 
@@ -1038,6 +1041,37 @@ def serve_in_c(loop, lib, ctl, ready, training):
                 waiting.pages = copying  # kept alive while the loop's children copy them
             continue
         return 0
+
+
+# survey_in_c: the pages that 3 of the first 4 programs' children write. Session 22, against 4 and 3
+# (oreval_env_ab.py, 7 pairs each, load 11-13): 4 and 2 (about 40 pages more) cost 1.07x the
+# CPU, 2 and 2 0.99x, 4 and 4 1.00x, 3 and 3 1.02x: within the noise, but none better.
+SURVEY_CHILDREN, SURVEY_AT_LEAST = 4, 3
+
+
+def survey_in_c(lib, pages, children=SURVEY_CHILDREN, at_least=SURVEY_AT_LEAST):
+    """Asks the C loop of `lib` to list the pages the children copy ahead from what the first
+    `children` programs' children write (trex_zygote_survey, src/trex/oreval/zygote_serve.cc):
+    the zygote reads each one's /proc/PID/pagemap while it runs, and the pages of `pages`
+    (private_pages()) that at least `at_least` of them wrote are copied ahead by every later
+    child. The training child (PagesChildrenWrite) runs a child's path without the sandbox and
+    its program: of the ~115 pages that 90% of real children write it listed 5, and 500 that
+    they do not (docs/eval.md, session 21). True when the survey is set up (then no training
+    child is wanted); False where `lib` has no such loop, the kernel cannot copy ahead or
+    `pages` is empty."""
+    if not pages or c_loop(lib) is None:
+        return False
+    register = getattr(lib, "trex_zygote_survey", None)
+    if register is None or not populate_write_works(libc_madvise()):
+        return False
+
+    class Iovec(ctypes.Structure):
+        _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+    runs = (Iovec * len(pages))(*[Iovec(address, length) for address, length in pages])
+    register.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    register.restype = ctypes.c_int
+    return register(ctypes.addressof(runs), len(pages), children, at_least) == 0  # copied there
 
 
 def copy_ahead_in_c(loop, pages):

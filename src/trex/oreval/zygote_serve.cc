@@ -12,13 +12,16 @@
 // PyOS_AfterFork_Child or _Parent, found in the interpreter that loaded this library), and a
 // child returns to Python, which runs what WaitingChild's child runs: the layers that do not
 // depend on the request, then the request (every sandbox layer before anything of the program).
-// Its copies ahead it makes here, first thing after the fork (copy_ahead_now). The next child is
+// Its copies ahead it makes here, first thing after the fork (copy_ahead_now); which pages, the
+// loop finds by surveying its first programs' children (trex_zygote_survey). The next child is
 // forked after a program's status, or, where the evaluator leaves a CPU idle beside each worker
 // (trex_zygote_fork_early), as soon as the program's {"pid": N} is sent, so that it gets ready
 // while that program runs (serve()'s Python loop forks it after the status). Loaded with
 // ctypes.PyDLL, so the interpreter's lock is held throughout, as os.fork holds it.
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 // A namespace of its own: a unity build puts this file beside the part's others, whose file-local
@@ -69,6 +73,35 @@ bool g_one_call_allowed = true;  // trex_zygote_copy_ahead_one_call: false tests
 
 // trex_zygote_fork_early: the next child is forked while the current program runs.
 bool g_fork_early = false;
+
+// The survey (trex_zygote_survey): which of the zygote's candidate pages the first programs'
+// children write, read by the zygote from each child's /proc/PID/pagemap while it runs. All its
+// memory is one anonymous mapping made when it is asked for, after the candidates were read
+// (private_pages()), so none of its pages is a candidate; each child unmaps it first thing.
+struct Survey {
+  iovec* candidates = nullptr;  // the zygote's own runs (private_pages()), page-aligned
+  int candidate_count = 0;
+  size_t pages = 0;                 // pages in all candidates
+  uint8_t* written_by = nullptr;    // per candidate page: how many surveyed children wrote it
+  uint8_t* seen = nullptr;          // per candidate page: the current child wrote it
+  uint64_t* entries = nullptr;      // a chunk of pagemap entries
+  void* mapping = nullptr;
+  size_t mapping_size = 0;
+  int children_left = 0;  // children still to survey: none, no survey
+  int at_least = 0;       // a page is copied ahead when at least this many of them wrote it
+};
+Survey g_survey;
+constexpr size_t kEntriesPerRead = 512;
+// The waiting child's and the running child's pagemap, opened by the zygote right after their
+// fork (while the child still runs as the zygote's user, before its layers: the open is the
+// kernel's access check, reads go to the mm it opened), or -1 (not surveyed). Every child closes
+// both first thing: no program holds a descriptor of another process's memory map.
+int g_waiting_map = -1;
+int g_running_map = -1;
+// The runs the survey chose (the children copy them as trex_zygote_copy_ahead's), kept here.
+iovec* g_survey_runs = nullptr;
+
+void register_runs(const iovec* runs, int count);
 
 constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14)
 constexpr int kMaxRunsPerCall = 1024;  // UIO_MAXIOV
@@ -112,6 +145,92 @@ void copy_ahead_now() {
   for (; i < g_run_count; ++i) madvise(g_runs[i].iov_base, g_runs[i].iov_len, kPopulateWrite);
 }
 
+// The survey's sample of a running child: of the candidate pages, the ones it maps present and
+// exclusively (its own copies: pages it wrote; a page it still shares with the zygote, or with
+// the child forked early beside it, is not). False when its memory is gone (it has exited: the
+// read answers nothing), true otherwise.
+bool sample_child(int map) {
+  const Survey& s = g_survey;
+  constexpr uint64_t kPresent = uint64_t(1) << 63, kExclusive = uint64_t(1) << 56;
+  // Entries are read kEntriesPerRead pages at a time from the first page not yet read, so that
+  // the runs near one another (most of them: the gaps are a few pages) cost one read.
+  uintptr_t window = 0;
+  size_t window_pages = 0, index = 0;
+  for (int r = 0; r < s.candidate_count; ++r) {
+    uintptr_t page = uintptr_t(s.candidates[r].iov_base) >> 12;
+    size_t left = s.candidates[r].iov_len >> 12;
+    while (left > 0) {
+      if (page < window || page >= window + window_pages) {
+        ssize_t got = pread(map, s.entries, kEntriesPerRead * 8, off_t(page * 8));
+        if (got < 8) return false;
+        window = page;
+        window_pages = size_t(got) / 8;
+      }
+      size_t take = window + window_pages - page;
+      if (take > left) take = left;
+      for (size_t i = 0; i < take; ++i) {
+        uint64_t entry = s.entries[page - window + i];
+        if ((entry & kPresent) && (entry & kExclusive)) s.seen[index + i] = 1;
+      }
+      index += take, page += take, left -= take;
+    }
+  }
+  return true;
+}
+
+void end_survey() {
+  Survey& s = g_survey;
+  if (g_waiting_map >= 0) close(g_waiting_map);
+  if (g_running_map >= 0) close(g_running_map);
+  g_waiting_map = g_running_map = -1;
+  if (s.mapping) munmap(s.mapping, s.mapping_size);
+  s = Survey{};
+}
+
+// A surveyed child has ended: its pages count; after the last one, the pages at least `at_least`
+// of them wrote become the runs every child forked from now on copies ahead.
+void survey_child_done(int map) {
+  Survey& s = g_survey;
+  close(map);
+  if (s.children_left <= 0) return;  // the survey ended while it ran
+  for (size_t i = 0; i < s.pages; ++i) {
+    s.written_by[i] = uint8_t(s.written_by[i] + s.seen[i]);
+    s.seen[i] = 0;
+  }
+  if (--s.children_left > 0) return;
+  // Runs of the chosen pages, adjacent ones merged (at most one run per page).
+  int count = 0;
+  size_t index = 0;
+  iovec* runs = static_cast<iovec*>(malloc((s.pages ? s.pages : 1) * sizeof(iovec)));
+  for (int r = 0; runs && r < s.candidate_count; ++r) {
+    char* base = static_cast<char*>(s.candidates[r].iov_base);
+    for (size_t p = 0; p < (s.candidates[r].iov_len >> 12); ++p, ++index) {
+      if (s.written_by[index] < s.at_least) continue;
+      char* at = base + (p << 12);
+      if (count > 0 && static_cast<char*>(runs[count - 1].iov_base) + runs[count - 1].iov_len == at)
+        runs[count - 1].iov_len += 4096;
+      else
+        runs[count++] = iovec{at, 4096};
+    }
+  }
+  end_survey();
+  if (runs && count > 0) {
+    free(g_survey_runs);
+    g_survey_runs = runs;
+    register_runs(runs, count);
+  } else {
+    free(runs);
+  }
+}
+
+// The zygote's side of a fork while the survey runs: the new child's pagemap.
+void open_child_map(pid_t pid) {
+  if (g_survey.children_left <= 0 || pid <= 0) return;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/pagemap", int(pid));
+  g_waiting_map = open(path, O_RDONLY | O_CLOEXEC);
+}
+
 ssize_t send_all(int fd, const char* data, size_t size) {
   ssize_t n;
   do n = send(fd, data, size, MSG_NOSIGNAL);
@@ -129,6 +248,13 @@ bool fork_waiting(const Hooks& hooks, int* child_sock) {
   pid_t pid = fork();
   if (pid == 0) {
     copy_ahead_now();
+    // The zygote's survey is not the child's: no descriptor of another child's memory map (the
+    // one beside it, forked early), nor what earlier programs' children were seen to write.
+    if (g_running_map >= 0) close(g_running_map);
+    if (g_waiting_map >= 0) close(g_waiting_map);
+    g_running_map = g_waiting_map = -1;
+    if (g_survey.mapping) munmap(g_survey.mapping, g_survey.mapping_size);
+    g_survey = Survey{};
     hooks.child();
     close(pair[0]);
     g_waiting = -1;
@@ -144,6 +270,7 @@ bool fork_waiting(const Hooks& hooks, int* child_sock) {
   }
   g_waiting = pid;
   g_waiting_sock = pair[0];
+  open_child_map(pid);
   return false;
 }
 
@@ -154,6 +281,8 @@ void stop_waiting() {
   }
   g_waiting = -1;
   g_waiting_sock = -1;
+  if (g_waiting_map >= 0) close(g_waiting_map);
+  g_waiting_map = -1;
 }
 
 // Gives the request and its descriptors to the waiting child; its pid, or -1 when there is none
@@ -163,6 +292,9 @@ pid_t hand(const char* message, size_t size, const int* fds) {
   int sock = g_waiting_sock;
   g_waiting = -1;
   g_waiting_sock = -1;
+  if (g_running_map >= 0) close(g_running_map);
+  g_running_map = g_waiting_map;  // surveyed while it runs (wait_for)
+  g_waiting_map = -1;
   if (pid <= 0) return -1;
   iovec iov{const_cast<char*>(message), size};
   alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))] = {};
@@ -181,6 +313,8 @@ pid_t hand(const char* message, size_t size, const int* fds) {
   while (n < 0 && errno == EINTR);
   close(sock);
   if (n == ssize_t(size)) return pid;
+  if (g_running_map >= 0) close(g_running_map);
+  g_running_map = -1;
   kill(pid, SIGKILL);
   while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
@@ -199,7 +333,35 @@ int wait_for(pid_t pid, double seconds, bool* timed_out) {
   double ms = seconds > 0 ? seconds * 1000.0 : 0.0;
   int status = 0;
   int pidfd = int(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd >= 0) {
+  int map = g_running_map;
+  g_running_map = -1;
+  if (pidfd >= 0 && map >= 0) {
+    // Surveyed: its pagemap sampled every millisecond until it exits (the last millisecond's
+    // writes can be missed: those pages are copied on their first write, as before).
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double end = double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6 + ms;
+    pollfd p{pidfd, POLLIN, 0};
+    for (;;) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      double left = end - (double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6);
+      int r = 0;
+      if (left > 0) {
+        do r = poll(&p, 1, left < 1 ? int(left + 0.999) : 1);
+        while (r < 0 && errno == EINTR);
+      }
+      if (r > 0) break;
+      if (left <= 0) {
+        *timed_out = true;
+        kill_group(pid);
+        break;
+      }
+      sample_child(map);
+    }
+    close(pidfd);
+    survey_child_done(map);
+  } else if (pidfd >= 0) {
+    if (map >= 0) close(map);
     pollfd p{pidfd, POLLIN, 0};
     int r;
     do r = poll(&p, 1, ms > 2e9 ? int(2e9) : int(ms + 0.999));
@@ -210,6 +372,7 @@ int wait_for(pid_t pid, double seconds, bool* timed_out) {
     }
     close(pidfd);
   } else {
+    if (map >= 0) close(map);
     // No pidfd (Linux before 5.3): 2 ms polls of its state, without reaping it (WNOWAIT).
     siginfo_t info;
     for (double waited = 0;; waited += 2) {
@@ -246,6 +409,26 @@ double wait_seconds(const char* message, size_t size) {
   double seconds = strtod(number, &end);
   if (end == number || !(seconds >= 0)) return -1;
   return seconds;
+}
+
+// trex_zygote_copy_ahead's work, also the survey's end (survey_child_done).
+void register_runs(const iovec* runs, int count) {
+  static int probed = -1;
+  if (probed < 0) {
+    probed = 0;
+    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int pidfd = int(syscall(SYS_pidfd_open, getpid(), 0));
+    if (page != MAP_FAILED && pidfd >= 0) {
+      iovec one{page, 4096};
+      unsigned char present = 0;
+      probed = process_madvise_self(pidfd, &one, 1) == 4096 && mincore(page, 4096, &present) == 0 && (present & 1);
+    }
+    if (pidfd >= 0) close(pidfd);
+    if (page != MAP_FAILED) munmap(page, 4096);
+  }
+  g_one_call = probed == 1 && g_one_call_allowed;
+  g_runs = runs;
+  g_run_count = runs ? count : 0;
 }
 
 }  // namespace
@@ -336,6 +519,18 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     // The warm pool, and so this path, runs only where no layer is missing: with a missing
     // layer and --allow-weak-sandbox every program gets a fresh interpreter (execute.cc).
     if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
+    // Surveyed: the program runs until the evaluator's {"wait": SECONDS}, which it sends once the
+    // child's output has ended (at its exit, after its memory is gone): sampled every
+    // millisecond meanwhile, then in wait_for.
+    if (g_running_map >= 0) {
+      pollfd p{ctl, POLLIN, 0};
+      bool alive = true;
+      while (alive) {
+        int r = poll(&p, 1, 1);
+        if (r > 0 || (r < 0 && errno != EINTR)) break;
+        if (r == 0) alive = sample_child(g_running_map);
+      }
+    }
     do n = recv(ctl, message, sizeof(message), 0);
     while (n < 0 && errno == EINTR);
     if (n <= 0) {
@@ -343,6 +538,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
       while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
       stop_waiting();
+      end_survey();
       return kEvaluatorGone;
     }
     double seconds = wait_seconds(message, size_t(n));
@@ -352,6 +548,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
       while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
       stop_waiting();
+      end_survey();
       return kBadWait;
     }
     bool timed_out = false;
@@ -385,23 +582,52 @@ __attribute__((visibility("default"))) int trex_zygote_serve(int ctl, int traini
 // later take any advice for the caller itself), on a private page of its own; else one madvise
 // per run. The caller has checked that madvise takes it (populate_write_works).
 __attribute__((visibility("default"))) void trex_zygote_copy_ahead(const iovec* runs, int count) {
+  trex::oreval::zygote_loop::register_runs(runs, count);
+}
+
+// Instead of a list given now: the list is what the next `children` programs' children write,
+// as the kernel shows the zygote in each child's /proc/PID/pagemap while it runs (sampled every
+// millisecond by the loop's wait): of the `count` runs of `candidates` (the zygote's own present
+// private pages, private_pages(); copied here), the pages at least `at_least` of those children
+// mapped exclusively (wrote). The children surveyed copy nothing ahead; every child forked after
+// the last one ends copies those pages first thing (trex_zygote_copy_ahead's way). Nothing comes
+// from a child but what the kernel reports of it, and only for the zygote's own candidate pages:
+// the list holds no address the zygote did not give. Returns 0, or -1 (no survey, nothing
+// changed) when the arguments are out of range or its memory cannot be mapped. The caller has
+// checked that madvise takes MADV_POPULATE_WRITE (populate_write_works).
+__attribute__((visibility("default"))) int trex_zygote_survey(const iovec* candidates, int count, int children,
+                                                              int at_least) {
   using namespace trex::oreval::zygote_loop;
-  static int probed = -1;
-  if (probed < 0) {
-    probed = 0;
-    void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    int pidfd = int(syscall(SYS_pidfd_open, getpid(), 0));
-    if (page != MAP_FAILED && pidfd >= 0) {
-      iovec one{page, 4096};
-      unsigned char present = 0;
-      probed = process_madvise_self(pidfd, &one, 1) == 4096 && mincore(page, 4096, &present) == 0 && (present & 1);
-    }
-    if (pidfd >= 0) close(pidfd);
-    if (page != MAP_FAILED) munmap(page, 4096);
+  if (!candidates || count <= 0 || children <= 0 || children > 255 || at_least <= 0 || at_least > children) return -1;
+  size_t pages = 0;
+  for (int i = 0; i < count; ++i) {
+    if ((uintptr_t(candidates[i].iov_base) & 4095) || (candidates[i].iov_len & 4095) || candidates[i].iov_len == 0)
+      return -1;
+    pages += candidates[i].iov_len >> 12;
   }
-  g_one_call = probed == 1 && g_one_call_allowed;
-  g_runs = runs;
-  g_run_count = runs ? count : 0;
+  if (pages > (size_t(1) << 24)) return -1;  // 64 GB of pages: not an interpreter's
+  size_t size = size_t(count) * sizeof(iovec) + kEntriesPerRead * sizeof(uint64_t) + 2 * pages;
+  size = (size + 4095) & ~size_t(4095);
+  void* mapping = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) return -1;
+  end_survey();
+  Survey& s = g_survey;
+  s.mapping = mapping;
+  s.mapping_size = size;
+  char* at = static_cast<char*>(mapping);
+  s.candidates = reinterpret_cast<iovec*>(at);
+  memcpy(s.candidates, candidates, size_t(count) * sizeof(iovec));
+  at += size_t(count) * sizeof(iovec);
+  s.entries = reinterpret_cast<uint64_t*>(at);
+  at += kEntriesPerRead * sizeof(uint64_t);
+  s.written_by = reinterpret_cast<uint8_t*>(at);
+  s.seen = s.written_by + pages;
+  s.candidate_count = count;
+  s.pages = pages;
+  s.children_left = children;
+  s.at_least = at_least;
+  register_runs(nullptr, 0);  // the surveyed children copy nothing ahead
+  return 0;
 }
 
 // Whether trex_zygote_copy_ahead may use process_madvise where the kernel takes it (the default)

@@ -633,6 +633,77 @@ class ServeInC(unittest.TestCase):
         self.assertEqual(hooks, [b"0"] + [b"%d" % self.PAGES] * 3)
         del view
 
+    def test_the_pages_most_surveyed_children_write_are_what_later_children_copy_ahead(self):
+        # trex_zygote_survey (survey_in_c): the zygote reads the first 3 programs' children's
+        # pagemaps while they run; pages 0 and 1 of the buffer, which 2 of the 3 write, are then
+        # copied ahead by every later child, and none of the pages only one wrote (2, 3, 4).
+        # Forking early, the child forked beside the third program was forked before the list was
+        # made and copies nothing. No child holds a descriptor of a pagemap.
+        for early in (0, 1):
+            with self.subTest(early=early):
+                self.survey(early)
+
+    def survey(self, early):
+        lib_path = os.environ["TREX_SANDBOX_ENTER_LIB"]
+        buf, view, first = CopyAhead.buffer(self)
+        pages = [(first, 4096 * self.PAGES)]
+
+        class Writes(StandInLibrary):
+            # The workdir names the buffer's pages this program writes; it reports the pages it
+            # owned before its writes (the copies made ahead) and any pagemap descriptor it holds.
+            def trex_sandbox_enter(self, *args):
+                flags = page_flags(first, 4096 * ServeInC.PAGES)
+                own = [i for i, f in enumerate(flags) if f & PRESENT and f & EXCLUSIVE]
+                maps = []
+                for fd in os.listdir("/proc/self/fd"):
+                    try:
+                        maps += [m for m in [os.readlink("/proc/self/fd/" + fd)] if m.endswith("/pagemap")]
+                    except FileNotFoundError:
+                        pass  # the listing's own descriptor, closed since
+                for i in filter(None, args[0].decode().split("/")[-1].split(",")):
+                    view[int(i) * 4096 + 1] = 1
+                time.sleep(0.05)  # sampled after its writes (every millisecond)
+                os.write(args[7], json.dumps([own, maps]).encode())
+                os._exit(7)
+
+        def set_up():
+            ctypes.CDLL(lib_path).trex_zygote_fork_early(early)
+            self.assertTrue(z.survey_in_c(ctypes.CDLL(lib_path), pages, children=3, at_least=2))
+
+        pid, ctl = self.start(Writes(prepare_fails=False), in_zygote=set_up)
+        seen = []
+        try:
+            for written in ("0,1,2", "0,1,3", "1,0,4", "", "3", ""):
+                request = dict(self.REQUEST, workdir="/nonexistent/" + written)
+                out_r, err_r = self.send_request(ctl, request)
+                self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+                out = os.read(out_r, 4096)
+                ctl.send(b'{"wait":10}')
+                status = json.loads(ctl.recv(1 << 16))
+                self.assertEqual((os.waitstatus_to_exitcode(status["status"]), status["timed_out"]), (7, False))
+                os.close(out_r)
+                os.close(err_r)
+                seen.append(json.loads(out))
+        finally:
+            self.stop(pid, ctl)
+        after = [[0, 1], []] if not early else [[], []]
+        self.assertEqual(seen, [[[], []]] * 3 + [after] + [[[0, 1], []]] * 2)
+        del view
+
+    def test_a_survey_out_of_range_is_refused_and_changes_nothing(self):
+        register = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_survey
+        register.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+
+        class Iovec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+        for runs, children, at_least in (([(4096, 4096)], 3, 4), ([(4096, 4096)], 0, 0), ([(4096, 4096)], 256, 1),
+                                         ([(4097, 4096)], 3, 2), ([(4096, 100)], 3, 2), ([(4096, 0)], 3, 2), ([], 3, 2)):
+            array = (Iovec * max(1, len(runs)))(*[Iovec(a, n) for a, n in runs])
+            self.assertEqual(register(ctypes.addressof(array), len(runs), children, at_least), -1)
+        self.assertFalse(z.survey_in_c(StandInLibrary(False), [(4096, 4096)]))  # no C loop: the training child
+        self.assertFalse(z.survey_in_c(sandbox_library(), []))  # nothing to copy: no survey
+
     def test_a_failed_prepare_runs_nothing_and_says_why(self):
         pid, ctl = self.start(StandInLibrary(prepare_fails=True))
         try:

@@ -121,6 +121,13 @@ inline void stats8(const float* kt, const float* zt, const float* ape, const Row
 
 constexpr int kVecs512 = 4;  // 16-lane vectors per step: 64 channels
 
+// exp(x) for x = score - max <= 0, which holds for finite scores (no upper clamp). With a NaN
+// score, max16's NaN order can leave the max below a later finite score, and a difference over
+// 88 then gives inf where a clamped exp gave exp(88); the entry's output is NaN either way.
+TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
+  return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
+}
+
 // The per-thread buffer of exp(score - max) of one entry's rows (rows x 64 channels).
 float* exp_buffer(int rows) {
   thread_local std::vector<float> buf;
@@ -225,7 +232,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 }
 
 // The softmax statistics of channels [e0, e1) of one entry with its rows in memory order (ratio
-// != 4), shared by forward_rows512 and backward_rows512: a max pass row by row, then a sum pass
+// != 4), forward_rows512's (the backward's are rows_scores512): a max pass row by row, then a sum pass
 // row by row, into per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0):
 // mx the max of the scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt.
 // pe (may be null) receives row j's exps at pe + j w. With kRequest (the forward), the max pass
@@ -233,8 +240,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // entry's rows; next 0: none): two streams in flight per pass, where each pass had waited on one
 // (perf, one thread: 59% of the samples on those two loads). Forward ratio 128, 2 threads, quiet
 // lane, load 13-16, paired medians of three runs: 1.11x (28 of 40 rounds faster), 1.10x and 1.07x
-// (20 of 30), while unchanged code in the same runs read 0.89-1.05x: likely 1.05-1.1x. The
-// backward (its exps and third pass fill L2 already) measured 0.98-1.00x with them: none there.
+// (20 of 30), while unchanged code in the same runs read 0.89-1.05x: likely 1.05-1.1x. (The
+// backward measured 0.98-1.00x with them while its passes overfilled L2; since rows_scores512
+// they pay there too.)
 template <bool kRequest>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
@@ -267,6 +275,57 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
     }
   }
 }
+
+// The backward's softmax statistics of channels [e0, e1) of one entry (ratio != 4, rows in memory
+// order): rows_stats512's max pass also stores each row's scores at pe + j w and requests kt's
+// lines, and the sum pass reads the scores back from there and leaves the exps in their place.
+// The sum pass then touches pe and kt only, where it read zt and ape again: with the exps, kt and
+// dape, the entry's zt and ape (256 KiB each at [8192, 512]) had made the passes' data 1.25 MiB
+// against a 1 MiB L2, and each pass had waited on one stream from memory (perf, one thread: the
+// samples on the max pass's zt loads, the sum pass's kt loads and the gradient pass's streaming
+// stores, 22%, 14% and 13%). Same scores, maxima and exps (score - max <= 0 for finite scores:
+// exp16_nonpos), the same bits.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_scores512(
+    const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
+    int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w) {
+  for (int64_t c = 0; c < w; c += 16) {
+    _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
+    _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
+    _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
+    float* pj = pe + int64_t(j) * w - e0;
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      __builtin_prefetch(kk + c);  // for the sum pass
+      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
+      _mm512_storeu_ps(pj + c, sc);
+      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
+    }
+  }
+  for (int j = 0; j < o.n; ++j) {
+    const float* kk = kt + o.x[j];
+    float* pj = pe + int64_t(j) * w - e0;
+    for (int64_t c = e0; c < e1; c += 16) {
+      const __mmask16 m = simd::lanes16(c, e1);
+      const __m512 pv = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(pj + c), _mm512_loadu_ps(mx + (c - e0))));
+      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
+      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
+      _mm512_storeu_ps(pj + c, pv);
+    }
+  }
+}
+
+// Entries taken one at a time, in entry order, by whichever thread asks (the multi-thread
+// backward for ratio != 4).
+class EntryClaims {
+ public:
+  int64_t take() { return next_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> next_{0};
+};
 
 // The order in which entries add their dzt to dape when several threads run entries at once
 // (taken in entry order, one at a time): dape sums over entries in entry order, as on one
@@ -336,25 +395,32 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_rows512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
     float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt,
-    DapeTurns* turns) {
+    DapeTurns* turns, EntryClaims* claims) {
   thread_local RowOffsets o;
   thread_local std::vector<float> buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   const int rows = ratio;  // ratio != 4: every entry has ratio rows
+  const int64_t entry_floats = int64_t(ratio) * compressor_width(ratio, hd);
   if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
-  for (int64_t i = i0; i < i1; ++i) {
+  for (int64_t i = claims ? claims->take() : i0, next = 0; i < i1; i = next) {
     entry_offsets(i, ratio, hd, &o);
-    rows_stats512<false>(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w, 0);
+    rows_scores512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w);
     for (int64_t c = e0; c < e1; c += 16) {
       const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_loadu_ps(sm + (c - e0)));
       _mm512_storeu_ps(kv + (c - e0), _mm512_mul_ps(_mm512_loadu_ps(ac + (c - e0)), inv));
       _mm512_storeu_ps(gk + (c - e0), _mm512_mul_ps(simd::load16(dk + i * hd + c, simd::lanes16(c, e1)), inv));
     }
+    // The entry this thread takes next, claimed now so that the gradient pass, which otherwise
+    // only waits on its streaming stores, requests that entry's zt for the max pass.
+    next = claims ? claims->take() : i + 1;
+    const int64_t ahead = next < i1 ? (next - i) * entry_floats : 0;
     for (int j = 0; j < o.n; ++j) {
       float* pj = pe + int64_t(j) * w;
+      const float* zn = zt + o.x[j] + ahead;
       for (int64_t c = e0; c < e1; c += 16) {
         const __mmask16 m = simd::lanes16(c, e1);
+        if (ahead != 0) __builtin_prefetch(zn + c);
         const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(pj + (c - e0)), _mm512_loadu_ps(gk + (c - e0)));
         const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o.x[j] + c, m), _mm512_loadu_ps(kv + (c - e0))));
         if (nt && m == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
@@ -469,13 +535,6 @@ struct R4Walk {
   int64_t steps_per_entry() const { return (e1 - e0 + kR4Step - 1) / kR4Step; }
   int64_t steps() const { return (i1 - i0) * steps_per_entry(); }
 };
-
-// exp(x) for x = score - max <= 0, which holds for finite scores (no upper clamp). With a NaN
-// score, max16's NaN order can leave the max below a later finite score, and a difference over
-// 88 then gives inf where a clamped exp gave exp(88); the entry's output is NaN either way.
-TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
-  return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
-}
 
 // Requests the lines of zt and kt that step s of the walk reads (nothing past its end).
 TREX_AVX512_FN void r4_prefetch(const float* kt, const float* zt, int64_t hd, const R4Walk& w,
@@ -802,13 +861,14 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
     zero_unread(dkt, dzt, dape, s, n, hd, ratio, 0, hd);
     if (threads == 1) {
-      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, nullptr);
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, nullptr, nullptr);
       simd::fence_streams(nt);
       return;
     }
     DapeTurns turns(n);
-    tp.parallel_for(0, n, 1, [&](int64_t lo, int64_t hi) {
-      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, lo, hi, hd, ratio, 0, hd, nt, &turns);
+    EntryClaims claims;
+    tp.run([&](int) {
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, &turns, &claims);
       simd::fence_streams(nt);
     });
     return;

@@ -148,9 +148,23 @@ float row_max(const float* x, int64_t n, float m) {
   return m;
 }
 
+#if defined(TREX_ELEM_AVX2) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VL__)
+// exp(x - m) of the k < 8 elements at x in place, as exp8 gives each; returns them in lanes
+// 0..k-1 and zeros above (the lanes past k are neither read nor written). The rows' last
+// n mod 8 elements (ratio-128 layers: 64 + 0..16 keys) had been k scalar std::exp calls.
+inline __m256 exp_tail8(float* x, int64_t k, __m256 vm) {
+  const __mmask8 mk = __mmask8((1u << k) - 1u);
+  const __m256 e = _mm256_maskz_mov_ps(mk, simd::exp8(_mm256_sub_ps(_mm256_maskz_loadu_ps(mk, x), vm)));
+  _mm256_mask_storeu_ps(x, mk, e);
+  return e;
+}
+#endif
+
 // exp(x - m) over a row, in place; returns the sum. The sum is 8 lanes added in element order
 // (lane l takes elements l, l + 8, ...), then simd::hsum: the AVX-512 loop adds each half of its
-// 16 exponentials in turn, so it sums in that same order.
+// 16 exponentials in turn, so it sums in that same order; on AVX-512 the last n mod 8 elements
+// are one masked step into the same lanes (exp_tail8), elsewhere a scalar tail after hsum.
 float exp_row(float* x, int64_t n, float m) {
   int64_t j = 0;
   float sum = 0.f;
@@ -171,6 +185,12 @@ float exp_row(float* x, int64_t n, float m) {
     _mm256_storeu_ps(x + j, e);
     acc = _mm256_add_ps(acc, e);
   }
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+  if (j < n) {  // the last n - j < 8 elements as one masked step (exp_tail8)
+    acc = _mm256_add_ps(acc, exp_tail8(x + j, n - j, vm));
+    j = n;
+  }
+#endif
   sum = simd::hsum(acc);
 #endif
   for (; j < n; ++j) {
@@ -210,15 +230,11 @@ void exp_rows8(float* x, int64_t ld, int64_t n, const float* m, float* sums) {
       acc[r] = _mm256_add_ps(acc[r], e);
     }
   }
-  for (int r = 0; r < 8; ++r) {
-    float* xr = x + r * ld;
-    float sum = simd::hsum(acc[r]);
-    for (int64_t i = j; i < n; ++i) {
-      xr[i] = std::exp(xr[i] - m[r]);
-      sum += xr[i];
-    }
-    sums[r] = sum;
+  if (j < n) {
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) acc[r] = _mm256_add_ps(acc[r], exp_tail8(x + r * ld + j, n - j, _mm256_set1_ps(m[r])));
   }
+  for (int r = 0; r < 8; ++r) sums[r] = simd::hsum(acc[r]);
 #else
   for (int r = 0; r < 8; ++r) sums[r] = exp_row(x + r * ld, n, m[r]);
 #endif

@@ -9,7 +9,9 @@ TREX_SANDBOX_ENTER_LIB=LIB. CPU is every process under this one: this process is
 subreaper (PR_SET_CHILD_SUBREAPER) and waits for any orphan before it reads RUSAGE_CHILDREN.
 
 Usage: python3 bench/oreval_env_ab.py BUILD_DIR PAIRS JOBS A B   (DATA: $TREX_DATA_DIR, else /work/shared/data)
-Prints each run, then the medians, the per-pair CPU ratios B/A and how many verdicts differ.
+Prints each run, then the medians (wall, CPU and page faults per program: minor and major faults
+of every process waited for under this one), the per-pair CPU ratios B/A and how many verdicts
+differ.
 Timed: run it in the quiet lane (flock /work/notes/quiet.lock nice -n 0 ...).
 """
 import ctypes
@@ -39,6 +41,14 @@ def children_cpu():
     return c.ru_utime + c.ru_stime
 
 
+def children_faults():
+    """Page faults (minor and major) of every waited-for process under this one: on this
+    project's PVM machine each traps through the hypervisor, so they are a count of work that
+    load does not change."""
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return c.ru_minflt + c.ru_majflt
+
+
 def reap_all():
     while True:
         try:
@@ -52,17 +62,17 @@ def run(build, jobs, extra):
     try:
         env = dict(os.environ, **extra)
         env.setdefault("TREX_DATA_DIR", "/work/shared/data")
-        c0, t0 = children_cpu(), time.perf_counter()
+        c0, f0, t0 = children_cpu(), children_faults(), time.perf_counter()
         subprocess.run([os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", jobs,
                         "--out", out, "--quiet"], env=env, check=True, stdout=subprocess.DEVNULL)
         reap_all()
-        wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+        wall, cpu, faults = time.perf_counter() - t0, children_cpu() - c0, children_faults() - f0
         verdicts = {}
         with open(os.path.join(out, "results.jsonl")) as f:
             for line in f:
                 j = json.loads(line)
                 verdicts[str(j["id"])] = j["class"]
-        return wall, cpu, verdicts
+        return wall, cpu, faults, verdicts
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -78,18 +88,20 @@ def main():
     for i in range(pairs):
         for k in ("A", "B") if i % 2 == 0 else ("B", "A"):
             load = os.getloadavg()[0]
-            wall, cpu, v = run(build, jobs, envs[k])
-            runs[k].append((wall, cpu))
+            wall, cpu, faults, v = run(build, jobs, envs[k])
+            runs[k].append((wall, cpu, faults))
             if verdicts.setdefault(k, v) != v:
                 print("%s: verdicts changed between runs" % k)
-            print("pair %d %s wall %.2f s CPU %.1f ms/program load %.1f" % (i, k, wall, 1000 * cpu / len(v), load), flush=True)
+            print("pair %d %s wall %.2f s CPU %.1f ms/program faults %.0f/program load %.1f" %
+                  (i, k, wall, 1000 * cpu / len(v), faults / len(v), load), flush=True)
     n = len(verdicts["A"])
     differ = sorted(k for k in verdicts["A"] if verdicts["A"][k] != verdicts["B"].get(k))
     ratios = [b[1] / a[1] for a, b in zip(runs["A"], runs["B"])]
-    med = {k: (statistics.median(r[0] for r in runs[k]), 1000 * statistics.median(r[1] for r in runs[k]) / n) for k in runs}
-    print("A median wall %.2f s CPU %.1f ms/program; B %.2f s %.1f ms; CPU ratio B/A per pair %s median %.3f, "
-          "B lower in %d/%d; verdicts differ %d of %d %s" %
-          (med["A"][0], med["A"][1], med["B"][0], med["B"][1], " ".join("%.3f" % r for r in ratios),
+    med = {k: (statistics.median(r[0] for r in runs[k]), 1000 * statistics.median(r[1] for r in runs[k]) / n,
+               statistics.median(r[2] for r in runs[k]) / n) for k in runs}
+    print("A median wall %.2f s CPU %.1f ms/program %.0f faults/program; B %.2f s %.1f ms %.0f faults; CPU ratio B/A per pair %s "
+          "median %.3f, B lower in %d/%d; verdicts differ %d of %d %s" %
+          (med["A"][0], med["A"][1], med["A"][2], med["B"][0], med["B"][1], med["B"][2], " ".join("%.3f" % r for r in ratios),
            statistics.median(ratios), sum(r < 1 for r in ratios), len(ratios), len(differ), n, differ))
 
 

@@ -1052,9 +1052,9 @@ SURVEY_CHILDREN, SURVEY_AT_LEAST = 4, 3
 def survey_in_c(lib, pages, children=SURVEY_CHILDREN, at_least=SURVEY_AT_LEAST):
     """Asks the C loop of `lib` to list the pages the children copy ahead from what the first
     `children` programs' children write (trex_zygote_survey, src/trex/oreval/zygote_serve.cc):
-    the zygote reads each one's /proc/PID/pagemap while it runs, and the pages of `pages`
-    (private_pages()) that at least `at_least` of them wrote are copied ahead by every later
-    child. The training child (PagesChildrenWrite) runs a child's path without the sandbox and
+    the zygote reads each one's /proc/PID/pagemap while it runs, and every later child gets its
+    own copies of the pages of `pages` (private_pages()) that at least `at_least` of them wrote:
+    at the fork, where the zygote can pin them (an io_uring's buffers), else copied ahead. The training child (PagesChildrenWrite) runs a child's path without the sandbox and
     its program: of the ~115 pages that 90% of real children write it listed 5, and 500 that
     they do not (docs/eval.md, session 21). True when the survey is set up (then no training
     child is wanted); False where `lib` has no such loop, the kernel cannot copy ahead or

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <stdint.h>
 #include <poll.h>
 #include <signal.h>
@@ -98,10 +99,15 @@ constexpr size_t kEntriesPerRead = 512;
 // both first thing: no program holds a descriptor of another process's memory map.
 int g_waiting_map = -1;
 int g_running_map = -1;
-// The runs the survey chose (the children copy them as trex_zygote_copy_ahead's), kept here.
+// The runs the survey chose, kept here, and the io_uring whose registered buffers pin them
+// (pin_runs), or -1 where they are copied ahead instead.
 iovec* g_survey_runs = nullptr;
+int g_ring = -1;
+size_t g_pinned_pages = 0;
+bool g_pin_allowed = true;  // trex_zygote_pin: false tests the copy ahead after a survey
 
 void register_runs(const iovec* runs, int count);
+bool pin_runs(const iovec* runs, int count);
 
 constexpr int kPopulateWrite = 23;  // MADV_POPULATE_WRITE (Linux 5.14)
 constexpr int kMaxRunsPerCall = 1024;  // UIO_MAXIOV
@@ -217,10 +223,37 @@ void survey_child_done(int map) {
   if (runs && count > 0) {
     free(g_survey_runs);
     g_survey_runs = runs;
-    register_runs(runs, count);
+    if (!(g_pin_allowed && pin_runs(runs, count))) register_runs(runs, count);
   } else {
     free(runs);
   }
+}
+
+// The chosen runs pinned in the zygote (the buffers of an io_uring of its own, which is never
+// used otherwise): the kernel copies a pinned page into a child at the fork itself (its early
+// copy for pages that may be under DMA, Linux 5.8 and later) instead of sharing it, so the child
+// finds those pages its own, writable, with no copy-on-write fault and no copy ahead to make.
+// That copy costs the zygote's fork about 1-3 us a page here; the copy ahead cost the child
+// more (its page-table change and TLB flush trap through the hypervisor). True when pinned; false
+// (nothing changed) where io_uring is missing or refused (kernel.io_uring_disabled, seccomp, the
+// memlock limit): the children then copy the runs ahead.
+bool pin_runs(const iovec* runs, int count) {
+#if defined(SYS_io_uring_setup) && defined(SYS_io_uring_register)
+  io_uring_params params{};
+  int ring = int(syscall(SYS_io_uring_setup, 1u, &params));
+  if (ring < 0) return false;
+  if (syscall(SYS_io_uring_register, ring, IORING_REGISTER_BUFFERS, runs, unsigned(count)) != 0) {
+    close(ring);
+    return false;
+  }
+  g_ring = ring;
+  g_pinned_pages = 0;
+  for (int i = 0; i < count; ++i) g_pinned_pages += runs[i].iov_len >> 12;
+  return true;
+#else
+  (void)runs, (void)count;
+  return false;
+#endif
 }
 
 // The zygote's side of a fork while the survey runs: the new child's pagemap.
@@ -255,6 +288,8 @@ bool fork_waiting(const Hooks& hooks, int* child_sock) {
     g_running_map = g_waiting_map = -1;
     if (g_survey.mapping) munmap(g_survey.mapping, g_survey.mapping_size);
     g_survey = Survey{};
+    if (g_ring >= 0) close(g_ring);  // its pages stay pinned in the zygote alone
+    g_ring = -1;
     hooks.child();
     close(pair[0]);
     g_waiting = -1;
@@ -590,7 +625,8 @@ __attribute__((visibility("default"))) void trex_zygote_copy_ahead(const iovec* 
 // millisecond by the loop's wait): of the `count` runs of `candidates` (the zygote's own present
 // private pages, private_pages(); copied here), the pages at least `at_least` of those children
 // mapped exclusively (wrote). The children surveyed copy nothing ahead; every child forked after
-// the last one ends copies those pages first thing (trex_zygote_copy_ahead's way). Nothing comes
+// the last one ends gets its own copies of those pages: at its fork where they can be pinned in
+// the zygote (pin_runs), else first thing after it (trex_zygote_copy_ahead's way). Nothing comes
 // from a child but what the kernel reports of it, and only for the zygote's own candidate pages:
 // the list holds no address the zygote did not give. Returns 0, or -1 (no survey, nothing
 // changed) when the arguments are out of range or its memory cannot be mapped. The caller has
@@ -628,6 +664,15 @@ __attribute__((visibility("default"))) int trex_zygote_survey(const iovec* candi
   s.at_least = at_least;
   register_runs(nullptr, 0);  // the surveyed children copy nothing ahead
   return 0;
+}
+
+// How many pages the survey's list pinned (pin_runs; 0: none, copied ahead instead, or no list
+// yet): the tests' view. `allowed` >= 0 sets whether a list made from then on may be pinned
+// (1, the default) or must be copied ahead (0); -1 changes nothing.
+__attribute__((visibility("default"))) long trex_zygote_pinned_pages(int allowed) {
+  using namespace trex::oreval::zygote_loop;
+  if (allowed >= 0) g_pin_allowed = allowed != 0;
+  return long(g_pinned_pages);
 }
 
 // Whether trex_zygote_copy_ahead may use process_madvise where the kernel takes it (the default)

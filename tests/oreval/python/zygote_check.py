@@ -460,6 +460,27 @@ class PipeTraining:
         return self.runs
 
 
+def io_uring_pins():
+    """Whether this process can make an io_uring and register a buffer of its own (pin it): what
+    the zygote's pin_runs needs. No: kernel.io_uring_disabled, a seccomp filter, memlock."""
+    import mmap
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params
+    ring = libc.syscall(425, 1, params)  # io_uring_setup (x86-64)
+    if ring < 0:
+        return False
+    try:
+        page = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+        iov = (ctypes.c_uint64 * 2)(address, 4096)
+        ok = libc.syscall(427, ring, 0, iov, 1) == 0  # io_uring_register, IORING_REGISTER_BUFFERS
+        del address
+        return ok
+    finally:
+        os.close(ring)
+
+
 def sandbox_library():
     """The real sandbox library (the one the build made, named by warm_pool_test.cc), or None."""
     path = os.environ.get("TREX_SANDBOX_ENTER_LIB", "")
@@ -638,12 +659,15 @@ class ServeInC(unittest.TestCase):
         # pagemaps while they run; pages 0 and 1 of the buffer, which 2 of the 3 write, are then
         # copied ahead by every later child, and none of the pages only one wrote (2, 3, 4).
         # Forking early, the child forked beside the third program was forked before the list was
-        # made and copies nothing. No child holds a descriptor of a pagemap.
-        for early in (0, 1):
-            with self.subTest(early=early):
-                self.survey(early)
+        # made and copies nothing. Where io_uring can pin them (pin_runs), the pages are pinned in
+        # the zygote and each later child gets its copies at the fork; else (and with pinning
+        # turned off) it copies them ahead: either way it owns them before its program runs. No
+        # child holds a descriptor of a pagemap or of the zygote's io_uring.
+        for early, pin in itertools.product((0, 1), (1, 0)):
+            with self.subTest(early=early, pin=pin):
+                self.survey(early, pin)
 
-    def survey(self, early):
+    def survey(self, early, pin):
         lib_path = os.environ["TREX_SANDBOX_ENTER_LIB"]
         buf, view, first = CopyAhead.buffer(self)
         pages = [(first, 4096 * self.PAGES)]
@@ -657,17 +681,21 @@ class ServeInC(unittest.TestCase):
                 maps = []
                 for fd in os.listdir("/proc/self/fd"):
                     try:
-                        maps += [m for m in [os.readlink("/proc/self/fd/" + fd)] if m.endswith("/pagemap")]
+                        link = os.readlink("/proc/self/fd/" + fd)
                     except FileNotFoundError:
-                        pass  # the listing's own descriptor, closed since
+                        continue  # the listing's own descriptor, closed since
+                    if link.endswith("/pagemap") or "io_uring" in link:
+                        maps.append(link)
+                pinned = ctypes.CDLL(lib_path).trex_zygote_pinned_pages(-1)  # the zygote's, as at the fork
                 for i in filter(None, args[0].decode().split("/")[-1].split(",")):
                     view[int(i) * 4096 + 1] = 1
                 time.sleep(0.05)  # sampled after its writes (every millisecond)
-                os.write(args[7], json.dumps([own, maps]).encode())
+                os.write(args[7], json.dumps([own, maps, pinned]).encode())
                 os._exit(7)
 
         def set_up():
             ctypes.CDLL(lib_path).trex_zygote_fork_early(early)
+            ctypes.CDLL(lib_path).trex_zygote_pinned_pages(pin)
             self.assertTrue(z.survey_in_c(ctypes.CDLL(lib_path), pages, children=3, at_least=2))
 
         pid, ctl = self.start(Writes(prepare_fails=False), in_zygote=set_up)
@@ -686,8 +714,9 @@ class ServeInC(unittest.TestCase):
                 seen.append(json.loads(out))
         finally:
             self.stop(pid, ctl)
-        after = [[0, 1], []] if not early else [[], []]
-        self.assertEqual(seen, [[[], []]] * 3 + [after] + [[[0, 1], []]] * 2)
+        pinned = 2 if pin and io_uring_pins() else 0
+        listed = [[0, 1], [], pinned]
+        self.assertEqual(seen, [[[], [], 0]] * 3 + [listed if not early else [[], [], 0]] + [listed] * 2)
         del view
 
     def test_a_survey_out_of_range_is_refused_and_changes_nothing(self):

@@ -24,6 +24,19 @@ def _num(v):
 
 # --- expressions ---------------------------------------------------------------------------
 
+def _linexpr(vars_, coefs, const):
+    """A LinExpr holding these lists (not copies) and constant, without __init__'s dispatch on
+    its arguments: the operators below make one or two per term a program writes (about 350
+    per Bench4Opt reference program), and LinExpr(other) also copied through that dispatch."""
+    e = _new_object(LinExpr)
+    e._vars = vars_
+    e._coefs = coefs
+    e._const = const
+    return e
+
+
+_new_object = object.__new__
+
 class Var:
     __array_ufunc__ = None  # numpy scalars defer to our operators
     __array_priority__ = 100
@@ -63,18 +76,46 @@ class Var:
     def __repr__(self):
         return "<%s.Var %s>" % (self._model._api_name, self._rec()[0])
 
-    # arithmetic
+    # arithmetic: the common cases (a number or another variable) make their one LinExpr
+    # directly; everything else goes through the variable as an expression, as before.
     def _lin(self):
-        return LinExpr(self)
+        return _linexpr([self], [1.0], 0.0)
 
-    def __add__(self, o): return self._lin().__add__(o)
-    def __radd__(self, o): return self._lin().__radd__(o)
-    def __sub__(self, o): return self._lin().__sub__(o)
+    def __add__(self, o):
+        t = type(o)
+        if t is Var:
+            return _linexpr([self, o], [1.0, 1.0], 0.0)
+        if t is float or t is int:
+            return _linexpr([self], [1.0], 0.0 + 1.0 * _num(o))
+        return self._lin().__add__(o)
+
+    def __radd__(self, o):
+        t = type(o)
+        if t is float or t is int:  # sum() starts from 0
+            return _linexpr([self], [1.0], 0.0 + 1.0 * _num(o))
+        return self._lin().__radd__(o)
+
+    def __sub__(self, o):
+        t = type(o)
+        if t is Var:
+            return _linexpr([self, o], [1.0, -1.0], 0.0)
+        if t is float or t is int:
+            return _linexpr([self], [1.0], 0.0 + -1.0 * _num(o))
+        return self._lin().__sub__(o)
+
     def __rsub__(self, o): return self._lin().__rsub__(o)
-    def __mul__(self, o): return self._lin().__mul__(o)
-    def __rmul__(self, o): return self._lin().__rmul__(o)
+
+    def __mul__(self, o):
+        t = type(o)
+        if t is float or t is int:
+            f = _num(o)
+            return _linexpr([self], [1.0 * f], 0.0 * f)
+        return self._lin().__mul__(o)
+
+    __rmul__ = __mul__
+
     def __truediv__(self, o): return self._lin().__truediv__(o)
-    def __neg__(self): return self._lin().__neg__()
+    def __neg__(self): return _linexpr([self], [-1.0], -0.0)
     def __pos__(self): return self._lin()
     def __pow__(self, p): return self._lin().__pow__(p)
     def __le__(self, o): return TempConstr(self._lin(), "<", o)
@@ -85,6 +126,9 @@ class Var:
 class LinExpr:
     __array_ufunc__ = None
     __array_priority__ = 100
+    # No __dict__: gurobipy's LinExpr (a compiled class) has none either, and a program makes
+    # hundreds of these.
+    __slots__ = ("_vars", "_coefs", "_const")
 
     def __init__(self, arg1=None, arg2=None):
         self._vars = []
@@ -113,7 +157,7 @@ class LinExpr:
                 self._coefs.append(_num(c))
 
     def copy(self):
-        return LinExpr(self)
+        return _linexpr(self._vars[:], self._coefs[:], self._const)
 
     def size(self): return len(self._vars)
     def getVar(self, i): return self._vars[i]
@@ -168,9 +212,16 @@ class LinExpr:
         return self
 
     def __add__(self, o):
+        # A new expression of this one's terms, then o's (_iadd's cases, the two common ones
+        # written out: each makes the same lists and constant _iadd would).
+        t = type(o)
+        if t is Var:
+            return _linexpr(self._vars + [o], self._coefs + [1.0], self._const)
+        if t is LinExpr:
+            return _linexpr(self._vars + o._vars, self._coefs + o._coefs, self._const + 1.0 * o._const)
         if isinstance(o, QuadExpr):
             return o.__radd__(self)
-        r = LinExpr(self)
+        r = _linexpr(self._vars[:], self._coefs[:], self._const)
         return r._iadd(o)
 
     def __radd__(self, o):
@@ -184,7 +235,7 @@ class LinExpr:
     def __sub__(self, o):
         if isinstance(o, QuadExpr):
             return (-o).__radd__(self)
-        r = LinExpr(self)
+        r = _linexpr(self._vars[:], self._coefs[:], self._const)
         return r._iadd(o, -1.0)
 
     def __isub__(self, o):
@@ -196,23 +247,15 @@ class LinExpr:
         return (-self).__add__(o)
 
     def __neg__(self):
-        r = LinExpr()
-        r._vars = list(self._vars)
-        r._coefs = [-c for c in self._coefs]
-        r._const = -self._const
-        return r
+        return _linexpr(self._vars[:], [-c for c in self._coefs], -self._const)
 
     def __pos__(self):
-        return LinExpr(self)
+        return _linexpr(self._vars[:], self._coefs[:], self._const)
 
     def __mul__(self, o):
         if _is_number(o):
             f = _num(o)
-            r = LinExpr()
-            r._vars = list(self._vars)
-            r._coefs = [c * f for c in self._coefs]
-            r._const = self._const * f
-            return r
+            return _linexpr(self._vars[:], [c * f for c in self._coefs], self._const * f)
         if isinstance(o, (Var, LinExpr)) and not isinstance(o, QuadExpr):
             other = o._lin() if isinstance(o, Var) else o
             q = QuadExpr()
@@ -265,6 +308,8 @@ class LinExpr:
 
 
 class QuadExpr(LinExpr):
+    __slots__ = ("_lin", "_qterms")
+
     def __init__(self, expr=None):
         LinExpr.__init__(self)
         self._lin = LinExpr(expr) if expr is not None and not isinstance(expr, QuadExpr) else LinExpr()
@@ -363,10 +408,20 @@ class TempConstr:
 
 
 def quicksum(iterable):
-    e = LinExpr()
+    e = _linexpr([], [], 0.0)
+    vars_, coefs = e._vars, e._coefs
     quad = None
     for t in iterable:
-        if isinstance(t, QuadExpr):
+        # _iadd's two common cases written out (same lists, same constant), the rest through it.
+        tt = type(t)
+        if tt is Var:
+            vars_.append(t)
+            coefs.append(1.0)
+        elif tt is LinExpr:
+            vars_ += t._vars
+            coefs += t._coefs
+            e._const += 1.0 * t._const
+        elif isinstance(t, QuadExpr):
             quad = t if quad is None else quad + t
         else:
             e._iadd(t)

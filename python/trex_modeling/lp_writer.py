@@ -72,13 +72,35 @@ def _lp_name(name, taken, fallback):
     return n
 
 
-def _term(coef, body, first):
+def _row_name(name, k):
+    """_lp_name(name, set(), "R%d" % k): a row's name is not made unique (Gurobi repeats a
+    repeated one), so the common name, already valid, is returned as it is."""
+    if type(name) is str and name and _NAME_CHARS.issuperset(name) and not (name[0].isdigit() or name[0] == "."):
+        return name
+    return _lp_name(name, set(), "R%d" % k)
+
+
+def _term(coef, body, first, number=gurobi_number):
     sign = "-" if coef < 0 else "+"
     mag = abs(coef)
-    text = body if mag == 1 else "%s %s" % (gurobi_number(mag), body)
+    text = body if mag == 1 else "%s %s" % (number(mag), body)
     if first:
         return text if sign == "+" else "- " + text
     return "%s %s" % (sign, text)
+
+
+def _numbers():
+    """gurobi_number with its texts kept for the one file being written: a model repeats its
+    coefficients and bounds (a cost per row, a capacity per column), and each text costs two
+    conversions and often a logarithm."""
+    memo = {}
+
+    def number(x):
+        s = memo.get(x)
+        if s is None:
+            s = memo[x] = gurobi_number(x)
+        return s
+    return number
 
 
 def _quad_terms(qs, vn, scale):
@@ -104,6 +126,7 @@ def _wrapped(prefix, tokens, tail=""):
 
 
 def lp_text(m, internal_names=False):
+    number = _numbers()
     taken = set()
     vn = ["x%d" % i if internal_names else _lp_name(v[0], taken, "C%d" % i) for i, v in enumerate(m["vars"])]
     const_name = "Constant" if "Constant" not in taken else _lp_name("Constant", taken, "Constant")
@@ -111,9 +134,9 @@ def lp_text(m, internal_names=False):
              "\\ LP format - for model browsing. Use MPS format to capture full model detail.",
              "Maximize" if m["sense"] == "max" else "Minimize"]
     costs = [(i, v[4]) for i, v in enumerate(m["vars"]) if v[4] != 0]
-    obj = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate(costs)]
+    obj = [_term(c, vn[i], n == 0, number) for n, (i, c) in enumerate(costs)]
     if m["constant"]:
-        obj.append(_term(m["constant"], const_name, False))
+        obj.append(_term(m["constant"], const_name, False, number))
     if m["qobj"]:
         q = _quad_terms([(min(i, j), max(i, j), c) for i, j, c in m["qobj"]], vn, 2.0)
         q[0] = ("+ [ " if obj else "[ ") + q[0]
@@ -121,39 +144,40 @@ def lp_text(m, internal_names=False):
         obj += q
     lines += _wrapped("  ", obj) if obj else [""]
     lines.append("Subject To")
+    ops = {"<": "<=", ">": ">=", "=": "="}
     for k, (name, sense, rhs, idx, coef, quad) in enumerate(m["constrs"]):
-        cn = "c%d" % k if internal_names else _lp_name(name, set(), "R%d" % k)
-        toks = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate((i, c) for i, c in zip(idx, coef) if c != 0)]
+        cn = "c%d" % k if internal_names else _row_name(name, k)
+        toks = [_term(c, vn[i], n == 0, number) for n, (i, c) in enumerate((i, c) for i, c in zip(idx, coef) if c != 0)]
         if quad:
             q = _quad_terms(quad, vn, 1.0)
             q[0] = ("+ [ " if toks else "[ ") + q[0]
             q[-1] += " ]"
             toks += q
-        op = {"<": "<=", ">": ">=", "=": "="}[sense]
-        lines += _wrapped(" %s: " % cn, toks, "%s%s %s" % (" " if toks else "", op, gurobi_number(rhs)))
+        op = ops[sense]
+        lines += _wrapped(" %s: " % cn, toks, "%s%s %s" % (" " if toks else "", op, number(rhs)))
     for k, (name, b, val, idx, coef, sense, rhs) in enumerate(m.get("indicators", ())):
         cn = _lp_name(name, set(), "GC%d" % k)
-        toks = [_term(c, vn[i], n == 0) for n, (i, c) in enumerate(zip(idx, coef))]
+        toks = [_term(c, vn[i], n == 0, number) for n, (i, c) in enumerate(zip(idx, coef))]
         op = {"<": "<=", ">": ">=", "=": "="}[sense]
         lines += _wrapped(" %s: %s = %d -> " % (cn, vn[b], val), toks,
-                          "%s%s %s" % (" " if toks else "", op, gurobi_number(rhs)))
+                          "%s%s %s" % (" " if toks else "", op, number(rhs)))
     lines.append("Bounds")
     for i, v in enumerate(m["vars"]):
         lb, ub, t = v[1], v[2], v[3]
         if t == "B" and lb == 0 and ub == 1:
             continue
         if lb == ub:
-            lines.append(" %s = %s" % (vn[i], gurobi_number(lb)))
+            lines.append(" %s = %s" % (vn[i], number(lb)))
         elif lb <= -INF and ub >= INF:
             lines.append(" %s free" % vn[i])
         elif lb == 0 and ub >= INF:
             continue
         elif lb == 0:
-            lines.append(" %s <= %s" % (vn[i], gurobi_number(ub)))
+            lines.append(" %s <= %s" % (vn[i], number(ub)))
         elif ub >= INF:
-            lines.append(" %s >= %s" % (vn[i], gurobi_number(lb)))
+            lines.append(" %s >= %s" % (vn[i], number(lb)))
         else:
-            lines.append(" %s <= %s <= %s" % (gurobi_number(lb), vn[i], gurobi_number(ub)))
+            lines.append(" %s <= %s <= %s" % (number(lb), vn[i], number(ub)))
     if m["constant"]:
         lines.append(" %s = 1" % const_name)
     for title, kind in (("Binaries", "B"), ("Generals", "I")):
@@ -165,11 +189,11 @@ def lp_text(m, internal_names=False):
         lines.append("SOS")
         for k, (name, t, idx, w) in enumerate(m["sos"]):
             lines.append(" %s: S%d :: %s" % (_lp_name(name, set(), "s%d" % k), t,
-                                            " ".join("%s:%s" % (vn[i], gurobi_number(x)) for i, x in zip(idx, w))))
+                                            " ".join("%s:%s" % (vn[i], number(x)) for i, x in zip(idx, w))))
     if m.get("general"):
         lines.append("General Constraints")
         for k, (name, kind, r, args, const) in enumerate(m["general"]):
-            items = [vn[i] for i in args] + ([] if const is None else [gurobi_number(const)])
+            items = [vn[i] for i in args] + ([] if const is None else [number(const)])
             lines.append(" %s: %s = %s ( %s )" % (_lp_name(name, set(), "GC%d" % k), vn[r], kind, " , ".join(items)))
     lines.append("End")
     return "\n".join(lines) + "\n"

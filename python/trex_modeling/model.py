@@ -238,6 +238,14 @@ class ModelCore:
         if v._index in self._var_gone:
             raise ModelingError(10003, "a constraint or objective uses a removed variable")
 
+    def _check_vars(self, vars_):
+        """_check_var for each of vars_, with the test that passes for nearly every term made
+        here (a Var of this model, none removed) and _check_var only for the others."""
+        gone = self._var_gone
+        for v in vars_:
+            if type(v) is not Var or v._model is not self or gone and v._index in gone:
+                self._check_var(v)
+
     def _add_constr(self, lhs, sense, rhs, name):
         if isinstance(lhs, TempConstr) and sense is None:
             if hasattr(lhs, "add_to"):  # a general constraint or an indicator (general.py)
@@ -258,8 +266,7 @@ class ModelCore:
         expr = quicksum([lhs])  # a new expression: the right-hand side goes into it in place
         expr -= rhs if rhs is not None else 0
         lin, qterms = (expr._lin, expr._qterms) if isinstance(expr, QuadExpr) else (expr, [])
-        for v in lin._vars:
-            self._check_var(v)
+        self._check_vars(lin._vars)
         for _, a, b in qterms:
             self._check_var(a)
             self._check_var(b)
@@ -458,8 +465,7 @@ class ModelCore:
         (0 when absent), as Gurobi's setObjective does."""
         e = quicksum([expr])
         lin, q = (e._lin, e._qterms) if isinstance(e, QuadExpr) else (e, [])
-        for v in lin._vars:
-            self._check_var(v)
+        self._check_vars(lin._vars)
         for _, a, b in q:
             self._check_var(a)
             self._check_var(b)
@@ -541,8 +547,8 @@ class ModelCore:
         as 0. General and SOS constraints come as their linear formulation (general.py), with
         its binaries after the program's variables, or, with stated=True (Model.write), as the
         program stated them, under "indicators", "general" and "sos"."""
-        def b(x):
-            return max(-INF, min(INF, x)) + 0.0
+        def b(x):  # max(-INF, min(INF, x)) + 0.0 (NaN too: INF), without the two calls
+            return (INF if not x < INF else x if x > -INF else -INF) + 0.0
 
         act = self._active_vars()
         pos = {v._index: p for p, v in enumerate(act)}

@@ -694,6 +694,84 @@ class NanIsRefused(unittest.TestCase):
         self.assertEqual((m.NumQConstrs, m.IsQP), (0, 0))
 
 
+class ExpressionOperators(unittest.TestCase):
+    """The operators build each expression directly for a number or a variable (expr.py's
+    _linexpr) and through the general path for anything else: both give the same terms, in
+    the same order, and the same constant (its sign too), and no expression shares a list
+    with another, so changing one in place never changes another."""
+
+    def setUp(self):
+        self.m = gp.Model()
+        self.x, self.y, self.z = (self.m.addVar(name=n) for n in "xyz")
+
+    def terms(self, e):
+        return ([v.VarName for v in (e.getVar(i) for i in range(e.size()))],
+                [e.getCoeff(i) for i in range(e.size())], e.getConstant())
+
+    def same(self, e, names, coefs, const):
+        got = self.terms(e)
+        self.assertEqual(got[:2], (names, coefs))
+        self.assertEqual(got[2], const)
+        self.assertEqual(math.copysign(1, got[2]), math.copysign(1, const), "sign of the constant")
+
+    def test_variable_with_a_number_or_a_variable(self):
+        x, y = self.x, self.y
+        self.same(x * 3, ["x"], [3.0], 0.0)
+        self.same(3 * x, ["x"], [3.0], 0.0)
+        self.same(x * -2, ["x"], [-2.0], -0.0)  # 0 * -2, as x's expression times -2 always gave
+        self.same(x * 2.5, ["x"], [2.5], 0.0)
+        self.same(x + y, ["x", "y"], [1.0, 1.0], 0.0)
+        self.same(x - y, ["x", "y"], [1.0, -1.0], 0.0)
+        self.same(x + 2, ["x"], [1.0], 2.0)
+        self.same(2 + x, ["x"], [1.0], 2.0)
+        self.same(x - 2, ["x"], [1.0], -2.0)
+        self.same(-x, ["x"], [-1.0], -0.0)
+        self.same(sum([x, y, x]), ["x", "y", "x"], [1.0, 1.0, 1.0], 0.0)
+        self.same(True * x, ["x"], [1.0], 0.0)  # a bool is a number; it takes the general path
+
+    def test_expression_sums_and_differences(self):
+        x, y, z = self.x, self.y, self.z
+        self.same((x + 2 * y) + (3 * z - 1), ["x", "y", "z"], [1.0, 2.0, 3.0], -1.0)
+        self.same((x + 2 * y) - (3 * z - 1), ["x", "y", "z"], [1.0, 2.0, -3.0], 1.0)
+        self.same(sum(c * v for c, v in zip([4, 5, 6], [x, y, z])), ["x", "y", "z"], [4.0, 5.0, 6.0], 0.0)
+        self.same(gp.quicksum([x, 2 * y, 3, z - 4]), ["x", "y", "z"], [1.0, 2.0, 1.0], -1.0)
+        self.same(gp.quicksum([]), [], [], 0.0)
+        self.same(-(x - 2 * y + 1), ["x", "y"], [-1.0, 2.0], -1.0)
+
+    def test_no_expression_shares_a_list(self):
+        x, y, z = self.x, self.y, self.z
+        e = x + y
+        for f in (e + z, e - z, e + 1, +e, -e, e * 2, e.copy(), gp.quicksum([e])):
+            f += 5 * z
+            f.addTerms([1.0], [x])
+        self.same(e, ["x", "y"], [1.0, 1.0], 0.0)
+        a = 2 * x
+        b = a + y
+        b += z
+        self.same(a, ["x"], [2.0], 0.0)
+
+    def test_nan_and_other_operands(self):
+        x = self.x
+        with self.assertRaises(gp.GurobiError):
+            x * float("nan")
+        with self.assertRaises(gp.GurobiError):
+            x + float("nan")
+        with self.assertRaises(TypeError):
+            x + "a"
+        with self.assertRaises(TypeError):
+            (x + 1) + "a"
+        q = x * self.y + x
+        self.assertIsInstance(q, gp.QuadExpr)
+        self.assertEqual(q.size(), 1)
+
+    def test_no_attributes_beyond_its_own(self):
+        # gurobipy's LinExpr and QuadExpr are compiled classes without a __dict__.
+        with self.assertRaises(AttributeError):
+            (self.x + 1).note = 1
+        with self.assertRaises(AttributeError):
+            (self.x * self.y).note = 1
+
+
 class ReadModelFollowsChanges(unittest.TestCase):
     """gurobipy.read fills the model directly (lp_reader.py): its record is the file's model,
     and a change after the read reaches the record and the next write."""

@@ -256,6 +256,25 @@ bool pin_runs(const iovec* runs, int count) {
 #endif
 }
 
+double monotonic_ms() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6;
+}
+
+// When the running child was handed its request (surveyed children only).
+double g_running_since = 0;
+
+// Milliseconds until the next sample of the running child: 1 for its first 100 ms (most programs'
+// whole life here), then a fiftieth of its age, at most 100, so that a program that runs long
+// (to its wall clock, or in a solve) costs the zygote a few hundred reads, not one a millisecond.
+// A page stays the child's own once written, so a later sample still sees it; only the writes of
+// a child's last interval can be missed (copied at their first write, as before).
+int sample_interval_ms() {
+  double age = monotonic_ms() - g_running_since;
+  return age < 100 ? 1 : age > 5000 ? 100 : int(age / 50);
+}
+
 // The zygote's side of a fork while the survey runs: the new child's pagemap.
 void open_child_map(pid_t pid) {
   if (g_survey.children_left <= 0 || pid <= 0) return;
@@ -329,6 +348,7 @@ pid_t hand(const char* message, size_t size, const int* fds) {
   g_waiting_sock = -1;
   if (g_running_map >= 0) close(g_running_map);
   g_running_map = g_waiting_map;  // surveyed while it runs (wait_for)
+  g_running_since = monotonic_ms();
   g_waiting_map = -1;
   if (pid <= 0) return -1;
   iovec iov{const_cast<char*>(message), size};
@@ -371,18 +391,15 @@ int wait_for(pid_t pid, double seconds, bool* timed_out) {
   int map = g_running_map;
   g_running_map = -1;
   if (pidfd >= 0 && map >= 0) {
-    // Surveyed: its pagemap sampled every millisecond until it exits (the last millisecond's
-    // writes can be missed: those pages are copied on their first write, as before).
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double end = double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6 + ms;
+    // Surveyed: its pagemap sampled until it exits (sample_interval_ms).
+    double end = monotonic_ms() + ms;
     pollfd p{pidfd, POLLIN, 0};
     for (;;) {
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      double left = end - (double(now.tv_sec) * 1e3 + double(now.tv_nsec) * 1e-6);
+      double left = end - monotonic_ms();
       int r = 0;
       if (left > 0) {
-        do r = poll(&p, 1, left < 1 ? int(left + 0.999) : 1);
+        int step = sample_interval_ms();
+        do r = poll(&p, 1, left < step ? int(left + 0.999) : step);
         while (r < 0 && errno == EINTR);
       }
       if (r > 0) break;
@@ -555,13 +572,13 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     // layer and --allow-weak-sandbox every program gets a fresh interpreter (execute.cc).
     if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
     // Surveyed: the program runs until the evaluator's {"wait": SECONDS}, which it sends once the
-    // child's output has ended (at its exit, after its memory is gone): sampled every
-    // millisecond meanwhile, then in wait_for.
+    // child's output has ended (at its exit, after its memory is gone): sampled meanwhile
+    // (sample_interval_ms), then in wait_for.
     if (g_running_map >= 0) {
       pollfd p{ctl, POLLIN, 0};
       bool alive = true;
       while (alive) {
-        int r = poll(&p, 1, 1);
+        int r = poll(&p, 1, sample_interval_ms());
         if (r > 0 || (r < 0 && errno != EINTR)) break;
         if (r == 0) alive = sample_child(g_running_map);
       }
@@ -621,8 +638,8 @@ __attribute__((visibility("default"))) void trex_zygote_copy_ahead(const iovec* 
 }
 
 // Instead of a list given now: the list is what the next `children` programs' children write,
-// as the kernel shows the zygote in each child's /proc/PID/pagemap while it runs (sampled every
-// millisecond by the loop's wait): of the `count` runs of `candidates` (the zygote's own present
+// as the kernel shows the zygote in each child's /proc/PID/pagemap while it runs (sampled by the
+// loop while it waits, every millisecond at first: sample_interval_ms): of the `count` runs of `candidates` (the zygote's own present
 // private pages, private_pages(); copied here), the pages at least `at_least` of those children
 // mapped exclusively (wrote). The children surveyed copy nothing ahead; every child forked after
 // the last one ends gets its own copies of those pages: at its fork where they can be pinned in

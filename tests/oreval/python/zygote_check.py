@@ -719,6 +719,41 @@ class ServeInC(unittest.TestCase):
         self.assertEqual(seen, [[[], [], 0]] * 3 + [listed if not early else [[], [], 0]] + [listed] * 2)
         del view
 
+    def test_a_page_written_late_in_a_long_program_is_still_seen(self):
+        # Past its first 100 ms a surveyed child is sampled less often (sample_interval_ms), never
+        # not at all: a page it writes after 300 ms, 100 ms before its exit, is listed.
+        lib_path = os.environ["TREX_SANDBOX_ENTER_LIB"]
+        buf, view, first = CopyAhead.buffer(self)
+
+        class WritesLate(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                own = [i for i, f in enumerate(page_flags(first, 4096 * ServeInC.PAGES)) if f & PRESENT and f & EXCLUSIVE]
+                if args[0].endswith(b"/late"):
+                    time.sleep(0.3)
+                    view[5 * 4096 + 1] = 1
+                    time.sleep(0.1)
+                os.write(args[7], json.dumps(own).encode())
+                os._exit(7)
+
+        def set_up():
+            self.assertTrue(z.survey_in_c(ctypes.CDLL(lib_path), [(first, 4096 * self.PAGES)], children=1, at_least=1))
+
+        pid, ctl = self.start(WritesLate(prepare_fails=False), in_zygote=set_up)
+        seen = []
+        try:
+            for workdir in ("/nonexistent/late", "/nonexistent/"):
+                out_r, err_r = self.send_request(ctl, dict(self.REQUEST, workdir=workdir))
+                self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+                seen.append(json.loads(os.read(out_r, 4096)))
+                ctl.send(b'{"wait":10}')
+                self.assertEqual(os.waitstatus_to_exitcode(json.loads(ctl.recv(1 << 16))["status"]), 7)
+                os.close(out_r)
+                os.close(err_r)
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual(seen, [[], [5]])
+        del view
+
     def test_a_survey_out_of_range_is_refused_and_changes_nothing(self):
         register = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_survey
         register.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]

@@ -99,6 +99,54 @@ TEST(ElementwiseSimd512, Bf16LineStoresMatchToBf16) {
           "store32");
   check32([](core::bf16* p, __m512 lo, __m512 hi) { simd::store32<true>(p, lo, hi); },
           "store32 NT");
+  // store32_split takes the line's even and odd elements (load32_split's order).
+  const auto split = [](core::bf16* p, __m512 lo, __m512 hi, auto store) {
+    alignas(64) int32_t ev[16], od[16];
+    for (int k = 0; k < 16; ++k) ev[k] = 2 * k, od[k] = 2 * k + 1;
+    store(p, _mm512_permutex2var_ps(lo, _mm512_load_si512(ev), hi),
+          _mm512_permutex2var_ps(lo, _mm512_load_si512(od), hi), simd::split_index());
+  };
+  check32([&](core::bf16* p, __m512 lo, __m512 hi) {
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<false>(q, e, o, i); });
+  }, "store32_split");
+  check32([&](core::bf16* p, __m512 lo, __m512 hi) {
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<true>(q, e, o, i); });
+  }, "store32_split NT");
+}
+
+// load32_split widens each bf16 word of a line exactly (elements 0, 2, .., 30 then 1, 3, .., 31),
+// and store32_split of what it loaded gives the line back, for lines of every pattern above.
+TEST(ElementwiseSimd512, Bf16LineSplitLoadRoundTrips) {
+  if (!core::cpu_features().avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: the split loads never run here";
+  const std::vector<uint32_t> pats = patterns();
+  for (size_t k = 0; k < pats.size(); ++k) {
+    alignas(64) uint16_t line[32], back[32];
+    for (int l = 0; l < 32; ++l) line[l] = uint16_t(pats[(k + size_t(l) * 977) % pats.size()] >> 16);
+    [&]() __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) {
+      __m512 ev, od;
+      simd::load32_split(reinterpret_cast<const core::bf16*>(line), &ev, &od);
+      alignas(64) float e[16], o[16];
+      _mm512_store_ps(e, ev);
+      _mm512_store_ps(o, od);
+      for (int j = 0; j < 16; ++j) {
+        core::bf16 be, bo;
+        be.bits = line[2 * j], bo.bits = line[2 * j + 1];
+        uint32_t ue, uo, we, wo;
+        const float fe = core::to_float(be), fo = core::to_float(bo);
+        std::memcpy(&ue, &e[j], 4), std::memcpy(&uo, &o[j], 4);
+        std::memcpy(&we, &fe, 4), std::memcpy(&wo, &fo, 4);
+        ASSERT_EQ(ue, we) << "element " << 2 * j;
+        ASSERT_EQ(uo, wo) << "element " << 2 * j + 1;
+      }
+      simd::store32_split<false>(reinterpret_cast<core::bf16*>(back), ev, od, simd::split_index());
+    }();
+    for (int l = 0; l < 32; ++l) {
+      // A signalling NaN comes back quiet (core::to_bf16's rule), every other word unchanged.
+      core::bf16 b;
+      b.bits = line[l];
+      ASSERT_EQ(back[l], core::to_bf16(core::to_float(b)).bits) << "word " << l << " 0x" << std::hex << line[l];
+    }
+  }
 }
 
 TEST(ElementwiseSimd512, Bf16RoundingsMatchToBf16) {

@@ -129,6 +129,39 @@ TREX_AVX512BF16_FN void store32(core::bf16* p, __m512 lo, __m512 hi) {
     _mm512_storeu_si512(p, h);
 }
 
+// A line of an element-wise row split by parity instead of halves (the bf16 SwiGLU forward,
+// whose lanes never meet): load32_split puts elements 0, 2, ..., 30 in *ev and 1, 3, ..., 31 in
+// *od by one shift and one AND of the 64-byte load (each bf16 word in the top half of its
+// lane, as load16), two integer operations instead of load32's two word permutes; store32_split
+// converts ev and od as store32 does (one vcvtne2ps2bf16, round16 for a pair with a denormal
+// lane) and puts the words back in element order by one word permute (split_index()). Same
+// values and bits per element as load32 / store32; only a sum across lanes would see the order.
+TREX_AVX512BF16_FN void load32_split(const core::bf16* p, __m512* ev, __m512* od) {
+  const __m512i v = _mm512_loadu_si512(p);
+  *ev = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll16, v, 16));
+  *od = _mm512_castsi512_ps(_mm512_maskz_and_epi32(kAll16, v, _mm512_set1_epi32(int(0xffff0000u))));
+}
+// Word 2k of the line takes word k of the conversion (ev's lane k), word 2k + 1 word 16 + k.
+TREX_AVX512BF16_FN __m512i split_index() {
+  alignas(64) int16_t idx[32];
+  for (int k = 0; k < 16; ++k) idx[2 * k] = int16_t(k), idx[2 * k + 1] = int16_t(16 + k);
+  return _mm512_load_si512(idx);
+}
+template <bool NT>
+TREX_AVX512BF16_FN void store32_split(core::bf16* p, __m512 ev, __m512 od, __m512i idx) {
+  __m512i h;
+  if (!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(ev, 0x20), _mm512_fpclass_ps_mask(od, 0x20)))
+    h = _mm512_inserti64x4(_mm512_zextsi256_si512(round16(ev)), round16(od), 1);
+  else
+    h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(od, ev));  // ev in the low half
+  h = _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, h);
+  if constexpr (NT)
+    store16x2<true>(p, _mm512_maskz_extracti64x4_epi64(0xff, h, 0),
+                    _mm512_maskz_extracti64x4_epi64(0xff, h, 1));
+  else
+    _mm512_storeu_si512(p, h);
+}
+
 // Non-temporal stores of a full step (use_streaming's 32-byte alignment: two 256-bit halves for
 // fp32, one for bf16); a partial step falls back to a masked normal store.
 TREX_AVX512_FN void stream16(float* p, __m512 v, __mmask16 m) {

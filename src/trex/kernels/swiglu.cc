@@ -233,7 +233,10 @@ TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
 
 // bf16 rows on AVX512_BF16 take 32 elements per step (simd::load32 / store32, one line of each
 // tensor): the same values lane for lane and the same sums in the same order as the 16-lane
-// steps, so the same bits.
+// steps, so the same bits. The forward, whose lanes never meet, splits each line by parity
+// instead (simd::load32_split / store32_split: a shift and an AND per load instead of two word
+// permutes, one permute per store; the same values per element); the backward keeps load32, as
+// its dw sum runs across the lanes.
 #define TREX_BF16X32_FN TREX_AVX512BF16_FN
 using simd::load32;
 using simd::store32;
@@ -263,8 +266,8 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
 
 // A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w. These
 // are the usual routed rows (weights below 1) and the suite's (weights in (-1, 1)), so on
-// AVX512_BF16 they take a line per step too (load32 / store32: the same values lane for lane,
-// so the same bits as the 16-lane steps below, which only the row's tail then takes).
+// AVX512_BF16 they take a line per step too (load32_split / store32_split: the same values per
+// element, so the same bits as the 16-lane steps below, which only the row's tail then takes).
 template <bool NT, bool Cvt>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void
 forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core::bf16* out,
@@ -273,13 +276,13 @@ forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core:
   const Bf16Weighted k(1.f);
   int64_t i = 0;
   if constexpr (Cvt) {
-    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+    const __m512i idx = simd::split_index();
     for (; i + 32 <= cols; i += 32) {
       __m512 g0, g1, u0, u1;
-      load32(g + i, lo_idx, hi_idx, &g0, &g1);
-      load32(u + i, lo_idx, hi_idx, &u0, &u1);
-      store32<NT>(out + i, _mm512_mul_ps(forward16(g0, u0, vL, k), vw),
-                  _mm512_mul_ps(forward16(g1, u1, vL, k), vw));
+      simd::load32_split(g + i, &g0, &g1);
+      simd::load32_split(u + i, &u0, &u1);
+      simd::store32_split<NT>(out + i, _mm512_mul_ps(forward16(g0, u0, vL, k), vw),
+                              _mm512_mul_ps(forward16(g1, u1, vL, k), vw), idx);
     }
   }
   for (; i < cols; i += 16) {
@@ -300,12 +303,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     const Bf16Weighted k(wr);
     if (!k.fold) return forward_row512_times_w<NT, Cvt>(g, u, wr, out, cols, L);
     if constexpr (Cvt) {
-      const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+      const __m512i idx = simd::split_index();
       for (; i + 32 <= cols; i += 32) {
         __m512 g0, g1, u0, u1;
-        load32(g + i, lo_idx, hi_idx, &g0, &g1);
-        load32(u + i, lo_idx, hi_idx, &u0, &u1);
-        store32<NT>(out + i, forward16(g0, u0, vL, k), forward16(g1, u1, vL, k));
+        simd::load32_split(g + i, &g0, &g1);
+        simd::load32_split(u + i, &u0, &u1);
+        simd::store32_split<NT>(out + i, forward16(g0, u0, vL, k), forward16(g1, u1, vL, k), idx);
       }
     }
     for (; i < cols; i += 16) {

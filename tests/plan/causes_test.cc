@@ -92,7 +92,8 @@ TEST(Causes, SmallExpertGemmsRunFarBelowPeakAndFp8IsBelowTwiceBf16) {
   EXPECT_NEAR(gemm_shape_factor(64, 2112, 7168, 384), 0.13164, 1e-4);
   EXPECT_DOUBLE_EQ(gemm_shape_factor(8192, 8192, 8192, 384), 1.0);
   EXPECT_DOUBLE_EQ(gemm_shape_factor(64, 64, 64, 0), 1.0);  // curve off
-  // An expert receiving 512 rows is slower per FLOP than one receiving 8192:
+  // A GEMM of 512 rows is slower per FLOP than one of 8192 (a grouped GEMM's m is all its
+  // experts' rows, (2c) below; one kernel per expert, each expert's):
   // c(512)/c(8192) = (512/896)/(8192/8576) = 0.5982
   EXPECT_NEAR(gemm_shape_factor(512, 8192, 8192, 384), 0.5714286 / 0.9552239, 1e-6);
   // H100 (dgx-h100.toml): large GEMMs BF16 0.70 x 989 = 692.3 TFLOPS, FP8 0.75 x 1979 =
@@ -110,17 +111,52 @@ TEST(Causes, SmallExpertGemmsRunFarBelowPeakAndFp8IsBelowTwiceBf16) {
   // c(768) at h = 384: 768/1152 / (8192/8576) = 0.6979; at h = 191.8: 0.80013 / 0.97712 = 0.8189.
   EXPECT_NEAR(gemm_shape_factor(8192, 8192, 768, 384), 0.6979, 1e-4);
   EXPECT_NEAR(gemm_shape_factor(8192, 8192, 768, 191.81), 0.8189, 1e-4);
-  // One 8192 x 4096 x 4096 GEMM (5.4976e11 FLOPs) on H100: BF16 at h 191.81, shape
-  // (4096/4287.81)^2 / (8192/8383.81)^2 = 0.95577, 0.41543 ms; FP8 at h 383.81, shape 0.91616,
-  // 0.20214 ms, plus its input cast under current scaling, 6 B x 8192 x 4096 at 0.8 x 3.35 TB/s
-  // = 0.07512 ms: 0.41543 / 0.27726 = 1.498x, not 2x.
+  // One 8192 x 4096 x 4096 GEMM (5.4976e11 FLOPs) on H100 (dgx-h100.toml: h 384, hk 768 at
+  // 15 TFLOPS per SM): BF16 at h 191.81, hk 383.61, shape 4096/4287.81 x 4096/4479.61 /
+  // (8192/8383.81 x 8192/8575.61) = 0.93577, 0.42431 ms; FP8 at h 383.81, hk 767.62, shape
+  // 0.88163, 0.21007 ms, plus its input cast under current scaling, 6 B x 8192 x 4096 at
+  // 0.8 x 3.35 TB/s = 0.07512 ms: 0.42431 / 0.28518 = 1.488x, not 2x.
+  const Cluster& h100 = shipped_cluster("dgx-h100");
+  EXPECT_DOUBLE_EQ(h100.eff.gemm_half_dim, 384);
+  EXPECT_DOUBLE_EQ(h100.eff.gemm_half_dim_k, 768);
   double flops = 2.0 * 8192 * 4096 * 4096;
-  double t_bf16 = flops / (h.matmul * gemm_shape_factor(8192, 4096, 4096, gemm_half_dim_for(384, 15e12, 989e12 / 132)));
-  double t_fp8 = flops / (h.fp8 * gemm_shape_factor(8192, 4096, 4096, gemm_half_dim_for(384, 15e12, 1979e12 / 132))) +
+  double t_bf16 = flops / (h.matmul * gemm_shape_factor(8192, 4096, 4096, gemm_half_dim_for(384, 15e12, 989e12 / 132),
+                                                         gemm_half_dim_for(768, 15e12, 989e12 / 132)));
+  double t_fp8 = flops / (h.fp8 * gemm_shape_factor(8192, 4096, 4096, gemm_half_dim_for(384, 15e12, 1979e12 / 132),
+                                                     gemm_half_dim_for(768, 15e12, 1979e12 / 132))) +
                  6.0 * 8192 * 4096 / h.memory;
-  EXPECT_NEAR(t_bf16, 0.41543e-3, 1e-7);
-  EXPECT_NEAR(t_fp8, 0.27726e-3, 1e-7);
-  EXPECT_NEAR(t_bf16 / t_fp8, 1.498, 1e-3);
+  EXPECT_NEAR(t_bf16, 0.42431e-3, 1e-7);
+  EXPECT_NEAR(t_fp8, 0.28518e-3, 1e-7);
+  EXPECT_NEAR(t_bf16 / t_fp8, 1.488, 1e-3);
+}
+
+// (2c) The inner dimension has its own half dimension (a tile's prologue and epilogue against its
+// k loop), and a grouped GEMM fills the SMs with every expert's tiles, so its m curve sees all
+// its rows. Checked against DeepGEMM's published H800 FP8 rates (deepseek-ai/DeepGEMM README),
+// which the H100/H800 clusters' 0.75 x 1979 = 1484.25 TFLOPS and h 384, hk 768 stand for.
+TEST(Causes, TheInnerDimensionHasItsOwnHalfDimensionAndAGroupedGemmSeesAllItsRows) {
+  // 4096 x 7168 x 2048 (m, n, k): c384(4096) = 4096/4480 = 0.914286, c384(7168) = 7168/7552 =
+  // 0.949153, c768(2048) = 2048/2816 = 0.727273; against c384(8192)^2 c768(8192) = (8192/8576)^2
+  // x 8192/8960 = 0.912453 x 0.914286 = 0.834242: 0.631125 / 0.834242 = 0.756524, 1122.9 TFLOPS against
+  // DeepGEMM's 1025 (+9.5%; with one h of 384 for k too: 0.838433, 1244.4, +21%).
+  EXPECT_NEAR(gemm_shape_factor(4096, 7168, 2048, 384, 768), 0.756524, 1e-6);
+  EXPECT_NEAR(gemm_shape_factor(4096, 7168, 2048, 384), 0.838433, 1e-6);
+  EXPECT_NEAR(1484.25 * gemm_shape_factor(4096, 7168, 2048, 384, 768), 1122.9, 0.1);
+  // k 512 (n 32768): c768(512) = 0.4, c384(32768) = 0.988417: 0.914286 x 0.988417 x 0.4 / 0.834243
+  // = 0.433301, 643.1 TFLOPS against 590 (+9.0%; one h: 0.592473, 879.4, +49%).
+  EXPECT_NEAR(gemm_shape_factor(4096, 32768, 512, 384, 768), 0.433301, 1e-6);
+  EXPECT_NEAR(1484.25 * gemm_shape_factor(4096, 32768, 512, 384), 879.4, 0.1);
+  // hk < 0 is h itself (the clusters that state no hk).
+  EXPECT_DOUBLE_EQ(gemm_shape_factor(512, 4096, 1024, 384, -1), gemm_shape_factor(512, 4096, 1024, 384));
+  // DeepGEMM's masked grouped GEMM, 4 experts of 256 rows, n 4096, k 7168: one kernel, so m =
+  // 1024 rows: c384(1024) = 0.727273 x c384(4096) 0.914286 x c768(7168) 0.903226 / 0.834243 =
+  // 0.719918, 1068.5 TFLOPS against its 932 (+14.6%); per expert (m = 256, c384 = 0.4) it was
+  // 0.395955, 587.7 (-37%).
+  EXPECT_DOUBLE_EQ(grouped_gemm_curve_rows(1024, 4, 1), 1024);
+  EXPECT_DOUBLE_EQ(grouped_gemm_curve_rows(1024, 4, 4), 256);  // one kernel per expert
+  EXPECT_NEAR(gemm_shape_factor(grouped_gemm_curve_rows(1024, 4, 1), 4096, 7168, 384, 768), 0.719918, 1e-6);
+  EXPECT_NEAR(gemm_shape_factor(grouped_gemm_curve_rows(1024, 4, 4), 4096, 7168, 384, 768), 0.395955, 1e-6);
+  EXPECT_NEAR(1484.25 * gemm_shape_factor(1024, 4096, 7168, 384, 768), 1068.5, 0.1);
 }
 
 // (2b) Many local experts make an eager MoE layer host-bound: each pass of a MoE layer takes

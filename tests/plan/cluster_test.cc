@@ -129,6 +129,17 @@ TEST(Cluster, GemmTilesArePairsWithASource) {
             std::string::npos);
 }
 
+// The inner dimension's half dimension refines the shape curve: it needs the curve itself.
+TEST(Cluster, GemmHalfDimKNeedsTheShapeCurve) {
+  const std::string eff = "[efficiency]\nsource = \"test\"";
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ngemm_half_dim_k = 768")),
+            "efficiency.gemm_half_dim_k: needs gemm_half_dim (the curve of m and n)");
+  EXPECT_EQ(error_of(replace(kGood, eff, eff + "\ngemm_half_dim = 384\ngemm_half_dim_k = 768\ngemm_source = \"DeepGEMM\"")), "");
+  EXPECT_NE(error_of(replace(kGood, eff, eff + "\ngemm_half_dim = 384\ngemm_half_dim_k = -1\ngemm_source = \"DeepGEMM\""))
+                .find("gemm_half_dim_k"),
+            std::string::npos);
+}
+
 // The misaligned-GEMM rate belongs to the software stack (a library's behaviour observed on one
 // stack, review rplan3), not to the cluster: a cluster file that states it is refused, and a
 // stack file states it with a source.

@@ -192,7 +192,8 @@ struct Bounds {
 // NGC PyTorch 23.09) select `megatron-core-0.4-hopper`, the same published release bound (0.83;
 // causes_test): +11.2..+12.3% -> -2.3..+1.6%; fit 7.13% / 73.3% / +3.29% -> 6.87% / 75.9% /
 // +2.96%, worst unchanged; tightened to it. Held-out unchanged.
-constexpr Bounds kFit{0.069, 0.030, 0.235};
+// Session 22 round 2 (GEMM k half dimension, grouped m over all rows): 6.87% / +2.96% -> 6.66% / +2.36%; tightened.
+constexpr Bounds kFit{0.067, 0.024, 0.235};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -257,8 +258,11 @@ constexpr Bounds kFit{0.069, 0.030, 0.235};
 // Session 18 (plan: Llama 3 layout, Nemotron-4 15B convention, see kFit): 5.97% / +0.75% ->
 // 5.83% / +0.98%. Then fix32's Nemotron-4 340B convention (the two held-out 340B rows +5.0 /
 // +5.4% -> +7.2 / +7.6%): 5.87% / +1.02% (loosened to that).
-constexpr Bounds kHeldOut{0.060, 0.012, 0.381};
-constexpr Bounds kIndependent{0.046, 0.004, 0.381};
+// Session 22 (plan round 2: the GEMM curve's own k half dimension and a grouped GEMM's m over
+// all its rows, from DeepGEMM's published shapes): 5.93% / +1.13% -> 5.84% / +0.98%, the worst
+// row (BigScience's +38.0% micro-batch 1 row) +38.26%: the worst bound loosened to it.
+constexpr Bounds kHeldOut{0.060, 0.012, 0.383};
+constexpr Bounds kIndependent{0.046, 0.0045, 0.383};  // session 22 round 2: -0.30% -> -0.42%, worst 38.26%
 // Session 17 (fix29, review rplan3 items 4 and 6). The single +38% row (148 s where its
 // micro-batch 2 sibling took 104 s) set the worst bound of both slices above, so: the 25 earlier
 // BigScience rows keep their own tight bounds (3.37% / -0.47% / worst 9.7% after the alignment
@@ -268,7 +272,7 @@ constexpr Bounds kIndependent{0.046, 0.004, 0.381};
 // +-10% / +0.75% / 5 beyond +-20%; without BigScience (51 runs, 11 sources) 7.65% / 76.5% /
 // +1.87%; source-weighted (12 sources, each weight 1) 8.79% / 64.7% / +2.12%: there the goal of
 // 70% within +-10% is not met. Fit, all 116 runs: 64.7% within +-10%, 8 beyond +-20%.
-constexpr Bounds kBigScienceEarlier{0.034, 0.005, 0.097};
+constexpr Bounds kBigScienceEarlier{0.034, 0.006, 0.097};  // session 22 round 2: -0.47% -> -0.55% signed
 struct Shares {
   double within_10_at_least;
   long beyond_20_at_most;

@@ -92,6 +92,8 @@ Cluster load_cluster(const std::string& path) {
     c.eff.fp8_matmul = f.number_or("fp8_matmul", c.eff.matmul, 0.01, 1);
     c.eff.gemm_half_dim = f.number_or("gemm_half_dim", 0, 0, 1e5);
     c.eff.gemm_half_dim_core_flops = f.number_or("gemm_half_dim_core_flops", 0, 0, 1e16);
+    c.eff.gemm_half_dim_k = f.number_or("gemm_half_dim_k", 0, 0, 1e5);
+    if (f.has("gemm_half_dim_k") && !f.has("gemm_half_dim")) f.fail("gemm_half_dim_k", "needs gemm_half_dim (the curve of m and n)");
     if (f.has("gemm_tiles")) {
       std::vector<long> t = f.integers("gemm_tiles", 1);
       if (t.empty() || t.size() % 2 != 0) f.fail("gemm_tiles", "needs rows, columns pairs (e.g. [256, 128, 128, 128])");

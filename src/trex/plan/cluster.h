@@ -42,6 +42,8 @@ struct Efficiency {
   // unscaled. Otherwise each GEMM's half dimension scales with its own per-core rate
   // (gemm_efficiency.h, gemm_half_dim_for).
   double gemm_half_dim_core_flops = 0;
+  // The inner dimension's own half dimension (k), at the same per-core rate; 0: gemm_half_dim.
+  double gemm_half_dim_k = 0;
   // Output tiles (rows x columns) the device's GEMM library picks from, as {m, n} pairs; empty:
   // no tile and wave quantization (gemm_efficiency.h, tile_wave_factor).
   std::vector<std::array<long, 2>> gemm_tiles;

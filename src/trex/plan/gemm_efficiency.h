@@ -4,10 +4,20 @@
 // dimension, x / (x + h), with the half-efficiency dimension h from the cluster file
 // (`gemm_half_dim`, sources there and in docs/plan.md), normalised to 1 at 8192:
 //
-//   shape(m, n, k) = min(1, c(m) c(n) c(k) / c(8192)^3),   c(x) = x / (x + h)
+//   shape(m, n, k) = min(1, c_h(m) c_h(n) c_hk(k) / (c_h(8192)^2 c_hk(8192))),   c_h(x) = x / (x + h)
 //
-// For an expert's grouped GEMM m is the rows one expert receives, which is what makes
-// fine-grained experts with few tokens each run far below the peak (the small-M curve).
+// The inner dimension has its own half dimension hk (`gemm_half_dim_k`; h where unstated): a
+// tile's prologue and epilogue are paid once against its k loop, so a short k loses more than a
+// narrow m or n (session 22: DeepGEMM's README, H800 FP8, 4096 rows: k 2048 reaches 1025
+// TFLOPS and k 512 590 where n 2112 at k 7168 reaches 1058; h = 384, hk = 768 take the log
+// error over its 18 published shapes from 21% to 8%, with a grouped GEMM's m as below).
+// A grouped GEMM (every local expert in one kernel) fills the SMs with all its experts' tiles,
+// so its m curve sees all its rows (grouped_gemm_curve_rows); one kernel per expert runs each
+// expert's rows alone. DeepGEMM's masked layout, 4 groups of 256 rows (n 4096, k 7168), reaches
+// 932 TFLOPS, 0.72 of its 4096-row GEMM of the same n and k (1304): the per-expert curve put it
+// at 588, all its rows at 1069.
+// Tile padding of an expert's last rows is not charged (ASSUMPTION: DeepGEMM aligns each
+// expert's rows to its block; the validation rows give each expert 512 rows or more).
 // h = 0 turns the curve off (factor 1).
 //
 // Why h depends on the precision and the device: the curve stands for the fixed time of each
@@ -117,10 +127,19 @@ inline bool tensor_core_aligned(double elems, double elem_bytes, double align_by
 
 inline double gemm_dim_factor(double x, double h) { return x / (x + h); }
 
-inline double gemm_shape_factor(double m, double n, double k, double h) {
+// The rows the m curve sees in `kernels` launches over `experts` experts' `rows` in all: one
+// grouped kernel, all of them; one kernel per expert, each expert's share.
+inline double grouped_gemm_curve_rows(double rows, double experts, double kernels) {
+  return kernels <= 1 ? rows : rows / experts;
+}
+
+// hk < 0: the inner dimension takes h.
+inline double gemm_shape_factor(double m, double n, double k, double h, double hk = -1) {
   if (h <= 0) return 1;
+  if (hk < 0) hk = h;
   double ref = gemm_dim_factor(8192, h);
-  double f = gemm_dim_factor(m, h) * gemm_dim_factor(n, h) * gemm_dim_factor(k, h) / (ref * ref * ref);
+  double f = gemm_dim_factor(m, h) * gemm_dim_factor(n, h) * gemm_dim_factor(k, hk) /
+             (ref * ref * gemm_dim_factor(8192, hk));
   return f < 1 ? f : 1;
 }
 

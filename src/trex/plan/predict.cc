@@ -103,6 +103,9 @@ class Builder {
     double fp8_peak = c.device.peak.flops_fp8 ? c.device.peak.flops_fp8->value : 0;
     h_mm_ = gemm_half_dim_for(c.eff.gemm_half_dim, c.eff.gemm_half_dim_core_flops, cores > 0 ? c.peak_flops / cores : 0);
     h_fp8_ = gemm_half_dim_for(c.eff.gemm_half_dim, c.eff.gemm_half_dim_core_flops, cores > 0 ? fp8_peak / cores : 0);
+    const double hk = c.eff.gemm_half_dim_k > 0 ? c.eff.gemm_half_dim_k : c.eff.gemm_half_dim;
+    hk_mm_ = gemm_half_dim_for(hk, c.eff.gemm_half_dim_core_flops, cores > 0 ? c.peak_flops / cores : 0);
+    hk_fp8_ = gemm_half_dim_for(hk, c.eff.gemm_half_dim_core_flops, cores > 0 ? fp8_peak / cores : 0);
   }
 
   double ta() const { return ta_; }
@@ -123,7 +126,7 @@ class Builder {
     // tensor_core_aligned); FP8 GEMMs are left out (their libraries refuse, or the frameworks
     // pad, unaligned shapes).
     if (!fp8 && elem == 2 && !(aligned(n) && aligned(k))) return flops / simt_;
-    double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_) *
+    double shape = gemm_shape_factor(m, n, k, fp8 ? h_fp8_ : h_mm_, fp8 ? hk_fp8_ : hk_mm_) *
                    tile_wave_factor(m, n, k, c_.eff.gemm_tiles, c_.device.device.cores_matrix.value, groups);
     return flops / ((fp8 ? peak_fp8_ : peak_mm_) * shape);
   }
@@ -267,11 +270,12 @@ class Builder {
 
   // Experts of one rank as one grouped GEMM (or one kernel per expert): every local expert's
   // weights are read once per micro-batch, so few rows per expert make it memory-bound.
-  // The shape curve applies per expert: rows / experts rows each (the small-M regime).
+  // The shape curve's m is all the rows of one grouped kernel, each expert's with one kernel per
+  // expert (gemm_efficiency.h, grouped_gemm_curve_rows).
   void grouped_gemm(Work& w, double rows, double k, double n, double experts, double kernels) {
     double flops = 2 * rows * k * n;
     double bytes = 2 * (rows * k + experts * k * n + rows * n);
-    double time = std::max(mm_seconds(flops, rows / experts, n, k, 2, experts), bytes / bw_);
+    double time = std::max(mm_seconds(flops, grouped_gemm_curve_rows(rows, experts, kernels), n, k, 2, experts), bytes / bw_);
     w.mm += time;
     w.mm_launch += floor_extra(time, kernels);
     w.flops += flops;
@@ -500,7 +504,8 @@ class Builder {
   bool aligned(double elems) const { return tensor_core_aligned(elems, 2, align_); }
   double act_bytes_ = 2;         // storage of the saved GEMM inputs (Run::act_bytes)
   double cast_bytes_ = 4;        // HBM bytes per element of an FP8 input cast (the run's recipe)
-  double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions, 16-bit and FP8
+  double h_mm_ = 0, h_fp8_ = 0;  // GEMM shape curve half dimensions (m, n), 16-bit and FP8
+  double hk_mm_ = 0, hk_fp8_ = 0;  // and of the inner dimension k
   bool fp8_ = false;
 };
 

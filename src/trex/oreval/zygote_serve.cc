@@ -231,7 +231,7 @@ void survey_child_done(int map) {
 
 // The chosen runs pinned in the zygote (the buffers of an io_uring of its own, which is never
 // used otherwise): the kernel copies a pinned page into a child at the fork itself (its early
-// copy for pages that may be under DMA, Linux 5.8 and later) instead of sharing it, so the child
+// copy for pages that may be under DMA, Linux 5.9 and later) instead of sharing it, so the child
 // finds those pages its own, writable, with no copy-on-write fault and no copy ahead to make.
 // That copy costs the zygote's fork about 1-3 us a page here; the copy ahead cost the child
 // more (its page-table change and TLB flush trap through the hypervisor). True when pinned; false
@@ -246,6 +246,7 @@ bool pin_runs(const iovec* runs, int count) {
     close(ring);
     return false;
   }
+  if (g_ring >= 0) close(g_ring);  // an earlier survey's ring: its pages are no longer listed
   g_ring = ring;
   g_pinned_pages = 0;
   for (int i = 0; i < count; ++i) g_pinned_pages += runs[i].iov_len >> 12;
@@ -396,13 +397,14 @@ int wait_for(pid_t pid, double seconds, bool* timed_out) {
     pollfd p{pidfd, POLLIN, 0};
     for (;;) {
       double left = end - monotonic_ms();
-      int r = 0;
-      if (left > 0) {
-        int step = sample_interval_ms();
-        do r = poll(&p, 1, left < step ? int(left + 0.999) : step);
-        while (r < 0 && errno == EINTR);
-      }
-      if (r > 0) break;
+      // At or past the deadline one poll that does not wait: a child that exited before it (the
+      // evaluator's {"wait": 0} after its own wall clock) has not timed out, as below.
+      int step = sample_interval_ms();
+      int wait_ms = left <= 0 ? 0 : left < step ? int(left + 0.999) : step;
+      int r;
+      do r = poll(&p, 1, wait_ms);
+      while (r < 0 && errno == EINTR);
+      if (r != 0) break;  // it exited, or the poll failed: reaped below, as without the survey
       if (left <= 0) {
         *timed_out = true;
         kill_group(pid);
@@ -664,6 +666,11 @@ __attribute__((visibility("default"))) int trex_zygote_survey(const iovec* candi
   void* mapping = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping == MAP_FAILED) return -1;
   end_survey();
+  // A survey again: the last one's pinned pages are no longer the list (children close only the
+  // ring they would inherit, so none may be left behind).
+  if (g_ring >= 0) close(g_ring);
+  g_ring = -1;
+  g_pinned_pages = 0;
   Survey& s = g_survey;
   s.mapping = mapping;
   s.mapping_size = size;

@@ -720,8 +720,9 @@ class ServeInC(unittest.TestCase):
         del view
 
     def test_a_page_written_late_in_a_long_program_is_still_seen(self):
-        # Past its first 100 ms a surveyed child is sampled less often (sample_interval_ms), never
-        # not at all: a page it writes after 300 ms, 100 ms before its exit, is listed.
+        # Past its first 100 ms a surveyed child is sampled less often (sample_interval_ms: a
+        # fiftieth of its age, about 6 ms here; the 100 ms cap starts past 5 s and is not reached),
+        # never not at all: a page it writes after 300 ms, a second before its exit, is listed.
         lib_path = os.environ["TREX_SANDBOX_ENTER_LIB"]
         buf, view, first = CopyAhead.buffer(self)
 
@@ -731,7 +732,7 @@ class ServeInC(unittest.TestCase):
                 if args[0].endswith(b"/late"):
                     time.sleep(0.3)
                     view[5 * 4096 + 1] = 1
-                    time.sleep(0.1)
+                    time.sleep(1.0)  # many samples, even with the zygote descheduled for a while
                 os.write(args[7], json.dumps(own).encode())
                 os._exit(7)
 
@@ -752,6 +753,41 @@ class ServeInC(unittest.TestCase):
         finally:
             self.stop(pid, ctl)
         self.assertEqual(seen, [[], [5]])
+        del view
+
+    def test_a_child_that_exited_before_a_wait_of_zero_has_not_timed_out(self):
+        # The evaluator sends {"wait": 0} when it reaches the reap past its own wall clock; a child
+        # that had exited long before is not a timeout, surveyed (its pagemap read while it runs)
+        # or not.
+        lib_path = os.environ["TREX_SANDBOX_ENTER_LIB"]
+        buf, view, first = CopyAhead.buffer(self)
+
+        class Exits(StandInLibrary):
+            def trex_sandbox_enter(self, *args):
+                os.write(args[7], b"x")
+                os._exit(7)
+
+        for survey in (False, True):
+            with self.subTest(survey=survey):
+                def set_up():
+                    if survey:
+                        self.assertTrue(z.survey_in_c(ctypes.CDLL(lib_path), [(first, 4096 * self.PAGES)],
+                                                      children=1, at_least=1))
+
+                pid, ctl = self.start(Exits(prepare_fails=False), in_zygote=set_up)
+                try:
+                    out_r, err_r = self.send_request(ctl, dict(self.REQUEST, workdir="/nonexistent/"))
+                    self.assertIn("pid", json.loads(ctl.recv(1 << 16)))
+                    self.assertEqual(os.read(out_r, 16), b"x")
+                    time.sleep(0.2)  # it has exited well before the wait
+                    ctl.send(b'{"wait":0}')
+                    answer = json.loads(ctl.recv(1 << 16))
+                    os.close(out_r)
+                    os.close(err_r)
+                finally:
+                    self.stop(pid, ctl)
+                self.assertEqual(os.waitstatus_to_exitcode(answer["status"]), 7)
+                self.assertFalse(answer["timed_out"])
         del view
 
     def test_a_survey_out_of_range_is_refused_and_changes_nothing(self):

@@ -1187,6 +1187,175 @@ int head_projections(const T* X, const float* phi, int64_t nd, int n, int64_t t,
   return 1;
 }
 
+// The head forward pipeline's (below) built-in block_tokens.
+constexpr int64_t kHeadPipelineTokens = 64;
+
+#ifdef TREX_ELEM_AVX2
+#define TREX_HEAD512_FN __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16")))
+
+// The head forward on AVX-512 for n = 4 (d a multiple of a line), groups of 4 tokens in a pipeline: one loop over the
+// group's lines projects group g (project_rows512_pairs' two tokens per register, same chains)
+// and writes a line of y of group g - 1, whose gates are known (weighted_streams512's chains).
+// In two passes (project a group, then its y) the y pass's streaming stores came in bursts of
+// a token's 32 lines and stalled on the write buffers (perf: 40% of that pass on one store),
+// while the projections waited on X with no y work beside them; here each iteration has 4
+// lines of X to load and one line of y to write. A line of each token is loaded whole and the
+// token pairs are formed by one two-source word (bf16) or float (fp32) permute per 16 values,
+// instead of two 16-byte loads, an insert, a widening and a shift per 16 bf16.
+// Every output is the two-pass code's chain in its order: the same bits (Mhc.HeadPathsGiveSameBits*
+// compare it with the AVX2 path). kL: elements per 64-byte line.
+
+template <class T>
+struct HeadLines {
+  static constexpr int kL = int(64 / sizeof(T));
+};
+
+// The pair index of sub-step s (8 elements) of a line: lanes 0-7 from the first token's line,
+// 8-15 from the second's. bf16: word 2j + 1 of the result (the top half of lane j) takes the
+// source word; even words are zeroed by the mask (bf16 << 16 is its fp32 value).
+template <class T>
+TREX_HEAD512_FN __m512i head_pair_index(int s) {
+  if constexpr (std::is_same_v<T, core::bf16>) {
+    alignas(64) int16_t idx[32];
+    for (int j = 0; j < 16; ++j) idx[2 * j] = 0, idx[2 * j + 1] = int16_t(j < 8 ? 8 * s + j : 32 + 8 * s + j - 8);
+    return _mm512_load_si512(idx);
+  } else {
+    alignas(64) int32_t idx[16];
+    for (int j = 0; j < 16; ++j) idx[j] = j < 8 ? 8 * s + j : 16 + 8 * s + j - 8;
+    return _mm512_load_si512(idx);
+  }
+}
+
+template <class T>
+TREX_HEAD512_FN inline __m512 head_pair(__m512i a, __m512i b, __m512i idx) {
+  if constexpr (std::is_same_v<T, core::bf16>)
+    return _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi16(0xaaaaaaaau, a, idx, b));
+  else
+    return _mm512_castsi512_ps(_mm512_permutex2var_epi32(a, idx, b));
+}
+
+// One line of y: elements [e, e + kL) of token row x (n streams d apart) into yo, weights wt.
+// The 16-lane chains of weighted_streams512 (w_0 x_0, then FMAs in stream order): same bits.
+template <bool NT, bool Cvt, class T>
+TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int64_t d, T* yo) {
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    __m512 x0, x1;
+    simd::load32(x, lo_idx, hi_idx, &x0, &x1);
+    __m512 w0 = _mm512_set1_ps(wt[0]);
+    __m512 a0 = _mm512_mul_ps(w0, x0), a1 = _mm512_mul_ps(w0, x1);
+    for (int i = 1; i < n; ++i) {
+      simd::load32(x + i * d, lo_idx, hi_idx, &x0, &x1);
+      const __m512 wi = _mm512_set1_ps(wt[i]);
+      a0 = _mm512_fmadd_ps(wi, x0, a0);
+      a1 = _mm512_fmadd_ps(wi, x1, a1);
+    }
+    simd::store32<NT>(yo, a0, a1);
+  } else {
+#pragma GCC unroll 2
+    for (int h = 0; h < HeadLines<T>::kL / 16; ++h) {
+      __m512 acc = _mm512_mul_ps(_mm512_set1_ps(wt[0]), simd::load16(x + 16 * h, simd::kAll16));
+      for (int i = 1; i < n; ++i)
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(wt[i]), simd::load16(x + i * d + 16 * h, simd::kAll16), acc);
+      simd::put16<NT>(yo + 16 * h, acc, simd::kAll16);
+    }
+  }
+}
+
+// One group of the pipeline (n = 4): the projections of tokens [tg, tg + 4) into p and ss and,
+// when Y, y of the 4 tokens from xy (rows nd apart) into yy (rows d apart) with weights wy.
+template <bool Y, bool NT, bool Cvt, class T>
+TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, const T* xy,
+                                   const float* wy, T* yy, float (*p)[4], float* ss) {
+  constexpr int kTok = 4, kL = HeadLines<T>::kL, kSub = kL / 8;
+  const int64_t nd = 4 * d, row_lines = d / kL;
+  const float* pr0 = phi;
+  __m512i pidx[kSub];
+  for (int s = 0; s < kSub; ++s) pidx[s] = head_pair_index<T>(s);
+  __m512 a[2][4], sq[2];
+  for (int q = 0; q < 2; ++q) {
+    sq[q] = _mm512_setzero_ps();
+    for (int r = 0; r < 4; ++r) a[q][r] = _mm512_setzero_ps();
+  }
+  // y's weights in a local copy (fp32 y could alias w otherwise).
+  float wl[kTok][4];
+  if constexpr (Y)
+    for (int k = 0; k < kTok; ++k)
+      for (int i = 0; i < 4; ++i) wl[k][i] = wy[k * 4 + i];
+  // The group after this one (this thread's next: its tokens are contiguous), a line of each
+  // token per line of these, into L2.
+  const T* xf = xg + kTok * nd;
+  const T* yx = xy;
+  T* yo = yy;
+  int yk = 0;
+  int64_t yl = 0;
+  for (int64_t i = 0; i < nd; i += kL) {
+    for (int k = 0; k < kTok; ++k) _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd + i), _MM_HINT_T1);
+    __m512i raw[kTok];
+    for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
+#pragma GCC unroll 4
+    for (int s = 0; s < kSub; ++s) {
+      __m512 xv[2];
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) {
+        xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
+        sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(pr0 + r * nd + i + 8 * s));
+        asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
+#pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
+      }
+    }
+    if constexpr (Y) {
+      head_y_line<NT, Cvt>(yx, wl[yk], 4, d, yo);
+      yx += kL, yo += kL;
+      if (++yl == row_lines) yl = 0, ++yk, yx += nd - d;
+    }
+  }
+  for (int q = 0; q < 2; ++q) {
+    for (int r = 0; r < 4; ++r) {
+      p[2 * q][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 0));
+      p[2 * q + 1][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 1));
+    }
+    ss[2 * q] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 0));
+    ss[2 * q + 1] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 1));
+  }
+}
+
+// Tokens [t0, t1), t1 - t0 >= 4, n = 4: every whole group of 4; returns the first token not done.
+template <bool NT, bool Cvt, class T>
+TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, const float* b,
+                                               float scale, T* y, float* w, const MhcShape& sh,
+                                               int64_t t0, int64_t t1) {
+  constexpr int kTok = 4, kL = HeadLines<T>::kL;
+  const int n = 4;
+  const int64_t d = sh.d, nd = n * d;
+  float m[kMhcMaxStreams], sig[kMhcMaxStreams], p[kTok][4], ss[kTok];
+  auto gates = [&](int64_t tg) {
+    for (int k = 0; k < kTok; ++k) {
+      const float rr = 1.f / std::sqrt(ss[k] / float(nd) + sh.rms_eps);
+      head_gates(p[k], rr, b, scale, n, sh.eps, m, sig, w + (tg + k) * n);
+    }
+  };
+  int64_t t = t0;
+  head_group512<false, NT, Cvt>(X + t * nd, phi, d, X, w, y, p, ss);
+  gates(t);
+  for (; t + 2 * kTok <= t1; t += kTok) {
+    head_group512<true, NT, Cvt>(X + (t + kTok) * nd, phi, d, X + t * nd, w + t * n, y + t * d, p, ss);
+    gates(t + kTok);
+  }
+  // y of the last group alone.
+  for (int k = 0; k < kTok; ++k)
+    for (int64_t e = 0; e < d; e += kL)
+      head_y_line<NT, Cvt>(X + (t + k) * nd + e, w + (t + k) * n, n, d, y + (t + k) * d + e);
+  return t + kTok;
+}
+#undef TREX_HEAD512_FN
+#endif
+
 }  // namespace
 
 template <class T>
@@ -1203,9 +1372,27 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   auto* ws = !wide ? &weighted_streams<T>
            : nt    ? (cvt ? &weighted_streams512<true, true, T> : &weighted_streams512<true, false, T>)
                    : (cvt ? &weighted_streams512<false, true, T> : &weighted_streams512<false, false, T>);
-  tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
+#ifdef TREX_ELEM_AVX2
+  constexpr int64_t kL = 64 / int64_t(sizeof(T));
+  const bool pipelined = wide && kHeadTokens == 4 && n == 4 && sh.d % kL == 0;
+  auto* pipe = nt ? (cvt ? &head_forward_pipelined<true, true, T> : &head_forward_pipelined<true, false, T>)
+                  : (cvt ? &head_forward_pipelined<false, true, T> : &head_forward_pipelined<false, false, T>);
+#else
+  const bool pipelined = false;
+#endif
+  // The pipeline's blocks: 64 tokens unless tuned. Its prefetches request the thread's next
+  // group, which 4-token blocks taken in turn by the threads made the other thread's (before the
+  // pipeline, requests two groups ahead served this). Quiet lane, loaded, 2 threads, bf16,
+  // 9 alternating rounds against main: blocks of 4 0.71x, 16 1.06-1.11x, 32 1.07-1.26x,
+  // 64 1.25x, 128 1.20-1.22x, 256 1.19x.
+  const int64_t block = pipelined ? tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", kHeadPipelineTokens) : grain;
+  tp.parallel_for(0, sh.tokens, block, [&](int64_t t0, int64_t t1) {
     float p[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss[kHeadTokens];
-    for (int64_t t = t0; t < t1;) {
+    int64_t t = t0;
+#ifdef TREX_ELEM_AVX2
+    if (pipelined && t1 - t0 >= 4) t = pipe(X, phi, b, scale, y, w, sh, t0, t1);
+#endif
+    for (; t < t1;) {
       const int k = head_projections(X, phi, nd, n, t, t1, p, ss);
       for (int l = 0; l < k; ++l, ++t) {
         const float r = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);

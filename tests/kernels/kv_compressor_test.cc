@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/row_isa.h"
+#include "trex/kernels/tuning.h"
 
 namespace trex::kernels {
 namespace {
@@ -27,8 +29,9 @@ struct CompShape {
   int64_t s, hd;
   int ratio;
 };
-const CompShape kShapes[] = {{8, 4, 4},     {13, 5, 4},   {3, 8, 4},  {23, 16, 4}, {41, 33, 4},
-                             {300, 17, 128}, {256, 8, 128}, {9, 3, 2}, {130, 24, 128}};
+// {300, 9, 4}: 75 entries, two of ratio 4's chunks of 64 (dape summed per chunk, then over chunks).
+const CompShape kShapes[] = {{8, 4, 4},      {13, 5, 4},    {3, 8, 4},  {23, 16, 4},   {41, 33, 4},
+                             {300, 17, 128}, {256, 8, 128}, {9, 3, 2},  {130, 24, 128}, {300, 9, 4}};
 
 struct Inputs {
   std::vector<float> kt, zt, ape, dk;
@@ -111,12 +114,13 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
 // channels end in a partial one). Ratio 4's last step of 32 channels: hd 40 and 520 end in 8
 // (the second vector off), hd 56 in 24 (the first vector full, the second partial). The paths
 // compared are recorded as the test property "isas": where the CPU lacks AVX-512, only AVX2 ran.
+// {1043, 40, 4}: 260 entries, ratio 4's chunks of 64 (the last one partial) taken by 1-3 threads.
 TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
   std::string compared;
   for (core::Isa isa : row_isas()) compared += std::string(compared.empty() ? "" : ",") + core::to_string(isa);
   ::testing::Test::RecordProperty("isas", compared);
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
-                      CompShape{203, 520, 4}, CompShape{203, 56, 4}}) {
+                      CompShape{203, 520, 4}, CompShape{203, 56, 4}, CompShape{1043, 40, 4}}) {
     Inputs in = make_inputs(c, 5, 2);
     int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
     std::vector<float> ref;
@@ -171,6 +175,38 @@ TEST(KvCompressor, StreamingGradientsSameBits) {
         else EXPECT_TRUE(same_bytes(all, ref)) << core::to_string(isa) << " offset " << off;
       }
   }
+}
+
+// Ratio 4's backward sums dape per chunk of entries, then over chunks, whatever the channel split:
+// a tuned channel_block (work items of one chunk and one block) gives the untuned bits (one block
+// of every channel), on 1 and 3 threads and every vector path.
+TEST(KvCompressor, Ratio4BackwardSameBitsForAnyChannelBlock) {
+  const CompShape c{1043, 40, 4};
+  Inputs in = make_inputs(c, 11, 1);
+  const int64_t C = compressor_width(c.ratio, c.hd);
+  std::vector<float> ref;
+  for (int64_t cb : {int64_t(0), int64_t(16), int64_t(24)})
+    for (core::Isa isa : row_isas())
+      for (int threads : {1, 3}) {
+        auto t = std::make_shared<Tuning>();
+        if (cb > 0) t->set("kv_compress.bwd", "*", {{"channel_block", cb}});
+        set_active_tuning(cb > 0 ? t : nullptr);
+        ScopedRowIsa path(isa);
+        core::ThreadPool pool(threads);
+        std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt;
+        std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN);
+        kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                             dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+        set_active_tuning(nullptr);
+        std::vector<float> all = dkt;
+        all.insert(all.end(), dzt.begin(), dzt.end());
+        all.insert(all.end(), dape.begin(), dape.end());
+        for (float x : all) ASSERT_FALSE(std::isnan(x)) << "an output was not written";
+        if (ref.empty()) ref = all;
+        else
+          EXPECT_TRUE(same_bytes(all, ref))
+              << "channel_block " << cb << ", " << core::to_string(isa) << ", " << threads << " threads";
+      }
 }
 
 // The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the

@@ -763,16 +763,13 @@ void zero_unread(float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int6
     for (int64_t off = 0; off < C; off += hd) std::fill(dape + r * C + off + e0, dape + r * C + off + e1, 0.f);
 }
 
-void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
-                    float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
-                    int ratio, int64_t e0, int64_t e1, bool nt) {
-  zero_unread(dkt, dzt, dape, s, n, hd, ratio, e0, e1);
-  if (row_isa() == core::Isa::kAvx512 && ratio == 4)
-    return backward_r4_512(kt, zt, ape, dk, dkt, dzt, dape, R4Walk{0, n, e0, e1}, hd, nt);
-  if (row_isa() == core::Isa::kAvx512)
-    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
+// Channels [e0, e1) of entries [i0, i1) on the AVX2 (8 channels at a time) or scalar path,
+// dape += each entry's dzt in entry order.
+void backward_entries_8(const float* kt, const float* zt, const float* ape, const float* dk,
+                        float* dkt, float* dzt, float* dape, int64_t i0, int64_t i1, int64_t hd,
+                        int ratio, int64_t e0, int64_t e1) {
   RowOffsets o;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = i0; i < i1; ++i) {
     entry_offsets(i, ratio, hd, &o);
     int64_t e = e0;
 #ifdef TREX_ELEM_AVX2
@@ -781,6 +778,9 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
       stats8(kt, zt, ape, o, e, &mx, &sum, &acc);
       __m256 inv = _mm256_div_ps(_mm256_set1_ps(1.f), sum);
       __m256 kv = _mm256_mul_ps(acc, inv);
+      // Opaque to GCC's -ffp-contract=fast, which here fused kt - acc inv into one fnmadd once
+      // this loop moved into backward_entries_8 (another rounding than the 16-lane paths).
+      __asm__("" : "+x"(kv));
       __m256 gk = _mm256_mul_ps(_mm256_loadu_ps(dk + i * hd + e), inv);
       for (int j = 0; j < o.n; ++j) {
         __m256 g = _mm256_mul_ps(simd::exp8(_mm256_sub_ps(score8(zt, ape, o, j, e), mx)), gk);
@@ -795,6 +795,54 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
     for (; e < e1; ++e)
       backward_channel(kt, zt, ape, o, e, dk[i * hd + e], dkt, dzt, dape);
   }
+}
+
+// Every entry, channels [e0, e1) (the channel-block split of ratio != 4).
+void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
+                    float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
+                    int ratio, int64_t e0, int64_t e1, bool nt) {
+  zero_unread(dkt, dzt, dape, s, n, hd, ratio, e0, e1);
+  if (row_isa() == core::Isa::kAvx512)
+    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
+  backward_entries_8(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, e0, e1);
+}
+
+// Ratio 4's backward: entries in chunks of kR4ChunkEntries, each chunk's dzt summed into a dape of
+// its own (in entry order, from zeros), then dape = the chunks' sums added in chunk order. The
+// chunks are fixed by the entry count alone, so the sum is the same on any thread count and
+// path. Work items are (chunk, channel block): untuned one block of every channel, so that a
+// thread walks an entry's whole half-rows and the next entry's follow them in memory; until
+// session 22 each thread walked one 64-channel block over every entry (dape then summed in entry
+// order), 256-byte pieces of rows 4 KiB apart that the prefetchers did not follow (perf, one
+// thread: the samples on the max step's zt loads).
+constexpr int64_t kR4ChunkEntries = 64;
+
+void backward_r4_chunks(const float* kt, const float* zt, const float* ape, const float* dk,
+                        float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
+                        int64_t cb, bool nt, core::ThreadPool& tp) {
+  const int64_t C = compressor_width(4, hd), rows = 4 * C;  // dape: 4 ape rows of C
+  zero_unread(dkt, dzt, dape, s, n, hd, 4, 0, hd);
+  if (n == 0) return;
+  const int64_t chunks = (n + kR4ChunkEntries - 1) / kR4ChunkEntries, blocks = (hd + cb - 1) / cb;
+  thread_local std::vector<float> sums;  // the caller's: chunk g's dape at g * rows
+  if (sums.size() < size_t(chunks * rows)) sums.resize(size_t(chunks * rows));
+  float* part = sums.data();
+  const bool wide = row_isa() == core::Isa::kAvx512;
+  tp.parallel_for(0, chunks * blocks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t w = lo; w < hi; ++w) {
+      const int64_t g = w / blocks, e0 = (w % blocks) * cb, e1 = std::min(hd, e0 + cb);
+      const int64_t i0 = g * kR4ChunkEntries, i1 = std::min(n, i0 + kR4ChunkEntries);
+      float* pg = part + g * rows;
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t off = 0; off < C; off += hd) std::fill(pg + r * C + off + e0, pg + r * C + off + e1, 0.f);
+      if (wide) backward_r4_512(kt, zt, ape, dk, dkt, dzt, pg, R4Walk{i0, i1, e0, e1}, hd, nt);
+      else backward_entries_8(kt, zt, ape, dk, dkt, dzt, pg, i0, i1, hd, 4, e0, e1);
+    }
+    simd::fence_streams(nt);
+  });
+  std::copy(part, part + rows, dape);
+  for (int64_t g = 1; g < chunks; ++g)
+    for (int64_t q = 0; q < rows; ++q) dape[q] += part[g * rows + q];
 }
 
 constexpr int64_t kChannelBlock = builtin::kKvChannelBlock;  // tunable (tuning.h)
@@ -831,7 +879,8 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
   int64_t n = compressor_entries(s, ratio);
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t tuned_cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", 0);
-  const int64_t cb = tuned_cb > 0 ? tuned_cb : kChannelBlock;
+  // Ratio 4 untuned: one block of every channel (backward_r4_chunks).
+  const int64_t cb = tuned_cb > 0 ? tuned_cb : ratio == 4 ? hd : kChannelBlock;
   int64_t blocks = (hd + cb - 1) / cb;
   // dkt and dzt are written once each, never read: streamed when far larger than the caches
   // (the row kernels' rule, simd::use_streaming) on the 16-lane path, which saves the read of
@@ -873,6 +922,7 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     });
     return;
   }
+  if (ratio == 4) return backward_r4_chunks(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, cb, nt, tp);
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b)
       backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * cb,

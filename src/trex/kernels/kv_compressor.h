@@ -16,8 +16,9 @@
 // Each (token, channel) of kt/zt feeds at most one entry, so dkt and dzt are written, not summed;
 // positions no entry reads get 0. dape is overwritten with the sum over entries. The RMSNorm and
 // RoPE that follow the pooling are the rmsnorm and rope kernels, applied by the caller.
-// Work is split over channel blocks, each owned by one thread for every entry, so dape is summed
-// in entry order whatever the thread count: results are bit-identical for any pool size.
+// dape is summed in an order fixed by the shape alone, so results are bit-identical for any pool
+// size and vector path: ratio 4 sums each chunk of 64 entries in entry order, then the chunks in
+// order; other ratios sum every entry in entry order.
 #pragma once
 
 #include <cstdint>

@@ -25,6 +25,7 @@
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/attention_tiles.h"
+#include "trex/kernels/sparse_attention_log.h"
 #include "trex/kernels/tuning.h"
 #include "trex/kernels/tuning_builtins.h"
 
@@ -240,49 +241,25 @@ void exp_rows8(float* x, int64_t ld, int64_t n, const float* m, float* sums) {
 #endif
 }
 
-#if defined(TREX_ELEM_AVX2) && defined(__AVX512F__) && defined(__AVX512VL__)
-// log z for 8 finite z >= 1 (a softmax normaliser: its largest term is exp(0) = 1), within 2
-// ulp of log (every float in [1, 4) and a geometric sweep to 2^20 against a double log: worst
-// 1.97 ulp, libm's logf 0.82). z = x 2^E with x in [0.75, 1.5) (getmant; E = getexp(z) -
-// getexp(x), exact); log x = 2 atanh(s), s = (x - 1) / (x + 1), |s| <= 0.2, as 2 s (1 + s^2 / 3
-// + ... + s^12 / 13) (the next term is below 2^-34 of the sum); plus E ln 2 in two parts
-// (exp8's split; the high part's product is exact).
-inline __m256 log8_from_one(__m256 z) {
-  const __m256 x = _mm256_getmant_ps(z, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src);
-  const __m256 E = _mm256_sub_ps(_mm256_getexp_ps(z), _mm256_getexp_ps(x));
-  const __m256 f = _mm256_sub_ps(x, _mm256_set1_ps(1.f));
-  const __m256 sv = _mm256_div_ps(f, _mm256_add_ps(x, _mm256_set1_ps(1.f)));
-  const __m256 s2 = _mm256_mul_ps(sv, sv);
-  __m256 p = _mm256_set1_ps(1.f / 13);
-  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.f / 11));
-  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.f / 9));
-  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.f / 7));
-  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.f / 5));
-  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.f / 3));
-  const __m256 two_s = _mm256_add_ps(sv, sv);
-  const __m256 logx = _mm256_fmadd_ps(_mm256_mul_ps(two_s, s2), p, two_s);
-  const __m256 lo = _mm256_fmadd_ps(E, _mm256_set1_ps(-2.12194440e-4f), logx);
-  return _mm256_fmadd_ps(E, _mm256_set1_ps(0.693359375f), lo);
-}
-#endif
 
 // The softmax with the sink of H rows of n scores in place (row h at S + h n), lse[h] = its log
 // normaliser: per row the max (with the sink), exp_row, the sum plus the sink's term, then the
 // row times the inverse sum; 8 rows at a time through exp_rows8 (the same operations per row),
 // whose 8 sinks' exps, inverse sums and logs are one vector step each on AVX-512 (exp8,
-// log8_from_one: 16 scalar libm calls a token had been ~2% of the forward's profile).
+// log8_from_one of sparse_attention_log.h: 16 scalar libm calls a token had been ~2% of the
+// forward's profile).
 void softmax_rows(float* S, int64_t H, int64_t n, const float* sink, float* lse) {
   int64_t h0 = 0;
   for (; h0 + 8 <= H; h0 += 8) {
     float m[8], sums[8], inv[8];
     for (int r = 0; r < 8; ++r) m[r] = row_max(S + (h0 + r) * n, n, sink[h0 + r]);
     exp_rows8(S + h0 * n, n, n, m, sums);
-#if defined(TREX_ELEM_AVX2) && defined(__AVX512F__) && defined(__AVX512VL__)
+#if defined(TREX_ELEM_AVX2) && defined(TREX_ATTN_HAVE_LOG8)
     const __m256 vm = _mm256_loadu_ps(m);
     const __m256 zs = _mm256_add_ps(_mm256_loadu_ps(sums),
                                     simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(sink + h0), vm)));
     _mm256_storeu_ps(inv, _mm256_div_ps(_mm256_set1_ps(1.f), zs));
-    _mm256_storeu_ps(lse + h0, _mm256_add_ps(vm, log8_from_one(zs)));
+    _mm256_storeu_ps(lse + h0, _mm256_add_ps(vm, attn_detail::log8_from_one(zs)));
 #else
     for (int r = 0; r < 8; ++r) {
       const float zs = sums[r] + std::exp(sink[h0 + r] - m[r]);

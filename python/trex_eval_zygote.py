@@ -1043,6 +1043,11 @@ def serve_in_c(loop, lib, ctl, ready, training):
         return 0
 
 
+class Iovec(ctypes.Structure):
+    """One run of pages as the C loop reads a list of them (struct iovec: base, length)."""
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
 # survey_in_c: the pages that 2 of the first 4 programs' children write. Session 22 (oreval_env_ab.py,
 # 7 pairs each): copied ahead, 4 and 2 cost 1.07x the CPU of 4 and 3 (load 11-13); pinned (copied
 # by the fork, a few us a page), 4 and 2 took 15 and 19 fewer page faults per program than 4 and 3,
@@ -1055,19 +1060,17 @@ def survey_in_c(lib, pages, children=SURVEY_CHILDREN, at_least=SURVEY_AT_LEAST):
     `children` programs' children write (trex_zygote_survey, src/trex/oreval/zygote_serve.cc):
     the zygote reads each one's /proc/PID/pagemap while it runs, and every later child gets its
     own copies of the pages of `pages` (private_pages()) that at least `at_least` of them wrote:
-    at the fork, where the zygote can pin them (an io_uring's buffers), else copied ahead. The training child (PagesChildrenWrite) runs a child's path without the sandbox and
-    its program: of the ~115 pages that 90% of real children write it listed 5, and 500 that
-    they do not (docs/eval.md, session 21). True when the survey is set up (then no training
-    child is wanted); False where `lib` has no such loop, the kernel cannot copy ahead or
-    `pages` is empty."""
+    at the fork, where the zygote can pin them (an io_uring's buffers), else copied ahead.
+    The training child (PagesChildrenWrite) runs a child's path without the sandbox and its
+    program: of the ~115 pages that 90% of real children write it listed 5, and 500 that they
+    do not (docs/eval.md, session 21). True when the survey is set up (then no training child
+    is wanted); False where `lib` has no such loop, the kernel cannot copy ahead or `pages` is
+    empty."""
     if not pages or c_loop(lib) is None:
         return False
     register = getattr(lib, "trex_zygote_survey", None)
     if register is None or not populate_write_works(libc_madvise()):
         return False
-
-    class Iovec(ctypes.Structure):
-        _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
 
     runs = (Iovec * len(pages))(*[Iovec(address, length) for address, length in pages])
     register.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
@@ -1084,9 +1087,6 @@ def copy_ahead_in_c(loop, pages):
     register = getattr(getattr(loop, "library", None), "trex_zygote_copy_ahead", None)
     if register is None or not pages:
         return None
-
-    class Iovec(ctypes.Structure):
-        _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
 
     runs = (Iovec * len(pages))(*[Iovec(address, length) for address, length in pages])
     register.argtypes = [ctypes.c_void_p, ctypes.c_int]

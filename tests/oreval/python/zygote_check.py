@@ -794,12 +794,9 @@ class ServeInC(unittest.TestCase):
         register = ctypes.CDLL(os.environ["TREX_SANDBOX_ENTER_LIB"]).trex_zygote_survey
         register.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
 
-        class Iovec(ctypes.Structure):
-            _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
-
         for runs, children, at_least in (([(4096, 4096)], 3, 4), ([(4096, 4096)], 0, 0), ([(4096, 4096)], 256, 1),
                                          ([(4097, 4096)], 3, 2), ([(4096, 100)], 3, 2), ([(4096, 0)], 3, 2), ([], 3, 2)):
-            array = (Iovec * max(1, len(runs)))(*[Iovec(a, n) for a, n in runs])
+            array = (z.Iovec * max(1, len(runs)))(*[z.Iovec(a, n) for a, n in runs])
             self.assertEqual(register(ctypes.addressof(array), len(runs), children, at_least), -1)
         self.assertFalse(z.survey_in_c(StandInLibrary(False), [(4096, 4096)]))  # no C loop: the training child
         self.assertFalse(z.survey_in_c(sandbox_library(), []))  # nothing to copy: no survey

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "plan/plan_test_util.h"
+#include "trex/model/accounting.h"
 #include "trex/plan/validation.h"
 #include "trex/util/error.h"
 
@@ -519,6 +520,43 @@ TEST(Validation, ReportedFiguresAreReadInTheSourcesUnits) {
   ValidationCase v3 = load_validation_case(source_path("configs/validation/deepseek-v3-h800.toml"));
   EXPECT_EQ(v3.reported_mfu, 0);
   EXPECT_NEAR(v3.reported_tokens_per_s_device, 1e12 / (180e3 * 3600), 1);
+}
+
+// Megatron-Bridge's tables print Model TFLOP/s beside tokens/s, so their quotient is the FLOPs a
+// token the table counted. For DeepSeek-V3 that tells a run with the MTP block from one without:
+// trex's megatron count is 250.4 GFLOP a token without it and 260.6 with it. By hand, the MTP
+// block adds 3 x the forward: its head 2 x 129,280 x 7,168 = 1.853 G, e_proj and h_proj
+// 2 x 2 x 7,168^2 = 0.206 G, one MoE layer's activated GEMMs 2 x 0.583 G = 1.167 G (MLA 0.187 G
+// parameters + 9 experts of 3 x 7,168 x 2,048) and its causal attention 2 x 128 heads x (192 + 128)
+// x 2,048 keys (half of 4,096) = 0.168 G: 3 x 3.394 G = 10.2 G.
+// The 25.11 rows marked "w/o MTP" print 249.1-249.6 and the one marked "(w/ MTP)" 260.4; the
+// 26.02 rows, which do not say, print 259.9, so they trained MTP too (session 23).
+TEST(Validation, DeepSeekV3RowsTrainMtpExactlyWhereTheirTablesCountIt) {
+  struct Row {
+    const char* file;
+    double table_tflops;  // Model TFLOP/s per GPU, as printed
+    bool mtp;
+  };
+  const Row rows[] = {
+      {"megatron-bridge-deepseek-v3-b200-fp8.toml", 557, true},            // 25.11, "(w/ MTP)"
+      {"megatron-bridge-2602-deepseek-v3-b200-mxfp8.toml", 699, true},     // 26.02
+      {"megatron-bridge-2602-deepseek-v3-gb200-mxfp8.toml", 1028, true},   // 26.02
+      {"megatron-bridge-2509-deepseek-v3-h100-fp8.toml", 338, true},       // 25.09 run_script.py: MTP
+      {"megatron-bridge-deepseek-v3-gb200-fp8.toml", 1003, false},         // 25.11, "(w/o MTP)"
+      {"megatron-bridge-deepseek-v3-gb200-bf16.toml", 782, false},         // 25.11, "(w/o MTP)"
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.file);
+    ValidationCase c = load_validation_case(source_path(std::string("configs/validation/") + r.file));
+    EXPECT_EQ(c.run.train_mtp, r.mtp);
+    const double table = r.table_tflops * 1e12 / c.reported_tokens_per_s_device;
+    const double with = model::training_flops_per_token(c.model, c.run.seq_len, model::FlopConvention::kMegatron, true);
+    const double without = model::training_flops_per_token(c.model, c.run.seq_len, model::FlopConvention::kMegatron, false);
+    EXPECT_NEAR(with - without, 10.2e9, 0.1e9);
+    // The count the row states is within 0.7% of the table's, the other one 3% or more away.
+    EXPECT_NEAR((r.mtp ? with : without) / table, 1.0, 0.007);
+    EXPECT_GT(std::abs((r.mtp ? without : with) / table - 1), 0.03);
+  }
 }
 
 TEST(Validation, BadFileNamesTheField) {

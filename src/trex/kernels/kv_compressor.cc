@@ -232,48 +232,94 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 }
 
 // The softmax statistics of channels [e0, e1) of one entry with its rows in memory order (ratio
-// != 4), forward_rows512's (the backward's are rows_scores512): a max pass row by row, then a sum pass
-// row by row, into per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0):
-// mx the max of the scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt.
-// pe (may be null) receives row j's exps at pe + j w. With kRequest (the forward), the max pass
-// requests kt's lines for the sum pass, and the sum pass those of zt `next` floats on (the next
-// entry's rows; next 0: none): two streams in flight per pass, where each pass had waited on one
-// (perf, one thread: 59% of the samples on those two loads). Forward ratio 128, 2 threads, quiet
-// lane, load 13-16, paired medians of three runs: 1.11x (28 of 40 rounds faster), 1.10x and 1.07x
-// (20 of 30), while unchanged code in the same runs read 0.89-1.05x: likely 1.05-1.1x. (The
-// backward measured 0.98-1.00x with them while its passes overfilled L2; since rows_scores512
-// they pay there too.)
-template <bool kRequest>
+// != 4), forward_rows512's (the backward's are rows_scores512): a max pass, then a sum pass, into
+// per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0): mx the max of the
+// scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt. The max pass requests
+// kt's lines for the sum pass, and the sum pass those of zt `next` floats on (the next entry's
+// rows; next 0: none): two streams in flight per pass, where each pass had waited on one (perf,
+// one thread: 59% of the samples on those two loads; 1.05-1.1x, session 20).
+// Each pass walks kStatsRows rows side by side (stats_max_rows, stats_sum_rows): per vector of
+// channels the group's max, or its sum and weighted sum, stay in a register over its rows, so
+// the L1 buffers are read and written once per group instead of once per row. Row by row, the
+// buffer's load, the mask and the store came to about as many instructions as the work itself
+// (~55 per vector of zt, against a budget of ~14-24 cycles at 0.8 of the triad on 2 threads).
+// The rows still run front to back (4 streams 2 KiB apart at ratio 128, which the prefetchers
+// follow), and per channel the same operations in the same row order: the same bits.
+constexpr int kStatsRows = 4;
+
+// Rows r < G at the vector of channels c (lanes m; kFull: all 16, plain loads): z, a, kk are the
+// rows of zt, ape and kt, each already at the pass's first channel.
+template <int G, bool kFull>
+TREX_AVX512_FN void stats_max_vector(const float* const* z, const float* const* a,
+                                     const float* const* kk, int64_t c, __mmask16 m, float* mx) {
+  __m512 v = _mm512_loadu_ps(mx + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    __builtin_prefetch(kk[r] + c);  // for the sum pass
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
+    v = simd::max16(v, sc);
+  }
+  _mm512_storeu_ps(mx + c, v);
+}
+
+template <int G, bool kFull>
+TREX_AVX512_FN void stats_sum_vector(const float* const* z, const float* const* a,
+                                     const float* const* kk, int64_t c, __mmask16 m,
+                                     const float* mx, float* sm, float* ac, int64_t next) {
+  const __m512 mv = _mm512_loadu_ps(mx + c);
+  __m512 s = _mm512_loadu_ps(sm + c), acc = _mm512_loadu_ps(ac + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    __builtin_prefetch(z[r] + next + c);  // the next entry's row (next 0: this line again)
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
+    const __m512 pv = simd::exp16(_mm512_sub_ps(sc, mv));
+    s = _mm512_add_ps(s, pv);
+    acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), acc);
+  }
+  _mm512_storeu_ps(sm + c, s);
+  _mm512_storeu_ps(ac + c, acc);
+}
+
+// One pass (kSum: the sum pass, else the max pass) over rows [j, j + G), channels [e0, e1).
+template <int G, bool kSum>
+TREX_AVX512_FN void stats_rows(const float* kt, const float* zt, const float* ape,
+                               const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
+                               float* sm, float* ac, int64_t next) {
+  const float *z[G], *a[G], *kk[G];
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    z[r] = zt + o.x[j + r] + e0;
+    a[r] = ape + o.ape[j + r] + e0;
+    kk[r] = kt + o.x[j + r] + e0;
+  }
+  const int64_t len = e1 - e0;
+  int64_t c = 0;
+  for (; c + 16 <= len; c += 16)
+    if constexpr (kSum) stats_sum_vector<G, true>(z, a, kk, c, simd::kAll16, mx, sm, ac, next);
+    else stats_max_vector<G, true>(z, a, kk, c, simd::kAll16, mx);
+  if (c < len) {
+    if constexpr (kSum) stats_sum_vector<G, false>(z, a, kk, c, simd::lanes16(c, len), mx, sm, ac, next);
+    else stats_max_vector<G, false>(z, a, kk, c, simd::lanes16(c, len), mx);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
-    int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w, int64_t next) {
+    int64_t e1, float* mx, float* sm, float* ac, int64_t w, int64_t next) {
   for (int64_t c = 0; c < w; c += 16) {
     _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
     _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
     _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
   }
-  for (int j = 0; j < o.n; ++j) {
-    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      if constexpr (kRequest) __builtin_prefetch(kk + c);
-      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
-    }
-  }
-  for (int j = 0; j < o.n; ++j) {
-    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      if constexpr (kRequest)
-        if (next != 0) __builtin_prefetch(z + next + c);
-      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-      const __m512 pv = simd::exp16(_mm512_sub_ps(sc, _mm512_loadu_ps(mx + (c - e0))));
-      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
-      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
-      if (pe) _mm512_storeu_ps(pe + int64_t(j) * w + (c - e0), pv);
-    }
-  }
+  int j = 0;
+  for (; j + kStatsRows <= o.n; j += kStatsRows)
+    stats_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
+  for (; j < o.n; ++j) stats_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
+  for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
+    stats_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
+  for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
 }
 
 // The backward's softmax statistics of channels [e0, e1) of one entry (ratio != 4, rows in memory
@@ -453,9 +499,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 }
 
 // Channels [e0, e1) of entry i with the rows in memory order (ratio != 4: the entry's rows are
-// consecutive tokens, one contiguous run of ratio x C floats): a max pass row by row, then a sum
-// pass row by row, the per-channel max, sum and weighted sum in a per-thread buffer (L1) instead
-// of registers. Each pass then reads whole rows front to back, which the hardware prefetchers
+// consecutive tokens, one contiguous run of ratio x C floats): a max pass, then a sum pass, each
+// over groups of rows front to back (rows_stats512), the per-channel max, sum and weighted sum in
+// a per-thread buffer (L1) between groups. Each pass then reads whole rows front to back, which the hardware prefetchers
 // follow; stats64's 64-channel tiles read 256 bytes of each of 128 rows 2 KiB apart, short runs
 // they did not (perf: the cycles sat on those loads; one thread ran at ~10 GB/s). Per channel
 // the same operations in the same row order as stats64, so the same bits. (Ratio 4's eight rows
@@ -467,7 +513,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
-  rows_stats512<true>(kt, zt, ape, o, e0, e1, mx, sm, ac, nullptr, w, next);
+  rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next);
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
                   simd::lanes16(c, e1));
@@ -815,7 +861,7 @@ void backward_block(const float* kt, const float* zt, const float* ape, const fl
 // session 22 each thread walked one 64-channel block over every entry (dape then summed in entry
 // order), 256-byte pieces of rows 4 KiB apart that the prefetchers did not follow (perf, one
 // thread: the samples on the max step's zt loads).
-constexpr int64_t kR4ChunkEntries = 64;
+constexpr int64_t kR4ChunkEntries = kCompressorR4ChunkEntries;
 
 void backward_r4_chunks(const float* kt, const float* zt, const float* ape, const float* dk,
                         float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,

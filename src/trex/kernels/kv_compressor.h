@@ -38,6 +38,9 @@ struct CompressorRow {
 int compressor_rows(int64_t i, int ratio, int64_t hd, CompressorRow* rows);
 
 inline int64_t compressor_entries(int64_t s, int ratio) { return s / ratio; }
+// The ratio-4 backward's fixed chunks of entries: dape is summed per chunk in entry order, then
+// over the chunks in order; a parallel item is one chunk and one channel block.
+inline constexpr int64_t kCompressorR4ChunkEntries = 64;
 inline int64_t compressor_width(int ratio, int64_t hd) { return ratio == 4 ? 2 * hd : hd; }
 
 // REQUIRES: ratio >= 1, hd >= 1; k does not alias the inputs.

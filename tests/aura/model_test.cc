@@ -438,15 +438,39 @@ TEST(Target, WorkSplitKernelsTakeTheirDimensionsAndTheKernelsShapeClass) {
   TuneTarget p = make_target("mhc.pre_bwd", {2048, 4, 512}, hw);
   EXPECT_EQ(builtin_config(p, hw), (Config{{"block_tokens", 16},
                                           {"column_block", kernels::builtin::value("mhc.pre_bwd", "column_block")}}));
-  // One job for two threads idles one of them: the model never picks a channel block that
-  // covers the whole head in the backward (its only split).
-  TuneTarget kv = make_target("kv_compress.bwd", {2048, 128, 4}, hw);
+  // One job for two threads idles one of them: where the channel blocks are the backward's only
+  // split (ratio 128 below 2^18 floats per input), the model never picks a block that covers
+  // the whole head.
+  TuneTarget kv = make_target("kv_compress.bwd", {2048, 64, 128}, hw);
   ChoiceProblem pr = performance_model(kv, hw);
   ChoiceSolution s = solve_choices(pr);
   ASSERT_TRUE(s.feasible);
-  EXPECT_LT(kv.config_at(s.index).at("channel_block"), 128);
+  EXPECT_LT(kv.config_at(s.index).at("channel_block"), 64);
   std::vector<int> arg;
   EXPECT_NEAR(s.objective, brute_force(pr, &arg), 1e-12);
+}
+
+// Ratio 4's backward (kv_compressor.cc backward_r4_chunks, session 22) hands the pool one item
+// per chunk of 64 entries and channel block: its jobs are chunks x blocks, so a block of the
+// whole head (the kernel's untuned split) keeps both threads busy where there are two chunks.
+TEST(Target, KvCompressRatio4BackwardCountsChunksTimesBlocks) {
+  AuraHardware hw = test_machine();
+  hw.threads = 2;
+  TuneTarget kv = make_target("kv_compress.bwd", {4096, 512, 4}, hw);  // 1024 entries: 16 chunks
+  ASSERT_EQ(kv.space.size(), 1u);
+  ChoiceProblem pr = performance_model(kv, hw);
+  for (size_t v = 0; v < pr.params[0].values.size(); ++v) {
+    const int64_t cb = kv.space[0].values[v], jobs = 16 * ((512 + cb - 1) / cb);  // even: no imbalance
+    EXPECT_NEAR(pr.params[0].cost[v], double(jobs) * 1e-6 / 2, 1e-15) << "channel_block " << cb;
+  }
+  ChoiceSolution s = solve_choices(pr);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_EQ(kv.config_at(s.index).at("channel_block"), 512);  // fewest jobs, both threads busy
+  // 75 entries: chunks of 64 and 11; a block of 24 covers the 17 channels: 2 jobs, one a thread.
+  TuneTarget odd = make_target("kv_compress.bwd", {300, 17, 4}, hw);
+  ChoiceProblem po = performance_model(odd, hw);
+  ASSERT_EQ(odd.space[0].values.back(), 24);
+  EXPECT_NEAR(po.params[0].cost.back(), 2 * 1e-6 / 2, 1e-15);
 }
 
 // The kv_compress backward on AVX-512 rows, ratio != 4, from 2^18 floats per input, splits by
@@ -463,12 +487,16 @@ TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
   EXPECT_EQ(kv.space[0].values.front() == 0, wide);
   EXPECT_EQ(builtin_config(kv, hw).at("channel_block"), wide ? 0 : 64);
   if (wide) {
-    // 64 entries: chunks of ceil(64 / 8) = 8 entries (8 jobs), then 128 / 8 = 16 ape rows per
-    // range (8 jobs); at two threads, no imbalance: 16 jobs x 1 us / 2.
+    // One pool job per thread, each taking whole entries one at a time: 2 jobs x 1 us / 2, and
+    // 64 equal entries over two threads, no imbalance; 65 entries: 33 against 32.5.
     ChoiceProblem pr = performance_model(kv, hw);
-    EXPECT_NEAR(pr.params[0].cost[0], 16 * 1e-6 / 2, 1e-15);
+    EXPECT_NEAR(pr.params[0].cost[0], 2 * 1e-6 / 2, 1e-15);
     ChoiceSolution s = solve_choices(pr);
     ASSERT_TRUE(s.feasible);
+    TuneTarget odd = make_target("kv_compress.bwd", {8320, 512, 128}, hw);
+    ChoiceProblem po = performance_model(odd, hw);
+    const double busy = std::max(po.pipe_constant[0], po.pipe_constant[1]);
+    EXPECT_NEAR(po.params[0].cost[0], 2 * 1e-6 / 2 + (33.0 * 2 / 65 - 1) * busy, 1e-12);
   }
   for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
            {8192, 512, 4},     // ratio 4 keeps the channel blocks

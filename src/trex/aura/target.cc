@@ -139,10 +139,11 @@ AttentionJobs attention_forward_jobs(int64_t tokens, int64_t window) {
 }
 
 // Whether the kv_compress backward, with no channel_block tuned, splits by entries
-// (kv_compressor.cc kv_compress_backward, session 13: AVX-512 rows, ratio != 4, at least 2^18
-// floats per input): chunks of consecutive entries over every channel, then ranges of ape rows.
-// A tuned channel_block (> 0) keeps the channel-block split, so there channel_block 0, "the
-// kernel's own split", is a point of the space and the built-in.
+// (kv_compressor.cc kv_compress_backward: AVX-512 rows, ratio != 4, at least 2^18 floats per
+// input): one pool job per thread, each taking whole entries (every channel) one at a time from a
+// shared counter, dape summed in entry order as they finish (session 20). A tuned channel_block
+// (> 0) keeps the channel-block split, so there channel_block 0, "the kernel's own split", is a
+// point of the space and the built-in.
 bool kv_backward_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
   return kernels::row_isa() == core::Isa::kAvx512 && ratio != 4 &&
          kernels::compressor_entries(tokens, int(ratio)) > 0 &&
@@ -170,17 +171,16 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   const int64_t a = t.dims[0], b = t.dims[1], c = t.dims[2];
   // 0 below the entry split (a class-mate splits by entries): the kernel's built-in channel block.
   if (t.kernel == "kv_compress.bwd" && v == 0 && !kv_backward_by_entries(a, b, c)) v = kernels::builtin::kKvChannelBlock;
-  if (t.kernel == "kv_compress.bwd" && v == 0) {
-    // By entries: chunks of ceil(n / (4 threads)) entries, then, with more than one chunk, ranges
-    // of max(1, ratio / (4 threads)) ape rows (kv_compress_backward's two parallel_for calls).
-    const int64_t n = kernels::compressor_entries(a, int(c)), T = std::max(threads, 1);
-    const int64_t grain = T == 1 ? n : ceil_div(n, 4 * T);
-    return double(ceil_div(n, grain) + (grain < n ? ceil_div(c, std::max<int64_t>(1, c / (4 * T))) : 0));
-  }
+  // By entries: one pool run, a job per thread (one thread: the caller alone); the entries it
+  // hands out one at a time are job_work's units (the imbalance), not pool jobs.
+  if (t.kernel == "kv_compress.bwd" && v == 0) return double(std::max(threads, 1));
   if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
   // The forward hands the pool (entry, channel block) items in chunks of 16 (kv_compressor.cc,
   // kv_compress_forward: each tile prefetches the next one's lines), so a job is 16 items.
   if (t.kernel == "kv_compress.fwd") return double(ceil_div(kernels::compressor_entries(a, int(c)) * ceil_div(b, v), 16));
+  // Ratio 4 (backward_r4_chunks, session 22): items of one chunk of 64 entries x one channel
+  // block (untuned: one block of every channel); other ratios: the channel blocks.
+  if (t.kernel == "kv_compress.bwd" && c == 4) return double(ceil_div(kernels::compressor_entries(a, 4), kernels::kCompressorR4ChunkEntries) * ceil_div(b, v));
   if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
@@ -211,6 +211,10 @@ double attention_keys(int64_t tokens, int64_t t, int64_t ratio) {
 // ceil(tokens / chunks) tokens (plan_with), handed out last first.
 std::vector<double> job_work(const TuneTarget& t, const std::string& param, int64_t v) {
   std::vector<double> w;
+  // The kv_compress backward's split by entries hands whole entries (equal work) one at a time to
+  // whichever thread is free: the imbalance of n equal units, not of its per-thread pool jobs.
+  if (t.kernel == "kv_compress.bwd" && v == 0 && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2]))
+    return std::vector<double>(size_t(kernels::compressor_entries(t.dims[0], int(t.dims[2]))), 1.0);
   if (t.kernel.rfind("sparse_attention.", 0) != 0) return w;
   const int64_t a = t.dims[0], ratio = attention_ratio(t);
   auto add = [&](int64_t t0, int64_t t1) {

@@ -47,7 +47,8 @@ const std::vector<TunableParam> kParams = {
     {"kv_compress.fwd", "channel_block", 8, 4096, 8, 0,
      "channels per parallel block (jobs = entries x blocks); 0: 64"},
     {"kv_compress.bwd", "channel_block", 8, 4096, 8, 0,
-     "channels per parallel block (jobs = blocks); 0: the kernel's own split: by entries on "
+     "channels per parallel block (ratio 4: jobs = chunks of 64 entries x blocks; else jobs = "
+     "blocks); 0: the kernel's own split: ratio 4 one block of every channel, by entries on "
      "AVX-512 rows, ratio != 4, from 2^18 floats per input, else blocks of 64"},
     {"sparse_attention.fwd", "query_block", 1, 4096, 1, 0, "query tokens per parallel block; 0: 4"},
     {"sparse_attention.bwd", "chunks", 1, 16, 1, 0,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,8 +19,10 @@
 #include "kernel_test_util.h"
 #include "trex/core/bf16.h"
 #include "trex/core/arena.h"
+#include "trex/core/cpu_features_override.h"
 #include "trex/core/thread_pool.h"
 #include "trex/kernels/rope.h"
+#include "trex/kernels/row_isa.h"
 
 namespace trex::kernels {
 namespace {
@@ -216,6 +219,62 @@ void check_thread_determinism() {
     EXPECT_TRUE(same_bytes(y, y1)) << threads << " threads";
   }
 }
+
+// The AVX-512 rows (16 lanes; bf16 a line per step by vcvtne2ps2bf16 where the CPU has
+// AVX512_BF16) give the AVX2 rows' bits: every shape above (rotated tails of 6 and 34 dims, odd
+// offsets), both signs, a streamed output (9 MiB, aligned) and denormal outputs (inputs scaled
+// by 1e-39 in runs of 4 of every 14 elements, so a bf16 line with a denormal lane takes the
+// integer rounding); also AVX-512 without AVX512_BF16 where this CPU has it.
+template <class T>
+void check_paths_same_bits() {
+  if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  core::ThreadPool pool(2);
+  std::vector<RopeShape> shapes(std::begin(kShapes), std::end(kShapes));
+  shapes.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / (4 * 512), 4, 512, 64});  // streamed
+  shapes.push_back({3, 2, 128, 96});  // a line, a 16-step and an 8-step of the rotated dims
+  uint32_t seed = 71;
+  for (const RopeShape& sh : shapes) {
+    const int64_t n = sh.tokens * sh.heads * sh.head_dim;
+    RopeTable table = table_for(sh.rope_dim, true, 4096);
+    auto xs = random_vec<T>(n, seed++, 2);
+    for (int64_t i = 0; i < n; ++i)  // runs of 4: a whole pair, whatever the rotated dims' offset
+      if (i % 14 < 4) xs[size_t(i)] = from<T>(val(xs[size_t(i)]) * 1e-39f);
+    auto pos = positions(sh.tokens, seed++, 4096);
+    auto x = core::aligned_array<T>(size_t(n));
+    std::copy(xs.begin(), xs.end(), x.get());
+    core::CpuFeatures no_bf16 = core::cpu_features();
+    no_bf16.avx512_bf16 = false;
+    const int variants = core::cpu_features().avx512_bf16 ? 3 : 2;
+    for (int sign : {1, -1}) {
+      std::vector<std::vector<T>> ys;
+      for (int v = 0; v < variants; ++v) {
+        ScopedRowIsa path(v == 0 ? core::Isa::kAvx2 : core::Isa::kAvx512);
+        std::optional<core::ScopedCpuFeaturesForTest> features;
+        if (v == 2) features.emplace(no_bf16);
+        auto y = core::aligned_array<T>(size_t(n));
+        std::fill(y.get(), y.get() + n, nan_value<T>());
+        rope_apply(x.get(), y.get(), pos.data(), sh.tokens, sh.heads, sh.head_dim, table, sign, &pool);
+        ys.emplace_back(y.get(), y.get() + n);
+      }
+      const std::string tag = "[" + std::to_string(sh.tokens) + ", " + std::to_string(sh.heads) +
+                              ", " + std::to_string(sh.head_dim) + "] rd " +
+                              std::to_string(sh.rope_dim) + " sign " + std::to_string(sign);
+      for (size_t v = 1; v < ys.size(); ++v)
+        EXPECT_TRUE(same_bytes(ys[0], ys[v])) << tag << ", path " << v;
+      bool denormal = false;
+      for (const T& e : ys[0]) {
+        const float f = val(e);
+        denormal = denormal || (f != 0.f && std::fabs(f) < std::numeric_limits<float>::min());
+      }
+      if (sh.rope_dim >= 32) {
+        EXPECT_TRUE(denormal) << tag << ": no denormal output, the fallback untested";
+      }
+    }
+  }
+}
+
+TEST(Rope, PathsGiveSameBitsF32) { check_paths_same_bits<float>(); }
+TEST(Rope, PathsGiveSameBitsBf16) { check_paths_same_bits<bf16>(); }
 
 TEST(Rope, BitIdenticalAcrossThreadCountsF32) { check_thread_determinism<float>(); }
 TEST(Rope, BitIdenticalAcrossThreadCountsBf16) { check_thread_determinism<bf16>(); }

@@ -1,6 +1,7 @@
 // The instruction-set path of the row kernels that have an AVX-512 body beside their AVX2 one
-// (SwiGLU, mHC post-projection, KV compressor): core::best_isa() (TREX_ISA lowers it for a whole
-// process). Tests lower it for a scope, so every path is checked on one machine.
+// (SwiGLU, RMSNorm, bf16 RoPE, cross-entropy, mHC, KV compressor): core::best_isa() (TREX_ISA
+// lowers it for a whole process). Tests lower it for a scope, so every path is checked on one
+// machine.
 #pragma once
 
 #include "trex/core/cpu_features.h"

@@ -902,6 +902,8 @@ def main():
     if trim is not None:
         trim(0)
     huge_text(lib)
+    if copy_ahead_wanted(sys.argv):
+        fork_file_pages(lib)
     # Found once, in the interpreter every child is forked from (its later messages change a
     # few pages): by the C loop from what the first programs' children write (survey_in_c), else
     # by a training child that runs beside the first programs.
@@ -927,10 +929,32 @@ def huge_text(lib):
     return max(0, move())
 
 
+def fork_file_pages(lib):
+    """The interpreter's read-only file mappings (libc's and libm's code, python3's read-only data
+    past its 2 MB parts, the extension modules) made such that fork copies their page-table
+    entries (trex_zygote_fork_file_pages, src/trex/oreval/fork_file_pages.cc): here, once, after
+    huge_text and before the first fork, while this interpreter runs one thread. A child then
+    finds mapped every such page the interpreter has mapped instead of faulting it in again
+    (about 40 of a program's child's page faults on the PVM machine, docs/eval.md). Returns how
+    many mappings changed (0 where the library has no such function); raises where a mapping's
+    protection could not be restored, so that this interpreter ends before it forks anything."""
+    prepare = getattr(lib, "trex_zygote_fork_file_pages", None)
+    if prepare is None:
+        return 0
+    prepare.argtypes = []
+    prepare.restype = ctypes.c_int
+    done = prepare()
+    if done < 0:
+        raise RuntimeError("trex_zygote_fork_file_pages: a read-only mapping stayed writable")
+    return done
+
+
 def copy_ahead_wanted(argv):
     """COPY_AHEAD (argv[4], $TREX_COPY_AHEAD of the evaluator, docs/eval.md): "0" turns the copy
-    ahead off (no survey, no training child, so no child copies anything ahead); absent or anything else
-    leaves it on. Its gain was measured only where page faults trap through a hypervisor."""
+    ahead off (no survey, no training child, so no child copies anything ahead, and no
+    fork_file_pages: the same trade of the fork's work for a child's page faults); absent or
+    anything else leaves it on. Its gain was measured only where page faults trap through a
+    hypervisor."""
     return len(argv) <= 4 or argv[4] != "0"
 
 

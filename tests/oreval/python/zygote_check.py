@@ -1306,6 +1306,107 @@ class HugeText(unittest.TestCase):
         self.assertEqual(out, {"moved": 0, "unchanged": True})
 
 
+def read_only_file_mappings():
+    """/proc/self/maps's private read-only file mappings: (start, end, perms, path)."""
+    rows = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and fields[5].startswith("/") and fields[1] in ("r--p", "r-xp"):
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                rows.append((lo, hi, fields[1], fields[5].rstrip("\n")))
+    return rows
+
+
+def protections_at(addresses):
+    """The perms of the mapping that holds each address (None where none does)."""
+    rows = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            rows.append((lo, hi, fields[1]))
+    return [next((perms for lo, hi, perms in rows if lo <= a < hi), None) for a in addresses]
+
+
+def libm_code_pages():
+    """Pages of libm's machine code this process has mapped (present in its page table), after
+    calling into it; a child's own Python touches none of them (the test's child reads its
+    pagemap only)."""
+    import math
+
+    sum(math.erf(x / 7) + math.lgamma(1 + x) + math.atan2(x, 3) + math.cbrt(x) for x in range(50))
+    for lo, hi, perms, path in read_only_file_mappings():
+        if perms == "r-xp" and os.path.basename(path).startswith("libm."):
+            return [lo + (i << 12) for i, e in enumerate(page_flags(lo, hi - lo)) if e & PRESENT]
+    return []
+
+
+class ForkFilePages(unittest.TestCase):
+    """The interpreter's read-only file mappings (fork_file_pages, fork_file_pages.cc): after
+    the call, a child it forks finds mapped every page of them the interpreter had mapped (fork
+    copied their entries), where before it found them unmapped until its own first touch; same
+    bytes, same protections, nothing writable; the wrapper fails closed on the library's -1."""
+
+    def setUp(self):
+        self.lib = sandbox_library()
+        if self.lib is None:
+            self.skipTest("TREX_SANDBOX_ENTER_LIB not set (warm_pool_test.cc sets it)")
+
+    def test_a_child_finds_the_interpreters_read_only_file_pages_mapped(self):
+        lib = self.lib
+
+        def present_in_a_child(pages):
+            pid = os.fork()
+            if pid == 0:
+                code = 255
+                try:
+                    code = sum(1 for page in pages if page_flags(page, 4096)[0] & PRESENT)
+                finally:
+                    os._exit(min(code, 254))
+            _, status = os.waitpid(pid, 0)
+            return os.waitstatus_to_exitcode(status)
+
+        def check():
+            pages = libm_code_pages()[:200]
+            before = read_only_file_mappings()
+            data = [ctypes.string_at(lo, min(hi - lo, 1 << 16)) for lo, hi, _, _ in before]
+            without = present_in_a_child(pages)
+            changed = z.fork_file_pages(lib)
+            with_it = present_in_a_child(pages)
+            starts = [lo for lo, _, _, _ in before] + [hi - 1 for _, hi, _, _ in before]
+            perms = [p for _, _, p, _ in before] * 2
+            return {"pages": len(pages), "without": without, "with": with_it, "changed": changed,
+                    "same_perms": protections_at(starts) == perms,
+                    "same_bytes": data == [ctypes.string_at(lo, min(hi - lo, 1 << 16)) for lo, hi, _, _ in before]}
+
+        out = in_a_child(check)
+        self.assertGreater(out["pages"], 0, out)
+        self.assertGreater(out["changed"], 0, out)
+        self.assertLess(out["without"], out["pages"], out)  # the control: not copied by the fork before
+        self.assertEqual(out["with"], min(out["pages"], 254), out)
+        self.assertTrue(out["same_perms"], out)
+        self.assertTrue(out["same_bytes"], out)
+
+    def test_a_second_call_changes_nothing_more(self):
+        lib = self.lib
+        out = in_a_child(lambda: [z.fork_file_pages(lib), read_only_file_mappings(), z.fork_file_pages(lib)])
+        self.assertGreater(out[0], 0, out)
+        self.assertEqual(out[2], 0, out)  # every mapping with pages now has anonymous memory
+
+    def test_a_protection_not_restored_ends_the_interpreter_and_no_library_changes_nothing(self):
+        class Call:  # takes argtypes and restype as a C function does
+            def __call__(self):
+                return -1
+
+        class Fails:
+            trex_zygote_fork_file_pages = Call()
+
+        with self.assertRaises(RuntimeError):
+            z.fork_file_pages(Fails())
+        self.assertEqual(z.fork_file_pages(StandInLibrary(False)), 0)
+
+
 class Environment(unittest.TestCase):
     """A child's environment is exactly its request's, in the request's order, in os.environ
     and in the C library's (a fresh interpreter given that environment has it so), whether the

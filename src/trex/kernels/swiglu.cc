@@ -264,6 +264,19 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
   *duv = _mm512_maskz_mul_ps(in_u, da, silu);
 }
 
+// One line (32 elements) of the bf16 forward on AVX512_BF16, split by parity: with the weight
+// folded into k (TimesW false), or k's sigmoid alone and then times vw per half (TimesW).
+template <bool NT, bool TimesW>
+TREX_BF16X32_FN void forward_line32(const core::bf16* g, const core::bf16* u, core::bf16* out,
+                                    __m512 vL, __m512 vw, const Bf16Weighted& k, __m512i idx) {
+  __m512 g0, g1, u0, u1;
+  simd::load32_split(g, &g0, &g1);
+  simd::load32_split(u, &u0, &u1);
+  __m512 o0 = forward16(g0, u0, vL, k), o1 = forward16(g1, u1, vL, k);
+  if constexpr (TimesW) o0 = _mm512_mul_ps(o0, vw), o1 = _mm512_mul_ps(o1, vw);
+  simd::store32_split<NT>(out, o0, o1, idx);
+}
+
 // A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w. These
 // are the usual routed rows (weights below 1) and the suite's (weights in (-1, 1)), so on
 // AVX512_BF16 they take a line per step too (load32_split / store32_split: the same values per
@@ -277,13 +290,7 @@ forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core:
   int64_t i = 0;
   if constexpr (Cvt) {
     const __m512i idx = simd::split_index();
-    for (; i + 32 <= cols; i += 32) {
-      __m512 g0, g1, u0, u1;
-      simd::load32_split(g + i, &g0, &g1);
-      simd::load32_split(u + i, &u0, &u1);
-      simd::store32_split<NT>(out + i, _mm512_mul_ps(forward16(g0, u0, vL, k), vw),
-                              _mm512_mul_ps(forward16(g1, u1, vL, k), vw), idx);
-    }
+    for (; i + 32 <= cols; i += 32) forward_line32<NT, true>(g + i, u + i, out + i, vL, vw, k, idx);
   }
   for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
@@ -304,12 +311,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     if (!k.fold) return forward_row512_times_w<NT, Cvt>(g, u, wr, out, cols, L);
     if constexpr (Cvt) {
       const __m512i idx = simd::split_index();
-      for (; i + 32 <= cols; i += 32) {
-        __m512 g0, g1, u0, u1;
-        simd::load32_split(g + i, &g0, &g1);
-        simd::load32_split(u + i, &u0, &u1);
-        simd::store32_split<NT>(out + i, forward16(g0, u0, vL, k), forward16(g1, u1, vL, k), idx);
-      }
+      for (; i + 32 <= cols; i += 32) forward_line32<NT, false>(g + i, u + i, out + i, vL, vw, k, idx);
     }
     for (; i < cols; i += 16) {
       const __mmask16 m = simd::lanes16(i, cols);

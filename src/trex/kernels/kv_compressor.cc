@@ -330,7 +330,67 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
 // against a 1 MiB L2, and each pass had waited on one stream from memory (perf, one thread: the
 // samples on the max pass's zt loads, the sum pass's kt loads and the gradient pass's streaming
 // stores, 22%, 14% and 13%). Same scores, maxima and exps (score - max <= 0 for finite scores:
-// exp16_nonpos), the same bits.
+// exp16_nonpos), the same bits. Both passes walk kStatsRows rows side by side (scores_rows), as
+// rows_stats512 does (session 23).
+// Rows r < G of one group at the vector of channels c (lanes m; kFull: all 16): z, a, kk the
+// rows of zt, ape and kt, p their rows of the exp buffer, each at the pass's first channel.
+template <int G, bool kFull>
+TREX_AVX512_FN void scores_max_vector(const float* const* z, const float* const* a,
+                                      const float* const* kk, float* const* p, int64_t c,
+                                      __mmask16 m, float* mx) {
+  __m512 v = _mm512_loadu_ps(mx + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    __builtin_prefetch(kk[r] + c);  // for the sum pass
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
+    _mm512_storeu_ps(p[r] + c, sc);
+    v = simd::max16(v, sc);
+  }
+  _mm512_storeu_ps(mx + c, v);
+}
+
+template <int G, bool kFull>
+TREX_AVX512_FN void scores_sum_vector(const float* const* kk, float* const* p, int64_t c,
+                                      __mmask16 m, const float* mx, float* sm, float* ac) {
+  const __m512 mv = _mm512_loadu_ps(mx + c);
+  __m512 s = _mm512_loadu_ps(sm + c), acc = _mm512_loadu_ps(ac + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    const __m512 pv = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(p[r] + c), mv));
+    s = _mm512_add_ps(s, pv);
+    acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), acc);
+    _mm512_storeu_ps(p[r] + c, pv);
+  }
+  _mm512_storeu_ps(sm + c, s);
+  _mm512_storeu_ps(ac + c, acc);
+}
+
+// One pass of rows_scores512 (kSum: the sum pass, else the max pass) over rows [j, j + G).
+template <int G, bool kSum>
+TREX_AVX512_FN void scores_rows(const float* kt, const float* zt, const float* ape,
+                                const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
+                                float* sm, float* ac, float* pe, int64_t w) {
+  const float *z[G], *a[G], *kk[G];
+  float* p[G];
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    z[r] = zt + o.x[j + r] + e0;
+    a[r] = ape + o.ape[j + r] + e0;
+    kk[r] = kt + o.x[j + r] + e0;
+    p[r] = pe + int64_t(j + r) * w;
+  }
+  const int64_t len = e1 - e0;
+  int64_t c = 0;
+  for (; c + 16 <= len; c += 16)
+    if constexpr (kSum) scores_sum_vector<G, true>(kk, p, c, simd::kAll16, mx, sm, ac);
+    else scores_max_vector<G, true>(z, a, kk, p, c, simd::kAll16, mx);
+  if (c < len) {
+    if constexpr (kSum) scores_sum_vector<G, false>(kk, p, c, simd::lanes16(c, len), mx, sm, ac);
+    else scores_max_vector<G, false>(z, a, kk, p, c, simd::lanes16(c, len), mx);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_scores512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
     int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w) {
@@ -339,28 +399,13 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
     _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
     _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
   }
-  for (int j = 0; j < o.n; ++j) {
-    const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
-    float* pj = pe + int64_t(j) * w - e0;
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      __builtin_prefetch(kk + c);  // for the sum pass
-      const __m512 sc = _mm512_add_ps(simd::load16(z + c, m), simd::load16(a + c, m));
-      _mm512_storeu_ps(pj + c, sc);
-      _mm512_storeu_ps(mx + (c - e0), simd::max16(_mm512_loadu_ps(mx + (c - e0)), sc));
-    }
-  }
-  for (int j = 0; j < o.n; ++j) {
-    const float* kk = kt + o.x[j];
-    float* pj = pe + int64_t(j) * w - e0;
-    for (int64_t c = e0; c < e1; c += 16) {
-      const __mmask16 m = simd::lanes16(c, e1);
-      const __m512 pv = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(pj + c), _mm512_loadu_ps(mx + (c - e0))));
-      _mm512_storeu_ps(sm + (c - e0), _mm512_add_ps(_mm512_loadu_ps(sm + (c - e0)), pv));
-      _mm512_storeu_ps(ac + (c - e0), _mm512_fmadd_ps(pv, simd::load16(kk + c, m), _mm512_loadu_ps(ac + (c - e0))));
-      _mm512_storeu_ps(pj + c, pv);
-    }
-  }
+  int j = 0;
+  for (; j + kStatsRows <= o.n; j += kStatsRows)
+    scores_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
+  for (; j < o.n; ++j) scores_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
+  for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
+    scores_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
+  for (; j < o.n; ++j) scores_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
 }
 
 // Entries taken one at a time, in entry order, by whichever thread asks (the multi-thread
@@ -429,6 +474,58 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_
   }
 }
 
+// The gradient pass at the vector of channels c of rows r < G (kFull: all 16 lanes): row r's
+// exps at p[r] (dzt left there when `keep`, else added to its ape row), kt, dkt, dzt, dape rows
+// at x[r], d[r] (at the pass's first channel), the next entry's zt lines requested (zn).
+template <int G, bool kFull>
+TREX_AVX512_FN void gradient_vector(const float* const* kk, const float* const* zn, float* const* dkr,
+                                    float* const* dzr, float* const* da, float* const* p, int64_t c,
+                                    __mmask16 m, const float* kv, const float* gk, bool nt, bool keep) {
+  const __m512 gkv = _mm512_loadu_ps(gk + c), kvv = _mm512_loadu_ps(kv + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    __builtin_prefetch(zn[r] + c);
+    const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(p[r] + c), gkv);
+    const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), kvv));
+    if (kFull && nt) {  // 64-byte aligned (kv_compress_backward checks)
+      _mm512_stream_ps(dkr[r] + c, g);
+      _mm512_stream_ps(dzr[r] + c, dz);
+    } else {
+      simd::store16(dkr[r] + c, g, m);
+      simd::store16(dzr[r] + c, dz, m);
+    }
+    if (keep) {
+      _mm512_storeu_ps(p[r] + c, dz);
+    } else {
+      simd::store16(da[r] + c, _mm512_add_ps(simd::load16(da[r] + c, m), dz), m);
+    }
+  }
+}
+
+// backward_rows512's gradient pass over rows [j, j + G), channels [e0, e1); ahead: the floats
+// from this entry's rows to the next one's (0: none, its own lines requested again).
+template <int G>
+TREX_AVX512_FN void gradient_rows(const float* kt, const float* zt, float* dkt, float* dzt,
+                                  float* dape, const RowOffsets& o, int j, int64_t e0, int64_t e1,
+                                  const float* kv, const float* gk, float* pe, int64_t w,
+                                  int64_t ahead, bool nt, bool keep) {
+  const float *kk[G], *zn[G];
+  float *dkr[G], *dzr[G], *da[G], *p[G];
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    kk[r] = kt + o.x[j + r] + e0;
+    zn[r] = zt + o.x[j + r] + ahead + e0;
+    dkr[r] = dkt + o.x[j + r] + e0;
+    dzr[r] = dzt + o.x[j + r] + e0;
+    da[r] = dape + o.ape[j + r] + e0;
+    p[r] = pe + int64_t(j + r) * w;
+  }
+  const int64_t len = e1 - e0;
+  int64_t c = 0;
+  for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, zn, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
+  if (c < len) gradient_vector<G, false>(kk, zn, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
+}
+
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
 // channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
 // entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
@@ -438,6 +535,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_
 // turns == nullptr: the gradient pass adds each dzt to dape (entries in order on one thread).
 // Otherwise entries run on several threads at once: the gradient pass keeps each row's dzt in
 // place of its exp (read just before), and DapeTurns adds them in entry order.
+// The gradient pass too walks kStatsRows rows side by side (gradient_rows: 1/sum x dk and k
+// loaded once per group; session 23, one thread 1.16x, two 1.09x).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_rows512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
     float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt,
@@ -461,29 +560,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
     // only waits on its streaming stores, requests that entry's zt for the max pass.
     next = claims ? claims->take() : i + 1;
     const int64_t ahead = next < i1 ? (next - i) * entry_floats : 0;
-    for (int j = 0; j < o.n; ++j) {
-      float* pj = pe + int64_t(j) * w;
-      const float* zn = zt + o.x[j] + ahead;
-      for (int64_t c = e0; c < e1; c += 16) {
-        const __mmask16 m = simd::lanes16(c, e1);
-        if (ahead != 0) __builtin_prefetch(zn + c);
-        const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(pj + (c - e0)), _mm512_loadu_ps(gk + (c - e0)));
-        const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o.x[j] + c, m), _mm512_loadu_ps(kv + (c - e0))));
-        if (nt && m == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
-          _mm512_stream_ps(dkt + o.x[j] + c, g);
-          _mm512_stream_ps(dzt + o.x[j] + c, dz);
-        } else {
-          simd::store16(dkt + o.x[j] + c, g, m);
-          simd::store16(dzt + o.x[j] + c, dz, m);
-        }
-        if (turns) {
-          _mm512_storeu_ps(pj + (c - e0), dz);
-          continue;
-        }
-        float* da = dape + o.ape[j] + c;
-        simd::store16(da, _mm512_add_ps(simd::load16(da, m), dz), m);
-      }
-    }
+    int j = 0;
+    for (; j + kStatsRows <= o.n; j += kStatsRows)
+      gradient_rows<kStatsRows>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
+    for (; j < o.n; ++j)
+      gradient_rows<1>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
     if (!turns) continue;
     simd::fence_streams(nt);  // a spilled entry's dzt are read by another thread
     wait_turn_briefly(*turns, i);

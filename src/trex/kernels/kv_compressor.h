@@ -17,7 +17,8 @@
 // positions no entry reads get 0. dape is overwritten with the sum over entries. The RMSNorm and
 // RoPE that follow the pooling are the rmsnorm and rope kernels, applied by the caller.
 // dape is summed in an order fixed by the shape alone, so results are bit-identical for any pool
-// size and vector path: ratio 4 sums each chunk of 64 entries in entry order, then the chunks in
+// size and (head dims a multiple of 8: the AVX2 path's last hd % 8 channels take the scalar
+// std::exp) vector path: ratio 4 sums each chunk of 64 entries in entry order, then the chunks in
 // order; other ratios sum every entry in entry order.
 #pragma once
 

@@ -231,16 +231,13 @@ TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
   else simd::put16<NT>(p, v, m);
 }
 
-// bf16 rows on AVX512_BF16 take 32 elements per step (simd::load32 / store32, one line of each
-// tensor): the same values lane for lane and the same sums in the same order as the 16-lane
-// steps, so the same bits. The forward, whose lanes never meet, splits each line by parity
-// instead (simd::load32_split / store32_split: a shift and an AND per load instead of two word
-// permutes, one permute per store; the same values per element); the backward keeps load32, as
-// its dw sum runs across the lanes.
+// bf16 rows on AVX512_BF16 take 32 elements per step (one line of each tensor), split by parity
+// (simd::load32_split / store32_split: a shift and an AND per load instead of two word permutes,
+// one permute per store): the same values per element as the 16-lane steps. The backward's dw
+// sum runs across the lanes, so its lanes then add even and odd elements: its own order (since
+// session 23; before, load32's halves kept the 16-lane steps' order and bits), the same for
+// every thread count.
 #define TREX_BF16X32_FN TREX_AVX512BF16_FN
-using simd::load32;
-using simd::store32;
-using simd::widen_index;
 
 // One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's
 // halves): the same operations in the same order; backward16 adds to *acc as the loop does.
@@ -335,16 +332,17 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
-    const __m512i lo_idx = widen_index(0), hi_idx = widen_index(1);
+    // Lines split by parity (above): dg and du as the 16-lane steps, dw's sum in its own order.
+    const __m512i idx = simd::split_index();
     for (; i + 32 <= cols; i += 32) {
       __m512 g0, g1, u0, u1, d0, d1, dg0, dg1, du0, du1;
-      load32(g + i, lo_idx, hi_idx, &g0, &g1);
-      load32(u + i, lo_idx, hi_idx, &u0, &u1);
-      load32(dh + i, lo_idx, hi_idx, &d0, &d1);
+      simd::load32_split(g + i, &g0, &g1);
+      simd::load32_split(u + i, &u0, &u1);
+      simd::load32_split(dh + i, &d0, &d1);
       backward16(g0, u0, d0, vL, vnL, vw, &acc, &dg0, &du0);
       backward16(g1, u1, d1, vL, vnL, vw, &acc, &dg1, &du1);
-      store32<NT>(dg + i, dg0, dg1);
-      store32<NT>(du + i, du0, du1);
+      simd::store32_split<NT>(dg + i, dg0, dg1, idx);
+      simd::store32_split<NT>(du + i, du0, du1, idx);
     }
   }
   for (; i < cols; i += 16) {

@@ -393,6 +393,31 @@ void check_head_paths() {
 TEST(Mhc, HeadPathsGiveSameBitsF32) { check_head_paths<float>(); }
 TEST(Mhc, HeadPathsGiveSameBitsBf16) { check_head_paths<core::bf16>(); }
 
+// bf16 dX that is subnormal stays subnormal: vcvtneps2bf16 would flush it to zero, so the
+// AVX512_BF16 rounding of stage 2 (a strip at a time on the column path, a line at a time in
+// the head's token-path groups) falls back to the integer rounding for such values. With dy = 0
+// every gradient term is 0 and dX must come back unchanged, bit for bit, on both paths.
+TEST(Mhc, HeadBackwardKeepsSubnormalBf16Dx) {
+  const MhcShape sh = shape(300, 64, 4, 20);  // 300 tokens: the token path on 1 thread
+  const int64_t n = sh.n, nd = n * sh.d;
+  const auto X = random_vec<core::bf16>(sh.tokens * nd, 51, 0);
+  const auto phi = random_vec<float>(n * nd, 52, 0, 1.f / std::sqrt(float(nd)));
+  const auto b = random_vec<float>(n, 53, 0, 0.5f);
+  const std::vector<core::bf16> dy(size_t(sh.tokens * sh.d), core::bf16{0});
+  std::vector<core::bf16> dX0 = random_vec<core::bf16>(sh.tokens * nd, 54, 0);
+  // Every 7th element subnormal (exponent 0, mantissa 1..127, either sign).
+  for (size_t i = 0; i < dX0.size(); i += 7) dX0[i].bits = uint16_t(((i / 7) % 127 + 1) | (i % 2 ? 0x8000 : 0));
+  for (int threads : {1, 3}) {  // 1: the token path; 3 (2 chunks): the column path
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    core::ThreadPool pool(threads);
+    std::vector<core::bf16> dX = dX0;
+    std::vector<float> dphi(static_cast<size_t>(n * nd)), dbias(static_cast<size_t>(n)), ds(1);
+    mhc_head_backward(X.data(), phi.data(), b.data(), 1.3f, dy.data(), dX.data(), dphi.data(),
+                      dbias.data(), ds.data(), sh, nullptr, &pool);
+    EXPECT_TRUE(same_bytes(dX, dX0));
+  }
+}
+
 TEST(Mhc, HeadBackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);
   MhcShape sh = shape(3, 7, 4, 20);

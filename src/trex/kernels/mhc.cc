@@ -660,9 +660,12 @@ void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float*
       const int64_t t1 = std::min(tokens, (c + 1) * kChunk);
       for (int64_t t = c * kChunk; t < t1; t += group) {
         const int64_t g1 = std::min(t1, t + group);
-        stage_one(t, g1);
+        // A stage that returns true requested the next group's X and dy itself.
+        bool ahead = false;
+        if constexpr (std::is_same_v<decltype(stage_one(t, g1)), bool>) ahead = stage_one(t, g1);
+        else stage_one(t, g1);
         mhc_detail::projection_backward_tokens512(X, dy, dX, base, dphi_pack, t, g1, tokens, n,
-                                                  d, R, rec);
+                                                  d, R, rec, ahead);
       }
     }
   });
@@ -1353,6 +1356,79 @@ TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, con
       head_y_line<NT, Cvt>(X + (t + k) * nd + e, w + (t + k) * n, n, d, y + (t + k) * d + e);
   return t + kTok;
 }
+
+// Stage 1 of the head backward for one group of 4 tokens on AVX-512 (n = 4, d a multiple of a
+// line): the projections and squares as head_group512 (the same chains, so the same bits as
+// project_head) and, in the same pass, <dy, X_i> as dots() runs it (one 8-lane chain per stream,
+// dy times x, then hsum): dy of token 2q and 2q + 1 paired like x by one permute per 16
+// values, so lanes 0-7 and 8-15 run dots()' two chains. Before, dots() read each token's X a
+// second time (from L1) and widened both X and dy 8 values at a time: some 15 instructions per
+// line of X beside the projections' 24. The pass also requests the group `ahead` tokens on
+// (the thread's next: tokens are contiguous within a chunk), X and dy, into L2, a line per line
+// of these; stage 2 then leaves them out (mhc_projection_backward.cc head_group). Requesting
+// this group's dX here as well (for stage 2) was slower: bf16 1.05x against main where without
+// it 1.12x (quiet lane, loaded, 2 threads, 9 alternating rounds).
+template <class T>
+TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi, const T* dyg, int64_t d, int64_t ahead, float (*p)[4], float* ss,
+                                        float (*dyx)[4]) {
+  constexpr int kTok = 4, kL = HeadLines<T>::kL, kSub = kL / 8;
+  const int64_t nd = 4 * d;
+  __m512i pidx[kSub];
+  for (int s = 0; s < kSub; ++s) pidx[s] = head_pair_index<T>(s);
+  __m512 a[2][4], sq[2], g[2];
+  for (int q = 0; q < 2; ++q) {
+    sq[q] = g[q] = _mm512_setzero_ps();
+    for (int r = 0; r < 4; ++r) a[q][r] = _mm512_setzero_ps();
+  }
+  const T* xf = xg + ahead * nd;
+  const T* df = dyg + ahead * d;
+  int64_t e = 0;  // the column within stream `st`
+  int st = 0;
+  for (int64_t i = 0; i < nd; i += kL) {
+    for (int k = 0; k < kTok; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd + i), _MM_HINT_T1);
+    }
+    if (i < kTok * d) _mm_prefetch(reinterpret_cast<const char*>(df + i), _MM_HINT_T1);
+    __m512i raw[kTok], graw[kTok];
+    for (int k = 0; k < kTok; ++k) {
+      raw[k] = _mm512_loadu_si512(xg + k * nd + i);
+      graw[k] = _mm512_loadu_si512(dyg + k * d + e);
+    }
+#pragma GCC unroll 4
+    for (int s = 0; s < kSub; ++s) {
+      __m512 xv[2];
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) {
+        xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
+        sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
+        g[q] = _mm512_fmadd_ps(head_pair<T>(graw[2 * q], graw[2 * q + 1], pidx[s]), xv[q], g[q]);
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(phi + r * nd + i + 8 * s));
+        asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
+#pragma GCC unroll 2
+        for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
+      }
+    }
+    if ((e += kL) == d) {
+      for (int q = 0; q < 2; ++q) {
+        dyx[2 * q][st] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, g[q], 0));
+        dyx[2 * q + 1][st] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, g[q], 1));
+        g[q] = _mm512_setzero_ps();
+      }
+      e = 0, ++st;
+    }
+  }
+  for (int q = 0; q < 2; ++q) {
+    for (int r = 0; r < 4; ++r) {
+      p[2 * q][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 0));
+      p[2 * q + 1][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 1));
+    }
+    ss[2 * q] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 0));
+    ss[2 * q + 1] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 1));
+  }
+}
 #undef TREX_HEAD512_FN
 #endif
 
@@ -1408,38 +1484,62 @@ namespace {
 
 // Stage 1 of the head backward for tokens [t0, t1): the projections, gates and <dy, X_i>, and
 // each token's record (dp, db, ds, coef, pre) in the workspace.
+// One token's record from its projections p [n], sum of squares ss and <dy, X_i> dyx [n].
+void head_record(const float* p, float ss, const float* dyx, const float* b, float scale,
+                 const MhcShape& sh, const PreBackLayout& L, float* rec) {
+  const int n = sh.n;
+  const int64_t nd = n * sh.d;
+  float m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams];
+  const float r = 1.f / std::sqrt(ss / float(nd) + sh.rms_eps);
+  head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
+  float dr = 0.f, ds = 0.f;
+  for (int i = 0; i < n; ++i) {
+    const float da = dyx[i] * sig[i] * (1.f - sig[i]);
+    const float dm = da * scale;
+    rec[L.db() + i] = da;
+    ds += da * m[i];
+    rec[L.dp() + i] = r * dm;
+    dr += dm * p[i];
+    rec[L.pre() + i] = w[i];
+  }
+  rec[L.ds()] = ds;
+  rec[L.coef()] = -dr * r * r * r / float(nd);
+}
+
 template <class T>
 void head_stage_one(const T* X, const float* phi, const float* b, float scale, const T* dy,
                     const MhcShape& sh, const PreBackLayout& L, float* workspace, int64_t t0,
                     int64_t t1) {
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  float pk[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], w[kMhcMaxStreams];
-  float ssk[kHeadTokens];
+  float pk[kHeadTokens][kMhcMaxStreams], ssk[kHeadTokens];
   for (int64_t t = t0; t < t1;) {
     const int k = head_projections(X, phi, nd, n, t, t1, pk, ssk);
     for (int l = 0; l < k; ++l, ++t) {
-      const T* x = X + t * nd;
-      float* rec = workspace + t * L.per_token;
-      const float* p = pk[l];
-      const float r = 1.f / std::sqrt(ssk[l] / float(nd) + sh.rms_eps);
-      head_gates(p, r, b, scale, n, sh.eps, m, sig, w);
-      float dr = 0.f, ds = 0.f, dyx[kMhcMaxStreams];
-      dots(dy + t * d, x, n, d, dyx);  // <dy, X_i>: dy read once for the n streams
-      for (int i = 0; i < n; ++i) {
-        const float da = dyx[i] * sig[i] * (1.f - sig[i]);
-        const float dm = da * scale;
-        rec[L.db() + i] = da;
-        ds += da * m[i];
-        rec[L.dp() + i] = r * dm;
-        dr += dm * p[i];
-        rec[L.pre() + i] = w[i];
-      }
-      rec[L.ds()] = ds;
-      rec[L.coef()] = -dr * r * r * r / float(nd);
+      float dyx[kMhcMaxStreams];
+      dots(dy + t * d, X + t * nd, n, d, dyx);  // <dy, X_i>: dy read once for the n streams
+      head_record(pk[l], ssk[l], dyx, b, scale, sh, L, workspace + t * L.per_token);
     }
   }
 }
+
+#ifdef TREX_ELEM_AVX2
+// head_stage_one for tokens [t0, t1), a whole number of 4-token groups, by head_back_group512
+// (AVX-512, n = 4, d % (64 / sizeof(T)) == 0); `ahead`: the tokens from one call's group to
+// the group whose rows it requests (the thread's next group).
+template <class T>
+void head_stage_one512(const T* X, const float* phi, const float* b, float scale, const T* dy,
+                       const MhcShape& sh, const PreBackLayout& L, float* workspace,
+                       int64_t t0, int64_t t1, int64_t ahead) {
+  const int64_t d = sh.d, nd = 4 * d;
+  float p[4][4], ss[4], dyx[4][4];
+  for (int64_t t = t0; t < t1; t += 4) {
+    head_back_group512(X + t * nd, phi, dy + t * d, d, ahead, p, ss, dyx);
+    for (int k = 0; k < 4; ++k)
+      head_record(p[k], ss[k], dyx[k], b, scale, sh, L, workspace + (t + k) * L.per_token);
+  }
+}
+#endif
 
 }  // namespace
 
@@ -1473,9 +1573,21 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
     // beside fp32's unchanged 1.03x: the one-thread figure is the evidence.
     // Same bits: each dphi element's chain still runs over the tokens in order.
     const int64_t group = std::is_same_v<T, core::bf16> ? 4 : 8;
+#ifdef TREX_ELEM_AVX2
+    const bool lines = kHeadTokens == 4 && n == 4 && d % (64 / int64_t(sizeof(T))) == 0;
+#else
+    const bool lines = false;
+#endif
     backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, group, tp, [&] {
       return [&](int64_t t, int64_t t1) {
+#ifdef TREX_ELEM_AVX2
+        if (lines && t1 - t == group) {
+          head_stage_one512(X, phi, b, scale, dy, sh, L, workspace, t, t1, group);
+          return true;
+        }
+#endif
         head_stage_one(X, phi, b, scale, dy, sh, L, workspace, t, t1);
+        return false;
       };
     });
   } else {

@@ -176,6 +176,21 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
   }
 }
 
+// A line of bf16 dX (lo: elements 0-15, hi: 16-31) rounded as store16<true, true> rounds each
+// half (round16_cvt: vcvtneps2bf16, round16 for a half with a denormal lane), by one
+// vcvtne2ps2bf16 and one store after one test of both halves. Per strip and token, the store
+// took a test, a branch GCC laid out as taken (to the conversion out of line) and a jump back,
+// the conversion and a store; here per line and token two tests, one untaken branch, one
+// conversion and one store.
+TREX_STRIP_FN void store_line_cvt(core::bf16* p, __m512 lo, __m512 hi) {
+  if (__builtin_expect(!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)), 0)) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), simd::round16(lo));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), simd::round16(hi));
+    return;
+  }
+  _mm512_storeu_si512(p, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+}
+
 // block_tokens<TB, T, true> for the final head's R = 4 rows where every strip is full and lines
 // hold whole strips of one stream: the bf16 head's 4-token groups (d % 32 == 0, AVX512_BF16,
 // Cvt: two strips a line) and the fp32 head's 8-token groups (d % 16 == 0, a strip a line). The
@@ -185,7 +200,9 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
 // strip (13 arguments, the records' offsets reloaded per token, the pre gate looked up per token
 // and strip), and the prefetch bookkeeping per strip. Here the group's dp, coef and the stream's
 // pre are loaded once, and the prefetches are issued once per line.
-template <int TB, bool Cvt, class T>
+// Next: request the next group's X and dy (into L2) here; false where stage 1 requested them
+// (mhc.cc head_back_group512).
+template <int TB, bool Cvt, bool Next, class T>
 TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_pack,
                               float* dphi_pack, int64_t t0, int64_t tokens, int64_t n, int64_t d,
                               const StageOneRecords& rec) {
@@ -212,11 +229,12 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
       if (a >= ns) a -= ns, tg += TB;
       if (tg + TB <= tokens)
         for (int t = 0; t < TB; ++t) __builtin_prefetch(dX + (tg + t) * nd + a * 16, 1);
-      if (next_group)
+      if (Next && next_group)
         for (int t = TB; t < 2 * TB; ++t) {
           _mm_prefetch(reinterpret_cast<const char*>(X + (t0 + t) * nd + c), _MM_HINT_T1);
           if (i == 0) _mm_prefetch(reinterpret_cast<const char*>(dy + (t0 + t) * d + c), _MM_HINT_T1);
         }
+      [[maybe_unused]] __m512 line[kSpl][TB];  // bf16: the line's dX, stored after both strips
 #pragma GCC unroll 2
       for (int h = 0; h < kSpl; ++h) {
         const int64_t cc = c + 16 * h;
@@ -246,9 +264,13 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
           v = _mm512_add_ps(v, _mm512_mul_ps(load16<true, Cvt>(g0 + t * d + cc, simd::kAll16),
                                              _mm512_set1_ps(pre[t])));
           T* o = dx0 + t * nd + cc;
-          store16<true, Cvt>(o, _mm512_add_ps(load16<true, Cvt>(o, simd::kAll16), v), simd::kAll16);
+          const __m512 out = _mm512_add_ps(load16<true, Cvt>(o, simd::kAll16), v);
+          if constexpr (Cvt) line[h][t] = out;
+          else store16<true, Cvt>(o, out, simd::kAll16);
         }
       }
+      if constexpr (Cvt)
+        for (int t = 0; t < TB; ++t) store_line_cvt(dx0 + t * nd + c, line[0][t], line[1][t]);
     }
   }
 }
@@ -350,14 +372,16 @@ template <class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
 projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
                               float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
-                              int64_t n, int64_t d, int R, const StageOneRecords& rec) {
+                              int64_t n, int64_t d, int R, const StageOneRecords& rec,
+                              bool ahead_requested) {
   const std::vector<Strip>& strips = cached_strips(n, d);
   const int64_t nd = n * d;
   int64_t t = t0;
   if constexpr (std::is_same_v<T, float>)
     if (R == 4 && d % 16 == 0) {
       for (; t + kGroup <= t1; t += kGroup)
-        head_group<kGroup, false>(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        (ahead_requested ? &head_group<kGroup, false, false, T> : &head_group<kGroup, false, true, T>)(
+            X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
     }
   for (; t + kGroup <= t1; t += kGroup)
     block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
@@ -365,7 +389,8 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
   if constexpr (std::is_same_v<T, core::bf16>)
     if (R == 4 && d % 32 == 0 && core::cpu_features().avx512_bf16) {
       for (; t + kSmallGroup <= t1; t += kSmallGroup)
-        head_group<kSmallGroup, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        (ahead_requested ? &head_group<kSmallGroup, true, false, T> : &head_group<kSmallGroup, true, true, T>)(
+            X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
     }
   for (; t + kSmallGroup <= t1; t += kSmallGroup)
     block_tokens<kSmallGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
@@ -382,11 +407,11 @@ add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int 
 template void projection_backward_tokens512<float>(const float*, const float*, float*,
                                                    const float*, float*, int64_t, int64_t,
                                                    int64_t, int64_t, int64_t, int,
-                                                   const StageOneRecords&);
+                                                   const StageOneRecords&, bool);
 template void projection_backward_tokens512<core::bf16>(const core::bf16*, const core::bf16*,
                                                         core::bf16*, const float*, float*,
                                                         int64_t, int64_t, int64_t, int64_t,
-                                                        int64_t, int, const StageOneRecords&);
+                                                        int64_t, int, const StageOneRecords&, bool);
 template void projection_backward_block512<float>(const float*, const float*, const float*,
                                                   float*, float*, int64_t, int64_t, int64_t, int,
                                                   const StageOneRecords&, int64_t, int64_t);

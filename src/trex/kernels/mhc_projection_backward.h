@@ -32,6 +32,8 @@ void projection_backward_block512(const T* X, const float* phi, const T* dy, T* 
 // by pack_phi512 (once per call of the backward); dphi_pack: the chunk's sums in the same packed
 // layout (the caller zeroes it at the chunk's start and adds the chunks in order with
 // add_dphi_pack512). Each element's chain is projection_backward_block512's: the same bits.
+// ahead_requested: stage 1 of these tokens requested the next group's X and dy (the head's
+// 4-token pass, mhc.cc), so the head's groups here do not.
 constexpr int64_t kDphiChunkTokens = 256;
 // The most floats of packed phi and chunk sums a thread keeps between calls of the token path
 // (mhc.cc dphi_pack_buffer): 4 MiB; a call that needs more allocates and frees its own.
@@ -41,7 +43,8 @@ void pack_phi512(const float* phi, int64_t n, int64_t d, int R, float* phi_pack)
 template <class T>
 void projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
                                    float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
-                                   int64_t n, int64_t d, int R, const StageOneRecords& rec);
+                                   int64_t n, int64_t d, int R, const StageOneRecords& rec,
+                                   bool ahead_requested = false);
 // dphi[r, :] += the chunk's packed sums, columns [c0, c1) (ranges split between threads).
 void add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int R,
                       int64_t c0, int64_t c1);

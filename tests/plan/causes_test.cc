@@ -220,6 +220,53 @@ TEST(Causes, EagerMoeLayersExposeTheirHostWorkOnTopOfTheGpu) {
   EXPECT_NEAR(mc.moe_host_eager_s, 1.061 / (64 * 8), 1e-5);
 }
 
+// (2d) Drop-and-pad (Megatron-Core --moe-pad-expert-input-to-capacity) gives every expert its
+// capacity, a count the host knows, so the dispatcher never waits for counts copied from the
+// device (token_dispatcher.py: cuda_sync_point stays "no_sync") and the host runs ahead across
+// layers: a pass shows only the excess of its host time over the GPU time of the whole pass,
+// not each MoE layer's excess over that layer's GPU time.
+TEST(Causes, DropAndPadLetsTheHostRunAheadAcrossLayers) {
+  // The case of (2b): 2 MoE layers of 16 experts on EP 2, 8 experts a rank, 4 micro-batches,
+  // 100 TFLOPS. Host far above GPU (1 s and 2 s per expert): every pass is host-bound either
+  // way, and the step grows by 2 layers x 2 passes x 8 experts x 1 s x 4 micro-batches = 128 s
+  // from 1 s to 2 s, dropless or drop-and-pad.
+  model::ModelConfig moe = tiny_moe(2, 16, 2);
+  Cluster c = tiny_cluster(1);
+  set_nodes(c, 1);
+  c.devices_per_node = 2;
+  c.links[0].group_size = 2;
+  auto step = [&](double per_expert, MoeTokenDrop drop, double eager = 0) {
+    Strategy s;
+    s.ep = 2;
+    s.moe_token_drop = drop;
+    s.moe_cuda_graphs = eager == 0;
+    s.stack.moe_host_eager_s = eager;
+    s.stack.moe_host_per_expert_s = per_expert;
+    return predict(moe, c, make_run(1024, 8), s).time;
+  };
+  const MoeTokenDrop pad = MoeTokenDrop::kDropAndPad, dropless = MoeTokenDrop::kDropless;
+  EXPECT_NEAR(step(2, pad).launch - step(1, pad).launch, 128.0, 1e-6);
+  EXPECT_NEAR(step(2, dropless).launch - step(1, dropless).launch, 128.0, 1e-6);
+  // Host between a MoE layer's GPU time and the whole pass's: 37.5 us x 8 = 0.3 ms a layer
+  // pass, 0.6 ms for both layers. A MoE layer's forward is under 16 GFLOP (projections
+  // 4 x 2 x 1024^3 = 8.6, attention core <= 4.3, experts 1024 tokens x 2 x 3 x 2 x 1024 x 256
+  // = 3.2) plus its router and vector kernels, under 0.2 ms; the head's forward alone is
+  // 2 x 1024 x 1024 x 32000 = 67.1 GFLOP = 0.67 ms > 0.6 ms, and every backward is longer than
+  // its forward. Dropless exposes each layer's forward excess (more than 0.1 ms x 2 layers x 4
+  // micro-batches); drop-and-pad exposes nothing.
+  const TimeBreakdown off = step(0, dropless);
+  EXPECT_NEAR(step(37.5e-6, pad).launch, off.launch, 1e-12);
+  EXPECT_GT(step(37.5e-6, dropless).launch - off.launch, 4 * 2 * (0.3e-3 - 0.2e-3));
+  // Drop without padding still waits for the counts (cuda_sync_point "before_permutation_1"):
+  // the same as dropless.
+  EXPECT_NEAR(step(37.5e-6, MoeTokenDrop::kDrop).launch, step(37.5e-6, dropless).launch, 1e-12);
+  // The eager host work (cuda_graphs = "none") is added per layer when the dispatcher waits
+  // (2 layers x 4 micro-batches x 0.2 ms = 1.6 ms); under drop-and-pad it joins the host time
+  // that runs ahead and hides under the 0.67 ms head forward (0.1 ms a layer and direction).
+  EXPECT_NEAR(step(0, dropless, 0.2e-3).launch - off.launch, 1.6e-3, 1e-9);
+  EXPECT_NEAR(step(0, pad, 0.2e-3).launch, off.launch, 1e-12);
+}
+
 // (3) ZeRO-3/FSDP: prefetch hides the gathers behind compute; hybrid sharding groups.
 TEST(Causes, Zero3PrefetchAndHybridShardingGroups) {
   // 3 s of gathers and reduce-scatter against 2 s of compute, 1 s per gather, 10 layers:

@@ -254,6 +254,8 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
   EXPECT_EQ(file_error("[strategy]\nzero = 4\n", false), "strategy.zero: must be 0, 1, 2 or 3 @2");
   EXPECT_EQ(file_error("[strategy]\nmoe_dispatcher = \"nccl\"\n", false),
             "strategy.moe_dispatcher: is \"nccl\", expected alltoall or deepep @2");
+  EXPECT_EQ(file_error("[strategy]\nmoe_token_drop = \"pad\"\n", false),
+            "strategy.moe_token_drop: is \"pad\", expected dropless, drop or drop-and-pad @2");
   EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");
   EXPECT_EQ(file_error("[strategy\n", false).rfind("", 0), 0u);
   EXPECT_NE(file_error("[strategy\n", false), "");

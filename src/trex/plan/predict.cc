@@ -640,6 +640,12 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
   std::vector<bool> rank_head(size_t(s.pp), false);
   std::vector<double> host_fwd(size_t(s.pp), 0), host_bwd(size_t(s.pp), 0);  // host-bound MoE excess
   const bool paired_a2a = s.moe_overlap == MoeOverlap::kOneFOneB;
+  // Drop-and-pad: every expert's token count is its capacity, known on the host, so Megatron-
+  // Core's dispatcher never waits for counts copied from the device (cuda_sync_point stays
+  // "no_sync") and the host runs ahead of the GPU across layers: only a pass whose host work
+  // exceeds the GPU work of the whole pass shows. Dropless and drop without padding wait inside
+  // every MoE layer, so there each layer takes max(GPU, host) (stack.h moe_host_per_expert_s).
+  const bool host_runs_ahead = s.moe_token_drop == MoeTokenDrop::kDropAndPad;
 
   // Steady-state share of micro-batches (1F1B warm-up and cool-down excluded): where a
   // schedule can pair one micro-batch's all-to-all with another's compute.
@@ -668,12 +674,17 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
         // growing with the local experts (stack.h, moe_host_per_expert_s).
         if (m.layer_is_moe(int(i)) && s.stack.moe_host_per_expert_s > 0) {
           double host = s.stack.moe_host_per_expert_s * double(m.ffn.routed_experts) / double(s.ep);
-          host_fwd[size_t(r)] += std::max(0.0, host - (blk.fwd() + blk.launch()));
-          host_bwd[size_t(r)] += std::max(0.0, host - (blk.bwd() + blk.bwd_launch()));
+          if (host_runs_ahead) {
+            host_fwd[size_t(r)] += host;
+            host_bwd[size_t(r)] += host;
+          } else {
+            host_fwd[size_t(r)] += std::max(0.0, host - (blk.fwd() + blk.launch()));
+            host_bwd[size_t(r)] += std::max(0.0, host - (blk.bwd() + blk.bwd_launch()));
+          }
         }
         // Without CUDA graphs over attention, router and EP preprocessing, their host work is
         // exposed on top (the published gain of capturing them, stack.h moe_host_eager_s),
-        // half in each direction.
+        // half in each direction; under drop-and-pad it joins the host time that runs ahead.
         if (m.layer_is_moe(int(i)) && !s.moe_cuda_graphs && s.stack.moe_host_eager_s > 0) {
           host_fwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
           host_bwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
@@ -703,6 +714,10 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
       }
     }
     rank_work[size_t(r)] = w;
+    if (host_runs_ahead) {  // the rank's host time a micro-batch against its GPU time
+      host_fwd[size_t(r)] = std::max(0.0, host_fwd[size_t(r)] - (w.fwd() + w.launch()));
+      host_bwd[size_t(r)] = std::max(0.0, host_bwd[size_t(r)] - (w.bwd() + w.bwd_launch()));
+    }
 
     RankTime& t = ranks[size_t(r)];
     double recompute = 0;

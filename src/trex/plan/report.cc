@@ -29,6 +29,7 @@ std::string strategy_text(const Strategy& s) {
   if (s.ep > 1 && s.moe_dispatcher != MoeDispatcher::kAllToAll) out += std::string(" dispatcher=") + to_string(s.moe_dispatcher);
   if (s.zero >= 3 && s.shard_group > 0) out += " shard-group=" + std::to_string(s.shard_group);
   if (!s.moe_cuda_graphs) out += " cuda-graphs=none";
+  if (s.moe_token_drop != MoeTokenDrop::kDropless) out += std::string(" token-drop=") + to_string(s.moe_token_drop);
   if (s.stack.name != "neutral") out += " stack=" + s.stack.name;
   return out;
 }
@@ -149,7 +150,8 @@ nlohmann::ordered_json prediction_json(const model::ModelConfig& m, const Cluste
                    {"swap_optimizer", s.swap_optimizer}, {"a2a_overlap", s.a2a_overlap},
                    {"moe_overlap", to_string(s.moe_overlap)}, {"moe_dispatcher", to_string(s.moe_dispatcher)}, {"shard_group", s.shard_group},
                    {"stack", s.stack.name}, {"grouped_gemm", s.grouped_gemm},
-                   {"cuda_graphs", s.moe_cuda_graphs ? "partial" : "none"}};
+                   {"cuda_graphs", s.moe_cuda_graphs ? "partial" : "none"},
+                   {"moe_token_drop", to_string(s.moe_token_drop)}};
   j["micro_batches"] = p.micro_batches;
   j["tokens_per_step"] = p.tokens_per_step;
   const MemoryBreakdown& mem = p.memory;

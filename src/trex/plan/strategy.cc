@@ -22,6 +22,15 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
+const char* to_string(MoeTokenDrop d) {
+  switch (d) {
+    case MoeTokenDrop::kDropless: return "dropless";
+    case MoeTokenDrop::kDrop: return "drop";
+    case MoeTokenDrop::kDropAndPad: return "drop-and-pad";
+  }
+  return "?";
+}
+
 Recompute parse_recompute(const std::string& rc) {
   return rc == "full"        ? Recompute::kFull
          : rc == "selective" ? Recompute::kSelective
@@ -112,6 +121,10 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.moe_imbalance = f.number_or("moe_imbalance", 1, 1, 100);
   s.grouped_gemm = f.boolean_or("grouped_gemm", true);
   s.moe_cuda_graphs = f.choice_or("cuda_graphs", "partial", {"partial", "none"}) == "partial";
+  const std::string drop = f.choice_or("moe_token_drop", "dropless", {"dropless", "drop", "drop-and-pad"});
+  s.moe_token_drop = drop == "drop-and-pad" ? MoeTokenDrop::kDropAndPad
+                     : drop == "drop"       ? MoeTokenDrop::kDrop
+                                            : MoeTokenDrop::kDropless;
   s.flash_attention = f.boolean_or("flash_attention", true);
   s.fused_softmax = f.boolean_or("fused_softmax", true);
   f.allow({"source", "note"});

@@ -49,6 +49,13 @@ struct Run {
   double fp8_cast_bytes = 4;
 };
 
+// Megatron-Core's token-drop modes (megatron/core/transformer/moe/token_dispatcher.py,
+// MoEAlltoAllTokenDispatcher): dropless (no capacity factor), drop (a capacity factor, tokens
+// over it dropped, no padding), drop-and-pad (moe_pad_expert_input_to_capacity: every expert
+// gets exactly its capacity).
+enum class MoeTokenDrop { kDropless, kDrop, kDropAndPad };
+const char* to_string(MoeTokenDrop d);
+
 // What the backward pass recomputes instead of keeping (docs/plan.md, "The memory model"):
 //   none; selective = the attention core (Korthikanti et al.); norm-act = the attention core,
 //   the norms, the activation functions and the low-rank up-projections (DeepSeek-V3 section
@@ -113,6 +120,12 @@ struct Strategy {
   // default), false ("none") when the whole layer runs eagerly: each MoE layer then exposes
   // the stack's moe_host_eager_s per micro-batch.
   bool moe_cuda_graphs = true;
+  // What a MoE layer does with tokens beyond an expert's capacity (Megatron-Core
+  // --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity). Only the host side is
+  // modelled: dropless and drop (no padding) copy per-expert token counts to the host and wait
+  // for them inside every MoE layer; drop-and-pad has static counts and no such sync, so the
+  // host runs ahead of the GPU (predict.cc, docs/plan.md "host-bound MoE layers").
+  MoeTokenDrop moe_token_drop = MoeTokenDrop::kDropless;
   bool flash_attention = true;    // fused attention; false: batched GEMMs over all s keys plus
                                   // softmax and dropout kernels over the s x s scores (Megatron-LM 2021)
   // Without FlashAttention: the scale-mask-softmax runs as Megatron's fused CUDA kernel (true) or

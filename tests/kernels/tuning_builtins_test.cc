@@ -39,6 +39,21 @@ TEST(TuningBuiltins, MhcColumnBlockFollowsTheInstructionSetPath) {
     EXPECT_EQ(builtin::value("mhc.head_bwd", "column_block"), builtin::kMhcFusedColumnBlock);
 }
 
+// What aura measures as the head forward's built-in is what the kernel runs untuned: on AVX-512
+// (n = 4, d a multiple of a line) its pipeline's 64-token blocks, not the 4 of the other paths
+// (with 4 the pipeline ran at 0.71x: session 22).
+TEST(TuningBuiltins, MhcHeadForwardBlockFollowsTheInstructionSetPath) {
+  {
+    ScopedRowIsa avx2(core::Isa::kAvx2);
+    EXPECT_EQ(builtin::value("mhc.head_fwd", "block_tokens"), builtin::kMhcHeadBlockTokens);
+  }
+  EXPECT_EQ(builtin::value("mhc.head_bwd", "block_tokens"), builtin::kMhcHeadBlockTokens);
+  if (core::isa_supported(core::Isa::kAvx512)) {
+    ScopedRowIsa avx512(core::Isa::kAvx512);
+    EXPECT_EQ(builtin::value("mhc.head_fwd", "block_tokens"), 64);
+  }
+}
+
 TEST(TuningBuiltins, StreamingBySizeAndTheGemmSplit) {
   EXPECT_FALSE(builtin::streams_by_size(builtin::kStreamMinBytes - 1));
   EXPECT_TRUE(builtin::streams_by_size(builtin::kStreamMinBytes));

@@ -1190,8 +1190,6 @@ int head_projections(const T* X, const float* phi, int64_t nd, int n, int64_t t,
   return 1;
 }
 
-// The head forward pipeline's (below) built-in block_tokens.
-constexpr int64_t kHeadPipelineTokens = 64;
 
 #ifdef TREX_ELEM_AVX2
 #define TREX_HEAD512_FN __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16")))
@@ -1461,7 +1459,10 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   // pipeline, requests two groups ahead served this). Quiet lane, loaded, 2 threads, bf16,
   // 9 alternating rounds against main: blocks of 4 0.71x, 16 1.06-1.11x, 32 1.07-1.26x,
   // 64 1.25x, 128 1.20-1.22x, 256 1.19x.
-  const int64_t block = pipelined ? tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens", kHeadPipelineTokens) : grain;
+  // The built-in is builtin::value's for AVX-512 rows (64), what `trex aura` measures.
+  const int64_t block = pipelined ? tuned_or("mhc.head_fwd", {sh.tokens, n, sh.d}, "block_tokens",
+                                             builtin::value("mhc.head_fwd", "block_tokens"))
+                                  : grain;
   tp.parallel_for(0, sh.tokens, block, [&](int64_t t0, int64_t t1) {
     float p[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss[kHeadTokens];
     int64_t t = t0;

@@ -937,9 +937,12 @@ def fork_file_pages(lib):
     finds mapped every such page the interpreter has mapped instead of faulting it in again
     (about 40 of a program's child's page faults on the PVM machine, docs/eval.md). Returns how
     many mappings changed (0 where the library has no such function); raises where a mapping's
-    protection could not be restored, so that this interpreter ends before it forks anything."""
+    protection could not be restored, so that this interpreter ends before it forks anything.
+    Changes nothing while a second Python thread runs: ctypes lets go of the GIL for the call, and
+    no thread may write to a mapping in the moment it is writable (the zygote runs one thread)."""
     prepare = getattr(lib, "trex_zygote_fork_file_pages", None)
-    if prepare is None:
+    threads = sys.modules.get("threading")  # none started where it was never imported
+    if prepare is None or (threads is not None and threads.active_count() != 1):
         return 0
     prepare.argtypes = []
     prepare.restype = ctypes.c_int

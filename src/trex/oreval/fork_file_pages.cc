@@ -24,7 +24,8 @@
 // Costs: about 4 ms of CPU here, once (two mprotect calls per mapping and one copied page each:
 // 36 mappings in a fresh interpreter, load ~14); the fork copies, and each child's exit drops, the
 // entries of those pages; one 4 kB page per such mapping; the commit charge of each (it was
-// writable for a moment), which matters only under vm.overcommit_memory=2.
+// writable for a moment, and the kernel keeps the charge), taken again by every fork: it matters
+// only under vm.overcommit_memory=2, where each child is charged the whole size of those mappings.
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -118,7 +118,10 @@ TREX_AVX512BF16_FN void rotate_row512(const T* x, T* y, int64_t head_dim, int rd
 
 // The row function of a call: bf16 rows on AVX-512 rotate_row512, else rotate_row (8 lanes).
 // fp32 rows stay on 8 lanes: on 16 they measured slower (one-process A/B, 1 thread, [4096, 8,
-// 512]: 0.71x from memory, 0.96x in L2; unexplained), where bf16 rows gained (1.11x, 1.22x).
+// 512]: 0.71x from memory, 0.96x in L2; unexplained), where bf16 rows gained (1.11x, 1.22x);
+// all four from the A/B driver's first version, whose sides wrote separate output buffers and
+// which read 0.71-1.14x with the same code on both sides (bench/results/rows_s23/README.md):
+// not re-measured.
 template <class T>
 using RotateRow = void (*)(const T*, T*, int64_t, int, const float*, const float*, float);
 

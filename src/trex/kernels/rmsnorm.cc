@@ -6,10 +6,9 @@
 // rounding of ~10 per 8 elements), not by memory. The backward's fp32 rows stay on 8 lanes
 // (memory-bound there; 16 lanes measured no gain). The forward on AVX-512 (fp32 and bf16) runs
 // each row's output pass in the loop of the next row's sum of squares (forward_rows512): that
-// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap; the
-// bf16 backward does the same with its two sums (backward_rows512). Every sum runs in two 8-lane
-// accumulators (elements 0-7 and 8-15 of each 16), the order of one 16-lane accumulator, so the
-// 16-lane rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
+// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap. (The
+// same for the backward's two 8-lane sums measured slower for bf16: not done.) The 16-lane
+// rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
 // operations (tested).
 #include "trex/core/trace.h"
 #include "trex/kernels/rmsnorm.h"
@@ -86,27 +85,15 @@ void backward_row(const T* x, const float* w, const T* dy, T* dx, float* dwp, in
   int64_t i = 0;
   float ss = 0.f, sd = 0.f;
 #ifdef TREX_ELEM_AVX2
-  // Two accumulators per sum, as sum_sq: a 16-element step adds x[i..i+7] to the first and
-  // x[i+8..i+15] to the second (the order of a 16-lane accumulator, so the AVX-512 rows widen
-  // without changing a bit), a last 8-element step adds to the first.
-  __m256 as0 = _mm256_setzero_ps(), ad0 = _mm256_setzero_ps();
-  __m256 as1 = _mm256_setzero_ps(), ad1 = _mm256_setzero_ps();
-  auto step8 = [&](int64_t j, __m256& as, __m256& ad) {
-    __m256 v = simd::load8(x + j), g = simd::load8(dy + j);
-    if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + j));
+  __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+  for (; i + 8 <= dim; i += 8) {
+    __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
+    if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
     as = _mm256_fmadd_ps(v, v, as);
     ad = _mm256_fmadd_ps(g, v, ad);
-  };
-  for (; i + 16 <= dim; i += 16) {
-    step8(i, as0, ad0);
-    step8(i + 8, as1, ad1);
   }
-  if (i + 8 <= dim) {
-    step8(i, as0, ad0);
-    i += 8;
-  }
-  ss = simd::hsum(_mm256_add_ps(as0, as1));
-  sd = simd::hsum(_mm256_add_ps(ad0, ad1));
+  ss = simd::hsum(as);
+  sd = simd::hsum(ad);
 #endif
   for (; i < dim; ++i) {
     float v = ld(x + i), g = ld(dy + i) * (w ? w[i] : 1.f);
@@ -281,47 +268,29 @@ TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo
   }
 }
 
-// The backward on 16 lanes (bf16): backward_row's two passes. The sums take 16 lanes a step in
-// one accumulator each, whose lanes 0-7 and 8-15 are backward_row's two (the same sums in the
-// same order), and on AVX512_BF16 a line (32 elements) a step: one 64-byte load of x and of dy
-// widened by two word permutes (simd::load32) instead of four 8-element loads widened in two
-// instructions each (the 8-lane sums were half the row's instructions); lo and hi are two 16-lane
-// steps. The second pass is element-wise, a line a step there too (store32: one vcvtne2ps2bf16).
-// Each row's second pass runs in the same loop as the next row's sums (as the forward's
-// forward_row_and_sum512): the sums are two chains of dependent FMAs, whose latency bounds that
-// pass, and the second pass has none, so the two overlap. Each pass keeps its operations and
-// order: the same bits as backward_row (tested).
+// The backward on 16 lanes (bf16): backward_row's two passes. The two sums stay on 8 lanes in
+// backward_row's order (one accumulator each, 8 elements a step: 16 lanes would split them in
+// two); the second pass is element-wise, so it widens to 16 lanes as is. Each row's second pass
+// runs in the same loop as the next row's first (as the forward's forward_row_and_sum512): the
+// sums are two chains of dependent FMAs, whose latency bounds that pass, and the second pass has
+// none, so the two overlap. Each pass keeps its operations and order: the same bits as the rows
+// one after the other.
 
-// One 16-lane step of the sums (lanes m: every lane, or the low 8 for a last 8-element step,
-// whose other lanes keep the accumulators' values). w: the step's weights, or null.
-TREX_RMS512_FN inline void sums_step16(__m512 v, __m512 d, const float* w, __mmask16 m,
-                                       __m512& as, __m512& ad) {
-  const __m512 g = w ? _mm512_mul_ps(d, simd::load16(w, m)) : d;
-  if (m == simd::kAll16) {
-    as = _mm512_fmadd_ps(v, v, as);
-    ad = _mm512_fmadd_ps(g, v, ad);
-  } else {
-    as = _mm512_mask3_fmadd_ps(v, v, as, m);
-    ad = _mm512_mask3_fmadd_ps(g, v, ad, m);
-  }
+// One 8-element step of the sums of row x, dy.
+template <class T>
+TREX_RMS512_FN void sums_step8(const T* x, const float* w, const T* dy, int64_t i, __m256& as,
+                               __m256& ad) {
+  __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
+  if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
+  as = _mm256_fmadd_ps(v, v, as);
+  ad = _mm256_fmadd_ps(g, v, ad);
 }
 
-// A line's sums (Cvt bf16 rows): elements i..i+15, then i+16..i+31.
-TREX_RMS512_FN inline void sums_line32(const core::bf16* x, const float* w, const core::bf16* dy,
-                                       int64_t i, __m512i lo_idx, __m512i hi_idx, __m512& as,
-                                       __m512& ad) {
-  __m512 v0, v1, d0, d1;
-  simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
-  simd::load32(dy + i, lo_idx, hi_idx, &d0, &d1);
-  sums_step16(v0, d0, w ? w + i : nullptr, simd::kAll16, as, ad);
-  sums_step16(v1, d1, w ? w + i + 16 : nullptr, simd::kAll16, as, ad);
-}
-
-// The sums' scalar tail after the vector part (elements [vec, dim)), as backward_row's.
+// The sums' scalar tail after the 8-lane part (vec = dim rounded down to 8).
 template <class T>
 TREX_RMS512_FN void sums_tail(const T* x, const float* w, const T* dy, int64_t vec, int64_t dim,
-                              __m512 as, __m512 ad, float* ss, float* sd) {
-  float s = simd::hsum16(as), d = simd::hsum16(ad);
+                              __m256 as, __m256 ad, float* ss, float* sd) {
+  float s = simd::hsum(as), d = simd::hsum(ad);
   for (int64_t i = vec; i < dim; ++i) {
     float v = ld(x + i), g = ld(dy + i) * (w ? w[i] : 1.f);
     s += v * v;
@@ -341,26 +310,6 @@ TREX_RMS512_FN void grad_step16(const T* x, const float* w, const T* dy, T* dx, 
     simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
 }
 
-// A line of the second pass (Cvt bf16 rows): grad_step16's operations on elements i..i+15 and
-// i+16..i+31, the line stored by one store32.
-template <bool NT>
-TREX_RMS512_FN void grad_line32(const core::bf16* x, const float* w, const core::bf16* dy,
-                                core::bf16* dx, float* dwp, int64_t i, __m512i lo_idx,
-                                __m512i hi_idx, __m512 vr, __m512 vc) {
-  __m512 v0, v1, d0, d1;
-  simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
-  simd::load32(dy + i, lo_idx, hi_idx, &d0, &d1);
-  const __m512 g0 = w ? _mm512_mul_ps(d0, _mm512_loadu_ps(w + i)) : d0;
-  const __m512 g1 = w ? _mm512_mul_ps(d1, _mm512_loadu_ps(w + i + 16)) : d1;
-  simd::store32<NT>(dx + i, _mm512_fnmadd_ps(vc, v0, _mm512_mul_ps(vr, g0)),
-                    _mm512_fnmadd_ps(vc, v1, _mm512_mul_ps(vr, g1)));
-  if (dwp) {
-    _mm512_storeu_ps(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d0, v0), vr, _mm512_loadu_ps(dwp + i)));
-    _mm512_storeu_ps(dwp + i + 16,
-                     _mm512_fmadd_ps(_mm512_mul_ps(d1, v1), vr, _mm512_loadu_ps(dwp + i + 16)));
-  }
-}
-
 template <class T>
 TREX_RMS512_FN void grad_tail(const T* x, const float* w, const T* dy, T* dx, float* dwp,
                               int64_t vec, int64_t dim, float r, float c) {
@@ -371,28 +320,17 @@ TREX_RMS512_FN void grad_tail(const T* x, const float* w, const T* dy, T* dx, fl
   }
 }
 
-// Rows [lo, hi) of the backward (one dw chunk's). Lines (Cvt) cover [0, dim rounded down to
-// 32), then 16-lane steps, then one masked 8-element step: together [0, vec) for both passes.
+// Rows [lo, hi) of the backward (one dw chunk's).
 template <bool NT, bool Cvt, class T>
 TREX_RMS512_FN void backward_rows512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
                                      int64_t lo, int64_t hi, int64_t dim, float eps) {
   if (lo >= hi) return;
-  constexpr bool kLines = Cvt && std::is_same_v<T, core::bf16>;
   const int64_t vec = dim & ~int64_t(7);
-  const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
   float ss, sd;
   {
-    __m512 as = _mm512_setzero_ps(), ad = _mm512_setzero_ps();
+    __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
     const T *x0 = x + lo * dim, *dy0 = dy + lo * dim;
-    int64_t i = 0;
-    if constexpr (kLines)
-      for (; i + 32 <= dim; i += 32) sums_line32(x0, w, dy0, i, lo_idx, hi_idx, as, ad);
-    for (; i + 16 <= dim; i += 16)
-      sums_step16(simd::load16(x0 + i, simd::kAll16), simd::load16(dy0 + i, simd::kAll16),
-                  w ? w + i : nullptr, simd::kAll16, as, ad);
-    if (i < vec)
-      sums_step16(simd::load16(x0 + i, 0xff), simd::load16(dy0 + i, 0xff), w ? w + i : nullptr,
-                  0xff, as, ad);
+    for (int64_t i = 0; i < vec; i += 8) sums_step8(x0, w, dy0, i, as, ad);
     sums_tail(x0, w, dy0, vec, dim, as, ad, &ss, &sd);
   }
   for (int64_t row = lo; row < hi; ++row) {
@@ -402,36 +340,28 @@ TREX_RMS512_FN void backward_rows512(const T* x, const float* w, const T* dy, T*
     const int64_t o = row * dim;
     const T *xr = x + o, *dyr = dy + o;
     T* dxr = dx + o;
-    int64_t i = 0;
     if (row + 1 < hi) {  // this row's second pass with the next row's sums
       const T *xn = xr + dim, *dyn = dyr + dim;
-      __m512 as = _mm512_setzero_ps(), ad = _mm512_setzero_ps();
-      if constexpr (kLines)
-        for (; i + 32 <= dim; i += 32) {
-          sums_line32(xn, w, dyn, i, lo_idx, hi_idx, as, ad);
-          grad_line32<NT>(xr, w, dyr, dxr, dwp, i, lo_idx, hi_idx, vr, vc);
-        }
-      for (; i + 16 <= dim; i += 16) {
-        sums_step16(simd::load16(xn + i, simd::kAll16), simd::load16(dyn + i, simd::kAll16),
-                    w ? w + i : nullptr, simd::kAll16, as, ad);
+      __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + 16 <= vec; i += 16) {
+        sums_step8(xn, w, dyn, i, as, ad);
+        sums_step8(xn, w, dyn, i + 8, as, ad);
         grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::kAll16, vr, vc);
       }
       if (i < vec) {  // 8 left
-        sums_step16(simd::load16(xn + i, 0xff), simd::load16(dyn + i, 0xff), w ? w + i : nullptr,
-                    0xff, as, ad);
-        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, 0xff, vr, vc);
+        sums_step8(xn, w, dyn, i, as, ad);
+        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
       }
       sums_tail(xn, w, dyn, vec, dim, as, ad, &ss, &sd);
     } else {
-      if constexpr (kLines)
-        for (; i + 32 <= dim; i += 32)
-          grad_line32<NT>(xr, w, dyr, dxr, dwp, i, lo_idx, hi_idx, vr, vc);
-      for (; i < vec; i += 16)
+      for (int64_t i = 0; i < vec; i += 16)
         grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
     }
     grad_tail(xr, w, dyr, dxr, dwp, vec, dim, r, c);
   }
 }
+
 #endif  // TREX_ELEM_AVX2
 
 // The rows of one dw chunk of a call: for bf16 on AVX-512 backward_rows512 (each row's second

@@ -329,14 +329,44 @@ void check(const std::vector<ValidationResult>& results, Split split, const Boun
   EXPECT_EQ(all.not_fit, 1) << "runs that happened predicted not to fit";
 }
 
-TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
+// Session 24 (plan) added five MoE rows, all held out (NVIDIA/Megatron-LM's GB200 DeepSeek-V3 guide,
+// a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200 table, split by
+// name). The bounds above were established on the rows before them and stay on those rows
+// (nothing in the model changed, so none of those rows moved); the whole set, the new rows
+// included, is bounded separately in the test that follows, at its values when they were added.
+const std::vector<std::string>& session24_rows() {
+  static const std::vector<std::string> kRows = {
+      "megatron-bridge-2608-deepseek-v3-gb200-mxfp8", "megatron-bridge-2608-qwen3-235b-a22b-gb200-mxfp8",
+      "megatron-bridge-2608-qwen3-30b-a3b-gb200-mxfp8", "megatron-lm-gb200-guide-deepseek-v3-mxfp8-baseline",
+      "megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep"};
+  return kRows;
+}
+
+bool added_in_session24(const std::string& name) {
+  const std::vector<std::string>& rows = session24_rows();
+  return std::find(rows.begin(), rows.end(), name) != rows.end();
+}
+
+std::vector<ValidationResult> evaluate_all(size_t* added) {
   std::vector<ValidationCase> cases = load_validation_dir(source_path("configs/validation"));
-  ASSERT_GE(cases.size(), 40u);
+  EXPECT_GE(cases.size(), 40u);
   std::vector<ValidationResult> results;
+  *added = 0;
   for (const ValidationCase& c : cases) {
     EXPECT_FALSE(c.source.empty()) << c.name;
+    *added += added_in_session24(c.name);
     results.push_back(evaluate(c));
   }
+  return results;
+}
+
+TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
+  size_t added = 0;
+  std::vector<ValidationResult> all_results = evaluate_all(&added);
+  ASSERT_EQ(added, session24_rows().size());
+  std::vector<ValidationResult> results;
+  for (const ValidationResult& r : all_results)
+    if (!added_in_session24(r.c.name)) results.push_back(r);
   check(results, Split::kFit, kFit);
   check(results, Split::kHeldOut, kHeldOut);
   auto row = [](const std::vector<ErrorSummary>& table, const std::string& slice) {
@@ -409,6 +439,39 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
   SCOPED_TRACE("the 14 publications present before session 12");
   check(earlier, Split::kFit, kFitEarlier);
   check(earlier, Split::kHeldOut, kHeldOutEarlier);
+}
+
+// The whole set with session 24's five held-out MoE rows (names above). Held-out 107 -> 112 runs:
+// 5.80% / 86.9% / +0.94% -> 6.80% / 85.7% / +1.32%, worst +85.4% (the guide's 494-TFLOPS
+// baseline: NCCL all-to-all, no CUDA graphs, before the guide's kernel and host optimizations,
+// 16.6 s a step where trex predicts 9.0 s); source-weighted 8.02% / 77.2% / +3.85% -> 11.11% /
+// 75.0% / +6.80%; MoE 9 -> 14 runs, 10.32% -> 16.70%. The 26.08 Qwen3-30B-A3B row is a run that
+// happened predicted not to fit: its recipe recomputes nothing and stashes MoE activations in
+// paged buffers (`moe_paged_stash`, host buffer factor 1.0), which the memory model lacks
+// (186.6 GB at micro-batch 4). Fit split unchanged (no new fit row). Bounds at those values.
+TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
+  size_t added = 0;
+  std::vector<ValidationResult> results = evaluate_all(&added);
+  ASSERT_EQ(added, session24_rows().size());
+  for (const ValidationResult& r : results) {
+    if (!added_in_session24(r.c.name)) continue;
+    EXPECT_EQ(r.c.split, Split::kHeldOut) << r.c.name;
+  }
+  const std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
+  const ErrorSummary& all = held.front();
+  ASSERT_EQ(all.slice, "all");
+  EXPECT_EQ(all.runs, 112);
+  EXPECT_LE(all.mean_abs, 0.069);
+  EXPECT_LE(std::abs(all.mean_signed), 0.014);
+  EXPECT_LE(all.worst, 0.86);
+  EXPECT_GE(all.within_10, 0.85);
+  EXPECT_EQ(all.not_fit, 2);
+  std::vector<std::string> not_fit;
+  for (const ValidationResult& r : results)
+    if (r.more_recompute_than_stated || !r.prediction.memory.fits) not_fit.push_back(r.c.name);
+  std::sort(not_fit.begin(), not_fit.end());
+  EXPECT_EQ(not_fit, (std::vector<std::string>{"llama3-405b-8k-16384gpu", "llama3-405b-8k-8192gpu",
+                                                "megatron-bridge-2608-qwen3-30b-a3b-gb200-mxfp8"}));
 }
 
 TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {

@@ -625,8 +625,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // entries; at its start the first steps' lines are requested at once). Per channel the same
 // operations in the same row order as stats64 and the backward's gradient pass: the same bits.
 // The backward (backward_r4_512) differs since session 19: a step is one 16-channel vector of
-// all rows (32 channels kept too many values live: GCC spilled them every step), and it
-// requests the lines 2 steps ahead, its steps taking about twice a forward step's time.
+// all rows at a time (32 channels kept too many values live: GCC spilled them every step), and
+// it requests the lines 2 steps ahead, its steps taking about twice a forward step's time; since
+// session 24 it has a walk of its own (r4_backward_walk512: rows from two offsets, ape and dape
+// packed).
 
 constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
 constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)
@@ -729,108 +731,163 @@ TREX_AVX512_FN void r4_forward_step(const float* kt, const float* zt, const floa
     if (m[v]) simd::store16(k + i * hd + c + 16 * v, _mm512_div_ps(acc[v], sum[v]), m[v]);
 }
 
-// dkt, dzt and dape over the walk (the backward, ratio 4): backward_entries512's gradient pass on
-// the exps in registers, one 16-channel vector at a time. Both vectors at once (r4_step's 16 exps,
-// 8 row offsets, seven arrays) made GCC keep exps and pointers on the stack (perf: the step's
-// samples on spills and reloads; 2.7x the forward's time per channel in L1, where the gradient
-// pass adds 3 operations and 3 stores per vector). One vector at a time, nt a template argument:
-// 1.25x in L1 ([32, 512], 1 thread), 1.2x at [4096, 512] on 2 threads (paired medians, loaded;
-// session 19, issue 15). The forward measured 0.96x this way and keeps r4_step.
-template <int J0, bool kFull, bool kNt>
-TREX_AVX512_FN void r4_backward_step(const float* kt, const float* zt, const float* ape,
-                                     const float* dk, float* dkt, float* dzt, float* dape,
-                                     const R4Rows& r, int64_t i, int64_t c, int64_t e1,
-                                     int64_t hd) {
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; ++v) {
-    const int64_t cv = c + 16 * v;
-    const __mmask16 m = r4_lanes<kFull>(cv, e1);
-    if (!kFull && m == 0) continue;
-    __m512 p[8];
-    __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-#pragma GCC unroll 8
-    for (int j = J0; j < 8; ++j) {
-      p[j] = _mm512_add_ps(simd::load16(zt + r.x[j] + cv, m), simd::load16(ape + r.a[j] + cv, m));
-      mx = simd::max16(mx, p[j]);
-    }
-    __m512 sum = _mm512_setzero_ps(), acc = _mm512_setzero_ps();
-#pragma GCC unroll 8
-    for (int j = J0; j < 8; ++j) {
-      p[j] = exp16_nonpos(_mm512_sub_ps(p[j], mx));
-      sum = _mm512_add_ps(sum, p[j]);
-      acc = _mm512_fmadd_ps(p[j], simd::load16(kt + r.x[j] + cv, m), acc);
-    }
-    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum);
-    // A masked multiply: GCC's default -ffp-contract=fast fused kt - acc inv into one fnmadd here
-    // (another rounding: other bits than the 8-channel path); the builtin is never contracted.
-    const __m512 kv = _mm512_maskz_mul_ps(simd::kAll16, acc, inv);
-    const __m512 gk = _mm512_mul_ps(simd::load16(dk + i * hd + cv, m), inv);
-#pragma GCC unroll 8
-    for (int j = J0; j < 8; ++j) {
-      const int64_t o = r.x[j] + cv;
-      const __m512 g = _mm512_mul_ps(p[j], gk);
-      const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(simd::load16(kt + o, m), kv));
-      if (kNt && m == simd::kAll16) {  // 64-byte aligned (kv_compress_backward checks)
-        _mm512_stream_ps(dkt + o, g);
-        _mm512_stream_ps(dzt + o, dz);
-      } else {
-        simd::store16(dkt + o, g, m);
-        simd::store16(dzt + o, dz, m);
-      }
-      float* da = dape + r.a[j] + cv;
-      simd::store16(da, _mm512_add_ps(simd::load16(da, m), dz), m);
-    }
-  }
-}
-
-// One step of either walk (the forward writes k; the backward dkt, dzt and dape).
-template <bool kBackward, int J0, bool kFull, bool kNt>
-TREX_AVX512_FN void r4_any_step(const float* kt, const float* zt, const float* ape,
-                                const float* dk, float* k, float* dkt, float* dzt, float* dape,
-                                const R4Rows& r, int64_t i, int64_t c, int64_t e1, int64_t hd) {
-  if constexpr (kBackward) r4_backward_step<J0, kFull, kNt>(kt, zt, ape, dk, dkt, dzt, dape, r, i, c, e1, hd);
-  else r4_forward_step<J0, kFull>(kt, zt, ape, k, r, i, c, e1, hd);
-}
-
-// The walk of ratio 4 on AVX-512, forward (k) or backward (dkt, dzt, dape): steps of kR4Step
-// channels over the entries [w.i0, w.i1) and channels [w.e0, w.e1), the lines of the step
-// kPrefetchSteps (backward: kPrefetchStepsBackward) ahead requested before each step, each
-// step's variant (its first row, whether all its channels are in range) picked at run time. Plain arguments, not a step object: passed
-// as an object the forward ran 0.68x (quiet lane, loaded; GCC kept the members in memory).
-template <bool kBackward, bool kNt>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_walk512(
-    const float* kt, const float* zt, const float* ape, const float* dk, float* k, float* dkt,
-    float* dzt, float* dape, const R4Walk& w, int64_t hd) {
-  constexpr int64_t kAhead = kBackward ? kPrefetchStepsBackward : kPrefetchSteps;
-  for (int64_t s = 0; s < kAhead; ++s) r4_prefetch(kt, zt, hd, w, s);
+// The walk of ratio 4 on AVX-512, forward: steps of kR4Step channels over the entries [w.i0,
+// w.i1) and channels [w.e0, w.e1), the lines of the step kPrefetchSteps ahead requested before
+// each step, each step's variant (its first row, whether all its channels are in range) picked at
+// run time. Plain arguments, not a step object: passed as an object the forward ran 0.68x (quiet
+// lane, loaded; GCC kept the members in memory).
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_r4_512(
+    const float* kt, const float* zt, const float* ape, float* k, const R4Walk& w, int64_t hd) {
+  for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
   int64_t s = 0;
   R4Rows r;
   for (int64_t i = w.i0; i < w.i1; ++i) {
     r4_rows(i, hd, &r);
     for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
-      r4_prefetch(kt, zt, hd, w, s + kAhead);
+      r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
       const bool full = c + kR4Step <= w.e1;
-      if (r.j0 == 0 && full)
-        r4_any_step<kBackward, 0, true, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
-      else if (r.j0 == 0)
-        r4_any_step<kBackward, 0, false, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
-      else if (full)
-        r4_any_step<kBackward, 4, true, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
-      else
-        r4_any_step<kBackward, 4, false, kNt>(kt, zt, ape, dk, k, dkt, dzt, dape, r, i, c, w.e1, hd);
+      if (r.j0 == 0 && full) r4_forward_step<0, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (r.j0 == 0) r4_forward_step<0, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (full) r4_forward_step<4, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else r4_forward_step<4, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
     }
   }
 }
 
-void forward_r4_512(const float* kt, const float* zt, const float* ape, float* k, const R4Walk& w,
-                    int64_t hd) {
-  r4_walk512<false, false>(kt, zt, ape, nullptr, k, nullptr, nullptr, nullptr, w, hd);
+// The backward's walk (dkt, dzt and dape; backward_r4_512): backward_entries512's operations on
+// the exps in registers, one 16-channel vector of all 8 rows at a time (both vectors of a step
+// at once kept too many values live: GCC spilled the exps every step; session 19, 1.25x in L1).
+// Its rows are addressed from two offsets per step (the entry's first token and its second half:
+// row j = lo + j C or hi + (j - 4) C, with R4Rows' offsets as its rows), ape and the walk's dape
+// sums sit in a per-thread buffer packed per vector (R4Packed), one pointer with the rows at fixed
+// displacements, and each row's kt stays in a register from the sum to the gradient. Until session
+// 24 a step read R4Rows' 16 offsets and seven arrays: GCC kept them in 16 general registers and
+// spilled them every step (perf, one thread: 18.7% of the walk's samples on the 475 instructions
+// that addressed the stack). The same operations per channel in the same row order, and dape the
+// same sums in entry order (added once into the chunk's zeroed dape, 0 + x = x): the same bits.
+struct R4Packed {
+  float* ape;   // vector q of ape row j at (q * 8 + j) * 16 (lanes at or past e1: 0)
+  float* dape;  // the walk's dape sums in the same layout, from zeros
+};
+
+// The 8 rows of ape (R4Rows' a: ape row j & 3, the second half hd on) for the walk's channels
+// packed into per-thread buffers, and the dape sums zeroed.
+TREX_AVX512_FN R4Packed r4_pack(const float* ape, int64_t hd, int64_t e0, int64_t e1) {
+  thread_local std::vector<float> buf;
+  const int64_t vecs = (e1 - e0 + 15) / 16, floats = vecs * 8 * 16;
+  if (buf.size() < size_t(2 * floats)) buf.resize(size_t(2 * floats));
+  R4Packed pk{buf.data(), buf.data() + floats};
+  for (int64_t q = 0; q < vecs; ++q)
+    for (int j = 0; j < 8; ++j) {
+      const int64_t c = e0 + 16 * q;
+      _mm512_storeu_ps(pk.ape + (q * 8 + j) * 16, simd::load16(ape + (j & 3) * 2 * hd + (j < 4 ? 0 : hd) + c, simd::lanes16(c, e1)));
+      _mm512_storeu_ps(pk.dape + (q * 8 + j) * 16, _mm512_setzero_ps());
+    }
+  return pk;
+}
+
+// dape (the chunk's, zeroed) += the walk's packed sums.
+TREX_AVX512_FN void r4_unpack_dape(const R4Packed& pk, float* dape, int64_t hd, int64_t e0, int64_t e1) {
+  for (int64_t q = 0; q < (e1 - e0 + 15) / 16; ++q)
+    for (int j = 0; j < 8; ++j) {
+      const int64_t c = e0 + 16 * q;
+      const __mmask16 m = simd::lanes16(c, e1);
+      float* da = dape + (j & 3) * 2 * hd + (j < 4 ? 0 : hd) + c;
+      simd::store16(da, _mm512_add_ps(simd::load16(da, m), _mm512_loadu_ps(pk.dape + (q * 8 + j) * 16)), m);
+    }
+}
+
+// One 16-channel vector (lanes m) of rows J0..7 of entry i: row j's kt/zt/dkt/dzt at lo + j C
+// (j < 4) or hi + (j - 4) C, its packed ape and dape at ap + 16 j and dp + 16 j.
+template <int J0, bool kFull, bool kNt>
+TREX_AVX512_FN void r4_backward_vector(const float* kt, const float* zt, const float* dkr,
+                                       float* dkt, float* dzt, const float* ap, float* dp,
+                                       int64_t lo, int64_t hi, int64_t C, __mmask16 m) {
+  __m512 p[8], kr[8];
+  __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j) {
+    const int64_t o = (j < 4 ? lo : hi) + (j & 3) * C;
+    p[j] = _mm512_add_ps(kFull ? _mm512_loadu_ps(zt + o) : _mm512_maskz_loadu_ps(m, zt + o), _mm512_loadu_ps(ap + 16 * j));
+    mx = simd::max16(mx, p[j]);
+  }
+  __m512 sum = _mm512_setzero_ps(), acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j) {
+    const int64_t o = (j < 4 ? lo : hi) + (j & 3) * C;
+    kr[j] = kFull ? _mm512_loadu_ps(kt + o) : _mm512_maskz_loadu_ps(m, kt + o);
+    p[j] = exp16_nonpos(_mm512_sub_ps(p[j], mx));
+    sum = _mm512_add_ps(sum, p[j]);
+    acc = _mm512_fmadd_ps(p[j], kr[j], acc);
+  }
+  const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum);
+  // A masked multiply: GCC's default -ffp-contract=fast fused kt - acc inv into one fnmadd here
+  // (another rounding: other bits than the 8-channel path); the builtin is never contracted.
+  const __m512 kv = _mm512_maskz_mul_ps(simd::kAll16, acc, inv);
+  const __m512 gk = _mm512_mul_ps(kFull ? _mm512_loadu_ps(dkr) : _mm512_maskz_loadu_ps(m, dkr), inv);
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j) {
+    const int64_t o = (j < 4 ? lo : hi) + (j & 3) * C;
+    const __m512 g = _mm512_mul_ps(p[j], gk);
+    const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(kr[j], kv));
+    if (kFull && kNt) {  // 64-byte aligned (kv_compress_backward checks)
+      _mm512_stream_ps(dkt + o, g);
+      _mm512_stream_ps(dzt + o, dz);
+    } else if (kFull) {
+      _mm512_storeu_ps(dkt + o, g);
+      _mm512_storeu_ps(dzt + o, dz);
+    } else {
+      _mm512_mask_storeu_ps(dkt + o, m, g);
+      _mm512_mask_storeu_ps(dzt + o, m, dz);
+    }
+    _mm512_storeu_ps(dp + 16 * j, _mm512_add_ps(_mm512_loadu_ps(dp + 16 * j), dz));
+  }
+}
+
+// One step (kR4Step channels from c) of the backward's walk: its two vectors in turn.
+template <int J0, bool kFull, bool kNt>
+TREX_AVX512_FN void r4_backward_step(const float* kt, const float* zt, const float* dkr, float* dkt,
+                                     float* dzt, const float* ap, float* dp, int64_t lo, int64_t hi,
+                                     int64_t C, int64_t c, int64_t e1) {
+#pragma GCC unroll 2
+  for (int v = 0; v < 2; ++v) {
+    const int64_t cv = c + 16 * v;
+    if (!kFull && cv >= e1) break;
+    r4_backward_vector<J0, kFull, kNt>(kt, zt, dkr + 16 * v, dkt, dzt, ap + 128 * v, dp + 128 * v,
+                                       lo + cv, hi + cv, C, kFull ? simd::kAll16 : simd::lanes16(cv, e1));
+  }
+}
+
+template <bool kNt>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_backward_walk512(
+    const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
+    float* dape, const R4Walk& w, int64_t hd) {
+  const int64_t C = 2 * hd;
+  const R4Packed pk = r4_pack(ape, hd, w.e0, w.e1);
+  for (int64_t s = 0; s < kPrefetchStepsBackward; ++s) r4_prefetch(kt, zt, hd, w, s);
+  int64_t s = 0;
+  for (int64_t i = w.i0; i < w.i1; ++i) {
+    // Rows 0-3: tokens 4(i-1).., channel offset 0; rows 4-7: tokens 4i.., offset hd.
+    const int64_t lo = 4 * (i - 1) * C, hi = 4 * i * C + hd;
+    const float* dkr = dk + i * hd;
+    for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
+      r4_prefetch(kt, zt, hd, w, s + kPrefetchStepsBackward);
+      const float* ap = pk.ape + (c - w.e0) * 8;  // vector (c - e0) / 16, 8 rows of 16
+      float* dp = pk.dape + (c - w.e0) * 8;
+      const bool full = c + kR4Step <= w.e1;
+      if (i > 0 && full) r4_backward_step<0, true, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
+      else if (i > 0) r4_backward_step<0, false, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
+      else if (full) r4_backward_step<4, true, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
+      else r4_backward_step<4, false, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
+    }
+  }
+  r4_unpack_dape(pk, dape, hd, w.e0, w.e1);
 }
 
 void backward_r4_512(const float* kt, const float* zt, const float* ape, const float* dk,
                      float* dkt, float* dzt, float* dape, const R4Walk& w, int64_t hd, bool nt) {
-  if (nt) r4_walk512<true, true>(kt, zt, ape, dk, nullptr, dkt, dzt, dape, w, hd);
-  else r4_walk512<true, false>(kt, zt, ape, dk, nullptr, dkt, dzt, dape, w, hd);
+  if (nt) r4_backward_walk512<true>(kt, zt, ape, dk, dkt, dzt, dape, w, hd);
+  else r4_backward_walk512<false>(kt, zt, ape, dk, dkt, dzt, dape, w, hd);
 }
 
 // Work items [w0, w1) of the forward for ratio 4 on AVX-512 (item w: entry w / blocks, channel

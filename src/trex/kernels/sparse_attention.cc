@@ -8,6 +8,19 @@
 // Token chunks: the backward's key gradients are scatter-adds, which collide across queries;
 // each of a fixed number of token chunks owns a private window slice and compressed-entry block
 // of the workspace, reduced afterwards in chunk order (deterministic, no atomics).
+// GCC 12 reports false -Wuninitialized / -Wmaybe-uninitialized warnings inside its own AVX-512
+// headers when _mm512_shuffle_f32x4, _mm512_unpacklo/hi_ps, _mm512_reduce_add_ps and the 256-bit
+// extracts are inlined (transpose16, row_dot_sum, exp_row): the undefined source operand of a
+// masked intrinsic, GCC bug 105593 (~15 warnings per build of this file). The warning is checked
+// against the state at the header's own lines, so it is silenced only while immintrin.h is read,
+// before anything else includes it; warnings about this file's own code stay on.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
 #include "trex/kernels/sparse_attention.h"
 
 #include <algorithm>

@@ -1274,6 +1274,50 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
   }
 }
 
+// The projections' step over one line of the 4 tokens (kSub sub-steps of 8 elements): the token
+// pairs (2q, 2q + 1) formed from the raw lines by one permute each, their squares into sq[q],
+// phi's rows (at the line's first element) into a[q][r] and, when Dots, <dy, x> into g[q] from
+// dy's raw lines paired the same way. The forward's pipeline and the backward's stage 1 share it,
+// so both run the same chains in the same order.
+template <bool Dots, class T>
+TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
+    const __m512i* raw, const __m512i* graw, const __m512i* pidx, const float* phi_i, int64_t nd,
+    __m512 (&a)[2][4], __m512 (&sq)[2], __m512 (&g)[2]) {
+  constexpr int kSub = HeadLines<T>::kL / 8;
+#pragma GCC unroll 4
+  for (int s = 0; s < kSub; ++s) {
+    __m512 xv[2];
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; ++q) {
+      xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
+      sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
+      if constexpr (Dots)
+        g[q] = _mm512_fmadd_ps(head_pair<T>(graw[2 * q], graw[2 * q + 1], pidx[s]), xv[q], g[q]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(phi_i + r * nd + 8 * s));
+      asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
+    }
+  }
+}
+
+// Each token's sums from the pairs' 8-lane halves (low: token 2q, high: 2q + 1), by the 8-lane
+// hsum project_head applies: p[k][r] and ss[k].
+TREX_HEAD512_FN inline __attribute__((always_inline)) void head_pair_sums(const __m512 (&a)[2][4], const __m512 (&sq)[2],
+                                           float (*p)[4], float* ss) {
+  for (int q = 0; q < 2; ++q) {
+    for (int r = 0; r < 4; ++r) {
+      p[2 * q][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 0));
+      p[2 * q + 1][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 1));
+    }
+    ss[2 * q] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 0));
+    ss[2 * q + 1] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 1));
+  }
+}
+
 // One group of the pipeline (n = 4): the projections of tokens [tg, tg + 4) into p and ss and,
 // when Y, y of the 4 tokens from xy (rows nd apart) into yy (rows d apart) with weights wy.
 template <bool Y, bool NT, bool Cvt, class T>
@@ -1284,7 +1328,7 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
   const float* pr0 = phi;
   __m512i pidx[kSub];
   for (int s = 0; s < kSub; ++s) pidx[s] = head_pair_index<T>(s);
-  __m512 a[2][4], sq[2];
+  __m512 a[2][4], sq[2], no_dots[2] = {};
   for (int q = 0; q < 2; ++q) {
     sq[q] = _mm512_setzero_ps();
     for (int r = 0; r < 4; ++r) a[q][r] = _mm512_setzero_ps();
@@ -1305,36 +1349,14 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
     for (int k = 0; k < kTok; ++k) _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd + i), _MM_HINT_T1);
     __m512i raw[kTok];
     for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
-#pragma GCC unroll 4
-    for (int s = 0; s < kSub; ++s) {
-      __m512 xv[2];
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q) {
-        xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
-        sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r) {
-        __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(pr0 + r * nd + i + 8 * s));
-        asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
-#pragma GCC unroll 2
-        for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
-      }
-    }
+    head_line_step<false, T>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);
     if constexpr (Y) {
       head_y_line<NT, Cvt>(yx, wl[yk], 4, d, yo);
       yx += kL, yo += kL;
       if (++yl == row_lines) yl = 0, ++yk, yx += nd - d;
     }
   }
-  for (int q = 0; q < 2; ++q) {
-    for (int r = 0; r < 4; ++r) {
-      p[2 * q][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 0));
-      p[2 * q + 1][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 1));
-    }
-    ss[2 * q] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 0));
-    ss[2 * q + 1] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 1));
-  }
+  head_pair_sums(a, sq, p, ss);
 }
 
 // Tokens [t0, t1), t1 - t0 >= 4, n = 4: every whole group of 4; returns the first token not done.
@@ -1403,23 +1425,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi, const T* 
       raw[k] = _mm512_loadu_si512(xg + k * nd + i);
       graw[k] = _mm512_loadu_si512(dyg + k * d + e);
     }
-#pragma GCC unroll 4
-    for (int s = 0; s < kSub; ++s) {
-      __m512 xv[2];
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q) {
-        xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
-        sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
-        g[q] = _mm512_fmadd_ps(head_pair<T>(graw[2 * q], graw[2 * q + 1], pidx[s]), xv[q], g[q]);
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < 4; ++r) {
-        __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(phi + r * nd + i + 8 * s));
-        asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
-#pragma GCC unroll 2
-        for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
-      }
-    }
+    head_line_step<true, T>(raw, graw, pidx, phi + i, nd, a, sq, g);
     if ((e += kL) == d) {
       for (int q = 0; q < 2; ++q) {
         dyx[2 * q][st] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, g[q], 0));
@@ -1429,14 +1435,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi, const T* 
       e = 0, ++st;
     }
   }
-  for (int q = 0; q < 2; ++q) {
-    for (int r = 0; r < 4; ++r) {
-      p[2 * q][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 0));
-      p[2 * q + 1][r] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, a[q][r], 1));
-    }
-    ss[2 * q] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 0));
-    ss[2 * q + 1] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, sq[q], 1));
-  }
+  head_pair_sums(a, sq, p, ss);
 }
 #undef TREX_HEAD512_FN
 #endif

@@ -430,6 +430,48 @@ TEST(SparseAttention, DeterministicAcrossThreadCounts) {
   }
 }
 
+// The forward's work split (session 24): threads claim whole key-column blocks from spread
+// starting points, run them in query_block-token pieces, and join the blocks still running once
+// every block is claimed. Whatever the piece size (1 token, 3, the built-in 4, a whole block, more
+// than a block) and thread count (1-4, also more threads than blocks), every token is written
+// (outputs start as NaN) with the bits of the built-in split on one thread.
+TEST(SparseAttention, ForwardSameBitsUnderEveryPieceSizeAndThreadCount) {
+  struct Restore {
+    ~Restore() { set_active_tuning(nullptr); }
+  } restore;
+  // {40, 2, 16, 8, 4, 4}: one block of 64 tokens for up to 4 threads; {300, 2, 32, 16, 4, 6}:
+  // 5 blocks, the last one partial; {520, 8, 128, 64, 128, 0}: 9 blocks at the step's heads.
+  for (AttnCase c : {AttnCase{40, 2, 16, 8, 4, 4}, AttnCase{300, 2, 32, 16, 4, 6},
+                     AttnCase{520, 8, 128, 64, 128, 0}}) {
+    Problem<float> p = make_problem<float>(c, 41, 1);
+    const SparseAttnShape& sh = p.sh;
+    const size_t no = static_cast<size_t>(sh.s * sh.heads * sh.hd);
+    const size_t nl = static_cast<size_t>(sh.s * sh.heads), ncp = static_cast<size_t>(sh.s * sh.k_comp);
+    set_active_tuning(nullptr);
+    std::vector<float> o0(no), lse0(nl), cp0(ncp);
+    {
+      core::ThreadPool pool(1);
+      sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                               o0.data(), lse0.data(), cp0.data(), sh, &pool);
+    }
+    for (float v : o0) ASSERT_FALSE(std::isnan(v)) << "s " << sh.s;
+    for (int64_t piece : {1, 3, 4, 64, 200}) {
+      auto t = std::make_shared<Tuning>();
+      t->set("sparse_attention.fwd", "*", {{"query_block", piece}});
+      set_active_tuning(t);
+      for (int threads : {1, 2, 3, 4}) {
+        core::ThreadPool pool(threads);
+        std::vector<float> o(no, NAN), lse(nl, NAN), cp(ncp, NAN);
+        sparse_attention_forward(p.q.data(), p.kv.data(), p.kc.data(), p.idx.data(), p.sink.data(),
+                                 o.data(), lse.data(), cp.data(), sh, &pool);
+        EXPECT_TRUE(same_bytes(o, o0) && same_bytes(lse, lse0) && same_bytes(cp, cp0))
+            << "s " << sh.s << " query_block " << piece << ", " << threads << " threads";
+      }
+    }
+    set_active_tuning(nullptr);
+  }
+}
+
 // The backward's chunk count (sparse_attention.bwd `chunks`) changes only the order of the
 // chunk partials' sums: under every legal value it matches the reference, it is bit-identical
 // for 1-3 threads, and it stays inside the workspace sparse_attention_backward_workspace()

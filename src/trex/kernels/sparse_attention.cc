@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -532,7 +533,18 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
   static_assert(kGroup <= KeyColumns::kSlots, "a group's blocks must all stay in the ring");
   constexpr int64_t kPrefetchAhead = 8;  // tokens between a q row's prefetch and its use
-  auto tokens = [&](int64_t t0, int64_t t1) {
+  // Where the tokens after a run go on in this thread's order: the run's tokens up to `end`
+  // (the rest of its block), then `next`'s first ones (the next block the thread has claimed;
+  // -1: none). The q rows requested kPrefetchAhead tokens ahead are this thread's own.
+  struct Ahead {
+    int64_t end = 0, next = -1, next_end = 0;
+    int64_t token(int64_t u) const {
+      if (u < end) return u;
+      if (next < 0 || next + (u - end) >= next_end) return -1;
+      return next + (u - end);
+    }
+  };
+  auto tokens = [&](int64_t t0, int64_t t1, const Ahead& ahead) {
     KeyColumns& kcol = thread_key_columns();
     // Per thread, kept between jobs and calls (a job is a few tokens: allocating and zeroing
     // its buffers each time cost as much as a token's softmax).
@@ -567,17 +579,14 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
-        // The q rows of the token 8 tokens ahead (kPrefetchAhead; for bf16, kGroup 1, that is 8
-        // groups). Jobs are query_block-token chunks (4 built in) taken in turn by the pool's
-        // threads, so t + 8 is this thread's likely next job only with 2 threads; with 1 thread
-        // it is the group after next, with 3 or more another thread's token (its lines then
-        // wait for that core in this core's caches or L3). The distance barely matters: session
-        // 18 (one process alternating the settings, one thread's CPU time, loaded) measured 4, 8,
-        // 12 and 16 ahead within 2% of each other at 1, 3 and 4 threads, and at 2 threads 4
-        // ahead 0.96-1.01x of 8, only the job's own next group (16-token jobs) 0.95-0.99x;
-        // prefetching nothing cost 1.07-1.40x. (Session 17's 1.10x for 8 over 4 ahead, an
-        // unlogged kernel-level run, was not reproduced.)
-        if (t + kPrefetchAhead < sh.s) prefetch_rows(q + (t + kPrefetchAhead) * H * hd, H * hd, Fetch::kL1);
+        // The q rows of this thread's token 8 tokens ahead (kPrefetchAhead; for bf16, kGroup 1,
+        // that is 8 groups). The distance barely matters: session 18 (one process alternating
+        // the settings, one thread's CPU time, loaded) measured 4, 8, 12 and 16 ahead within 2%
+        // of each other at 1, 3 and 4 threads; prefetching nothing cost 1.07-1.40x. Until session
+        // 24 it was t + 8 whichever thread took that token: at 2 threads the last 8 tokens of
+        // every block job requested the other thread's next job's rows.
+        if (const int64_t u = ahead.token(t + kPrefetchAhead); u >= 0)
+          prefetch_rows(q + u * H * hd, H * hd, Fetch::kL1);
         column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
                     w.S.data() + i * H * kmax, ks[i].n);
       }
@@ -605,25 +614,63 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
     }
   };
-  // Jobs: whole key-column blocks (>= 64 tokens, t / window constant per block) over the first
-  // seven eighths of the tokens, then query_block-token jobs, handed out in that order (three
-  // quarters until session 22: 7/8 ran 1.03x at ratio 0, 1.01x at ratio 4, 2 threads, loaded;
-  // the small jobs' blocks are filled by every thread that takes one of their tokens). With
-  // query_block jobs only, every thread filled every block's columns (each thread's jobs were
-  // scattered over all tokens) and the q rows it prefetched 8 tokens ahead were its own only
-  // while exactly 2 threads alternated; a thread that takes a block fills it alone and
-  // prefetches within its own job. The small jobs at the end keep the threads' finishing times
-  // close. Each token is computed the same way in any job: the same bits.
+  // Jobs: blocks of `big` tokens (the window times ceil(64 / window): whole key-column blocks of
+  // KeyColumns), each run in query_block-token pieces taken from the block's own counter.
+  // Thread i of T starts at block i n / T and claims blocks upward from there (past the last, on
+  // from block 0), skipping those already claimed; it claims its next block as it starts one, so
+  // its q requests 8 tokens ahead run on into its own next block. Once every block is claimed, a
+  // thread joins the blocks still running and takes their remaining pieces beside their owners:
+  // the threads finish within a piece of each other, and only those last blocks are filled by
+  // two threads. Until session 24 the jobs were the blocks in turn over the first seven eighths
+  // of the tokens, then query_block-token jobs: the tail's blocks were filled by both threads,
+  // the requests 8 tokens ahead at the end of every job went to the other thread's tokens, and
+  // the threads alternated blocks, so half of each block's key columns and rows (its columns
+  // hold the keys of windows b - 1 and b) had last been read by the other core (perf of blocks
+  // claimed in turn, 2 threads against 1: transpose16 +65%). Each token is computed the same
+  // way in any piece: the same bits for any thread count.
   const int64_t big = sh.window * ((63 + sh.window) / sh.window);
-  const int64_t head = (sh.s * 7 / 8) / big * big, n_big = head / big;
-  const int64_t n_jobs = n_big + (sh.s - head + grain - 1) / grain;
-  tp.parallel_for(0, n_jobs, 1, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j) {
-      if (j < n_big)
-        tokens(j * big, (j + 1) * big);
-      else
-        tokens(head + (j - n_big) * grain, std::min(sh.s, head + (j - n_big + 1) * grain));
+  const int64_t n_blocks = (sh.s + big - 1) / big, piece = std::max<int64_t>(1, grain);
+  struct alignas(64) Block {  // a line each: a block's owner and a helper share one line only
+    std::atomic<int64_t> taken{0};  // tokens of the block handed out
+    std::atomic<int> claimed{0};
+  };
+  std::unique_ptr<Block[]> blocks(new Block[size_t(n_blocks)]);
+  auto block_end = [&](int64_t b) { return std::min(sh.s, (b + 1) * big); };
+  // The first unclaimed block from `from` on (wrapping), now claimed; n_blocks if none is left.
+  auto claim = [&](int64_t from) {
+    for (int64_t i = 0; i < n_blocks; ++i) {
+      const int64_t b = (from + i) % n_blocks;
+      if (!blocks[size_t(b)].claimed.load(std::memory_order_relaxed) &&
+          !blocks[size_t(b)].claimed.exchange(1, std::memory_order_relaxed))
+        return b;
     }
+    return n_blocks;
+  };
+  // Runs block b's pieces that are left; `after` is the block this thread runs next.
+  auto run_block = [&](int64_t b, int64_t after) {
+    Ahead ahead;
+    ahead.end = block_end(b);
+    if (after < n_blocks) ahead.next = after * big, ahead.next_end = block_end(after);
+    for (;;) {
+      const int64_t t0 = b * big + blocks[size_t(b)].taken.fetch_add(piece, std::memory_order_relaxed);
+      if (t0 >= ahead.end) return;
+      tokens(t0, std::min(ahead.end, t0 + piece), ahead);
+    }
+  };
+  const int64_t n_threads = tp.num_threads();
+  tp.run([&](int thread) {
+    const int64_t start = n_blocks * int64_t(thread) / n_threads;
+    int64_t b = claim(start), last = b;
+    if (b < n_blocks)  // the first block's first rows (later blocks' come from the block before)
+      for (int64_t t = b * big; t < std::min(block_end(b), b * big + kPrefetchAhead); ++t)
+        prefetch_rows(q + t * H * hd, H * hd, Fetch::kL1);
+    while (b < n_blocks) {
+      const int64_t after = claim(b + 1);
+      run_block(b, after);
+      last = b;
+      b = after;
+    }
+    for (int64_t i = 1; i <= n_blocks; ++i) run_block((last + i) % n_blocks, n_blocks);
   });
 }
 

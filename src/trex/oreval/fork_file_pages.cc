@@ -27,67 +27,20 @@
 // writable for a moment, and the kernel keeps the charge), taken again by every fork: it matters
 // only under vm.overcommit_memory=2, where each child is charged the whole size of those mappings.
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 
-#include <string>
-#include <vector>
-
-namespace trex::oreval::fork_file_pages {
-namespace {
-
-struct Mapping {
-  uintptr_t start = 0, end = 0;
-  std::string perms;
-  bool file = false;
-  long rss_kb = 0, anonymous_kb = -1;
-};
-
-// Every mapping of /proc/self/smaps with its Rss and Anonymous; empty where it cannot be read.
-std::vector<Mapping> read_smaps() {
-  std::vector<Mapping> out;
-  FILE* f = fopen("/proc/self/smaps", "re");
-  if (!f) return out;
-  char line[4096];
-  while (fgets(line, sizeof line, f)) {
-    unsigned long start, end;
-    char perms[8];
-    int path_at = 0;
-    // A mapping's header: "start-end perms offset dev inode [path]"; a field line has no '-'
-    // before its first blank.
-    const char* dash = strchr(line, '-');
-    const char* blank = strchr(line, ' ');
-    if (dash && blank && dash < blank &&
-        sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) >= 3) {
-      Mapping m;
-      m.start = start, m.end = end, m.perms = perms;
-      m.file = path_at > 0 && line[path_at] == '/';
-      out.push_back(m);
-      continue;
-    }
-    long kb;
-    if (out.empty()) continue;
-    if (sscanf(line, "Rss: %ld kB", &kb) == 1) out.back().rss_kb = kb;
-    else if (sscanf(line, "Anonymous: %ld kB", &kb) == 1) out.back().anonymous_kb = kb;
-  }
-  fclose(f);
-  return out;
-}
-
-}  // namespace
-}  // namespace trex::oreval::fork_file_pages
+#include "trex/oreval/proc_maps.h"
 
 // Gives every private read-only file mapping with pages mapped and no anonymous memory one
 // anonymous page (the file's comment), so that fork copies its entries. Returns how many
 // mappings now have one (0 where none could or /proc/self/smaps cannot be read), -1 where a
 // mapping's protection could not be restored (the caller must not fork).
 extern "C" __attribute__((visibility("default"))) int trex_zygote_fork_file_pages() {
-  using namespace trex::oreval::fork_file_pages;
   int done = 0;
-  for (const Mapping& m : read_smaps()) {
+  for (const trex::oreval::ProcMapping& m : trex::oreval::read_proc_mappings("/proc/self/smaps")) {
     bool read_only = m.perms == "r--p" || m.perms == "r-xp";
-    if (!m.file || !read_only || m.rss_kb <= 0 || m.anonymous_kb != 0 || m.end <= m.start) continue;
+    // A mapping smaps gave no Anonymous line for (-1) is left alone, as one with anonymous memory.
+    if (!m.file() || !read_only || m.rss_kb <= 0 || m.anonymous_kb != 0 || m.end <= m.start) continue;
     int prot = PROT_READ | (m.perms[2] == 'x' ? PROT_EXEC : 0);
     void* at = reinterpret_cast<void*>(m.start);
     size_t length = m.end - m.start;

@@ -29,7 +29,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,60 +36,21 @@
 #include <string>
 #include <vector>
 
+#include "trex/oreval/proc_maps.h"
+
 namespace trex::oreval::huge_text {
 namespace {
 
 constexpr uintptr_t kHuge = uintptr_t(2) << 20;
 constexpr int kCollapse = 25;  // MADV_COLLAPSE (Linux 6.1)
 
-struct Mapping {
-  uintptr_t start = 0, end = 0;
-  std::string perms, path;
-};
+using Mapping = ProcMapping;
 
-std::vector<Mapping> read_maps() {
-  std::vector<Mapping> out;
-  FILE* f = fopen("/proc/self/maps", "re");
-  if (!f) return out;
-  char line[4096];
-  while (fgets(line, sizeof line, f)) {
-    unsigned long start, end;
-    char perms[8];
-    int path_at = 0;
-    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) continue;
-    Mapping m;
-    m.start = start, m.end = end, m.perms = perms;
-    if (path_at > 0) {
-      m.path = line + path_at;
-      while (!m.path.empty() && (m.path.back() == '\n' || m.path.back() == ' ')) m.path.pop_back();
-    }
-    out.push_back(m);
-  }
-  fclose(f);
-  return out;
-}
-
-// kB of AnonHugePages in the mapping that starts at `start` (smaps), -1 where not found.
-long anon_huge_kb(uintptr_t start) {
-  FILE* f = fopen("/proc/self/smaps", "re");
-  if (!f) return -1;
-  char line[4096];
-  bool in = false;
-  long kb = -1;
-  while (fgets(line, sizeof line, f)) {
-    unsigned long s, e;
-    if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-      in = s <= start && start < e;
-      continue;
-    }
-    long v;
-    if (in && sscanf(line, "AnonHugePages: %ld kB", &v) == 1) {
-      kb = v;
-      break;
-    }
-  }
-  fclose(f);
-  return kb;
+// kB of AnonHugePages in the mapping that holds `at` (smaps), -1 where not found.
+long anon_huge_kb(uintptr_t at) {
+  for (const Mapping& m : read_proc_mappings("/proc/self/smaps"))
+    if (m.start <= at && at < m.end) return m.anon_huge_pages_kb;
+  return -1;
 }
 
 // Replaces [part, part + 2 MB) with a copy on one 2 MB page; false (the part untouched) where the
@@ -144,7 +104,7 @@ size_t code_mapping(const std::vector<Mapping>& maps) {
 // -1 where the mappings could not be read. The code runs the same either way.
 extern "C" __attribute__((visibility("default"))) int trex_zygote_huge_text() {
   using namespace trex::oreval::huge_text;
-  std::vector<Mapping> maps = read_maps();
+  std::vector<Mapping> maps = trex::oreval::read_proc_mappings("/proc/self/maps");
   if (maps.empty()) return -1;
   size_t text = code_mapping(maps);
   if (text == maps.size()) return 0;

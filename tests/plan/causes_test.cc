@@ -898,6 +898,12 @@ TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
   chunked.logits_bytes = 2;
   chunked.logits_chunks = 4;
   EXPECT_NEAR(predict(m, c, chunked, s).memory.logits, 32768000, 1);
+  // Transformer Engine's fused cross-entropy stores the gradient over its bf16 input: one buffer,
+  // 1024 x 32000 x 2 B = 65,536,000 B (against 131,072,000 for bf16 logits and a separate gradient).
+  plan::Run in_place = r;
+  in_place.logits_bytes = 2;
+  in_place.logits_grad_in_place = true;
+  EXPECT_NEAR(predict(m, c, in_place, s).memory.logits, 65536000, 1);
   // Gradient precision: bf16 gradients take half the fp32 ones.
   plan::Run bf16_grads = r;
   bf16_grads.grad_bytes = 2;

@@ -247,6 +247,8 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
             "run.grad_bytes: must be in [2, 6], got 8 @4");
   EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\ntied_grad_reduce_bytes = 6\n", true),
             "run.tied_grad_reduce_bytes: must be in [1, 4], got 6 @4");
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nlogits_grad_in_place = \"te\"\n", true),
+            "run.logits_grad_in_place: must be true or false @4");
   EXPECT_EQ(file_error("[strategy]\ntp = 0\n", false), "strategy.tp: must be at least 1 @2");
   EXPECT_EQ(file_error("[strategy]\nrecompute = \"some\"\n", false),
             "strategy.recompute: is \"some\", expected none, selective, norm-act, moe or full @2");

@@ -445,10 +445,11 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // 5.80% / 86.9% / +0.94% -> 6.80% / 85.7% / +1.32%, worst +85.4% (the guide's 494-TFLOPS
 // baseline: NCCL all-to-all, no CUDA graphs, before the guide's kernel and host optimizations,
 // 16.6 s a step where trex predicts 9.0 s); source-weighted 8.02% / 77.2% / +3.85% -> 11.11% /
-// 75.0% / +6.80%; MoE 9 -> 14 runs, 10.32% -> 16.70%. The 26.08 Qwen3-30B-A3B row is a run that
-// happened predicted not to fit: its recipe recomputes nothing and stashes MoE activations in
-// paged buffers (`moe_paged_stash`, host buffer factor 1.0), which the memory model lacks
-// (186.6 GB at micro-batch 4). Fit split unchanged (no new fit row). Bounds at those values.
+// 75.0% / +6.80%; MoE 9 -> 14 runs, 10.32% -> 16.70%. Fit split unchanged (no new fit row).
+// The 26.08 Qwen3-30B-A3B row (no recomputation, micro-batch 4) was first predicted not to fit
+// (186.6 GB of 186): its recipe's bf16 gradients (`grad_reduce_in_fp32 = False`) and Transformer
+// Engine's cross-entropy, which writes the logits' gradient over the bf16 logits
+// (`logits_grad_in_place`), take it to 161.3 GB; no prediction moved. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t added = 0;
   std::vector<ValidationResult> results = evaluate_all(&added);
@@ -465,13 +466,12 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   EXPECT_LE(std::abs(all.mean_signed), 0.014);
   EXPECT_LE(all.worst, 0.86);
   EXPECT_GE(all.within_10, 0.85);
-  EXPECT_EQ(all.not_fit, 2);
+  EXPECT_EQ(all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)
     if (r.more_recompute_than_stated || !r.prediction.memory.fits) not_fit.push_back(r.c.name);
   std::sort(not_fit.begin(), not_fit.end());
-  EXPECT_EQ(not_fit, (std::vector<std::string>{"llama3-405b-8k-16384gpu", "llama3-405b-8k-8192gpu",
-                                                "megatron-bridge-2608-qwen3-30b-a3b-gb200-mxfp8"}));
+  EXPECT_EQ(not_fit, (std::vector<std::string>{"llama3-405b-8k-16384gpu", "llama3-405b-8k-8192gpu"}));
 }
 
 TEST(Validation, SliceSummaryCountsRunsWithinTenAndTwentyPercent) {

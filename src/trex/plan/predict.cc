@@ -906,9 +906,11 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
       mem.activations = kept_activations(w, s, run, layers_here) * double(std::min<long>(mb, s.pp - r));
     }
     if (s.recompute == Recompute::kFull && layers_here > 0) mem.activations += w.saved / double(layers_here);
-    // Logits and their gradient where the head is; chunked cross-entropy keeps one chunk.
+    // Logits and their gradient where the head is (one buffer for both when the cross-entropy
+    // writes the gradient in place); chunked cross-entropy keeps one chunk.
     if (rank_head[size_t(r)])
-      mem.logits = b.ta() * double(m.vocab) / tp * run.logits_bytes * 2 / double(run.logits_chunks);
+      mem.logits = b.ta() * double(m.vocab) / tp * run.logits_bytes * (run.logits_grad_in_place ? 1 : 2) /
+                   double(run.logits_chunks);
     mem.comm_buffers = b.ta() * 2 * m.hidden * (s.tp > 1 ? 1 : 0);
     if (m.is_moe()) mem.comm_buffers += 2 * b.tsp() * m.ffn.top_k * m.hidden * 2 * double(s.etp);
     mem.reserved = c.reserved_bytes;

@@ -60,6 +60,7 @@ Run read_run(const toml::table& t, const std::string& file) {
   r.act_bytes = f.choice_or("activation_precision", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
   r.logits_bytes = f.choice_or("logits_precision", "fp32", {"fp32", "bf16"}) == "bf16" ? 2 : 4;
   r.logits_chunks = f.integer_or("logits_chunks", 1, 1);
+  r.logits_grad_in_place = f.boolean_or("logits_grad_in_place", false);
   f.allow({"source", "note"});
   f.finish();
   if (r.seq_len > (1L << 24)) f.fail("seq_len", "implausibly long");

@@ -26,6 +26,11 @@ struct Run {
   double act_bytes = 2;      // storage of the saved GEMM inputs: 2 bf16, 1 FP8 (DeepSeek-V3 caches them in FP8)
   double logits_bytes = 4;   // logits and their gradient: 4 fp32, 2 bf16
   long logits_chunks = 1;    // cross-entropy over the vocabulary in this many sequence chunks
+  // The cross-entropy writes the logits' gradient into the logits' own buffer, so they are held
+  // once, not twice: Transformer Engine's parallel_cross_entropy (Megatron-Core's
+  // `--cross-entropy-fusion-impl te`) saves its input and its backward kernel stores the gradient
+  // over it (transformer_engine/pytorch/triton/cross_entropy.py, cross_entropy_backward_kernel).
+  bool logits_grad_in_place = false;
   // Gradient bytes per parameter held: 4 fp32 main gradients, 2 bf16/fp16; 6 where a bf16 .grad
   // lives beside a full fp32 accumulation buffer (DeepSpeed's BF16_Optimizer: the bf16 .grad plus
   // fp32_groups_gradients_flat, not partitioned; microsoft/DeepSpeed 56c522386

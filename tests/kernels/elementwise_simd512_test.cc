@@ -106,12 +106,28 @@ TEST(ElementwiseSimd512, Bf16LineStoresMatchToBf16) {
     store(p, _mm512_permutex2var_ps(lo, _mm512_load_si512(ev), hi),
           _mm512_permutex2var_ps(lo, _mm512_load_si512(od), hi), simd::split_index());
   };
+  using simd::LineStore;
   check32([&](core::bf16* p, __m512 lo, __m512 hi) {
-    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<false>(q, e, o, i); });
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<LineStore::kPlain>(q, e, o, i); });
   }, "store32_split");
   check32([&](core::bf16* p, __m512 lo, __m512 hi) {
-    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<true>(q, e, o, i); });
-  }, "store32_split NT");
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<LineStore::kStream32>(q, e, o, i); });
+  }, "store32_split NT 32");
+  check32([&](core::bf16* p, __m512 lo, __m512 hi) {  // check32's lines are 64-byte aligned
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i) { simd::store32_split<LineStore::kStream64>(q, e, o, i); });
+  }, "store32_split NT 64");
+  // The SwiGLU backward's form: one denormal test over two lines (here the line and a line of
+  // zeros), words32 by the conversion or by round16, the permute, put_line.
+  check32([&](core::bf16* p, __m512 lo, __m512 hi) {
+    split(p, lo, hi, [](core::bf16* q, __m512 e, __m512 o, __m512i i)
+                         __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) {
+      const __m512 z = _mm512_setzero_ps();
+      const __m512i h = _kortestz_mask16_u8(simd::denormal32(e, o), simd::denormal32(z, z))
+                            ? simd::words32<true>(e, o)
+                            : simd::words32<false>(e, o);
+      simd::put_line<LineStore::kStream64>(q, _mm512_maskz_permutexvar_epi16(0xffffffffu, i, h));
+    });
+  }, "denormal32 + words32 + put_line");
 }
 
 // load32_split widens each bf16 word of a line exactly (elements 0, 2, .., 30 then 1, 3, .., 31),
@@ -138,7 +154,8 @@ TEST(ElementwiseSimd512, Bf16LineSplitLoadRoundTrips) {
         ASSERT_EQ(ue, we) << "element " << 2 * j;
         ASSERT_EQ(uo, wo) << "element " << 2 * j + 1;
       }
-      simd::store32_split<false>(reinterpret_cast<core::bf16*>(back), ev, od, simd::split_index());
+      simd::store32_split<simd::LineStore::kPlain>(reinterpret_cast<core::bf16*>(back), ev, od,
+                                                  simd::split_index());
     }();
     for (int l = 0; l < 32; ++l) {
       // A signalling NaN comes back quiet (core::to_bf16's rule), every other word unchanged.

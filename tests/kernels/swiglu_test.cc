@@ -457,6 +457,47 @@ TEST(Swiglu, Bf16ForwardSmallWeightsWithVeryNegativeGates) {
 TEST(Swiglu, StreamingStorePathF32) { check_streaming_path<float>(); }
 TEST(Swiglu, StreamingStorePathBf16) { check_streaming_path<bf16>(); }
 
+// The bf16 line steps store a line by one 64-byte streaming store where every output row starts
+// on a 64-byte boundary, by two 32-byte ones where they start on 32 bytes, by plain stores where
+// the outputs are not streamed (swiglu.cc's line_store), and the backward tests dg's and du's
+// lines for a denormal lane together: all give the same bytes, with denormal results (gate -20,
+// up 1e-32: dg and out below 2^-126) in some lines and not others.
+TEST(Swiglu, Bf16LineStoresGiveSameBitsAtEveryAlignment) {
+  core::ThreadPool pool(2);
+  const int64_t cols = 1024, rows = int64_t((size_t(9) << 20) / sizeof(bf16)) / cols;
+  const int64_t n = rows * cols;
+  auto g = gate_like<bf16>(n, 91, 0), u = gate_like<bf16>(n, 92, 2), dh = random_vec<bf16>(n, 93, 0);
+  for (int64_t i = 5; i < n; i += 4099) g[size_t(i)] = core::to_bf16(-20.f), u[size_t(i)] = core::to_bf16(1e-32f);
+  auto w = random_vec<float>(rows, 94, 1);
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    std::vector<std::vector<bf16>> outs;
+    std::vector<std::vector<float>> dws;
+    for (size_t off : {size_t(0), size_t(16), size_t(1)}) {  // 64-byte, 32-byte, unaligned
+      auto o = core::aligned_array<bf16>(size_t(n) + 16), dg = core::aligned_array<bf16>(size_t(n) + 16);
+      auto du = core::aligned_array<bf16>(size_t(n) + 16);
+      std::vector<float> dw(static_cast<size_t>(rows));
+      swiglu_forward(g.data(), u.data(), w.data(), o.get() + off, rows, cols, kL, &pool);
+      swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.get() + off, du.get() + off,
+                      dw.data(), rows, cols, kL, &pool);
+      std::vector<bf16> all(o.get() + off, o.get() + off + n);
+      all.insert(all.end(), dg.get() + off, dg.get() + off + n);
+      all.insert(all.end(), du.get() + off, du.get() + off + n);
+      outs.push_back(std::move(all));
+      dws.push_back(std::move(dw));
+    }
+    int64_t denormal = 0;
+    for (const bf16& v : outs[0]) denormal += std::fpclassify(core::to_float(v)) == FP_SUBNORMAL;
+    EXPECT_GT(denormal, 0) << "no denormal result: the fallback is not reached";
+    EXPECT_LT(denormal, rows) << "denormals in every line: the conversion path is not reached";
+    for (size_t k = 1; k < outs.size(); ++k) {
+      EXPECT_TRUE(same_bytes(outs[k], outs[0])) << "out, dg, du at alignment case " << k;
+      EXPECT_TRUE(same_bytes(dws[k], dws[0])) << "dw at alignment case " << k;
+    }
+  }
+}
+
 template <class T>
 void check_thread_determinism() {
   for (core::Isa isa : row_isas()) {

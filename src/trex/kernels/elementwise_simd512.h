@@ -147,19 +147,39 @@ TREX_AVX512BF16_FN __m512i split_index() {
   for (int k = 0; k < 16; ++k) idx[2 * k] = int16_t(k), idx[2 * k + 1] = int16_t(16 + k);
   return _mm512_load_si512(idx);
 }
-template <bool NT>
-TREX_AVX512BF16_FN void store32_split(core::bf16* p, __m512 ev, __m512 od, __m512i idx) {
-  __m512i h;
-  if (!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(ev, 0x20), _mm512_fpclass_ps_mask(od, 0x20)))
-    h = _mm512_inserti64x4(_mm512_zextsi256_si512(round16(ev)), round16(od), 1);
-  else
-    h = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(od, ev));  // ev in the low half
-  h = _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, h);
-  if constexpr (NT)
+// store32_split's parts, for a caller that converts several lines per step (the SwiGLU
+// backward: dg and du): denormal32 is the pair's test for a denormal lane, words32 the line's
+// words before the permute, converted by vcvtne2ps2bf16 (Cvt) or by round16 (a pair with a
+// denormal lane), put_line writes a line of words by the LineStore below.
+TREX_AVX512BF16_FN __mmask16 denormal32(__m512 lo, __m512 hi) {
+  return _kor_mask16(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20));
+}
+template <bool Cvt>
+TREX_AVX512BF16_FN __m512i words32(__m512 lo, __m512 hi) {
+  if constexpr (Cvt) return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));  // lo low
+  else  // (zero-masked: GCC 12 flags the unmasked insert and zext, see adamw.cc; the cast's upper half is replaced)
+    return _mm512_maskz_inserti64x4(0xff, _mm512_castsi256_si512(round16(lo)), round16(hi), 1);
+}
+// How a line's 64 bytes are written: one plain store; two 32-byte streaming stores (the
+// use_streaming alignment); or, where the line starts on a 64-byte boundary, one 64-byte
+// streaming store (one instruction instead of an extract and two stores).
+enum class LineStore { kPlain, kStream32, kStream64 };
+template <LineStore S>
+TREX_AVX512BF16_FN void put_line(core::bf16* p, __m512i h) {
+  if constexpr (S == LineStore::kStream64)
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(p), h);
+  else if constexpr (S == LineStore::kStream32)  // (zero-masked extracts: see store32)
     store16x2<true>(p, _mm512_maskz_extracti64x4_epi64(0xff, h, 0),
                     _mm512_maskz_extracti64x4_epi64(0xff, h, 1));
   else
     _mm512_storeu_si512(p, h);
+}
+template <LineStore S>
+TREX_AVX512BF16_FN void store32_split(core::bf16* p, __m512 ev, __m512 od, __m512i idx) {
+  const __m512i h = _kortestz_mask16_u8(_mm512_fpclass_ps_mask(ev, 0x20), _mm512_fpclass_ps_mask(od, 0x20))
+                        ? words32<true>(ev, od)
+                        : words32<false>(ev, od);
+  put_line<S>(p, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, h));
 }
 
 // Non-temporal stores of a full step (use_streaming's 32-byte alignment: two 256-bit halves for

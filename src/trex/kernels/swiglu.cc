@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "trex/core/cpu_features.h"
@@ -263,7 +265,7 @@ TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m51
 
 // One line (32 elements) of the bf16 forward on AVX512_BF16, split by parity: with the weight
 // folded into k (TimesW false), or k's sigmoid alone and then times vw per half (TimesW).
-template <bool NT, bool TimesW>
+template <simd::LineStore S, bool TimesW>
 TREX_BF16X32_FN void forward_line32(const core::bf16* g, const core::bf16* u, core::bf16* out,
                                     __m512 vL, __m512 vw, const Bf16Weighted& k, __m512i idx) {
   __m512 g0, g1, u0, u1;
@@ -271,23 +273,24 @@ TREX_BF16X32_FN void forward_line32(const core::bf16* g, const core::bf16* u, co
   simd::load32_split(u, &u0, &u1);
   __m512 o0 = forward16(g0, u0, vL, k), o1 = forward16(g1, u1, vL, k);
   if constexpr (TimesW) o0 = _mm512_mul_ps(o0, vw), o1 = _mm512_mul_ps(o1, vw);
-  simd::store32_split<NT>(out, o0, o1, idx);
+  simd::store32_split<S>(out, o0, o1, idx);
 }
 
 // A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w. These
 // are the usual routed rows (weights below 1) and the suite's (weights in (-1, 1)), so on
 // AVX512_BF16 they take a line per step too (load32_split / store32_split: the same values per
 // element, so the same bits as the 16-lane steps below, which only the row's tail then takes).
-template <bool NT, bool Cvt>
+template <simd::LineStore S, bool Cvt>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void
 forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core::bf16* out,
                        int64_t cols, float L) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   const Bf16Weighted k(1.f);
   int64_t i = 0;
   if constexpr (Cvt) {
     const __m512i idx = simd::split_index();
-    for (; i + 32 <= cols; i += 32) forward_line32<NT, true>(g + i, u + i, out + i, vL, vw, k, idx);
+    for (; i + 32 <= cols; i += 32) forward_line32<S, true>(g + i, u + i, out + i, vL, vw, k, idx);
   }
   for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
@@ -297,18 +300,19 @@ forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core:
   }
 }
 
-template <bool NT, bool Cvt, class T>
+template <simd::LineStore S, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void forward_row512(
     const T* g, const T* u, float wr, T* out, int64_t cols, float L) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   int64_t i = 0;
   if constexpr (std::is_same_v<T, core::bf16>) {
     // bf16: w folded into the sigmoid (Bf16Weighted) where it can be, else multiplied after.
     const Bf16Weighted k(wr);
-    if (!k.fold) return forward_row512_times_w<NT, Cvt>(g, u, wr, out, cols, L);
+    if (!k.fold) return forward_row512_times_w<S, Cvt>(g, u, wr, out, cols, L);
     if constexpr (Cvt) {
       const __m512i idx = simd::split_index();
-      for (; i + 32 <= cols; i += 32) forward_line32<NT, false>(g + i, u + i, out + i, vL, vw, k, idx);
+      for (; i + 32 <= cols; i += 32) forward_line32<S, false>(g + i, u + i, out + i, vL, vw, k, idx);
     }
     for (; i < cols; i += 16) {
       const __mmask16 m = simd::lanes16(i, cols);
@@ -325,14 +329,17 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   }
 }
 
-template <bool NT, bool Cvt, class T>
+template <simd::LineStore S, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) float backward_row512(
     const T* g, const T* u, float wr, const T* dh, T* dg, T* du, int64_t cols, float L) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
     // Lines split by parity (above): dg and du as the 16-lane steps, dw's sum in its own order.
+    // One denormal test for both lines (the common case converts both by vcvtne2ps2bf16; a
+    // line pair with a denormal lane rounds both by round16: the same bits either way).
     const __m512i idx = simd::split_index();
     for (; i + 32 <= cols; i += 32) {
       __m512 g0, g1, u0, u1, d0, d1, dg0, dg1, du0, du1;
@@ -341,8 +348,15 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
       simd::load32_split(dh + i, &d0, &d1);
       backward16(g0, u0, d0, vL, vnL, vw, &acc, &dg0, &du0);
       backward16(g1, u1, d1, vL, vnL, vw, &acc, &dg1, &du1);
-      simd::store32_split<NT>(dg + i, dg0, dg1, idx);
-      simd::store32_split<NT>(du + i, du0, du1, idx);
+      __m512i hg, hu;
+      if (__builtin_expect(
+              _kortestz_mask16_u8(simd::denormal32(dg0, dg1), simd::denormal32(du0, du1)), 1)) {
+        hg = simd::words32<true>(dg0, dg1), hu = simd::words32<true>(du0, du1);
+      } else {
+        hg = simd::words32<false>(dg0, dg1), hu = simd::words32<false>(du0, du1);
+      }
+      simd::put_line<S>(dg + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hg));
+      simd::put_line<S>(du + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hu));
     }
   }
   for (; i < cols; i += 16) {
@@ -367,6 +381,47 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   return simd::hsum16(acc);
 }
 
+// The bf16 line steps' stores (Cvt rows only): streamed in 64-byte stores where every output row
+// starts on a 64-byte boundary (the tensors' own alignment and a row of a multiple of 64 bytes),
+// else in 32-byte halves (use_streaming's alignment), else plain.
+simd::LineStore line_store(bool nt, bool cvt, size_t row_bytes,
+                           std::initializer_list<const void*> outs) {
+  if (!nt) return simd::LineStore::kPlain;
+  bool line64 = cvt && row_bytes % 64 == 0;
+  for (const void* p : outs) line64 = line64 && reinterpret_cast<uintptr_t>(p) % 64 == 0;
+  return line64 ? simd::LineStore::kStream64 : simd::LineStore::kStream32;
+}
+
+template <class T>
+using ForwardRow512 = void (*)(const T*, const T*, float, T*, int64_t, float);
+template <class T>
+using BackwardRow512 = float (*)(const T*, const T*, float, const T*, T*, T*, int64_t, float);
+
+template <simd::LineStore S, class T>
+ForwardRow512<T> forward_row512_of(bool cvt) {
+  return cvt ? &forward_row512<S, true, T> : &forward_row512<S, false, T>;
+}
+template <class T>
+ForwardRow512<T> forward_row512_for(simd::LineStore s, bool cvt) {
+  switch (s) {
+    case simd::LineStore::kStream64: return forward_row512_of<simd::LineStore::kStream64, T>(cvt);
+    case simd::LineStore::kStream32: return forward_row512_of<simd::LineStore::kStream32, T>(cvt);
+    default: return forward_row512_of<simd::LineStore::kPlain, T>(cvt);
+  }
+}
+template <simd::LineStore S, class T>
+BackwardRow512<T> backward_row512_of(bool cvt) {
+  return cvt ? &backward_row512<S, true, T> : &backward_row512<S, false, T>;
+}
+template <class T>
+BackwardRow512<T> backward_row512_for(simd::LineStore s, bool cvt) {
+  switch (s) {
+    case simd::LineStore::kStream64: return backward_row512_of<simd::LineStore::kStream64, T>(cvt);
+    case simd::LineStore::kStream32: return backward_row512_of<simd::LineStore::kStream32, T>(cvt);
+    default: return backward_row512_of<simd::LineStore::kPlain, T>(cvt);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -378,8 +433,7 @@ void swiglu_forward(const T* g, const T* u, const float* w, T* out, int64_t rows
   bool nt = simd::use_streaming<T>(rows * cols, cols, {out}, rb.stream);
   const bool wide = row_isa() == core::Isa::kAvx512;
   const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
-  auto* row512 = nt ? (cvt ? &forward_row512<true, true, T> : &forward_row512<true, false, T>)
-                    : (cvt ? &forward_row512<false, true, T> : &forward_row512<false, false, T>);
+  const ForwardRow512<T> row512 = forward_row512_for<T>(line_store(nt, cvt, cols * sizeof(T), {out}), cvt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;
@@ -405,8 +459,8 @@ void swiglu_backward(const T* g, const T* u, const float* w, const T* dh, T* dg,
   bool nt = simd::use_streaming<T>(rows * cols, cols, {dg, du}, rb.stream);
   const bool wide = row_isa() == core::Isa::kAvx512;
   const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
-  auto* row512 = nt ? (cvt ? &backward_row512<true, true, T> : &backward_row512<true, false, T>)
-                    : (cvt ? &backward_row512<false, true, T> : &backward_row512<false, false, T>);
+  const BackwardRow512<T> row512 =
+      backward_row512_for<T>(line_store(nt, cvt, cols * sizeof(T), {dg, du}), cvt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < reps; ++i) run(1, false);
     return 0;
   }
-  std::vector<double> c0s, c1s, rat, wrat;
+  std::vector<double> c0s, c1s, rat, wrat, w0s, w1s;
   for (int r = 0; r < rounds; ++r) {
     bool swap = r & 1;
     double t[2], w[2];
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < reps; ++i) run(c, false);
       t[c] = cpu() - a; w[c] = wall() - b;
     }
-    c0s.push_back(t[0] / reps); c1s.push_back(t[1] / reps); rat.push_back(t[0] / t[1]); wrat.push_back(w[0] / w[1]);
+    c0s.push_back(t[0] / reps); c1s.push_back(t[1] / reps); rat.push_back(t[0] / t[1]); wrat.push_back(w[0] / w[1]); w0s.push_back(w[0] / reps); w1s.push_back(w[1] / reps);
   }
   auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
   int wins = 0; for (double x : rat) wins += x > 1;
@@ -92,5 +92,5 @@ int main(int argc, char** argv) {
   std::printf("%s r%d A(thr %d var %d) %.3f ms CPU, B(thr %d var %d) %.3f ms (%.1f -> %.1f GFLOP/s per CPU s), A/B median %.3f (%d of %d B faster) [",
               argv[1], ratio, thr[0], var[0], med(c0s) * 1e3, thr[1], var[1], med(c1s) * 1e3, fl / med(c0s) / 1e9, fl / med(c1s) / 1e9, med(rat), wins, rounds);
   for (double x : rat) std::printf(" %.3f", x);
-  std::printf(" ] wall A/B median %.3f; same bits %s\n", med(wrat), eq ? "yes" : "NO");
+  std::printf(" ] wall A/B median %.3f (A %.3f ms, B %.3f ms wall); same bits %s\n", med(wrat), med(w0s) * 1e3, med(w1s) * 1e3, eq ? "yes" : "NO");
 }

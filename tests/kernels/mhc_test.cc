@@ -229,6 +229,49 @@ void check_post_paths() {
 TEST(Mhc, PostPathsGiveSameBitsF32) { check_post_paths<float>(); }
 TEST(Mhc, PostPathsGiveSameBitsBf16) { check_post_paths<core::bf16>(); }
 
+// bf16 dF and dX that are subnormal stay subnormal: vcvtneps2bf16 would flush them to zero, so
+// the 16-lane post backward's rounding falls back to the integer one for such a step. With
+// post = (1, 0, 0, 0) and C = I each output is a copy of a G row (dF = G_0, dX_j = G_j: every
+// other product is a signed zero added to a nonzero value), so they must come back bit for bit,
+// subnormals included, on every path: plain stores (one element off a 32-byte boundary) and
+// streaming ones (9 MiB), d = 520 (a partial last 16-lane step on AVX-512).
+TEST(Mhc, PostBackwardKeepsSubnormalBf16) {
+  core::ThreadPool pool(2);
+  const MhcShape sh = shape(int64_t((size_t(9) << 20) / 2) / (4 * 520), 520, 4, 20);
+  const int64_t n = sh.n, nd = n * sh.d, n_out = sh.tokens * nd, n_f = sh.tokens * sh.d;
+  std::vector<core::bf16> G = random_vec<core::bf16>(n_out, 61, 0);
+  // Every 7th element subnormal (exponent 0, mantissa 1..127, either sign); no zeros.
+  for (size_t i = 0; i < G.size(); ++i) {
+    if (i % 7 == 0) G[i].bits = uint16_t(((i / 7) % 127 + 1) | (i % 2 ? 0x8000 : 0));
+    else if ((G[i].bits & 0x7fff) == 0) G[i] = core::to_bf16(0.5f);
+  }
+  const auto F = random_vec<core::bf16>(n_f, 62, 0);
+  const auto X = random_vec<core::bf16>(n_out, 63, 0);
+  std::vector<float> post(size_t(sh.tokens * n), 0.f), C(size_t(sh.tokens * n * n), 0.f);
+  for (int64_t t = 0; t < sh.tokens; ++t) {
+    post[size_t(t * n)] = 1.f;
+    for (int64_t j = 0; j < n; ++j) C[size_t((t * n + j) * n + j)] = 1.f;
+  }
+  auto dX = core::aligned_array<core::bf16>(size_t(n_out) + 16);
+  auto dF = core::aligned_array<core::bf16>(size_t(n_f) + 16);
+  std::vector<float> dpost(size_t(sh.tokens * n)), dC(size_t(sh.tokens * n * n));
+  for (core::Isa isa : row_isas()) {
+    for (size_t off : {size_t(0), size_t(1)}) {
+      ScopedRowIsa path(isa);
+      SCOPED_TRACE(std::string(core::to_string(isa)) + " offset " + std::to_string(off));
+      mhc_post_backward(G.data(), F.data(), X.data(), post.data(), C.data(), dF.get() + off,
+                        dX.get() + off, dpost.data(), dC.data(), sh, &pool);
+      std::vector<core::bf16> got_dX(dX.get() + off, dX.get() + off + n_out);
+      std::vector<core::bf16> want_dF(static_cast<size_t>(n_f));
+      std::vector<core::bf16> got_dF(dF.get() + off, dF.get() + off + n_f);
+      for (int64_t t = 0; t < sh.tokens; ++t)
+        std::copy(G.begin() + t * nd, G.begin() + t * nd + sh.d, want_dF.begin() + t * sh.d);
+      EXPECT_TRUE(same_bytes(got_dX, G)) << "dX is not G";
+      EXPECT_TRUE(same_bytes(got_dF, want_dF)) << "dF is not G_0";
+    }
+  }
+}
+
 TEST(Mhc, PreBackwardMatchesFiniteDifferences) {
   core::ThreadPool pool(2);
   for (MhcShape sh : {shape(3, 6, 4, 20), shape(2, 5, 2, 3)}) {

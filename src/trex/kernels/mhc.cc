@@ -933,7 +933,7 @@ inline void mix4_dot4(const T* const g[4], const float c[4], const T* v, T* out,
   std::copy(s, s + 4, sums);
 }
 
-// post_backward_token for n = 4, split as post_backward_token512_n4: one pass for dF and dpost, then one
+// post_backward_token for n = 4 on 8 lanes, split: one pass for dF and dpost, then one
 // per row j of dX and dC (the token's 4 G rows read again from L1). In one pass it needs 20
 // accumulators beside 4 G, 4 X, F and the dF/dX sums: 30 vectors, which AVX2's 16 ymm registers
 // cannot hold, so a build for an AVX2-only CPU kept the accumulators on the stack and stored
@@ -989,137 +989,123 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void post
   for (int q = 0; q < n * n; ++q) dC[q] = simd::hsum16(ac[q]);
 }
 
-// post_backward_token512 for the model's n = 4, the same sums in the same order (same bits),
-// with the accumulators in named registers: with arrays of them (apo[n], ac[n * n]) GCC kept
-// the arrays in memory and stored all 20 accumulators to the stack on every 16-lane step, 20
-// zmm stores beside the 5 real ones, so the kernel ran at the store port's rate, not memory's.
-// One pass for dF and dpost, then one per row j of dX and dC (the token's G rows, 4 d values,
-// are read again from L1), so no more than 11 vectors are live.
-// NT and Cvt as post_forward_token512: streaming stores of dF and dX, bf16 by the CPU's conversion.
+// The post backward for the model's n = 4 on 16 lanes, in one pass (a 16-lane step at a time):
+// dF, the 4 rows of dX and all 20 sums (dpost 4, dC 16) of a step from one load of each of the
+// token's 9 rows. Session 6 split it (one pass for dF and dpost, then one per row j of dX and
+// dC, the G rows read again from L1) because its accumulators lived in arrays, which GCC stored
+// to the stack on every step (20 zmm stores beside the 5 real ones); the split read the 4 G rows
+// 5 times and, in bf16, widened them 5 times: 40 of a line's 50 word permutes. Here the
+// accumulators are named (in arrays, even indexed by constants only, GCC still kept them in
+// memory): 20 of them, 4 G, F or an X row and the output are 26 vectors, and the FMAs read the
+// 20 coefficients from memory. Each output and each sum is the split passes' FMA chain in the
+// same order (the sums over the 16-lane steps in order), so the same bits. A whole step loads
+// plainly (bf16 widened by one word permute); the last, partial one under a mask (lanes past d
+// load 0 and add nothing to the sums). NT: streaming stores of dF and dX; Cvt: bf16 rounded by
+// vcvtneps2bf16 (where the CPU has AVX512_BF16).
+// One-process A/B against the split passes (main 82e7be7), quiet lane, loaded (load 12-12.4),
+// CPU time, 4096 x 4 x 1024, medians of 9 alternating rounds: bf16 2 threads 1.30x, 1 thread
+// 1.26x; fp32 2 threads 1.11x, 1 thread 1.10x (9 of 9 faster each).
+#define TREX_POST512_FN __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) inline
+template <bool Full, bool Cvt, class T>
+TREX_POST512_FN __m512 post_load(const T* p, __mmask16 m) {
+  if constexpr (Full && Cvt && std::is_same_v<T, core::bf16>) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(0xaaaaaaaau, simd::widen_index(0), _mm512_castsi256_si512(h)));
+  } else {
+    return simd::load16(p, Full ? simd::kAll16 : m);
+  }
+}
+// A step with a subnormal lane, rounded as round16_cvt rounds it (out of line: inlined, its
+// constants held 3 of the 32 registers and GCC laid the common conversion out as the jump).
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), noinline, cold)) void
+post_put_subnormal(core::bf16* p, __m512 v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), simd::round16(v));
+}
+template <bool Full, bool NT, bool Cvt, class T>
+TREX_POST512_FN void post_put(T* p, __m512 v, __mmask16 m) {
+  if constexpr (Full && Cvt && std::is_same_v<T, core::bf16>) {
+    if (__builtin_expect(_mm512_fpclass_ps_mask(v, 0x20) != 0, 0)) return post_put_subnormal(p, v);
+    const __m256i h = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+    if constexpr (NT) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), h);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h);
+  } else if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    simd::put16_cvt<NT>(p, v, Full ? simd::kAll16 : m);
+  } else {
+    simd::put16<NT>(p, v, Full ? simd::kAll16 : m);
+  }
+}
+
 template <bool NT, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void post_backward_token512_n4(
     const T* g, const T* f, const T* x, const float* post, const float* C, T* dF, T* dX,
     float* dpost, float* dC, int /*n_rt*/, int64_t d) {
-  const float p0 = post[0], p1 = post[1], p2 = post[2], p3 = post[3];
-  float Ct[16];
+  float pt[4], Ct[16];
+  std::copy(post, post + 4, pt);
   std::copy(C, C + 16, Ct);
-  const T *g0 = g, *g1 = g + d, *g2 = g + 2 * d, *g3 = g + 3 * d;
-  // The next token's rows (tokens are contiguous) are requested a line at a time, each pass
-  // over this token fetching the rows the same pass of the next one reads: G and F during the
-  // dF pass, X row j during pass j. Without it each pass began with short 2-4 KiB streams the
-  // hardware prefetchers picked up late: one thread ran at half its in-cache rate.
-  // (A prefetch never faults: past the last token it requests nothing useful and is harmless.)
+  // The next token's 9 rows (tokens are contiguous), a line of each per line of these, as the
+  // split passes request them.
   const T* gn = g + 4 * d;
   const T* fn = f + d;
   const T* xn = x + 4 * d;
   auto pf = [](const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); };
-  constexpr int64_t kLine = 64 / int64_t(sizeof(T));  // elements per cache line
-  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  // bf16 on AVX512_BF16: a line of each row per step (simd::load32 / store32, as the forward);
-  // each sum takes the 16-lane steps' values in the same order, so the same bits.
-  constexpr bool kWide = Cvt && std::is_same_v<T, core::bf16>;
-  [[maybe_unused]] __m512i lo_idx, hi_idx;
-  if constexpr (kWide) lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+  constexpr int64_t kLine = 64 / int64_t(sizeof(T));
+  const __m512 z = _mm512_setzero_ps();
+  __m512 s0 = z, s1 = z, s2 = z, s3 = z;
+  __m512 t00 = z, t01 = z, t02 = z, t03 = z, t10 = z, t11 = z, t12 = z, t13 = z;
+  __m512 t20 = z, t21 = z, t22 = z, t23 = z, t30 = z, t31 = z, t32 = z, t33 = z;
+#define TREX_PB_ROW(FULL, j, u0, u1, u2, u3)                                                      \
+  {                                                                                              \
+    const __m512 xv = post_load<FULL, Cvt>(x + j * d + e, m);                                    \
+    __m512 dx = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * 4]), a0, z);                               \
+    dx = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * 4 + 1]), a1, dx);                                 \
+    dx = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * 4 + 2]), a2, dx);                                 \
+    dx = _mm512_fmadd_ps(_mm512_set1_ps(Ct[j * 4 + 3]), a3, dx);                                 \
+    u0 = _mm512_fmadd_ps(a0, xv, u0);                                                            \
+    u1 = _mm512_fmadd_ps(a1, xv, u1);                                                            \
+    u2 = _mm512_fmadd_ps(a2, xv, u2);                                                            \
+    u3 = _mm512_fmadd_ps(a3, xv, u3);                                                            \
+    post_put<FULL, NT, Cvt>(dX + j * d + e, dx, m);                                              \
+  }
+#define TREX_PB_STEP(FULL)                                                                       \
+  {                                                                                              \
+    const __m512 a0 = post_load<FULL, Cvt>(g + e, m), a1 = post_load<FULL, Cvt>(g + d + e, m);   \
+    const __m512 a2 = post_load<FULL, Cvt>(g + 2 * d + e, m);                                    \
+    const __m512 a3 = post_load<FULL, Cvt>(g + 3 * d + e, m);                                    \
+    const __m512 fv = post_load<FULL, Cvt>(f + e, m);                                            \
+    __m512 df = _mm512_fmadd_ps(_mm512_set1_ps(pt[0]), a0, z);                                   \
+    df = _mm512_fmadd_ps(_mm512_set1_ps(pt[1]), a1, df);                                         \
+    df = _mm512_fmadd_ps(_mm512_set1_ps(pt[2]), a2, df);                                         \
+    df = _mm512_fmadd_ps(_mm512_set1_ps(pt[3]), a3, df);                                         \
+    s0 = _mm512_fmadd_ps(a0, fv, s0);                                                            \
+    s1 = _mm512_fmadd_ps(a1, fv, s1);                                                            \
+    s2 = _mm512_fmadd_ps(a2, fv, s2);                                                            \
+    s3 = _mm512_fmadd_ps(a3, fv, s3);                                                            \
+    post_put<FULL, NT, Cvt>(dF + e, df, m);                                                      \
+    TREX_PB_ROW(FULL, 0, t00, t01, t02, t03)                                                     \
+    TREX_PB_ROW(FULL, 1, t10, t11, t12, t13)                                                     \
+    TREX_PB_ROW(FULL, 2, t20, t21, t22, t23)                                                     \
+    TREX_PB_ROW(FULL, 3, t30, t31, t32, t33)                                                     \
+  }
   int64_t e = 0;
-  if constexpr (kWide)
-    for (; e + 32 <= d; e += 32) {
-      __m512 fl, fh, a0l, a0h, a1l, a1h, a2l, a2h, a3l, a3h;
-      for (int k = 0; k < 4; ++k) pf(gn + k * d + e);
-      pf(fn + e);
-      simd::load32(f + e, lo_idx, hi_idx, &fl, &fh);
-      simd::load32(g0 + e, lo_idx, hi_idx, &a0l, &a0h);
-      simd::load32(g1 + e, lo_idx, hi_idx, &a1l, &a1h);
-      simd::load32(g2 + e, lo_idx, hi_idx, &a2l, &a2h);
-      simd::load32(g3 + e, lo_idx, hi_idx, &a3l, &a3h);
-      __m512 dl = _mm512_fmadd_ps(_mm512_set1_ps(p0), a0l, _mm512_setzero_ps());
-      __m512 dh = _mm512_fmadd_ps(_mm512_set1_ps(p0), a0h, _mm512_setzero_ps());
-      dl = _mm512_fmadd_ps(_mm512_set1_ps(p1), a1l, dl);
-      dh = _mm512_fmadd_ps(_mm512_set1_ps(p1), a1h, dh);
-      dl = _mm512_fmadd_ps(_mm512_set1_ps(p2), a2l, dl);
-      dh = _mm512_fmadd_ps(_mm512_set1_ps(p2), a2h, dh);
-      dl = _mm512_fmadd_ps(_mm512_set1_ps(p3), a3l, dl);
-      dh = _mm512_fmadd_ps(_mm512_set1_ps(p3), a3h, dh);
-      s0 = _mm512_fmadd_ps(a0h, fh, _mm512_fmadd_ps(a0l, fl, s0));
-      s1 = _mm512_fmadd_ps(a1h, fh, _mm512_fmadd_ps(a1l, fl, s1));
-      s2 = _mm512_fmadd_ps(a2h, fh, _mm512_fmadd_ps(a2l, fl, s2));
-      s3 = _mm512_fmadd_ps(a3h, fh, _mm512_fmadd_ps(a3l, fl, s3));
-      simd::store32<NT>(dF + e, dl, dh);
-    }
-  for (; e < d; e += 16) {
+  for (; e + 16 <= d; e += 16) {
     if (e % kLine == 0) {
-      for (int k = 0; k < 4; ++k) pf(gn + k * d + e);
+      for (int k = 0; k < 4; ++k) pf(gn + k * d + e), pf(xn + k * d + e);
       pf(fn + e);
     }
-    // Lanes past d load 0 and add nothing to the sums.
+    const __mmask16 m = simd::kAll16;
+    TREX_PB_STEP(true)
+  }
+  if (e < d) {
     const __mmask16 m = simd::lanes16(e, d);
-    const __m512 fv = simd::load16(f + e, m), a0 = simd::load16(g0 + e, m), a1 = simd::load16(g1 + e, m),
-                 a2 = simd::load16(g2 + e, m), a3 = simd::load16(g3 + e, m);
-    __m512 df = _mm512_fmadd_ps(_mm512_set1_ps(p0), a0, _mm512_setzero_ps());
-    df = _mm512_fmadd_ps(_mm512_set1_ps(p1), a1, df);
-    df = _mm512_fmadd_ps(_mm512_set1_ps(p2), a2, df);
-    df = _mm512_fmadd_ps(_mm512_set1_ps(p3), a3, df);
-    s0 = _mm512_fmadd_ps(a0, fv, s0);
-    s1 = _mm512_fmadd_ps(a1, fv, s1);
-    s2 = _mm512_fmadd_ps(a2, fv, s2);
-    s3 = _mm512_fmadd_ps(a3, fv, s3);
-    if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(dF + e, df, m);
-    else simd::put16<NT>(dF + e, df, m);
+    TREX_PB_STEP(false)
   }
-  dpost[0] = simd::hsum16(s0);
-  dpost[1] = simd::hsum16(s1);
-  dpost[2] = simd::hsum16(s2);
-  dpost[3] = simd::hsum16(s3);
-  for (int j = 0; j < 4; ++j) {
-    const float c0 = Ct[j * 4], c1 = Ct[j * 4 + 1], c2 = Ct[j * 4 + 2], c3 = Ct[j * 4 + 3];
-    const T* xj = x + j * d;
-    T* dxj = dX + j * d;
-    __m512 t0 = _mm512_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
-    int64_t e = 0;
-    if constexpr (kWide)
-      for (; e + 32 <= d; e += 32) {
-        __m512 xl, xh, a0l, a0h, a1l, a1h, a2l, a2h, a3l, a3h;
-        pf(xn + j * d + e);
-        simd::load32(xj + e, lo_idx, hi_idx, &xl, &xh);
-        simd::load32(g0 + e, lo_idx, hi_idx, &a0l, &a0h);
-        simd::load32(g1 + e, lo_idx, hi_idx, &a1l, &a1h);
-        simd::load32(g2 + e, lo_idx, hi_idx, &a2l, &a2h);
-        simd::load32(g3 + e, lo_idx, hi_idx, &a3l, &a3h);
-        __m512 dl = _mm512_fmadd_ps(_mm512_set1_ps(c0), a0l, _mm512_setzero_ps());
-        __m512 dh = _mm512_fmadd_ps(_mm512_set1_ps(c0), a0h, _mm512_setzero_ps());
-        dl = _mm512_fmadd_ps(_mm512_set1_ps(c1), a1l, dl);
-        dh = _mm512_fmadd_ps(_mm512_set1_ps(c1), a1h, dh);
-        dl = _mm512_fmadd_ps(_mm512_set1_ps(c2), a2l, dl);
-        dh = _mm512_fmadd_ps(_mm512_set1_ps(c2), a2h, dh);
-        dl = _mm512_fmadd_ps(_mm512_set1_ps(c3), a3l, dl);
-        dh = _mm512_fmadd_ps(_mm512_set1_ps(c3), a3h, dh);
-        t0 = _mm512_fmadd_ps(a0h, xh, _mm512_fmadd_ps(a0l, xl, t0));
-        t1 = _mm512_fmadd_ps(a1h, xh, _mm512_fmadd_ps(a1l, xl, t1));
-        t2 = _mm512_fmadd_ps(a2h, xh, _mm512_fmadd_ps(a2l, xl, t2));
-        t3 = _mm512_fmadd_ps(a3h, xh, _mm512_fmadd_ps(a3l, xl, t3));
-        simd::store32<NT>(dxj + e, dl, dh);
-      }
-    for (; e < d; e += 16) {
-      if (e % kLine == 0) pf(xn + j * d + e);
-      const __mmask16 m = simd::lanes16(e, d);
-      const __m512 xv = simd::load16(xj + e, m), a0 = simd::load16(g0 + e, m), a1 = simd::load16(g1 + e, m),
-                   a2 = simd::load16(g2 + e, m), a3 = simd::load16(g3 + e, m);
-      __m512 dx = _mm512_fmadd_ps(_mm512_set1_ps(c0), a0, _mm512_setzero_ps());
-      dx = _mm512_fmadd_ps(_mm512_set1_ps(c1), a1, dx);
-      dx = _mm512_fmadd_ps(_mm512_set1_ps(c2), a2, dx);
-      dx = _mm512_fmadd_ps(_mm512_set1_ps(c3), a3, dx);
-      t0 = _mm512_fmadd_ps(a0, xv, t0);
-      t1 = _mm512_fmadd_ps(a1, xv, t1);
-      t2 = _mm512_fmadd_ps(a2, xv, t2);
-      t3 = _mm512_fmadd_ps(a3, xv, t3);
-      if constexpr (Cvt && std::is_same_v<T, core::bf16>) simd::put16_cvt<NT>(dxj + e, dx, m);
-      else simd::put16<NT>(dxj + e, dx, m);
-    }
-    dC[j * 4] = simd::hsum16(t0);
-    dC[j * 4 + 1] = simd::hsum16(t1);
-    dC[j * 4 + 2] = simd::hsum16(t2);
-    dC[j * 4 + 3] = simd::hsum16(t3);
-  }
+#undef TREX_PB_STEP
+#undef TREX_PB_ROW
+  dpost[0] = simd::hsum16(s0), dpost[1] = simd::hsum16(s1), dpost[2] = simd::hsum16(s2), dpost[3] = simd::hsum16(s3);
+  const __m512 sums[16] = {t00, t01, t02, t03, t10, t11, t12, t13, t20, t21, t22, t23, t30, t31, t32, t33};
+  for (int q = 0; q < 16; ++q) dC[q] = simd::hsum16(sums[q]);
 }
+#undef TREX_POST512_FN
 
 }  // namespace
 

@@ -356,6 +356,21 @@ def wait_seconds(message):
     return float(json.loads(message)["wait"])
 
 
+# The largest request a child takes: the C loop's buffer (zygote_serve.cc), and what serve() reads.
+REQUEST_LIMIT = 1 << 20
+
+
+def receive_request(sock):
+    """A request and its descriptors (socket.recv_fds), read into a buffer of the message's own
+    size, peeked first: recv_fds(sock, REQUEST_LIMIT, 3) made every child map a 1 MB buffer (a
+    fresh mmap, above malloc's threshold), fault in its first page and unmap it again, with its
+    TLB flush (perf, session 24: about 0.2 ms of each child's CPU). A larger message is cut at
+    REQUEST_LIMIT as before (its json then fails: nothing runs); at the end of the stream the
+    message is empty."""
+    size = sock.recv_into(bytearray(1), 1, socket.MSG_PEEK | socket.MSG_TRUNC)
+    return socket.recv_fds(sock, max(1, min(size, REQUEST_LIMIT)), 3)
+
+
 def sandbox_arguments(request, fds, prepared):
     """trex_sandbox_enter's arguments for `request` (sandbox_enter.cc's order)."""
     limits = request["limits"]
@@ -442,7 +457,7 @@ def warm_request_path(rounds=10):
     try:
         for _ in range(rounds):
             socket.send_fds(here, [sample], [null, null, null])
-            message, fds, _, _ = socket.recv_fds(there, 1 << 20, 3)
+            message, fds, _, _ = receive_request(there)
             for fd in fds:
                 os.close(fd)
             sandbox_arguments(json.loads(message), fds, True)
@@ -532,7 +547,7 @@ class WaitingChild:
         failed = ctypes.create_string_buffer(256)
         try:
             prepared = self.lib.trex_sandbox_prepare(failed, len(failed)) == 0
-            message, fds, _, _ = socket.recv_fds(child_end, 1 << 20, 3)
+            message, fds, _, _ = receive_request(child_end)
         except BaseException:
             os._exit(EXIT_SANDBOX)
         if not message or len(fds) != 3:
@@ -983,7 +998,7 @@ def serve(lib, ctl, isolation, missing, shared_netns, training, loop=None):
     waiting.fork()
     send(ctl, ready)
     while True:
-        message, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 3)
+        message, fds, _, _ = socket.recv_fds(ctl, REQUEST_LIMIT, 3)
         if not message:
             waiting.stop()
             return 0  # the evaluator is gone

@@ -100,6 +100,41 @@ class WaitingChild(unittest.TestCase):
         self.assertNotEqual(pids[0], pids[1])
 
 
+class ReceiveRequest(unittest.TestCase):
+    def test_a_request_is_read_whole_with_its_descriptors_cut_at_the_limit_and_empty_at_the_end(self):
+        # receive_request peeks at the message's size and reads that much (not a 1 MB buffer
+        # per child); what it returns is what recv_fds with the limit returned.
+        here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        null = os.open(os.devnull, os.O_RDONLY)
+        limit = z.REQUEST_LIMIT
+        try:
+            for message in (b"{}", b"x" * 70000):
+                socket.send_fds(here, [message], [null, null, null])
+                got, fds, flags, _ = z.receive_request(there)
+                self.assertEqual(got, message)
+                self.assertEqual(len(fds), 3)
+                self.assertEqual(flags & socket.MSG_TRUNC, 0)
+                for fd in fds:
+                    self.assertEqual(os.fstat(fd).st_ino, os.fstat(null).st_ino)
+                    os.close(fd)
+            z.REQUEST_LIMIT = 100
+            socket.send_fds(here, [b"y" * 101], [null, null, null])
+            got, fds, flags, _ = z.receive_request(there)
+            self.assertEqual(got, b"y" * 100)  # cut, as recv_fds cuts it: its json fails
+            self.assertNotEqual(flags & socket.MSG_TRUNC, 0)
+            for fd in fds:
+                os.close(fd)
+            here.close()
+            got, fds, _, _ = z.receive_request(there)
+            self.assertEqual((got, fds), (b"", []))  # the zygote is gone: nothing runs
+        finally:
+            z.REQUEST_LIMIT = limit
+            os.close(null)
+            there.close()
+            if here.fileno() >= 0:
+                here.close()
+
+
 def page_flags(address, length):
     """/proc/self/pagemap's entries of the pages of [address, address + length)."""
     import struct

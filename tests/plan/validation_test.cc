@@ -194,7 +194,11 @@ struct Bounds {
 // causes_test): +11.2..+12.3% -> -2.3..+1.6%; fit 7.13% / 73.3% / +3.29% -> 6.87% / 75.9% /
 // +2.96%, worst unchanged; tightened to it. Held-out unchanged.
 // Session 22 round 2 (GEMM k half dimension, grouped m over all rows): 6.87% / +2.96% -> 6.66% / +2.36%; tightened.
-constexpr Bounds kFit{0.067, 0.024, 0.235};
+// Session 24: the 25.11 and 26.02 Megatron-Bridge rows state what every perf recipe of v0.2.2 and
+// v0.3.0 sets (grad_reduce_in_fp32 = False: bf16 gradients; cross_entropy_fusion_impl = "te": the
+// bf16 logits' gradient written over them), so 8 fit rows need less recomputation (norm-act ->
+// none): 6.67% / +2.35% -> 6.60% / +2.51%; the signed bound loosened to that (a sourced input fix).
+constexpr Bounds kFit{0.067, 0.026, 0.235};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -452,7 +456,9 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // Engine's cross-entropy, which writes the logits' gradient over the bf16 logits
 // (`logits_grad_in_place`), take it to 161.3 GB; no prediction moved. The Ascend row (fit) is
 // +55.8% (its script sets ASCEND_LAUNCH_BLOCKING=1, which trex does not model): fit 116 -> 117
-// runs, 6.67% / 80.2% / +2.35% -> 7.09% / 79.5% / +2.81%. Bounds at those values.
+// runs, 6.67% / 80.2% / +2.35% -> 7.09% / 79.5% / +2.81%; then the 25.11 / 26.02 Megatron-Bridge
+// rows' recipe fields (kFit above): 7.02% / 78.6% / +2.96%, held-out 6.80% / 85.7% / +1.34%.
+// Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t added = 0;
   std::vector<ValidationResult> results = evaluate_all(&added);
@@ -476,9 +482,9 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   ASSERT_EQ(fit_all.slice, "all");
   EXPECT_EQ(fit_all.runs, 117);
   EXPECT_LE(fit_all.mean_abs, 0.071);
-  EXPECT_LE(std::abs(fit_all.mean_signed), 0.029);
+  EXPECT_LE(std::abs(fit_all.mean_signed), 0.030);
   EXPECT_LE(fit_all.worst, 0.56);
-  EXPECT_GE(fit_all.within_10, 0.79);
+  EXPECT_GE(fit_all.within_10, 0.78);
   EXPECT_EQ(fit_all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)

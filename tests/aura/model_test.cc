@@ -477,7 +477,8 @@ TEST(Target, KvCompressRatio4BackwardCountsChunksTimesBlocks) {
 // entries when no channel_block is tuned, and any tuned channel_block forces the channel-block
 // split (kv_compressor.cc, session 13). So there channel_block 0 (the kernel's own split) is in
 // the space and is the built-in: a tune measures the kernel as it runs untuned, and writes 0
-// unless a channel block beats it. Elsewhere the space is as before and the built-in is 64.
+// unless a channel block beats it. Elsewhere the space is as before and the built-in is 64 (ratio
+// 4: the whole head, TheBuiltinIsWhatTheKernelsDoUntuned).
 TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
   AuraHardware hw = test_machine();
   hw.threads = 2;
@@ -499,11 +500,11 @@ TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
     EXPECT_NEAR(po.params[0].cost[0], 2 * 1e-6 / 2 + (33.0 * 2 / 65 - 1) * busy, 1e-12);
   }
   for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
-           {8192, 512, 4},     // ratio 4 keeps the channel blocks
+           {8192, 512, 4},     // ratio 4 keeps the channel blocks (one of the whole head)
            {2048, 64, 128}}) {  // 2048 x 64 floats: below 2^18, one job on the caller
     TuneTarget k = make_target("kv_compress.bwd", dims, hw);
     EXPECT_NE(k.space[0].values.front(), 0) << dims[0] << "x" << dims[1] << "x" << dims[2];
-    EXPECT_EQ(builtin_config(k, hw).at("channel_block"), 64);
+    EXPECT_EQ(builtin_config(k, hw).at("channel_block"), dims[2] == 4 ? 512 : 64);
   }
   kernels::ScopedRowIsa avx2(core::Isa::kAvx2);  // no AVX-512 rows: the channel blocks
   TuneTarget narrow = make_target("kv_compress.bwd", {8192, 512, 128}, hw);
@@ -694,6 +695,18 @@ TEST(Target, TheBuiltinIsWhatTheKernelsDoUntuned) {
       if (v == 0) continue;  // derived from the shape or the caches (GEMM, stream, vocab_tile)
       EXPECT_EQ(b.at(p.name), v) << k << "." << p.name << ": the built-in must be in the space";
     }
+  }
+  // The kv_compress backward's built-in depends on the shape (builtin::value gives 0 for it):
+  // ratio 4 one block of the whole head (kv_backward_channel_block), in the space at any head
+  // dim, rounded up to its multiple of 8 (17 channels: 24, one block as the kernel's); ratio 128
+  // below the split by entries blocks of 64.
+  EXPECT_EQ(kernels::builtin::value("kv_compress.bwd", "channel_block"), 0);
+  for (const auto& [dims, want] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+           {{2048, 128, 4}, 128}, {{4096, 512, 4}, 512}, {{1024, 1024, 4}, 1024}, {{300, 17, 4}, 24},
+           {{1000, 100, 128}, 64}}) {
+    TuneTarget kv = make_target("kv_compress.bwd", dims, hw);
+    EXPECT_EQ(builtin_config(kv, hw).at("channel_block"), want) << dims[0] << "x" << dims[1] << "x" << dims[2];
+    if (dims[2] == 4) EXPECT_EQ(want, (kernels::builtin::kv_backward_channel_block(dims[1], 4) + 7) / 8 * 8);
   }
   // The mHC stage-2 column block follows the instruction-set path the kernel takes.
   {

@@ -23,8 +23,11 @@ TEST(TuningBuiltins, EveryFixedBuiltinIsLegalAndDocumented) {
     EXPECT_NE(std::string(p.meaning).find(std::to_string(v)), std::string::npos)
         << p.kernel << "." << p.name << " built-in " << v << " not in: " << p.meaning;
   }
-  // Everything but GEMM's five, the three row kernels' stream and cross-entropy's vocab_tile.
-  EXPECT_EQ(fixed, int(tunable_params().size()) - 5 - 3 - 1);
+  // Everything but GEMM's five, the three row kernels' stream, cross-entropy's vocab_tile and
+  // kv_compress.bwd's channel_block (by ratio and head dim: kv_backward_channel_block).
+  EXPECT_EQ(fixed, int(tunable_params().size()) - 5 - 3 - 1 - 1);
+  EXPECT_EQ(builtin::kv_backward_channel_block(512, 4), 512);
+  EXPECT_EQ(builtin::kv_backward_channel_block(128, 128), builtin::kKvChannelBlock);
   EXPECT_EQ(builtin::value("gemm", "kc"), 0);
   EXPECT_EQ(builtin::value("swiglu.fwd", "no_such_param"), 0);
   EXPECT_EQ(builtin::value("no_such_kernel", "block_elems"), 0);

@@ -76,7 +76,7 @@ std::vector<int> SkillPrior::map_index(const Evidence& e, const Config& c_in) co
     // (channel_block 8, the slowest measured).
     const SpaceParam& tp = target_.space[p];
     auto it = c.find(tp.name);
-    const int64_t builtin = kernels::builtin::value(target_.kernel, tp.name);
+    const int64_t builtin = builtin_value(target_, tp.name);
     if (it == c.end() || it->second != 0 || builtin <= 0 ||
         std::find(tp.values.begin(), tp.values.end(), int64_t(0)) != tp.values.end())
       continue;

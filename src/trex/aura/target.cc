@@ -431,7 +431,11 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       t.bytes_in = t.bytes_out = sz * double(a * b * c);
       t.flops = 0;  // elementwise (the suite counts no contraction FLOPs)
     } else if (kernel.rfind("kv_compress.", 0) == 0) {
-      t.space.push_back({"channel_block", values({8, 16, 32, 64, 128, 256, 512}, b, 8), 0, {b}});
+      // The ratio-4 backward's built-in, one block of the whole head, is a point of its space at
+      // any head dim (session 24; above 512 it was not).
+      std::vector<int64_t> blocks{8, 16, 32, 64, 128, 256, 512};
+      if (kernel == "kv_compress.bwd" && c == 4) blocks.push_back(b);
+      t.space.push_back({"channel_block", values(blocks, b, 8), 0, {b}});
       if (kernel == "kv_compress.bwd" && kv_backward_by_entries(a, b, c))
         t.space.back().values.insert(t.space.back().values.begin(), 0);
       else if (kernel == "kv_compress.bwd" && kv_class_by_entries(a, b, c))
@@ -512,6 +516,18 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
   return t;
 }
 
+int64_t builtin_value(const TuneTarget& t, const std::string& param) {
+  if (t.kernel != "kv_compress.bwd" || param != "channel_block") return kernels::builtin::value(t.kernel, param);
+  if (t.dims.size() != 3) return kernels::builtin::kKvChannelBlock;
+  // The split by entries is what the kernel runs untuned there; where a class-mate splits by
+  // entries, 0 is the only point (the channel block of 64 here).
+  if (kv_class_by_entries(t.dims[0], t.dims[1], t.dims[2])) return 0;
+  // Ratio 4: one block of the whole head, which the space holds rounded up to its multiple of 8
+  // (make_target; [300, 17, 4]: 24, one block as the kernel's 17).
+  const int64_t v = kernels::builtin::kv_backward_channel_block(t.dims[1], t.dims[2]);
+  return t.dims[2] == 4 ? ceil_div(v, 8) * 8 : v;
+}
+
 Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   if (t.kernel == "gemm") {
     kernels::GemmBlocking g = kernels::derive_gemm_blocking(core::best_isa(), caches_of(hw));
@@ -524,10 +540,7 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   }
   if (is_work_split(t.kernel)) {
     Config c;
-    for (const SpaceParam& p : t.space) c[p.name] = kernels::builtin::value(t.kernel, p.name);
-    // The kv_compress backward's split by entries is what the kernel runs untuned there.
-    // Where a class-mate splits by entries, 0 is the only point (the channel block of 64 here).
-    if (t.kernel == "kv_compress.bwd" && kv_class_by_entries(t.dims[0], t.dims[1], t.dims[2])) c["channel_block"] = 0;
+    for (const SpaceParam& p : t.space) c[p.name] = builtin_value(t, p.name);
     return t.config_at(t.index_of(c));
   }
   // The kernels' stream test is per output tensor (rows x cols elements of the storage type).

@@ -84,4 +84,10 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw);
 // are in it: GEMM's BLIS analytic blocking, the row kernels' 16384-element blocks.
 Config builtin_config(const TuneTarget& t, const AuraHardware& hw);
 
+// A work-split kernel's built-in value of one parameter at the target's shape (kernels::builtin,
+// with kv_compress.bwd's that depends on the shape: 0 where its tuning class splits by entries,
+// ratio 4 the whole head as the space's value that covers it, else 64; 64 when the target has no
+// shape). 0 where there is none.
+int64_t builtin_value(const TuneTarget& t, const std::string& param);
+
 }  // namespace trex::aura

@@ -247,6 +247,21 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // follow), and per channel the same operations in the same row order: the same bits.
 constexpr int kStatsRows = 4;
 
+// Rows j..j+G-1 of entry o in one array (base: kt, zt, dkt, dzt with o.x, ape or dape with
+// o.ape), each at the pass's first channel e0.
+template <int G, typename T>
+TREX_AVX512_FN void group_rows(T* base, const int64_t* off, int j, int64_t e0, T** rows) {
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) rows[r] = base + off[j + r] + e0;
+}
+
+// Their rows of the backward's per-entry buffer (row j at pe + j w).
+template <int G>
+TREX_AVX512_FN void exp_rows(float* pe, int j, int64_t w, float** rows) {
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) rows[r] = pe + int64_t(j + r) * w;
+}
+
 // Rows r < G at the vector of channels c (lanes m; kFull: all 16, plain loads): z, a, kk are the
 // rows of zt, ape and kt, each already at the pass's first channel.
 template <int G, bool kFull>
@@ -288,12 +303,9 @@ TREX_AVX512_FN void stats_rows(const float* kt, const float* zt, const float* ap
                                const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
                                float* sm, float* ac, int64_t next) {
   const float *z[G], *a[G], *kk[G];
-#pragma GCC unroll 8
-  for (int r = 0; r < G; ++r) {
-    z[r] = zt + o.x[j + r] + e0;
-    a[r] = ape + o.ape[j + r] + e0;
-    kk[r] = kt + o.x[j + r] + e0;
-  }
+  group_rows<G>(zt, o.x, j, e0, z);
+  group_rows<G>(ape, o.ape, j, e0, a);
+  group_rows<G>(kt, o.x, j, e0, kk);
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16)
@@ -373,13 +385,10 @@ TREX_AVX512_FN void scores_rows(const float* kt, const float* zt, const float* a
                                 float* sm, float* ac, float* pe, int64_t w) {
   const float *z[G], *a[G], *kk[G];
   float* p[G];
-#pragma GCC unroll 8
-  for (int r = 0; r < G; ++r) {
-    z[r] = zt + o.x[j + r] + e0;
-    a[r] = ape + o.ape[j + r] + e0;
-    kk[r] = kt + o.x[j + r] + e0;
-    p[r] = pe + int64_t(j + r) * w;
-  }
+  group_rows<G>(zt, o.x, j, e0, z);
+  group_rows<G>(ape, o.ape, j, e0, a);
+  group_rows<G>(kt, o.x, j, e0, kk);
+  exp_rows<G>(pe, j, w, p);
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16)
@@ -511,15 +520,12 @@ TREX_AVX512_FN void gradient_rows(const float* kt, const float* zt, float* dkt, 
                                   int64_t ahead, bool nt, bool keep) {
   const float *kk[G], *zn[G];
   float *dkr[G], *dzr[G], *da[G], *p[G];
-#pragma GCC unroll 8
-  for (int r = 0; r < G; ++r) {
-    kk[r] = kt + o.x[j + r] + e0;
-    zn[r] = zt + o.x[j + r] + ahead + e0;
-    dkr[r] = dkt + o.x[j + r] + e0;
-    dzr[r] = dzt + o.x[j + r] + e0;
-    da[r] = dape + o.ape[j + r] + e0;
-    p[r] = pe + int64_t(j + r) * w;
-  }
+  group_rows<G>(kt, o.x, j, e0, kk);
+  group_rows<G>(zt + ahead, o.x, j, e0, zn);
+  group_rows<G>(dkt, o.x, j, e0, dkr);
+  group_rows<G>(dzt, o.x, j, e0, dzr);
+  group_rows<G>(dape, o.ape, j, e0, da);
+  exp_rows<G>(pe, j, w, p);
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, zn, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
@@ -1063,8 +1069,8 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
   int64_t n = compressor_entries(s, ratio);
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int64_t tuned_cb = tuned_or("kv_compress.bwd", {s, hd, ratio}, "channel_block", 0);
-  // Ratio 4 untuned: one block of every channel (backward_r4_chunks).
-  const int64_t cb = tuned_cb > 0 ? tuned_cb : ratio == 4 ? hd : kChannelBlock;
+  // Ratio 4 untuned: one block of every channel (backward_r4_chunks; tuning_builtins.h).
+  const int64_t cb = tuned_cb > 0 ? tuned_cb : builtin::kv_backward_channel_block(hd, ratio);
   int64_t blocks = (hd + cb - 1) / cb;
   // dkt and dzt are written once each, never read: streamed when far larger than the caches
   // (the row kernels' rule, simd::use_streaming) on the 16-lane path, which saves the read of

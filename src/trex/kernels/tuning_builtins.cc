@@ -10,7 +10,8 @@ int64_t value(const std::string& kernel, const std::string& param) {
   if (param == "block_elems" &&
       (kernel == "rmsnorm.fwd" || starts("swiglu.") || kernel == "cross_entropy" || kernel == "rope.fwd"))
     return kBlockElems;
-  if (param == "channel_block" && starts("kv_compress.")) return kKvChannelBlock;
+  // kv_compress.bwd's depends on the ratio and head dim (kv_backward_channel_block): 0 here.
+  if (param == "channel_block" && kernel == "kv_compress.fwd") return kKvChannelBlock;
   if (param == "query_block" && kernel == "sparse_attention.fwd") return kAttnQueryBlock;
   if (param == "chunks" && kernel == "sparse_attention.bwd") return kAttnBwdChunks;
   if (param == "block_tokens") {

@@ -14,7 +14,16 @@ inline constexpr int64_t kBlockElems = 16384;
 // Row kernels with the store choice stream an output (mode 0, "by size") of at least this many
 // bytes when its rows are 32-byte aligned (simd::use_streaming).
 inline constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
-inline constexpr int64_t kKvChannelBlock = 64;      // kv_compress.fwd/bwd channel_block
+inline constexpr int64_t kKvChannelBlock = 64;      // kv_compress.fwd channel_block, bwd's below
+// kv_compress.bwd's channel_block when none is tuned (the channel-block split; on AVX-512 rows,
+// ratio != 4, from 2^18 floats per input the kernel splits by entries instead, kv_compressor.cc):
+// ratio 4 one block of the whole head, so that a thread walks an entry's whole half-rows
+// (session 24, one process, CPU-time medians of 11 alternating rounds, loaded 15-17: blocks of
+// 64 ran 0.81x / 0.79x the whole head at [4096, 512] on 1 / 2 threads, 128 0.88x / 0.89x, 256
+// 0.86x / 0.72x; at [2048, 128] 64 ran 1.02x / 1.04x, within the noise), other ratios 64.
+constexpr int64_t kv_backward_channel_block(int64_t head_dim, int64_t ratio) {
+  return ratio == 4 ? head_dim : kKvChannelBlock;
+}
 inline constexpr int64_t kAttnQueryBlock = 4;       // sparse_attention.fwd query_block
 inline constexpr int64_t kAttnBwdChunks = 16;       // sparse_attention.bwd chunks (also the maximum)
 inline constexpr int64_t kMhcPreBlockTokens = 16;   // mhc.pre_fwd/pre_bwd: the Sinkhorn mix lanes

@@ -333,17 +333,20 @@ void check(const std::vector<ValidationResult>& results, Split split, const Boun
   EXPECT_EQ(all.not_fit, 1) << "runs that happened predicted not to fit";
 }
 
-// Session 24 (plan) added six MoE rows: five held out (NVIDIA/Megatron-LM's GB200 DeepSeek-V3 guide,
-// a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200 table, split by
-// name) and one fit row (Ascend/MindSpeed-LLM's Mixtral-8x7B on 16 Ascend NPUs, whose key hashes
-// to fit; no factor is set on it). The bounds above were established on the rows before them and stay on those rows
+// Session 24 (plan) added eleven MoE rows: five held out (NVIDIA/Megatron-LM's GB200 DeepSeek-V3
+// guide, a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200 table, split
+// by name) and six fit rows (Ascend/MindSpeed-LLM's Mixtral-8x7B on 16 Ascend NPUs, whose key hashes
+// to fit; torchtitan's DeepEP strong-scaling table on B200, split by name); no factor is set on them. The bounds above were established on the rows before them and stay on those rows
 // (nothing in the model changed, so none of those rows moved); the whole set, the new rows
 // included, is bounded separately in the test that follows, at its values when they were added.
 const std::vector<std::string>& session24_rows() {
   static const std::vector<std::string> kRows = {
       "megatron-bridge-2608-deepseek-v3-gb200-mxfp8", "megatron-bridge-2608-qwen3-235b-a22b-gb200-mxfp8",
       "megatron-bridge-2608-qwen3-30b-a3b-gb200-mxfp8", "megatron-lm-gb200-guide-deepseek-v3-mxfp8-baseline",
-      "megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep", "mindspeed-llm-mixtral-8x7b-ascend-16npu-pp8-ep2"};
+      "megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep", "mindspeed-llm-mixtral-8x7b-ascend-16npu-pp8-ep2",
+      "torchtitan-deepep-qwen3-30b-a3b-b200-8gpu", "torchtitan-deepep-qwen3-30b-a3b-b200-16gpu",
+      "torchtitan-deepep-qwen3-30b-a3b-b200-32gpu", "torchtitan-deepep-qwen3-30b-a3b-b200-64gpu",
+      "torchtitan-deepep-qwen3-30b-a3b-b200-128gpu"};
   return kRows;
 }
 
@@ -457,16 +460,17 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // (`logits_grad_in_place`), take it to 161.3 GB; no prediction moved. The Ascend row (fit) is
 // +55.8% (its script sets ASCEND_LAUNCH_BLOCKING=1, which trex does not model): fit 116 -> 117
 // runs, 6.67% / 80.2% / +2.35% -> 7.09% / 79.5% / +2.81%; then the 25.11 / 26.02 Megatron-Bridge
-// rows' recipe fields (kFit above): 7.02% / 78.6% / +2.96%, held-out 6.80% / 85.7% / +1.34%.
-// Bounds at those values.
+// rows' recipe fields (kFit above): 7.02% / 78.6% / +2.96%, held-out 6.80% / 85.7% / +1.34%;
+// then torchtitan's five DeepEP Qwen3-30B-A3B B200 rows (fit, +23.3% to +31.1%): fit 122 runs
+// 7.87% / 75.4% / +3.97% (the fit split's +-3% signed goal no longer met). Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t added = 0;
   std::vector<ValidationResult> results = evaluate_all(&added);
   ASSERT_EQ(added, session24_rows().size());
   for (const ValidationResult& r : results) {
     if (!added_in_session24(r.c.name)) continue;
-    const bool ascend = r.c.name.rfind("mindspeed-llm-", 0) == 0;
-    EXPECT_EQ(r.c.split, ascend ? Split::kFit : Split::kHeldOut) << r.c.name;
+    const bool fit = r.c.name.rfind("mindspeed-llm-", 0) == 0 || r.c.name.rfind("torchtitan-deepep-", 0) == 0;
+    EXPECT_EQ(r.c.split, fit ? Split::kFit : Split::kHeldOut) << r.c.name;
   }
   const std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
   const ErrorSummary& all = held.front();
@@ -480,11 +484,11 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
-  EXPECT_EQ(fit_all.runs, 117);
-  EXPECT_LE(fit_all.mean_abs, 0.071);
-  EXPECT_LE(std::abs(fit_all.mean_signed), 0.030);
+  EXPECT_EQ(fit_all.runs, 122);
+  EXPECT_LE(fit_all.mean_abs, 0.079);
+  EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
   EXPECT_LE(fit_all.worst, 0.56);
-  EXPECT_GE(fit_all.within_10, 0.78);
+  EXPECT_GE(fit_all.within_10, 0.75);
   EXPECT_EQ(fit_all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)

@@ -262,64 +262,67 @@ TREX_AVX512_FN void exp_rows(float* pe, int j, int64_t w, float** rows) {
   for (int r = 0; r < G; ++r) rows[r] = pe + int64_t(j + r) * w;
 }
 
-// Rows r < G at the vector of channels c (lanes m; kFull: all 16, plain loads): z, a, kk are the
-// rows of zt, ape and kt, each already at the pass's first channel.
+// Rows r < G at one vector of channels (lanes m; kFull: all 16, plain loads): z, a, kk the
+// group's first rows of zt, ape and kt at that vector, row r C floats on (ratio != 4: the entry's
+// rows are consecutive tokens, its ape rows consecutive rows), mx, sm, ac the vector's buffers.
+// Three bases and one stride where there had been 12 row pointers: GCC kept those in general and
+// vector registers and moved them back and forth every vector (perf annotate: vmovq, reloads).
+// The sum pass's exps drop exp16's upper clamp (score - max <= 0: exp16_nonpos, as the
+// backward's sum pass): the same exps, the same bits (session 24).
 template <int G, bool kFull>
-TREX_AVX512_FN void stats_max_vector(const float* const* z, const float* const* a,
-                                     const float* const* kk, int64_t c, __mmask16 m, float* mx) {
-  __m512 v = _mm512_loadu_ps(mx + c);
+TREX_AVX512_FN void stats_max_vector(const float* z, const float* a, const float* kk, int64_t C,
+                                     __mmask16 m, float* mx) {
+  __m512 v = _mm512_loadu_ps(mx);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
-    __builtin_prefetch(kk[r] + c);  // for the sum pass
-    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
-                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
+    __builtin_prefetch(kk + r * C);  // for the sum pass
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z + r * C), _mm512_loadu_ps(a + r * C))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z + r * C), _mm512_maskz_loadu_ps(m, a + r * C));
     v = simd::max16(v, sc);
   }
-  _mm512_storeu_ps(mx + c, v);
+  _mm512_storeu_ps(mx, v);
 }
 
 template <int G, bool kFull>
-TREX_AVX512_FN void stats_sum_vector(const float* const* z, const float* const* a,
-                                     const float* const* kk, int64_t c, __mmask16 m,
-                                     const float* mx, float* sm, float* ac, int64_t next) {
-  const __m512 mv = _mm512_loadu_ps(mx + c);
-  __m512 s = _mm512_loadu_ps(sm + c), acc = _mm512_loadu_ps(ac + c);
+TREX_AVX512_FN void stats_sum_vector(const float* z, const float* a, const float* kk, int64_t C,
+                                     __mmask16 m, const float* mx, float* sm, float* ac,
+                                     int64_t next) {
+  const __m512 mv = _mm512_loadu_ps(mx);
+  __m512 s = _mm512_loadu_ps(sm), acc = _mm512_loadu_ps(ac);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
-    __builtin_prefetch(z[r] + next + c);  // the next entry's row (next 0: this line again)
-    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
-                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
-    const __m512 pv = simd::exp16(_mm512_sub_ps(sc, mv));
+    __builtin_prefetch(z + r * C + next);  // the next entry's row (next 0: this line again)
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z + r * C), _mm512_loadu_ps(a + r * C))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z + r * C), _mm512_maskz_loadu_ps(m, a + r * C));
+    const __m512 pv = exp16_nonpos(_mm512_sub_ps(sc, mv));
     s = _mm512_add_ps(s, pv);
-    acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), acc);
+    acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk + r * C) : _mm512_maskz_loadu_ps(m, kk + r * C), acc);
   }
-  _mm512_storeu_ps(sm + c, s);
-  _mm512_storeu_ps(ac + c, acc);
+  _mm512_storeu_ps(sm, s);
+  _mm512_storeu_ps(ac, acc);
 }
 
 // One pass (kSum: the sum pass, else the max pass) over rows [j, j + G), channels [e0, e1).
 template <int G, bool kSum>
 TREX_AVX512_FN void stats_rows(const float* kt, const float* zt, const float* ape,
                                const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
-                               float* sm, float* ac, int64_t next) {
-  const float *z[G], *a[G], *kk[G];
-  group_rows<G>(zt, o.x, j, e0, z);
-  group_rows<G>(ape, o.ape, j, e0, a);
-  group_rows<G>(kt, o.x, j, e0, kk);
+                               float* sm, float* ac, int64_t next, int64_t C) {
+  const float *z = zt + o.x[j] + e0, *a = ape + o.ape[j] + e0, *kk = kt + o.x[j] + e0;
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16)
-    if constexpr (kSum) stats_sum_vector<G, true>(z, a, kk, c, simd::kAll16, mx, sm, ac, next);
-    else stats_max_vector<G, true>(z, a, kk, c, simd::kAll16, mx);
+    if constexpr (kSum) stats_sum_vector<G, true>(z + c, a + c, kk + c, C, simd::kAll16, mx + c, sm + c, ac + c, next);
+    else stats_max_vector<G, true>(z + c, a + c, kk + c, C, simd::kAll16, mx + c);
   if (c < len) {
-    if constexpr (kSum) stats_sum_vector<G, false>(z, a, kk, c, simd::lanes16(c, len), mx, sm, ac, next);
-    else stats_max_vector<G, false>(z, a, kk, c, simd::lanes16(c, len), mx);
+    const __mmask16 m = simd::lanes16(c, len);
+    if constexpr (kSum) stats_sum_vector<G, false>(z + c, a + c, kk + c, C, m, mx + c, sm + c, ac + c, next);
+    else stats_max_vector<G, false>(z + c, a + c, kk + c, C, m, mx + c);
   }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
-    int64_t e1, float* mx, float* sm, float* ac, int64_t w, int64_t next) {
+    int64_t e1, float* mx, float* sm, float* ac, int64_t w, int64_t next, int64_t C) {
   for (int64_t c = 0; c < w; c += 16) {
     _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
     _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
@@ -327,11 +330,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
   }
   int j = 0;
   for (; j + kStatsRows <= o.n; j += kStatsRows)
-    stats_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
-  for (; j < o.n; ++j) stats_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
+    stats_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+  for (; j < o.n; ++j) stats_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
   for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
-    stats_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
-  for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next);
+    stats_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+  for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
 }
 
 // The backward's softmax statistics of channels [e0, e1) of one entry (ratio != 4, rows in memory
@@ -600,7 +603,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
-  rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next);
+  rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);  // ratio != 4: rows hd apart
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
                   simd::lanes16(c, e1));

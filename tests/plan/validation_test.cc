@@ -333,10 +333,11 @@ void check(const std::vector<ValidationResult>& results, Split split, const Boun
   EXPECT_EQ(all.not_fit, 1) << "runs that happened predicted not to fit";
 }
 
-// Session 24 (plan) added eleven MoE rows: five held out (NVIDIA/Megatron-LM's GB200 DeepSeek-V3
-// guide, a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200 table, split
-// by name) and six fit rows (Ascend/MindSpeed-LLM's Mixtral-8x7B on 16 Ascend NPUs, whose key hashes
-// to fit; torchtitan's DeepEP strong-scaling table on B200, split by name); no factor is set on them. The bounds above were established on the rows before them and stay on those rows
+// Session 24 (plan) added thirteen rows, twelve MoE: six held out (NVIDIA/Megatron-LM's GB200
+// DeepSeek-V3 guide, a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200
+// and 26.06 H100 Qwen3-30B-A3B rows, split by name) and seven fit (Ascend/MindSpeed-LLM's
+// Mixtral-8x7B on 16 Ascend NPUs, whose key hashes to fit; torchtitan's DeepEP strong-scaling table
+// on B200 and Megatron-Bridge's 26.06 H100 Llama 3.1 405B row, split by name); nothing is set on them. The bounds above were established on the rows before them and stay on those rows
 // (nothing in the model changed, so none of those rows moved); the whole set, the new rows
 // included, is bounded separately in the test that follows, at its values when they were added.
 const std::vector<std::string>& session24_rows() {
@@ -346,7 +347,8 @@ const std::vector<std::string>& session24_rows() {
       "megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep", "mindspeed-llm-mixtral-8x7b-ascend-16npu-pp8-ep2",
       "torchtitan-deepep-qwen3-30b-a3b-b200-8gpu", "torchtitan-deepep-qwen3-30b-a3b-b200-16gpu",
       "torchtitan-deepep-qwen3-30b-a3b-b200-32gpu", "torchtitan-deepep-qwen3-30b-a3b-b200-64gpu",
-      "torchtitan-deepep-qwen3-30b-a3b-b200-128gpu"};
+      "torchtitan-deepep-qwen3-30b-a3b-b200-128gpu", "megatron-bridge-2606-qwen3-30b-a3b-h100-fp8",
+      "megatron-bridge-2606-llama31-405b-h100-fp8"};
   return kRows;
 }
 
@@ -462,21 +464,24 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // runs, 6.67% / 80.2% / +2.35% -> 7.09% / 79.5% / +2.81%; then the 25.11 / 26.02 Megatron-Bridge
 // rows' recipe fields (kFit above): 7.02% / 78.6% / +2.96%, held-out 6.80% / 85.7% / +1.34%;
 // then torchtitan's five DeepEP Qwen3-30B-A3B B200 rows (fit, +23.3% to +31.1%): fit 122 runs
-// 7.87% / 75.4% / +3.97% (the fit split's +-3% signed goal no longer met). Bounds at those values.
+// 7.87% / 75.4% / +3.97% (the fit split's +-3% signed goal no longer met); then the two 26.06 H100 rows
+// (Qwen3-30B-A3B held out +3.7%, Llama 3.1 405B fit +2.1%): fit 123 runs 7.82% / 75.6% / +3.95%,
+// held-out 113 runs 6.78% / 85.8% / +1.36%. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t added = 0;
   std::vector<ValidationResult> results = evaluate_all(&added);
   ASSERT_EQ(added, session24_rows().size());
   for (const ValidationResult& r : results) {
     if (!added_in_session24(r.c.name)) continue;
-    const bool fit = r.c.name.rfind("mindspeed-llm-", 0) == 0 || r.c.name.rfind("torchtitan-deepep-", 0) == 0;
+    const bool fit = r.c.name.rfind("mindspeed-llm-", 0) == 0 || r.c.name.rfind("torchtitan-deepep-", 0) == 0 ||
+                     r.c.name == "megatron-bridge-2606-llama31-405b-h100-fp8";
     EXPECT_EQ(r.c.split, fit ? Split::kFit : Split::kHeldOut) << r.c.name;
   }
   const std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
   const ErrorSummary& all = held.front();
   ASSERT_EQ(all.slice, "all");
-  EXPECT_EQ(all.runs, 112);
-  EXPECT_LE(all.mean_abs, 0.069);
+  EXPECT_EQ(all.runs, 113);
+  EXPECT_LE(all.mean_abs, 0.068);
   EXPECT_LE(std::abs(all.mean_signed), 0.014);
   EXPECT_LE(all.worst, 0.86);
   EXPECT_GE(all.within_10, 0.85);
@@ -484,7 +489,7 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
-  EXPECT_EQ(fit_all.runs, 122);
+  EXPECT_EQ(fit_all.runs, 123);
   EXPECT_LE(fit_all.mean_abs, 0.079);
   EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
   EXPECT_LE(fit_all.worst, 0.56);

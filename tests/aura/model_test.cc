@@ -15,6 +15,7 @@
 #include "trex/core/cpu_features.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/row_isa.h"
+#include "trex/kernels/sparse_attention.h"
 #include "trex/kernels/tuning.h"
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
@@ -600,15 +601,19 @@ TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutIn
   // Sixteen of 32 tokens: the last first balance to within a chunk.
   EXPECT_GT(cost_in(pr, 16), 16 * 1e-6 / 2 + ws16 - 1e-12);
   EXPECT_GT(sa.config_at(solve_choices(pr).index).at("chunks"), 4);
-  // The forward: whole 64-token key-column blocks over the first three quarters (6 jobs of
-  // 2576, 5616, 6640, 7664, 8192, 8192 keys), then query blocks over the last 128 tokens. Blocks
-  // of 128 add one job of 16384: thread 0 takes 2576, 6640, 8192 and the last (33792).
+  // The forward (kernels::sparse_attention_forward_split): 8 blocks of 64 tokens (2576, 5616,
+  // 6640, 7664, then 8192 keys each), thread 0 from block 0, thread 1 from block 4, each claiming
+  // its next block as it starts one. Pieces of 128 (a block each, 8 pieces): thread 0 starts
+  // block 3 after 14832 keys, before thread 1 starts block 6 (16384), so it claims block 7 and
+  // ends at 22496 + 8192 = 30688 against thread 1's 24576.
   TuneTarget fwd = make_target("sparse_attention.fwd", {512, 8, 128}, hw);
   ChoiceProblem pf = performance_model(fwd, hw);
   const double fbusy = std::max(pf.pipe_constant[0], pf.pipe_constant[1]);
-  EXPECT_NEAR(cost_in(pf, 128), 7 * 1e-6 / 2 + (33792.0 * 2 / 55264 - 1) * fbusy, 1e-12);
-  // Blocks of 4 tokens: 6 + 32 jobs, the threads end 27648 and 27616 keys.
-  EXPECT_NEAR(cost_in(pf, 4), 38 * 1e-6 / 2 + (27648.0 * 2 / 55264 - 1) * fbusy, 1e-12);
+  EXPECT_NEAR(cost_in(pf, 128), 8 * 1e-6 / 2 + (30688.0 * 2 / 55264 - 1) * fbusy, 1e-12);
+  EXPECT_NEAR(cost_in(pf, 64), 8 * 1e-6 / 2 + (30688.0 * 2 / 55264 - 1) * fbusy, 1e-12);
+  // Pieces of 4 tokens (16 a block, 128 pieces): thread 1 finishes blocks 4-6 and takes block
+  // 7's pieces beside thread 0; they end at 27616 and 27648 keys, within a piece (512 keys).
+  EXPECT_NEAR(cost_in(pf, 4), 128 * 1e-6 / 2 + (27648.0 * 2 / 55264 - 1) * fbusy, 1e-12);
   EXPECT_LT(fwd.config_at(solve_choices(pf).index).at("query_block"), 128);
   // One thread has no imbalance: each value costs its jobs x 1 us and its workspace traffic
   // (one L2 of 200 GB/s up to 512 KiB, else L3 at 90 GB/s), and one chunk wins.
@@ -618,6 +623,47 @@ TEST(Target, SparseAttentionJobsGrowWithTheTokenPositionAndThePoolHandsThemOutIn
   EXPECT_NEAR(cost_in(p1, 1), 1e-6 + 2 * 4.0 * 89992 / 200e9, 1e-15);   // 360 KB
   EXPECT_NEAR(cost_in(p1, 4), 4e-6 + 2 * 4.0 * 138784 / 90e9, 1e-15);   // 555 KB
   EXPECT_EQ(one.config_at(solve_choices(p1).index).at("chunks"), 1);
+}
+
+// The forward's query_block is priced by the kernel's own split (sparse_attention_forward runs
+// by kernels::sparse_attention_forward_split): one thread pays a microsecond per piece the split
+// makes, and more threads run those pieces with the threads ending within a piece of each other
+// once each has several blocks. Session 24 found the model still pricing the split the kernel
+// had dropped sessions before (whole blocks over three quarters of the tokens, then query blocks).
+TEST(Target, SparseAttentionForwardIsPricedByTheKernelsOwnSplit) {
+  AuraHardware one = test_machine();
+  one.threads = 1;
+  AuraHardware two = test_machine();
+  for (int64_t tokens : {100, 512, 1000, 2048}) {
+    for (int64_t ratio : {0, 4, 128}) {
+      const std::vector<int64_t> dims = {tokens, 8, 128, ratio};
+      ChoiceProblem p1 = performance_model(make_target("sparse_attention.fwd", dims, one), one);
+      ChoiceProblem p2 = performance_model(make_target("sparse_attention.fwd", dims, two), two);
+      ASSERT_EQ(p1.params.size(), 1u);
+      ASSERT_EQ(p1.params[0].values, p2.params[0].values);
+      const double busy2 = std::max(p2.pipe_constant[0], p2.pipe_constant[1]);
+      for (size_t v = 0; v < p1.params[0].values.size(); ++v) {
+        const int64_t qb = p1.params[0].values[v];
+        const kernels::SparseAttnForwardSplit sp = kernels::sparse_attention_forward_split(tokens, 64, qb);
+        EXPECT_EQ(sp.block_tokens, 64);
+        EXPECT_NEAR(p1.params[0].cost[v], double(sp.pieces()) * 1e-6, 1e-15) << tokens << " " << ratio << " " << qb;
+        // Two threads: the pieces shared, and an imbalance no larger than one thread doing all.
+        const double imb = (p2.params[0].cost[v] - double(sp.pieces()) * 1e-6 / 2) / busy2 + 1;
+        EXPECT_GE(imb, 1 - 1e-12) << tokens << " " << ratio << " " << qb;
+        EXPECT_LE(imb, 2 + 1e-12) << tokens << " " << ratio << " " << qb;
+        // At least two blocks a thread and pieces of at most 4 tokens: within a piece of each
+        // other, a piece at most 4 x 128 keys of the total's half.
+        if (sp.blocks >= 4 && qb <= 4) {
+          double total = 0;
+          for (int64_t t = 0; t < tokens; ++t)
+            total += double(std::min<int64_t>(64, t + 1)) +
+                     (ratio == 0 ? 0.0 : ratio == 128 ? double((t + 1) / 128)
+                                                      : double(std::min<int64_t>(std::min<int64_t>(64, tokens / 4), (t + 1) / 4)));
+          EXPECT_LE(imb, 1 + 4 * 128 * 2 / total + 1e-12) << tokens << " " << ratio << " " << qb;
+        }
+      }
+    }
+  }
 }
 
 // The step's sparse attention layers come in three kinds (v4-micro: compress_ratios 0, 4 and

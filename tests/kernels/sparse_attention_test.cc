@@ -472,6 +472,29 @@ TEST(SparseAttention, ForwardSameBitsUnderEveryPieceSizeAndThreadCount) {
   }
 }
 
+// The split the forward runs by, as its callers' models read it (aura prices query_block by it):
+// blocks of the window's key columns (window x ceil(64 / window) tokens), the last one partial,
+// thread i of T from block i n / T, each block in ceil(len / piece) pieces, a piece at least 1.
+TEST(SparseAttention, ForwardSplitIsKeyColumnBlocksInPieces) {
+  const SparseAttnForwardSplit a = sparse_attention_forward_split(2048, 64, 4);
+  EXPECT_EQ(a.block_tokens, 64);
+  EXPECT_EQ(a.blocks, 32);
+  EXPECT_EQ(a.pieces(), 512);
+  EXPECT_EQ(a.first_block(0, 2), 0);
+  EXPECT_EQ(a.first_block(1, 2), 16);
+  // Window 20: blocks of 20 x ceil(83 / 20) = 80 tokens; 100 tokens are blocks of 80 and 20,
+  // ceil(80 / 3) + ceil(20 / 3) = 27 + 7 pieces; query_block 0 is read as 1.
+  const SparseAttnForwardSplit b = sparse_attention_forward_split(100, 20, 3);
+  EXPECT_EQ(b.block_tokens, 80);
+  EXPECT_EQ(b.blocks, 2);
+  EXPECT_EQ(b.block_end(1), 100);
+  EXPECT_EQ(b.pieces(), 34);
+  EXPECT_EQ(sparse_attention_forward_split(100, 20, 0).pieces(), 100);
+  EXPECT_EQ(sparse_attention_forward_split(100, 128, 200).block_tokens, 128);  // one block
+  EXPECT_EQ(sparse_attention_forward_split(100, 128, 200).pieces(), 1);
+  EXPECT_EQ(sparse_attention_forward_split(0, 64, 4).pieces(), 0);
+}
+
 // The backward's chunk count (sparse_attention.bwd `chunks`) changes only the order of the
 // chunk partials' sums: under every legal value it matches the reference, it is bit-identical
 // for 1-3 threads, and it stays inside the workspace sparse_attention_backward_workspace()

@@ -39,7 +39,7 @@
 // at the working set's level) and vector (FLOPs at the FMA peak, or lane operations per element)
 // overlap; each blocking parameter sets the number of parallel jobs, which costs 1 us each per
 // thread plus the thread imbalance of ceil(jobs / threads) on the larger pipe (sparse attention:
-// the pool's schedule over its unequal jobs); mHC's stage-2 column block adds two small GEMM
+// the pool's schedule over its unequal jobs, the forward's own block schedule); mHC's stage-2 column block adds two small GEMM
 // calls (2 us each) per block and token chunk of 512; sparse attention's backward chunks add
 // zeroing and reducing their private key-gradient slices (8 bytes per workspace float).
 #include "trex/aura/target.h"
@@ -53,6 +53,7 @@
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/kv_compressor.h"
 #include "trex/kernels/mhc.h"
+#include "trex/kernels/sparse_attention.h"
 #include "trex/kernels/row_isa.h"
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
@@ -123,21 +124,6 @@ constexpr int64_t kAttentionWindow = 64;
 
 int64_t attention_ratio(const TuneTarget& t) { return t.dims.size() > 3 ? t.dims[3] : 4; }
 
-// The forward's job layout (sparse_attention.cc sparse_attention_forward): whole key-column
-// blocks of `big` tokens (the window times ceil((63 + window) / window): 64 at window 64) over the
-// first three quarters of the tokens, n_big of them ending at token `head`, then the query blocks.
-struct AttentionJobs {
-  int64_t big = 0, head = 0, n_big = 0;
-};
-
-AttentionJobs attention_forward_jobs(int64_t tokens, int64_t window) {
-  AttentionJobs j;
-  j.big = window * ((63 + window) / window);
-  j.head = (tokens * 3 / 4) / j.big * j.big;
-  j.n_big = j.head / j.big;
-  return j;
-}
-
 // Whether the kv_compress backward, with no channel_block tuned, splits by entries
 // (kv_compressor.cc kv_compress_backward: AVX-512 rows, ratio != 4, at least 2^18 floats per
 // input): one pool job per thread, each taking whole entries (every channel) one at a time from a
@@ -184,10 +170,9 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   if (t.kernel == "kv_compress.bwd") return double(ceil_div(b, v));
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
-  if (param == "query_block") {
-    const AttentionJobs j = attention_forward_jobs(a, kAttentionWindow);
-    return double(j.n_big + ceil_div(a - j.head, v));
-  }
+  // The forward's pieces (sparse_attention_forward_split: each a tokens() run and a counter
+  // fetch, priced like a pool job), handed out inside one pool run of a job per thread.
+  if (param == "query_block") return double(kernels::sparse_attention_forward_split(a, kAttentionWindow, v).pieces());
   return double(ceil_div(a, v));  // block_tokens
 }
 
@@ -205,9 +190,8 @@ double attention_keys(int64_t tokens, int64_t t, int64_t ratio) {
 }
 
 // The work of each parallel job under a parameter value, in the order the pool hands them out,
-// where jobs differ; empty where every job is alike. Sparse attention (sparse_attention.cc): the
-// forward's jobs are whole 64-token key-column blocks over the first three quarters of the
-// tokens, then blocks of `query_block` tokens over the rest; the backward's are chunks of
+// where jobs differ; empty where every job is alike (the sparse attention forward's schedule is
+// attention_forward_imbalance). Sparse attention's backward (sparse_attention.cc): chunks of
 // ceil(tokens / chunks) tokens (plan_with), handed out last first.
 std::vector<double> job_work(const TuneTarget& t, const std::string& param, int64_t v) {
   std::vector<double> w;
@@ -215,24 +199,84 @@ std::vector<double> job_work(const TuneTarget& t, const std::string& param, int6
   // whichever thread is free: the imbalance of n equal units, not of its per-thread pool jobs.
   if (t.kernel == "kv_compress.bwd" && v == 0 && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2]))
     return std::vector<double>(size_t(kernels::compressor_entries(t.dims[0], int(t.dims[2]))), 1.0);
-  if (t.kernel.rfind("sparse_attention.", 0) != 0) return w;
+  if (t.kernel != "sparse_attention.bwd" || param != "chunks") return w;
   const int64_t a = t.dims[0], ratio = attention_ratio(t);
-  auto add = [&](int64_t t0, int64_t t1) {
+  const int64_t len = ceil_div(a, std::min(std::max<int64_t>(v, 1), a));
+  for (int64_t t0 = 0; t0 < a; t0 += len) {
     double sum = 0;
-    for (int64_t q = t0; q < t1; ++q) sum += attention_keys(a, q, ratio);
+    for (int64_t q = t0; q < std::min(a, t0 + len); ++q) sum += attention_keys(a, q, ratio);
     w.push_back(sum);
-  };
-  if (param == "chunks") {
-    const int64_t len = ceil_div(a, std::min(std::max<int64_t>(v, 1), a));
-    for (int64_t t0 = 0; t0 < a; t0 += len) add(t0, std::min(a, t0 + len));
-    std::reverse(w.begin(), w.end());
-    return w;
   }
-  const AttentionJobs j = attention_forward_jobs(a, kAttentionWindow);
-  for (int64_t b = 0; b < j.n_big; ++b) add(b * j.big, (b + 1) * j.big);
-  const int64_t len = std::max<int64_t>(v, 1);
-  for (int64_t t0 = j.head; t0 < a; t0 += len) add(t0, std::min(a, t0 + len));
+  std::reverse(w.begin(), w.end());
   return w;
+}
+
+// Each thread's keys scored in one sparse attention forward under query_block v at `threads`
+// threads: the kernel's split (kernels::sparse_attention_forward_split, the header states it)
+// played out with a token's time its keys (attention_keys), the thread with the least work so far
+// acting next (ties: the lower thread). A thread claims its first block (all threads first, in
+// thread order), then its next block as it starts one; it runs its blocks' pieces in order; once
+// no block is left to claim it takes the pieces left in the blocks after the last it ran. Where
+// the blocks are many the threads end within a piece of each other; a block or two per thread
+// leaves the causal growth of the work (a later block scores more keys) in the imbalance.
+std::vector<double> attention_forward_schedule(const TuneTarget& t, int64_t v, int threads) {
+  const int64_t a = t.dims[0], ratio = attention_ratio(t), T = std::max(threads, 1);
+  const kernels::SparseAttnForwardSplit sp = kernels::sparse_attention_forward_split(a, kAttentionWindow, v);
+  const int64_t n = sp.blocks;
+  std::vector<double> prefix(size_t(a) + 1, 0.0);  // keys of tokens [0, t)
+  for (int64_t q = 0; q < a; ++q) prefix[size_t(q) + 1] = prefix[size_t(q)] + attention_keys(a, q, ratio);
+  std::vector<int64_t> taken(size_t(n), 0);
+  std::vector<char> claimed(size_t(n), 0);
+  auto claim = [&](int64_t from) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t b = (from + i) % n;
+      if (!claimed[size_t(b)]) {
+        claimed[size_t(b)] = 1;
+        return b;
+      }
+    }
+    return n;
+  };
+  // A piece of block b, if one is left: its keys added to *busy.
+  auto take = [&](int64_t b, double* busy) {
+    const int64_t t0 = sp.block_begin(b) + taken[size_t(b)];
+    if (t0 >= sp.block_end(b)) return false;
+    taken[size_t(b)] += sp.piece;
+    *busy += prefix[size_t(std::min(sp.block_end(b), t0 + sp.piece))] - prefix[size_t(t0)];
+    return true;
+  };
+  struct Thread {
+    double busy = 0;
+    int64_t block = 0, after = 0, last = 0, help = 0;  // help: 0 own blocks, i > 0: last + i next
+  };
+  std::vector<Thread> th(static_cast<size_t>(T));
+  for (int64_t i = 0; i < T; ++i) th[size_t(i)].block = th[size_t(i)].last = claim(sp.first_block(i, T));
+  for (Thread& x : th) x.after = x.block < n ? claim(x.block + 1) : n;
+  std::vector<char> done(static_cast<size_t>(T), 0);
+  for (int64_t left = T; left > 0;) {
+    int64_t i = -1;
+    for (int64_t k = 0; k < T; ++k)
+      if (!done[size_t(k)] && (i < 0 || th[size_t(k)].busy < th[size_t(i)].busy)) i = k;
+    Thread& x = th[size_t(i)];
+    if (x.help == 0 && x.block < n) {
+      if (take(x.block, &x.busy)) continue;
+      x.last = x.block;
+      x.block = x.after;
+      if (x.block < n) x.after = claim(x.block + 1);
+      continue;
+    }
+    if (x.help == 0) x.help = 1;
+    if (n > 0 && x.help <= n && take((x.last + x.help) % n, &x.busy)) continue;
+    if (n > 0 && x.help < n) {
+      ++x.help;
+      continue;
+    }
+    done[size_t(i)] = 1;
+    --left;
+  }
+  std::vector<double> busy;
+  for (const Thread& x : th) busy.push_back(x.busy);
+  return busy;
 }
 
 // Floats of the backward's workspace a call zeroes and reduces under a chunk count
@@ -727,10 +771,19 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       const SpaceParam& sp = t.space[i];
       for (size_t v = 0; v < sp.values.size(); ++v) {
         double jobs = std::max(1.0, jobs_of(t, sp.name, sp.values[v], int(threads)));
-        // Unequal jobs (sparse attention's causal key counts) by the pool's schedule, else
-        // ceil(jobs / threads) x threads / jobs.
-        const std::vector<double> work = job_work(t, sp.name, sp.values[v]);
-        double imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
+        // Unequal jobs (sparse attention's causal key counts) by the pool's schedule (the
+        // forward's by its own, attention_forward_schedule), else ceil(jobs / threads) x
+        // threads / jobs.
+        double imb = 1;
+        if (t.kernel == "sparse_attention.fwd") {
+          const std::vector<double> busy = attention_forward_schedule(t, sp.values[v], int(threads));
+          double total = 0;
+          for (double b : busy) total += b;
+          imb = total > 0 ? *std::max_element(busy.begin(), busy.end()) * double(busy.size()) / total : 1.0;
+        } else {
+          const std::vector<double> work = job_work(t, sp.name, sp.values[v]);
+          imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
+        }
         double cost = jobs * 1e-6 / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
         if (sp.name == "chunks") {

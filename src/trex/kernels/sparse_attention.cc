@@ -510,6 +510,21 @@ int64_t scored_pairs(const int32_t* comp_idx, const SparseAttnShape& sh) {
 
 }  // namespace
 
+int64_t SparseAttnForwardSplit::pieces() const {
+  int64_t n = 0;
+  for (int64_t b = 0; b < blocks; ++b) n += (block_end(b) - block_begin(b) + piece - 1) / piece;
+  return n;
+}
+
+SparseAttnForwardSplit sparse_attention_forward_split(int64_t tokens, int64_t window, int64_t query_block) {
+  SparseAttnForwardSplit sp;
+  sp.tokens = std::max<int64_t>(tokens, 0);
+  sp.block_tokens = std::max<int64_t>(window, 1) * ((63 + std::max<int64_t>(window, 1)) / std::max<int64_t>(window, 1));
+  sp.blocks = (sp.tokens + sp.block_tokens - 1) / sp.block_tokens;
+  sp.piece = std::max<int64_t>(1, query_block);
+  return sp;
+}
+
 template <class T>
 void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
                               const float* sink, T* o, float* lse, float* comp_prob,
@@ -614,28 +629,27 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
     }
   };
-  // Jobs: blocks of `big` tokens (the window times ceil(64 / window): whole key-column blocks of
-  // KeyColumns), each run in query_block-token pieces taken from the block's own counter.
-  // Thread i of T starts at block i n / T and claims blocks upward from there (past the last, on
-  // from block 0), skipping those already claimed; it claims its next block as it starts one, so
-  // its q requests 8 tokens ahead run on into its own next block. Once every block is claimed, a
-  // thread joins the blocks still running and takes their remaining pieces beside their owners:
-  // the threads finish within a piece of each other, and only those last blocks are filled by
-  // two threads. Until session 24 the jobs were the blocks in turn over the first seven eighths
-  // of the tokens, then query_block-token jobs: the tail's blocks were filled by both threads,
-  // the requests 8 tokens ahead at the end of every job went to the other thread's tokens, and
-  // the threads alternated blocks, so half of each block's key columns and rows (its columns
-  // hold the keys of windows b - 1 and b) had last been read by the other core (perf of blocks
-  // claimed in turn, 2 threads against 1: transpose16 +65%). Each token is computed the same
-  // way in any piece: the same bits for any thread count.
-  const int64_t big = sh.window * ((63 + sh.window) / sh.window);
-  const int64_t n_blocks = (sh.s + big - 1) / big, piece = std::max<int64_t>(1, grain);
+  // Jobs (sparse_attention_forward_split; aura's model of query_block follows the same split):
+  // blocks of block_tokens tokens (whole key-column blocks of KeyColumns), each run in
+  // query_block-token pieces taken from the block's own counter. Thread i of T starts at block
+  // i n / T and claims blocks upward from there (past the last, on from block 0), skipping those
+  // already claimed; it claims its next block as it starts one, so its q requests 8 tokens ahead
+  // run on into its own next block. Once every block is claimed, a thread joins the blocks still
+  // running and takes their remaining pieces beside their owners: the threads finish within a piece
+  // of each other, and only those last blocks are filled by two threads. Until session 24 the jobs
+  // were the blocks in turn over the first seven eighths of the tokens, then query_block-token
+  // jobs: the tail's blocks were filled by both threads, the requests 8 tokens ahead at the end of
+  // every job went to the other thread's tokens, and the threads alternated blocks, so half of each
+  // block's key columns and rows (its columns hold the keys of windows b - 1 and b) had last been
+  // read by the other core (perf of blocks claimed in turn, 2 threads against 1: transpose16 +65%).
+  // Each token is computed the same way in any piece: the same bits for any thread count.
+  const SparseAttnForwardSplit split = sparse_attention_forward_split(sh.s, sh.window, grain);
+  const int64_t n_blocks = split.blocks, piece = split.piece;
   struct alignas(64) Block {  // a line each: a block's owner and a helper share one line only
     std::atomic<int64_t> taken{0};  // tokens of the block handed out
     std::atomic<int> claimed{0};
   };
   std::unique_ptr<Block[]> blocks(new Block[size_t(n_blocks)]);
-  auto block_end = [&](int64_t b) { return std::min(sh.s, (b + 1) * big); };
   // The first unclaimed block from `from` on (wrapping), now claimed; n_blocks if none is left.
   auto claim = [&](int64_t from) {
     for (int64_t i = 0; i < n_blocks; ++i) {
@@ -649,20 +663,19 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   // Runs block b's pieces that are left; `after` is the block this thread runs next.
   auto run_block = [&](int64_t b, int64_t after) {
     Ahead ahead;
-    ahead.end = block_end(b);
-    if (after < n_blocks) ahead.next = after * big, ahead.next_end = block_end(after);
+    ahead.end = split.block_end(b);
+    if (after < n_blocks) ahead.next = split.block_begin(after), ahead.next_end = split.block_end(after);
     for (;;) {
-      const int64_t t0 = b * big + blocks[size_t(b)].taken.fetch_add(piece, std::memory_order_relaxed);
+      const int64_t t0 = split.block_begin(b) + blocks[size_t(b)].taken.fetch_add(piece, std::memory_order_relaxed);
       if (t0 >= ahead.end) return;
       tokens(t0, std::min(ahead.end, t0 + piece), ahead);
     }
   };
   const int64_t n_threads = tp.num_threads();
   tp.run([&](int thread) {
-    const int64_t start = n_blocks * int64_t(thread) / n_threads;
-    int64_t b = claim(start), last = b;
+    int64_t b = claim(split.first_block(thread, n_threads)), last = b;
     if (b < n_blocks)  // the first block's first rows (later blocks' come from the block before)
-      for (int64_t t = b * big; t < std::min(block_end(b), b * big + kPrefetchAhead); ++t)
+      for (int64_t t = split.block_begin(b); t < std::min(split.block_end(b), split.block_begin(b) + kPrefetchAhead); ++t)
         prefetch_rows(q + t * H * hd, H * hd, Fetch::kL1);
     while (b < n_blocks) {
       const int64_t after = claim(b + 1);

@@ -26,6 +26,7 @@
 // any thread count. REQUIRES: 0 <= comp_idx < n_comp or -1; outputs do not alias inputs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,23 @@ template <class T>
 void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const int32_t* comp_idx,
                               const float* sink, T* o, float* lse, float* comp_prob,
                               const SparseAttnShape& shape, core::ThreadPool* pool = nullptr);
+
+// How the forward splits a call's tokens over the threads (sparse_attention_forward runs by it;
+// aura's performance model prices query_block by it, so the two cannot drift apart): blocks of
+// block_tokens tokens (the key-column blocks of its window: window x ceil(64 / window) tokens,
+// 64 at window 64); thread i of T starts at block first_block(i, T) and claims blocks upward
+// from there (past the last, on from block 0), skipping claimed ones, and claims its next block
+// as it starts one; each block runs in pieces of `piece` tokens (query_block, at least 1) taken
+// in order from the block's own counter. Once every block is claimed, a thread takes the pieces
+// left in the blocks still running, from the block after the last one it ran onwards.
+struct SparseAttnForwardSplit {
+  int64_t tokens = 0, block_tokens = 1, blocks = 0, piece = 1;
+  int64_t first_block(int64_t thread, int64_t threads) const { return blocks * thread / threads; }
+  int64_t block_begin(int64_t b) const { return b * block_tokens; }
+  int64_t block_end(int64_t b) const { return std::min(tokens, (b + 1) * block_tokens); }
+  int64_t pieces() const;  // the call's pieces: each block's ceil(tokens / piece), summed
+};
+SparseAttnForwardSplit sparse_attention_forward_split(int64_t tokens, int64_t window, int64_t query_block);
 
 // Floats of workspace the backward needs (the caller may pass nullptr to have it allocated).
 // It does not depend on the active tuning: every chunk count the backward may be tuned to fits.

@@ -6,8 +6,8 @@
 // rounding of ~10 per 8 elements), not by memory. The backward's fp32 rows stay on 8 lanes
 // (memory-bound there; 16 lanes measured no gain). The forward on AVX-512 (fp32 and bf16) runs
 // each row's output pass in the loop of the next row's sum of squares (forward_rows512): that
-// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap. (The
-// same for the backward's two 8-lane sums measured slower for bf16: not done.) The 16-lane
+// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap; the
+// bf16 backward does the same with pairs of rows (backward_rows512). The 16-lane
 // rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
 // operations (tested).
 #include "trex/core/trace.h"
@@ -126,6 +126,9 @@ void backward_row(const T* x, const float* w, const T* dy, T* dx, float* dwp, in
 #ifdef TREX_ELEM_AVX2
 #define TREX_RMS512_FN \
   __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16")))
+// The backward's steps, inlined into the row loop whatever GCC's size estimate (a call per step
+// would cost more than the step's work).
+#define TREX_RMS512_STEP TREX_RMS512_FN inline __attribute__((always_inline))
 
 // A bf16 store through vcvtneps2bf16 where the CPU has AVX512_BF16 (Cvt; same bits, see
 // round16_cvt), else put16.
@@ -268,23 +271,14 @@ TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo
   }
 }
 
-// The backward on 16 lanes (bf16): backward_row's two passes. The two sums stay on 8 lanes in
-// backward_row's order (one accumulator each, 8 elements a step: 16 lanes would split them in
-// two); the second pass is element-wise, so it widens to 16 lanes as is. Each row's second pass
-// runs in the same loop as the next row's first (as the forward's forward_row_and_sum512): the
-// sums are two chains of dependent FMAs, whose latency bounds that pass, and the second pass has
-// none, so the two overlap. Each pass keeps its operations and order: the same bits as the rows
-// one after the other.
-
-// One 8-element step of the sums of row x, dy.
-template <class T>
-TREX_RMS512_FN void sums_step8(const T* x, const float* w, const T* dy, int64_t i, __m256& as,
-                               __m256& ad) {
-  __m256 v = simd::load8(x + i), g = simd::load8(dy + i);
-  if (w) g = _mm256_mul_ps(g, _mm256_loadu_ps(w + i));
-  as = _mm256_fmadd_ps(v, v, as);
-  ad = _mm256_fmadd_ps(g, v, ad);
-}
+// The backward on 16 lanes (bf16): backward_row's two passes. The two sums keep backward_row's
+// 8-lane order (one 8-lane chain each, 8 elements a step) but share one 16-lane accumulator
+// ([as | ad], sums_line32 below); the second pass is element-wise, so it widens to 16 lanes as
+// is. Rows go in pairs: each pair's second pass runs in the same loop as the next pair's sums
+// (group_pass512): the sums are chains of dependent FMAs, whose latency bounds that pass, the
+// second pass has none, and two rows' chains run side by side. Each pass keeps its operations
+// and order (dw's terms added column by column in row order): the same bits as the rows one
+// after the other.
 
 // The sums' scalar tail after the 8-lane part (vec = dim rounded down to 8).
 template <class T>
@@ -299,15 +293,91 @@ TREX_RMS512_FN void sums_tail(const T* x, const float* w, const T* dy, int64_t v
   *ss = s, *sd = d;
 }
 
+// The two sums on one 16-lane accumulator: lanes 0-7 are backward_row's as, lanes 8-15 its ad,
+// and each 8-element step is one FMA of [x | g] by [x | x] (g = dy w): lane j adds x_j x_j, lane
+// 8 + j adds g_j x_j, the same FMA on the same values as the two 8-lane chains, in the same order:
+// the same bits, with half the FMAs and, for bf16 on AVX-512 BW, a line of x and of dy widened
+// into the four steps' [x | dy] by one two-source word permute each (zero-masked: each word in
+// the top half of its lane, load16's shift), [x | x] by one 128-bit lane shuffle of it, and w's
+// multiply masked to lanes 8-15. sums_halves gives as and ad back to sums_tail.
+struct SumsIndex {
+  __m512i idx[4];  // step k of a line: x words 8k .. 8k + 7, then dy words 8k .. 8k + 7
+  TREX_RMS512_FN SumsIndex() {
+    for (int k = 0; k < 4; ++k) {
+      alignas(64) int16_t v[32];
+      for (int j = 0; j < 16; ++j)
+        v[2 * j] = 0, v[2 * j + 1] = int16_t(j < 8 ? 8 * k + j : 32 + 8 * k + j - 8);
+      idx[k] = _mm512_load_si512(v);
+    }
+  }
+};
+
+// [x | g] of an 8-element step from the [x | dy] it was widened to: w's multiply on lanes 8-15
+// (the lanes past w's step are masked off, never read).
+TREX_RMS512_STEP __m512 times_w_high(__m512 xd, const float* w, int64_t i) {
+  if (!w) return xd;
+  return _mm512_mask_mul_ps(xd, 0xff00, xd, _mm512_maskz_loadu_ps(0xff00, w + i - 8));
+}
+
+// Four 8-element steps (a line of bf16) of the sums at column i.
+TREX_RMS512_STEP void sums_line32(const core::bf16* x, const float* w, const core::bf16* dy,
+                                int64_t i, const SumsIndex& si, __m512& acc) {
+  const __m512i xl = _mm512_loadu_si512(x + i), dl = _mm512_loadu_si512(dy + i);
+  for (int k = 0; k < 4; ++k) {
+    const __m512 xd =
+        _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi16(0xaaaaaaaau, xl, si.idx[k], dl));
+    const __m512 xx = _mm512_maskz_shuffle_f32x4(simd::kAll16, xd, xd, 0x44);  // [x | x]
+    acc = _mm512_fmadd_ps(times_w_high(xd, w, i + 8 * k), xx, acc);
+  }
+}
+
+// One 8-element step of the sums on the 16-lane accumulator (any T).
+template <class T>
+TREX_RMS512_STEP void sums_step8x(const T* x, const float* w, const T* dy, int64_t i, __m512& acc) {
+  const __m256 v = simd::load8(x + i), d = simd::load8(dy + i);
+  const __m512 xd = _mm512_insertf32x8(_mm512_castps256_ps512(v), d, 1);
+  const __m512 xx = _mm512_insertf32x8(_mm512_castps256_ps512(v), v, 1);
+  acc = _mm512_fmadd_ps(times_w_high(xd, w, i), xx, acc);
+}
+
+TREX_RMS512_STEP void sums_halves(__m512 acc, __m256& as, __m256& ad) {
+  as = simd::low8(acc), ad = simd::high8(acc);
+}
+
 // One 16-lane step (lanes m) of the second pass.
 template <bool NT, bool Cvt, class T>
-TREX_RMS512_FN void grad_step16(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+TREX_RMS512_STEP void grad_step16(const T* x, const float* w, const T* dy, T* dx, float* dwp,
                                 int64_t i, __mmask16 m, __m512 vr, __m512 vc) {
   const __m512 v = simd::load16(x + i, m), d = simd::load16(dy + i, m);
   const __m512 g = w ? _mm512_mul_ps(d, simd::load16(w + i, m)) : d;
   out16<NT, Cvt>(dx + i, _mm512_fnmadd_ps(vc, v, _mm512_mul_ps(vr, g)), m);
   if (dwp)
     simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
+}
+
+// Two grad_step16 steps (a line of bf16, AVX512_BF16) in one: dx converted by one
+// vcvtne2ps2bf16 after one denormal test and written by one put_line (a 64-byte streaming store
+// where dx's rows start on 64-byte boundaries). x and dy keep load16's widening: simd::load32's
+// word permutes measured slower here (session 24: in L2 1.03x against 1.13x with load16). The
+// same values and operations per element as the two steps: the same bits.
+template <simd::LineStore S>
+TREX_RMS512_STEP void grad_line32(const core::bf16* x, const float* w, const core::bf16* dy,
+                                  core::bf16* dx, float* dwp, int64_t i, __m512 vr, __m512 vc) {
+  const __m512 v0 = simd::load16(x + i, simd::kAll16), v1 = simd::load16(x + i + 16, simd::kAll16);
+  const __m512 d0 = simd::load16(dy + i, simd::kAll16), d1 = simd::load16(dy + i + 16, simd::kAll16);
+  const __m512 g0 = w ? _mm512_mul_ps(d0, _mm512_loadu_ps(w + i)) : d0;
+  const __m512 g1 = w ? _mm512_mul_ps(d1, _mm512_loadu_ps(w + i + 16)) : d1;
+  const __m512 o0 = _mm512_fnmadd_ps(vc, v0, _mm512_mul_ps(vr, g0));
+  const __m512 o1 = _mm512_fnmadd_ps(vc, v1, _mm512_mul_ps(vr, g1));
+  const __m512i h = _kortestz_mask16_u8(_mm512_fpclass_ps_mask(o0, 0x20), _mm512_fpclass_ps_mask(o1, 0x20))
+                        ? simd::words32<true>(o0, o1)
+                        : simd::words32<false>(o0, o1);
+  simd::put_line<S>(dx + i, h);
+  if (dwp) {
+    _mm512_storeu_ps(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d0, v0), vr, _mm512_loadu_ps(dwp + i)));
+    _mm512_storeu_ps(dwp + i + 16,
+                     _mm512_fmadd_ps(_mm512_mul_ps(d1, v1), vr, _mm512_loadu_ps(dwp + i + 16)));
+  }
 }
 
 template <class T>
@@ -320,45 +390,101 @@ TREX_RMS512_FN void grad_tail(const T* x, const float* w, const T* dy, T* dx, fl
   }
 }
 
-// Rows [lo, hi) of the backward (one dw chunk's).
-template <bool NT, bool Cvt, class T>
+// One pass over the columns for a group of rows: the second pass of NR rows (first .. first + NR,
+// scales r[k], c[k]) and the sums of the next NN rows (first + NR ..), into ss[n], sd[n]. Each
+// row's sums are one chain of dependent FMAs (an FMA per 8 elements: its latency, about 4
+// cycles, bound a row's pass); NN = 2 rows' chains run side by side. The second pass adds the
+// NR rows' dw terms to dwp column by column in row order, as rows one after the other do: every
+// operation and order is the rows' own, the same bits.
+// (Each row's registers in variables of its own, not arrays: GCC kept __m512 arrays on the stack,
+// a store and a load inside the FMA chain.)
+template <simd::LineStore S, bool Cvt, class T, int NR, int NN>
+TREX_RMS512_FN void group_pass512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
+                                  int64_t first, int64_t dim, const float* r, const float* c,
+                                  const SumsIndex& si, float* ss, float* sd) {
+  static_assert(NR <= 2 && NN <= 2);
+  constexpr bool NT = S != simd::LineStore::kPlain;
+  const int64_t vec = dim & ~int64_t(7);
+  const int64_t o0 = first * dim, o1 = o0 + dim;  // the second pass's rows
+  const int64_t n0 = (first + NR) * dim, n1 = n0 + dim;  // the sums' rows
+  const T *x0 = x + o0, *x1 = x + o1, *dy0 = dy + o0, *dy1 = dy + o1;
+  T *dx0 = dx + o0, *dx1 = dx + o1;
+  const T *xn0 = x + n0, *xn1 = x + n1, *dyn0 = dy + n0, *dyn1 = dy + n1;
+  const __m512 vr0 = _mm512_set1_ps(NR > 0 ? r[0] : 0.f), vc0 = _mm512_set1_ps(NR > 0 ? c[0] : 0.f);
+  const __m512 vr1 = _mm512_set1_ps(NR > 1 ? r[1] : 0.f), vc1 = _mm512_set1_ps(NR > 1 ? c[1] : 0.f);
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, core::bf16>) {
+    for (; i + 32 <= vec; i += 32) {
+      if constexpr (NN > 0) sums_line32(xn0, w, dyn0, i, si, acc0);
+      if constexpr (NN > 1) sums_line32(xn1, w, dyn1, i, si, acc1);
+      if constexpr (Cvt) {
+        if constexpr (NR > 0) grad_line32<S>(x0, w, dy0, dx0, dwp, i, vr0, vc0);
+        if constexpr (NR > 1) grad_line32<S>(x1, w, dy1, dx1, dwp, i, vr1, vc1);
+      } else {
+        if constexpr (NR > 0) {
+          grad_step16<NT, Cvt>(x0, w, dy0, dx0, dwp, i, simd::kAll16, vr0, vc0);
+          grad_step16<NT, Cvt>(x0, w, dy0, dx0, dwp, i + 16, simd::kAll16, vr0, vc0);
+        }
+        if constexpr (NR > 1) {
+          grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i, simd::kAll16, vr1, vc1);
+          grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i + 16, simd::kAll16, vr1, vc1);
+        }
+      }
+    }
+  }
+  for (; i + 16 <= vec; i += 16) {
+    if constexpr (NN > 0) sums_step8x(xn0, w, dyn0, i, acc0), sums_step8x(xn0, w, dyn0, i + 8, acc0);
+    if constexpr (NN > 1) sums_step8x(xn1, w, dyn1, i, acc1), sums_step8x(xn1, w, dyn1, i + 8, acc1);
+    if constexpr (NR > 0) grad_step16<NT, Cvt>(x0, w, dy0, dx0, dwp, i, simd::kAll16, vr0, vc0);
+    if constexpr (NR > 1) grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i, simd::kAll16, vr1, vc1);
+  }
+  if (i < vec) {  // 8 left
+    const __mmask16 m = simd::lanes16(i, vec);
+    if constexpr (NN > 0) sums_step8x(xn0, w, dyn0, i, acc0);
+    if constexpr (NN > 1) sums_step8x(xn1, w, dyn1, i, acc1);
+    if constexpr (NR > 0) grad_step16<NT, Cvt>(x0, w, dy0, dx0, dwp, i, m, vr0, vc0);
+    if constexpr (NR > 1) grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i, m, vr1, vc1);
+  }
+  __m256 as, ad;
+  if constexpr (NN > 0) {
+    sums_halves(acc0, as, ad);
+    sums_tail(xn0, w, dyn0, vec, dim, as, ad, &ss[0], &sd[0]);
+  }
+  if constexpr (NN > 1) {
+    sums_halves(acc1, as, ad);
+    sums_tail(xn1, w, dyn1, vec, dim, as, ad, &ss[1], &sd[1]);
+  }
+  if constexpr (NR > 0) grad_tail(x0, w, dy0, dx0, dwp, vec, dim, r[0], c[0]);
+  if constexpr (NR > 1) grad_tail(x1, w, dy1, dx1, dwp, vec, dim, r[1], c[1]);
+}
+
+// Rows [lo, hi) of the backward (one dw chunk's), two rows at a time: each pair's second pass
+// with the next pair's sums (group_pass512), the first pair's sums alone.
+template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN void backward_rows512(const T* x, const float* w, const T* dy, T* dx, float* dwp,
                                      int64_t lo, int64_t hi, int64_t dim, float eps) {
   if (lo >= hi) return;
-  const int64_t vec = dim & ~int64_t(7);
-  float ss, sd;
-  {
-    __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
-    const T *x0 = x + lo * dim, *dy0 = dy + lo * dim;
-    for (int64_t i = 0; i < vec; i += 8) sums_step8(x0, w, dy0, i, as, ad);
-    sums_tail(x0, w, dy0, vec, dim, as, ad, &ss, &sd);
-  }
-  for (int64_t row = lo; row < hi; ++row) {
-    const float r = 1.f / std::sqrt(ss / float(dim) + eps);
-    const float c = r * r * r * sd / float(dim);
-    const __m512 vr = _mm512_set1_ps(r), vc = _mm512_set1_ps(c);
-    const int64_t o = row * dim;
-    const T *xr = x + o, *dyr = dy + o;
-    T* dxr = dx + o;
-    if (row + 1 < hi) {  // this row's second pass with the next row's sums
-      const T *xn = xr + dim, *dyn = dyr + dim;
-      __m256 as = _mm256_setzero_ps(), ad = _mm256_setzero_ps();
-      int64_t i = 0;
-      for (; i + 16 <= vec; i += 16) {
-        sums_step8(xn, w, dyn, i, as, ad);
-        sums_step8(xn, w, dyn, i + 8, as, ad);
-        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::kAll16, vr, vc);
-      }
-      if (i < vec) {  // 8 left
-        sums_step8(xn, w, dyn, i, as, ad);
-        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
-      }
-      sums_tail(xn, w, dyn, vec, dim, as, ad, &ss, &sd);
-    } else {
-      for (int64_t i = 0; i < vec; i += 16)
-        grad_step16<NT, Cvt>(xr, w, dyr, dxr, dwp, i, simd::lanes16(i, vec), vr, vc);
+  const SumsIndex si;
+  float ss[2], sd[2], r[2], c[2];
+  if (hi - lo >= 2)
+    group_pass512<S, Cvt, T, 0, 2>(x, w, dy, dx, dwp, lo, dim, r, c, si, ss, sd);
+  else
+    group_pass512<S, Cvt, T, 0, 1>(x, w, dy, dx, dwp, lo, dim, r, c, si, ss, sd);
+  for (int64_t row = lo; row < hi; row += 2) {
+    const int64_t nr = std::min<int64_t>(2, hi - row), nn = std::min<int64_t>(2, hi - row - nr);
+    for (int k = 0; k < nr; ++k) {
+      r[k] = 1.f / std::sqrt(ss[k] / float(dim) + eps);
+      c[k] = r[k] * r[k] * r[k] * sd[k] / float(dim);
     }
-    grad_tail(xr, w, dyr, dxr, dwp, vec, dim, r, c);
+    if (nr == 2 && nn == 2)
+      group_pass512<S, Cvt, T, 2, 2>(x, w, dy, dx, dwp, row, dim, r, c, si, ss, sd);
+    else if (nr == 2 && nn == 1)
+      group_pass512<S, Cvt, T, 2, 1>(x, w, dy, dx, dwp, row, dim, r, c, si, ss, sd);
+    else if (nr == 2)
+      group_pass512<S, Cvt, T, 2, 0>(x, w, dy, dx, dwp, row, dim, r, c, si, ss, sd);
+    else
+      group_pass512<S, Cvt, T, 1, 0>(x, w, dy, dx, dwp, row, dim, r, c, si, ss, sd);
   }
 }
 
@@ -401,13 +527,19 @@ ForwardRows<T> forward_rows_for(bool nt) {
   return nt ? &forward_rows<true, T> : &forward_rows<false, T>;
 }
 
+// dx's line stores on the AVX512_BF16 path: streamed 64 bytes at a time where every row of dx
+// starts on a 64-byte boundary, else in 32-byte halves (use_streaming's alignment), else plain.
 template <class T>
-BackwardRows<T> backward_rows_for(bool nt) {
+BackwardRows<T> backward_rows_for(bool nt, const T* dx, int64_t dim) {
 #ifdef TREX_ELEM_AVX2
   if (std::is_same_v<T, core::bf16> && row_isa() == core::Isa::kAvx512) {
+    using simd::LineStore;
     const bool cvt = core::cpu_features().avx512_bf16;
-    return nt ? (cvt ? &backward_rows512<true, true, T> : &backward_rows512<true, false, T>)
-              : (cvt ? &backward_rows512<false, true, T> : &backward_rows512<false, false, T>);
+    const bool line64 = reinterpret_cast<uintptr_t>(dx) % 64 == 0 && (dim * sizeof(T)) % 64 == 0;
+    if (!nt) return cvt ? &backward_rows512<LineStore::kPlain, true, T> : &backward_rows512<LineStore::kPlain, false, T>;
+    if (!cvt) return &backward_rows512<LineStore::kStream32, false, T>;
+    return line64 ? &backward_rows512<LineStore::kStream64, true, T>
+                  : &backward_rows512<LineStore::kStream32, true, T>;
   }
 #endif
   return nt ? &backward_rows<true, T> : &backward_rows<false, T>;
@@ -447,7 +579,7 @@ void rmsnorm_backward(const T* x, const float* w, const T* dy, T* dx, float* dw,
   // same shape (arena.cc keeps freed large buffers), so they are faulted in once, not per call.
   std::unique_ptr<float[], core::AlignedDeleter> partial;
   if (want_dw) partial = core::aligned_array<float>(size_t(n_chunks * dim));
-  const BackwardRows<T> chunk_rows = backward_rows_for<T>(nt);
+  const BackwardRows<T> chunk_rows = backward_rows_for<T>(nt, dx, dim);
   tp.parallel_for(0, n_chunks, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       float* dwp = want_dw ? partial.get() + c * dim : nullptr;

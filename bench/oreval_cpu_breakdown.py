@@ -11,7 +11,10 @@ processes outside the run are left out, except kernel threads (kworker, ksoftirq
 on a shared machine not all of theirs are this run's.
 
 Usage: python3 bench/oreval_cpu_breakdown.py BUILD_DIR JOBS [PERF_DATA]   (as root; DATA:
-$TREX_DATA_DIR, else /work/shared/data). Prints ms of CPU per program by phase.
+$TREX_DATA_DIR, else /work/shared/data). Prints ms of CPU per program by phase, then, for the
+child's user time before the program (the "waiting" and "request" user rows), the leading
+shared objects and leaf functions of its samples (where that time goes: the interpreter, libc's
+malloc, ctypes, json, the sandbox library).
 Run it in the quiet lane (flock /work/notes/quiet.lock nice -n 0 ...).
 """
 import collections
@@ -43,7 +46,7 @@ def record(build, jobs, data_file):
 
 
 def samples_of(data_file):
-    text = subprocess.run(["perf", "script", "-i", data_file, "-F", "comm,pid,tid,time,event,trace,ip,sym"],
+    text = subprocess.run(["perf", "script", "-i", data_file, "-F", "comm,pid,tid,time,event,trace,ip,sym,dso"],
                           capture_output=True, text=True, check=True).stdout
     header = re.compile(r"^\s*(.+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s*(.*)$")
     out, current = [], None
@@ -53,12 +56,14 @@ def samples_of(data_file):
             continue
         m = header.match(line)
         if m and not line.startswith("\t"):
-            current = [m.group(1), int(m.group(2)), float(m.group(4)), m.group(5), m.group(6), []]
+            current = [m.group(1), int(m.group(2)), float(m.group(4)), m.group(5), m.group(6), [], []]
             out.append(current)
         elif current is not None:
-            parts = line.split()
+            parts = line.split(None, 1)
             if len(parts) >= 2:
-                current[5].append(parts[1].split("+")[0])
+                sym, _, dso = parts[1].rpartition(" (")
+                current[5].append(sym.split("+")[0] if sym else parts[1])
+                current[6].append(os.path.basename(dso.rstrip(")")) if sym else "?")
     return out
 
 
@@ -108,7 +113,7 @@ def main():
     root, programs = record(build, jobs, data_file)
     samples = samples_of(data_file)
     parent, comm_of, request_at, seccomp_at = {}, {}, {}, {}
-    for comm, pid, t, event, trace, _ in samples:
+    for comm, pid, t, event, trace, _, _ in samples:
         if event.startswith("sched:sched_process_fork"):
             m = re.search(r"pid=(\d+) child_comm=\S+ child_pid=(\d+)", trace)
             if m:
@@ -137,15 +142,26 @@ def main():
     children = {p for p in run if parent.get(p) in interpreters}
     roles = (interpreters, children, run, request_at, seccomp_at)
     table = collections.Counter()
-    for comm, pid, t, event, _, stack in samples:
+    leaves = {"child, waiting: user": collections.Counter(), "child, request: user": collections.Counter()}
+    objects = {name: collections.Counter() for name in leaves}
+    for comm, pid, t, event, _, stack, dsos in samples:
         if event.startswith("cpu-clock"):
             name = phase(comm, pid, t, stack, roles)
             if name:
                 table[name] += 1
+            if name in leaves and stack:
+                leaves[name]["%s [%s]" % (stack[0], dsos[0])] += 1
+                objects[name][dsos[0]] += 1
     print("%d programs, %d interpreter(s), %d children; ms of CPU per program:" % (programs, len(interpreters), len(children)))
     for name in sorted(table):
         print("%-62s %7.2f" % (name, table[name] * MS_PER_SAMPLE / programs))
     print("%-62s %7.2f" % ("total", sum(table.values()) * MS_PER_SAMPLE / programs))
+    for name in leaves:
+        print("%s, by shared object, then by leaf function (ms per program):" % name)
+        for key, n in objects[name].most_common(6):
+            print("  %-70s %6.3f" % (key, n * MS_PER_SAMPLE / programs))
+        for key, n in leaves[name].most_common(12):
+            print("  %-70s %6.3f" % (key[:70], n * MS_PER_SAMPLE / programs))
 
 
 if __name__ == "__main__":

@@ -223,21 +223,21 @@ TEST(RmsNorm, StreamingStorePathBf16) {
 // and streamed stores, with outputs that are denormal (tiny weights: for bf16 the vcvtneps2bf16
 // store falls back to the integer rounding there). 37 rows in blocks of several rows (the
 // built-in 16384 elements), so rows are paired with their next row (the bf16 backward: pairs of
-// rows with the next pair's sums, an odd row last), and 1 row alone; the streamed case with dx
-// on a 64-byte boundary (64-byte line stores) and on 32 bytes only.
+// rows with the next pair's sums, an odd row last), and 1 row alone; the streamed case with y and
+// dx on a 64-byte boundary (64-byte line stores) and on 32 bytes only.
 template <class T>
 void check_paths_same_bits() {
   if (!core::isa_supported(core::Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   core::ThreadPool pool(2);
   struct Case {
     int64_t rows, dim;
-    size_t dx_off = 0;  // dx this many elements past a 64-byte boundary
+    size_t out_off = 0;  // y and dx this many elements past a 64-byte boundary
   };
   std::vector<Case> cases;
   for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 57, 97, 4096}) cases.push_back({37, dim});
   cases.push_back({1, 4096});
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
-  // streamed, dx on 32 bytes but not 64: the bf16 backward's lines in two 32-byte stores
+  // streamed, y and dx on 32 bytes but not 64: the bf16 lines in two 32-byte stores
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024, 32 / sizeof(T)});
   uint32_t seed = 300;
   for (const Case& c : cases) {
@@ -264,15 +264,16 @@ void check_paths_same_bits() {
           features.emplace(no_bf16);
           ASSERT_FALSE(core::cpu_features().avx512_bf16);
         }
-        auto y = core::aligned_array<T>(size_t(n)), dxa = core::aligned_array<T>(size_t(n) + c.dx_off);
-        T* const dx = dxa.get() + c.dx_off;
-        std::fill(y.get(), y.get() + n, nan_value<T>());
+        auto ya = core::aligned_array<T>(size_t(n) + c.out_off), dxa = core::aligned_array<T>(size_t(n) + c.out_off);
+        T* const y = ya.get() + c.out_off;
+        T* const dx = dxa.get() + c.out_off;
+        std::fill(y, y + n, nan_value<T>());
         std::fill(dx, dx + n, nan_value<T>());
         std::vector<float> dw(size_t(c.dim), NAN);
-        rmsnorm_forward(x.get(), wp, y.get(), c.rows, c.dim, kRmsNormEps, &pool);
+        rmsnorm_forward(x.get(), wp, y, c.rows, c.dim, kRmsNormEps, &pool);
         rmsnorm_backward(x.get(), wp, dy.get(), dx, weighted ? dw.data() : nullptr, c.rows,
                          c.dim, kRmsNormEps, &pool);
-        ys.emplace_back(y.get(), y.get() + n);
+        ys.emplace_back(y, y + n);
         dxs.emplace_back(dx, dx + n);
         dws.push_back(dw);
       }

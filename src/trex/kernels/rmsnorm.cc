@@ -138,6 +138,13 @@ TREX_RMS512_FN inline void out16(T* p, __m512 v, __mmask16 m) {
   else simd::put16<NT>(p, v, m);
 }
 
+// A line of bf16 as two 16-lane halves by load16's widening (vpmovzxwd + shift): simd::load32's
+// word permutes measured slower on this machine (session 24, see backward_rows512).
+TREX_RMS512_FN inline __attribute__((always_inline)) void load_line16x2(const core::bf16* p,
+                                                                        __m512* lo, __m512* hi) {
+  *lo = simd::load16(p, simd::kAll16), *hi = simd::load16(p + 16, simd::kAll16);
+}
+
 // sum_sq on 16 lanes: lanes 0-7 are sum_sq's a0 and lanes 8-15 its a1 (a 16-element step adds
 // x[i..i+7] to a0 and x[i+8..i+15] to a1 there), a last 8-element step adds to a0 alone, and
 // hsum16 adds a0 + a1 before hsum's order: the same sums in the same order. bf16 takes a line
@@ -147,10 +154,9 @@ TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
   __m512 a = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (std::is_same_v<T, core::bf16>) {  // a line per step (scale_line32's comment)
-    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
     for (; i + 32 <= dim; i += 32) {
       __m512 v0, v1;
-      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
+      load_line16x2(x + i, &v0, &v1);
       a = _mm512_fmadd_ps(v0, v0, a);
       a = _mm512_fmadd_ps(v1, v1, a);
     }
@@ -169,12 +175,13 @@ TREX_RMS512_FN float sum_sq512(const T* x, int64_t dim) {
   return s;
 }
 
-// bf16 rows on AVX512_BF16 take a line (32 elements) per step: one 64-byte load widened by two
-// word permutes (simd::load32) instead of two loads widened in two instructions each, and one
-// vcvtne2ps2bf16 for the line's store (simd::store32) instead of a rounding and a denormal test
-// per half. Lanes 0-15 and 16-31 are the two 16-lane steps' values, summed into the one
-// accumulator in the same order: the same bits. scale_line32: a line's output step, y = x r w.
-template <bool NT>
+// bf16 rows on AVX512_BF16 take a line (32 elements) per step: two 16-lane halves
+// (load_line16x2: since session 24, simd::load32's word permutes measured slower), and one
+// vcvtne2ps2bf16 for the line's store instead of a rounding and a denormal test per half (one
+// 64-byte streaming store where y's rows start on 64 bytes: simd::put_line). Lanes 0-15 and
+// 16-31 are the two 16-lane steps' values, summed into the one accumulator in the same order:
+// the same bits. scale_line32: a line's output step, y = x r w.
+template <simd::LineStore S>
 TREX_RMS512_FN void scale_line32(__m512 v0, __m512 v1, __m512 vr, const float* w, core::bf16* y) {
   v0 = _mm512_mul_ps(v0, vr);
   v1 = _mm512_mul_ps(v1, vr);
@@ -182,21 +189,24 @@ TREX_RMS512_FN void scale_line32(__m512 v0, __m512 v1, __m512 vr, const float* w
     v0 = _mm512_mul_ps(v0, _mm512_loadu_ps(w));
     v1 = _mm512_mul_ps(v1, _mm512_loadu_ps(w + 16));
   }
-  simd::store32<NT>(y, v0, v1);
+  const __m512i h = _kortestz_mask16_u8(_mm512_fpclass_ps_mask(v0, 0x20), _mm512_fpclass_ps_mask(v1, 0x20))
+                        ? simd::words32<true>(v0, v1)
+                        : simd::words32<false>(v0, v1);
+  simd::put_line<S>(y, h);
 }
 
 // forward_row512's output pass, the row's scale r given.
-template <bool NT, bool Cvt, class T>
+template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN void forward_row512_scaled(const T* x, const float* w, T* y, int64_t dim, float r) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vr = _mm512_set1_ps(r);
   const int64_t vec = dim & ~int64_t(7);  // the 8-lane rows' vector part
   int64_t i = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
-    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
     for (; i + 32 <= vec; i += 32) {
       __m512 v0, v1;
-      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
-      scale_line32<NT>(v0, v1, vr, w ? w + i : nullptr, y + i);
+      load_line16x2(x + i, &v0, &v1);
+      scale_line32<S>(v0, v1, vr, w ? w + i : nullptr, y + i);
     }
   }
   for (; i < vec; i += 16) {
@@ -212,22 +222,22 @@ TREX_RMS512_FN void forward_row512_scaled(const T* x, const float* w, T* y, int6
 // xn, whose sum it returns. sum_sq512's one accumulator is a chain of dependent FMAs (its
 // latency, not memory or the FMA units, bounds that pass); the output pass has no chain, so the
 // two overlap. Each pass keeps its operations and order: the same bits as the rows apart.
-template <bool NT, bool Cvt, class T>
+template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, int64_t dim,
                                             float r, const T* xn) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vr = _mm512_set1_ps(r);
   const int64_t vec = dim & ~int64_t(7);
   __m512 a = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {  // every such step is within vec too
-    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
     for (; i + 32 <= dim; i += 32) {
       __m512 n0, n1, v0, v1;
-      simd::load32(xn + i, lo_idx, hi_idx, &n0, &n1);
+      load_line16x2(xn + i, &n0, &n1);
       a = _mm512_fmadd_ps(n0, n0, a);
       a = _mm512_fmadd_ps(n1, n1, a);
-      simd::load32(x + i, lo_idx, hi_idx, &v0, &v1);
-      scale_line32<NT>(v0, v1, vr, w ? w + i : nullptr, y + i);
+      load_line16x2(x + i, &v0, &v1);
+      scale_line32<S>(v0, v1, vr, w ? w + i : nullptr, y + i);
     }
   }
   for (; i + 16 <= dim; i += 16) {  // every such step is a full step of the output's vec too
@@ -256,7 +266,7 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
 }
 
 // Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass.
-template <bool NT, bool Cvt, class T>
+template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo, int64_t hi,
                                     int64_t dim, float eps) {
   if (lo >= hi) return;
@@ -264,9 +274,9 @@ TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo
   for (int64_t r = lo; r < hi; ++r) {
     const float sc = 1.f / std::sqrt(s / float(dim) + eps);
     if (r + 1 < hi) {
-      s = forward_row_and_sum512<NT, Cvt>(x + r * dim, w, y + r * dim, dim, sc, x + (r + 1) * dim);
+      s = forward_row_and_sum512<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc, x + (r + 1) * dim);
     } else {
-      forward_row512_scaled<NT, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
+      forward_row512_scaled<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
     }
   }
 }
@@ -516,12 +526,16 @@ void forward_rows(const T* x, const float* w, T* y, int64_t lo, int64_t hi, int6
 }
 
 template <class T>
-ForwardRows<T> forward_rows_for(bool nt) {
+ForwardRows<T> forward_rows_for(bool nt, const T* y, int64_t dim) {
 #ifdef TREX_ELEM_AVX2
   if (row_isa() == core::Isa::kAvx512) {
     const bool cvt = core::cpu_features().avx512_bf16;
-    return nt ? (cvt ? &forward_rows512<true, true, T> : &forward_rows512<true, false, T>)
-              : (cvt ? &forward_rows512<false, true, T> : &forward_rows512<false, false, T>);
+    using simd::LineStore;
+    // y's bf16 lines (AVX512_BF16): one 64-byte streaming store where y's rows start on 64 bytes.
+    const bool line64 = cvt && reinterpret_cast<uintptr_t>(y) % 64 == 0 && (dim * sizeof(T)) % 64 == 0;
+    if (!nt) return cvt ? &forward_rows512<LineStore::kPlain, true, T> : &forward_rows512<LineStore::kPlain, false, T>;
+    if (line64) return &forward_rows512<LineStore::kStream64, true, T>;
+    return cvt ? &forward_rows512<LineStore::kStream32, true, T> : &forward_rows512<LineStore::kStream32, false, T>;
   }
 #endif
   return nt ? &forward_rows<true, T> : &forward_rows<false, T>;
@@ -554,7 +568,7 @@ void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim
   core::trace_count(0, 2.0 * double(rows * dim) * sizeof(T));  // x in, y out
   const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
   bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
-  const ForwardRows<T> fwd_rows = forward_rows_for<T>(nt);
+  const ForwardRows<T> fwd_rows = forward_rows_for<T>(nt, y, dim);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     fwd_rows(x, w, y, lo, hi, dim, eps);
     simd::fence_streams(nt);

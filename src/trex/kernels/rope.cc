@@ -70,8 +70,8 @@ void rotate_row(const T* x, T* y, int64_t head_dim, int rd, const float* c, cons
 
 #ifdef TREX_ELEM_AVX2
 // rotate_row on AVX-512 (row_isa()): the rotated dims 16 lanes a step, bf16 a line (32) a step
-// where the CPU has AVX512_BF16 (simd::load32 / store32: one load widened by two word permutes,
-// one vcvtne2ps2bf16 per line; the 8-lane steps spent about 20 instructions per 8 bf16, most of
+// where the CPU has AVX512_BF16 (two load16 halves: simd::load32's word permutes measured slower,
+// session 24; store32: one vcvtne2ps2bf16 per line; the 8-lane steps spent about 20 instructions per 8 bf16, most of
 // them widening and rounding). The sign is a template argument: sign * s is s or its exact
 // negation, so v c + sw (sign s) is fmadd(v, c, sw s) or fmsub(v, c, sw s), the same bits without
 // the multiply by the sign. The vector part is rotate_row's (rd rounded down to 8, the last step
@@ -93,10 +93,8 @@ TREX_AVX512BF16_FN void rotate_row512(const T* x, T* y, int64_t head_dim, int rd
   const int vec = rd & ~7;
   int j = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
-    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
     for (; j + 32 <= vec; j += 32) {
-      __m512 v0, v1;
-      simd::load32(xv + j, lo_idx, hi_idx, &v0, &v1);
+      const __m512 v0 = simd::load16(xv + j, simd::kAll16), v1 = simd::load16(xv + j + 16, simd::kAll16);
       simd::store32<NT>(yv + j, rotate16<Neg>(v0, c + j, s + j, simd::kAll16),
                         rotate16<Neg>(v1, c + j + 16, s + j + 16, simd::kAll16));
     }

@@ -124,6 +124,13 @@ constexpr int64_t kAttentionWindow = 64;
 
 int64_t attention_ratio(const TuneTarget& t) { return t.dims.size() > 3 ? t.dims[3] : 4; }
 
+// What one forward piece costs beyond its tokens' work: a counter fetch and a run of the token
+// loop, not a pool job. Session 24 (bench/results/attn_s24/piece_cost.log: fp32 2048x8x128 ratio
+// 4, one thread, query_block 4 and 1 against 64, three runs of 21 rounds, loaded 9) read -0.08
+// to +0.20 us per extra piece, none of it told apart from zero; priced at the largest, 0.2 us
+// (it was 1 us, a pool job's, which made 512 pieces of 4 tokens 0.5 ms of a ~8 ms call).
+constexpr double kAttentionPieceSeconds = 0.2e-6;
+
 // Whether the kv_compress backward, with no channel_block tuned, splits by entries
 // (kv_compressor.cc kv_compress_backward: AVX-512 rows, ratio != 4, at least 2^18 floats per
 // input): one pool job per thread, each taking whole entries (every channel) one at a time from a
@@ -171,7 +178,7 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   if (param == "column_block") return double(ceil_div(b * c, v));
   if (param == "chunks") return double(ceil_div(a, ceil_div(a, std::min(v, a))));
   // The forward's pieces (sparse_attention_forward_split: each a tokens() run and a counter
-  // fetch, priced like a pool job), handed out inside one pool run of a job per thread.
+  // fetch, kAttentionPieceSeconds each), handed out inside one pool run of a job per thread.
   if (param == "query_block") return double(kernels::sparse_attention_forward_split(a, kAttentionWindow, v).pieces());
   return double(ceil_div(a, v));  // block_tokens
 }
@@ -784,7 +791,9 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
           const std::vector<double> work = job_work(t, sp.name, sp.values[v]);
           imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
         }
-        double cost = jobs * 1e-6 / threads + (imb - 1) * busy;
+        // A pool job 1 us; a sparse attention forward piece kAttentionPieceSeconds.
+        const double job_s = t.kernel == "sparse_attention.fwd" ? kAttentionPieceSeconds : 1e-6;
+        double cost = jobs * job_s / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
         if (sp.name == "chunks") {
           // Each chunk zeroes its private key-gradient slice and the reduction reads every slice

@@ -752,7 +752,9 @@ TEST(Target, TheBuiltinIsWhatTheKernelsDoUntuned) {
            {{1000, 100, 128}, 64}}) {
     TuneTarget kv = make_target("kv_compress.bwd", dims, hw);
     EXPECT_EQ(builtin_config(kv, hw).at("channel_block"), want) << dims[0] << "x" << dims[1] << "x" << dims[2];
-    if (dims[2] == 4) EXPECT_EQ(want, (kernels::builtin::kv_backward_channel_block(dims[1], 4) + 7) / 8 * 8);
+    if (dims[2] == 4) {
+      EXPECT_EQ(want, (kernels::builtin::kv_backward_channel_block(dims[1], 4) + 7) / 8 * 8);
+    }
   }
   // The mHC stage-2 column block follows the instruction-set path the kernel takes.
   {

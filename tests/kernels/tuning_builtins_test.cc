@@ -38,8 +38,9 @@ TEST(TuningBuiltins, MhcColumnBlockFollowsTheInstructionSetPath) {
     ScopedRowIsa avx2(core::Isa::kAvx2);
     EXPECT_EQ(builtin::value("mhc.pre_bwd", "column_block"), builtin::kMhcColumnBlock);
   }
-  if (core::isa_supported(core::Isa::kAvx512))
+  if (core::isa_supported(core::Isa::kAvx512)) {
     EXPECT_EQ(builtin::value("mhc.head_bwd", "column_block"), builtin::kMhcFusedColumnBlock);
+  }
 }
 
 // What aura measures as the head forward's built-in is what the kernel runs untuned: on AVX-512

@@ -192,6 +192,123 @@ TEST(ThreadPool, JobsHandOffWhetherThreadsPollOrSleep) {
   }
 }
 
+// run_dynamic(): fn(0) on the caller, fn(t) on each worker that starts before fn(0) returns,
+// each index at most once a call; a worker that wakes after the call returned never runs its
+// job. Many tiny calls back to back, with pools that poll (2 and 3 threads on this machine's
+// CPUs, as a rule) and pools of more threads than CPUs (never poll: every worker sleeps and
+// wakes late), some calls after a pause. Each call's job records, in memory that outlives the
+// call, which indices ran; a record made after the call returned (a late worker running a
+// finished job) shows as a count that differs from the one taken at the return. Under
+// ThreadSanitizer (CI's build-tsan) the job's frame on the caller's stack is checked too.
+TEST(ThreadPool, RunDynamicNeverRunsAFinishedJob) {
+  const int many = int(allowed_cpus().size()) * 4 + 2;
+  for (int n : {2, 3, many}) {
+    ThreadPool pool(n);
+    constexpr int kCalls = 3000;
+    std::vector<std::atomic<uint64_t>> ran(kCalls);  // bit t: fn(t) ran during call i
+    std::vector<std::atomic<int>> calls(kCalls);      // calls of call i's job
+    std::vector<int> at_return(kCalls);
+    std::vector<uint64_t> ran_at_return(kCalls);
+    std::atomic<int> on_caller_thread{0};
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int i = 0; i < kCalls; ++i) {
+      if (i % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      int local_work = 0;  // on this frame: a late worker writing it is a stack use after return
+      pool.run_dynamic([&, i](int t) {
+        if (t == 0 && std::this_thread::get_id() == caller) on_caller_thread++;
+        ran[size_t(i)].fetch_or(uint64_t(1) << (t % 64));
+        calls[size_t(i)]++;
+        if (t == 0) local_work = 1;
+      });
+      at_return[size_t(i)] = calls[size_t(i)].load();
+      ran_at_return[size_t(i)] = ran[size_t(i)].load();
+      ASSERT_EQ(local_work, 1) << "threads " << n << " call " << i;
+    }
+    // Let any worker that would run a finished job do so before the counts are compared.
+    pool.run([](int) {});
+    for (int i = 0; i < kCalls; ++i) {
+      EXPECT_EQ(calls[size_t(i)].load(), at_return[size_t(i)]) << "threads " << n << " call " << i;
+      EXPECT_EQ(ran[size_t(i)].load(), ran_at_return[size_t(i)])
+          << "threads " << n << " call " << i;
+      EXPECT_TRUE(ran[size_t(i)].load() & 1) << "call " << i;
+      EXPECT_LE(at_return[size_t(i)], n);
+      if (n <= 64) {
+        EXPECT_EQ(__builtin_popcountll(ran[size_t(i)].load()), at_return[size_t(i)]);
+      }
+    }
+    EXPECT_EQ(on_caller_thread.load(), kCalls);
+  }
+}
+
+// The job stays open while the caller's part runs: a caller that waits inside fn(0) until every
+// worker has come sees each of them join, whether it polled or slept (no time limit: a worker
+// that could not join would hang the test, which ctest's timeout ends).
+TEST(ThreadPool, RunDynamicWorkersJoinWhileTheCallerWorks) {
+  for (int n : {2, 3, int(allowed_cpus().size()) * 4 + 2}) {
+    ThreadPool pool(n);
+    for (int i = 0; i < 20; ++i) {
+      if (i % 5 == 4) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // sleepers
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::atomic<int> joined{0};
+      pool.run_dynamic([&](int t) {
+        seen[size_t(t)]++;
+        if (t != 0) {
+          joined++;
+          return;
+        }
+        while (joined.load() < n - 1) std::this_thread::yield();
+      });
+      for (int t = 0; t < n; ++t)
+        ASSERT_EQ(seen[size_t(t)].load(), 1) << "threads " << n << " t " << t;
+    }
+  }
+}
+
+// run() and run_dynamic() interleaved on one pool: run() still waits for every worker, and a
+// worker that missed dynamic jobs takes the next run() job (the generation it wakes to).
+TEST(ThreadPool, RunStillTakesEveryWorkerBetweenDynamicJobs) {
+  const int many = int(allowed_cpus().size()) * 2 + 1;
+  for (int n : {2, 3, many}) {
+    ThreadPool pool(n);
+    std::vector<int> cell(size_t(n), 0);
+    for (int job = 0; job < 200; ++job) {
+      pool.run_dynamic([](int) {});
+      pool.run([&](int t) { cell[size_t(t)]++; });
+      pool.parallel_for(0, 4, 1, [](int64_t, int64_t) {});
+    }
+    for (int t = 0; t < n; ++t) EXPECT_EQ(cell[size_t(t)], 200) << "threads " << n << " t " << t;
+  }
+}
+
+// A throw in run_dynamic(), on the caller's part or a worker's, reaches the caller once every
+// started call has returned; the pool keeps working. parallel_for over many tiny chunks, where
+// either side may hit the failing one.
+TEST(ThreadPool, RunDynamicExceptionsReachTheCaller) {
+  for (int n : {2, 3, int(allowed_cpus().size()) * 4 + 2}) {
+    ThreadPool pool(n);
+    EXPECT_THROW(pool.run_dynamic([](int t) {
+      if (t == 0) throw std::runtime_error("caller");
+    }),
+                 std::runtime_error);
+    for (int i = 0; i < 300; ++i) {
+      std::atomic<int> inside{0};
+      EXPECT_THROW(pool.parallel_for(0, 64, 1,
+                                     [&](int64_t lo, int64_t) {
+                                       inside++;
+                                       if (lo == i % 64) throw std::runtime_error("chunk");
+                                       inside--;
+                                     }),
+                   std::runtime_error);
+      // Only the failed chunk is left counted: every other started chunk finished before the
+      // throw reached here.
+      EXPECT_EQ(inside.load(), 1) << "threads " << n << " try " << i;
+    }
+    std::atomic<int64_t> total{0};
+    pool.parallel_for(0, 1000, 7, [&](int64_t lo, int64_t hi) { total += hi - lo; });
+    EXPECT_EQ(total, 1000);
+  }
+}
+
 TEST(ThreadPool, PinnedPoolRunsAndDefaultPoolExists) {
   ThreadPool pinned(2, /*pin=*/true);
   std::atomic<int> n{0};

@@ -162,7 +162,11 @@ void ThreadPool::worker_loop(int thread) {
       std::unique_lock<std::mutex> lock(mu_);
       if (!spun) start_cv_.wait(lock, started);
       if (stop_) return;
+      // The newest generation: a worker that slept through jobs joins the current one, if it is
+      // still open; a run_dynamic() job its caller has closed is skipped without being read.
       seen = generation.load(std::memory_order_relaxed);
+      if (!open_) continue;
+      if (!every_worker_) pending.fetch_add(1, std::memory_order_relaxed);
       job = job_;
     }
     std::exception_ptr error;
@@ -177,7 +181,8 @@ void ThreadPool::worker_loop(int thread) {
       if (!error_) error_ = error;
     }
     // The last worker wakes the caller if it sleeps; it takes mu_ so that a caller between its
-    // check of pending_ and its wait cannot miss the notification.
+    // check of pending_ and its wait cannot miss the notification. After its decrement the
+    // worker touches only the pool, never the job.
     if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mu_);
       done_cv_.notify_one();
@@ -187,9 +192,16 @@ void ThreadPool::worker_loop(int thread) {
 
 bool ThreadPool::running_here() const { return running_job_of(this); }
 
-void ThreadPool::run(const std::function<void(int)>& fn) {
+void ThreadPool::run(const std::function<void(int)>& fn) { run_job(fn, true); }
+
+void ThreadPool::run_dynamic(const std::function<void(int)>& fn) { run_job(fn, false); }
+
+void ThreadPool::run_job(const std::function<void(int)>& fn, bool every_worker) {
   if (running_job_of(this)) {
-    for (int t = 0; t < num_threads_; ++t) fn(t);
+    if (every_worker)
+      for (int t = 0; t < num_threads_; ++t) fn(t);
+    else
+      fn(0);
     return;
   }
   std::lock_guard<std::mutex> run_lock(run_mu_);
@@ -203,7 +215,9 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &fn;
-      pending.store(num_threads_ - 1, std::memory_order_relaxed);
+      every_worker_ = every_worker;
+      open_ = true;
+      pending.store(every_worker ? num_threads_ - 1 : 0, std::memory_order_relaxed);
       error_ = nullptr;
       generation.fetch_add(1, std::memory_order_release);
     }
@@ -220,9 +234,22 @@ void ThreadPool::run(const std::function<void(int)>& fn) {
   if (restore) pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
   if (num_threads_ > 1) {
     auto done = [&] { return pending.load(std::memory_order_acquire) == 0; };
-    bool spun = spin_until(spin_ns_for(num_threads_, cpus_.size()), done);
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!spun) done_cv_.wait(lock, done);
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (!every_worker) {
+      // No worker may join from here on: the ones inside are all the caller waits for (often
+      // none: then this lock is the only one the caller takes after its part).
+      lock.lock();
+      open_ = false;
+    }
+    if (!done()) {
+      if (lock.owns_lock()) lock.unlock();
+      bool spun = spin_until(spin_ns_for(num_threads_, cpus_.size()), done);
+      lock.lock();
+      if (!spun) done_cv_.wait(lock, done);
+    } else if (!lock.owns_lock()) {
+      lock.lock();
+    }
+    open_ = false;
     job_ = nullptr;
     if (!error) error = error_;
     error_ = nullptr;
@@ -245,7 +272,9 @@ void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain,
   }
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
-  run([&](int) {
+  // Chunks go to whichever threads come: the caller alone does them all when the workers are
+  // slow to wake, and the split (the chunks) is the same either way.
+  run_dynamic([&](int) {
     for (;;) {
       if (failed.load(std::memory_order_relaxed)) return;
       int64_t c = next.fetch_add(1, std::memory_order_relaxed);

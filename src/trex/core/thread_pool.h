@@ -1,9 +1,11 @@
 // A fixed set of threads that run one parallel job at a time, and deterministic reductions.
 //
 // A pool of n threads is the caller plus n - 1 workers. run() hands every thread its index and
-// returns when all are done; parallel_for() splits a range into chunks that threads take in
-// turn; parallel_reduce() computes per-chunk partial results and combines them in a fixed
-// order. Chunks depend only on the range and the chunk size, never on the thread count or on
+// returns when all are done; run_dynamic() runs a job on the caller and on whichever workers
+// start it before the caller's part ends, and returns when those are done (a worker that wakes
+// later never touches the job); parallel_for() splits a range into chunks that threads take in
+// turn (through run_dynamic); parallel_reduce() computes per-chunk partial results and combines
+// them in a fixed order. Chunks depend only on the range and the chunk size, never on the thread count or on
 // timing, so a reduction gives bit-identical results with 1 thread and with 64.
 //
 // A job that throws: the first exception is rethrown by the calling thread once all threads
@@ -43,6 +45,14 @@ class ThreadPool {
   // caller), and returns when all calls have returned.
   void run(const std::function<void(int thread)>& fn);
 
+  // For a job whose work any subset of the threads completes (threads that take chunks from a
+  // shared counter until none is left): calls fn(0) on the caller and fn(t) on each worker t
+  // that starts before fn(0) has returned, and returns when every call that started has
+  // returned. A worker that wakes after fn(0) returned skips the job: the caller never waits
+  // for a wake-up (under load a sleeping worker's may take longer than the whole job). fn(t)
+  // runs at most once per thread; threads must not wait for one another inside fn.
+  void run_dynamic(const std::function<void(int thread)>& fn);
+
   // Calls fn(lo, hi) on consecutive chunks [lo, hi) of [begin, end), each `grain` long (the
   // last may be shorter), so that every index is covered exactly once. REQUIRES: grain >= 1.
   void parallel_for(int64_t begin, int64_t end, int64_t grain,
@@ -51,6 +61,8 @@ class ThreadPool {
  private:
   void worker_loop(int thread);
   void pin_current_thread(int thread) const;
+  // run() (every worker must take the job) or run_dynamic() (workers join while it is open).
+  void run_job(const std::function<void(int)>& fn, bool every_worker);
 
   int num_threads_;
   bool pin_;
@@ -63,6 +75,13 @@ class ThreadPool {
   std::condition_variable done_cv_;
   const std::function<void(int)>* job_ = nullptr;
   uint64_t generation_ = 0;
+  // Whether a worker that sees the current generation may still take its job (under mu_). A
+  // worker takes the job only under mu_ while it is open, so once the caller has closed it
+  // (also under mu_), no other worker can reach the job, which lives on the caller's stack.
+  bool open_ = false;
+  bool every_worker_ = true;  // the current job's kind (under mu_)
+  // Workers the caller still waits for: run(), every worker (n - 1 at the start); run_dynamic(),
+  // those that took the job (0 at the start, +1 as each joins under mu_). -1 as each leaves.
   int pending_ = 0;
   bool stop_ = false;
   std::exception_ptr error_;

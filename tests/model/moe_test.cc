@@ -160,6 +160,21 @@ TEST(MoeLayer, HashTableIsDistinctDeterministicAndUsed) {
   for (float v : layer.bias()) EXPECT_EQ(v, 0.f);
   int32_t bad = c.vocab;
   EXPECT_THROW(layer.forward(blob.params(), x.data(), &bad, 1, out.data()), InputError);
+  // Bad ids in two of the route's blocks of tokens (it runs them over the pool): the error names
+  // the first in token order, whichever block a thread reached first.
+  const int64_t T2 = 300;
+  std::vector<float> x2 = randn(size_t(T2 * c.hidden), 6), out2(size_t(T2 * c.hidden));
+  std::vector<int32_t> ids2(static_cast<size_t>(T2), 1);
+  ids2[150] = -7;
+  ids2[290] = c.vocab + 3;
+  for (int rep = 0; rep < 5; ++rep) {
+    try {
+      layer.forward(blob.params(), x2.data(), ids2.data(), T2, out2.data());
+      ADD_FAILURE() << "no error for token id -7";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("token id -7 outside"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(MoeLayer, BiasRuleMovesTowardsTheMeanLoad) {

@@ -304,34 +304,42 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
   }
   {
     TREX_TRACE(kMoeDispatch, "moe.route");
-    for (int64_t t = 0; t < T; ++t) {
-      const float* l = &s.logits[size_t(t * E)];
-      float* sc = &s.scores[size_t(t * E)];
-      for (int64_t e = 0; e < E; ++e) sc[e] = std::sqrt(softplus(l[e]));
-      int32_t* sel = &s.sel[size_t(t * K)];
-      if (s.hash) {
-        int32_t id = ids[t];
-        if (id < 0 || id >= s.vocab)
-          throw InputError::field("moe", "token id " + std::to_string(id) + " outside [0, " +
+    // Token ids first, on the caller in token order: the first bad one is the one reported, as
+    // the parallel loop below could meet them in any order.
+    if (s.hash)
+      for (int64_t t = 0; t < T; ++t)
+        if (ids[t] < 0 || ids[t] >= s.vocab)
+          throw InputError::field("moe", "token id " + std::to_string(ids[t]) + " outside [0, " +
                                              std::to_string(s.vocab) + ")");
-        std::memcpy(sel, &s.tid2eid[size_t(id) * size_t(K)], sizeof(int32_t) * size_t(K));
-      } else {
-        // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
-        for (int64_t k = 0; k < K; ++k) {
-          int32_t best = -1;
-          float best_v = 0;
-          for (int32_t e = 0; e < int32_t(E); ++e) {
-            if (std::find(sel, sel + k, e) != sel + k) continue;
-            float v = sc[e] + s.bias[size_t(e)];
-            if (best < 0 || v > best_v) best = e, best_v = v;
+    // Each token's scores, selection and weights depend on that token alone: blocks of tokens
+    // over the pool (v4-micro, 2048 tokens: ~1 ms a layer on one thread). run_dynamic() below
+    // lets the caller do every block when the worker is late, so a slow wake-up costs nothing.
+    pool.parallel_for(0, T, 128, [&](int64_t t_lo, int64_t t_hi) {
+      for (int64_t t = t_lo; t < t_hi; ++t) {
+        const float* l = &s.logits[size_t(t * E)];
+        float* sc = &s.scores[size_t(t * E)];
+        for (int64_t e = 0; e < E; ++e) sc[e] = std::sqrt(softplus(l[e]));
+        int32_t* sel = &s.sel[size_t(t * K)];
+        if (s.hash) {
+          std::memcpy(sel, &s.tid2eid[size_t(ids[t]) * size_t(K)], sizeof(int32_t) * size_t(K));
+        } else {
+          // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
+          for (int64_t k = 0; k < K; ++k) {
+            int32_t best = -1;
+            float best_v = 0;
+            for (int32_t e = 0; e < int32_t(E); ++e) {
+              if (std::find(sel, sel + k, e) != sel + k) continue;
+              float v = sc[e] + s.bias[size_t(e)];
+              if (best < 0 || v > best_v) best = e, best_v = v;
+            }
+            sel[k] = best;
           }
-          sel[k] = best;
         }
+        float sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += sc[sel[k]];
+        for (int64_t k = 0; k < K; ++k) s.w[size_t(t * K + k)] = s.gamma * sc[sel[k]] / sum;
       }
-      float sum = 0;
-      for (int64_t k = 0; k < K; ++k) sum += sc[sel[k]];
-      for (int64_t k = 0; k < K; ++k) s.w[size_t(t * K + k)] = s.gamma * sc[sel[k]] / sum;
-    }
+    });
     // Counting sort of the T K (token, slot) pairs by expert, token order inside an expert.
     std::fill(s.rows.begin(), s.rows.end(), 0);
     for (int64_t i = 0; i < TK; ++i) s.rows[size_t(s.sel[size_t(i)])]++;

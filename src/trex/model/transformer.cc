@@ -609,7 +609,12 @@ float* Transformer::params() { return impl_->params.data(); }
 const float* Transformer::params() const { return impl_->params.data(); }
 float* Transformer::grads() { return impl_->grads.data(); }
 void Transformer::zero_grads() {
-  std::fill(impl_->grads.begin(), impl_->grads.end(), 0.f);
+  // Over the pool in 4 MiB chunks: one thread's stores do not reach the memory's write rate
+  // (v4-micro: 320 MB, 13-16 ms of one thread before each step's embedding, near idle).
+  float* g = impl_->grads.data();
+  core::default_thread_pool().parallel_for(
+      0, int64_t(impl_->grads.size()), int64_t(1) << 20,
+      [&](int64_t lo, int64_t hi) { std::memset(g + lo, 0, sizeof(float) * size_t(hi - lo)); });
   for (auto& l : impl_->step_load) std::fill(l.begin(), l.end(), 0);
   for (Impl::Block& b : impl_->blocks) b.moe.zero_source_grads();
 }

@@ -134,6 +134,34 @@ TEST(AdamW, AllIsaPathsBitIdentical) {
   }
 }
 
+// theta_copy: on every path and size (vector tails included), the copy is the updated theta
+// byte for byte, and everything else is what the update without a copy writes.
+TEST(AdamW, ThetaCopyIsTheUpdatedThetaOnEveryPath) {
+  core::ThreadPool pool(2);
+  AdamWScalars sc = adamw_scalars({2e-3f, 0.9f, 0.999f, 1e-8f, 0.05f}, 4);
+  for (int64_t n : kSizes) {
+    State s0 = make_state(n, 300 + uint32_t(n), 1);
+    for (core::Isa isa : {core::Isa::kScalar, core::Isa::kAvx2, core::Isa::kAvx512}) {
+      if (!core::isa_supported(isa)) {
+        std::printf("  (%s not supported here: path not checked)\n", core::to_string(isa));
+        continue;
+      }
+      State want = s0, got = s0;
+      std::vector<bf16> ww(static_cast<size_t>(n)), wg(size_t(n), nan_value<bf16>());
+      std::vector<float> copy(size_t(n), nan_value<float>());
+      adamw_update_isa(isa, sc, want.theta.data(), want.m.data(), want.v.data(), want.g.data(),
+                       ww.data(), n, &pool);
+      adamw_update_isa(isa, sc, got.theta.data(), got.m.data(), got.v.data(), got.g.data(),
+                       wg.data(), n, &pool, copy.data());
+      std::string tag = std::string(core::to_string(isa)) + " n " + std::to_string(n);
+      EXPECT_TRUE(same_bytes(copy, want.theta)) << tag;
+      EXPECT_TRUE(same_bytes(got.theta, want.theta) && same_bytes(got.m, want.m) &&
+                  same_bytes(got.v, want.v) && same_bytes(wg, ww))
+          << tag;
+    }
+  }
+}
+
 // 1, 2 and 3 threads, run twice each, and the range updated in odd-sized pieces: same bytes.
 TEST(AdamW, BitReproducibleAcrossThreadsRunsAndSplits) {
   const int64_t n = 200003;  // several pool tasks plus a tail

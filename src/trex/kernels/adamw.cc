@@ -1,9 +1,9 @@
-// Fused AdamW: one read of theta, m, v, g and one write of theta, m, v, w per element (30 bytes
-// for about 12 flops: bandwidth-bound everywhere). Three paths with identical roundings (see
-// adamw.h): scalar with std::fma, AVX2 with 8 lanes, AVX-512 with 16 lanes. The vector paths
-// run their tail through the same vector code (a padded copy for AVX2, masked loads and stores
-// for AVX-512), so no element ever takes a different instruction sequence because of where a
-// chunk boundary falls.
+// Fused AdamW: one read of theta, m, v, g and one write of theta, m, v, w (and the fp32 copy
+// when asked) per element (30 bytes for about 12 flops: bandwidth-bound everywhere). Three paths
+// with identical roundings (see adamw.h): scalar with std::fma, AVX2 with 8 lanes, AVX-512 with
+// 16 lanes. The vector paths run their tail through the same vector code (a padded copy for AVX2,
+// masked loads and stores for AVX-512), so no element ever takes a different instruction sequence
+// because of where a chunk boundary falls.
 #include "trex/core/trace.h"
 #include "trex/kernels/adamw.h"
 
@@ -21,7 +21,7 @@ namespace {
 constexpr int64_t kGrain = int64_t(1) << 16;
 
 void update_scalar(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
-                   core::bf16* w, int64_t n) {
+                   core::bf16* w, float* tc, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float gi = g[i];
     float mi = std::fma(s.beta1, m[i], s.one_minus_beta1 * gi);
@@ -35,6 +35,7 @@ void update_scalar(const AdamWScalars& s, float* theta, float* m, float* v, cons
     v[i] = vi;
     theta[i] = ti;
     if (w) w[i] = core::to_bf16(ti);
+    if (tc) tc[i] = ti;
   }
 }
 
@@ -58,7 +59,7 @@ __attribute__((target("avx2,fma"))) inline __m128i round_bf16_avx2(__m256 x) {
 
 __attribute__((target("avx2,fma"))) inline void step8_avx2(const Avx2Consts& k, float* theta,
                                                           float* m, float* v, const float* g,
-                                                          core::bf16* w) {
+                                                          core::bf16* w, float* tc) {
   __m256 gv = _mm256_loadu_ps(g);
   __m256 mv = _mm256_fmadd_ps(k.b1, _mm256_loadu_ps(m), _mm256_mul_ps(k.c1, gv));
   __m256 vv = _mm256_fmadd_ps(k.b2, _mm256_loadu_ps(v), _mm256_mul_ps(_mm256_mul_ps(gv, gv), k.c2));
@@ -69,17 +70,19 @@ __attribute__((target("avx2,fma"))) inline void step8_avx2(const Avx2Consts& k, 
   _mm256_storeu_ps(v, vv);
   _mm256_storeu_ps(theta, tv);
   if (w) _mm_storeu_si128(reinterpret_cast<__m128i*>(w), round_bf16_avx2(tv));
+  if (tc) _mm256_storeu_ps(tc, tv);
 }
 
 __attribute__((target("avx2,fma"))) void update_avx2(const AdamWScalars& s, float* theta,
                                                      float* m, float* v, const float* g,
-                                                     core::bf16* w, int64_t n) {
+                                                     core::bf16* w, float* tc, int64_t n) {
   Avx2Consts k{_mm256_set1_ps(s.beta1),  _mm256_set1_ps(s.one_minus_beta1),
                _mm256_set1_ps(s.beta2),  _mm256_set1_ps(s.one_minus_beta2),
                _mm256_set1_ps(s.decay),  _mm256_set1_ps(-s.step_size),
                _mm256_set1_ps(s.bias2_sqrt), _mm256_set1_ps(s.eps)};
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) step8_avx2(k, theta + i, m + i, v + i, g + i, w ? w + i : nullptr);
+  for (; i + 8 <= n; i += 8)
+    step8_avx2(k, theta + i, m + i, v + i, g + i, w ? w + i : nullptr, tc ? tc + i : nullptr);
   int64_t r = n - i;
   if (r == 0) return;
   // The tail through the same vector code on a zero-padded copy (padding lanes are discarded;
@@ -91,11 +94,12 @@ __attribute__((target("avx2,fma"))) void update_avx2(const AdamWScalars& s, floa
   std::memcpy(bm, m + i, bytes);
   std::memcpy(bv, v + i, bytes);
   std::memcpy(bg, g + i, bytes);
-  step8_avx2(k, bt, bm, bv, bg, w ? bw : nullptr);
+  step8_avx2(k, bt, bm, bv, bg, w ? bw : nullptr, nullptr);
   std::memcpy(theta + i, bt, bytes);
   std::memcpy(m + i, bm, bytes);
   std::memcpy(v + i, bv, bytes);
   if (w) std::memcpy(w + i, bw, size_t(r) * sizeof(core::bf16));
+  if (tc) std::memcpy(tc + i, bt, bytes);
 }
 
 // ---- AVX-512 ----------------------------------------------------------------------------------
@@ -115,7 +119,8 @@ struct Avx512Consts {
 
 // One vector of 16 lanes; `mask` selects the lanes that exist (all of them except in the tail).
 TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, float* theta,
-                                      float* m, float* v, const float* g, core::bf16* w) {
+                                      float* m, float* v, const float* g, core::bf16* w,
+                                      float* tc) {
   __m512 gv = _mm512_maskz_loadu_ps(mask, g);
   __m512 mv = _mm512_fmadd_ps(k.b1, _mm512_maskz_loadu_ps(mask, m), _mm512_mul_ps(k.c1, gv));
   __m512 vv = _mm512_fmadd_ps(k.b2, _mm512_maskz_loadu_ps(mask, v),
@@ -127,20 +132,23 @@ TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, flo
   _mm512_mask_storeu_ps(v, mask, vv);
   _mm512_mask_storeu_ps(theta, mask, tv);
   if (w) _mm256_mask_storeu_epi16(w, mask, simd::round16(tv));
+  if (tc) _mm512_mask_storeu_ps(tc, mask, tv);
 }
 
 TREX_AVX512 void update_avx512(const AdamWScalars& s, float* theta, float* m, float* v,
-                               const float* g, core::bf16* w, int64_t n) {
+                               const float* g, core::bf16* w, float* tc, int64_t n) {
   Avx512Consts k{_mm512_set1_ps(s.beta1),  _mm512_set1_ps(s.one_minus_beta1),
                  _mm512_set1_ps(s.beta2),  _mm512_set1_ps(s.one_minus_beta2),
                  _mm512_set1_ps(s.decay),  _mm512_set1_ps(-s.step_size),
                  _mm512_set1_ps(s.bias2_sqrt), _mm512_set1_ps(s.eps)};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    step16_avx512(k, kAll, theta + i, m + i, v + i, g + i, w ? w + i : nullptr);
+    step16_avx512(k, kAll, theta + i, m + i, v + i, g + i, w ? w + i : nullptr,
+                  tc ? tc + i : nullptr);
   if (i < n) {
     __mmask16 tail = __mmask16((1u << (n - i)) - 1u);
-    step16_avx512(k, tail, theta + i, m + i, v + i, g + i, w ? w + i : nullptr);
+    step16_avx512(k, tail, theta + i, m + i, v + i, g + i, w ? w + i : nullptr,
+                  tc ? tc + i : nullptr);
   }
 }
 
@@ -163,21 +171,23 @@ AdamWScalars adamw_scalars(const AdamWHyper& h, int64_t step) {
 }
 
 void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float* m, float* v,
-                      const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool) {
+                      const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool,
+                      float* theta_copy) {
   if (n <= 0) return;
-  // theta, m, v read and written, g read, the bf16 copy written.
-  core::trace_count(0, double(n) * (7 * 4 + (w ? 2 : 0)));
+  // theta, m, v read and written, g read, the bf16 copy and the fp32 copy written.
+  core::trace_count(0, double(n) * (7 * 4 + (w ? 2 : 0) + (theta_copy ? 4 : 0)));
   auto body = [&](int64_t lo, int64_t hi) {
     core::bf16* wl = w ? w + lo : nullptr;
+    float* tcl = theta_copy ? theta_copy + lo : nullptr;
     switch (isa) {
       case core::Isa::kAvx512:
-        update_avx512(s, theta + lo, m + lo, v + lo, g + lo, wl, hi - lo);
+        update_avx512(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
         break;
       case core::Isa::kAvx2:
-        update_avx2(s, theta + lo, m + lo, v + lo, g + lo, wl, hi - lo);
+        update_avx2(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
         break;
       case core::Isa::kScalar:
-        update_scalar(s, theta + lo, m + lo, v + lo, g + lo, wl, hi - lo);
+        update_scalar(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
         break;
     }
   };
@@ -189,8 +199,8 @@ void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float*
 }
 
 void adamw_update(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
-                  core::bf16* w, int64_t n, core::ThreadPool* pool) {
-  adamw_update_isa(core::best_isa(), s, theta, m, v, g, w, n, pool);
+                  core::bf16* w, int64_t n, core::ThreadPool* pool, float* theta_copy) {
+  adamw_update_isa(core::best_isa(), s, theta, m, v, g, w, n, pool, theta_copy);
 }
 
 }  // namespace trex::kernels

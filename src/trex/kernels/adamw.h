@@ -18,10 +18,12 @@
 // fma()s of m, v and theta in two steps, so it differs from the fused kernel by a few ulps of the
 // terms involved (bounds stated in tests/kernels/adamw_test.cc).
 //
-// Shapes: theta, m, v, g are [n] fp32; w is [n] bf16 or nullptr (no copy wanted). theta, m, v are
-// read and written in place; g is only read. No array may overlap another. Elements are split
-// over the pool in fixed chunks; there is no reduction, so results never depend on the thread
-// count.
+// Shapes: theta, m, v, g are [n] fp32; w is [n] bf16 or nullptr (no copy wanted); theta_copy is
+// [n] fp32 or nullptr: the updated theta written a second time, in the same pass (a model that
+// computes with the fp32 master weights gets them without a second pass over 8 bytes a
+// parameter). theta, m, v are read and written in place; g is only read. No array may overlap
+// another. Elements are split over the pool in fixed chunks; there is no reduction, so results
+// never depend on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -58,11 +60,13 @@ AdamWScalars adamw_scalars(const AdamWHyper& h, int64_t step);
 
 // The fused kernel on the best path (core::best_isa(); TREX_ISA lowers it).
 void adamw_update(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
-                  core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr);
+                  core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr,
+                  float* theta_copy = nullptr);
 
 // The fused kernel on a given path, for tests and benchmarks. REQUIRES: core::isa_supported(isa).
 void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float* m, float* v,
-                      const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr);
+                      const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr,
+                      float* theta_copy = nullptr);
 
 // The eager reference chain.
 void adamw_update_ref(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,

@@ -220,6 +220,42 @@ TEST(Causes, EagerMoeLayersExposeTheirHostWorkOnTopOfTheGpu) {
   EXPECT_NEAR(mc.moe_host_eager_s, 1.061 / (64 * 8), 1e-5);
 }
 
+// (2c') The plain all-to-all dispatcher run eagerly (cuda_graphs = "none") exposes its own router
+// and preprocessing host work, the stack's moe_host_alltoall_s per MoE layer and micro-batch, on
+// top of moe_host_eager_s; DeepEP's fused dispatch does not, nor does a run with CUDA graphs.
+TEST(Causes, EagerAllToAllDispatchExposesItsHostWorkOnTopOfTheEagerLayer) {
+  // The case of (2c): 2 MoE layers, 4 micro-batches a replica. moe_host_alltoall_s 1 s:
+  // 2 x 4 x 1 s = 8 s more launch line with the all-to-all than with DeepEP, eager or not
+  // (eager 0.5 s adds 2 x 4 x 0.5 = 4 s to both); nothing under CUDA graphs.
+  model::ModelConfig moe = tiny_moe(2, 16, 2);
+  Cluster c = tiny_cluster(1);
+  set_nodes(c, 1);
+  c.devices_per_node = 2;
+  c.links[0].group_size = 2;
+  auto launch = [&](bool graphs, MoeDispatcher d, double eager, double alltoall) {
+    Strategy s;
+    s.ep = 2;
+    s.moe_cuda_graphs = graphs;
+    s.moe_dispatcher = d;
+    s.stack.moe_host_eager_s = eager;
+    s.stack.moe_host_alltoall_s = alltoall;
+    return predict(moe, c, make_run(1024, 8), s).time.launch;
+  };
+  const MoeDispatcher a2a = MoeDispatcher::kAllToAll, deepep = MoeDispatcher::kDeepEp;
+  EXPECT_NEAR(launch(false, a2a, 0, 1) - launch(false, deepep, 0, 1), 8.0, 1e-9);
+  EXPECT_NEAR(launch(false, a2a, 0.5, 1) - launch(false, deepep, 0.5, 1), 8.0, 1e-9);
+  EXPECT_NEAR(launch(false, deepep, 0.5, 1) - launch(true, deepep, 0.5, 1), 4.0, 1e-9);
+  EXPECT_NEAR(launch(true, a2a, 0.5, 1), launch(true, deepep, 0.5, 1), 1e-12);
+  EXPECT_NEAR(launch(false, a2a, 0, 0), launch(false, deepep, 0, 0), 1e-12);
+  // The shipped stacks: 1.36 ms (NVIDIA/Megatron-LM deepseek-v3-gb200-optimization.md, "Enable
+  // DeepEP": 540.00 -> 566.07 TFLOPS/GPU at 249.6 GFLOP x 32,768 tokens a GPU a step = 15.146 s
+  // -> 14.449 s, 0.698 s over 64 micro-batches x 8 MoE layers).
+  for (const char* stack : {"megatron-core", "megatron-core-0.6-hopper", "megatron-core-0.4-hopper"}) {
+    StackProfile mc = load_stack(source_path(std::string("configs/plan/stack/") + stack + ".toml"));
+    EXPECT_NEAR(mc.moe_host_alltoall_s, 249.6e9 * 32768 * (1 / 540.00e12 - 1 / 566.07e12) / (64 * 8), 1e-5) << stack;
+  }
+}
+
 // (2d) Drop-and-pad (Megatron-Core --moe-pad-expert-input-to-capacity) gives every expert its
 // capacity, a count the host knows, so the dispatcher never waits for counts copied from the
 // device (token_dispatcher.py: cuda_sync_point stays "no_sync") and the host runs ahead across

@@ -199,7 +199,11 @@ struct Bounds {
 // v0.3.0 sets (grad_reduce_in_fp32 = False: bf16 gradients; cross_entropy_fusion_impl = "te": the
 // bf16 logits' gradient written over them), so 8 fit rows need less recomputation (norm-act ->
 // none): 6.67% / +2.35% -> 6.60% / +2.51%; the signed bound loosened to that (a sourced input fix).
-constexpr Bounds kFit{0.067, 0.026, 0.235};
+// Then the plain all-to-all dispatcher's eager host work (megatron-core moe_host_alltoall_s, 1.36 ms
+// a MoE layer and micro-batch, read from the DeepSeek-V3 GB200 guide's "Enable DeepEP" line; 8 of
+// these rows state the all-to-all without CUDA graphs): 6.60% / 79.3% / +2.51% -> 6.45% / 81.0% /
+// +2.12%; tightened to that. Held-out 107 rows 5.80% / +0.97% -> 5.90% / +0.61% (within kHeldOut).
+constexpr Bounds kFit{0.065, 0.022, 0.235};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -473,7 +477,9 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // then torchtitan's five DeepEP Qwen3-30B-A3B B200 rows (fit, +23.3% to +31.1%): fit 122 runs
 // 7.87% / 75.4% / +3.97% (the fit split's +-3% signed goal no longer met); then the two 26.06 H100 rows
 // (Qwen3-30B-A3B held out +3.7%, Llama 3.1 405B fit +2.1%): fit 123 runs 7.82% / 75.6% / +3.95%,
-// held-out 113 runs 6.78% / 85.8% / +1.36%. Bounds at those values.
+// held-out 113 runs 6.78% / 85.8% / +1.36%. Then moe_host_alltoall_s (kFit above; 12 rows state
+// the all-to-all without CUDA graphs, the guide's baseline among them: +85.4% -> +70.9%): fit
+// 7.67% / 77.2% / +3.59%, held-out 6.73% / 85.8% / +0.90%, worst 70.9%. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
@@ -505,18 +511,18 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   ASSERT_EQ(all.slice, "all");
   EXPECT_EQ(all.runs, 113);
   EXPECT_LE(all.mean_abs, 0.068);
-  EXPECT_LE(std::abs(all.mean_signed), 0.014);
-  EXPECT_LE(all.worst, 0.86);
+  EXPECT_LE(std::abs(all.mean_signed), 0.010);
+  EXPECT_LE(all.worst, 0.71);
   EXPECT_GE(all.within_10, 0.85);
   EXPECT_EQ(all.not_fit, 1);
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
   EXPECT_EQ(fit_all.runs, 123);
-  EXPECT_LE(fit_all.mean_abs, 0.079);
-  EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
+  EXPECT_LE(fit_all.mean_abs, 0.077);
+  EXPECT_LE(std::abs(fit_all.mean_signed), 0.036);
   EXPECT_LE(fit_all.worst, 0.56);
-  EXPECT_GE(fit_all.within_10, 0.75);
+  EXPECT_GE(fit_all.within_10, 0.77);
   EXPECT_EQ(fit_all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)

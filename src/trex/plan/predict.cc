@@ -689,6 +689,13 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
           host_fwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
           host_bwd[size_t(r)] += 0.5 * s.stack.moe_host_eager_s;
         }
+        // The plain all-to-all dispatcher's own eager host work (global permute, the counts'
+        // sync) on top, which DeepEP's fused dispatch does not have (stack.h moe_host_alltoall_s).
+        if (m.layer_is_moe(int(i)) && !s.moe_cuda_graphs && s.moe_dispatcher == MoeDispatcher::kAllToAll &&
+            s.stack.moe_host_alltoall_s > 0) {
+          host_fwd[size_t(r)] += 0.5 * s.stack.moe_host_alltoall_s;
+          host_bwd[size_t(r)] += 0.5 * s.stack.moe_host_alltoall_s;
+        }
         model::LayerParams p = model::layer_params(m, int(i));
         ps.dense += tp_split_params(m, p, tp);
         ps.expert += p.routed_experts / double(s.ep * s.etp);

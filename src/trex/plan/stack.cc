@@ -81,6 +81,7 @@ StackProfile load_stack(const std::string& path) {
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
   p.moe_host_per_expert_s = f.number_or("moe_host_per_expert_s", 0, 0, 0.1);
   p.moe_host_eager_s = f.number_or("moe_host_eager_s", 0, 0, 0.1);
+  p.moe_host_alltoall_s = f.number_or("moe_host_alltoall_s", 0, 0, 0.1);
   p.step_overhead = f.number_or("step_overhead", 0, 0, 1);
   p.straggler_scale = f.number_or("straggler_scale", 1, 0, 10);
   p.vocab_divisible_by = f.integer_or("vocab_divisible_by", 0, 0);

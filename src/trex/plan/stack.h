@@ -80,6 +80,13 @@ struct StackProfile {
   // host time being added but does not show that it is added rather than max'ed with the GPU's
   // at other shapes. 0: off.
   double moe_host_eager_s = 0;
+  // Host seconds a MoE layer exposes per micro-batch (forward and backward together) on top of
+  // moe_host_eager_s when it also runs the plain all-to-all token dispatcher (strategy
+  // moe_dispatcher = "alltoall") eagerly (cuda_graphs = "none"): that dispatcher's router and
+  // preprocessing host work (the explicit global permute, the token counts' device-to-host
+  // sync) which DeepEP's fused dispatch removes. Additive for the same reason, and the same
+  // assumption, as moe_host_eager_s (the source publishes one end-to-end gain). 0: off.
+  double moe_host_alltoall_s = 0;
   double straggler_scale = 1;    // x the cluster's straggler spread (mitigation: < 1)
   // Vocabulary padding: Megatron-LM pads the embedding and output layer to a multiple of
   // make_vocab_size_divisible_by (default 128) x TP (NVIDIA/Megatron-LM

@@ -123,7 +123,8 @@ struct Strategy {
   // CUDA graphs over a MoE layer's static parts (Megatron-Core --cuda-graph-scope): true when
   // the run captures attention and/or the router and EP preprocessing (the recent recipes'
   // default), false ("none") when the whole layer runs eagerly: each MoE layer then exposes
-  // the stack's moe_host_eager_s per micro-batch.
+  // the stack's moe_host_eager_s per micro-batch, and moe_host_alltoall_s more with the plain
+  // all-to-all dispatcher.
   bool moe_cuda_graphs = true;
   // What a MoE layer does with tokens beyond an expert's capacity (Megatron-Core
   // --moe-expert-capacity-factor, --moe-pad-expert-input-to-capacity). Only the host side is

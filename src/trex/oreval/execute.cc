@@ -16,7 +16,6 @@
 #include "trex/lp/model_file.h"
 #include "trex/lp/mps_format.h"
 #include "trex/lp/solver.h"
-#include "trex/oreval/execute_scratch.h"
 #include "trex/oreval/left_file.h"
 #include "trex/oreval/model_json.h"
 #include "trex/oreval/module_copy.h"
@@ -73,7 +72,9 @@ struct TempDir {
   std::string path;
   int fd = -1;
   TempDir() {
-    path = make_program_folder(scratch_root());  // a private tmpfs where there is one
+    std::string tmpl = (fs::temp_directory_path() / "trex-eval-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
+    path = tmpl;
     fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       fs::remove(path);

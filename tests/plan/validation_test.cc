@@ -338,12 +338,12 @@ void check(const std::vector<ValidationResult>& results, Split split, const Boun
   EXPECT_EQ(all.not_fit, 1) << "runs that happened predicted not to fit";
 }
 
-// Session 24 (plan) added thirteen rows, twelve MoE: six held out (NVIDIA/Megatron-LM's GB200
-// DeepSeek-V3 guide, a new publication whose key hashes to held-out; Megatron-Bridge's 26.08 GB200
-// and 26.06 H100 Qwen3-30B-A3B rows, split by name) and seven fit (Ascend/MindSpeed-LLM's
-// Mixtral-8x7B on 16 Ascend NPUs, whose key hashes to fit; torchtitan's DeepEP strong-scaling table
-// on B200 and Megatron-Bridge's 26.06 H100 Llama 3.1 405B row, split by name); nothing is set on
-// them. The bounds above were established on the rows present at main 82e7be7 (session 24's start)
+// Session 24 (plan) added thirteen rows, twelve MoE: four held out (Megatron-Bridge's 26.08 GB200
+// and 26.06 H100 Qwen3-30B-A3B rows, split by name) and nine fit (NVIDIA/Megatron-LM's GB200
+// DeepSeek-V3 guide, split by name since it set moe_host_eager_s and moe_host_alltoall_s;
+// Ascend/MindSpeed-LLM's Mixtral-8x7B on 16 Ascend NPUs, whose key hashes to fit; torchtitan's
+// DeepEP strong-scaling table on B200 and Megatron-Bridge's 26.06 H100 Llama 3.1 405B row, split by
+// name); nothing is set on the other rows. The bounds above were established on the rows present at main 82e7be7 (session 24's start)
 // and stay on exactly those rows: tests/plan/data/validation_rows_at_82e7be7.txt is
 // `git ls-tree --name-only 82e7be7 configs/validation/`, generated once, so a reader can check it
 // with that command and a row added later joins only the whole-set test that follows (no list to
@@ -479,7 +479,11 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // (Qwen3-30B-A3B held out +3.7%, Llama 3.1 405B fit +2.1%): fit 123 runs 7.82% / 75.6% / +3.95%,
 // held-out 113 runs 6.78% / 85.8% / +1.36%. Then moe_host_alltoall_s (kFit above; 12 rows state
 // the all-to-all without CUDA graphs, the guide's baseline among them: +85.4% -> +70.9%): fit
-// 7.67% / 77.2% / +3.59%, held-out 6.73% / 85.8% / +0.90%, worst 70.9%. Bounds at those values.
+// 7.67% / 77.2% / +3.59%, held-out 6.73% / 85.8% / +0.90%, worst 70.9%. Then (review M2) the
+// guide's publication, NVIDIA/Megatron-LM, set moe_host_eager_s and moe_host_alltoall_s, so it
+// splits by name like the other publications that set a factor: both its rows hash to fit. Fit
+// 125 runs 8.18% / 76.8% / +4.17%, worst 70.9%; held-out 111 runs 6.14% / 86.5% / +0.20%, worst
+// 38.3%. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
@@ -490,8 +494,8 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
       {"megatron-bridge-2608-deepseek-v3-gb200-mxfp8", Split::kHeldOut},
       {"megatron-bridge-2608-qwen3-235b-a22b-gb200-mxfp8", Split::kHeldOut},
       {"megatron-bridge-2608-qwen3-30b-a3b-gb200-mxfp8", Split::kHeldOut},
-      {"megatron-lm-gb200-guide-deepseek-v3-mxfp8-baseline", Split::kHeldOut},
-      {"megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep", Split::kHeldOut},
+      {"megatron-lm-gb200-guide-deepseek-v3-mxfp8-baseline", Split::kFit},
+      {"megatron-lm-gb200-guide-deepseek-v3-mxfp8-hybridep", Split::kFit},
       {"megatron-bridge-2606-qwen3-30b-a3b-h100-fp8", Split::kHeldOut},
       {"mindspeed-llm-mixtral-8x7b-ascend-16npu-pp8-ep2", Split::kFit},
       {"torchtitan-deepep-qwen3-30b-a3b-b200-8gpu", Split::kFit},
@@ -509,20 +513,20 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   const std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
   const ErrorSummary& all = held.front();
   ASSERT_EQ(all.slice, "all");
-  EXPECT_EQ(all.runs, 113);
-  EXPECT_LE(all.mean_abs, 0.068);
+  EXPECT_EQ(all.runs, 111);
+  EXPECT_LE(all.mean_abs, 0.062);
   EXPECT_LE(std::abs(all.mean_signed), 0.010);
-  EXPECT_LE(all.worst, 0.71);
-  EXPECT_GE(all.within_10, 0.85);
+  EXPECT_LE(all.worst, 0.39);
+  EXPECT_GE(all.within_10, 0.86);
   EXPECT_EQ(all.not_fit, 1);
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
-  EXPECT_EQ(fit_all.runs, 123);
-  EXPECT_LE(fit_all.mean_abs, 0.077);
-  EXPECT_LE(std::abs(fit_all.mean_signed), 0.036);
-  EXPECT_LE(fit_all.worst, 0.56);
-  EXPECT_GE(fit_all.within_10, 0.77);
+  EXPECT_EQ(fit_all.runs, 125);
+  EXPECT_LE(fit_all.mean_abs, 0.082);
+  EXPECT_LE(std::abs(fit_all.mean_signed), 0.042);
+  EXPECT_LE(fit_all.worst, 0.71);
+  EXPECT_GE(fit_all.within_10, 0.76);
   EXPECT_EQ(fit_all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)
@@ -798,7 +802,7 @@ TEST(Validation, ANewPublicationGoesWhollyIntoTheSplitOfItsSourceKey) {
   // An earlier source: by the run's name, as before the rule.
   EXPECT_EQ(split_for("megatron-gpt-18.4b", "arXiv 2104.04473"), Split::kHeldOut);
   EXPECT_EQ(split_for("megatron-gpt-310.1b", "arXiv 2104.04473"), Split::kFit);
-  EXPECT_EQ(name_split_sources().size(), 14u);
+  EXPECT_EQ(name_split_sources().size(), 15u);
   // The loader applies it: a file of a new source is held out although its name hashes to fit.
   std::string path = (std::filesystem::temp_directory_path() / "trex-validation-source-split.toml").string();
   {

@@ -152,9 +152,9 @@ TEST(CrossEntropy, StreamingGradientSameBits) {
 // fp32 rows are pipelined per thread on AVX-512 (a row's gradient written during the thread's
 // next row): which rows pair up depends on the thread count, the bytes must not.
 template <class T>
-void check_thread_counts(int64_t rows, int64_t vocab) {
+void check_thread_counts(int64_t rows, int64_t vocab, std::vector<int32_t> tg = {}) {
   auto x = random_vec<T>(rows * vocab, 9, 2);
-  auto tg = random_targets(rows, vocab, 10);
+  if (tg.empty()) tg = random_targets(rows, vocab, 10);
   std::vector<float> l1;
   std::vector<T> d1;
   for (int threads : {1, 2, 3}) {
@@ -180,6 +180,31 @@ TEST(CrossEntropy, DeterministicAcrossThreadCounts) {
   check_thread_counts<float>(2, 32768);
   check_thread_counts<float>(4, 32768);
   check_paths_agree<float>(2, 32768);
+}
+
+// A thread requests the lines of the next row it reads, skipping ignored rows (never read): runs
+// of ignored rows at the start, inside and at the end of blocks (20000 logits: blocks of one row;
+// 3001: of five), and every row ignored. Against the eager reference and across thread counts.
+TEST(CrossEntropy, RunsOfIgnoredRows) {
+  for (int64_t vocab : {int64_t(20000), int64_t(3001)}) {
+    SCOPED_TRACE("vocab " + std::to_string(vocab));
+    const int64_t rows = 23;
+    std::vector<int32_t> tg(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      const bool ignored = r < 3 || (r >= 7 && r <= 11) || r == 14 || r >= 19;
+      tg[size_t(r)] = ignored ? -1 : int32_t((r * 7919) % vocab);
+    }
+    check_thread_counts<float>(rows, vocab, tg);
+    check_thread_counts<float>(rows, vocab, std::vector<int32_t>(size_t(rows), -1));
+    core::ThreadPool pool(2);
+    auto x = random_vec<float>(rows * vocab, 13, 1, 3.f);
+    std::vector<float> l(size_t(rows), NAN), lr(size_t(rows), NAN);
+    std::vector<float> d(size_t(rows * vocab), NAN), dr(size_t(rows * vocab), NAN);
+    cross_entropy_forward_backward(x.data(), tg.data(), l.data(), d.data(), rows, vocab, 0.5f, &pool);
+    cross_entropy_forward_backward_ref(x.data(), tg.data(), lr.data(), dr.data(), rows, vocab, 0.5f, &pool);
+    expect_close(l, lr, 1e-4, "loss");
+    expect_close(d, dr, 1e-4, "dlogits");
+  }
 }
 
 }  // namespace

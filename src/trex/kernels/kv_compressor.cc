@@ -629,25 +629,30 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // Ratio 4's entry i pools 8 half rows: tokens 4(i-1)..4i-1 at channel offset 0 and tokens
 // 4i..4i+3 at offset hd (entry 0: the latter 4 only), runs of hd floats C floats apart. A step
 // takes 32 channels of all rows: the 16 scores stay in registers from the max to the exps (stats64
-// loads zt and ape twice), the exps drop exp16's upper clamp (score - max <= 0), and the lines of
-// the step kPrefetchSteps ahead in the walk are requested (the walk crosses channel blocks and
-// entries; at its start the first steps' lines are requested at once). Per channel the same
-// operations in the same row order as stats64 and the backward's gradient pass: the same bits.
+// loads zt and ape twice), the exps drop exp16's upper clamp (score - max <= 0), and, when kt and
+// zt are larger than the cache (kR4PrefetchMinBytes), the lines of the step kPrefetchSteps ahead
+// in the walk are requested (the walk crosses channel blocks and entries; at its start the first
+// steps' lines are requested at once). Per channel the same operations in the same row order as
+// stats64 and the backward's gradient pass: the same bits.
 // The backward (backward_r4_512) differs since session 19: a step is one 16-channel vector of
-// all rows at a time (32 channels kept too many values live: GCC spilled them every step), and
-// it requests the lines 2 steps ahead, its steps taking about twice a forward step's time; since
+// all rows at a time (32 channels kept too many values live: GCC spilled them every step); since
 // session 24 it has a walk of its own (r4_backward_walk512: rows from two offsets, ape and dape
-// packed).
+// packed). It requests no lines ahead (below).
 
 constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
 constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)
-// The backward's steps take about twice the forward's time (the gradient pass, three stores per
-// vector), so 2 steps ahead request about as far ahead in time as the forward's 4. 2 vs 4 at
-// [4096, 512] (session 19, loaded 16-19): kernel_triad_bench builds alternating, 16 rounds,
-// 1.17x (15 of 16 faster; the unchanged cases 0.92-1.04x); in one process, 1 thread 1.22-1.27x
-// where unchanged code read 1.09-1.14x, 2 threads 1.17-1.25x against 1.03-1.18x. Likely 1.1x.
-// The forward measured 1.00-1.04x with 2: it keeps 4.
-constexpr int kPrefetchStepsBackward = 2;
+// The forward requests lines ahead only when kt and zt together are larger than this (the
+// bytes of both inputs), where they come from memory: there the requests ran 1.3-1.8x (one
+// process, 9 alternating rounds, quiet lane, loaded 10-13: [12288, 128] and [16384, 128] on 1
+// and 2 threads, [4096, 512] 1.14-1.20x on 2); with the inputs in cache (16 MiB and less
+// here: [1024, 128], the model's [2048, 128], [8192, 128], [2048, 512]) the 32 requests a step
+// were only work, 0.81-0.96x. Distances of 2, 4, 6 and 8 steps measured alike from memory.
+// Until session 25 the requests were a function of their own with no other effect, which GCC
+// found pure and dropped with its calls (objdump: no prefetch instruction in either walk), so
+// the walks had run without them. The backward still makes none: with requests 1, 2 or 4 steps
+// ahead it ran 0.89-0.90x at [2048, 128] and 0.95-1.10x at [4096, 512] and [16384, 128] on 2
+// threads (its streaming stores keep the memory busy; 1.20x of the triad near idle without).
+constexpr int64_t kR4PrefetchMinBytes = int64_t(16) << 20;
 
 // The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
 struct R4Rows {
@@ -674,18 +679,37 @@ struct R4Walk {
   int64_t steps() const { return (i1 - i0) * steps_per_entry(); }
 };
 
-// Requests the lines of zt and kt that step s of the walk reads (nothing past its end).
-TREX_AVX512_FN void r4_prefetch(const float* kt, const float* zt, int64_t hd, const R4Walk& w,
-                                int64_t s) {
-  if (s >= w.steps()) return;
-  const int64_t per = w.steps_per_entry(), i = w.i0 + s / per, c = w.e0 + (s % per) * kR4Step;
-  R4Rows r;
-  r4_rows(i, hd, &r);
-  for (int j = r.j0; j < 8; ++j)
-    for (int64_t cc = c; cc < std::min(c + kR4Step, w.e1); cc += 16) {
-      __builtin_prefetch(zt + r.x[j] + cc);
-      __builtin_prefetch(kt + r.x[j] + cc);
-    }
+// The step of the walk whose lines are requested next: entry i, first channel c (i == w.i1: past
+// the walk's end), moved one step at a time.
+struct R4Ahead {
+  int64_t i, c;
+};
+
+// The requests of one row of a step: its line of zt and kt at offset o, and the next line of
+// each when `two`. Always inlined, as is r4_prefetch_next: as functions of their own they have
+// no effect GCC counts (a prefetch is none), so GCC found them pure and deleted their calls.
+TREX_AVX512_FN __attribute__((always_inline)) void r4_prefetch_row(const float* kt, const float* zt,
+                                                                  int64_t o, bool two) {
+  __builtin_prefetch(zt + o);
+  __builtin_prefetch(kt + o);
+  if (two) {
+    __builtin_prefetch(zt + o + 16);
+    __builtin_prefetch(kt + o + 16);
+  }
+}
+
+// Requests the lines of zt and kt that step `a` reads, 32 channels of each of its rows (r4_rows'
+// x: tokens 4(i-1).. at offset 0, tokens 4i.. at offset hd; nothing past the walk's end), then
+// moves `a` on a step.
+TREX_AVX512_FN __attribute__((always_inline)) void r4_prefetch_next(const float* kt, const float* zt,
+                                                                   int64_t hd, const R4Walk& w, R4Ahead& a) {
+  if (a.i >= w.i1) return;
+  const int64_t C = 2 * hd, lo = 4 * (a.i - 1) * C + a.c, hi = 4 * a.i * C + hd + a.c;
+  const bool two = a.c + 16 < w.e1;  // the step's second line of each row is in range
+  if (a.i > 0)
+    for (int j = 0; j < 4; ++j) r4_prefetch_row(kt, zt, lo + j * C, two);
+  for (int j = 0; j < 4; ++j) r4_prefetch_row(kt, zt, hi + j * C, two);
+  if ((a.c += kR4Step) >= w.e1) a.c = w.e0, ++a.i;
 }
 
 // The lanes of the vector at channel c of a step ending at e1: all (a constant, so that load16 and
@@ -741,19 +765,21 @@ TREX_AVX512_FN void r4_forward_step(const float* kt, const float* zt, const floa
 }
 
 // The walk of ratio 4 on AVX-512, forward: steps of kR4Step channels over the entries [w.i0,
-// w.i1) and channels [w.e0, w.e1), the lines of the step kPrefetchSteps ahead requested before
-// each step, each step's variant (its first row, whether all its channels are in range) picked at
-// run time. Plain arguments, not a step object: passed as an object the forward ran 0.68x (quiet
-// lane, loaded; GCC kept the members in memory).
+// w.i1) and channels [w.e0, w.e1), with kPrefetch the lines of the step kPrefetchSteps ahead
+// requested before each step, each step's variant (its first row, whether all its channels are
+// in range) picked at run time. Plain arguments, not a step object: passed as an object the
+// forward ran 0.68x (quiet lane, loaded; GCC kept the members in memory).
+template <bool kPrefetch>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_r4_512(
     const float* kt, const float* zt, const float* ape, float* k, const R4Walk& w, int64_t hd) {
-  for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch(kt, zt, hd, w, s);
-  int64_t s = 0;
+  R4Ahead ahead{w.i0, w.e0};
+  if (kPrefetch)
+    for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch_next(kt, zt, hd, w, ahead);
   R4Rows r;
   for (int64_t i = w.i0; i < w.i1; ++i) {
     r4_rows(i, hd, &r);
-    for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
-      r4_prefetch(kt, zt, hd, w, s + kPrefetchSteps);
+    for (int64_t c = w.e0; c < w.e1; c += kR4Step) {
+      if (kPrefetch) r4_prefetch_next(kt, zt, hd, w, ahead);
       const bool full = c + kR4Step <= w.e1;
       if (r.j0 == 0 && full) r4_forward_step<0, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
       else if (r.j0 == 0) r4_forward_step<0, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
@@ -873,14 +899,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_b
     float* dape, const R4Walk& w, int64_t hd) {
   const int64_t C = 2 * hd;
   const R4Packed pk = r4_pack(ape, hd, w.e0, w.e1);
-  for (int64_t s = 0; s < kPrefetchStepsBackward; ++s) r4_prefetch(kt, zt, hd, w, s);
-  int64_t s = 0;
   for (int64_t i = w.i0; i < w.i1; ++i) {
     // Rows 0-3: tokens 4(i-1).., channel offset 0; rows 4-7: tokens 4i.., offset hd.
     const int64_t lo = 4 * (i - 1) * C, hi = 4 * i * C + hd;
     const float* dkr = dk + i * hd;
-    for (int64_t c = w.e0; c < w.e1; c += kR4Step, ++s) {
-      r4_prefetch(kt, zt, hd, w, s + kPrefetchStepsBackward);
+    for (int64_t c = w.e0; c < w.e1; c += kR4Step) {
       const float* ap = pk.ape + (c - w.e0) * 8;  // vector (c - e0) / 16, 8 rows of 16
       float* dp = pk.dape + (c - w.e0) * 8;
       const bool full = c + kR4Step <= w.e1;
@@ -901,18 +924,19 @@ void backward_r4_512(const float* kt, const float* zt, const float* ape, const f
 
 // Work items [w0, w1) of the forward for ratio 4 on AVX-512 (item w: entry w / blocks, channel
 // block w % blocks of cb channels) as up to three walks: the first entry's blocks from w0, the
-// whole entries, the last entry's blocks up to w1.
+// whole entries, the last entry's blocks up to w1. prefetch: request lines ahead.
 void forward_items_r4(const float* kt, const float* zt, const float* ape, float* k, int64_t w0,
-                      int64_t w1, int64_t blocks, int64_t cb, int64_t hd) {
+                      int64_t w1, int64_t blocks, int64_t cb, int64_t hd, bool prefetch) {
+  const auto walk = prefetch ? forward_r4_512<true> : forward_r4_512<false>;
   while (w0 < w1) {
     const int64_t i = w0 / blocks, b = w0 % blocks;
     if (b == 0 && w1 - w0 >= blocks) {  // whole entries
       const int64_t i1 = w1 / blocks;
-      forward_r4_512(kt, zt, ape, k, R4Walk{i, i1, 0, hd}, hd);
+      walk(kt, zt, ape, k, R4Walk{i, i1, 0, hd}, hd);
       w0 = i1 * blocks;
     } else {  // blocks [b, b1) of entry i
       const int64_t b1 = std::min(blocks, b + (w1 - w0));
-      forward_r4_512(kt, zt, ape, k, R4Walk{i, i + 1, b * cb, std::min(hd, b1 * cb)}, hd);
+      walk(kt, zt, ape, k, R4Walk{i, i + 1, b * cb, std::min(hd, b1 * cb)}, hd);
       w0 += b1 - b;
     }
   }
@@ -1053,11 +1077,12 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
+  const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kR4PrefetchMinBytes;
   // Chunks of 16 items, so that each tile can request the next one's lines (entries are
   // independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
     if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
-    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd);
+    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, r4_prefetch);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
       forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));

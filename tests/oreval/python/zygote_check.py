@@ -1156,6 +1156,209 @@ class ServeInC(unittest.TestCase):
                 self.assertEqual(orphans.left(), [])
 
 
+def read_to_end(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def fail_call(number, errno_value):
+    """Installs on this process a seccomp filter under which the system call `number` fails with
+    `errno_value` and every other call runs: a layer made to fail without changing the machine."""
+    import struct
+    filt = b"".join([struct.pack("HBBI", 0x20, 0, 0, 0),  # load the call's number
+                     struct.pack("HBBI", 0x15, 0, 1, number),  # that call:
+                     struct.pack("HBBI", 0x06, 0, 0, 0x00050000 | errno_value),  # fails
+                     struct.pack("HBBI", 0x06, 0, 0, 0x7FFF0000)])  # the rest runs
+    buf = ctypes.create_string_buffer(filt, len(filt))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = Prog(4, ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
+
+
+class EnterInC(unittest.TestCase):
+    """A child of the C loop with enter_in_c (zygote_serve.cc's enter_in_child) reads its request,
+    parses it and puts every sandbox layer on itself in C, with the real library, before any of
+    the program runs in Python: the program finds every layer on; a request that does not parse,
+    a prepare or a layer that fails, a missing layer run nothing and say why on the program's
+    stderr (exit 126); the zygote's end reaps the child that waits. Each zygote loads its own copy
+    of the library, so that its probe is its own (made after a test's failing call)."""
+
+    # The calls made to fail, by machine: setsid (sandbox_prepare's first step) and
+    # landlock_create_ruleset (the probe then finds no Landlock).
+    CALLS = {"x86_64": {"setsid": 112, "landlock_create_ruleset": 444},
+             "aarch64": {"setsid": 157, "landlock_create_ruleset": 444}}
+
+    def setUp(self):
+        import platform
+        import shutil
+        import tempfile
+        if sandbox_library() is None:
+            self.skipTest("TREX_SANDBOX_ENTER_LIB not set (warm_pool_test.cc sets it)")
+        self.calls = self.CALLS.get(platform.machine())
+        self.folder = tempfile.mkdtemp(prefix="trex-enter-in-c-")
+        os.chmod(self.folder, 0o755)  # the child runs as nobody as root
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.lib_copy = os.path.join(self.folder, "lib.so")
+        shutil.copy(os.environ["TREX_SANDBOX_ENTER_LIB"], self.lib_copy)
+        self.program = os.path.join(self.folder, "p.py")
+        with open(self.program, "w") as f:
+            f.write(
+                "import os, socket, sys\n"
+                "print('uid', os.getuid())\n"
+                "print('argv', sys.argv[1:])\n"
+                "print('env', os.environ.get('TREX_X'), len(os.environ))\n"
+                "def is_open(fd):\n"
+                "    try:\n"
+                "        os.fstat(fd)\n"
+                "        return True\n"
+                "    except OSError:\n"
+                "        return False\n"
+                "print('fds', [fd for fd in range(256) if is_open(fd)])\n"
+                "print('session', os.getsid(0) == os.getpid())\n"
+                "try:\n"
+                "    socket.socket(socket.AF_UNIX)\n"
+                "    print('socket made')\n"
+                "except OSError:\n"
+                "    print('socket refused')\n"
+                "try:\n"
+                "    open('/etc/hostname').read()\n"
+                "    print('/etc read')\n"
+                "except OSError:\n"
+                "    print('/etc refused')\n")
+        os.chmod(self.program, 0o644)
+
+    def request(self, **change):
+        r = {"workdir": self.folder, "read_only": ["/usr", sys.base_prefix, os.path.dirname(os.path.abspath(z.__file__))],
+             "argv": ["/usr/bin/python3", "-I", "-B", "runner", "p.py"], "env": ["TREX_X=caf\u00e9"],
+             "allow_weak": False, "limits": {"cpu_s": 10, "memory_bytes": 1 << 32, "file_bytes": 1 << 20,
+                                             "open_files": 64}}
+        r.update(change)
+        return r
+
+    def start(self, fail=None, early=0):
+        """A zygote (forked) with its own copy of the library, entering in C; `fail`: the call
+        that fails in it and its children (CALLS). (pid, control socket)."""
+        if fail is not None and self.calls is None:
+            self.skipTest("no system call numbers for this machine in CALLS")
+        ctl, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                ctl.close()
+                lib = ctypes.CDLL(self.lib_copy)
+                z.declare(lib)
+                if fail is not None:
+                    fail_call(self.calls[fail], 1)  # EPERM
+                buf = ctypes.create_string_buffer(256)
+                missing = lib.trex_sandbox_probe(buf, len(buf))
+                lib.trex_zygote_fork_early(early)
+                if not z.enter_in_c(lib):
+                    raise RuntimeError("the library's loop cannot enter in C")
+                status = z.serve(lib, zygote_end, buf.value.decode(), missing, False, ForcedTraining(None))
+            finally:
+                os._exit(status)
+        zygote_end.close()
+        self.ready = json.loads(ctl.recv(1 << 16))
+        return pid, ctl
+
+    def run_request(self, ctl, message):
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        chan_r, chan_w = os.pipe()
+        socket.send_fds(ctl, [message], [out_w, err_w, chan_w])
+        for fd in (out_w, err_w, chan_w, chan_r):
+            os.close(fd)
+        child = json.loads(ctl.recv(1 << 16))["pid"]
+        out, err = read_to_end(out_r), read_to_end(err_r)
+        ctl.send(b'{"wait": 10}')
+        status = json.loads(ctl.recv(1 << 16))
+        os.close(out_r)
+        os.close(err_r)
+        return os.waitstatus_to_exitcode(status["status"]), out.decode(), err.decode(), child
+
+    def stop(self, pid, ctl):
+        ctl.close()
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+
+    def test_the_program_finds_every_layer_on_and_its_request_s_arguments_and_environment(self):
+        for early in (0, 1):
+            with self.subTest(early=early), OrphansComeHere() as orphans:
+                pid, ctl = self.start(early=early)
+                try:
+                    self.assertEqual(self.ready["missing"], 0, self.ready)
+                    runs = [self.run_request(ctl, json.dumps(self.request()).encode()) for _ in range(2)]
+                finally:
+                    self.stop(pid, ctl)
+                self.assertEqual(orphans.left(), [])
+                for code, out, err, child in runs:
+                    self.assertEqual(code, 66, err)  # the runner: ran, built no model
+                    # nobody as root; else the overflow uid of a user namespace without a map
+                    self.assertEqual(out.splitlines(), ["uid 65534", "argv ['p.py']", "env caf\u00e9 1", "fds [0, 1, 2, 3]",
+                                                 "session True", "socket refused",
+                                                 "/etc refused"])
+                self.assertNotEqual(runs[0][3], runs[1][3])
+
+    def test_a_request_that_does_not_parse_runs_nothing_and_says_why(self):
+        limits = dict(self.request()["limits"], cpu_s="10")
+        no_env = self.request()
+        del no_env["env"]
+        cases = [(json.dumps(self.request(limits=limits)).encode(), "a non-negative integer expected"),
+                 (json.dumps(no_env).encode(), "env missing"),
+                 (json.dumps(self.request(env=["A=\udc80"]), ensure_ascii=True).encode(), "a lone surrogate"),
+                 (json.dumps(self.request(allow_weak=1)).encode(), "allow_weak: true or false expected"),
+                 (b"{" * 10, "a string expected")]
+        pid, ctl = self.start()
+        try:
+            for message, why in cases:
+                code, out, err, _ = self.run_request(ctl, message)
+                self.assertEqual((code, out, err), (z.EXIT_SANDBOX, "", "trex sandbox: request: %s\n" % why))
+        finally:
+            self.stop(pid, ctl)
+
+    def test_a_prepare_or_a_layer_that_fails_runs_nothing_and_says_why(self):
+        pid, ctl = self.start(fail="setsid")
+        try:
+            code, out, err, _ = self.run_request(ctl, json.dumps(self.request()).encode())
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual((code, out, err), (z.EXIT_SANDBOX, "", "trex sandbox: setsid: Operation not permitted\n"))
+        pid, ctl = self.start()
+        try:
+            code, out, err, _ = self.run_request(ctl, json.dumps(self.request(workdir="/nonexistent")).encode())
+        finally:
+            self.stop(pid, ctl)
+        self.assertEqual((code, out, err), (z.EXIT_SANDBOX, "", "trex sandbox: chdir: No such file or directory\n"))
+
+    def test_a_missing_layer_runs_nothing_unless_allowed_weak(self):
+        pid, ctl = self.start(fail="landlock_create_ruleset")
+        try:
+            self.assertEqual(self.ready["missing"], 1, self.ready)
+            code, out, err, _ = self.run_request(ctl, json.dumps(self.request()).encode())
+            self.assertEqual((code, out, err), (z.EXIT_SANDBOX, "", "trex sandbox: landlock: Operation not permitted\n"))
+            code, out, err, _ = self.run_request(ctl, json.dumps(self.request(allow_weak=True)).encode())
+            self.assertEqual(code, 66, err)  # allowed: it runs, with the other layers
+            self.assertIn("socket refused", out)
+        finally:
+            self.stop(pid, ctl)
+
+    def test_the_child_waiting_when_the_evaluator_goes_is_reaped_and_runs_nothing(self):
+        with OrphansComeHere() as orphans:
+            pid, ctl = self.start()
+            self.stop(pid, ctl)  # the waiting child reads the end of the stream: exit 0, reaped
+            self.assertEqual(orphans.left(), [])
+
+
 def c_environment():
     """The C library's environment (what getenv and a child process would see), in order."""
     environ = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")

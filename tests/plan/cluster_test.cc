@@ -117,6 +117,25 @@ TEST(Cluster, ImpossibleClustersAreRefused) {
             std::string::npos);
 }
 
+// A dispatcher's measured rates: a named dispatcher, its rank and SM counts, three rates and a
+// source; anything else is refused with the field named.
+TEST(Cluster, EpDispatcherMeasurementsNeedEveryFieldAndASource) {
+  const std::string ok = "\n[[ep_dispatcher]]\ndispatcher = \"hybridep\"\nranks = 8\nsms = 32\n"
+                         "dispatch_bytes_per_s = 545.71e9\ndispatch_fp8_bytes_per_s = 455.35e9\n"
+                         "combine_bytes_per_s = 568.94e9\nsource = \"README_Hybrid-EP.md\"\n";
+  EXPECT_EQ(error_of(kGood + ok), "");
+  EXPECT_EQ(error_of(kGood + replace(ok, "\"hybridep\"", "\"nccl\"")),
+            "ep_dispatcher.dispatcher: is \"nccl\", expected deepep or hybridep");
+  EXPECT_EQ(error_of(kGood + replace(ok, "ranks = 8", "ranks = 1")), "ep_dispatcher.ranks: must be at least 2");
+  EXPECT_EQ(error_of(kGood + replace(ok, "combine_bytes_per_s = 568.94e9\n", "")),
+            "ep_dispatcher.combine_bytes_per_s: missing");
+  EXPECT_EQ(error_of(kGood + replace(ok, "source = \"README_Hybrid-EP.md\"\n", "")), "ep_dispatcher.source: missing");
+  EXPECT_NE(error_of(kGood + replace(ok, "dispatch_bytes_per_s = 545.71e9", "dispatch_bytes_per_s = 0")).find(
+                "ep_dispatcher.dispatch_bytes_per_s"),
+            std::string::npos);
+  EXPECT_NE(error_of(kGood + replace(ok, "sms = 32", "sms = 32\nspeed = 1")).find("ep_dispatcher"), std::string::npos);
+}
+
 // The tile set of tile and wave quantization: rows, columns pairs with a source.
 TEST(Cluster, GemmTilesArePairsWithASource) {
   const std::string eff = "[efficiency]\nsource = \"test\"";

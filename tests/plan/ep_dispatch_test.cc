@@ -57,5 +57,78 @@ TEST(EpDispatch, DeepEpCutsTheExposedAllToAllOfACrossNodeExpertGroup) {
   EXPECT_NEAR(dedup / plain, dedup_scale_out_factor(32, 8, 8, 128), 1e-9);
 }
 
+TEST(EpDispatch, RanksPerTokenCountsDistinctDestinationRanks) {
+  // 8 experts over 4 ranks (2 a rank), top 2: a given rank holds neither expert with
+  // probability (6/8)(5/7) = 15/28, so a token reaches 4 x 13/28 = 13/7 ranks, not 2 copies.
+  EXPECT_NEAR(ranks_per_token(4, 2, 8), 13.0 / 7.0, 1e-12);
+  // Qwen3-30B-A3B's 128 experts, top 8, on EP 8: P = prod_{i<8} (112 - i)/(128 - i) = 0.33258,
+  // 5.3394 ranks a token (its own included) against 8 copies of the plain all-to-all.
+  EXPECT_NEAR(ranks_per_token(8, 8, 128), 5.339356895383487, 1e-9);
+  EXPECT_EQ(ranks_per_token(1, 8, 128), 1.0);
+}
+
+TEST(EpDispatch, AMeasuredDispatcherRateIsTakenAtTheNearestRankCount) {
+  Cluster c = tiny_cluster(8);
+  auto rate = [](const char* d, long ranks, double bw) {
+    DispatcherRate r;
+    r.dispatcher = d;
+    r.ranks = ranks;
+    r.sms = 32;
+    r.dispatch_bf16 = r.dispatch_fp8 = r.combine = bw;
+    r.source = "test";
+    return r;
+  };
+  c.ep_dispatch_rates = {rate("hybridep", 8, 1), rate("hybridep", 16, 2), rate("hybridep", 32, 3),
+                         rate("hybridep", 36, 4), rate("deepep", 8, 5)};
+  EXPECT_EQ(c.dispatch_rate("hybridep", 8)->dispatch_bf16, 1);
+  EXPECT_EQ(c.dispatch_rate("hybridep", 12)->dispatch_bf16, 2);  // 8 and 16 equally near: the larger
+  EXPECT_EQ(c.dispatch_rate("hybridep", 24)->dispatch_bf16, 3);  // 16 and 32 equally near: the larger
+  EXPECT_EQ(c.dispatch_rate("hybridep", 64)->dispatch_bf16, 4);
+  EXPECT_EQ(c.dispatch_rate("deepep", 64)->dispatch_bf16, 5);
+  c.ep_dispatch_rates.pop_back();
+  EXPECT_EQ(c.dispatch_rate("deepep", 8), nullptr);
+}
+
+TEST(EpDispatch, AMeasuredRateInsideTheDomainChargesTheBytesEachRankReceives) {
+  // One MoE layer of 128 experts (top 8) on EP 8 inside one node of the tiny cluster (NVLink
+  // 100 GB/s, efficiency 1). The plain all-to-all sends each of t tokens 8 copies, 7/8 of them
+  // off the rank: 7 t d 2 B at 100 GB/s, each way. With a measured DeepEP rate of 50 GB/s
+  // dispatch and 25 GB/s combine a rank receives t x 5.3394 (above) tokens of d x 2 B each
+  // way: 5.3394 (1/50 + 1/25) / (2 x 7 / 100) = 2.2883 times the plain time.
+  model::ModelConfig moe = tiny_moe(1, 128, 8);
+  Cluster c = tiny_cluster(1);
+  Strategy s;
+  s.ep = 8;
+  double plain = predict(moe, c, make_run(1024, 8), s).time.ep_comm;
+  s.moe_dispatcher = MoeDispatcher::kDeepEp;
+  EXPECT_NEAR(predict(moe, c, make_run(1024, 8), s).time.ep_comm, plain, 1e-12) << "no measurement: the link's rate";
+  DispatcherRate r;
+  r.dispatcher = "deepep";
+  r.ranks = 8;
+  r.sms = 24;
+  r.dispatch_bf16 = 50e9;
+  r.dispatch_fp8 = 40e9;
+  r.combine = 25e9;
+  r.source = "test";
+  c.ep_dispatch_rates = {r};
+  double measured = predict(moe, c, make_run(1024, 8), s).time.ep_comm;
+  ASSERT_GT(plain, 0);
+  EXPECT_NEAR(measured / plain, 5.339356895383487 * (1 / 50.0 + 1 / 25.0) / (2 * 7 / 100.0), 1e-9);
+  // A HybridEP run does not take DeepEP's measurement, nor the plain all-to-all either.
+  s.moe_dispatcher = MoeDispatcher::kHybridEp;
+  EXPECT_NEAR(predict(moe, c, make_run(1024, 8), s).time.ep_comm, plain, 1e-12);
+  s.moe_dispatcher = MoeDispatcher::kAllToAll;
+  EXPECT_NEAR(predict(moe, c, make_run(1024, 8), s).time.ep_comm, plain, 1e-12);
+  // An EP group wider than the domain keeps the link model (the measurements are in-domain).
+  Cluster two = tiny_cluster(2);
+  two.ep_dispatch_rates = {r};
+  Strategy wide;
+  wide.ep = 16;
+  wide.moe_dispatcher = MoeDispatcher::kDeepEp;
+  double linked = predict(moe, two, make_run(1024, 16), wide).time.ep_comm;
+  two.ep_dispatch_rates.clear();
+  EXPECT_NEAR(predict(moe, two, make_run(1024, 16), wide).time.ep_comm, linked, 1e-12);
+}
+
 }  // namespace
 }  // namespace trex::plan

@@ -255,7 +255,7 @@ TEST(PlanInputFiles, BadRunAndStrategyFieldsAreNamed) {
   EXPECT_EQ(file_error("[strategy]\na2a_overlap = 1.5\n", false), "strategy.a2a_overlap: must be in [0, 1], got 1.5 @2");
   EXPECT_EQ(file_error("[strategy]\nzero = 4\n", false), "strategy.zero: must be 0, 1, 2 or 3 @2");
   EXPECT_EQ(file_error("[strategy]\nmoe_dispatcher = \"nccl\"\n", false),
-            "strategy.moe_dispatcher: is \"nccl\", expected alltoall or deepep @2");
+            "strategy.moe_dispatcher: is \"nccl\", expected alltoall, deepep or hybridep @2");
   EXPECT_EQ(file_error("[strategy]\nmoe_token_drop = \"pad\"\n", false),
             "strategy.moe_token_drop: is \"pad\", expected dropless, drop or drop-and-pad @2");
   EXPECT_EQ(file_error("[strategy]\ntp = 2\n[run]\n", false), "run: unknown table @3");

@@ -483,7 +483,14 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // guide's publication, NVIDIA/Megatron-LM, set moe_host_eager_s and moe_host_alltoall_s, so it
 // splits by name like the other publications that set a factor: both its rows hash to fit. Fit
 // 125 runs 8.18% / 76.8% / +4.17%, worst 70.9%; held-out 111 runs 6.14% / 86.5% / +0.20%, worst
-// 38.3%. Bounds at those values.
+// 38.3%. Then (session 25) HybridEP as a dispatcher of its own, stated where the Megatron-Bridge
+// release's base config sets it (the 26.02 DeepSeek-V3 B200 row no longer pays the plain
+// all-to-all's host term: -6.1% -> -0.0%), and DeepEP's and HybridEP's published in-domain rates
+// on B200 and GB200 (deepseek-ai/DeepEP docs/README_Hybrid-EP.md): 16 rows move, torchtitan's
+// DeepEP rows +23.3..+31.1% -> +18.4..+25.9%; two held-out 26.08 GB200 rows cross -10% (DeepSeek-V3
+// -9.9% -> -10.6%, Qwen3-235B -9.5% -> -10.1%), so held-out within +-10% 86.5% -> 84.7% (the bound
+// follows the measured rates, nothing fitted). Fit 125 runs 7.92% / 76.8% / +3.91%; held-out 111
+// runs 6.07% / 84.7% / +0.17%. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
@@ -517,14 +524,14 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   EXPECT_LE(all.mean_abs, 0.062);
   EXPECT_LE(std::abs(all.mean_signed), 0.010);
   EXPECT_LE(all.worst, 0.39);
-  EXPECT_GE(all.within_10, 0.86);
+  EXPECT_GE(all.within_10, 0.84);
   EXPECT_EQ(all.not_fit, 1);
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
   EXPECT_EQ(fit_all.runs, 125);
-  EXPECT_LE(fit_all.mean_abs, 0.082);
-  EXPECT_LE(std::abs(fit_all.mean_signed), 0.042);
+  EXPECT_LE(fit_all.mean_abs, 0.080);
+  EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
   EXPECT_LE(fit_all.worst, 0.71);
   EXPECT_GE(fit_all.within_10, 0.76);
   EXPECT_EQ(fit_all.not_fit, 1);

@@ -1,6 +1,7 @@
 #include "trex/plan/cluster.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "nlohmann/json.hpp"
 #include "trex/util/atomic_file.h"
@@ -18,7 +19,32 @@ const LinkLevel& Cluster::level_for_extent(long extent) const {
   return links.back();
 }
 
+const DispatcherRate* Cluster::dispatch_rate(const std::string& dispatcher, long ep) const {
+  const DispatcherRate* best = nullptr;
+  for (const DispatcherRate& r : ep_dispatch_rates) {
+    if (r.dispatcher != dispatcher) continue;
+    if (best == nullptr) { best = &r; continue; }
+    long d = std::labs(r.ranks - ep), db = std::labs(best->ranks - ep);
+    if (d < db || (d == db && r.ranks > best->ranks)) best = &r;
+  }
+  return best;
+}
+
 namespace {
+
+DispatcherRate read_dispatcher_rate(TomlFields& f) {
+  DispatcherRate r;
+  r.dispatcher = f.choice("dispatcher", {"deepep", "hybridep"});
+  r.ranks = f.integer("ranks", 2);
+  r.sms = f.integer("sms", 1);
+  r.dispatch_bf16 = f.number("dispatch_bytes_per_s", 1e6, 1e14);
+  r.dispatch_fp8 = f.number("dispatch_fp8_bytes_per_s", 1e6, 1e14);
+  r.combine = f.number("combine_bytes_per_s", 1e6, 1e14);
+  r.source = f.text("source");
+  f.allow({"confidence", "note"});
+  f.finish();
+  return r;
+}
 
 LinkLevel read_link(TomlFields& f) {
   LinkLevel l;
@@ -125,6 +151,10 @@ Cluster load_cluster(const std::string& path) {
   for (const toml::table* t : lt) {
     TomlFields f(path, *t, "link");
     c.links.push_back(read_link(f));
+  }
+  for (const toml::table* t : top.tables("ep_dispatcher")) {
+    TomlFields f(path, *t, "ep_dispatcher");
+    c.ep_dispatch_rates.push_back(read_dispatcher_rate(f));
   }
   top.finish();
   if (c.links.empty()) throw InputError(path, 0, "link: no [[link]] levels (a cluster needs at least one)");

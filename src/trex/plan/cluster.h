@@ -50,6 +50,22 @@ struct Efficiency {
   std::string source;
 };
 
+// A published measurement of a hierarchical EP dispatcher inside the scale-up domain (one
+// `[[ep_dispatcher]]` table of the cluster file): its algorithm bandwidth at `ranks` EP ranks
+// with `sms` SMs, as DeepEP's and HybridEP's tests define it: the bytes of the tokens a rank
+// receives, one copy per (token, destination rank) with its own tokens included, over the time
+// the call takes (tests/test_intranode.py, tests/test_hybrid_ep.py: recv_x.numel() x 2 for
+// BF16; FP8 counts its scales too). The combine moves the same bytes back.
+struct DispatcherRate {
+  std::string dispatcher;           // "deepep" or "hybridep"
+  long ranks = 0;                   // EP ranks of the measurement
+  long sms = 0;                     // SMs the kernels ran on
+  double dispatch_bf16 = 0;         // bytes/s, BF16 dispatch
+  double dispatch_fp8 = 0;          // bytes/s, FP8 dispatch
+  double combine = 0;               // bytes/s, BF16 combine
+  std::string source;
+};
+
 // Scale-dependent losses (scale_losses.h), each with its source in the cluster file.
 struct ScaleLosses {
   double straggler_cv = 0;           // spread of per-device step times (coefficient of variation)
@@ -78,8 +94,14 @@ struct Cluster {
   std::string host_source;
   Efficiency eff;
   ScaleLosses scale;
+  // Measured dispatcher rates inside the innermost link level (empty: every dispatcher runs at
+  // that level's bandwidth and efficiency, as the plain all-to-all).
+  std::vector<DispatcherRate> ep_dispatch_rates;
 
   long devices() const { return nodes * devices_per_node; }
+  // The measurement of `dispatcher` ("deepep", "hybridep") at the rank count nearest `ep` (the
+  // larger of two equally near), or nullptr when the file has none.
+  const DispatcherRate* dispatch_rate(const std::string& dispatcher, long ep) const;
   // The innermost level whose groups hold `extent` consecutive ranks (extent >= 1).
   const LinkLevel& level_for_extent(long extent) const;
 };

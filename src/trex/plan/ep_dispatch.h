@@ -29,4 +29,16 @@ inline double dedup_scale_out_factor(long g, long domain, double top_k, double e
   return plain > 0 ? std::min(1.0, dedup / plain) : 1;
 }
 
+// EP ranks one token reaches, its own rank included, when its top_k distinct experts are drawn
+// uniformly from `experts` spread evenly over g ranks: g (1 - P), P the chance that a given rank
+// holds none of them, prod_{i < k} (E - E/g - i) / (E - i). DeepEP's and HybridEP's dispatch
+// sends a token once to each such rank (the plain all-to-all sends top_k copies); their
+// measured rates count exactly these bytes (cluster.h, DispatcherRate).
+inline double ranks_per_token(long g, double top_k, double experts) {
+  if (g <= 1 || top_k < 1 || experts < top_k) return 1;
+  double p0 = 1;
+  for (int i = 0; i < int(top_k); ++i) p0 *= std::max(0.0, experts - experts / double(g) - i) / (experts - i);
+  return double(g) * (1 - p0);
+}
+
 }  // namespace trex::plan

@@ -421,14 +421,27 @@ class Builder {
     double dispatch_elem = fp8_ ? 1 : 2;  // FP8 dispatch, BF16 combine (DeepEP's setting)
     // A hierarchical dispatcher sends a token once per remote scale-up domain (ep_dispatch.h).
     double beyond = 1;
-    if (s_.moe_dispatcher == MoeDispatcher::kDeepEp && !c_.links.empty()) {
+    const DispatcherRate* rate = nullptr;
+    if (hierarchical(s_.moe_dispatcher) && !c_.links.empty()) {
       long domain = std::min<long>(s_.ep, std::max<long>(1, c_.links.front().group_size / s_.etp));
       beyond = dedup_scale_out_factor(s_.ep, domain, K, E);
+      // Inside one scale-up domain a published measurement of the dispatcher, where the cluster
+      // has one, replaces the link's bandwidth x efficiency (cluster.h, DispatcherRate).
+      if (s_.ep > 1 && s_.ep * s_.etp <= c_.links.front().group_size)
+        rate = c_.dispatch_rate(to_string(s_.moe_dispatcher), s_.ep);
     }
     double gather = s_.etp > 1 ? all_gather_s(c_, s_.etp, s_.etp, rows * d * 2) : 0;
-    double dispatch = all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond) + gather;
-    w.ep_dispatch_s += dispatch;
-    w.ep_s += dispatch + all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2, beyond) + gather;
+    double dispatch = 0, combine = 0;
+    if (rate != nullptr) {
+      double received = tsp_ * ranks_per_token(s_.ep, K, E) * d;  // elements a rank receives
+      dispatch = received * dispatch_elem / (fp8_ ? rate->dispatch_fp8 : rate->dispatch_bf16);
+      combine = received * 2 / rate->combine;
+    } else {
+      dispatch = all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond);
+      combine = all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * 2, beyond);
+    }
+    w.ep_dispatch_s += dispatch + gather;
+    w.ep_s += dispatch + combine + 2 * gather;
     if (f.shared_experts > 0) {
       tp_block(w);
       dense_ffn(w, double(f.shared_experts) * f.expert_hidden, tp_);

@@ -27,12 +27,19 @@ MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field) {
   throw InputError::field(field, "must be none, 1f1b-a2a or dualpipe, got " + s);
 }
 
-const char* to_string(MoeDispatcher d) { return d == MoeDispatcher::kDeepEp ? "deepep" : "alltoall"; }
+const char* to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::kDeepEp: return "deepep";
+    case MoeDispatcher::kHybridEp: return "hybridep";
+    default: return "alltoall";
+  }
+}
 
 MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& field) {
   if (s == "alltoall") return MoeDispatcher::kAllToAll;
   if (s == "deepep") return MoeDispatcher::kDeepEp;
-  throw InputError::field(field, "must be alltoall or deepep, got " + s);
+  if (s == "hybridep") return MoeDispatcher::kHybridEp;
+  throw InputError::field(field, "must be alltoall, deepep or hybridep, got " + s);
 }
 
 long padded_vocab(long vocab, long divisible_by, long tp) {
@@ -77,7 +84,7 @@ StackProfile load_stack(const std::string& path) {
   p.pp_scatter_gather = f.boolean_or("pp_scatter_gather", false);
   p.sequence_parallel = f.boolean_or("sequence_parallel", true);
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
-  p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep"}), "stack.moe_dispatcher");
+  p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep", "hybridep"}), "stack.moe_dispatcher");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
   p.moe_host_per_expert_s = f.number_or("moe_host_per_expert_s", 0, 0, 0.1);
   p.moe_host_eager_s = f.number_or("moe_host_eager_s", 0, 0, 0.1);

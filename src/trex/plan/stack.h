@@ -27,8 +27,13 @@ MoeOverlap parse_moe_overlap(const std::string& s, const std::string& field);
 enum class MoeDispatcher {
   kAllToAll,  // one copy per (token, expert) pair on every link (NCCL all-to-all)
   kDeepEp,    // hierarchical: one copy per remote scale-up domain over the scale-out network,
-              // forwarded inside it over NVLink (DeepEP normal kernels, HybridEP, DeepSeek-V3's)
+              // forwarded inside it over NVLink (DeepEP normal kernels, DeepSeek-V3's)
+  kHybridEp,  // NVIDIA's HybridEP (DeepEP's hybrid-ep branch): hierarchical as kDeepEp, with
+              // its own measured rates inside the scale-up domain (cluster [[ep_dispatcher]])
 };
+// Whether the dispatcher sends a token once per destination rank or domain (DeepEP, HybridEP)
+// rather than once per (token, expert) pair (the plain all-to-all).
+inline bool hierarchical(MoeDispatcher d) { return d != MoeDispatcher::kAllToAll; }
 const char* to_string(MoeDispatcher d);
 MoeDispatcher parse_moe_dispatcher(const std::string& s, const std::string& field);
 

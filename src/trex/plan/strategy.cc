@@ -107,7 +107,7 @@ Strategy read_strategy(const toml::table& t, const std::string& file, const Stac
   s.moe_overlap = parse_moe_overlap(
       f.choice_or("moe_overlap", to_string(stack.moe_overlap), {"none", "1f1b-a2a", "dualpipe"}), "strategy.moe_overlap");
   s.moe_dispatcher = parse_moe_dispatcher(
-      f.choice_or("moe_dispatcher", to_string(stack.moe_dispatcher), {"alltoall", "deepep"}), "strategy.moe_dispatcher");
+      f.choice_or("moe_dispatcher", to_string(stack.moe_dispatcher), {"alltoall", "deepep", "hybridep"}), "strategy.moe_dispatcher");
   s.tp_overlap = f.number_or("tp_overlap", stack.tp_overlap, 0, 1);
   s.dp_overlap = f.boolean_or("dp_overlap", stack.dp_overlap);
   s.param_gather_overlap = f.boolean_or("param_gather_overlap", stack.param_gather_overlap);

@@ -222,9 +222,13 @@ TREX_RMS512_FN void forward_row512_scaled(const T* x, const float* w, T* y, int6
 // xn, whose sum it returns. sum_sq512's one accumulator is a chain of dependent FMAs (its
 // latency, not memory or the FMA units, bounds that pass); the output pass has no chain, so the
 // two overlap. Each pass keeps its operations and order: the same bits as the rows apart.
+// xf (may be null): the row after xn, whose lines are requested into L2 on the way, a line per
+// step. Without it the sum pass's loads of xn waited on memory (a perf profile of the bf16 rows
+// put over half the loop's samples on those loads): one thread's hardware prefetching did not
+// keep a row ahead while its streaming stores went out.
 template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, int64_t dim,
-                                            float r, const T* xn) {
+                                            float r, const T* xn, const T* xf) {
   constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vr = _mm512_set1_ps(r);
   const int64_t vec = dim & ~int64_t(7);
@@ -233,6 +237,7 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {  // every such step is within vec too
     for (; i + 32 <= dim; i += 32) {
       __m512 n0, n1, v0, v1;
+      if (xf) _mm_prefetch(reinterpret_cast<const char*>(xf + i), _MM_HINT_T1);
       load_line16x2(xn + i, &n0, &n1);
       a = _mm512_fmadd_ps(n0, n0, a);
       a = _mm512_fmadd_ps(n1, n1, a);
@@ -241,6 +246,8 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
     }
   }
   for (; i + 16 <= dim; i += 16) {  // every such step is a full step of the output's vec too
+    if (xf && (i * int64_t(sizeof(T))) % 64 == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(xf + i), _MM_HINT_T1);
     const __m512 vn = simd::load16(xn + i, simd::kAll16);
     a = _mm512_fmadd_ps(vn, vn, a);
     __m512 v = _mm512_mul_ps(simd::load16(x + i, simd::kAll16), vr);
@@ -274,7 +281,8 @@ TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo
   for (int64_t r = lo; r < hi; ++r) {
     const float sc = 1.f / std::sqrt(s / float(dim) + eps);
     if (r + 1 < hi) {
-      s = forward_row_and_sum512<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc, x + (r + 1) * dim);
+      s = forward_row_and_sum512<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc, x + (r + 1) * dim,
+                                         r + 2 < hi ? x + (r + 2) * dim : nullptr);
     } else {
       forward_row512_scaled<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
     }

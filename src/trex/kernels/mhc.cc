@@ -1304,6 +1304,15 @@ TREX_HEAD512_FN inline __attribute__((always_inline)) void head_pair_sums(const 
   }
 }
 
+// The forward pipeline's software requests: each token's line kHeadAheadLines ahead, into L1
+// (_MM_HINT_T0). Before (session 22), the next group's line at the same column, into L2 (T1): a
+// whole group ahead (32 KiB of bf16 rows, 64 KiB of fp32), so every line the loop loaded came
+// from L2 at best. One-process A/B against that, quiet lane, loaded (load 6-11), 4096 x 4 x 1024,
+// CPU-time medians of 9-11 alternating rounds: 16 lines ahead (T0) fp32 1.07-1.13x, bf16
+// 1.06-1.09x (1 and 2 threads; 8-11 of 9-11 rounds faster); 12 and 24 lines about the same; 16
+// lines with T1 1.00-1.02x; every other line of the next group 0.78-0.93x; none 0.89-0.97x.
+constexpr int64_t kHeadAheadLines = 16;
+
 // One group of the pipeline (n = 4): the projections of tokens [tg, tg + 4) into p and ss and,
 // when Y, y of the 4 tokens from xy (rows nd apart) into yy (rows d apart) with weights wy.
 template <bool Y, bool NT, bool Cvt, class T>
@@ -1324,15 +1333,16 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
   if constexpr (Y)
     for (int k = 0; k < kTok; ++k)
       for (int i = 0; i < 4; ++i) wl[k][i] = wy[k * 4 + i];
-  // The group after this one (this thread's next: its tokens are contiguous), a line of each
-  // token per line of these, into L2.
-  const T* xf = xg + kTok * nd;
+  // The lines kHeadAheadLines ahead in each token's row (past the row's end, the first lines of
+  // the group after this one: this thread's next, its tokens are contiguous), into L1.
   const T* yx = xy;
   T* yo = yy;
   int yk = 0;
   int64_t yl = 0;
   for (int64_t i = 0; i < nd; i += kL) {
-    for (int k = 0; k < kTok; ++k) _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd + i), _MM_HINT_T1);
+    const int64_t ahead = i + kHeadAheadLines * kL;
+    const T* xa = ahead < nd ? xg + ahead : xg + kTok * nd + (ahead - nd);
+    for (int k = 0; k < kTok; ++k) _mm_prefetch(reinterpret_cast<const char*>(xa + k * nd), _MM_HINT_T0);
     __m512i raw[kTok];
     for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
     head_line_step<false, T>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);
@@ -1451,7 +1461,7 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
   const bool pipelined = false;
 #endif
   // The pipeline's blocks: 64 tokens unless tuned. Its prefetches request the thread's next
-  // group, which 4-token blocks taken in turn by the threads made the other thread's (before the
+  // group (since session 25 only that group's first lines, at the end of each group's pass), which 4-token blocks taken in turn by the threads made the other thread's (before the
   // pipeline, requests two groups ahead served this). Quiet lane, loaded, 2 threads, bf16,
   // 9 alternating rounds against main: blocks of 4 0.71x, 16 1.06-1.11x, 32 1.07-1.26x,
   // 64 1.25x, 128 1.20-1.22x, 256 1.19x.

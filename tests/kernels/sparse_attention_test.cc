@@ -495,6 +495,51 @@ TEST(SparseAttention, ForwardSplitIsKeyColumnBlocksInPieces) {
   EXPECT_EQ(sparse_attention_forward_split(0, 64, 4).pieces(), 0);
 }
 
+// One thread's block order (SparseAttnForwardWalk, which the kernel walks and aura's model plays
+// out): two threads over 5 blocks, claims in the model's order (every first block, then every
+// block after). Thread 0 starts at block 0, thread 1 at 5 / 2 = 2; each claims the next free block
+// upward as it starts one; with none left, a thread helps the blocks after its last own one.
+TEST(SparseAttention, ForwardWalkClaimsUpwardThenHelpsFromItsLastBlock) {
+  const SparseAttnForwardSplit sp = sparse_attention_forward_split(5 * 64, 64, 4);
+  ASSERT_EQ(sp.blocks, 5);
+  std::vector<char> claimed(5, 0);
+  auto claim = [&](int64_t from) {
+    for (int64_t i = 0; i < 5; ++i)
+      if (const int64_t b = (from + i) % 5; !claimed[size_t(b)]) {
+        claimed[size_t(b)] = 1;
+        return b;
+      }
+    return int64_t(5);
+  };
+  SparseAttnForwardWalk w0(5), w1(5);
+  w0.begin(sp, 0, 2, claim);
+  w1.begin(sp, 1, 2, claim);
+  w0.claim_after(claim);  // block 1
+  w1.claim_after(claim);  // block 3
+  EXPECT_EQ(w0.block(), 0);
+  EXPECT_EQ(w0.next_own(), 1);
+  EXPECT_EQ(w1.block(), 2);
+  EXPECT_EQ(w1.next_own(), 3);
+  w0.next(claim);  // runs 1, claims 4
+  EXPECT_EQ(w0.block(), 1);
+  EXPECT_EQ(w0.next_own(), 4);
+  w1.next(claim);  // runs 3, nothing left to claim
+  EXPECT_EQ(w1.block(), 3);
+  EXPECT_EQ(w1.next_own(), 5);
+  std::vector<int64_t> order0, order1;
+  for (int64_t b = w0.block(); b < 5; w0.next(claim), b = w0.block()) order0.push_back(b);
+  for (int64_t b = w1.block(); b < 5; w1.next(claim), b = w1.block()) order1.push_back(b);
+  // Thread 0: own 1, 4, then helps 0, 1, 2, 3, 4 (after its last own block, 4); thread 1: own 3,
+  // then helps 4, 0, 1, 2, 3.
+  EXPECT_EQ(order0, (std::vector<int64_t>{1, 4, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(order1, (std::vector<int64_t>{3, 4, 0, 1, 2, 3}));
+  // No blocks: the walk is done at once.
+  SparseAttnForwardWalk none(0);
+  none.begin(sparse_attention_forward_split(0, 64, 4), 0, 2, claim);
+  none.claim_after(claim);
+  EXPECT_EQ(none.block(), 0);
+}
+
 // The backward's chunk count (sparse_attention.bwd `chunks`) changes only the order of the
 // chunk partials' sums: under every legal value it matches the reference, it is bit-identical
 // for 1-3 threads, and it stays inside the workspace sparse_attention_backward_workspace()

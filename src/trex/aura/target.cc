@@ -219,11 +219,11 @@ std::vector<double> job_work(const TuneTarget& t, const std::string& param, int6
 }
 
 // Each thread's keys scored in one sparse attention forward under query_block v at `threads`
-// threads: the kernel's split (kernels::sparse_attention_forward_split, the header states it)
-// played out with a token's time its keys (attention_keys), the thread with the least work so far
-// acting next (ties: the lower thread). A thread claims its first block (all threads first, in
-// thread order), then its next block as it starts one; it runs its blocks' pieces in order; once
-// no block is left to claim it takes the pieces left in the blocks after the last it ran. Where
+// threads: the kernel's split (kernels::sparse_attention_forward_split) and each thread's order of
+// blocks (kernels::SparseAttnForwardWalk, the function the kernel walks; sparse_attention.h states
+// it) played out with a token's time its keys (attention_keys), the thread with the least work so
+// far acting next (ties: the lower thread), every thread's first block claimed first, in thread
+// order. A thread takes pieces of its walk's block until none is left, then moves on. Where
 // the blocks are many the threads end within a piece of each other; a block or two per thread
 // leaves the causal growth of the work (a later block scores more keys) in the imbalance.
 std::vector<double> attention_forward_schedule(const TuneTarget& t, int64_t v, int threads) {
@@ -252,37 +252,24 @@ std::vector<double> attention_forward_schedule(const TuneTarget& t, int64_t v, i
     *busy += prefix[size_t(std::min(sp.block_end(b), t0 + sp.piece))] - prefix[size_t(t0)];
     return true;
   };
-  struct Thread {
-    double busy = 0;
-    int64_t block = 0, after = 0, last = 0, help = 0;  // help: 0 own blocks, i > 0: last + i next
-  };
-  std::vector<Thread> th(static_cast<size_t>(T));
-  for (int64_t i = 0; i < T; ++i) th[size_t(i)].block = th[size_t(i)].last = claim(sp.first_block(i, T));
-  for (Thread& x : th) x.after = x.block < n ? claim(x.block + 1) : n;
+  // The kernel's walk (kernels::SparseAttnForwardWalk), every thread's first claim first.
+  std::vector<kernels::SparseAttnForwardWalk> walk(size_t(T), kernels::SparseAttnForwardWalk{n});
+  std::vector<double> busy(size_t(T), 0.0);
+  for (int64_t i = 0; i < T; ++i) walk[size_t(i)].begin(sp, i, T, claim);
+  for (auto& w : walk) w.claim_after(claim);
   std::vector<char> done(static_cast<size_t>(T), 0);
   for (int64_t left = T; left > 0;) {
     int64_t i = -1;
     for (int64_t k = 0; k < T; ++k)
-      if (!done[size_t(k)] && (i < 0 || th[size_t(k)].busy < th[size_t(i)].busy)) i = k;
-    Thread& x = th[size_t(i)];
-    if (x.help == 0 && x.block < n) {
-      if (take(x.block, &x.busy)) continue;
-      x.last = x.block;
-      x.block = x.after;
-      if (x.block < n) x.after = claim(x.block + 1);
-      continue;
+      if (!done[size_t(k)] && (i < 0 || busy[size_t(k)] < busy[size_t(i)])) i = k;
+    kernels::SparseAttnForwardWalk& w = walk[size_t(i)];
+    if (const int64_t b = w.block(); b >= n) {
+      done[size_t(i)] = 1;
+      --left;
+    } else if (!take(b, &busy[size_t(i)])) {
+      w.next(claim);
     }
-    if (x.help == 0) x.help = 1;
-    if (n > 0 && x.help <= n && take((x.last + x.help) % n, &x.busy)) continue;
-    if (n > 0 && x.help < n) {
-      ++x.help;
-      continue;
-    }
-    done[size_t(i)] = 1;
-    --left;
   }
-  std::vector<double> busy;
-  for (const Thread& x : th) busy.push_back(x.busy);
   return busy;
 }
 

@@ -629,7 +629,8 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       }
     }
   };
-  // Jobs (sparse_attention_forward_split; aura's model of query_block follows the same split):
+  // Jobs (sparse_attention_forward_split, each thread's order SparseAttnForwardWalk; aura's model
+  // of query_block plays out the same two):
   // blocks of block_tokens tokens (whole key-column blocks of KeyColumns), each run in
   // query_block-token pieces taken from the block's own counter. Thread i of T starts at block
   // i n / T and claims blocks upward from there (past the last, on from block 0), skipping those
@@ -673,17 +674,14 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   };
   const int64_t n_threads = tp.num_threads();
   tp.run([&](int thread) {
-    int64_t b = claim(split.first_block(thread, n_threads)), last = b;
-    if (b < n_blocks)  // the first block's first rows (later blocks' come from the block before)
-      for (int64_t t = split.block_begin(b); t < std::min(split.block_end(b), split.block_begin(b) + kPrefetchAhead); ++t)
+    SparseAttnForwardWalk walk(n_blocks);  // the order aura's model plays out too
+    walk.begin(split, thread, n_threads, claim);
+    walk.claim_after(claim);
+    if (const int64_t b = walk.block(); b < n_blocks)  // the first block's first rows (later
+      for (int64_t t = split.block_begin(b);           // blocks' come from the block before)
+           t < std::min(split.block_end(b), split.block_begin(b) + kPrefetchAhead); ++t)
         prefetch_rows(q + t * H * hd, H * hd, Fetch::kL1);
-    while (b < n_blocks) {
-      const int64_t after = claim(b + 1);
-      run_block(b, after);
-      last = b;
-      b = after;
-    }
-    for (int64_t i = 1; i <= n_blocks; ++i) run_block((last + i) % n_blocks, n_blocks);
+    for (int64_t b = walk.block(); b < n_blocks; walk.next(claim), b = walk.block()) run_block(b, walk.next_own());
   });
 }
 

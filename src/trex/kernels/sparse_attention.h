@@ -73,6 +73,53 @@ struct SparseAttnForwardSplit {
 };
 SparseAttnForwardSplit sparse_attention_forward_split(int64_t tokens, int64_t window, int64_t query_block);
 
+// One thread's order of blocks under the split, the one function that states it: the kernel
+// walks it with atomic claims, aura's model (attention_forward_schedule) plays it out with a
+// token's time its keys, so the two cannot drift apart. claim(from) takes the first unclaimed
+// block from `from` on (wrapping) and returns it, or blocks if none is left.
+// begin: the thread's first block, claimed from first_block(thread, threads); claim_after: the
+// block after it, claimed as the thread starts its first (the kernel calls both at once; the
+// model first claims every thread's first block, in thread order). block(): the block to take
+// pieces of now, blocks once the walk is done; next(): the current block has no pieces left.
+// Own blocks first (each next() moves on to the block claimed ahead and claims the one after
+// it), then, with none left to claim, the blocks after the last own one, (last + i) mod blocks
+// for i = 1..blocks, helping their owners finish.
+struct SparseAttnForwardWalk {
+  int64_t blocks = 0;
+  int64_t own = 0;    // the own block running now (blocks: own blocks done)
+  int64_t after = 0;  // the own block claimed to run next (blocks: none)
+  int64_t last = 0;   // the last own block begun
+  int64_t help = 0;   // 0: own blocks; i in 1..blocks: helping (last + i) mod blocks; past: done
+
+  explicit SparseAttnForwardWalk(int64_t n_blocks) : blocks(n_blocks), after(n_blocks) {}
+  template <class Claim>
+  void begin(const SparseAttnForwardSplit& sp, int64_t thread, int64_t threads, Claim&& claim) {
+    own = last = blocks > 0 ? claim(sp.first_block(thread, threads)) : blocks;
+  }
+  template <class Claim>
+  void claim_after(Claim&& claim) {
+    after = own < blocks ? claim(own + 1) : blocks;
+  }
+  int64_t block() const {
+    if (help == 0 && own < blocks) return own;
+    const int64_t i = help == 0 ? 1 : help;
+    return i <= blocks ? (last + i) % blocks : blocks;
+  }
+  // The block this thread runs after the current one, if it is an own one (blocks if not): where
+  // its requests ahead may go on.
+  int64_t next_own() const { return help == 0 && own < blocks ? after : blocks; }
+  template <class Claim>
+  void next(Claim&& claim) {
+    if (help == 0 && own < blocks) {
+      last = own;
+      own = after;
+      claim_after(claim);
+      return;
+    }
+    help = help == 0 ? 2 : help + 1;
+  }
+};
+
 // Floats of workspace the backward needs (the caller may pass nullptr to have it allocated).
 // It does not depend on the active tuning: every chunk count the backward may be tuned to fits.
 int64_t sparse_attention_backward_workspace(const SparseAttnShape& shape);

@@ -222,8 +222,12 @@ TEST(AttentionTiles, OuterTilesRowsMatchOuterTilesBitForBit) {
             rows.push_back(D.data() + (2 * (M - 1 - i) + 1) * N);
             std::memcpy(rows.back(), C.data() + i * N, size_t(N) * sizeof(float));
           }
-          outer_tiles(M, N, K, A.data(), K, 1, b.data(), C.data(), N, acc);
-          outer_tiles_rows(M, N, K, A.data(), K, 1, b.data(), rows.data(), acc);
+          // A row-major, or transposed (si 1: the backward's compressed-key dK rows, whose A
+          // elements at one k are consecutive; the 8-row groups broadcast them from one pointer).
+          const bool transposed = K == 16;
+          const int64_t si = transposed ? 1 : K, sk = transposed ? M : 1;
+          outer_tiles(M, N, K, A.data(), si, sk, b.data(), C.data(), N, acc);
+          outer_tiles_rows(M, N, K, A.data(), si, sk, b.data(), rows.data(), acc);
           for (int64_t i = 0; i < M; ++i)
             ASSERT_EQ(std::memcmp(rows[size_t(i)], C.data() + i * N, size_t(N) * sizeof(float)), 0)
                 << "M " << M << " N " << N << " K " << K << " row " << i;

@@ -211,7 +211,7 @@ namespace {
 // e: the k loop broadcasts one A element per row. Constant bounds and guarded stores keep the
 // R NV accumulators in registers (a store loop bounded by `rows` made GCC keep them on the
 // stack). Every element is one FMA chain over k in order from zero, whatever R and NV.
-template <int R, int NV>
+template <int R, int NV, bool kUnitRows>
 inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[R],
                         int64_t rows, const float* const* b, int64_t e, float* const cr[R],
                         bool accumulate) {
@@ -224,14 +224,27 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
   const float* ar[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) ar[r] = A + ir[r] * si;
-  for (int64_t k = 0; k < K; ++k) {
+  // kUnitRows: the rows' A elements at one k are consecutive (si 1, rows ir[0] + r): broadcast
+  // from one pointer walking k by sk (the dK window's [tau dS; P]^T), not R pointers: with R
+  // base registers and the k offset GCC ran out of registers and reloaded offsets from the stack
+  // and xmm every k step (36 instructions per 16 FMAs).
+  // The rows the block adds to, requested for writing before the k loop: the backward's key
+  // gradient rows (a token's 64 window rows, 32 KiB, and its scattered compressed-entry rows)
+  // have left L1 by the next token, and the loads of the adds below otherwise miss there.
+  if (accumulate)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int q = 0; q < NV; ++q) __builtin_prefetch(cr[r] + e + q * W, 1, 3);
+  const float* ak = A + ir[0] * si;
+  for (int64_t k = 0; k < K; ++k, ak += sk) {
     const float* bk = b[k] + e;
     V bq[NV];
 #pragma GCC unroll 4
     for (int q = 0; q < NV; ++q) bq[q] = vload(bk + q * W);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const V a = vset(ar[r][k * sk]);
+      const V a = vset(kUnitRows ? ak[r] : ar[r][k * sk]);
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) c[r][q] = vfma(a, bq[q], c[r][q]);
     }
@@ -248,14 +261,14 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
 #endif
 
 // Rows ir[0..R-1] of one group (the first `rows` stored) over all N columns.
-template <int R>
+template <int R, bool kUnitRows = false>
 void outer_group(int64_t N, int64_t K, const float* A, int64_t si, int64_t sk, const int64_t ir[R],
                  int64_t rows, const float* const* b, float* const cr[R], bool accumulate) {
   int64_t e = 0;
 #if TREX_TILE_WIDTH > 1
   constexpr int NV = 16 / R;
-  for (; e + NV * W <= N; e += NV * W) outer_block<R, NV>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
-  for (; e + W <= N; e += W) outer_block<R, 1>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
+  for (; e + NV * W <= N; e += NV * W) outer_block<R, NV, kUnitRows>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
+  for (; e + W <= N; e += W) outer_block<R, 1, kUnitRows>(K, A, si, sk, ir, rows, b, e, cr, accumulate);
 #endif
   for (; e < N; ++e)
     for (int64_t r = 0; r < rows; ++r) {
@@ -278,7 +291,10 @@ void outer_rows(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int
     int64_t ir[8];
     float* cr[8];
     for (int r = 0; r < 8; ++r) ir[r] = i0 + r, cr[r] = crow[i0 + r];
-    outer_group<8>(N, K, A, si, sk, ir, 8, b, cr, accumulate);
+    if (si == 1)
+      outer_group<8, true>(N, K, A, si, sk, ir, 8, b, cr, accumulate);
+    else
+      outer_group<8>(N, K, A, si, sk, ir, 8, b, cr, accumulate);
   }
 #endif
   for (; i0 < M; i0 += 4) {

@@ -136,13 +136,16 @@ void dot_tile(const float* const a[4], const float* const b[4], int64_t K, float
 void dot_tiles16(int64_t M, int64_t N, int64_t K, const float* const* a, const float* const* b,
                  float alpha, float* C, int64_t ldc) {
   const V va = vset(alpha);
-  for (int64_t i0 = 0; i0 < M; i0 += 4) {
-    const float* ar[4];
-    for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
-    const int64_t rows = std::min<int64_t>(4, M - i0);
-    for (int64_t j0 = 0; j0 < N; j0 += 4) {
-      const float* br[4];
-      for (int r = 0; r < 4; ++r) br[r] = b[std::min(j0 + r, N - 1)];
+  // Keys outer, rows inner: a tile of 4 key rows (2 KiB at hd 128) serves every row group while
+  // it is in L1. Rows outer streamed all N key rows once per group of 4 rows: the attention
+  // kernels' 64 compressed keys (32 KiB, scattered rows of kv_comp, from L2) twice for H = 8.
+  for (int64_t j0 = 0; j0 < N; j0 += 4) {
+    const float* br[4];
+    for (int r = 0; r < 4; ++r) br[r] = b[std::min(j0 + r, N - 1)];
+    for (int64_t i0 = 0; i0 < M; i0 += 4) {
+      const float* ar[4];
+      for (int r = 0; r < 4; ++r) ar[r] = a[std::min(i0 + r, M - 1)];
+      const int64_t rows = std::min<int64_t>(4, M - i0);
       V c[16];
       for (int i = 0; i < 16; ++i) c[i] = vzero();
       int64_t k = 0;

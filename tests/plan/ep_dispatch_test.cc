@@ -8,6 +8,7 @@
 #include "plan/plan_test_util.h"
 #include "trex/plan/collectives.h"
 #include "trex/plan/predict.h"
+#include "trex/plan/stack.h"
 
 namespace trex::plan {
 namespace {
@@ -128,6 +129,30 @@ TEST(EpDispatch, AMeasuredRateInsideTheDomainChargesTheBytesEachRankReceives) {
   double linked = predict(moe, two, make_run(1024, 16), wide).time.ep_comm;
   two.ep_dispatch_rates.clear();
   EXPECT_NEAR(predict(moe, two, make_run(1024, 16), wide).time.ep_comm, linked, 1e-12);
+}
+
+TEST(EpDispatch, AnFp8RunDispatchesInFp8OnlyWhereItsStackQuantizesBeforeTheDispatch) {
+  // One MoE layer, EP 8 inside a node, no peer latency or launch cost: every all-to-all is
+  // bytes / 100 GB/s, so the EP time is (dispatch + combine) x passes. BF16 dispatch and combine
+  // carry the same bytes; an FP8 dispatch half of them: FP8 / BF16 EP time = (1 + 2) / (2 + 2).
+  // Megatron-Core sends BF16 hidden states whatever the GEMM precision (stack.h), DeepSeek-V3
+  // quantizes first (its stack sets moe_fp8_dispatch).
+  model::ModelConfig moe = tiny_moe(1, 128, 8);
+  Cluster c = tiny_cluster(1);
+  c.device.peak.flops_fp8 = core::Quantity{200e12, "test", {}};
+  Strategy s;
+  s.ep = 8;
+  plan::Run bf16 = make_run(1024, 8), fp8 = bf16;
+  fp8.fp8_matmul = true;
+  double base = predict(moe, c, bf16, s).time.ep_comm;
+  ASSERT_GT(base, 0);
+  EXPECT_NEAR(predict(moe, c, fp8, s).time.ep_comm, base, 1e-12);
+  s.stack.moe_fp8_dispatch = true;
+  EXPECT_NEAR(predict(moe, c, fp8, s).time.ep_comm / base, 3.0 / 4.0, 1e-9);
+  EXPECT_NEAR(predict(moe, c, bf16, s).time.ep_comm, base, 1e-12);
+  // The shipped profiles: DeepSeek-V3's quantizes first, Megatron-Core's does not.
+  EXPECT_TRUE(load_stack(testing::source_path("configs/plan/stack/hai-llm.toml")).moe_fp8_dispatch);
+  EXPECT_FALSE(load_stack(testing::source_path("configs/plan/stack/megatron-core.toml")).moe_fp8_dispatch);
 }
 
 }  // namespace

@@ -288,7 +288,10 @@ struct Shares {
   long beyond_20_at_most;
 };
 constexpr Shares kFitShares{0.73, 2};  // 0.66 until fix35 (MEDIUM 4): 65.5%; session 21 71.6% (7 beyond +-20%), then 73.3% (2)
-constexpr Shares kHeldOutShares{0.86, 5};
+// Session 25 (plan): Megatron-Core dispatches BF16 (stack.h moe_fp8_dispatch, read from its code)
+// and the B200 FP8 factor re-set on the fit split after it: held-out within +-10% 86.9% -> 86.0%
+// (the 26.02 Llama 3 70B GB200 MXFP8 row +9.0% -> +12.1%), loosened to that.
+constexpr Shares kHeldOutShares{0.859, 5};
 constexpr Shares kIndependentShares{0.92, 1};
 // Session 18 (plan, the Llama 3 layout above): without BigScience 7.65% / 76.5% / +1.87% ->
 // 7.50% / 78.4% / +2.17%; source-weighted 8.79% / 64.7% / +2.12% -> 8.17% / 73.0% / +3.39% (the
@@ -303,9 +306,11 @@ constexpr Shares kIndependentShares{0.92, 1};
 // Session 19 (plan: the Llama 3 8K rows run without recomputation as stated; the H100's
 // CUDA-visible memory lets three held-out rows of unstated recomputation pick less of it):
 // without BigScience 7.46% / 80.4% / +2.48%, source-weighted 8.10% / 77.2% / +4.06% (loosened).
-constexpr Bounds kHeldOutWithoutLargest{0.076, 0.027, 0.368};
+// Session 25 (plan, BF16 dispatch and the B200 FP8 factor, kHeldOutShares): without BigScience
+// 7.66%, source-weighted within +-10% 76.4% (loosened to that).
+constexpr Bounds kHeldOutWithoutLargest{0.077, 0.027, 0.368};
 constexpr Bounds kHeldOutSourceWeighted{0.082, 0.042, 0.380};
-constexpr double kHeldOutSourceWeightedWithin10 = 0.77;
+constexpr double kHeldOutSourceWeightedWithin10 = 0.764;
 // The earlier fit rows' signed error is -0.96% (session 16) against 0.0098: a margin of 0.00025,
 // so a change of rounding size to those rows fails it (review rplan item 6); that is meant as a
 // drift alarm, not a goal.
@@ -323,7 +328,8 @@ constexpr Bounds kFitEarlier{0.064, 0.0098, 0.25};
 // Then the Nemotron-4 15B convention: 7.34% / +2.36%. Then fix32's Nemotron-4 340B convention:
 // 7.43% / +2.45%.
 // Session 19 (fix35, selective keeps q, k, v): 7.55% / +2.67%.
-constexpr Bounds kHeldOutEarlier{0.076, 0.027, 0.39};
+// Session 25 (BF16 dispatch and the B200 FP8 factor, kHeldOutShares): 7.66%, loosened to that.
+constexpr Bounds kHeldOutEarlier{0.077, 0.027, 0.39};
 
 void check(const std::vector<ValidationResult>& results, Split split, const Bounds& b) {
   SCOPED_TRACE(to_string(split));
@@ -490,7 +496,9 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // DeepEP rows +23.3..+31.1% -> +18.4..+25.9%; two held-out 26.08 GB200 rows cross -10% (DeepSeek-V3
 // -9.9% -> -10.6%, Qwen3-235B -9.5% -> -10.1%), so held-out within +-10% 86.5% -> 84.7% (the bound
 // follows the measured rates, nothing fitted). Fit 125 runs 7.92% / 76.8% / +3.91%; held-out 111
-// runs 6.07% / 84.7% / +0.17%. Bounds at those values.
+// runs 6.07% / 84.7% / +0.17%. Then Megatron-Core's BF16 dispatch and the B200 FP8 factor re-set
+// on the fit split (0.55 -> 0.575; docs/plan.md, session 25 (2)): fit 7.92% / 76.8% / +3.85%,
+// held-out 6.19% / 85.6% / +0.03%. Bounds at those values.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
@@ -524,7 +532,7 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   EXPECT_LE(all.mean_abs, 0.062);
   EXPECT_LE(std::abs(all.mean_signed), 0.010);
   EXPECT_LE(all.worst, 0.39);
-  EXPECT_GE(all.within_10, 0.84);
+  EXPECT_GE(all.within_10, 0.85);
   EXPECT_EQ(all.not_fit, 1);
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();

@@ -418,7 +418,8 @@ class Builder {
     w.add(e);
     vec(w, tsp_ * K * d * 4, 0);                               // unpermute and weighted sum
     // Dispatch and combine; with ETP, a gather before the experts and a scatter after.
-    double dispatch_elem = fp8_ ? 1 : 2;  // FP8 dispatch, BF16 combine (DeepEP's setting)
+    // FP8 dispatch where the stack quantizes before it (stack.h moe_fp8_dispatch); the combine BF16.
+    double dispatch_elem = fp8_ && s_.stack.moe_fp8_dispatch ? 1 : 2;
     // A hierarchical dispatcher sends a token once per remote scale-up domain (ep_dispatch.h).
     double beyond = 1;
     const DispatcherRate* rate = nullptr;

@@ -86,6 +86,7 @@ StackProfile load_stack(const std::string& path) {
   p.moe_overlap = parse_moe_overlap(f.choice_or("moe_overlap", "none", {"none", "1f1b-a2a", "dualpipe"}), "stack.moe_overlap");
   p.moe_dispatcher = parse_moe_dispatcher(f.choice_or("moe_dispatcher", "alltoall", {"alltoall", "deepep", "hybridep"}), "stack.moe_dispatcher");
   p.comm_sm_fraction = f.number_or("comm_sm_fraction", 0, 0, 0.9);
+  p.moe_fp8_dispatch = f.boolean_or("moe_fp8_dispatch", false);
   p.moe_host_per_expert_s = f.number_or("moe_host_per_expert_s", 0, 0, 0.1);
   p.moe_host_eager_s = f.number_or("moe_host_eager_s", 0, 0, 0.1);
   p.moe_host_alltoall_s = f.number_or("moe_host_alltoall_s", 0, 0, 0.1);

@@ -68,6 +68,14 @@ struct StackProfile {
   MoeOverlap moe_overlap = MoeOverlap::kNone;  // default MoE schedule
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;  // default EP dispatcher
   double comm_sm_fraction = 0;   // share of compute lost while SM-driven comm kernels run (DeepEP)
+  // Whether an FP8 run sends the EP dispatch in FP8 (1 B an element; the combine stays BF16).
+  // DeepSeek-V3 quantizes the activations before the MoE up-projections and dispatches them in
+  // FP8 (arXiv 2412.19437 section 3.3.4); Megatron-Core's dispatchers send the layer's BF16
+  // hidden states whatever the GEMM precision (core_v0.16.0 fused_a2a.py: "HybridEP dispatcher
+  // does not support fp8 dispatch now"; FP8 on the wire came only with the ncclep backend's
+  // opt-in moe_dispatch_fwd_dtype = "mxfp8", default "bf16", in August 2026). false: BF16, the
+  // default of a stack that states nothing.
+  bool moe_fp8_dispatch = false;
   double step_overhead = 0;      // per-step work not modelled, as a fraction of the step
   // Host (CPU) seconds to issue one local expert's kernels in one MoE layer pass (forward,
   // backward or recomputation) when the layer is not captured in a CUDA graph: Transformer

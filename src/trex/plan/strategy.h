@@ -44,7 +44,7 @@ struct Run {
   // built in code that changes grad_reduce_bytes must set this field too (it stays 4 otherwise).
   double tied_grad_reduce_bytes = 4;
   bool train_mtp = false;    // MTP modules run and are counted
-  bool fp8_matmul = false;   // linear layers in FP8 (DeepSeek-V3 style): the FP8 peak, FP8 dispatch
+  bool fp8_matmul = false;   // linear layers in FP8: the FP8 peak (FP8 dispatch where the stack says, stack.h moe_fp8_dispatch)
   // HBM bytes per element to quantize a GEMM input to FP8 under the run's recipe (fp8_recipe):
   // every recipe reads the bf16 tensor and writes a row-wise and a column-wise FP8 copy (Hopper's
   // FP8 tensor cores take only the TN layout, so the weight gradient needs the transpose;

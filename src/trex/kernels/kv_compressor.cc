@@ -141,12 +141,20 @@ float* exp_buffer(int rows) {
 // tiles of an entry are 64 channels of 8 (ratio 4) or 128 (ratio 128) rows 4 or 2 KiB apart,
 // short runs in many pages that the hardware prefetchers did not follow, so every tile waited
 // on its loads (perf: the cycles sat on the loads of zt and kt).
+// The tiles request the next one's lines only when kt and zt together are larger than this,
+// where they come from memory, as ratio 4's forward walk does (kPrefetchSteps, below). Until
+// session 25 prefetch_tile_row was a function of its own whose only work was the requests, which
+// GCC found pure and deleted with its calls (objdump: no prefetch in backward_entries512), so
+// the tiles had run without them; always inlined now. With a tuned channel_block of 64 at
+// [8192, 512] ratio 128 the requests ran 1.34x on two threads and 1.28x on one (9 of 9 rounds
+// faster); in cache (the untuned path below 1 MiB per input, [2048, 64]) 0.95x.
 struct NextTile {
   const RowOffsets* o = nullptr;
   int64_t e = 0, e1 = 0;
 };
+constexpr int64_t kPrefetchMinBytes = int64_t(16) << 20;
 
-TREX_AVX512_FN void prefetch_tile_row(const float* kt, const float* zt, const NextTile& nx,
+TREX_AVX512_FN __attribute__((always_inline)) void prefetch_tile_row(const float* kt, const float* zt, const NextTile& nx,
                                              int j) {
   if (!nx.o || j >= nx.o->n) return;
   for (int v = 0; v < kVecs512 && nx.e + 16 * v < nx.e1; ++v) {
@@ -189,7 +197,7 @@ TREX_AVX512_FN void stats64(const float* kt, const float* zt, const float* ape,
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_entries512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
-    float* dape, int64_t n, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt) {
+    float* dape, int64_t n, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt, bool prefetch) {
   thread_local RowOffsets bufs[2];
   RowOffsets *op = &bufs[0], *on = &bufs[1];
   if (n > 0) entry_offsets(0, ratio, hd, op);
@@ -200,9 +208,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
     for (int64_t e = e0; e < e1; e += 16 * kVecs512) {
       __m512 mx[kVecs512], sum[kVecs512], acc[kVecs512], kv[kVecs512], gk[kVecs512];
       __mmask16 m[kVecs512];
-      NextTile nx;
-      if (e + 16 * kVecs512 < e1) nx = {op, e + 16 * kVecs512, e1};
-      else if (i + 1 < n) nx = {on, e0, e1};
+      NextTile nx;  // none: no requests
+      if (prefetch && e + 16 * kVecs512 < e1) nx = {op, e + 16 * kVecs512, e1};
+      else if (prefetch && i + 1 < n) nx = {on, e0, e1};
       stats64(kt, zt, ape, o, e, e1, mx, sum, acc, p, nx);
       for (int v = 0; v < kVecs512; ++v) {
         m[v] = e + 16 * v < e1 ? simd::lanes16(e + 16 * v, e1) : __mmask16(0);
@@ -630,7 +638,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // 4i..4i+3 at offset hd (entry 0: the latter 4 only), runs of hd floats C floats apart. A step
 // takes 32 channels of all rows: the 16 scores stay in registers from the max to the exps (stats64
 // loads zt and ape twice), the exps drop exp16's upper clamp (score - max <= 0), and, when kt and
-// zt are larger than the cache (kR4PrefetchMinBytes), the lines of the step kPrefetchSteps ahead
+// zt are larger than the cache (kPrefetchMinBytes), the lines of the step kPrefetchSteps ahead
 // in the walk are requested (the walk crosses channel blocks and entries; at its start the first
 // steps' lines are requested at once). Per channel the same operations in the same row order as
 // stats64 and the backward's gradient pass: the same bits.
@@ -652,7 +660,6 @@ constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 K
 // the walks had run without them. The backward still makes none: with requests 1, 2 or 4 steps
 // ahead it ran 0.89-0.90x at [2048, 128] and 0.95-1.10x at [4096, 512] and [16384, 128] on 2
 // threads (its streaming stores keep the memory busy; 1.20x of the triad near idle without).
-constexpr int64_t kR4PrefetchMinBytes = int64_t(16) << 20;
 
 // The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
 struct R4Rows {
@@ -1014,13 +1021,14 @@ void backward_entries_8(const float* kt, const float* zt, const float* ape, cons
   }
 }
 
-// Every entry, channels [e0, e1) (the channel-block split of ratio != 4).
+// Every entry, channels [e0, e1) (the channel-block split of ratio != 4); prefetch: the AVX-512
+// tiles request the next tile's lines.
 void backward_block(const float* kt, const float* zt, const float* ape, const float* dk,
                     float* dkt, float* dzt, float* dape, int64_t s, int64_t n, int64_t hd,
-                    int ratio, int64_t e0, int64_t e1, bool nt) {
+                    int ratio, int64_t e0, int64_t e1, bool nt, bool prefetch) {
   zero_unread(dkt, dzt, dape, s, n, hd, ratio, e0, e1);
   if (row_isa() == core::Isa::kAvx512)
-    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt);
+    return backward_entries512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, e0, e1, nt, prefetch);
   backward_entries_8(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, e0, e1);
 }
 
@@ -1077,7 +1085,7 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
-  const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kR4PrefetchMinBytes;
+  const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
   // Chunks of 16 items, so that each tile can request the next one's lines (entries are
   // independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
@@ -1146,10 +1154,11 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     return;
   }
   if (ratio == 4) return backward_r4_chunks(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, cb, nt, tp);
+  const bool prefetch = 2 * s * C * int64_t(sizeof(float)) > kPrefetchMinBytes;
   tp.parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b)
       backward_block(kt, zt, ape, dk, dkt, dzt, dape, s, n, hd, ratio, b * cb,
-                     std::min(hd, (b + 1) * cb), nt);
+                     std::min(hd, (b + 1) * cb), nt, prefetch);
     simd::fence_streams(nt);
   });
 }

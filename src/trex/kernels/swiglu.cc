@@ -319,6 +319,15 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
       out16<NT, Cvt>(out + i, forward16(simd::load16(g + i, m), simd::load16(u + i, m), vL, k), m);
     }
   } else {
+    // Full steps without a mask, written by one 64-byte streaming store where out's rows start
+    // on 64 bytes (kStream64), then the tail under a mask: the same values.
+    for (; i + 16 <= cols; i += 16) {
+      __m512 gc = simd::min16(_mm512_loadu_ps(g + i), vL);
+      __m512 uc = clamp16(_mm512_loadu_ps(u + i), vL);
+      __m512 a = _mm512_mul_ps(_mm512_mul_ps(gc, sigmoid16(gc)), uc);
+      if constexpr (S == simd::LineStore::kStream64) _mm512_stream_ps(out + i, _mm512_mul_ps(a, vw));
+      else out16<NT, Cvt>(out + i, _mm512_mul_ps(a, vw), simd::kAll16);
+    }
     for (; i < cols; i += 16) {
       const __mmask16 m = simd::lanes16(i, cols);
       __m512 gc = simd::min16(simd::load16(g + i, m), vL);
@@ -433,7 +442,9 @@ void swiglu_forward(const T* g, const T* u, const float* w, T* out, int64_t rows
   bool nt = simd::use_streaming<T>(rows * cols, cols, {out}, rb.stream);
   const bool wide = row_isa() == core::Isa::kAvx512;
   const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
-  const ForwardRow512<T> row512 = forward_row512_for<T>(line_store(nt, cvt, cols * sizeof(T), {out}), cvt);
+  // (fp32 rows take 64-byte line stores too: line_store's cvt argument says a line is stored whole.)
+  const ForwardRow512<T> row512 =
+      forward_row512_for<T>(line_store(nt, cvt || std::is_same_v<T, float>, cols * sizeof(T), {out}), cvt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;

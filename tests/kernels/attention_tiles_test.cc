@@ -67,9 +67,10 @@ TEST(AttentionTiles, DotTilesHaveTheReductionTreesBits) {
             for (int64_t k = 0; k < K; ++k) ref += double(A[size_t(i * K + k)]) * B[size_t(j * K + k)];
             ASSERT_NEAR(got, alpha * ref, 1e-5 * (1 + std::fabs(alpha * ref)));
 #if defined(__AVX512F__)
-            if (K % 16 == 0)  // the tail's contraction is the compiler's choice: bits only without one
+            if (K % 16 == 0) {  // the tail's contraction is the compiler's choice: bits only without one
               ASSERT_TRUE(same_bits(got, alpha * dot_in_tile_order(a[i], b[j], K)))
                   << "M " << M << " N " << N << " K " << K << " at " << i << "," << j;
+            }
 #endif
           }
           for (int64_t j = N; j < ldc; ++j) ASSERT_EQ(C[size_t(i * ldc + j)], 7.f) << "wrote past N";

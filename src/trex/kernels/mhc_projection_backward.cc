@@ -209,16 +209,17 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
   constexpr int R = 4, kSpl = int(64 / (16 * sizeof(T)));  // strips per line
   const int64_t nd = n * d, ns = nd / 16, per = rec.per_token;
   const float* r0 = rec.base + t0 * per;
-  float dp[TB][R], coef[TB];
+  // dp [TB][R], coef [TB] and the stream's pre [TB] in one array, read through sc below.
+  float scalars[TB * R + 2 * TB];
+  float *const coef = scalars + TB * R, *const pre = coef + TB;
   for (int t = 0; t < TB; ++t) {
-    for (int r = 0; r < R; ++r) dp[t][r] = r0[t * per + rec.dp_at + r];
+    for (int r = 0; r < R; ++r) scalars[t * R + r] = r0[t * per + rec.dp_at + r];
     coef[t] = r0[t * per + rec.coef_at];
   }
   const bool next_group = t0 + 2 * TB <= tokens;  // the next group exists: request its rows
   const T* x0 = X + t0 * nd;
   T* dx0 = dX + t0 * nd;
   for (int64_t i = 0; i < n; ++i) {
-    float pre[TB];
     for (int t = 0; t < TB; ++t) pre[t] = r0[t * per + rec.pre_at + i];
     const T* g0 = dy + t0 * d - i * d;  // dy at column c of stream i: g0 + c
     for (int64_t c = i * d; c < (i + 1) * d; c += 16 * kSpl) {
@@ -234,6 +235,14 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
           _mm_prefetch(reinterpret_cast<const char*>(X + (t0 + t) * nd + c), _MM_HINT_T1);
           if (i == 0) _mm_prefetch(reinterpret_cast<const char*>(dy + (t0 + t) * d + c), _MM_HINT_T1);
         }
+      // fp32: the scalars through a pointer GCC cannot hoist past this line. Hoisted, their 48
+      // broadcasts stayed in vectors beside the strip's 24 and spilled (122 zmm stack accesses in
+      // the function); read per line, each FMA's broadcast comes from L1 (none). One-process A/B
+      // against bf5a1e5, quiet lane, loaded (load 10.5-13), CPU time: 2 threads 1.06x and 1.05x
+      // (12 of 13, 15 of 15 faster), 1 thread 1.09x and 1.02x (12 of 13, 9 of 15). bf16 (24
+      // broadcasts, 73 stack accesses) measured 0.98x / 1.01x the same way and keeps them hoisted.
+      const float* sc = scalars;
+      if constexpr (!Cvt) asm("" : "+r"(sc));
       [[maybe_unused]] __m512 line[kSpl][TB];  // bf16: the line's dX, stored after both strips
 #pragma GCC unroll 2
       for (int h = 0; h < kSpl; ++h) {
@@ -253,16 +262,16 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
         for (int t = 0; t < TB; ++t)
 #pragma GCC unroll 4
           for (int k = 0; k < R; ++k) {
-            const __m512 b = _mm512_set1_ps(dp[t][k]);
+            const __m512 b = _mm512_set1_ps(sc[t * R + k]);
             av[k] = _mm512_fmadd_ps(b, xv[t], av[k]);
             acc[t] = _mm512_fmadd_ps(b, pv[k], acc[t]);
           }
         for (int k = 0; k < R; ++k) _mm512_store_ps(dph + k * 16, av[k]);
 #pragma GCC unroll 8
         for (int t = 0; t < TB; ++t) {
-          __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(coef[t]), xv[t], acc[t]);
+          __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(sc[TB * R + t]), xv[t], acc[t]);
           v = _mm512_add_ps(v, _mm512_mul_ps(load16<true, Cvt>(g0 + t * d + cc, simd::kAll16),
-                                             _mm512_set1_ps(pre[t])));
+                                             _mm512_set1_ps(sc[TB * R + TB + t])));
           T* o = dx0 + t * nd + cc;
           const __m512 out = _mm512_add_ps(load16<true, Cvt>(o, simd::kAll16), v);
           if constexpr (Cvt) line[h][t] = out;

@@ -355,10 +355,12 @@ void row_grad(const T* x, T* dx, int64_t vocab, float lse, float scale, bool wid
 }
 
 #ifdef TREX_ELEM_AVX2
-// The built-in fp32 path with a gradient on AVX-512 (see the top): thread t starts on block t
-// (blocks of `grain` rows), so every thread has work even when there are only as many blocks as
-// threads (2 rows of a large vocab, grain 1: claiming the first block too would let the thread
-// that starts first take both); later blocks are taken in turn, as parallel_for would, each
+// The built-in fp32 path with a gradient on AVX-512 (see the top): each thread that comes starts
+// on a block of its own among the first `threads` (blocks of `grain` rows), so every thread has
+// work even when there are only as many blocks as threads (2 rows of a large vocab, grain 1:
+// claiming the first block too would let the thread that starts first take both); a first block
+// whose worker came too late to the job (run_dynamic: the caller never waits for a wake-up) is
+// taken after all the others. Later blocks are taken in turn, as parallel_for would, each
 // claimed when its thread starts its current block (claiming at the block's last row measured
 // slower at 4 and 512 rows), so the sum pass of the block's last row requests the row this thread
 // reads next (before, the row after, which the other thread usually took, into the wrong core's L2). Each row's gradient
@@ -369,8 +371,10 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
                       core::ThreadPool& tp) {
   const int64_t n_blocks = (rows + grain - 1) / grain;
   const int64_t threads = tp.num_threads();
-  std::atomic<int64_t> next_block{threads};  // blocks [0, threads) are the threads' first
-  tp.run([&](int t) {
+  const int64_t first_blocks = std::min(threads, n_blocks);
+  std::atomic<int64_t> next_first{0};        // blocks [0, first_blocks): one per thread first
+  std::atomic<int64_t> next_block{threads};  // then these, in turn
+  tp.run_dynamic([&](int) {
     thread_local std::vector<float> buf;  // this row's exps and the pending row's
     if (buf.size() < size_t(2 * vocab)) buf.resize(size_t(2 * vocab));
     float* const ebuf[2] = {buf.data(), buf.data() + vocab};
@@ -383,7 +387,9 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
     } pend;
     auto claim = [&]() {
       const int64_t b = next_block.fetch_add(1, std::memory_order_relaxed);
-      return b < n_blocks ? b : int64_t(-1);
+      if (b < n_blocks) return b;
+      const int64_t f = next_first.fetch_add(1, std::memory_order_relaxed);  // a late worker's
+      return f < first_blocks ? f : int64_t(-1);
     };
     auto finish_pending = [&]() {  // after the row's gradient: its target element
       pend.dx[pend.target] = pend.target_value;
@@ -400,7 +406,8 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
         if (targets[q] >= 0) return q;
       return -1;
     };
-    for (int64_t b = t < n_blocks ? int64_t(t) : int64_t(-1); b >= 0;) {
+    const int64_t first = next_first.fetch_add(1, std::memory_order_relaxed);
+    for (int64_t b = first < first_blocks ? first : claim(); b >= 0;) {
       const int64_t nb = claim();
       const int64_t lo = b * grain, hi = std::min(rows, lo + grain);
       for (int64_t r = lo; r < hi; ++r) {

@@ -4,11 +4,13 @@
 // block's budget, KC x NC floats): B is packed for the whole group, and the ic loop runs the
 // group's pc blocks for each row block in turn.
 //
-// Threading: one pool job per call; each thread runs these loops on its own contiguous rows or
-// columns of C with its own pack buffers (gemm_driver says why). The split never changes the
+// Threading: one pool job per call, in one contiguous part of C's rows or columns per thread;
+// the thread that takes a part runs these loops on it with its own pack buffers (gemm_driver
+// says why). The split never changes the
 // per-element order of the k loop (pc blocks run in order, each a sequential FMA chain), so 1
 // and 2 threads give the same bits.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -227,15 +229,21 @@ void gemm_driver(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, 
       g.split == 0 ? builtin::gemm_splits_rows(m, n, g.mr, g.nr, nt) : g.split == 1;
   const int64_t unit = by_rows ? g.mr : g.nr;
   const int64_t units = ((by_rows ? m : n) + unit - 1) / unit;
-  pool.run([&](int t) {
-    // MR panels (or NR slivers) dealt out evenly: the parts differ by at most one unit.
-    const int64_t lo = std::min(by_rows ? m : n, units * t / nt * unit);
-    const int64_t hi = std::min(by_rows ? m : n, units * (t + 1) / nt * unit);
-    if (lo >= hi) return;
-    if (by_rows)
-      gemm_serial(pr, a + (ta ? lo : lo * lda), b, ldb, hi - lo, n, k, beta, c + lo * ldc);
-    else
-      gemm_serial(pr, a, b + (tb ? lo * ldb : lo), ldb, m, hi - lo, k, beta, c + lo);
+  // The nt parts go to whichever threads come (run_dynamic): a worker that wakes after the
+  // caller's part leaves its part to the caller instead of making it wait for the wake-up. A
+  // part's product does not depend on the thread that computes it: the same bits either way.
+  std::atomic<int> next_part{0};
+  pool.run_dynamic([&](int) {
+    for (int t; (t = next_part.fetch_add(1, std::memory_order_relaxed)) < nt;) {
+      // MR panels (or NR slivers) dealt out evenly: the parts differ by at most one unit.
+      const int64_t lo = std::min(by_rows ? m : n, units * t / nt * unit);
+      const int64_t hi = std::min(by_rows ? m : n, units * (t + 1) / nt * unit);
+      if (lo >= hi) continue;
+      if (by_rows)
+        gemm_serial(pr, a + (ta ? lo : lo * lda), b, ldb, hi - lo, n, k, beta, c + lo * ldc);
+      else
+        gemm_serial(pr, a, b + (tb ? lo * ldb : lo), ldb, m, hi - lo, k, beta, c + lo);
+    }
   });
 }
 

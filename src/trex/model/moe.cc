@@ -10,6 +10,7 @@
 #include "trex/core/trace.h"
 #include "trex/kernels/gemm.h"
 #include "trex/kernels/swiglu.h"
+#include "trex/model/moe_route.h"
 #include "trex/model/packed_weights.h"
 #include "trex/model/side_by_side.h"
 #include "trex/util/error.h"
@@ -77,8 +78,6 @@ void add_pairwise(float* const* leaf, int64_t count, int64_t begin, int64_t end)
     }
 }
 
-// softplus without overflow: for large l, log1p(exp(l)) = l to fp32 precision.
-float softplus(float l) { return l > 20.f ? l : std::log1p(std::exp(l)); }
 float sigmoid(float l) { return 1.f / (1.f + std::exp(-l)); }
 
 }  // namespace
@@ -315,30 +314,10 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
     // over the pool (v4-micro, 2048 tokens: ~1 ms a layer on one thread). run_dynamic() below
     // lets the caller do every block when the worker is late, so a slow wake-up costs nothing.
     pool.parallel_for(0, T, 128, [&](int64_t t_lo, int64_t t_hi) {
-      for (int64_t t = t_lo; t < t_hi; ++t) {
-        const float* l = &s.logits[size_t(t * E)];
-        float* sc = &s.scores[size_t(t * E)];
-        for (int64_t e = 0; e < E; ++e) sc[e] = std::sqrt(softplus(l[e]));
-        int32_t* sel = &s.sel[size_t(t * K)];
-        if (s.hash) {
-          std::memcpy(sel, &s.tid2eid[size_t(ids[t]) * size_t(K)], sizeof(int32_t) * size_t(K));
-        } else {
-          // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
-          for (int64_t k = 0; k < K; ++k) {
-            int32_t best = -1;
-            float best_v = 0;
-            for (int32_t e = 0; e < int32_t(E); ++e) {
-              if (std::find(sel, sel + k, e) != sel + k) continue;
-              float v = sc[e] + s.bias[size_t(e)];
-              if (best < 0 || v > best_v) best = e, best_v = v;
-            }
-            sel[k] = best;
-          }
-        }
-        float sum = 0;
-        for (int64_t k = 0; k < K; ++k) sum += sc[sel[k]];
-        for (int64_t k = 0; k < K; ++k) s.w[size_t(t * K + k)] = s.gamma * sc[sel[k]] / sum;
-      }
+      for (int64_t t = t_lo; t < t_hi; ++t)
+        route_token(&s.logits[size_t(t * E)], E, K, s.bias.data(),
+                    s.hash ? &s.tid2eid[size_t(ids[t]) * size_t(K)] : nullptr, s.gamma,
+                    &s.scores[size_t(t * E)], &s.sel[size_t(t * K)], &s.w[size_t(t * K)]);
     });
     // Counting sort of the T K (token, slot) pairs by expert, token order inside an expert.
     std::fill(s.rows.begin(), s.rows.end(), 0);

@@ -9,15 +9,13 @@
 
 #include "trex/core/trace.h"
 #include "trex/kernels/swiglu.h"
+#include "trex/model/moe_route.h"
 #include "trex/model/packed_weights.h"
 #include "trex/util/error.h"
 
 namespace trex::model {
 
 namespace {
-
-// As moe.cc computes it: softplus without overflow (for large l, log1p(exp(l)) = l in fp32).
-float moe_decode_softplus(float l) { return l > 20.f ? l : std::log1p(std::exp(l)); }
 
 template <class V>
 void moe_decode_fit(V& v, size_t n) {
@@ -74,30 +72,15 @@ void MoeDecode::route(const MoeParams& p, const MoeLayer& layer, const float* x,
   const std::vector<float>& bias = layer.bias();
   const std::vector<int32_t>& table = layer.tid2eid();
   for (int64_t b = b0; b < b1; ++b) {
-    const float* l = &logits_[size_t(b * E)];
-    for (int64_t e = 0; e < E; ++e) s[e] = std::sqrt(moe_decode_softplus(l[e]));
-    int32_t* sel = &sel_[size_t(b * K)];
+    const int32_t* hash_sel = nullptr;
     if (layer.hash()) {
       const int32_t id = ids[b];
       if (id < 0 || size_t(id) * size_t(K) >= table.size())
         throw InputError::field("moe", "token id " + std::to_string(id) + " outside the hash table");
-      std::memcpy(sel, &table[size_t(id) * size_t(K)], sizeof(int32_t) * size_t(K));
-    } else {
-      // K passes of arg-max over s + b, strict '>' so ties keep the lower index.
-      for (int64_t k = 0; k < K; ++k) {
-        int32_t best = -1;
-        float best_v = 0;
-        for (int32_t e = 0; e < int32_t(E); ++e) {
-          if (std::find(sel, sel + k, e) != sel + k) continue;
-          const float v = s[e] + bias[size_t(e)];
-          if (best < 0 || v > best_v) best = e, best_v = v;
-        }
-        sel[k] = best;
-      }
+      hash_sel = &table[size_t(id) * size_t(K)];
     }
-    float sum = 0;
-    for (int64_t k = 0; k < K; ++k) sum += s[sel[k]];
-    for (int64_t k = 0; k < K; ++k) w_[size_t(b * K + k)] = gamma_ * s[sel[k]] / sum;
+    route_token(&logits_[size_t(b * E)], E, K, bias.data(), hash_sel, gamma_, s,
+                &sel_[size_t(b * K)], &w_[size_t(b * K)]);
   }
 }
 

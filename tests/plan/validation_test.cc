@@ -499,12 +499,17 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // runs 6.07% / 84.7% / +0.17%. Then Megatron-Core's BF16 dispatch and the B200 FP8 factor re-set
 // on the fit split (0.55 -> 0.575; docs/plan.md, session 25 (2)): fit 7.92% / 76.8% / +3.85%,
 // held-out 6.19% / 85.6% / +0.03%. Bounds at those values.
+// Session 25 (plan, round 2) added four published DGX-H100 MoE rows by a rule written first (every
+// DGX-H100 row of an MoE model in the set in Megatron-Bridge's 26.04 and 26.04.01 tables; nothing
+// set on them): their names put all four in the fit split; Qwen3-30B-A3B -1.4% / -2.0%, Qwen3-235B-A22B
+// -13.8% / -15.1%. Fit 129 runs 7.93% / 76.0% / +3.48%: the fit within-10% bound follows the two
+// new rows outside +-10% (0.76 -> 0.759, 98 of 129); held-out unchanged.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
   ASSERT_EQ(at_base, rows_at_base().size()) << "a row present at 82e7be7 is missing";
   // The splits session 24's rows were reported in (their sources' rules, above): a check of
-  // those thirteen rows, not a list of rows to leave out.
+  // those thirteen rows (and of session 25's four), not a list of rows to leave out.
   const std::vector<std::pair<std::string, Split>> session24 = {
       {"megatron-bridge-2608-deepseek-v3-gb200-mxfp8", Split::kHeldOut},
       {"megatron-bridge-2608-qwen3-235b-a22b-gb200-mxfp8", Split::kHeldOut},
@@ -518,7 +523,11 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
       {"torchtitan-deepep-qwen3-30b-a3b-b200-32gpu", Split::kFit},
       {"torchtitan-deepep-qwen3-30b-a3b-b200-64gpu", Split::kFit},
       {"torchtitan-deepep-qwen3-30b-a3b-b200-128gpu", Split::kFit},
-      {"megatron-bridge-2606-llama31-405b-h100-fp8", Split::kFit}};
+      {"megatron-bridge-2606-llama31-405b-h100-fp8", Split::kFit},
+      {"megatron-bridge-2604-qwen3-30b-a3b-h100-fp8", Split::kFit},
+      {"megatron-bridge-260401-qwen3-30b-a3b-h100-fp8", Split::kFit},
+      {"megatron-bridge-2604-qwen3-235b-a22b-h100-fp8", Split::kFit},
+      {"megatron-bridge-260401-qwen3-235b-a22b-h100-fp8", Split::kFit}};
   for (const auto& [name, split] : session24) {
     auto it = std::find_if(results.begin(), results.end(), [&](const ValidationResult& r) { return r.c.name == name; });
     ASSERT_NE(it, results.end()) << name;
@@ -537,11 +546,11 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
-  EXPECT_EQ(fit_all.runs, 125);
+  EXPECT_EQ(fit_all.runs, 129);
   EXPECT_LE(fit_all.mean_abs, 0.080);
   EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
   EXPECT_LE(fit_all.worst, 0.71);
-  EXPECT_GE(fit_all.within_10, 0.76);
+  EXPECT_GE(fit_all.within_10, 0.759);
   EXPECT_EQ(fit_all.not_fit, 1);
   std::vector<std::string> not_fit;
   for (const ValidationResult& r : results)

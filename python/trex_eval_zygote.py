@@ -28,10 +28,8 @@ anything else, after. Each exchange on it is one JSON message:
 
 The child is reaped only after "wait", so until the answer the evaluator may kill its group
 knowing the pid is still the child's. The zygote exits when the evaluator closes the socket.
-Each child is forked ahead of its request and waits for it on a socket of its own; nothing of
-the program runs before the request, and then only after every layer. Where the library's loop
-can (enter_in_c), the child reads the request and enters the sandbox in C and returns here only
-to run the program (run_entered); else WaitingChild's Python side does the same steps.
+Each child is forked ahead of its request (WaitingChild) and waits for it on a socket of its
+own; nothing of the program runs before the request, and then only after every layer.
 """
 import ctypes
 import gc
@@ -406,36 +404,9 @@ def run_child(lib, ctl, request, fds, prepared=False):
         enter(lib, request, fds, prepared)
     except BaseException:
         os._exit(EXIT_SANDBOX)
-    run_program(request["argv"], request["env"])
-
-
-def entered_request(data):
-    """(argv, env) of a child that entered the sandbox in C (zygote_serve.cc's enter_in_child):
-    `data` is its ready form, "ARGC\0" then argv's and env's strings, each NUL-ended, decoded as
-    a fresh interpreter decodes its arguments and environment (UTF-8, surrogateescape)."""
-    parts = data.split(b"\0")
-    count = int(parts[0])
-    strings = [os.fsdecode(part) for part in parts[1:-1]]
-    return strings[:count], strings[count:]
-
-
-def run_entered(loop, ctl):
-    """In a child the C loop returned SERVE_IN_CHILD_ENTERED to: every layer is on (the loop read
-    the request, parsed it and entered the sandbox in C); the program runs. Never returns."""
-    ctl.detach()  # its number is closed by the sandbox
-    data = ctypes.c_char_p()
-    size = loop.entered(ctypes.byref(data))
-    if size <= 0:
-        os._exit(EXIT_SANDBOX)
-    argv, env = entered_request(ctypes.string_at(data, size))
-    run_program(argv, env)
-
-
-def run_program(argv, env):
-    """The program under the runner, with the environment and arguments a fresh interpreter
-    would have been given; ends in finish(), with the runner's status."""
-    set_environment(env)
-    sys.argv = list(argv[3:])  # [runner, program], after "python3 -I -B"
+    # The environment and arguments a fresh interpreter would have been given.
+    set_environment(request["env"])
+    sys.argv = list(request["argv"][3:])  # [runner, program], after "python3 -I -B"
     try:
         status = trex_eval_runner.main()
     except SystemExit as e:
@@ -474,7 +445,7 @@ def warm_request_path(rounds=10):
     """Runs, in the zygote, the request handling every child runs before the program, all but
     the call into the sandbox library: the request and its descriptors received (on a socket
     pair of its own, descriptors of /dev/null), read (json.loads), the library's arguments made,
-    the ready form of a child that entered in C decoded (entered_request), the environment set (set_environment, to the zygote's own, so nothing changes). Code first
+    the environment set (set_environment, to the zygote's own, so nothing changes). Code first
     run in each child ran cold there, and its first calls wrote the warm-up counters of code
     objects whose pages every sibling shares."""
     sample = json.dumps({"workdir": "/", "read_only": ["/usr"], "argv": ["python3", "-I", "-B", "r.py", "p.py"],
@@ -489,11 +460,7 @@ def warm_request_path(rounds=10):
             message, fds, _, _ = receive_request(there)
             for fd in fds:
                 os.close(fd)
-            request = json.loads(message)
-            sandbox_arguments(request, fds, True)
-            # The ready form of a child that entered in C (enter_in_child), of the same request.
-            ready = b"\0".join([b"%d" % len(request["argv"])] + [os.fsencode(x) for x in request["argv"]])
-            entered_request(ready + b"\0" + b"\0".join(os.fsencode(x) for x in own + ["TREX_WARM_UP=1"]) + b"\0")
+            sandbox_arguments(json.loads(message), fds, True)
             set_environment(own + ["TREX_WARM_UP=1"])  # a name added: what a child's request does
             set_environment(own)  # and back (cleared and set in order)
     finally:
@@ -936,9 +903,6 @@ def main():
         fork_early = getattr(lib, "trex_zygote_fork_early", None)
         if fork_early is not None:  # an older library: its loop forks after the status
             fork_early(1)
-    # Each child reads its request and enters the sandbox in C where the library can (the loop's
-    # enter_in_child); else in Python (WaitingChild).
-    enter_in_c(lib)
     trex_eval_warmup.warm_up()
     trex_eval_warmup.warm_up_runner()
     warm_request_path()
@@ -1082,31 +1046,10 @@ def c_loop(lib):
     loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
     loop.restype = ctypes.c_int
     loop.library = ctypes.CDLL(name)  # its other functions (copy_ahead_in_c)
-    entered = getattr(loop.library, "trex_zygote_entered", None)
-    if entered is not None:  # an older library has none: its children never enter in C
-        entered.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
-        entered.restype = ctypes.c_long
-    loop.entered = entered
     return loop
 
 
-def enter_in_c(lib):
-    """Asks the library's loop to read each child's request, parse it and put every sandbox layer
-    on the child in C (trex_zygote_enter_in_c, zygote_serve.cc's enter_in_child) before the child
-    returns to Python: no Python between the fork and the layers but the interpreter's after-fork
-    work (docs/eval.md). True when it will; False where `lib` has no such loop (an older library,
-    a stand-in: its children wait for their request in Python, WaitingChild)."""
-    loop = c_loop(lib)
-    switch = getattr(lib, "trex_zygote_enter_in_c", None)
-    if loop is None or loop.entered is None or switch is None:
-        return False
-    switch.argtypes = [ctypes.c_int]
-    switch.restype = None
-    switch(1)
-    return True
-
-
-SERVE_GONE, SERVE_IN_CHILD, SERVE_TRAINING_READY, SERVE_FAILED, SERVE_BAD_WAIT, SERVE_IN_CHILD_ENTERED = 0, 1, 2, -1, 3, 4  # its Outcome
+SERVE_GONE, SERVE_IN_CHILD, SERVE_TRAINING_READY, SERVE_FAILED, SERVE_BAD_WAIT = 0, 1, 2, -1, 3  # its Outcome
 
 
 def serve_in_c(loop, lib, ctl, ready, training):
@@ -1128,11 +1071,6 @@ def serve_in_c(loop, lib, ctl, ready, training):
                 waiting.wait_for_request(socket.socket(fileno=child.value))
             finally:
                 os._exit(EXIT_SANDBOX)  # never back into the zygote's loop
-        if outcome == SERVE_IN_CHILD_ENTERED:
-            try:
-                run_entered(loop, ctl)
-            finally:
-                os._exit(EXIT_SANDBOX)
         if outcome == SERVE_FAILED and ready is not None:
             return None
         if outcome == SERVE_BAD_WAIT:  # the child is killed and reaped: the zygote exits, as serve()'s loop does

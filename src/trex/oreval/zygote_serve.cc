@@ -9,11 +9,9 @@
 // The protocol is serve()'s (the module's docstring): the request and its three descriptors
 // handed to the child forked ahead of it, {"pid": N}, {"wait": SECONDS}, {"status": S,
 // "timed_out": B}. The children are forked here as os.fork forks them (PyOS_BeforeFork, fork,
-// PyOS_AfterFork_Child or _Parent, found in the interpreter that loaded this library). A child
-// makes the layers that do not depend on the request, reads and parses its request and puts every
-// other layer on itself here (enter_in_child, once trex_zygote_enter_in_c is on) before it returns
-// to Python to run the program; without it, it returns to Python at once, which runs what
-// WaitingChild's child runs (the same steps in Python).
+// PyOS_AfterFork_Child or _Parent, found in the interpreter that loaded this library), and a
+// child returns to Python, which runs what WaitingChild's child runs: the layers that do not
+// depend on the request, then the request (every sandbox layer before anything of the program).
 // Its copies ahead it makes here, first thing after the fork (copy_ahead_now); which pages, the
 // loop finds by surveying its first programs' children (trex_zygote_survey). The next child is
 // forked after a program's status, or, where the evaluator leaves a CPU idle beside each worker
@@ -38,12 +36,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vector>
-
-#include "trex/oreval/sandbox_child.h"
-#include "trex/oreval/seccomp_policy.h"
-#include "trex/oreval/zygote_request.h"
-
 // A namespace of its own: a unity build puts this file beside the part's others, whose file-local
 // helpers have names like these (kill_group).
 namespace trex::oreval::zygote_loop {
@@ -57,8 +49,6 @@ enum Outcome : int {
   kBadWait = 3,        // the message after {"pid": N} was not {"wait": SECONDS}: the child was
                        // killed and reaped, the waiting one stopped; Python raises, the zygote exits
                        // (as serve()'s Python loop does on that message)
-  kInChildEntered = 4, // in a child that read its request and put every sandbox layer on itself
-                       // (trex_zygote_enter_in_c): its argv and environment in g_entered
 };
 
 // The answer when no child can be forked for a request (the waiting one died, and the fork or the
@@ -84,16 +74,6 @@ bool g_one_call_allowed = true;  // trex_zygote_copy_ahead_one_call: false tests
 
 // trex_zygote_fork_early: the next child is forked while the current program runs.
 bool g_fork_early = false;
-
-// trex_zygote_enter_in_c: each child reads its request, parses it and puts every sandbox layer on
-// itself here, in C, before it returns to Python (enter_in_child), instead of WaitingChild's
-// Python doing the read, json and the library's calls between the fork and the layers.
-bool g_enter_in_c = false;
-
-// In a child that entered in C: its argv count, argv and environment as NUL-ended strings
-// (trex_zygote_entered), for Python's run_program.
-char* g_entered = nullptr;
-size_t g_entered_size = 0;
 
 // The survey (trex_zygote_survey): which of the zygote's candidate pages the first programs'
 // children write, read by the zygote from each child's /proc/PID/pagemap while it runs. All its
@@ -505,109 +485,6 @@ void register_runs(const iovec* runs, int count) {
   g_run_count = runs ? count : 0;
 }
 
-// The child's message on the program's stderr (`err`), as enter_sandbox words a failed layer,
-// then exit 126: nothing of the program has run.
-[[noreturn]] void refuse(int err, const char* what, const char* why) {
-  if (err >= 0) {
-    const char* parts[] = {"trex sandbox: ", what, ": ", why, "\n"};
-    for (const char* part : parts) (void)!write(err, part, strlen(part));
-  }
-  _exit(126);
-}
-
-// A child forked ahead of its request, with the loop's enter_in_c: what WaitingChild's Python
-// side does (wait_for_request, run_child), in C, so that the child returns to Python only with
-// every layer on. The layers that do not depend on the request (sandbox_prepare) while it waits;
-// the request and its three descriptors read from its socket; the request parsed
-// (parse_zygote_request); then the rest of the layers (enter_sandbox, which also closes every
-// descriptor from 4 on: this socket, the zygote's). Every failure ends the child here with
-// nothing of the program run: at the end of the stream or without exactly three descriptors,
-// exit 0 (the zygote stopped or sent nothing usable, as wait_for_request does); a failed prepare,
-// a request that does not parse, a missing layer not allowed weak, exit 126 with "trex sandbox:
-// ..." on the program's stderr; a layer that fails, enter_sandbox's own exit 126. Returns
-// kInChildEntered with the program's argv and environment in g_entered.
-int enter_in_child(int sock) {
-  using namespace trex::oreval;
-  const SandboxProbe& probe = sandbox_probe();  // probed in the zygote before its first fork
-  const char* what = "";
-  int prepare_error = sandbox_prepare(probe, &what);
-  // The message's size first (MSG_PEEK | MSG_TRUNC), then that much: no buffer of the largest
-  // size to map and fault in (receive_request's reason). Cut at the loop's own limit: a longer
-  // request does not parse and runs nothing.
-  char byte;
-  ssize_t size;
-  do size = recv(sock, &byte, 1, MSG_PEEK | MSG_TRUNC);
-  while (size < 0 && errno == EINTR);
-  if (size <= 0) _exit(0);
-  if (size > (1 << 20)) size = 1 << 20;
-  char* text = static_cast<char*>(malloc(size_t(size)));
-  char* arena = static_cast<char*>(malloc(size_t(size) + 1));
-  if (!text || !arena) _exit(126);
-  iovec iov{text, size_t(size)};
-  alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  ssize_t n;
-  do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n < 0) msg.msg_controllen = 0;
-  int fds[8];
-  int nfds = 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int count = int((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    for (int i = 0; i < count; ++i) {
-      int fd;
-      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (nfds < 8) fds[nfds++] = fd;
-      else close(fd);
-    }
-  }
-  if (n <= 0 || nfds != 3) _exit(0);
-  if (prepare_error != 0) refuse(fds[1], what, strerror(prepare_error));
-  ZygoteRequest request;
-  if (const char* error = parse_zygote_request(text, size_t(n), arena, &request)) refuse(fds[1], "request", error);
-  std::vector<const char*> missing = missing_layers(probe);
-  if (!request.allow_weak && !missing.empty()) refuse(fds[1], missing.front(), strerror(EPERM));
-  ChildPlan plan;
-  plan.probe = probe;
-  plan.workdir = request.workdir;
-  plan.read_only = request.read_only;
-  plan.limits.cpu_s = request.cpu_s;
-  plan.limits.memory_bytes = size_t(request.memory_bytes);
-  plan.limits.file_bytes = size_t(request.file_bytes);
-  plan.limits.open_files = request.open_files;
-  plan.out_fd = fds[0];
-  plan.err_fd = fds[1];
-  plan.channel_fd = fds[2];
-  plan.prepared = true;
-  // The ready form for Python, made before the layers (nothing below may fail after them but
-  // the layers themselves): "ARGC\0", then argv's and env's strings, each NUL-ended.
-  size_t ready = 24;
-  for (const char* a : request.argv) ready += strlen(a) + 1;
-  for (const char* e : request.env) ready += strlen(e) + 1;
-  g_entered = static_cast<char*>(malloc(ready));
-  if (!g_entered) refuse(fds[1], "request", strerror(ENOMEM));
-  size_t at = size_t(snprintf(g_entered, 24, "%zu", request.argv.size())) + 1;
-  for (const std::vector<const char*>* list : {&request.argv, &request.env})
-    for (const char* s : *list) {
-      size_t len = strlen(s) + 1;
-      memcpy(g_entered + at, s, len);
-      at += len;
-    }
-  g_entered_size = at;
-  std::vector<sock_filter> filter = probe.seccomp ? seccomp_policy(getpid()) : std::vector<sock_filter>{};
-  free(text);  // the arena holds what the plan points at
-  enter_sandbox(plan, filter.data(), filter.size());  // returns only with every layer on
-  return kInChildEntered;
-}
-
-// What the loop returns in a child forked ahead of its request.
-int in_child(int sock) { return g_enter_in_c ? enter_in_child(sock) : kInChild; }
-
 }  // namespace
 
 int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
@@ -619,7 +496,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
   static char message[1 << 20];
   char answer[128];
   for (;;) {
-    if (g_waiting <= 0 && fork_waiting(hooks, child_sock)) return in_child(*child_sock);
+    if (g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
     if (ready) {
       send_all(ctl, ready, strlen(ready));
       ready = nullptr;
@@ -667,7 +544,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
       // The waiting child is gone: a new one gets this request (the zygote's state is the same):
       if (fork_waiting(hooks, child_sock)) {
         for (int i = 0; i < 3; ++i) close(fds[i]);  // the zygote's numbers: it is handed its own
-        return in_child(*child_sock);                               // and waits for the request below
+        return kInChild;                               // and waits for the request below
       }
       pid = hand(message, size_t(n), fds);
     }
@@ -695,7 +572,7 @@ int serve(int ctl, int training_fd, const char* ready, int* child_sock) {
     // is no /proc/PID/mem, fd/ or environ to open (Hostile.CannotReachTheEarlyForkedChild).
     // The warm pool, and so this path, runs only where no layer is missing: with a missing
     // layer and --allow-weak-sandbox every program gets a fresh interpreter (execute.cc).
-    if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return in_child(*child_sock);
+    if (g_fork_early && g_waiting <= 0 && fork_waiting(hooks, child_sock)) return kInChild;
     // Surveyed: the program runs until the evaluator's {"wait": SECONDS}, which it sends once the
     // child's output has ended (at its exit, after its memory is gone): sampled meanwhile
     // (sample_interval_ms), then in wait_for.
@@ -834,24 +711,6 @@ __attribute__((visibility("default"))) void trex_zygote_copy_ahead_one_call(int 
 // warm_fork_early), passed on by trex_eval_zygote.py. For the programs handed from then on.
 __attribute__((visibility("default"))) void trex_zygote_fork_early(int early) {
   trex::oreval::zygote_loop::g_fork_early = early != 0;
-}
-
-// Whether each child forked from now on reads its request, parses it and puts every sandbox
-// layer on itself in C before it returns to Python (non-zero: the loop then returns
-// kInChildEntered in the child, trex_zygote_entered has its argv and environment) or returns
-// to Python to wait for its request there (0, the default: WaitingChild's side, which the tests'
-// stand-in libraries need). trex_eval_zygote.py's main() turns it on.
-__attribute__((visibility("default"))) void trex_zygote_enter_in_c(int on) {
-  trex::oreval::zygote_loop::g_enter_in_c = on != 0;
-}
-
-// In a child the loop returned kInChildEntered to: its argv count, argv and environment, as
-// NUL-ended strings in one buffer (*data; the count of bytes returned), the request's own bytes
-// (the evaluator's UTF-8). 0 and *data null elsewhere.
-__attribute__((visibility("default"))) long trex_zygote_entered(const char** data) {
-  using namespace trex::oreval::zygote_loop;
-  *data = g_entered;
-  return g_entered ? long(g_entered_size) : 0;
 }
 
 }  // extern "C"

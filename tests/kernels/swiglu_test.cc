@@ -503,31 +503,42 @@ TEST(Swiglu, Bf16LineStoresGiveSameBitsAtEveryAlignment) {
   }
 }
 
-// The fp32 forward's full steps are stored by one 64-byte streaming store where every output
-// row starts on a 64-byte boundary, by two 32-byte ones where they start on 32 bytes, and by
-// plain stores where out is not streamed (unaligned); rows of 1000 have a masked tail of 8: all
-// give the same bytes.
-TEST(Swiglu, F32ForwardStoresGiveSameBitsAtEveryAlignment) {
+// The fp32 rows' full steps (forward: out; backward: dg, du) are stored by one 64-byte streaming
+// store where every output row starts on a 64-byte boundary, by two 32-byte ones where they start
+// on 32 bytes, and by plain stores where the outputs are not streamed (unaligned); rows of 1000
+// have a masked tail of 8: all give the same bytes (and dw).
+TEST(Swiglu, F32StoresGiveSameBitsAtEveryAlignment) {
   core::ThreadPool pool(2);
   for (int64_t cols : {int64_t(1024), int64_t(1000)}) {
     SCOPED_TRACE("cols " + std::to_string(cols));
     const int64_t rows = int64_t((size_t(9) << 20) / sizeof(float)) / cols + 1;
     const int64_t n = rows * cols;
     auto g = gate_like<float>(n, 95, 0), u = gate_like<float>(n, 96, 2);
+    auto dh = random_vec<float>(n, 98, 0);
     auto w = random_vec<float>(rows, 97, 1);
     for (core::Isa isa : row_isas()) {
       ScopedRowIsa path(isa);
       SCOPED_TRACE(core::to_string(isa));
-      std::vector<std::vector<float>> outs;
+      std::vector<std::vector<float>> outs, dws;
       for (size_t off : {size_t(0), size_t(8), size_t(1)}) {  // 64-byte, 32-byte, unaligned
-        auto o = core::aligned_array<float>(size_t(n) + 16);
-        std::fill(o.get(), o.get() + n + 16, NAN);
+        auto o = core::aligned_array<float>(size_t(n) + 16), dg = core::aligned_array<float>(size_t(n) + 16);
+        auto du = core::aligned_array<float>(size_t(n) + 16);
+        for (float* p : {o.get(), dg.get(), du.get()}) std::fill(p, p + n + 16, NAN);
+        std::vector<float> dw(static_cast<size_t>(rows), NAN);
         swiglu_forward(g.data(), u.data(), w.data(), o.get() + off, rows, cols, kL, &pool);
-        outs.emplace_back(o.get() + off, o.get() + off + n);
+        swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.get() + off, du.get() + off,
+                        dw.data(), rows, cols, kL, &pool);
+        std::vector<float> all(o.get() + off, o.get() + off + n);
+        all.insert(all.end(), dg.get() + off, dg.get() + off + n);
+        all.insert(all.end(), du.get() + off, du.get() + off + n);
+        outs.push_back(std::move(all));
+        dws.push_back(std::move(dw));
       }
       for (float v : outs[0]) ASSERT_FALSE(std::isnan(v)) << "an output not written";
-      for (size_t k = 1; k < outs.size(); ++k)
-        EXPECT_TRUE(same_bytes(outs[k], outs[0])) << "out at alignment case " << k;
+      for (size_t k = 1; k < outs.size(); ++k) {
+        EXPECT_TRUE(same_bytes(outs[k], outs[0])) << "out, dg, du at alignment case " << k;
+        EXPECT_TRUE(same_bytes(dws[k], dws[0])) << "dw at alignment case " << k;
+      }
     }
   }
 }

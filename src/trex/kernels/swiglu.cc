@@ -338,10 +338,41 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   }
 }
 
+// One 16-lane step (lanes m) of backward_row512's rows. Full: every lane in the row, so no mask
+// (the same values); fp32 outputs of such steps are written by one 64-byte streaming store each
+// where the rows start on 64 bytes (kStream64), instead of an extract and two 32-byte stores.
+template <simd::LineStore S, bool Cvt, bool Full, class T>
+TREX_AVX512BF16_FN __attribute__((always_inline)) void backward_step16(
+    const T* g, const T* u, const T* dh, T* dg, T* du, int64_t i, __mmask16 m, __m512 vL,
+    __m512 vw, __m512& acc) {
+  constexpr bool NT = S != simd::LineStore::kPlain;
+  constexpr bool kLine64 = Full && std::is_same_v<T, float> && S == simd::LineStore::kStream64;
+  // Lanes past the row's end load 0, so they add 0 to acc.
+  __m512 gv = simd::load16(g + i, m), uv = simd::load16(u + i, m), d = simd::load16(dh + i, m);
+  __m512 gc = simd::min16(gv, vL);
+  __m512 uc = clamp16(uv, vL);
+  __m512 s = sigmoid_for<T, true>(gc);
+  __m512 silu = _mm512_mul_ps(gc, s);
+  acc = _mm512_fmadd_ps(d, _mm512_mul_ps(silu, uc), acc);
+  __m512 da = _mm512_mul_ps(d, vw);
+  __m512 dsilu = dsilu16<T>(gc, s, silu);
+  // The gradient passes at equality; zero-masked products are the blends of the AVX2 path.
+  __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
+  __mmask16 in_u = in_range16(uv, uc);
+  __m512 dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
+  __m512 duv = _mm512_maskz_mul_ps(in_u, da, silu);
+  if constexpr (kLine64) {
+    _mm512_stream_ps(reinterpret_cast<float*>(dg + i), dgv);
+    _mm512_stream_ps(reinterpret_cast<float*>(du + i), duv);
+  } else {
+    out16<NT, Cvt>(dg + i, dgv, m);
+    out16<NT, Cvt>(du + i, duv, m);
+  }
+}
+
 template <simd::LineStore S, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) float backward_row512(
     const T* g, const T* u, float wr, const T* dh, T* dg, T* du, int64_t cols, float L) {
-  constexpr bool NT = S != simd::LineStore::kPlain;
   const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
@@ -368,25 +399,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
       simd::put_line<S>(du + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hu));
     }
   }
-  for (; i < cols; i += 16) {
-    const __mmask16 m = simd::lanes16(i, cols);
-    // Lanes past the row's end load 0, so they add 0 to acc.
-    __m512 gv = simd::load16(g + i, m), uv = simd::load16(u + i, m), d = simd::load16(dh + i, m);
-    __m512 gc = simd::min16(gv, vL);
-    __m512 uc = clamp16(uv, vL);
-    __m512 s = sigmoid_for<T, true>(gc);
-    __m512 silu = _mm512_mul_ps(gc, s);
-    acc = _mm512_fmadd_ps(d, _mm512_mul_ps(silu, uc), acc);
-    __m512 da = _mm512_mul_ps(d, vw);
-    __m512 dsilu = dsilu16<T>(gc, s, silu);
-    // The gradient passes at equality; zero-masked products are the blends of the AVX2 path.
-    __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
-    __mmask16 in_u = in_range16(uv, uc);
-    __m512 dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
-    __m512 duv = _mm512_maskz_mul_ps(in_u, da, silu);
-    out16<NT, Cvt>(dg + i, dgv, m);
-    out16<NT, Cvt>(du + i, duv, m);
-  }
+  for (; i + 16 <= cols; i += 16)
+    backward_step16<S, Cvt, true>(g, u, dh, dg, du, i, simd::kAll16, vL, vw, acc);
+  for (; i < cols; i += 16)
+    backward_step16<S, Cvt, false>(g, u, dh, dg, du, i, simd::lanes16(i, cols), vL, vw, acc);
   return simd::hsum16(acc);
 }
 
@@ -471,7 +487,7 @@ void swiglu_backward(const T* g, const T* u, const float* w, const T* dh, T* dg,
   const bool wide = row_isa() == core::Isa::kAvx512;
   const bool cvt = std::is_same_v<T, core::bf16> && core::cpu_features().avx512_bf16;
   const BackwardRow512<T> row512 =
-      backward_row512_for<T>(line_store(nt, cvt, cols * sizeof(T), {dg, du}), cvt);
+      backward_row512_for<T>(line_store(nt, cvt || std::is_same_v<T, float>, cols * sizeof(T), {dg, du}), cvt);
   pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       int64_t o = r * cols;

@@ -110,7 +110,7 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
 // Also the same bits on every vector path: with head dims that are multiples of 8 (no scalar
 // channel tail on the AVX2 path) the 8- and 64-channel walks do the same operations per channel.
 // {1300, 520, 128} and {203, 520, 4}: 9 channel blocks per entry, so the forward's chunks of 16
-// items split entries (the AVX-512 walks take partial channel ranges; ratio 4's steps of 32
+// items (ratio 4: 64) split entries (the AVX-512 walks take partial channel ranges; ratio 4's steps of 32
 // channels end in a partial one). Ratio 4's last step of 32 channels: hd 40 and 520 end in 8
 // (the second vector off), hd 56 in 24 (the first vector full, the second partial). The paths
 // compared are recorded as the test property "isas": where the CPU lacks AVX-512, only AVX2 ran.

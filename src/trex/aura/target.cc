@@ -168,9 +168,10 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   // hands out one at a time are job_work's units (the imbalance), not pool jobs.
   if (t.kernel == "kv_compress.bwd" && v == 0) return double(std::max(threads, 1));
   if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
-  // The forward hands the pool (entry, channel block) items in chunks of 16 (kv_compressor.cc,
-  // kv_compress_forward: each tile prefetches the next one's lines), so a job is 16 items.
-  if (t.kernel == "kv_compress.fwd") return double(ceil_div(kernels::compressor_entries(a, int(c)) * ceil_div(b, v), 16));
+  // The forward hands the pool (entry, channel block) items in chunks of 16, ratio 4 64
+  // (kernels::compressor_forward_chunk_items), so a job is that many items.
+  if (t.kernel == "kv_compress.fwd")
+    return double(ceil_div(kernels::compressor_entries(a, int(c)) * ceil_div(b, v), kernels::compressor_forward_chunk_items(int(c))));
   // Ratio 4 (backward_r4_chunks, session 22): items of one chunk of 64 entries x one channel
   // block (untuned: one block of every channel); other ratios: the channel blocks.
   if (t.kernel == "kv_compress.bwd" && c == 4) return double(ceil_div(kernels::compressor_entries(a, 4), kernels::kCompressorR4ChunkEntries) * ceil_div(b, v));

@@ -1086,9 +1086,9 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
   const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
-  // Chunks of 16 items, so that each tile can request the next one's lines (entries are
-  // independent: the chunking changes no bit).
-  tp.parallel_for(0, n * blocks, 16, [&](int64_t lo, int64_t hi) {
+  // Chunks of compressor_forward_chunk_items (16, ratio 4 64), so that each tile can request the
+  // next one's lines (entries are independent: the chunking changes no bit).
+  tp.parallel_for(0, n * blocks, compressor_forward_chunk_items(ratio), [&](int64_t lo, int64_t hi) {
     if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
     if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, r4_prefetch);
     for (int64_t w = lo; w < hi; ++w) {

@@ -134,6 +134,10 @@ TEST(Cluster, EpDispatcherMeasurementsNeedEveryFieldAndASource) {
                 "ep_dispatcher.dispatch_bytes_per_s"),
             std::string::npos);
   EXPECT_NE(error_of(kGood + replace(ok, "sms = 32", "sms = 32\nspeed = 1")).find("ep_dispatcher"), std::string::npos);
+  // Two measurements of one dispatcher at one rank count (e.g. two SM counts): the file must choose.
+  EXPECT_EQ(error_of(kGood + ok + replace(ok, "sms = 32", "sms = 24")),
+            "ep_dispatcher.ranks: hybridep at 8 ranks given twice (one measurement per dispatcher and rank count)");
+  EXPECT_EQ(error_of(kGood + ok + replace(ok, "ranks = 8", "ranks = 16")), "");
 }
 
 // The tile set of tile and wave quantization: rows, columns pairs with a source.

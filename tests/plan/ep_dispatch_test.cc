@@ -155,5 +155,33 @@ TEST(EpDispatch, AnFp8RunDispatchesInFp8OnlyWhereItsStackQuantizesBeforeTheDispa
   EXPECT_FALSE(load_stack(testing::source_path("configs/plan/stack/megatron-core.toml")).moe_fp8_dispatch);
 }
 
+TEST(EpDispatch, AMeasuredFp8DispatchCountsItsScalesAsTheMeasurementDoes) {
+  // DeepEP's and HybridEP's tests count an FP8 dispatch's bytes with its scales, one fp32 per
+  // 128 elements: 1 + 4/128 B an element. With measured rates of 50 GB/s (BF16 dispatch), 40
+  // GB/s (FP8 dispatch) and 25 GB/s (combine) for the same tokens, FP8 / BF16 EP time =
+  // (1.03125 / 40 + 2 / 25) / (2 / 50 + 2 / 25) = 0.10578125 / 0.12.
+  model::ModelConfig moe = tiny_moe(1, 128, 8);
+  Cluster c = tiny_cluster(1);
+  c.device.peak.flops_fp8 = core::Quantity{200e12, "test", {}};
+  DispatcherRate r;
+  r.dispatcher = "hybridep";
+  r.ranks = 8;
+  r.sms = 32;
+  r.dispatch_bf16 = 50e9;
+  r.dispatch_fp8 = 40e9;
+  r.combine = 25e9;
+  r.source = "test";
+  c.ep_dispatch_rates = {r};
+  Strategy s;
+  s.ep = 8;
+  s.moe_dispatcher = MoeDispatcher::kHybridEp;
+  s.stack.moe_fp8_dispatch = true;
+  plan::Run bf16 = make_run(1024, 8), fp8 = bf16;
+  fp8.fp8_matmul = true;
+  double base = predict(moe, c, bf16, s).time.ep_comm;
+  ASSERT_GT(base, 0);
+  EXPECT_NEAR(predict(moe, c, fp8, s).time.ep_comm / base, 0.10578125 / 0.12, 1e-9);
+}
+
 }  // namespace
 }  // namespace trex::plan

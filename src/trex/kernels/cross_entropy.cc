@@ -411,15 +411,17 @@ void ce_rows_fp32_512(const float* logits, const int32_t* targets, float* loss, 
       const int64_t nb = claim();
       const int64_t lo = b * grain, hi = std::min(rows, lo + grain);
       for (int64_t r = lo; r < hi; ++r) {
-        const int64_t rn = next_read(r + 1, hi, nb);
-        const float* x = logits + r * vocab;
-        const float* xn = rn >= 0 ? logits + rn * vocab : nullptr;
         const int32_t tgt = targets[r];
         if (tgt < 0) {
           loss[r] = 0.f;
           zero_row(dlogits + r * vocab, vocab, nt);
           continue;
         }
+        // Looked up only for rows that read their logits: a run of k ignored rows would
+        // otherwise rescan itself k times.
+        const int64_t rn = next_read(r + 1, hi, nb);
+        const float* x = logits + r * vocab;
+        const float* xn = rn >= 0 ? logits + rn * vocab : nullptr;
         const float m = span_max512(x, vocab);
         float* e = ebuf[cur];
         float sum;

@@ -1311,8 +1311,10 @@ TREX_HEAD512_FN inline __attribute__((always_inline)) void head_pair_sums(const 
 // whole group ahead (32 KiB of bf16 rows, 64 KiB of fp32), so every line the loop loaded came
 // from L2 at best. One-process A/B against that, quiet lane, loaded (load 6-11), 4096 x 4 x 1024,
 // CPU-time medians of 9-11 alternating rounds: 16 lines ahead (T0) fp32 1.07-1.13x, bf16
-// 1.06-1.09x (1 and 2 threads; 8-11 of 9-11 rounds faster); 12 and 24 lines about the same; 16
-// lines with T1 1.00-1.02x; every other line of the next group 0.78-0.93x; none 0.89-0.97x.
+// 1.06-1.09x (1 and 2 threads; 7-11 of 9-11 rounds faster); 12 and 24 lines about the same; 16
+// lines with T1 1.00-1.02x; every other line of the next group 0.78-0.93x; none 0.89-0.97x. The
+// final 15-round check (bench/results/mhc_s25/fwd_final.log) confirmed fp32 (2 threads wall
+// 1.19x, 15 of 15) but not bf16 (1.035x, 9 of 15; 13-round lines 0.98-1.00x): noise there.
 constexpr int64_t kHeadAheadLines = 16;
 
 // One group of the pipeline (n = 4): the projections of tokens [tg, tg + 4) into p and ss and,

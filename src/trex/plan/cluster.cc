@@ -154,7 +154,14 @@ Cluster load_cluster(const std::string& path) {
   }
   for (const toml::table* t : top.tables("ep_dispatcher")) {
     TomlFields f(path, *t, "ep_dispatcher");
-    c.ep_dispatch_rates.push_back(read_dispatcher_rate(f));
+    DispatcherRate r = read_dispatcher_rate(f);
+    // dispatch_rate() picks one measurement per dispatcher and rank count: a second one (another
+    // SM count, another run) would be dropped unseen, so the file must choose.
+    for (const DispatcherRate& prior : c.ep_dispatch_rates)
+      if (prior.dispatcher == r.dispatcher && prior.ranks == r.ranks)
+        f.fail("ranks", r.dispatcher + " at " + std::to_string(r.ranks) +
+                            " ranks given twice (one measurement per dispatcher and rank count)");
+    c.ep_dispatch_rates.push_back(r);
   }
   top.finish();
   if (c.links.empty()) throw InputError(path, 0, "link: no [[link]] levels (a cluster needs at least one)");

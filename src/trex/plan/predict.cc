@@ -435,7 +435,10 @@ class Builder {
     double dispatch = 0, combine = 0;
     if (rate != nullptr) {
       double received = tsp_ * ranks_per_token(s_.ep, K, E) * d;  // elements a rank receives
-      dispatch = received * dispatch_elem / (fp8_ ? rate->dispatch_fp8 : rate->dispatch_bf16);
+      // The measurement counts FP8's scales (one fp32 per 128 elements: DeepEP's and HybridEP's
+      // tests, fp8_factor = (1 + 4/128) / 2 of BF16), so its bytes do here too.
+      double measured_elem = dispatch_elem == 1 ? 1 + 4.0 / 128 : dispatch_elem;
+      dispatch = received * measured_elem / (fp8_ ? rate->dispatch_fp8 : rate->dispatch_bf16);
       combine = received * 2 / rate->combine;
     } else {
       dispatch = all_to_all_s(c_, s_.ep, s_.etp, tsp_ * K * d * dispatch_elem, beyond);

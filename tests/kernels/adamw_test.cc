@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -158,6 +160,59 @@ TEST(AdamW, ThetaCopyIsTheUpdatedThetaOnEveryPath) {
       EXPECT_TRUE(same_bytes(got.theta, want.theta) && same_bytes(got.m, want.m) &&
                   same_bytes(got.v, want.v) && same_bytes(wg, ww))
           << tag;
+    }
+  }
+}
+
+// The widened weights (trex train's model parameters) are core::to_float of the bf16 weights,
+// bit for bit, on every path, from a 64-byte aligned array (streaming stores) and from one that
+// is not, with and without the bf16 weights themselves; the rest is the update without them.
+TEST(AdamW, WidenedWeightsAreTheBf16WeightsWidenedOnEveryPath) {
+  core::ThreadPool pool(2);
+  AdamWScalars sc = adamw_scalars({2e-3f, 0.9f, 0.999f, 1e-8f, 0.05f}, 4);
+  for (int64_t n : kSizes) {
+    State s0 = make_state(n, 500 + uint32_t(n), 1);
+    for (core::Isa isa : {core::Isa::kScalar, core::Isa::kAvx2, core::Isa::kAvx512}) {
+      if (!core::isa_supported(isa)) {
+        std::printf("  (%s not supported here: path not checked)\n", core::to_string(isa));
+        continue;
+      }
+      State want = s0;
+      std::vector<bf16> ww(static_cast<size_t>(n));
+      adamw_update_isa(isa, sc, want.theta.data(), want.m.data(), want.v.data(), want.g.data(),
+                       ww.data(), n, &pool);
+      for (int shift : {0, 1}) {
+        for (bool with_w : {true, false}) {
+          State got = s0;
+          std::vector<bf16> wg(size_t(n), nan_value<bf16>());
+          std::vector<float> buf(size_t(n) + 32, nan_value<float>());
+          float* wide = buf.data();
+          while (reinterpret_cast<uintptr_t>(wide) % 64 != 0) ++wide;
+          wide += shift;
+          adamw_update_isa(isa, sc, got.theta.data(), got.m.data(), got.v.data(), got.g.data(),
+                           with_w ? wg.data() : nullptr, n, &pool, nullptr, wide);
+          const std::string tag = std::string(core::to_string(isa)) + " n " + std::to_string(n) +
+                                  (shift ? " unaligned" : " aligned") +
+                                  (with_w ? "" : " without bf16 weights");
+          size_t bad = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const float f = core::to_float(ww[size_t(i)]);
+            if (std::memcmp(&f, wide + i, sizeof f) != 0) ++bad;
+          }
+          EXPECT_EQ(bad, 0u) << tag << ": widened weights differ from the bf16 weights";
+          EXPECT_TRUE(same_bytes(got.theta, want.theta) && same_bytes(got.m, want.m) &&
+                      same_bytes(got.v, want.v))
+              << tag;
+          if (with_w) {
+            EXPECT_TRUE(same_bytes(wg, ww)) << tag;
+          }
+          // Nothing written outside [wide, wide + n).
+          bool outside_untouched = true;
+          for (float* p = buf.data(); p < buf.data() + buf.size(); ++p)
+            if ((p < wide || p >= wide + n) && !std::isnan(*p)) outside_untouched = false;
+          EXPECT_TRUE(outside_untouched) << tag;
+        }
+      }
     }
   }
 }

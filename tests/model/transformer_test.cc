@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -219,6 +220,11 @@ TEST(Transformer, SaveLoadRoundTripIsBitExact) {
   a.save(path, {{"step", "7"}});
   b.load(path);
   EXPECT_EQ(std::memcmp(a.params(), b.params(), sizeof(float) * size_t(a.layout().total)), 0);
+  // The parameters and gradients start on 64 bytes, also after a load replaced the parameters
+  // (the optimizer's streaming stores into them need it: kernels/adamw.cc).
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.params()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.grads()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.params()) % 64, 0u) << "after load";
   std::vector<float> la, lb;
   LossStats sa = a.forward(batch, &la), sb = b.forward(batch, &lb);
   EXPECT_EQ(sa.ce_sum, sb.ce_sum);

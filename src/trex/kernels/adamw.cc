@@ -1,4 +1,4 @@
-// Fused AdamW: one read of theta, m, v, g and one write of theta, m, v, w (and the fp32 copy
+// Fused AdamW: one read of theta, m, v, g and one write of theta, m, v, w (and the fp32 copies
 // when asked) per element (30 bytes for about 12 flops: bandwidth-bound everywhere). Three paths
 // with identical roundings (see adamw.h): scalar with std::fma, AVX2 with 8 lanes, AVX-512 with
 // 16 lanes. The vector paths run their tail through the same vector code (a padded copy for AVX2,
@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "trex/kernels/elementwise_simd512.h"
@@ -19,9 +20,11 @@ namespace {
 
 // Elements per task of the pool: large enough that scheduling is noise (256 KiB of theta).
 constexpr int64_t kGrain = int64_t(1) << 16;
+// Ranges of at least this many elements write their fp32 copies with streaming stores.
+constexpr int64_t kStreamMin = int64_t(1) << 14;
 
 void update_scalar(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
-                   core::bf16* w, float* tc, int64_t n) {
+                   core::bf16* w, float* tc, float* ww, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float gi = g[i];
     float mi = std::fma(s.beta1, m[i], s.one_minus_beta1 * gi);
@@ -36,6 +39,7 @@ void update_scalar(const AdamWScalars& s, float* theta, float* m, float* v, cons
     theta[i] = ti;
     if (w) w[i] = core::to_bf16(ti);
     if (tc) tc[i] = ti;
+    if (ww) ww[i] = core::to_float(core::to_bf16(ti));
   }
 }
 
@@ -59,7 +63,7 @@ __attribute__((target("avx2,fma"))) inline __m128i round_bf16_avx2(__m256 x) {
 
 __attribute__((target("avx2,fma"))) inline void step8_avx2(const Avx2Consts& k, float* theta,
                                                           float* m, float* v, const float* g,
-                                                          core::bf16* w, float* tc) {
+                                                          core::bf16* w, float* tc, float* ww) {
   __m256 gv = _mm256_loadu_ps(g);
   __m256 mv = _mm256_fmadd_ps(k.b1, _mm256_loadu_ps(m), _mm256_mul_ps(k.c1, gv));
   __m256 vv = _mm256_fmadd_ps(k.b2, _mm256_loadu_ps(v), _mm256_mul_ps(_mm256_mul_ps(gv, gv), k.c2));
@@ -69,37 +73,46 @@ __attribute__((target("avx2,fma"))) inline void step8_avx2(const Avx2Consts& k, 
   _mm256_storeu_ps(m, mv);
   _mm256_storeu_ps(v, vv);
   _mm256_storeu_ps(theta, tv);
-  if (w) _mm_storeu_si128(reinterpret_cast<__m128i*>(w), round_bf16_avx2(tv));
+  if (w || ww) {
+    const __m128i r = round_bf16_avx2(tv);
+    if (w) _mm_storeu_si128(reinterpret_cast<__m128i*>(w), r);
+    if (ww) _mm256_storeu_si256(reinterpret_cast<__m256i*>(ww),
+                                _mm256_slli_epi32(_mm256_cvtepu16_epi32(r), 16));
+  }
   if (tc) _mm256_storeu_ps(tc, tv);
 }
 
 __attribute__((target("avx2,fma"))) void update_avx2(const AdamWScalars& s, float* theta,
                                                      float* m, float* v, const float* g,
-                                                     core::bf16* w, float* tc, int64_t n) {
+                                                     core::bf16* w, float* tc, float* ww,
+                                                     int64_t n) {
   Avx2Consts k{_mm256_set1_ps(s.beta1),  _mm256_set1_ps(s.one_minus_beta1),
                _mm256_set1_ps(s.beta2),  _mm256_set1_ps(s.one_minus_beta2),
                _mm256_set1_ps(s.decay),  _mm256_set1_ps(-s.step_size),
                _mm256_set1_ps(s.bias2_sqrt), _mm256_set1_ps(s.eps)};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    step8_avx2(k, theta + i, m + i, v + i, g + i, w ? w + i : nullptr, tc ? tc + i : nullptr);
+    step8_avx2(k, theta + i, m + i, v + i, g + i, w ? w + i : nullptr, tc ? tc + i : nullptr,
+               ww ? ww + i : nullptr);
   int64_t r = n - i;
   if (r == 0) return;
   // The tail through the same vector code on a zero-padded copy (padding lanes are discarded;
   // zeros keep them finite so no floating-point exception flag depends on the padding).
   alignas(32) float bt[8] = {}, bm[8] = {}, bv[8] = {}, bg[8] = {};
   alignas(16) core::bf16 bw[8];
+  alignas(32) float bww[8];
   size_t bytes = size_t(r) * sizeof(float);
   std::memcpy(bt, theta + i, bytes);
   std::memcpy(bm, m + i, bytes);
   std::memcpy(bv, v + i, bytes);
   std::memcpy(bg, g + i, bytes);
-  step8_avx2(k, bt, bm, bv, bg, w ? bw : nullptr, nullptr);
+  step8_avx2(k, bt, bm, bv, bg, w ? bw : nullptr, nullptr, ww ? bww : nullptr);
   std::memcpy(theta + i, bt, bytes);
   std::memcpy(m + i, bm, bytes);
   std::memcpy(v + i, bv, bytes);
   if (w) std::memcpy(w + i, bw, size_t(r) * sizeof(core::bf16));
   if (tc) std::memcpy(tc + i, bt, bytes);
+  if (ww) std::memcpy(ww + i, bww, bytes);
 }
 
 // ---- AVX-512 ----------------------------------------------------------------------------------
@@ -108,9 +121,9 @@ __attribute__((target("avx2,fma"))) void update_avx2(const AdamWScalars& s, floa
 // same target).
 #define TREX_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
 
-// The zero-masked form of sqrt with every lane selected: the same instruction, without the
-// unmasked form's _mm512_undefined_ps() that GCC 12 flags as maybe-uninitialized. The bf16
-// rounding is elementwise_simd512.h's round16.
+// The zero-masked forms of sqrt, widening and shift with every lane selected: the same
+// instructions, without the unmasked forms' undefined source vector that GCC 12 flags as
+// maybe-uninitialized. The bf16 rounding is elementwise_simd512.h's round16.
 constexpr __mmask16 kAll = 0xffff;
 
 struct Avx512Consts {
@@ -120,7 +133,7 @@ struct Avx512Consts {
 // One vector of 16 lanes; `mask` selects the lanes that exist (all of them except in the tail).
 TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, float* theta,
                                       float* m, float* v, const float* g, core::bf16* w,
-                                      float* tc) {
+                                      float* tc, float* ww, bool tc_stream, bool ww_stream) {
   __m512 gv = _mm512_maskz_loadu_ps(mask, g);
   __m512 mv = _mm512_fmadd_ps(k.b1, _mm512_maskz_loadu_ps(mask, m), _mm512_mul_ps(k.c1, gv));
   __m512 vv = _mm512_fmadd_ps(k.b2, _mm512_maskz_loadu_ps(mask, v),
@@ -131,25 +144,60 @@ TREX_AVX512 inline void step16_avx512(const Avx512Consts& k, __mmask16 mask, flo
   _mm512_mask_storeu_ps(m, mask, mv);
   _mm512_mask_storeu_ps(v, mask, vv);
   _mm512_mask_storeu_ps(theta, mask, tv);
-  if (w) _mm256_mask_storeu_epi16(w, mask, simd::round16(tv));
-  if (tc) _mm512_mask_storeu_ps(tc, mask, tv);
+  if (w || ww) {
+    const __m256i r = simd::round16(tv);
+    if (w) _mm256_mask_storeu_epi16(w, mask, r);
+    if (ww) {
+      const __m512 wide = _mm512_castsi512_ps(
+          _mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, r), 16));
+      if (ww_stream)
+        _mm512_stream_ps(ww, wide);
+      else
+        _mm512_mask_storeu_ps(ww, mask, wide);
+    }
+  }
+  if (tc) {
+    if (tc_stream)
+      _mm512_stream_ps(tc, tv);
+    else
+      _mm512_mask_storeu_ps(tc, mask, tv);
+  }
 }
 
 TREX_AVX512 void update_avx512(const AdamWScalars& s, float* theta, float* m, float* v,
-                               const float* g, core::bf16* w, float* tc, int64_t n) {
+                               const float* g, core::bf16* w, float* tc, float* ww, int64_t n) {
   Avx512Consts k{_mm512_set1_ps(s.beta1),  _mm512_set1_ps(s.one_minus_beta1),
                  _mm512_set1_ps(s.beta2),  _mm512_set1_ps(s.one_minus_beta2),
                  _mm512_set1_ps(s.decay),  _mm512_set1_ps(-s.step_size),
                  _mm512_set1_ps(s.bias2_sqrt), _mm512_set1_ps(s.eps)};
+  // The fp32 copies go to a model's parameters, read again only at the next step's forward, far
+  // beyond the caches: streaming stores (no read of each line before it is written), as the
+  // separate widening pass had. They need 64-byte aligned full vectors, and a parameter group
+  // starts wherever the previous one ended: a masked head of up to 15 lanes (the same vector
+  // code, so the same bits) brings the copy to a 64-byte boundary first (and with it the state
+  // and gradient, where those arrays are aligned as the model's are and indexed alike). Small
+  // ranges (norms, the swap optimizer's chunks) store plainly.
+  float* const out = ww ? ww : tc;
   int64_t i = 0;
+  bool tc_stream = false, ww_stream = false;
+  if (out && n >= kStreamMin && reinterpret_cast<uintptr_t>(out) % sizeof(float) == 0) {
+    const int64_t head = int64_t((64 - reinterpret_cast<uintptr_t>(out) % 64) % 64 / sizeof(float));
+    if (head > 0) {
+      step16_avx512(k, __mmask16((1u << head) - 1u), theta, m, v, g, w, tc, ww, false, false);
+      i = head;
+    }
+    tc_stream = tc && reinterpret_cast<uintptr_t>(tc + i) % 64 == 0;
+    ww_stream = ww && reinterpret_cast<uintptr_t>(ww + i) % 64 == 0;
+  }
   for (; i + 16 <= n; i += 16)
     step16_avx512(k, kAll, theta + i, m + i, v + i, g + i, w ? w + i : nullptr,
-                  tc ? tc + i : nullptr);
+                  tc ? tc + i : nullptr, ww ? ww + i : nullptr, tc_stream, ww_stream);
   if (i < n) {
     __mmask16 tail = __mmask16((1u << (n - i)) - 1u);
     step16_avx512(k, tail, theta + i, m + i, v + i, g + i, w ? w + i : nullptr,
-                  tc ? tc + i : nullptr);
+                  tc ? tc + i : nullptr, ww ? ww + i : nullptr, false, false);
   }
+  if (tc_stream || ww_stream) _mm_sfence();  // streamed lines visible before the job ends
 }
 
 }  // namespace
@@ -172,22 +220,23 @@ AdamWScalars adamw_scalars(const AdamWHyper& h, int64_t step) {
 
 void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float* m, float* v,
                       const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool,
-                      float* theta_copy) {
+                      float* theta_copy, float* w_wide) {
   if (n <= 0) return;
-  // theta, m, v read and written, g read, the bf16 copy and the fp32 copy written.
-  core::trace_count(0, double(n) * (7 * 4 + (w ? 2 : 0) + (theta_copy ? 4 : 0)));
+  // theta, m, v read and written, g read, the bf16 copy and the fp32 copies written.
+  core::trace_count(0, double(n) * (7 * 4 + (w ? 2 : 0) + (theta_copy ? 4 : 0) + (w_wide ? 4 : 0)));
   auto body = [&](int64_t lo, int64_t hi) {
     core::bf16* wl = w ? w + lo : nullptr;
     float* tcl = theta_copy ? theta_copy + lo : nullptr;
+    float* wwl = w_wide ? w_wide + lo : nullptr;
     switch (isa) {
       case core::Isa::kAvx512:
-        update_avx512(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
+        update_avx512(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, wwl, hi - lo);
         break;
       case core::Isa::kAvx2:
-        update_avx2(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
+        update_avx2(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, wwl, hi - lo);
         break;
       case core::Isa::kScalar:
-        update_scalar(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, hi - lo);
+        update_scalar(s, theta + lo, m + lo, v + lo, g + lo, wl, tcl, wwl, hi - lo);
         break;
     }
   };
@@ -199,8 +248,9 @@ void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float*
 }
 
 void adamw_update(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
-                  core::bf16* w, int64_t n, core::ThreadPool* pool, float* theta_copy) {
-  adamw_update_isa(core::best_isa(), s, theta, m, v, g, w, n, pool, theta_copy);
+                  core::bf16* w, int64_t n, core::ThreadPool* pool, float* theta_copy,
+                  float* w_wide) {
+  adamw_update_isa(core::best_isa(), s, theta, m, v, g, w, n, pool, theta_copy, w_wide);
 }
 
 }  // namespace trex::kernels

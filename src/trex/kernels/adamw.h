@@ -21,8 +21,10 @@
 // Shapes: theta, m, v, g are [n] fp32; w is [n] bf16 or nullptr (no copy wanted); theta_copy is
 // [n] fp32 or nullptr: the updated theta written a second time, in the same pass (a model that
 // computes with the fp32 master weights gets them without a second pass over 8 bytes a
-// parameter). theta, m, v are read and written in place; g is only read. No array may overlap
-// another. Elements are split over the pool in fixed chunks; there is no reduction, so results
+// parameter); w_wide is [n] fp32 or nullptr: the bf16 weights widened back to fp32,
+// core::to_float(bf16(theta)), in the same pass (a model that computes with the bf16-rounded
+// weights in an fp32 array, as trex train's, gets them without a second pass over w). theta, m,
+// v are read and written in place; g is only read. No array may overlap another. Elements are split over the pool in fixed chunks; there is no reduction, so results
 // never depend on the thread count.
 #pragma once
 
@@ -61,12 +63,12 @@ AdamWScalars adamw_scalars(const AdamWHyper& h, int64_t step);
 // The fused kernel on the best path (core::best_isa(); TREX_ISA lowers it).
 void adamw_update(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,
                   core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr,
-                  float* theta_copy = nullptr);
+                  float* theta_copy = nullptr, float* w_wide = nullptr);
 
 // The fused kernel on a given path, for tests and benchmarks. REQUIRES: core::isa_supported(isa).
 void adamw_update_isa(core::Isa isa, const AdamWScalars& s, float* theta, float* m, float* v,
                       const float* g, core::bf16* w, int64_t n, core::ThreadPool* pool = nullptr,
-                      float* theta_copy = nullptr);
+                      float* theta_copy = nullptr, float* w_wide = nullptr);
 
 // The eager reference chain.
 void adamw_update_ref(const AdamWScalars& s, float* theta, float* m, float* v, const float* g,

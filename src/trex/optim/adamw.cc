@@ -15,16 +15,26 @@ AdamW::AdamW(std::vector<ParamGroup> groups, const float* master, core::ThreadPo
 }
 
 void AdamW::step(const float* grads, core::bf16* weights) {
-  step_and_copy_master(grads, weights, nullptr);
+  step_writing(grads, weights, nullptr, nullptr);
 }
 
 void AdamW::step_and_copy_master(const float* grads, core::bf16* weights, float* master_copy) {
+  step_writing(grads, weights, master_copy, nullptr);
+}
+
+void AdamW::step_and_widen_weights(const float* grads, core::bf16* weights, float* widened) {
+  step_writing(grads, weights, nullptr, widened);
+}
+
+void AdamW::step_writing(const float* grads, core::bf16* weights, float* master_copy,
+                         float* widened) {
   std::vector<kernels::AdamWScalars> sc = scalars_for(step_ + 1);
   for (size_t g = 0; g < groups_.size(); ++g) {
     int64_t o = offsets_[g];
     kernels::adamw_update(sc[g], state_[0].data() + o, state_[1].data() + o,
                           state_[2].data() + o, grads + o, weights ? weights + o : nullptr,
-                          groups_[g].size, pool_, master_copy ? master_copy + o : nullptr);
+                          groups_[g].size, pool_, master_copy ? master_copy + o : nullptr,
+                          widened ? widened + o : nullptr);
   }
   ++step_;
 }

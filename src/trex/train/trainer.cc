@@ -321,6 +321,7 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   }
   std::unique_ptr<optim::Optimizer> opt;
   optim::SwapOptimizer* swap = nullptr;
+  optim::AdamW* adamw = nullptr;
   std::string swap_path;
   if (c.optimizer == "swap") {
     std::string dir = c.swap_dir.empty() ? run_dir : c.swap_dir;
@@ -342,7 +343,9 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
     swap = s.get();
     opt = std::move(s);
   } else {
-    opt = std::make_unique<optim::AdamW>(groups, init_master);
+    auto a = std::make_unique<optim::AdamW>(groups, init_master);
+    adamw = a.get();
+    opt = std::move(a);
   }
   packed_init = {};
   std::vector<core::bf16> weights(static_cast<size_t>(n));
@@ -350,6 +353,11 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
   // (gather_weights puts them in place).
   std::vector<core::bf16> packed_weights(shard.size() > 1 ? size_t(shard_size) : 0);
   core::bf16* shard_weights = shard.size() > 1 ? packed_weights.data() : weights.data() + shard[0].begin;
+  // One rank updating every parameter (no swap): the step itself writes the new bf16 weights
+  // widened into the model's parameters (AdamW::step_and_widen_weights, the same bits), instead
+  // of a second pass over all n of them after gather_weights (which has nothing to gather).
+  const bool widen_in_step = adamw && ctx.world_size() == 1 && shard.size() == 1 &&
+                             shard[0].begin == 0 && shard_size == n;
   std::vector<std::pair<int64_t, int64_t>> shard_pairs;
   for (const dist::ShardRange& r : shard) shard_pairs.push_back({r.begin, r.end});
   if (!ckpt.empty()) {
@@ -510,14 +518,17 @@ TrainResult run_training(const TrainConfig& config_in, const TrainOptions& optio
         }
         for (size_t gi = 0; gi < opt->groups().size(); ++gi) opt->set_lr(gi, float(m.lr));
         TREX_TRACE(kOptimizer, "optimizer_step");
-        opt->step(g, shard_weights);
+        if (widen_in_step)
+          adamw->step_and_widen_weights(g, shard_weights, model.params());
+        else
+          opt->step(g, shard_weights);
       }
       {
         TREX_TRACE(kOther, "dist.gather_weights");
         reducer.gather_weights(shard_weights, weights.data());
       }
       last_norm = m.grad_norm;
-      {
+      if (!widen_in_step) {
         TREX_TRACE(kOptimizer, "bf16_to_params");
         widen_params(weights.data(), model.params(), n);
       }

@@ -31,12 +31,32 @@ bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Three groups: a vector tail in each, the middle one without decay, one past a pool chunk.
+std::vector<ParamGroup> odd_groups() {
+  return {{"blocks", 70001, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f}},
+          {"norms", 17, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.f}},
+          {"experts", 12007, {3e-3f, 0.8f, 0.95f, 1e-6f, 0.01f}}};
+}
+
+int64_t total_size(const std::vector<ParamGroup>& groups) {
+  int64_t n = 0;
+  for (const ParamGroup& g : groups) n += g.size;
+  return n;
+}
+
+// The master weights and both moments of `got` byte-equal to `want`'s.
+void expect_same_state(AdamW& want, AdamW& got, int64_t n, const std::string& tag) {
+  for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq}) {
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    want.read_state(a, 0, n, x.data());
+    got.read_state(a, 0, n, y.data());
+    ASSERT_TRUE(same_floats(x, y)) << tag << " array " << int(a);
+  }
+}
+
 TEST(AdamWMasterCopy, EqualsStepThenReadingTheMaster) {
-  // Three groups: a vector tail in each, the middle one without decay, one past a pool chunk.
-  std::vector<ParamGroup> groups = {{"blocks", 70001, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f}},
-                                    {"norms", 17, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.f}},
-                                    {"experts", 12007, {3e-3f, 0.8f, 0.95f, 1e-6f, 0.01f}}};
-  const int64_t n = 70001 + 17 + 12007;
+  const std::vector<ParamGroup> groups = odd_groups();
+  const int64_t n = total_size(groups);
   const std::vector<float> init = normal(n, 3, 1.f);
   for (int threads : {1, 3}) {
     core::ThreadPool pool(threads);
@@ -58,12 +78,7 @@ TEST(AdamWMasterCopy, EqualsStepThenReadingTheMaster) {
         if (with_bf16) {
           ASSERT_EQ(std::memcmp(w1.data(), w2.data(), w1.size() * 2), 0) << tag;
         }
-        for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq}) {
-          std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
-          want.read_state(a, 0, n, x.data());
-          got.read_state(a, 0, n, y.data());
-          ASSERT_TRUE(same_floats(x, y)) << tag << " array " << int(a);
-        }
+        ASSERT_NO_FATAL_FAILURE(expect_same_state(want, got, n, tag));
       }
       EXPECT_EQ(got.step_count(), 3);
     }
@@ -71,11 +86,8 @@ TEST(AdamWMasterCopy, EqualsStepThenReadingTheMaster) {
 }
 
 TEST(AdamWWidenWeights, EqualsStepThenWideningTheBf16Weights) {
-  // Three groups: a vector tail in each, the middle one without decay, one past a pool chunk.
-  std::vector<ParamGroup> groups = {{"blocks", 70001, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f}},
-                                    {"norms", 17, {1e-3f, 0.9f, 0.999f, 1e-8f, 0.f}},
-                                    {"experts", 12007, {3e-3f, 0.8f, 0.95f, 1e-6f, 0.01f}}};
-  const int64_t n = 70001 + 17 + 12007;
+  const std::vector<ParamGroup> groups = odd_groups();
+  const int64_t n = total_size(groups);
   const std::vector<float> init = normal(n, 5, 1.f);
   for (int threads : {1, 3}) {
     core::ThreadPool pool(threads);
@@ -92,12 +104,7 @@ TEST(AdamWWidenWeights, EqualsStepThenWideningTheBf16Weights) {
       const std::string tag = std::to_string(threads) + " threads, step " + std::to_string(t);
       ASSERT_TRUE(same_floats(widened, widened_after)) << tag;
       ASSERT_EQ(std::memcmp(w1.data(), w2.data(), w1.size() * 2), 0) << tag;
-      for (StateArray a : {StateArray::kMaster, StateArray::kExpAvg, StateArray::kExpAvgSq}) {
-        std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
-        want.read_state(a, 0, n, x.data());
-        got.read_state(a, 0, n, y.data());
-        ASSERT_TRUE(same_floats(x, y)) << tag << " array " << int(a);
-      }
+      ASSERT_NO_FATAL_FAILURE(expect_same_state(want, got, n, tag));
     }
     EXPECT_EQ(got.step_count(), 3);
   }

@@ -386,7 +386,20 @@ class Builder {
     bool swiglu = m_.ffn.activation == model::Activation::kSwiglu;
     gemm(w, ta_, d, (swiglu ? 2 : 1) * f, true);
     cheap(w, ta_ * f * (swiglu ? 6 : 4), ta_ * f * (swiglu ? 4 : 2));
-    gemm(w, ta_, f, d);
+    down_projection(w, swiglu, [&](Work& into) { gemm(into, ta_, f, d); });
+  }
+
+  // The FFN's down projection, added by `add`. Under a stack whose fused SwiGLU backward rebuilds
+  // the product (stack.h, fused_swiglu_backward) its input is not kept: its time and FLOPs stay,
+  // the bytes it saved are taken back.
+  template <typename AddGemm>
+  void down_projection(Work& w, bool swiglu, AddGemm add) {
+    const double saved = w.saved, gemm_saved = w.gemm_saved;
+    add(w);
+    if (swiglu && s_.stack.fused_swiglu_backward) {
+      w.saved = saved;
+      w.gemm_saved = gemm_saved;
+    }
   }
 
   void ffn_block(Work& w, bool moe) {
@@ -411,7 +424,7 @@ class Builder {
     Work e;  // the routed experts, tallied apart for moe recomputation
     grouped_gemm(e, rows, d, 2 * fe, local, kernels);
     vec(e, rows * fe * 6, rows * fe * 4, kernels);
-    grouped_gemm(e, rows, fe, d, local, kernels);
+    down_projection(e, true, [&](Work& into) { grouped_gemm(into, rows, fe, d, local, kernels); });
     e.moe_saved = e.saved;
     e.moe_t = e.fwd() + e.launch();
     e.moe_flops = e.flops;

@@ -99,6 +99,10 @@ StackProfile load_stack(const std::string& path) {
   if (f.has("tensor_core_align_bytes") && !f.has("tensor_core_align_source"))
     f.fail("tensor_core_align_source", "missing (the alignment rate needs a source)");
   p.tensor_core_align_source = f.text_or("tensor_core_align_source", "");
+  p.fused_swiglu_backward = f.boolean_or("fused_swiglu_backward", false);
+  if (p.fused_swiglu_backward && !f.has("fused_swiglu_source"))
+    f.fail("fused_swiglu_source", "missing (a fused SwiGLU backward needs a source)");
+  p.fused_swiglu_source = f.text_or("fused_swiglu_source", "");
   f.allow({"note", "fitted"});
   f.finish();
   return p;

@@ -954,7 +954,8 @@ TEST(Causes, MemoryFollowsPrecisionRecomputationAndChunkedLogits) {
 // fewer: 2 layers x 1024 x 8192 = 16,777,216 B. The routed experts likewise: tiny_moe(2, 8, 2)
 // sends 1024 tokens x top-2 = 2048 rows a layer to experts of width 256, 2 x 2048 x 256 x 2 =
 // 2,097,152 B fewer. No time is charged (the backward computes silu(x1) for the gate gradients
-// anyway), and a GELU model has no product to rebuild: nothing moves.
+// anyway), and a GELU model has no product to rebuild: nothing moves. Norm-act on SwiGLU frees
+// the product, not the activation's two inputs (below).
 TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   model::ModelConfig dense = model::parse_model_config(
       "[model]\nname = \"tiny-swiglu\"\nvocab = 32000\nhidden = 1024\nlayers = 2\ntrain_seq_len = 1024\n"
@@ -976,6 +977,17 @@ TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   EXPECT_NEAR(difference(dense), 16777216, 1);
   EXPECT_NEAR(difference(tiny_moe(2, 8, 2)), 2097152, 1);
   EXPECT_EQ(difference(tiny_gpt()), 0);
+  // Norm-act recomputation keeps each norm's and the activation's inputs and frees their outputs.
+  // Per token and layer the dense SwiGLU model keeps norms 2d + 2d, qkv input 2d, q, k, v 6d,
+  // log-sum-exp 4H = 32, o 2d, fc1 input 2d, SwiGLU inputs 4f, fc2 input 2f = 40,992 B; norm-act
+  // frees the two norms' 4096 and the product's 2f = 8192 (session 26; SwiGLU's two inputs, 4f,
+  // before), and the head's norm 2048 of its 4096: (2 x 28,704 + 2048) x 1024 = 60,882,944 B. With
+  // the fused backward the product was never kept and norm-act frees the norms alone: the same.
+  kept.recompute = fused.recompute = Recompute::kNormAct;
+  EXPECT_NEAR(predict(dense, c, r, kept).memory.activations, 60882944, 1);
+  EXPECT_NEAR(predict(dense, c, r, fused).memory.activations, 60882944, 1);
+  kept.recompute = Recompute::kNone;
+  EXPECT_NEAR(predict(dense, c, r, kept).memory.activations, (2 * 40992 + 4096) * 1024, 1);
   // A stack file that sets it names its source, or is refused with the field named.
   const std::string path =
       (std::filesystem::temp_directory_path() / ("trex-swiglu-stack-" + std::to_string(getpid()) + ".toml")).string();

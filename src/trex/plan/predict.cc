@@ -49,7 +49,10 @@ struct Work {
   double core_saved = 0;                     // what recomputing the core alone frees (its inputs stay)
   double input_bytes = 0;                    // the block input (kept under full recomputation)
   double gemm_saved = 0;                     // the GEMM inputs within `saved` (FP8 storage halves them)
-  double cheap_saved = 0;                    // norm and activation-function inputs within `saved`
+  // What recomputing the norms and activation functions frees (norm-act): each keeps its input
+  // and drops its output, the next GEMM's saved input. For a norm and GELU those are as many
+  // bytes as the input; SwiGLU's output is half its two inputs (dense_ffn).
+  double cheap_saved = 0;
   double cheap_t = 0;                        // their kernels' forward seconds (norm-act recomputation)
   double upproj_t = 0;                       // MLA up-projection GEMMs (recomputed under norm-act)
   double moe_saved = 0;                      // the routed experts' share of `saved`
@@ -385,8 +388,16 @@ class Builder {
     double d = m_.hidden, f = width / tp;
     bool swiglu = m_.ffn.activation == model::Activation::kSwiglu;
     gemm(w, ta_, d, (swiglu ? 2 : 1) * f, true);
-    cheap(w, ta_ * f * (swiglu ? 6 : 4), ta_ * f * (swiglu ? 4 : 2));
+    const double act_inputs = ta_ * f * (swiglu ? 4 : 2);
+    cheap(w, ta_ * f * (swiglu ? 6 : 4), act_inputs);
     down_projection(w, swiglu, [&](Work& into) { gemm(into, ta_, f, d); });
+    // Recomputing the activation (norm-act; Megatron-Core's moe_act checkpoints the activation
+    // function alone) keeps its inputs to rebuild its output, the down projection's input, f wide:
+    // for GELU as many bytes as the input, for SwiGLU half of its two inputs, and nothing where
+    // a fused SwiGLU backward never kept the product. Until session 26 norm-act freed SwiGLU's
+    // two inputs instead, 2f B a token twice what it frees.
+    const bool product_kept = !(swiglu && s_.stack.fused_swiglu_backward);
+    w.cheap_saved -= act_inputs - (product_kept ? ta_ * f * 2 : 0);
   }
 
   // The FFN's down projection, added by `add`. Under a stack whose fused SwiGLU backward rebuilds

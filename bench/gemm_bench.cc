@@ -5,12 +5,15 @@
 // the same background load, and read the medians:
 //   build-gemm/gemm_bench --benchmark_repetitions=5
 //       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+// Every run ends with a pause outside the timing (settle): see there why.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "trex/core/bf16.h"
@@ -38,6 +41,17 @@ Operands make(int64_t m, int64_t n, int64_t k) {
 trex::core::ThreadPool& pool(int threads) {
   static trex::core::ThreadPool one(1), two(2);
   return threads == 1 ? one : two;
+}
+
+// After each run, before the next one (untimed): OpenBLAS's worker threads keep polling for
+// about 100 ms after a call returns (a whole core: 103 ms of CPU time burnt over 200 ms of the
+// caller's sleep after a 2-thread 1024^3 call, session 26), so with random interleaving the run
+// after an OpenBLAS run shared a core with that poller for its first 100 ms. One process, trex
+// 2-thread 2048^3 right after 2-thread OpenBLAS calls: 201 GFLOP/s median (189-209), with a
+// 0.3 s pause between them 207 (207-208) (5 rounds, session 26). trex's pool polls 200 us, so
+// one pause covers both libraries; every run gets it alike.
+void settle(const benchmark::State&) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
 }
 
 void set_counters(benchmark::State& s, int64_t m, int64_t n, int64_t k) {
@@ -103,7 +117,10 @@ void model_shapes(benchmark::internal::Benchmark* b) {
       {2048, 256, 512}, {2048, 512, 256}, {2048, 8192, 512}, {512, 4096, 256}};
   for (int threads : {1, 2})
     for (const auto& s : mnk) b->Args({s[0], s[1], s[2], threads});
-  b->ArgNames({"M", "N", "K", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+  b->ArgNames({"M", "N", "K", "threads"})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Teardown(settle);
 }
 
 // M x N x K: squares, then the model's tokens x N x K projections.
@@ -113,7 +130,10 @@ void shapes(benchmark::internal::Benchmark* b) {
                                                  {2048, 1024, 256},  {2048, 256, 4096}};
   for (int threads : {1, 2})
     for (const auto& s : mnk) b->Args({s[0], s[1], s[2], threads});
-  b->ArgNames({"M", "N", "K", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+  b->ArgNames({"M", "N", "K", "threads"})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Teardown(settle);
 }
 
 // The v4-micro training step's heavy products as the model calls them (seq 2048, hidden 512,
@@ -163,8 +183,10 @@ void step_shapes(benchmark::internal::Benchmark* b) {
   };
   for (int threads : {1, 2})
     for (const auto& c : cases) b->Args({c[0], c[1], c[2], c[3], c[4], c[5], threads});
-  b->ArgNames({"M", "N", "K", "ta", "tb", "beta", "threads"})->UseRealTime()->Unit(
-      benchmark::kMillisecond);
+  b->ArgNames({"M", "N", "K", "ta", "tb", "beta", "threads"})
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Teardown(settle);
 }
 
 BENCHMARK(BM_trex_sgemm)->Apply(shapes);

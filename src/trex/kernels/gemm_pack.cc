@@ -1,6 +1,8 @@
 // Packing: copies of A and B laid out in the order the micro-kernel reads them, so its loads
 // are unit-stride and aligned whatever the transposes and leading dimensions of the caller.
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -78,8 +80,8 @@ void pack_panel_rows<32, float>(const float* s, int64_t ld, int64_t kc, float* d
 }
 #endif
 
-// A full panel whose R lanes are R consecutive source elements of each depth (transposed A,
-// non-transposed B): R a constant, so each depth's copy is a few vector moves instead of the
+// A full panel whose R lanes are R consecutive source elements of each depth (transposed A;
+// B not transposed goes through pack_panels_cols below): R a constant, so each depth's copy is a few vector moves instead of the
 // element loop with a run-time count it replaces (10% of the LM head's weight-gradient product
 // was that loop).
 template <int R, class S>
@@ -88,6 +90,36 @@ void pack_panel_cols(const S* s, int64_t ld, int64_t kc, float* d) {
     const S* sp = s + p * ld;
 #pragma GCC unroll 32
     for (int i = 0; i < R; ++i) d[p * R + i] = widen(sp[i]);
+  }
+}
+
+// Full panels q0..q1 of a B that is not transposed (each depth's NR lanes are NR consecutive
+// elements of source row p), kDepths depths at a time across all the panels: the kDepths source
+// rows are read from start to end as kDepths sequential streams, and each panel gets kDepths x NR
+// contiguous floats. Panel by panel (all kc depths of one panel, then the next) every depth was a
+// new pair of lines ldb floats after the last, which memory served at 5.6-7.7 GB/s on the square
+// products; one depth at a time across the panels, the stores went to panels kc x NR floats
+// apart (32-64 KiB, one L1 set), 0.8x where B fits L2. Against panel by panel, fp32, depth 512,
+// NR 32 (session 26, one thread, CPU-time medians of 21 alternating calls, 3 runs, load 10): B
+// 2048 x 2048 1.29-1.37x, 4096 x 4096 1.39-1.45x, 512 x 2048 1.16-1.23x, 8192 x 512 (the LM
+// head's input gradient) 1.04-1.08x, 256 x 512 (in L2) 1.20-1.28x. The bytes written are the same.
+template <int R, class S>
+void pack_panels_cols(const S* s, int64_t ld, int64_t kc, int64_t q0, int64_t q1, float* dst) {
+  constexpr int64_t kDepths = 8;
+  for (int64_t p0 = 0; p0 < kc; p0 += kDepths) {
+    const int64_t depths = std::min(kDepths, kc - p0);
+    for (int64_t q = q0; q < q1; ++q) {
+      const S* sq = s + p0 * ld + q * R;
+      float* d = dst + q * kc * R + p0 * R;
+      for (int64_t p = 0; p < depths; ++p) {
+        if constexpr (std::is_same_v<S, float>) {
+          std::memcpy(d + p * R, sq + p * ld, R * sizeof(float));  // a few vector moves
+        } else {
+#pragma GCC unroll 32
+          for (int i = 0; i < R; ++i) d[p * R + i] = widen(sq[p * ld + i]);
+        }
+      }
+    }
   }
 }
 
@@ -129,15 +161,23 @@ void pack_a(bool trans, const S* a, int64_t lda, int64_t i0, int64_t mc, int64_t
 template <class S>
 void pack_b(bool trans, const S* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
             int64_t nc, int nr, int64_t panel_lo, int64_t panel_hi, float* dst) {
+  if (!trans && (nr == 32 || nr == 16)) {
+    // The full panels 8 depths at a time across them (pack_panels_cols); the loop below takes
+    // an edge panel.
+    const int64_t full_hi = std::min(panel_hi, nc / nr);
+    if (full_hi > panel_lo) {
+      if (nr == 32)
+        pack_panels_cols<32, S>(b + p0 * ldb + j0, ldb, kc, panel_lo, full_hi, dst);
+      else
+        pack_panels_cols<16, S>(b + p0 * ldb + j0, ldb, kc, panel_lo, full_hi, dst);
+      panel_lo = full_hi;
+    }
+  }
   for (int64_t q = panel_lo; q < panel_hi; ++q) {
     int64_t jr = q * nr;
     int64_t cols = std::min<int64_t>(nr, nc - jr);
     float* d = dst + q * kc * nr;
-    if (!trans && cols == nr && nr == 32) {
-      pack_panel_cols<32, S>(b + p0 * ldb + j0 + jr, ldb, kc, d);
-    } else if (!trans && cols == nr && nr == 16) {
-      pack_panel_cols<16, S>(b + p0 * ldb + j0 + jr, ldb, kc, d);
-    } else if (!trans) {
+    if (!trans) {
       // op(B)(p, j) = b[p*ldb + j]: NR consecutive floats per p.
       for (int64_t p = 0; p < kc; ++p) {
         const S* s = b + (p0 + p) * ldb + j0 + jr;

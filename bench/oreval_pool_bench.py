@@ -31,7 +31,9 @@ TREX_PYTHON_DIR=DIR (another state of python/, e.g. `git archive`d from another 
 interleaved with the others in each repetition, for an A/B of the module on one binary; their
 verdicts are compared too. --lib-b LIB does the same with TREX_SANDBOX_ENTER_LIB=LIB (another
 build of libtrex_sandbox_enter.so, whose zygote loop the warm interpreter runs), alone or with
---module-b (then B is both).
+--module-b (then B is both). --env-b NAME=VALUE[,NAME=VALUE...] does the same with those names
+in B's environment (e.g. TREX_WORKSPACE=0: the programs' folders under $TMPDIR instead of the
+interpreter's workspace tmpfs), alone or with the others.
 
 --tmpdir DIR runs every path with its temporary folders under DIR (TMPDIR for this process, the
 harness's programs and trex): trex's per-program folders and the harness's, the warm
@@ -44,7 +46,7 @@ it (orphaned) comes to this one, which waits for it after each run: its CPU is c
 the number of such processes is printed per path (0 when every process was waited for by its own
 parent). CPU spent in kernel threads on a process's behalf (a kworker) is not counted.
 
-Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB]
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB] [--env-b NAME=VALUE,...]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
 import argparse
@@ -130,7 +132,7 @@ def run_harness(data_dir, build):
     return verdicts
 
 
-def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None, lib=None):
+def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None, lib=None, extra_env=None):
     out = tempfile.mkdtemp(prefix="trex-pool-bench-")
     try:
         cmd = [os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", str(jobs),
@@ -140,6 +142,7 @@ def run_trex(build, data_dir, jobs, cold, limit=None, python_dir=None, lib=None)
             env["TREX_PYTHON_DIR"] = python_dir
         if lib:
             env["TREX_SANDBOX_ENTER_LIB"] = lib
+        env.update(extra_env or {})
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
         verdicts = {}
         with open(os.path.join(out, "results.jsonl")) as f:
@@ -161,7 +164,14 @@ def main():
     ap.add_argument("--tmpdir", default=None)
     ap.add_argument("--module-b", default=None)
     ap.add_argument("--lib-b", default=None)
+    ap.add_argument("--env-b", default=None)
     a = ap.parse_args()
+    env_b = {}
+    for pair in filter(None, (a.env_b or "").split(",")):
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            sys.exit("--env-b: not NAME=VALUE: %r" % pair)
+        env_b[name] = value
     if a.lib_b and not os.path.isfile(a.lib_b):
         sys.exit("--lib-b %s: no such file" % a.lib_b)
     if a.module_b and not os.path.isfile(os.path.join(a.module_b, "gurobipy", "__init__.py")):
@@ -174,7 +184,7 @@ def main():
         print("temporary folders under %s" % os.environ["TMPDIR"], file=sys.stderr)
     build = os.path.abspath(a.build)
     paths = a.paths.split(",")
-    if a.module_b or a.lib_b:
+    if a.module_b or a.lib_b or env_b:
         paths += [p + "B" for p in ("warm", "warm1", "warm2") if p in paths]
     runs = {p: [] for p in paths}
     orphans = {p: 0 for p in paths}
@@ -190,7 +200,7 @@ def main():
                 b = p.endswith("B")
                 v = run_trex(build, a.data_dir, 2 if p.startswith("warm2") else 1, p == "cold", 1 if p.startswith("warm1") else None,
                              os.path.abspath(a.module_b) if b and a.module_b else None,
-                             os.path.abspath(a.lib_b) if b and a.lib_b else None)
+                             os.path.abspath(a.lib_b) if b and a.lib_b else None, env_b if b else None)
             orphans[p] += reap_orphans()
             wall, cpu = time.perf_counter() - t0, cpu_now() - cpu0
             n = len(v)
@@ -219,7 +229,7 @@ def main():
               "warm": "`trex eval run --jobs 1` (warm interpreter, fork + sandbox per program)",
               "warm2": "`trex eval run --jobs 2` (warm)",
               "warm1": "`trex eval run --jobs 1 --limit 1` (warm: one program, the run's fixed cost)",
-              "warmB": "`trex eval run --jobs 1`, B (%s)" % ", ".join(x for x in (a.module_b, a.lib_b) if x),
+              "warmB": "`trex eval run --jobs 1`, B (%s)" % ", ".join(x for x in (a.module_b, a.lib_b, a.env_b) if x),
               "warm1B": "`trex eval run --jobs 1 --limit 1`, B",
               "warm2B": "`trex eval run --jobs 2`, B"}
     print("| path | programs | wall s (median) | programs/s | per worker | CPU ms/program | programs per CPU-s | load (1 min, start of each) |")

@@ -6,7 +6,7 @@ first fork it runs the modelling code once on a model of its own (trex_eval_warm
 the children inherit that code warm; a child ends without tearing down the shared modules
 (finish()).
 
-Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE [COPY_AHEAD [FORK_EARLY]]]
+Usage: python3 -I -B trex_eval_zygote.py LIBRARY CONTROL_FD [PYC_CACHE [COPY_AHEAD [FORK_EARLY [WORKSPACE WORKSPACE_FD]]]]
 
 LIBRARY is trex's libtrex_sandbox_enter.so (the sandbox's child side, the same code that the
 evaluator's own forked child runs before it executes a fresh interpreter). CONTROL_FD is a
@@ -16,10 +16,15 @@ COPY_AHEAD is $TREX_COPY_AHEAD of the evaluator: "0" turns the copy ahead off (W
 survey_in_c, PagesChildrenWrite), anything else or absent leaves it on. FORK_EARLY "1" (warm_pool.cc: where
 the evaluator leaves a CPU idle beside each worker) makes the library's loop fork each next child
 while the current program runs instead of after its status (fork_early_wanted); absent or
-anything else, after. Each exchange on it is one JSON message:
+anything else, after. WORKSPACE, a folder, and WORKSPACE_FD, the descriptor of a detached tmpfs
+mount (src/trex/oreval/workspace.h): the interpreter attaches that mount at that folder in a
+mount namespace of its own before its first fork (attach_workspace), and the evaluator then makes
+each program's folder there; "" or absent: none. Each exchange on it is one JSON message:
 
-  zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B}
-                       once, at start (B: its children share the network namespace it made)
+  zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B,
+                        "workspace": W}
+                       once, at start (B: its children share the network namespace it made;
+                       W: WORKSPACE is attached, the children's folders may be made there)
   evaluator -> zygote  {"workdir", "read_only", "argv", "env", "limits", "allow_weak"}
                        with the child's stdout, stderr and channel descriptors (SCM_RIGHTS)
   zygote -> evaluator  {"pid": N}                 the child runs; its group is its pid
@@ -899,6 +904,7 @@ def main():
     # program from creating anything in it (sandbox_child.h, docs/eval.md "Isolation"); else
     # each child makes its own while it waits.
     shared_netns = lib.trex_sandbox_share_netns() == 1
+    workspace = attach_workspace(lib, sys.argv)
     if fork_early_wanted(sys.argv):
         fork_early = getattr(lib, "trex_zygote_fork_early", None)
         if fork_early is not None:  # an older library: its loop forks after the status
@@ -925,9 +931,37 @@ def main():
     pages = private_pages() if copy_ahead_wanted(sys.argv) else ()
     training = PagesChildrenWrite(() if survey_in_c(lib, pages) else pages)
     try:
-        return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training)
+        return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training, workspace=workspace)
     finally:
         training.stop()
+
+
+def attach_workspace(lib, argv):
+    """The evaluator's workspace tmpfs (WORKSPACE_FD, argv[7]) attached at WORKSPACE (argv[6]) in
+    a mount namespace of this interpreter's own (trex_sandbox_attach_workspace, src/trex/oreval/
+    workspace.h), here, before the first fork, so that every child is forked into it. Whether it
+    is; False (the evaluator then makes the programs' folders under $TMPDIR, as before) where
+    none was given, the library has no such function or a step was refused. The descriptor is
+    closed either way: no child inherits the mount's descriptor."""
+    if len(argv) <= 7 or not argv[6]:
+        return False
+    try:
+        fd = int(argv[7])
+    except ValueError:
+        return False
+    try:
+        attach = getattr(lib, "trex_sandbox_attach_workspace", None)
+        if attach is None:
+            return False
+        attach.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+        attach.restype = ctypes.c_int
+        failed = ctypes.create_string_buffer(256)
+        return attach(fd, argv[6].encode(), failed, len(failed)) == 0
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def huge_text(lib):
@@ -984,11 +1018,13 @@ def fork_early_wanted(argv):
     return len(argv) > 5 and argv[5] == "1"
 
 
-def serve(lib, ctl, isolation, missing, shared_netns, training, loop=None):
+def serve(lib, ctl, isolation, missing, shared_netns, training, loop=None, workspace=False):
     """The zygote's loop over the evaluator's requests (the module's docstring), until the
     evaluator closes the socket: the library's loop in C (serve_in_c) where `lib` has one
-    (c_loop; `loop` names another, the tests), else this one in Python."""
-    ready = {"ready": True, "isolation": isolation, "missing": missing, "shared_netns": shared_netns}
+    (c_loop; `loop` names another, the tests), else this one in Python. `workspace`: whether
+    attach_workspace attached the evaluator's tmpfs."""
+    ready = {"ready": True, "isolation": isolation, "missing": missing, "shared_netns": shared_netns,
+             "workspace": workspace}
     loop = loop or c_loop(lib)
     if loop is not None:
         status = serve_in_c(loop, lib, ctl, json.dumps(ready).encode(), training)

@@ -4,6 +4,7 @@
 // program by program.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -252,8 +253,11 @@ TEST(WarmPool, InterpretersForkEarlyOnlyWithAnIdleCpuBesideEachWorker) {
       held.push_back(std::make_unique<WarmLease>(o.python, o.python_dir));
     ASSERT_GT(warm_interpreters_started(), started);
     std::vector<std::string> args = command_line_of_interpreter(held.back()->module_dir());
-    ASSERT_EQ(args.size(), 9u);
+    // With a workspace (root), its folder and descriptor's number follow (workspace.h).
+    bool workspace = held.back()->workspace_fd() >= 0;
+    ASSERT_EQ(args.size(), workspace ? 11u : 9u);
     EXPECT_EQ(args[8], warm_fork_early(workers, cpus) ? "1" : "0") << workers << " workers, " << cpus << " CPUs";
+    if (workspace) EXPECT_EQ(args[9], held.back()->workspace_dir());
   }
   warm_pool_set_workers(0);
 }
@@ -287,7 +291,7 @@ TEST(WarmPool, AWaitingChildThatCannotMakeItsNamespacesRunsNothing) {
                                  std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                 po);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("Ran 55 tests"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Ran 57 tests"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\nOK"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("skipped"), std::string::npos) << r.err;  // ServeInC found the library
 }
@@ -335,6 +339,66 @@ TEST(WarmPool, TheFirstProgramRunsInThePrestartedInterpreter) {
   std::filesystem::remove_all(dir);
 }
 
+// As root, a warm interpreter's programs run in folders on its workspace tmpfs (workspace.h):
+// the folder is the program's working directory and HOME at a path that exists only in the
+// interpreter's mount namespace, and the evaluator empties it through its descriptor once the
+// program is reaped, whatever it left there.
+TEST(WarmPool, ProgramsRunInFoldersOfTheInterpretersWorkspace) {
+  REQUIRE_WHOLE_SANDBOX();
+  if (geteuid() != 0) GTEST_SKIP() << "not root: no workspace (the folders stay under $TMPDIR)";
+  ExecOptions o = roomy(true);
+  std::string dir;
+  {
+    WarmLease lease(o.python, o.python_dir);
+    ASSERT_GE(lease.workspace_fd(), 0) << "root made no workspace";
+    dir = lease.workspace_dir();
+  }
+  Execution ex = execute({CodeKind::kPython, "import os\nprint(os.getcwd())\nprint(os.environ['HOME'] == os.getcwd())\n"
+                                             "os.makedirs('a/b/c')\nopen('a/b/c/left', 'wb').write(bytes(1 << 20))\n"
+                                             "try:\n    os.listdir('..')\n    print('listed the workspace')\n"
+                                             "except OSError:\n    print('refused')\n"},
+                         "", o);
+  ASSERT_EQ(ex.status, ExecStatus::kNoModel) << ex.message << ex.output;
+  std::string cwd = ex.output.substr(0, ex.output.find('\n'));
+  EXPECT_EQ(cwd.rfind(dir + "/p", 0), 0u) << ex.output;
+  EXPECT_NE(ex.output.find("\nTrue\nrefused\n"), std::string::npos) << ex.output;  // nothing of the others
+  EXPECT_FALSE(std::filesystem::exists(cwd)) << "the workspace is mounted where the evaluator sees it";
+  WarmLease again(o.python, o.python_dir);  // the same interpreter: its workspace is empty again
+  ASSERT_EQ(again.workspace_dir(), dir);
+  DIR* listing = fdopendir(dup(again.workspace_fd()));
+  ASSERT_NE(listing, nullptr);
+  std::vector<std::string> left;
+  while (dirent* e = readdir(listing))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") left.push_back(e->d_name);
+  closedir(listing);
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+// TREX_WORKSPACE=0 (as where no workspace can be made: trex not root, a kernel without the mount
+// API) keeps the programs' folders under $TMPDIR, every layer as before. A copy of python/ of
+// this test's own, so that the interpreter is started with the setting.
+TEST(WarmPool, WithoutAWorkspaceTheFoldersStayUnderTmpdir) {
+  REQUIRE_WHOLE_SANDBOX();
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-noworkspace-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::copy(std::string(TREX_SOURCE_DIR) + "/python", dir + "/python",
+                        std::filesystem::copy_options::recursive);
+  ExecOptions o = roomy(true);
+  o.python_dir = dir + "/python";
+  setenv("TREX_WORKSPACE", "0", 1);
+  {
+    WarmLease lease(o.python, o.python_dir);
+    EXPECT_EQ(lease.workspace_fd(), -1);
+  }
+  unsetenv("TREX_WORKSPACE");
+  Execution ex = execute({CodeKind::kPython, "import os, sys\nprint(os.getcwd())\nprint('gurobipy' in sys.modules)\n"}, "", o);
+  ASSERT_EQ(ex.status, ExecStatus::kNoModel) << ex.message << ex.output;
+  std::string tmp = (std::filesystem::temp_directory_path() / "trex-eval-").string();
+  EXPECT_EQ(ex.output.rfind(tmp, 0), 0u) << ex.output;
+  EXPECT_NE(ex.output.find("\nTrue\n"), std::string::npos) << ex.output;  // the warm path
+  std::filesystem::remove_all(dir);
+}
+
 // A prestart that cannot start anything throws nothing and starts nothing; the program that
 // would have used it gets the error it got before (the lease's own start fails the same way).
 TEST(WarmPool, APrestartThatFailsLeavesTheErrorToTheFirstProgram) {
@@ -360,7 +424,7 @@ TEST(WarmPool, TheZygoteChecksPassUnderPython312AndLater) {
                                    std::string(TREX_SOURCE_DIR) + "/tests/oreval/python/zygote_check.py"},
                                   po);
     EXPECT_EQ(r.exit_code, 0) << python << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find("Ran 55 tests"), std::string::npos) << python << "\n" << r.err;
+    EXPECT_NE(r.err.find("Ran 57 tests"), std::string::npos) << python << "\n" << r.err;
     EXPECT_NE(r.err.find("\nOK"), std::string::npos) << python << "\n" << r.err;
     EXPECT_EQ(r.err.find("skipped"), std::string::npos) << python << "\n" << r.err;
   }

@@ -2,14 +2,18 @@
 #include "trex/oreval/execute.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "nlohmann/json.hpp"
 #include "trex/lp/lp_format.h"
@@ -21,6 +25,7 @@
 #include "trex/oreval/module_copy.h"
 #include "trex/oreval/solve_helper.h"
 #include "trex/oreval/warm_pool.h"
+#include "trex/oreval/workspace.h"
 #include "trex/util/error.h"
 
 #ifndef TREX_PYTHON_DIR
@@ -67,10 +72,14 @@ std::string last_line(const std::string& text) {
 
 // A private directory, removed with everything in it when this goes out of scope. `fd` is
 // opened once, before the child runs: everything read back afterwards goes through it, so a
-// child that renames its folder or puts a link in its place redirects nothing.
+// child that renames its folder or puts a link in its place redirects nothing. Under $TMPDIR, or
+// in a warm interpreter's workspace (workspace.h), where `path` is the folder's path as the
+// interpreter's children see it and the caller reaches it only through `fd`.
 struct TempDir {
   std::string path;
   int fd = -1;
+  int workspace_fd = -1;  // the workspace holding it (not owned), or -1: under $TMPDIR
+  std::string name;       // its name in the workspace
   TempDir() {
     std::string tmpl = (fs::temp_directory_path() / "trex-eval-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
@@ -81,31 +90,58 @@ struct TempDir {
       throw std::runtime_error("cannot open the temporary directory " + path);
     }
   }
+  TempDir(int workspace, const std::string& workspace_dir) : workspace_fd(workspace) {
+    static std::atomic<unsigned long> made{0};
+    name = "p" + std::to_string(++made);
+    path = workspace_dir + "/" + name;
+    if (mkdirat(workspace_fd, name.c_str(), 0700) != 0)
+      throw std::runtime_error("cannot create " + path + " in the workspace: " + strerror(errno));
+    fd = openat(workspace_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      unlinkat(workspace_fd, name.c_str(), AT_REMOVEDIR);
+      throw std::runtime_error("cannot open " + path + " in the workspace");
+    }
+  }
   ~TempDir() {
     close(fd);
+    if (workspace_fd >= 0) {
+      remove_tree_at(workspace_fd, name);  // by descriptor: the path is the children's
+      return;
+    }
     std::error_code ec;
     fs::remove_all(path, ec);  // never follows a link the child left
   }
 };
 
-// The program's source, into the folder just made for it (no one else can have a file there):
-// written once, never replaced, so neither a temporary name nor an fsync buys anything (the
-// fsync cost a journal commit per program), and the folder is removed with it.
-void write_program(const TempDir& dir, const std::string& code) {
-  int fd = openat(dir.fd, "completion.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot create " + dir.path + "/completion.py: " + strerror(errno));
+// A file of the program's (its source, its data), into the folder just made for it (no one else
+// can have a file there), through the folder's descriptor: written once, never replaced, so
+// neither a temporary name nor an fsync buys anything (the fsync cost a journal commit per
+// program), and the folder is removed with it.
+void write_into(const TempDir& dir, const char* name, const std::string& bytes) {
+  std::string where = dir.path + "/" + name;
+  int fd = openat(dir.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + where + ": " + strerror(errno));
   size_t done = 0;
-  while (done < code.size()) {
-    ssize_t w = write(fd, code.data() + done, code.size() - done);
+  while (done < bytes.size()) {
+    ssize_t w = write(fd, bytes.data() + done, bytes.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int e = errno;
       close(fd);
-      throw std::runtime_error("cannot write " + dir.path + "/completion.py: " + strerror(e));
+      throw std::runtime_error("cannot write " + where + ": " + strerror(e));
     }
     done += size_t(w);
   }
-  if (close(fd) != 0) throw std::runtime_error("cannot write " + dir.path + "/completion.py: " + strerror(errno));
+  if (close(fd) != 0) throw std::runtime_error("cannot write " + where + ": " + strerror(errno));
+}
+
+// The benchmark item's data file, whole (the program reads it as data.json).
+std::string read_data_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  return bytes;
 }
 
 constexpr const char* kSolveFile = "__trex_solve.json";
@@ -170,15 +206,18 @@ std::optional<std::string> serve_solve(const std::string& request, double second
 Execution run_python(const std::string& code, const std::string& data_json, const ExecOptions& o) {
   Execution ex;
   std::string pydir = o.python_dir.empty() ? python_module_dir() : o.python_dir;
-  TempDir dir;
-  write_program(dir, code);
-  if (!data_json.empty()) fs::copy_file(data_json, dir.path + "/data.json");
-  SandboxSpec spec;
   // The warm interpreter's module copy is read-only to the child, in a folder of its own; the
   // fresh path's is a copy in the sandbox folder. Either way the child can read it (it may not
   // be able to enter the clone).
   std::optional<WarmLease> lease;
   if (o.warm_pool && missing_sandbox_layers().empty()) lease.emplace(o.python, pydir);
+  std::optional<TempDir> made;
+  if (lease && lease->workspace_fd() >= 0) made.emplace(lease->workspace_fd(), lease->workspace_dir());
+  else made.emplace();
+  const TempDir& dir = *made;
+  write_into(dir, "completion.py", code);
+  if (!data_json.empty()) write_into(dir, "data.json", read_data_file(data_json));
+  SandboxSpec spec;
   std::string runner = lease ? lease->runner()
                              : install_module(module_files(o.python, pydir), dir.path + "/" + kModuleFolder);
   spec.argv = {o.python, "-I", "-B", runner, "completion.py"};
@@ -186,6 +225,7 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
               "PYTHONHASHSEED=0", "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1",
               "TREX_EVAL_CHANNEL_FD=3"};
   spec.workdir = dir.path;
+  spec.workdir_fd = dir.fd;
   spec.read_only_paths = {"/usr", "/lib", "/lib64", "/bin", "/etc/ld.so.cache", "/etc/localtime",
                           "/dev/urandom", "/sys/devices/system/cpu"};
   if (lease) spec.read_only_paths.push_back(lease->module_dir());

@@ -61,7 +61,8 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
   if (!spec.allow_weak && !missing_sandbox_layers().empty())
     throw std::runtime_error("sandbox: a layer is missing (" + missing_sandbox_layers().front() + ") and a weak sandbox was not allowed");
   const SandboxProbe& pr = sandbox_probe();
-  if (pr.root && chown(spec.workdir.c_str(), kSandboxNobody, kSandboxNogroup) != 0)
+  if (pr.root && (spec.workdir_fd >= 0 ? fchown(spec.workdir_fd, kSandboxNobody, kSandboxNogroup)
+                                        : chown(spec.workdir.c_str(), kSandboxNobody, kSandboxNogroup)) != 0)
     throw std::runtime_error("sandbox: cannot hand " + spec.workdir + " to nobody: " + strerror(errno));
 
   // Everything the child needs, prepared here: it must not allocate after fork.

@@ -59,6 +59,9 @@ struct SandboxSpec {
   std::vector<std::string> argv;            // argv[0] is an absolute path
   std::vector<std::string> env;             // "NAME=value", the child's whole environment
   std::string workdir;                      // must exist; made the child's own (chown when root)
+  // An open descriptor of workdir, or -1. When given, it is the folder handed to nobody (fchown):
+  // workdir may name it only where the child runs (a warm interpreter's workspace, workspace.h).
+  int workdir_fd = -1;
   std::vector<std::string> read_only_paths; // readable and executable by the child
   SandboxLimits limits;
   bool allow_weak = false;                  // run even when a layer is missing

@@ -15,6 +15,7 @@
 
 #include "trex/oreval/sandbox_child.h"
 #include "trex/oreval/seccomp_policy.h"
+#include "trex/oreval/workspace.h"
 
 extern "C" {
 
@@ -38,6 +39,26 @@ __attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len
 __attribute__((visibility("default"))) int trex_sandbox_share_netns() {
   using namespace trex::oreval;
   return sandbox_share_network_namespace(sandbox_probe());
+}
+
+// In the warm interpreter, before its first fork, while it runs one thread: moves it into a
+// mount namespace of its own and attaches the evaluator's workspace tmpfs (the descriptor
+// `mount_fd`) at the folder `path` (workspace.h's attach_workspace), where its children then
+// find their folders. Returns 0, or -1 with "STEP: ERROR" in `buf` (the evaluator then gives its
+// programs folders under $TMPDIR, as without a workspace). The caller closes `mount_fd`.
+__attribute__((visibility("default"))) int trex_sandbox_attach_workspace(int mount_fd, const char* path, char* buf,
+                                                                         int len) {
+  using namespace trex::oreval;
+  const char* what = "";
+  int err = attach_workspace(mount_fd, path, &what);
+  if (err == 0) return 0;
+  std::string s = std::string(what) + ": " + strerror(err);
+  if (len > 0) {
+    size_t n = std::min(s.size(), size_t(len - 1));
+    memcpy(buf, s.data(), n);
+    buf[n] = 0;
+  }
+  return -1;
 }
 
 // In a child forked ahead of its request (trex_eval_zygote.py's WaitingChild): the layers that

@@ -27,6 +27,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/oreval/module_copy.h"
+#include "trex/oreval/workspace.h"
 #include "trex/util/error.h"
 
 #ifndef TREX_SANDBOX_ENTER_LIB
@@ -42,6 +43,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kControlFd = 10;            // the control socket's number in the interpreter
+constexpr int kWorkspaceFd = 11;          // the workspace mount's, until the interpreter attaches it
 constexpr double kStartSeconds = 120;     // importing the module on a loaded machine
 constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's own deadline
 constexpr size_t kMaxMessage = size_t(1) << 20;
@@ -106,12 +108,20 @@ class WarmInterpreter final : public SandboxLauncher {
     std::string isolation = ready.value("isolation", std::string());
     if (!ready.value("ready", false) || isolation != sandbox_isolation())
       fail("its sandbox probe (" + isolation + ") differs from the evaluator's (" + sandbox_isolation() + ")");
+    // Its children's folders go to the workspace only where the interpreter attached it; else
+    // (trex not root, an older interpreter script) under $TMPDIR, as before.
+    if (workspace_fd_ >= 0 && !ready.value("workspace", false)) {
+      close(workspace_fd_);
+      workspace_fd_ = -1;
+    }
     ready_ = true;
   }
 
   bool broken() const { return broken_; }
   const std::string& runner() const { return runner_; }
   const std::string& module_dir() const { return module_dir_; }
+  int workspace_fd() const { return ready_ ? workspace_fd_ : -1; }
+  const std::string& workspace_dir() const { return workspace_dir_; }
 
   pid_t launch(const SandboxSpec& spec, int out_fd, int err_fd, int channel_fd) override {
     await_ready();
@@ -182,6 +192,28 @@ class WarmInterpreter final : public SandboxLauncher {
     std::string fork_early = warm_fork_early(g_workers.load(), usable_cpus()) ? "1" : "0";
     std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache, copy_ahead,
                                      fork_early};
+    // The workspace (workspace.h): a tmpfs the interpreter attaches at an empty folder beside its
+    // module copy, in its own mount namespace. $TREX_WORKSPACE=0 leaves it out (the folders
+    // under $TMPDIR, as where it cannot be made).
+    const char* workspace_env = getenv("TREX_WORKSPACE");
+    if (!(workspace_env && std::string(workspace_env) == "0")) {
+      workspace_fd_ = make_workspace(kWorkspaceBytes, kWorkspaceInodes);
+      if (workspace_fd_ == kControlFd || workspace_fd_ == kWorkspaceFd) {
+        // Above both numbers, so that neither dup2 of the spawn lands on the other's source.
+        int moved = fcntl(workspace_fd_, F_DUPFD_CLOEXEC, kWorkspaceFd + 1);
+        close(workspace_fd_);
+        workspace_fd_ = moved;
+      }
+      std::string at = dir_ + "/work";
+      if (workspace_fd_ >= 0 && mkdir(at.c_str(), 0755) == 0) {
+        workspace_dir_ = at;
+        posix_spawn_file_actions_adddup2(&fa, workspace_fd_, kWorkspaceFd);
+        args.insert(args.end(), {workspace_dir_, std::to_string(kWorkspaceFd)});
+      } else if (workspace_fd_ >= 0) {
+        close(workspace_fd_);
+        workspace_fd_ = -1;
+      }
+    }
     // The fresh path's environment (execute.cc); each child gets its own from the request.
     // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
     // child at its first call (the zygote drops the name before any child sees it).
@@ -263,6 +295,8 @@ class WarmInterpreter final : public SandboxLauncher {
     if (pid_ > 0 && !ready_) kill(pid_, SIGKILL);
     if (ctl_ >= 0) close(ctl_);  // the interpreter exits when it reads the end
     ctl_ = -1;
+    if (workspace_fd_ >= 0) close(workspace_fd_);  // the tmpfs goes with the interpreter's namespace
+    workspace_fd_ = -1;
     if (pid_ > 0) {
       // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
       // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init. Not
@@ -314,8 +348,10 @@ class WarmInterpreter final : public SandboxLauncher {
   }
 
   std::string dir_, module_dir_, runner_;
+  std::string workspace_dir_;  // where the interpreter's children see the workspace
   std::vector<char> recv_buf_;
   int ctl_ = -1;
+  int workspace_fd_ = -1;  // the workspace's mount (workspace.h), or -1: folders under $TMPDIR
   pid_t pid_ = -1;
   bool broken_ = false;
   bool ready_ = false;
@@ -380,6 +416,8 @@ WarmLease::~WarmLease() {
 SandboxLauncher* WarmLease::launcher() { return interp_.get(); }
 const std::string& WarmLease::runner() const { return interp_->runner(); }
 const std::string& WarmLease::module_dir() const { return interp_->module_dir(); }
+int WarmLease::workspace_fd() const { return interp_->workspace_fd(); }
+const std::string& WarmLease::workspace_dir() const { return interp_->workspace_dir(); }
 
 int warm_interpreters_started() { return g_started.load(); }
 

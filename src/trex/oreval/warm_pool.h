@@ -45,6 +45,12 @@ class WarmLease {
   const std::string& runner() const;
   // The folder holding that copy: the child must be allowed to read it.
   const std::string& module_dir() const;
+  // The interpreter's workspace (workspace.h): the tmpfs mount's descriptor, in which the caller
+  // makes each program's folder, and the path at which the interpreter's children see that
+  // mount (the folder NAME made there is workspace_dir() + "/NAME" to them, and on no path of
+  // the caller's). -1 where it has none: the program's folder goes under $TMPDIR.
+  int workspace_fd() const;
+  const std::string& workspace_dir() const;
 
  private:
   std::string key_;

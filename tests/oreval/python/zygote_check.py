@@ -608,7 +608,7 @@ class ServeInC(unittest.TestCase):
                 os._exit(status)
         zygote_end.close()
         self.assertEqual(json.loads(ctl.recv(1 << 16)), {"ready": True, "isolation": "test", "missing": 0,
-                                                         "shared_netns": False})
+                                                         "shared_netns": False, "workspace": False})
         return pid, ctl
 
     def stop(self, pid, ctl, code=0):
@@ -1494,6 +1494,44 @@ class ForkFilePages(unittest.TestCase):
         with self.assertRaises(RuntimeError):
             z.fork_file_pages(Fails())
         self.assertEqual(z.fork_file_pages(StandInLibrary(False)), 0)
+
+
+class AttachWorkspace(unittest.TestCase):
+    """attach_workspace (WORKSPACE and WORKSPACE_FD, argv[6] and argv[7] from warm_pool.cc):
+    True only where the library attached the mount; the descriptor is closed whatever happens,
+    so that no child inherits the mount's descriptor. (The library's own attach, and its refusal
+    without the privilege, are tests/oreval/workspace_test.cc's.)"""
+
+    def argv(self, fd, where="/nonexistent/work"):
+        return ["zygote", "lib", "10", "0", "1", "0", where, str(fd)]
+
+    def test_none_given_is_none_attached(self):
+        self.assertFalse(z.attach_workspace(StandInLibrary(False), ["zygote", "lib", "10", "0", "1", "0"]))
+        self.assertFalse(z.attach_workspace(StandInLibrary(False), ["zygote", "lib", "10", "0", "1", "0", "", ""]))
+
+    def test_the_descriptor_is_closed_whether_attached_or_not(self):
+        class Attach:
+            """The library's function as ctypes gives it (its argtypes and restype are set)."""
+
+            def __init__(self, answer):
+                self.answer, self.seen = answer, None
+
+            def __call__(self, fd, path, buf, length):
+                self.seen = (fd, path)
+                return self.answer
+
+        for answer, attached in ((0, True), (-1, False)):
+            lib = StandInLibrary(False)
+            lib.trex_sandbox_attach_workspace = Attach(answer)
+            fd = os.open(os.devnull, os.O_RDONLY)
+            self.assertEqual(z.attach_workspace(lib, self.argv(fd)), attached)
+            self.assertEqual(lib.trex_sandbox_attach_workspace.seen, (fd, b"/nonexistent/work"))
+            with self.assertRaises(OSError):
+                os.fstat(fd)
+        fd = os.open(os.devnull, os.O_RDONLY)
+        self.assertFalse(z.attach_workspace(StandInLibrary(False), self.argv(fd)))  # no such function
+        with self.assertRaises(OSError):
+            os.fstat(fd)
 
 
 class Environment(unittest.TestCase):

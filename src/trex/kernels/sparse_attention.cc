@@ -672,8 +672,13 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       tokens(t0, std::min(ahead.end, t0 + piece), ahead);
     }
   };
+  // run_dynamic: the blocks go to whichever threads start before the caller's part ends (the
+  // walk claims every block that no thread has, wrapping, so the caller alone runs them all if
+  // no worker comes); with run() the caller waited at the end for every worker's wake-up, and a
+  // worker woken late under load found nothing left to do but still held the call. Each token
+  // is computed the same way whoever runs it: the same bits.
   const int64_t n_threads = tp.num_threads();
-  tp.run([&](int thread) {
+  tp.run_dynamic([&](int thread) {
     SparseAttnForwardWalk walk(n_blocks);  // the order aura's model plays out too
     walk.begin(split, thread, n_threads, claim);
     walk.claim_after(claim);

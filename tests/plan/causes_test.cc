@@ -1560,7 +1560,9 @@ TEST(Causes, StackProfilesScaleEfficienciesAndSetScheduleDefaults) {
 // 4 x 32 x 128 x 1024.5 keys (the mean of 1..2048) x 16,384 tokens = 275,012,124,672 FLOPs;
 // x 32 layers x 3.5 (forward 1, backward 2.5) = 30,801,357,963,264 FLOPs: 0.179495093 s at
 // 171.6 TFLOPS, twice that at 85.8, so the compute term grows by 0.179495093 s and nothing else
-// moves.
+// moves. The step overhead is the one value fitted on this profile (session 26: 0.15, the lowest
+// mean |error| of its 20 fit rows; deepspeed's 0.05 until then), a fraction of the step before
+// losses: on the same row it is 0.15 x the modelled terms.
 TEST(Causes, AFlashAttentionOneStackRunsTheAttentionCoreAtHalfTheFlashAttentionTwoRate) {
   StackProfile ds = load_stack(source_path("configs/plan/stack/deepspeed.toml"));
   StackProfile ie = load_stack(source_path("configs/plan/stack/internevo-2023.toml"));
@@ -1568,7 +1570,7 @@ TEST(Causes, AFlashAttentionOneStackRunsTheAttentionCoreAtHalfTheFlashAttentionT
   EXPECT_NEAR(ie.attention_scale, 0.5, 1e-12);
   EXPECT_EQ(ie.param_gather_overlap, ds.param_gather_overlap);
   EXPECT_EQ(ie.dp_overlap, ds.dp_overlap);
-  EXPECT_NEAR(ie.step_overhead, ds.step_overhead, 1e-12);
+  EXPECT_NEAR(ie.step_overhead, 0.15, 1e-12);
   Cluster c = shipped_cluster("internevo-a100-roce");
   EXPECT_NEAR(roofs(c, ds).attention, 171.6e12, 1e6);
   EXPECT_NEAR(roofs(c, ie).attention, 85.8e12, 1e6);
@@ -1576,6 +1578,7 @@ TEST(Causes, AFlashAttentionOneStackRunsTheAttentionCoreAtHalfTheFlashAttentionT
   ValidationCase vc = load_validation_case(source_path("configs/validation/internevo-7b-a100-tp1-zero1-8-8gpu.toml"));
   EXPECT_EQ(vc.strategy.stack.name, "internevo-2023");
   const TimeBreakdown half = evaluate(vc).prediction.time;
+  EXPECT_NEAR(half.overhead, 0.15 * (half.step - half.straggler - half.overhead), 1e-12);
   vc.strategy.stack = ds;
   const TimeBreakdown full = evaluate(vc).prediction.time;
   EXPECT_NEAR(half.compute - full.compute, 0.179495093, 1e-9);

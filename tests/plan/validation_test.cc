@@ -203,7 +203,11 @@ struct Bounds {
 // a MoE layer and micro-batch, read from the DeepSeek-V3 GB200 guide's "Enable DeepEP" line; 8 of
 // these rows state the all-to-all without CUDA graphs): 6.60% / 79.3% / +2.51% -> 6.45% / 81.0% /
 // +2.12%; tightened to that. Held-out 107 rows 5.80% / +0.97% -> 5.90% / +0.61% (within kHeldOut).
-constexpr Bounds kFit{0.065, 0.022, 0.235};
+// Session 26 (plan round 2): internevo-2023's step_overhead fitted on its 20 rows, all fit, none
+// held out (0.05 -> 0.15, the lowest mean |error| on a 0.01 grid; the stack file): on the rows
+// present at 82e7be7 fit 116 runs 6.48% / 81.0% / +2.10% / worst 23.09% -> 5.28% / 87.1% / +0.49%
+// / worst 22.13% (one beyond +-20%, from two); tightened to it. Held-out unchanged.
+constexpr Bounds kFit{0.053, 0.006, 0.222};
 // Then tile and wave quantization on the A100 clusters (the NVIDIA guide's mechanism, a stated
 // tile set, nothing fitted): fit 10.6% / +6.8% / 89.4% -> 10.4% / +5.6% / 85.8%, held-out 11.8% /
 // +7.8% -> 11.2% / +6.0%, independent 19.0% / +17.3% -> 16.8% / +14.9%. The 14 earlier
@@ -287,7 +291,7 @@ struct Shares {
   double within_10_at_least;
   long beyond_20_at_most;
 };
-constexpr Shares kFitShares{0.73, 2};  // 0.66 until fix35 (MEDIUM 4): 65.5%; session 21 71.6% (7 beyond +-20%), then 73.3% (2)
+constexpr Shares kFitShares{0.87, 1};  // 0.66 until fix35 (MEDIUM 4): 65.5%; session 21 71.6% (7 beyond +-20%), then 73.3% (2); session 26 round 2 (kFit) 87.1% (1)
 // Session 25 (plan): Megatron-Core dispatches BF16 (stack.h moe_fp8_dispatch, read from its code)
 // and the B200 FP8 factor re-set on the fit split after it: held-out within +-10% 86.9% -> 86.0%
 // (the 26.02 Llama 3 70B GB200 MXFP8 row +9.0% -> +12.1%), loosened to that.

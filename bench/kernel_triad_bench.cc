@@ -138,6 +138,11 @@ int main(int argc, char** argv) {
     std::printf("probe (%d threads): triad %.2f GB/s, triad_nt %.2f GB/s, fp32 peak %.1f GFLOP/s\n",
                 threads, triad / 1e9, r.stream.triad_nt / 1e9, peak / 1e9);
   }
+  // The probe's and --paired's triad arrays and every case's buffers come from the same allocator
+  // (core::aligned_alloc_bytes), so all of them are on the same pages.
+  const bool huge = trex::core::large_buffers_ask_for_huge_pages();
+  std::printf("pages: buffers of 2 MiB and more %s (the cases', the probe's and --paired's triad alike)\n",
+              huge ? "ask for transparent huge pages" : "on 4 KiB pages (TREX_HUGEPAGES=0)");
   trex::core::ThreadPool pool(threads);
   std::unique_ptr<Triad> tri;
   if (paired > 0) tri = std::make_unique<Triad>(pool);
@@ -196,10 +201,11 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof buf,
                     "json {\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":\"%s\",\"seconds\":%.6g,"
                     "\"runs\":%d,\"bytes\":%.6g,\"flops\":%.6g,\"triad\":%.6g,\"peak\":%.6g,"
-                    "\"threads\":%d,\"bound\":\"%s\",\"paired_rounds\":%d,\"of_triad\":%.6g}",
+                    "\"threads\":%d,\"bound\":\"%s\",\"paired_rounds\":%d,\"of_triad\":%.6g,"
+                    "\"huge_pages_requested\":%s}",
                     c.kernel.c_str(), c.dtype.c_str(), c.shape.c_str(), t.seconds, t.runs, c.bytes,
                     c.flops, triad_here, peak, threads, memory ? "memory" : "compute", paired,
-                    of_triad);
+                    of_triad, huge ? "true" : "false");
       json.push_back(buf);
     }
   }

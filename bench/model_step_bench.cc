@@ -10,8 +10,10 @@
 // Prints one JSON object: per-step wall times (whole step, forward+backward, optimizer), their
 // medians, tokens/s and the losses; also the process CPU time (user + sys, all threads) and the
 // minor page faults of each forward+backward, which on a shared machine are steadier than wall
-// time. MTP blocks are off unless --mtp (the PyTorch side has none). --trace writes the Chrome
-// trace of the timed steps' forward+backward (per-operator spans, trex/core/trace.h).
+// time; and at the end, the process's anonymous memory and how much of it is on transparent
+// huge pages (/proc/self/smaps_rollup), beside whether large buffers asked for them
+// (TREX_HUGEPAGES=0: 4 KiB pages, core/arena.h). MTP blocks are off unless --mtp (the PyTorch
+// side has none). --trace writes the Chrome trace of the timed steps' forward+backward (per-operator spans, trex/core/trace.h).
 // --tuning-ab FILE: tuned against untuned in one process. Each of --steps N is a pair of steps,
 // one with the kernel tuning FILE active and one with none (whatever TREX_TUNING says), their order
 // swapped every pair (untuned first in pairs 0, 2, ...; N must be even), and --warmup N (at least
@@ -28,12 +30,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <sys/resource.h>
 #include <string>
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "trex/core/arena.h"
 #include "trex/core/thread_pool.h"
 #include "trex/core/trace.h"
 #include "trex/kernels/tuning.h"
@@ -67,6 +71,23 @@ Usage process_usage() {
   return {double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
               1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec),
           u.ru_minflt};
+}
+
+// kB of this process's anonymous memory now, and of it on transparent huge pages; -1 where
+// /proc/self/smaps_rollup cannot be read.
+struct AnonPages {
+  long anon_kb = -1, huge_kb = -1;
+};
+AnonPages anon_pages() {
+  AnonPages r;
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {  // the first line is the range's header: no "Key: N kB"
+    long kb;
+    if (std::sscanf(line.c_str(), "Anonymous: %ld kB", &kb) == 1) r.anon_kb = kb;
+    else if (std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kb) == 1) r.huge_kb = kb;
+  }
+  return r;
 }
 
 int usage() {
@@ -187,6 +208,7 @@ int run(int argc, char** argv) {
     trex::core::trace_enable(false);
     trex::core::write_chrome_trace(trace_path, trex::core::trace_collect());
   }
+  const AnonPages pages = anon_pages();  // the model, its gradients and activations still live
   nlohmann::json j;
   j["config"] = config;
   j["seq"] = seq;
@@ -204,6 +226,9 @@ int run(int argc, char** argv) {
   j["forward_backward_minor_faults"] = fb_faults;
   j["tokens_per_s"] = double(seq) / median(step_s);
   j["losses"] = losses;
+  j["huge_pages_requested"] = trex::core::large_buffers_ask_for_huge_pages();
+  j["anon_kb"] = pages.anon_kb;
+  j["anon_huge_pages_kb"] = pages.huge_kb;
   if (ab) {
     std::vector<double> un_s, tu_s, un_fb, tu_fb, un_cpu, tu_cpu, ratios, fb_ratios;
     for (size_t i = 0; i < tuned_steps.size(); ++i) {

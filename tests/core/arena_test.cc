@@ -406,6 +406,42 @@ TEST(ArenaDeathTest, TheEnvironmentTurnsThePoisonOfReusedBuffersOnAndOff) {
   GTEST_FLAG_SET(death_test_style, style);
 }
 
+// In a fresh process with TREX_HUGEPAGES=<value>: a large buffer's whole 2 MiB pages carry
+// `hg` (MADV_HUGEPAGE) in smaps' VmFlags where huge pages are asked for, else `nh`
+// (MADV_NOHUGEPAGE: 4 KiB pages even where the system's THP mode is "always"), and never both;
+// none of its memory is on a huge page when they are not asked for. Exit codes name the step.
+void huge_pages_child(const char* value, bool huge) {
+  setenv("TREX_HUGEPAGES", value, 1);
+  if (large_buffers_ask_for_huge_pages() != huge) std::_Exit(3);
+  const size_t bytes = (size_t(4) << 20) + 100;
+  auto* p = static_cast<unsigned char*>(aligned_alloc_bytes(bytes, 64));
+  std::memset(p, 0x5a, bytes);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  bool found = false;
+  for (const Vma& v : read_smaps()) {
+    if (v.hi <= lo || v.lo > lo) continue;  // the mapping holding the first byte
+    found = true;
+    if (!v.has_flag(huge ? "hg" : "nh")) std::_Exit(4);
+    if (v.has_flag(huge ? "nh" : "hg")) std::_Exit(5);
+    if (!huge && v.anon_huge_kb != 0) std::_Exit(6);
+  }
+  if (!found) std::_Exit(7);
+  aligned_free(p);
+  std::_Exit(0);
+}
+
+// TREX_HUGEPAGES=0 keeps large buffers on 4 KiB pages (for A/Bs of the page size alone); any
+// other value, or none, asks for huge pages.
+TEST(ArenaDeathTest, TheEnvironmentTurnsHugePagesOnAndOff) {
+  if (!thp_present()) GTEST_SKIP() << "no /sys/kernel/mm/transparent_hugepage: kernel without THP";
+  const std::string style = GTEST_FLAG_GET(death_test_style);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh child: the setting is read once
+  EXPECT_EXIT(huge_pages_child("0", false), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(huge_pages_child("1", true), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(huge_pages_child("yes", true), ::testing::ExitedWithCode(0), "");
+  GTEST_FLAG_SET(death_test_style, style);
+}
+
 // The exact size is what ASan sees: a write just past a large buffer is a reported overflow
 // (rounding the size up to 2 MiB multiples hid up to 2 MiB past every such buffer from it).
 TEST(ArenaDeathTest, AsanSeesAWritePastALargeBuffer) {

@@ -24,6 +24,10 @@ namespace trex::core {
 // alternating rounds in each of two runs: the other streaming kernels 1.02-1.67x faster, adamw
 // 0.99x, mhc.head_bwd fp32 0.84-0.86x slower in both runs, and in one run kv_compress backward
 // 0.82-0.88x and mhc.head_bwd bf16 0.91x slower (1.10-1.20x and 1.05x in the other).
+// Session 26 (a Zen 4 VM, load 10-19; bench/results/pages_s26): 97% of the v4-micro step's
+// anonymous memory on huge pages (the rest is glibc's heap); against TREX_HUGEPAGES=0, the
+// kernel_triad_bench cases 1.18x and 1.52x slower on 4 KiB pages (medians of 24 cases, two runs),
+// the step's CPU time within 1-2%.
 //
 // The hint has costs. Where no huge page is free the range stays on 4 KiB pages, but with
 // /sys/kernel/mm/transparent_hugepage/defrag = "madvise" (this VM's) the first touch of each 2
@@ -85,9 +89,21 @@ namespace {
 // Whole 2 MiB pages only: a huge page is never backed past the last byte asked for.
 size_t hinted_bytes(size_t bytes) { return bytes & ~(kHugePage - 1); }
 
+// TREX_HUGEPAGES=0: the same mappings, marked MADV_NOHUGEPAGE instead, so that they stay on 4 KiB
+// pages whatever the system's THP mode ("always" included): one switch for A/Bs of the page size
+// alone (alignment, exact lengths and reuse unchanged). Any other value, or none: huge pages.
+bool want_huge_pages() {
+  static const bool on = [] {
+    const char* e = std::getenv("TREX_HUGEPAGES");
+    return e == nullptr || std::strcmp(e, "0") != 0;
+  }();
+  return on;
+}
+
 void advise_huge(void* p, size_t bytes) {
   const size_t whole = hinted_bytes(bytes);
-  if (whole != 0) madvise(p, whole, MADV_HUGEPAGE);  // a hint: failure leaves 4 KiB pages
+  // A hint: where it fails (a kernel without THP) the buffer is on 4 KiB pages, and works.
+  if (whole != 0) madvise(p, whole, want_huge_pages() ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 #ifndef TREX_ARENA_ASAN
@@ -280,6 +296,8 @@ bool reused_buffers_are_poisoned() {
   return poison_reused();
 #endif
 }
+
+bool large_buffers_ask_for_huge_pages() { return want_huge_pages(); }
 
 size_t release_kept_buffers() {
 #ifdef TREX_ARENA_ASAN

@@ -21,7 +21,7 @@ inline constexpr size_t kDefaultAlignment = 64;
 // sizeof(void*)); a request for 0 bytes returns a valid, unique pointer. Throws std::bad_alloc
 // when the system has no memory. Release with aligned_free. A buffer of 2 MiB or more starts on
 // a 2 MiB boundary, is a mapping of its own of exactly its size (4 KiB pages rounded), and asks
-// for transparent huge pages over the whole 2 MiB pages inside it (arena.cc says why and what
+// for transparent huge pages over the whole 2 MiB pages inside it (unless TREX_HUGEPAGES=0) (arena.cc says why and what
 // that costs). Freed, such a buffer of at most 32 MiB is kept mapped (64 MiB in all, the oldest
 // unmapped first) and handed out again to a request of the same length (4 KiB pages rounded), so
 // a kernel's per-call temporary does not fault in fresh pages on every call; larger ones are
@@ -32,6 +32,12 @@ inline constexpr size_t kDefaultAlignment = 64;
 // When the system refuses memory, the kept buffers are unmapped and the request tried once more.
 void* aligned_alloc_bytes(size_t bytes, size_t alignment = kDefaultAlignment);
 void aligned_free(void* p);
+
+// Whether buffers of 2 MiB and more ask for transparent huge pages (MADV_HUGEPAGE): yes unless
+// the environment has TREX_HUGEPAGES=0, which marks them MADV_NOHUGEPAGE instead (4 KiB pages
+// whatever the system's THP mode), for A/Bs of the page size alone. Read once per process.
+// Whether the system granted huge pages shows in /proc/self/smaps (AnonHugePages).
+bool large_buffers_ask_for_huge_pages();
 
 // Unmaps the freed large buffers kept for reuse (as malloc_trim does for glibc's heap); returns
 // their bytes. Allocates nothing. Under AddressSanitizer nothing is kept: returns 0. A resident

@@ -247,6 +247,16 @@ class Builder {
 
   void norm(Work& w, double t, double width) { cheap(w, t * 4 * width, t * 2 * width); }
 
+  // The norm before an attention or FFN block. With the stack's fp32_norm_input (stack.h) a cast
+  // of the residual to FP32 and a norm reading it, in two kernels, keeping the BF16 input.
+  void residual_norm(Work& w) {
+    const double d = m_.hidden;
+    if (s_.stack.fp32_norm_input && m_.mhc.streams <= 1)
+      cheap(w, tsp_ * 12 * d, tsp_ * 2 * d, 2);
+    else
+      norm(w, tsp_, d);
+  }
+
   // A norm or activation function: memory-bound, cheap to recompute (norm-act recomputation).
   void cheap(Work& w, double bytes, double saved, double kernels = 1) {
     double before = w.vec + w.vec_launch;
@@ -291,7 +301,7 @@ class Builder {
     const model::AttentionConfig& a = m_.attention;
     double d = m_.hidden, H = a.heads / tp_, hd = a.head_dim;
     residual_site(w);
-    norm(w, tsp_, d);
+    residual_norm(w);
     tp_block(w);
     double keys = model::mean_attended_keys(m_, ratio < 0 ? -1 : 0, seq_);
     if (ratio >= 0 && a.kind == model::AttentionKind::kV4) keys = keys_for_ratio(ratio);
@@ -388,8 +398,10 @@ class Builder {
     double d = m_.hidden, f = width / tp;
     bool swiglu = m_.ffn.activation == model::Activation::kSwiglu;
     gemm(w, ta_, d, (swiglu ? 2 : 1) * f, true);
-    const double act_inputs = ta_ * f * (swiglu ? 4 : 2);
-    cheap(w, ta_ * f * (swiglu ? 6 : 4), act_inputs);
+    // Eager SwiGLU (stack.h eager_swiglu): silu and multiply apart, silu's output kept as well.
+    const bool eager = swiglu && s_.stack.eager_swiglu;
+    const double act_inputs = ta_ * f * (eager ? 6 : swiglu ? 4 : 2);
+    cheap(w, ta_ * f * (eager ? 10 : swiglu ? 6 : 4), act_inputs, eager ? 2 : 1);
     down_projection(w, swiglu, [&](Work& into) { gemm(into, ta_, f, d); });
     // Recomputing the activation (norm-act; Megatron-Core's moe_act checkpoints the activation
     // function alone) keeps its inputs to rebuild its output, the down projection's input, f wide:
@@ -416,7 +428,7 @@ class Builder {
   void ffn_block(Work& w, bool moe) {
     double d = m_.hidden;
     residual_site(w);
-    norm(w, tsp_, d);
+    residual_norm(w);
     if (!moe) {
       tp_block(w);
       dense_ffn(w, m_.ffn.hidden, tp_);

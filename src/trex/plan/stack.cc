@@ -103,6 +103,11 @@ StackProfile load_stack(const std::string& path) {
   if (p.fused_swiglu_backward && !f.has("fused_swiglu_source"))
     f.fail("fused_swiglu_source", "missing (a fused SwiGLU backward needs a source)");
   p.fused_swiglu_source = f.text_or("fused_swiglu_source", "");
+  p.eager_swiglu = f.boolean_or("eager_swiglu", false);
+  p.fp32_norm_input = f.boolean_or("fp32_norm_input", false);
+  if ((p.eager_swiglu || p.fp32_norm_input) && !f.has("eager_ops_source"))
+    f.fail("eager_ops_source", "missing (eager_swiglu and fp32_norm_input need a source)");
+  p.eager_ops_source = f.text_or("eager_ops_source", "");
   f.allow({"note", "fitted"});
   f.finish();
   return p;

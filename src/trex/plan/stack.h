@@ -125,6 +125,26 @@ struct StackProfile {
   // Required with it: fused_swiglu_source. false: the product is kept (Megatron, TE, eager).
   bool fused_swiglu_backward = false;
   std::string fused_swiglu_source;
+  // Whether the stack runs a dense SwiGLU FFN's activation as eager PyTorch ops,
+  // w3(silu(w1 x) * w2 x): a silu kernel (reads and writes f wide, 4f B a token in BF16) and a
+  // multiply (reads two, writes one: 6f B), 10f B in two kernels where a fused activation moves
+  // 6f B in one, and autograd keeps silu's output for the multiply's backward beside the two gate
+  // outputs (6f B a token, not 4f). InternEvo's FeedForward at fa7337b does this
+  // (internlm/model/linear.py). The backward follows the model's convention (twice the forward
+  // vector work, 20f B), against about 18f B for eager silu and multiply backwards. Norm-act
+  // recomputation still frees only the product. Required with it: eager_ops_source. false: fused.
+  bool eager_swiglu = false;
+  // Whether each residual-stream norm casts the residual to FP32 first and sits in a small
+  // checkpointed block that its backward reruns: InternEvo's layers at fa7337b
+  // (modeling_internlm.py: norm(_residual.float()) inside activation_checkpoint when
+  // dropout_selective_checkpoint, on by default). Charged as a forward of 12d B a token in two
+  // kernels (the cast reads 2d and writes 4d, the norm reads 4d and writes 2d) where a BF16 norm
+  // moves 4d; the model's convention doubles it for the backward (24d B), which stands for the
+  // real 16d (the norm's backward on the FP32 input, the cast's backward) plus the 12d rerun of
+  // the block (28d). Kept for the backward: the block's BF16 input, as a plain norm keeps (2d).
+  // Required with it: eager_ops_source. false: BF16 norms, not recomputed.
+  bool fp32_norm_input = false;
+  std::string eager_ops_source;
 };
 
 inline constexpr long kMaxVocabDivisibleBy = 65536;

@@ -123,9 +123,12 @@ TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
   // rows and 2 left over, and an 8-lane channel tail, in every pass. (Head dims that are not a
   // multiple of 8 differ between the paths: the AVX2 path's last channels take the scalar
   // std::exp.)
+  // {8200, 264, 128}: kt and zt over 16 MiB together, so on AVX-512 both walks take parts of
+  // entries (128, 128 and 8 channels: a short last part) and the backward's dape turns run per
+  // channel range; 8 tokens past the last entry.
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
                       CompShape{203, 520, 4}, CompShape{203, 56, 4}, CompShape{1043, 40, 4},
-                      CompShape{2100, 136, 126}}) {
+                      CompShape{2100, 136, 126}, CompShape{8200, 264, 128}}) {
     Inputs in = make_inputs(c, 5, 2);
     int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
     std::vector<float> ref;
@@ -217,28 +220,31 @@ TEST(KvCompressor, Ratio4BackwardSameBitsForAnyChannelBlock) {
 
 // The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the
 // entry's L2 buffer when its turn has come, else (it finished first) from dzt in memory: the
-// latter forced for every entry gives the same bits as one thread.
+// latter forced for every entry gives the same bits as one thread. {8200, 264, 128} (kt and zt
+// over 16 MiB): parts of entries, each channel range with turns of its own.
 TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
-  const CompShape c{1300, 520, 128};
-  Inputs in = make_inputs(c, 7, 2);
-  const int64_t C = compressor_width(c.ratio, c.hd);
-  std::vector<float> ref;
-  for (bool spill : {false, true})
-    for (int threads : {1, 2, 3}) {
-      kv_compress_backward_spill_for_test(spill);
-      core::ThreadPool pool(threads);
-      std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt;
-      std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN);
-      kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
-                           dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
-      kv_compress_backward_spill_for_test(false);
-      std::vector<float> all = dkt;
-      all.insert(all.end(), dzt.begin(), dzt.end());
-      all.insert(all.end(), dape.begin(), dape.end());
-      for (float x : all) ASSERT_FALSE(std::isnan(x)) << "an output was not written";
-      if (ref.empty()) ref = all;
-      else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads, spill " << spill;
-    }
+  for (CompShape c : {CompShape{1300, 520, 128}, CompShape{8200, 264, 128}}) {
+    SCOPED_TRACE("s " + std::to_string(c.s) + " hd " + std::to_string(c.hd));
+    Inputs in = make_inputs(c, 7, 2);
+    const int64_t C = compressor_width(c.ratio, c.hd);
+    std::vector<float> ref;
+    for (bool spill : {false, true})
+      for (int threads : {1, 2, 3}) {
+        kv_compress_backward_spill_for_test(spill);
+        core::ThreadPool pool(threads);
+        std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt;
+        std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN);
+        kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                             dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+        kv_compress_backward_spill_for_test(false);
+        std::vector<float> all = dkt;
+        all.insert(all.end(), dzt.begin(), dzt.end());
+        all.insert(all.end(), dape.begin(), dape.end());
+        for (float x : all) ASSERT_FALSE(std::isnan(x)) << "an output was not written";
+        if (ref.empty()) ref = all;
+        else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads, spill " << spill;
+      }
+  }
 }
 
 }  // namespace

@@ -19,7 +19,9 @@ while the current program runs instead of after its status (fork_early_wanted); 
 anything else, after. WORKSPACE, a folder, and WORKSPACE_FD, the descriptor of a detached tmpfs
 mount (src/trex/oreval/workspace.h): the interpreter attaches that mount at that folder in a
 mount namespace of its own before its first fork (attach_workspace), and the evaluator then makes
-each program's folder there; "" or absent: none. Each exchange on it is one JSON message:
+each program's folder there; "" or absent: none. Where the evaluator put this module copy in the
+workspace, its bootstrap (warm_pool.cc's kBootstrap, `python3 -c`) attaches it first, runs this
+script from there and passes WORKSPACE_FD as "attached". Each exchange on it is one JSON message:
 
   zygote -> evaluator  {"ready": true, "isolation": "...", "missing": N, "shared_netns": B,
                         "workspace": W}
@@ -942,9 +944,12 @@ def attach_workspace(lib, argv):
     workspace.h), here, before the first fork, so that every child is forked into it. Whether it
     is; False (the evaluator then makes the programs' folders under $TMPDIR, as before) where
     none was given, the library has no such function or a step was refused. The descriptor is
-    closed either way: no child inherits the mount's descriptor."""
+    closed either way: no child inherits the mount's descriptor. WORKSPACE_FD "attached": the
+    evaluator's bootstrap (warm_pool.cc) attached it already and ran this script from there."""
     if len(argv) <= 7 or not argv[6]:
         return False
+    if argv[7] == "attached":
+        return True
     try:
         fd = int(argv[7])
     except ValueError:

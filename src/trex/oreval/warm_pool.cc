@@ -44,6 +44,24 @@ namespace {
 
 constexpr int kControlFd = 10;            // the control socket's number in the interpreter
 constexpr int kWorkspaceFd = 11;          // the workspace mount's, until the interpreter attaches it
+
+// `python3 -I -B -c kBootstrap LIBRARY CONTROL_FD PYC_CACHE COPY_AHEAD FORK_EARLY WORKSPACE
+// WORKSPACE_FD`: attaches the workspace (trex_sandbox_attach_workspace) and runs the
+// interpreter's script from WORKSPACE/module as __main__, with WORKSPACE_FD "attached" (its
+// attach_workspace then does nothing more). A refused attach ends it (status 125): its script
+// is reachable only in the workspace. sys.argv[0] is "-c", as a script's own name would be.
+constexpr const char* kBootstrap =
+    "import ctypes, os, sys\n"
+    "attach = ctypes.CDLL(sys.argv[1]).trex_sandbox_attach_workspace\n"
+    "attach.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]\n"
+    "why = ctypes.create_string_buffer(256)\n"
+    "if attach(int(sys.argv[7]), sys.argv[6].encode(), why, 256) != 0:\n"
+    "    os.write(2, b'trex warm interpreter: cannot attach its workspace: ' + why.value + b'\\n')\n"
+    "    os._exit(125)\n"
+    "os.close(int(sys.argv[7]))\n"
+    "sys.argv[7] = 'attached'\n"
+    "import runpy\n"
+    "runpy.run_path(sys.argv[6] + '/module/trex_eval_zygote.py', run_name='__main__')\n";
 constexpr double kStartSeconds = 120;     // importing the module on a loaded machine
 constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's own deadline
 constexpr size_t kMaxMessage = size_t(1) << 20;
@@ -161,11 +179,26 @@ class WarmInterpreter final : public SandboxLauncher {
 
  private:
   void start(const std::string& python, const std::string& pydir) {
-    module_dir_ = dir_ + "/module";
-    // Sources only: the interpreter compiles its copy in place before importing it.
-    runner_ = install_module(module_files(python, pydir, /*compiled=*/false), module_dir_);
-    std::string zygote = module_dir_ + "/trex_eval_zygote.py";
     std::string lib = sandbox_enter_library();
+    // The workspace (workspace.h): a tmpfs the interpreter attaches at an empty folder beside
+    // where its module copy would be, in its own mount namespace, and the module copy in it.
+    // $TREX_WORKSPACE=0 leaves it out (the copy and the folders under $TMPDIR, as where it cannot
+    // be made).
+    const char* workspace_env = getenv("TREX_WORKSPACE");
+    if (!(workspace_env && std::string(workspace_env) == "0")) open_workspace();
+    // Sources only: the interpreter compiles its copy in place before importing it. In the
+    // workspace it is written through the mount's descriptor (/proc/self/fd/N: the magic link
+    // reaches a mount on no path) and named by its path in the interpreter's namespace.
+    const ModuleFiles& files = module_files(python, pydir, /*compiled=*/false);
+    if (workspace_fd_ >= 0) {
+      install_module(files, "/proc/self/fd/" + std::to_string(workspace_fd_) + "/module");
+      module_dir_ = workspace_dir_ + "/module";
+      runner_ = module_dir_ + "/trex_eval_runner.py";
+    } else {
+      module_dir_ = dir_ + "/module";
+      runner_ = install_module(files, module_dir_);
+    }
+    std::string zygote = module_dir_ + "/trex_eval_zygote.py";
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
       throw std::runtime_error(std::string("warm interpreter: socketpair: ") + strerror(errno));
@@ -192,27 +225,13 @@ class WarmInterpreter final : public SandboxLauncher {
     std::string fork_early = warm_fork_early(g_workers.load(), usable_cpus()) ? "1" : "0";
     std::vector<std::string> args = {python, "-I", "-B", zygote, lib, std::to_string(kControlFd), pyc_cache, copy_ahead,
                                      fork_early};
-    // The workspace (workspace.h): a tmpfs the interpreter attaches at an empty folder beside its
-    // module copy, in its own mount namespace. $TREX_WORKSPACE=0 leaves it out (the folders
-    // under $TMPDIR, as where it cannot be made).
-    const char* workspace_env = getenv("TREX_WORKSPACE");
-    if (!(workspace_env && std::string(workspace_env) == "0")) {
-      workspace_fd_ = make_workspace(kWorkspaceBytes, kWorkspaceInodes);
-      if (workspace_fd_ == kControlFd || workspace_fd_ == kWorkspaceFd) {
-        // Above both numbers, so that neither dup2 of the spawn lands on the other's source.
-        int moved = fcntl(workspace_fd_, F_DUPFD_CLOEXEC, kWorkspaceFd + 1);
-        close(workspace_fd_);
-        workspace_fd_ = moved;
-      }
-      std::string at = dir_ + "/work";
-      if (workspace_fd_ >= 0 && mkdir(at.c_str(), 0755) == 0) {
-        workspace_dir_ = at;
-        posix_spawn_file_actions_adddup2(&fa, workspace_fd_, kWorkspaceFd);
-        args.insert(args.end(), {workspace_dir_, std::to_string(kWorkspaceFd)});
-      } else if (workspace_fd_ >= 0) {
-        close(workspace_fd_);
-        workspace_fd_ = -1;
-      }
+    if (workspace_fd_ >= 0) {
+      // The script is in the workspace, which the interpreter reaches once it has attached it:
+      // the bootstrap attaches it, then runs the script from there (trex_eval_zygote.py).
+      args[3] = "-c";
+      args.insert(args.begin() + 4, kBootstrap);
+      args.insert(args.end(), {workspace_dir_, std::to_string(kWorkspaceFd)});
+      posix_spawn_file_actions_adddup2(&fa, workspace_fd_, kWorkspaceFd);
     }
     // The fresh path's environment (execute.cc); each child gets its own from the request.
     // LD_BIND_NOW: the loader binds every symbol in the interpreter, once, rather than in each
@@ -233,6 +252,45 @@ class WarmInterpreter final : public SandboxLauncher {
       throw std::runtime_error("warm interpreter: cannot start " + python + ": " + strerror(rc));
     }
     ++g_started;
+  }
+
+  // The workspace's mount, its folder beside the module copy and a check, once per process in a
+  // throwaway child, that this process's children can attach one there (a mount namespace, a
+  // private remount, move_mount): the interpreter's script is in the workspace, so an
+  // interpreter that could not attach it would not start. Leaves workspace_fd_ at -1 (no
+  // workspace: everything under $TMPDIR) where any step is refused.
+  void open_workspace() {
+    static const bool attachable = [this] {
+      int probe = make_workspace(size_t(1) << 20, 16);
+      if (probe < 0) return false;
+      // Over the interpreter's own folder, in the child's namespace only: no folder to make
+      // and remove on the disk.
+      const char* at = dir_.c_str();
+      pid_t pid = fork();  // raw system calls only in the child (this process may run threads)
+      if (pid == 0) {
+        const char* what = "";
+        _exit(attach_workspace(probe, at, &what) == 0 ? 0 : 1);
+      }
+      int status = 0;
+      bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      close(probe);
+      return ok;
+    }();
+    if (!attachable) return;
+    workspace_fd_ = make_workspace(kWorkspaceBytes, kWorkspaceInodes);
+    if (workspace_fd_ == kControlFd || workspace_fd_ == kWorkspaceFd) {
+      // Above both numbers, so that neither dup2 of the spawn lands on the other's source.
+      int moved = fcntl(workspace_fd_, F_DUPFD_CLOEXEC, kWorkspaceFd + 1);
+      close(workspace_fd_);
+      workspace_fd_ = moved;
+    }
+    std::string at = dir_ + "/work";
+    if (workspace_fd_ >= 0 && mkdir(at.c_str(), 0755) == 0) {
+      workspace_dir_ = at;
+    } else if (workspace_fd_ >= 0) {
+      close(workspace_fd_);
+      workspace_fd_ = -1;
+    }
   }
 
   [[noreturn]] void fail(const std::string& why) {

@@ -5,11 +5,12 @@
 //
 // The evaluator makes the tmpfs with the mount API (fsopen, fsconfig, fsmount) and keeps the
 // mount only as a descriptor: it is on no host path, and it is freed once the last descriptor
-// and the last process that has it mounted are gone. The warm interpreter, before its first fork,
-// moves into a mount namespace of its own (every mount private, so nothing propagates to or from
-// the host) and attaches the mount there at an empty folder beside its module copy; its children,
-// forked into that namespace, find their folders under that path, and the evaluator writes and
-// reads them through its descriptor. Programs of one interpreter run one at a time, each in a
+// and the last process that has it mounted are gone. It writes the interpreter's module copy
+// into it; the warm interpreter's bootstrap (warm_pool.cc) moves into a mount namespace of its
+// own (every mount private, so nothing propagates to or from the host), attaches the mount
+// there at an empty folder and runs the interpreter's script from it; its children, forked into
+// that namespace, find the module copy and their folders under that path, and the evaluator
+// writes and reads them through its descriptor. Programs of one interpreter run one at a time, each in a
 // fresh 0700 folder of user nobody that the evaluator empties and removes after the reap, and
 // Landlock gives each program only its own folder: the bound (bytes and inodes) holds a program
 // that fills it to that much, and no program's files outlive it.

@@ -1509,6 +1509,9 @@ class AttachWorkspace(unittest.TestCase):
         self.assertFalse(z.attach_workspace(StandInLibrary(False), ["zygote", "lib", "10", "0", "1", "0"]))
         self.assertFalse(z.attach_workspace(StandInLibrary(False), ["zygote", "lib", "10", "0", "1", "0", "", ""]))
 
+    def test_attached_by_the_bootstrap(self):
+        self.assertTrue(z.attach_workspace(StandInLibrary(False), self.argv("attached")))
+
     def test_the_descriptor_is_closed_whether_attached_or_not(self):
         class Attach:
             """The library's function as ctypes gives it (its argtypes and restype are set)."""

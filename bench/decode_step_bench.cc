@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   trex::model::Transformer model(c, 1, false);
   const int S = *std::max_element(rows.begin(), rows.end());
   trex::model::BatchDecoder dec(model, S);
-  std::vector<std::vector<double>> us(rows.size());
+  std::vector<std::vector<double>> us(rows.size()), cpu(rows.size());
   for (int r = -1; r < repeats; ++r) {  // round -1 warms up (packs the weights)
     for (size_t k = 0; k < rows.size(); ++k) {
       const int B = rows[k];
@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
         ids[size_t(b)] = int32_t((b * 37 + 5) % c.vocab);
       }
       const auto t0 = std::chrono::steady_clock::now();
+      const double c0 = trex::bench::process_cpu_seconds();
       const int n = r < 0 ? 8 : steps;
       for (int s = 0; s < n; ++s) {
         auto lg = dec.step(slots, ids);
@@ -54,13 +55,14 @@ int main(int argc, char** argv) {
       }
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (r >= 0) us[k].push_back(1e6 * t / n);
+      if (r >= 0) cpu[k].push_back(1e6 * (trex::bench::process_cpu_seconds() - c0) / n);
     }
   }
   const double base = median(us[0]) / rows[0];
   for (size_t k = 0; k < rows.size(); ++k) {
     const double m = median(us[k]);
-    std::printf("rows %d: %.1f us/step, %.1f us/token, %.0f tokens/s, %.2fx rows %d's tokens/s\n", rows[k], m,
-                m / rows[k], 1e6 * rows[k] / m, base / (m / rows[k]), rows[0]);
+    std::printf("rows %d: %.1f us/step, %.1f us/token, %.0f tokens/s, %.2fx rows %d's tokens/s; CPU %.1f us/step\n", rows[k], m,
+                m / rows[k], 1e6 * rows[k] / m, base / (m / rows[k]), rows[0], median(cpu[k]));
   }
   return 0;
 }

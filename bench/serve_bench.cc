@@ -10,10 +10,16 @@
 //   build/serve_bench --clients 1,8 --tokens 256 --repeats 5
 //
 //   build/serve_bench [CONFIG] [--tokens N] [--prompt N] [--clients 1,2,4,8] [--repeats R]
+//                     [--stream-interval N]
 //
 // The model is CONFIG (default configs/model/v4-nano.toml) with seeded random weights: decoding
 // cost does not depend on what the weights learned. The engine is driven directly (no HTTP), so
-// the figures are the batching's, not the socket's; tests/serve covers the HTTP path.
+// the figures are the batching's, not the socket's; tests/serve covers the HTTP path. Each client
+// reads its tokens as `trex serve`'s stream threads do (server.cc's pump): its first token at
+// once, then woken once per --stream-interval tokens (default the server's, ServerOptions'
+// stream_interval = 4) and taking every token queued; --stream-interval 1 wakes it per token
+// (until session 26 the bench's only way: at 8 clients, 8 wake-ups per batched step on the two
+// cores that decode).
 // Not a Google Benchmark program: each point is one multi-client run, reported raw, medians of R.
 #include <algorithm>
 #include <chrono>
@@ -28,6 +34,7 @@
 #include "trex/model/config.h"
 #include "trex/model/transformer.h"
 #include "trex/serve/engine.h"
+#include "trex/serve/server.h"
 
 namespace {
 
@@ -39,10 +46,11 @@ using trex::bench::process_cpu_seconds;
 
 struct Point {
   double tokens_per_s = 0, cpu_per_token_ms = 0, ttft_ms = 0;
+  uint64_t tokens_hash = 0;  // FNV-1a over every client's greedy tokens, client by client
 };
 
 // k clients at once, each prompt of `prompt` tokens and `tokens` new tokens (greedy, no stop).
-Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens, uint64_t seed) {
+Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens, int interval, uint64_t seed) {
   std::vector<std::shared_ptr<trex::serve::Generation>> gens;
   std::vector<double> ttft(size_t(k), 0);
   const double cpu0 = process_cpu_seconds();
@@ -57,11 +65,16 @@ Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens,
   int64_t generated = 0;
   std::vector<std::thread> readers;
   std::vector<int64_t> counts(size_t(k), 0);
+  std::vector<std::vector<int32_t>> ids(static_cast<size_t>(k));
   for (int c = 0; c < k; ++c)
     readers.emplace_back([&, c] {
       for (;;) {
-        auto e = gens[size_t(c)]->next();
+        // Past the first token, wait for an interval's tokens, then take what is queued.
+        const int64_t n = counts[size_t(c)];
+        const size_t ready = n == 0 ? 1 : size_t(interval - (n - 1) % interval);
+        auto e = gens[size_t(c)]->next(-1, ready);
         if (e->kind == trex::serve::GenerationEvent::kToken) {
+          ids[size_t(c)].push_back(e->token.id);
           if (counts[size_t(c)]++ == 0)
             ttft[size_t(c)] = 1e3 * std::chrono::duration<double>(Clock::now() - t0).count();
         } else if (e->kind == trex::serve::GenerationEvent::kEnd) {
@@ -76,6 +89,9 @@ Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens,
   pt.tokens_per_s = double(generated) / wall;
   pt.cpu_per_token_ms = 1e3 * (process_cpu_seconds() - cpu0) / double(generated);
   pt.ttft_ms = median(ttft);
+  pt.tokens_hash = 14695981039346656037ull;
+  for (const auto& v : ids)
+    for (int32_t id : v) pt.tokens_hash = (pt.tokens_hash ^ uint32_t(id)) * 1099511628211ull;
   return pt;
 }
 
@@ -84,12 +100,14 @@ Point run(trex::serve::Engine& engine, int vocab, int k, int prompt, int tokens,
 int main(int argc, char** argv) {
   std::string config = "configs/model/v4-nano.toml";  // run from the repository root
   int tokens = 128, prompt = 16, repeats = 3;
+  int interval = trex::serve::ServerOptions{}.stream_interval;
   std::vector<int> clients = {1, 2, 4, 8};
   for (trex::bench::Args a(argc, argv); a.next();) {
     if (a.is("--tokens")) tokens = int(a.integer(1, 1 << 20));
     else if (a.is("--prompt")) prompt = int(a.integer(1, 1 << 20));
     else if (a.is("--repeats")) repeats = int(a.integer(1, 1000));
     else if (a.is("--clients")) clients = a.integers(1, 256);
+    else if (a.is("--stream-interval")) interval = int(a.integer(1, 64));
     else config = a.positional();
   }
   const trex::model::ModelConfig c = trex::model::load_model_config(config);
@@ -99,24 +117,29 @@ int main(int argc, char** argv) {
   eo.queue_limit = 0;
   eo.context = prompt + tokens + 1;
   trex::serve::Engine engine(model, "", eo);
-  run(engine, c.vocab, 1, prompt, 8, 99);  // warm-up
+  run(engine, c.vocab, 1, prompt, 8, interval, 99);  // warm-up
   nlohmann::ordered_json out;
   out["model"] = c.name;
   out["prompt_tokens"] = prompt;
   out["new_tokens_per_client"] = tokens;
+  out["stream_interval"] = interval;
   // rate[i][r]: clients[i]'s tokens/s in round r; the ratio of each round is to that round's
   // first client count, measured seconds before.
   const size_t n = clients.size();
   std::vector<std::vector<double>> rate(n), cpu(n), ttft(n), ratio(n);
+  std::vector<std::vector<std::string>> hashes(n);  // the greedy tokens' FNV-1a, per round
   std::vector<double> loads;
   for (int r = 0; r < repeats; ++r) {
     loads.push_back(load_average());
     std::fprintf(stderr, "round %d (load %.2f):", r + 1, loads.back());
     for (size_t i = 0; i < n; ++i) {
-      const Point p = run(engine, c.vocab, clients[i], prompt, tokens, uint64_t(r + 1));
+      const Point p = run(engine, c.vocab, clients[i], prompt, tokens, interval, uint64_t(r + 1));
       rate[i].push_back(p.tokens_per_s);
       cpu[i].push_back(p.cpu_per_token_ms);
       ttft[i].push_back(p.ttft_ms);
+      char h[17];
+      std::snprintf(h, sizeof h, "%016llx", static_cast<unsigned long long>(p.tokens_hash));
+      hashes[i].push_back(h);
       ratio[i].push_back(p.tokens_per_s / rate[0].back());
       std::fprintf(stderr, " %dc %.0f tok/s (%.2fx)", clients[i], p.tokens_per_s, ratio[i].back());
     }
@@ -134,6 +157,9 @@ int main(int argc, char** argv) {
     row["ratio_to_first"] = ratio[i];
     row["cpu_ms_per_token_median"] = median(cpu[i]);
     row["time_to_first_token_ms_median"] = median(ttft[i]);
+    // The same per round from any build that decodes the same bits (round r's prompts are
+    // seeded by r): a change that moves a greedy token shows here.
+    row["tokens_hash"] = hashes[i];
     out["runs"].push_back(row);
     std::fprintf(stderr, "%d clients: %.0f tokens/s, %.2fx %d client(s) (median of %d rounds, each %.2f-%.2fx), %.3f ms CPU/token, first token %.1f ms\n",
                  clients[i], median(rate[i]), median(ratio[i]), clients[0], repeats,

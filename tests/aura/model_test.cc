@@ -7,6 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/diagnose.h"
@@ -742,6 +745,16 @@ TEST(Target, TheBuiltinIsWhatTheKernelsDoUntuned) {
       if (v == 0) continue;  // derived from the shape or the caches (GEMM, stream, vocab_tile)
       EXPECT_EQ(b.at(p.name), v) << k << "." << p.name << ": the built-in must be in the space";
     }
+  }
+  // The row kernels' block depends on the call's shape (builtin::row_block_elems, 0 from
+  // builtin::value; RoPE's rows are heads x head_dim): the target's built-in is the kernels' block.
+  for (const auto& [k, dims, want] : std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>>{
+           {"swiglu.fwd", {4096, 4096}, 262144}, {"cross_entropy", {512, 32768}, 262144},
+           {"rmsnorm.fwd", {64, 4096}, 16384}, {"swiglu.bwd", {256, 4096}, 65536},
+           {"rope.fwd", {4096, 8, 512}, 262144}, {"rope.fwd", {256, 8, 512}, 65536}}) {
+    EXPECT_EQ(kernels::builtin::value(k, "block_elems"), 0) << k;
+    EXPECT_EQ(builtin_config(make_target(k, dims, hw), hw).at("block_elems"), want) << k;
+    EXPECT_EQ(kernels::builtin::row_block_elems(dims[0], dims.size() == 3 ? dims[1] * dims[2] : dims[1]), want) << k;
   }
   // The kv_compress backward's built-in depends on the shape (builtin::value gives 0 for it):
   // ratio 4 one block of the whole head (kv_backward_channel_block), in the space at any head

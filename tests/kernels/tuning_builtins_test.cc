@@ -23,14 +23,36 @@ TEST(TuningBuiltins, EveryFixedBuiltinIsLegalAndDocumented) {
     EXPECT_NE(std::string(p.meaning).find(std::to_string(v)), std::string::npos)
         << p.kernel << "." << p.name << " built-in " << v << " not in: " << p.meaning;
   }
-  // Everything but GEMM's five, the three row kernels' stream, cross-entropy's vocab_tile and
-  // kv_compress.bwd's channel_block (by ratio and head dim: kv_backward_channel_block).
-  EXPECT_EQ(fixed, int(tunable_params().size()) - 5 - 3 - 1 - 1);
+  // Everything but GEMM's five, the three row kernels' stream, cross-entropy's vocab_tile,
+  // kv_compress.bwd's channel_block (by ratio and head dim: kv_backward_channel_block) and the
+  // five row kernels' block_elems (by shape: row_block_elems).
+  EXPECT_EQ(fixed, int(tunable_params().size()) - 5 - 3 - 1 - 1 - 5);
   EXPECT_EQ(builtin::kv_backward_channel_block(512, 4), 512);
   EXPECT_EQ(builtin::kv_backward_channel_block(128, 128), builtin::kKvChannelBlock);
   EXPECT_EQ(builtin::value("gemm", "kc"), 0);
   EXPECT_EQ(builtin::value("swiglu.fwd", "no_such_param"), 0);
   EXPECT_EQ(builtin::value("no_such_kernel", "block_elems"), 0);
+}
+
+// The row kernels' block grows with the call (powers of two from 16384 to 262144 elements, at
+// least 16 blocks per call); small calls keep 16384.
+TEST(TuningBuiltins, RowBlockGrowsWithTheCallWithinItsBounds) {
+  EXPECT_EQ(builtin::row_block_elems(4096, 4096), builtin::kLargeBlockElems);  // 64 rows
+  EXPECT_EQ(builtin::row_block_elems(512, 32768), builtin::kLargeBlockElems);  // 8 rows
+  EXPECT_EQ(builtin::row_block_elems(256, 4096), 65536);   // 16 blocks of 16 rows
+  EXPECT_EQ(builtin::row_block_elems(300, 4096), 65536);   // 18 rows would leave 16: a power of two below
+  EXPECT_EQ(builtin::row_block_elems(64, 4096), builtin::kBlockElems);
+  EXPECT_EQ(builtin::row_block_elems(9, 20000), builtin::kBlockElems);
+  EXPECT_EQ(builtin::row_block_elems(0, 4096), builtin::kBlockElems);
+  EXPECT_EQ(builtin::row_block_elems(int64_t(1) << 24, 0), builtin::kLargeBlockElems);  // cols 0 counts as 1
+  for (int64_t rows : {1, 17, 1000, 4096, 100000})
+    for (int64_t cols : {1, 7, 256, 4096, 129280}) {
+      const int64_t b = builtin::row_block_elems(rows, cols);
+      EXPECT_GE(b, builtin::kBlockElems);
+      EXPECT_LE(b, builtin::kLargeBlockElems);
+      EXPECT_EQ(b & (b - 1), 0) << rows << " x " << cols;
+      EXPECT_NO_THROW(check_param("swiglu.fwd", "block_elems", b));
+    }
 }
 
 TEST(TuningBuiltins, MhcColumnBlockFollowsTheInstructionSetPath) {

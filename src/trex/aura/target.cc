@@ -556,6 +556,10 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
 }
 
 int64_t builtin_value(const TuneTarget& t, const std::string& param) {
+  // The row kernels' block by the call's shape (RoPE's rows: tokens of heads x head_dim).
+  if (param == "block_elems" && t.dims.size() >= 2)
+    return kernels::builtin::row_block_elems(
+        t.dims[0], t.kernel == "rope.fwd" && t.dims.size() >= 3 ? t.dims[1] * t.dims[2] : t.dims[1]);
   if (t.kernel != "kv_compress.bwd" || param != "channel_block") return kernels::builtin::value(t.kernel, param);
   if (t.dims.size() != 3) return kernels::builtin::kKvChannelBlock;
   // The split by entries is what the kernel runs untuned there; where a class-mate splits by
@@ -585,8 +589,8 @@ Config builtin_config(const TuneTarget& t, const AuraHardware& hw) {
   // The kernels' stream test is per output tensor (rows x cols elements of the storage type).
   const int64_t elem = t.dtype == "bf16" ? 2 : 4;
   const bool streams = kernels::builtin::streams_by_size(t.dims[0] * t.dims[1] * elem) && (t.dims[1] * elem) % 32 == 0;
-  Config c{{"block_elems", kernels::builtin::value(t.kernel, "block_elems")}, {"stream", streams ? 2 : 1}};
-  if (t.kernel == "cross_entropy") c = {{"block_elems", kernels::builtin::value(t.kernel, "block_elems")}, {"vocab_tile", 0}};
+  Config c{{"block_elems", builtin_value(t, "block_elems")}, {"stream", streams ? 2 : 1}};
+  if (t.kernel == "cross_entropy") c = {{"block_elems", builtin_value(t, "block_elems")}, {"vocab_tile", 0}};
   return t.config_at(t.index_of(c));
 }
 

@@ -196,7 +196,8 @@ void rope_apply(const T* x, T* y, const int64_t* pos, int64_t tokens, int64_t he
   core::trace_count(0, 2.0 * double(tokens * heads * head_dim) * sizeof(T));  // x in, y out
   int rd = table.rope_dim;
   int64_t row = heads * head_dim;
-  const int64_t block = tuned_or("rope.fwd", {tokens, heads, head_dim}, "block_elems", builtin::kBlockElems);
+  const int64_t block = tuned_or("rope.fwd", {tokens, heads, head_dim}, "block_elems",
+                                 builtin::row_block_elems(tokens, row));
   int64_t grain = std::max<int64_t>(1, block / row);
   float sg = sign < 0 ? -1.f : 1.f;
   // Streaming needs every head row (use_streaming: rows of head_dim) and its rotated dims on

@@ -16,9 +16,10 @@ struct RowBlocking {
   int64_t vocab_tile = 0;  // 0: whole row
 };
 
-// The built-in: blocks of about 16384 elements, streaming by size, whole rows.
+// The built-in: blocks of builtin::row_block_elems (16384 to 262144 elements by the call's
+// shape), streaming by size, whole rows.
 inline RowBlocking row_blocking(const char* kernel, int64_t rows, int64_t cols) {
-  int64_t block = builtin::kBlockElems;
+  int64_t block = builtin::row_block_elems(rows, cols);
   RowBlocking b;
   if (tuning_active()) {
     ParamMap p = tuned_params(kernel, shape_class({rows, cols}));

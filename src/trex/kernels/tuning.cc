@@ -19,11 +19,12 @@ namespace trex::kernels {
 namespace {
 
 // The elementwise kernels share two parameters: how many elements one parallel block covers
-// (rows per block = block_elems / row length, at least 1; the built-in is 16384) and the store
+// (rows per block = block_elems / row length, at least 1; the built-in is 16384 to 262144 by the
+// call's shape, builtin::row_block_elems) and the store
 // strategy of large outputs (the built-in streams outputs far larger than the LLC).
 #define TREX_ROW_BLOCKED(k)                                                                      \
   {k, "block_elems", 64, int64_t(1) << 24, 1, 0,                                                 \
-   "elements per parallel block (rows per block = block_elems / row); 0: 16384"},                \
+   "elements per parallel block (rows per block = block_elems / row); 0: 16384 to 262144 by shape"},                \
   {k, "stream", 1, 2, 1, 0, "large outputs: 1 normal stores, 2 non-temporal stores; 0: by size"}
 
 const std::vector<TunableParam> kParams = {
@@ -39,9 +40,9 @@ const std::vector<TunableParam> kParams = {
     // {tokens, head_dim, ratio}, sparse attention {tokens, heads, head_dim}, mHC {tokens,
     // streams, d}; cross-entropy {rows, vocab}.
     {"rope.fwd", "block_elems", 64, int64_t(1) << 24, 1, 0,
-     "elements per parallel block (tokens per block = block_elems / (heads x head_dim)); 0: 16384"},
+     "elements per parallel block (tokens per block = block_elems / (heads x head_dim)); 0: 16384 to 262144 by shape"},
     {"cross_entropy", "block_elems", 64, int64_t(1) << 24, 1, 0,
-     "elements per parallel block (rows per block = block_elems / vocab); 0: 16384"},
+     "elements per parallel block (rows per block = block_elems / vocab); 0: 16384 to 262144 by shape"},
     {"cross_entropy", "vocab_tile", 64, int64_t(1) << 20, 8, 0,
      "max and sum-of-exp over tiles of this many logits (online rescale); 0: whole row"},
     {"kv_compress.fwd", "channel_block", 8, 4096, 8, 0,

@@ -7,9 +7,7 @@ namespace trex::kernels::builtin {
 
 int64_t value(const std::string& kernel, const std::string& param) {
   auto starts = [&](const char* prefix) { return kernel.rfind(prefix, 0) == 0; };
-  if (param == "block_elems" &&
-      (kernel == "rmsnorm.fwd" || starts("swiglu.") || kernel == "cross_entropy" || kernel == "rope.fwd"))
-    return kBlockElems;
+  // The row kernels' block_elems depends on the call's shape (row_block_elems): 0 here.
   // kv_compress.bwd's depends on the ratio and head dim (kv_backward_channel_block): 0 here.
   if (param == "channel_block" && kernel == "kv_compress.fwd") return kKvChannelBlock;
   if (param == "query_block" && kernel == "sparse_attention.fwd") return kAttnQueryBlock;

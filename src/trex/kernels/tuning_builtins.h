@@ -9,8 +9,32 @@
 
 namespace trex::kernels::builtin {
 
-// Row-blocked kernels (rmsnorm, swiglu, cross-entropy) and RoPE: elements per parallel block.
+// Row-blocked kernels (rmsnorm, swiglu, cross-entropy) and RoPE: elements per parallel block,
+// by the call's shape (row_block_elems below): at least kBlockElems, and for a call of at least
+// kMinRowBlocks such blocks, larger blocks up to kLargeBlockElems.
 inline constexpr int64_t kBlockElems = 16384;
+inline constexpr int64_t kLargeBlockElems = 262144;
+inline constexpr int64_t kMinRowBlocks = 16;
+
+// block_elems' built-in for a call of `rows` rows of `cols` elements (RoPE: tokens, heads x
+// head_dim): the largest power of two that leaves the call kMinRowBlocks blocks, within
+// [kBlockElems, kLargeBlockElems]. Where blocks of 16384 elements are one row (cross entropy's
+// [512, 32768]) or a few, each block restarts the row pipelines (the next row's lines requested
+// during a row's pass, RMSNorm's output pass in the next row's sum pass) and, with the threads
+// taking blocks in turn, a thread's hardware prefetching runs on into the next block, which the
+// other thread takes. Session 26 (Zen 4 VM, loaded 12-13), one process, CPU time, medians of 11
+// alternating rounds against 16384: cross entropy [512, 32768] 1 thread 1.04-1.16x (3 runs,
+// 11/11 each), 2 threads 0.95-1.16x (6 runs, 4 faster); RoPE bf16 [4096, 8, 512] 1 thread 1.04x / 1.06x,
+// 2 threads 1.02x / 1.00x; RMSNorm, SwiGLU 0.98-1.02x (the same code against itself:
+// 0.99-1.01x). Calls of fewer than 16 blocks of 16384 keep 16384 (small calls keep their spread
+// over the threads). Rows are independent in these kernels, so the block moves no bits.
+constexpr int64_t row_block_elems(int64_t rows, int64_t cols) {
+  const int64_t spread = rows / kMinRowBlocks * (cols > 0 ? cols : 1);
+  int64_t b = kBlockElems;
+  while (b < kLargeBlockElems && 2 * b <= spread) b *= 2;
+  return b;
+}
+
 // Row kernels with the store choice stream an output (mode 0, "by size") of at least this many
 // bytes when its rows are 32-byte aligned (simd::use_streaming).
 inline constexpr int64_t kStreamMinBytes = int64_t(8) << 20;
@@ -47,7 +71,8 @@ constexpr bool streams_by_size(int64_t bytes) { return bytes >= kStreamMinBytes;
 
 // The built-in value of (kernel, parameter) as the kernel would use it on this process's
 // instruction-set path (row_isa()); 0 where the built-in depends on the call's shape or the
-// machine's caches (GEMM blocking and split, the row kernels' `stream`, cross-entropy's
+// machine's caches (GEMM blocking and split, the row kernels' `block_elems` (row_block_elems)
+// and `stream`, cross-entropy's
 // `vocab_tile` whose 0 is itself the built-in "whole row"), and for a parameter that does not
 // exist.
 int64_t value(const std::string& kernel, const std::string& param);

@@ -139,7 +139,7 @@ TEST(PlanCommand, ValidatePrintsTheErrorTable) {
   EXPECT_NE(r.out.find("mean |error|"), std::string::npos);
   // Each split names its number of sources and its largest source's share, and adds the rows
   // without that source and with each source weighted equally (review rplan3 item 4).
-  EXPECT_NE(r.out.find("111 runs from 12 sources; the largest, bigscience-workshop/bigscience, has 56 (50%)"), std::string::npos)
+  EXPECT_NE(r.out.find("112 runs from 13 sources; the largest, bigscience-workshop/bigscience, has 56 (50%)"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("all but the largest source"), std::string::npos);
   EXPECT_NE(r.out.find("source-weighted (each source 1)"), std::string::npos);

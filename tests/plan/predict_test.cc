@@ -73,6 +73,26 @@ TEST_F(Predict, Zero3ShardsWeightsAndGathersThemEveryMicroBatch) {
   EXPECT_GT(z3_slow.time.dp_comm, z1_slow.time.dp_comm);
 }
 
+// Weights gathered in FP8 (strategy.h param_gather_bytes): a micro-batch gathers the rank's
+// weights twice (forward, backward) and reduce-scatters its gradients once, each a ring whose
+// time is latency plus bytes over the ring's rate. Without prefetch all of it is exposed, so
+// gathering 1 B an element instead of 2 saves two gathers' worth of 1 B an element: exactly
+// what a 2 B reduce-scatter saves against a 4 B one (the latencies cancel in both differences).
+TEST_F(Predict, Fp8WeightGathersSaveTwoGathersOfOneBytePerElement) {
+  Strategy s = gpt_strategy();
+  s.pp = 1;  // one pipeline rank: the slowest rank is the same in all three predictions
+  s.zero = 3;
+  s.zero3_prefetch = false;
+  plan::Run bf16 = make_run(2048, 1536), fp8_gather = bf16, reduce2 = bf16;
+  fp8_gather.param_gather_bytes = 1;
+  reduce2.grad_reduce_bytes = 2;
+  const double base = predict(gpt, a100, bf16, s).time.dp_comm;
+  const double saved_by_gather = base - predict(gpt, a100, fp8_gather, s).time.dp_comm;
+  const double saved_by_reduce = base - predict(gpt, a100, reduce2, s).time.dp_comm;
+  EXPECT_GT(saved_by_gather, 0);
+  EXPECT_NEAR(saved_by_gather, saved_by_reduce, 1e-9 * base);
+}
+
 TEST_F(Predict, RecomputationTradesMemoryForTime) {
   Strategy s = gpt_strategy();
   s.recompute = Recompute::kNone;

@@ -280,6 +280,21 @@ TEST(PlanInputFiles, Fp8RecipeSetsTheQuantizationTraffic) {
   std::filesystem::remove(path);
 }
 
+// FSDP weights gathered in FP8 (strategy.h param_gather_bytes; torchao's Float8Linear with
+// FSDP2's float8 all-gather, torchtitan's enable_fsdp_float8_all_gather): 1 B an element, only for
+// an FP8 run; bf16 (2 B) by default.
+TEST(PlanInputFiles, WeightsAreGatheredInFp8OnlyByAnFp8Run) {
+  std::string path = (std::filesystem::temp_directory_path() / ("trex-plan-gather-" + std::to_string(getpid()) + ".toml")).string();
+  std::ofstream(path) << "[run]\nseq_len = 8\nglobal_batch = 8\n";
+  EXPECT_DOUBLE_EQ(load_run(path).param_gather_bytes, 2);
+  std::ofstream(path) << "[run]\nseq_len = 8\nglobal_batch = 8\nmatmul_precision = \"fp8\"\nparam_gather_precision = \"fp8\"\n";
+  EXPECT_DOUBLE_EQ(load_run(path).param_gather_bytes, 1);
+  std::filesystem::remove(path);
+  EXPECT_EQ(file_error("[run]\nseq_len = 8\nglobal_batch = 8\nparam_gather_precision = \"fp8\"\n", true).rfind(
+                "run.param_gather_precision: fp8 needs matmul_precision", 0),
+            0u);
+}
+
 TEST_F(StrategyCheck, PredictRefusesBeforePredicting) {
   Strategy s;
   s.tp = 3;

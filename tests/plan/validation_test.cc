@@ -510,6 +510,14 @@ TEST(Validation, ErrorTableStaysWithinEstablishedBoundsOnBothSplits) {
 // set on them): their names put all four in the fit split; Qwen3-30B-A3B -1.4% / -2.0%, Qwen3-235B-A22B
 // -13.8% / -15.1%. Fit 129 runs 7.93% / 76.0% / +3.48%: the fit within-10% bound follows the two
 // new rows outside +-10% (0.76 -> 0.759, 98 of 129); held-out unchanged.
+// Session 26 (plan, round 2): torchtitan's three Llama 3.1 405B rows on 128 H100 94GB (docs/
+// performance.md at 3faaa1a0d), split by name as their source's siblings (the rule fixed before
+// any prediction; bf16 and Float8 + Async TP fit, Float8 held out), on an assumed device and
+// network, the FP8 rows gathering their weights in FP8 as the preset sets (param_gather_precision):
+// bf16 +20.9%, Float8 + Async TP +22.4% (fit), Float8 +12.0% (held out). Fit 129 -> 131 runs,
+// 6.85% / 81.4% / +2.10% -> 7.08% / 80.2% / +2.40%; held-out 111 -> 112 runs, 6.19% / 85.6% /
+// +0.03% -> 6.24% / 84.8% / +0.13%: its mean |error| and within +-10% bounds loosened to that
+// (0.062 -> 0.063, 0.85 -> 0.848), new data alone.
 TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   size_t at_base = 0;
   std::vector<ValidationResult> results = evaluate_all(&at_base);
@@ -533,7 +541,10 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
       {"megatron-bridge-2604-qwen3-30b-a3b-h100-fp8", Split::kFit},
       {"megatron-bridge-260401-qwen3-30b-a3b-h100-fp8", Split::kFit},
       {"megatron-bridge-2604-qwen3-235b-a22b-h100-fp8", Split::kFit},
-      {"megatron-bridge-260401-qwen3-235b-a22b-h100-fp8", Split::kFit}};
+      {"megatron-bridge-260401-qwen3-235b-a22b-h100-fp8", Split::kFit},
+      {"torchtitan-llama31-405b-h100-95gb-128gpu-bf16", Split::kFit},
+      {"torchtitan-llama31-405b-h100-95gb-128gpu-float8", Split::kHeldOut},
+      {"torchtitan-llama31-405b-h100-95gb-128gpu-float8-asynctp", Split::kFit}};
   for (const auto& [name, split] : session24) {
     auto it = std::find_if(results.begin(), results.end(), [&](const ValidationResult& r) { return r.c.name == name; });
     ASSERT_NE(it, results.end()) << name;
@@ -543,16 +554,16 @@ TEST(Validation, ErrorTableWithSessionTwentyFourRowsStaysWithinItsBounds) {
   const std::vector<ErrorSummary> held = slice_table(results, Split::kHeldOut);
   const ErrorSummary& all = held.front();
   ASSERT_EQ(all.slice, "all");
-  EXPECT_EQ(all.runs, 111);
-  EXPECT_LE(all.mean_abs, 0.062);
+  EXPECT_EQ(all.runs, 112);
+  EXPECT_LE(all.mean_abs, 0.063);
   EXPECT_LE(std::abs(all.mean_signed), 0.010);
   EXPECT_LE(all.worst, 0.39);
-  EXPECT_GE(all.within_10, 0.85);
+  EXPECT_GE(all.within_10, 0.848);
   EXPECT_EQ(all.not_fit, 0);
   const std::vector<ErrorSummary> fit = slice_table(results, Split::kFit);
   const ErrorSummary& fit_all = fit.front();
   ASSERT_EQ(fit_all.slice, "all");
-  EXPECT_EQ(fit_all.runs, 129);
+  EXPECT_EQ(fit_all.runs, 131);
   EXPECT_LE(fit_all.mean_abs, 0.080);
   EXPECT_LE(std::abs(fit_all.mean_signed), 0.040);
   EXPECT_LE(fit_all.worst, 0.71);

@@ -828,8 +828,9 @@ Prediction predict(const model::ModelConfig& model_as_given, const Cluster& c, c
     // next layer's gather runs under this layer's compute: only the excess and the first
     // layer's gather are exposed; without it every gather waits.
     if (s.zero >= 3) {
-      double gather = all_gather_s(c, shard_dense, s.tp * shard_dense, ps.dense * 2) +
-                      all_gather_s(c, shard_expert, s.tp * shard_dense, ps.expert * 2);
+      // The weights travel at run.param_gather_bytes (1 where an FP8 run gathers FP8 shards).
+      double gather = all_gather_s(c, shard_dense, s.tp * shard_dense, ps.dense * run.param_gather_bytes) +
+                      all_gather_s(c, shard_expert, s.tp * shard_dense, ps.expert * run.param_gather_bytes);
       double scatter = all_gather_s(c, shard_dense, s.tp * shard_dense, ps.dense * run.grad_reduce_bytes) +
                        all_gather_s(c, shard_expert, s.tp * shard_dense, ps.expert * run.grad_reduce_bytes);
       t.zero3 = exposed_zero3(2 * gather + scatter, t.compute, gather, double(rank_layers[size_t(r)]), s.zero3_prefetch);

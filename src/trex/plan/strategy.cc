@@ -57,6 +57,9 @@ Run read_run(const toml::table& t, const std::string& file) {
     std::string recipe = f.choice_or("fp8_recipe", "delayed", {"delayed", "current", "mxfp8", "blockwise"});
     r.fp8_cast_bytes = recipe == "current" ? 6 : recipe == "delayed" ? 4 : 4 + 1.0 / 32;
   }
+  r.param_gather_bytes = f.choice_or("param_gather_precision", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
+  if (r.param_gather_bytes < 2 && !r.fp8_matmul)
+    f.fail("param_gather_precision", "fp8 needs matmul_precision = \"fp8\" (the weights gathered in FP8 feed FP8 matmuls)");
   r.act_bytes = f.choice_or("activation_precision", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
   r.logits_bytes = f.choice_or("logits_precision", "fp32", {"fp32", "bf16"}) == "bf16" ? 2 : 4;
   r.logits_chunks = f.integer_or("logits_chunks", 1, 1);

@@ -52,6 +52,11 @@ struct Run {
   // tensor once more for its amax. delayed 2+1+1 = 4, current 2+2+1+1 = 6, mxfp8 and blockwise
   // 4 plus one scale byte per 32 elements (docs/plan.md, "FP8 recipes").
   double fp8_cast_bytes = 4;
+  // Bytes per element of the ZeRO-3/FSDP weight all-gathers: 2 (bf16 weights), or 1 where an FP8
+  // run casts each weight shard to FP8 before gathering it (torchao's Float8Linear with FSDP2's
+  // float8 all-gather: torchtitan's enable_fsdp_float8_all_gather), the scales aside. 1 needs
+  // matmul_precision = "fp8" (strategy.cc). The gradients' reduce-scatter keeps grad_reduce_bytes.
+  double param_gather_bytes = 2;
 };
 
 // Megatron-Core's token-drop modes (megatron/core/transformer/moe/token_dispatcher.py,

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "trex/oreval/evaluate.h"
 #include "trex/oreval/execute.h"
 #include "trex/oreval/sandbox.h"
 #include "trex/oreval/warm_pool.h"
@@ -405,6 +406,44 @@ TEST(WarmPool, WithoutAWorkspaceTheFoldersStayUnderTmpdir) {
   std::string tmp = (std::filesystem::temp_directory_path() / "trex-eval-").string();
   EXPECT_EQ(ex.output.rfind(tmp, 0), 0u) << ex.output;
   EXPECT_NE(ex.output.find("\nTrue\n"), std::string::npos) << ex.output;  // the warm path
+  std::filesystem::remove_all(dir);
+}
+
+// Fail closed where the once-per-process check (warm_pool.cc open_workspace) let a workspace be
+// made but the interpreter's bootstrap is then refused the attach: the interpreter exits 125
+// having said why, and the item is a runtime error that says so: the program is never run, in
+// that interpreter or without it (nothing falls back to folders under $TMPDIR here). The refusal comes from a stand-in for the sandbox library
+// (refusing_workspace_attach.cc), which only the bootstrap loads: the check is the evaluator's
+// own code and passes. A copy of python/ of this test's own: an interpreter of its own key.
+TEST(WarmPool, AnInterpreterThatCannotAttachItsWorkspaceRunsNothing) {
+  REQUIRE_WHOLE_SANDBOX();
+  if (geteuid() != 0) GTEST_SKIP() << "not root: no workspace is made, so none is attached";
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-refused-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::copy(std::string(TREX_SOURCE_DIR) + "/python", dir + "/python",
+                        std::filesystem::copy_options::recursive);
+  Benchmark b;
+  b.name = "refused";
+  b.items.push_back({"print", "q", {AnswerKind::kNumber, 1}, "", "", ""});
+  // Run, it would end as no-model; only an item that never ran ends as "error" (evaluate_one).
+  std::vector<Completion> cs = {{"print", 0, "```python\nprint(1)\n```"}};
+  EvalOptions o;
+  o.jobs = 1;
+  o.exec = roomy(true);
+  o.exec.python_dir = dir + "/python";
+  int before = warm_interpreters_started();
+  setenv("TREX_SANDBOX_ENTER_LIB", TREX_REFUSING_ATTACH_LIB, 1);
+  std::vector<ItemResult> r = evaluate(b, cs, o);
+  unsetenv("TREX_SANDBOX_ENTER_LIB");
+  EXPECT_GT(warm_interpreters_started(), before);  // the warm path was taken, not the fresh one
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].error, ErrorClass::kRuntimeError) << r[0].status << " " << r[0].message;
+  EXPECT_EQ(r[0].status, "error");
+  const std::string& m = r[0].message;
+  EXPECT_NE(m.find("warm interpreter: cannot attach its workspace: move_mount: refused by the test's stand-in library"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("(it exited with status 125)"), std::string::npos) << m;
+  EXPECT_NE(m.find("no program runs without it"), std::string::npos) << m;
   std::filesystem::remove_all(dir);
 }
 

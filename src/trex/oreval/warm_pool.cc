@@ -48,15 +48,22 @@ constexpr int kWorkspaceFd = 11;          // the workspace mount's, until the in
 // `python3 -I -B -c kBootstrap LIBRARY CONTROL_FD PYC_CACHE COPY_AHEAD FORK_EARLY WORKSPACE
 // WORKSPACE_FD`: attaches the workspace (trex_sandbox_attach_workspace) and runs the
 // interpreter's script from WORKSPACE/module as __main__, with WORKSPACE_FD "attached" (its
-// attach_workspace then does nothing more). A refused attach ends it (status 125): its script
-// is reachable only in the workspace. sys.argv[0] is "-c", as a script's own name would be.
+// attach_workspace then does nothing more). A refused attach ends it (status 125), fail closed:
+// its script is reachable only in the workspace. It says why first, in place of its "ready" on
+// the control socket (await_ready puts it in the program's error), on stderr where it cannot.
+// sys.argv[0] is "-c", as a script's own name would be.
 constexpr const char* kBootstrap =
     "import ctypes, os, sys\n"
     "attach = ctypes.CDLL(sys.argv[1]).trex_sandbox_attach_workspace\n"
     "attach.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]\n"
     "why = ctypes.create_string_buffer(256)\n"
     "if attach(int(sys.argv[7]), sys.argv[6].encode(), why, 256) != 0:\n"
-    "    os.write(2, b'trex warm interpreter: cannot attach its workspace: ' + why.value + b'\\n')\n"
+    "    line = 'cannot attach its workspace: ' + why.value.decode(errors='replace')\n"
+    "    try:\n"
+    "        import json\n"
+    "        os.write(int(sys.argv[2]), json.dumps({'ready': False, 'error': line}).encode())\n"
+    "    except Exception:\n"
+    "        os.write(2, ('trex warm interpreter: ' + line + '\\n').encode())\n"
     "    os._exit(125)\n"
     "os.close(int(sys.argv[7]))\n"
     "sys.argv[7] = 'attached'\n"
@@ -121,7 +128,15 @@ class WarmInterpreter final : public SandboxLauncher {
   void await_ready() {
     if (ready_) return;
     if (broken_) throw std::runtime_error("warm interpreter: broken by an earlier failure");
-    nlohmann::json ready = receive(kStartSeconds);
+    nlohmann::json ready;
+    try {
+      ready = receive(kStartSeconds);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(e.what() + exit_status());  // how it ended, where it did
+    }
+    // Its start failed and it said why (the bootstrap's refused attach): the program is not run.
+    if (ready.contains("error"))
+      fail(ready.value("error", std::string("unknown")) + exit_status() + "; no program runs without it");
     // Fail closed: the interpreter's children must get exactly the layers this process found.
     std::string isolation = ready.value("isolation", std::string());
     if (!ready.value("ready", false) || isolation != sandbox_isolation())
@@ -291,6 +306,23 @@ class WarmInterpreter final : public SandboxLauncher {
       close(workspace_fd_);
       workspace_fd_ = -1;
     }
+  }
+
+  // " (it exited with status N)" or " (it was killed by signal N)" once the interpreter has
+  // ended, waiting for that up to a second; "" if it has not. Reaped here, it is not waited
+  // for again (pid_ -1), so no later kill can reach a process that took its number.
+  std::string exit_status() {
+    if (pid_ <= 0) return "";
+    int status = 0;
+    for (int i = 0; i < 500; ++i) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (WIFEXITED(status)) return " (it exited with status " + std::to_string(WEXITSTATUS(status)) + ")";
+        return " (it was killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+      }
+      usleep(2000);
+    }
+    return "";
   }
 
   [[noreturn]] void fail(const std::string& why) {

@@ -123,7 +123,7 @@ int run_eval(const EvalArgs& args) {
   // The lenient status mode is part of the mode: every result line and summary says so.
   std::string mode = std::string(to_string(o.mode)) + (o.lenient_status ? "+lenient-status" : "");
   RunInfo info{mode, sandbox_isolation(), args.references ? "the benchmarks' reference programs" : args.completions,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), warm_program_folders()};
   std::vector<const Benchmark*> ptrs;
   for (const auto& b : benches) ptrs.push_back(&b);
   write_reports(args.out, ptrs, results, summaries, info);

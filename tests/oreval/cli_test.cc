@@ -226,6 +226,32 @@ TEST(EvalCli, ThePycCacheIsInTheFolderTrexPycCacheNames) {
   EXPECT_GT(entries, 0);  // one per compiled module of python/
 }
 
+// Where the programs' folders were is in the report a user reads (summary.md, summary.json):
+// the workspace as root, and the fallback under $TMPDIR with its reason (here TREX_WORKSPACE=0),
+// which is not a missing sandbox layer (docs/eval.md): the same layers, the same verdict.
+TEST(EvalCli, TheReportSaysWhereTheProgramsFoldersWere) {
+  if (!oreval::missing_sandbox_layers().empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << oreval::missing_sandbox_layers().front() << "): no warm interpreter";
+  TempDir d;
+  write_file_atomic(d.path + "/bench.jsonl", "{\"id\":\"py\",\"q\":\"max\",\"a\":3}\n");
+  std::string py = "```python\nfrom gurobipy import Model, GRB\nmodel = Model()\nx = model.addVar(ub=3)\n"
+                   "model.setObjective(x, GRB.MAXIMIZE)\nmodel.optimize()\nprint(model.ObjVal)\n```";
+  write_file_atomic(d.path + "/completions.jsonl", nlohmann::json({{"id", "py"}, {"completion", py}}).dump() + "\n");
+  auto run = [&](const std::string& out, const std::string& workspace) {
+    ProcessResult r = trex({"eval", "run", "--bench", d.path + "/bench.jsonl", "--id-field", "id", "--question-field", "q",
+                            "--answer-field", "a", "--completions", d.path + "/completions.jsonl", "--out", d.path + "/" + out,
+                            "--quiet"},
+                           {"/usr/bin/env", "TREX_WORKSPACE=" + workspace});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(read_file(d.path + "/" + out + "/results.jsonl").find("\"correct\""), std::string::npos) << out;
+    return nlohmann::json::parse(read_file(d.path + "/" + out + "/summary.json")).value("program_folders", std::string());
+  };
+  std::string without = run("without", "0");
+  EXPECT_EQ(without, "under $TMPDIR (no workspace: TREX_WORKSPACE=0; the same sandbox layers)");
+  EXPECT_NE(read_file(d.path + "/without/summary.md").find("- program folders: " + without + "\n"), std::string::npos);
+  if (geteuid() == 0) EXPECT_EQ(run("with", "1"), "each warm interpreter's workspace tmpfs");
+}
+
 // The processes `pid`'s threads have forked, as the kernel lists them.
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> found;

@@ -111,7 +111,9 @@ double overall_accuracy(const std::vector<BenchmarkSummary>& summaries) {
 
 std::string markdown_summary(const std::vector<BenchmarkSummary>& summaries, const RunInfo& info) {
   std::string md = "# trex eval\n\n";
-  md += "- mode: `" + info.mode + "`\n- sandbox: " + info.isolation + "\n- completions: `" + info.completions + "`\n";
+  md += "- mode: `" + info.mode + "`\n- sandbox: " + info.isolation + "\n";
+  if (!info.program_folders.empty()) md += "- program folders: " + info.program_folders + "\n";
+  md += "- completions: `" + info.completions + "`\n";
   char b[64];
   std::snprintf(b, sizeof b, "%.1f s", info.seconds);
   md += std::string("- wall time: ") + b + "\n- trex " + version() + "\n\n";
@@ -156,6 +158,7 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
   sj["trex_version"] = version();
   sj["mode"] = info.mode;
   sj["sandbox"] = info.isolation;
+  if (!info.program_folders.empty()) sj["program_folders"] = info.program_folders;
   sj["completions"] = info.completions;
   sj["seconds"] = info.seconds;
   for (const auto& s : summaries) {
@@ -179,7 +182,8 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
                   "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
                   "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th:first-child,td:first-child{text-align:left}"
                   "</style></head><body><h1>trex eval</h1>";
-  h += "<p>mode <b>" + html_escape(info.mode) + "</b>; sandbox " + html_escape(info.isolation) + "; completions " +
+  h += "<p>mode <b>" + html_escape(info.mode) + "</b>; sandbox " + html_escape(info.isolation) +
+       (info.program_folders.empty() ? "" : "; program folders " + html_escape(info.program_folders)) + "; completions " +
        html_escape(info.completions) + "</p>";
   if (overall >= 0) h += "<p>Overall accuracy: <b>" + pct(overall) + "</b></p>";
   const int row_h = 28, label_w = 170, bar_w = 500;

@@ -31,6 +31,7 @@ struct RunInfo {
   std::string isolation;  // sandbox_isolation()
   std::string completions;
   double seconds = 0;
+  std::string program_folders;  // warm_program_folders(); not a sandbox layer (docs/eval.md)
 };
 
 // Writes DIR/results.jsonl, DIR/summary.json, DIR/summary.md and DIR/report.html, each

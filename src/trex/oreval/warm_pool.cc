@@ -74,6 +74,8 @@ constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's 
 constexpr size_t kMaxMessage = size_t(1) << 20;
 
 std::atomic<int> g_started{0};
+std::atomic<int> g_ready_in_workspace{0};     // interpreters ready with their workspace attached
+std::atomic<int> g_ready_without_workspace{0};  // ready with their children's folders under $TMPDIR
 std::atomic<int> g_workers{0};
 
 // CPUs this process may run on (its affinity), at least 1.
@@ -147,6 +149,7 @@ class WarmInterpreter final : public SandboxLauncher {
       close(workspace_fd_);
       workspace_fd_ = -1;
     }
+    ++(workspace_fd_ >= 0 ? g_ready_in_workspace : g_ready_without_workspace);
     ready_ = true;
   }
 
@@ -510,5 +513,20 @@ int WarmLease::workspace_fd() const { return interp_->workspace_fd(); }
 const std::string& WarmLease::workspace_dir() const { return interp_->workspace_dir(); }
 
 int warm_interpreters_started() { return g_started.load(); }
+
+std::string warm_program_folders() {
+  int in = g_ready_in_workspace.load(), out = g_ready_without_workspace.load();
+  if (in + out == 0) return "under $TMPDIR (no warm interpreter ran a program)";
+  const char* env = getenv("TREX_WORKSPACE");
+  std::string why = env && std::string(env) == "0"
+                        ? "TREX_WORKSPACE=0"
+                        : "none could be made: trex not root, or the kernel refused the mount API";
+  // Where the folders are is not a sandbox layer (docs/eval.md): the layers are the same.
+  std::string under = "under $TMPDIR (no workspace: " + why + "; the same sandbox layers)";
+  if (out == 0) return "each warm interpreter's workspace tmpfs";
+  if (in == 0) return under;
+  return "each warm interpreter's workspace tmpfs for " + std::to_string(in) + " interpreters, " + under + " for " +
+         std::to_string(out);
+}
 
 }  // namespace trex::oreval

@@ -69,6 +69,12 @@ void warm_pool_prestart(const std::string& python, const std::string& pydir);
 // Started interpreters (idle or leased) in this process, for tests.
 int warm_interpreters_started();
 
+// Where the programs of this process's warm interpreters got their folders, for the run's
+// report (report.h RunInfo): in each interpreter's workspace, under $TMPDIR and why (no
+// workspace could be made, or TREX_WORKSPACE=0), or both with how many interpreters each; under
+// $TMPDIR where no warm interpreter became ready (--cold-start, no Python program).
+std::string warm_program_folders();
+
 // How many workers lease interpreters at once in this process (evaluate's --jobs), set before
 // the first interpreter starts (the interpreters started later read it); 0, the default: not
 // known.

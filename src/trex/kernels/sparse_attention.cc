@@ -372,8 +372,8 @@ const float* f32_rows(const T* src, float* buf, int64_t n) {
 // once, in token order, from arrays larger than L2; the window scores broadcast q's elements
 // from 8 rows at once and stalled on them (micro-benchmark, one thread: scores alone 1142 ns a
 // token with q streaming, 652 with q in L1). l1: into L1 (the rows the next column products
-// broadcast from; into L2 only gained nothing there), else into L2. write: the lines will be
-// written (fetched for ownership, so the stores do not wait on them).
+// broadcast from), else into L2 (the forward's q rows since session 26: see its token loop).
+// write: the lines will be written (fetched for ownership, so the stores do not wait on them).
 enum class Fetch { kL1, kL2, kWrite };
 template <class T>
 void prefetch_rows(const T* p, int64_t n, Fetch how) {
@@ -599,9 +599,15 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         // the settings, one thread's CPU time, loaded) measured 4, 8, 12 and 16 ahead within 2%
         // of each other at 1, 3 and 4 threads; prefetching nothing cost 1.07-1.40x. Until session
         // 24 it was t + 8 whichever thread took that token: at 2 threads the last 8 tokens of
-        // every block job requested the other thread's next job's rows.
+        // every block job requested the other thread's next job's rows. Into L2, not L1 (session
+        // 26, Zen 4, L1D 32 KiB, which a token's window key columns, ~40 KiB, already overflow:
+        // lines requested into L1 ahead of use displace lines in use): into L1 the forward took
+        // 1.11x the CPU time at ratios 0 and 128, 1.065x at ratio 4 (one process, 21 alternating
+        // rounds, same bits). The window scores alone (one thread, q streaming from memory):
+        // 75 GFLOP/s prefetching nothing, 69 into L1 8 tokens ahead, 71 into L1 1 ahead, 90 into
+        // L2 8 ahead; 110 with q held in L1.
         if (const int64_t u = ahead.token(t + kPrefetchAhead); u >= 0)
-          prefetch_rows(q + u * H * hd, H * hd, Fetch::kL1);
+          prefetch_rows(q + u * H * hd, H * hd, Fetch::kL2);
         column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
                     w.S.data() + i * H * kmax, ks[i].n);
       }
@@ -685,7 +691,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
     if (const int64_t b = walk.block(); b < n_blocks)  // the first block's first rows (later
       for (int64_t t = split.block_begin(b);           // blocks' come from the block before)
            t < std::min(split.block_end(b), split.block_begin(b) + kPrefetchAhead); ++t)
-        prefetch_rows(q + t * H * hd, H * hd, Fetch::kL1);
+        prefetch_rows(q + t * H * hd, H * hd, Fetch::kL2);
     for (int64_t b = walk.block(); b < n_blocks; walk.next(claim), b = walk.block()) run_block(b, walk.next_own());
   });
 }

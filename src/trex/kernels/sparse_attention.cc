@@ -371,10 +371,12 @@ const float* f32_rows(const T* src, float* buf, int64_t n) {
 // at the step's shape, one page: the hardware prefetchers stop at page boundaries) are read
 // once, in token order, from arrays larger than L2; the window scores broadcast q's elements
 // from 8 rows at once and stalled on them (micro-benchmark, one thread: scores alone 1142 ns a
-// token with q streaming, 652 with q in L1). l1: into L1 (the rows the next column products
-// broadcast from), else into L2 (the forward's q rows since session 26: see its token loop).
-// write: the lines will be written (fetched for ownership, so the stores do not wait on them).
-enum class Fetch { kL1, kL2, kWrite };
+// token with q streaming, 652 with q in L1). kL2: read, requested into L2. Until session 26
+// kL1 requested q and d_o into L1; on session 26's Zen 4 (L1D 32 KiB, which a token's keys
+// already overflow) that was slower than L2 in the forward and the backward alike (see their
+// token loops), and L1 is no longer requested. kWrite: the lines will be written (fetched for
+// ownership, so the stores do not wait on them).
+enum class Fetch { kL2, kWrite };
 template <class T>
 void prefetch_rows(const T* p, int64_t n, Fetch how) {
   const char* c = reinterpret_cast<const char*>(p);
@@ -382,8 +384,6 @@ void prefetch_rows(const T* p, int64_t n, Fetch how) {
   for (int64_t off = 0; off < bytes; off += 64) {
     if (how == Fetch::kWrite)
       __builtin_prefetch(c + off, 1, 3);
-    else if (how == Fetch::kL1)
-      __builtin_prefetch(c + off, 0, 3);
     else
       __builtin_prefetch(c + off, 0, 2);
   }
@@ -810,9 +810,12 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         // fp32 storage is read where it lies; bf16 is widened once per token.
         const float* Q = f32_rows(q + t * H * hd, w.Q.data(), H * hd);
         const float* dO = f32_rows(d_o + t * H * hd, w.dO.data(), H * hd);
-        if (t + 1 < thi) {  // the next token's rows; this token's dq rows are written below
-          prefetch_rows(q + (t + 1) * H * hd, H * hd, Fetch::kL1);
-          prefetch_rows(d_o + (t + 1) * H * hd, H * hd, Fetch::kL1);
+        // The next token's rows, into L2 (into L1, session 26, Zen 4: 1.037x the CPU time at
+        // ratio 0, 1.040x at 128, 1.011x at 4; 4 tokens ahead into L2 gained less). This
+        // token's dq rows are written below.
+        if (t + 1 < thi) {
+          prefetch_rows(q + (t + 1) * H * hd, H * hd, Fetch::kL2);
+          prefetch_rows(d_o + (t + 1) * H * hd, H * hd, Fetch::kL2);
         }
         // qrows: the H rows of q, then the H rows of d_o (the b rows of dK's product).
         head_rows(dO, H, hd, w.dorows);

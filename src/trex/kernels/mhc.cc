@@ -1035,6 +1035,18 @@ TREX_POST512_FN void post_put(T* p, __m512 v, __mmask16 m) {
   }
 }
 
+// The line path's arithmetic, the step path's (TREX_PB_STEP) chains: c[0] a0 + ... + c[3] a3
+// from zero in that order, and a sum taking the low half's product, then the high half's.
+TREX_POST512_FN __m512 post_mix4(const float* c, __m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+  __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(c[0]), a0, _mm512_setzero_ps());
+  v = _mm512_fmadd_ps(_mm512_set1_ps(c[1]), a1, v);
+  v = _mm512_fmadd_ps(_mm512_set1_ps(c[2]), a2, v);
+  return _mm512_fmadd_ps(_mm512_set1_ps(c[3]), a3, v);
+}
+TREX_POST512_FN __m512 post_dot2(__m512 s, __m512 al, __m512 bl, __m512 ah, __m512 bh) {
+  return _mm512_fmadd_ps(ah, bh, _mm512_fmadd_ps(al, bl, s));
+}
+
 template <bool NT, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) void post_backward_token512_n4(
     const T* g, const T* f, const T* x, const float* post, const float* C, T* dF, T* dX,
@@ -1087,6 +1099,48 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     TREX_PB_ROW(FULL, 3, t30, t31, t32, t33)                                                     \
   }
   int64_t e = 0;
+  // bf16 with AVX512_BF16: a line (32 elements, two 16-lane steps) at a time, so that each
+  // output line is written by its two 32-byte streaming stores back to back (simd::store32).
+  // Step by step, the 5 outputs' half lines alternated (dF, dX 0-3, then their second halves a
+  // step later): each line sat half written in a write-combining buffer while 4 others were
+  // started, and the loads of X's rows 2 and 3, right after those stores, took 28% of the
+  // function's samples (perf, one thread). Each half is the step path's chain and each sum
+  // takes the low half then the high half, as the steps did: the same bits. The next token's G
+  // and F lines are requested at the line's start, its X lines after dF, one request a line.
+  // One-process A/B against main d4ecc1d (bench/results/mhcbwd_s26), [4096, 4, 1024], CPU
+  // time, 15 rounds, load 3.8-4.1: 2 threads 1.16x / 1.17x, 1 thread 1.15x; main's own source
+  // as B 1.00-1.02x.
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    const __m512i lo_idx = simd::widen_index(0), hi_idx = simd::widen_index(1);
+    for (; e + 32 <= d; e += 32) {
+      for (int k = 0; k < 4; ++k) pf(gn + k * d + e);
+      pf(fn + e);
+      __m512 a0l, a0h, a1l, a1h, a2l, a2h, a3l, a3h, fl, fh;
+      simd::load32(g + e, lo_idx, hi_idx, &a0l, &a0h);
+      simd::load32(g + d + e, lo_idx, hi_idx, &a1l, &a1h);
+      simd::load32(g + 2 * d + e, lo_idx, hi_idx, &a2l, &a2h);
+      simd::load32(g + 3 * d + e, lo_idx, hi_idx, &a3l, &a3h);
+      simd::load32(f + e, lo_idx, hi_idx, &fl, &fh);
+      simd::store32<NT>(dF + e, post_mix4(pt, a0l, a1l, a2l, a3l), post_mix4(pt, a0h, a1h, a2h, a3h));
+      s0 = post_dot2(s0, a0l, fl, a0h, fh), s1 = post_dot2(s1, a1l, fl, a1h, fh);
+      s2 = post_dot2(s2, a2l, fl, a2h, fh), s3 = post_dot2(s3, a3l, fl, a3h, fh);
+      for (int k = 0; k < 4; ++k) pf(xn + k * d + e);
+#define TREX_PB_LINE_ROW(j, u0, u1, u2, u3)                                                       \
+  {                                                                                              \
+    __m512 xl, xh;                                                                               \
+    simd::load32(x + j * d + e, lo_idx, hi_idx, &xl, &xh);                                       \
+    simd::store32<NT>(dX + j * d + e, post_mix4(Ct + 4 * j, a0l, a1l, a2l, a3l),                  \
+                      post_mix4(Ct + 4 * j, a0h, a1h, a2h, a3h));                                 \
+    u0 = post_dot2(u0, a0l, xl, a0h, xh), u1 = post_dot2(u1, a1l, xl, a1h, xh);                  \
+    u2 = post_dot2(u2, a2l, xl, a2h, xh), u3 = post_dot2(u3, a3l, xl, a3h, xh);                  \
+  }
+      TREX_PB_LINE_ROW(0, t00, t01, t02, t03)
+      TREX_PB_LINE_ROW(1, t10, t11, t12, t13)
+      TREX_PB_LINE_ROW(2, t20, t21, t22, t23)
+      TREX_PB_LINE_ROW(3, t30, t31, t32, t33)
+#undef TREX_PB_LINE_ROW
+    }
+  }
   for (; e + 16 <= d; e += 16) {
     if (e % kLine == 0) {
       for (int k = 0; k < 4; ++k) pf(gn + k * d + e), pf(xn + k * d + e);

@@ -541,11 +541,14 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
   const float tau = 1.f / std::sqrt(float(hd));
   const int64_t grain = tuned_or("sparse_attention.fwd", {sh.s, H, hd}, "query_block", builtin::kAttnQueryBlock);
   const uint64_t call = next_call_id();
-  // Tokens in groups of kGroup (fp32): the scores of the group's tokens first (their windows'
-  // columns, as one sweep of overlapping lines), then their outputs (their key rows): a token's
-  // window columns and key rows together are more than L1 holds, so alternating the two per
-  // token reloaded both each time. bf16 keys are widened per token, one token at a time.
-  constexpr int64_t kGroup = std::is_same_v<T, float> ? 4 : 1;
+  // Tokens in groups of kGroup: the scores of the group's tokens first (their windows' columns,
+  // as one sweep of overlapping lines), then their outputs (their key rows). Groups of 4 fp32
+  // tokens were faster where L1 held more (a token's window columns and key rows together
+  // exceeded it, and alternating the two per token reloaded both); on session 26's Zen 4 (L1D
+  // 32 KiB, which a token's window columns alone overflow) one token at a time is faster: 1.025x
+  // (ratio 128), 1.037x (0), 1.016x (4) the CPU time of groups of 4, 2 threads, 21 alternating
+  // rounds, same bits (groups of 2: 0.977x, 0.986x). bf16 keys are widened per token anyway.
+  constexpr int64_t kGroup = 1;
   static_assert(kGroup <= KeyColumns::kSlots, "a group's blocks must all stay in the ring");
   constexpr int64_t kPrefetchAhead = 8;  // tokens between a q row's prefetch and its use
   // Where the tokens after a run go on in this thread's order: the run's tokens up to `end`
@@ -588,13 +591,13 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
           Q = w.Q.data();
         }
         head_rows(Q, H, hd, qrows[i]);
-        // The group's blocks stay in the ring: its kGroup = 4 tokens lie in at most 4
+        // The group's blocks stay in the ring: its kGroup <= 4 tokens lie in at most 4
         // consecutive blocks, which the ring's 4 slots hold at once.
         kwin[i] = kcol.window(call, kv, sh.s, hd, sh.window, t, ks[i].nw);
       }
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
-        // The q rows of this thread's token 8 tokens ahead (kPrefetchAhead; for bf16, kGroup 1,
+        // The q rows of this thread's token 8 tokens ahead (kPrefetchAhead; with kGroup 1
         // that is 8 groups). The distance barely matters: session 18 (one process alternating
         // the settings, one thread's CPU time, loaded) measured 4, 8, 12 and 16 ahead within 2%
         // of each other at 1, 3 and 4 threads; prefetching nothing cost 1.07-1.40x. Until session

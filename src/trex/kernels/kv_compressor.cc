@@ -838,10 +838,47 @@ TREX_AVX512_FN void r4_step(const float* kt, const float* zt, const float* ape, 
     }
 }
 
-// k over the walk (the forward, ratio 4).
-template <int J0, bool kFull>
+// k at channels [c, c + 16) of entry i (lanes off in m load 0): the scores of rows J0..7, their
+// max, p[j] = exp(score - max), and the exp-weighted kt over the sum in row order: stats64's
+// operations, one vector at a time, as the backward (r4_backward_vector). From memory the
+// forward takes this: with r4_step's two vectors at once (p[8][2], 16 exps live) GCC kept
+// scores and exps on the stack (perf, one thread: 13.5% of the walk's samples on instructions
+// addressing the stack; 346 of them in the walk, 258 this way). In cache (the model's [2048,
+// 128]) this way measured 0.99x against main's source as the same harness's B (1.01x): within
+// the harness's layout noise (~1%), but no gain, so there the two vectors' chains stay.
+// Each lane's operations are r4_step's: the same bits.
+template <int J0>
+TREX_AVX512_FN __m512 r4_vector(const float* kt, const float* zt, const float* ape, const R4Rows& r,
+                                int64_t c, __mmask16 m) {
+  __m512 p[8], mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j) {
+    p[j] = _mm512_add_ps(simd::load16(zt + r.x[j] + c, m), simd::load16(ape + r.a[j] + c, m));
+    mx = simd::max16(mx, p[j]);
+  }
+  __m512 sum = _mm512_setzero_ps(), acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int j = J0; j < 8; ++j) {
+    p[j] = exp16_nonpos(_mm512_sub_ps(p[j], mx));
+    sum = _mm512_add_ps(sum, p[j]);
+    acc = _mm512_fmadd_ps(p[j], simd::load16(kt + r.x[j] + c, m), acc);
+  }
+  return _mm512_div_ps(acc, sum);
+}
+
+// k over the walk (the forward, ratio 4): kOne, a vector at a time (r4_vector), else both
+// vectors of the step at once (r4_step).
+template <int J0, bool kFull, bool kOne>
 TREX_AVX512_FN void r4_forward_step(const float* kt, const float* zt, const float* ape, float* k,
                                     const R4Rows& r, int64_t i, int64_t c, int64_t e1, int64_t hd) {
+  if constexpr (kOne) {
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v) {
+      const __mmask16 m = r4_lanes<kFull>(c + 16 * v, e1);
+      if (m) simd::store16(k + i * hd + c + 16 * v, r4_vector<J0>(kt, zt, ape, r, c + 16 * v, m), m);
+    }
+    return;
+  }
   __mmask16 m[2];
 #pragma GCC unroll 2
   for (int v = 0; v < 2; ++v) m[v] = r4_lanes<kFull>(c + 16 * v, e1);
@@ -869,10 +906,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     for (int64_t c = w.e0; c < w.e1; c += kR4Step) {
       if (kPrefetch) r4_prefetch_next(kt, zt, hd, w, ahead);
       const bool full = c + kR4Step <= w.e1;
-      if (r.j0 == 0 && full) r4_forward_step<0, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
-      else if (r.j0 == 0) r4_forward_step<0, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
-      else if (full) r4_forward_step<4, true>(kt, zt, ape, k, r, i, c, w.e1, hd);
-      else r4_forward_step<4, false>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      if (r.j0 == 0 && full) r4_forward_step<0, true, kPrefetch>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (r.j0 == 0) r4_forward_step<0, false, kPrefetch>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else if (full) r4_forward_step<4, true, kPrefetch>(kt, zt, ape, k, r, i, c, w.e1, hd);
+      else r4_forward_step<4, false, kPrefetch>(kt, zt, ape, k, r, i, c, w.e1, hd);
     }
   }
 }

@@ -48,8 +48,10 @@ trex::core::ThreadPool& pool(int threads) {
 // caller's sleep after a 2-thread 1024^3 call, session 26), so with random interleaving the run
 // after an OpenBLAS run shared a core with that poller for its first 100 ms. One process, trex
 // 2-thread 2048^3 right after 2-thread OpenBLAS calls: 201 GFLOP/s median (189-209), with a
-// 0.3 s pause between them 207 (207-208) (5 rounds, session 26). trex's pool polls 200 us, so
-// one pause covers both libraries; every run gets it alike.
+// 0.3 s pause between them 207 (207-208) (5 rounds, session 26); the 150 ms used here covers the
+// ~100 ms of polling measured above, and gemm_bench with it read 1.00-1.04x trex / OpenBLAS on
+// the squares (bench/results/gemm_s26 settle_ab_*). trex's pool polls 200 us, so one pause covers
+// both libraries; every run gets it alike.
 void settle(const benchmark::State&) {
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
 }

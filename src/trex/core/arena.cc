@@ -26,8 +26,9 @@ namespace trex::core {
 // 0.82-0.88x and mhc.head_bwd bf16 0.91x slower (1.10-1.20x and 1.05x in the other).
 // Session 26 (a Zen 4 VM, load 10-19; bench/results/pages_s26): 97% of the v4-micro step's
 // anonymous memory on huge pages (the rest is glibc's heap); against TREX_HUGEPAGES=0, the
-// kernel_triad_bench cases 1.18x and 1.52x slower on 4 KiB pages (medians of 24 cases, two runs),
-// the step's CPU time within 1-2%.
+// two-thread triad in one process 1.31-1.64x faster on huge pages (20 alternating rounds,
+// same-code control 1.01-1.14), the step's CPU time within 1-2%. (kernel_triad_bench's cases
+// read 1.18x and 1.52x slower on 4 KiB pages, but that run's same-arm control drifted 1.90x.)
 //
 // The hint has costs. Where no huge page is free the range stays on 4 KiB pages, but with
 // /sys/kernel/mm/transparent_hugepage/defrag = "madvise" (this VM's) the first touch of each 2

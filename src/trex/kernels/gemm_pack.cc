@@ -80,10 +80,10 @@ void pack_panel_rows<32, float>(const float* s, int64_t ld, int64_t kc, float* d
 }
 #endif
 
-// A full panel whose R lanes are R consecutive source elements of each depth (transposed A;
-// B not transposed goes through pack_panels_cols below): R a constant, so each depth's copy is a few vector moves instead of the
-// element loop with a run-time count it replaces (10% of the LM head's weight-gradient product
-// was that loop).
+// A full panel whose R lanes are R consecutive source elements of each depth (transposed A; B
+// not transposed goes through pack_panels_cols below): R a constant, so each depth's copy is a
+// few vector moves instead of the element loop with a run-time count it replaces (10% of the LM
+// head's weight-gradient product was that loop when B went through it too).
 template <int R, class S>
 void pack_panel_cols(const S* s, int64_t ld, int64_t kc, float* d) {
   for (int64_t p = 0; p < kc; ++p) {

@@ -564,8 +564,9 @@ TREX_AVX512_FN void gradient_rows(const float* kt, const float* zt, float* dkt, 
 // kt, dape and the next entry's zt through L2, 256 KiB each against 1 MiB; in parts of 128
 // channels they are 64 KiB each (ape and dape 256 KiB in all, every part's rows of them).
 // Session 26, one process against main 23c9aaf, CPU time, 15 alternating rounds, loaded (load
-// 13-16), [8192, 512] ratio 128, with the turns below: 2 threads 1.34x and 1.48x (14 and 15 of 15
-// faster), 1 thread 1.12x (15 of 15); earlier variants: parts of 256 channels 1.01x / 1.09x
+// 13.5-16), [8192, 512] ratio 128, with the turns below: the landed code 1.554x on 2 threads and
+// 1.116x on 1 (15 of 15 faster each; bench/results/kvc_s26/landed_ab.log; an earlier variant
+// read 1.34x and 1.48x on 2 threads); earlier variants: parts of 256 channels 1.01x / 1.09x
 // (2 / 1 threads), of 64 0.84x / 1.05x.
 constexpr int64_t kBackwardPartBytes = int64_t(64) << 10;
 
@@ -669,7 +670,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // session 26 the pool took chunks of 16 (entry, channel block) items, and an entry that began a
 // chunk had nothing requested. Entries are independent: the split changes no bit. Session 26,
 // one process against main 23c9aaf, CPU time, 15 alternating rounds, loaded (load 13-16),
-// [8192, 512] ratio 128: 2 threads 1.15x and 1.19x (15 of 15 faster), 1 thread 1.15x (15 of 15);
+// [8192, 512] ratio 128: the landed code 1.118x on 2 threads (14 of 15 faster) and 1.109x on 1
+// (15 of 15; bench/results/kvc_s26/landed_ab.log; an earlier variant 1.15x-1.19x); a near-idle
+// kernel_triad_bench --paired 2 at the session's end read it 0.92x (unresolved at two rounds);
 // parts of 256 channels 1.07x / 1.03x (2 / 1 threads, 11 rounds), whole entries 1.07x (2
 // threads), 64 channels 1.02x / 0.99x. Used only from memory (kPrefetchMinBytes).
 constexpr int64_t kForwardPartBytes = int64_t(64) << 10;

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -375,13 +377,27 @@ TEST(WarmPool, ProgramsRunInFoldersOfTheInterpretersWorkspace) {
   EXPECT_FALSE(std::filesystem::exists(cwd)) << "the workspace is mounted where the evaluator sees it";
   WarmLease again(o.python, o.python_dir);  // the same interpreter: its workspace is empty again
   ASSERT_EQ(again.workspace_dir(), dir);
-  DIR* listing = fdopendir(dup(again.workspace_fd()));
-  ASSERT_NE(listing, nullptr);
+  // The mount's descriptor is O_PATH (fsmount), which readdir refuses (EBADF): the folder is
+  // opened through it for reading, and a failed read fails the test rather than listing nothing.
+  int folder = openat(again.workspace_fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(folder, 0) << strerror(errno);
+  DIR* listing = fdopendir(folder);
+  ASSERT_NE(listing, nullptr) << strerror(errno);
   std::vector<std::string> left;
-  while (dirent* e = readdir(listing))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") left.push_back(e->d_name);
+  bool module_copy = false;
+  errno = 0;
+  while (dirent* e = readdir(listing)) {
+    std::string name = e->d_name;
+    if (name == "module")
+      module_copy = true;  // the interpreter's own, not a program's: it stays
+    else if (name != "." && name != "..")
+      left.push_back(name);
+  }
+  int read_error = errno;
   closedir(listing);
-  EXPECT_TRUE(left.empty()) << left.front();
+  ASSERT_EQ(read_error, 0) << "readdir: " << strerror(read_error);
+  EXPECT_TRUE(module_copy) << "the listing missed the module copy: it did not read the workspace";
+  EXPECT_TRUE(left.empty()) << left.size() << " left, first " << left.front();
 }
 
 // TREX_WORKSPACE=0 (as where no workspace can be made: trex not root, a kernel without the mount

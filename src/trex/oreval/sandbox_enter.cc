@@ -44,8 +44,10 @@ __attribute__((visibility("default"))) int trex_sandbox_share_netns() {
 // In the warm interpreter, before its first fork, while it runs one thread: moves it into a
 // mount namespace of its own and attaches the evaluator's workspace tmpfs (the descriptor
 // `mount_fd`) at the folder `path` (workspace.h's attach_workspace), where its children then
-// find their folders. Returns 0, or -1 with "STEP: ERROR" in `buf` (the evaluator then gives its
-// programs folders under $TMPDIR, as without a workspace). The caller closes `mount_fd`.
+// find their folders. Returns 0, or -1 with "STEP: ERROR" in `buf`: the bootstrap (kBootstrap
+// in warm_pool.cc) then reports that line and exits 125, fail closed, and the evaluator runs no
+// program in it (each item it was to run fails with that line); nothing falls back to $TMPDIR
+// here. The caller closes `mount_fd`.
 __attribute__((visibility("default"))) int trex_sandbox_attach_workspace(int mount_fd, const char* path, char* buf,
                                                                          int len) {
   using namespace trex::oreval;

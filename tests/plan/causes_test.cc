@@ -988,6 +988,19 @@ TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   EXPECT_NEAR(predict(dense, c, r, fused).memory.activations, 60882944, 1);
   kept.recompute = Recompute::kNone;
   EXPECT_NEAR(predict(dense, c, r, kept).memory.activations, (2 * 40992 + 4096) * 1024, 1);
+  // FP8 storage of the GEMM inputs (act_bytes 1): the norms' outputs and the product are those
+  // inputs, kept at 1 B, and norm-act frees them at 1 B, not 2 (review s26 MEDIUM 2). Kept a token
+  // and layer: 40,992 less half the GEMM inputs (qkv, o, fc1 2d each, fc2 2f: 7,168), plus the
+  // core's BF16 o kept again beside the o projection's FP8 copy (2d; test (3) above) = 35,872, the
+  // head 4096 - 1024. Norm-act frees the norms' d + d and the product's f = 6,144 (12,288 before
+  // this fix, more than was counted): (2 x 29,728 + 2048) x 1024 = 62,980,096 B, with or without
+  // the fused backward (which keeps no product and frees none).
+  plan::Run fp8 = r;
+  fp8.act_bytes = 1;
+  EXPECT_NEAR(predict(dense, c, fp8, kept).memory.activations, (2 * 35872 + 3072) * 1024, 1);
+  kept.recompute = Recompute::kNormAct;
+  EXPECT_NEAR(predict(dense, c, fp8, kept).memory.activations, 62980096, 1);
+  EXPECT_NEAR(predict(dense, c, fp8, fused).memory.activations, 62980096, 1);
   // A stack file that sets it names its source, or is refused with the field named.
   const std::string path =
       (std::filesystem::temp_directory_path() / ("trex-swiglu-stack-" + std::to_string(getpid()) + ".toml")).string();

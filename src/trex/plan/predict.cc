@@ -245,15 +245,23 @@ class Builder {
     }
   }
 
-  void norm(Work& w, double t, double width) { cheap(w, t * 4 * width, t * 2 * width); }
+  // A norm keeps its BF16 input; its output is kept by the GEMM it feeds, in the run's activation
+  // storage (act_bytes_, 1 B under FP8), and that is what norm-act recomputation frees. A norm
+  // feeding no GEMM (`feeds_gemm` false) keeps its output in BF16. Until session 26 norm-act freed
+  // 2 B an element under FP8 storage too, more than was counted.
+  void norm(Work& w, double t, double width, bool feeds_gemm = true) {
+    cheap(w, t * 4 * width, t * 2 * width);
+    if (feeds_gemm) w.cheap_saved -= t * (2 - act_bytes_) * width;
+  }
 
   // The norm before an attention or FFN block. With the stack's fp32_norm_input (stack.h) a cast
   // of the residual to FP32 and a norm reading it, in two kernels, keeping the BF16 input.
   void residual_norm(Work& w) {
     const double d = m_.hidden;
-    if (s_.stack.fp32_norm_input && m_.mhc.streams <= 1)
+    if (s_.stack.fp32_norm_input && m_.mhc.streams <= 1) {
       cheap(w, tsp_ * 12 * d, tsp_ * 2 * d, 2);
-    else
+      w.cheap_saved -= tsp_ * (2 - act_bytes_) * d;  // norm-act frees the GEMM's input (norm above)
+    } else
       norm(w, tsp_, d);
   }
 
@@ -359,7 +367,7 @@ class Builder {
           double cw = ratio == 4 ? 2 : 1;
           gemm(w, ta_, d, 2 * cw * hd);
           vec(w, ta_ * 2 * cw * hd * 4 * 2, ta_ * 2 * cw * hd * 4);  // softmax pooling with ape (fp32)
-          norm(w, ta_ / ratio, hd);
+          norm(w, ta_ / ratio, hd, false);  // the compressed key, read by the attention core
         }
         if (ratio == 4) {
           double IH = m_.indexer.heads / tp_, Ihd = m_.indexer.head_dim;
@@ -407,9 +415,10 @@ class Builder {
     // function alone) keeps its inputs to rebuild its output, the down projection's input, f wide:
     // for GELU as many bytes as the input, for SwiGLU half of its two inputs, and nothing where
     // a fused SwiGLU backward never kept the product. Until session 26 norm-act freed SwiGLU's
-    // two inputs instead, 2f B a token twice what it frees.
+    // two inputs instead, 2f B a token twice what it frees. The output is the down projection's
+    // input, kept in the run's activation storage (act_bytes_ an element: 1 B under FP8).
     const bool product_kept = !(swiglu && s_.stack.fused_swiglu_backward);
-    w.cheap_saved -= act_inputs - (product_kept ? ta_ * f * 2 : 0);
+    w.cheap_saved -= act_inputs - (product_kept ? ta_ * f * act_bytes_ : 0);
   }
 
   // The FFN's down projection, added by `add`. Under a stack whose fused SwiGLU backward rebuilds

@@ -116,12 +116,13 @@ struct StackProfile {
   double tensor_core_align_bytes = 0;
   std::string tensor_core_align_source;
   // Whether the stack runs a SwiGLU MLP as one autograd function whose backward kernel rebuilds
-  // silu(x W1) * (x W3), the down projection's input, from the two gate outputs it keeps, so that
-  // product is not kept for the backward (one FFN-wide tensor a layer fewer than a separate down
-  // projection that saves its own input). Meta's xformers ships it: _SwiGLUFusedFunc saves x, x1
-  // and x2 only, and silu_bw_fused returns the product beside the gate gradients
-  // (facebookresearch/xformers xformers/ops/swiglu_op.py). The backward computes silu(x1) for the
-  // gate gradients anyway, so the rebuild is one multiply in the same kernel: no time is charged.
+  // silu(x1) * x2 (x1 = x W1, x2 = x W3), the down projection's input, from the two gate outputs
+  // it keeps, so that product is not kept for the backward (one FFN-wide tensor a layer fewer
+  // than a separate down projection that saves its own input). Meta's xformers ships it:
+  // _SwiGLUFusedFunc saves x, x1 and x2 only, and silu_bw_fused returns the product beside the
+  // gate gradients (facebookresearch/xformers xformers/ops/swiglu_op.py). The backward computes
+  // silu(x1) for the gate gradients anyway, so the rebuild is one multiply in the same kernel: no
+  // time is charged.
   // Required with it: fused_swiglu_source. false: the product is kept (Megatron, TE, eager).
   bool fused_swiglu_backward = false;
   std::string fused_swiglu_source;

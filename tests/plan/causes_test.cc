@@ -1016,6 +1016,37 @@ TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   std::filesystem::remove(path);
 }
 
+// (4b) Which x a fused SwiGLU backward keeps under TP with sequence parallelism (review s26
+// MEDIUM 1): trex counts the FFN's input sequence-sharded (re-gathered in the backward, as
+// Megatron's linear layers do), not the gathered tensor xformers' function would keep as passed.
+// The dense SwiGLU model of (4) on TP 2 with sequence parallelism: every per-token, per-layer byte
+// of (4)'s 40,992 is halved (norm inputs and the two gathered GEMM inputs qkv and fc1 over the
+// sequence, the rest over heads and f): 20,496, and the fused backward drops the product 2f / 2
+// = 4,096: 16,400 a token and layer. A gathered x kept whole would add d = 1024 more.
+TEST(Causes, AFusedSwigluBackwardKeepsItsInputSequenceShardedUnderTp) {
+  auto dense_with = [](int layers) {
+    return model::parse_model_config(
+        "[model]\nname = \"tiny-swiglu\"\nvocab = 32000\nhidden = 1024\nlayers = " + std::to_string(layers) +
+            "\ntrain_seq_len = 1024\n[attention]\nkind = \"gqa\"\nheads = 8\nkv_heads = 8\nhead_dim = 128\n"
+            "rope_dims = 128\n[ffn]\nactivation = \"swiglu\"\nhidden = 4096\n",
+        "tiny-swiglu.toml");
+  };
+  Cluster c = tiny_cluster(1);
+  c.nodes = 1;
+  c.devices_per_node = 2;
+  c.links = {LinkLevel{"none", 2, 1e12, 0, 1, "test"}};
+  plan::Run r = make_run(1024, 1);
+  Strategy kept, fused;
+  kept.tp = fused.tp = 2;
+  kept.sequence_parallel = fused.sequence_parallel = true;
+  fused.stack.fused_swiglu_backward = true;
+  auto per_layer = [&](const Strategy& s) {
+    return (predict(dense_with(4), c, r, s).memory.activations - predict(dense_with(2), c, r, s).memory.activations) / 2;
+  };
+  EXPECT_NEAR(per_layer(kept), 20496.0 * 1024, 1);
+  EXPECT_NEAR(per_layer(fused), 16400.0 * 1024, 1);
+}
+
 // (7) A stack's eager elementwise kernels (session 26): InternEvo at fa7337b runs the SwiGLU as
 // w3(F.silu(w1(x)) * w2(x)) (internlm/model/linear.py) and each residual norm on
 // _residual.float() inside a checkpointed block (modeling_internlm.py); stack.h eager_swiglu and

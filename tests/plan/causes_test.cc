@@ -32,6 +32,28 @@ using testing::source_path;
 using testing::tiny_cluster;
 using testing::tiny_moe;
 
+// A stack file "[stack] name, source" plus `fields`, loaded from a temporary file.
+StackProfile stack_from(const std::string& fields) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("trex-causes-stack-" + std::to_string(getpid()) + ".toml")).string();
+  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\n" << fields;
+  struct Remove {
+    std::string path;
+    ~Remove() { std::filesystem::remove(path); }
+  } remove{path};
+  return load_stack(path);
+}
+
+// A stack that sets `field` without its source field is refused, naming `source_field`.
+void expect_refused_without_source(const std::string& field, const std::string& source_field) {
+  try {
+    stack_from(field + " = true\n");
+    ADD_FAILURE() << "an unsourced " << field << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(source_field), std::string::npos) << e.what();
+  }
+}
+
 // A two-layer GPT-style model: d 1024, 8 heads of 128, FFN 4096 (GELU), vocabulary 32000.
 model::ModelConfig tiny_gpt(int layers = 2) {
   return model::parse_model_config("[model]\nname = \"tiny\"\nvocab = 32000\nhidden = 1024\nlayers = " + std::to_string(layers) +
@@ -1002,18 +1024,8 @@ TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   EXPECT_NEAR(predict(dense, c, fp8, kept).memory.activations, 62980096, 1);
   EXPECT_NEAR(predict(dense, c, fp8, fused).memory.activations, 62980096, 1);
   // A stack file that sets it names its source, or is refused with the field named.
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("trex-swiglu-stack-" + std::to_string(getpid()) + ".toml")).string();
-  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\nfused_swiglu_backward = true\n";
-  try {
-    load_stack(path);
-    ADD_FAILURE() << "an unsourced fused_swiglu_backward was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("fused_swiglu_source"), std::string::npos) << e.what();
-  }
-  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\nfused_swiglu_backward = true\nfused_swiglu_source = \"xformers\"\n";
-  EXPECT_TRUE(load_stack(path).fused_swiglu_backward);
-  std::filesystem::remove(path);
+  expect_refused_without_source("fused_swiglu_backward", "fused_swiglu_source");
+  EXPECT_TRUE(stack_from("fused_swiglu_backward = true\nfused_swiglu_source = \"xformers\"\n").fused_swiglu_backward);
 }
 
 // (4b) Which x a fused SwiGLU backward keeps under TP with sequence parallelism (review s26
@@ -1087,20 +1099,8 @@ TEST(Causes, EagerSwigluAndFp32NormInputsMoveMoreBytesThanFusedKernels) {
   StackProfile ie = load_stack(source_path("configs/plan/stack/internevo-2023.toml"));
   EXPECT_TRUE(ie.eager_swiglu);
   EXPECT_TRUE(ie.fp32_norm_input);
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("trex-eager-stack-" + std::to_string(getpid()) + ".toml")).string();
-  for (const char* field : {"eager_swiglu", "fp32_norm_input"}) {
-    std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\n" << field << " = true\n";
-    try {
-      load_stack(path);
-      ADD_FAILURE() << "an unsourced " << field << " was accepted";
-    } catch (const InputError& err) {
-      EXPECT_NE(std::string(err.what()).find("eager_ops_source"), std::string::npos) << err.what();
-    }
-  }
-  std::ofstream(path) << "[stack]\nname = \"x\"\nsource = \"s\"\nfp32_norm_input = true\neager_ops_source = \"code\"\n";
-  EXPECT_TRUE(load_stack(path).fp32_norm_input);
-  std::filesystem::remove(path);
+  for (const char* field : {"eager_swiglu", "fp32_norm_input"}) expect_refused_without_source(field, "eager_ops_source");
+  EXPECT_TRUE(stack_from("fp32_norm_input = true\neager_ops_source = \"code\"\n").fp32_norm_input);
 }
 
 // (5) Explicit pipeline layouts: layers per stage, embedding, head and MTP placement.

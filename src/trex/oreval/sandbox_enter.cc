@@ -17,6 +17,24 @@
 #include "trex/oreval/seccomp_policy.h"
 #include "trex/oreval/workspace.h"
 
+namespace {
+
+// Copies `s` into the caller's `buf` of `len` bytes, cut to fit and NUL-terminated.
+void copy_to_buffer(const std::string& s, char* buf, int len) {
+  if (len <= 0) return;
+  size_t n = std::min(s.size(), size_t(len - 1));
+  memcpy(buf, s.data(), n);
+  buf[n] = 0;
+}
+
+// A failed step: "STEP: ERROR" into `buf`, and the -1 the entry points return.
+int step_failed(const char* what, int err, char* buf, int len) {
+  copy_to_buffer(std::string(what) + ": " + strerror(err), buf, len);
+  return -1;
+}
+
+}  // namespace
+
 extern "C" {
 
 // Probes the sandbox once in this process (before any child is forked, so every child inherits
@@ -24,12 +42,7 @@ extern "C" {
 // sandbox_child.cc), into `buf`. Returns the number of missing layers.
 __attribute__((visibility("default"))) int trex_sandbox_probe(char* buf, int len) {
   using namespace trex::oreval;
-  std::string s = sandbox_isolation();
-  if (len > 0) {
-    size_t n = std::min(s.size(), size_t(len - 1));
-    memcpy(buf, s.data(), n);
-    buf[n] = 0;
-  }
+  copy_to_buffer(sandbox_isolation(), buf, len);
   return int(missing_layers(sandbox_probe()).size());
 }
 
@@ -53,14 +66,7 @@ __attribute__((visibility("default"))) int trex_sandbox_attach_workspace(int mou
   using namespace trex::oreval;
   const char* what = "";
   int err = attach_workspace(mount_fd, path, &what);
-  if (err == 0) return 0;
-  std::string s = std::string(what) + ": " + strerror(err);
-  if (len > 0) {
-    size_t n = std::min(s.size(), size_t(len - 1));
-    memcpy(buf, s.data(), n);
-    buf[n] = 0;
-  }
-  return -1;
+  return err == 0 ? 0 : step_failed(what, err, buf, len);
 }
 
 // In a child forked ahead of its request (trex_eval_zygote.py's WaitingChild): the layers that
@@ -71,14 +77,7 @@ __attribute__((visibility("default"))) int trex_sandbox_prepare(char* buf, int l
   using namespace trex::oreval;
   const char* what = "";
   int err = sandbox_prepare(sandbox_probe(), &what);
-  if (err == 0) return 0;
-  std::string s = std::string(what) + ": " + strerror(err);
-  if (len > 0) {
-    size_t n = std::min(s.size(), size_t(len - 1));
-    memcpy(buf, s.data(), n);
-    buf[n] = 0;
-  }
-  return -1;
+  return err == 0 ? 0 : step_failed(what, err, buf, len);
 }
 
 // In the freshly forked child of a single-threaded interpreter (so it may allocate): applies

@@ -415,6 +415,18 @@ TEST(Hostile, TheEvaluatorsProcFilesAreUnreadable) {
   }
 }
 
+// A /proc file's text, or "" when its process exited meanwhile: libstdc++'s filebuf throws
+// std::ios_base::failure when the read itself fails (ESRCH after the exit), even with the
+// stream's exceptions off, and the watch thread below must not die of a child that ended.
+std::string proc_text(const std::filesystem::path& file) {
+  try {
+    std::ifstream in(file);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {
+    return "";
+  }
+}
+
 // The children of this process's warm interpreters (python/trex_eval_zygote.py), by pid.
 std::set<int> children_of_warm_interpreters() {
   std::set<int> zygotes, found;
@@ -422,8 +434,7 @@ std::set<int> children_of_warm_interpreters() {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::string name = e.path().filename();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::string text = proc_text(e.path() / "stat");
     size_t close = text.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream rest(text.substr(close + 1));
@@ -432,8 +443,7 @@ std::set<int> children_of_warm_interpreters() {
     rest >> state >> ppid;
     parent_of.emplace_back(std::stoi(name), ppid);
     if (ppid != getpid()) continue;
-    std::ifstream cmd(e.path() / "cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    std::string args = proc_text(e.path() / "cmdline");
     if (args.find("trex_eval_zygote.py") != std::string::npos) zygotes.insert(std::stoi(name));
   }
   for (auto [pid, ppid] : parent_of)

@@ -54,6 +54,18 @@ void expect_refused_without_source(const std::string& field, const std::string& 
   }
 }
 
+// A stack that gives `source_field` while `field` is false (or absent) is refused, naming the source.
+void expect_refused_source_without_claim(const std::string& field, const std::string& source_field) {
+  for (const std::string claim : {std::string(), field + " = false\n"}) {
+    try {
+      stack_from(claim + source_field + " = \"a paper\"\n");
+      ADD_FAILURE() << source_field << " was accepted with " << (claim.empty() ? field + " absent" : claim);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(source_field), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A two-layer GPT-style model: d 1024, 8 heads of 128, FFN 4096 (GELU), vocabulary 32000.
 model::ModelConfig tiny_gpt(int layers = 2) {
   return model::parse_model_config("[model]\nname = \"tiny\"\nvocab = 32000\nhidden = 1024\nlayers = " + std::to_string(layers) +
@@ -1026,6 +1038,7 @@ TEST(Causes, AFusedSwigluBackwardKeepsNoDownProjectionInput) {
   // A stack file that sets it names its source, or is refused with the field named.
   expect_refused_without_source("fused_swiglu_backward", "fused_swiglu_source");
   EXPECT_TRUE(stack_from("fused_swiglu_backward = true\nfused_swiglu_source = \"xformers\"\n").fused_swiglu_backward);
+  expect_refused_source_without_claim("fused_swiglu_backward", "fused_swiglu_source");
 }
 
 // (4b) Which x a fused SwiGLU backward keeps under TP with sequence parallelism (review s26
@@ -1101,6 +1114,8 @@ TEST(Causes, EagerSwigluAndFp32NormInputsMoveMoreBytesThanFusedKernels) {
   EXPECT_TRUE(ie.fp32_norm_input);
   for (const char* field : {"eager_swiglu", "fp32_norm_input"}) expect_refused_without_source(field, "eager_ops_source");
   EXPECT_TRUE(stack_from("fp32_norm_input = true\neager_ops_source = \"code\"\n").fp32_norm_input);
+  for (const char* field : {"eager_swiglu", "fp32_norm_input"}) expect_refused_source_without_claim(field, "eager_ops_source");
+  EXPECT_TRUE(stack_from("eager_swiglu = true\nfp32_norm_input = false\neager_ops_source = \"code\"\n").eager_swiglu);
 }
 
 // (5) Explicit pipeline layouts: layers per stage, embedding, head and MTP placement.

@@ -182,6 +182,13 @@ TEST(Cluster, TheMisalignedGemmRateIsAStackFieldWithASource) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("stack.tensor_core_align_source: missing"), std::string::npos) << e.what();
   }
+  TempCluster stray(stack + "tensor_core_align_source = \"observed\"\n");  // a source with no rate
+  try {
+    load_stack(stray.path());
+    ADD_FAILURE() << "a source without its rate was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("stack.tensor_core_align_source: given without"), std::string::npos) << e.what();
+  }
   TempCluster too_wide(stack + "tensor_core_align_bytes = 512\ntensor_core_align_source = \"x\"\n");
   EXPECT_THROW(load_stack(too_wide.path()), InputError);
   TempCluster fractional(stack + "vocab_divisible_by = 1.5\n");

@@ -108,6 +108,14 @@ StackProfile load_stack(const std::string& path) {
   if ((p.eager_swiglu || p.fp32_norm_input) && !f.has("eager_ops_source"))
     f.fail("eager_ops_source", "missing (eager_swiglu and fp32_norm_input need a source)");
   p.eager_ops_source = f.text_or("eager_ops_source", "");
+  // A source names the evidence for a claim; one given without its claim is a mistake in the file
+  // (a flag left false, or misspelt), not something to keep quietly.
+  if (f.has("tensor_core_align_source") && !f.has("tensor_core_align_bytes"))
+    f.fail("tensor_core_align_source", "given without tensor_core_align_bytes, the rate it sources");
+  if (f.has("fused_swiglu_source") && !p.fused_swiglu_backward)
+    f.fail("fused_swiglu_source", "given while fused_swiglu_backward is false");
+  if (f.has("eager_ops_source") && !p.eager_swiglu && !p.fp32_norm_input)
+    f.fail("eager_ops_source", "given while eager_swiglu and fp32_norm_input are both false");
   f.allow({"note", "fitted"});
   f.finish();
   return p;

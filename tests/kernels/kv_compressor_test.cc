@@ -123,9 +123,9 @@ TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
   // rows and 2 left over, and an 8-lane channel tail, in every pass. (Head dims that are not a
   // multiple of 8 differ between the paths: the AVX2 path's last channels take the scalar
   // std::exp.)
-  // {8200, 264, 128}: kt and zt over 16 MiB together, so on AVX-512 both walks take parts of
-  // entries (128, 128 and 8 channels: a short last part) and the backward's dape turns run per
-  // channel range; 8 tokens past the last entry.
+  // {8200, 264, 128}: kt and zt over 16 MiB together (from memory, as the benchmarks' shapes),
+  // 5 channel blocks per entry (the last of 8 channels), so the forward's chunks of 16 items
+  // split entries; 8 tokens past the last entry.
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
                       CompShape{203, 520, 4}, CompShape{203, 56, 4}, CompShape{1043, 40, 4},
                       CompShape{2100, 136, 126}, CompShape{8200, 264, 128}}) {
@@ -220,8 +220,8 @@ TEST(KvCompressor, Ratio4BackwardSameBitsForAnyChannelBlock) {
 
 // The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the
 // entry's L2 buffer when its turn has come, else (it finished first) from dzt in memory: the
-// latter forced for every entry gives the same bits as one thread. {8200, 264, 128} (kt and zt
-// over 16 MiB): parts of entries, each channel range with turns of its own.
+// latter forced for every entry gives the same bits as one thread. {8200, 264, 128}: kt and zt
+// over 16 MiB together (from memory), an 8-lane channel tail in every entry.
 TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
   for (CompShape c : {CompShape{1300, 520, 128}, CompShape{8200, 264, 128}}) {
     SCOPED_TRACE("s " + std::to_string(c.s) + " hd " + std::to_string(c.hd));

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -244,12 +243,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // != 4), forward_rows512's (the backward's are rows_scores512): a max pass, then a sum pass, into
 // per-channel buffers of w >= e1 - e0 rounded up to 16 (channel c at c - e0): mx the max of the
 // scores, sm the sum of exp(score - max), ac the exp-weighted sum of kt. The max pass requests
-// kt's lines for the sum pass, and the sum pass those of zt and kt `next` floats on (the next
-// part's rows, forward_parts512; next 0: none): two streams in flight per pass, where each pass
-// had waited on one (perf, one thread: 59% of the samples on those two loads; 1.05-1.1x,
-// session 20). The max pass requests kt again though the part before did: without those
-// requests, 1.08x against main where with them 1.12x (one thread; 1.09-1.14x on two; session
-// 26), likely requests dropped while the miss buffers were full.
+// kt's lines for the sum pass, and the sum pass those of zt `next` floats on (the next entry's
+// rows; next 0: none): two streams in flight per pass, where each pass had waited on one (perf,
+// one thread: 59% of the samples on those two loads; 1.05-1.1x, session 20).
 // Each pass walks kStatsRows rows side by side (stats_max_rows, stats_sum_rows): per vector of
 // channels the group's max, or its sum and weighted sum, stay in a register over its rows, so
 // the L1 buffers are read and written once per group instead of once per row. Row by row, the
@@ -295,7 +291,7 @@ TREX_AVX512_FN void stats_max_vector(const float* z, const float* a, const float
   _mm512_storeu_ps(mx, v);
 }
 
-template <int G, bool kFull, bool kNextKt>
+template <int G, bool kFull>
 TREX_AVX512_FN void stats_sum_vector(const float* z, const float* a, const float* kk, int64_t C,
                                      __mmask16 m, const float* mx, float* sm, float* ac,
                                      int64_t next) {
@@ -303,8 +299,7 @@ TREX_AVX512_FN void stats_sum_vector(const float* z, const float* a, const float
   __m512 s = _mm512_loadu_ps(sm), acc = _mm512_loadu_ps(ac);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
-    __builtin_prefetch(z + r * C + next);  // the next part's rows (next 0: these lines again)
-    if constexpr (kNextKt) __builtin_prefetch(kk + r * C + next);
+    __builtin_prefetch(z + r * C + next);  // the next entry's row (next 0: this line again)
     const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z + r * C), _mm512_loadu_ps(a + r * C))
                             : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z + r * C), _mm512_maskz_loadu_ps(m, a + r * C));
     const __m512 pv = exp16_nonpos(_mm512_sub_ps(sc, mv));
@@ -315,9 +310,8 @@ TREX_AVX512_FN void stats_sum_vector(const float* z, const float* a, const float
   _mm512_storeu_ps(ac, acc);
 }
 
-// One pass (kSum: the sum pass, else the max pass; kNextKt: the sum pass requests the next
-// part's kt too) over rows [j, j + G), channels [e0, e1).
-template <int G, bool kSum, bool kNextKt>
+// One pass (kSum: the sum pass, else the max pass) over rows [j, j + G), channels [e0, e1).
+template <int G, bool kSum>
 TREX_AVX512_FN void stats_rows(const float* kt, const float* zt, const float* ape,
                                const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
                                float* sm, float* ac, int64_t next, int64_t C) {
@@ -325,19 +319,18 @@ TREX_AVX512_FN void stats_rows(const float* kt, const float* zt, const float* ap
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16)
-    if constexpr (kSum) stats_sum_vector<G, true, kNextKt>(z + c, a + c, kk + c, C, simd::kAll16, mx + c, sm + c, ac + c, next);
+    if constexpr (kSum) stats_sum_vector<G, true>(z + c, a + c, kk + c, C, simd::kAll16, mx + c, sm + c, ac + c, next);
     else stats_max_vector<G, true>(z + c, a + c, kk + c, C, simd::kAll16, mx + c);
   if (c < len) {
     const __mmask16 m = simd::lanes16(c, len);
-    if constexpr (kSum) stats_sum_vector<G, false, kNextKt>(z + c, a + c, kk + c, C, m, mx + c, sm + c, ac + c, next);
+    if constexpr (kSum) stats_sum_vector<G, false>(z + c, a + c, kk + c, C, m, mx + c, sm + c, ac + c, next);
     else stats_max_vector<G, false>(z + c, a + c, kk + c, C, m, mx + c);
   }
 }
 
-template <bool kNextKt>
-TREX_AVX512_FN void rows_stats512(const float* kt, const float* zt, const float* ape,
-                                  const RowOffsets& o, int64_t e0, int64_t e1, float* mx, float* sm,
-                                  float* ac, int64_t w, int64_t next, int64_t C) {
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_stats512(
+    const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
+    int64_t e1, float* mx, float* sm, float* ac, int64_t w, int64_t next, int64_t C) {
   for (int64_t c = 0; c < w; c += 16) {
     _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
     _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
@@ -345,11 +338,11 @@ TREX_AVX512_FN void rows_stats512(const float* kt, const float* zt, const float*
   }
   int j = 0;
   for (; j + kStatsRows <= o.n; j += kStatsRows)
-    stats_rows<kStatsRows, false, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
-  for (; j < o.n; ++j) stats_rows<1, false, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+    stats_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+  for (; j < o.n; ++j) stats_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
   for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
-    stats_rows<kStatsRows, true, kNextKt>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
-  for (; j < o.n; ++j) stats_rows<1, true, kNextKt>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+    stats_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
+  for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
 }
 
 // The backward's softmax statistics of channels [e0, e1) of one entry (ratio != 4, rows in memory
@@ -482,12 +475,10 @@ class DapeTurns {
   std::vector<char> spilled_;  // guarded by lock_
 };
 
-// About 2^12 pauses (~0.1-0.2 ms, a few entries' time) for whole entries, scaled by the part's
-// share of the head (backward_rows512): the entry before is then likely on a thread that is not
-// running. Unscaled, with parts of a quarter entry, two threads read 0.67-1.24x against main
-// from run to run at load 15 (session 26).
-inline void wait_turn_briefly(const DapeTurns& turns, int64_t i, int64_t limit) {
-  for (int64_t spins = 0; spins < limit && turns.done() != i; ++spins) _mm_pause();
+// About 2^12 pauses (~0.1-0.2 ms, a few entries' time): the entry before is then likely on a
+// thread that is not running.
+inline void wait_turn_briefly(const DapeTurns& turns, int64_t i) {
+  for (int spins = 0; spins < (1 << 12) && turns.done() != i; ++spins) _mm_pause();
 }
 
 // dape row by row += the dzt rows at dz (row j at dz + j * stride), channels [e0, e1).
@@ -505,19 +496,15 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_
 
 // The gradient pass at the vector of channels c of rows r < G (kFull: all 16 lanes): row r's
 // exps at p[r] (dzt left there when `keep`, else added to its ape row), kt, dkt, dzt, dape rows
-// at x[r], d[r] (at the pass's first channel), the next part's zt and kt lines requested (zn,
-// kn; the max pass requests kt again, which measured 1.17x against main where without it 1.11x
-// on one thread, session 26).
+// at x[r], d[r] (at the pass's first channel), the next entry's zt lines requested (zn).
 template <int G, bool kFull>
-TREX_AVX512_FN void gradient_vector(const float* const* kk, const float* const* zn,
-                                    const float* const* kn, float* const* dkr,
+TREX_AVX512_FN void gradient_vector(const float* const* kk, const float* const* zn, float* const* dkr,
                                     float* const* dzr, float* const* da, float* const* p, int64_t c,
                                     __mmask16 m, const float* kv, const float* gk, bool nt, bool keep) {
   const __m512 gkv = _mm512_loadu_ps(gk + c), kvv = _mm512_loadu_ps(kv + c);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
     __builtin_prefetch(zn[r] + c);
-    if (kn) __builtin_prefetch(kn[r] + c);
     const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(p[r] + c), gkv);
     const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), kvv));
     if (kFull && nt) {  // 64-byte aligned (kv_compress_backward checks)
@@ -541,69 +528,44 @@ template <int G>
 TREX_AVX512_FN void gradient_rows(const float* kt, const float* zt, float* dkt, float* dzt,
                                   float* dape, const RowOffsets& o, int j, int64_t e0, int64_t e1,
                                   const float* kv, const float* gk, float* pe, int64_t w,
-                                  int64_t ahead, bool next_kt, bool nt, bool keep) {
-  const float *kk[G], *zn[G], *kn[G];
+                                  int64_t ahead, bool nt, bool keep) {
+  const float *kk[G], *zn[G];
   float *dkr[G], *dzr[G], *da[G], *p[G];
   group_rows<G>(kt, o.x, j, e0, kk);
   group_rows<G>(zt + ahead, o.x, j, e0, zn);
-  group_rows<G>(kt + ahead, o.x, j, e0, kn);
   group_rows<G>(dkt, o.x, j, e0, dkr);
   group_rows<G>(dzt, o.x, j, e0, dzr);
   group_rows<G>(dape, o.ape, j, e0, da);
   exp_rows<G>(pe, j, w, p);
   const int64_t len = e1 - e0;
   int64_t c = 0;
-  for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, zn, next_kt ? kn : nullptr, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
-  if (c < len) gradient_vector<G, false>(kk, zn, next_kt ? kn : nullptr, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
-}
-
-// The backward split by entries takes parts of entries (backward_rows512): part u is entry
-// u / per, channels [(u % per) w, (u % per + 1) w), w the most channels (a multiple of 16, so
-// that the streamed rows of a part start on 64 bytes) whose rows of one array fit in
-// kBackwardPartBytes. A whole entry at [8192, 512] ratio 128 passed zt, ape, the scores and exps,
-// kt, dape and the next entry's zt through L2, 256 KiB each against 1 MiB; in parts of 128
-// channels they are 64 KiB each (ape and dape 256 KiB in all, every part's rows of them).
-// Session 26, one process against main 23c9aaf, CPU time, 15 alternating rounds, loaded (load
-// 13.5-16), [8192, 512] ratio 128, with the turns below: the landed code 1.554x on 2 threads and
-// 1.116x on 1 (15 of 15 faster each; bench/results/kvc_s26/landed_ab.log; an earlier variant
-// read 1.34x and 1.48x on 2 threads); earlier variants: parts of 256 channels 1.01x / 1.09x
-// (2 / 1 threads), of 64 0.84x / 1.05x.
-constexpr int64_t kBackwardPartBytes = int64_t(64) << 10;
-
-inline int64_t backward_part_channels(int ratio, int64_t hd) {
-  const int64_t fit = kBackwardPartBytes / (int64_t(ratio) * int64_t(sizeof(float)));
-  return std::min(hd, std::max<int64_t>(16, fit / 16 * 16));
+  for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, zn, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
+  if (c < len) gradient_vector<G, false>(kk, zn, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
 }
 
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
-// parts of entries (backward_part_channels), a max pass and a sum pass row by row (each exp kept, the
+// channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
 // entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
 // dk/sum, then a gradient pass row by row. The 64-channel tiles read 256 bytes of each of 128
 // rows 2 KiB apart, which the hardware prefetchers did not follow. Same operations per channel
 // in the same row order as backward_entries512: the same bits.
-// turns == nullptr: the gradient pass adds each dzt to dape (parts in order on one thread).
-// Otherwise parts run on several threads at once: the gradient pass keeps each row's dzt in
-// place of its exp (read just before), and the DapeTurns of the part's channel range (one per
-// range, in *turns) adds them in entry order. next_kt: the gradient pass requests the next
-// part's kt too (inputs from memory).
+// turns == nullptr: the gradient pass adds each dzt to dape (entries in order on one thread).
+// Otherwise entries run on several threads at once: the gradient pass keeps each row's dzt in
+// place of its exp (read just before), and DapeTurns adds them in entry order.
 // The gradient pass too walks kStatsRows rows side by side (gradient_rows: 1/sum x dk and k
 // loaded once per group; session 23, one thread 1.16x, two 1.09x).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_rows512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
-    float* dape, int64_t n, int64_t hd, int ratio, int64_t part, bool next_kt, bool nt,
-    std::deque<DapeTurns>* turns, EntryClaims* claims) {
+    float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt,
+    DapeTurns* turns, EntryClaims* claims) {
   thread_local RowOffsets o;
   thread_local std::vector<float> buf;
-  const int64_t per = (hd + part - 1) / part, parts = n * per;
-  const int64_t w = (part + 15) / 16 * 16;
-  // The turn's wait scales with the part: 2^12 pauses for a whole entry.
-  const int64_t spins = std::max<int64_t>(int64_t(1) << 8, (int64_t(1) << 12) * part / hd);
+  const int64_t w = (e1 - e0 + 15) / 16 * 16;
   const int rows = ratio;  // ratio != 4: every entry has ratio rows
   const int64_t entry_floats = int64_t(ratio) * compressor_width(ratio, hd);
   if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
-  for (int64_t u = claims ? claims->take() : 0, next = 0; u < parts; u = next) {
-    const int64_t i = u / per, e0 = (u % per) * part, e1 = std::min(hd, e0 + part);
+  for (int64_t i = claims ? claims->take() : i0, next = 0; i < i1; i = next) {
     entry_offsets(i, ratio, hd, &o);
     rows_scores512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w);
     for (int64_t c = e0; c < e1; c += 16) {
@@ -611,21 +573,20 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
       _mm512_storeu_ps(kv + (c - e0), _mm512_mul_ps(_mm512_loadu_ps(ac + (c - e0)), inv));
       _mm512_storeu_ps(gk + (c - e0), _mm512_mul_ps(simd::load16(dk + i * hd + c, simd::lanes16(c, e1)), inv));
     }
-    // The part this thread takes next, claimed now so that the gradient pass, which otherwise
-    // only waits on its streaming stores, requests that part's zt for the max pass.
-    next = claims ? claims->take() : u + 1;
-    const int64_t ahead = next < parts ? (next / per - i) * entry_floats + (next % per - u % per) * part : 0;
+    // The entry this thread takes next, claimed now so that the gradient pass, which otherwise
+    // only waits on its streaming stores, requests that entry's zt for the max pass.
+    next = claims ? claims->take() : i + 1;
+    const int64_t ahead = next < i1 ? (next - i) * entry_floats : 0;
     int j = 0;
     for (; j + kStatsRows <= o.n; j += kStatsRows)
-      gradient_rows<kStatsRows>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, next_kt, nt, turns != nullptr);
+      gradient_rows<kStatsRows>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
     for (; j < o.n; ++j)
-      gradient_rows<1>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, next_kt, nt, turns != nullptr);
+      gradient_rows<1>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
     if (!turns) continue;
-    simd::fence_streams(nt);  // a spilled part's dzt are read by another thread
-    DapeTurns& column = (*turns)[size_t(u % per)];  // the parts of this channel range take turns by entry
-    wait_turn_briefly(column, i, spins);
+    simd::fence_streams(nt);  // a spilled entry's dzt are read by another thread
+    wait_turn_briefly(*turns, i);
     const int64_t C = compressor_width(ratio, hd);
-    column.finish(
+    turns->finish(
         i, [&] { add_rows512(pe, w, o, dape, e0, e1); },
         [&](int64_t d) {
           RowOffsets od;
@@ -643,66 +604,21 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // they did not (perf: the cycles sat on those loads; one thread ran at ~10 GB/s). Per channel
 // the same operations in the same row order as stats64, so the same bits. (Ratio 4's eight rows
 // lie 4 KiB apart in two half-rows; this order made it 2x slower there: not used for it.)
-// next: the floats from these rows to the next part's (0: none).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t i, int64_t e0,
-    int64_t e1, const RowOffsets& o, int64_t hd, int64_t next, bool next_kt) {
+    int64_t e1, const RowOffsets& o, int64_t hd, int64_t next) {
   thread_local std::vector<float> buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
-  if (next_kt) rows_stats512<true>(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);  // rows hd apart
-  else rows_stats512<false>(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);
+  rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);  // ratio != 4: rows hd apart
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
                   simd::lanes16(c, e1));
 }
 
-// The forward for ratio != 4 on AVX-512 in parts: part u is entry u / per, channels
-// [(u % per) w, (u % per + 1) w) (the last part of an entry may be shorter), taken one at a time
-// from a counter by whichever thread is free. A thread claims its next part before the sum pass
-// of this one, which requests that part's lines of zt and kt (the sum pass computes about 25
-// instructions per line, mostly the exp, so those requests overlap its work), and the max pass
-// then finds them in L2 (it had waited on zt from memory: perf put ~45% of the samples there).
-// A part's rows of zt, ape and kt and the next part's of zt and kt must stay in L2 together, so
-// a part is at most kForwardPartBytes of each array's rows: [8192, 512] ratio 128 takes quarters
-// of its entries' 512 channels (at whole entries, 5 x 256 KiB against the 1 MiB L2). Until
-// session 26 the pool took chunks of 16 (entry, channel block) items, and an entry that began a
-// chunk had nothing requested. Entries are independent: the split changes no bit. Session 26,
-// one process against main 23c9aaf, CPU time, 15 alternating rounds, loaded (load 13-16),
-// [8192, 512] ratio 128: the landed code 1.118x on 2 threads (14 of 15 faster) and 1.109x on 1
-// (15 of 15; bench/results/kvc_s26/landed_ab.log; an earlier variant 1.15x-1.19x); a near-idle
-// kernel_triad_bench --paired 2 at the session's end read it 0.92x (unresolved at two rounds);
-// parts of 256 channels 1.07x / 1.03x (2 / 1 threads, 11 rounds), whole entries 1.07x (2
-// threads), 64 channels 1.02x / 0.99x. Used only from memory (kPrefetchMinBytes).
-constexpr int64_t kForwardPartBytes = int64_t(64) << 10;
-
-// A part's width: the most whole channel blocks of cb whose rows of one array fit in
-// kForwardPartBytes, at least one block, at most the head.
-inline int64_t forward_part_channels(int ratio, int64_t hd, int64_t cb) {
-  const int64_t fit = kForwardPartBytes / (int64_t(ratio) * int64_t(sizeof(float)));
-  return std::min(hd, std::max<int64_t>(1, fit / cb) * cb);
-}
-
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_parts512(
-    const float* kt, const float* zt, const float* ape, float* k, int64_t n, int64_t hd,
-    int ratio, int64_t part, EntryClaims& claims) {
-  thread_local RowOffsets o;
-  const int64_t per = (hd + part - 1) / part, parts = n * per;
-  const int64_t entry_floats = int64_t(ratio) * compressor_width(ratio, hd);
-  for (int64_t u = claims.take(), next = 0; u < parts; u = next) {
-    next = claims.take();
-    const int64_t i = u / per, e0 = (u % per) * part;
-    const int64_t ahead = next < parts ? (next / per - i) * entry_floats + (next % per - u % per) * part : 0;
-    entry_offsets(i, ratio, hd, &o);
-    forward_rows512(kt, zt, ape, k, i, e0, std::min(hd, e0 + part), o, hd, ahead, true);
-  }
-}
-
-// Work items [w0, w1) of the forward for ratio != 4 on AVX-512 with kt and zt in cache (below
-// kPrefetchMinBytes): the consecutive items of one entry (its channel blocks) as one channel
-// range, rows in memory order (forward_rows512), the next entry's zt requested within the chunk.
-// At the model's [2048, 128] forward_parts512 ran 0.93-1.00x against this (session 26, 1 thread).
+// Work items [w0, w1) of the forward for ratio != 4 on AVX-512: the consecutive items of one
+// entry (its channel blocks) as one channel range, rows in memory order (forward_rows512).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows_items512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t w0, int64_t w1,
     int64_t blocks, int64_t cb, int64_t hd, int ratio) {
@@ -711,7 +627,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     const int64_t i = w / blocks, wl = std::min(w1, (i + 1) * blocks);  // this entry's items
     entry_offsets(i, ratio, hd, &o);
     forward_rows512(kt, zt, ape, k, i, (w % blocks) * cb, std::min(hd, ((wl - 1) % blocks + 1) * cb), o, hd,
-                    wl < w1 ? int64_t(ratio) * compressor_width(ratio, hd) : 0, false);
+                    wl < w1 ? int64_t(ratio) * compressor_width(ratio, hd) : 0);
     w = wl;
   }
 }
@@ -1206,20 +1122,12 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
-  const bool from_memory = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
-  if (wide && ratio != 4 && from_memory) {
-    // From memory: parts of entries claimed one at a time (forward_parts512), by the threads that
-    // start the job (run_dynamic: no wait for a worker's wake-up).
-    EntryClaims claims;
-    const int64_t part = forward_part_channels(ratio, hd, cb);
-    tp.run_dynamic([&](int) { forward_parts512(kt, zt, ape, k, n, hd, ratio, part, claims); });
-    return;
-  }
+  const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
   // Chunks of compressor_forward_chunk_items (16, ratio 4 64), so that each tile can request the
   // next one's lines (entries are independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, compressor_forward_chunk_items(ratio), [&](int64_t lo, int64_t hi) {
     if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
-    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, from_memory);
+    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, r4_prefetch);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
       forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
@@ -1264,12 +1172,8 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // whose eight rows per entry are two groups of half-rows, ran slower split this way at
     // [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
     zero_unread(dkt, dzt, dape, s, n, hd, ratio, 0, hd);
-    // From memory, parts of entries and the next part's kt requested; in cache, whole entries
-    // ([1300, 520] in parts of 128 channels: 0.78x on two threads).
-    const bool next_kt = 2 * s * C * int64_t(sizeof(float)) > kPrefetchMinBytes;
-    const int64_t part = next_kt ? backward_part_channels(ratio, hd) : hd;
     if (threads == 1) {
-      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, part, next_kt, nt, nullptr, nullptr);
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, nullptr, nullptr);
       simd::fence_streams(nt);
       return;
     }
@@ -1278,11 +1182,10 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // it (run_dynamic): with run() the caller waited for every worker's wake-up, which under
     // load took longer than the model's whole backward (session 25: [2048, 128] on two threads,
     // main 0.38 ms wall in some runs against 0.12-0.18 ms).
-    std::deque<DapeTurns> turns;  // one per channel range of the parts (not movable: a deque)
-    for (int64_t p = 0; p < (hd + part - 1) / part; ++p) turns.emplace_back(n);
+    DapeTurns turns(n);
     EntryClaims claims;
     tp.run_dynamic([&](int) {
-      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, n, hd, ratio, part, next_kt, nt, &turns, &claims);
+      backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, &turns, &claims);
       simd::fence_streams(nt);
     });
     return;

@@ -1107,6 +1107,13 @@ TEST(Causes, EagerSwigluAndFp32NormInputsMoveMoreBytesThanFusedKernels) {
   EXPECT_NEAR(e.memory.activations - base.memory.activations, 16777216, 1);
   EXPECT_NEAR(n.memory.activations, base.memory.activations, 1);
   EXPECT_DOUBLE_EQ(predict(tiny_gpt(), c, r, eager).time.step, predict(tiny_gpt(), c, r, fused).time.step);
+  // Norm-act recomputation frees only the product under eager_swiglu too (stack.h): both free it,
+  // and eager still keeps silu's output, the same 2f x 1,024 x 2 = 16,777,216 B more than fused.
+  Strategy fused_na = fused, eager_na = eager;
+  fused_na.recompute = eager_na.recompute = Recompute::kNormAct;
+  const double fused_na_bytes = predict(dense, c, r, fused_na).memory.activations;
+  EXPECT_LT(fused_na_bytes, base.memory.activations);
+  EXPECT_NEAR(predict(dense, c, r, eager_na).memory.activations - fused_na_bytes, 16777216, 1);
   // The shipped profile that sets them is InternEvo's; a stack file that sets either names its
   // source, or is refused with the field named.
   StackProfile ie = load_stack(source_path("configs/plan/stack/internevo-2023.toml"));

@@ -231,14 +231,20 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
   // from one pointer walking k by sk (the dK window's [tau dS; P]^T), not R pointers: with R
   // base registers and the k offset GCC ran out of registers and reloaded offsets from the stack
   // and xmm every k step (36 instructions per 16 FMAs).
-  // The rows the block adds to, requested for writing before the k loop: the backward's key
-  // gradient rows (a token's 64 window rows, 32 KiB, and its scattered compressed-entry rows)
-  // have left L1 by the next token, and the loads of the adds below otherwise miss there.
-  if (accumulate)
+  // The block's lines of C (R NV lines at the step's shapes), requested for writing before the
+  // k loop, which hides their latency: the backward's key gradient rows (a token's 64 window
+  // rows, 32 KiB, and its scattered compressed-entry rows) have left L1 by the next token, and
+  // the loads of the adds below otherwise miss there; o (forward) and dq (backward) rows are
+  // written once, from arrays larger than L2. Until session 27 the forward requested a token's
+  // 64 lines of o at once before its outer_tiles call: the burst stalled on the core's miss
+  // buffers (perf: the prefetchw loop ~4% of the forward); 16 lines a block, each ~1000 cycles
+  // before its stores, took the forward 1.07-1.08x faster (ratios 0 and 128, CPU time, loaded).
+  {
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int q = 0; q < NV; ++q) __builtin_prefetch(cr[r] + e + q * W, 1, 3);
+  }
   const float* ak = A + ir[0] * si;
   for (int64_t k = 0; k < K; ++k, ak += sk) {
     const float* bk = b[k] + e;

@@ -29,7 +29,8 @@ void column_dots(int64_t M, int64_t N, int64_t K, const float* const* a, const f
                  int64_t ldk, float alpha, float* C, int64_t ldc);
 
 // A(i, k) = A[i * si + k * sk]; b[k] is a row of N floats; C_i = C + i * ldc. accumulate: add
-// to C instead of overwriting it.
+// to C instead of overwriting it. Each tile requests its lines of C for writing before its
+// products (the callers' o, dq and key-gradient rows are not in L1).
 void outer_tiles(int64_t M, int64_t N, int64_t K, const float* A, int64_t si, int64_t sk,
                  const float* const* b, float* C, int64_t ldc, bool accumulate);
 

@@ -367,26 +367,19 @@ const float* f32_rows(const T* src, float* buf, int64_t n) {
   }
 }
 
-// Requests the lines of [p, p + n) ahead of their use. A token's q, o and d_o rows (4 KiB each
-// at the step's shape, one page: the hardware prefetchers stop at page boundaries) are read
-// once, in token order, from arrays larger than L2; the window scores broadcast q's elements
-// from 8 rows at once and stalled on them (micro-benchmark, one thread: scores alone 1142 ns a
-// token with q streaming, 652 with q in L1). kL2: read, requested into L2. Until session 26
-// kL1 requested q and d_o into L1; on session 26's Zen 4 (L1D 32 KiB, which a token's keys
-// already overflow) that was slower than L2 in the forward and the backward alike (see their
-// token loops), and L1 is no longer requested. kWrite: the lines will be written (fetched for
-// ownership, so the stores do not wait on them).
-enum class Fetch { kL2, kWrite };
+// Requests the lines of [p, p + n) into L2 ahead of their use. A token's q and d_o rows (4 KiB
+// each at the step's shape, one page: the hardware prefetchers stop at page boundaries) are
+// read once, in token order, from arrays larger than L2; the window scores broadcast q's
+// elements from 8 rows at once and stalled on them (micro-benchmark, one thread: scores alone
+// 1142 ns a token with q streaming, 652 with q in L1). Until session 26 q and d_o were
+// requested into L1; on session 26's Zen 4 (L1D 32 KiB, which a token's keys already overflow)
+// that was slower than L2 in the forward and the backward alike (see their token loops). The
+// rows a token writes (o, dq) are requested by outer_tiles, a block's lines at a time.
 template <class T>
-void prefetch_rows(const T* p, int64_t n, Fetch how) {
+void prefetch_rows_l2(const T* p, int64_t n) {
   const char* c = reinterpret_cast<const char*>(p);
   const int64_t bytes = n * int64_t(sizeof(T));
-  for (int64_t off = 0; off < bytes; off += 64) {
-    if (how == Fetch::kWrite)
-      __builtin_prefetch(c + off, 1, 3);
-    else
-      __builtin_prefetch(c + off, 0, 2);
-  }
+  for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 2);
 }
 
 struct Scratch {
@@ -610,11 +603,10 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
         // 75 GFLOP/s prefetching nothing, 69 into L1 8 tokens ahead, 71 into L1 1 ahead, 90 into
         // L2 8 ahead; 110 with q held in L1.
         if (const int64_t u = ahead.token(t + kPrefetchAhead); u >= 0)
-          prefetch_rows(q + u * H * hd, H * hd, Fetch::kL2);
+          prefetch_rows_l2(q + u * H * hd, H * hd);
         column_dots(H, ks[i].nw, hd, qrows[i].data(), kwin[i], kcol.ld, tau,
                     w.S.data() + i * H * kmax, ks[i].n);
       }
-      if constexpr (std::is_same_v<T, float>) prefetch_rows(o + g0 * H * hd, H * hd, Fetch::kWrite);
       for (int64_t t = g0; t < g1; ++t) {
         const int64_t i = t - g0;
         const int64_t n = ks[i].n, nw = ks[i].nw;
@@ -631,7 +623,6 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
       if constexpr (std::is_same_v<T, float>) {
         for (int64_t t = g0; t < g1; ++t) {
           const int64_t i = t - g0, n = ks[i].n;
-          if (t + 1 < g1) prefetch_rows(o + (t + 1) * H * hd, H * hd, Fetch::kWrite);
           outer_tiles(H, hd, n, w.S.data() + i * H * kmax, n, 1, kr[i], o + t * H * hd,
                       hd, false);
         }
@@ -694,7 +685,7 @@ void sparse_attention_forward(const T* q, const T* kv, const T* kv_comp, const i
     if (const int64_t b = walk.block(); b < n_blocks)  // the first block's first rows (later
       for (int64_t t = split.block_begin(b);           // blocks' come from the block before)
            t < std::min(split.block_end(b), split.block_begin(b) + kPrefetchAhead); ++t)
-        prefetch_rows(q + t * H * hd, H * hd, Fetch::kL2);
+        prefetch_rows_l2(q + t * H * hd, H * hd);
     for (int64_t b = walk.block(); b < n_blocks; walk.next(claim), b = walk.block()) run_block(b, walk.next_own());
   });
 }
@@ -817,8 +808,8 @@ void sparse_attention_backward(const T* q, const T* kv, const T* kv_comp, const 
         // ratio 0, 1.040x at 128, 1.011x at 4; 4 tokens ahead into L2 gained less). This
         // token's dq rows are written below.
         if (t + 1 < thi) {
-          prefetch_rows(q + (t + 1) * H * hd, H * hd, Fetch::kL2);
-          prefetch_rows(d_o + (t + 1) * H * hd, H * hd, Fetch::kL2);
+          prefetch_rows_l2(q + (t + 1) * H * hd, H * hd);
+          prefetch_rows_l2(d_o + (t + 1) * H * hd, H * hd);
         }
         // qrows: the H rows of q, then the H rows of d_o (the b rows of dK's product).
         head_rows(dO, H, hd, w.dorows);

@@ -1370,6 +1370,17 @@ TREX_HEAD512_FN inline __attribute__((always_inline)) void head_pair_sums(const 
 // final 15-round check (bench/results/mhc_s25/fwd_final.log) confirmed fp32 (2 threads wall
 // 1.19x, 15 of 15) but not bf16 (1.035x, 9 of 15; 13-round lines 0.98-1.00x): noise there.
 constexpr int64_t kHeadAheadLines = 16;
+// Session 27 (this Zen 4 class EPYC): beside them, each token's line kHeadFarLines ahead into L2
+// (_MM_HINT_T1; T2 measured the same). With the near requests alone the loop waited on its X
+// loads (perf -e cpu-clock, fp32, one thread: about 45% of the samples right after the 4 line
+// loads and their permutes), and moving the L1 requests farther (24, 32, 48 lines, T0) was
+// slower (0.90-0.96x): likely more misses than L1 tracks, where L2 keeps more in flight.
+// One-process A/B against main 08d4e22 (bench/results/mhc_s27/fwd_far_final.log), quiet lane,
+// LOADED (load 8.5-9): 4096 x 4 x 1024, 15 alternating rounds: fp32 1 thread 1.66x CPU (15 of
+// 15 faster), 2 threads 1.45x wall (15 of 15); bf16 1.05x (15 of 15) and 1.01x; the model's
+// 2048 x 4 x 512 (X in L3 between calls) 0.97-1.02x (noise). Far distances 32 / 48 / 64 / 96
+// lines: fp32 1.47 / 1.60-1.72 / 1.63-1.83 / 1.66-2.2x (fwd_fd.log).
+constexpr int64_t kHeadFarLines = 48;
 
 // One group of the pipeline (n = 4): the projections of tokens [tg, tg + 4) into p and ss and,
 // when Y, y of the 4 tokens from xy (rows nd apart) into yy (rows d apart) with weights wy.
@@ -1392,15 +1403,20 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
     for (int k = 0; k < kTok; ++k)
       for (int i = 0; i < 4; ++i) wl[k][i] = wy[k * 4 + i];
   // The lines kHeadAheadLines ahead in each token's row (past the row's end, the first lines of
-  // the group after this one: this thread's next, its tokens are contiguous), into L1.
+  // the group after this one: this thread's next, its tokens are contiguous) into L1, and those
+  // kHeadFarLines ahead into L2.
   const T* yx = xy;
   T* yo = yy;
   int yk = 0;
   int64_t yl = 0;
   for (int64_t i = 0; i < nd; i += kL) {
-    const int64_t ahead = i + kHeadAheadLines * kL;
+    const int64_t ahead = i + kHeadAheadLines * kL, far = i + kHeadFarLines * kL;
     const T* xa = ahead < nd ? xg + ahead : xg + kTok * nd + (ahead - nd);
-    for (int k = 0; k < kTok; ++k) _mm_prefetch(reinterpret_cast<const char*>(xa + k * nd), _MM_HINT_T0);
+    const T* xf = far < nd ? xg + far : xg + kTok * nd + (far - nd);
+    for (int k = 0; k < kTok; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(xa + k * nd), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd), _MM_HINT_T1);
+    }
     __m512i raw[kTok];
     for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
     head_line_step<false, T>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);

@@ -218,6 +218,38 @@ TEST(KvCompressor, Ratio4BackwardSameBitsForAnyChannelBlock) {
       }
 }
 
+// Untuned, the ratio != 4 forward on AVX-512 takes whole entries one at a time, two in flight per
+// thread (the sum pass of one beside the max pass of the next); a tuned channel_block keeps the
+// chunks of (entry, channel block) items. Both give the same bits, on 1 and 3 threads (3: claims
+// interleave, so a thread's next entry is not always the one after). {2100, 136, 126}: groups of
+// 4 rows and 2 left over, an 8-lane channel tail; {8200, 264, 128}: from memory (kt and zt over
+// 16 MiB: the pipeline requests lines ahead).
+TEST(KvCompressor, ForwardSameBitsForAnyChannelBlock) {
+  for (CompShape c : {CompShape{2100, 136, 126}, CompShape{8200, 264, 128}}) {
+    SCOPED_TRACE("ratio " + std::to_string(c.ratio));
+    Inputs in = make_inputs(c, 13, 1);
+    const int64_t n = compressor_entries(c.s, c.ratio);
+    std::vector<float> ref;
+    for (int64_t cb : {int64_t(0), int64_t(16), int64_t(24)})
+      for (core::Isa isa : row_isas())
+        for (int threads : {1, 3}) {
+          auto t = std::make_shared<Tuning>();
+          if (cb > 0) t->set("kv_compress.fwd", "*", {{"channel_block", cb}});
+          set_active_tuning(cb > 0 ? t : nullptr);
+          ScopedRowIsa path(isa);
+          core::ThreadPool pool(threads);
+          std::vector<float> k(static_cast<size_t>(n * c.hd), NAN);
+          kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio, &pool);
+          set_active_tuning(nullptr);
+          for (float x : k) ASSERT_FALSE(std::isnan(x)) << "an output was not written";
+          if (ref.empty()) ref = k;
+          else
+            EXPECT_TRUE(same_bytes(k, ref))
+                << "channel_block " << cb << ", " << core::to_string(isa) << ", " << threads << " threads";
+        }
+  }
+}
+
 // The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the
 // entry's L2 buffer when its turn has come, else (it finished first) from dzt in memory: the
 // latter forced for every entry gives the same bits as one thread. {8200, 264, 128}: kt and zt

@@ -632,6 +632,104 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
   }
 }
 
+// The forward for ratio != 4 on AVX-512 (forward_pipelined512): entries claimed one at a time,
+// two in flight per thread. The sum pass of entry u runs beside the max pass of the entry v the
+// thread takes next, group of rows by group of rows. Alone, the max pass computed 2 additions
+// and a max per vector and waited on zt from memory while the sum pass computed ~17 vector
+// operations per vector (its exp) on lines requested a pass earlier (perf, one thread, [8192,
+// 512]: ~30% of the samples on the max pass's zt loads, ~39% on the sum pass's kt loads); side by
+// side, v's zt arrives while u's exps compute. Row j of u and of v takes ape row j: one load
+// serves both passes (in cache, the model's [2048, 128]: 1.2x with no requests at all).
+// From memory (kAhead: kt and zt over kPrefetchMinBytes together) the step requests u's kt and
+// v's zt kAheadGroups groups of rows on (16 KiB, the entries are contiguous runs of rows) into
+// L2: requests into L1 ran 1.24-1.47x against main where into L2 1.74-1.91x (one process, CPU
+// time, 1 and 2 threads, loaded 9-12, session 27; near idle not measured): requests into L1
+// evicted the lines the step was reading. The same requests into L2 in main's two passes alone
+// gave 1.16-1.21x. Per channel the same operations in the same row order as rows_stats512: the
+// same bits.
+constexpr int kAheadGroups = 2;
+
+template <int G, bool kFull, bool kAhead>
+TREX_AVX512_FN void stats_sum_max_vector(const float* z, const float* a, const float* kk, int64_t C,
+                                         int64_t delta, __mmask16 m, const float* mx, float* sm,
+                                         float* ac, float* mx2) {
+  const __m512 mv = _mm512_loadu_ps(mx);
+  __m512 s = _mm512_loadu_ps(sm), acc = _mm512_loadu_ps(ac), v2 = _mm512_loadu_ps(mx2);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    if constexpr (kAhead) {  // locality 2: prefetcht1, into L2
+      __builtin_prefetch(kk + (G * kAheadGroups + r) * C, 0, 2);
+      __builtin_prefetch(z + delta + (G * kAheadGroups + r) * C, 0, 2);
+    }
+    const __m512 av = kFull ? _mm512_loadu_ps(a + r * C) : _mm512_maskz_loadu_ps(m, a + r * C);
+    const __m512 z2 = kFull ? _mm512_loadu_ps(z + delta + r * C) : _mm512_maskz_loadu_ps(m, z + delta + r * C);
+    v2 = simd::max16(v2, _mm512_add_ps(z2, av));
+    const __m512 z1 = kFull ? _mm512_loadu_ps(z + r * C) : _mm512_maskz_loadu_ps(m, z + r * C);
+    const __m512 pv = exp16_nonpos(_mm512_sub_ps(_mm512_add_ps(z1, av), mv));
+    s = _mm512_add_ps(s, pv);
+    acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk + r * C) : _mm512_maskz_loadu_ps(m, kk + r * C), acc);
+  }
+  _mm512_storeu_ps(sm, s);
+  _mm512_storeu_ps(ac, acc);
+  _mm512_storeu_ps(mx2, v2);
+}
+
+// Rows [j, j + G) of entry u (offsets o) beside the same rows of entry v, delta floats on in kt
+// and zt; every channel of the head (C = hd).
+template <int G, bool kAhead>
+TREX_AVX512_FN void stats_sum_max_rows(const float* kt, const float* zt, const float* ape,
+                                       const RowOffsets& o, int j, int64_t delta, const float* mx,
+                                       float* sm, float* ac, float* mx2, int64_t C) {
+  const float *z = zt + o.x[j], *a = ape + o.ape[j], *kk = kt + o.x[j];
+  int64_t c = 0;
+  for (; c + 16 <= C; c += 16)
+    stats_sum_max_vector<G, true, kAhead>(z + c, a + c, kk + c, C, delta, simd::kAll16, mx + c, sm + c, ac + c, mx2 + c);
+  if (c < C)
+    stats_sum_max_vector<G, false, kAhead>(z + c, a + c, kk + c, C, delta, simd::lanes16(c, C), mx + c, sm + c, ac + c, mx2 + c);
+}
+
+template <bool kAhead>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_pipelined512(
+    const float* kt, const float* zt, const float* ape, float* k, int64_t n, int64_t hd, int ratio,
+    EntryClaims& claims) {
+  thread_local RowOffsets o;
+  thread_local std::vector<float> buf;
+  const int64_t w = (hd + 15) / 16 * 16;
+  if (buf.size() < size_t(4 * w)) buf.resize(size_t(4 * w));
+  float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *mx2 = ac + w;  // u's max, sum, weighted sum; v's max
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t u = claims.take();
+  if (u >= n) return;
+  entry_offsets(u, ratio, hd, &o);
+  for (int64_t c = 0; c < w; c += 16) _mm512_storeu_ps(mx + c, ninf);
+  int j = 0;
+  for (; j + kStatsRows <= o.n; j += kStatsRows) stats_rows<kStatsRows, false>(kt, zt, ape, o, j, 0, hd, mx, sm, ac, 0, hd);
+  for (; j < o.n; ++j) stats_rows<1, false>(kt, zt, ape, o, j, 0, hd, mx, sm, ac, 0, hd);
+  for (;;) {
+    const int64_t v = claims.take();
+    for (int64_t c = 0; c < w; c += 16) {
+      _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
+      _mm512_storeu_ps(ac + c, _mm512_setzero_ps());
+      _mm512_storeu_ps(mx2 + c, ninf);
+    }
+    if (v < n) {  // ratio != 4: every entry ratio rows, v's row j (v - u) ratio hd floats on
+      const int64_t delta = (v - u) * int64_t(ratio) * hd;
+      for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
+        stats_sum_max_rows<kStatsRows, kAhead>(kt, zt, ape, o, j, delta, mx, sm, ac, mx2, hd);
+      for (; j < o.n; ++j) stats_sum_max_rows<1, kAhead>(kt, zt, ape, o, j, delta, mx, sm, ac, mx2, hd);
+    } else {  // the thread's last entry: its sum pass alone
+      for (j = 0; j + kStatsRows <= o.n; j += kStatsRows) stats_rows<kStatsRows, true>(kt, zt, ape, o, j, 0, hd, mx, sm, ac, 0, hd);
+      for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, 0, hd, mx, sm, ac, 0, hd);
+    }
+    for (int64_t c = 0; c < hd; c += 16)
+      simd::store16(k + u * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + c), _mm512_loadu_ps(sm + c)), simd::lanes16(c, hd));
+    if (v >= n) return;
+    u = v;
+    entry_offsets(u, ratio, hd, &o);
+    std::swap(mx, mx2);
+  }
+}
+
 // ---- AVX-512, ratio 4: 32 channels of an entry's rows in registers ---------------------------
 //
 // Ratio 4's entry i pools 8 half rows: tokens 4(i-1)..4i-1 at channel offset 0 and tokens
@@ -1119,15 +1217,27 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
   if (n <= 0 || hd <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
   // Entries are independent in the forward: split entries and channel blocks alike.
-  const int64_t cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", kChannelBlock);
+  const int64_t tuned_cb = tuned_or("kv_compress.fwd", {s, hd, ratio}, "channel_block", 0);
+  const int64_t cb = tuned_cb > 0 ? tuned_cb : kChannelBlock;
   int64_t blocks = (hd + cb - 1) / cb;
   const bool wide = row_isa() == core::Isa::kAvx512;
-  const bool r4_prefetch = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
+  const bool from_memory = 2 * s * compressor_width(ratio, hd) * int64_t(sizeof(float)) > kPrefetchMinBytes;
+  if (wide && ratio != 4 && tuned_cb == 0) {
+    // Untuned, ratio != 4: whole entries claimed one at a time, two in flight per thread
+    // (forward_pipelined512), on the threads that start the job (run_dynamic: no wait for a
+    // worker's wake-up). A tuned channel_block keeps the chunks of items below.
+    EntryClaims claims;
+    tp.run_dynamic([&](int) {
+      if (from_memory) forward_pipelined512<true>(kt, zt, ape, k, n, hd, ratio, claims);
+      else forward_pipelined512<false>(kt, zt, ape, k, n, hd, ratio, claims);
+    });
+    return;
+  }
   // Chunks of compressor_forward_chunk_items (16, ratio 4 64), so that each tile can request the
   // next one's lines (entries are independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, compressor_forward_chunk_items(ratio), [&](int64_t lo, int64_t hi) {
     if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
-    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, r4_prefetch);
+    if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, from_memory);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
       forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));

@@ -47,7 +47,9 @@ inline int64_t compressor_width(int ratio, int64_t hd) { return ratio == 4 ? 2 *
 // Ratio 4 takes 64 since session 25 (16 before): one process against 16, CPU time, 11 rounds,
 // loaded 8.7, the model's [2048, 128] 1.25x on two threads and 1.04x on one, [4096, 512] 1.37x
 // on two (each chunk's claim, walk set-up and cold first steps, and the threads' chunks
-// interleaved in memory). Entries are independent: the chunking changes no bit.
+// interleaved in memory). Entries are independent: the chunking changes no bit. Since session
+// 27 ratio != 4 on AVX-512 uses these chunks only with a tuned channel_block; untuned it takes
+// whole entries one at a time from a counter (kv_compressor.cc forward_pipelined512).
 inline int64_t compressor_forward_chunk_items(int ratio) { return ratio == 4 ? 64 : 16; }
 
 // REQUIRES: ratio >= 1, hd >= 1; k does not alias the inputs.

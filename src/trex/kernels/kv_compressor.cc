@@ -345,26 +345,39 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
   for (; j < o.n; ++j) stats_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, next, C);
 }
 
+// Groups of kStatsRows rows ahead whose lines the ratio != 4 passes request into L2 (prefetcht1):
+// 16 KiB of each stream at [8192, 512] (rows of 2 KiB). Requests into L1 (prefetcht0) evicted
+// the lines the passes were reading (session 27: the pipelined forward from memory 1.24-1.47x
+// against main into L1, 1.74-1.91x into L2).
+constexpr int kAheadGroups = 2;
+
 // The backward's softmax statistics of channels [e0, e1) of one entry (ratio != 4, rows in memory
-// order): rows_stats512's max pass also stores each row's scores at pe + j w and requests kt's
-// lines, and the sum pass reads the scores back from there and leaves the exps in their place.
+// order): rows_stats512's max pass also stores each row's scores at pe + j w, and the sum pass
+// reads the scores back from there and leaves the exps in their place.
 // The sum pass then touches pe and kt only, where it read zt and ape again: with the exps, kt and
 // dape, the entry's zt and ape (256 KiB each at [8192, 512]) had made the passes' data 1.25 MiB
 // against a 1 MiB L2, and each pass had waited on one stream from memory (perf, one thread: the
 // samples on the max pass's zt loads, the sum pass's kt loads and the gradient pass's streaming
 // stores, 22%, 14% and 13%). Same scores, maxima and exps (score - max <= 0 for finite scores:
 // exp16_nonpos), the same bits. Both passes walk kStatsRows rows side by side (scores_rows), as
-// rows_stats512 does (session 23).
+// rows_stats512 does (session 23). From session 27 each pass requests its own stream
+// kAheadGroups groups ahead into L2 (the max pass zt, the sum pass kt), where the max pass had
+// requested kt into L1 for the sum pass and the gradient pass the next entry's zt, each a whole
+// entry (256 KiB at [8192, 512]) ahead: with the entry's scores, kt, ape and dape those had
+// passed 1.5 MiB through the 1 MiB L2. One process against main, CPU time, 21 rounds, loaded
+// 11.5-11.8 (near idle not measured): [8192, 512] 1.19x and 1.21x (1 thread, 21 of 21 faster),
+// 1.14x and 1.12x (2 threads, 14 and 17 of 21); the model's [2048, 128] 1.05-1.10x. The old far
+// requests made prefetcht1 read 1.20x / 1.10x (15 rounds).
 // Rows r < G of one group at the vector of channels c (lanes m; kFull: all 16): z, a, kk the
 // rows of zt, ape and kt, p their rows of the exp buffer, each at the pass's first channel.
 template <int G, bool kFull>
 TREX_AVX512_FN void scores_max_vector(const float* const* z, const float* const* a,
                                       const float* const* kk, float* const* p, int64_t c,
-                                      __mmask16 m, float* mx) {
+                                      __mmask16 m, float* mx, int64_t C) {
   __m512 v = _mm512_loadu_ps(mx + c);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
-    __builtin_prefetch(kk[r] + c);  // for the sum pass
+    __builtin_prefetch(z[r] + c + kAheadGroups * G * C, 0, 2);  // into L2 (prefetcht1)
     const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z[r] + c), _mm512_loadu_ps(a[r] + c))
                             : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z[r] + c), _mm512_maskz_loadu_ps(m, a[r] + c));
     _mm512_storeu_ps(p[r] + c, sc);
@@ -375,11 +388,12 @@ TREX_AVX512_FN void scores_max_vector(const float* const* z, const float* const*
 
 template <int G, bool kFull>
 TREX_AVX512_FN void scores_sum_vector(const float* const* kk, float* const* p, int64_t c,
-                                      __mmask16 m, const float* mx, float* sm, float* ac) {
+                                      __mmask16 m, const float* mx, float* sm, float* ac, int64_t C) {
   const __m512 mv = _mm512_loadu_ps(mx + c);
   __m512 s = _mm512_loadu_ps(sm + c), acc = _mm512_loadu_ps(ac + c);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
+    __builtin_prefetch(kk[r] + c + kAheadGroups * G * C, 0, 2);  // into L2 (prefetcht1)
     const __m512 pv = exp16_nonpos(_mm512_sub_ps(_mm512_loadu_ps(p[r] + c), mv));
     s = _mm512_add_ps(s, pv);
     acc = _mm512_fmadd_ps(pv, kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), acc);
@@ -393,7 +407,7 @@ TREX_AVX512_FN void scores_sum_vector(const float* const* kk, float* const* p, i
 template <int G, bool kSum>
 TREX_AVX512_FN void scores_rows(const float* kt, const float* zt, const float* ape,
                                 const RowOffsets& o, int j, int64_t e0, int64_t e1, float* mx,
-                                float* sm, float* ac, float* pe, int64_t w) {
+                                float* sm, float* ac, float* pe, int64_t w, int64_t C) {
   const float *z[G], *a[G], *kk[G];
   float* p[G];
   group_rows<G>(zt, o.x, j, e0, z);
@@ -403,17 +417,17 @@ TREX_AVX512_FN void scores_rows(const float* kt, const float* zt, const float* a
   const int64_t len = e1 - e0;
   int64_t c = 0;
   for (; c + 16 <= len; c += 16)
-    if constexpr (kSum) scores_sum_vector<G, true>(kk, p, c, simd::kAll16, mx, sm, ac);
-    else scores_max_vector<G, true>(z, a, kk, p, c, simd::kAll16, mx);
+    if constexpr (kSum) scores_sum_vector<G, true>(kk, p, c, simd::kAll16, mx, sm, ac, C);
+    else scores_max_vector<G, true>(z, a, kk, p, c, simd::kAll16, mx, C);
   if (c < len) {
-    if constexpr (kSum) scores_sum_vector<G, false>(kk, p, c, simd::lanes16(c, len), mx, sm, ac);
-    else scores_max_vector<G, false>(z, a, kk, p, c, simd::lanes16(c, len), mx);
+    if constexpr (kSum) scores_sum_vector<G, false>(kk, p, c, simd::lanes16(c, len), mx, sm, ac, C);
+    else scores_max_vector<G, false>(z, a, kk, p, c, simd::lanes16(c, len), mx, C);
   }
 }
 
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows_scores512(
     const float* kt, const float* zt, const float* ape, const RowOffsets& o, int64_t e0,
-    int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w) {
+    int64_t e1, float* mx, float* sm, float* ac, float* pe, int64_t w, int64_t C) {
   for (int64_t c = 0; c < w; c += 16) {
     _mm512_storeu_ps(mx + c, _mm512_set1_ps(-std::numeric_limits<float>::infinity()));
     _mm512_storeu_ps(sm + c, _mm512_setzero_ps());
@@ -421,11 +435,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void rows
   }
   int j = 0;
   for (; j + kStatsRows <= o.n; j += kStatsRows)
-    scores_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
-  for (; j < o.n; ++j) scores_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
+    scores_rows<kStatsRows, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w, C);
+  for (; j < o.n; ++j) scores_rows<1, false>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w, C);
   for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
-    scores_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
-  for (; j < o.n; ++j) scores_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w);
+    scores_rows<kStatsRows, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w, C);
+  for (; j < o.n; ++j) scores_rows<1, true>(kt, zt, ape, o, j, e0, e1, mx, sm, ac, pe, w, C);
 }
 
 // Entries taken one at a time, in entry order, by whichever thread asks (the multi-thread
@@ -496,15 +510,14 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_
 
 // The gradient pass at the vector of channels c of rows r < G (kFull: all 16 lanes): row r's
 // exps at p[r] (dzt left there when `keep`, else added to its ape row), kt, dkt, dzt, dape rows
-// at x[r], d[r] (at the pass's first channel), the next entry's zt lines requested (zn).
+// at x[r], d[r] (at the pass's first channel).
 template <int G, bool kFull>
-TREX_AVX512_FN void gradient_vector(const float* const* kk, const float* const* zn, float* const* dkr,
-                                    float* const* dzr, float* const* da, float* const* p, int64_t c,
-                                    __mmask16 m, const float* kv, const float* gk, bool nt, bool keep) {
+TREX_AVX512_FN void gradient_vector(const float* const* kk, float* const* dkr, float* const* dzr,
+                                    float* const* da, float* const* p, int64_t c, __mmask16 m,
+                                    const float* kv, const float* gk, bool nt, bool keep) {
   const __m512 gkv = _mm512_loadu_ps(gk + c), kvv = _mm512_loadu_ps(kv + c);
 #pragma GCC unroll 8
   for (int r = 0; r < G; ++r) {
-    __builtin_prefetch(zn[r] + c);
     const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(p[r] + c), gkv);
     const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(kFull ? _mm512_loadu_ps(kk[r] + c) : _mm512_maskz_loadu_ps(m, kk[r] + c), kvv));
     if (kFull && nt) {  // 64-byte aligned (kv_compress_backward checks)
@@ -522,25 +535,23 @@ TREX_AVX512_FN void gradient_vector(const float* const* kk, const float* const* 
   }
 }
 
-// backward_rows512's gradient pass over rows [j, j + G), channels [e0, e1); ahead: the floats
-// from this entry's rows to the next one's (0: none, its own lines requested again).
+// backward_rows512's gradient pass over rows [j, j + G), channels [e0, e1).
 template <int G>
-TREX_AVX512_FN void gradient_rows(const float* kt, const float* zt, float* dkt, float* dzt,
-                                  float* dape, const RowOffsets& o, int j, int64_t e0, int64_t e1,
-                                  const float* kv, const float* gk, float* pe, int64_t w,
-                                  int64_t ahead, bool nt, bool keep) {
-  const float *kk[G], *zn[G];
+TREX_AVX512_FN void gradient_rows(const float* kt, float* dkt, float* dzt, float* dape,
+                                  const RowOffsets& o, int j, int64_t e0, int64_t e1,
+                                  const float* kv, const float* gk, float* pe, int64_t w, bool nt,
+                                  bool keep) {
+  const float* kk[G];
   float *dkr[G], *dzr[G], *da[G], *p[G];
   group_rows<G>(kt, o.x, j, e0, kk);
-  group_rows<G>(zt + ahead, o.x, j, e0, zn);
   group_rows<G>(dkt, o.x, j, e0, dkr);
   group_rows<G>(dzt, o.x, j, e0, dzr);
   group_rows<G>(dape, o.ape, j, e0, da);
   exp_rows<G>(pe, j, w, p);
   const int64_t len = e1 - e0;
   int64_t c = 0;
-  for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, zn, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
-  if (c < len) gradient_vector<G, false>(kk, zn, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
+  for (; c + 16 <= len; c += 16) gradient_vector<G, true>(kk, dkr, dzr, da, p, c, simd::kAll16, kv, gk, nt, keep);
+  if (c < len) gradient_vector<G, false>(kk, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
 }
 
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
@@ -562,26 +573,24 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   thread_local std::vector<float> buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   const int rows = ratio;  // ratio != 4: every entry has ratio rows
-  const int64_t entry_floats = int64_t(ratio) * compressor_width(ratio, hd);
   if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
   for (int64_t i = claims ? claims->take() : i0, next = 0; i < i1; i = next) {
     entry_offsets(i, ratio, hd, &o);
-    rows_scores512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w);
+    rows_scores512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w, compressor_width(ratio, hd));
     for (int64_t c = e0; c < e1; c += 16) {
       const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_loadu_ps(sm + (c - e0)));
       _mm512_storeu_ps(kv + (c - e0), _mm512_mul_ps(_mm512_loadu_ps(ac + (c - e0)), inv));
       _mm512_storeu_ps(gk + (c - e0), _mm512_mul_ps(simd::load16(dk + i * hd + c, simd::lanes16(c, e1)), inv));
     }
-    // The entry this thread takes next, claimed now so that the gradient pass, which otherwise
-    // only waits on its streaming stores, requests that entry's zt for the max pass.
+    // The entry this thread takes next, claimed before the gradient pass (until session 27 the
+    // pass requested that entry's zt a whole entry ahead; the max pass now requests its own
+    // lines 2 groups ahead, rows_scores512).
     next = claims ? claims->take() : i + 1;
-    const int64_t ahead = next < i1 ? (next - i) * entry_floats : 0;
     int j = 0;
     for (; j + kStatsRows <= o.n; j += kStatsRows)
-      gradient_rows<kStatsRows>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
-    for (; j < o.n; ++j)
-      gradient_rows<1>(kt, zt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, ahead, nt, turns != nullptr);
+      gradient_rows<kStatsRows>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, turns != nullptr);
+    for (; j < o.n; ++j) gradient_rows<1>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, turns != nullptr);
     if (!turns) continue;
     simd::fence_streams(nt);  // a spilled entry's dzt are read by another thread
     wait_turn_briefly(*turns, i);
@@ -647,8 +656,6 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // evicted the lines the step was reading. The same requests into L2 in main's two passes alone
 // gave 1.16-1.21x. Per channel the same operations in the same row order as rows_stats512: the
 // same bits.
-constexpr int kAheadGroups = 2;
-
 template <int G, bool kFull, bool kAhead>
 TREX_AVX512_FN void stats_sum_max_vector(const float* z, const float* a, const float* kk, int64_t C,
                                          int64_t delta, __mmask16 m, const float* mx, float* sm,

@@ -687,8 +687,11 @@ TEST(Mhc, BackwardColumnBlocksChangeNoBit) {
     ScopedRowIsa path(isa);
     // 301 tokens of d 33: masked strips, and remainders after the 4- and 8-token groups.
     // d 64 (a multiple of 32): the head's groups take head_group (every strip full; bf16 on a
-    // CPU with AVX512_BF16), compared with the column path's strips.
-    for (const MhcShape& sh : {shape(300, 100, 4, 20), shape(301, 33, 4, 20), shape(300, 64, 4, 20)}) {
+    // CPU with AVX512_BF16), compared with the column path's strips. d 512: fp32 rows of 8 KiB,
+    // whose groups take head_group_skewed (the tokens' strips skewed along the row), with a
+    // remainder of 4 tokens after the second chunk's groups of 8.
+    for (const MhcShape& sh : {shape(300, 100, 4, 20), shape(301, 33, 4, 20), shape(300, 64, 4, 20),
+                               shape(300, 512, 4, 20)}) {
       check_column_blocks<float>(sh);
       check_column_blocks<core::bf16>(sh);
     }

@@ -284,6 +284,88 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
   }
 }
 
+// head_group for the fp32 head (R = n = 4, d % 16 == 0: a strip is a line) with the group's
+// tokens skewed along the row: slot s of the group (tokens s P .. s P + P - 1) runs strip
+// j - s lag while slot 0 runs strip j. The rows of X and dX are n d floats apart, a multiple of
+// 4 KiB for the model's widths, and dy's d floats, so at one column the group's 8 X, 8 dX and 8 dy
+// lines all fall in one set of the 8-way L1 (the same column of every row, and the tensors'
+// bases alike mod 4 KiB): they evict each other (the whole fp32 head backward at 4096 x 4 x
+// 1024 took 1.75x the time it takes at d = 1040, whose rows are 16640 bytes apart: one thread,
+// loaded, 5 rounds). Skewed, a set holds P lines of each. Each dphi element still takes the group's tokens in order (slot s reaches a strip
+// lag iterations after slot s - 1), through dphi_pack between slots (exact fp32 stores and
+// loads), and each element's operations are head_group's: the same bits.
+// lag: 2 strips (1, 2 and 4 measured 1.29x, 1.34x, 1.35x with P = 2; P = 1 1.20-1.22x, P = 4
+// 1.20-1.25x; one-process A/B against head_group, 4096 x 4 x 1024, 2 threads, loaded).
+template <int TB, int P, bool Next>
+TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
+                                     const float* phi_pack, float* dphi_pack, int64_t t0,
+                                     int64_t tokens, int64_t n, int64_t d,
+                                     const StageOneRecords& rec) {
+  constexpr int R = 4, kSlots = TB / P;
+  constexpr int64_t lag = 2;
+  static_assert(TB % P == 0, "whole slots");
+  const int64_t nd = n * d, ns = nd / 16, sps = d / 16, per = rec.per_token;
+  const float* r0 = rec.base + t0 * per;
+  // dp [TB][R], coef [TB], pre [TB][R] (the token's gate of each stream; n = R), read through sc.
+  float scalars[TB * R + TB + TB * R];
+  for (int t = 0; t < TB; ++t) {
+    for (int r = 0; r < R; ++r) {
+      scalars[t * R + r] = r0[t * per + rec.dp_at + r];
+      scalars[TB * R + TB + t * R + r] = r0[t * per + rec.pre_at + r];
+    }
+    scalars[TB * R + t] = r0[t * per + rec.coef_at];
+  }
+  const bool next_group = t0 + 2 * TB <= tokens;
+  for (int64_t j = 0; j < ns + (kSlots - 1) * lag; ++j) {
+    if (Next && next_group && j < ns) {
+      const int64_t c = j * 16;
+      for (int t = TB; t < 2 * TB; ++t) {
+        _mm_prefetch(reinterpret_cast<const char*>(X + (t0 + t) * nd + c), _MM_HINT_T1);
+        if (c < d) _mm_prefetch(reinterpret_cast<const char*>(dy + (t0 + t) * d + c), _MM_HINT_T1);
+      }
+    }
+    // The scalars read per iteration, as head_group's fp32 form (hoisted, they spill).
+    const float* sc = scalars;
+    asm("" : "+r"(sc));
+#pragma GCC unroll 8
+    for (int s = 0; s < kSlots; ++s) {
+      const int64_t js = j - s * lag;
+      if (js < 0 || js >= ns) continue;
+      const int64_t c = js * 16, i = js / sps;
+      int64_t a = js + int64_t(kAheadStrips), tg = t0;
+      if (a >= ns) a -= ns, tg += TB;
+      if (tg + TB <= tokens)
+        for (int q = 0; q < P; ++q) __builtin_prefetch(dX + (tg + s * P + q) * nd + a * 16, 1);
+      const float* ph = phi_pack + js * R * 16;
+      float* dph = dphi_pack + js * R * 16;
+      __m512 xv[P], acc[P], pv[R], av[R];
+      for (int q = 0; q < P; ++q) {
+        xv[q] = _mm512_loadu_ps(X + (t0 + s * P + q) * nd + c);
+        acc[q] = _mm512_setzero_ps();
+      }
+      for (int k = 0; k < R; ++k) {
+        pv[k] = _mm512_load_ps(ph + k * 16);
+        av[k] = _mm512_load_ps(dph + k * 16);
+      }
+      for (int q = 0; q < P; ++q)
+        for (int k = 0; k < R; ++k) {
+          const __m512 b = _mm512_set1_ps(sc[(s * P + q) * R + k]);
+          av[k] = _mm512_fmadd_ps(b, xv[q], av[k]);
+          acc[q] = _mm512_fmadd_ps(b, pv[k], acc[q]);
+        }
+      for (int k = 0; k < R; ++k) _mm512_store_ps(dph + k * 16, av[k]);
+      for (int q = 0; q < P; ++q) {
+        const int t = s * P + q;
+        __m512 v = _mm512_fmadd_ps(_mm512_set1_ps(sc[TB * R + t]), xv[q], acc[q]);
+        v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_loadu_ps(dy + (t0 + t) * d + c - i * d),
+                                           _mm512_set1_ps(sc[TB * R + TB + t * R + i])));
+        float* o = dX + (t0 + t) * nd + c;
+        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), v));
+      }
+    }
+  }
+}
+
 // dphi's rows += the packed partial sums of the strips whose first column lies in [c0, c1)
 // (R x 16 floats per strip, as block_tokens accumulates them).
 TREX_AVX512_FN void add_strip_sums(const float* dphi_pack, float* dphi, const std::vector<Strip>& strips,
@@ -388,9 +470,18 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
   int64_t t = t0;
   if constexpr (std::is_same_v<T, float>)
     if (R == 4 && d % 16 == 0) {
-      for (; t + kGroup <= t1; t += kGroup)
-        (ahead_requested ? &head_group<kGroup, false, false, T> : &head_group<kGroup, false, true, T>)(
-            X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+      // Skewed where the rows share L1 sets (their stride a multiple of 4 KiB) and are long
+      // enough for the skew's ramp and its per-slot dphi traffic (bwd_skew.log: d = 1024 1.33x,
+      // 512 1.15x, 256 1.03x, 128 0.86x; 1040, whose rows do not share sets, 0.83x).
+      const bool skew = (nd * int64_t(sizeof(float))) % 4096 == 0 && d >= 512;
+      for (; t + kGroup <= t1; t += kGroup) {
+        if (skew)
+          (ahead_requested ? &head_group_skewed<kGroup, 2, false> : &head_group_skewed<kGroup, 2, true>)(
+              X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        else
+          (ahead_requested ? &head_group<kGroup, false, false, T> : &head_group<kGroup, false, true, T>)(
+              X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+      }
     }
   for (; t + kGroup <= t1; t += kGroup)
     block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace trex::model {
@@ -39,6 +40,39 @@ TEST(PackedWeights, PackedAndRowMajorProductsAgree) {
   matvec_rows(nullptr, w.data(), x.data(), n, out, in, yr.data());
   EXPECT_EQ(pk.bytes(), size_t(48 * in) * sizeof(float));  // used the packed copy (3 panels)
   for (size_t i = 0; i < yp.size(); ++i) EXPECT_NEAR(yp[i], yr[i], 1e-4 * (1 + std::abs(yr[i])));
+}
+
+
+// More matrices than the first table holds (it grows past half of 256 slots), looked up from
+// four threads at once, each in its own order: every thread gets the one copy of each (the
+// lookups take no lock; a copy is never packed twice into the map, never moved by a growth).
+TEST(PackedWeights, OneCopyEachUnderConcurrentLookupsAndGrowth) {
+  const int64_t out = 16, in = 8, kMatrices = 600;
+  std::vector<float> w(size_t(kMatrices * out * in));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i % 7);
+  PackedWeights pk;
+  const int kThreads = 4;
+  std::vector<std::vector<const PackedMatrix*>> seen(kThreads, std::vector<const PackedMatrix*>(size_t(kMatrices)));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round)
+        for (int64_t j = 0; j < kMatrices; ++j) {
+          const int64_t m = t % 2 ? kMatrices - 1 - j : j;
+          const PackedMatrix& p = pk.get(w.data() + m * out * in, out, in);
+          if (round == 0) seen[size_t(t)][size_t(m)] = &p;
+          else if (seen[size_t(t)][size_t(m)] != &p) seen[size_t(t)][size_t(m)] = nullptr;  // moved
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (int64_t m = 0; m < kMatrices; ++m) {
+    const PackedMatrix* first = seen[0][size_t(m)];
+    ASSERT_NE(first, nullptr) << "matrix " << m;
+    for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[size_t(t)][size_t(m)], first) << "matrix " << m;
+    EXPECT_EQ(&pk.get(w.data() + m * out * in, out, in), first);
+    EXPECT_EQ(first->panel(0)[0], w[size_t(m * out * in)]);  // its own weights (row 0, input 0)
+  }
+  EXPECT_EQ(pk.bytes(), size_t(kMatrices * out * in) * sizeof(float));
 }
 
 }  // namespace

@@ -9,44 +9,55 @@
 // steps that touch each expert. Safe to use from several threads at once (the lanes of a step).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
+#include <vector>
 
 #include "trex/model/matvec.h"
 #include "trex/model/packed_matvec.h"
 
 namespace trex::model {
 
+// Lookups take no lock: a step's lanes call get() for every product (hundreds a step at v4-nano,
+// a lane's every expert slice), and with a shared_mutex each call made two atomic
+// read-modify-writes on one line that both cores wrote, plus an unordered_map's modulo and node
+// walk (PackedWeights::get was 3-4% of a one-thread 8-row step's CPU, session 26). Here the
+// copies live in an open-addressing table of atomic pointers: a reader probes it with acquire
+// loads and writes nothing; a copy once published never moves. Inserting (once per matrix, at
+// its first use) takes a mutex; a table past half full is replaced by one twice its size, and
+// the old table stays allocated until clear() (a reader may still be probing it; what it finds
+// there is valid, and what it misses it looks up again under the mutex).
 class PackedWeights {
  public:
+  PackedWeights() = default;
+  PackedWeights(const PackedWeights&) = delete;
+  PackedWeights& operator=(const PackedWeights&) = delete;
+
   // The packed copy of w [out, in], packed now if it is not yet.
   const PackedMatrix& get(const float* w, int64_t out, int64_t in) {
     const Key k{w, out, in};
-    {
-      std::shared_lock lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    PackedMatrix m(w, out, in);  // outside the lock: the other lanes keep reading
-    std::unique_lock lock(mu_);
-    // A copy packed meanwhile by another lane stays (others may hold references to it).
-    return map_.try_emplace(k, std::move(m)).first->second;
+    if (const Table* t = table_.load(std::memory_order_acquire))
+      if (const Entry* e = t->find(k)) return e->m;
+    return insert(k);
   }
 
+  // Drops every copy. Not while another thread may call get() (the decoder clears it at the
+  // start of a step, when the model's parameter array has moved).
   void clear() {
-    std::unique_lock lock(mu_);
-    map_.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    table_.store(nullptr, std::memory_order_release);
+    tables_.clear();
+    entries_.clear();
   }
 
   // Bytes of packed weights held.
   size_t bytes() const {
-    std::shared_lock lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     size_t n = 0;
-    for (const auto& [w, m] : map_) n += m.bytes();
+    for (const auto& e : entries_) n += e->m.bytes();
     return n;
   }
 
@@ -56,13 +67,59 @@ class PackedWeights {
     int64_t out, in;
     bool operator==(const Key&) const = default;
   };
-  struct Hash {
-    size_t operator()(const Key& k) const {
-      return std::hash<const float*>()(k.w) ^ (size_t(k.out) * 0x9e3779b97f4a7c15ull) ^ size_t(k.in);
-    }
+  struct Entry {
+    Key key;
+    PackedMatrix m;
   };
-  mutable std::shared_mutex mu_;
-  std::unordered_map<Key, PackedMatrix, Hash> map_;  // node-based: references stay valid
+  // Open addressing with linear probing over 2^bits slots; a slot, once set, keeps its entry.
+  struct Table {
+    explicit Table(int b) : bits(b), slots(size_t(1) << b) {}
+    size_t home(const Key& k) const {
+      // Fibonacci hashing of the address and shape (slices of one matrix differ in address).
+      const uint64_t h = (uint64_t(reinterpret_cast<uintptr_t>(k.w)) ^ (uint64_t(k.out) << 40) ^
+                          (uint64_t(k.in) << 20)) * 0x9e3779b97f4a7c15ull;
+      return size_t(h >> (64 - bits));
+    }
+    const Entry* find(const Key& k) const {
+      const size_t mask = slots.size() - 1;
+      for (size_t i = home(k);; i = (i + 1) & mask) {
+        const Entry* e = slots[i].load(std::memory_order_acquire);
+        if (!e || e->key == k) return e;
+      }
+    }
+    // Under the owner's mutex, with a free slot left (the table is kept at most half full).
+    void put(const Entry* e) {
+      const size_t mask = slots.size() - 1;
+      size_t i = home(e->key);
+      while (slots[i].load(std::memory_order_relaxed)) i = (i + 1) & mask;
+      slots[i].store(e, std::memory_order_release);
+    }
+    int bits;
+    std::vector<std::atomic<const Entry*>> slots;
+  };
+
+  const PackedMatrix& insert(const Key& k) {
+    auto e = std::make_unique<Entry>(Entry{k, PackedMatrix(k.w, k.out, k.in)});  // outside the
+    std::lock_guard<std::mutex> lock(mu_);  // lock: the other lanes keep packing and reading
+    Table* t = tables_.empty() ? nullptr : tables_.back().get();
+    // A copy packed meanwhile by another lane stays (others may hold references to it).
+    if (t)
+      if (const Entry* had = t->find(k)) return had->m;
+    if (!t || 2 * (entries_.size() + 1) > t->slots.size()) {
+      tables_.push_back(std::make_unique<Table>(t ? t->bits + 1 : 8));
+      t = tables_.back().get();
+      for (const auto& old : entries_) t->put(old.get());
+    }
+    entries_.push_back(std::move(e));
+    t->put(entries_.back().get());
+    table_.store(t, std::memory_order_release);
+    return entries_.back()->m;
+  }
+
+  mutable std::mutex mu_;                      // inserting, clear(), bytes()
+  std::vector<std::unique_ptr<Entry>> entries_;  // every copy, in order of packing
+  std::vector<std::unique_ptr<Table>> tables_;   // the current one last; older ones kept for readers
+  std::atomic<Table*> table_{nullptr};           // tables_.back(), for lock-free readers
 };
 
 // y [n, out] = x [n, in] W^T through `packed`'s copy of w, or matvec.h's row-by-row product of w

@@ -49,9 +49,8 @@ struct Weights {
 };
 
 // Rows [0, T) through MoeDecode as BatchDecoder's lanes run it: `threads` threads, each routing
-// and combining its own contiguous rows, each running the shared experts over its own rows
-// between arriving at the barrier and waiting there, then all taking the items left
-// (LaneWork: own segment first, then the others'); a barrier between the phases.
+// and combining its own contiguous rows, all taking the items (LaneWork: own segment first, then
+// the others'; the shared experts over every row) between two barriers.
 std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLayer& layer,
                           const std::vector<float>& x, const std::vector<int32_t>& ids, int64_t T,
                           int threads, PackedWeights& pk) {
@@ -68,13 +67,9 @@ std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLay
       const int64_t b0 = t * T / threads, b1 = (t + 1) * T / threads;
       MoeDecodeScratch& s = scratch[size_t(t)];
       m.route(p, layer, x.data(), ids.data(), b0, b1, &pk);
-      auto routed = meet.arrive();
-      int i;
-      while ((i = work.take_own(t)) >= 0 && m.shared_item(i)) m.run_item(p, x.data(), i, s, &pk);
-      meet.wait(std::move(routed));
+      meet.arrive_and_wait();
       m.order_routed(s);
-      if (i >= 0) m.run_item(p, x.data(), i, s, &pk);
-      while ((i = work.take(t)) >= 0) m.run_item(p, x.data(), i, s, &pk);
+      for (int i; (i = work.take(t)) >= 0;) m.run_item(p, x.data(), i, s, &pk);
       meet.arrive_and_wait();
       m.combine(b0, b1, out.data() + b0 * c.hidden);
     });
@@ -83,35 +78,39 @@ std::vector<float> decode(const ModelConfig& c, const MoeParams& p, const MoeLay
 }
 
 // Up to 21 rows (the reference runs them through the few-token path in chunks of kFewTokens, as
-// one lane of BatchDecoder does), routed by 1-3 threads.
+// one lane of BatchDecoder does), routed by 1-3 threads; one and two shared experts (the shared
+// items lead the first lane's segment).
 TEST(MoeDecode, RowsEqualTheLayersFewTokenForward) {
-  ModelConfig c = test_util::tiny_v4_config("0, 4");
-  const int64_t d = c.hidden;
-  Weights w(c, 7);
-  PackedWeights pk;
-  for (bool hash : {true, false}) {
-    MoeLayer layer(c, hash);
-    if (!hash)  // a selection bias that changes some choices
-      for (size_t e = 0; e < layer.bias().size(); ++e) layer.bias()[e] = 0.05f * float(e % 3);
-    for (int64_t T : {1, 2, 5, 8, 17, 21}) {
-      std::mt19937 rng(uint32_t(T) + (hash ? 100u : 0u));
-      std::normal_distribution<float> nd;
-      std::vector<float> x(static_cast<size_t>(T * d));
-      for (float& v : x) v = nd(rng);
-      std::vector<int32_t> ids(static_cast<size_t>(T));
-      for (int32_t& id : ids) id = int32_t(rng() % uint32_t(c.vocab));
-      std::vector<float> want(x.size());
-      for (int64_t r0 = 0; r0 < T; r0 += MoeLayer::kFewTokens) {
-        const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, T - r0);
-        layer.forward(w.p, x.data() + r0 * d, ids.data() + r0, nb, want.data() + r0 * d, nullptr,
-                      &pk);
-      }
-      for (int threads : {1, 2, 3}) {
-        std::vector<float> got = decode(c, w.p, layer, x, ids, T, threads, pk);
-        size_t differ = 0;
-        for (size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
-        EXPECT_EQ(differ, 0u) << (hash ? "hash" : "score") << " layer, " << T << " rows, "
-                              << threads << " threads";
+  for (int shared : {1, 2}) {
+    ModelConfig c = test_util::tiny_v4_config("0, 4");
+    c.ffn.shared_experts = shared;
+    const int64_t d = c.hidden;
+    Weights w(c, 7);
+    PackedWeights pk;
+    for (bool hash : {true, false}) {
+      MoeLayer layer(c, hash);
+      if (!hash)  // a selection bias that changes some choices
+        for (size_t e = 0; e < layer.bias().size(); ++e) layer.bias()[e] = 0.05f * float(e % 3);
+      for (int64_t T : {1, 2, 5, 8, 17, 21}) {
+        std::mt19937 rng(uint32_t(T) + (hash ? 100u : 0u));
+        std::normal_distribution<float> nd;
+        std::vector<float> x(static_cast<size_t>(T * d));
+        for (float& v : x) v = nd(rng);
+        std::vector<int32_t> ids(static_cast<size_t>(T));
+        for (int32_t& id : ids) id = int32_t(rng() % uint32_t(c.vocab));
+        std::vector<float> want(x.size());
+        for (int64_t r0 = 0; r0 < T; r0 += MoeLayer::kFewTokens) {
+          const int64_t nb = std::min<int64_t>(MoeLayer::kFewTokens, T - r0);
+          layer.forward(w.p, x.data() + r0 * d, ids.data() + r0, nb, want.data() + r0 * d, nullptr,
+                        &pk);
+        }
+        for (int threads : {1, 2, 3}) {
+          std::vector<float> got = decode(c, w.p, layer, x, ids, T, threads, pk);
+          size_t differ = 0;
+          for (size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
+          EXPECT_EQ(differ, 0u) << (hash ? "hash" : "score") << " layer, " << T << " rows, "
+                                << threads << " threads, " << shared << " shared";
+        }
       }
     }
   }

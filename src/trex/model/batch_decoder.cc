@@ -71,8 +71,8 @@ class StepBarrier {
     broken_.store(false, std::memory_order_relaxed);
   }
   // arrive() then wait(its generation): a thread that has finished its part of a phase says so,
-  // may do work that needs nothing of the others (a lane's own shared-expert rows), then waits
-  // for the rest to arrive. wait() alone is both at once.
+  // may do work that needs nothing of the others, then waits for the rest to arrive. wait()
+  // alone is both at once.
   uint32_t arrive() {
     const uint32_t gen = generation_.load(std::memory_order_acquire);
     if (threads_ <= 1) return gen;
@@ -485,21 +485,15 @@ struct BatchDecoder::Impl {
                                   std::min<int64_t>(hw.panels(), int64_t(k + 1) * kHeadPiece));
   }
 
-  // Lane t's part of layer l's experts, after routing its rows: it says it has routed them, runs
-  // the shared experts over its own rows while the other lanes finish theirs (those need no other
-  // lane's rows), waits for every lane's routing, then takes the rest of its own items and what is
-  // left of the others'; then it waits for every item before combining.
+  // Lane t's part of layer l's experts, after routing its rows: it waits for every lane's
+  // routing, then takes its own items (the shared experts over every row in lane 0's, then routed
+  // experts) and what is left of the others'; then it waits for every item before combining.
   void experts_phase(int t, int l, Lane& ln) {
     const LayerParams& p = layer[size_t(l)];
     LaneWork& work = expert_work[size_t(l)];
-    const uint32_t routed = barrier.arrive();
-    int i;
-    while ((i = work.take_own(t)) >= 0 && moe_step.shared_item(i))
-      moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
-    barrier.wait(routed);
+    barrier.wait();
     moe_step.order_routed(ln.moe);
-    if (i >= 0) moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
-    while ((i = work.take(t)) >= 0) moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
+    for (int i; (i = work.take(t)) >= 0;) moe_step.run_item(p.moe, ffn_in.data(), i, ln.moe, &packed);
     barrier.wait();
   }
 

@@ -47,8 +47,6 @@ void MoeDecode::size_rows(int64_t B, int groups) {
 void MoeDecode::size_rows(int64_t B, std::span<const int64_t> bounds) {
   rows_ = B;
   groups_ = std::max(1, int(bounds.size()) - 1);
-  bounds_.assign(bounds.begin(), bounds.end());
-  if (bounds_.size() < 2) bounds_ = {0, B};
   moe_decode_fit(logits_, size_t(B * E_));
   moe_decode_fit(sel_, size_t(B * K_));
   moe_decode_fit(w_, size_t(B * K_));
@@ -84,28 +82,18 @@ void MoeDecode::route(const MoeParams& p, const MoeLayer& layer, const float* x,
   }
 }
 
-bool MoeDecode::shared_item(int i) const {
-  const int g = segment_of(i);
-  return i - (g * shared_ + g * E_ / groups_) < shared_;
-}
-
-// The segment (lane) of item i: segment g starts at g (shared + E / groups) rounded down, i.e.
-// g shared + floor(g E / groups), as LaneWork splits items() over groups_ lanes.
-int MoeDecode::segment_of(int i) const {
-  int g = int(int64_t(i) * groups_ / items());
-  while (g + 1 < groups_ && int64_t(g + 1) * items() / groups_ <= i) ++g;
-  while (g > 0 && int64_t(g) * items() / groups_ > i) --g;
-  return g;
-}
-
 void MoeDecode::order_routed(MoeDecodeScratch& s) const {
   const int64_t BK = rows_ * K_;
   s.item_rows.assign(size_t(E_), 0);
   for (int64_t i = 0; i < BK; ++i) ++s.item_rows[size_t(sel_[size_t(i)])];
   s.order.resize(size_t(E_));
+  for (int e = 0; e < E_; ++e) s.order[size_t(e)] = e;
+  // Segment g holds items [g n / groups, (g + 1) n / groups) of n = items() (LaneWork's split);
+  // its routed experts are those items past the shared ones, less `shared_`.
+  const int n = items();
   for (int g = 0; g < groups_; ++g) {
-    const int e0 = int(int64_t(g) * E_ / groups_), e1 = int(int64_t(g + 1) * E_ / groups_);
-    for (int e = e0; e < e1; ++e) s.order[size_t(e)] = e;
+    const int e0 = std::max(int(int64_t(g) * n / groups_), shared_) - shared_;
+    const int e1 = std::max(int(int64_t(g + 1) * n / groups_), shared_) - shared_;
     std::stable_sort(s.order.begin() + e0, s.order.begin() + e1, [&](int a, int b) {
       return s.item_rows[size_t(a)] > s.item_rows[size_t(b)];
     });
@@ -116,27 +104,23 @@ void MoeDecode::run_item(const MoeParams& p, const float* x, int i, MoeDecodeScr
                          PackedWeights* packed) {
   TREX_TRACE(kGemm, "moe.decode.experts");
   const int64_t d = d_, f = f_, K = K_, L = blocks_, wb = wb_, B = rows_;
-  const int grp = segment_of(i);
-  const int at = i - (grp * shared_ + int(int64_t(grp) * E_ / groups_));  // within the segment
-  if (at < shared_) {
-    // Shared expert `at` over the group's rows, as MoeLayer::forward: W1, W3 over the whole
-    // width, SwiGLU, W2 (each row's bits do not depend on the rows beside it).
-    const int j = at;
-    const int64_t b0 = bounds_[size_t(grp)], n = bounds_[size_t(grp) + 1] - b0;
-    if (n <= 0) return;
-    moe_decode_fit(s.g, size_t(n * f));
-    moe_decode_fit(s.u, size_t(n * f));
-    moe_decode_fit(s.h, size_t(n * f));
-    matvec_rows(packed, p.shared_w1[size_t(j)], x + b0 * d, n, f, d, s.g.data());
-    matvec_rows(packed, p.shared_w3[size_t(j)], x + b0 * d, n, f, d, s.u.data());
-    kernels::swiglu_forward<float>(s.g.data(), s.u.data(), nullptr, s.h.data(), n, f, limit_);
-    matvec_rows(packed, p.shared_w2[size_t(j)], s.h.data(), n, d, f, &ys_[size_t((j * rows_ + b0) * d)]);
+  if (i < shared_) {
+    // Shared expert i over every row, as MoeLayer::forward: W1, W3 over the whole width,
+    // SwiGLU, W2 (each row's bits do not depend on the rows beside it).
+    const int j = i;
+    moe_decode_fit(s.g, size_t(B * f));
+    moe_decode_fit(s.u, size_t(B * f));
+    moe_decode_fit(s.h, size_t(B * f));
+    matvec_rows(packed, p.shared_w1[size_t(j)], x, B, f, d, s.g.data());
+    matvec_rows(packed, p.shared_w3[size_t(j)], x, B, f, d, s.u.data());
+    kernels::swiglu_forward<float>(s.g.data(), s.u.data(), nullptr, s.h.data(), B, f, limit_);
+    matvec_rows(packed, p.shared_w2[size_t(j)], s.h.data(), B, d, f, &ys_[size_t(j * rows_ * d)]);
     return;
   }
   // Routed expert e: its (row, slot) pairs in row order, as the dispatch's counting sort
   // orders them; W1, W3 per width block (block-major), SwiGLU per block with the routing
   // weights, then W2 over the whole width.
-  const int e = s.order[size_t(int64_t(grp) * E_ / groups_ + (at - shared_))];
+  const int e = s.order[size_t(i - shared_)];
   const int64_t n = s.item_rows[size_t(e)];
   if (n == 0) return;
   s.rows.clear();

@@ -7,10 +7,15 @@
 // experts per thread, so two threads read ~11 experts per layer and step where one pass over
 // all rows reads ~7.2 (the routed experts are over half of v4-nano's weights). Here the phases
 // are: route (each thread its own rows), then experts (the threads take whole experts, one at a
-// time, each over all the rows routed to it, and the shared experts by row group), then combine
-// (each thread its own rows). The caller separates the phases by a barrier, but a thread may run
-// the shared experts over its own rows between arriving at it and waiting there: they need no
-// other thread's rows, and they fill the time a thread would spend waiting for a slower one.
+// time, each over all the rows routed to it, and each shared expert over all the rows), then
+// combine (each thread its own rows). The caller separates the phases by a barrier.
+//
+// The shared experts as one item each over every row, not one per thread's rows (until session
+// 27): each lane read every shared expert's weights for its own rows, ~0.59 MB a layer twice at
+// v4-nano, 2.4 of the ~33 MB an 8-row step reads on two lanes; the step reads its weights at
+// about the rate that one row's does, so the bytes are what it costs. Over its own rows a lane
+// could run them between arriving at the routing barrier and waiting there; over every row it
+// cannot, since they need the other lanes' normed rows.
 //
 // Bits: every product sums a row as it would alone (packed_matvec.h), the width blocks, the SwiGLU
 // kernel's calls and the combine order are MoeLayer::forward's few-token path, so a row's output
@@ -42,8 +47,8 @@ class MoeDecode {
   explicit MoeDecode(const ModelConfig& config);
 
   // Sizes the shared arrays for the step's B rows, split into `groups` contiguous row groups as
-  // the step's lanes split them (group g: rows [g B / groups, (g + 1) B / groups)). Call before
-  // the threads of a step start.
+  // the step's lanes split them (group g: rows [g B / groups, (g + 1) B / groups)), one lane
+  // (segment of the items) per group. Call before the threads of a step start.
   void size_rows(int64_t B, int groups = 1);
   // The same with the groups given: group g is rows [bounds[g], bounds[g + 1]) (bounds from 0
   // to B, increasing), as a step whose lanes must not split a slot's run of rows splits them.
@@ -54,16 +59,14 @@ class MoeDecode {
   void route(const MoeParams& p, const MoeLayer& layer, const float* x, const int32_t* ids,
              int64_t b0, int64_t b1, PackedWeights* packed);
 
-  // The experts phase as items for LaneWork(groups, items()) (lane_work.h): lane g's segment
-  // holds the shared experts over row group g's rows, then the routed experts
-  // [g E / groups, (g + 1) E / groups), each over every row routed to it. A shared item needs
-  // only its group's rows of x; a routed one every row routed, and order_routed() on the
-  // scratch that runs it.
-  int items() const { return shared_ * groups_ + E_; }
-  bool shared_item(int i) const;
-  // After every row is routed: the routed experts of each segment by rows, most first (ties to
-  // the lower index), so that the items a lane steals last are the small ones. Each thread that
-  // runs routed items calls it on its own scratch; they all compute the same order.
+  // The experts phase as items for LaneWork(groups, items()) (lane_work.h): items [0, shared)
+  // are the shared experts, each over every row, then the routed experts in order, each over
+  // every row routed to it; lane g's segment is LaneWork's [g items / groups, (g + 1) items /
+  // groups). Every item needs every row routed and order_routed() on the scratch that runs it.
+  int items() const { return shared_ + E_; }
+  // After every row is routed: the routed experts of each lane's segment by rows, most first
+  // (ties to the lower index), so that the items a lane steals last are the small ones. Each
+  // thread that runs items calls it on its own scratch; they all compute the same order.
   void order_routed(MoeDecodeScratch& s) const;
   // Item i over x [B, d] (B as given to size_rows).
   void run_item(const MoeParams& p, const float* x, int i, MoeDecodeScratch& s,
@@ -74,14 +77,11 @@ class MoeDecode {
   void combine(int64_t b0, int64_t b1, float* out) const;
 
  private:
-  int segment_of(int i) const;
-
   int64_t d_, f_, wb_, blocks_;
   int E_, K_, shared_;
   float gamma_, limit_;
   int64_t rows_ = 0;           // B of the step
   int groups_ = 1;             // row groups of the step
-  std::vector<int64_t> bounds_;  // [groups + 1] group g: rows [bounds_[g], bounds_[g + 1])
   std::vector<float> logits_;  // [B, E]
   std::vector<int32_t> sel_;   // [B, K]
   std::vector<float> w_;       // [B, K]

@@ -75,5 +75,32 @@ TEST(PackedWeights, OneCopyEachUnderConcurrentLookupsAndGrowth) {
   EXPECT_EQ(pk.bytes(), size_t(kMatrices * out * in) * sizeof(float));
 }
 
+
+// [top; bottom] packed as one matrix: its own copy (not the 2-out matrix at top's address), and
+// its product gives each half's outputs with the bits of that half's own product.
+TEST(PackedWeights, StackedCopyGivesBothHalvesProductsBitForBit) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist;
+  const int64_t out = 40, in = 72, n = 5;  // 40 rows a half: the stacked panels straddle them
+  std::vector<float> both(size_t(2 * out * in)), bottom(size_t(out * in)), x(size_t(n * in));
+  for (float& v : both) v = dist(rng);
+  for (float& v : bottom) v = dist(rng);
+  for (float& v : x) v = dist(rng);
+  PackedWeights pk;
+  const PackedMatrix& st = pk.get_stacked(both.data(), bottom.data(), out, in);
+  EXPECT_EQ(st.out(), 2 * out);
+  EXPECT_NE(&pk.get(both.data(), 2 * out, in), &st);  // the first 2 out rows of `both`: another matrix
+  EXPECT_EQ(&pk.get_stacked(both.data(), bottom.data(), out, in), &st);
+  std::vector<float> y(size_t(n * 2 * out)), top_y(size_t(n * out)), bottom_y(top_y.size());
+  matvec_rows(st, x.data(), n, y.data());
+  matvec_rows(&pk, both.data(), x.data(), n, out, in, top_y.data());
+  matvec_rows(&pk, bottom.data(), x.data(), n, out, in, bottom_y.data());
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      EXPECT_EQ(y[size_t(r * 2 * out + o)], top_y[size_t(r * out + o)]) << r << " " << o;
+      EXPECT_EQ(y[size_t(r * 2 * out + out + o)], bottom_y[size_t(r * out + o)]) << r << " " << o;
+    }
+}
+
 }  // namespace
 }  // namespace trex::model

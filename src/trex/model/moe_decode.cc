@@ -139,9 +139,25 @@ void MoeDecode::run_item(const MoeParams& p, const float* x, int i, MoeDecodeScr
     s.w[size_t(r)] = w_[size_t(q)];
   }
   const int64_t nwb = n * wb;
-  for (int64_t l = 0; l < L; ++l) {
-    matvec_rows(packed, p.w1[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.g[size_t(l * nwb)]);
-    matvec_rows(packed, p.w3[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.u[size_t(l * nwb)]);
+  if (packed) {
+    // W1 and W3 as one packed matrix [W1; W3] (2f outputs) in one product: each output is the
+    // same chain over the input as in its own matrix's product, so g and u have the bits of the
+    // per-block products below; one lookup instead of 2L, and 4-panel blocks over the 2f
+    // outputs where the width blocks' products ran 3-panel ones at v4-nano (f / L = 48).
+    const PackedMatrix& w13 = packed->get_stacked(p.w1[size_t(e)], p.w3[size_t(e)], f, d);
+    moe_decode_fit(s.gu, size_t(n * 2 * f));
+    packed_detail::panels_range(w13, s.xs.data(), n, s.gu.data(), 0, w13.panels());
+    for (int64_t r = 0; r < n; ++r)  // rows [g | u] into the block-major g and u
+      for (int64_t l = 0; l < L; ++l) {
+        const float* gu = &s.gu[size_t(r * 2 * f + l * wb)];
+        std::memcpy(&s.g[size_t(l * nwb + r * wb)], gu, sizeof(float) * size_t(wb));
+        std::memcpy(&s.u[size_t(l * nwb + r * wb)], gu + f, sizeof(float) * size_t(wb));
+      }
+  } else {
+    for (int64_t l = 0; l < L; ++l) {
+      matvec_rows(packed, p.w1[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.g[size_t(l * nwb)]);
+      matvec_rows(packed, p.w3[size_t(e)] + l * wb * d, s.xs.data(), n, wb, d, &s.u[size_t(l * nwb)]);
+    }
   }
   for (int64_t l = 0; l < L; ++l)
     kernels::swiglu_forward(&s.g[size_t(l * nwb)], &s.u[size_t(l * nwb)], s.w.data(),

@@ -37,6 +37,7 @@ class PackedWeights;  // packed_weights.h
 // One thread's working rows in the experts phase.
 struct MoeDecodeScratch {
   std::vector<float> xs, g, u, h, hrows, y, w;
+  std::vector<float> gu;           // [n, 2f] a routed expert's rows through [W1; W3]
   std::vector<int64_t> rows;       // routed (row, slot) pairs of one expert, as b K + k
   std::vector<int64_t> item_rows;  // [E] rows routed to each expert this step
   std::vector<int> order;          // [E] the routed experts, each lane's segment by rows, most first

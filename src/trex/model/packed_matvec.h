@@ -31,7 +31,13 @@ class PackedMatrix {
 
   PackedMatrix() = default;
   // Packs w [out, in] row-major (w is not kept).
-  PackedMatrix(const float* w, int64_t out, int64_t in) : out_(out), in_(in) {
+  PackedMatrix(const float* w, int64_t out, int64_t in) : PackedMatrix(w, out, nullptr, 0, in) {}
+  // Packs the matrix [top; bottom] of top [top_out, in] over bottom [bottom_out, in], both
+  // row-major (neither is kept): one product then gives both matrices' outputs, row by row
+  // (MoeDecode's W1 and W3 of an expert).
+  PackedMatrix(const float* top, int64_t top_out, const float* bottom, int64_t bottom_out, int64_t in)
+      : out_(top_out + bottom_out), in_(in) {
+    const int64_t out = out_;
     const int64_t panels = (out + kPanel - 1) / kPanel;
     const size_t bytes = size_t(panels * kPanel * in) * sizeof(float);
     // 64-byte aligned so each panel row is one cache line (an unaligned 64-byte load spans two);
@@ -42,7 +48,9 @@ class PackedMatrix {
       for (int64_t i = 0; i < in; ++i)
         for (int64_t j = 0; j < kPanel; ++j) {
           const int64_t o = p * kPanel + j;
-          d[(p * in + i) * kPanel + j] = o < out ? w[o * in + i] : 0.f;
+          d[(p * in + i) * kPanel + j] = o < top_out ? top[o * in + i]
+                                         : o < out   ? bottom[(o - top_out) * in + i]
+                                                     : 0.f;
         }
   }
 

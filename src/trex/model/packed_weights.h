@@ -37,11 +37,11 @@ class PackedWeights {
   PackedWeights& operator=(const PackedWeights&) = delete;
 
   // The packed copy of w [out, in], packed now if it is not yet.
-  const PackedMatrix& get(const float* w, int64_t out, int64_t in) {
-    const Key k{w, out, in};
-    if (const Table* t = table_.load(std::memory_order_acquire))
-      if (const Entry* e = t->find(k)) return e->m;
-    return insert(k);
+  const PackedMatrix& get(const float* w, int64_t out, int64_t in) { return find_or_pack({w, out, in, nullptr}); }
+  // The packed copy of [top; bottom], top and bottom both [out, in] (PackedMatrix's stacked
+  // constructor): a matrix of 2 out outputs, the top's first.
+  const PackedMatrix& get_stacked(const float* top, const float* bottom, int64_t out, int64_t in) {
+    return find_or_pack({top, 2 * out, in, bottom});
   }
 
   // Drops every copy. Not while another thread may call get() (the decoder clears it at the
@@ -65,6 +65,7 @@ class PackedWeights {
   struct Key {
     const float* w;
     int64_t out, in;
+    const float* bottom;  // a stacked matrix's second half ([w; bottom], out / 2 rows each), else null
     bool operator==(const Key&) const = default;
   };
   struct Entry {
@@ -77,7 +78,8 @@ class PackedWeights {
     size_t home(const Key& k) const {
       // Fibonacci hashing of the address and shape (slices of one matrix differ in address).
       const uint64_t h = (uint64_t(reinterpret_cast<uintptr_t>(k.w)) ^ (uint64_t(k.out) << 40) ^
-                          (uint64_t(k.in) << 20)) * 0x9e3779b97f4a7c15ull;
+                          (uint64_t(k.in) << 20) ^ (uint64_t(reinterpret_cast<uintptr_t>(k.bottom)) << 7)) *
+                         0x9e3779b97f4a7c15ull;
       return size_t(h >> (64 - bits));
     }
     const Entry* find(const Key& k) const {
@@ -98,9 +100,17 @@ class PackedWeights {
     std::vector<std::atomic<const Entry*>> slots;
   };
 
+  const PackedMatrix& find_or_pack(const Key& k) {
+    if (const Table* t = table_.load(std::memory_order_acquire))
+      if (const Entry* e = t->find(k)) return e->m;
+    return insert(k);
+  }
+
   const PackedMatrix& insert(const Key& k) {
-    auto e = std::make_unique<Entry>(Entry{k, PackedMatrix(k.w, k.out, k.in)});  // outside the
-    std::lock_guard<std::mutex> lock(mu_);  // lock: the other lanes keep packing and reading
+    // Packed outside the lock: the other lanes keep packing and reading meanwhile.
+    auto e = std::make_unique<Entry>(Entry{
+        k, k.bottom ? PackedMatrix(k.w, k.out / 2, k.bottom, k.out / 2, k.in) : PackedMatrix(k.w, k.out, k.in)});
+    std::lock_guard<std::mutex> lock(mu_);
     Table* t = tables_.empty() ? nullptr : tables_.back().get();
     // A copy packed meanwhile by another lane stays (others may hold references to it).
     if (t)

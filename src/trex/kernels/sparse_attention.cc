@@ -439,7 +439,16 @@ struct KeyColumns {
       // past a window, and no window starts before lo); zero them so nothing stale is read.
       const int64_t z0 = hi - k0, z1 = std::min(ld, z0 + 16);
       for (int64_t e = 0; e < hd; ++e) std::fill(blk + e * ld + z0, blk + e * ld + z1, 0.f);
-      for (int64_t j0 = lo; j0 < hi; j0 += 16) {  // 16 keys x all e: rows written in 64 bytes
+      // Keys [lo, b win) are the last win columns of block b - 1 where the ring holds it (a
+      // thread's blocks mostly come in order): copied row by row, not transposed again.
+      int64_t from = lo;
+      if (const int64_t ps = (b + kSlots - 1) % kSlots; b > 0 && tag[ps] == b - 1) {
+        const float* prev = buf.data() + ps * block_floats;  // key j in its column j - k0 + win
+        const int64_t c0 = lo - k0, c1 = b * win - k0;
+        for (int64_t e = 0; e < hd; ++e) std::copy(prev + e * ld + c0 + win, prev + e * ld + c1 + win, blk + e * ld + c0);
+        from = b * win;
+      }
+      for (int64_t j0 = from; j0 < hi; j0 += 16) {  // 16 keys x all e: rows written in 64 bytes
         const int64_t j1 = std::min(hi, j0 + 16);
         int64_t e = 0;
 #ifdef __AVX512F__

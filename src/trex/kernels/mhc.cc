@@ -611,8 +611,9 @@ void pre_backward_lanes(LaneGates<W>& g, const T* X, const float* phi, const flo
 // X: X and dy were read from memory twice (the head backward at 38-56% of the triad). The
 // chunks' dphi sums go to packed buffers, added to dphi in chunk order afterwards: every element
 // is the by-columns path's chain and sum, so the bits are the same (test
-// Mhc.BackwardColumnBlocksChangeNoBit compares both paths). make_stage() gives one job's stage
-// 1, a callable on a group [t, t1) that fills the group's records.
+// Mhc.BackwardColumnBlocksChangeNoBit compares both paths). make_stage(phi_pack) gives one
+// job's stage 1, a callable on a group [t, t1) that fills the group's records; phi_pack is phi
+// in pack_phi512's layout (the head's stage 1 reads it there).
 bool backward_by_tokens(int64_t tokens, const core::ThreadPool& tp) {
   return mhc_backward_runs_by_tokens(tokens, tp.num_threads());
 }
@@ -653,7 +654,7 @@ void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float*
   mhc_detail::pack_phi512(phi, n, d, R, base);
   const mhc_detail::StageOneRecords rec{workspace, L.per_token, L.dp(), L.coef(), L.pre()};
   tp.parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-    auto stage_one = make_stage();
+    auto stage_one = make_stage(static_cast<const float*>(base));
     for (int64_t c = c0; c < c1; ++c) {
       float* dphi_pack = base + pack * (c + 1);
       std::fill(dphi_pack, dphi_pack + pack, 0.f);
@@ -708,7 +709,7 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
   // Stage 1: per token, everything that is O(R) plus the dots <dy, X_i>; the gates and the
   // Sinkhorn mix for kMixLanes tokens at a time (mhc_sinkhorn.h), the chunk's last few one by one.
   constexpr int kW = mhc_detail::kMixLanes;
-  auto make_stage = [&] {
+  auto make_stage = [&](const float* /*phi_pack*/) {
     return [&, wide = LaneGates<kW>(sh), one = LaneGates<1>(sh)](int64_t t0, int64_t t1) mutable {
       int64_t t = t0;
       for (; t + kW <= t1; t += kW)
@@ -721,7 +722,7 @@ void mhc_pre_backward(const T* X, const float* phi, const float* b, const float*
     backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, kW, tp, make_stage);
   } else {
     const int64_t grain = tuned_or("mhc.pre_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPreBlockTokens);
-    tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) { make_stage()(t0, t1); });
+    tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) { make_stage(nullptr)(t0, t1); });
     projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
                         tuned_or("mhc.pre_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
   }
@@ -1321,7 +1322,9 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
 // phi's rows (at the line's first element) into a[q][r] and, when Dots, <dy, x> into g[q] from
 // dy's raw lines paired the same way. The forward's pipeline and the backward's stage 1 share it,
 // so both run the same chains in the same order.
-template <bool Dots, class T>
+// Packed: phi_i is the line's first strip in mhc_detail::pack_phi512's layout (4 rows of 16
+// floats a strip, contiguous) instead of phi at the line's first column (rows nd apart).
+template <bool Dots, class T, bool Packed = false>
 TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
     const __m512i* raw, const __m512i* graw, const __m512i* pidx, const float* phi_i, int64_t nd,
     __m512 (&a)[2][4], __m512 (&sq)[2], __m512 (&g)[2]) {
@@ -1338,7 +1341,8 @@ TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
     }
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) {
-      __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(phi_i + r * nd + 8 * s));
+      const float* w8 = Packed ? phi_i + (s / 2) * 64 + r * 16 + (s % 2) * 8 : phi_i + r * nd + 8 * s;
+      __m512 wv = _mm512_maskz_broadcast_f32x8(simd::kAll16, _mm256_loadu_ps(w8));
       asm("" : "+v"(wv));  // one load for both pairs (as project_rows)
 #pragma GCC unroll 2
       for (int q = 0; q < 2; ++q) a[q][r] = _mm512_fmadd_ps(wv, xv[q], a[q][r]);
@@ -1469,8 +1473,13 @@ TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, con
 // of these; stage 2 then leaves them out (mhc_projection_backward.cc head_group). Requesting
 // this group's dX here as well (for stage 2) was slower: bf16 1.05x against main where without
 // it 1.12x (quiet lane, loaded, 2 threads, 9 alternating rounds).
+// phi comes from phi_pack (pack_phi512: a strip's 4 rows in 256 contiguous bytes), the same
+// values as phi's rows: those lie n d floats apart, a multiple of 4 KiB at the model's widths,
+// so a line's 4 phi lines shared one 8-way L1 set with its 4 X lines and 4 dy lines (session 27;
+// one-process A/B against the skewed stage 2 alone, loaded, 15 rounds: bf16 1.024x two threads,
+// 1.038x one thread, 15 of 15 faster each; fp32 0.97-1.00x).
 template <class T>
-TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi, const T* dyg, int64_t d, int64_t ahead, float (*p)[4], float* ss,
+TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi_pack, const T* dyg, int64_t d, int64_t ahead, float (*p)[4], float* ss,
                                         float (*dyx)[4]) {
   constexpr int kTok = 4, kL = HeadLines<T>::kL, kSub = kL / 8;
   const int64_t nd = 4 * d;
@@ -1495,7 +1504,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi, const T* 
       raw[k] = _mm512_loadu_si512(xg + k * nd + i);
       graw[k] = _mm512_loadu_si512(dyg + k * d + e);
     }
-    head_line_step<true, T>(raw, graw, pidx, phi + i, nd, a, sq, g);
+    head_line_step<true, T, true>(raw, graw, pidx, phi_pack + (i / 16) * 64, nd, a, sq, g);
     if ((e += kL) == d) {
       for (int q = 0; q < 2; ++q) {
         dyx[2 * q][st] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, g[q], 0));
@@ -1609,13 +1618,13 @@ void head_stage_one(const T* X, const float* phi, const float* b, float scale, c
 // (AVX-512, n = 4, d % (64 / sizeof(T)) == 0); `ahead`: the tokens from one call's group to
 // the group whose rows it requests (the thread's next group).
 template <class T>
-void head_stage_one512(const T* X, const float* phi, const float* b, float scale, const T* dy,
+void head_stage_one512(const T* X, const float* phi_pack, const float* b, float scale, const T* dy,
                        const MhcShape& sh, const PreBackLayout& L, float* workspace,
                        int64_t t0, int64_t t1, int64_t ahead) {
   const int64_t d = sh.d, nd = 4 * d;
   float p[4][4], ss[4], dyx[4][4];
   for (int64_t t = t0; t < t1; t += 4) {
-    head_back_group512(X + t * nd, phi, dy + t * d, d, ahead, p, ss, dyx);
+    head_back_group512(X + t * nd, phi_pack, dy + t * d, d, ahead, p, ss, dyx);
     for (int k = 0; k < 4; ++k)
       head_record(p[k], ss[k], dyx[k], b, scale, sh, L, workspace + (t + k) * L.per_token);
   }
@@ -1659,11 +1668,11 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
 #else
     const bool lines = false;
 #endif
-    backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, group, tp, [&] {
-      return [&](int64_t t, int64_t t1) {
+    backward_by_tokens(X, phi, dy, dX, dphi, sh, L, workspace, group, tp, [&](const float* phi_pack) {
+      return [&, phi_pack](int64_t t, int64_t t1) {
 #ifdef TREX_ELEM_AVX2
         if (lines && t1 - t == group) {
-          head_stage_one512(X, phi, b, scale, dy, sh, L, workspace, t, t1, group);
+          head_stage_one512(X, phi_pack, b, scale, dy, sh, L, workspace, t, t1, group);
           return true;
         }
 #endif

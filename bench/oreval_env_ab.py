@@ -8,7 +8,11 @@ TREX_PYTHON_DIR=DIR (another state of python/ on the same binary), TREX_COPY_AHE
 TREX_SANDBOX_ENTER_LIB=LIB. CPU is every process under this one: this process is their
 subreaper (PR_SET_CHILD_SUBREAPER) and waits for any orphan before it reads RUSAGE_CHILDREN.
 
-Usage: python3 bench/oreval_env_ab.py BUILD_DIR PAIRS JOBS A B   (DATA: $TREX_DATA_DIR, else /work/shared/data)
+One name is not put in the environment: BUILD=DIR runs that side's trex from DIR instead of
+BUILD_DIR (an A/B of two builds: the launcher there picks the program it runs). LIMIT, when
+given, adds `--limit LIMIT` to every run (`1`: one program, i.e. a run's fixed cost).
+
+Usage: python3 bench/oreval_env_ab.py BUILD_DIR PAIRS JOBS A B [LIMIT]   (DATA: $TREX_DATA_DIR, else /work/shared/data)
 Prints each run, then the medians (wall, CPU and page faults per program: minor and major faults
 of every process waited for under this one), the per-pair CPU ratios B/A and how many verdicts
 differ.
@@ -57,14 +61,17 @@ def reap_all():
             return
 
 
-def run(build, jobs, extra):
+def run(build, jobs, extra, limit):
     out = tempfile.mkdtemp(prefix="trex-env-ab-")
     try:
+        extra = dict(extra)
+        build = os.path.abspath(extra.pop("BUILD", build))
         env = dict(os.environ, **extra)
         env.setdefault("TREX_DATA_DIR", "/work/shared/data")
+        args = [os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", jobs,
+                "--out", out, "--quiet"] + (["--limit", limit] if limit else [])
         c0, f0, t0 = children_cpu(), children_faults(), time.perf_counter()
-        subprocess.run([os.path.join(build, "trex"), "eval", "run", "--bench", "b4o-orgeval", "--references", "--jobs", jobs,
-                        "--out", out, "--quiet"], env=env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
         reap_all()
         wall, cpu, faults = time.perf_counter() - t0, children_cpu() - c0, children_faults() - f0
         verdicts = {}
@@ -78,9 +85,10 @@ def run(build, jobs, extra):
 
 
 def main():
-    if len(sys.argv) != 6:
+    if len(sys.argv) not in (6, 7):
         sys.exit(__doc__)
     build, pairs, jobs = os.path.abspath(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    limit = sys.argv[6] if len(sys.argv) == 7 else ""
     envs = {"A": environment(sys.argv[4]), "B": environment(sys.argv[5])}
     if ctypes.CDLL(None).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
         sys.exit("PR_SET_CHILD_SUBREAPER failed")
@@ -88,7 +96,7 @@ def main():
     for i in range(pairs):
         for k in ("A", "B") if i % 2 == 0 else ("B", "A"):
             load = os.getloadavg()[0]
-            wall, cpu, faults, v = run(build, jobs, envs[k])
+            wall, cpu, faults, v = run(build, jobs, envs[k], limit)
             runs[k].append((wall, cpu, faults))
             if verdicts.setdefault(k, v) != v:
                 print("%s: verdicts changed between runs" % k)

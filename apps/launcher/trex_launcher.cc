@@ -1,13 +1,16 @@
 // trex, the command users run: it picks the program that does the work and replaces itself
 // with it (execv; git runs its dashed commands the same way). `trex solve ...` runs trex-solve,
-// a program with only the lp part inside; everything else runs trex-full, which has every
-// subcommand (solve included). Both lie next to this program.
+// a program with only the lp part inside; `trex eval run|list|equiv ...` runs trex-eval, which
+// has solve and those three with the lp and oreval parts; everything else runs trex-full, which
+// has every subcommand (solve and eval included). All lie next to this program.
 //
 // Why: a process start costs the loading of every shared library the program links. trex-full
 // links libcurl, Open MPI, SentencePiece, SQLite and the rest (64 libraries, 39,000 symbol
 // relocations); measured with hyperfine on this machine, `trex-full --version` took about twice
 // as long as `cbc -quit` (65 vs 35 ms), which made trex slower than the cbc program on every
-// small model. trex-solve links what the cbc program links plus zstd.
+// small model. trex-solve links what the cbc program links plus zstd. trex-eval the same
+// eleven libraries: `--version` 4.0-4.5 ms of CPU against trex-full's 27-31 ms (perf stat,
+// session 27), which every `trex eval run` paid before its first program.
 //
 // This file uses the C library only, so that the choice costs well under a millisecond.
 #include <errno.h>
@@ -30,6 +33,12 @@ bool own_directory(char* dir, size_t size) {
   return true;
 }
 
+// The `trex eval` subcommands that trex-eval has (apps/trex/eval_command.cc); `eval gen` needs
+// the chat client and `eval --help` lists gen too, so they and anything else are trex-full's.
+bool eval_subcommand_in_trex_eval(const char* subcommand) {
+  return strcmp(subcommand, "run") == 0 || strcmp(subcommand, "list") == 0 || strcmp(subcommand, "equiv") == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,7 +50,8 @@ int main(int argc, char** argv) {
   }
   // Only the subcommand in first place counts: `trex --help solve` is trex-full's to answer.
   bool solve = argc > 1 && strcmp(argv[1], "solve") == 0;
-  const char* program = solve ? "trex-solve" : "trex-full";
+  bool eval = argc > 2 && strcmp(argv[1], "eval") == 0 && eval_subcommand_in_trex_eval(argv[2]);
+  const char* program = solve ? "trex-solve" : eval ? "trex-eval" : "trex-full";
   if (strlen(path) + strlen(program) >= sizeof path) {
     fprintf(stderr, "trex: internal error: trex's directory name is too long\n");
     return 1;
@@ -49,8 +59,10 @@ int main(int argc, char** argv) {
   strcat(path, program);
   // OpenBLAS starts a worker thread per core when it is loaded, before main; trex-solve never
   // uses them (CbcMain runs with one BLAS thread, see lp/cbc_solver.cc), and making them cost
-  // about 1 ms of a tiny model's 8-10 ms. A value the user set stays.
-  if (solve) setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
+  // about 1 ms of a tiny model's 8-10 ms. Nor does trex-eval (its solves run in the solve
+  // helper, and every process it starts gets an environment of its own with one BLAS thread):
+  // 0.4 ms of its start. A value the user set stays.
+  if (solve || eval) setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   // argv[0] stays as the user typed it, so usage lines still say "trex".
   execv(path, argv);
   fprintf(stderr, "trex: internal error: cannot run %s: %s (it belongs next to the trex program)\n", path,

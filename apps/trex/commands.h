@@ -30,6 +30,17 @@ struct CommandRegistration {
 // Adds every registered subcommand to app, in order.
 void add_registered_commands(CLI::App& app, Action* action);
 
+// A second level registers the same way, under its command's name: `trex eval gen` lives in a
+// file of its own (it needs the chat client, libcurl and its 25 libraries) that trex-eval, the
+// lean program for `trex eval run|list|equiv`, does not link. `order` is the position in the
+// command's help.
+struct SubcommandRegistration {
+  SubcommandRegistration(const char* command, int order, AddCommand add);
+};
+
+// Adds to the CLI11 app of `command` every subcommand registered under that name, in order.
+void add_registered_subcommands(const char* command, CLI::App& app, Action* action);
+
 // `trex demo` runs the lp step, then every registered step in order. A step prints its
 // own lines and returns 0 when everything it checked agreed. The same registration
 // pattern as commands: a part's demo step lives in that part's apps/trex file.

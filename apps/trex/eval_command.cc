@@ -1,4 +1,6 @@
-// trex eval run|list|equiv: OR benchmark evaluation (see docs/eval.md).
+// trex eval run|list|equiv: OR benchmark evaluation (see docs/eval.md). `trex eval gen` is in
+// eval_gen_command.cc: it needs the chat client (libcurl), which trex-eval, the program the
+// launcher runs for these three, does not link.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,18 +12,15 @@
 
 #include "CLI/CLI.hpp"
 #include "commands.h"
+#include "eval_fields.h"
 #include "trex/lp/model_file.h"
 #include "trex/oreval/orgeval.h"
 #include "trex/lp/structure.h"
-#include "nlohmann/json.hpp"
 #include "trex/oreval/benchmark.h"
-#include "trex/chat/chat_client.h"
-#include "trex/oreval/prompt.h"
 #include "trex/oreval/evaluate.h"
 #include "trex/oreval/report.h"
 #include "trex/oreval/sandbox.h"
 #include "trex/oreval/warm_pool.h"
-#include "trex/util/atomic_file.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
 
@@ -30,31 +29,26 @@ namespace trex::cli {
 namespace {
 
 using namespace trex::oreval;
-using namespace trex::chat;
 
-struct EvalArgs {
+struct RunArgs {
   std::vector<std::string> benches;
   std::string completions, out, mode = "absolute", code_field;
-  std::string id_field, question_field = "question", answer_field = "answer";
+  FieldNames fields;
   int jobs = 2;
   double timeout = 20, solve_time_limit = 60;
   double memory_mb = 2048;
   bool quiet = false;
   bool references = false;
   bool allow_weak_sandbox = false, lenient_status = false, cold_start = false;
-  int max_solves = 100;
-  std::string a, b;
-  // gen
-  std::string endpoint, model, api_key_env = "OPENAI_API_KEY", template_file;
-  int samples = 1, shots = 0, concurrency = 4, max_tokens = 4096, retries = 4, limit = 0;
-  double temperature = 0, top_p = 1, request_timeout = 600, backoff = 1;
-  int64_t seed = 0;
-  bool has_seed = false;
+  int max_solves = 100, limit = 0;
 };
 
-FieldNames fields_of(const EvalArgs& a) { return {a.id_field, a.question_field, a.answer_field}; }
+struct ListArgs {
+  std::vector<std::string> benches;
+  FieldNames fields;
+};
 
-int run_eval(const EvalArgs& args) {
+int run_eval(const RunArgs& args) {
   if (args.jobs < 1) throw InputError::field("--jobs", "must be >= 1");
   if (args.timeout <= 0) throw InputError::field("--timeout", "must be > 0");
   if (args.memory_mb < 64) throw InputError::field("--memory-mb", "must be >= 64");
@@ -76,7 +70,7 @@ int run_eval(const EvalArgs& args) {
   prestart_python(o.exec);  // its start overlaps the loading below (execute.h)
   std::vector<Benchmark> benches;
   for (const auto& b : args.benches) {
-    benches.push_back(load_benchmark(b, fields_of(args)));
+    benches.push_back(load_benchmark(b, args.fields));
     // The items eval gen --limit N answered, so the rest do not count as missing.
     if (args.limit > 0 && size_t(args.limit) < benches.back().items.size()) benches.back().items.resize(size_t(args.limit));
   }
@@ -94,7 +88,7 @@ int run_eval(const EvalArgs& args) {
     }
   } else {
     CompletionFields fields;
-    if (!args.code_field.empty()) fields = {args.id_field, args.code_field};  // an output file of another harness
+    if (!args.code_field.empty()) fields = {args.fields.id, args.code_field};  // an output file of another harness
     std::vector<Completion> all = read_completions(args.completions, fields);
     for (auto& c : completions) c = all;
   }
@@ -132,109 +126,7 @@ int run_eval(const EvalArgs& args) {
   return 0;
 }
 
-// How a Bench4Opt program finds its instance: data.json and its top-level keys.
-std::string data_note(const Item& it) {
-  if (it.data_path.empty()) return "";
-  std::string keys;
-  try {
-    auto j = nlohmann::json::parse(read_file(it.data_path));
-    if (j.is_object())
-      for (auto e = j.begin(); e != j.end(); ++e) keys += (keys.empty() ? "" : ", ") + e.key();
-  } catch (const std::exception&) {
-  }
-  return "The instance data is in the file data.json in the working directory (read it with json.load); its keys: " +
-         keys + ".";
-}
-
-std::string default_template(const Benchmark& b) {
-  std::string dir = eval_config_dir() + "/";
-  if (b.name.rfind("b4o", 0) == 0) return dir + "bench4opt.txt";
-  if (b.name == "nl4opt") return dir + "nl4opt_think.txt";
-  return dir + "zero_shot.txt";
-}
-
-int run_gen(const EvalArgs& args) {
-  if (args.samples < 1) throw InputError::field("--samples", "must be >= 1");
-  if (args.shots < 0) throw InputError::field("--shots", "must be >= 0");
-  if (args.benches.size() != 1) throw InputError::field("--bench", "give exactly one benchmark");
-  Benchmark b = load_benchmark(args.benches[0], fields_of(args));
-  if (args.limit > 0 && size_t(args.limit) < b.items.size()) b.items.resize(size_t(args.limit));
-  PromptTemplate t = load_template(args.template_file.empty() ? default_template(b) : args.template_file);
-  ChatConfig cfg;
-  cfg.base_url = args.endpoint;
-  cfg.model = args.model;
-  cfg.api_key_env = args.api_key_env;
-  cfg.concurrency = args.concurrency;
-  cfg.max_retries = args.retries;
-  cfg.backoff_s = args.backoff;
-  cfg.timeout_s = args.request_timeout;
-  cfg.cache_dir = args.out + "/cache";
-  ChatClient client(cfg);
-  std::unique_ptr<SimilarityIndex> index;
-  if (args.shots > 0) index = std::make_unique<SimilarityIndex>(b.items);
-  struct Slot {
-    size_t item;
-    int sample;
-  };
-  std::vector<ChatRequest> requests;
-  std::vector<Slot> slots;
-  for (size_t i = 0; i < b.items.size(); ++i) {
-    const Item& it = b.items[i];
-    std::string examples;
-    if (index) {
-      for (size_t k : index->most_similar(i, args.shots)) examples += format_example(b.items[k]) + "\n";
-      if (!examples.empty()) examples = "Solved examples of similar problems:\n\n" + examples + "Now the problem to solve.\n\n";
-    }
-    std::map<std::string, std::string> vars = {{"question", it.question}, {"examples", examples}, {"data_note", data_note(it)}};
-    for (int s = 0; s < args.samples; ++s) {
-      ChatRequest r;
-      if (!t.system.empty()) r.messages.push_back({"system", render(t.system, vars, t.file)});
-      r.messages.push_back({"user", render(t.user, vars, t.file)});
-      r.temperature = args.temperature;
-      r.top_p = args.top_p;
-      r.max_tokens = args.max_tokens;
-      if (args.has_seed) r.seed = args.seed + s;
-      else if (args.samples > 1) r.seed = s;  // distinct requests, so distinct cache entries
-      requests.push_back(std::move(r));
-      slots.push_back({i, s});
-    }
-  }
-  ProgressBar bar("gen " + b.name, int64_t(std::max<size_t>(requests.size(), 1)),
-                  args.quiet ? ProgressBar::Mode::kOff : ProgressBar::Mode::kAuto);
-  std::vector<ChatResult> results = client.complete_all(requests, [&](size_t, const ChatResult&) { bar.advance(1); });
-  bar.finish();
-  std::string out, errors;
-  int ok = 0, cached = 0, failed = 0, unusable = 0;
-  for (size_t k = 0; k < results.size(); ++k) {
-    const Item& it = b.items[slots[k].item];
-    if (!results[k].ok && results[k].http_status == 422 && results[k].error_code == "number_slot_unfilled") {
-      // A completion that names a number slot the prompt has no number for (trex serve with
-      // number slots, train/number_slots.h): an answer, and a failed one; it scores as no code.
-      ++unusable;
-      out += nlohmann::json({{"id", it.id}, {"sample", slots[k].sample}, {"completion", ""}, {"error", results[k].error}})
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else if (results[k].ok) {
-      ++ok;
-      cached += results[k].from_cache;
-      out += nlohmann::json({{"id", it.id}, {"sample", slots[k].sample}, {"completion", results[k].content}})
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else {
-      ++failed;
-      errors += nlohmann::json({{"id", it.id}, {"sample", slots[k].sample}, {"error", results[k].error}, {"attempts", results[k].attempts}})
-                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    }
-  }
-  write_file_atomic(args.out + "/completions.jsonl", out);
-  write_file_atomic(args.out + "/errors.jsonl", errors);
-  std::printf("%s: %d requests, %d answered (%d from the cache), %d failed\n", b.name.c_str(), int(results.size()), ok, cached, failed);
-  if (unusable > 0)
-    std::printf("%s: %d answers wrote a number slot the prompt has no number for (scored as failed completions)\n",
-                b.name.c_str(), unusable);
-  std::printf("wrote %s/completions.jsonl%s\n", args.out.c_str(), failed ? " and errors.jsonl (run again to resume)" : "");
-  return failed ? 1 : 0;
-}
-
-int run_list(const EvalArgs& args) {
+int run_list(const ListArgs& args) {
   if (args.benches.empty()) {
     std::printf("%-20s %6s  %s\n", "benchmark", "items", "description");
     for (const auto& nb : named_benchmarks()) {
@@ -249,7 +141,7 @@ int run_list(const EvalArgs& args) {
     return 0;
   }
   for (const auto& name : args.benches) {
-    Benchmark b = load_benchmark(name, fields_of(args));
+    Benchmark b = load_benchmark(name, args.fields);
     int counts[5] = {0, 0, 0, 0, 0};
     int with_lp = 0, with_data = 0, with_code = 0;
     for (const Item& it : b.items) {
@@ -268,16 +160,16 @@ int run_list(const EvalArgs& args) {
   return 0;
 }
 
-int run_equiv(const EvalArgs& args) {
+int run_equiv(const std::string& a_file, const std::string& b_file) {
   // The signatures printed are those of the models after fixed variables became constants
   // (orgeval.h step 1); the decision also matches numbers within kOrgevalRelTol.
-  lp::Model a = orgeval_prepare(lp::read_model_file(args.a)), b = orgeval_prepare(lp::read_model_file(args.b));
+  lp::Model a = orgeval_prepare(lp::read_model_file(a_file)), b = orgeval_prepare(lp::read_model_file(b_file));
   lp::StructureSignature sa = lp::structure_signature(a), sb = lp::structure_signature(b);
   std::string why;
   bool same = orgeval_equivalent_prepared(a, b, &why);
-  std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", args.a.c_str(), sa.num_vars, sa.num_rows,
+  std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", a_file.c_str(), sa.num_vars, sa.num_rows,
               sa.num_bound_rows, (unsigned long long)sa.hash);
-  std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", args.b.c_str(), sb.num_vars, sb.num_rows,
+  std::printf("%s: %d variables, %d rows (%d became bounds), hash %016llx\n", b_file.c_str(), sb.num_vars, sb.num_rows,
               sb.num_bound_rows, (unsigned long long)sb.hash);
   if (same)
     std::printf("equivalent (WL refinement stable after %zu round%s)\n", sa.rounds.size() - 1, sa.rounds.size() == 2 ? "" : "s");
@@ -288,17 +180,23 @@ int run_equiv(const EvalArgs& args) {
 
 }  // namespace
 
+void add_field_options(CLI::App* command, oreval::FieldNames* fields) {
+  command->add_option("--id-field", fields->id, "Generic loader: the item id field (default: line number)");
+  command->add_option("--question-field", fields->question, "Generic loader: the question field")->capture_default_str();
+  command->add_option("--answer-field", fields->answer, "Generic loader: the answer field")->capture_default_str();
+}
+
+namespace {
+
 void add_eval_command(CLI::App& app, Action* action) {
-  auto args = std::make_shared<EvalArgs>();
   CLI::App* cmd = app.add_subcommand("eval", "Evaluate OR modelling completions on benchmarks");
   cmd->require_subcommand(1);
-  auto add_fields = [args](CLI::App* c) {
-    c->add_option("--id-field", args->id_field, "Generic loader: the item id field (default: line number)");
-    c->add_option("--question-field", args->question_field, "Generic loader: the question field")->capture_default_str();
-    c->add_option("--answer-field", args->answer_field, "Generic loader: the answer field")->capture_default_str();
-  };
+  add_registered_subcommands("eval", *cmd, action);
+}
 
-  CLI::App* run = cmd->add_subcommand("run", "Score completions: extract, run sandboxed, solve, compare");
+void add_run_command(CLI::App& eval, Action* action) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* run = eval.add_subcommand("run", "Score completions: extract, run sandboxed, solve, compare");
   run->add_option("--bench", args->benches, "Benchmark name (see `trex eval list`) or a JSON/JSONL/CSV file; repeatable")->required();
   run->add_option("--completions", args->completions, "JSONL of {\"id\":..., \"completion\":...}");
   run->add_option("--code-field", args->code_field,
@@ -320,44 +218,32 @@ void add_eval_command(CLI::App& app, Action* action) {
                 "A fresh interpreter per Python program instead of a fork of the worker's warm one (same sandbox)");
   run->add_option("--limit", args->limit, "Only the first N items of each benchmark (what eval gen --limit N answered)");
   run->add_flag("--quiet", args->quiet, "No progress bar");
-  add_fields(run);
+  add_field_options(run, &args->fields);
   run->callback([args, action] { *action = [args] { return run_eval(*args); }; });
-
-  CLI::App* gen = cmd->add_subcommand("gen", "Ask an OpenAI-compatible endpoint for completions (cached, resumable)");
-  gen->add_option("--bench", args->benches, "Benchmark name or file")->required();
-  gen->add_option("--endpoint", args->endpoint, "Base URL, e.g. http://127.0.0.1:8000/v1")->required();
-  gen->add_option("--model", args->model, "Model name sent to the endpoint")->required();
-  gen->add_option("--out", args->out, "Output folder: completions.jsonl, errors.jsonl, cache/")->required();
-  gen->add_option("--api-key-env", args->api_key_env, "Environment variable holding the API key")->capture_default_str();
-  gen->add_option("--template", args->template_file, "Prompt template file (default: configs/eval/ by benchmark)");
-  gen->add_option("--shots", args->shots, "Few-shot examples chosen by similarity (never the item itself)")->capture_default_str();
-  gen->add_option("--samples", args->samples, "Completions per item (acc@k)")->capture_default_str();
-  gen->add_option("--temperature", args->temperature)->capture_default_str();
-  gen->add_option("--top-p", args->top_p)->capture_default_str();
-  gen->add_option("--max-tokens", args->max_tokens)->capture_default_str();
-  gen->add_option("--seed", args->seed, "Sampling seed (sample s uses seed + s)")->each([args](const std::string&) { args->has_seed = true; });
-  gen->add_option("--concurrency", args->concurrency, "Requests in flight")->capture_default_str();
-  gen->add_option("--retries", args->retries, "Retries per request (transport errors, 408, 429, 5xx)")->capture_default_str();
-  gen->add_option("--backoff", args->backoff, "First retry delay in seconds, doubled each time")->capture_default_str();
-  gen->add_option("--request-timeout", args->request_timeout, "Seconds per request")->capture_default_str();
-  gen->add_option("--limit", args->limit, "Only the first N items");
-  gen->add_flag("--quiet", args->quiet, "No progress bar");
-  add_fields(gen);
-  gen->callback([args, action] { *action = [args] { return run_gen(*args); }; });
-
-  CLI::App* list = cmd->add_subcommand("list", "Show the named benchmarks, or what a benchmark holds");
-  list->add_option("bench", args->benches, "Benchmark names or files");
-  add_fields(list);
-  list->callback([args, action] { *action = [args] { return run_list(*args); }; });
-
-  CLI::App* equiv = cmd->add_subcommand("equiv", "ORGEval structural equivalence of two models (exit 0 equivalent, 1 not)");
-  equiv->add_option("a", args->a, "First model (.lp or .mps)")->required();
-  equiv->add_option("b", args->b, "Second model (.lp or .mps)")->required();
-  equiv->callback([args, action] { *action = [args] { return run_equiv(*args); }; });
 }
 
-namespace {
+void add_list_command(CLI::App& eval, Action* action) {
+  auto args = std::make_shared<ListArgs>();
+  CLI::App* list = eval.add_subcommand("list", "Show the named benchmarks, or what a benchmark holds");
+  list->add_option("bench", args->benches, "Benchmark names or files");
+  add_field_options(list, &args->fields);
+  list->callback([args, action] { *action = [args] { return run_list(*args); }; });
+}
+
+void add_equiv_command(CLI::App& eval, Action* action) {
+  auto files = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* equiv = eval.add_subcommand("equiv", "ORGEval structural equivalence of two models (exit 0 equivalent, 1 not)");
+  equiv->add_option("a", files->first, "First model (.lp or .mps)")->required();
+  equiv->add_option("b", files->second, "Second model (.lp or .mps)")->required();
+  equiv->callback([files, action] { *action = [files] { return run_equiv(files->first, files->second); }; });
+}
+
+// The order is the one `trex eval --help` lists: run 10, gen 20 (eval_gen_command.cc), list 30, equiv 40.
 const CommandRegistration kEvalRegistration(40, add_eval_command);
+const SubcommandRegistration kRunRegistration("eval", 10, add_run_command);
+const SubcommandRegistration kListRegistration("eval", 30, add_list_command);
+const SubcommandRegistration kEquivRegistration("eval", 40, add_equiv_command);
+
 }  // namespace
 
 }  // namespace trex::cli

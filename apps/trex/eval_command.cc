@@ -123,6 +123,9 @@ int run_eval(const RunArgs& args) {
   write_reports(args.out, ptrs, results, summaries, info);
   std::printf("%s", markdown_summary(summaries, info).c_str());
   std::printf("\nwrote %s/{results.jsonl,summary.json,summary.md,report.html}\n", args.out.c_str());
+  // The scores stand (a program that never ran counts as a failed one, as before), so the exit
+  // code stays 0; what kept trex from running them is said once here, not only per item.
+  std::fputs(unscored_items_note(results).c_str(), stderr);
   return 0;
 }
 

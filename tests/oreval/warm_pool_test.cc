@@ -129,9 +129,15 @@ TEST(WarmPool, SameVerdictsAsFreshInterpreters) {
     // Left open in the program's globals, the file is flushed when they go; when the globals
     // are in a reference cycle, Python 3.11 finalises the cycle's text and buffer objects in an
     // order that loses the buffered text (bpo-17852): on both paths alike, as compared above.
-    if (std::string(name) == "file left open") EXPECT_TRUE(warm.model && cold.model) << "the unclosed model.lp was not flushed";
-    if (std::string(name) == "finaliser in a cycle") EXPECT_EQ(warm.output, "finalised\n");
-    if (std::string(name) == "exit status from atexit") EXPECT_EQ(warm.output, "bye\n");
+    if (std::string(name) == "file left open") {
+      EXPECT_TRUE(warm.model && cold.model) << "the unclosed model.lp was not flushed";
+    }
+    if (std::string(name) == "finaliser in a cycle") {
+      EXPECT_EQ(warm.output, "finalised\n");
+    }
+    if (std::string(name) == "exit status from atexit") {
+      EXPECT_EQ(warm.output, "bye\n");
+    }
   }
 }
 
@@ -267,7 +273,9 @@ TEST(WarmPool, InterpretersForkEarlyOnlyWithAnIdleCpuBesideEachWorker) {
     bool workspace = held.back()->workspace_fd() >= 0;
     ASSERT_EQ(args.size(), workspace ? 11u : 9u);
     EXPECT_EQ(args[8], warm_fork_early(workers, cpus) ? "1" : "0") << workers << " workers, " << cpus << " CPUs";
-    if (workspace) EXPECT_EQ(args[9], held.back()->workspace_dir());
+    if (workspace) {
+      EXPECT_EQ(args[9], held.back()->workspace_dir());
+    }
   }
   warm_pool_set_workers(0);
 }
@@ -460,6 +468,42 @@ TEST(WarmPool, AnInterpreterThatCannotAttachItsWorkspaceRunsNothing) {
             std::string::npos) << m;
   EXPECT_NE(m.find("(it exited with status 125)"), std::string::npos) << m;
   EXPECT_NE(m.find("no program runs without it"), std::string::npos) << m;
+  std::filesystem::remove_all(dir);
+}
+
+// The same refusal through `trex eval run`: the run still exits 0 and scores the item (it
+// counts as failed), and besides each item's line in results.jsonl, one line on stderr says
+// that trex could not score it and why (report.h unscored_items_note).
+TEST(WarmPool, ARunWhoseItemsAllFailTheirWorkspaceSaysSoOnce) {
+  REQUIRE_WHOLE_SANDBOX();
+  if (geteuid() != 0) GTEST_SKIP() << "not root: no workspace is made, so none is attached";
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-refused-run-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  {
+    std::FILE* f = std::fopen((dir + "/bench.jsonl").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"id\":\"a\",\"question\":\"q\",\"answer\":1}\n{\"id\":\"b\",\"question\":\"q\",\"answer\":2}\n", f);
+    std::fclose(f);
+    f = std::fopen((dir + "/completions.jsonl").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"id\":\"a\",\"completion\":\"```python\\nprint(1)\\n```\"}\n"
+               "{\"id\":\"b\",\"completion\":\"```python\\nprint(2)\\n```\"}\n", f);
+    std::fclose(f);
+  }
+  ProcessOptions po;
+  po.timeout_s = 120;  // a hang guard only
+  ProcessResult r = run_process({"/usr/bin/env", std::string("TREX_SANDBOX_ENTER_LIB=") + TREX_REFUSING_ATTACH_LIB,
+                                 TREX_BINARY, "eval", "run", "--bench", dir + "/bench.jsonl", "--id-field", "id",
+                                 "--completions", dir + "/completions.jsonl", "--jobs", "1", "--out", dir + "/out",
+                                 "--quiet"},
+                                po);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| bench | 2 | 1 | 0.0% | 0.0% | 0 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("trex eval: 2 of 2 items could not be scored (status \"error\" in results.jsonl): warm "
+                       "interpreter: cannot attach its workspace: move_mount: refused by the test's stand-in library"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   std::filesystem::remove_all(dir);
 }
 

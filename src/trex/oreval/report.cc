@@ -1,6 +1,7 @@
 // Evaluation reports: JSONL, JSON, Markdown and a self-contained HTML page with SVG charts.
 #include "trex/oreval/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -138,6 +139,31 @@ std::string markdown_summary(const std::vector<BenchmarkSummary>& summaries, con
     md += "\nOverall accuracy (mean Pass@1 of the " + std::to_string(n) + " report benchmark" + (n == 1 ? "" : "s") +
           " marked *): **" + pct(overall) + "**" + (n < 4 ? " (the report averages four: nl4opt, optibench, b4o-feasible, b4o-orgeval)" : "") + "\n";
   return md;
+}
+
+std::string unscored_items_note(const std::vector<std::vector<ItemResult>>& results) {
+  size_t all = 0, unscored = 0;
+  std::vector<std::pair<std::string, size_t>> reasons;  // in the order first met
+  for (const auto& bench : results)
+    for (const ItemResult& r : bench) {
+      ++all;
+      if (r.status != "error") continue;
+      ++unscored;
+      std::string reason = r.message.empty() ? "no reason given" : r.message;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');  // one line
+      auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& e) { return e.first == reason; });
+      if (it == reasons.end()) reasons.emplace_back(reason, 1);
+      else ++it->second;
+    }
+  if (unscored == 0) return "";
+  auto most = std::max_element(reasons.begin(), reasons.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::string line = "trex eval: " + std::to_string(unscored) + " of " + std::to_string(all) +
+                     " items could not be scored (status \"error\" in results.jsonl): " + most->first;
+  if (reasons.size() > 1)
+    line += " (" + std::to_string(most->second) + " of them; " + std::to_string(reasons.size() - 1) + " other reason" +
+            (reasons.size() == 2 ? "" : "s") + ")";
+  return line + "\n";
 }
 
 void write_reports(const std::string& dir, const std::vector<const Benchmark*>& benches,

@@ -42,4 +42,11 @@ void write_reports(const std::string& dir, const std::vector<const Benchmark*>& 
 
 std::string markdown_summary(const std::vector<BenchmarkSummary>& summaries, const RunInfo& info);
 
+// One line for stderr (with its newline) when trex itself could not score items of the run:
+// status "error", where evaluate_one caught an exception (a warm interpreter refused its
+// workspace, a fork that failed), whose reason is otherwise only in each item's line of
+// results.jsonl while the run exits 0. How many items, of how many, and the most common reason
+// (ties: the first met); "" when there are none.
+std::string unscored_items_note(const std::vector<std::vector<ItemResult>>& results);
+
 }  // namespace trex::oreval

@@ -33,7 +33,8 @@ verdicts are compared too. --lib-b LIB does the same with TREX_SANDBOX_ENTER_LIB
 build of libtrex_sandbox_enter.so, whose zygote loop the warm interpreter runs), alone or with
 --module-b (then B is both). --env-b NAME=VALUE[,NAME=VALUE...] does the same with those names
 in B's environment (e.g. TREX_WORKSPACE=0: the programs' folders under $TMPDIR instead of the
-interpreter's workspace tmpfs), alone or with the others.
+interpreter's workspace tmpfs), alone or with the others. --build-b DIR runs B's trex from the
+build folder DIR (another commit's build: an A/B of two binaries), alone or with the others.
 
 --tmpdir DIR runs every path with its temporary folders under DIR (TMPDIR for this process, the
 harness's programs and trex): trex's per-program folders and the harness's, the warm
@@ -46,7 +47,7 @@ it (orphaned) comes to this one, which waits for it after each run: its CPU is c
 the number of such processes is printed per path (0 when every process was waited for by its own
 parent). CPU spent in kernel threads on a process's behalf (a kworker) is not counted.
 
-Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB] [--env-b NAME=VALUE,...]
+Usage: /usr/bin/python3 bench/oreval_pool_bench.py DATA_DIR [--reps 3] [--build build] [--paths harness,cold,warm,warm2,warm1] [--tmpdir DIR] [--module-b DIR] [--lib-b LIB] [--env-b NAME=VALUE,...] [--build-b DIR]
 Prints a Markdown table (medians over the repetitions) and the load average of each run.
 """
 import argparse
@@ -165,7 +166,10 @@ def main():
     ap.add_argument("--module-b", default=None)
     ap.add_argument("--lib-b", default=None)
     ap.add_argument("--env-b", default=None)
+    ap.add_argument("--build-b", default=None)
     a = ap.parse_args()
+    if a.build_b and not os.path.isfile(os.path.join(a.build_b, "trex")):
+        sys.exit("--build-b %s: holds no trex" % a.build_b)
     env_b = {}
     for pair in filter(None, (a.env_b or "").split(",")):
         name, sep, value = pair.partition("=")
@@ -184,7 +188,7 @@ def main():
         print("temporary folders under %s" % os.environ["TMPDIR"], file=sys.stderr)
     build = os.path.abspath(a.build)
     paths = a.paths.split(",")
-    if a.module_b or a.lib_b or env_b:
+    if a.module_b or a.lib_b or env_b or a.build_b:
         paths += [p + "B" for p in ("warm", "warm1", "warm2") if p in paths]
     runs = {p: [] for p in paths}
     orphans = {p: 0 for p in paths}
@@ -198,7 +202,7 @@ def main():
                 v = run_harness(a.data_dir, build)
             else:
                 b = p.endswith("B")
-                v = run_trex(build, a.data_dir, 2 if p.startswith("warm2") else 1, p == "cold", 1 if p.startswith("warm1") else None,
+                v = run_trex(os.path.abspath(a.build_b) if b and a.build_b else build, a.data_dir, 2 if p.startswith("warm2") else 1, p == "cold", 1 if p.startswith("warm1") else None,
                              os.path.abspath(a.module_b) if b and a.module_b else None,
                              os.path.abspath(a.lib_b) if b and a.lib_b else None, env_b if b else None)
             orphans[p] += reap_orphans()
@@ -229,7 +233,7 @@ def main():
               "warm": "`trex eval run --jobs 1` (warm interpreter, fork + sandbox per program)",
               "warm2": "`trex eval run --jobs 2` (warm)",
               "warm1": "`trex eval run --jobs 1 --limit 1` (warm: one program, the run's fixed cost)",
-              "warmB": "`trex eval run --jobs 1`, B (%s)" % ", ".join(x for x in (a.module_b, a.lib_b, a.env_b) if x),
+              "warmB": "`trex eval run --jobs 1`, B (%s)" % ", ".join(x for x in (a.module_b, a.lib_b, a.env_b, a.build_b) if x),
               "warm1B": "`trex eval run --jobs 1 --limit 1`, B",
               "warm2B": "`trex eval run --jobs 2`, B"}
     print("| path | programs | wall s (median) | programs/s | per worker | CPU ms/program | programs per CPU-s | load (1 min, start of each) |")

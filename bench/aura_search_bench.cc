@@ -55,12 +55,23 @@
 // changes to the search are compared on the very same numbers (no re-measurement row then).
 // Reproduce:  build/aura_search_bench [--threads N] [--quick] [--loo] [--spaces gemm:512x512x512,...]
 //             [--passes N] [--min-time S] [--timing auto|min|median] [--hw FILE] [--save-tables FILE | --tables FILE]
-//             [--pass-level] [--model-check] [--why] [--verbose]
+//             [--pass-level] [--model-check] [--why] [--calibrate] [--calibrate-pick W] [--verbose]
 // --pass-level (with --loo): the judge divides each pass by its load level first (see there).
 // --model-check (implies --loo): per space and parameter value, measured against the model (see there).
 // --why (implies --loo; session 19): per space, why the skills do or do not save evaluations: the
 // noise bound, the prior's consensus and prediction, whether a skills' seed was measured, and
 // the oracle over every other shape's best under every transfer (why_row(); a table after goal (c)).
+// --calibrate (implies --loo; session 27): skills that calibrate the model instead of proposing
+// configurations (calibrate.h): per space and seed, the model's figures fitted to the other
+// shapes' recorded searches (seed s + 1, as the guided search learns) and, separately, to their
+// whole de-noised tables; the target's integer program solved again with the fitted figures; then
+// three searches on pass s, moves ranked by the calibrated model: from the calibrated optimum
+// ("root"), from the model's start with the calibrated optimum measured second ("hedge", as
+// warm_start() measures a skills' seed), and from the calibrated optimum with the calibrated
+// ranked list's next two configurations as seeds ("ranked"); the built-in follows as tune's
+// profile in each. Scored as the cold search is (evaluations to 3% of the held-out best, half
+// budget found on every seed), in a table after goal (c). --calibrate-pick W (implies --calibrate)
+// adds the decision term to the fit (CalibrationOptions::pick).
 // --timing: a candidate's time is the fastest of its calls (min), their median, or (auto, the default)
 // the fastest on one thread's CPU clock and the median on wall time (live.h).
 // The default is one thread, timed by the thread's CPU time, which the shared machine's other
@@ -81,6 +92,7 @@
 
 #include <unistd.h>
 
+#include "trex/aura/calibrate.h"
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/hardware.h"
 #include "trex/aura/live.h"
@@ -404,6 +416,37 @@ std::string why_row(const Table& t, const std::vector<Table>& tables, size_t i, 
   return line;
 }
 
+// --calibrate (session 27; see the header): the searches a calibrated model seeds, on one pass.
+struct CalibratedRuns {
+  trex::aura::SearchResult root, hedge, ranked;
+  Config start;  // the calibrated program's optimum
+};
+
+CalibratedRuns calibrated_searches(const trex::aura::Calibration& cal, const trex::aura::TuneTarget& tg,
+                                   const Config& start, const trex::aura::Evaluator& eval, int budget,
+                                   const trex::aura::AuraHardware& hw) {
+  CalibratedRuns out;
+  const trex::aura::ChoiceProblem pc = trex::aura::performance_model(tg, cal.hw);
+  out.start = tg.config_at(trex::aura::solve_choices(pc).index);
+  const Config builtin = trex::aura::builtin_config(tg, hw);
+  trex::aura::SearchOptions o;
+  o.budget = budget;
+  o.seeds.push_back({builtin, "builtin"});
+  out.root = trex::aura::k_search(tg, pc, {out.start, "calibrated"}, eval, o);
+  trex::aura::SearchOptions h;
+  h.budget = budget;
+  if (out.start != start) h.seeds.push_back({out.start, "calibrated"});
+  h.seeds.push_back({builtin, "builtin"});
+  out.hedge = trex::aura::k_search(tg, pc, {start, "start"}, eval, h);
+  trex::aura::SearchOptions r;
+  r.budget = budget;
+  for (const Config& c : trex::aura::model_ranked(tg, pc, 3))
+    if (c != out.start && r.seeds.size() < 2) r.seeds.push_back({c, "calibrated ranked"});
+  r.seeds.push_back({builtin, "builtin"});
+  out.ranked = trex::aura::k_search(tg, pc, {out.start, "calibrated"}, eval, r);
+  return out;
+}
+
 }  // namespace
 
 static int run_bench(int argc, char** argv) {
@@ -415,6 +458,8 @@ static int run_bench(int argc, char** argv) {
   bool model_check = false;  // --model-check (implies --loo): the model against the table per parameter value, then exit
   bool verbose = false;  // --verbose: every node of the leave-one-out searches on stderr
   bool why = false;      // --why (implies --loo): why the skills do or do not save evaluations (see there)
+  bool calibrate = false;  // --calibrate (implies --loo): searches seeded by a calibrated model (see there)
+  trex::aura::CalibrationOptions cal_options;  // --calibrate-pick W: the fit's decision term (calibrate.h)
   std::string only;  // "kernel:MxNxK,kernel:RxC": these spaces instead of the defaults
   std::string save_tables, load_tables, hw_file;
   int passes = 1;         // exhaustive passes; a configuration's time is the median over them
@@ -431,6 +476,11 @@ static int run_bench(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
     else if (!std::strcmp(argv[i], "--why")) why = loo = true;
+    else if (!std::strcmp(argv[i], "--calibrate")) calibrate = loo = true;
+    else if (!std::strcmp(argv[i], "--calibrate-pick") && i + 1 < argc) {
+      cal_options.pick = std::atof(argv[++i]);
+      calibrate = loo = true;
+    }
     else if (!std::strcmp(argv[i], "--spaces") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--save-tables") && i + 1 < argc) save_tables = argv[++i];
     else if (!std::strcmp(argv[i], "--tables") && i + 1 < argc) load_tables = argv[++i];
@@ -897,6 +947,16 @@ static int run_bench(int argc, char** argv) {
   // configuration it returns, its last checkpoint, is one ("returned"), with the median over seeds
   // of the returned configuration's held-out time over that best.
   std::vector<std::string> goal_rows, half_rows, noise_rows, why_rows;
+  // --calibrate: per space, the medians over seeds of evaluations to 3% (cold; calibrated from the
+  // recorded searches [0] or the tables [1], searches root [0], hedge [1], ranked [2]) and whether
+  // the half budget found one on every seed; the summary sums them by group.
+  struct CalSum {
+    std::string kernel;
+    double split = 0, cold = 0, evals[2][3] = {};
+    bool poor = false, counted = false, half_cold = false, half_cal[2][3] = {};
+  };
+  std::vector<CalSum> cal_sums;
+  std::vector<std::string> cal_rows;
   int sep_met_shown = 0, sep_miss_shown = 0, sep_open = 0, conf_found = 0, conf_returned = 0, plain2_found = 0;
   int plain2_returned = 0, confirm_measures = 0, confirm_kept = 0, confirm_undone = 0, narrow_best = 0;
   // Goal (c) as the issue states it ("with skills from other shapes, half the evaluations
@@ -944,6 +1004,17 @@ static int run_bench(int argc, char** argv) {
     // Per seed: the unlimited cold and guided-by-searches runs, for goal (c)'s half budget.
     std::vector<trex::aura::SearchResult> cold_runs, guided_runs, rooted_runs;
     std::vector<trex::aura::Skill> why_searches, why_tables;  // seed 0's skills, for --why
+    // --calibrate: per kind and variant, each seed's evaluations to 3% and its search; seed 0's
+    // calibration per kind; the tables' calibration (the same on every seed).
+    std::vector<int> cal_evals[2][3];
+    std::vector<trex::aura::SearchResult> cal_runs[2][3];
+    trex::aura::Calibration cal_tables;
+    std::string cal_text[2];
+    Config cal_start[2];
+    // The bound of the approach: the figures fitted to this space's own de-noised table (in
+    // sample); where even its optimum is not near the best, no calibration of the figures is.
+    Config self_start;
+    std::string self_text;
     std::string transfers;
     for (size_t s = 0; s < seeds; ++s) {
       trex::aura::SearchOptions cold;
@@ -996,6 +1067,33 @@ static int run_bench(int argc, char** argv) {
       cold_runs.push_back(rc);
       guided_runs.push_back(gs.result);
       rooted_runs.push_back(skills_root_search(from_searches, tg, pr, start, eval, cold.budget, hw).result);
+      if (calibrate)
+        for (int kind = 0; kind < 2; ++kind) {
+          trex::aura::Calibration cal;
+          if (kind == 1 && s > 0) cal = cal_tables;
+          else
+            cal = trex::aura::calibrate_model(
+                trex::aura::calibration_evidence(kind == 0 ? from_searches : from_tables, tg, hw), hw, cal_options);
+          if (kind == 1) cal_tables = cal;
+          const CalibratedRuns runs = calibrated_searches(cal, tg, start, eval, cold.budget, hw);
+          const trex::aura::SearchResult* variant[3] = {&runs.root, &runs.hedge, &runs.ranked};
+          for (int v = 0; v < 3; ++v) {
+            cal_evals[kind][v].push_back(evals_to(t, *variant[v], s));
+            cal_runs[kind][v].push_back(*variant[v]);
+          }
+          if (s == 0) {
+            cal_text[kind] = cal.text();
+            cal_start[kind] = runs.start;
+          }
+        }
+      if (calibrate && s == 0) {
+        trex::aura::ShapeEvidence own{tg, {}};
+        for (const auto& [c, m] : t.m)
+          if (std::isfinite(held_out(t, c, SIZE_MAX))) own.observations.push_back({c, held_out(t, c, SIZE_MAX) / best_all});
+        const trex::aura::Calibration self = trex::aura::calibrate_model({own}, hw, cal_options);
+        self_start = tg.config_at(trex::aura::solve_choices(trex::aura::performance_model(tg, self.hw)).index);
+        self_text = self.text();
+      }
       if (s == 0) {
         why_searches = from_searches;
         why_tables = from_tables;
@@ -1215,6 +1313,41 @@ static int run_bench(int argc, char** argv) {
                                           guided_runs, hw));
     }
     auto med_i = [&](const std::vector<int>& v) { return median_of(std::vector<double>(v.begin(), v.end())); };
+    if (calibrate) {
+      CalSum cs;
+      cs.kernel = tg.kernel;
+      cs.split = split_halves(t);
+      cs.cold = med_i(ec);
+      const int half = std::max(1, int(0.075 * double(tg.size())));
+      auto ratio = [&](const Config& c) { return held_out(t, c, SIZE_MAX) / best_all; };
+      cs.poor = half >= 2 && ratio(start) > 1.03 && ratio(trex::aura::builtin_config(tg, hw)) > 1.03;
+      cs.counted = half >= 2;
+      auto half_found = [&](const std::vector<trex::aura::SearchResult>& runs) {
+        int f = 0;
+        for (size_t s = 0; s < runs.size(); ++s) f += evals_to(t, runs[s], s) <= half;
+        return f == int(runs.size());
+      };
+      cs.half_cold = half_found(cold_runs);
+      std::string evals_text, half_text;
+      for (int v = 0; v < 3; ++v) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s%.1f, %.1f", v ? " | " : "", med_i(cal_evals[0][v]), med_i(cal_evals[1][v]));
+        evals_text += buf;
+        for (int kind = 0; kind < 2; ++kind) {
+          cs.evals[kind][v] = med_i(cal_evals[kind][v]);
+          cs.half_cal[kind][v] = half_found(cal_runs[kind][v]);
+          half_text += std::string(half_text.empty() ? "" : "/") + (cs.half_cal[kind][v] ? "y" : "n");
+        }
+      }
+      char line[2048];
+      std::snprintf(line, sizeof line, "| %s | %s | %zu | %.3f | %s | %.3f | %.3f, %.3f | %.1f | %s | %d, %s, %s | %s | %s | %.3f: %s |",
+                    tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), cs.split, cs.poor ? "yes" : "no",
+                    ratio(start), ratio(cal_start[0]), ratio(cal_start[1]), cs.cold, evals_text.c_str(), half,
+                    cs.half_cold ? "y" : "n", half_text.c_str(), cal_text[0].c_str(), cal_text[1].c_str(),
+                    ratio(self_start), self_text.c_str());
+      cal_rows.push_back(line);
+      cal_sums.push_back(cs);
+    }
     const double n = double(tg.size());
     std::printf("| %s | %s | %zu | %.4g (%.4g-%.4g) | %d | %.1f | %zu | %.1f | %.1f, %.2f | %.1f, %.2f | %s |\n",
                 tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), best_all * 1e3, bp.front() * 1e3,
@@ -1311,6 +1444,47 @@ static int run_bench(int argc, char** argv) {
                 "3%%: shapes, (shape, transfer) pairs | per other shape: its best -> mapped here, ratio (transfer) |\n"
                 "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const std::string& l : why_rows) std::printf("%s\n", l.c_str());
+  }
+  if (calibrate) {
+    std::printf("\nCalibrated model (--calibrate): the model's figures fitted to the other shapes' recorded searches "
+                "(s) or whole de-noised tables (t), the integer program solved again; evaluations to 3%% of the held-out "
+                "best (median over seeds) of the cold search and of three calibrated searches (root: from the "
+                "calibrated optimum; hedge: the model's start first, the calibrated optimum second; ranked: the "
+                "calibrated optimum, then the calibrated ranked list's next two), each with the built-in as tune's "
+                "profile and moves in the calibrated model's order; half budget found on every seed (cold, then "
+                "s/t per variant); the fitted figures of seed 0; the bound: the figures fitted to this space's own "
+                "de-noised table, its optimum over the best:\n\n");
+    std::printf("| kernel | shape | space | two exhaustive runs disagree | poor | start / best | calibrated start / best: "
+                "s, t | cold evals | root: s, t | hedge: s, t | ranked: s, t | half budget, found: cold, root s/t, hedge "
+                "s/t, ranked s/t | fitted to searches (seed 0) | fitted to tables | fitted to this table: optimum / best, "
+                "figures |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const std::string& l : cal_rows) std::printf("%s\n", l.c_str());
+    std::printf("\n| spaces | count | cold evals (sum of medians) | root: s, t | hedge: s, t | ranked: s, t | counted "
+                "(half >= 2) | half budget found on every seed: cold | root s, t | hedge s, t | ranked s, t |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    const char* groups[] = {"all", "separable (split <= 1.03)", "separable, cold > 1", "poor", "poor and separable"};
+    for (int gi = 0; gi < 5; ++gi) {
+      int n = 0, counted = 0, hc = 0, hv[2][3] = {};
+      double cold_sum = 0, sums[2][3] = {};
+      for (const CalSum& c : cal_sums) {
+        const bool sep = c.split <= 1.03;
+        const bool in = gi == 0 || (gi == 1 && sep) || (gi == 2 && sep && c.cold > 1) || (gi == 3 && c.poor) ||
+                        (gi == 4 && c.poor && sep);
+        if (!in) continue;
+        ++n;
+        cold_sum += c.cold;
+        counted += c.counted;
+        hc += c.counted && c.half_cold;
+        for (int k = 0; k < 2; ++k)
+          for (int v = 0; v < 3; ++v) {
+            sums[k][v] += c.evals[k][v];
+            hv[k][v] += c.counted && c.half_cal[k][v];
+          }
+      }
+      std::printf("| %s | %d | %.1f | %.1f, %.1f | %.1f, %.1f | %.1f, %.1f | %d | %d | %d, %d | %d, %d | %d, %d |\n",
+                  groups[gi], n, cold_sum, sums[0][0], sums[1][0], sums[0][1], sums[1][1], sums[0][2], sums[1][2],
+                  counted, hc, hv[0][0], hv[1][0], hv[0][1], hv[1][1], hv[0][2], hv[1][2]);
+    }
   }
   std::printf("\nhalf budget, over the %d of %zu spaces whose half budget is at least 2 (%d of %d evaluations, %.0f%%): "
               "guided found within 3%% on every seed in %d of %d spaces, returned on most seeds in %d; cold with the "

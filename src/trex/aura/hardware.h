@@ -20,6 +20,14 @@ struct AuraHardware {
   // threads that run used (0: not measured). The row model credits it only at that thread count.
   double nt_gain = 0;
   int nt_threads = 0;
+  // The performance models' per-event times (target.cc): no probe measures them; defaults
+  // fitted on earlier tables, replaced where a calibration (calibrate.h) fits them to skills.
+  double gemm_call_line_s = 1.45e-9;  // a GEMM micro-kernel call, per 64-byte line of its C tile
+  double gemm_pool_job_s = 5e-6;      // GEMM's one pool job a call on more than one thread
+  double job_s = 1e-6;                // a row kernel's block, a work-split kernel's parallel job
+  // The row model's non-temporal write against a normal store's: its factor (1 / the probe's
+  // triad_nt gain where credited, else 1.02) times this; 1 unless a calibration fitted it.
+  double nt_write_scale = 1;
   std::string source;          // where the figures came from
 
   // "avx512 l1=48K/12 l2=2048K l3=491520K t2": what a skill was measured on.

@@ -464,9 +464,10 @@ Config model_start(const TuneTarget& t, const AuraHardware& hw) {
   static std::map<std::string, Config> memo;
   // Every figure the model reads is in the key: two descriptions of one CPU (a probe and a
   // description file) share name and features() but not bandwidths, peaks or the nt gain.
-  char figures[256];
-  std::snprintf(figures, sizeof figures, " %.17g %.17g %.17g %.17g %.17g %.17g %.17g %d", hw.peak_flops,
-                hw.peak_avx2, hw.bw_mem, hw.bw_l1, hw.bw_l2, hw.bw_l3, hw.nt_gain, hw.nt_threads);
+  char figures[384];
+  std::snprintf(figures, sizeof figures, " %.17g %.17g %.17g %.17g %.17g %.17g %.17g %d %.17g %.17g %.17g %.17g",
+                hw.peak_flops, hw.peak_avx2, hw.bw_mem, hw.bw_l1, hw.bw_l2, hw.bw_l3, hw.nt_gain, hw.nt_threads,
+                hw.gemm_call_line_s, hw.gemm_pool_job_s, hw.job_s, hw.nt_write_scale);
   const std::string key =
       t.kernel + " " + t.shape_text() + " " + t.dtype + " " + hw.name + " " + hw.features() + figures;
   {

@@ -94,7 +94,7 @@ bool is_mhc(const std::string& kernel) { return kernel.rfind("mhc.", 0) == 0; }
 // rate there, not at the probe's AVX2 rate). Measured in seconds on the 111 GFLOP/s VM; whether it
 // is a time or a number of FMA steps on today's 2x faster VM is open (its one loaded two-thread
 // table, session 15, agrees with the time; session 16's, too noisy to judge, with the steps).
-constexpr double kCallPerLineSeconds = 1.45e-9;
+// The figure is AuraHardware::gemm_call_line_s's default; a calibration (calibrate.h) may refit it.
 
 // The caches GEMM's analytic blocking is derived from: the hardware description's (which takes
 // sysfs's where the description names none, hardware.cc), so a table replayed with the
@@ -674,7 +674,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         const double lines = double(mr) * double(ceil_div(int64_t(nr) * 4, 64));
         const double calls = std::ceil(double(ceil_div(t.dims[0], mr) * ceil_div(t.dims[1], nr)) / threads) *
                              double(ceil_div(t.dims[2], KC[a]));
-        pr.pairs.push_back({ikc, int(a), iuk, int(u), calls * lines * kCallPerLineSeconds, false, 0});
+        pr.pairs.push_back({ikc, int(a), iuk, int(u), calls * lines * hw.gemm_call_line_s, false, 0});
         int ways = std::max(hw.l1_ways, 2);
         if (double((mr + nr) * KC[a] * 4) > double(hw.l1_bytes) * (ways - 1) / ways) {
           double refetch = 4.0 * double(KC[a]) * nr * double(ceil_div(t.dims[0], mr)) *
@@ -752,7 +752,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     }
     // B packed once over the threads (the row split's extra packings are on `split`); one pool job
     // per call where there are threads (gemm.cc runs one thread's call without the pool).
-    pr.constant = 8 * k * n / hw.bw_mem + (threads > 1 ? 5e-6 : 0);
+    pr.constant = 8 * k * n / hw.bw_mem + (threads > 1 ? hw.gemm_pool_job_s : 0);
     return pr;
   }
   if (is_work_split(t.kernel)) {
@@ -783,8 +783,8 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
           const std::vector<double> work = job_work(t, sp.name, sp.values[v]);
           imb = work.empty() ? std::ceil(jobs / threads) * threads / jobs : imbalance_of(work, int(threads));
         }
-        // A pool job 1 us; a sparse attention forward piece kAttentionPieceSeconds.
-        const double job_s = t.kernel == "sparse_attention.fwd" ? kAttentionPieceSeconds : 1e-6;
+        // A pool job hw.job_s (1 us); a sparse attention forward piece kAttentionPieceSeconds.
+        const double job_s = t.kernel == "sparse_attention.fwd" ? kAttentionPieceSeconds : hw.job_s;
         double cost = jobs * job_s / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
         if (sp.name == "chunks") {
@@ -860,7 +860,8 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       // count); elsewhere it is charged 2% more than a normal store's (session 6: at one thread
       // they lost on every SwiGLU space while the two-core probe showed triad_nt 1.18x triad).
       const bool credited = hw.nt_gain > 1 && hw.nt_threads > 0 && int(threads) >= hw.nt_threads;
-      const double write_factor = credited ? 1 / hw.nt_gain : 1.02;
+      // A calibration (calibrate.h) may scale the factor (AuraHardware::nt_write_scale, 1 as probed).
+      const double write_factor = (credited ? 1 / hw.nt_gain : 1.02) * hw.nt_write_scale;
       bool in_at_memory = true;
       const double bw_in = level_bw(in, &in_at_memory, 0.5);
       tm = in_at_memory ? write_factor * ws / hw.bw_mem : in / bw_in + write_factor * out / hw.bw_mem;
@@ -872,7 +873,7 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     double grain = std::max(1.0, std::floor(double(BE[b]) / cols));
     double blocks = std::ceil(rows / grain);
     double imb = std::ceil(blocks / threads) * threads / blocks;
-    pr.params[size_t(ib)].cost[b] = blocks * 1e-6 / threads + (imb - 1) * std::max(t_mem_normal, pr.pipe_constant[1]);
+    pr.params[size_t(ib)].cost[b] = blocks * hw.job_s / threads + (imb - 1) * std::max(t_mem_normal, pr.pipe_constant[1]);
   }
   if (t.kernel == "cross_entropy") {
     // The sum-of-exp pass needs its row's (or tile's) maximum, so it starts only when the max

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds $OUTDIR/abh_$2: A = /work/main/build's libraries (main at the session's start), B = worktree
+# Builds $OUTDIR/abh_$2: A = /work/main/build's libraries (23c9aaf: session 26's start, whose mHC head kernels equal 08d4e22's), B = worktree
 # $1's mhc.cc, mhc_projection_backward.cc and mhc_sinkhorn.cc (namespace mhc_detail renamed) with
 # every entry point renamed mhcB_* and its other strong symbols prefixed B_ (objcopy): one process.
 set -e

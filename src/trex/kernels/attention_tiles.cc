@@ -238,7 +238,7 @@ inline void outer_block(int64_t K, const float* A, int64_t si, int64_t sk, const
   // written once, from arrays larger than L2. Until session 27 the forward requested a token's
   // 64 lines of o at once before its outer_tiles call: the burst stalled on the core's miss
   // buffers (perf: the prefetchw loop ~4% of the forward); 16 lines a block, each ~1000 cycles
-  // before its stores, took the forward 1.07-1.08x faster (ratios 0 and 128, CPU time, loaded).
+  // before its stores, took the forward 1.06-1.08x faster (ratios 128 and 0, CPU time, loaded).
   {
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)

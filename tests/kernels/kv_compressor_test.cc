@@ -250,10 +250,13 @@ TEST(KvCompressor, ForwardSameBitsForAnyChannelBlock) {
   }
 }
 
-// The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, from the
-// entry's L2 buffer when its turn has come, else (it finished first) from dzt in memory: the
-// latter forced for every entry gives the same bits as one thread. {8200, 264, 128}: kt and zt
-// over 16 MiB together (from memory), an 8-lane channel tail in every entry.
+// The multi-thread ratio-128 backward adds each entry's dzt to dape in entry order, row by row:
+// in its gradient pass once its turn has come, from the entry's L2 buffer for the rows computed
+// before it came (at a later step of the pass or at the end), else (it finished first) from dzt
+// in memory: the latter forced for every entry gives the same bits as one thread. Which rows take
+// which way depends on timing: the runs of 2 and 3 threads are repeated. {1300, 520, 128}: 4
+// turn steps of 32 rows per entry; {8200, 264, 128}: kt and zt over 16 MiB together (from
+// memory), 2 steps of 64 rows, an 8-lane channel tail in every entry.
 TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
   for (CompShape c : {CompShape{1300, 520, 128}, CompShape{8200, 264, 128}}) {
     SCOPED_TRACE("s " + std::to_string(c.s) + " hd " + std::to_string(c.hd));
@@ -261,7 +264,7 @@ TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
     const int64_t C = compressor_width(c.ratio, c.hd);
     std::vector<float> ref;
     for (bool spill : {false, true})
-      for (int threads : {1, 2, 3}) {
+      for (int threads : {1, 2, 3, 2, 3, 2, 3}) {
         kv_compress_backward_spill_for_test(spill);
         core::ThreadPool pool(threads);
         std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt;

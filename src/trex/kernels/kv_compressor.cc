@@ -454,51 +454,90 @@ class EntryClaims {
 
 // The order in which entries add their dzt to dape when several threads run entries at once
 // (taken in entry order, one at a time): dape sums over entries in entry order, as on one
-// thread. An entry whose turn has come (every earlier entry added) adds its dzt from its L2
-// buffer; one that finishes before its turn waits for it a little (the entry before is usually
-// finishing on the other thread), and after that marks itself spilled: its dzt, already in
-// memory, are added from there by whichever thread brings the turn to it. No thread waits for
-// another that the scheduler has stopped, which a plain wait did on this loaded machine (3
-// threads on 2 cores ran 0.64x).
+// thread. Each dape row receives one row of each entry, so the order only binds row by row:
+// entry i may add its row r once every earlier entry and its own rows before r are in. The
+// progress counter says how far that is (entry i, rows [0, r): i rows + r). An entry whose turn
+// has come adds its dzt in its gradient pass (turn_at), row group by row group; rows computed
+// before its turn came keep their dzt in the L2 buffer and are added as soon as it has (at the
+// next group, or at the end, finish). One that finishes before its turn waits for it a little
+// (the entry before is usually finishing on the other thread), and after that marks itself
+// spilled: its dzt, already in memory, are added from there by whichever thread brings the
+// turn to it. No thread waits for another that the scheduler has stopped, which a plain wait did
+// on this loaded machine (3 threads on 2 cores ran 0.64x).
+// Until session 27 the turn went by whole entries: entry i added nothing before entry i - 1 had
+// finished, so the two threads ran their entries side by side and each kept every dzt, waited
+// for its turn (perf, two threads at [8192, 512]: 8% of the samples spinning) and added them in
+// a pass of its own, whose dape lines came from the other core's L2 (15%).
 std::atomic<bool> g_spill_every_entry{false};  // kv_compress_backward_spill_for_test
 
 class DapeTurns {
  public:
-  explicit DapeTurns(int64_t n) : spilled_(size_t(n), 0) {}
-  int64_t done() const { return done_.load(std::memory_order_acquire); }
-  // Entry i's dzt are ready (own: its buffer; in memory already, fenced): adds them now if it is
-  // i's turn, then every spilled entry that follows; otherwise marks i spilled.
-  template <typename AddOwn, typename AddSpilled>
-  void finish(int64_t i, AddOwn add_own, AddSpilled add_spilled) {
+  DapeTurns(int64_t n, int rows) : rows_(rows), spilled_(size_t(n), 0) {}
+  // Every entry before i, and rows [0, added) of entry i, are in dape.
+  bool reached(int64_t i, int added) const {
+    return progress_.load(std::memory_order_acquire) == i * rows_ + added;
+  }
+  // Before entry i's rows from j on: true when they may be added now (its turn has come); then
+  // rows [*added, j), kept so far, are added first (add_kept(r0, r1)) and *added becomes j.
+  template <typename AddKept>
+  bool turn_at(int64_t i, int j, int* added, AddKept add_kept) {
+    if (g_spill_every_entry.load(std::memory_order_relaxed) || !reached(i, *added)) return false;
+    if (*added < j) add_kept(*added, j);
+    *added = j;
+    return true;
+  }
+  // Entry i's rows [0, added) are in dape (their turn came in turn_at's order).
+  void added_rows(int64_t i, int added) { progress_.store(i * rows_ + added, std::memory_order_release); }
+  // Entry i's dzt are ready (rows [0, added) in dape, the rest in its buffer; in memory already,
+  // fenced): adds the rest now if it is i's turn, then every spilled entry that follows;
+  // otherwise (added is 0: no other thread moves the progress through i's rows) marks i spilled.
+  template <typename AddKept, typename AddSpilled>
+  void finish(int64_t i, int added, AddKept add_kept, AddSpilled add_spilled) {
     while (lock_.test_and_set(std::memory_order_acquire)) _mm_pause();
-    int64_t d = done_.load(std::memory_order_relaxed);
-    if (d == i && !g_spill_every_entry.load(std::memory_order_relaxed)) {
-      add_own();
-      ++d;
+    const int64_t p0 = progress_.load(std::memory_order_relaxed);
+    int64_t p = p0;
+    if (added == rows_) {
+      // In dape already; its last group's progress may have let entry i + 1 start adding.
+    } else if (p == i * rows_ + added && !g_spill_every_entry.load(std::memory_order_relaxed)) {
+      add_kept(added, rows_);
+      p = (i + 1) * rows_;
     } else {
       spilled_[size_t(i)] = 1;
     }
-    for (; d < int64_t(spilled_.size()) && spilled_[size_t(d)]; ++d) add_spilled(d);
-    done_.store(d, std::memory_order_release);
+    // p at an entry's start: no thread adds rows of that entry now (it runs no gradient pass).
+    for (; p % rows_ == 0 && p / rows_ < int64_t(spilled_.size()) && spilled_[size_t(p / rows_)]; p += rows_)
+      add_spilled(p / rows_);
+    if (p != p0) progress_.store(p, std::memory_order_release);
     lock_.clear(std::memory_order_release);
   }
 
  private:
+  const int rows_;
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
-  std::atomic<int64_t> done_{0};
+  alignas(64) std::atomic<int64_t> progress_{0};  // its own line: the threads read it often
   std::vector<char> spilled_;  // guarded by lock_
 };
 
-// About 2^12 pauses (~0.1-0.2 ms, a few entries' time): the entry before is then likely on a
-// thread that is not running.
-inline void wait_turn_briefly(const DapeTurns& turns, int64_t i) {
-  for (int spins = 0; spins < (1 << 12) && turns.done() != i; ++spins) _mm_pause();
+// The rows between two looks at the turn (a multiple of kStatsRows): about 64 KiB of dzt (32 rows
+// at [8192, 512], a whole entry at the model's [2048, 128]), where each look and each published
+// progress moves the counter's line between the cores. Session 27, against 16 KiB: 0.99x at
+// [8192, 512], 1.05x at [2048, 128] (two threads, loaded, within the noise of the small shape).
+constexpr int64_t kTurnStepBytes = 65536;
+inline int turn_step_rows(int64_t channels) {
+  const int64_t rows = kTurnStepBytes / (int64_t(sizeof(float)) * channels);
+  return int(std::max<int64_t>(1, (rows + kStatsRows - 1) / kStatsRows)) * kStatsRows;
 }
 
-// dape row by row += the dzt rows at dz (row j at dz + j * stride), channels [e0, e1).
+// About 2^12 pauses (~0.1-0.2 ms, a few entries' time): the entry before is then likely on a
+// thread that is not running.
+inline void wait_turn_briefly(const DapeTurns& turns, int64_t i, int added) {
+  for (int spins = 0; spins < (1 << 12) && !turns.reached(i, added); ++spins) _mm_pause();
+}
+
+// dape row by row += the dzt rows [r0, r1) at dz (row j at dz + j * stride), channels [e0, e1).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void add_rows512(
-    const float* dz, int64_t stride, const RowOffsets& o, float* dape, int64_t e0, int64_t e1) {
-  for (int j = 0; j < o.n; ++j) {
+    const float* dz, int64_t stride, const RowOffsets& o, float* dape, int64_t e0, int64_t e1, int r0, int r1) {
+  for (int j = r0; j < r1; ++j) {
     const float* z = dz + int64_t(j) * stride;
     float* da = dape + o.ape[j];
     for (int64_t c = e0; c < e1; c += 16) {
@@ -575,6 +614,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
   const int rows = ratio;  // ratio != 4: every entry has ratio rows
   if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
   float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
+  const int step = turn_step_rows(e1 - e0);
   for (int64_t i = claims ? claims->take() : i0, next = 0; i < i1; i = next) {
     entry_offsets(i, ratio, hd, &o);
     rows_scores512(kt, zt, ape, o, e0, e1, mx, sm, ac, pe, w, compressor_width(ratio, hd));
@@ -587,21 +627,35 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
     // pass requested that entry's zt a whole entry ahead; the max pass now requests its own
     // lines 2 groups ahead, rows_scores512).
     next = claims ? claims->take() : i + 1;
+    // With turns: rows [0, added) are in dape, rows [added, j) keep their dzt in pe; the turn is
+    // taken and the progress published every `step` rows.
+    int added = 0;
+    bool now = turns == nullptr;  // this step's dzt go to dape
+    auto add_kept = [&](int r0, int r1) { add_rows512(pe, w, o, dape, e0, e1, r0, r1); };
+    auto turn_step = [&](int j) {
+      if (!turns) return;
+      if (now) turns->added_rows(i, added = j);
+      now = j < o.n && turns->turn_at(i, j, &added, add_kept);
+    };
     int j = 0;
-    for (; j + kStatsRows <= o.n; j += kStatsRows)
-      gradient_rows<kStatsRows>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, turns != nullptr);
-    for (; j < o.n; ++j) gradient_rows<1>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, turns != nullptr);
+    for (; j + kStatsRows <= o.n; j += kStatsRows) {
+      if (j % step == 0) turn_step(j);
+      gradient_rows<kStatsRows>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, !now);
+    }
+    for (; j < o.n; ++j) {
+      if (j % step == 0) turn_step(j);
+      gradient_rows<1>(kt, dkt, dzt, dape, o, j, e0, e1, kv, gk, pe, w, nt, !now);
+    }
+    turn_step(o.n);
     if (!turns) continue;
     simd::fence_streams(nt);  // a spilled entry's dzt are read by another thread
-    wait_turn_briefly(*turns, i);
+    if (added < o.n) wait_turn_briefly(*turns, i, added);
     const int64_t C = compressor_width(ratio, hd);
-    turns->finish(
-        i, [&] { add_rows512(pe, w, o, dape, e0, e1); },
-        [&](int64_t d) {
-          RowOffsets od;
-          entry_offsets(d, ratio, hd, &od);
-          add_rows512(dzt + od.x[0] + e0, C, od, dape, e0, e1);
-        });
+    turns->finish(i, added, add_kept, [&](int64_t d) {
+      RowOffsets od;
+      entry_offsets(d, ratio, hd, &od);
+      add_rows512(dzt + od.x[0] + e0, C, od, dape, e0, e1, 0, od.n);
+    });
   }
 }
 
@@ -1304,7 +1358,7 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // it (run_dynamic): with run() the caller waited for every worker's wake-up, which under
     // load took longer than the model's whole backward (session 25: [2048, 128] on two threads,
     // main 0.38 ms wall in some runs against 0.12-0.18 ms).
-    DapeTurns turns(n);
+    DapeTurns turns(n, ratio);  // ratio != 4: every entry has ratio rows
     EntryClaims claims;
     tp.run_dynamic([&](int) {
       backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, &turns, &claims);

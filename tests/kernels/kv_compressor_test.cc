@@ -110,8 +110,9 @@ TEST(KvCompressor, BackwardMatchesFiniteDifferences) {
 // Also the same bits on every vector path: with head dims that are multiples of 8 (no scalar
 // channel tail on the AVX2 path) the 8- and 64-channel walks do the same operations per channel.
 // {1300, 520, 128} and {203, 520, 4}: 9 channel blocks per entry, so the forward's chunks of 16
-// items (ratio 4: 64) split entries (the AVX-512 walks take partial channel ranges; ratio 4's steps of 32
-// channels end in a partial one). Ratio 4's last step of 32 channels: hd 40 and 520 end in 8
+// items (ratio 4: 64) split entries on the AVX2 path and ratio 4's AVX-512 walk (partial channel
+// ranges; ratio 4's steps of 32 channels end in a partial one); untuned ratio != 4 on AVX-512
+// takes whole entries, two in flight per thread (forward_pipelined512). Ratio 4's last step of 32 channels: hd 40 and 520 end in 8
 // (the second vector off), hd 56 in 24 (the first vector full, the second partial). The paths
 // compared are recorded as the test property "isas": where the CPU lacks AVX-512, only AVX2 ran.
 // {1043, 40, 4}: 260 entries, ratio 4's chunks of 64 (the last one partial) taken by 1-3 threads.
@@ -124,8 +125,8 @@ TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
   // multiple of 8 differ between the paths: the AVX2 path's last channels take the scalar
   // std::exp.)
   // {8200, 264, 128}: kt and zt over 16 MiB together (from memory, as the benchmarks' shapes),
-  // 5 channel blocks per entry (the last of 8 channels), so the forward's chunks of 16 items
-  // split entries; 8 tokens past the last entry.
+  // 5 channel blocks per entry (the last of 8 channels), so the AVX2 forward's chunks of 16
+  // items split entries (AVX-512: whole entries, requests ahead); 8 tokens past the last entry.
   for (CompShape c : {CompShape{203, 40, 4}, CompShape{520, 24, 128}, CompShape{1300, 520, 128},
                       CompShape{203, 520, 4}, CompShape{203, 56, 4}, CompShape{1043, 40, 4},
                       CompShape{2100, 136, 126}, CompShape{8200, 264, 128}}) {

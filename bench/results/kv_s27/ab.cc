@@ -3,7 +3,12 @@
 // points renamed kvA_* / kvB_* by abbuild.sh). Alternating rounds, each side 7 calls a round
 // (median), CPU time of the process (or wall with AB_WALL=1); prints the median of per-round
 // X/Y speed ratios (Y's speed over X's: > 1 when Y is faster), how many rounds Y was faster, and
-// whether every output byte matched.
+// whether every output byte matched. AB_WARM_YX=1: the first (warm-up) calls run Y before X.
+// Each copy has thread-local scratch of its own (the ratio-4 backward's per-chunk dape sums,
+// 256 KiB at [4096, 512]) allocated at its first call, and where it lands moves that kernel by
+// ~10%: the copy warmed up first read faster in either slot (session 27: b/a 0.87x with X
+// first, 1.07x with Y first, the ratio-4 backward's code the same on both sides). Compare such
+// rows in both orders (idle_ab.sh).
 //   ab X Y fwd|bwd S HD RATIO THREADS ROUNDS [label]
 #include <algorithm>
 #include <cstdio>
@@ -85,7 +90,7 @@ int main(int argc, char** argv) {
                      std::memcmp(ox.dzt.get(), oy.dzt.get(), s * C * 4) == 0 &&
                      std::memcmp(ox.dape.get(), oy.dape.get(), ratio * C * 4) == 0;
   };
-  X(); Y();
+  if (getenv("AB_WARM_YX")) { Y(); X(); } else { X(); Y(); }
   bool same = same_bytes();
   std::vector<double> tx, ty, ratios;
   int faster = 0;

@@ -514,8 +514,35 @@ TEST(Target, KvCompressBackwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
   TuneTarget narrow = make_target("kv_compress.bwd", {8192, 512, 128}, hw);
   EXPECT_NE(narrow.space[0].values.front(), 0);
   EXPECT_EQ(builtin_config(narrow, hw).at("channel_block"), 64);
-  TuneTarget fwd = make_target("kv_compress.fwd", {8192, 512, 128}, hw);  // the forward: unchanged
+  TuneTarget fwd = make_target("kv_compress.fwd", {8192, 512, 128}, hw);  // no AVX-512 rows: chunks
   EXPECT_NE(fwd.space[0].values.front(), 0);
+  EXPECT_EQ(builtin_config(fwd, hw).at("channel_block"), 64);
+}
+
+// The kv_compress forward on AVX-512 rows at ratio != 4 takes whole entries one at a time, two in
+// flight per thread, when no channel_block is tuned (kv_compressor.cc forward_pipelined512,
+// session 27), and a tuned channel_block forces the chunks of items, 1.2-1.8x slower where
+// measured. So there channel_block 0 is in the space and is the built-in: a tune measures what the
+// kernel runs untuned and writes a block only if one beats it. Its cost: one pool job per thread,
+// 2 x 1 us / 2, and 64 equal entries over two threads. Ratio 4 and AVX2 rows keep the chunks.
+TEST(Target, KvCompressForwardByEntriesHasTheKernelsOwnSplitAsItsBuiltin) {
+  AuraHardware hw = test_machine();
+  hw.threads = 2;
+  const bool wide = kernels::row_isa() == core::Isa::kAvx512;
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{8192, 512, 128}, {2048, 128, 128}, {300, 17, 8}}) {
+    TuneTarget kv = make_target("kv_compress.fwd", dims, hw);
+    ASSERT_EQ(kv.space.size(), 1u);
+    EXPECT_EQ(kv.space[0].values.front() == 0, wide) << dims[0] << "x" << dims[1] << "x" << dims[2];
+    EXPECT_EQ(builtin_config(kv, hw).at("channel_block"), wide ? 0 : 64);
+  }
+  if (wide) {
+    ChoiceProblem pr = performance_model(make_target("kv_compress.fwd", {8192, 512, 128}, hw), hw);
+    EXPECT_NEAR(pr.params[0].cost[0], 2 * 1e-6 / 2, 1e-15);
+    EXPECT_TRUE(solve_choices(pr).feasible);
+  }
+  TuneTarget r4 = make_target("kv_compress.fwd", {4096, 512, 4}, hw);
+  EXPECT_NE(r4.space[0].values.front(), 0);
+  EXPECT_EQ(builtin_config(r4, hw).at("channel_block"), 64);
 }
 
 // A tuning entry serves a whole shape class (kernels/tuning.cc shape_class), and any

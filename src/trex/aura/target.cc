@@ -143,6 +143,15 @@ bool kv_backward_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
          tokens * kernels::compressor_width(int(ratio), head_dim) >= (int64_t(1) << 18);
 }
 
+// Whether the kv_compress forward, with no channel_block tuned, takes whole entries one at a time
+// (kv_compressor.cc forward_pipelined512, session 27: AVX-512 rows, ratio != 4, any size): one
+// pool run of a job per thread, each claiming entries from a counter, two in flight. A tuned
+// channel_block keeps the chunks of (entry, channel block) items, 1.2-1.8x slower where measured,
+// so there channel_block 0, "the kernel's own split", is a point of the space and the built-in.
+bool kv_forward_by_entries(int64_t tokens, int64_t ratio) {
+  return kernels::row_isa() == core::Isa::kAvx512 && ratio != 4 && kernels::compressor_entries(tokens, int(ratio)) > 0;
+}
+
 // Whether some shape of (tokens, head_dim, ratio)'s tuning class splits by entries untuned: the
 // class's largest member, each dimension rounded up to a power of two (kernels/tuning.cc
 // shape_class; the ratio as given). A tuning entry serves the whole class, and any channel_block
@@ -167,6 +176,7 @@ double jobs_of(const TuneTarget& t, const std::string& param, int64_t v, int thr
   // By entries: one pool run, a job per thread (one thread: the caller alone); the entries it
   // hands out one at a time are job_work's units (the imbalance), not pool jobs.
   if (t.kernel == "kv_compress.bwd" && v == 0) return double(std::max(threads, 1));
+  if (t.kernel == "kv_compress.fwd" && v == 0) return double(std::max(threads, 1));  // kv_forward_by_entries
   if (t.kernel == "rope.fwd") return double(ceil_div(a, std::max<int64_t>(1, v / (b * c))));
   // The forward hands the pool (entry, channel block) items in chunks of 16, ratio 4 64
   // (kernels::compressor_forward_chunk_items), so a job is that many items.
@@ -205,7 +215,8 @@ std::vector<double> job_work(const TuneTarget& t, const std::string& param, int6
   std::vector<double> w;
   // The kv_compress backward's split by entries hands whole entries (equal work) one at a time to
   // whichever thread is free: the imbalance of n equal units, not of its per-thread pool jobs.
-  if (t.kernel == "kv_compress.bwd" && v == 0 && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2]))
+  if (v == 0 && ((t.kernel == "kv_compress.bwd" && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2])) ||
+                 (t.kernel == "kv_compress.fwd" && kv_forward_by_entries(t.dims[0], t.dims[2]))))
     return std::vector<double>(size_t(kernels::compressor_entries(t.dims[0], int(t.dims[2]))), 1.0);
   if (t.kernel != "sparse_attention.bwd" || param != "chunks") return w;
   const int64_t a = t.dims[0], ratio = attention_ratio(t);
@@ -475,7 +486,9 @@ TuneTarget make_target(const std::string& kernel, const std::vector<int64_t>& di
       std::vector<int64_t> blocks{8, 16, 32, 64, 128, 256, 512};
       if (kernel == "kv_compress.bwd" && c == 4) blocks.push_back(b);
       t.space.push_back({"channel_block", values(blocks, b, 8), 0, {b}});
-      if (kernel == "kv_compress.bwd" && kv_backward_by_entries(a, b, c))
+      if (kernel == "kv_compress.fwd" && kv_forward_by_entries(a, c))
+        t.space.back().values.insert(t.space.back().values.begin(), 0);
+      else if (kernel == "kv_compress.bwd" && kv_backward_by_entries(a, b, c))
         t.space.back().values.insert(t.space.back().values.begin(), 0);
       else if (kernel == "kv_compress.bwd" && kv_class_by_entries(a, b, c))
         t.space.back().values = {0};  // see kv_class_by_entries: any block would slow a class-mate
@@ -560,6 +573,8 @@ int64_t builtin_value(const TuneTarget& t, const std::string& param) {
   if (param == "block_elems" && t.dims.size() >= 2)
     return kernels::builtin::row_block_elems(
         t.dims[0], t.kernel == "rope.fwd" && t.dims.size() >= 3 ? t.dims[1] * t.dims[2] : t.dims[1]);
+  if (t.kernel == "kv_compress.fwd" && param == "channel_block" && t.dims.size() == 3 && kv_forward_by_entries(t.dims[0], t.dims[2]))
+    return 0;  // whole entries, what the kernel runs untuned
   if (t.kernel != "kv_compress.bwd" || param != "channel_block") return kernels::builtin::value(t.kernel, param);
   if (t.dims.size() != 3) return kernels::builtin::kKvChannelBlock;
   // The split by entries is what the kernel runs untuned there; where a class-mate splits by

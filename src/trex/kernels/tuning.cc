@@ -46,7 +46,9 @@ const std::vector<TunableParam> kParams = {
     {"cross_entropy", "vocab_tile", 64, int64_t(1) << 20, 8, 0,
      "max and sum-of-exp over tiles of this many logits (online rescale); 0: whole row"},
     {"kv_compress.fwd", "channel_block", 8, 4096, 8, 0,
-     "channels per parallel block (jobs = entries x blocks); 0: 64"},
+     "channels per parallel block (jobs = chunks of entries x blocks); 0: the kernel's own split: "
+     "whole entries claimed one at a time, two in flight per thread, on AVX-512 rows at ratio != 4, "
+     "else blocks of 64"},
     {"kv_compress.bwd", "channel_block", 8, 4096, 8, 0,
      "channels per parallel block (ratio 4: jobs = chunks of 64 entries x blocks; else jobs = "
      "blocks); 0: the kernel's own split: ratio 4 one block of every channel, by entries on "

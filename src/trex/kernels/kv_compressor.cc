@@ -128,12 +128,28 @@ TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
   return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
 }
 
+// A thread's scratch floats, 64-byte aligned: a std::vector<float> of 128 KiB and more gets
+// malloc's mmap chunk, its data 16 bytes past a page, so every 16-lane load and store of the
+// buffers below spanned two cache lines (smaller ones sat 16 or 48 bytes off too). Where a
+// buffer landed moved the ratio-4 backward by ~10% (session 27: two copies of the same code in
+// one process, the one allocated first faster in either order). Contents are not kept when it
+// grows: every user writes what it reads first.
+class Scratch {
+ public:
+  float* get(size_t n) {
+    if (buf_.size() < n + 15) buf_.resize(n + 15);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(buf_.data());
+    return buf_.data() + (64 - a % 64) % 64 / sizeof(float);
+  }
+
+ private:
+  std::vector<float> buf_;
+};
+
 // The per-thread buffer of exp(score - max) of one entry's rows (rows x 64 channels).
 float* exp_buffer(int rows) {
-  thread_local std::vector<float> buf;
-  const size_t need = size_t(rows) * kVecs512 * 16;
-  if (buf.size() < need) buf.resize(need);
-  return buf.data();
+  thread_local Scratch buf;
+  return buf.get(size_t(rows) * kVecs512 * 16);
 }
 
 // The tile after this one: its rows (nullptr: none) and first channel. Its lines of zt and kt
@@ -609,11 +625,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
     float* dape, int64_t i0, int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, bool nt,
     DapeTurns* turns, EntryClaims* claims) {
   thread_local RowOffsets o;
-  thread_local std::vector<float> buf;
+  thread_local Scratch buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   const int rows = ratio;  // ratio != 4: every entry has ratio rows
-  if (buf.size() < size_t((5 + rows) * w)) buf.resize(size_t((5 + rows) * w));
-  float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
+  float *mx = buf.get(size_t((5 + rows) * w)), *sm = mx + w, *ac = sm + w, *kv = ac + w, *gk = kv + w, *pe = gk + w;
   const int step = turn_step_rows(e1 - e0);
   for (int64_t i = claims ? claims->take() : i0, next = 0; i < i1; i = next) {
     entry_offsets(i, ratio, hd, &o);
@@ -670,10 +685,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t i, int64_t e0,
     int64_t e1, const RowOffsets& o, int64_t hd, int64_t next) {
-  thread_local std::vector<float> buf;
+  thread_local Scratch buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
-  if (buf.size() < size_t(3 * w)) buf.resize(size_t(3 * w));
-  float *mx = buf.data(), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
+  float *mx = buf.get(size_t(3 * w)), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
   rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);  // ratio != 4: rows hd apart
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
@@ -754,10 +768,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     const float* kt, const float* zt, const float* ape, float* k, int64_t n, int64_t hd, int ratio,
     EntryClaims& claims) {
   thread_local RowOffsets o;
-  thread_local std::vector<float> buf;
+  thread_local Scratch buf;
   const int64_t w = (hd + 15) / 16 * 16;
-  if (buf.size() < size_t(4 * w)) buf.resize(size_t(4 * w));
-  float *mx = buf.data(), *sm = mx + w, *ac = sm + w, *mx2 = ac + w;  // u's max, sum, weighted sum; v's max
+  float *mx = buf.get(size_t(4 * w)), *sm = mx + w, *ac = sm + w, *mx2 = ac + w;  // u's max, sum, weighted sum; v's max
   const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t u = claims.take();
   if (u >= n) return;
@@ -1016,10 +1029,10 @@ struct R4Packed {
 // The 8 rows of ape (R4Rows' a: ape row j & 3, the second half hd on) for the walk's channels
 // packed into per-thread buffers, and the dape sums zeroed.
 TREX_AVX512_FN R4Packed r4_pack(const float* ape, int64_t hd, int64_t e0, int64_t e1) {
-  thread_local std::vector<float> buf;
+  thread_local Scratch buf;
   const int64_t vecs = (e1 - e0 + 15) / 16, floats = vecs * 8 * 16;
-  if (buf.size() < size_t(2 * floats)) buf.resize(size_t(2 * floats));
-  R4Packed pk{buf.data(), buf.data() + floats};
+  float* b = buf.get(size_t(2 * floats));
+  R4Packed pk{b, b + floats};
   for (int64_t q = 0; q < vecs; ++q)
     for (int j = 0; j < 8; ++j) {
       const int64_t c = e0 + 16 * q;
@@ -1250,9 +1263,8 @@ void backward_r4_chunks(const float* kt, const float* zt, const float* ape, cons
   zero_unread(dkt, dzt, dape, s, n, hd, 4, 0, hd);
   if (n == 0) return;
   const int64_t chunks = (n + kR4ChunkEntries - 1) / kR4ChunkEntries, blocks = (hd + cb - 1) / cb;
-  thread_local std::vector<float> sums;  // the caller's: chunk g's dape at g * rows
-  if (sums.size() < size_t(chunks * rows)) sums.resize(size_t(chunks * rows));
-  float* part = sums.data();
+  thread_local Scratch sums;  // the caller's: chunk g's dape at g * rows
+  float* part = sums.get(size_t(chunks * rows));
   const bool wide = row_isa() == core::Isa::kAvx512;
   tp.parallel_for(0, chunks * blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t w = lo; w < hi; ++w) {

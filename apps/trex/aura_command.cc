@@ -2,7 +2,8 @@
 //
 // tune: profile the built-in configuration and diagnose its regime, solve the kernel's
 //   performance model as an integer program (CBC) for a start and ranked directions, seed the
-//   K-Search tree with the nearest skills, search within the budget (every candidate through the
+//   K-Search tree with the nearest skills (and, where skills of other shapes calibrate the model,
+//   the calibrated program's optimum, measured second: calibrate.h), search within the budget (every candidate through the
 //   kernel gate before timing), then write the best configuration into the tuning file and the
 //   verified gain into the skill database.
 // model: the integer program alone (no measurement): start, predicted time, directions.
@@ -21,6 +22,7 @@
 #include "CLI/CLI.hpp"
 #include "commands.h"
 #include "nlohmann/json.hpp"
+#include "trex/aura/calibrate.h"
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/diagnose.h"
 #include "trex/aura/hardware.h"
@@ -213,6 +215,11 @@ int run_tune(const AuraArgs& a) {
       }
     }
   }
+  // The calibrated start (calibrate.h, session 27): the model's figures fitted to the skills of
+  // other shapes; where the calibrated program's optimum is not the model's start it is measured
+  // second, before the skills' seed and the built-in. No such skills: nothing changes.
+  aura::CalibratedSeed calibrated;
+  if (store) calibrated = aura::calibrated_seed(store->all(a.kernel), t, s.hw, root, opt);
   opt.seeds.push_back({builtin, "builtin"});  // already measured: skipped unless it is new here
 
   // 4. K-Search. The built-in's measurement is reused, not repeated.
@@ -222,6 +229,9 @@ int run_tune(const AuraArgs& a) {
                                                           [&](const aura::SearchNode& n) { return n.config == builtin; })
                                                   ? 0
                                                   : 1);
+  // A calibrated seed is not measured when the budget ends first or the prior's rules rule it out.
+  const bool calibrated_measured = std::any_of(r.nodes.begin(), r.nodes.end(),
+                                               [](const aura::SearchNode& n) { return n.origin == "calibrated"; });
   if (r.best < 0) throw InputError(a.kernel + ": no candidate passed the gate");
   const aura::SearchNode& best = r.nodes[size_t(r.best)];
   const double gain = base.seconds / best.m.seconds;
@@ -301,6 +311,13 @@ int run_tune(const AuraArgs& a) {
                            {"gain", or_null(ver.gain)}, {"verified", ver.verified},
                            {"message", ver.message}};
     }
+    if (calibrated.calibration.shapes > 0)
+      j["calibration"] = {{"fitted", calibrated.calibration.text()},
+                          {"shapes", calibrated.calibration.shapes},
+                          {"observations", calibrated.calibration.observations},
+                          {"start", calibrated.config},
+                          {"seeded", calibrated.seeded},
+                          {"measured_second", calibrated_measured}};
     j["skills_used"] = prior.empty() ? near.size() : prior.skills();
     j["prior_rules"] = prior.rules();
     j["prior_transfers"] = prior.transfers();
@@ -328,6 +345,12 @@ int run_tune(const AuraArgs& a) {
     std::printf("skills    prior from %zu skills' observations%s; ruled out before measuring: %s\n", prior.skills(),
                 transfers.empty() ? "" : (" (" + transfers + ")").c_str(), rules.empty() ? "nothing" : rules.c_str());
   }
+  if (calibrated.calibration.shapes > 0)
+    std::printf("calibrate %s; start %s, %s\n", calibrated.calibration.text().c_str(),
+                calibrated.config.empty() ? "-" : config_line(calibrated.config).c_str(),
+                !calibrated.seeded   ? "the model's: nothing added"
+                : calibrated_measured ? "measured second (origin calibrated)"
+                                      : "seeded second, not measured (budget spent or ruled out by the skills)");
   std::printf("%4s %6s  %-10s %-28s %10s  %s\n", "node", "parent", "origin", "change", "ms", "state");
   for (const aura::SearchNode& n : r.nodes)
     std::printf("%4d %6d  %-10s %-28s %10s  %s%s\n", n.id, n.parent, n.origin.c_str(),

@@ -12,6 +12,8 @@
 #include "trex/aura/calibrate.h"
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/hardware.h"
+#include "trex/aura/search.h"
+#include "trex/aura/skills.h"
 #include "trex/aura/target.h"
 
 namespace trex::aura {
@@ -148,6 +150,91 @@ TEST(Calibrate, TheRankedListIsTheModelsOrderAndStartsAtTheProgramsOptimum) {
   for (size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(choice_cost(pr, t.index_of(ranked[i - 1])), choice_cost(pr, t.index_of(ranked[i])));
   EXPECT_LE(model_ranked(t, pr, t.size() + 5).size(), t.size());  // forbidden ones left out: at most all
+}
+
+// Skills as `trex aura tune` records them (shape class, features, observations), from whole
+// tables measured on the actual machine.
+std::vector<Skill> skills_of(const std::vector<std::vector<int64_t>>& shapes, const AuraHardware& hw) {
+  std::vector<Skill> out;
+  for (const std::vector<int64_t>& dims : shapes) {
+    const TuneTarget t = make_target("gemm", dims, hw);
+    Skill k;
+    k.kernel = "gemm";
+    k.shape = t.shape_class;
+    k.hardware = hw.features();
+    k.observations = measured(t, actual()).observations;
+    out.push_back(k);
+  }
+  return out;
+}
+
+Measurement timed_on_actual(const TuneTarget& t, const Config& c) {
+  Measurement m;
+  m.passed = true;
+  m.seconds = true_cost(t, c);
+  return m;
+}
+
+TEST(Calibrate, TuneMeasuresTheModelsStartFirstAndTheCalibratedStartSecond) {
+  const AuraHardware hw = described();
+  const TuneTarget t = make_target("gemm", {512, 512, 256}, hw);
+  std::vector<Skill> skills = skills_of({{256, 512, 512}, {512, 256, 1024}, {128, 1024, 512}}, hw);
+  // A skill of the target's own class, whose observations say the model's start is 4x slower
+  // than everything else: a calibration that learned from it would not be of other shapes.
+  const ChoiceProblem pr = performance_model(t, hw);
+  const Config start = t.config_at(solve_choices(pr).index);
+  Skill own = skills.front();
+  own.shape = t.shape_class;
+  own.observations = {{start, 4.0}, {model_ranked(t, pr, 2).back(), 1.0}};
+  skills.push_back(own);
+  SearchOptions opt;
+  opt.budget = 4;
+  const CalibratedSeed cs = calibrated_seed(skills, t, hw, {start, "start"}, opt);
+  EXPECT_EQ(cs.calibration.shapes, 3u) << cs.calibration.text();  // the own class left out
+  ASSERT_TRUE(cs.seeded) << cs.calibration.text();
+  EXPECT_NE(cs.config, start);
+  ASSERT_EQ(opt.seeds.size(), 1u);
+  opt.seeds.push_back({builtin_config(t, hw), "builtin"});  // as tune adds it, after
+  const SearchResult r = k_search(t, pr, {start, "start"}, [&](const Config& c) { return timed_on_actual(t, c); }, opt);
+  ASSERT_GE(r.nodes.size(), 2u);
+  EXPECT_EQ(r.nodes[0].origin, "start");
+  EXPECT_EQ(r.nodes[0].config, start);
+  EXPECT_EQ(r.nodes[1].origin, "calibrated");
+  EXPECT_EQ(r.nodes[1].config, cs.config);
+  // Calibrated from the other shapes, its start is the actual machine's best (within 0.5%),
+  // where the model's is not.
+  const double truth_best = true_cost(t, model_ranked(t, performance_model(t, actual()), 1).front());
+  EXPECT_GT(r.nodes[0].m.seconds, 1.005 * truth_best);
+  EXPECT_LE(r.nodes[1].m.seconds, 1.005 * truth_best) << cs.calibration.text();
+}
+
+TEST(Calibrate, TuneWithoutSkillsOfOtherShapesSearchesAsBefore) {
+  const AuraHardware hw = described();
+  const TuneTarget t = make_target("gemm", {512, 512, 256}, hw);
+  const ChoiceProblem pr = performance_model(t, hw);
+  const SearchSeed start{t.config_at(solve_choices(pr).index), "start"};
+  auto evaluate = [&](const Config& c) { return timed_on_actual(t, c); };
+  SearchOptions before;
+  before.budget = 8;
+  before.seeds.push_back({builtin_config(t, hw), "builtin"});
+  const SearchResult cold = k_search(t, pr, start, evaluate, before);
+  std::vector<Skill> own_class_only = skills_of({{512, 512, 256}}, hw);
+  for (const std::vector<Skill>& skills : {std::vector<Skill>{}, own_class_only}) {
+    SearchOptions opt = before;
+    const CalibratedSeed cs = calibrated_seed(skills, t, hw, start, opt);
+    EXPECT_EQ(cs.calibration.shapes, 0u);
+    EXPECT_FALSE(cs.seeded);
+    EXPECT_TRUE(cs.config.empty());
+    ASSERT_EQ(opt.seeds.size(), 1u);
+    EXPECT_EQ(opt.seeds[0].origin, "builtin");
+    const SearchResult r = k_search(t, pr, start, evaluate, opt);
+    ASSERT_EQ(r.nodes.size(), cold.nodes.size());
+    for (size_t i = 0; i < r.nodes.size(); ++i) {
+      EXPECT_EQ(r.nodes[i].config, cold.nodes[i].config);
+      EXPECT_EQ(r.nodes[i].origin, cold.nodes[i].origin);
+    }
+    EXPECT_EQ(r.best, cold.best);
+  }
 }
 
 }  // namespace

@@ -111,7 +111,9 @@ std::vector<ShapeEvidence> calibration_evidence(const std::vector<Skill>& skills
   for (const Skill& k : skills) {
     if (k.kernel != t.kernel || k.hardware != features || k.observations.empty()) continue;
     try {
-      out.push_back({make_target(k.kernel, parse_shape(k.kernel, k.shape), hw, t.dtype), k.observations});
+      TuneTarget other = make_target(k.kernel, parse_shape(k.kernel, k.shape), hw, t.dtype);
+      if (other.shape_class == t.shape_class) continue;  // t's own class: not another shape's evidence
+      out.push_back({std::move(other), k.observations});
     } catch (const InputError&) {
       continue;  // a shape class this build cannot make a target of: no evidence
     }
@@ -189,6 +191,27 @@ Calibration calibrate_model(const std::vector<ShapeEvidence>& evidence, const Au
   for (size_t f = 0; f < kFigureCount; ++f)
     if (steps[f]) cal.factors.push_back({kFigures[f].name, factor_of(f, steps[f], options)});
   return cal;
+}
+
+CalibrationOptions tune_calibration_options() {
+  CalibrationOptions o;
+  o.pick = 1;
+  return o;
+}
+
+CalibratedSeed calibrated_seed(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw,
+                               const SearchSeed& model_start, SearchOptions& options,
+                               const CalibrationOptions& calibration) {
+  CalibratedSeed out;
+  out.calibration = calibrate_model(calibration_evidence(skills, t, hw), hw, calibration);
+  if (out.calibration.shapes == 0) return out;
+  const ChoiceSolution sol = solve_choices(performance_model(t, out.calibration.hw));
+  if (!sol.feasible) return out;  // nothing to seed: the search runs as without the calibration
+  out.config = t.config_at(sol.index);
+  if (out.config == model_start.config) return out;
+  out.seeded = true;
+  options.seeds.insert(options.seeds.begin(), SearchSeed{out.config, "calibrated"});
+  return out;
 }
 
 std::vector<Config> model_ranked(const TuneTarget& t, const ChoiceProblem& model, size_t n) {

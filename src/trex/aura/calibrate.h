@@ -26,6 +26,7 @@
 
 #include "trex/aura/choice_ip.h"
 #include "trex/aura/hardware.h"
+#include "trex/aura/search.h"
 #include "trex/aura/skills.h"
 #include "trex/aura/target.h"
 
@@ -60,8 +61,10 @@ struct Calibration {
 
 // The evidence a calibration of t's model may learn from: the observations of those `skills`
 // that are of t's kernel and measured on hardware with hw's features, whatever their roofline
-// regime (the model prices both regimes with the same figures); shapes this build cannot make
-// a target of are left out.
+// regime (the model prices both regimes with the same figures), of OTHER shape classes than t's
+// (a skill of t's own class is what the search is about to measure: fitted to it, the
+// calibration would not be learned from other shapes); shapes this build cannot make a target
+// of are left out.
 std::vector<ShapeEvidence> calibration_evidence(const std::vector<Skill>& skills, const TuneTarget& t,
                                                 const AuraHardware& hw);
 
@@ -73,5 +76,30 @@ Calibration calibrate_model(const std::vector<ShapeEvidence>& evidence, const Au
 // Up to n configurations of t's space, cheapest first under `model` (forbidden ones left out;
 // ties in index order). The first is the integer program's optimum up to ties.
 std::vector<Config> model_ranked(const TuneTarget& t, const ChoiceProblem& model, size_t n);
+
+// How `trex aura tune` uses a calibration: the fit with the decision term at weight 1 (session
+// 27, bench/results/aura_s27/README.md section 2: on the 11 cells where the start is wrong and
+// the table can tell, the fit alone saved nothing; with the decision term the hedge below needed
+// 0.85 / 0.78 of the cold search's evaluations to 3% (fitted to searches / tables); weight 4 gave
+// the same).
+CalibrationOptions tune_calibration_options();
+
+// The calibrated start of a tune (session 27): calibrates t's model from the skills of other
+// shapes (calibration_evidence, calibrate_model) and, where the calibrated program's optimum is
+// not the model's start, inserts it as the FIRST seed of `options`: the search measures the
+// model's start first and the calibrated start second, then the other seeds (skills, built-in)
+// and its moves as without it. A hedge: measured first, the model's start costs one evaluation
+// where the calibration is right and keeps the start where it is not (the fit moves figures by
+// 2-10x; in the replays two cross-entropy cells searched from the calibrated optimum took 5 -> 9
+// and 3 -> 4 evaluations). With no evidence (no skills, or none of another shape class with two
+// observations) nothing is changed.
+struct CalibratedSeed {
+  Calibration calibration;  // shapes == 0: no evidence, options untouched
+  Config config;            // the calibrated program's optimum (empty without evidence)
+  bool seeded = false;      // config differs from the model's start: measured second
+};
+CalibratedSeed calibrated_seed(const std::vector<Skill>& skills, const TuneTarget& t, const AuraHardware& hw,
+                               const SearchSeed& model_start, SearchOptions& options,
+                               const CalibrationOptions& calibration = tune_calibration_options());
 
 }  // namespace trex::aura

@@ -59,7 +59,7 @@ const char* to_string(NodeState s);
 struct SearchNode {
   int id = 0, parent = -1;
   Config config;
-  std::string origin;  // "start", "builtin", "skill #N", "move"
+  std::string origin;  // "start", "builtin", "skill #N", "skills", "calibrated", "move"
   std::string change;  // "kc 256->384"
   Measurement m;         // with confirmation, m.seconds is the mean of its measurements
   NodeState state = NodeState::kRolledBack;

@@ -16,27 +16,13 @@
 #include "trex/aura/skills.h"
 #include "trex/aura/target.h"
 
+#include "test_machine.h"
+
 namespace trex::aura {
 namespace {
 
 // A one-thread AVX2 machine with round figures (the host's probe plays no part).
-AuraHardware described() {
-  AuraHardware h;
-  h.name = "test";
-  h.isa = "avx2";
-  h.threads = 1;
-  h.l1_bytes = 32 << 10;
-  h.l1_ways = 8;
-  h.l2_bytes = 512 << 10;
-  h.l3_bytes = 32 << 20;
-  h.peak_flops = 100e9;
-  h.peak_avx2 = 100e9;
-  h.bw_mem = 20e9;
-  h.bw_l1 = 200e9;
-  h.bw_l2 = 100e9;
-  h.bw_l3 = 50e9;
-  return h;
-}
+AuraHardware described() { return round_avx2_machine(1, 100e9, 50e9, 20e9); }
 
 // The machine as it runs: L2 at a quarter of the described rate, calls twice as dear (both on
 // the calibration's grid of quarter octaves).

@@ -23,27 +23,13 @@
 #include "trex/kernels/tuning_builtins.h"
 #include "trex/util/error.h"
 
+#include "test_machine.h"
+
 namespace trex::aura {
 namespace {
 
 // A Zen-3-like machine with round numbers, so the tests do not depend on the host's probe.
-AuraHardware test_machine() {
-  AuraHardware h;
-  h.name = "test";
-  h.isa = "avx2";
-  h.threads = 2;
-  h.l1_bytes = 32 << 10;
-  h.l1_ways = 8;
-  h.l2_bytes = 512 << 10;
-  h.l3_bytes = 32 << 20;
-  h.peak_flops = 200e9;
-  h.peak_avx2 = 200e9;
-  h.bw_mem = 30e9;
-  h.bw_l1 = 400e9;
-  h.bw_l2 = 200e9;
-  h.bw_l3 = 90e9;
-  return h;
-}
+AuraHardware test_machine() { return round_avx2_machine(2, 200e9, 90e9, 30e9); }
 
 // Every choice's cost, the minimum by enumeration.
 double brute_force(const ChoiceProblem& pr, std::vector<int>* arg = nullptr) {

@@ -20,6 +20,7 @@
 #include <limits>
 #include <vector>
 
+#include "trex/core/aligned_vector.h"
 #include "trex/kernels/elementwise_simd.h"
 #include "trex/kernels/elementwise_simd512.h"
 #include "trex/kernels/row_isa.h"
@@ -128,7 +129,7 @@ TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
   return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
 }
 
-// A thread's scratch floats, 64-byte aligned: a std::vector<float> of 128 KiB and more gets
+// A thread's scratch floats, 64-byte aligned (core::aligned_vector): a std::vector<float> of 128 KiB and more gets
 // malloc's mmap chunk, its data 16 bytes past a page, so every 16-lane load and store of the
 // buffers below spanned two cache lines (smaller ones sat 16 or 48 bytes off too). Where a
 // buffer landed moved the ratio-4 backward by ~10% (session 27: two copies of the same code in
@@ -137,13 +138,12 @@ TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
 class Scratch {
  public:
   float* get(size_t n) {
-    if (buf_.size() < n + 15) buf_.resize(n + 15);
-    const uintptr_t a = reinterpret_cast<uintptr_t>(buf_.data());
-    return buf_.data() + (64 - a % 64) % 64 / sizeof(float);
+    if (buf_.size() < n) buf_.resize(n);
+    return buf_.data();
   }
 
  private:
-  std::vector<float> buf_;
+  core::aligned_vector<float> buf_;
 };
 
 // The per-thread buffer of exp(score - max) of one entry's rows (rows x 64 channels).

@@ -4,8 +4,6 @@
 // parts need. Both programs lie next to the launcher (TREX_BINARY).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "trex/util/atomic_file.h"
 #include "trex/util/subprocess.h"
+#include "util/temp_dir.h"
 
 namespace trex {
 namespace {
@@ -37,15 +36,6 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    path = (fs::temp_directory_path() / ("trex_eval_program_" + std::to_string(getpid()))).string();
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 // The help of each subcommand lists its every option and default: equal help, equal command
 // lines accepted (CLI11 refuses any option it was not given).
 TEST(EvalProgram, EachSubcommandTakesTheOptionsTrexFullTakes) {
@@ -63,7 +53,7 @@ TEST(EvalProgram, EachSubcommandTakesTheOptionsTrexFullTakes) {
 // The same input, the same bytes out (the seconds each item and the run took aside), and the
 // same refusal of bad input.
 TEST(EvalProgram, WritesWhatTrexFullWrites) {
-  TempDir d;
+  test_util::TempDir d("eval_program");
   const std::string lp = "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= 4\n c2: x + 3 y <= 6\nEnd\n";
   write_file_atomic(d.path + "/a.lp", lp);
   write_file_atomic(d.path + "/b.lp", "Maximize\n obj: 3 x + 2 y\nSubject To\n c1: x + y <= 4\nEnd\n");

@@ -27,6 +27,7 @@
 
 #include "nlohmann/json.hpp"
 #include "trex/oreval/module_copy.h"
+#include "trex/oreval/short_slice.h"
 #include "trex/oreval/workspace.h"
 #include "trex/util/error.h"
 
@@ -280,6 +281,9 @@ class WarmInterpreter final : public SandboxLauncher {
       pid_ = -1;
       throw std::runtime_error("warm interpreter: cannot start " + python + ": " + strerror(rc));
     }
+    // Woken for microseconds several times per program: a short slice lets it run at once
+    // beside other work (short_slice.h). Its children, forked later, inherit it.
+    request_short_slice(pid_);
     ++g_started;
   }
 
@@ -493,6 +497,9 @@ WarmLease::WarmLease(const std::string& python, const std::string& pydir) : key_
     }
   }
   if (!interp_) interp_ = std::make_unique<WarmInterpreter>(python, pydir);
+  // This thread passes each program to the interpreter and waits for it: the same short slice
+  // as the interpreter's (short_slice.h).
+  request_short_slice(0);
   interp_->await_ready();  // a failure here shuts it down with the lease's members
 }
 

@@ -358,6 +358,35 @@ TEST(RowModel, WithStreamingStoresOnlyTheInputCompetesForTheCaches) {
   EXPECT_EQ(stream_two(make_target("rmsnorm.fwd", {5120, 2048}, two)), 2);
 }
 
+// Where the vector pipe hides the memory pipe under both store kinds (SwiGLU forward at one thread:
+// 32 lane-ops an element), the model cannot rank them: it keeps the kernel's own choice, streaming
+// an output of at least 8 MiB (session 28: the solver had taken normal stores there, 1.02-1.05x
+// the best on both Zen 4 tables). The other kind is dearer by the tie's 1e-4 of the call only; a
+// memory-bound space is still decided by its terms (RMSNorm 8192x8192 above: normal stores at one
+// thread though its 256 MiB output streams by size).
+TEST(RowModel, AStoreTieKeepsTheKernelsOwnChoiceBySize) {
+  AuraHardware one = round_avx2_machine(1, 100e9, 90e9, 30e9);  // 50e9 lane-ops/s, memory 30 GB/s
+  one.nt_gain = 1.5;
+  one.nt_threads = 2;  // no credit for the write at one thread
+  const std::vector<std::pair<std::vector<int64_t>, int64_t>> cases = {
+      {{1024, 4096}, 2},  // output 16 MiB: the kernel streams it; vector 2.7 ms, memory 1.7 ms
+      {{256, 4096}, 1}};  // output 4 MiB: it does not; in + out 12 MiB in L3
+  for (const auto& [dims, own] : cases) {
+    const TuneTarget t = make_target("swiglu.fwd", dims, one);
+    const ChoiceProblem pr = performance_model(t, one);
+    const ChoiceSolution s = solve_choices(pr);
+    ASSERT_TRUE(s.feasible);
+    Config c = t.config_at(s.index);
+    EXPECT_EQ(builtin_config(t, one).at("stream"), own) << t.shape_text();
+    EXPECT_EQ(c.at("stream"), own) << t.shape_text();
+    Config other = c;
+    other["stream"] = own == 2 ? 1 : 2;
+    const double chosen = choice_cost(pr, s.index), moved = choice_cost(pr, t.index_of(other));
+    EXPECT_GT(moved, chosen) << t.shape_text();
+    EXPECT_LT(moved, chosen * (1 + 2e-4)) << t.shape_text();
+  }
+}
+
 // Cross-entropy's sum-of-exp pass waits for its span's maximum, so its read is serial (added to
 // the time, not hidden under the vector pipe), from L1 for a tile of at most one L1 way
 // (32 KiB / 8 ways = 4 KiB = 1024 logits), else from L2 for a row of at most half of L2, else

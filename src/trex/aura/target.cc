@@ -30,7 +30,8 @@
 //           divided by the probe's triad_nt / triad where the tune runs the probe's threads,
 //           else 2% more than normal stores (no evidence of a gain);
 //   vector  elements x lane-ops per element / (lanes x FMA rate);
-//   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads).
+//   serial  blocks x 1 us / threads, and the thread imbalance of ceil(blocks / threads);
+//   a tie between the store kinds (the vector pipe hides both) keeps the kernel's own by size.
 // Cross-entropy adds the vocabulary tile: the sum-of-exp pass waits for its span's maximum, so
 // it is serial after the max pass; it reads the span from L1 (tile <= one L1 way), L2 (row,
 // when it fits half of L2) or memory. The per-tile combine overlaps the next tile's loads. A
@@ -883,6 +884,23 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
     }
     pr.params[size_t(is)].cost[s] = tm;
     pr.params[size_t(is)].pipe[s] = 0;
+  }
+  // Where the vector pipe hides the memory pipe under both store kinds, the model cannot rank
+  // them and the solver returned either; then the kernel's own choice (streams_by_size: an
+  // output of at least 8 MiB) is kept, as GEMM keeps its built-in blocking on a tie: a serial
+  // cost of 1e-4 of the call on the other kind, below any difference the terms above resolve.
+  // Session 28 (docs/aura.md, "Row kernels"): SwiGLU forward at one thread on the Zen 4 VM is
+  // such a tie (32 lane-ops an element at 58.6 G lane-ops/s: 2.3 ms against 0.98 ms of memory at
+  // 1024x4096) and the solver took normal stores, 1.019-1.046x the best on session 27's table
+  // and 1.029-1.052x on session 28's, where the kernel's streaming stores are the best on all
+  // four shapes of both. Replayed on every saved table (689 spaces) only those eight starts move.
+  if (is >= 0) {
+    const int64_t own = builtin_config(t, hw).at("stream");
+    const double tie = 1e-4 * std::max(t_mem_normal, pr.pipe_constant[1]);
+    ChoiceParam& cp = pr.params[size_t(is)];
+    cp.serial.assign(cp.values.size(), 0);
+    for (size_t s = 0; s < ST.size(); ++s)
+      if (ST[s] != own) cp.serial[s] = tie;
   }
   for (size_t b = 0; b < BE.size(); ++b) {
     double grain = std::max(1.0, std::floor(double(BE[b]) / cols));

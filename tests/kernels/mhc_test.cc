@@ -582,6 +582,56 @@ TEST(Mhc, HeadBatchedEqualsPerToken) {
   }
 }
 
+// The head backward given the forward's projections and squares (proj) gives the bits of the
+// backward that recomputes them, on every row ISA: the column path (37 and 70 tokens), the token
+// path with 4- and 8-token groups and a partial last chunk (600 tokens on 2 threads), d not a
+// multiple of a line (1000: the one-token stage 1), n = 5 (no line path). And it reads them:
+// a changed projection changes db.
+template <class T>
+void check_head_saved_projections() {
+  core::ThreadPool pool(2);
+  for (const MhcShape& sh : {shape(37, 1000, 4, 20), shape(70, 64, 4, 20), shape(600, 256, 4, 20),
+                             shape(530, 64, 5, 20), shape(11, 24, 5, 20)}) {
+    SCOPED_TRACE(name(sh));
+    Params<T> p = make_params<T>(sh, 23, 0);
+    const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+    const float scale = 1.3f;
+    std::vector<T> y(static_cast<size_t>(tok * sh.d));
+    std::vector<float> w(static_cast<size_t>(tok * n));
+    std::vector<float> proj(static_cast<size_t>(mhc_head_proj_floats(sh)), NAN);
+    mhc_head_forward(p.X.data(), p.phi.data(), p.b.data(), scale, y.data(), w.data(), sh, &pool,
+                     proj.data());
+    for (size_t i = 0; i < proj.size(); ++i) ASSERT_FALSE(std::isnan(proj[i])) << "proj[" << i << "]";
+    struct Grads {
+      std::vector<T> dX;
+      std::vector<float> dphi, db, ds;
+    };
+    auto backward = [&](const float* saved) {
+      Grads g{p.dX0, std::vector<float>(size_t(n * nd)), std::vector<float>(size_t(n)), std::vector<float>(1)};
+      mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), g.dX.data(),
+                        g.dphi.data(), g.db.data(), g.ds.data(), sh, nullptr, &pool, saved);
+      return g;
+    };
+    const Grads fresh = backward(nullptr), given = backward(proj.data());
+    EXPECT_TRUE(same_bytes(given.dX, fresh.dX)) << "dX";
+    EXPECT_TRUE(same_bytes(given.dphi, fresh.dphi)) << "dphi";
+    EXPECT_TRUE(same_bytes(given.db, fresh.db)) << "db";
+    EXPECT_TRUE(same_bytes(given.ds, fresh.ds)) << "dscale";
+    std::vector<float> changed = proj;
+    changed[0] *= 1.5f;
+    EXPECT_FALSE(same_bytes(backward(changed.data()).db, fresh.db)) << "proj not read";
+  }
+}
+
+TEST(Mhc, HeadBackwardGivenProjectionsChangesNoBit) {
+  for (core::Isa isa : row_isas()) {
+    ScopedRowIsa path(isa);
+    SCOPED_TRACE(core::to_string(isa));
+    check_head_saved_projections<float>();
+    check_head_saved_projections<core::bf16>();
+  }
+}
+
 TEST(Mhc, DeterministicAcrossThreadCounts) {
   for (core::Isa isa : row_isas()) {
     ScopedRowIsa path(isa);

@@ -547,9 +547,17 @@ void mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes, ui
         auto [db, dbr] = b.output<float>("db", n, 1e-3);
         auto [ds, dsr] = b.output<float>("dscale", 1, 1e-3);
         float* ws = b.scratch<float>(mhc_head_backward_workspace(sh));
-        out.push_back(b.done(3 * xb + 8.0 * double(n * nd) + es * double(tok * d),
+        // The forward's projections and squares, as the model's head passes them (mhc.h proj).
+        float* proj = b.scratch<float>(mhc_head_proj_floats(sh));
+        {
+          std::vector<T> y(static_cast<size_t>(tok * d));
+          std::vector<float> w(static_cast<size_t>(tok * n));
+          mhc_head_forward(X, phi, bias, scale, y.data(), w.data(), sh, pool, proj);
+        }
+        out.push_back(b.done(3 * xb + 8.0 * double(n * nd) + es * double(tok * d) +
+                                 4.0 * double(mhc_head_proj_floats(sh)),
                              6.0 * double(tok) * double(n * nd),
-            [=] { mhc_head_backward(X, phi, bias, scale, dy, dX, dphi, db, ds, sh, ws, pool); },
+            [=] { mhc_head_backward(X, phi, bias, scale, dy, dX, dphi, db, ds, sh, ws, pool, proj); },
             [=] { mhc_head_backward_ref(X, phi, bias, scale, dy, dXr, dphir, dbr, dsr, sh, pool); }));
       }
     } else if (which == "mhc.pre_fwd" || which == "mhc.pre_bwd") {

@@ -1226,6 +1226,12 @@ void head_gates(const float* p, float r, const float* b, float scale, int n, flo
   }
 }
 
+// One token's projections p [n] and sum of squares ss into its record of mhc_head_forward's proj.
+void save_projections(const float* p, float ss, int n, float* out) {
+  std::copy(p, p + n, out);
+  out[n] = ss;
+}
+
 // The head's projections of the tokens from t (before t1): kHeadTokens at once where nd allows
 // and enough remain, else one. Returns how many were projected (p[l], ss[l] for token t + l).
 template <class T>
@@ -1324,7 +1330,8 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
 // so both run the same chains in the same order.
 // Packed: phi_i is the line's first strip in mhc_detail::pack_phi512's layout (4 rows of 16
 // floats a strip, contiguous) instead of phi at the line's first column (rows nd apart).
-template <bool Dots, class T, bool Packed = false>
+// Proj false: neither projections nor squares (the backward given the forward's; Dots alone).
+template <bool Dots, class T, bool Packed = false, bool Proj = true>
 TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
     const __m512i* raw, const __m512i* graw, const __m512i* pidx, const float* phi_i, int64_t nd,
     __m512 (&a)[2][4], __m512 (&sq)[2], __m512 (&g)[2]) {
@@ -1335,10 +1342,11 @@ TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
 #pragma GCC unroll 2
     for (int q = 0; q < 2; ++q) {
       xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
-      sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
+      if constexpr (Proj) sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
       if constexpr (Dots)
         g[q] = _mm512_fmadd_ps(head_pair<T>(graw[2 * q], graw[2 * q + 1], pidx[s]), xv[q], g[q]);
     }
+    if constexpr (!Proj) continue;
 #pragma GCC unroll 4
     for (int r = 0; r < 4; ++r) {
       const float* w8 = Packed ? phi_i + (s / 2) * 64 + r * 16 + (s % 2) * 8 : phi_i + r * nd + 8 * s;
@@ -1436,8 +1444,8 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
 // Tokens [t0, t1), t1 - t0 >= 4, n = 4: every whole group of 4; returns the first token not done.
 template <bool NT, bool Cvt, class T>
 TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, const float* b,
-                                               float scale, T* y, float* w, const MhcShape& sh,
-                                               int64_t t0, int64_t t1) {
+                                               float scale, T* y, float* w, float* proj,
+                                               const MhcShape& sh, int64_t t0, int64_t t1) {
   constexpr int kTok = 4, kL = HeadLines<T>::kL;
   const int n = 4;
   const int64_t d = sh.d, nd = n * d;
@@ -1446,6 +1454,7 @@ TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, con
     for (int k = 0; k < kTok; ++k) {
       const float rr = 1.f / std::sqrt(ss[k] / float(nd) + sh.rms_eps);
       head_gates(p[k], rr, b, scale, n, sh.eps, m, sig, w + (tg + k) * n);
+      if (proj) save_projections(p[k], ss[k], n, proj + (tg + k) * (n + 1));
     }
   };
   int64_t t = t0;
@@ -1478,7 +1487,8 @@ TREX_HEAD512_FN int64_t head_forward_pipelined(const T* X, const float* phi, con
 // so a line's 4 phi lines shared one 8-way L1 set with its 4 X lines and 4 dy lines (session 27;
 // one-process A/B against the skewed stage 2 alone, loaded, 15 rounds: bf16 1.024x two threads,
 // 1.038x one thread, 15 of 15 faster each; fp32 0.97-1.00x).
-template <class T>
+// Proj false (the forward's projections given): <dy, X_i> alone, p and ss not written.
+template <class T, bool Proj = true>
 TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi_pack, const T* dyg, int64_t d, int64_t ahead, float (*p)[4], float* ss,
                                         float (*dyx)[4]) {
   constexpr int kTok = 4, kL = HeadLines<T>::kL, kSub = kL / 8;
@@ -1504,7 +1514,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi_pack, cons
       raw[k] = _mm512_loadu_si512(xg + k * nd + i);
       graw[k] = _mm512_loadu_si512(dyg + k * d + e);
     }
-    head_line_step<true, T, true>(raw, graw, pidx, phi_pack + (i / 16) * 64, nd, a, sq, g);
+    head_line_step<true, T, true, Proj>(raw, graw, pidx, phi_pack + (i / 16) * 64, nd, a, sq, g);
     if ((e += kL) == d) {
       for (int q = 0; q < 2; ++q) {
         dyx[2 * q][st] = simd::hsum(_mm512_maskz_extractf32x8_ps(0xff, g[q], 0));
@@ -1514,7 +1524,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi_pack, cons
       e = 0, ++st;
     }
   }
-  head_pair_sums(a, sq, p, ss);
+  if constexpr (Proj) head_pair_sums(a, sq, p, ss);
 }
 #undef TREX_HEAD512_FN
 #endif
@@ -1523,7 +1533,7 @@ TREX_HEAD512_FN void head_back_group512(const T* xg, const float* phi_pack, cons
 
 template <class T>
 void mhc_head_forward(const T* X, const float* phi, const float* b, float scale, T* y, float* w,
-                      const MhcShape& sh, core::ThreadPool* pool) {
+                      const MhcShape& sh, core::ThreadPool* pool, float* proj) {
   if (sh.tokens <= 0 || sh.d <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
@@ -1556,13 +1566,14 @@ void mhc_head_forward(const T* X, const float* phi, const float* b, float scale,
     float p[kHeadTokens][kMhcMaxStreams], m[kMhcMaxStreams], sig[kMhcMaxStreams], ss[kHeadTokens];
     int64_t t = t0;
 #ifdef TREX_ELEM_AVX2
-    if (pipelined && t1 - t0 >= 4) t = pipe(X, phi, b, scale, y, w, sh, t0, t1);
+    if (pipelined && t1 - t0 >= 4) t = pipe(X, phi, b, scale, y, w, proj, sh, t0, t1);
 #endif
     for (; t < t1;) {
       const int k = head_projections(X, phi, nd, n, t, t1, p, ss);
       for (int l = 0; l < k; ++l, ++t) {
         const float r = 1.f / std::sqrt(ss[l] / float(nd) + sh.rms_eps);
         head_gates(p[l], r, b, scale, n, sh.eps, m, sig, w + t * n);
+        if (proj) save_projections(p[l], ss[l], n, proj + t * (n + 1));
         ws(X + t * nd, w + t * n, n, sh.d, y + t * sh.d);
       }
     }
@@ -1596,12 +1607,22 @@ void head_record(const float* p, float ss, const float* dyx, const float* b, flo
   rec[L.coef()] = -dr * r * r * r / float(nd);
 }
 
+// proj: the forward's projections and squares (mhc_head_forward), read instead of recomputed.
 template <class T>
 void head_stage_one(const T* X, const float* phi, const float* b, float scale, const T* dy,
-                    const MhcShape& sh, const PreBackLayout& L, float* workspace, int64_t t0,
-                    int64_t t1) {
+                    const float* proj, const MhcShape& sh, const PreBackLayout& L,
+                    float* workspace, int64_t t0, int64_t t1) {
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
+  if (proj) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float dyx[kMhcMaxStreams];
+      dots(dy + t * d, X + t * nd, n, d, dyx);
+      const float* pt = proj + t * (n + 1);
+      head_record(pt, pt[n], dyx, b, scale, sh, L, workspace + t * L.per_token);
+    }
+    return;
+  }
   float pk[kHeadTokens][kMhcMaxStreams], ssk[kHeadTokens];
   for (int64_t t = t0; t < t1;) {
     const int k = head_projections(X, phi, nd, n, t, t1, pk, ssk);
@@ -1619,11 +1640,19 @@ void head_stage_one(const T* X, const float* phi, const float* b, float scale, c
 // the group whose rows it requests (the thread's next group).
 template <class T>
 void head_stage_one512(const T* X, const float* phi_pack, const float* b, float scale, const T* dy,
-                       const MhcShape& sh, const PreBackLayout& L, float* workspace,
-                       int64_t t0, int64_t t1, int64_t ahead) {
+                       const float* proj, const MhcShape& sh, const PreBackLayout& L,
+                       float* workspace, int64_t t0, int64_t t1, int64_t ahead) {
   const int64_t d = sh.d, nd = 4 * d;
   float p[4][4], ss[4], dyx[4][4];
   for (int64_t t = t0; t < t1; t += 4) {
+    if (proj) {
+      head_back_group512<T, false>(X + t * nd, phi_pack, dy + t * d, d, ahead, p, ss, dyx);
+      for (int k = 0; k < 4; ++k) {
+        const float* pt = proj + (t + k) * 5;
+        head_record(pt, pt[4], dyx[k], b, scale, sh, L, workspace + (t + k) * L.per_token);
+      }
+      continue;
+    }
     head_back_group512(X + t * nd, phi_pack, dy + t * d, d, ahead, p, ss, dyx);
     for (int k = 0; k < 4; ++k)
       head_record(p[k], ss[k], dyx[k], b, scale, sh, L, workspace + (t + k) * L.per_token);
@@ -1640,7 +1669,7 @@ int64_t mhc_head_backward_workspace(const MhcShape& sh) {
 template <class T>
 void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
                        T* dX, float* dphi, float* db, float* dscale, const MhcShape& sh,
-                       float* workspace, core::ThreadPool* pool) {
+                       float* workspace, core::ThreadPool* pool, const float* proj) {
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   std::fill(db, db + n, 0.f);
@@ -1672,18 +1701,18 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
       return [&, phi_pack](int64_t t, int64_t t1) {
 #ifdef TREX_ELEM_AVX2
         if (lines && t1 - t == group) {
-          head_stage_one512(X, phi_pack, b, scale, dy, sh, L, workspace, t, t1, group);
+          head_stage_one512(X, phi_pack, b, scale, dy, proj, sh, L, workspace, t, t1, group);
           return true;
         }
 #endif
-        head_stage_one(X, phi, b, scale, dy, sh, L, workspace, t, t1);
+        head_stage_one(X, phi, b, scale, dy, proj, sh, L, workspace, t, t1);
         return false;
       };
     });
   } else {
     const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
     tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
-      head_stage_one(X, phi, b, scale, dy, sh, L, workspace, t0, t1);
+      head_stage_one(X, phi, b, scale, dy, proj, sh, L, workspace, t0, t1);
     });
     projection_backward(X, phi, dy, dX, dphi, sh, L, workspace,
                         tuned_or("mhc.head_bwd", {sh.tokens, n, d}, "column_block", 0), tp);
@@ -1707,10 +1736,10 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
                                      T*, T*, float*, float*, const MhcShape&,                   \
                                      core::ThreadPool*);                                        \
   template void mhc_head_forward<T>(const T*, const float*, const float*, float, T*, float*,    \
-                                    const MhcShape&, core::ThreadPool*);                        \
+                                    const MhcShape&, core::ThreadPool*, float*);                \
   template void mhc_head_backward<T>(const T*, const float*, const float*, float, const T*, T*, \
                                      float*, float*, float*, const MhcShape&, float*,           \
-                                     core::ThreadPool*);
+                                     core::ThreadPool*, const float*);
 TREX_MHC(float)
 TREX_MHC(core::bf16)
 #undef TREX_MHC

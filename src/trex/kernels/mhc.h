@@ -82,14 +82,22 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
 //   m = r (phi_h xv), phi_h [n, nd];  w_i = sigma(m_i s + b_i) + eps;  y = sum_i w_i X_i
 // w [tokens, n] fp32 is written for the caller's inspection. The backward adds into dX and
 // overwrites dphi [n, nd], db [n] and dscale [1] (sums over tokens).
+// proj [tokens, n + 1] fp32 (optional): the forward writes each token's projections phi_h xv
+// (n floats) and sum of squares of xv (1 float) there, and a backward given them reads them
+// instead of recomputing them: the same values, so the same bits, and the backward's first pass
+// over X keeps only <dy, X_i> (1 multiply-add an element of the 6 it ran). They must come from
+// the forward on the same X and phi.
+inline int64_t mhc_head_proj_floats(const MhcShape& shape) { return shape.tokens * (shape.n + 1); }
 template <class T>
 void mhc_head_forward(const T* X, const float* phi, const float* b, float scale, T* y, float* w,
-                      const MhcShape& shape, core::ThreadPool* pool = nullptr);
+                      const MhcShape& shape, core::ThreadPool* pool = nullptr,
+                      float* proj = nullptr);
 int64_t mhc_head_backward_workspace(const MhcShape& shape);
 template <class T>
 void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
                        T* dX, float* dphi, float* db, float* dscale, const MhcShape& shape,
-                       float* workspace = nullptr, core::ThreadPool* pool = nullptr);
+                       float* workspace = nullptr, core::ThreadPool* pool = nullptr,
+                       const float* proj = nullptr);
 
 // The eager chains (same contracts): X cast to fp32 first, a matmul, then one whole-tensor op at
 // a time (squares, mean, rsqrt, slices, sigmoid, softmax, 2 iters - 1 normalisations of three

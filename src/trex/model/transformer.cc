@@ -163,6 +163,9 @@ struct Transformer::Impl {
   std::vector<core::aligned_vector<float>> streams;  // [L + 1][T, n, d]: block inputs, then the final X
   core::aligned_vector<float> head_y, head_yn;       // [T, d]
   core::aligned_vector<float> head_w;                // [T, n]
+  // [T, n + 1]: a head forward's projections and squares, read by its backward in the same
+  // head() call (the main head and the MTP head take turns with it).
+  core::aligned_vector<float> head_proj;
   core::aligned_vector<float> logits;                // [T, V]
   core::aligned_vector<float> row_loss;              // [T]
   // MTP activations.
@@ -239,6 +242,7 @@ struct Transformer::Impl {
     fit(head_y, size_t(T * d));
     fit(head_yn, size_t(T * d));
     fit(head_w, size_t(T * n));
+    fit(head_proj, size_t(kernels::mhc_head_proj_floats(mhc_shape(T))));
     fit(logits, size_t(T * V));
     fit(row_loss, size_t(T));
     fit(gA, size_t(T * n * d));
@@ -364,7 +368,8 @@ struct Transformer::Impl {
     {
       TREX_TRACE(kElementwise, "mhc_head");
       kernels::mhc_head_forward(X, P(prefix + "hc_head_fn"), P(prefix + "hc_head_base"),
-                                P(prefix + "hc_head_scale")[0], y.data(), w.data(), sh);
+                                P(prefix + "hc_head_scale")[0], y.data(), w.data(), sh, nullptr,
+                                head_proj.data());
       kernels::rmsnorm_forward(y.data(), P(prefix + "norm"), yn.data(), T, d, eps());
       boundary(yn.data(), T * d);
     }
@@ -396,7 +401,8 @@ struct Transformer::Impl {
     add_into(Gd(prefix + "norm"), dnorm.data(), d);
     std::fill(dX, dX + T * n * d, 0.f);
     kernels::mhc_head_backward(X, P(prefix + "hc_head_fn"), P(prefix + "hc_head_base"), P(prefix + "hc_head_scale")[0],
-                               dy.data(), dX, dphi.data(), db.data(), dscale.data(), sh, mhc_ws.data());
+                               dy.data(), dX, dphi.data(), db.data(), dscale.data(), sh, mhc_ws.data(),
+                               nullptr, head_proj.data());
     add_into(Gd(prefix + "hc_head_fn"), dphi.data(), n * n * d);
     add_into(Gd(prefix + "hc_head_base"), db.data(), n);
     add_into(Gd(prefix + "hc_head_scale"), dscale.data(), 1);

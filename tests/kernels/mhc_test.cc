@@ -586,7 +586,8 @@ TEST(Mhc, HeadBatchedEqualsPerToken) {
 // backward that recomputes them, on every row ISA: the column path (37 and 70 tokens), the token
 // path with 4- and 8-token groups and a partial last chunk (600 tokens on 2 threads), d not a
 // multiple of a line (1000: the one-token stage 1), n = 5 (no line path). And it reads them:
-// a changed projection changes db.
+// a changed projection changes db. Overwriting dX (MhcGradInto::kOverwrite, onto NaN) gives the
+// bytes of adding onto zeros, with and without the projections.
 template <class T>
 void check_head_saved_projections() {
   core::ThreadPool pool(2);
@@ -606,24 +607,31 @@ void check_head_saved_projections() {
       std::vector<T> dX;
       std::vector<float> dphi, db, ds;
     };
-    auto backward = [&](const float* saved) {
-      Grads g{p.dX0, std::vector<float>(size_t(n * nd)), std::vector<float>(size_t(n)), std::vector<float>(1)};
+    auto backward = [&](const float* saved, const std::vector<T>& dX0,
+                        MhcGradInto into = MhcGradInto::kAdd) {
+      Grads g{dX0, std::vector<float>(size_t(n * nd)), std::vector<float>(size_t(n)), std::vector<float>(1)};
       mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), g.dX.data(),
-                        g.dphi.data(), g.db.data(), g.ds.data(), sh, nullptr, &pool, saved);
+                        g.dphi.data(), g.db.data(), g.ds.data(), sh, nullptr, &pool, saved, into);
       return g;
     };
-    const Grads fresh = backward(nullptr), given = backward(proj.data());
+    const Grads fresh = backward(nullptr, p.dX0), given = backward(proj.data(), p.dX0);
     EXPECT_TRUE(same_bytes(given.dX, fresh.dX)) << "dX";
     EXPECT_TRUE(same_bytes(given.dphi, fresh.dphi)) << "dphi";
     EXPECT_TRUE(same_bytes(given.db, fresh.db)) << "db";
     EXPECT_TRUE(same_bytes(given.ds, fresh.ds)) << "dscale";
     std::vector<float> changed = proj;
     changed[0] *= 1.5f;
-    EXPECT_FALSE(same_bytes(backward(changed.data()).db, fresh.db)) << "proj not read";
+    EXPECT_FALSE(same_bytes(backward(changed.data(), p.dX0).db, fresh.db)) << "proj not read";
+    const std::vector<T> zeros(p.dX0.size(), T{}), poison(p.dX0.size(), nan_value<T>());
+    for (const float* saved : {static_cast<const float*>(nullptr), static_cast<const float*>(proj.data())}) {
+      const Grads added = backward(saved, zeros), written = backward(saved, poison, MhcGradInto::kOverwrite);
+      EXPECT_TRUE(same_bytes(written.dX, added.dX)) << "overwritten dX" << (saved ? " (proj)" : "");
+      EXPECT_TRUE(same_bytes(written.dphi, added.dphi)) << "dphi with dX overwritten";
+    }
   }
 }
 
-TEST(Mhc, HeadBackwardGivenProjectionsChangesNoBit) {
+TEST(Mhc, HeadBackwardGivenProjectionsOrOverwritingChangesNoBit) {
   for (core::Isa isa : row_isas()) {
     ScopedRowIsa path(isa);
     SCOPED_TRACE(core::to_string(isa));

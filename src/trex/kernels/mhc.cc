@@ -642,7 +642,8 @@ float* dphi_pack_buffer(size_t floats, std::unique_ptr<float[], core::AlignedDel
 template <class T, class MakeStage>
 void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float* dphi,
                         const MhcShape& sh, const PreBackLayout& L, float* workspace,
-                        int64_t group, core::ThreadPool& tp, MakeStage&& make_stage) {
+                        int64_t group, core::ThreadPool& tp, MakeStage&& make_stage,
+                        bool overwrite = false) {
   constexpr int64_t kChunk = mhc_detail::kDphiChunkTokens;
   static_assert(kChunk % mhc_detail::kMixLanes == 0, "groups do not straddle chunks");
   const int n = sh.n, R = int(L.R);
@@ -666,7 +667,7 @@ void backward_by_tokens(const T* X, const float* phi, const T* dy, T* dX, float*
         if constexpr (std::is_same_v<decltype(stage_one(t, g1)), bool>) ahead = stage_one(t, g1);
         else stage_one(t, g1);
         mhc_detail::projection_backward_tokens512(X, dy, dX, base, dphi_pack, t, g1, tokens, n,
-                                                  d, R, rec, ahead);
+                                                  d, R, rec, ahead, overwrite);
       }
     }
   });
@@ -1669,7 +1670,8 @@ int64_t mhc_head_backward_workspace(const MhcShape& sh) {
 template <class T>
 void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
                        T* dX, float* dphi, float* db, float* dscale, const MhcShape& sh,
-                       float* workspace, core::ThreadPool* pool, const float* proj) {
+                       float* workspace, core::ThreadPool* pool, const float* proj,
+                       MhcGradInto dx_into) {
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
   std::fill(db, db + n, 0.f);
@@ -1708,8 +1710,9 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
         head_stage_one(X, phi, b, scale, dy, proj, sh, L, workspace, t, t1);
         return false;
       };
-    });
+    }, dx_into == MhcGradInto::kOverwrite);
   } else {
+    if (dx_into == MhcGradInto::kOverwrite) std::fill(dX, dX + sh.tokens * nd, T{});  // +0
     const int64_t grain = tuned_or("mhc.head_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcHeadBlockTokens);
     tp.parallel_for(0, sh.tokens, grain, [&](int64_t t0, int64_t t1) {
       head_stage_one(X, phi, b, scale, dy, proj, sh, L, workspace, t0, t1);
@@ -1739,7 +1742,7 @@ void mhc_head_backward(const T* X, const float* phi, const float* b, float scale
                                     const MhcShape&, core::ThreadPool*, float*);                \
   template void mhc_head_backward<T>(const T*, const float*, const float*, float, const T*, T*, \
                                      float*, float*, float*, const MhcShape&, float*,           \
-                                     core::ThreadPool*, const float*);
+                                     core::ThreadPool*, const float*, MhcGradInto);
 TREX_MHC(float)
 TREX_MHC(core::bf16)
 #undef TREX_MHC

@@ -87,7 +87,10 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
 // instead of recomputing them: the same values, so the same bits, and the backward's first pass
 // over X keeps only <dy, X_i> (1 multiply-add an element of the 6 it ran). They must come from
 // the forward on the same X and phi.
+// dx_into kOverwrite: dX gets what adding onto zeros gives (the same bits) without being read:
+// the model's head, whose dX would otherwise be zeroed first and read back.
 inline int64_t mhc_head_proj_floats(const MhcShape& shape) { return shape.tokens * (shape.n + 1); }
+enum class MhcGradInto { kAdd, kOverwrite };
 template <class T>
 void mhc_head_forward(const T* X, const float* phi, const float* b, float scale, T* y, float* w,
                       const MhcShape& shape, core::ThreadPool* pool = nullptr,
@@ -97,7 +100,7 @@ template <class T>
 void mhc_head_backward(const T* X, const float* phi, const float* b, float scale, const T* dy,
                        T* dX, float* dphi, float* db, float* dscale, const MhcShape& shape,
                        float* workspace = nullptr, core::ThreadPool* pool = nullptr,
-                       const float* proj = nullptr);
+                       const float* proj = nullptr, MhcGradInto dx_into = MhcGradInto::kAdd);
 
 // The eager chains (same contracts): X cast to fp32 first, a matmul, then one whole-tensor op at
 // a time (squares, mean, rsqrt, slices, sigmoid, softmax, 2 iters - 1 normalisations of three

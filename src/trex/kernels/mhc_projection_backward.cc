@@ -201,8 +201,9 @@ TREX_STRIP_FN void store_line_cvt(core::bf16* p, __m512 lo, __m512 hi) {
 // and strip), and the prefetch bookkeeping per strip. Here the group's dp, coef and the stream's
 // pre are loaded once, and the prefetches are issued once per line.
 // Next: request the next group's X and dy (into L2) here; false where stage 1 requested them
-// (mhc.cc head_back_group512).
-template <int TB, bool Cvt, bool Next, class T>
+// (mhc.cc head_back_group512). Overwrite: dX = +0 + v instead of dX + v, dX not read
+// (projection_backward_tokens512's overwrite).
+template <int TB, bool Cvt, bool Next, class T, bool Overwrite = false>
 TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_pack,
                               float* dphi_pack, int64_t t0, int64_t tokens, int64_t n, int64_t d,
                               const StageOneRecords& rec) {
@@ -273,7 +274,7 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
           v = _mm512_add_ps(v, _mm512_mul_ps(load16<true, Cvt>(g0 + t * d + cc, simd::kAll16),
                                              _mm512_set1_ps(sc[TB * R + TB + t])));
           T* o = dx0 + t * nd + cc;
-          const __m512 out = _mm512_add_ps(load16<true, Cvt>(o, simd::kAll16), v);
+          const __m512 out = _mm512_add_ps(Overwrite ? _mm512_setzero_ps() : load16<true, Cvt>(o, simd::kAll16), v);
           if constexpr (Cvt) line[h][t] = out;
           else store16<true, Cvt>(o, out, simd::kAll16);
         }
@@ -296,7 +297,7 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
 // loads), and each element's operations are head_group's: the same bits.
 // lag: 2 strips (1, 2 and 4 measured 1.29x, 1.34x, 1.35x with P = 2; P = 1 1.20-1.22x, P = 4
 // 1.20-1.25x; one-process A/B against head_group, 4096 x 4 x 1024, 2 threads, loaded).
-template <int TB, int P, bool Next>
+template <int TB, int P, bool Next, bool Overwrite = false>
 TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
                                      const float* phi_pack, float* dphi_pack, int64_t t0,
                                      int64_t tokens, int64_t n, int64_t d,
@@ -360,7 +361,7 @@ TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
         v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_loadu_ps(dy + (t0 + t) * d + c - i * d),
                                            _mm512_set1_ps(sc[TB * R + TB + t * R + i])));
         float* o = dX + (t0 + t) * nd + c;
-        _mm512_storeu_ps(o, _mm512_add_ps(_mm512_loadu_ps(o), v));
+        _mm512_storeu_ps(o, _mm512_add_ps(Overwrite ? _mm512_setzero_ps() : _mm512_loadu_ps(o), v));
       }
     }
   }
@@ -464,10 +465,18 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void
 projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
                               float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
                               int64_t n, int64_t d, int R, const StageOneRecords& rec,
-                              bool ahead_requested) {
+                              bool ahead_requested, bool overwrite) {
   const std::vector<Strip>& strips = cached_strips(n, d);
   const int64_t nd = n * d;
   int64_t t = t0;
+  // The head's group functions by (ahead_requested, overwrite).
+  [[maybe_unused]] auto pick = [&](auto f_next, auto f_next_ow, auto f_req, auto f_req_ow) {
+    return ahead_requested ? (overwrite ? f_req_ow : f_req) : (overwrite ? f_next_ow : f_next);
+  };
+  // The other groups add into dX: with overwrite, onto their rows zeroed first (+0).
+  auto zero_rows = [&](int64_t tz, int64_t k) {
+    if (overwrite) std::fill(dX + tz * nd, dX + (tz + k) * nd, T{});
+  };
   if constexpr (std::is_same_v<T, float>)
     if (R == 4 && d % 16 == 0) {
       // Skewed where the rows share L1 sets (their stride a multiple of 4 KiB) and are long
@@ -476,22 +485,28 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
       const bool skew = (nd * int64_t(sizeof(float))) % 4096 == 0 && d >= 512;
       for (; t + kGroup <= t1; t += kGroup) {
         if (skew)
-          (ahead_requested ? &head_group_skewed<kGroup, 2, false> : &head_group_skewed<kGroup, 2, true>)(
+          pick(&head_group_skewed<kGroup, 2, true>, &head_group_skewed<kGroup, 2, true, true>,
+               &head_group_skewed<kGroup, 2, false>, &head_group_skewed<kGroup, 2, false, true>)(
               X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
         else
-          (ahead_requested ? &head_group<kGroup, false, false, T> : &head_group<kGroup, false, true, T>)(
+          pick(&head_group<kGroup, false, true, T>, &head_group<kGroup, false, true, T, true>,
+               &head_group<kGroup, false, false, T>, &head_group<kGroup, false, false, T, true>)(
               X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
       }
     }
-  for (; t + kGroup <= t1; t += kGroup)
+  for (; t + kGroup <= t1; t += kGroup) {
+    zero_rows(t, kGroup);
     block_tokens<kGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
+  }
   // Groups of 4 (the bf16 head's, mhc.cc; and a group's remainder of 4-7 tokens).
   if constexpr (std::is_same_v<T, core::bf16>)
     if (R == 4 && d % 32 == 0 && core::cpu_features().avx512_bf16) {
       for (; t + kSmallGroup <= t1; t += kSmallGroup)
-        (ahead_requested ? &head_group<kSmallGroup, true, false, T> : &head_group<kSmallGroup, true, true, T>)(
+        pick(&head_group<kSmallGroup, true, true, T>, &head_group<kSmallGroup, true, true, T, true>,
+             &head_group<kSmallGroup, true, false, T>, &head_group<kSmallGroup, true, false, T, true>)(
             X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
     }
+  zero_rows(t, t1 - t);  // the rest
   for (; t + kSmallGroup <= t1; t += kSmallGroup)
     block_tokens<kSmallGroup, T, true>(X, dy, dX, phi_pack, dphi_pack, t, tokens, nd, d, R, rec, strips);
   for (; t < t1; ++t)
@@ -507,11 +522,12 @@ add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int 
 template void projection_backward_tokens512<float>(const float*, const float*, float*,
                                                    const float*, float*, int64_t, int64_t,
                                                    int64_t, int64_t, int64_t, int,
-                                                   const StageOneRecords&, bool);
+                                                   const StageOneRecords&, bool, bool);
 template void projection_backward_tokens512<core::bf16>(const core::bf16*, const core::bf16*,
                                                         core::bf16*, const float*, float*,
                                                         int64_t, int64_t, int64_t, int64_t,
-                                                        int64_t, int, const StageOneRecords&, bool);
+                                                        int64_t, int, const StageOneRecords&, bool,
+                                                        bool);
 template void projection_backward_block512<float>(const float*, const float*, const float*,
                                                   float*, float*, int64_t, int64_t, int64_t, int,
                                                   const StageOneRecords&, int64_t, int64_t);

@@ -34,6 +34,9 @@ void projection_backward_block512(const T* X, const float* phi, const T* dy, T* 
 // add_dphi_pack512). Each element's chain is projection_backward_block512's: the same bits.
 // ahead_requested: stage 1 of these tokens requested the next group's X and dy (the head's
 // 4-token pass, mhc.cc), so the head's groups here do not.
+// overwrite: dX's rows of these tokens get the values adding onto zeros gives, bit for bit (the
+// final head's groups add onto a register of +0 instead of reading dX: +0 + v, not v, keeps the
+// sign of a zero v as before; other groups zero their rows first, then add).
 constexpr int64_t kDphiChunkTokens = 256;
 // The most floats of packed phi and chunk sums a thread keeps between calls of the token path
 // (mhc.cc dphi_pack_buffer): 4 MiB; a call that needs more allocates and frees its own.
@@ -44,7 +47,7 @@ template <class T>
 void projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_pack,
                                    float* dphi_pack, int64_t t0, int64_t t1, int64_t tokens,
                                    int64_t n, int64_t d, int R, const StageOneRecords& rec,
-                                   bool ahead_requested = false);
+                                   bool ahead_requested = false, bool overwrite = false);
 // dphi[r, :] += the chunk's packed sums, columns [c0, c1) (ranges split between threads).
 void add_dphi_pack512(const float* dphi_pack, float* dphi, int64_t n, int64_t d, int R,
                       int64_t c0, int64_t c1);

@@ -399,10 +399,9 @@ struct Transformer::Impl {
     TREX_TRACE(kElementwise, "mhc_head.bwd");
     kernels::rmsnorm_backward(y.data(), P(prefix + "norm"), dxn.data(), dy.data(), dnorm.data(), T, d, eps());
     add_into(Gd(prefix + "norm"), dnorm.data(), d);
-    std::fill(dX, dX + T * n * d, 0.f);
     kernels::mhc_head_backward(X, P(prefix + "hc_head_fn"), P(prefix + "hc_head_base"), P(prefix + "hc_head_scale")[0],
                                dy.data(), dX, dphi.data(), db.data(), dscale.data(), sh, mhc_ws.data(),
-                               nullptr, head_proj.data());
+                               nullptr, head_proj.data(), kernels::MhcGradInto::kOverwrite);
     add_into(Gd(prefix + "hc_head_fn"), dphi.data(), n * n * d);
     add_into(Gd(prefix + "hc_head_base"), db.data(), n);
     add_into(Gd(prefix + "hc_head_scale"), dscale.data(), 1);

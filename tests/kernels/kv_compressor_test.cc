@@ -1,12 +1,14 @@
 // KV compressor pooling: fused vs the eager chain for ratio 4 (overlapping) and 128 (disjoint)
 // plus an odd ratio, odd head dims and trailing partial blocks; gating (poisoned outputs, inputs
 // unchanged); finite differences of dkt, dzt and dape; bit-identical results for 1-3 threads
-// and for every vector path the CPU has (AVX2, AVX-512: row_isa.h).
+// and for every vector path the CPU has (AVX2, AVX-512: row_isa.h); the backward from the
+// forward's kept statistics gives the same bits as the one that derives them.
 //
 // Tolerance 1e-4 (atol = rtol, fp32 in both; they differ in exp (Cephes polynomial vs libm,
 // ~2 ulp) and summation order only).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -280,6 +282,61 @@ TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
         if (ref.empty()) ref = all;
         else EXPECT_TRUE(same_bytes(all, ref)) << threads << " threads, spill " << spill;
       }
+  }
+}
+
+// The forward's kept statistics (ratio != 4) and the backward from them: the same k as the plain
+// forward, and the same dkt, dzt and dape as the backward that derives the statistics again, for
+// stats written by the untuned pipelined forward and by a tuned channel_block's chunks (channel
+// ranges), on 1-3 threads (the multi-thread split by entries adds dape in turns; spill: every
+// entry's dzt from memory) and every vector path. {1300, 520, 128}, {2100, 136, 126} and
+// {8200, 264, 128} take the AVX-512 split by entries (2^18 floats and more; 126 rows: groups of 4
+// and 2 left over, an 8-lane channel tail; kt and zt over 16 MiB, streamed gradients), which
+// reads the statistics; {300, 17, 128} and {9, 3, 2} the channel-block paths, which derive them;
+// {203, 40, 4} ratio 4, which keeps none (width 0, null stats).
+TEST(KvCompressor, BackwardFromStatsSameBits) {
+  for (CompShape c : {CompShape{1300, 520, 128}, CompShape{2100, 136, 126}, CompShape{8200, 264, 128},
+                      CompShape{300, 17, 128}, CompShape{9, 3, 2}, CompShape{203, 40, 4}}) {
+    SCOPED_TRACE("s " + std::to_string(c.s) + " hd " + std::to_string(c.hd) + " ratio " + std::to_string(c.ratio));
+    Inputs in = make_inputs(c, 17, 1);
+    const int64_t C = compressor_width(c.ratio, c.hd), n = compressor_entries(c.s, c.ratio);
+    const int64_t width = compressor_stats_width(c.ratio, c.hd);
+    EXPECT_EQ(width, c.ratio == 4 ? 0 : 3 * c.hd);
+    for (int64_t cb : {int64_t(0), int64_t(24)})
+      for (core::Isa isa : row_isas())
+        for (int threads : {1, 2, 3})
+          for (bool spill : {false, true}) {
+            if (spill && threads == 1) continue;  // one thread adds dape in its gradient pass
+            const std::string tag = "channel_block " + std::to_string(cb) + ", " + core::to_string(isa) + ", " +
+                                    std::to_string(threads) + " threads, spill " + std::to_string(spill);
+            ScopedRowIsa path(isa);
+            core::ThreadPool pool(threads);
+            std::vector<float> k(static_cast<size_t>(n * c.hd), NAN), ks = k;
+            std::vector<float> stats(static_cast<size_t>(std::max<int64_t>(1, n * width)), NAN);
+            auto t = std::make_shared<Tuning>();
+            if (cb > 0) t->set("kv_compress.fwd", "*", {{"channel_block", cb}});
+            set_active_tuning(cb > 0 ? t : nullptr);
+            kv_compress_forward(in.kt.data(), in.zt.data(), in.ape.data(), k.data(), c.s, c.hd, c.ratio, &pool);
+            kv_compress_forward_keeping_stats(in.kt.data(), in.zt.data(), in.ape.data(), ks.data(),
+                                              width > 0 ? stats.data() : nullptr, c.s, c.hd, c.ratio, &pool);
+            set_active_tuning(nullptr);
+            EXPECT_TRUE(same_bytes(ks, k)) << tag << ": k";
+            for (int64_t q = 0; q < n * width; ++q) ASSERT_FALSE(std::isnan(stats[size_t(q)])) << tag << ": stats " << q;
+            std::vector<float> dkt(static_cast<size_t>(c.s * C), NAN), dzt = dkt, dkts = dkt, dzts = dkt;
+            std::vector<float> dape(static_cast<size_t>(c.ratio * C), NAN), dapes = dape;
+            kv_compress_backward(in.kt.data(), in.zt.data(), in.ape.data(), in.dk.data(), dkt.data(),
+                                 dzt.data(), dape.data(), c.s, c.hd, c.ratio, &pool);
+            kv_compress_backward_spill_for_test(spill);
+            kv_compress_backward_from_stats(in.kt.data(), in.zt.data(), in.ape.data(),
+                                            width > 0 ? stats.data() : nullptr, in.dk.data(), dkts.data(),
+                                            dzts.data(), dapes.data(), c.s, c.hd, c.ratio, &pool);
+            kv_compress_backward_spill_for_test(false);
+            for (const auto* v : {&dkts, &dzts, &dapes})
+              for (float x : *v) ASSERT_FALSE(std::isnan(x)) << tag << ": an output was not written";
+            EXPECT_TRUE(same_bytes(dkts, dkt)) << tag << ": dkt";
+            EXPECT_TRUE(same_bytes(dzts, dzt)) << tag << ": dzt";
+            EXPECT_TRUE(same_bytes(dapes, dape)) << tag << ": dape";
+          }
   }
 }
 

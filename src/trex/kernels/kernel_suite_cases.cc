@@ -316,11 +316,19 @@ std::vector<KernelCase> compressor_cases(bool bwd, const std::vector<std::array<
           [=] { kv_compress_forward_ref(kt, zt, ape, kr, s, hd, r, pool); }));
     } else {
       float* dk = b.input<float>("dk", n * hd, seed + 3, 1.f);
+      // The model's backward: from the statistics its forward kept (ratio != 4; ratio 4 keeps none).
+      const int64_t sw = compressor_stats_width(r, hd);
+      float* st = nullptr;
+      if (sw > 0) {
+        std::vector<float> stats(size_t(n * sw)), k(size_t(n * hd));
+        kv_compress_forward_keeping_stats(kt, zt, ape, k.data(), stats.data(), s, hd, r, pool);
+        st = b.input_values<float>("stats", stats);
+      }
       auto [dkt, dktr] = b.output<float>("dkt", s * C, 1e-4);
       auto [dzt, dztr] = b.output<float>("dzt", s * C, 1e-4);
       auto [dape, daper] = b.output<float>("dape", ratio * C, 1e-4);
-      out.push_back(b.done(in_bytes + 4.0 * double(n * hd) + 4.0 * double(2 * s * C + ratio * C), 0,
-          [=] { kv_compress_backward(kt, zt, ape, dk, dkt, dzt, dape, s, hd, r, pool); },
+      out.push_back(b.done(in_bytes + 4.0 * double(n * hd + n * sw) + 4.0 * double(2 * s * C + ratio * C), 0,
+          [=] { kv_compress_backward_from_stats(kt, zt, ape, st, dk, dkt, dzt, dape, s, hd, r, pool); },
           [=] { kv_compress_backward_ref(kt, zt, ape, dk, dktr, dztr, daper, s, hd, r, pool); }));
     }
   }

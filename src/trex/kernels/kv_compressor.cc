@@ -1,6 +1,8 @@
 // Fused KV compressor: per entry and block of 8 channels, the scores of all rows stay in
 // registers: a max pass, then one pass that sums exp and the weighted keys. The backward
-// recomputes S and k from kt and zt (no saved softmax) and writes every gradient in one pass.
+// recomputes S and k from kt and zt and writes every gradient in one pass; for ratio != 4 the
+// forward can keep its per-channel max, sum and weighted sum (kv_compress_forward_keeping_stats),
+// and the backward from them (kv_compress_backward_from_stats) then skips the max and sum passes.
 // On AVX-512 (row_isa()) an entry's rows are walked 64 contiguous channels at a time (four
 // 16-lane vectors, one cache line each): the 8-channel path touches half a line per row, and at
 // ratio 128 the rows are 2 KiB apart, so the 128 rows of a pass fall into 2 of L1's 64 sets and
@@ -61,9 +63,10 @@ void entry_offsets(int64_t i, int ratio, int64_t hd, RowOffsets* o) {
   }
 }
 
-// One channel, scalar: the same arithmetic as the SIMD path, for channel tails.
+// One channel, scalar: the same arithmetic as the SIMD path, for channel tails. st: the entry's
+// statistics rows (kv_compress_forward_keeping_stats; channel e at e, hd and 2 hd on) or null.
 void forward_channel(const float* kt, const float* zt, const float* ape, const RowOffsets& o,
-                     int64_t e, float* k) {
+                     int64_t e, float* k, float* st, int64_t hd) {
   float mx = -std::numeric_limits<float>::infinity();
   for (int j = 0; j < o.n; ++j) mx = std::max(mx, zt[o.x[j] + e] + ape[o.ape[j] + e]);
   float sum = 0.f, acc = 0.f;
@@ -73,6 +76,7 @@ void forward_channel(const float* kt, const float* zt, const float* ape, const R
     acc += p * kt[o.x[j] + e];
   }
   *k = acc / sum;
+  if (st) st[e] = mx, st[hd + e] = sum, st[2 * hd + e] = acc;
 }
 
 void backward_channel(const float* kt, const float* zt, const float* ape, const RowOffsets& o,
@@ -127,6 +131,20 @@ constexpr int kVecs512 = 4;  // 16-lane vectors per step: 64 channels
 // 88 then gives inf where a clamped exp gave exp(88); the entry's output is NaN either way.
 TREX_AVX512_FN __m512 exp16_nonpos(__m512 x) {
   return simd::exp16_clamped(simd::max16(x, _mm512_set1_ps(-87.f)));
+}
+
+// An entry's statistics of channels [e0, e1) (kv_compress_forward_keeping_stats) from the
+// per-channel buffers mx, sm, ac (channel c at c - e0) into its stats rows st (channel c at c,
+// hd and 2 hd on). st null: none kept.
+TREX_AVX512_FN void store_stats512(float* st, int64_t hd, int64_t e0, int64_t e1, const float* mx,
+                                   const float* sm, const float* ac) {
+  if (!st) return;
+  for (int64_t c = e0; c < e1; c += 16) {
+    const __mmask16 m = simd::lanes16(c, e1);
+    simd::store16(st + c, _mm512_loadu_ps(mx + (c - e0)), m);
+    simd::store16(st + hd + c, _mm512_loadu_ps(sm + (c - e0)), m);
+    simd::store16(st + 2 * hd + c, _mm512_loadu_ps(ac + (c - e0)), m);
+  }
 }
 
 // A thread's scratch floats, 64-byte aligned (core::aligned_vector): a std::vector<float> of 128 KiB and more gets
@@ -609,6 +627,99 @@ TREX_AVX512_FN void gradient_rows(const float* kt, float* dkt, float* dzt, float
   if (c < len) gradient_vector<G, false>(kk, dkr, dzr, da, p, c, simd::lanes16(c, len), kv, gk, nt, keep);
 }
 
+// The gradient pass from the forward's statistics (kv_compress_backward_from_stats): one pass
+// that reads each row's zt and ape again and takes its exp there, where the backward without
+// them made a max pass (zt, ape), a sum pass (kt, the scores kept) and this pass (the exps, kt):
+// zt and kt come from memory once each, dkt and dzt go to it once, and nothing else leaves L2.
+// z, a, kk, dkr, dzr, da: row j's zt, ape, kt, dkt, dzt and dape at the pass's first channel,
+// row j + r C floats on (ratio != 4: consecutive tokens and ape rows). Each row's zt and kt
+// `ahead` floats on are requested into L2 (prefetcht1; backward_stats_rows512 picks the rows).
+// Per channel the operations of the three passes in their order (the score z + a, exp of score
+// - max, times dk / sum, times kt - k): the same bits.
+template <int G, bool kFull>
+TREX_AVX512_FN void gradient_stats_vector(const float* z, const float* a, const float* kk,
+                                          float* dkr, float* dzr, float* da, int64_t C, int64_t c,
+                                          __mmask16 m, const float* mx, const float* kv,
+                                          const float* gk, bool nt, int64_t ahead) {
+  const __m512 mv = _mm512_loadu_ps(mx + c), gkv = _mm512_loadu_ps(gk + c), kvv = _mm512_loadu_ps(kv + c);
+#pragma GCC unroll 8
+  for (int r = 0; r < G; ++r) {
+    const int64_t o = r * C + c;
+    __builtin_prefetch(z + o + ahead, 0, 2);  // into L2 (prefetcht1)
+    __builtin_prefetch(kk + o + ahead, 0, 2);
+    const __m512 sc = kFull ? _mm512_add_ps(_mm512_loadu_ps(z + o), _mm512_loadu_ps(a + o))
+                            : _mm512_add_ps(_mm512_maskz_loadu_ps(m, z + o), _mm512_maskz_loadu_ps(m, a + o));
+    const __m512 g = _mm512_mul_ps(exp16_nonpos(_mm512_sub_ps(sc, mv)), gkv);
+    const __m512 dz = _mm512_mul_ps(g, _mm512_sub_ps(kFull ? _mm512_loadu_ps(kk + o) : _mm512_maskz_loadu_ps(m, kk + o), kvv));
+    if (kFull && nt) {  // 64-byte aligned (kv_compress_backward checks)
+      _mm512_stream_ps(dkr + o, g);
+      _mm512_stream_ps(dzr + o, dz);
+    } else {
+      simd::store16(dkr + o, g, m);
+      simd::store16(dzr + o, dz, m);
+    }
+    simd::store16(da + o, _mm512_add_ps(simd::load16(da + o, m), dz), m);
+  }
+}
+
+// gradient_stats_vector over rows [j, j + G) of the entry whose first row is token t0 (ratio !=
+// 4: row j is token t0 + j, ape row j), every channel.
+template <int G>
+TREX_AVX512_FN void gradient_stats_rows(const float* kt, const float* zt, const float* ape,
+                                        float* dkt, float* dzt, float* dape, int64_t t0, int j,
+                                        int64_t C, const float* mx, const float* kv,
+                                        const float* gk, bool nt, int64_t ahead) {
+  const int64_t x = (t0 + j) * C, xa = int64_t(j) * C;
+  const float *z = zt + x, *a = ape + xa, *kk = kt + x;
+  float *dkr = dkt + x, *dzr = dzt + x, *da = dape + xa;
+  int64_t c = 0;
+  for (; c + 16 <= C; c += 16)
+    gradient_stats_vector<G, true>(z, a, kk, dkr, dzr, da, C, c, simd::kAll16, mx, kv, gk, nt, ahead);
+  if (c < C)
+    gradient_stats_vector<G, false>(z, a, kk, dkr, dzr, da, C, c, simd::lanes16(c, C), mx, kv, gk, nt, ahead);
+}
+
+// The backward from the forward's statistics (ratio != 4 on AVX-512, kt and zt of 1 MiB and
+// more): rows [j0, j1) of every entry, entries in order, one pass each (gradient_stats_rows).
+// Each thread takes one range of rows: dape row j receives only row j of each entry, so a
+// thread's dape rows are its own and it sums them in entry order, as one thread does: the same
+// bits, with no turns between the threads. (The split by entries with DapeTurns, the backward's
+// without statistics, spent ~25% of two threads' samples on the turns once the max and sum
+// passes were gone: spinning for the turn, dzt kept and added later, dape lines moving between
+// the cores. By channels, each thread half of every row, it ran 0.29x: two threads streaming
+// alternate KiBs of the same rows.) A range of rows of one entry is one contiguous run (at
+// [8192, 512] on two threads, 64 rows: 128 KiB of kt and of zt); the requests ahead
+// (kAheadGroups groups) cross from the range's end to the same range of the next entry.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_stats_rows512(
+    const float* kt, const float* zt, const float* ape, const float* stats, const float* dk,
+    float* dkt, float* dzt, float* dape, int64_t n, int64_t hd, int ratio, int j0, int j1, bool nt) {
+  thread_local Scratch buf;
+  const int64_t w = (hd + 15) / 16 * 16, C = hd;  // ratio != 4: C = hd
+  float *mx = buf.get(size_t(3 * w)), *kv = mx + w, *gk = kv + w;
+  const int ahead = kAheadGroups * kStatsRows, span = j1 - j0;
+  for (int64_t i = 0; i < n; ++i) {
+    // The per-channel max, k = weighted sum / sum and dk / sum: backward_rows512's operations.
+    const float* st = stats + i * 3 * hd;
+    for (int64_t c = 0; c < hd; c += 16) {
+      const __mmask16 m = simd::lanes16(c, hd);
+      const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), _mm512_maskz_loadu_ps(m, st + hd + c));
+      _mm512_storeu_ps(mx + c, _mm512_maskz_loadu_ps(m, st + c));
+      _mm512_storeu_ps(kv + c, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, st + 2 * hd + c), inv));
+      _mm512_storeu_ps(gk + c, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, dk + i * hd + c), inv));
+    }
+    const int64_t t0 = i * ratio;
+    // Rows ahead within the range, else the next entry's rows of the range (none after the last).
+    auto ahead_of = [&](int j) -> int64_t {
+      if (j + ahead < j1) return int64_t(ahead) * C;
+      return i + 1 < n ? int64_t(ahead - span + ratio) * C : 0;
+    };
+    int j = j0;
+    for (; j + kStatsRows <= j1; j += kStatsRows)
+      gradient_stats_rows<kStatsRows>(kt, zt, ape, dkt, dzt, dape, t0, j, C, mx, kv, gk, nt, ahead_of(j));
+    for (; j < j1; ++j) gradient_stats_rows<1>(kt, zt, ape, dkt, dzt, dape, t0, j, C, mx, kv, gk, nt, ahead_of(j));
+  }
+}
+
 // backward_entries512 for ratio != 4 with the rows in memory order (forward_rows512's walk):
 // channels [e0, e1) of entries [i0, i1), a max pass and a sum pass row by row (each exp kept, the
 // entry's exps stay in L2: 128 rows x 512 channels are 256 KiB), the per-channel 1/sum, k and
@@ -684,11 +795,12 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
 // lie 4 KiB apart in two half-rows; this order made it 2x slower there: not used for it.)
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t i, int64_t e0,
-    int64_t e1, const RowOffsets& o, int64_t hd, int64_t next) {
+    int64_t e1, const RowOffsets& o, int64_t hd, int64_t next, float* stats) {
   thread_local Scratch buf;
   const int64_t w = (e1 - e0 + 15) / 16 * 16;
   float *mx = buf.get(size_t(3 * w)), *sm = mx + w, *ac = sm + w;  // channel c at c - e0
   rows_stats512(kt, zt, ape, o, e0, e1, mx, sm, ac, w, next, hd);  // ratio != 4: rows hd apart
+  store_stats512(stats ? stats + i * 3 * hd : nullptr, hd, e0, e1, mx, sm, ac);
   for (int64_t c = e0; c < e1; c += 16)
     simd::store16(k + i * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + (c - e0)), _mm512_loadu_ps(sm + (c - e0))),
                   simd::lanes16(c, e1));
@@ -698,13 +810,13 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // entry (its channel blocks) as one channel range, rows in memory order (forward_rows512).
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_rows_items512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t w0, int64_t w1,
-    int64_t blocks, int64_t cb, int64_t hd, int ratio) {
+    int64_t blocks, int64_t cb, int64_t hd, int ratio, float* stats) {
   thread_local RowOffsets o;
   for (int64_t w = w0; w < w1;) {
     const int64_t i = w / blocks, wl = std::min(w1, (i + 1) * blocks);  // this entry's items
     entry_offsets(i, ratio, hd, &o);
     forward_rows512(kt, zt, ape, k, i, (w % blocks) * cb, std::min(hd, ((wl - 1) % blocks + 1) * cb), o, hd,
-                    wl < w1 ? int64_t(ratio) * compressor_width(ratio, hd) : 0);
+                    wl < w1 ? int64_t(ratio) * compressor_width(ratio, hd) : 0, stats);
     w = wl;
   }
 }
@@ -766,7 +878,7 @@ TREX_AVX512_FN void stats_sum_max_rows(const float* kt, const float* zt, const f
 template <bool kAhead>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_pipelined512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t n, int64_t hd, int ratio,
-    EntryClaims& claims) {
+    EntryClaims& claims, float* stats) {
   thread_local RowOffsets o;
   thread_local Scratch buf;
   const int64_t w = (hd + 15) / 16 * 16;
@@ -797,6 +909,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     }
     for (int64_t c = 0; c < hd; c += 16)
       simd::store16(k + u * hd + c, _mm512_div_ps(_mm512_loadu_ps(ac + c), _mm512_loadu_ps(sm + c)), simd::lanes16(c, hd));
+    store_stats512(stats ? stats + u * 3 * hd : nullptr, hd, 0, hd, mx, sm, ac);
     if (v >= n) return;
     u = v;
     entry_offsets(u, ratio, hd, &o);
@@ -1164,20 +1277,27 @@ void forward_items_r4(const float* kt, const float* zt, const float* ape, float*
 }
 
 // Channels [e0, e1) of entries [i0, i1).
+// stats: the statistics rows (kv_compress_forward_keeping_stats) or null.
 void forward_block(const float* kt, const float* zt, const float* ape, float* k, int64_t i0,
-                   int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1) {
+                   int64_t i1, int64_t hd, int ratio, int64_t e0, int64_t e1, float* stats) {
   RowOffsets o;
   for (int64_t i = i0; i < i1; ++i) {
     entry_offsets(i, ratio, hd, &o);
+    float* st = stats ? stats + i * 3 * hd : nullptr;
     int64_t e = e0;
 #ifdef TREX_ELEM_AVX2
     for (; e + 8 <= e1; e += 8) {
       __m256 mx, sum, acc;
       stats8(kt, zt, ape, o, e, &mx, &sum, &acc);
       _mm256_storeu_ps(k + i * hd + e, _mm256_div_ps(acc, sum));
+      if (st) {
+        _mm256_storeu_ps(st + e, mx);
+        _mm256_storeu_ps(st + hd + e, sum);
+        _mm256_storeu_ps(st + 2 * hd + e, acc);
+      }
     }
 #endif
-    for (; e < e1; ++e) forward_channel(kt, zt, ape, o, e, k + i * hd + e);
+    for (; e < e1; ++e) forward_channel(kt, zt, ape, o, e, k + i * hd + e, st, hd);
   }
 }
 
@@ -1289,8 +1409,12 @@ constexpr int64_t kChannelBlock = builtin::kKvChannelBlock;  // tunable (tuning.
 
 void kv_compress_backward_spill_for_test(bool on) { g_spill_every_entry.store(on); }
 
-void kv_compress_forward(const float* kt, const float* zt, const float* ape, float* k, int64_t s,
-                         int64_t hd, int ratio, core::ThreadPool* pool) {
+namespace {
+
+// kv_compress_forward; stats (ratio != 4) null or the statistics rows to write.
+void forward(const float* kt, const float* zt, const float* ape, float* k, float* stats, int64_t s,
+             int64_t hd, int ratio, core::ThreadPool* pool) {
+  if (ratio == 4) stats = nullptr;  // compressor_stats_width 0: none kept
   int64_t n = compressor_entries(s, ratio);
   if (n <= 0 || hd <= 0) return;
   core::ThreadPool& tp = core::pool_or_default(pool);
@@ -1306,26 +1430,44 @@ void kv_compress_forward(const float* kt, const float* zt, const float* ape, flo
     // worker's wake-up). A tuned channel_block keeps the chunks of items below.
     EntryClaims claims;
     tp.run_dynamic([&](int) {
-      if (from_memory) forward_pipelined512<true>(kt, zt, ape, k, n, hd, ratio, claims);
-      else forward_pipelined512<false>(kt, zt, ape, k, n, hd, ratio, claims);
+      if (from_memory) forward_pipelined512<true>(kt, zt, ape, k, n, hd, ratio, claims, stats);
+      else forward_pipelined512<false>(kt, zt, ape, k, n, hd, ratio, claims, stats);
     });
     return;
   }
   // Chunks of compressor_forward_chunk_items (16, ratio 4 64), so that each tile can request the
   // next one's lines (entries are independent: the chunking changes no bit).
   tp.parallel_for(0, n * blocks, compressor_forward_chunk_items(ratio), [&](int64_t lo, int64_t hi) {
-    if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio);
+    if (wide && ratio != 4) return forward_rows_items512(kt, zt, ape, k, lo, hi, blocks, cb, hd, ratio, stats);
     if (wide) return forward_items_r4(kt, zt, ape, k, lo, hi, blocks, cb, hd, from_memory);
     for (int64_t w = lo; w < hi; ++w) {
       int64_t i = w / blocks, b = w % blocks;
-      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb));
+      forward_block(kt, zt, ape, k, i, i + 1, hd, ratio, b * cb, std::min(hd, (b + 1) * cb), stats);
     }
   });
 }
 
-void kv_compress_backward(const float* kt, const float* zt, const float* ape, const float* dk,
-                          float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
-                          core::ThreadPool* pool) {
+}  // namespace
+
+void kv_compress_forward(const float* kt, const float* zt, const float* ape, float* k, int64_t s,
+                         int64_t hd, int ratio, core::ThreadPool* pool) {
+  forward(kt, zt, ape, k, nullptr, s, hd, ratio, pool);
+}
+
+void kv_compress_forward_keeping_stats(const float* kt, const float* zt, const float* ape, float* k,
+                                       float* stats, int64_t s, int64_t hd, int ratio,
+                                       core::ThreadPool* pool) {
+  forward(kt, zt, ape, k, stats, s, hd, ratio, pool);
+}
+
+namespace {
+
+// kv_compress_backward; stats (ratio != 4) null or the forward's statistics rows, read where the
+// backward without them splits by entries (then backward_stats_rows512; elsewhere not read).
+void backward(const float* kt, const float* zt, const float* ape, const float* stats,
+              const float* dk, float* dkt, float* dzt, float* dape, int64_t s, int64_t hd,
+              int ratio, core::ThreadPool* pool) {
+  if (ratio == 4) stats = nullptr;
   if (hd <= 0 || s < 0) return;
   int64_t n = compressor_entries(s, ratio);
   core::ThreadPool& tp = core::pool_or_default(pool);
@@ -1360,6 +1502,11 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // whose eight rows per entry are two groups of half-rows, ran slower split this way at
     // [4096, 512] on two threads, 6.5 vs 4.6 ms: it keeps the channel blocks.)
     zero_unread(dkt, dzt, dape, s, n, hd, ratio, 0, hd);
+    if (threads == 1 && stats) {
+      backward_stats_rows512(kt, zt, ape, stats, dk, dkt, dzt, dape, n, hd, ratio, 0, ratio, nt);
+      simd::fence_streams(nt);
+      return;
+    }
     if (threads == 1) {
       backward_rows512(kt, zt, ape, dk, dkt, dzt, dape, 0, n, hd, ratio, 0, hd, nt, nullptr, nullptr);
       simd::fence_streams(nt);
@@ -1370,6 +1517,20 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
     // it (run_dynamic): with run() the caller waited for every worker's wake-up, which under
     // load took longer than the model's whole backward (session 25: [2048, 128] on two threads,
     // main 0.38 ms wall in some runs against 0.12-0.18 ms).
+    if (stats) {
+      // Ranges of rows of every entry, one per thread (multiples of kStatsRows), claimed from a
+      // counter (a thread that starts late finds them taken): backward_stats_rows512.
+      const int span = int((ratio + kStatsRows * threads - 1) / (kStatsRows * threads) * kStatsRows);
+      const int parts = (ratio + span - 1) / span;
+      EntryClaims claims;
+      tp.run_dynamic([&](int) {
+        for (int64_t q = claims.take(); q < parts; q = claims.take())
+          backward_stats_rows512(kt, zt, ape, stats, dk, dkt, dzt, dape, n, hd, ratio, int(q) * span,
+                                 std::min(ratio, int(q + 1) * span), nt);
+        simd::fence_streams(nt);
+      });
+      return;
+    }
     DapeTurns turns(n, ratio);  // ratio != 4: every entry has ratio rows
     EntryClaims claims;
     tp.run_dynamic([&](int) {
@@ -1386,6 +1547,21 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
                      std::min(hd, (b + 1) * cb), nt, prefetch);
     simd::fence_streams(nt);
   });
+}
+
+}  // namespace
+
+void kv_compress_backward(const float* kt, const float* zt, const float* ape, const float* dk,
+                          float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
+                          core::ThreadPool* pool) {
+  backward(kt, zt, ape, nullptr, dk, dkt, dzt, dape, s, hd, ratio, pool);
+}
+
+void kv_compress_backward_from_stats(const float* kt, const float* zt, const float* ape,
+                                     const float* stats, const float* dk, float* dkt, float* dzt,
+                                     float* dape, int64_t s, int64_t hd, int ratio,
+                                     core::ThreadPool* pool) {
+  backward(kt, zt, ape, stats, dk, dkt, dzt, dape, s, hd, ratio, pool);
 }
 
 }  // namespace trex::kernels

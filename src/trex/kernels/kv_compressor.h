@@ -59,6 +59,31 @@ void kv_compress_backward(const float* kt, const float* zt, const float* ape, co
                           float* dkt, float* dzt, float* dape, int64_t s, int64_t hd, int ratio,
                           core::ThreadPool* pool = nullptr);
 
+// The softmax statistics the forward keeps for the backward (ratio != 4): per entry i, three rows
+// of hd floats at stats + i compressor_stats_width(ratio, hd): the max of the scores, the sum of
+// exp(score - max) and the exp-weighted sum of kt, per channel, as the forward summed them. With
+// them the backward makes one pass over an entry's rows (exp, gradients) where it made three (a max
+// pass, a sum pass, the gradient pass; perf, session 27: 25 / 29 / 45% of its samples, in
+// proportion to their bytes from memory). They are 3 / ratio of kt's size (ratio 128: 2.3%).
+// Ratio 4 keeps none (width 0): its backward holds an entry's 8 scores in registers, one pass.
+inline int64_t compressor_stats_width(int ratio, int64_t hd) { return ratio == 4 ? 0 : 3 * hd; }
+
+// kv_compress_forward that also writes stats [n, compressor_stats_width(ratio, hd)] (ratio 4:
+// none; stats may then be null). The same k.
+void kv_compress_forward_keeping_stats(const float* kt, const float* zt, const float* ape, float* k,
+                                       float* stats, int64_t s, int64_t hd, int ratio,
+                                       core::ThreadPool* pool = nullptr);
+// kv_compress_backward with the statistics the forward kept (kv_compress_forward_keeping_stats of
+// the same kt, zt, ape, s, hd, ratio): per channel the same operations in the same order as the
+// backward that derives them again, and dape summed in entry order, so the same bits. Where
+// kv_compress_backward splits by entries (AVX-512, ratio != 4, no channel_block tuned, 2^18
+// floats per input and more) this reads them, one pass per row, and the threads split each
+// entry's rows instead; elsewhere it derives them as kv_compress_backward does.
+void kv_compress_backward_from_stats(const float* kt, const float* zt, const float* ape,
+                                     const float* stats, const float* dk, float* dkt, float* dzt,
+                                     float* dape, int64_t s, int64_t hd, int ratio,
+                                     core::ThreadPool* pool = nullptr);
+
 // Tests only: with on, the multi-thread backward for ratio != 4 (AVX-512, inputs of 1 MiB and
 // more) adds every entry's dzt to dape from memory, the path an entry takes when it finishes
 // before the entries ahead of it have added theirs, which otherwise depends on timing.

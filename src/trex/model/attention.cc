@@ -219,13 +219,16 @@ double AttentionLayer::forward(const AttentionParams& p, const float* x,
     }
     float* kc0 = ptr(s.kc0, std::max<int64_t>(1, s.n_entries * hd));
     kc = ptr(s.kc, std::max<int64_t>(1, s.n_entries * hd));
+    // The pooling's softmax statistics for the backward (ratio != 4; 3 hd floats per entry).
+    const int64_t sw = kernels::compressor_stats_width(int(m), hd);
+    float* cst = ptr(s.comp_stats, std::max<int64_t>(1, s.n_entries * sw));
     {
       TREX_TRACE(kAttention, "attn.kv_compress");
       for (size_t i = 0; i < nd; ++i) {
         if (s.comp_off[i + 1] == s.comp_off[i]) continue;
-        kernels::kv_compress_forward(kt + docs[i].begin * s.C, zt + docs[i].begin * s.C,
-                                     p.comp_ape, kc0 + s.comp_off[i] * hd, docs[i].len, hd,
-                                     int(m));
+        kernels::kv_compress_forward_keeping_stats(kt + docs[i].begin * s.C, zt + docs[i].begin * s.C,
+                                                   p.comp_ape, kc0 + s.comp_off[i] * hd,
+                                                   cst + s.comp_off[i] * sw, docs[i].len, hd, int(m));
       }
     }
     TREX_TRACE(kElementwise, "attn.comp_norm_rope");
@@ -457,9 +460,11 @@ void AttentionLayer::backward(const AttentionParams& p, const float* dout, float
         std::fill(dzt + b * s.C, dzt + (b + s.docs[i].len) * s.C, 0.f);
         continue;
       }
-      kernels::kv_compress_backward(s.kt.data() + b * s.C, s.zt.data() + b * s.C, p.comp_ape,
-                                    dkc0 + s.comp_off[i] * hd, dkt + b * s.C, dzt + b * s.C, dape,
-                                    s.docs[i].len, hd, int(m));
+      const int64_t sw = kernels::compressor_stats_width(int(m), hd);
+      kernels::kv_compress_backward_from_stats(s.kt.data() + b * s.C, s.zt.data() + b * s.C, p.comp_ape,
+                                               s.comp_stats.data() + s.comp_off[i] * sw,
+                                               dkc0 + s.comp_off[i] * hd, dkt + b * s.C, dzt + b * s.C,
+                                               dape, s.docs[i].len, hd, int(m));
       add_into(g.comp_ape, dape, m * s.C);
     }
     TREX_TRACE(kGemm, "attn.compressor_backward_gemm");

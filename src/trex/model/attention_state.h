@@ -63,6 +63,9 @@ struct AttentionLayer::State {
 
   // Saved activations.
   attention_detail::Buf x, qa, qr, q0, q, kva, kv, kt, zt, kc0, kc, o, lse, oi, u, comp_prob;
+  // The compressor's softmax statistics (kv_compress_forward_keeping_stats), [entries, 3 hd] for
+  // ratio != 4, none for ratio 4.
+  attention_detail::Buf comp_stats;
   // Indexer (ratio 4): inputs of its backward and the gradients its KL loss gives.
   attention_detail::Buf qI, kIt, kIz, kI0, kI, wI, dqI, dkI, dwI;
   // Backward scratch.

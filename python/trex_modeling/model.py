@@ -559,20 +559,28 @@ class ModelCore:
         for c in self._active_constrs():
             rec = self._crec[c._index]
             # LinExpr._merged's sums, in its order, without building the expression: each
-            # variable still present once, zeros dropped, in column order.
+            # variable still present once, zeros dropped, in column order. The same sums in the
+            # same order with no variable removed (the common case) without the test per term.
             merged = {}
-            for v, k in rec["terms"]:
-                if v._index not in gone:
+            if gone:
+                for v, k in rec["terms"]:
+                    if v._index not in gone:
+                        merged[v] = merged.get(v, 0.0) + k
+            else:
+                for v, k in rec["terms"]:
                     merged[v] = merged.get(v, 0.0) + k
             _no_nan(merged.values())  # inf - inf: each term a number, their sum none
             lin = sorted([(v, k) for v, k in merged.items() if k != 0], key=_column)
-            q = QuadExpr()
-            q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
-            qm = q._merged_q()
-            _no_nan([t[2] for t in qm])
+            quad = []
+            if rec["quad"]:  # a linear row (most) makes no QuadExpr: its list is empty either way
+                q = QuadExpr()
+                q._qterms = [(k, a, bb) for k, a, bb in rec["quad"] if a._index in pos and bb._index in pos]
+                qm = q._merged_q()
+                _no_nan([t[2] for t in qm])
+                quad = [[pos[a._index], pos[bb._index], k + 0.0]
+                        for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))]
             rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],
-                         [k + 0.0 for _, k in lin], [[pos[a._index], pos[bb._index], k + 0.0]
-                                                     for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))]])
+                         [k + 0.0 for _, k in lin], quad])
         qm = q_obj._merged_q()
         _no_nan([t[2] for t in qm])
         out = {

@@ -70,22 +70,16 @@ class StepBarrier {
     arrived_.store(0, std::memory_order_relaxed);
     broken_.store(false, std::memory_order_relaxed);
   }
-  // arrive() then wait(its generation): a thread that has finished its part of a phase says so,
-  // may do work that needs nothing of the others, then waits for the rest to arrive. wait()
-  // alone is both at once.
-  uint32_t arrive() {
+  // A thread that has finished its part of a phase counts itself in and waits for the rest.
+  void wait() {
+    if (threads_ <= 1) return;
     const uint32_t gen = generation_.load(std::memory_order_acquire);
-    if (threads_ <= 1) return gen;
     if (broken_.load(std::memory_order_acquire)) throw_broken();
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
       arrived_.store(0, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
       generation_.notify_all();
     }
-    return gen;
-  }
-  void wait(uint32_t gen) {
-    if (threads_ <= 1) return;
     if (generation_.load(std::memory_order_acquire) == gen) {
       // The spin is bounded by time, not by pauses: a pause is ~28 ns on this EPYC but ~140
       // cycles on Intel Skylake and later, where 30000 of them would spin 1.2-1.4 ms. The clock
@@ -103,7 +97,6 @@ class StepBarrier {
     }
     if (broken_.load(std::memory_order_acquire)) throw_broken();
   }
-  void wait() { wait(arrive()); }
   void break_all() {
     broken_.store(true, std::memory_order_release);
     generation_.fetch_add(1, std::memory_order_release);
@@ -542,7 +535,7 @@ struct BatchDecoder::Impl {
     } else {
       if (int64_t(ffn_in.size()) < B * c.hidden) ffn_in.resize(size_t(B * c.hidden));
       if (int64_t(head_in.size()) < runs * c.hidden) head_in.resize(size_t(runs * c.hidden));
-      moe_step.size_rows(B, bounds);
+      moe_step.size_rows(B, G);
       barrier.reset(G);
       for (LaneWork& w : expert_work) w.reset(G, moe_step.items());
       const int64_t head_panels = (int64_t(c.vocab) + PackedMatrix::kPanel - 1) / PackedMatrix::kPanel;

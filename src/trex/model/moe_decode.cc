@@ -37,16 +37,9 @@ MoeDecode::MoeDecode(const ModelConfig& c)
   wb_ = f_ / blocks_;
 }
 
-void MoeDecode::size_rows(int64_t B, int groups) {
-  groups = std::max(1, groups);
-  std::vector<int64_t> bounds(size_t(groups) + 1);
-  for (int g = 0; g <= groups; ++g) bounds[size_t(g)] = int64_t(g) * B / groups;
-  size_rows(B, bounds);
-}
-
-void MoeDecode::size_rows(int64_t B, std::span<const int64_t> bounds) {
+void MoeDecode::size_rows(int64_t B, int lanes) {
   rows_ = B;
-  groups_ = std::max(1, int(bounds.size()) - 1);
+  lanes_ = std::max(1, lanes);
   moe_decode_fit(logits_, size_t(B * E_));
   moe_decode_fit(sel_, size_t(B * K_));
   moe_decode_fit(w_, size_t(B * K_));
@@ -88,12 +81,12 @@ void MoeDecode::order_routed(MoeDecodeScratch& s) const {
   for (int64_t i = 0; i < BK; ++i) ++s.item_rows[size_t(sel_[size_t(i)])];
   s.order.resize(size_t(E_));
   for (int e = 0; e < E_; ++e) s.order[size_t(e)] = e;
-  // Segment g holds items [g n / groups, (g + 1) n / groups) of n = items() (LaneWork's split);
+  // Segment g holds items [g n / lanes, (g + 1) n / lanes) of n = items() (LaneWork's split);
   // its routed experts are those items past the shared ones, less `shared_`.
   const int n = items();
-  for (int g = 0; g < groups_; ++g) {
-    const int e0 = std::max(int(int64_t(g) * n / groups_), shared_) - shared_;
-    const int e1 = std::max(int(int64_t(g + 1) * n / groups_), shared_) - shared_;
+  for (int g = 0; g < lanes_; ++g) {
+    const int e0 = std::max(int(int64_t(g) * n / lanes_), shared_) - shared_;
+    const int e1 = std::max(int(int64_t(g + 1) * n / lanes_), shared_) - shared_;
     std::stable_sort(s.order.begin() + e0, s.order.begin() + e1, [&](int a, int b) {
       return s.item_rows[size_t(a)] > s.item_rows[size_t(b)];
     });

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "trex/model/config.h"
@@ -47,23 +46,20 @@ class MoeDecode {
  public:
   explicit MoeDecode(const ModelConfig& config);
 
-  // Sizes the shared arrays for the step's B rows, split into `groups` contiguous row groups as
-  // the step's lanes split them (group g: rows [g B / groups, (g + 1) B / groups)), one lane
-  // (segment of the items) per group. Call before the threads of a step start.
-  void size_rows(int64_t B, int groups = 1);
-  // The same with the groups given: group g is rows [bounds[g], bounds[g + 1]) (bounds from 0
-  // to B, increasing), as a step whose lanes must not split a slot's run of rows splits them.
-  void size_rows(int64_t B, std::span<const int64_t> bounds);
+  // Sizes the shared arrays for the step's B rows, run by `lanes` lanes: one LaneWork segment
+  // of the items per lane (items() below), whichever rows each lane routes (a lane may route
+  // none). Call before the threads of a step start.
+  void size_rows(int64_t B, int lanes = 1);
 
   // Rows [b0, b1) of x [B, d]: gate logits, choice of experts and their weights, as `layer`
   // routes (its selection bias, or its hash table by ids[b]).
   void route(const MoeParams& p, const MoeLayer& layer, const float* x, const int32_t* ids,
              int64_t b0, int64_t b1, PackedWeights* packed);
 
-  // The experts phase as items for LaneWork(groups, items()) (lane_work.h): items [0, shared)
+  // The experts phase as items for LaneWork(lanes, items()) (lane_work.h): items [0, shared)
   // are the shared experts, each over every row, then the routed experts in order, each over
-  // every row routed to it; lane g's segment is LaneWork's [g items / groups, (g + 1) items /
-  // groups). Every item needs every row routed and order_routed() on the scratch that runs it.
+  // every row routed to it; lane g's segment is LaneWork's [g items / lanes, (g + 1) items /
+  // lanes). Every item needs every row routed and order_routed() on the scratch that runs it.
   int items() const { return shared_ + E_; }
   // After every row is routed: the routed experts of each lane's segment by rows, most first
   // (ties to the lower index), so that the items a lane steals last are the small ones. Each
@@ -82,7 +78,7 @@ class MoeDecode {
   int E_, K_, shared_;
   float gamma_, limit_;
   int64_t rows_ = 0;           // B of the step
-  int groups_ = 1;             // row groups of the step
+  int lanes_ = 1;              // lanes of the step (LaneWork segments of the items)
   std::vector<float> logits_;  // [B, E]
   std::vector<int32_t> sel_;   // [B, K]
   std::vector<float> w_;       // [B, K]

@@ -116,5 +116,31 @@ TEST(MoeDecode, RowsEqualTheLayersFewTokenForward) {
   }
 }
 
+// The one-row step (MoeLayer::forward's few-token path on the decoder's copies) and the batched
+// step (MoeDecode) read the same packed copies: after the layer has run, the decoder's steps over
+// the same rows (so the same experts) pack nothing more. Until session 28 the layer packed W1 and
+// W3 per width block and MoeDecode [W1; W3] stacked, so a server running both held them twice.
+TEST(MoeDecode, TheLayersFewTokenPathAndTheStepShareTheExpertsPackedCopies) {
+  ModelConfig c = test_util::tiny_v4_config("0, 4");
+  const int64_t d = c.hidden, T = 21;
+  Weights w(c, 9);
+  MoeLayer layer(c, false);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  std::vector<float> x(static_cast<size_t>(T * d)), want(x.size());
+  for (float& v : x) v = nd(rng);
+  std::vector<int32_t> ids(static_cast<size_t>(T));
+  for (int32_t& id : ids) id = int32_t(rng() % uint32_t(c.vocab));
+  PackedWeights pk;
+  layer.forward(w.p, x.data(), ids.data(), T, want.data(), nullptr, &pk);
+  const size_t after_layer = pk.bytes();
+  ASSERT_GT(after_layer, 0u);
+  for (int threads : {1, 2}) {
+    const std::vector<float> got = decode(c, w.p, layer, x, ids, T, threads, pk);
+    EXPECT_EQ(pk.bytes(), after_layer) << threads << " threads";
+    EXPECT_EQ(got, want) << threads << " threads";
+  }
+}
+
 }  // namespace
 }  // namespace trex::model

@@ -124,6 +124,7 @@ struct MoeLayer::State {
   core::aligned_vector<float> wperm;      // [T K] routing weight of each dispatched row
   core::aligned_vector<float> xs;         // [T K, d] dispatched inputs
   core::aligned_vector<float> g, u, h;    // [T K, f]
+  core::aligned_vector<float> gu;         // [rows of one expert, 2 f] through a packed [W1; W3]
   core::aligned_vector<float> sg, su, sh; // [shared, T, f]
   MoeScratch own;                // scratch when the caller passes none
 
@@ -460,6 +461,23 @@ void MoeLayer::forward(const MoeParams& p, const float* x, const int32_t* ids, i
       for (int64_t e = 0, r0 = 0; e < int64_t(s.erows.size()); r0 += s.erows[size_t(e)], ++e) {
         const int64_t n = s.erows[size_t(e)];
         if (n == 0) continue;
+        if (packed) {
+          // On a decoder's copies, [W1; W3] as one packed matrix (2f outputs), as MoeDecode's
+          // experts read them: one copy of each expert's W1 and W3 for one-row and batched steps
+          // alike (per width block, a server that ran both held two, PackedWeights::bytes()).
+          // Each output is the same chain over the input as in its own block's product, so g
+          // and u have the per-block products' bits.
+          const PackedMatrix& w13 = packed->get_stacked(p.w1[size_t(e0 + e)], p.w3[size_t(e0 + e)], f, d);
+          State::fit(s.gu, size_t(n * 2 * f));
+          packed_detail::panels_range(w13, &s.xs[size_t(r0 * d)], n, s.gu.data(), 0, w13.panels());
+          for (int64_t r = 0; r < n; ++r)  // rows [g | u] into the block-major g and u
+            for (int64_t l = 0; l < L; ++l) {
+              const float* gu = &s.gu[size_t(r * 2 * f + l * wb)];
+              std::memcpy(&s.g[size_t(l * Rwb + (r0 + r) * wb)], gu, sizeof(float) * size_t(wb));
+              std::memcpy(&s.u[size_t(l * Rwb + (r0 + r) * wb)], gu + f, sizeof(float) * size_t(wb));
+            }
+          continue;
+        }
         for (int64_t l = 0; l < L; ++l) {
           matvec_rows(packed, p.w1[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.g[size_t(l * Rwb + r0 * wb)]);
           matvec_rows(packed, p.w3[size_t(e0 + e)] + l * wb * d, &s.xs[size_t(r0 * d)], n, wb, d, &s.u[size_t(l * Rwb + r0 * wb)]);

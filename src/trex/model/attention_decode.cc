@@ -78,15 +78,26 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   // Consecutive rows of one cache are its next tokens in order (a prompt fed in chunks): each
   // row's position follows the one before it, and the per-row loop below appends each row to
   // the cache before the next reads it, as one-row calls one after the other would.
-  std::vector<int64_t> pos(Bs);
+  State::DecodeScratch& ds = s.dec;
+  // Sized (not cleared) to this call's rows: each is overwritten before it is read.
+  auto fit = [](auto& v, size_t n) -> auto& {
+    v.resize(n);
+    return v;
+  };
+  std::vector<int64_t>& pos = fit(ds.pos, Bs);
   for (size_t b = 0; b < Bs; ++b)
     pos[b] = b > 0 && caches[b] == caches[b - 1] ? pos[b - 1] + 1 : caches[b]->len;
   s.ensure_table(*std::max_element(pos.begin(), pos.end()) + 1);
 
   // The rows' projections, each weight read once for all of them (matvec_rows sums each row as
   // it would alone).
-  std::vector<float> qa(Bs * size_t(qlr)), qr(qa.size()), q0(Bs * size_t(Hhd)), qn(q0.size()),
-      q(q0.size()), kva(Bs * size_t(hd)), kvn(kva.size());
+  std::vector<float>& qa = fit(ds.qa, Bs * size_t(qlr));
+  std::vector<float>& qr = fit(ds.qr, qa.size());
+  std::vector<float>& q0 = fit(ds.q0, Bs * size_t(Hhd));
+  std::vector<float>& qn = fit(ds.qn, q0.size());
+  std::vector<float>& q = fit(ds.q, q0.size());
+  std::vector<float>& kva = fit(ds.kva, Bs * size_t(hd));
+  std::vector<float>& kvn = fit(ds.kvn, kva.size());
   matvec_rows(packed, p.wq_a, x, B, qlr, d, qa.data());
   s.norm_fwd(qa.data(), p.q_norm, qr.data(), B, qlr);
   matvec_rows(packed, p.wq_b, qr.data(), B, Hhd, qlr, q0.data());
@@ -95,15 +106,19 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   matvec_rows(packed, p.wkv, x, B, hd, d, kva.data());
   s.norm_fwd(kva.data(), p.kv_norm, kvn.data(), B, hd);
   const int64_t C = m > 0 ? kernels::compressor_width(int(m), hd) : 0;
-  std::vector<float> ckt(Bs * size_t(C)), czt(ckt.size());
+  std::vector<float>& ckt = fit(ds.ckt, Bs * size_t(C));
+  std::vector<float>& czt = fit(ds.czt, ckt.size());
   if (m > 0) {
     matvec_rows(packed, p.comp_wkv, x, B, C, d, ckt.data());
     matvec_rows(packed, p.comp_wgate, x, B, C, d, czt.data());
   }
   const int64_t IH = s.IH, Ihd = s.Ihd;
   const int64_t CI = m == 4 ? kernels::compressor_width(4, Ihd) : 0;
-  std::vector<float> ikt(Bs * size_t(CI)), izt(ikt.size()), qIa(m == 4 ? Bs * size_t(IH * Ihd) : 0),
-      qI(qIa.size()), wI(m == 4 ? Bs * size_t(IH) : 0);
+  std::vector<float>& ikt = fit(ds.ikt, Bs * size_t(CI));
+  std::vector<float>& izt = fit(ds.izt, ikt.size());
+  std::vector<float>& qIa = fit(ds.qIa, m == 4 ? Bs * size_t(IH * Ihd) : 0);
+  std::vector<float>& qI = fit(ds.qI, qIa.size());
+  std::vector<float>& wI = fit(ds.wI, m == 4 ? Bs * size_t(IH) : 0);
   if (m == 4) {
     matvec_rows(packed, p.idx_comp_wkv, x, B, CI, d, ikt.data());
     matvec_rows(packed, p.idx_comp_wgate, x, B, CI, d, izt.data());
@@ -113,7 +128,7 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
   }
 
   // Each row against its own caches.
-  std::vector<float> oi(Bs * size_t(Hhd));
+  std::vector<float>& oi = fit(ds.oi, Bs * size_t(Hhd));
   for (int64_t b = 0; b < B; ++b) {
     AttentionCache& cache = *caches[b];
     const int64_t t = pos[size_t(b)];
@@ -123,7 +138,8 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
 
     // Compressor: a new entry when this token closes a block.
     if (m > 0) {
-      std::vector<float> k0(static_cast<size_t>(hd)), kn(static_cast<size_t>(hd));
+      std::vector<float>& k0 = fit(ds.k0, size_t(hd));
+      std::vector<float>& kn = fit(ds.kn, size_t(hd));
       if (compressor_push(ckt.data() + b * C, czt.data() + b * C, p.comp_ape, hd, int(m), t,
                           cache.kt, cache.zt, k0.data())) {
         const int64_t i = (t + 1) / m - 1, ipos = i * m;
@@ -135,10 +151,12 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
     const int64_t visible = m > 0 ? (t + 1) / m : 0;
 
     // Which entries the query sees.
-    std::vector<int64_t> selected;
+    std::vector<int64_t>& selected = ds.selected;
+    selected.clear();
     if (m == 4) {
       // The indexer's compressor takes every token, entries visible or not.
-      std::vector<float> k0(static_cast<size_t>(Ihd)), kn(static_cast<size_t>(Ihd));
+      std::vector<float>& k0 = fit(ds.k0, size_t(Ihd));
+      std::vector<float>& kn = fit(ds.kn, size_t(Ihd));
       compressor_push(ikt.data() + b * CI, izt.data() + b * CI, p.idx_comp_ape, Ihd, 4, t,
                       cache.idx_kt, cache.idx_zt, k0.data());
       if (visible > 0) {
@@ -154,8 +172,11 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
         // Every entry's score side by side (chain_dots.h): each head's dot product one chain
         // per entry in e order, then the heads added in order, as one entry at a time.
         const size_t nv = size_t(visible);
-        std::vector<float> score(nv, 0.f), u(nv), iT;
-        std::vector<const float*> entries(nv);
+        std::vector<float>& score = ds.score;
+        score.assign(nv, 0.f);
+        std::vector<float>& u = fit(ds.dotsI, nv);
+        std::vector<float>& iT = ds.iT;
+        std::vector<const float*>& entries = fit(ds.entries, nv);
         for (size_t i = 0; i < nv; ++i) entries[i] = cache.idx_comp.data() + i * size_t(Ihd);
         transpose_keys(entries.data(), nv, Ihd, iT);
         for (int64_t h = 0; h < IH; ++h) {
@@ -176,12 +197,17 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
     }
 
     // Sparse attention of the one query with its sink.
-    std::vector<const float*> keys;
+    std::vector<const float*>& keys = ds.keys;
+    keys.clear();
     for (int64_t j = std::max<int64_t>(0, t - win + 1); j <= t; ++j)
       keys.push_back(cache.window.data() + (j % win) * hd);
     for (int64_t i : selected) keys.push_back(cache.comp.data() + i * hd);
     const size_t nk = keys.size();
-    std::vector<float> o(static_cast<size_t>(Hhd), 0.f), sc(nk), kT, dots(nk);
+    std::vector<float>& o = ds.o;
+    o.assign(static_cast<size_t>(Hhd), 0.f);
+    std::vector<float>& sc = fit(ds.sc, nk);
+    std::vector<float>& kT = ds.kT;
+    std::vector<float>& dots = fit(ds.dots, nk);
     // Every key's score side by side, each the same chain as one key at a time (chain_dots.h).
     transpose_keys(keys.data(), nk, hd, kT);
     const float tau = float(1.0 / std::sqrt(double(hd)));
@@ -212,7 +238,9 @@ void AttentionLayer::decode_rows(const AttentionParams& p, const float* x, int64
 
   // The grouped output projection over all rows: group g's slice of every row, then W_O^b.
   const int64_t gw = Hhd / s.G, Gol = s.G * s.olr;
-  std::vector<float> u(Bs * size_t(Gol)), og(Bs * size_t(gw)), ug(Bs * size_t(s.olr));
+  std::vector<float>& u = fit(ds.u, Bs * size_t(Gol));
+  std::vector<float>& og = fit(ds.og, Bs * size_t(gw));
+  std::vector<float>& ug = fit(ds.ug, Bs * size_t(s.olr));
   for (int64_t g = 0; g < s.G; ++g) {
     for (int64_t b = 0; b < B; ++b)
       std::copy(oi.begin() + b * Hhd + g * gw, oi.begin() + b * Hhd + (g + 1) * gw, og.begin() + b * gw);

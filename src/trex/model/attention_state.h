@@ -71,6 +71,17 @@ struct AttentionLayer::State {
   // Backward scratch.
   attention_detail::Buf du, doi, dO, dq, dkv, dkc, dtmp, dnorm, dkt, dzt, dwork, dape;
 
+  // decode_rows' working arrays, kept from call to call (a decoder's lane has layers of its own):
+  // a call had allocated ~19 vectors and ~14 more per row (~600 allocations an 8-row step at
+  // v4-nano). Each is written before it is read in a call (o and score zeroed, selected and
+  // keys cleared there).
+  struct DecodeScratch {
+    std::vector<int64_t> pos, selected;
+    std::vector<float> qa, qr, q0, qn, q, kva, kvn, ckt, czt, ikt, izt, qIa, qI, wI, oi;
+    std::vector<float> k0, kn, score, dotsI, iT, o, sc, kT, dots, u, og, ug;
+    std::vector<const float*> entries, keys;
+  } dec;
+
   bool packed_prefill(int64_t T) const {
     return prefill_packed != nullptr && T <= AttentionLayer::kPackedPrefillTokens;
   }

@@ -133,11 +133,13 @@ int64_t attention_ratio(const TuneTarget& t) { return t.dims.size() > 3 ? t.dims
 constexpr double kAttentionPieceSeconds = 0.2e-6;
 
 // Whether the kv_compress backward, with no channel_block tuned, splits by entries
-// (kv_compressor.cc kv_compress_backward: AVX-512 rows, ratio != 4, at least 2^18 floats per
-// input): one pool job per thread, each taking whole entries (every channel) one at a time from a
-// shared counter, dape summed in entry order as they finish (session 20). A tuned channel_block
-// (> 0) keeps the channel-block split, so there channel_block 0, "the kernel's own split", is a
-// point of the space and the built-in.
+// (kv_compressor.cc backward: AVX-512 rows, ratio != 4, at least 2^18 floats per input). Given
+// the forward's statistics (kv_compress_backward_from_stats: what the model and the suite's timed
+// case run since session 28) it is one pool job per thread, each a range of rows of every entry
+// (equal work), in one gradient pass. A tuned channel_block (> 0) keeps the channel-block split,
+// which ignores the statistics and derives them again (a max and a sum pass before the gradient
+// pass), so there channel_block 0, "the kernel's own split", is a point of the space and the
+// built-in.
 bool kv_backward_by_entries(int64_t tokens, int64_t head_dim, int64_t ratio) {
   return kernels::row_isa() == core::Isa::kAvx512 && ratio != 4 &&
          kernels::compressor_entries(tokens, int(ratio)) > 0 &&
@@ -214,10 +216,11 @@ double attention_keys(int64_t tokens, int64_t t, int64_t ratio) {
 // ceil(tokens / chunks) tokens (plan_with), handed out last first.
 std::vector<double> job_work(const TuneTarget& t, const std::string& param, int64_t v) {
   std::vector<double> w;
-  // The kv_compress backward's split by entries hands whole entries (equal work) one at a time to
+  // The kv_compress forward's split by entries hands whole entries (equal work) one at a time to
   // whichever thread is free: the imbalance of n equal units, not of its per-thread pool jobs.
-  if (v == 0 && ((t.kernel == "kv_compress.bwd" && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2])) ||
-                 (t.kernel == "kv_compress.fwd" && kv_forward_by_entries(t.dims[0], t.dims[2]))))
+  // (The backward from statistics gives each thread an equal range of every entry's rows: equal
+  // jobs, no imbalance.)
+  if (v == 0 && t.kernel == "kv_compress.fwd" && kv_forward_by_entries(t.dims[0], t.dims[2]))
     return std::vector<double>(size_t(kernels::compressor_entries(t.dims[0], int(t.dims[2]))), 1.0);
   if (t.kernel != "sparse_attention.bwd" || param != "chunks") return w;
   const int64_t a = t.dims[0], ratio = attention_ratio(t);
@@ -803,6 +806,11 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
         const double job_s = t.kernel == "sparse_attention.fwd" ? kAttentionPieceSeconds : hw.job_s;
         double cost = jobs * job_s / threads + (imb - 1) * busy;
         if (sp.name == "column_block") cost += jobs * double(ceil_div(t.dims[0], 512)) * 2 * 2e-6 / threads;
+        // Where the backward runs from the forward's statistics untuned, a channel block derives
+        // them again: its max pass reads zt and its sum pass kt once more from memory (session
+        // 28, [8192, 512] ratio 128 on two threads: 2.58 ms in three passes, 1.33 ms in one).
+        if (t.kernel == "kv_compress.bwd" && sp.values[v] > 0 && kv_backward_by_entries(t.dims[0], t.dims[1], t.dims[2]))
+          cost += 2 * 4.0 * double(t.dims[0]) * double(kernels::compressor_width(int(t.dims[2]), t.dims[1])) / hw.bw_mem;
         if (sp.name == "chunks") {
           // Each chunk zeroes its private key-gradient slice and the reduction reads every slice
           // back, apart from the products (serial): 8 bytes per workspace float at the level

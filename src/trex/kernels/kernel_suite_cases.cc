@@ -311,8 +311,12 @@ std::vector<KernelCase> compressor_cases(bool bwd, const std::vector<std::array<
     const double in_bytes = 4.0 * double(2 * s * C + ratio * C);
     if (!bwd) {
       auto [k, kr] = b.output<float>("k", n * hd, 1e-4);
-      out.push_back(b.done(in_bytes + 4.0 * double(n * hd), 0,
-          [=] { kv_compress_forward(kt, zt, ape, k, s, hd, r, pool); },
+      // The model's forward: it keeps the statistics its backward reads (ratio != 4; a scratch
+      // the gate does not compare, counted among the bytes written).
+      const int64_t sw = compressor_stats_width(r, hd);
+      float* st = sw > 0 ? b.scratch<float>(n * sw) : nullptr;
+      out.push_back(b.done(in_bytes + 4.0 * double(n * hd + n * sw), 0,
+          [=] { kv_compress_forward_keeping_stats(kt, zt, ape, k, st, s, hd, r, pool); },
           [=] { kv_compress_forward_ref(kt, zt, ape, kr, s, hd, r, pool); }));
     } else {
       float* dk = b.input<float>("dk", n * hd, seed + 3, 1.f);

@@ -546,9 +546,12 @@ void mhc_cases(const std::string& which, const std::vector<MhcShape>& shapes, ui
       if (which == "mhc.head_fwd") {
         auto [y, yr] = b.output<T>("y", tok * d, tol);
         auto [w, wr] = b.output<float>("w", tok * n, 1e-4);
-        out.push_back(b.done(xb + 4.0 * double(n * nd) + es * double(tok * d),
+        // The model's forward: it saves the projections and squares its backward reads (mhc.h
+        // proj; a scratch the gate does not compare, counted among the bytes written).
+        float* proj = b.scratch<float>(mhc_head_proj_floats(sh));
+        out.push_back(b.done(xb + 4.0 * double(n * nd) + es * double(tok * d) + 4.0 * double(mhc_head_proj_floats(sh)),
                              2.0 * double(tok) * double(n * nd + nd),
-            [=] { mhc_head_forward(X, phi, bias, scale, y, w, sh, pool); },
+            [=] { mhc_head_forward(X, phi, bias, scale, y, w, sh, pool, proj); },
             [=] { mhc_head_forward_ref(X, phi, bias, scale, yr, wr, sh, pool); }));
       } else {
         T* dy = b.input<T>("dy", tok * d, seed + 3, 1.f);

@@ -217,7 +217,7 @@ TEST(RmsNorm, StreamingStorePathBf16) {
 }
 
 // The 16-lane rows (AVX-512: bf16, and the fp32 forward, which overlaps a row's output with the
-// next row's sum) give the 8-lane rows' bits: y, dx and dw byte for byte, for row lengths around
+// next row's sum below 256 elements a row and keeps the passes apart from there) give the 8-lane rows' bits: y, dx and dw byte for byte, for row lengths around
 // the 8- and 16-element steps and the bf16 forward's 32-element lines (57: a line, a 16-step, an
 // 8-step, a scalar), the 8-lane rows' scalar tails included, weighted or not, plain
 // and streamed stores, with outputs that are denormal (tiny weights: for bf16 the vcvtneps2bf16
@@ -234,7 +234,7 @@ void check_paths_same_bits() {
     size_t out_off = 0;  // y and dx this many elements past a 64-byte boundary
   };
   std::vector<Case> cases;
-  for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 57, 97, 4096}) cases.push_back({37, dim});
+  for (int64_t dim : {1, 7, 8, 9, 15, 16, 17, 23, 24, 31, 40, 57, 97, 255, 256, 4096}) cases.push_back({37, dim});
   cases.push_back({1, 4096});
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
   // streamed, y and dx on 32 bytes but not 64: the bf16 lines in two 32-byte stores

@@ -6,7 +6,8 @@
 // rounding of ~10 per 8 elements), not by memory. The backward's fp32 rows stay on 8 lanes
 // (memory-bound there; 16 lanes measured no gain). The forward on AVX-512 (fp32 and bf16) runs
 // each row's output pass in the loop of the next row's sum of squares (forward_rows512): that
-// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap; the
+// sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap (not
+// fp32 rows of 256 elements and more with normal stores: kApartRowElems says why); the
 // bf16 backward does the same with pairs of rows (backward_rows512). The 16-lane
 // rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
 // operations (tested).
@@ -272,11 +273,29 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
   return s;
 }
 
-// Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass.
+// fp32 rows of at least this many elements with normal stores keep their two passes apart
+// (forward_rows512). The fused loop paces every access of a row by the sum's FMA chain (one
+// dependent FMA a line); where x and y come from L3 or memory that loses to a sum pass of loads
+// alone followed by an output pass on the row still in L1. At one thread on the Zen 4 VM (nice -20
+// lane, fastest calls, 64-byte aligned rows; no hardware counters in this VM): 512x4096 apart
+// 0.84x the fused time, 4096x1024 0.53x, 16384x256 0.80x; 128-element rows (16384x128) lost
+// 1.19x apart, bf16 rows (a line per step, twice the work a byte) lost 1.15x at 512x4096.
+// Requesting the next row into L2, y's lines for writing or x's into L1 ahead did not recover it.
+constexpr int64_t kApartRowElems = 256;
+
+// Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass (except
+// kApartRowElems' rows: each row's two passes in turn, the same operations in the same order).
 template <simd::LineStore S, bool Cvt, class T>
 TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo, int64_t hi,
                                     int64_t dim, float eps) {
   if (lo >= hi) return;
+  if (S == simd::LineStore::kPlain && std::is_same_v<T, float> && dim >= kApartRowElems) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float sc = 1.f / std::sqrt(sum_sq512(x + r * dim, dim) / float(dim) + eps);
+      forward_row512_scaled<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
+    }
+    return;
+  }
   // Rows are requested ahead only where y is streamed (much larger than the caches): from cache
   // the requests cost their instructions and gained nothing (fp32 [130, 4096] 0.929x).
   constexpr bool kRequest = S != simd::LineStore::kPlain;

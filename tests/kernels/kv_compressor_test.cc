@@ -308,9 +308,10 @@ TEST(KvCompressor, BackwardDapeFromMemorySameBits) {
 // ranges), on 1-3 threads (the multi-thread split by entries adds dape in turns; spill: every
 // entry's dzt from memory) and every vector path. {1300, 520, 128}, {2100, 136, 126} and
 // {8200, 264, 128} take the AVX-512 split by entries (2^18 floats and more; 126 rows: groups of 4
-// and 2 left over, an 8-lane channel tail), which reads the statistics (none of them streams its
-// gradients: that needs hd % 16 == 0 and 64-byte aligned outputs, StreamingGradientsSameBits); {300, 17, 128} and {9, 3, 2} the channel-block paths, which derive them;
-// {203, 40, 4} ratio 4, which keeps none (width 0, null stats).
+// and 2 left over, an 8-lane channel tail), which reads the statistics (none of them streams
+// its gradients: that needs hd % 16 == 0 and 64-byte aligned outputs, StreamingGradientsSameBits);
+// {300, 17, 128} and {9, 3, 2} the channel-block paths, which derive them; {203, 40, 4} ratio 4,
+// which keeps none (width 0, null stats).
 TEST(KvCompressor, BackwardFromStatsSameBits) {
   for (CompShape c : {CompShape{1300, 520, 128}, CompShape{2100, 136, 126}, CompShape{8200, 264, 128},
                       CompShape{300, 17, 128}, CompShape{9, 3, 2}, CompShape{203, 40, 4}}) {

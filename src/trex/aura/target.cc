@@ -136,7 +136,9 @@ constexpr double kAttentionPieceSeconds = 0.2e-6;
 // (kv_compressor.cc backward: AVX-512 rows, ratio != 4, at least 2^18 floats per input). Given
 // the forward's statistics (kv_compress_backward_from_stats: what the model and the suite's timed
 // case run since session 28) it is one pool job per thread, each a range of rows of every entry
-// (equal work), in one gradient pass. A tuned channel_block (> 0) keeps the channel-block split,
+// in one gradient pass: ceil(ratio / span) ranges of span rows, span the multiple of kStatsRows
+// (4) at or above ratio / threads, so nearly equal work (ratio 128: 64 + 64 on two threads,
+// 44 + 44 + 40 on three), priced as equal. A tuned channel_block (> 0) keeps the channel-block split,
 // which ignores the statistics and derives them again (a max and a sum pass before the gradient
 // pass), so there channel_block 0, "the kernel's own split", is a point of the space and the
 // built-in.

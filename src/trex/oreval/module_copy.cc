@@ -28,10 +28,11 @@ constexpr size_t kMaxModuleFile = size_t(16) << 20;
 // The packages a program may import (the shared modelling core and its skins), each required.
 constexpr const char* kPackages[] = {"trex_modeling", "gurobipy", "coptpy", "trex_pulp"};
 
-// The module's sources: the runner, the warm interpreter (warm_pool.h) and its warm-up, and
-// every .py file of the packages.
+// The module's sources: the runner, the warm interpreter (warm_pool.h), its warm-up and its
+// in-place compile, and every .py file of the packages.
 std::vector<std::string> module_sources(const std::string& pydir) {
-  std::vector<std::string> rel = {"trex_eval_runner.py", "trex_eval_zygote.py", "trex_eval_warmup.py"};
+  std::vector<std::string> rel = {"trex_eval_runner.py", "trex_eval_zygote.py", "trex_eval_warmup.py",
+                                  "trex_eval_pyc.py"};
   for (const char* package : kPackages) {
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(fs::path(pydir) / package, ec); !ec && it != fs::recursive_directory_iterator();

@@ -56,7 +56,10 @@ constexpr int kWorkspaceFd = 11;          // the workspace mount's, until the in
 // __main__ in sys.modules with the same attributes, sys.argv[0] the script's path), without
 // importing runpy: runpy, importlib.util, contextlib and warnings, which nothing else of the
 // interpreter imports, cost 3.5-4.5 ms of CPU at every start (perf stat -r 40, session 27)
-// and stayed in every child's address space.
+// and stayed in every child's address space. Its code comes from the pyc that compiling the
+// module copy in place (trex_eval_pyc.py, first; the script then finds it done) wrote or took
+// from the per-user cache: compiling the script's 55 kB of source here cost 5-7 ms of CPU at
+// every start. The module folder goes first on sys.path, where the script would put it.
 constexpr const char* kBootstrap =
     "import ctypes, os, sys\n"
     "attach = ctypes.CDLL(sys.argv[1]).trex_sandbox_attach_workspace\n"
@@ -72,14 +75,17 @@ constexpr const char* kBootstrap =
     "    os._exit(125)\n"
     "os.close(int(sys.argv[7]))\n"
     "sys.argv[7] = 'attached'\n"
-    "path = sys.argv[6] + '/module/trex_eval_zygote.py'\n"
+    "folder = sys.argv[6] + '/module'\n"
+    "path = folder + '/trex_eval_zygote.py'\n"
+    "sys.path.insert(0, folder)\n"
+    "import trex_eval_pyc\n"
+    "trex_eval_pyc.compile_module_copy(folder, sys.argv[3])\n"
+    "code = trex_eval_pyc.compiled_code(path)\n"
     "main = type(sys)('__main__')\n"
     "main.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__='', __spec__=None)\n"
     "sys.modules['__main__'] = main\n"
     "sys.argv[0] = path\n"
-    "with open(path, 'rb') as f:\n"
-    "    code = compile(f.read(), path, 'exec', dont_inherit=True)\n"
-    "del attach, why, f\n"
+    "del attach, why, folder\n"
     "exec(code, main.__dict__)\n";
 constexpr double kStartSeconds = 120;     // importing the module on a loaded machine
 constexpr double kAnswerSeconds = 30;     // a fork, or a reap past the child's own deadline
@@ -240,7 +246,7 @@ class WarmInterpreter final : public SandboxLauncher {
     posix_spawn_file_actions_adddup2(&fa, sv[1], kControlFd);
     // $TREX_PYC_CACHE (docs/eval.md): "0" no pyc cache, else the cache's folder, made absolute
     // (the interpreter's folder is not ours); unset or empty the per-user one. An argument, not
-    // the environment: no child inherits it (trex_eval_zygote.py open_pyc_cache).
+    // the environment: no child inherits it (trex_eval_pyc.py open_pyc_cache).
     const char* cache_env = getenv("TREX_PYC_CACHE");
     std::string pyc_cache = cache_env ? cache_env : "";
     if (!pyc_cache.empty() && pyc_cache != "0") {

@@ -20,6 +20,7 @@ import sys
 import time
 import unittest
 
+import trex_eval_pyc as pyc
 import trex_eval_zygote as z
 
 
@@ -1604,8 +1605,8 @@ def module_copy(into):
     import shutil
 
     python = os.path.dirname(os.path.abspath(z.__file__))
-    for name in ("trex_eval_runner.py", "trex_eval_zygote.py", "trex_eval_warmup.py", "trex_modeling", "gurobipy",
-                 "coptpy", "trex_pulp"):
+    for name in ("trex_eval_runner.py", "trex_eval_zygote.py", "trex_eval_warmup.py", "trex_eval_pyc.py", "trex_modeling",
+                 "gurobipy", "coptpy", "trex_pulp"):
         source = os.path.join(python, name)
         if os.path.isdir(source):
             shutil.copytree(source, os.path.join(into, name), ignore=shutil.ignore_patterns("__pycache__"))
@@ -1664,14 +1665,14 @@ class PycCache(unittest.TestCase):
         shutil.rmtree(self.tmp)
 
     def open_cache(self):
-        fd = z.pyc_cache_folder(self.home)
+        fd = pyc.pyc_cache_folder(self.home)
         if fd is not None:
             self.fds.append(fd)
         return fd
 
     def assertNotUsed(self, why):
         fds = len(os.listdir("/proc/self/fd"))
-        self.assertIsNone(z.pyc_cache_folder(self.home), why)
+        self.assertIsNone(pyc.pyc_cache_folder(self.home), why)
         self.assertEqual(len(os.listdir("/proc/self/fd")), fds, why)  # nothing left open
 
     def assertOpensTheCache(self):
@@ -1689,10 +1690,10 @@ class PycCache(unittest.TestCase):
     def test_a_second_run_uses_the_entries_and_its_modules_import_from_their_own_path(self):
         cache = self.assertOpensTheCache()
         plain, first, second = self.copy("plain"), self.copy("first"), self.copy("second")
-        z.compile_in_place(plain)
-        z.compile_in_place(first, cache)
+        pyc.compile_in_place(plain)
+        pyc.compile_in_place(first, cache)
         self.assertEqual(len(os.listdir(self.path)), len(pycs(plain)))  # one entry per module
-        z.compile_in_place(second, cache)
+        pyc.compile_in_place(second, cache)
         p, a, b = pycs(plain), pycs(first), pycs(second)
         self.assertEqual(sorted(p), sorted(b))
         self.assertEqual(a, b)  # copied from the cache, byte for byte
@@ -1711,12 +1712,12 @@ class PycCache(unittest.TestCase):
     def test_a_damaged_or_foreign_entry_is_compiled_instead(self):
         cache = self.open_cache()
         plain, first = self.copy("plain"), self.copy("first")
-        z.compile_in_place(plain)
-        z.compile_in_place(first, cache)
+        pyc.compile_in_place(plain)
+        pyc.compile_in_place(first, cache)
         entries = sorted(os.listdir(self.path))
         # One entry's body damaged, another's trailer cut, a third replaced by a pyc whose
         # header names another source (with a correct digest).
-        sha256 = z.sha256_constructor()
+        sha256 = pyc.sha256_constructor()
 
         def rewrite(name, change):
             path = os.path.join(self.path, name)
@@ -1729,7 +1730,7 @@ class PycCache(unittest.TestCase):
         rewrite(entries[1], lambda d: d[:-1])
         rewrite(entries[2], lambda d: (lambda pyc: pyc + sha256(pyc).digest())(d[:8] + b"\0" * 8 + d[16:-32]))
         third = self.copy("third")
-        z.compile_in_place(third, cache)
+        pyc.compile_in_place(third, cache)
         p, c = pycs(plain), pycs(third)
         self.assertEqual(sorted(p), sorted(c))
         for name in p:
@@ -1793,7 +1794,7 @@ class PycCache(unittest.TestCase):
         moved = os.path.join(self.home, ".cache", "trex", "moved")
         os.rename(self.path, moved)
         os.mkdir(self.path, 0o700)
-        for i in range(z.PYC_CACHE_ENTRIES + 1):
+        for i in range(pyc.PYC_CACHE_ENTRIES + 1):
             with open(os.path.join(moved, "old%03d" % i), "wb") as f:
                 f.write(b"x")
             os.utime(os.path.join(moved, "old%03d" % i), (1000 + i, 1000 + i))
@@ -1801,15 +1802,15 @@ class PycCache(unittest.TestCase):
             f.write(b"x")
         os.utime(os.path.join(self.path, "planted"), (1000, 1000))
         first = self.copy("first")
-        z.compile_in_place(first, cache)  # writes entries, then prunes
+        pyc.compile_in_place(first, cache)  # writes entries, then prunes
         self.assertEqual(os.listdir(self.path), ["planted"])  # nothing written or pruned at the path
         names = os.listdir(moved)
-        self.assertEqual(len(names), z.PYC_CACHE_ENTRIES)
+        self.assertEqual(len(names), pyc.PYC_CACHE_ENTRIES)
         self.assertEqual(len([n for n in names if not n.startswith("old")]), len(pycs(first)))
         # And a second run reads them from there: copied byte for byte.
         second = self.copy("second")
         os.rename(moved, os.path.join(self.tmp, "away"))
-        z.compile_in_place(second, cache)
+        pyc.compile_in_place(second, cache)
         self.assertEqual(pycs(first), pycs(second))
         self.assertEqual(os.listdir(self.path), ["planted"])
 
@@ -1821,10 +1822,10 @@ class PycCache(unittest.TestCase):
 
         cache = self.open_cache()
         plain, first = self.copy("plain"), self.copy("first")
-        z.compile_in_place(plain)
+        pyc.compile_in_place(plain)
         with mock.patch.dict(sys.modules, {"_sha2": None, "_sha256": None}):
-            self.assertIsNone(z.sha256_constructor())
-            z.compile_in_place(first, cache)
+            self.assertIsNone(pyc.sha256_constructor())
+            pyc.compile_in_place(first, cache)
         self.assertEqual(os.listdir(self.path), [])  # no entry
         self.assertCompiledAsWithoutACache(plain, first, "no sha256")
 
@@ -1841,12 +1842,12 @@ class PycCache(unittest.TestCase):
         from unittest import mock
 
         plain = self.copy("plain")
-        z.compile_in_place(plain)
+        pyc.compile_in_place(plain)
         for step in ("sha256_constructor", "cached_pyc", "store_pyc", "prune_pyc_cache"):
             cache = self.open_cache()
             folder = self.copy("with_" + step)
-            with mock.patch.object(z, step, side_effect=RuntimeError(step)):
-                z.compile_in_place(folder, cache)
+            with mock.patch.object(pyc, step, side_effect=RuntimeError(step)):
+                pyc.compile_in_place(folder, cache)
             self.assertCompiledAsWithoutACache(plain, folder, step)
 
     def test_an_entry_that_is_not_a_file_is_compiled_instead(self):
@@ -1864,8 +1865,8 @@ class PycCache(unittest.TestCase):
 
         cache = self.open_cache()
         plain, first = self.copy("plain"), self.copy("first")
-        z.compile_in_place(plain)
-        z.compile_in_place(first, cache)
+        pyc.compile_in_place(plain)
+        pyc.compile_in_place(first, cache)
         entries = sorted(os.listdir(self.path))
         for name in entries[1:]:
             os.unlink(os.path.join(self.path, name))
@@ -1876,7 +1877,7 @@ class PycCache(unittest.TestCase):
         old = signal.signal(signal.SIGALRM, blocked)
         signal.alarm(60)  # a hang guard only: every open returns at once
         try:
-            z.compile_in_place(second, cache)
+            pyc.compile_in_place(second, cache)
         except Blocked:
             self.fail("an open of a FIFO entry blocked")
         finally:
@@ -1887,35 +1888,71 @@ class PycCache(unittest.TestCase):
     def test_the_setting_turns_the_cache_off_or_names_its_folder(self):
         # TREX_PYC_CACHE (argv[3] from warm_pool.cc): "0" none; a path that folder, made when
         # missing, used only when it is this user's and writable by no one else.
-        self.assertIsNone(z.open_pyc_cache("0"))
+        self.assertIsNone(pyc.open_pyc_cache("0"))
         folder = os.path.join(self.tmp, "chosen")
-        fd = z.open_pyc_cache(folder)
+        fd = pyc.open_pyc_cache(folder)
         self.assertIsNotNone(fd)
         self.fds.append(fd)
         self.assertTrue(os.path.samestat(os.fstat(fd), os.stat(folder)))
         first = self.copy("first")
-        z.compile_in_place(first, fd)
+        pyc.compile_in_place(first, fd)
         self.assertEqual(len(os.listdir(folder)), len(pycs(first)))  # the entries went there
         os.chmod(folder, 0o757)
-        self.assertIsNone(z.open_pyc_cache(folder), "other-writable")
+        self.assertIsNone(pyc.open_pyc_cache(folder), "other-writable")
         os.chmod(folder, 0o700)
         not_a_folder = os.path.join(self.tmp, "file")
         with open(not_a_folder, "wb"):
             pass
-        self.assertIsNone(z.open_pyc_cache(not_a_folder), "a file")
+        self.assertIsNone(pyc.open_pyc_cache(not_a_folder), "a file")
 
     def test_the_cache_keeps_the_entries_written_last(self):
         cache = self.open_cache()
-        for i in range(z.PYC_CACHE_ENTRIES + 5):
+        for i in range(pyc.PYC_CACHE_ENTRIES + 5):
             path = os.path.join(self.path, "old%03d" % i)
             with open(path, "wb") as f:
                 f.write(b"x")
             os.utime(path, (1000 + i, 1000 + i))
-        z.compile_in_place(self.copy("first"), cache)  # writes entries, then prunes
+        pyc.compile_in_place(self.copy("first"), cache)  # writes entries, then prunes
         names = os.listdir(self.path)
-        self.assertEqual(len(names), z.PYC_CACHE_ENTRIES)
+        self.assertEqual(len(names), pyc.PYC_CACHE_ENTRIES)
         self.assertEqual(len([n for n in names if not n.startswith("old")]), len(pycs(os.path.join(self.tmp, "first"))))
         self.assertNotIn("old000", names)
+
+    def test_the_script_runs_from_the_pyc_written_for_its_source_and_is_compiled_otherwise(self):
+        # compiled_code (the bootstrap's, warm_pool.cc): the pyc compile_in_place wrote, under the
+        # script's own path even where it came from the cache (compiled at another path); the
+        # source compiled where the pyc is missing or was written for other bytes.
+        cache = self.assertOpensTheCache()
+        pyc.compile_in_place(self.copy("first"), cache)
+        folder = self.copy("second")
+        pyc.compile_in_place(folder, cache)
+        script = os.path.join(folder, "trex_eval_zygote.py")
+        with open(script, "rb") as f:
+            source = f.read()
+        fresh = compile(source, script, "exec", dont_inherit=True)
+        code = pyc.compiled_code(script)
+        self.assertEqual(code, fresh)
+        self.assertEqual(code.co_filename, script)
+        compiled = sys.modules["_frozen_importlib_external"].cache_from_source(script)
+        with open(script, "ab") as f:
+            f.write(b"\nCHANGED_AFTER_THE_COMPILE = 1\n")  # the pyc's source hash no longer matches
+        self.assertIn("CHANGED_AFTER_THE_COMPILE", pyc.compiled_code(script).co_names)
+        os.unlink(compiled)
+        self.assertIn("CHANGED_AFTER_THE_COMPILE", pyc.compiled_code(script).co_names)
+        with open(script, "ab") as f:
+            f.write(b"def (\n")
+        with self.assertRaises(SyntaxError):
+            pyc.compiled_code(script)
+
+    def test_the_copy_is_compiled_once_per_process(self):
+        folder = self.copy("once")
+        pyc.compile_module_copy(folder, "0")
+        first = pycs(folder)
+        self.assertTrue(first)
+        for name in first:
+            os.unlink(os.path.join(folder, name))
+        pyc.compile_module_copy(folder, "0")  # the bootstrap did it: the script's call does nothing
+        self.assertEqual(pycs(folder), {})
 
 
 if __name__ == "__main__":

@@ -274,13 +274,16 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
 }
 
 // fp32 rows of at least this many elements with normal stores keep their two passes apart
-// (forward_rows512). The fused loop paces every access of a row by the sum's FMA chain (one
-// dependent FMA a line); where x and y come from L3 or memory that loses to a sum pass of loads
-// alone followed by an output pass on the row still in L1. At one thread on the Zen 4 VM (nice -20
-// lane, fastest calls, 64-byte aligned rows; no hardware counters in this VM): 512x4096 apart
-// 0.84x the fused time, 4096x1024 0.53x, 16384x256 0.80x; 128-element rows (16384x128) lost
-// 1.19x apart, bf16 rows (a line per step, twice the work a byte) lost 1.15x at 512x4096.
-// Requesting the next row into L2, y's lines for writing or x's into L1 ahead did not recover it.
+// (forward_rows512): where x and y come from L3 or memory, a sum pass of loads alone followed by
+// the output pass on the row still in L1 beats the fused loop, which reads the next row from L3
+// and this row again while y's lines are fetched for writing. At one thread on the Zen 4 VM (nice
+// -20 lane, fastest calls, 64-byte aligned rows): 512x4096 apart 0.84x the fused time, 4096x1024
+// 0.53x, 16384x256 0.80x; 128-element rows (16384x128) lost 1.19x apart, bf16 rows (a line per
+// step, twice the work a byte) lost 1.15x at 512x4096. Not the sum's FMA chain (four accumulators
+// in the fused loop measured no faster), not L1's capacity (1024-element rows, 12 KiB between a
+// row's two reads, lost most), not y's offset from x (2 KiB moved nothing), not the distance of
+// requests: the next row into L2, y's lines for writing, x's into L1 ahead did not recover it.
+// This VM has no hardware counters to say more (perf lists no PMU events).
 constexpr int64_t kApartRowElems = 256;
 
 // Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass (except

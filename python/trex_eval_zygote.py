@@ -55,8 +55,19 @@ if not sys.path or sys.path[0] != _HERE:  # the bootstrap (warm_pool.cc) put it 
 if __name__ == "__main__":
     # The module copy compiled in place (trex_eval_pyc.py) before anything of it is imported;
     # already done where the bootstrap ran this script from its pyc.
-    import trex_eval_pyc
-
+    try:
+        import trex_eval_pyc
+    except ImportError:
+        # An evaluator built before trex_eval_pyc.py existed (session 28) copies no such file
+        # (a python/ folder newer than the trex binary, e.g. an A/B's TREX_PYTHON_DIR): said on
+        # the control socket, where await_ready puts it in every program's error, instead of a
+        # bare "it exited with status 1".
+        _line = "its module copy has no trex_eval_pyc.py: this python/ needs a trex built from session 28 on"
+        try:
+            os.write(int(sys.argv[2]), json.dumps({"ready": False, "error": _line}).encode())
+        except (IndexError, ValueError, OSError):
+            os.write(2, ("trex warm interpreter: " + _line + "\n").encode())
+        os._exit(125)
     trex_eval_pyc.compile_module_copy(_HERE, sys.argv[3] if len(sys.argv) > 3 else "")
 
 # What every program's runner imports anyway, imported once here. Nothing else is: a program's

@@ -1945,6 +1945,24 @@ class PycCache(unittest.TestCase):
         with self.assertRaises(SyntaxError):
             pyc.compiled_code(script)
 
+    def test_a_copy_without_the_compile_module_says_so_on_the_control_socket(self):
+        # What an evaluator built before trex_eval_pyc.py copies of a newer python/: the script
+        # says why it cannot start, as the bootstrap does for a refused workspace, and exits 125.
+        import subprocess
+
+        folder = self.copy("older")
+        os.unlink(os.path.join(folder, "trex_eval_pyc.py"))
+        here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with here, there:
+            run = subprocess.run([sys.executable, "-I", "-B", os.path.join(folder, "trex_eval_zygote.py"), "lib.so",
+                                  str(there.fileno()), "0"], pass_fds=(there.fileno(),), capture_output=True,
+                                 timeout=60)
+            self.assertEqual(run.returncode, 125, run.stderr)
+            message = json.loads(here.recv(1 << 16))
+        self.assertFalse(message["ready"])
+        self.assertIn("no trex_eval_pyc.py", message["error"])
+        self.assertEqual(pycs(folder), {})  # nothing of it compiled or imported
+
     def test_the_copy_is_compiled_once_per_process(self):
         folder = self.copy("once")
         pyc.compile_module_copy(folder, "0")

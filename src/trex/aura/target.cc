@@ -898,12 +898,13 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
   // Where the vector pipe hides the memory pipe under both store kinds, the model cannot rank
   // them and the solver returned either; then the kernel's own choice (streams_by_size: an
   // output of at least 8 MiB) is kept, as GEMM keeps its built-in blocking on a tie: a serial
-  // cost of 1e-4 of the call on the other kind, below any difference the terms above resolve.
+  // cost of 1e-4 of the call on the other kind (on every row space with a store parameter; it
+  // decides only a tie, below any difference the terms above resolve).
   // Session 28 (docs/aura.md, "Row kernels"): SwiGLU forward at one thread on the Zen 4 VM is
   // such a tie (32 lane-ops an element at 58.6 G lane-ops/s: 2.3 ms against 0.98 ms of memory at
   // 1024x4096) and the solver took normal stores, 1.019-1.046x the best on session 27's table
   // and 1.029-1.052x on session 28's, where the kernel's streaming stores are the best on all
-  // four shapes of both. Replayed on every saved table (689 spaces) only those eight starts move.
+  // four shapes of both. Replayed on the saved tables (689 spaces) only those eight starts move.
   if (is >= 0) {
     const int64_t own = builtin_config(t, hw).at("stream");
     const double tie = 1e-4 * std::max(t_mem_normal, pr.pipe_constant[1]);

@@ -12,7 +12,9 @@
 // from bf16-rounded inputs in different orders: 1e-3.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -587,7 +589,8 @@ TEST(Mhc, HeadBatchedEqualsPerToken) {
 // path with 4- and 8-token groups and a partial last chunk (600 tokens on 2 threads), d not a
 // multiple of a line (1000: the one-token stage 1), n = 5 (no line path). And it reads them:
 // a changed projection changes db. Overwriting dX (MhcGradInto::kOverwrite, onto NaN) gives the
-// bytes of adding onto zeros, with and without the projections.
+// bytes of adding onto zeros, with and without the projections, into a std::vector and into a
+// 64-byte aligned array (the bf16 head's streamed dX lines).
 template <class T>
 void check_head_saved_projections() {
   // 520 x 4 x 512 on two threads: the token path (a 256-token chunk per thread) with rows 8 KiB
@@ -631,6 +634,18 @@ void check_head_saved_projections() {
       const Grads added = backward(saved, zeros), written = backward(saved, poison, MhcGradInto::kOverwrite);
       EXPECT_TRUE(same_bytes(written.dX, added.dX)) << "overwritten dX" << (saved ? " (proj)" : "");
       EXPECT_TRUE(same_bytes(written.dphi, added.dphi)) << "dphi with dX overwritten";
+      // dX 64-byte aligned (as the model's arenas give it): the bf16 head's groups stream its
+      // lines (store_line_cvt<true>); a std::vector's data need not be aligned so.
+      const size_t nx = p.dX0.size();
+      auto dx = core::aligned_array<T>(nx);
+      std::fill(dx.get(), dx.get() + nx, nan_value<T>());
+      std::vector<float> dphi(static_cast<size_t>(n * nd)), db(static_cast<size_t>(n)), ds(1);
+      mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), dx.get(), dphi.data(),
+                        db.data(), ds.data(), sh, nullptr, &pool, saved, MhcGradInto::kOverwrite);
+      EXPECT_TRUE(std::equal(dx.get(), dx.get() + nx, added.dX.begin(),
+                             [](const T& a, const T& b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }))
+          << "overwritten aligned dX" << (saved ? " (proj)" : "");
+      EXPECT_TRUE(same_bytes(dphi, added.dphi)) << "dphi with aligned dX overwritten";
     }
   }
 }

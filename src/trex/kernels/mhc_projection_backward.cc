@@ -9,6 +9,7 @@
 #include "trex/kernels/mhc_projection_backward.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -182,13 +183,23 @@ TREX_AVX512_FN void block_tokens(const T* X, const T* dy, T* dX, const float* ph
 // took a test, a branch GCC laid out as taken (to the conversion out of line) and a jump back,
 // the conversion and a store; here per line and token two tests, one untaken branch, one
 // conversion and one store.
+// NT: a streaming store of the whole line (p 64-byte aligned): the head's overwritten dX, whose
+// line is never read, so the store needs no read of it first (a plain store reads every line of
+// dX from memory before writing it: 32 MiB of the bf16 [4096, 4, 1024] backward's ~104 MiB).
+template <bool NT = false>
 TREX_STRIP_FN void store_line_cvt(core::bf16* p, __m512 lo, __m512 hi) {
   if (__builtin_expect(!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(lo, 0x20), _mm512_fpclass_ps_mask(hi, 0x20)), 0)) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), simd::round16(lo));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), simd::round16(hi));
+    if constexpr (NT) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(p),
+                          _mm512_inserti64x4(_mm512_castsi256_si512(simd::round16(lo)), simd::round16(hi), 1));
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), simd::round16(lo));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 16), simd::round16(hi));
+    }
     return;
   }
-  _mm512_storeu_si512(p, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+  if constexpr (NT) _mm512_stream_si512(reinterpret_cast<__m512i*>(p), reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
+  else _mm512_storeu_si512(p, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)));
 }
 
 // block_tokens<TB, T, true> for the final head's R = 4 rows where every strip is full and lines
@@ -203,7 +214,9 @@ TREX_STRIP_FN void store_line_cvt(core::bf16* p, __m512 lo, __m512 hi) {
 // Next: request the next group's X and dy (into L2) here; false where stage 1 requested them
 // (mhc.cc head_back_group512). Overwrite: dX = +0 + v instead of dX + v, dX not read
 // (projection_backward_tokens512's overwrite).
-template <int TB, bool Cvt, bool Next, class T, bool Overwrite = false>
+// NT (bf16 with Cvt and Overwrite, dX 64-byte aligned): dX's lines streamed (store_line_cvt),
+// and not requested ahead (a request for writing reads the line).
+template <int TB, bool Cvt, bool Next, class T, bool Overwrite = false, bool NT = false>
 TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_pack,
                               float* dphi_pack, int64_t t0, int64_t tokens, int64_t n, int64_t d,
                               const StageOneRecords& rec) {
@@ -229,7 +242,7 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
       const int64_t j = c / 16;
       int64_t a = j + int64_t(kAheadStrips), tg = t0;
       if (a >= ns) a -= ns, tg += TB;
-      if (tg + TB <= tokens)
+      if (!NT && tg + TB <= tokens)
         for (int t = 0; t < TB; ++t) __builtin_prefetch(dX + (tg + t) * nd + a * 16, 1);
       if (Next && next_group)
         for (int t = TB; t < 2 * TB; ++t) {
@@ -280,7 +293,7 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
         }
       }
       if constexpr (Cvt)
-        for (int t = 0; t < TB; ++t) store_line_cvt(dx0 + t * nd + c, line[0][t], line[1][t]);
+        for (int t = 0; t < TB; ++t) store_line_cvt<NT>(dx0 + t * nd + c, line[0][t], line[1][t]);
     }
   }
 }
@@ -501,10 +514,15 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
   // Groups of 4 (the bf16 head's, mhc.cc; and a group's remainder of 4-7 tokens).
   if constexpr (std::is_same_v<T, core::bf16>)
     if (R == 4 && d % 32 == 0 && core::cpu_features().avx512_bf16) {
+      const bool nt = overwrite && reinterpret_cast<uintptr_t>(dX) % 64 == 0;
+      const auto group =
+          nt ? (ahead_requested ? &head_group<kSmallGroup, true, false, T, true, true>
+                                : &head_group<kSmallGroup, true, true, T, true, true>)
+             : pick(&head_group<kSmallGroup, true, true, T>, &head_group<kSmallGroup, true, true, T, true>,
+                    &head_group<kSmallGroup, true, false, T>, &head_group<kSmallGroup, true, false, T, true>);
       for (; t + kSmallGroup <= t1; t += kSmallGroup)
-        pick(&head_group<kSmallGroup, true, true, T>, &head_group<kSmallGroup, true, true, T, true>,
-             &head_group<kSmallGroup, true, false, T>, &head_group<kSmallGroup, true, false, T, true>)(
-            X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        group(X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+      if (nt) _mm_sfence();  // the streamed lines visible before the job ends
     }
   zero_rows(t, t1 - t);  // the rest
   for (; t + kSmallGroup <= t1; t += kSmallGroup)

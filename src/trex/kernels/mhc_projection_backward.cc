@@ -310,7 +310,10 @@ TREX_STRIP_FN void head_group(const T* X, const T* dy, T* dX, const float* phi_p
 // loads), and each element's operations are head_group's: the same bits.
 // lag: 2 strips (1, 2 and 4 measured 1.29x, 1.34x, 1.35x with P = 2; P = 1 1.20-1.22x, P = 4
 // 1.20-1.25x; one-process A/B against head_group, 4096 x 4 x 1024, 2 threads, loaded).
-template <int TB, int P, bool Next, bool Overwrite = false>
+// NT (Overwrite, dX 64-byte aligned): dX's lines streamed and not requested for writing, as
+// head_group's NT (a plain store first read each line of dX from memory; the model's fp32 head
+// 2048 x 4 x 512: 1.10-1.22x wall, bench/results/mhc_s28/logs/ntf1.log).
+template <int TB, int P, bool Next, bool Overwrite = false, bool NT = false>
 TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
                                      const float* phi_pack, float* dphi_pack, int64_t t0,
                                      int64_t tokens, int64_t n, int64_t d,
@@ -348,7 +351,7 @@ TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
       const int64_t c = js * 16, i = js / sps;
       int64_t a = js + int64_t(kAheadStrips), tg = t0;
       if (a >= ns) a -= ns, tg += TB;
-      if (tg + TB <= tokens)
+      if (!NT && tg + TB <= tokens)
         for (int q = 0; q < P; ++q) __builtin_prefetch(dX + (tg + s * P + q) * nd + a * 16, 1);
       const float* ph = phi_pack + js * R * 16;
       float* dph = dphi_pack + js * R * 16;
@@ -374,7 +377,9 @@ TREX_STRIP_FN void head_group_skewed(const float* X, const float* dy, float* dX,
         v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_loadu_ps(dy + (t0 + t) * d + c - i * d),
                                            _mm512_set1_ps(sc[TB * R + TB + t * R + i])));
         float* o = dX + (t0 + t) * nd + c;
-        _mm512_storeu_ps(o, _mm512_add_ps(Overwrite ? _mm512_setzero_ps() : _mm512_loadu_ps(o), v));
+        const __m512 out = _mm512_add_ps(Overwrite ? _mm512_setzero_ps() : _mm512_loadu_ps(o), v);
+        if constexpr (NT) _mm512_stream_ps(o, out);
+        else _mm512_storeu_ps(o, out);
       }
     }
   }
@@ -496,8 +501,14 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
       // enough for the skew's ramp and its per-slot dphi traffic (bwd_skew.log: d = 1024 1.33x,
       // 512 1.15x, 256 1.03x, 128 0.86x; 1040, whose rows do not share sets, 0.83x).
       const bool skew = (nd * int64_t(sizeof(float))) % 4096 == 0 && d >= 512;
+      // An overwritten, 64-byte aligned dX streamed (head_group_skewed's NT).
+      const bool nt = overwrite && reinterpret_cast<uintptr_t>(dX) % 64 == 0;
       for (; t + kGroup <= t1; t += kGroup) {
-        if (skew)
+        if (skew && nt)
+          (ahead_requested ? &head_group_skewed<kGroup, 2, false, true, true>
+                           : &head_group_skewed<kGroup, 2, true, true, true>)(
+              X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
+        else if (skew)
           pick(&head_group_skewed<kGroup, 2, true>, &head_group_skewed<kGroup, 2, true, true>,
                &head_group_skewed<kGroup, 2, false>, &head_group_skewed<kGroup, 2, false, true>)(
               X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
@@ -506,6 +517,7 @@ projection_backward_tokens512(const T* X, const T* dy, T* dX, const float* phi_p
                &head_group<kGroup, false, false, T>, &head_group<kGroup, false, false, T, true>)(
               X, dy, dX, phi_pack, dphi_pack, t, tokens, n, d, rec);
       }
+      if (nt) _mm_sfence();  // the streamed lines visible before the job ends
     }
   for (; t + kGroup <= t1; t += kGroup) {
     zero_rows(t, kGroup);

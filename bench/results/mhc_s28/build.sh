@@ -17,6 +17,6 @@ wait
 ld -r -o $OUT.b.o $OUT.mhc.o $OUT.mhc_projection_backward.o $OUT.mhc_sinkhorn.o
 nm --defined-only -g $OUT.b.o | awk '$2 ~ /^[TDBR]$/ {print $3" B_"$3}' > $OUT.syms
 objcopy --redefine-syms=$OUT.syms $OUT.b.o
-nice -n 5 c++ $FL -I$BASE/src -c $HERE/abh.cc -o $OUT.main.o
+nice -n 5 c++ $FL -I$BASE/src -c $HERE/${ABSRC:-abh.cc} -o $OUT.main.o
 B=$BASE/build
 c++ -o $OUT $OUT.main.o $OUT.b.o $B/libtrex_kernels.a $B/libtrex_core.a $B/libtrex_util.a /usr/lib/x86_64-linux-gnu/libtomlplusplus.so -lpthread

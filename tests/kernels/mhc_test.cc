@@ -596,56 +596,57 @@ void check_head_saved_projections() {
   // 520 x 4 x 512 on two threads: the token path (a 256-token chunk per thread) with rows 8 KiB
   // apart and d >= 512, where fp32's stage 2 staggers its slots (head_group_skewed): the model's
   // own shapes take it; bf16 there runs 4-token groups. One and three threads vary the split.
-  for (int threads : {1, 2, 3})
-  for (const MhcShape& sh : {shape(37, 1000, 4, 20), shape(70, 64, 4, 20), shape(600, 256, 4, 20),
-                             shape(530, 64, 5, 20), shape(11, 24, 5, 20), shape(520, 512, 4, 20)}) {
-    core::ThreadPool pool(threads);
-    SCOPED_TRACE(name(sh) + ", " + std::to_string(threads) + " threads");
-    Params<T> p = make_params<T>(sh, 23, 0);
-    const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
-    const float scale = 1.3f;
-    std::vector<T> y(static_cast<size_t>(tok * sh.d));
-    std::vector<float> w(static_cast<size_t>(tok * n));
-    std::vector<float> proj(static_cast<size_t>(mhc_head_proj_floats(sh)), NAN);
-    mhc_head_forward(p.X.data(), p.phi.data(), p.b.data(), scale, y.data(), w.data(), sh, &pool,
-                     proj.data());
-    for (size_t i = 0; i < proj.size(); ++i) ASSERT_FALSE(std::isnan(proj[i])) << "proj[" << i << "]";
-    struct Grads {
-      std::vector<T> dX;
-      std::vector<float> dphi, db, ds;
-    };
-    auto backward = [&](const float* saved, const std::vector<T>& dX0,
-                        MhcGradInto into = MhcGradInto::kAdd) {
-      Grads g{dX0, std::vector<float>(size_t(n * nd)), std::vector<float>(size_t(n)), std::vector<float>(1)};
-      mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), g.dX.data(),
-                        g.dphi.data(), g.db.data(), g.ds.data(), sh, nullptr, &pool, saved, into);
-      return g;
-    };
-    const Grads fresh = backward(nullptr, p.dX0), given = backward(proj.data(), p.dX0);
-    EXPECT_TRUE(same_bytes(given.dX, fresh.dX)) << "dX";
-    EXPECT_TRUE(same_bytes(given.dphi, fresh.dphi)) << "dphi";
-    EXPECT_TRUE(same_bytes(given.db, fresh.db)) << "db";
-    EXPECT_TRUE(same_bytes(given.ds, fresh.ds)) << "dscale";
-    std::vector<float> changed = proj;
-    changed[0] *= 1.5f;
-    EXPECT_FALSE(same_bytes(backward(changed.data(), p.dX0).db, fresh.db)) << "proj not read";
-    const std::vector<T> zeros(p.dX0.size(), T{}), poison(p.dX0.size(), nan_value<T>());
-    for (const float* saved : {static_cast<const float*>(nullptr), static_cast<const float*>(proj.data())}) {
-      const Grads added = backward(saved, zeros), written = backward(saved, poison, MhcGradInto::kOverwrite);
-      EXPECT_TRUE(same_bytes(written.dX, added.dX)) << "overwritten dX" << (saved ? " (proj)" : "");
-      EXPECT_TRUE(same_bytes(written.dphi, added.dphi)) << "dphi with dX overwritten";
-      // dX 64-byte aligned (as the model's arenas give it): the bf16 head's groups stream its
-      // lines (store_line_cvt<true>); a std::vector's data need not be aligned so.
-      const size_t nx = p.dX0.size();
-      auto dx = core::aligned_array<T>(nx);
-      std::fill(dx.get(), dx.get() + nx, nan_value<T>());
-      std::vector<float> dphi(static_cast<size_t>(n * nd)), db(static_cast<size_t>(n)), ds(1);
-      mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), dx.get(), dphi.data(),
-                        db.data(), ds.data(), sh, nullptr, &pool, saved, MhcGradInto::kOverwrite);
-      EXPECT_TRUE(std::equal(dx.get(), dx.get() + nx, added.dX.begin(),
-                             [](const T& a, const T& b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }))
-          << "overwritten aligned dX" << (saved ? " (proj)" : "");
-      EXPECT_TRUE(same_bytes(dphi, added.dphi)) << "dphi with aligned dX overwritten";
+  for (int threads : {1, 2, 3}) {
+    for (const MhcShape& sh : {shape(37, 1000, 4, 20), shape(70, 64, 4, 20), shape(600, 256, 4, 20),
+                               shape(530, 64, 5, 20), shape(11, 24, 5, 20), shape(520, 512, 4, 20)}) {
+      core::ThreadPool pool(threads);
+      SCOPED_TRACE(name(sh) + ", " + std::to_string(threads) + " threads");
+      Params<T> p = make_params<T>(sh, 23, 0);
+      const int64_t tok = sh.tokens, n = sh.n, nd = n * sh.d;
+      const float scale = 1.3f;
+      std::vector<T> y(static_cast<size_t>(tok * sh.d));
+      std::vector<float> w(static_cast<size_t>(tok * n));
+      std::vector<float> proj(static_cast<size_t>(mhc_head_proj_floats(sh)), NAN);
+      mhc_head_forward(p.X.data(), p.phi.data(), p.b.data(), scale, y.data(), w.data(), sh, &pool,
+                       proj.data());
+      for (size_t i = 0; i < proj.size(); ++i) ASSERT_FALSE(std::isnan(proj[i])) << "proj[" << i << "]";
+      struct Grads {
+        std::vector<T> dX;
+        std::vector<float> dphi, db, ds;
+      };
+      auto backward = [&](const float* saved, const std::vector<T>& dX0,
+                          MhcGradInto into = MhcGradInto::kAdd) {
+        Grads g{dX0, std::vector<float>(size_t(n * nd)), std::vector<float>(size_t(n)), std::vector<float>(1)};
+        mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), g.dX.data(),
+                          g.dphi.data(), g.db.data(), g.ds.data(), sh, nullptr, &pool, saved, into);
+        return g;
+      };
+      const Grads fresh = backward(nullptr, p.dX0), given = backward(proj.data(), p.dX0);
+      EXPECT_TRUE(same_bytes(given.dX, fresh.dX)) << "dX";
+      EXPECT_TRUE(same_bytes(given.dphi, fresh.dphi)) << "dphi";
+      EXPECT_TRUE(same_bytes(given.db, fresh.db)) << "db";
+      EXPECT_TRUE(same_bytes(given.ds, fresh.ds)) << "dscale";
+      std::vector<float> changed = proj;
+      changed[0] *= 1.5f;
+      EXPECT_FALSE(same_bytes(backward(changed.data(), p.dX0).db, fresh.db)) << "proj not read";
+      const std::vector<T> zeros(p.dX0.size(), T{}), poison(p.dX0.size(), nan_value<T>());
+      for (const float* saved : {static_cast<const float*>(nullptr), static_cast<const float*>(proj.data())}) {
+        const Grads added = backward(saved, zeros), written = backward(saved, poison, MhcGradInto::kOverwrite);
+        EXPECT_TRUE(same_bytes(written.dX, added.dX)) << "overwritten dX" << (saved ? " (proj)" : "");
+        EXPECT_TRUE(same_bytes(written.dphi, added.dphi)) << "dphi with dX overwritten";
+        // dX 64-byte aligned (as the model's arenas give it): the bf16 head's groups stream its
+        // lines (store_line_cvt<true>); a std::vector's data need not be aligned so.
+        const size_t nx = p.dX0.size();
+        auto dx = core::aligned_array<T>(nx);
+        std::fill(dx.get(), dx.get() + nx, nan_value<T>());
+        std::vector<float> dphi(static_cast<size_t>(n * nd)), db(static_cast<size_t>(n)), ds(1);
+        mhc_head_backward(p.X.data(), p.phi.data(), p.b.data(), scale, p.dy.data(), dx.get(), dphi.data(),
+                          db.data(), ds.data(), sh, nullptr, &pool, saved, MhcGradInto::kOverwrite);
+        EXPECT_TRUE(std::equal(dx.get(), dx.get() + nx, added.dX.begin(),
+                               [](const T& a, const T& b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }))
+            << "overwritten aligned dX" << (saved ? " (proj)" : "");
+        EXPECT_TRUE(same_bytes(dphi, added.dphi)) << "dphi with aligned dX overwritten";
+      }
     }
   }
 }

@@ -239,6 +239,9 @@ void check_paths_same_bits() {
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024});  // streamed
   // streamed, y and dx on 32 bytes but not 64: the bf16 lines in two 32-byte stores
   cases.push_back({int64_t((size_t(9) << 20) / sizeof(T)) / 1024, 1024, 32 / sizeof(T)});
+  // 9 MiB of fp32 x with y one element past a boundary (normal stores): over 4 MiB of x a thread,
+  // so fp32 rows run their two passes apart (rmsnorm.cc kApartBytesPerThread)
+  cases.push_back({int64_t((size_t(9) << 20) / sizeof(float)) / 1024, 1024, 1});
   uint32_t seed = 300;
   for (const Case& c : cases) {
     for (bool weighted : {false, true}) {

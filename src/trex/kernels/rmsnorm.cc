@@ -7,7 +7,8 @@
 // (memory-bound there; 16 lanes measured no gain). The forward on AVX-512 (fp32 and bf16) runs
 // each row's output pass in the loop of the next row's sum of squares (forward_rows512): that
 // sum is one chain of dependent FMAs, bound by their latency, so the two passes overlap (not
-// fp32 rows of 256 elements and more with normal stores: kApartRowElems says why); the
+// fp32 rows of 256 elements and more with normal stores over 4 MiB of x a thread:
+// kApartRowElems says why); the
 // bf16 backward does the same with pairs of rows (backward_rows512). The 16-lane
 // rows keep the 8-lane rows' bits: the same sums in the same order, the same element-wise
 // operations (tested).
@@ -283,16 +284,22 @@ TREX_RMS512_FN float forward_row_and_sum512(const T* x, const float* w, T* y, in
 // in the fused loop measured no faster), not L1's capacity (1024-element rows, 12 KiB between a
 // row's two reads, lost most), not y's offset from x (2 KiB moved nothing), not the distance of
 // requests: the next row into L2, y's lines for writing, x's into L1 ahead did not recover it.
-// This VM has no hardware counters to say more (perf lists no PMU events).
+// This VM has no hardware counters to say more (perf lists no PMU events). Only where a thread's
+// share of x is at least kApartBytesPerThread: at two threads the fused loop kept up with 4 MiB
+// per thread (2048x1024, 4096x512: 0.998-1.008x) and won with 2 MiB (the v4-micro norms, 2048x512:
+// apart 70 -> 94 us a call, 15 of 16 alternating runs slower; bench/results/lane_s28/rms2t_proc),
+// and at one thread 2 MiB sets (128x4096) ran alike either way.
 constexpr int64_t kApartRowElems = 256;
+constexpr int64_t kApartBytesPerThread = int64_t(4) << 20;
 
-// Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass (except
-// kApartRowElems' rows: each row's two passes in turn, the same operations in the same order).
-template <simd::LineStore S, bool Cvt, class T>
+// Rows [lo, hi) of the forward, each row's output pass with the next row's sum pass (Apart:
+// fp32 rows of kApartRowElems and more, each row's two passes in turn, the same operations in the
+// same order).
+template <simd::LineStore S, bool Cvt, class T, bool Apart = false>
 TREX_RMS512_FN void forward_rows512(const T* x, const float* w, T* y, int64_t lo, int64_t hi,
                                     int64_t dim, float eps) {
   if (lo >= hi) return;
-  if (S == simd::LineStore::kPlain && std::is_same_v<T, float> && dim >= kApartRowElems) {
+  if (Apart && S == simd::LineStore::kPlain && std::is_same_v<T, float> && dim >= kApartRowElems) {
     for (int64_t r = lo; r < hi; ++r) {
       const float sc = 1.f / std::sqrt(sum_sq512(x + r * dim, dim) / float(dim) + eps);
       forward_row512_scaled<S, Cvt>(x + r * dim, w, y + r * dim, dim, sc);
@@ -577,14 +584,18 @@ void forward_rows(const T* x, const float* w, T* y, int64_t lo, int64_t hi, int6
   for (int64_t r = lo; r < hi; ++r) forward_row<NT>(x + r * dim, w, y + r * dim, dim, eps);
 }
 
+// apart: fp32 rows of kApartRowElems and more whose thread share of x is kApartBytesPerThread
+// and more (forward_rows512's Apart; only with normal stores).
 template <class T>
-ForwardRows<T> forward_rows_for(bool nt, const T* y, int64_t dim) {
+ForwardRows<T> forward_rows_for(bool nt, const T* y, int64_t dim, bool apart = false) {
 #ifdef TREX_ELEM_AVX2
   if (row_isa() == core::Isa::kAvx512) {
     const bool cvt = core::cpu_features().avx512_bf16;
     using simd::LineStore;
     // y's bf16 lines (AVX512_BF16): one 64-byte streaming store where y's rows start on 64 bytes.
     const bool line64 = cvt && reinterpret_cast<uintptr_t>(y) % 64 == 0 && (dim * sizeof(T)) % 64 == 0;
+    if (!nt && apart && std::is_same_v<T, float> && dim >= kApartRowElems)
+      return cvt ? &forward_rows512<LineStore::kPlain, true, T, true> : &forward_rows512<LineStore::kPlain, false, T, true>;
     if (!nt) return cvt ? &forward_rows512<LineStore::kPlain, true, T> : &forward_rows512<LineStore::kPlain, false, T>;
     if (line64) return &forward_rows512<LineStore::kStream64, true, T>;
     return cvt ? &forward_rows512<LineStore::kStream32, true, T> : &forward_rows512<LineStore::kStream32, false, T>;
@@ -620,8 +631,10 @@ void rmsnorm_forward(const T* x, const float* w, T* y, int64_t rows, int64_t dim
   core::trace_count(0, 2.0 * double(rows * dim) * sizeof(T));  // x in, y out
   const RowBlocking rb = row_blocking("rmsnorm.fwd", rows, dim);
   bool nt = simd::use_streaming<T>(rows * dim, dim, {y}, rb.stream);
-  const ForwardRows<T> fwd_rows = forward_rows_for<T>(nt, y, dim);
-  pool_or_default(pool).parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
+  core::ThreadPool& tp = pool_or_default(pool);
+  const bool apart = rows * dim * int64_t(sizeof(T)) >= kApartBytesPerThread * std::max(1, tp.num_threads());
+  const ForwardRows<T> fwd_rows = forward_rows_for<T>(nt, y, dim, apart);
+  tp.parallel_for(0, rows, rb.grain, [&](int64_t lo, int64_t hi) {
     fwd_rows(x, w, y, lo, hi, dim, eps);
     simd::fence_streams(nt);
   });

@@ -217,7 +217,9 @@ TEST(RmsNorm, StreamingStorePathBf16) {
 }
 
 // The 16-lane rows (AVX-512: bf16, and the fp32 forward, which overlaps a row's output with the
-// next row's sum below 256 elements a row and keeps the passes apart from there) give the 8-lane rows' bits: y, dx and dw byte for byte, for row lengths around
+// next row's sum, and keeps the passes apart for rows of 256 elements and more over 4 MiB of x a
+// thread: the 9 MiB normal-store case below) give the 8-lane rows' bits: y, dx and dw byte for
+// byte, for row lengths around
 // the 8- and 16-element steps and the bf16 forward's 32-element lines (57: a line, a 16-step, an
 // 8-step, a scalar), the 8-lane rows' scalar tails included, weighted or not, plain
 // and streamed stores, with outputs that are denormal (tiny weights: for bf16 the vcvtneps2bf16

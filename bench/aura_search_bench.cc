@@ -46,7 +46,8 @@
 // average ((N + 1) / (ties + 1)), the medians over seeds, and the transfer per parameter the
 // prior chose; then per kernel and overall the sums, the median of the per-(space, seed)
 // ratios, and that median over the pairs where the cold search needed more than one evaluation
-// (where the start is already within 3% there is nothing to halve). The load before and after
+// (where the start is already within 3% there is nothing to halve). Per space also the largest
+// count over the seeds (session 29): the evaluations with which every seed has found one. The load before and after
 // is printed; the tables carry the load before each space.
 // --save-tables FILE writes every measured table (one line per configuration: kernel, shape,
 // config, passed, median seconds, then every pass's seconds; "#" lines carry threads, passes,
@@ -699,8 +700,8 @@ static int run_bench(int argc, char** argv) {
   std::printf("\nload before the comparison: %s\n", load_average().c_str());
   std::printf("\n| kernel | shape | space | de-noised best ms (pass range) | within 3%% of it | random, expected "
               "evals | seeds | cold: evals (median) | guided by searches: evals, ratio | guided by tables: evals, "
-              "ratio | transfers (searches) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "ratio | transfers (searches) | on every seed: cold, guided by searches, by tables |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   struct Row {
     std::string kernel;
     int cold, searches, tables;
@@ -1349,10 +1350,13 @@ static int run_bench(int argc, char** argv) {
       cal_sums.push_back(cs);
     }
     const double n = double(tg.size());
-    std::printf("| %s | %s | %zu | %.4g (%.4g-%.4g) | %d | %.1f | %zu | %.1f | %.1f, %.2f | %.1f, %.2f | %s |\n",
+    // Goal (c) asks for a configuration within 3% on every seed: the evaluations that takes are
+    // the largest over the seeds (the median beside it is the typical seed).
+    auto max_i = [](const std::vector<int>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); };
+    std::printf("| %s | %s | %zu | %.4g (%.4g-%.4g) | %d | %.1f | %zu | %.1f | %.1f, %.2f | %.1f, %.2f | %s | %d, %d, %d |\n",
                 tg.kernel.c_str(), tg.shape_text().c_str(), tg.size(), best_all * 1e3, bp.front() * 1e3,
                 bp.back() * 1e3, ties, (n + 1) / (ties + 1), seeds, med_i(ec), med_i(es), median_of(rs), med_i(et),
-                median_of(rt), transfers.c_str());
+                median_of(rt), transfers.c_str(), max_i(ec), max_i(es), max_i(et));
     std::fflush(stdout);
   }
   // Summary: per kernel and over everything, the median of the per-(space, seed) ratios and

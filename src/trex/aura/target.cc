@@ -1,7 +1,8 @@
 // Tuning targets: spaces, counts and performance models of the tunable kernels.
 //
 // GEMM (docs/aura.md, "GEMM model"): pipes fma and load overlap; packing, the thread imbalance
-// and the pool job are serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles):
+// and the pool job are serial. With T_fma = 2mnk / peak(ukernel) x (padded tiles / tiles), 6 x 16's
+// peak on an AVX-512 machine at most kNarrowTileShareOfWide of 12 x 32's:
 //   fma   T_fma
 //         each micro-kernel call's C tile and chain fill and drain (pair kc, ukernel):
 //           ceil(tiles / threads) ceil(k / KC) x 1.45 ns per 64-byte line of the tile
@@ -64,6 +65,20 @@ namespace trex::aura {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// GEMM's AVX2 micro-kernel (6 x 16) on an AVX-512 machine runs at most this share of the AVX-512
+// one's (12 x 32) FMA rate. The probe times each ISA's FMA loop without loads; the micro-kernels
+// also load and broadcast their operands, 6 x 16 twice as many per FLOP (8 per 12 256-bit FMAs,
+// against 14 per 24 512-bit ones). Where the probe finds both loops at one rate (Zen 4 runs
+// 512-bit FMAs double-pumped: 116.5 against 117.3 GFLOP/s a core), the model priced the two
+// tiles alike and chose 6 x 16 on an edge's padding or a thread's imbalance: 1.061 of the best at
+// one thread (GEMM 256x512x2048, session 27) and 1.166 and 1.234 at two (512x256x2048,
+// 256x512x2048, session 29). Measured, best 6 x 16 time over best 12 x 32 time per space
+// (bench/aura_gemm_call_cost.py "rate"): 0.912-0.989 on 10 of the 12 Zen 4 cells (six v4-micro
+// classes, one and two threads), 1.014-1.026 on the two with k = 256 (one depth block), median
+// 0.965 (bench/results/aura_s29/README.md). Where the probe already prices 6 x 16 lower (an AVX2
+// rate of half, sessions 14-17) the cap changes nothing.
+constexpr double kNarrowTileShareOfWide = 0.965;
 
 int param_index(const TuneTarget& t, const std::string& name) {
   for (size_t i = 0; i < t.space.size(); ++i)
@@ -644,6 +659,9 @@ ChoiceProblem performance_model(const TuneTarget& t, const AuraHardware& hw) {
       tile_of(UK[u], hw.isa, mr, nr);
       double peak = UK[u] == 3 || (UK[u] != 2 && hw.isa != "avx512") ? hw.peak_flops : hw.peak_avx2;
       if (UK[u] == 1) peak = hw.peak_avx2 / 8;
+      // 6 x 16 beside 12 x 32 (an AVX-512 machine) runs at most kNarrowTileShareOfWide of the
+      // wide tile's rate, whatever the probe's AVX2 loop says (see the constant).
+      if (UK[u] == 2 && hw.isa == "avx512") peak = std::min(peak, kNarrowTileShareOfWide * hw.peak_flops);
       double padded = double(ceil_div(t.dims[0], mr) * mr) * double(ceil_div(t.dims[1], nr) * nr);
       pr.params[size_t(iuk)].cost[u] = t.flops / peak * padded / (m * n);
       pr.params[size_t(iuk)].pipe[u] = 0;

@@ -503,6 +503,54 @@ TEST(Swiglu, Bf16LineStoresGiveSameBitsAtEveryAlignment) {
   }
 }
 
+// On AVX512_BF16 the bf16 rows run in lines of 32 elements, each line's gate stage one line ahead
+// of its products and stores (swiglu.cc's gate_line / finish_line and fwd_gate_line /
+// fwd_finish_line); without AVX512_BF16 they run in 16-lane steps that round by integer
+// operations. Per element the two compute the same values, so out, dg and du have the same bytes
+// at every row length: 1 and 2 lines, odd and even line counts, with and without a tail, with
+// denormal results (gate -20, up 1e-32) in some lines, and routing weights that fold into the
+// forward's sigmoid (3), that do not (0.3, -0.7) and 1. dw sums the lanes in another order on
+// the line path, so it is held to the reference tolerance only.
+TEST(Swiglu, Bf16LinePathGivesTheSixteenLaneBitsAtEveryRowLength) {
+  if (!core::cpu_features().avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: no line path";
+  if (row_isa() != core::Isa::kAvx512) GTEST_SKIP() << "the line path is the AVX-512 rows'";
+  core::ThreadPool pool(2);
+  const float weights[] = {3.f, 0.3f, -0.7f, 1.f};
+  for (int64_t cols : {31, 32, 33, 63, 64, 65, 95, 96, 97, 127, 128, 129, 160, 1000}) {
+    SCOPED_TRACE("cols " + std::to_string(cols));
+    const int64_t rows = 4, n = rows * cols;
+    auto g = gate_like<bf16>(n, 101 + uint32_t(cols), 0), u = gate_like<bf16>(n, 102, 2);
+    auto dh = random_vec<bf16>(n, 103, 0);
+    for (int64_t i = 3; i < n; i += 37) g[size_t(i)] = core::to_bf16(-20.f), u[size_t(i)] = core::to_bf16(1e-32f);
+    std::vector<float> w(weights, weights + rows);
+    auto run = [&](std::vector<bf16>* out, std::vector<float>* dw) {
+      std::vector<bf16> o(static_cast<size_t>(n)), dg(static_cast<size_t>(n)), du(static_cast<size_t>(n));
+      dw->assign(static_cast<size_t>(rows), 0.f);
+      swiglu_forward(g.data(), u.data(), w.data(), o.data(), rows, cols, kL, &pool);
+      swiglu_backward(g.data(), u.data(), w.data(), dh.data(), dg.data(), du.data(), dw->data(),
+                      rows, cols, kL, &pool);
+      *out = o;
+      out->insert(out->end(), dg.begin(), dg.end());
+      out->insert(out->end(), du.begin(), du.end());
+    };
+    std::vector<bf16> lines, steps;
+    std::vector<float> dw_lines, dw_steps;
+    run(&lines, &dw_lines);
+    {
+      core::CpuFeatures no_bf16 = core::cpu_features();
+      no_bf16.avx512_bf16 = false;
+      core::ScopedCpuFeaturesForTest features(no_bf16);
+      run(&steps, &dw_steps);
+    }
+    int64_t denormal = 0;
+    for (const bf16& v : lines) denormal += std::fpclassify(core::to_float(v)) == FP_SUBNORMAL;
+    EXPECT_GT(denormal, 0) << "no denormal result: the conversion's fallback is not reached";
+    EXPECT_TRUE(same_bytes(lines, steps)) << "out, dg, du";
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_NEAR(dw_lines[size_t(r)], dw_steps[size_t(r)], 1e-3 * std::max(1.f, std::fabs(dw_steps[size_t(r)])));
+  }
+}
+
 // The fp32 rows' full steps (forward: out; backward: dg, du) are stored by one 64-byte streaming
 // store where every output row starts on a 64-byte boundary, by two 32-byte ones where they start
 // on 32 bytes, and by plain stores where the outputs are not streamed (unaligned); rows of 1000

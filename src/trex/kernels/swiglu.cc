@@ -4,7 +4,8 @@
 // Rows run on 16 lanes where the CPU has AVX-512 (row_isa()), else on 8 (AVX2), else scalar:
 // the exp and the bf16 conversions made the 8-lane path instruction-bound, not memory-bound. bf16
 // rows store through vcvtneps2bf16 where the CPU has AVX512_BF16 (same bits), and there take
-// 32 elements per step (one line of each tensor: fewer widening and rounding instructions).
+// 32 elements per step (one line of each tensor: fewer widening and rounding instructions), each
+// line's sigmoid issued one line ahead of its products and stores (gate_line, fwd_gate_line).
 #include "trex/core/trace.h"
 #include "trex/kernels/swiglu.h"
 
@@ -242,38 +243,121 @@ TREX_AVX512BF16_FN void out16(T* p, __m512 v, __mmask16 m) {
 #define TREX_BF16X32_FN TREX_AVX512BF16_FN
 
 // One 16-lane step of forward_row512 / backward_row512 on registers (the 32-wide bf16 loop's
-// halves): the same operations in the same order; backward16 adds to *acc as the loop does.
+// halves): the same operations in the same order.
 TREX_BF16X32_FN __m512 forward16(__m512 gv, __m512 uv, __m512 vL, const Bf16Weighted& k) {
   __m512 gc = simd::min16(gv, vL);
   __m512 uc = clamp16(uv, vL);
   return _mm512_mul_ps(_mm512_mul_ps(gc, k.sigmoid_times_w(gc)), uc);
 }
-TREX_BF16X32_FN void backward16(__m512 gv, __m512 uv, __m512 d, __m512 vL, __m512 vnL, __m512 vw,
-                                __m512* acc, __m512* dgv, __m512* duv) {
-  __m512 gc = simd::min16(gv, vL);
+// The bf16 backward's lines on AVX512_BF16 in two stages, software-pipelined one line apart
+// (backward_row512): gate_line takes line i + 1's gate through the sigmoid (the long dependent
+// chain: min, the exponential's reduction, polynomial and scaling, the reciprocal and its Newton
+// step, about 45 cycles) while finish_line completes line i from the gate stage's gc and s: the
+// products, dw's terms, the masks, the conversion and the stores. In one step per line, as
+// before, a line's ops waited in the FP schedulers behind that chain and filled them, so too few
+// lines overlapped (a line took ~57 cycles where its multiply/FMA-pipe ops need ~42); one line
+// apart, finish_line's inputs are ready when it issues. The same operations on the same values in
+// the same order per element (dw's terms too), so the same bits as the one-stage line.
+struct GateLine {
+  __m512 gc0, s0, gc1, s1;  // the even and odd elements' clamped gate and sigmoid
+  __mmask16 in_g0, in_g1;   // g <= L: dg's gradient passes
+};
+TREX_BF16X32_FN GateLine gate_line(const core::bf16* g, __m512 vL) {
+  GateLine a;
+  __m512 g0, g1;
+  simd::load32_split(g, &g0, &g1);
+  a.gc0 = simd::min16(g0, vL);
+  a.s0 = sigmoid16_bf16<true>(a.gc0);
+  a.in_g0 = _mm512_cmp_ps_mask(g0, vL, _CMP_LE_OQ);
+  a.gc1 = simd::min16(g1, vL);
+  a.s1 = sigmoid16_bf16<true>(a.gc1);
+  a.in_g1 = _mm512_cmp_ps_mask(g1, vL, _CMP_LE_OQ);
+  return a;
+}
+// One half of finish_line: dg and du of 16 elements, their dw terms added to *acc.
+TREX_BF16X32_FN void finish16(__m512 gc, __m512 s, __mmask16 in_g, __m512 uv, __m512 d, __m512 vL,
+                              __m512 vw, __m512* acc, __m512* dgv, __m512* duv) {
   __m512 uc = clamp16(uv, vL);
-  __m512 s = sigmoid16_bf16<true>(gc);
   __m512 silu = _mm512_mul_ps(gc, s);
   *acc = _mm512_fmadd_ps(d, _mm512_mul_ps(silu, uc), *acc);
   __m512 da = _mm512_mul_ps(d, vw);
   __m512 dsilu = dsilu16<core::bf16>(gc, s, silu);
-  __mmask16 in_g = _mm512_cmp_ps_mask(gv, vL, _CMP_LE_OQ);
   __mmask16 in_u = in_range16(uv, uc);
   *dgv = _mm512_maskz_mul_ps(in_g, _mm512_mul_ps(da, uc), dsilu);
   *duv = _mm512_maskz_mul_ps(in_u, da, silu);
 }
+// Line i's outputs (the line at element i) from its gate stage: even elements' dw terms, then odd (the line loop's
+// order). One denormal test for both outputs (the common case converts by vcvtne2ps2bf16; a
+// line with a denormal lane rounds by round16: the same bits either way).
+template <simd::LineStore S>
+TREX_BF16X32_FN void finish_line(const GateLine& a, const core::bf16* u, const core::bf16* dh,
+                                 core::bf16* dg, core::bf16* du, int64_t i, __m512 vL, __m512 vw,
+                                 __m512* acc, __m512i idx) {
+  __m512 u0, u1, d0, d1, dg0, dg1, du0, du1;
+  simd::load32_split(u + i, &u0, &u1);
+  simd::load32_split(dh + i, &d0, &d1);
+  finish16(a.gc0, a.s0, a.in_g0, u0, d0, vL, vw, acc, &dg0, &du0);
+  finish16(a.gc1, a.s1, a.in_g1, u1, d1, vL, vw, acc, &dg1, &du1);
+  __m512i hg, hu;
+  if (__builtin_expect(
+          _kortestz_mask16_u8(simd::denormal32(dg0, dg1), simd::denormal32(du0, du1)), 1)) {
+    hg = simd::words32<true>(dg0, dg1), hu = simd::words32<true>(du0, du1);
+  } else {
+    hg = simd::words32<false>(dg0, dg1), hu = simd::words32<false>(du0, du1);
+  }
+  simd::put_line<S>(dg + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hg));
+  simd::put_line<S>(du + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hu));
+}
 
-// One line (32 elements) of the bf16 forward on AVX512_BF16, split by parity: with the weight
-// folded into k (TimesW false), or k's sigmoid alone and then times vw per half (TimesW).
-template <simd::LineStore S, bool TimesW>
-TREX_BF16X32_FN void forward_line32(const core::bf16* g, const core::bf16* u, core::bf16* out,
-                                    __m512 vL, __m512 vw, const Bf16Weighted& k, __m512i idx) {
-  __m512 g0, g1, u0, u1;
+// The bf16 forward's lines on AVX512_BF16 (32 elements each, split by parity), software-pipelined
+// one line apart as the backward's (gate_line above): line i + 1's gate through the sigmoid
+// (fwd_gate_line) before line i's product and store (fwd_finish_line). With the weight folded
+// into k (TimesW false), or k's sigmoid alone and then times vw per half (TimesW). The same
+// operations per element as forward16, so the same bits. Returns the elements done (whole lines).
+struct FwdGateLine {
+  __m512 gc0, sw0, gc1, sw1;  // the even and odd elements' clamped gate and (w) sigma of it
+};
+TREX_BF16X32_FN FwdGateLine fwd_gate_line(const core::bf16* g, __m512 vL, const Bf16Weighted& k) {
+  FwdGateLine a;
+  __m512 g0, g1;
   simd::load32_split(g, &g0, &g1);
-  simd::load32_split(u, &u0, &u1);
-  __m512 o0 = forward16(g0, u0, vL, k), o1 = forward16(g1, u1, vL, k);
+  a.gc0 = simd::min16(g0, vL);
+  a.sw0 = k.sigmoid_times_w(a.gc0);
+  a.gc1 = simd::min16(g1, vL);
+  a.sw1 = k.sigmoid_times_w(a.gc1);
+  return a;
+}
+template <simd::LineStore S, bool TimesW>
+TREX_BF16X32_FN void fwd_finish_line(const FwdGateLine& a, const core::bf16* u, core::bf16* out,
+                                     int64_t i, __m512 vL, __m512 vw, __m512i idx) {
+  __m512 u0, u1;
+  simd::load32_split(u + i, &u0, &u1);
+  __m512 o0 = _mm512_mul_ps(_mm512_mul_ps(a.gc0, a.sw0), clamp16(u0, vL));
+  __m512 o1 = _mm512_mul_ps(_mm512_mul_ps(a.gc1, a.sw1), clamp16(u1, vL));
   if constexpr (TimesW) o0 = _mm512_mul_ps(o0, vw), o1 = _mm512_mul_ps(o1, vw);
-  simd::store32_split<S>(out, o0, o1, idx);
+  simd::store32_split<S>(out + i, o0, o1, idx);
+}
+template <simd::LineStore S, bool TimesW>
+TREX_BF16X32_FN int64_t forward_lines32(const core::bf16* g, const core::bf16* u, core::bf16* out,
+                                        int64_t cols, __m512 vL, __m512 vw, const Bf16Weighted& k) {
+  int64_t i = 0;
+  if (cols < 32) return 0;
+  const __m512i idx = simd::split_index();
+  FwdGateLine a = fwd_gate_line(g, vL, k), b;
+  for (;; i += 64) {
+    if (i + 64 > cols) {
+      fwd_finish_line<S, TimesW>(a, u, out, i, vL, vw, idx);
+      return i + 32;
+    }
+    b = fwd_gate_line(g + i + 32, vL, k);
+    fwd_finish_line<S, TimesW>(a, u, out, i, vL, vw, idx);
+    if (i + 96 > cols) {
+      fwd_finish_line<S, TimesW>(b, u, out, i + 32, vL, vw, idx);
+      return i + 64;
+    }
+    a = fwd_gate_line(g + i + 64, vL, k);
+    fwd_finish_line<S, TimesW>(b, u, out, i + 32, vL, vw, idx);
+  }
 }
 
 // A bf16 row whose weight Bf16Weighted cannot fold: the sigmoid with w = 1, then times w. These
@@ -288,10 +372,7 @@ forward_row512_times_w(const core::bf16* g, const core::bf16* u, float wr, core:
   const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   const Bf16Weighted k(1.f);
   int64_t i = 0;
-  if constexpr (Cvt) {
-    const __m512i idx = simd::split_index();
-    for (; i + 32 <= cols; i += 32) forward_line32<S, true>(g + i, u + i, out + i, vL, vw, k, idx);
-  }
+  if constexpr (Cvt) i = forward_lines32<S, true>(g, u, out, cols, vL, vw, k);
   for (; i < cols; i += 16) {
     const __mmask16 m = simd::lanes16(i, cols);
     out16<NT, Cvt>(out + i,
@@ -310,10 +391,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     // bf16: w folded into the sigmoid (Bf16Weighted) where it can be, else multiplied after.
     const Bf16Weighted k(wr);
     if (!k.fold) return forward_row512_times_w<S, Cvt>(g, u, wr, out, cols, L);
-    if constexpr (Cvt) {
-      const __m512i idx = simd::split_index();
-      for (; i + 32 <= cols; i += 32) forward_line32<S, false>(g + i, u + i, out + i, vL, vw, k, idx);
-    }
+    if constexpr (Cvt) i = forward_lines32<S, false>(g, u, out, cols, vL, vw, k);
     for (; i < cols; i += 16) {
       const __mmask16 m = simd::lanes16(i, cols);
       out16<NT, Cvt>(out + i, forward16(simd::load16(g + i, m), simd::load16(u + i, m), vL, k), m);
@@ -373,30 +451,32 @@ TREX_AVX512BF16_FN __attribute__((always_inline)) void backward_step16(
 template <simd::LineStore S, bool Cvt, class T>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))) float backward_row512(
     const T* g, const T* u, float wr, const T* dh, T* dg, T* du, int64_t cols, float L) {
-  const __m512 vL = _mm512_set1_ps(L), vnL = _mm512_set1_ps(-L), vw = _mm512_set1_ps(wr);
+  const __m512 vL = _mm512_set1_ps(L), vw = _mm512_set1_ps(wr);
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
     // Lines split by parity (above): dg and du as the 16-lane steps, dw's sum in its own order.
-    // One denormal test for both lines (the common case converts both by vcvtne2ps2bf16; a
-    // line pair with a denormal lane rounds both by round16: the same bits either way).
+    // Line i + 1's gate stage runs before line i is finished (gate_line, finish_line): two
+    // GateLines alternate, so the one carried from step to step stays in its registers.
     const __m512i idx = simd::split_index();
-    for (; i + 32 <= cols; i += 32) {
-      __m512 g0, g1, u0, u1, d0, d1, dg0, dg1, du0, du1;
-      simd::load32_split(g + i, &g0, &g1);
-      simd::load32_split(u + i, &u0, &u1);
-      simd::load32_split(dh + i, &d0, &d1);
-      backward16(g0, u0, d0, vL, vnL, vw, &acc, &dg0, &du0);
-      backward16(g1, u1, d1, vL, vnL, vw, &acc, &dg1, &du1);
-      __m512i hg, hu;
-      if (__builtin_expect(
-              _kortestz_mask16_u8(simd::denormal32(dg0, dg1), simd::denormal32(du0, du1)), 1)) {
-        hg = simd::words32<true>(dg0, dg1), hu = simd::words32<true>(du0, du1);
-      } else {
-        hg = simd::words32<false>(dg0, dg1), hu = simd::words32<false>(du0, du1);
+    if (cols >= 32) {
+      GateLine a = gate_line(g, vL), b;
+      for (;; i += 64) {
+        if (i + 64 > cols) {
+          finish_line<S>(a, u, dh, dg, du, i, vL, vw, &acc, idx);
+          i += 32;
+          break;
+        }
+        b = gate_line(g + i + 32, vL);
+        finish_line<S>(a, u, dh, dg, du, i, vL, vw, &acc, idx);
+        if (i + 96 > cols) {
+          finish_line<S>(b, u, dh, dg, du, i + 32, vL, vw, &acc, idx);
+          i += 64;
+          break;
+        }
+        a = gate_line(g + i + 64, vL);
+        finish_line<S>(b, u, dh, dg, du, i + 32, vL, vw, &acc, idx);
       }
-      simd::put_line<S>(dg + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hg));
-      simd::put_line<S>(du + i, _mm512_maskz_permutexvar_epi16(0xffffffffu, idx, hu));
     }
   }
   for (; i + 16 <= cols; i += 16)

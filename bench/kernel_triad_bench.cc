@@ -9,7 +9,7 @@
 // probed fp32 peak; compute-bound cases are listed with their fraction of the peak instead.
 //
 //   TREX_THREADS=2 build/kernel_triad_bench [--gate] [--triad GBPS --peak GFLOPS] [--min-time S]
-//                                           [--paired ROUNDS] [KERNEL...]
+//                                           [--paired ROUNDS] [--ref-gbs GBPS] [KERNEL...]
 // --triad/--peak skip the probe (two builds run in alternation share one probe); --gate runs each
 // case through the kernel gate first (check_case: the eager reference at full size, slow).
 // --paired R: the fraction of triad as the median over R rounds of (case GB/s) / (triad GB/s),
@@ -20,6 +20,11 @@
 // (load 1.5) probed 40.4 GB/s and 292 GFLOP/s where trex hw probe had 42.2 and 434 minutes
 // before, and single cases moved 1.5-2x between runs. Paired, the two sides of a ratio see
 // closer loads (not the same: a compute-heavy case loses more to other processes' CPU use). The table's ms and GB/s columns are then medians over the rounds.
+// --ref-gbs G: the "of ref" column (JSON of_ref) is each case's GB/s over G, a fixed bandwidth
+// (the machine's near-idle probe, e.g. 51.6), beside the triad ratio. Under load the paired
+// triad falls with the case, so the same code read 50-130% of it across session 28's runs; a
+// fixed reference moves only with the case. Without --ref-gbs it is the start probe's (or
+// --triad's) figure, so "of ref" is then the unpaired ratio.
 // Prints a markdown table, then one JSON object per case on lines starting with "json ".
 #include <algorithm>
 #include <cstdio>
@@ -89,7 +94,7 @@ int threads_from_env() {
 
 int main(int argc, char** argv) {
   bool gate = false;
-  double triad = 0, peak = 0, min_time = 0.5;
+  double triad = 0, peak = 0, min_time = 0.5, ref = 0;
   int paired = 0;
   std::vector<std::string> kernels;
   for (int i = 1; i < argc; ++i) {
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
     else if (a == "--triad") triad = value("--triad") * 1e9;
     else if (a == "--peak") peak = value("--peak") * 1e9;
     else if (a == "--min-time") min_time = value("--min-time");
+    else if (a == "--ref-gbs") ref = value("--ref-gbs") * 1e9;
     else if (a == "--paired") {
       const double r = value("--paired");
       if (r > 1000 || r != double(int(r))) {  // the bound first: int() of a huge double is undefined
@@ -138,6 +144,10 @@ int main(int argc, char** argv) {
     std::printf("probe (%d threads): triad %.2f GB/s, triad_nt %.2f GB/s, fp32 peak %.1f GFLOP/s\n",
                 threads, triad / 1e9, r.stream.triad_nt / 1e9, peak / 1e9);
   }
+  const bool ref_given = ref > 0;
+  if (!ref_given) ref = triad;
+  std::printf("ref: %.2f GB/s (%s)\n", ref / 1e9,
+              ref_given ? "--ref-gbs" : "the start probe's triad or --triad; --ref-gbs sets a fixed one");
   // The probe's and --paired's triad arrays and every case's buffers come from the same allocator
   // (core::aligned_alloc_bytes), so all of them are on the same pages.
   const bool huge = trex::core::large_buffers_ask_for_huge_pages();
@@ -146,8 +156,8 @@ int main(int argc, char** argv) {
   trex::core::ThreadPool pool(threads);
   std::unique_ptr<Triad> tri;
   if (paired > 0) tri = std::make_unique<Triad>(pool);
-  std::printf("\n| kernel | dtype | shape | ms | GB/s | of triad | GFLOP/s | of peak | bound |\n"
-              "|---|---|---|---:|---:|---:|---:|---:|---|\n");
+  std::printf("\n| kernel | dtype | shape | ms | GB/s | of triad | of ref | GFLOP/s | of peak | bound |\n"
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   std::vector<std::string> json;
   for (const std::string& k : kernels) {
     std::vector<trex::kernels::KernelCase> cases;
@@ -193,19 +203,20 @@ int main(int argc, char** argv) {
       const double gbs = c.bytes / t.seconds, gfs = c.flops / t.seconds;
       if (paired <= 0) of_triad = gbs / triad;
       const bool memory = c.bytes / triad >= c.flops / peak;
-      std::printf("| %s | %s | %s | %.3f | %.1f | %.0f%% | %.1f | %.0f%% | %s |\n", c.kernel.c_str(),
-                  c.dtype.c_str(), c.shape.c_str(), 1e3 * t.seconds, gbs / 1e9, 100 * of_triad,
-                  gfs / 1e9, 100 * gfs / peak, memory ? "memory" : "compute");
+      std::printf("| %s | %s | %s | %.3f | %.1f | %.0f%% | %.0f%% | %.1f | %.0f%% | %s |\n",
+                  c.kernel.c_str(), c.dtype.c_str(), c.shape.c_str(), 1e3 * t.seconds, gbs / 1e9,
+                  100 * of_triad, 100 * gbs / ref, gfs / 1e9, 100 * gfs / peak,
+                  memory ? "memory" : "compute");
       std::fflush(stdout);
       char buf[512];
       std::snprintf(buf, sizeof buf,
                     "json {\"kernel\":\"%s\",\"dtype\":\"%s\",\"shape\":\"%s\",\"seconds\":%.6g,"
                     "\"runs\":%d,\"bytes\":%.6g,\"flops\":%.6g,\"triad\":%.6g,\"peak\":%.6g,"
                     "\"threads\":%d,\"bound\":\"%s\",\"paired_rounds\":%d,\"of_triad\":%.6g,"
-                    "\"huge_pages_requested\":%s}",
+                    "\"ref\":%.6g,\"of_ref\":%.6g,\"huge_pages_requested\":%s}",
                     c.kernel.c_str(), c.dtype.c_str(), c.shape.c_str(), t.seconds, t.runs, c.bytes,
                     c.flops, triad_here, peak, threads, memory ? "memory" : "compute", paired,
-                    of_triad, huge ? "true" : "false");
+                    of_triad, ref, gbs / ref, huge ? "true" : "false");
       json.push_back(buf);
     }
   }

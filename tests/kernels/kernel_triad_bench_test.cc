@@ -55,6 +55,8 @@ TEST(KernelTriadBench, BadPairedRoundsAreOneLineAndExitTwo) {
                         "--paired must be a whole number of rounds <= 1000, got '1001'");
   expect_one_line_error(bench({"--paired", "0", "cast.bf16_to_fp32"}), "--paired must be > 0, got '0'");
   expect_one_line_error(bench({"cast.bf16_to_fp32", "--paired"}), "--paired needs a value");
+  expect_one_line_error(bench({"--ref-gbs", "-3", "cast.bf16_to_fp32"}), "--ref-gbs must be > 0, got '-3'");
+  expect_one_line_error(bench({"cast.bf16_to_fp32", "--ref-gbs"}), "--ref-gbs needs a value");
 }
 
 TEST(KernelTriadBench, PairedRatioIsTheMedianOverRoundsAndUnpairedUsesTheGivenTriad) {
@@ -94,6 +96,33 @@ TEST(KernelTriadBench, PairedRatioIsTheMedianOverRoundsAndUnpairedUsesTheGivenTr
   EXPECT_EQ(js[0]["triad"].get<double>(), 1e15);
   const double want = js[0]["bytes"].get<double>() / js[0]["seconds"].get<double>() / 1e15;
   EXPECT_NEAR(js[0]["of_triad"].get<double>(), want, 1e-4 * want);
+  // Without --ref-gbs the reference is the given triad, so of_ref is the unpaired ratio.
+  EXPECT_EQ(js[0]["ref"].get<double>(), 1e15);
+  EXPECT_NEAR(js[0]["of_ref"].get<double>(), want, 1e-4 * want);
+}
+
+// --ref-gbs G: of_ref is the case's GB/s over G (a fixed figure), in the JSON and the table's
+// "of ref" column, beside the paired ratio, which stays against the rounds' own triads.
+TEST(KernelTriadBench, RefGbsIsAFixedDenominatorBesideThePairedRatio) {
+  if (kBench.empty()) GTEST_SKIP() << "kernel_triad_bench not built (TREX_BUILD_BENCH off)";
+  const ProcessResult p = bench({"--triad", "1000000", "--peak", "300", "--min-time", "0.01",
+                                 "--paired", "1", "--ref-gbs", "10", "cast.bf16_to_fp32"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("ref: 10.00 GB/s (--ref-gbs)"), std::string::npos) << p.out;
+  const std::vector<nlohmann::json> js = json_lines(p.out);
+  ASSERT_EQ(js.size(), 1u) << p.out;
+  const double gbs = js[0]["bytes"].get<double>() / js[0]["seconds"].get<double>();
+  EXPECT_EQ(js[0]["ref"].get<double>(), 10e9);
+  const double of_ref = js[0]["of_ref"];
+  EXPECT_NEAR(of_ref, gbs / 10e9, 1e-4 * gbs / 10e9);
+  // The paired ratio is still against the round's own triad, neither the given 1,000,000 GB/s
+  // nor the reference.
+  const double triad = js[0]["triad"];
+  EXPECT_LT(triad, 1000e9);
+  EXPECT_NEAR(js[0]["of_triad"].get<double>(), gbs / triad, 1e-3 * gbs / triad);
+  char cell[48];
+  std::snprintf(cell, sizeof cell, "| %.0f%% |", 100 * of_ref);
+  EXPECT_NE(p.out.find(cell), std::string::npos) << cell << "\n" << p.out;
 }
 
 }  // namespace

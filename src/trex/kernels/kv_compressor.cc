@@ -830,8 +830,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // side, v's zt arrives while u's exps compute. Row j of u and of v takes ape row j: one load
 // serves both passes (in cache, the model's [2048, 128]: 1.2x with no requests at all).
 // From memory (kAhead: kt and zt over kPrefetchMinBytes together) the step requests u's kt and
-// v's zt kAheadGroups groups of rows on (16 KiB, the entries are contiguous runs of rows) into
-// L2: requests into L1 ran 1.24-1.47x against main where into L2 1.74-1.91x (one process, CPU
+// v's zt kAheadGroups groups of rows on (the entries are contiguous runs of rows; a group is one
+// row from memory since session 29, kPairRows: 4 KiB at [8192, 512]) into L2: requests into L1 ran 1.24-1.47x against main where into L2 1.74-1.91x (one process, CPU
 // time, 1 and 2 threads, loaded 9-12, session 27; near idle not measured): requests into L1
 // evicted the lines the step was reading. The same requests into L2 in main's two passes alone
 // gave 1.16-1.21x. Per channel the same operations in the same row order as rows_stats512: the
@@ -875,6 +875,19 @@ TREX_AVX512_FN void stats_sum_max_rows(const float* kt, const float* zt, const f
     stats_sum_max_vector<G, false, kAhead>(z + c, a + c, kk + c, C, delta, simd::lanes16(c, C), mx + c, sm + c, ac + c, mx2 + c);
 }
 
+// Rows a pair step walks side by side: from memory one (each of u's zt and kt and v's zt read
+// front to back a row at a time, the requests kAheadGroups rows on: 4 KiB), in cache
+// kStatsRows. With four rows 2 KiB apart each of the three streams was four runs of lines at
+// once, a vector of each per step: at [8192, 512] ratio 128 one row a step ran 1.20-1.22x on one
+// thread (CPU time, 20-21 of 21 rounds faster) and 1.11-1.20x on two (wall), against the 1.06x /
+// 0.94x of requests one row on and 1.21x / 1.08x eight rows on (one process, alternating, nice
+// -20 lane, loaded 10-11; session 29, bench/results/kv_s29). It loads and stores the per-channel
+// sums once per row instead of once per four (about 6 more instructions per vector of channels),
+// which in cache, where the exps bound the step, the four rows save. The same operations per
+// channel in the same row order: the same bits.
+template <bool kAhead>
+inline constexpr int kPairRows = kAhead ? 1 : kStatsRows;
+
 template <bool kAhead>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forward_pipelined512(
     const float* kt, const float* zt, const float* ape, float* k, int64_t n, int64_t hd, int ratio,
@@ -900,8 +913,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
     }
     if (v < n) {  // ratio != 4: every entry ratio rows, v's row j (v - u) ratio hd floats on
       const int64_t delta = (v - u) * int64_t(ratio) * hd;
-      for (j = 0; j + kStatsRows <= o.n; j += kStatsRows)
-        stats_sum_max_rows<kStatsRows, kAhead>(kt, zt, ape, o, j, delta, mx, sm, ac, mx2, hd);
+      for (j = 0; j + kPairRows<kAhead> <= o.n; j += kPairRows<kAhead>)
+        stats_sum_max_rows<kPairRows<kAhead>, kAhead>(kt, zt, ape, o, j, delta, mx, sm, ac, mx2, hd);
       for (; j < o.n; ++j) stats_sum_max_rows<1, kAhead>(kt, zt, ape, o, j, delta, mx, sm, ac, mx2, hd);
     } else {  // the thread's last entry: its sum pass alone
       for (j = 0; j + kStatsRows <= o.n; j += kStatsRows) stats_rows<kStatsRows, true>(kt, zt, ape, o, j, 0, hd, mx, sm, ac, 0, hd);

@@ -324,12 +324,14 @@ TEST(GemmModel, TheNarrowTileRunsBelowTheWideTilesRate) {
     hw.bw_mem = 51.6e9;
     for (auto dims : {std::vector<int64_t>{256, 512, 2048}, std::vector<int64_t>{512, 256, 2048}}) {
       const TuneTarget t = make_target("gemm", dims, hw);
-      const std::vector<int64_t>& uk = t.space[size_t(std::find_if(t.space.begin(), t.space.end(), [](const SpaceParam& p) {
-                                                       return p.name == "ukernel";
-                                                     }) - t.space.begin())].values;
+      const auto space_uk = std::find_if(t.space.begin(), t.space.end(), [](const SpaceParam& p) { return p.name == "ukernel"; });
+      ASSERT_NE(space_uk, t.space.end()) << t.shape_text();
+      const std::vector<int64_t>& uk = space_uk->values;
       if (std::find(uk.begin(), uk.end(), 3) == uk.end()) GTEST_SKIP() << "the host has no AVX-512 micro-kernel";
       const ChoiceProblem pr = performance_model(t, hw);
-      const ChoiceParam& p = *std::find_if(pr.params.begin(), pr.params.end(), [](const ChoiceParam& c) { return c.name == "ukernel"; });
+      const auto choice_uk = std::find_if(pr.params.begin(), pr.params.end(), [](const ChoiceParam& c) { return c.name == "ukernel"; });
+      ASSERT_NE(choice_uk, pr.params.end()) << t.shape_text();
+      const ChoiceParam& p = *choice_uk;
       const size_t u2 = size_t(std::find(p.values.begin(), p.values.end(), 2) - p.values.begin());
       const double m = double(dims[0]), n = double(dims[1]);
       const double padded6 = std::ceil(m / 6) * 6 * std::ceil(n / 16) * 16;
@@ -339,7 +341,9 @@ TEST(GemmModel, TheNarrowTileRunsBelowTheWideTilesRate) {
       AuraHardware half = hw;
       half.peak_avx2 = hw.peak_flops / 2;
       const ChoiceProblem ph = performance_model(t, half);
-      const ChoiceParam& q = *std::find_if(ph.params.begin(), ph.params.end(), [](const ChoiceParam& c) { return c.name == "ukernel"; });
+      const auto half_uk = std::find_if(ph.params.begin(), ph.params.end(), [](const ChoiceParam& c) { return c.name == "ukernel"; });
+      ASSERT_NE(half_uk, ph.params.end()) << t.shape_text();
+      const ChoiceParam& q = *half_uk;
       EXPECT_NEAR(q.cost[u2], t.flops / half.peak_avx2 * padded6 / (m * n), 1e-12);
     }
   }

@@ -39,6 +39,7 @@ knowing the pid is still the child's. The zygote exits when the evaluator closes
 Each child is forked ahead of its request (WaitingChild) and waits for it on a socket of its
 own; nothing of the program runs before the request, and then only after every layer.
 """
+import _thread
 import ctypes
 import gc
 import json
@@ -244,6 +245,19 @@ def finish(status):
                 stream.flush()
         except BaseException:
             status = 120
+    # The output ends here when no thread of the program's is left to write more: the kernel
+    # closes an exiting process's files only after its address space is torn down (about 0.8 ms
+    # here), and the evaluator reads the model file ahead between the end of the output and the
+    # status (src/trex/oreval/execute.cc ModelReadAhead), so that teardown overlaps its work.
+    # With a thread left (a daemon, which may still print) the streams stay open to the exit, as
+    # before. A thread started outside Python (ctypes) is not counted; it could still rewrite the
+    # model file, which the evaluator reads again after the status.
+    if _thread._count() == 0:
+        for fd in (1, 2):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
     os._exit(status & 0xFF)
 
 

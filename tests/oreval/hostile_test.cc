@@ -589,6 +589,56 @@ TEST(Hostile, NothingCarriesOverToTheNextProgram) {
     EXPECT_FALSE(std::filesystem::exists(left)) << left;
 }
 
+// A warm child's model is the one its folder holds once the whole child has exited, as it is
+// for a fresh interpreter's: a daemon thread may rewrite the record or model.lp after the main
+// thread's last flush, and the evaluator may look at the files before the exit (execute.cc
+// reads them ahead while the child's memory is torn down) but must score what is there at the
+// exit. The program holds its own end open: os._exit (which the warm child ends with, in
+// trex_eval_zygote.py's finish) closes the output first (the evaluator then reads ahead) and
+// waits until the thread has rewritten the file, so the rewrite lands after the output ended
+// and after everything else the child does before its exit, on every run.
+TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
+  REQUIRE_PYTHON();
+  if (!missing_sandbox_layers().empty()) GTEST_SKIP() << "a layer is missing: the warm pool is not used";
+  const std::string hold_exit =
+      "import os, threading\n"
+      "start, done = threading.Event(), threading.Event()\n"
+      "def rewrite():\n"
+      "    start.wait()\n"
+      "    with open(NAME, 'w') as f:\n"
+      "        f.write(TEXT)\n"
+      "    done.set()\n"
+      "threading.Thread(target=rewrite, daemon=True).start()\n"
+      "real_exit = os._exit\n"
+      "def held_exit(status):\n"
+      "    os.close(1)\n"
+      "    os.close(2)\n"
+      "    start.set()\n"
+      "    done.wait(20)\n"
+      "    real_exit(status)\n"
+      "os._exit = held_exit\n";
+  // The record: model `a` (one variable) is the runner's; the thread writes model b's (three).
+  Execution record = run_to_end(
+      "import json\nfrom gurobipy import Model\n"
+      "b = Model('b')\nys = [b.addVar(name='y%d' % i) for i in range(3)]\nb.addConstr(ys[0] + ys[1] + ys[2] <= 2, 'd')\n"
+      "data = b._to_json()\ndata['from'] = 'rewritten at the exit'\n"
+      "NAME, TEXT = '__trex_final.json', json.dumps(data)\n" +
+      hold_exit +
+      "model = Model('a')\nx = model.addVar(name='x')\nmodel.addConstr(x <= 1, 'c')\n");
+  ASSERT_EQ(record.status, ExecStatus::kOk) << record.message;
+  EXPECT_EQ(record.message, "model from rewritten at the exit");
+  ASSERT_TRUE(record.model);
+  EXPECT_EQ(record.model->num_vars(), 3);
+  // model.lp, with no gurobipy model (the record is not written): the thread's file is read.
+  Execution lp = run_to_end(
+      "NAME, TEXT = 'model.lp', 'Maximize\\n obj: x + y + z\\nSubject To\\n c: x + y + z <= 4\\nEnd\\n'\n" + hold_exit +
+      "open('model.lp', 'w').write('Maximize\\n obj: 3 x\\nSubject To\\n c: x <= 4\\nEnd\\n')\n");
+  ASSERT_EQ(lp.status, ExecStatus::kOk) << lp.message;
+  EXPECT_EQ(lp.message, "model from model.lp");
+  ASSERT_TRUE(lp.model);
+  EXPECT_EQ(lp.model->num_vars(), 3);
+}
+
 TEST(Hostile, NoInheritedDescriptors) {
   REQUIRE_PYTHON();
   Execution e = run(

@@ -189,8 +189,8 @@ TEST(WarmPool, LaunchLeavesTheChildsDescriptorsToTheCaller) {
                           fcntl(channel_fd, F_GETFD) != -1;
       return pid;
     }
-    int reap(pid_t pid, double seconds_left, bool& timed_out) override {
-      return inner->reap(pid, seconds_left, timed_out);
+    int reap(pid_t pid, double seconds_left, bool& timed_out, const std::function<void()>& meanwhile) override {
+      return inner->reap(pid, seconds_left, timed_out, meanwhile);
     }
   } checking;
   checking.inner = lease.launcher();

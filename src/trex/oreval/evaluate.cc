@@ -114,7 +114,18 @@ ItemResult evaluate_unguarded(const Benchmark& bench, const Item& item, const Co
     r.message = "no formulation found in the completion";
     return done();
   }
-  Execution ex = execute(code, item.data_path, o.exec);
+  // The structural verdict on the model as its files held it when the output ended, worked out
+  // while the child exits (execute.h ModelAhead); kept only when that model is the final one.
+  std::optional<bool> same_ahead;
+  std::string why_ahead;
+  ModelAhead ahead;
+  if (bench.score_by == ScoreBy::kStructure && !item.reference_lp.empty())
+    ahead = [&](const lp::Model& m) {
+      same_ahead.reset();
+      why_ahead.clear();
+      same_ahead = orgeval_equivalent_prepared(orgeval_prepare(m), references().get(item.reference_lp), &why_ahead);
+    };
+  Execution ex = execute(code, item.data_path, o.exec, ahead);
   r.message = ex.message;
   if (ex.status != ExecStatus::kOk || !ex.model) {
     r.error = class_of(ex.status);
@@ -129,7 +140,13 @@ ItemResult evaluate_unguarded(const Benchmark& bench, const Item& item, const Co
       return done();
     }
     std::string why;
-    bool same = orgeval_equivalent_prepared(orgeval_prepare(*ex.model), references().get(item.reference_lp), &why);
+    bool same;
+    if (ex.model_read_ahead && same_ahead) {
+      same = *same_ahead;
+      why = why_ahead;
+    } else {
+      same = orgeval_equivalent_prepared(orgeval_prepare(*ex.model), references().get(item.reference_lp), &why);
+    }
     r.error = same ? ErrorClass::kCorrect : ErrorClass::kWrongStructure;
     r.status = same ? "equivalent" : "different";
     if (!same) r.message = why;

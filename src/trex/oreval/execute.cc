@@ -203,7 +203,38 @@ std::optional<std::string> serve_solve(const std::string& request, double second
   return reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-Execution run_python(const std::string& code, const std::string& data_json, const ExecOptions& o) {
+// The model file as it was read between the end of the program's output and its exit status
+// (run_sandboxed's after_output), parsed then: while the warm child's address space is torn down
+// (about 0.8 ms here, after it closed its output: trex_eval_zygote.py finish) rather than after
+// it. Nothing read then is final: a thread the program left may still rewrite the file until the
+// child exits. So the file is read again after the status, and this parse is used only when it
+// is of exactly those bytes (Hostile.ModelRewrittenAtTheExitIsTheOneScored).
+struct ModelReadAhead {
+  const char* file = nullptr;  // kFinalFile or kLpFile; null: nothing read (or it did not parse)
+  std::string text;
+  nlohmann::json record;  // kFinalFile's, parsed
+  std::optional<lp::Model> model;
+
+  void read(int dir_fd, size_t max_bytes) {
+    std::optional<std::string> got = read_left_file(dir_fd, kFinalFile, max_bytes);
+    if (got) {
+      nlohmann::json j = nlohmann::json::parse(*got);
+      model = model_from_json(j, kFinalFile);
+      record = std::move(j);
+      text = std::move(*got);
+      file = kFinalFile;
+    } else if ((got = read_left_file(dir_fd, kLpFile, max_bytes))) {
+      model = lp::read_lp(*got, kLpFile);
+      text = std::move(*got);
+      file = kLpFile;
+    }
+  }
+  // Whether `bytes` of `name`, read after the status, are what was parsed ahead.
+  bool holds(const char* name, const std::string& bytes) const { return file == name && text == bytes; }
+};
+
+Execution run_python(const std::string& code, const std::string& data_json, const ExecOptions& o,
+                     const ModelAhead& on_ahead) {
   Execution ex;
   std::string pydir = o.python_dir.empty() ? python_module_dir() : o.python_dir;
   // The warm interpreter's module copy is read-only to the child, in a folder of its own; the
@@ -231,9 +262,17 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
   if (lease) spec.read_only_paths.push_back(lease->module_dir());
   spec.limits = o.limits;
   spec.allow_weak = o.allow_weak_sandbox;
+  ModelReadAhead ahead;
   SandboxResult r = run_sandboxed(
       spec, [&](const std::string& req, double left) { return serve_solve(req, left, dir.fd, o, ex); },
-      lease ? lease->launcher() : nullptr);
+      lease ? lease->launcher() : nullptr, [&] {
+        try {
+          ahead.read(dir.fd, o.read_bytes);
+        } catch (...) {
+          ahead = ModelReadAhead{};  // read again after the status, where its error is reported
+        }
+        if (ahead.model && on_ahead) on_ahead(*ahead.model);  // run_sandboxed drops what it throws
+      });
   ex.seconds = r.seconds;
   ex.output = r.out;
   if (r.stopped) {
@@ -277,9 +316,12 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
     std::optional<std::string> text;
     if (r.exit_code == 0) text = read_left_file(dir.fd, kFinalFile, o.read_bytes);
     if (text) {
-      auto j = nlohmann::json::parse(*text);
+      bool ready = ahead.holds(kFinalFile, *text);
+      nlohmann::json j = ready ? std::move(ahead.record) : nlohmann::json::parse(*text);
       ex.message = "model from " + j.value("from", std::string("the program"));
-      ex.model = model_from_json(j, kFinalFile);
+      if (ready) ex.model = std::move(ahead.model);
+      else ex.model = model_from_json(j, kFinalFile);
+      ex.model_read_ahead = ready;
       if (ex.last_solve && !ex.last_solved.empty()) {
         j.erase("from");
         nlohmann::json solved = nlohmann::json::parse(ex.last_solved, nullptr, false);
@@ -287,7 +329,9 @@ Execution run_python(const std::string& code, const std::string& data_json, cons
       }
     } else if ((text = read_left_file(dir.fd, kLpFile, o.read_bytes))) {
       ex.message = "model from model.lp";
-      ex.model = lp::read_lp(*text, kLpFile);
+      ex.model_read_ahead = ahead.holds(kLpFile, *text);
+      if (ex.model_read_ahead) ex.model = std::move(ahead.model);
+      else ex.model = lp::read_lp(*text, kLpFile);
     } else {
       ex.status = ExecStatus::kNoModel;
       ex.message = "the program built no Model";
@@ -329,11 +373,12 @@ void prestart_python(const ExecOptions& o) {
   }
 }
 
-Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options) {
+Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options,
+                  const ModelAhead& ahead) {
   auto t0 = std::chrono::steady_clock::now();
   Execution ex;
   if (code.kind == CodeKind::kPython) {
-    ex = run_python(code.code, data_json, options);
+    ex = run_python(code.code, data_json, options, ahead);
   } else if (code.kind == CodeKind::kLp || code.kind == CodeKind::kMps) {
     try {
       ex.model = code.kind == CodeKind::kLp ? lp::read_lp(code.code, "completion.lp") : lp::read_mps(code.code, "completion.mps");

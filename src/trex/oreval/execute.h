@@ -2,6 +2,7 @@
 // Python through /usr/bin/python3 in the sandbox with trex's gurobipy-compatible module.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,8 @@ struct Execution {
   std::string last_solved;                // bytes of the last record solved on the channel
   std::optional<lp::SolveResult> last_solve;
   double seconds = 0;
+  // `model` is the one execute's `ahead` was called with (the same bytes of the same file).
+  bool model_read_ahead = false;
 };
 
 // Where python/gurobipy lives: $TREX_PYTHON_DIR, else the source tree's python/ compiled in,
@@ -57,7 +60,14 @@ std::string python_module_dir();
 // beside its own work, and kills it at exit.
 void prestart_python(const ExecOptions& options);
 
-// `data_json`: a file copied into the sandbox as data.json, or "".
-Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options);
+// Called with a Python program's model as its files held it when its output ended, before its
+// exit status is known (execute.cc ModelReadAhead): work on it there overlaps the child's exit.
+// That model may not be the final one (Execution::model_read_ahead says whether it is). What it
+// throws is dropped.
+using ModelAhead = std::function<void(const lp::Model&)>;
+
+// `data_json`: a file copied into the sandbox as data.json, or "". `ahead` may be empty.
+Execution execute(const Extraction& code, const std::string& data_json, const ExecOptions& options,
+                  const ModelAhead& ahead = {});
 
 }  // namespace trex::oreval

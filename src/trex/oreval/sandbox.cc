@@ -55,7 +55,8 @@ void require_sandbox(bool allow_weak) {
                                                       " on this machine; refusing to run them (pass --allow-weak-sandbox to run anyway)");
 }
 
-SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler, SandboxLauncher* launcher) {
+SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler, SandboxLauncher* launcher,
+                            const std::function<void()>& after_output) {
   if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/')
     throw std::invalid_argument("run_sandboxed: argv[0] must be an absolute path");
   if (!spec.allow_weak && !missing_sandbox_layers().empty())
@@ -211,11 +212,19 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
     }
   }
   int status = 0;
+  // Never throws: the launcher's protocol must go on to the status whatever the caller's work did.
+  std::function<void()> meanwhile;
+  if (after_output && !killed) meanwhile = [&after_output] {
+    try {
+      after_output();
+    } catch (...) {
+    }
+  };
   if (launcher) {
     // The warm interpreter is the child's parent: it waits for the rest of the wall clock, kills
     // the group while its leader still holds the pid, then reaps it.
     bool late = false;
-    status = launcher->reap(pid, killed ? 5.0 : spec.limits.wall_s - seconds_since(t0), late);
+    status = launcher->reap(pid, killed ? 5.0 : spec.limits.wall_s - seconds_since(t0), late, meanwhile);
     if (late && !killed) result.timed_out = true;
     for (int fd : {out_pipe[0], err_pipe[0], channel[0]}) close(fd);
     result.seconds = seconds_since(t0);
@@ -225,6 +234,7 @@ SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handl
   }
   if (!killed) {
     // Output closed; the child should be exiting. Give it the rest of its time.
+    if (meanwhile) meanwhile();
     while (true) {
       pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid) break;

@@ -93,13 +93,19 @@ class SandboxLauncher {
   // Once its output has closed or it was killed: waits up to `seconds_left` for it to exit,
   // then kills its group (setting `timed_out`); kills whatever is left in the group, reaps the
   // child and returns its wait status. Throws std::runtime_error when that cannot be known.
-  virtual int reap(pid_t pid, double seconds_left, bool& timed_out) = 0;
+  // `meanwhile` (may be empty; must not throw) runs on the caller's thread once the wait has
+  // been asked for and before its answer is awaited: work that overlaps the child's exit.
+  virtual int reap(pid_t pid, double seconds_left, bool& timed_out, const std::function<void()>& meanwhile) = 0;
 };
 
 // Runs the child and waits for it. Throws std::runtime_error when the child could not be
 // started (fork or pipe failure, or a missing layer without allow_weak); everything the child
 // does is reported in the result. `launcher` (may be null: fork and exec here) starts it.
+// `after_output` (may be empty) is called once, on this thread, when both output streams have
+// ended and the child was not killed, before its exit status is known: the child may still be
+// exiting (or, having closed its streams, still running), so what it reads of the child's files
+// there is not final; it overlaps the wait for the exit. An exception it throws is dropped.
 SandboxResult run_sandboxed(const SandboxSpec& spec, const RequestHandler& handler = {},
-                            SandboxLauncher* launcher = nullptr);
+                            SandboxLauncher* launcher = nullptr, const std::function<void()>& after_output = {});
 
 }  // namespace trex::oreval

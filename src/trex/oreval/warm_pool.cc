@@ -199,8 +199,10 @@ class WarmInterpreter final : public SandboxLauncher {
     return pid_t(answer["pid"].get<long>());
   }
 
-  int reap(pid_t child, double seconds_left, bool& timed_out) override {
+  int reap(pid_t child, double seconds_left, bool& timed_out, const std::function<void()>& meanwhile) override {
     send(nlohmann::json{{"wait", std::max(0.0, seconds_left)}}.dump(), {});
+    // The interpreter waits for the child's exit from here on; the caller's work overlaps it.
+    if (meanwhile) meanwhile();
     nlohmann::json answer;
     try {
       answer = receive(std::max(0.0, seconds_left) + kAnswerSeconds);

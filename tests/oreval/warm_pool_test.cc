@@ -9,21 +9,28 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "trex/oreval/evaluate.h"
 #include "trex/oreval/execute.h"
 #include "trex/oreval/sandbox.h"
+#include "trex/oreval/short_slice.h"
 #include "trex/oreval/warm_pool.h"
 #include "trex/util/subprocess.h"
 
@@ -517,6 +524,66 @@ TEST(WarmPool, APrestartThatFailsLeavesTheErrorToTheFirstProgram) {
   EXPECT_NO_THROW(prestart_python(o));
   EXPECT_EQ(warm_interpreters_started(), before);
   EXPECT_THROW(execute({CodeKind::kPython, "print(1)\n"}, "", o), std::runtime_error);
+}
+
+// The slice the kernel reports for task `tid` (0: this thread), or -1 where it cannot be read.
+long long slice_of(pid_t tid) {
+  struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } attr;  // struct sched_attr, first version (48 bytes)
+  std::memset(&attr, 0, sizeof(attr));
+  if (syscall(SYS_sched_getattr, tid, &attr, unsigned(sizeof(attr)), 0u) != 0) return -1;
+  return (long long)attr.runtime;
+}
+
+// This process's children that are warm interpreters (python3 -I -B running the zygote's script,
+// or the bootstrap that runs it from the workspace: warm_pool.cc), by pid, from every thread's
+// /proc/self/task/TID/children.
+std::vector<pid_t> warm_interpreters_of_this_process() {
+  std::vector<pid_t> found;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream children(task.path() / "children");
+    for (pid_t pid; children >> pid;) {
+      std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+      if (text.find("trex_eval_zygote") != std::string::npos || text.find("trex_sandbox_attach_workspace") != std::string::npos)
+        found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+// Both sides of a warm program's five passes ask for the short slice (short_slice.h): the thread
+// that leases an interpreter (WarmLease) and the interpreter (its children inherit it). Each
+// request is checked where the kernel keeps custom slices; removing either fails here.
+TEST(WarmPool, LeasingThreadAndInterpreterAskForTheShortSlice) {
+  REQUIRE_WHOLE_SANDBOX();
+  if (const char* env = getenv("TREX_SHORT_SLICE"); env && std::string(env) == "0")
+    GTEST_SKIP() << "TREX_SHORT_SLICE=0 turns the slice off";
+  // Whether this kernel keeps one for SCHED_OTHER, asked in a child: this thread keeps its own.
+  pid_t probe = fork();
+  if (probe == 0) _exit(request_short_slice(0) && slice_of(0) == (long long)kShortSliceNs ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(probe, &status, 0), probe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) GTEST_SKIP() << "this kernel keeps no custom slice for SCHED_OTHER";
+  // Leased on a thread of its own, whose slice is the default before the lease.
+  long long before = -2, after = -2;
+  std::thread leasing([&] {
+    before = slice_of(0);
+    ExecOptions o = limits(true);
+    WarmLease lease(o.python, o.python_dir);
+    after = slice_of(0);
+  });
+  leasing.join();
+  EXPECT_NE(before, (long long)kShortSliceNs) << "the thread had the short slice before its lease: nothing is checked";
+  EXPECT_EQ(after, (long long)kShortSliceNs) << "the leasing thread";
+  std::vector<pid_t> interpreters = warm_interpreters_of_this_process();
+  ASSERT_FALSE(interpreters.empty()) << "no warm interpreter found among this process's children";
+  for (pid_t pid : interpreters) EXPECT_EQ(slice_of(pid), (long long)kShortSliceNs) << "interpreter " << pid;
 }
 
 // The zygote's checks (the cache among them) under every 3.12+ interpreter found.

@@ -690,13 +690,23 @@ TREX_AVX512_FN void gradient_stats_rows(const float* kt, const float* zt, const 
 // alternate KiBs of the same rows.) A range of rows of one entry is one contiguous run (at
 // [8192, 512] on two threads, 64 rows: 128 KiB of kt and of zt); the requests ahead
 // (kAheadGroups groups) cross from the range's end to the same range of the next entry.
+// Rows a step of the pass walks side by side: one, each stream (zt, kt, dkt, dzt, dape) read or
+// written front to back a row at a time, the requests kAheadGroups rows on (4 KiB at [8192,
+// 512]), where four rows 2 KiB apart made each stream four runs at once (as kPairRows, the
+// forward's). kernel_triad_bench --paired 5 kv_compress.bwd, 8 runs a side alternating (nice -20
+// lane, loaded 9.7-10.7, session 29): [8192, 512] ratio 128 median 1.512 -> 1.154 ms (1.31x,
+// faster in 8 of 8 pairs; the unchanged ratio-4 row 1.03x). One process it read 1.10-1.21x with
+// this source as the renamed object and 0.97-0.99x as the library (the object side ran 5-10%
+// faster either way: bench/results/kv_s29). The same operations per channel: the same bits.
+constexpr int kGradientRows = 1;
+
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void backward_stats_rows512(
     const float* kt, const float* zt, const float* ape, const float* stats, const float* dk,
     float* dkt, float* dzt, float* dape, int64_t n, int64_t hd, int ratio, int j0, int j1, bool nt) {
   thread_local Scratch buf;
   const int64_t w = (hd + 15) / 16 * 16, C = hd;  // ratio != 4: C = hd
   float *mx = buf.get(size_t(3 * w)), *kv = mx + w, *gk = kv + w;
-  const int ahead = kAheadGroups * kStatsRows, span = j1 - j0;
+  const int ahead = kAheadGroups * kGradientRows, span = j1 - j0;
   for (int64_t i = 0; i < n; ++i) {
     // The per-channel max, k = weighted sum / sum and dk / sum: backward_rows512's operations.
     const float* st = stats + i * 3 * hd;
@@ -714,8 +724,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void back
       return i + 1 < n ? int64_t(ahead - span + ratio) * C : 0;
     };
     int j = j0;
-    for (; j + kStatsRows <= j1; j += kStatsRows)
-      gradient_stats_rows<kStatsRows>(kt, zt, ape, dkt, dzt, dape, t0, j, C, mx, kv, gk, nt, ahead_of(j));
+    for (; j + kGradientRows <= j1; j += kGradientRows)
+      gradient_stats_rows<kGradientRows>(kt, zt, ape, dkt, dzt, dape, t0, j, C, mx, kv, gk, nt, ahead_of(j));
     for (; j < j1; ++j) gradient_stats_rows<1>(kt, zt, ape, dkt, dzt, dape, t0, j, C, mx, kv, gk, nt, ahead_of(j));
   }
 }

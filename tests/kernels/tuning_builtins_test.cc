@@ -80,6 +80,20 @@ TEST(TuningBuiltins, MhcHeadForwardBlockFollowsTheInstructionSetPath) {
   }
 }
 
+// The post backward's AVX-512 tokens request the next token's rows, so it runs 64-token blocks
+// there too (session 29); the post forward keeps 8.
+TEST(TuningBuiltins, MhcPostBackwardBlockFollowsTheInstructionSetPath) {
+  {
+    ScopedRowIsa avx2(core::Isa::kAvx2);
+    EXPECT_EQ(builtin::value("mhc.post_bwd", "block_tokens"), builtin::kMhcPostBlockTokens);
+  }
+  EXPECT_EQ(builtin::value("mhc.post_fwd", "block_tokens"), builtin::kMhcPostBlockTokens);
+  if (core::isa_supported(core::Isa::kAvx512)) {
+    ScopedRowIsa avx512(core::Isa::kAvx512);
+    EXPECT_EQ(builtin::value("mhc.post_bwd", "block_tokens"), 64);
+  }
+}
+
 TEST(TuningBuiltins, StreamingBySizeAndTheGemmSplit) {
   EXPECT_FALSE(builtin::streams_by_size(builtin::kStreamMinBytes - 1));
   EXPECT_TRUE(builtin::streams_by_size(builtin::kStreamMinBytes));

@@ -1057,11 +1057,19 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   std::copy(post, post + 4, pt);
   std::copy(C, C + 16, Ct);
   // The next token's 9 rows (tokens are contiguous), a line of each per line of these, as the
-  // split passes request them.
+  // split passes request them, into L2 (T1): into L1 (T0) each request held one of L1's few
+  // miss buffers until its line came from memory, so fewer lines were in flight than the
+  // 9-row stream needs; the hardware brings them on from L2. With the 64-token blocks of
+  // builtin::value (the thread's next token is its own but at a block's end): one-process A/B
+  // against main 75704c6, nice -20 lane, load 10-11, 4096 x 4 x 1024, medians of 11-15
+  // alternating rounds: bf16 2 threads 1.18-1.23x CPU, 1.21x wall (15 of 15 faster), 1 thread
+  // 1.14x; fp32 2 threads 1.14-1.16x (11 of 11), 1 thread 1.15x. Apart, at 2 threads bf16: T1
+  // with 8-token blocks 1.04x, T0 with 64-token blocks 1.07x; no requests 0.96x; two or three
+  // tokens ahead no better (1.17x, 1.08x). bench/results/mhc_s29.
   const T* gn = g + 4 * d;
   const T* fn = f + d;
   const T* xn = x + 4 * d;
-  auto pf = [](const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); };
+  auto pf = [](const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T1); };
   constexpr int64_t kLine = 64 / int64_t(sizeof(T));
   const __m512 z = _mm512_setzero_ps();
   __m512 s0 = z, s1 = z, s2 = z, s3 = z;
@@ -1195,7 +1203,11 @@ void mhc_post_backward(const T* G, const T* F, const T* X, const float* post, co
   core::ThreadPool& tp = core::pool_or_default(pool);
   const int n = sh.n;
   const int64_t d = sh.d, nd = n * d;
-  const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens", builtin::kMhcPostBlockTokens);
+  // 64-token blocks on AVX-512 rows (builtin::value): each token requests the next one's rows,
+  // which in 8-token blocks taken in turn by the threads was the other thread's at every block's
+  // end, and each block's first token came unrequested.
+  const int64_t grain = tuned_or("mhc.post_bwd", {sh.tokens, n, sh.d}, "block_tokens",
+                                 builtin::value("mhc.post_bwd", "block_tokens"));
   const bool wide = row_isa() == core::Isa::kAvx512;
   // As the forward: dX (and dF) streamed when far larger than the caches (n = 4 path).
   const bool nt = wide && n == 4 && simd::use_streaming<T>(sh.tokens * nd, d, {dX, dF});

@@ -63,7 +63,7 @@ const std::vector<TunableParam> kParams = {
      "columns of n x d per stage-2 block (one thread's dphi and dX slice); 0: 1024 on the "
      "AVX-512 fused path, 256 on the GEMM path"},
     {"mhc.post_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 8"},
-    {"mhc.post_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 8"},
+    {"mhc.post_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 8 (64 on AVX-512 rows)"},
     {"mhc.head_fwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block; 0: 4 (64 on the AVX-512 pipeline, n = 4)"},
     {"mhc.head_bwd", "block_tokens", 1, 65536, 1, 0, "tokens per parallel block of stage 1; 0: 4"},
     {"mhc.head_bwd", "column_block", 8, 8192, 8, 0,

@@ -14,11 +14,15 @@ int64_t value(const std::string& kernel, const std::string& param) {
   if (param == "chunks" && kernel == "sparse_attention.bwd") return kAttnBwdChunks;
   if (param == "block_tokens") {
     if (starts("mhc.pre_")) return kMhcPreBlockTokens;
-    if (starts("mhc.post_")) return kMhcPostBlockTokens;
     // The head forward's AVX-512 pipeline (n = 4 in every config, d a multiple of a line) runs
     // 64-token blocks: its prefetches request the thread's next group, which 4-token blocks
     // taken in turn by the threads made the other thread's (mhc.cc; 4 measured 0.71x).
     if (kernel == "mhc.head_fwd" && row_isa() == core::Isa::kAvx512) return 64;
+    // The post backward's AVX-512 tokens request the next token's rows likewise (mhc.cc; with
+    // its L2 requests, 8-token blocks measured 1.04x of main's, 64-token 1.18-1.23x: 4096 x 4 x
+    // 1024, 2 threads, bf16).
+    if (kernel == "mhc.post_bwd" && row_isa() == core::Isa::kAvx512) return 64;
+    if (starts("mhc.post_")) return kMhcPostBlockTokens;
     if (starts("mhc.head_")) return kMhcHeadBlockTokens;
   }
   if (param == "column_block" && (kernel == "mhc.pre_bwd" || kernel == "mhc.head_bwd"))

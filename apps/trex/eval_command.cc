@@ -114,6 +114,8 @@ int run_eval(const RunArgs& args) {
       std::fprintf(stderr, "trex eval: %zu of %zu completions match no item of %s (check the ids)\n", unmatched,
                    completions[k].size(), b.name.c_str());
   }
+  // Every program has run: the warm interpreters exit while the report is written.
+  warm_pool_release_idle();
   // The lenient status mode is part of the mode: every result line and summary says so.
   std::string mode = std::string(to_string(o.mode)) + (o.lenient_status ? "+lenient-status" : "");
   RunInfo info{mode, sandbox_isolation(), args.references ? "the benchmarks' reference programs" : args.completions,

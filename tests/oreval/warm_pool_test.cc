@@ -364,6 +364,39 @@ TEST(WarmPool, TheFirstProgramRunsInThePrestartedInterpreter) {
   std::filesystem::remove_all(dir);
 }
 
+// warm_pool_release_idle (what `trex eval run` calls once every program has run, before it
+// writes the report) tells the idle interpreters to exit: a program after it runs in a new
+// interpreter, warm, with the same verdict; one started ahead and never leased goes too.
+TEST(WarmPool, ReleasedInterpretersAreNotLeasedAgain) {
+  REQUIRE_WHOLE_SANDBOX();
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-release-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::copy(std::string(TREX_SOURCE_DIR) + "/python", dir + "/python",
+                        std::filesystem::copy_options::recursive);
+  ExecOptions o = roomy(true);
+  o.python_dir = dir + "/python";
+  const std::string probe = "import sys\nprint('gurobipy' in sys.modules)\n";
+  int before = warm_interpreters_started();
+  Execution first = execute({CodeKind::kPython, probe}, "", o);
+  EXPECT_EQ(first.output, "True\n") << first.message;
+  EXPECT_EQ(warm_interpreters_started(), before + 1);
+  warm_pool_release_idle();
+  Execution second = execute({CodeKind::kPython, probe}, "", o);
+  EXPECT_EQ(second.status, first.status) << second.message;
+  EXPECT_EQ(second.output, "True\n") << second.message;
+  EXPECT_EQ(warm_interpreters_started(), before + 2);
+  prestart_python(o);  // idle: the one the second program ran in; nothing started
+  EXPECT_EQ(warm_interpreters_started(), before + 2);
+  warm_pool_release_idle();
+  prestart_python(o);  // none idle now: one started ahead, released before its "ready" maybe
+  EXPECT_EQ(warm_interpreters_started(), before + 3);
+  warm_pool_release_idle();
+  Execution third = execute({CodeKind::kPython, probe}, "", o);
+  EXPECT_EQ(third.output, "True\n") << third.message;
+  EXPECT_EQ(warm_interpreters_started(), before + 4);
+  std::filesystem::remove_all(dir);
+}
+
 // As root, a warm interpreter's programs run in folders on its workspace tmpfs (workspace.h):
 // the folder is the program's working directory and HOME at a path that exists only in the
 // interpreter's mount namespace, and the evaluator empties it through its descriptor once the

@@ -172,6 +172,8 @@ class WarmInterpreter final : public SandboxLauncher {
   }
 
   bool broken() const { return broken_; }
+  // Tells it to exit without waiting for it (begin_shut_down); destroying it waits.
+  void release() { begin_shut_down(); }
   const std::string& runner() const { return runner_; }
   const std::string& module_dir() const { return module_dir_; }
   int workspace_fd() const { return ready_ ? workspace_fd_ : -1; }
@@ -398,7 +400,10 @@ class WarmInterpreter final : public SandboxLauncher {
     }
   }
 
-  void shut_down() {
+  // The first half of shut_down: the interpreter told to exit (its control socket closed; one
+  // that never sent its "ready" killed), without waiting for it. Its exit then overlaps what
+  // this process does next; shut_down, later, waits for it and removes its folder.
+  void begin_shut_down() {
     // One started ahead (warm_pool_prestart) and never leased was never awaited: ready_ is
     // false even when its "ready" already waits on the socket. The zygote forks its waiting
     // child before it sends "ready", so one that sent it is closed and waited for like any
@@ -413,6 +418,10 @@ class WarmInterpreter final : public SandboxLauncher {
     ctl_ = -1;
     if (workspace_fd_ >= 0) close(workspace_fd_);  // the tmpfs goes with the interpreter's namespace
     workspace_fd_ = -1;
+  }
+
+  void shut_down() {
+    begin_shut_down();  // nothing more where it already ran
     if (pid_ > 0) {
       // A moment to exit on its own: it stops and reaps the child it forked ahead of the next
       // program (trex_eval_zygote.py's WaitingChild), which a kill would leave to init. Not
@@ -478,13 +487,17 @@ namespace {
 struct Pool {
   std::mutex mu;
   std::map<std::string, std::vector<std::unique_ptr<WarmInterpreter>>> idle;
+  // Told to exit (warm_pool_release_idle), waited for at exit.
+  std::vector<std::unique_ptr<WarmInterpreter>> released;
   pid_t owner = getpid();
   // At exit the idle interpreters are stopped and their folders removed; a forked child of
   // this process that runs exit handlers leaves them alone (they are not its own).
   ~Pool() {
-    if (getpid() != owner)
+    if (getpid() != owner) {
       for (auto& [key, list] : idle)
         for (auto& interp : list) (void)interp.release();
+      for (auto& interp : released) (void)interp.release();
+    }
   }
 };
 
@@ -539,6 +552,17 @@ int WarmLease::workspace_fd() const { return interp_->workspace_fd(); }
 const std::string& WarmLease::workspace_dir() const { return interp_->workspace_dir(); }
 
 int warm_interpreters_started() { return g_started.load(); }
+
+void warm_pool_release_idle() {
+  std::lock_guard<std::mutex> lock(pool().mu);
+  for (auto& [key, list] : pool().idle) {
+    for (auto& interp : list) {
+      interp->release();
+      pool().released.push_back(std::move(interp));
+    }
+    list.clear();
+  }
+}
 
 std::string warm_program_folders() {
   int in = g_ready_in_workspace.load(), out = g_ready_without_workspace.load();

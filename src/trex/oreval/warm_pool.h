@@ -66,6 +66,12 @@ class WarmLease {
 // killed, not waited for, when it has not.
 void warm_pool_prestart(const std::string& python, const std::string& pydir);
 
+// Tells every idle interpreter to exit, without waiting for any: their exits (each stops its
+// waiting child, reaps it and tears its address space down, ~1-2 ms) then overlap what the caller
+// does next, such as writing the run's report; they are waited for and their folders removed at
+// exit, as before. Leased ones are left alone; a later lease starts a new interpreter.
+void warm_pool_release_idle();
+
 // Started interpreters (idle or leased) in this process, for tests.
 int warm_interpreters_started();
 

@@ -50,7 +50,7 @@ model.addConstr(x <= 1, name="c")
 """
 
 
-def warm_up_runner(rounds=10):
+def warm_up_runner(rounds=5):
     """Runs a small program `rounds` times through the runner (trex_eval_runner.main, as every
     child runs its program: the file read and compiled, run, the final model found, its record
     written). Until this, every child ran the runner's own code cold: its first calls, and the
@@ -79,9 +79,16 @@ def warm_up_runner(rounds=10):
         core._solved[0] = None
 
 
-def warm_up(rounds=20):
+def warm_up(rounds=5):
     """Runs the program `rounds` times (the interpreter specialises code that has run a few
-    times), then forgets the models it made."""
+    times), then forgets the models it made.
+
+    Five rounds here and five of warm_up_runner (20 and 10 until session 29): the first round
+    does most (imports, first calls); more rounds did not lower the children's CPU measurably
+    while each cost every run's start (bench/results/oreval_s29/fix/rounds_ab.py, 99 programs,
+    a child forked per program, lane, load 8-12, medians of pairs, B against 20 and 10: 5 and 5
+    warm-up 13.6 -> 7.7 ms CPU, children 1.006x, 10 of 20 pairs lower; 3 and 3 1.005x, 2 and 3
+    0.994x; 1 and 1 1.022x, higher in 10 of 12 pairs: too few)."""
     import trex_modeling.lp_writer  # noqa: F401  imported lazily by Model.write otherwise
     from trex_modeling import model as core
 

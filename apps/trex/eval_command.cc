@@ -65,9 +65,11 @@ int run_eval(const RunArgs& args) {
   o.exec.limits.memory_bytes = size_t(args.memory_mb * 1024 * 1024);
   o.exec.solve_time_limit_s = args.solve_time_limit;
   o.exec.python_dir = python_module_dir();  // fails early, before any work
-  require_sandbox(args.allow_weak_sandbox);  // so does a missing sandbox layer
   warm_pool_set_workers(args.jobs);  // before any interpreter starts: whether they fork early
-  prestart_python(o.exec);  // its start overlaps the loading below (execute.h)
+  // Its start overlaps the sandbox probe and the loading below (execute.h); a run refused
+  // next kills it at exit.
+  prestart_python(o.exec);
+  require_sandbox(args.allow_weak_sandbox);  // a missing sandbox layer stops the run before any program
   std::vector<Benchmark> benches;
   for (const auto& b : args.benches) {
     benches.push_back(load_benchmark(b, args.fields));

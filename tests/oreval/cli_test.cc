@@ -322,20 +322,47 @@ pid_t start_lp_run(const std::string& dir, const std::string& tmp, int n, const 
   return rc == 0 ? pid : -1;
 }
 
+bool ended(pid_t pid);
+
+// Whether the warm interpreter `zygote` waits in its bootstrap for the evaluator's "copied"
+// (warm_pool.cc kBootstrap: a read of the control socket, descriptor 10), and whether it is past
+// that read: it opened the sandbox library (mapped, or blocked opening a FIFO in its place).
+bool waits_for_its_copy(pid_t zygote) { return proc_text(zygote, "syscall").rfind("0 0xa ", 0) == 0; }
+bool past_its_copy(pid_t zygote) {
+  return ended(zygote) || blocked_in(zygote) == SYS_openat ||
+         proc_text(zygote, "maps").find("libtrex_sandbox_enter") != std::string::npos;
+}
+
 // Waits (polling, up to two minutes) for the warm interpreter trex `run` starts, and stops
 // trex (SIGSTOP) as soon as it is seen, so that the run cannot end before the test has looked
-// at it. -1 when trex ended first (its status in `status`) or none appeared.
+// at it. -1 when trex ended first (its status in `status`) or none appeared. trex writes the
+// interpreter's module copy after the spawn and then sends it "copied", which its bootstrap
+// waits for: where trex was stopped before that, it runs again until the interpreter has read
+// it and is stopped at once after.
 pid_t stop_at_its_warm_interpreter(pid_t run, int& status) {
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2); std::chrono::steady_clock::now() < until;) {
+  pid_t zygote = -1;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+       zygote < 0 && std::chrono::steady_clock::now() < until;) {
     if (waitpid(run, &status, WNOHANG) == run) return -1;
     for (pid_t c : children_of(run))
       if (proc_text(c, "cmdline").find("trex_eval_zygote.py") != std::string::npos) {
         kill(run, SIGSTOP);
-        return c;
+        zygote = c;
+        break;
       }
+    if (zygote < 0) usleep(200);
+  }
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+       zygote > 0 && !past_its_copy(zygote) && std::chrono::steady_clock::now() < until;) {
+    if (waits_for_its_copy(zygote)) {
+      kill(run, SIGCONT);
+      while (waits_for_its_copy(zygote) && std::chrono::steady_clock::now() < until) usleep(20);
+      kill(run, SIGSTOP);
+      break;
+    }
     usleep(200);
   }
-  return -1;
+  return zygote;
 }
 
 // Whether `pid` has ended (a zombie, or gone).

@@ -366,7 +366,7 @@ void prestart_python(const ExecOptions& o) {
   // The condition and the pair (python, module folder) are run_python's, so that its lease
   // finds this interpreter.
   try {
-    if (!o.warm_pool || !missing_sandbox_layers().empty()) return;
+    if (!o.warm_pool) return;  // not missing_sandbox_layers(): its probe would come first (execute.h)
     warm_pool_prestart(o.python, o.python_dir.empty() ? python_module_dir() : o.python_dir);
   } catch (const std::exception&) {
     // The first program reports whatever is wrong, as without this.

@@ -57,7 +57,10 @@ std::string python_module_dir();
 // when programs run with `options` would use one: called before slow work of the caller's own
 // (loading a benchmark), the interpreter's start overlaps it instead of delaying the first
 // program. Never throws. A run that then has no Python program pays one interpreter start,
-// beside its own work, and kills it at exit.
+// beside its own work, and kills it at exit. It does not wait for the sandbox probe (a forked
+// child, ~1 ms: call it before require_sandbox, whose probe then overlaps the start too): where
+// a layer turns out missing, no program leases the interpreter (run_python's condition) and it
+// is killed at exit like any never leased.
 void prestart_python(const ExecOptions& options);
 
 // Called with a Python program's model as its files held it when its output ended, before its

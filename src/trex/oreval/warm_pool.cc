@@ -60,8 +60,16 @@ constexpr int kWorkspaceFd = 11;          // the workspace mount's, until the in
 // module copy in place (trex_eval_pyc.py, first; the script then finds it done) wrote or took
 // from the per-user cache: compiling the script's 55 kB of source here cost 5-7 ms of CPU at
 // every start. The module folder goes first on sys.path, where the script would put it.
+// First it waits for the evaluator's "copied" on the control socket: the evaluator writes the
+// module copy after the spawn, while this interpreter starts (about 15 ms before the copy is
+// read), not before it (~1.5 ms more of every run's fixed cost). Anything else (the socket's
+// end: the copy failed and the evaluator killed it) ends it with status 125. Read before the
+// attach: an interpreter that ends with the message unread (a refused attach) would reset the
+// socket, and the evaluator would read that reset instead of the line saying why.
 constexpr const char* kBootstrap =
     "import ctypes, os, sys\n"
+    "if os.read(int(sys.argv[2]), 16) != b'copied':\n"
+    "    os._exit(125)\n"
     "attach = ctypes.CDLL(sys.argv[1]).trex_sandbox_attach_workspace\n"
     "attach.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]\n"
     "why = ctypes.create_string_buffer(256)\n"
@@ -228,15 +236,14 @@ class WarmInterpreter final : public SandboxLauncher {
     if (!(workspace_env && std::string(workspace_env) == "0")) open_workspace();
     // Sources only: the interpreter compiles its copy in place before importing it. In the
     // workspace it is written through the mount's descriptor (/proc/self/fd/N: the magic link
-    // reaches a mount on no path) and named by its path in the interpreter's namespace.
-    const ModuleFiles& files = module_files(python, pydir, /*compiled=*/false);
+    // reaches a mount on no path) and named by its path in the interpreter's namespace, after
+    // the spawn (below); under $TMPDIR the interpreter runs the script from the copy, so before.
     if (workspace_fd_ >= 0) {
-      install_module(files, "/proc/self/fd/" + std::to_string(workspace_fd_) + "/module");
       module_dir_ = workspace_dir_ + "/module";
       runner_ = module_dir_ + "/trex_eval_runner.py";
     } else {
       module_dir_ = dir_ + "/module";
-      runner_ = install_module(files, module_dir_);
+      runner_ = install_module(module_files(python, pydir, /*compiled=*/false), module_dir_);
     }
     std::string zygote = module_dir_ + "/trex_eval_zygote.py";
     int sv[2];
@@ -295,6 +302,17 @@ class WarmInterpreter final : public SandboxLauncher {
     // beside other work (short_slice.h). Its children, forked later, inherit it.
     request_short_slice(pid_);
     ++g_started;
+    if (workspace_fd_ >= 0) {
+      // The copy while the interpreter starts; its bootstrap waits for "copied" (kBootstrap). A
+      // copy that fails throws: the interpreter, not ready, is killed (shut_down). A send that
+      // fails means the interpreter has ended (a refused attach): await_ready says why.
+      install_module(module_files(python, pydir, /*compiled=*/false),
+                     "/proc/self/fd/" + std::to_string(workspace_fd_) + "/module");
+      static const char kCopied[] = "copied";
+      ssize_t n;
+      do n = ::send(ctl_, kCopied, sizeof(kCopied) - 1, MSG_NOSIGNAL);
+      while (n < 0 && errno == EINTR);
+    }
   }
 
   // The workspace's mount, its folder beside the module copy and a check, once per process in a

@@ -20,6 +20,7 @@
 #include "trex/oreval/evaluate.h"
 #include "trex/oreval/report.h"
 #include "trex/oreval/sandbox.h"
+#include "trex/oreval/short_slice.h"
 #include "trex/oreval/warm_pool.h"
 #include "trex/util/error.h"
 #include "trex/util/progress.h"
@@ -65,6 +66,11 @@ int run_eval(const RunArgs& args) {
   o.exec.limits.memory_bytes = size_t(args.memory_mb * 1024 * 1024);
   o.exec.solve_time_limit_s = args.solve_time_limit;
   o.exec.python_dir = python_module_dir();  // fails early, before any work
+  // The short slice (short_slice.h) from here rather than from the first lease: the start's own
+  // wake-ups (the workspace check's child and the wait for it, the interpreter's first steps,
+  // all on the fixed cost's path) then preempt other work at once too; the processes started
+  // from here inherit it, as the leasing threads' children did.
+  request_short_slice(0);
   warm_pool_set_workers(args.jobs);  // before any interpreter starts: whether they fork early
   // Its start overlaps the sandbox probe and the loading below (execute.h); a run refused
   // next kills it at exit.

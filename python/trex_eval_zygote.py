@@ -251,8 +251,13 @@ def finish(status):
     # status (src/trex/oreval/execute.cc ModelReadAhead), so that teardown overlaps its work.
     # With a thread left (a daemon, which may still print) the streams stay open to the exit, as
     # before. A thread started outside Python (ctypes) is not counted; it could still rewrite the
-    # model file, which the evaluator reads again after the status.
-    if _thread._count() == 0:
+    # model file, which the evaluator reads again after the status. An interpreter without
+    # _thread._count (private) keeps them open: this function must reach os._exit whatever fails.
+    try:
+        alone = _thread._count() == 0
+    except BaseException:
+        alone = False
+    if alone:
         for fd in (1, 2):
             try:
                 os.close(fd)

@@ -405,29 +405,36 @@ TREX_RMS512_STEP void grad_step16(const T* x, const float* w, const T* dy, T* dx
     simd::store16(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d, v), vr, simd::load16(dwp + i, m)), m);
 }
 
-// Two grad_step16 steps (a line of bf16, AVX512_BF16) in one: dx converted by one
-// vcvtne2ps2bf16 after one denormal test and written by one put_line (a 64-byte streaming store
-// where dx's rows start on 64-byte boundaries). x and dy keep load16's widening: simd::load32's
-// word permutes measured slower here (session 24: in L2 1.03x against 1.13x with load16). The
-// same values and operations per element as the two steps: the same bits.
-template <simd::LineStore S>
-TREX_RMS512_STEP void grad_line32(const core::bf16* x, const float* w, const core::bf16* dy,
-                                  core::bf16* dx, float* dwp, int64_t i, __m512 vr, __m512 vc) {
+// Two grad_step16 steps (a line of bf16, AVX512_BF16) in one, in two parts: grad_line32_values
+// forms the line's dx values (and adds its dw terms), grad_line32_emit converts them by one
+// vcvtne2ps2bf16 after one denormal test and writes them by one put_line (a 64-byte streaming
+// store where dx's rows start on 64-byte boundaries). group_pass512 emits line i - 32 after
+// forming line i: the test, conversion and store wait on the values' loads and FMAs, and issued
+// right behind them they filled the FP schedulers (as SwiGLU's lines did, swiglu.cc's
+// gate_line), so fewer lines overlapped. x and dy keep load16's widening: simd::load32's word
+// permutes measured slower here (session 24: in L2 1.03x against 1.13x with load16). The same
+// values and operations per element as the two steps: the same bits.
+TREX_RMS512_STEP void grad_line32_values(const core::bf16* x, const float* w, const core::bf16* dy,
+                                         float* dwp, int64_t i, __m512 vr, __m512 vc, __m512* o0,
+                                         __m512* o1) {
   const __m512 v0 = simd::load16(x + i, simd::kAll16), v1 = simd::load16(x + i + 16, simd::kAll16);
   const __m512 d0 = simd::load16(dy + i, simd::kAll16), d1 = simd::load16(dy + i + 16, simd::kAll16);
   const __m512 g0 = w ? _mm512_mul_ps(d0, _mm512_loadu_ps(w + i)) : d0;
   const __m512 g1 = w ? _mm512_mul_ps(d1, _mm512_loadu_ps(w + i + 16)) : d1;
-  const __m512 o0 = _mm512_fnmadd_ps(vc, v0, _mm512_mul_ps(vr, g0));
-  const __m512 o1 = _mm512_fnmadd_ps(vc, v1, _mm512_mul_ps(vr, g1));
-  const __m512i h = _kortestz_mask16_u8(_mm512_fpclass_ps_mask(o0, 0x20), _mm512_fpclass_ps_mask(o1, 0x20))
-                        ? simd::words32<true>(o0, o1)
-                        : simd::words32<false>(o0, o1);
-  simd::put_line<S>(dx + i, h);
+  *o0 = _mm512_fnmadd_ps(vc, v0, _mm512_mul_ps(vr, g0));
+  *o1 = _mm512_fnmadd_ps(vc, v1, _mm512_mul_ps(vr, g1));
   if (dwp) {
     _mm512_storeu_ps(dwp + i, _mm512_fmadd_ps(_mm512_mul_ps(d0, v0), vr, _mm512_loadu_ps(dwp + i)));
     _mm512_storeu_ps(dwp + i + 16,
                      _mm512_fmadd_ps(_mm512_mul_ps(d1, v1), vr, _mm512_loadu_ps(dwp + i + 16)));
   }
+}
+template <simd::LineStore S>
+TREX_RMS512_STEP void grad_line32_emit(core::bf16* dx, int64_t i, __m512 o0, __m512 o1) {
+  const __m512i h = _kortestz_mask16_u8(_mm512_fpclass_ps_mask(o0, 0x20), _mm512_fpclass_ps_mask(o1, 0x20))
+                        ? simd::words32<true>(o0, o1)
+                        : simd::words32<false>(o0, o1);
+  simd::put_line<S>(dx + i, h);
 }
 
 template <class T>
@@ -474,6 +481,9 @@ TREX_RMS512_FN void group_pass512(const T* x, const float* w, const T* dy, T* dx
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = 0;
   if constexpr (std::is_same_v<T, core::bf16>) {
+    // AVX512_BF16 lines: the rows' dx values of line i formed (and dw's terms added, row by row)
+    // before line i - 32's are converted and stored (grad_line32_emit), four values carried.
+    [[maybe_unused]] __m512 p00 = _mm512_setzero_ps(), p01 = p00, p10 = p00, p11 = p00;
     for (; i + 32 <= vec; i += 32) {
       if constexpr (NT) {  // (nf is 0 otherwise: no test in the unstreamed loop)
         if (nf > 0) request_line(xf0 + i), request_line(dyf0 + i);
@@ -482,8 +492,15 @@ TREX_RMS512_FN void group_pass512(const T* x, const float* w, const T* dy, T* dx
       if constexpr (NN > 0) sums_line32(xn0, w, dyn0, i, si, acc0);
       if constexpr (NN > 1) sums_line32(xn1, w, dyn1, i, si, acc1);
       if constexpr (Cvt) {
-        if constexpr (NR > 0) grad_line32<S>(x0, w, dy0, dx0, dwp, i, vr0, vc0);
-        if constexpr (NR > 1) grad_line32<S>(x1, w, dy1, dx1, dwp, i, vr1, vc1);
+        __m512 q00, q01, q10, q11;
+        if constexpr (NR > 0) grad_line32_values(x0, w, dy0, dwp, i, vr0, vc0, &q00, &q01);
+        if constexpr (NR > 1) grad_line32_values(x1, w, dy1, dwp, i, vr1, vc1, &q10, &q11);
+        if (i > 0) {
+          if constexpr (NR > 0) grad_line32_emit<S>(dx0, i - 32, p00, p01);
+          if constexpr (NR > 1) grad_line32_emit<S>(dx1, i - 32, p10, p11);
+        }
+        if constexpr (NR > 0) p00 = q00, p01 = q01;
+        if constexpr (NR > 1) p10 = q10, p11 = q11;
       } else {
         if constexpr (NR > 0) {
           grad_step16<NT, Cvt>(x0, w, dy0, dx0, dwp, i, simd::kAll16, vr0, vc0);
@@ -493,6 +510,12 @@ TREX_RMS512_FN void group_pass512(const T* x, const float* w, const T* dy, T* dx
           grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i, simd::kAll16, vr1, vc1);
           grad_step16<NT, Cvt>(x1, w, dy1, dx1, dwp, i + 16, simd::kAll16, vr1, vc1);
         }
+      }
+    }
+    if constexpr (Cvt && NR > 0) {
+      if (i > 0) {  // the last line's dx
+        grad_line32_emit<S>(dx0, i - 32, p00, p01);
+        if constexpr (NR > 1) grad_line32_emit<S>(dx1, i - 32, p10, p11);
       }
     }
   }

@@ -28,6 +28,8 @@ void mhcB_head_backward(const T*, const float*, const float*, float, const T*, T
 template <class T>
 void mhcB_post_backward(const T*, const T*, const T*, const float*, const float*, T*, T*, float*, float*, const MhcShape&, core::ThreadPool*);
 template <class T>
+void mhcB_post_forward(const T*, const T*, const float*, const float*, T*, const MhcShape&, core::ThreadPool*);
+template <class T>
 void mhcB_head_forward(const T*, const float*, const float*, float, T*, float*, const MhcShape&, core::ThreadPool*, float*);
 }
 static bool wall = getenv("AB_WALL") != nullptr;
@@ -143,13 +145,49 @@ int run_post(int threads, int rounds, int64_t tokens, int64_t d) {
   return rounds_ab(what, threads, rounds, A, B, same) ? 0 : 1;
 }
 
+// The post forward: A the base library, B the worktree's.
+template <class T>
+int run_post_fwd(int threads, int rounds, int64_t tokens, int64_t d) {
+  MhcShape sh; sh.tokens = tokens; sh.d = d; sh.n = 4;
+  const int64_t nd = sh.n * sh.d, tk = sh.tokens;
+  core::ThreadPool pool(threads);
+  std::mt19937 g(9); std::uniform_real_distribution<float> u(-1, 1);
+  auto mk = [&](int64_t n, float s) {
+    auto a = core::aligned_array<T>(n);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (sizeof(T) == 2) a[i] = core::to_bf16(s * u(g));
+      else a[i] = s * u(g);
+    }
+    return a;
+  };
+  auto mkf = [&](int64_t n, float s) { auto a = core::aligned_array<float>(n); for (int64_t i = 0; i < n; ++i) a[i] = s * u(g); return a; };
+  auto F = mk(tk * d, 1), X = mk(tk * nd, 1);
+  auto post = mkf(tk * 4, 1), C = mkf(tk * 16, 0.5f);
+  auto oa = core::aligned_array<T>(tk * nd), ob = core::aligned_array<T>(tk * nd);
+  const bool same_code = getenv("AB_SAME") != nullptr;
+  char what[96];
+  std::snprintf(what, sizeof what, "post_fwd %s [%lld,4,%lld]", sizeof(T) == 2 ? "bf16" : "fp32", (long long)tk, (long long)d);
+  auto A = [&] { kernels::mhc_post_forward<T>(F.get(), X.get(), post.get(), C.get(), oa.get(), sh, &pool); };
+  auto B = [&] {
+    if (same_code) kernels::mhc_post_forward<T>(F.get(), X.get(), post.get(), C.get(), ob.get(), sh, &pool);
+    else kernels::mhcB_post_forward<T>(F.get(), X.get(), post.get(), C.get(), ob.get(), sh, &pool);
+  };
+  auto same = [&] { return !memcmp(oa.get(), ob.get(), tk * nd * sizeof(T)); };
+  return rounds_ab(what, threads, rounds, A, B, same) ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 5 && strcmp(argv[1], "postf") == 0) {
+    const int th = atoi(argv[3]), rd = atoi(argv[4]);
+    const int64_t tk = argc > 5 ? atoll(argv[5]) : 4096, d = argc > 6 ? atoll(argv[6]) : 1024;
+    return strcmp(argv[2], "bf16") == 0 ? run_post_fwd<core::bf16>(th, rd, tk, d) : run_post_fwd<float>(th, rd, tk, d);
+  }
   if (argc >= 5 && strcmp(argv[1], "post") == 0) {
     const int th = atoi(argv[3]), rd = atoi(argv[4]);
     const int64_t tk = argc > 5 ? atoll(argv[5]) : 4096, d = argc > 6 ? atoll(argv[6]) : 1024;
     return strcmp(argv[2], "bf16") == 0 ? run_post<core::bf16>(th, rd, tk, d) : run_post<float>(th, rd, tk, d);
   }
-  if (argc < 5) { std::fprintf(stderr, "usage: abh fwd|bwd|post bf16|fp32 THREADS ROUNDS [TOKENS D]\n"); return 2; }
+  if (argc < 5) { std::fprintf(stderr, "usage: abh fwd|bwd|post|postf bf16|fp32 THREADS ROUNDS [TOKENS D]\n"); return 2; }
   const bool bwd = strcmp(argv[1], "bwd") == 0;
   const int th = atoi(argv[3]), rd = atoi(argv[4]);
   const int64_t tk = argc > 5 ? atoll(argv[5]) : 4096, d = argc > 6 ? atoll(argv[6]) : 1024;

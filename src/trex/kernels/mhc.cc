@@ -794,11 +794,15 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     // medians of 9 alternating rounds, 4096 x 4 x 1024: 2 threads 1.24-1.34x wall, 1 thread
     // 1.32x CPU; 16384 tokens (past the last-level cache) 2 threads 1.39x CPU. The fp32 16-lane
     // loop with the same requests: 1.03x / 1.06x (7 of 9 faster), not taken.
+    // Into L2 (T1) since session 29, as the post backward's: into L1 each request held one of
+    // L1's few miss buffers until its line came from memory. One-process A/B against main
+    // 75704c6, nice -20 lane, load 7-8, 15 alternating rounds, wall: 1.30x (15 of 15 faster);
+    // with 64-token blocks as well 1.33x (14 of 15), 64-token blocks with T0 1.10x: not taken.
     const T* fn = f + d;
     const T* xn = x + 4 * d;
     for (; e + 32 <= d; e += 32) {
-      _mm_prefetch(reinterpret_cast<const char*>(fn + e), _MM_HINT_T0);
-      for (int j = 0; j < 4; ++j) _mm_prefetch(reinterpret_cast<const char*>(xn + j * d + e), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(fn + e), _MM_HINT_T1);
+      for (int j = 0; j < 4; ++j) _mm_prefetch(reinterpret_cast<const char*>(xn + j * d + e), _MM_HINT_T1);
       __m512 f0, f1, x0[4], x1[4];
       simd::load32(f + e, lo_idx, hi_idx, &f0, &f1);
       for (int j = 0; j < 4; ++j) simd::load32(x + j * d + e, lo_idx, hi_idx, &x0[j], &x1[j]);

@@ -2,7 +2,10 @@
 // (apps/launcher/trex_launcher.cc), against trex-full, which has every subcommand: the same
 // options with the same defaults, the same outputs, and none of the libraries that only the other
 // parts need. Both programs lie next to the launcher (TREX_BINARY).
+#include <elf.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -118,6 +121,34 @@ TEST(EvalProgram, LoadsNoneOfTheLibrariesOfThePartsEvaluationDoesNotCall) {
   }
   // The check has teeth: trex-full maps the chat client's library.
   EXPECT_NE(full.out.find("libcurl"), std::string::npos) << full.out;
+}
+
+// trex-eval parses what untrusted programs leave (model.lp, records), so its code must sit at a
+// random address in every run: linked fully static it is a static PIE (ET_DYN, no program
+// interpreter), otherwise a PIE that names the loader. A plain -static link (ET_EXEC, fixed
+// addresses) or -static-pie undone by a later -pie (a loader named again, the start's cost back)
+// fails here.
+TEST(EvalProgram, IsPositionIndependentAndWhereLinkedFullyStaticHasNoLoader) {
+  const std::string path = program("trex-eval");
+  std::ifstream f(path, std::ios::binary);
+  Elf64_Ehdr header{};
+  ASSERT_TRUE(f.read(reinterpret_cast<char*>(&header), sizeof header)) << path;
+  ASSERT_EQ(std::memcmp(header.e_ident, ELFMAG, SELFMAG), 0) << path;
+  ASSERT_EQ(header.e_ident[EI_CLASS], ELFCLASS64) << path;
+  EXPECT_EQ(header.e_type, ET_DYN) << path << " is not position-independent";
+  ASSERT_EQ(header.e_phentsize, sizeof(Elf64_Phdr)) << path;
+  bool interpreter = false;
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    f.seekg(std::streamoff(header.e_phoff + uint64_t(i) * header.e_phentsize));
+    ASSERT_TRUE(f.read(reinterpret_cast<char*>(&ph), sizeof ph)) << path;
+    interpreter = interpreter || ph.p_type == PT_INTERP;
+  }
+#if TREX_EVAL_LINKED_FULLY_STATIC
+  EXPECT_FALSE(interpreter) << path << " names a program interpreter though CMake linked it fully static";
+#else
+  EXPECT_TRUE(interpreter) << path << " has no program interpreter though CMake linked it dynamically";
+#endif
 }
 
 }  // namespace

@@ -90,9 +90,10 @@ def warm_up(rounds=5):
     warm-up 13.6 -> 7.7 ms CPU, children 1.006x, 10 of 20 pairs lower; 3 and 3 1.005x, 2 and 3
     0.994x; 1 and 1 1.022x, higher in 10 of 12 pairs: too few). CPython 3.11 specialises a code
     object only after 8 calls or loop turns, so with 5 rounds code that runs once a program
-    stays unspecialised here and each child specialises it for itself; 8 and 8 against 5 and 5
-    (rounds_5_5_vs_8_8.txt, 20 pairs, load 5.7-8.4) gave the children 0.995x by medians (12 of
-    20 pairs lower with 5 and 5) for 1.6 ms more warm-up: no gain shown, so 5 stays."""
+    stays unspecialised here and in every child (its one call there makes 6, short of 8); 8
+    and 8 against 5 and 5 (rounds_5_5_vs_8_8.txt, 20 pairs, lane, load 5.1-5.7) gave the
+    children 0.995x by medians (12 of 20 pairs lower with 5 and 5) for 1.6 ms more warm-up:
+    no gain shown, so 5 stays."""
     import trex_modeling.lp_writer  # noqa: F401  imported lazily by Model.write otherwise
     from trex_modeling import model as core
 

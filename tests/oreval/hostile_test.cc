@@ -596,15 +596,18 @@ TEST(Hostile, NothingCarriesOverToTheNextProgram) {
 // exit. The program holds its own end open: os._exit (which the warm child ends with, in
 // trex_eval_zygote.py's finish) closes the output first (the evaluator then reads ahead) and
 // waits until the thread has rewritten the file, so the rewrite lands after the output ended
-// and after everything else the child does before its exit, on every run.
+// and after everything else the child does before its exit, on every run; the thread waits 0.2 s
+// first, so the evaluator's early read has seen the old bytes (an evaluator that trusted it
+// would score model a): the early work must not be the one used.
 TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
   REQUIRE_PYTHON();
   if (!missing_sandbox_layers().empty()) GTEST_SKIP() << "a layer is missing: the warm pool is not used";
   const std::string hold_exit =
-      "import os, threading\n"
+      "import os, threading, time\n"
       "start, done = threading.Event(), threading.Event()\n"
       "def rewrite():\n"
       "    start.wait()\n"
+      "    time.sleep(0.2)\n"
       "    with open(NAME, 'w') as f:\n"
       "        f.write(TEXT)\n"
       "    done.set()\n"
@@ -629,6 +632,7 @@ TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
   EXPECT_EQ(record.message, "model from rewritten at the exit");
   ASSERT_TRUE(record.model);
   EXPECT_EQ(record.model->num_vars(), 3);
+  EXPECT_FALSE(record.model_read_ahead);
   // model.lp, with no gurobipy model (the record is not written): the thread's file is read.
   Execution lp = run_to_end(
       "NAME, TEXT = 'model.lp', 'Maximize\\n obj: x + y + z\\nSubject To\\n c: x + y + z <= 4\\nEnd\\n'\n" + hold_exit +
@@ -637,6 +641,23 @@ TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
   EXPECT_EQ(lp.message, "model from model.lp");
   ASSERT_TRUE(lp.model);
   EXPECT_EQ(lp.model->num_vars(), 3);
+  EXPECT_FALSE(lp.model_read_ahead);
+}
+
+// The other side of the test above: an ordinary warm program's model (its record, or the
+// model.lp it wrote) is the one read ahead before the status and kept, so the speed path
+// engages (nothing else would say it had stopped) and the test above checks a read-ahead that
+// happened. Whether the child closes its output early only moves when that read happens.
+TEST(Hostile, AnOrdinaryWarmProgramsModelIsTheOneReadAhead) {
+  REQUIRE_PYTHON();
+  if (!missing_sandbox_layers().empty()) GTEST_SKIP() << "a layer is missing: the warm pool is not used";
+  Execution record = run_to_end("from gurobipy import Model\nm = Model('a')\nx = m.addVar(name='x')\nm.addConstr(x <= 1, 'c')\n");
+  ASSERT_EQ(record.status, ExecStatus::kOk) << record.message;
+  EXPECT_TRUE(record.model_read_ahead);
+  Execution lp = run_to_end("open('model.lp', 'w').write('Maximize\\n obj: 3 x\\nSubject To\\n c: x <= 4\\nEnd\\n')\n");
+  ASSERT_EQ(lp.status, ExecStatus::kOk) << lp.message;
+  EXPECT_EQ(lp.message, "model from model.lp");
+  EXPECT_TRUE(lp.model_read_ahead);
 }
 
 TEST(Hostile, NoInheritedDescriptors) {

@@ -596,8 +596,8 @@ TEST(Hostile, NothingCarriesOverToTheNextProgram) {
 // exit. The program holds its own end open: os._exit (which the warm child ends with, in
 // trex_eval_zygote.py's finish) closes the output first (the evaluator then reads ahead) and
 // waits until the thread has rewritten the file, so the rewrite lands after the output ended
-// and after everything else the child does before its exit, on every run; the thread waits 0.2 s
-// first, so the evaluator's early read has seen the old bytes (an evaluator that trusted it
+// and after everything else the child does before its exit, on every run; the thread waits 1.5 s
+// first (room for a loaded machine), so the evaluator's early read has seen the old bytes (an evaluator that trusted it
 // would score model a): the early work must not be the one used.
 TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
   REQUIRE_PYTHON();
@@ -607,7 +607,7 @@ TEST(Hostile, ModelRewrittenAtTheExitIsTheOneScored) {
       "start, done = threading.Event(), threading.Event()\n"
       "def rewrite():\n"
       "    start.wait()\n"
-      "    time.sleep(0.2)\n"
+      "    time.sleep(1.5)\n"
       "    with open(NAME, 'w') as f:\n"
       "        f.write(TEXT)\n"
       "    done.set()\n"

@@ -796,8 +796,9 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
     // loop with the same requests: 1.03x / 1.06x (7 of 9 faster), not taken.
     // Into L2 (T1) since session 29, as the post backward's: into L1 each request held one of
     // L1's few miss buffers until its line came from memory. One-process A/B against main
-    // 75704c6, nice -20 lane, load 7-8, 15 alternating rounds, wall: 1.30x (15 of 15 faster);
-    // with 64-token blocks as well 1.33x (14 of 15), 64-token blocks with T0 1.10x: not taken.
+    // 75704c6, nice -20 lane, load 7-8, 15 alternating rounds, wall: 1.30x (15 of 15 faster;
+    // the committed final run, pffinal.log at load 5.8-8.8: 1.22x); with 64-token blocks as
+    // well 1.33x (14 of 15), 64-token blocks with T0 1.10x: not taken.
     const T* fn = f + d;
     const T* xn = x + 4 * d;
     for (; e + 32 <= d; e += 32) {
@@ -1067,7 +1068,8 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,avx512bf16"))
   // builtin::value (the thread's next token is its own but at a block's end): one-process A/B
   // against main 75704c6, nice -20 lane, load 10-11, 4096 x 4 x 1024, medians of 11-15
   // alternating rounds: bf16 2 threads 1.18-1.23x CPU, 1.21x wall (15 of 15 faster), 1 thread
-  // 1.14x; fp32 2 threads 1.14-1.16x (11 of 11), 1 thread 1.15x. Apart, at 2 threads bf16: T1
+  // 1.14x; fp32 2 threads 1.14-1.16x (11 of 11), 1 thread 1.15x (earlier runs; the committed
+  // final one, pbfinal.log at load 9.3-9.9: bf16 1.06x CPU / 1.12x wall, fp32 1.17x / 1.25x). Apart, at 2 threads bf16: T1
   // with 8-token blocks 1.04x, T0 with 64-token blocks 1.07x; no requests 0.96x; two or three
   // tokens ahead no better (1.17x, 1.08x). bench/results/mhc_s29.
   const T* gn = g + 4 * d;

@@ -19,8 +19,8 @@ int64_t value(const std::string& kernel, const std::string& param) {
     // taken in turn by the threads made the other thread's (mhc.cc; 4 measured 0.71x).
     if (kernel == "mhc.head_fwd" && row_isa() == core::Isa::kAvx512) return 64;
     // The post backward's AVX-512 tokens request the next token's rows likewise (mhc.cc; with
-    // its L2 requests, 8-token blocks measured 1.04x of main's, 64-token 1.18-1.23x: 4096 x 4 x
-    // 1024, 2 threads, bf16).
+    // its L2 requests, 8-token blocks measured 1.04x of main's, 64-token 1.18-1.23x CPU in early
+    // runs and 1.06x CPU / 1.12x wall in the final one: 4096 x 4 x 1024, 2 threads, bf16).
     if (kernel == "mhc.post_bwd" && row_isa() == core::Isa::kAvx512) return 64;
     if (starts("mhc.post_")) return kMhcPostBlockTokens;
     if (starts("mhc.head_")) return kMhcHeadBlockTokens;

@@ -180,8 +180,10 @@ class WarmInterpreter final : public SandboxLauncher {
   }
 
   bool broken() const { return broken_; }
-  // Tells it to exit without waiting for it (begin_shut_down); destroying it waits.
-  void release() { begin_shut_down(); }
+  // Tells it to exit without waiting for it (begin_shut_down); destroying it waits. Not named
+  // release: beside the pool's unique_ptr::release (which leaks one on purpose) a slip between
+  // `.` and `->` would swap the two.
+  void tell_to_exit() { begin_shut_down(); }
   const std::string& runner() const { return runner_; }
   const std::string& module_dir() const { return module_dir_; }
   int workspace_fd() const { return ready_ ? workspace_fd_ : -1; }
@@ -575,7 +577,7 @@ void warm_pool_release_idle() {
   std::lock_guard<std::mutex> lock(pool().mu);
   for (auto& [key, list] : pool().idle) {
     for (auto& interp : list) {
-      interp->release();
+      interp->tell_to_exit();
       pool().released.push_back(std::move(interp));
     }
     list.clear();

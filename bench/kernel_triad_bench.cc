@@ -104,9 +104,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel_triad_bench: %s needs a value\n", name);
         std::exit(2);
       }
-      const double v = std::atof(argv[++i]);
+      // strtod with the end checked: atof read "51.6x" as 51.6 and "x" as 0.
+      const char* text = argv[++i];
+      char* end = nullptr;
+      const double v = std::strtod(text, &end);
+      if (end == text || *end != '\0') {
+        std::fprintf(stderr, "kernel_triad_bench: %s must be a number, got '%s'\n", name, text);
+        std::exit(2);
+      }
       if (!(v > 0)) {
-        std::fprintf(stderr, "kernel_triad_bench: %s must be > 0, got '%s'\n", name, argv[i]);
+        std::fprintf(stderr, "kernel_triad_bench: %s must be > 0, got '%s'\n", name, text);
         std::exit(2);
       }
       return v;

@@ -57,6 +57,11 @@ TEST(KernelTriadBench, BadPairedRoundsAreOneLineAndExitTwo) {
   expect_one_line_error(bench({"cast.bf16_to_fp32", "--paired"}), "--paired needs a value");
   expect_one_line_error(bench({"--ref-gbs", "-3", "cast.bf16_to_fp32"}), "--ref-gbs must be > 0, got '-3'");
   expect_one_line_error(bench({"cast.bf16_to_fp32", "--ref-gbs"}), "--ref-gbs needs a value");
+  // A trailing unit or a word is refused, not read as its numeric prefix (or as 0).
+  expect_one_line_error(bench({"--ref-gbs", "51.6x", "cast.bf16_to_fp32"}),
+                        "--ref-gbs must be a number, got '51.6x'");
+  expect_one_line_error(bench({"--triad", "fast", "--peak", "100", "cast.bf16_to_fp32"}),
+                        "--triad must be a number, got 'fast'");
 }
 
 TEST(KernelTriadBench, PairedRatioIsTheMedianOverRoundsAndUnpairedUsesTheGivenTriad) {

@@ -27,6 +27,7 @@
 // --triad's) figure, so "of ref" is then the unpaired ratio.
 // Prints a markdown table, then one JSON object per case on lines starting with "json ".
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -112,8 +113,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel_triad_bench: %s must be a number, got '%s'\n", name, text);
         std::exit(2);
       }
-      if (!(v > 0)) {
-        std::fprintf(stderr, "kernel_triad_bench: %s must be > 0, got '%s'\n", name, text);
+      if (!(v > 0) || !std::isfinite(v)) {  // "inf" and "1e999" parse; every share would print 0
+        std::fprintf(stderr, "kernel_triad_bench: %s must be finite and > 0, got '%s'\n", name, text);
         std::exit(2);
       }
       return v;

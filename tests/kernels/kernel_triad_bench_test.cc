@@ -53,15 +53,17 @@ TEST(KernelTriadBench, BadPairedRoundsAreOneLineAndExitTwo) {
                         "--paired must be a whole number of rounds <= 1000, got '2.5'");
   expect_one_line_error(bench({"--paired", "1001", "cast.bf16_to_fp32"}),
                         "--paired must be a whole number of rounds <= 1000, got '1001'");
-  expect_one_line_error(bench({"--paired", "0", "cast.bf16_to_fp32"}), "--paired must be > 0, got '0'");
+  expect_one_line_error(bench({"--paired", "0", "cast.bf16_to_fp32"}), "--paired must be finite and > 0, got '0'");
   expect_one_line_error(bench({"cast.bf16_to_fp32", "--paired"}), "--paired needs a value");
-  expect_one_line_error(bench({"--ref-gbs", "-3", "cast.bf16_to_fp32"}), "--ref-gbs must be > 0, got '-3'");
+  expect_one_line_error(bench({"--ref-gbs", "-3", "cast.bf16_to_fp32"}), "--ref-gbs must be finite and > 0, got '-3'");
   expect_one_line_error(bench({"cast.bf16_to_fp32", "--ref-gbs"}), "--ref-gbs needs a value");
   // A trailing unit or a word is refused, not read as its numeric prefix (or as 0).
   expect_one_line_error(bench({"--ref-gbs", "51.6x", "cast.bf16_to_fp32"}),
                         "--ref-gbs must be a number, got '51.6x'");
   expect_one_line_error(bench({"--triad", "fast", "--peak", "100", "cast.bf16_to_fp32"}),
                         "--triad must be a number, got 'fast'");
+  expect_one_line_error(bench({"--ref-gbs", "inf", "cast.bf16_to_fp32"}),
+                        "--ref-gbs must be finite and > 0, got 'inf'");
 }
 
 TEST(KernelTriadBench, PairedRatioIsTheMedianOverRoundsAndUnpairedUsesTheGivenTriad) {

@@ -37,6 +37,7 @@ def _linexpr(vars_, coefs, const):
 
 _new_object = object.__new__
 
+
 class Var:
     __array_ufunc__ = None  # numpy scalars defer to our operators
     __array_priority__ = 100
@@ -46,8 +47,11 @@ class Var:
         self._model = model
         self._index = index
 
-    def __hash__(self):
-        return id(self)
+    # The C slot, not a Python method: every dict keyed by variables (merging a row's terms,
+    # a record's positions) hashes each one, about 200 times a Bench4Opt reference program. By
+    # identity, as before; the values differ from id(), which nothing here orders by (dicts
+    # keep insertion order; no set of variables is iterated).
+    __hash__ = object.__hash__
 
     def _rec(self):
         return self._model._vrec[self._index]
@@ -121,6 +125,19 @@ class Var:
     def __le__(self, o): return TempConstr(self._lin(), "<", o)
     def __ge__(self, o): return TempConstr(self._lin(), ">", o)
     def __eq__(self, o): return TempConstr(self._lin(), "=", o)
+
+
+_set_var_model = Var._model.__set__
+_set_var_index = Var._index.__set__
+
+
+def _var(model, index):
+    """Var(model, index) without __init__'s two assignments through Var.__setattr__ (a Python
+    method each): the slots set directly, one variable per addVar or addVars key."""
+    v = _new_object(Var)
+    _set_var_model(v, model)
+    _set_var_index(v, index)
+    return v
 
 
 class LinExpr:

@@ -11,7 +11,7 @@ import numbers
 
 from . import solve as _solve_mod
 from .errors import AttrError, ModelingError, UnsupportedCall
-from .expr import INF, LinExpr, QuadExpr, TempConstr, Var, _num, quicksum, tupledict
+from .expr import INF, LinExpr, QuadExpr, TempConstr, Var, _new_object, _num, _var, quicksum, tupledict
 
 _last = [None]    # the most recently created model, for the runner
 _solved = [None]  # the model of the most recent solve
@@ -54,6 +54,10 @@ class Constr:
         return "<%s.Constr %s>" % (self._model._api_name, self._model._crec[self._index]["name"])
 
 
+_set_constr_model = Constr._model.__set__
+_set_constr_index = Constr._index.__set__
+
+
 def _bound(x):
     """A bound as stored: magnitudes from 1e30 up are infinite (Gurobi's and COPT's rule)."""
     x = _num(x)
@@ -65,10 +69,6 @@ def _sense_of(s):
     if s not in ("<", ">", "="):
         raise ModelingError(10003, "Invalid constraint sense %r" % (s,))
     return s
-
-
-def _column(term):
-    return term[0]._index
 
 
 def _no_nan(values):
@@ -126,7 +126,7 @@ class ModelCore:
         rec = [str(name) if name not in (None, "") else "C%d" % idx, lb, ub, vtype, _num(obj)]
         self._changed()
         self._vrec.append(rec)
-        v = Var(self, idx)
+        v = _var(self, idx)
         self._var_objs.append(v)
         return v
 
@@ -147,6 +147,8 @@ class ModelCore:
     def _new_vars(self, indices, lb, ub, obj, vtype, name):
         keys = self._index_keys(indices)
         out = tupledict()
+        if keys and type(name) is str and all(type(a) in (float, int, str) for a in (lb, ub, obj, vtype)):
+            return self._new_vars_alike(keys, lb, ub, obj, vtype, name, out)
 
         def pick(v, k, pos):
             if isinstance(v, dict):
@@ -167,8 +169,41 @@ class ModelCore:
             out[k] = self._new_var(pick(lb, k, pos), pick(ub, k, pos), pick(obj, k, pos), pick(vtype, k, pos), nm)
         return out
 
+    def _new_vars_alike(self, keys, lb, ub, obj, vtype, name, out):
+        """_new_vars for the common call: one bound, objective and type for every key (a number
+        or a string, which pick() hands to each _new_var as it is) and names made from a string.
+        _new_var's checks and conversions, in its order, made once instead of per variable: the
+        same records, the same exception before any variable is added."""
+        vtype = str(vtype).upper()[:1]
+        if vtype not in ("C", "B", "I"):
+            raise UnsupportedCall(10003, "variable type %r is not supported by trex" % vtype)
+        lb, ub = _bound(lb), _bound(ub)
+        if vtype == "B":
+            lb, ub = max(lb, 0.0), min(ub, 1.0)
+        obj = _num(obj)
+        self._changed()
+        vrec, objs = self._vrec, self._var_objs
+        idx = len(vrec)
+        own_names = type(self)._indexed_name is ModelCore._indexed_name  # coptpy writes x(1,2)
+        for k in keys:
+            if not name:
+                nm = "C%d" % idx
+            elif own_names:  # _indexed_name's text without the call
+                nm = "%s[%s]" % (name, ",".join(map(str, k)) if isinstance(k, tuple) else str(k))
+            else:
+                nm = self._indexed_name(name, k)
+            vrec.append([nm, lb, ub, vtype, obj])
+            v = _var(self, idx)
+            objs.append(v)
+            out[k] = v
+            idx += 1
+        return out
+
     def _active_vars(self):
-        return [v for v in self._var_objs if v._index not in self._var_gone]
+        gone = self._var_gone
+        if not gone:
+            return list(self._var_objs)
+        return [v for v in self._var_objs if v._index not in gone]
 
     def _var_by_name(self, name):
         for v in self._active_vars():
@@ -247,6 +282,25 @@ class ModelCore:
                 self._check_var(v)
 
     def _add_constr(self, lhs, sense, rhs, name):
+        if type(lhs) is TempConstr and sense is None:
+            # The common row, "linear expression, sense, number / variable / linear expression"
+            # (x + y <= 3, x[i] >= y): the general path's lists and constant below made without
+            # the expression copied twice (quicksum([lhs]), then -= rhs), the same sums in the
+            # same order. Anything else (a quadratic, a general constraint, numpy numbers) goes on.
+            e, r = lhs._lhs, lhs._rhs
+            tr = type(r)
+            if type(e) is LinExpr and (tr is float or tr is int or tr is Var or tr is LinExpr):
+                sense = _sense_of(lhs._sense)
+                if tr is Var:
+                    vars_, coefs, const = e._vars + [r], e._coefs + [-1.0], 0.0 + 1.0 * e._const
+                elif tr is LinExpr:
+                    vars_, coefs = e._vars + r._vars, e._coefs + [c * -1.0 for c in r._coefs]
+                    const = 0.0 + 1.0 * e._const + -1.0 * r._const
+                else:
+                    vars_, coefs, const = e._vars, e._coefs, 0.0 + 1.0 * e._const + -1.0 * _num(r)
+                self._check_vars(vars_)
+                _no_nan(coefs)
+                return self._append_row(name, list(zip(vars_, coefs)), [], sense, _num(0.0 - const))
         if isinstance(lhs, TempConstr) and sense is None:
             if hasattr(lhs, "add_to"):  # a general constraint or an indicator (general.py)
                 return lhs.add_to(self, name)
@@ -272,15 +326,20 @@ class ModelCore:
             self._check_var(b)
         _no_nan(lin._coefs)  # a NaN made by the program's arithmetic (inf * 0), as Gurobi refuses it
         _no_nan([q[0] for q in qterms])
-        rhs = _num(0.0 - lin._const)
-        k = len(self._crec)
         # 0.0 - c, not -c: a zero right-hand side stays +0 (Gurobi never writes "= -0").
+        return self._append_row(name, list(zip(lin._vars, lin._coefs)), list(qterms), sense, _num(0.0 - lin._const))
+
+    def _append_row(self, name, terms, quad, sense, rhs):
+        """The row, checked, as the model's next one; its Constr (made without __init__'s two
+        object.__setattr__ calls: the slots set directly)."""
+        k = len(self._crec)
         rec = {"name": str(name) if name not in (None, "") else "R%d" % k,
-               "terms": list(zip(lin._vars, lin._coefs)), "quad": list(qterms),
-               "sense": sense, "rhs": rhs, "gone": False}
+               "terms": terms, "quad": quad, "sense": sense, "rhs": rhs, "gone": False}
         self._changed()
         self._crec.append(rec)
-        c = Constr(self, k)
+        c = _new_object(Constr)
+        _set_constr_model(c, self)
+        _set_constr_index(c, k)
         self._constr_objs.append(c)
         return c
 
@@ -561,16 +620,22 @@ class ModelCore:
             # LinExpr._merged's sums, in its order, without building the expression: each
             # variable still present once, zeros dropped, in column order. The same sums in the
             # same order with no variable removed (the common case) without the test per term.
+            # Sorted as (position, sum) pairs: positions are distinct and grow with _index, so
+            # the order is by _index (column order) without a Python key call per term; with no variable
+            # removed a variable's position is its _index.
             merged = {}
+            get = merged.get
             if gone:
                 for v, k in rec["terms"]:
                     if v._index not in gone:
-                        merged[v] = merged.get(v, 0.0) + k
+                        merged[v] = get(v, 0.0) + k
+                _no_nan(merged.values())  # inf - inf: each term a number, their sum none
+                lin = sorted([(pos[v._index], k) for v, k in merged.items() if k != 0])
             else:
                 for v, k in rec["terms"]:
-                    merged[v] = merged.get(v, 0.0) + k
-            _no_nan(merged.values())  # inf - inf: each term a number, their sum none
-            lin = sorted([(v, k) for v, k in merged.items() if k != 0], key=_column)
+                    merged[v] = get(v, 0.0) + k
+                _no_nan(merged.values())
+                lin = sorted([(v._index, k) for v, k in merged.items() if k != 0])
             quad = []
             if rec["quad"]:  # a linear row (most) makes no QuadExpr: its list is empty either way
                 q = QuadExpr()
@@ -579,7 +644,7 @@ class ModelCore:
                 _no_nan([t[2] for t in qm])
                 quad = [[pos[a._index], pos[bb._index], k + 0.0]
                         for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))]
-            rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [pos[v._index] for v, _ in lin],
+            rows.append([rec["name"], rec["sense"], b(rec["rhs"]), [p for p, _ in lin],
                          [k + 0.0 for _, k in lin], quad])
         qm = q_obj._merged_q()
         _no_nan([t[2] for t in qm])
@@ -587,8 +652,8 @@ class ModelCore:
             "name": self._name,
             "sense": "max" if self._sense == -1 else "min",
             "constant": self._objcon + 0.0,
-            "vars": [[self._vrec[v._index][0], b(self._vrec[v._index][1]), b(self._vrec[v._index][2]),
-                      self._vrec[v._index][3], self._vrec[v._index][4] + 0.0] for v in act],
+            "vars": [[r[0], b(r[1]), b(r[2]), r[3], r[4] + 0.0]
+                     for r in (self._vrec if not gone else [self._vrec[v._index] for v in act])],
             "constrs": rows,
             "qobj": [[pos[a._index], pos[bb._index], k + 0.0]
                      for a, bb, k in sorted(qm, key=lambda t: (t[0]._index, t[1]._index))

@@ -772,6 +772,95 @@ class ExpressionOperators(unittest.TestCase):
             (self.x * self.y).note = 1
 
 
+class ShortPathsAgreeWithTheGeneralOnes(unittest.TestCase):
+    """The modelling core's short paths for the common calls (model.py: addVars with one bound,
+    objective and type for every key; addConstr of a linear expression against a number, a
+    variable or a linear expression; lp_writer.py: terms in one loop, a row that needs no line
+    break joined at once) make what the general paths make: the same stored rows (terms in the
+    order written, the right-hand side's sign too), the same records, the same LP text, and the
+    same exception before anything is added."""
+
+    def rows(self, m):
+        return [(r["name"], [(v.VarName, c) for v, c in r["terms"]], r["sense"], r["rhs"],
+                 math.copysign(1, r["rhs"])) for r in m._crec]
+
+    def test_addvars_alike_as_per_key(self):
+        for vtype, lb, ub, obj in ((GRB.CONTINUOUS, 0, GRB.INFINITY, 0), (GRB.BINARY, -3, 7, 1.5),
+                                   (GRB.INTEGER, -2.5, 4, -1), ("c", 1e31, -1e31, 2)):
+            keys = [(i, j) for i in range(2) for j in "ab"]
+            alike, per_key = gp.Model(), gp.Model()
+            alike.addVars(2, ["a", "b"], lb=lb, ub=ub, obj=obj, vtype=vtype, name="x")
+            n = len(keys)
+            per_key.addVars(2, ["a", "b"], lb=[lb] * n, ub=[ub] * n, obj=[obj] * n, vtype=[vtype] * n,
+                            name=["x[%d,%s]" % k for k in keys])
+            self.assertEqual(alike._to_json(), per_key._to_json())
+            self.assertEqual(alike._lp_text(), per_key._lp_text())
+        m = gp.Model()
+        x = m.addVars(3, name="")
+        self.assertEqual([v.VarName for v in x.values()], ["C0", "C1", "C2"])
+        y = m.addVars([4, 2], name="y")
+        self.assertEqual([v.VarName for v in y.values()], ["y[4]", "y[2]"])
+        self.assertEqual([v.index() for v in m.getVars()], [0, 1, 2, 3, 4])
+        # Refused before any variable is added, as by the first _new_var of the general path.
+        for bad in ({"vtype": "S"}, {"lb": float("nan")}, {"obj": float("nan")}):
+            with self.assertRaises(gp.GurobiError):
+                m.addVars(2, name="z", **bad)
+            self.assertEqual(len(m._vrec), 5)
+
+    def test_linear_rows_as_the_general_path(self):
+        short, general = gp.Model(), gp.Model()
+        for m in (short, general):
+            x, y, z = (m.addVar(name=n) for n in "xyz")
+            cases = [(x + 2 * y + 3, "<", 5), (x - 0.0, ">", 0), (-x, "=", -0.0), (x + y - y, "<", z + 2),
+                     (2 * x, ">", y), (x + 1, "<", x - 1.5), (x + 0.0, "<", 2.5), (-(x + 0.0), "<", -0.0)]
+            for k, (lhs, sense, rhs) in enumerate(cases):
+                if m is short:
+                    m.addConstr({"<": lhs <= rhs, ">": lhs >= rhs, "=": lhs == rhs}[sense], name="r%d" % k)
+                else:
+                    m._add_constr(lhs, sense, rhs, "r%d" % k)  # a sense given: the general path
+        self.assertEqual(self.rows(short), self.rows(general))
+        self.assertEqual(short._to_json(), general._to_json())
+        self.assertEqual(short._lp_text(), general._lp_text())
+        for m in (short, general):
+            x = m.getVars()[0]
+            with self.assertRaises(gp.GurobiError):
+                m.addConstr(x <= float("nan"))
+            other = gp.Model().addVar(name="o")
+            with self.assertRaises(gp.GurobiError):
+                m.addConstr(x <= other)
+            self.assertEqual(len(m._crec), 8)
+
+    def test_long_rows_break_where_the_general_loop_breaks(self):
+        from trex_modeling import lp_writer
+
+        def stepwise(prefix, tokens, tail=""):  # the line broken token by token
+            lines, line = [], prefix
+            for n, t in enumerate(tokens):
+                if n == 0:
+                    line += t
+                elif len(line) > 50:
+                    lines.append(line)
+                    line = "   " + t
+                else:
+                    line += " " + t
+            return lines + [line + tail]
+
+        for width in range(1, 14):
+            for count in range(0, 12):
+                tokens = ["+ %s" % ("v" * width + str(i)) for i in range(count)]
+                for prefix in (" c: ", " a_longer_row_name_of_twenty: "):
+                    self.assertEqual(lp_writer._wrapped(prefix, tokens, " <= 3"), stepwise(prefix, tokens, " <= 3"),
+                                     (prefix, tokens))
+
+    def test_variables_hash_by_identity(self):
+        m = gp.Model()
+        x, y = m.addVar(name="x"), m.addVar(name="y")
+        d = {x: 1, y: 2}
+        self.assertEqual((d[x], d[y], len(d)), (1, 2, 2))
+        self.assertEqual(hash(x), hash(x))
+        self.assertNotEqual(hash(x), hash(y))
+
+
 class ReadModelFollowsChanges(unittest.TestCase):
     """gurobipy.read fills the model directly (lp_reader.py): its record is the file's model,
     and a change after the read reaches the record and the next write."""

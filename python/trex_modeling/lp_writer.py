@@ -150,10 +150,24 @@ def _wrapped(prefix, tokens, tail=""):
     return lines
 
 
+def _column_names(variables, taken):
+    """_lp_name of each variable's name, in order, unique in `taken`: a name that is already a
+    valid LP name and not yet taken (nearly every one) kept without the call."""
+    vn = []
+    for i, v in enumerate(variables):
+        n = v[0]
+        if type(n) is str and n and n not in taken and _NAME_CHARS.issuperset(n) and not (n[0].isdigit() or n[0] == "."):
+            taken.add(n)
+            vn.append(n)
+        else:
+            vn.append(_lp_name(n, taken, "C%d" % i))
+    return vn
+
+
 def lp_text(m, internal_names=False):
     number = _numbers()
     taken = set()
-    vn = ["x%d" % i if internal_names else _lp_name(v[0], taken, "C%d" % i) for i, v in enumerate(m["vars"])]
+    vn = ["x%d" % i for i in range(len(m["vars"]))] if internal_names else _column_names(m["vars"], taken)
     const_name = "Constant" if "Constant" not in taken else _lp_name("Constant", taken, "Constant")
     lines = ["\\ Model %s" % (m.get("name") or "trex"),
              "\\ LP format - for model browsing. Use MPS format to capture full model detail.",

@@ -852,6 +852,18 @@ class ShortPathsAgreeWithTheGeneralOnes(unittest.TestCase):
                     self.assertEqual(lp_writer._wrapped(prefix, tokens, " <= 3"), stepwise(prefix, tokens, " <= 3"),
                                      (prefix, tokens))
 
+    def test_column_names_as_lp_name_gives_them(self):
+        from trex_modeling import lp_writer
+        names = ["x", "x", "y[1,2]", "2z", ".a", "a b", "", "x#2", "cé", "Constant", "x"]
+        rows = [[n, 0.0, 1.0, "C", 0.0] for n in names]
+        taken, expected = set(), []
+        for i, n in enumerate(names):
+            expected.append(lp_writer._lp_name(n, taken, "C%d" % i))
+        got_taken = set()
+        self.assertEqual(lp_writer._column_names(rows, got_taken), expected)
+        self.assertEqual(got_taken, taken)
+        self.assertEqual(expected[:4], ["x", "x#2", "y[1,2]", "_2z"])
+
     def test_variables_hash_by_identity(self):
         m = gp.Model()
         x, y = m.addVar(name="x"), m.addVar(name="y")

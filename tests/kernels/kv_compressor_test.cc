@@ -157,7 +157,8 @@ TEST(KvCompressor, DeterministicAcrossThreadCountsAndPaths) {
 // dkt and dzt of 8 MiB and more stream on the AVX-512 path when 64-byte aligned: the same bits
 // as plain stores (outputs one element off the boundary) and as the AVX2 path, every position
 // written (poisoned first), and the forward's chunked walk gives the AVX2 path's k (at ratio 4
-// kt and zt exceed 16 MiB together: the walk requests its lines ahead).
+// kt and zt exceed 16 MiB together: the forward's walk, and since session 30 the backward's,
+// request their lines ahead).
 TEST(KvCompressor, StreamingGradientsSameBits) {
   // hd 48: the ratio-4 backward's streaming variant ends on a partial step.
   for (CompShape c : {CompShape{16387, 64, 4}, CompShape{32771, 48, 4}, CompShape{32771, 64, 128}}) {

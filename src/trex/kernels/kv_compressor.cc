@@ -953,7 +953,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void forw
 // The backward (backward_r4_512) differs since session 19: a step is one 16-channel vector of
 // all rows at a time (32 channels kept too many values live: GCC spilled them every step); since
 // session 24 it has a walk of its own (r4_backward_walk512: rows from two offsets, ape and dape
-// packed). It requests no lines ahead (below).
+// packed). From memory it requests the lines ahead as the forward does (since session 30, below).
 
 constexpr int kR4Step = 32;        // channels per step: 2 vectors x 8 rows of scores
 constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 KiB each)
@@ -965,9 +965,15 @@ constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 K
 // were only work, 0.81-0.96x. Distances of 2, 4, 6 and 8 steps measured alike from memory.
 // Until session 25 the requests were a function of their own with no other effect, which GCC
 // found pure and dropped with its calls (objdump: no prefetch instruction in either walk), so
-// the walks had run without them. The backward still makes none: with requests 1, 2 or 4 steps
-// ahead it ran 0.89-0.90x at [2048, 128] and 0.95-1.10x at [4096, 512] and [16384, 128] on 2
-// threads (its streaming stores keep the memory busy; 1.20x of the triad near idle without).
+// the walks had run without them. The backward made none until session 30: session 25's
+// requests (into L1 then, prefetcht0) ran 0.89-0.90x at [2048, 128] and 0.95-1.10x at [4096,
+// 512] and [16384, 128] on 2 threads. Into L2 (r4_prefetch_row) and from memory only (the rule
+// above), 4 steps ahead: one process against the session start's source, wall, 15-21 alternating
+// rounds, quiet lane, loaded 6-11 (near idle not measured), bits the same: [4096, 512] 1.10x on 2
+// threads (15 of 15 faster; the new code as the library 1.095x, 14 of 15; same-code control
+// 1.035x / 0.999x) and 1.17-1.19x on 1; [16384, 128] 1.90x, [3001, 520] 1.19x, [9000, 129]
+// 1.38x, [8192, 1000] 1.19x (2 threads); 2 steps ahead 1.01x / 1.07x, 8 1.11x / 1.18x. The
+// model's [2048, 128] (in cache) makes none, unchanged.
 
 // The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
 struct R4Rows {
@@ -1250,12 +1256,15 @@ TREX_AVX512_FN void r4_backward_step(const float* kt, const float* zt, const flo
   }
 }
 
-template <bool kNt>
+template <bool kNt, bool kPrefetch>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_backward_walk512(
     const float* kt, const float* zt, const float* ape, const float* dk, float* dkt, float* dzt,
     float* dape, const R4Walk& w, int64_t hd) {
   const int64_t C = 2 * hd;
   const R4Packed pk = r4_pack(ape, hd, w.e0, w.e1);
+  R4Ahead ahead{w.i0, w.e0};
+  if (kPrefetch)
+    for (int64_t s = 0; s < kPrefetchSteps; ++s) r4_prefetch_next(kt, zt, hd, w, ahead);
   for (int64_t i = w.i0; i < w.i1; ++i) {
     // Rows 0-3: tokens 4(i-1).., channel offset 0; rows 4-7: tokens 4i.., offset hd.
     const int64_t lo = 4 * (i - 1) * C, hi = 4 * i * C + hd;
@@ -1263,6 +1272,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_b
     for (int64_t c = w.e0; c < w.e1; c += kR4Step) {
       const float* ap = pk.ape + (c - w.e0) * 8;  // vector (c - e0) / 16, 8 rows of 16
       float* dp = pk.dape + (c - w.e0) * 8;
+      if (kPrefetch) r4_prefetch_next(kt, zt, hd, w, ahead);
       const bool full = c + kR4Step <= w.e1;
       if (i > 0 && full) r4_backward_step<0, true, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
       else if (i > 0) r4_backward_step<0, false, kNt>(kt, zt, dkr + c, dkt, dzt, ap, dp, lo, hi, C, c, w.e1);
@@ -1274,9 +1284,11 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void r4_b
 }
 
 void backward_r4_512(const float* kt, const float* zt, const float* ape, const float* dk,
-                     float* dkt, float* dzt, float* dape, const R4Walk& w, int64_t hd, bool nt) {
-  if (nt) r4_backward_walk512<true>(kt, zt, ape, dk, dkt, dzt, dape, w, hd);
-  else r4_backward_walk512<false>(kt, zt, ape, dk, dkt, dzt, dape, w, hd);
+                     float* dkt, float* dzt, float* dape, const R4Walk& w, int64_t hd, bool nt,
+                     bool prefetch) {
+  const auto walk = nt ? (prefetch ? r4_backward_walk512<true, true> : r4_backward_walk512<true, false>)
+                       : (prefetch ? r4_backward_walk512<false, true> : r4_backward_walk512<false, false>);
+  walk(kt, zt, ape, dk, dkt, dzt, dape, w, hd);
 }
 
 // Work items [w0, w1) of the forward for ratio 4 on AVX-512 (item w: entry w / blocks, channel
@@ -1409,6 +1421,8 @@ void backward_r4_chunks(const float* kt, const float* zt, const float* ape, cons
   thread_local Scratch sums;  // the caller's: chunk g's dape at g * rows
   float* part = sums.get(size_t(chunks * rows));
   const bool wide = row_isa() == core::Isa::kAvx512;
+  // From memory the walk requests the lines kPrefetchSteps steps ahead, as the forward's does.
+  const bool prefetch = 2 * s * C * int64_t(sizeof(float)) > kPrefetchMinBytes;
   tp.parallel_for(0, chunks * blocks, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t w = lo; w < hi; ++w) {
       const int64_t g = w / blocks, e0 = (w % blocks) * cb, e1 = std::min(hd, e0 + cb);
@@ -1416,7 +1430,7 @@ void backward_r4_chunks(const float* kt, const float* zt, const float* ape, cons
       float* pg = part + g * rows;
       for (int64_t r = 0; r < 4; ++r)
         for (int64_t off = 0; off < C; off += hd) std::fill(pg + r * C + off + e0, pg + r * C + off + e1, 0.f);
-      if (wide) backward_r4_512(kt, zt, ape, dk, dkt, dzt, pg, R4Walk{i0, i1, e0, e1}, hd, nt);
+      if (wide) backward_r4_512(kt, zt, ape, dk, dkt, dzt, pg, R4Walk{i0, i1, e0, e1}, hd, nt, prefetch);
       else backward_entries_8(kt, zt, ape, dk, dkt, dzt, pg, i0, i1, hd, 4, e0, e1);
     }
     simd::fence_streams(nt);

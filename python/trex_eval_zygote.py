@@ -666,11 +666,7 @@ def main():
     declare(lib)
     ctl = socket.socket(family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET, fileno=int(sys.argv[2]))
     buf = ctypes.create_string_buffer(256)
-    missing = lib.trex_sandbox_probe(buf, len(buf))
-    # One network namespace for this interpreter's children, made here, when seccomp keeps every
-    # program from creating anything in it (sandbox_child.h, docs/eval.md "Isolation"); else
-    # each child makes its own while it waits.
-    shared_netns = lib.trex_sandbox_share_netns() == 1
+    missing, shared_netns = probe(lib, buf)
     workspace = attach_workspace(lib, sys.argv)
     if fork_early_wanted(sys.argv):
         fork_early = getattr(lib, "trex_zygote_fork_early", None)
@@ -701,6 +697,24 @@ def main():
         return serve(lib, ctl, buf.value.decode(), missing, shared_netns, training, workspace=workspace)
     finally:
         training.stop()
+
+
+def probe(lib, buf):
+    """The sandbox probe's missing layers (its isolation in `buf`), and whether this interpreter
+    moved into one network namespace for its children, made here, when seccomp keeps every
+    program from creating anything in it (sandbox_child.h, docs/eval.md "Isolation"); else each
+    child makes its own while it waits. With trex_sandbox_probe_in_shared_netns the move is
+    made first and answers the probe's network-namespace question (no throwaway child forked
+    to ask it); an older library probes, then moves."""
+    both = getattr(lib, "trex_sandbox_probe_in_shared_netns", None)
+    if both is None:
+        missing = lib.trex_sandbox_probe(buf, len(buf))
+        return missing, lib.trex_sandbox_share_netns() == 1
+    both.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    both.restype = ctypes.c_int
+    shared = ctypes.c_int(0)
+    missing = both(buf, len(buf), ctypes.byref(shared))
+    return missing, shared.value == 1
 
 
 def attach_workspace(lib, argv):

@@ -65,14 +65,20 @@ bool unshare_allowed(int flags) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// Set by sandbox_probe_in_shared_network_namespace before the probe runs: this process made a
+// network namespace of its own (moved into it), which answers the probe's question for it.
+bool g_netns_made_here = false;
+bool g_probed = false;
+
 const SandboxProbe& sandbox_probe_impl() {
   static const SandboxProbe p = [] {
     SandboxProbe q;
     q.landlock = landlock_abi();
     q.root = geteuid() == 0;
-    if (q.root) q.netns = unshare_allowed(CLONE_NEWNET);
+    if (q.root) q.netns = g_netns_made_here || unshare_allowed(CLONE_NEWNET);
     else q.userns = unshare_allowed(CLONE_NEWUSER | CLONE_NEWNET);
     q.seccomp = seccomp_policy_available();
+    g_probed = true;
     return q;
   }();
   return p;
@@ -137,6 +143,16 @@ int sandbox_share_network_namespace(const SandboxProbe& probe) {
 }
 
 bool sandbox_network_namespace_shared() { return g_shared_netns; }
+
+int sandbox_probe_in_shared_network_namespace() {
+  // The condition sandbox_share_network_namespace puts on the probe, less the network namespace
+  // itself, which the unshare answers.
+  if (!g_probed && !g_shared_netns && geteuid() == 0 && seccomp_policy_available() && unshare(CLONE_NEWNET) == 0) {
+    g_netns_made_here = true;
+    g_shared_netns = true;
+  }
+  return sandbox_share_network_namespace(sandbox_probe());
+}
 
 int sandbox_prepare(const SandboxProbe& probe, const char** what) {
   // A session of its own: its own process group (the parent kills that) and no controlling

@@ -54,6 +54,18 @@ __attribute__((visibility("default"))) int trex_sandbox_share_netns() {
   return sandbox_share_network_namespace(sandbox_probe());
 }
 
+// In the warm interpreter, first, in place of the two above (sandbox_probe_in_shared_network_
+// namespace): where it runs as root with seccomp it moves into the network namespace its
+// children share, and that move answers the probe's network-namespace question, with no
+// throwaway child. Returns what trex_sandbox_probe returns, the isolation in `buf`, and in
+// *shared what trex_sandbox_share_netns returns.
+__attribute__((visibility("default"))) int trex_sandbox_probe_in_shared_netns(char* buf, int len, int* shared) {
+  using namespace trex::oreval;
+  *shared = sandbox_probe_in_shared_network_namespace();
+  copy_to_buffer(sandbox_isolation(), buf, len);
+  return int(missing_layers(sandbox_probe()).size());
+}
+
 // In the warm interpreter, before its first fork, while it runs one thread: moves it into a
 // mount namespace of its own and attaches the evaluator's workspace tmpfs (the descriptor
 // `mount_fd`) at the folder `path` (workspace.h's attach_workspace), where its children then

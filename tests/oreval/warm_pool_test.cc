@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -606,6 +607,53 @@ std::vector<pid_t> warm_interpreters_of_this_process() {
     }
   }
   return found;
+}
+
+// Fail closed where the module copy, written after the interpreter's spawn (bc52252: the
+// bootstrap waits for "copied"), cannot be written: the interpreter, spawned and waiting, is
+// killed and reaped, its folder removed, and the item is an error that says why; no program runs
+// and no process is left (this process is the subreaper of its descendants meanwhile, so one
+// left behind would be its child). The copy fails for want of inodes: a copy of python/ with more
+// module files than the workspace tmpfs holds (kWorkspaceInodes), an interpreter of its own key.
+TEST(WarmPool, AnInterpreterWhoseModuleCopyFailsAfterItsSpawnRunsNothing) {
+  REQUIRE_WHOLE_SANDBOX();
+  if (geteuid() != 0) GTEST_SKIP() << "not root: no workspace is made, so the copy is written before the spawn";
+  std::string dir = (std::filesystem::temp_directory_path() / "trex-copy-fails-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  std::filesystem::copy(std::string(TREX_SOURCE_DIR) + "/python", dir + "/python",
+                        std::filesystem::copy_options::recursive);
+  std::filesystem::create_directories(dir + "/python/gurobipy/padding");
+  for (int i = 0; i < 4200; ++i) std::ofstream(dir + "/python/gurobipy/padding/p" + std::to_string(i) + ".py");
+  std::filesystem::create_directories(dir + "/tmp");
+  Benchmark b;
+  b.name = "copy";
+  b.items.push_back({"print", "q", {AnswerKind::kNumber, 1}, "", "", ""});
+  // Had it run, it would end as no-model; only an item that never ran ends as "error".
+  std::vector<Completion> cs = {{"print", 0, "```python\nprint(1)\n```"}};
+  EvalOptions o;
+  o.jobs = 1;
+  o.exec = roomy(true);
+  o.exec.python_dir = dir + "/python";
+  int before = warm_interpreters_started();
+  const char* tmpdir = getenv("TMPDIR");
+  std::string kept = tmpdir ? tmpdir : "";
+  setenv("TMPDIR", (dir + "/tmp").c_str(), 1);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::vector<ItemResult> r = evaluate(b, cs, o);
+  std::vector<pid_t> left = warm_interpreters_of_this_process();
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  if (tmpdir) setenv("TMPDIR", kept.c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_GT(warm_interpreters_started(), before);  // spawned: the copy failed after the spawn
+  EXPECT_TRUE(left.empty()) << "a warm interpreter was left running: " << left.front();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].error, ErrorClass::kRuntimeError) << r[0].status << " " << r[0].message;
+  EXPECT_EQ(r[0].status, "error");
+  const std::string& m = r[0].message;
+  EXPECT_EQ(m.rfind("warm interpreter: cannot write its module copy: cannot create ", 0), 0u) << m;
+  EXPECT_NE(m.find(": No space left on device; no program runs without it"), std::string::npos) << m;
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/tmp"));  // the interpreter's folder went with it
+  std::filesystem::remove_all(dir);
 }
 
 // Both sides of a warm program's five passes ask for the short slice (short_slice.h): the thread

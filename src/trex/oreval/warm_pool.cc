@@ -308,8 +308,13 @@ class WarmInterpreter final : public SandboxLauncher {
       // The copy while the interpreter starts; its bootstrap waits for "copied" (kBootstrap). A
       // copy that fails throws: the interpreter, not ready, is killed (shut_down). A send that
       // fails means the interpreter has ended (a refused attach): await_ready says why.
-      install_module(module_files(python, pydir, /*compiled=*/false),
-                     "/proc/self/fd/" + std::to_string(workspace_fd_) + "/module");
+      const ModuleFiles& files = module_files(python, pydir, /*compiled=*/false);
+      try {
+        install_module(files, "/proc/self/fd/" + std::to_string(workspace_fd_) + "/module");
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("warm interpreter: cannot write its module copy: ") + e.what() +
+                                 "; no program runs without it");
+      }
       static const char kCopied[] = "copied";
       ssize_t n;
       do n = ::send(ctl_, kCopied, sizeof(kCopied) - 1, MSG_NOSIGNAL);

@@ -1304,6 +1304,19 @@ TREX_HEAD512_FN __m512i head_pair_index(int s) {
   }
 }
 
+// bf16: the pair index of sub-steps s (even) and s + 1 at once: word 2j + 1 of lane j takes
+// sub-step s's value, word 2j sub-step s + 1's, lanes 0-7 from the first token's line and 8-15
+// from the second's. An AND keeps sub-step s's (the top half of each lane: its fp32 value) and a
+// 16-bit shift gives sub-step s + 1's: one two-source permute per 32 values instead of 16.
+TREX_HEAD512_FN inline __m512i head_pair2_index(int s) {
+  alignas(64) int16_t idx[32];
+  for (int j = 0; j < 16; ++j) {
+    const int src = j < 8 ? 8 * s + j : 32 + 8 * s + j - 8;
+    idx[2 * j] = int16_t(src + 8), idx[2 * j + 1] = int16_t(src);
+  }
+  return _mm512_load_si512(idx);
+}
+
 template <class T>
 TREX_HEAD512_FN inline __m512 head_pair(__m512i a, __m512i b, __m512i idx) {
   if constexpr (std::is_same_v<T, core::bf16>)
@@ -1342,6 +1355,32 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
   }
 }
 
+// head_y_line with the token's weights already broadcast (wv[i] = w_i in every lane): the
+// group's loop keeps them in registers for the token's whole row of y.
+template <bool NT, bool Cvt, class T>
+TREX_HEAD512_FN inline void head_y_line_w(const T* x, const __m512 (&wv)[4], int64_t d, T* yo) {
+  if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
+    __m512 x0, x1;
+    simd::load32_split(x, &x0, &x1);
+    __m512 a0 = _mm512_mul_ps(wv[0], x0), a1 = _mm512_mul_ps(wv[0], x1);
+#pragma GCC unroll 3
+    for (int i = 1; i < 4; ++i) {
+      simd::load32_split(x + i * d, &x0, &x1);
+      a0 = _mm512_fmadd_ps(wv[i], x0, a0);
+      a1 = _mm512_fmadd_ps(wv[i], x1, a1);
+    }
+    simd::store32_split<NT ? simd::LineStore::kStream32 : simd::LineStore::kPlain>(yo, a0, a1, simd::split_index());
+  } else {
+#pragma GCC unroll 2
+    for (int h = 0; h < HeadLines<T>::kL / 16; ++h) {
+      __m512 acc = _mm512_mul_ps(wv[0], simd::load16(x + 16 * h, simd::kAll16));
+#pragma GCC unroll 3
+      for (int i = 1; i < 4; ++i) acc = _mm512_fmadd_ps(wv[i], simd::load16(x + i * d + 16 * h, simd::kAll16), acc);
+      simd::put16<NT>(yo + 16 * h, acc, simd::kAll16);
+    }
+  }
+}
+
 // The projections' step over one line of the 4 tokens (kSub sub-steps of 8 elements): the token
 // pairs (2q, 2q + 1) formed from the raw lines by one permute each, their squares into sq[q],
 // phi's rows (at the line's first element) into a[q][r] and, when Dots, <dy, x> into g[q] from
@@ -1350,17 +1389,31 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
 // Packed: phi_i is the line's first strip in mhc_detail::pack_phi512's layout (4 rows of 16
 // floats a strip, contiguous) instead of phi at the line's first column (rows nd apart).
 // Proj false: neither projections nor squares (the backward given the forward's; Dots alone).
-template <bool Dots, class T, bool Packed = false, bool Proj = true>
+// Two (bf16, the forward): pidx[s] is head_pair2_index(s & ~1), and the pairs of odd s come
+// from the permute of s - 1 (one vpermt2w a pair per two sub-steps). Same values, same chains.
+template <bool Dots, class T, bool Packed = false, bool Proj = true, bool Two = false>
 TREX_HEAD512_FN inline __attribute__((always_inline)) void head_line_step(
     const __m512i* raw, const __m512i* graw, const __m512i* pidx, const float* phi_i, int64_t nd,
     __m512 (&a)[2][4], __m512 (&sq)[2], __m512 (&g)[2]) {
   constexpr int kSub = HeadLines<T>::kL / 8;
+  static_assert(!Two || (std::is_same_v<T, core::bf16> && !Dots), "Two: the bf16 forward");
+  [[maybe_unused]] __m512i both[2];
+  [[maybe_unused]] const __m512i top = _mm512_set1_epi32(int(0xffff0000u));
 #pragma GCC unroll 4
   for (int s = 0; s < kSub; ++s) {
     __m512 xv[2];
 #pragma GCC unroll 2
     for (int q = 0; q < 2; ++q) {
-      xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
+      if constexpr (Two) {
+        if (s % 2 == 0) {
+          both[q] = _mm512_permutex2var_epi16(raw[2 * q], pidx[s], raw[2 * q + 1]);
+          xv[q] = _mm512_castsi512_ps(_mm512_maskz_and_epi32(simd::kAll16, both[q], top));
+        } else {
+          xv[q] = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(simd::kAll16, both[q], 16));
+        }
+      } else {
+        xv[q] = head_pair<T>(raw[2 * q], raw[2 * q + 1], pidx[s]);
+      }
       if constexpr (Proj) sq[q] = _mm512_fmadd_ps(xv[q], xv[q], sq[q]);
       if constexpr (Dots)
         g[q] = _mm512_fmadd_ps(head_pair<T>(graw[2 * q], graw[2 * q + 1], pidx[s]), xv[q], g[q]);
@@ -1419,10 +1472,11 @@ template <bool Y, bool NT, bool Cvt, class T>
 TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, const T* xy,
                                    const float* wy, T* yy, float (*p)[4], float* ss) {
   constexpr int kTok = 4, kL = HeadLines<T>::kL, kSub = kL / 8;
+  constexpr bool kTwo = std::is_same_v<T, core::bf16>;
   const int64_t nd = 4 * d, row_lines = d / kL;
   const float* pr0 = phi;
   __m512i pidx[kSub];
-  for (int s = 0; s < kSub; ++s) pidx[s] = head_pair_index<T>(s);
+  for (int s = 0; s < kSub; ++s) pidx[s] = kTwo ? head_pair2_index(s & ~1) : head_pair_index<T>(s);
   __m512 a[2][4], sq[2], no_dots[2] = {};
   for (int q = 0; q < 2; ++q) {
     sq[q] = _mm512_setzero_ps();
@@ -1432,29 +1486,35 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
   float wl[kTok][4];
   if constexpr (Y)
     for (int k = 0; k < kTok; ++k)
-      for (int i = 0; i < 4; ++i) wl[k][i] = wy[k * 4 + i];
-  // The lines kHeadAheadLines ahead in each token's row (past the row's end, the first lines of
-  // the group after this one: this thread's next, its tokens are contiguous) into L1, and those
-  // kHeadFarLines ahead into L2.
-  const T* yx = xy;
-  T* yo = yy;
-  int yk = 0;
-  int64_t yl = 0;
-  for (int64_t i = 0; i < nd; i += kL) {
-    const int64_t ahead = i + kHeadAheadLines * kL, far = i + kHeadFarLines * kL;
-    const T* xa = ahead < nd ? xg + ahead : xg + kTok * nd + (ahead - nd);
-    const T* xf = far < nd ? xg + far : xg + kTok * nd + (far - nd);
-    for (int k = 0; k < kTok; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(xa + k * nd), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd), _MM_HINT_T1);
-    }
-    __m512i raw[kTok];
-    for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
-    head_line_step<false, T>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);
-    if constexpr (Y) {
-      head_y_line<NT, Cvt>(yx, wl[yk], 4, d, yo);
-      yx += kL, yo += kL;
-      if (++yl == row_lines) yl = 0, ++yk, yx += nd - d;
+      for (int c = 0; c < 4; ++c) wl[k][c] = wy[k * 4 + c];
+  // The loop by y's rows: the 4 lines of X at column i pair with line yl of token yk's row of y,
+  // and i runs over the group's nd columns as (yk, yl) runs over the 4 rows of row_lines lines,
+  // so token yk's weights stay in registers for its row (reloaded every line before).
+  int64_t i = 0;
+  for (int yk = 0; yk < kTok; ++yk) {
+    [[maybe_unused]] __m512 wv[4];
+    if constexpr (Y && kTwo)
+      for (int c = 0; c < 4; ++c) wv[c] = _mm512_set1_ps(wl[yk][c]);
+    const T* yx = xy + yk * nd;
+    T* yo = yy + yk * d;
+    for (int64_t yl = 0; yl < row_lines; ++yl, i += kL) {
+      // The lines kHeadAheadLines ahead in each token's row (past the row's end, the first lines
+      // of the group after this one: this thread's next, its tokens are contiguous) into L1, and
+      // those kHeadFarLines ahead into L2.
+      const int64_t ahead = i + kHeadAheadLines * kL, far = i + kHeadFarLines * kL;
+      const T* xa = ahead < nd ? xg + ahead : xg + kTok * nd + (ahead - nd);
+      const T* xf = far < nd ? xg + far : xg + kTok * nd + (far - nd);
+      for (int k = 0; k < kTok; ++k) {
+        _mm_prefetch(reinterpret_cast<const char*>(xa + k * nd), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(xf + k * nd), _MM_HINT_T1);
+      }
+      __m512i raw[kTok];
+      for (int k = 0; k < kTok; ++k) raw[k] = _mm512_loadu_si512(xg + k * nd + i);
+      head_line_step<false, T, false, true, kTwo>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);
+      // (fp32 keeps reading its weights a line at a time: in registers it read 0.97-1.00x,
+      // bench/results/mhc_s30/logs/fwd_final.log.)
+      if constexpr (Y && kTwo) head_y_line_w<NT, Cvt>(yx + yl * kL, wv, d, yo + yl * kL);
+      else if constexpr (Y) head_y_line<NT, Cvt>(yx + yl * kL, wl[yk], 4, d, yo + yl * kL);
     }
   }
   head_pair_sums(a, sq, p, ss);

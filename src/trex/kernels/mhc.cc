@@ -1357,8 +1357,10 @@ TREX_HEAD512_FN inline void head_y_line(const T* x, const float* wt, int n, int6
 
 // head_y_line with the token's weights already broadcast (wv[i] = w_i in every lane): the
 // group's loop keeps them in registers for the token's whole row of y.
+// line64 (NT, yo on a 64-byte boundary): the line streamed by one 64-byte store instead of an
+// extract and two 32-byte ones.
 template <bool NT, bool Cvt, class T>
-TREX_HEAD512_FN inline void head_y_line_w(const T* x, const __m512 (&wv)[4], int64_t d, T* yo) {
+TREX_HEAD512_FN inline void head_y_line_w(const T* x, const __m512 (&wv)[4], int64_t d, T* yo, bool line64) {
   if constexpr (Cvt && std::is_same_v<T, core::bf16>) {
     __m512 x0, x1;
     simd::load32_split(x, &x0, &x1);
@@ -1369,7 +1371,8 @@ TREX_HEAD512_FN inline void head_y_line_w(const T* x, const __m512 (&wv)[4], int
       a0 = _mm512_fmadd_ps(wv[i], x0, a0);
       a1 = _mm512_fmadd_ps(wv[i], x1, a1);
     }
-    simd::store32_split<NT ? simd::LineStore::kStream32 : simd::LineStore::kPlain>(yo, a0, a1, simd::split_index());
+    if (NT && line64) simd::store32_split<simd::LineStore::kStream64>(yo, a0, a1, simd::split_index());
+    else simd::store32_split<NT ? simd::LineStore::kStream32 : simd::LineStore::kPlain>(yo, a0, a1, simd::split_index());
   } else {
 #pragma GCC unroll 2
     for (int h = 0; h < HeadLines<T>::kL / 16; ++h) {
@@ -1490,6 +1493,7 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
   // The loop by y's rows: the 4 lines of X at column i pair with line yl of token yk's row of y,
   // and i runs over the group's nd columns as (yk, yl) runs over the 4 rows of row_lines lines,
   // so token yk's weights stay in registers for its row (reloaded every line before).
+  [[maybe_unused]] const bool line64 = NT && ((reinterpret_cast<uintptr_t>(yy) | uintptr_t(d * int64_t(sizeof(T)))) & 63) == 0;
   int64_t i = 0;
   for (int yk = 0; yk < kTok; ++yk) {
     [[maybe_unused]] __m512 wv[4];
@@ -1513,7 +1517,7 @@ TREX_HEAD512_FN void head_group512(const T* xg, const float* phi, int64_t d, con
       head_line_step<false, T, false, true, kTwo>(raw, nullptr, pidx, pr0 + i, nd, a, sq, no_dots);
       // (fp32 keeps reading its weights a line at a time: in registers it read 0.97-1.00x,
       // bench/results/mhc_s30/logs/fwd_final.log.)
-      if constexpr (Y && kTwo) head_y_line_w<NT, Cvt>(yx + yl * kL, wv, d, yo + yl * kL);
+      if constexpr (Y && kTwo) head_y_line_w<NT, Cvt>(yx + yl * kL, wv, d, yo + yl * kL, line64);
       else if constexpr (Y) head_y_line<NT, Cvt>(yx + yl * kL, wl[yk], 4, d, yo + yl * kL);
     }
   }

@@ -466,8 +466,18 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
   if (!warm_fork_early(1, CPU_COUNT(&set))) GTEST_SKIP() << "one CPU here: an interpreter does not fork early";
-  if (warm_interpreters_started() != 0)
-    GTEST_SKIP() << "interpreters already started in this process with another setting (ctest runs this test alone)";
+  // An interpreter reads the workers' setting when it starts: the idle ones that earlier tests
+  // of this process started without it are told to exit, so that this test's lease starts one
+  // that forks early, whatever ran before; after it, the same again with the setting cleared.
+  warm_pool_set_workers(1);
+  warm_pool_release_idle();
+  struct RestoreWorkers {
+    ~RestoreWorkers() {
+      warm_pool_set_workers(0);
+      warm_pool_release_idle();
+    }
+  } restore;
+  int started = warm_interpreters_started();
   // The pids the first program tries: the 256 after its own, wrapping past pid_max to 300 as
   // the kernel does (RESERVED_PIDS), so a wraparound or a busy machine (other ctest jobs
   // taking pids between the two forks) does not leave the next child out of the range.
@@ -480,7 +490,6 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
     for (long k = 1; k <= kTried; ++k) out.insert(me + k < pid_max ? me + k : 300 + (me + k - pid_max));
     return out;
   };
-  warm_pool_set_workers(1);
   std::atomic<bool> done{false};
   std::mutex m;
   std::set<int> seen;
@@ -514,7 +523,7 @@ TEST(Hostile, CannotReachTheEarlyForkedChild) {
       "print(me, odd)\nprint(*none)\n");
   done = true;
   watch.join();
-  warm_pool_set_workers(0);
+  EXPECT_EQ(warm_interpreters_started(), started + 1) << "the first program did not get an interpreter of its own";
   ASSERT_EQ(first.status, ExecStatus::kNoModel) << first.message << "\n" << first.output;
   int me = 0;
   std::string odd;

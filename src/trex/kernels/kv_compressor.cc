@@ -973,7 +973,10 @@ constexpr int kPrefetchSteps = 4;  // steps ahead whose lines are requested (4 K
 // threads (15 of 15 faster; the new code as the library 1.095x, 14 of 15; same-code control
 // 1.035x / 0.999x) and 1.17-1.19x on 1; [16384, 128] 1.90x, [3001, 520] 1.19x, [9000, 129]
 // 1.38x, [8192, 1000] 1.19x (2 threads); 2 steps ahead 1.01x / 1.07x, 8 1.11x / 1.18x. The
-// model's [2048, 128] (in cache) makes none, unchanged.
+// model's [2048, 128] (in cache) makes none, unchanged. Near idle (the session's end A/B, whole
+// kernel_triad_bench runs alternating with the session start's build, load 0.2-5): [4096, 512]
+// 1.175x (--paired 5, 3 runs a side: 86% -> 101% of 51.6 GB/s) and 1.149x (the full table, 2 a
+// side), so these requests hold without other processes on the memory bus too.
 
 // The kt/zt and ape offsets of entry i's rows j0..7 (j0 = 4 for entry 0).
 struct R4Rows {

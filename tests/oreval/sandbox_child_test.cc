@@ -6,9 +6,14 @@
 // those ahead of its request (sandbox_prepare, then enter_sandbox with plan.prepared).
 #include "trex/oreval/sandbox_child.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,6 +21,8 @@
 
 #include <filesystem>
 #include <string>
+
+#include "trex/oreval/warm_pool.h"
 
 namespace trex::oreval {
 namespace {
@@ -170,6 +177,62 @@ TEST(SandboxChild, ASharedNetworkNamespaceIsTheInterpretersOwn) {
   ASSERT_EQ(::waitpid(interp, &status, 0), interp);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << why(WEXITSTATUS(status));
+}
+
+// The warm interpreter's probe (trex_sandbox_probe_in_shared_netns, ecc29c9): as root with
+// seccomp its own unshare(CLONE_NEWNET) answers the network-namespace question. Only a move that
+// happened may count: where unshare is refused (a seccomp filter answering EPERM here, as a
+// container without the capability does), it reports no shared namespace and an isolation
+// without "netns", which differs from the evaluator's, so the pool refuses that interpreter
+// (WarmLease: its probe must equal this process's). The library is dlopen'ed in a forked child,
+// so its probe's statics start fresh and the test's own namespace is untouched.
+[[noreturn]] void probe_in_shared_netns_then_check(bool refuse_unshare, ino_t evaluator_net) {
+  if (refuse_unshare) {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{uint16_t(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) _exit(20);
+  }
+  void* lib = dlopen(sandbox_enter_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) _exit(21);
+  using Probe = int (*)(char*, int, int*);
+  auto probe = reinterpret_cast<Probe>(dlsym(lib, "trex_sandbox_probe_in_shared_netns"));
+  if (!probe) _exit(22);
+  char isolation[256] = {};
+  int shared = -1;
+  probe(isolation, sizeof isolation, &shared);
+  const bool says_netns = std::string(isolation).find("netns") != std::string::npos;
+  struct stat own {};
+  if (::stat("/proc/self/ns/net", &own) != 0) _exit(23);
+  const bool moved = own.st_ino != evaluator_net;
+  if (refuse_unshare) _exit(shared == 0 && !says_netns && !moved ? 0 : 24);
+  _exit(shared == 1 && says_netns && moved ? 0 : 25);
+}
+
+TEST(SandboxChild, TheInterpretersNetnsProbeCountsOnlyAMoveThatHappened) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the filter that refuses unshare is written for x86-64";
+#endif
+  if (!missing_layers(sandbox_probe()).empty())
+    GTEST_SKIP() << "a sandbox layer is missing (" << missing_layers(sandbox_probe()).front() << ")";
+  if (!sandbox_probe().root || !sandbox_probe().netns) GTEST_SKIP() << "not root: each child makes its own namespaces";
+  struct stat evaluator_net {};
+  ASSERT_EQ(::stat("/proc/self/ns/net", &evaluator_net), 0);
+  for (bool refuse : {false, true}) {
+    pid_t interp = ::fork();
+    ASSERT_GE(interp, 0);
+    if (interp == 0) probe_in_shared_netns_then_check(refuse, evaluator_net.st_ino);
+    int status = 0;
+    ASSERT_EQ(::waitpid(interp, &status, 0), interp);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << (refuse ? "unshare refused" : "unshare allowed")
+                                      << ": exit " << WEXITSTATUS(status)
+                                      << " (24/25: shared, isolation or namespace disagree with the move)";
+  }
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+#!/bin/bash
+# End-of-session A/B in the nice -20 lane (lock per item): old = /work/wt/old/build (session start 103e10f),
+# new = /work/wt/lead30/build (final main).
+o=${OUT:?}; mkdir -p $o
+l() { echo "$(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) $*" >> $o/timeline.txt; }
+q() { flock /work/notes/quiet.lock nice -n -20 "$@"; }
+dir() { [ $1 = old ] && echo /work/wt/old || echo /work/wt/lead30; }
+step() { local b=$1 r=$2
+  ( cd $(dir $b) && TREX_THREADS=2 q ./build/model_step_bench configs/model/v4-micro.toml --seq 2048 --steps 3 --warmup 1 --mtp --trace $o/${b}_$r.json > $o/${b}_$r.log 2>&1 && ./build/trex profile analyze $o/${b}_$r.json --json > $o/${b}_$r.anat.json 2>&1 ); l $b $r; }
+l start
+n=0; for s in old lead lead old old lead; do n=$((n+1)); (cd $(dir $s) && TREX_THREADS=2 q ./build/kernel_triad_bench --paired 5 kv_compress.fwd kv_compress.bwd mhc.head_fwd mhc.head_bwd mhc.post_fwd mhc.post_bwd swiglu.bwd swiglu.fwd rmsnorm.bwd cast.bf16_to_fp32 > $o/rows_${n}_$s.log 2>&1); l rows $s; done
+for r in 1 2 3 4; do if (( r % 2 )); then step old $r; step lead $r; else step lead $r; step old $r; fi; done
+for s in old lead; do python3 /work/wt/lead30/bench/attention_gemm_ratio.py $o/${s}_*.anat.json > $o/attn_ratio_$s.log 2>&1; done
+n=0; for s in old lead lead old; do n=$((n+1)); (cd $(dir $s) && TREX_THREADS=2 q ./build/kernel_triad_bench --paired 3 > $o/triad_${n}_$s.log 2>&1); l triad $s; done
+R=/work/wt/lead30/bench/results/oreval_s29/path/run_ab.py
+q python3 $R /work/shared/data /work/wt/lead30/build /work/wt/lead30/python /work/wt/old/build /work/wt/old/python 12 > $o/eval_ab.txt 2>&1; l eval_ab
+q taskset -c 0 python3 $R /work/shared/data /work/wt/lead30/build /work/wt/lead30/python /work/wt/old/build /work/wt/old/python 12 > $o/eval_ab_one_cpu.txt 2>&1; l eval_ab_one_cpu
+(cd /work/wt/lead30 && q python3 bench/oreval_pool_bench.py --paths harness,warm,warm1 --reps 5 --build build /work/shared/data > $o/eval_state.txt 2>&1); l eval_state
+(cd /work/wt/lead30 && q taskset -c 0 python3 bench/oreval_pool_bench.py --paths harness,warm,warm1 --reps 5 --build build /work/shared/data > $o/eval_state_one_cpu.txt 2>&1); l eval_state_one_cpu
+l done
